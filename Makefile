@@ -1,0 +1,72 @@
+# kvsim: `make run` sets everything up and runs the default simulation; `make test` sets up and runs every test.
+# Every step is idempotent and skipped when its inputs have not changed (stamps in .stamps/).
+
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMPS := .stamps
+RUST_SOURCES := Cargo.toml $(shell find models -name '*.rs' -o -name Cargo.toml 2>/dev/null)
+SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: all setup system-packages python-env engine workloads run test test-rust test-python bench clean
+
+all: engine workloads
+
+setup: system-packages python-env
+
+# Debian packages: the riscv64 cross compiler and qemu-user (the functional reference). Installed with apt-get when
+# running as root; otherwise we say what to install.
+system-packages: $(STAMPS)/system-packages
+$(STAMPS)/system-packages:
+	@missing=""; for t in $(SYSTEM_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	python3 -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian packages for:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      gcc-riscv64-linux-gnu qemu-user python3-venv >/dev/null || exit 1; \
+	  else \
+	    echo "kvsim needs:$$missing. Install them with:"; \
+	    echo "  sudo apt-get install gcc-riscv64-linux-gnu qemu-user python3-venv"; exit 1; \
+	  fi; \
+	fi
+	@command -v cargo >/dev/null || { echo "kvsim needs a Rust toolchain (cargo): see https://rustup.rs"; exit 1; }
+	@mkdir -p $(STAMPS) && touch $@
+
+# The virtual environment with the Python dependencies declared in pyproject.toml.
+python-env: $(STAMPS)/python-env
+$(STAMPS)/python-env: pyproject.toml | $(STAMPS)/system-packages
+	@[ -x $(PY) ] || python3 -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q $$($(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	  print(" ".join(repr(d) for d in p["dependencies"] + p["optional-dependencies"]["dev"]))' | tr -d "'")
+	@mkdir -p $(STAMPS) && touch $@
+
+# The Rust engine, built by maturin into the virtual environment as models/_engine.
+engine: $(STAMPS)/engine
+$(STAMPS)/engine: $(RUST_SOURCES) pyproject.toml $(STAMPS)/python-env
+	@$(PY) -m models.codegen --check
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
+	@touch $@
+
+# The riscv64 programs (test programs, benchmarks, the KVS server).
+workloads: $(STAMPS)/system-packages
+	@$(MAKE) -s -C workloads
+
+run: engine workloads
+	@$(PY) sim-scripts/run.py
+
+test: engine workloads test-rust test-python
+
+test-rust: $(STAMPS)/system-packages
+	cargo test --workspace --release -q
+
+test-python: engine workloads
+	$(PY) -m pytest -q
+
+bench: engine workloads
+	@$(PY) sim-scripts/bench.py
+
+clean:
+	rm -rf $(STAMPS) target workloads/build models/_engine*.so

@@ -1,0 +1,61 @@
+//! Every way a run can fail. Each variant becomes the Python exception of the same name in `models/errors.py`.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FaultKind {
+    /// Undecodable or unsupported instruction.
+    IllegalInstruction,
+    /// Misaligned or unmapped access.
+    Memory,
+    /// Touching a new page would exceed the configured guest memory limit.
+    MemoryLimit,
+    /// A system or simulator call the engine does not implement.
+    UnsupportedSyscall,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimError {
+    /// The configuration is inconsistent.
+    Config(String),
+    /// The workload binary is missing or malformed.
+    Elf(String),
+    /// The guest did something the machine cannot do.
+    Guest { kind: FaultKind, hart: usize, pc: u64, insn: u32, reason: String },
+    /// An internal error (also what a caught panic becomes).
+    Bug(String),
+}
+
+impl SimError {
+    /// Name of the Python exception class in `models.errors`.
+    pub fn python_class(&self) -> &'static str {
+        match self {
+            SimError::Config(_) => "ConfigError",
+            SimError::Elf(_) => "ElfError",
+            SimError::Guest { kind, .. } => match kind {
+                FaultKind::IllegalInstruction => "IllegalInstruction",
+                FaultKind::Memory => "MemoryFault",
+                FaultKind::MemoryLimit => "MemoryLimitExceeded",
+                FaultKind::UnsupportedSyscall => "UnsupportedSyscall",
+            },
+            SimError::Bug(_) => "EngineBug",
+        }
+    }
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Config(m) => write!(f, "configuration error: {m}"),
+            SimError::Elf(m) => write!(f, "bad ELF: {m}"),
+            SimError::Guest { hart, pc, insn, reason, .. } => {
+                write!(f, "hart {hart} at pc {pc:#x} (insn {insn:#010x}): {reason}")
+            }
+            SimError::Bug(m) => write!(f, "engine bug: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+pub type SimResult<T> = Result<T, SimError>;

@@ -1,0 +1,92 @@
+//! kvsim's engine, exposed to Python as `models._engine`.
+//!
+//! The Python boundary is this file only: it reads the resolved configuration (JSON from `SimObject.to_dict()`),
+//! runs the simulation with the GIL released, and turns every failure, including a Rust panic, into the matching
+//! exception class of `models.errors`.
+
+pub mod error;
+pub mod output;
+pub mod sim;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use error::SimError;
+use output::RunOutput;
+
+/// Build the `models.errors` exception that matches a SimError.
+fn to_pyerr(py: Python<'_>, err: &SimError) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let class = py.import("models.errors")?.getattr(err.python_class())?;
+        let instance = match err {
+            SimError::Guest { hart, pc, insn, reason, .. } => {
+                class.call1((err.to_string(), *hart, *pc, *insn, reason.clone()))?
+            }
+            _ => class.call1((err.to_string(),))?,
+        };
+        Ok(PyErr::from_value(instance))
+    };
+    build().unwrap_or_else(|import_failure| import_failure)
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_string()
+    }
+}
+
+/// Run `f` with the GIL released and no panic escaping.
+fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, SimError> + Send) -> PyResult<T> {
+    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
+    match outcome {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(to_pyerr(py, &err)),
+        Err(payload) => Err(to_pyerr(py, &SimError::Bug(panic_message(payload)))),
+    }
+}
+
+fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("stop_reason", out.stop.as_str())?;
+    dict.set_item("exit_code", out.exit_code)?;
+    dict.set_item("stdout", PyBytes::new(py, &out.stdout))?;
+    dict.set_item("stderr", PyBytes::new(py, &out.stderr))?;
+    dict.set_item("sim_ticks", out.sim_ticks)?;
+    let harts = PyList::empty(py);
+    for hart in &out.harts {
+        let h = PyDict::new(py);
+        h.set_item("insts", hart.insts)?;
+        h.set_item("exit_code", hart.exit_code)?;
+        harts.append(h)?;
+    }
+    dict.set_item("harts", harts)?;
+    let stats = PyList::empty(py);
+    for stat in &out.stats {
+        stats.append((stat.name.as_str(), stat.value, stat.desc.as_str()))?;
+    }
+    dict.set_item("stats", stats)?;
+    Ok(dict)
+}
+
+/// Run one simulation from a resolved configuration (JSON). Returns a dict: stop_reason, exit_code, stdout,
+/// stderr, sim_ticks, harts (insts, exit_code each) and stats (a list of (name, value, description)).
+#[pyfunction]
+fn run<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let system = kvsim_params::system_from_json(config_json)
+        .map_err(|e| to_pyerr(py, &SimError::Config(e.to_string())))?;
+    let out = guarded(py, move || sim::run(&system))?;
+    output_to_dict(py, &out)
+}
+
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! What a finished run hands back: how it stopped, what the guest printed, and the statistics tree.
+
+/// Why the run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// Every hart exited, or one called exit_group.
+    Exit,
+    /// System.max_insts was reached.
+    MaxInsts,
+    /// System.max_time was reached.
+    MaxTime,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Exit => "exit",
+            StopReason::MaxInsts => "max_insts",
+            StopReason::MaxTime => "max_time",
+        }
+    }
+}
+
+/// One named statistic (gem5 style: `system.hart0.insts`), with a one-line description.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stat {
+    pub name: String,
+    pub value: f64,
+    pub desc: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct HartSummary {
+    pub insts: u64,
+    /// Code passed to exit(), if the hart exited.
+    pub exit_code: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub stop: StopReason,
+    /// The process's exit status: exit_group's code, else hart 0's exit code.
+    pub exit_code: Option<i64>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub harts: Vec<HartSummary>,
+    /// Simulated time at the end of the run, in picoseconds.
+    pub sim_ticks: u64,
+    pub stats: Vec<Stat>,
+}

@@ -1,0 +1,44 @@
+"""Exceptions a simulation raises. The engine (Rust) builds these by name, so every failure reaches Python as one
+of them, never as a crash."""
+
+from __future__ import annotations
+
+
+class SimError(RuntimeError):
+    """Base of every simulation failure."""
+
+
+class ConfigError(SimError, ValueError):
+    """The configuration handed to the engine is inconsistent (parameter errors are caught earlier, in Python)."""
+
+
+class ElfError(SimError):
+    """The workload binary is missing, not a riscv64 ELF, or malformed."""
+
+
+class GuestFault(SimError):
+    """The guest program did something the machine cannot do. Names the hart, PC, instruction word and reason."""
+
+    def __init__(self, message: str, hart: int = -1, pc: int = 0, insn: int = 0, reason: str = ""):
+        super().__init__(message)
+        self.hart, self.pc, self.insn, self.reason = hart, pc, insn, reason
+
+
+class IllegalInstruction(GuestFault):
+    """An undecodable or unsupported instruction."""
+
+
+class MemoryFault(GuestFault):
+    """A misaligned or unmapped access."""
+
+
+class MemoryLimitExceeded(GuestFault):
+    """Touching one more page would exceed System.mem_limit."""
+
+
+class UnsupportedSyscall(GuestFault):
+    """A system call (or simulator call) the engine does not implement."""
+
+
+class EngineBug(SimError):
+    """The engine hit an internal error (a Rust panic, caught at the boundary). Please report it."""
