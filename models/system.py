@@ -28,6 +28,9 @@ class System(SimObject):
     max_insts = Param.Count(0, "stop the run after this many instructions over all harts (0 = no limit)")
     max_time = Param.Time("0s", "stop the run at this simulated time (0 = no limit)")
     seed = Param.Count(1, "seed of every random choice in the run; same config and seed give identical stats")
+    misaligned = Param.Enum("fault", "what a misaligned load or store does: 'fault' stops the run (RISC-V lets "
+                            "hardware trap); 'allow' performs it, as Linux's trap emulation (and qemu-user) would; "
+                            "misaligned atomics always fault", choices=("fault", "allow"))
     trace_file = Param.Str("", "if set, write hart 0's PC and integer registers before every instruction to "
                            "this file (for lockstep comparison with qemu-riscv64 -singlestep -d cpu)")
     workload = Param.Child(Workload, "the program the harts run")

@@ -21,6 +21,8 @@ pub struct System {
     pub max_time: u64,
     /// seed of every random choice in the run; same config and seed give identical stats
     pub seed: u64,
+    /// what a misaligned load or store does: 'fault' stops the run (RISC-V lets hardware trap); 'allow' performs it, as Linux's trap emulation (and qemu-user) would; misaligned atomics always fault One of: fault, allow.
+    pub misaligned: String,
     /// if set, write hart 0's PC and integer registers before every instruction to this file (for lockstep comparison with qemu-riscv64 -singlestep -d cpu)
     pub trace_file: String,
     /// the program the harts run
