@@ -162,6 +162,10 @@ class Param:
         self.max = None if max is None else parse(max)
         self.default = default if default is None else self._check("<default>", default)
 
+    def __get__(self, instance: Any, owner: type) -> Any:
+        # On the class, the declaration; on an instance, its resolved value.
+        return self if instance is None else instance._values[self.name]
+
     # Kind constructors ------------------------------------------------------------------------------------------
     @classmethod
     def Int(cls, default, doc, *, min=None, max=None):
@@ -307,12 +311,6 @@ class SimObject:
             raise ParamError(f"{type(self).__name__} has no parameter {name!r}; "
                              f"its parameters are: {', '.join(self._params)}")
         self._values[name] = param.resolve(type(self).__name__, value)
-
-    def __getattr__(self, name: str) -> Any:
-        values = self.__dict__.get("_values", {})
-        if name in values:
-            return values[name]
-        raise AttributeError(f"{type(self).__name__} has no parameter {name!r}")
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self._values.items())

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Run one simulation from a config in configs/ and print its summary.
+
+    sim-scripts/run.py                                  # the default run
+    sim-scripts/run.py functional_default --set harts=4 --set workload.argv='["100"]'
+    sim-scripts/run.py --list
+
+Outputs go to results/<config>-<timestamp>/ (config.json, stats.txt, stats.json, guest output) unless --outdir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+import configs  # noqa: E402
+from models.errors import SimError  # noqa: E402
+from models.params import ParamError, SimObject  # noqa: E402
+from models.sim import simulate  # noqa: E402
+
+DEFAULT_CONFIG = "functional_default"
+
+
+def apply_override(system: SimObject, assignment: str) -> None:
+    """`a.b.c=value`: value is read as JSON when it parses (numbers, lists, booleans), else as a string."""
+    path, sep, text = assignment.partition("=")
+    if not sep:
+        raise ParamError(f"--set {assignment!r}: expected NAME=VALUE")
+    *parents, leaf = path.strip().split(".")
+    target = system
+    for part in parents:
+        target = getattr(target, part)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = text
+    setattr(target, leaf, value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config", nargs="?", default=DEFAULT_CONFIG, help="a module of configs/")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
+    parser.add_argument("--outdir", help="where to write the run's files (default results/<config>-<time>)")
+    parser.add_argument("--list", action="store_true", help="list the configs and exit")
+    args = parser.parse_args(argv)
+    console = Console()
+    if args.list:
+        for name in configs.available():
+            console.print(f"{name}: {(configs.load(name).__doc__ or '').strip().splitlines()[0]}")
+        return 0
+    try:
+        system = configs.load(args.config).system()
+        for assignment in args.set:
+            apply_override(system, assignment)
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        outdir = pathlib.Path(args.outdir or configs.ROOT / "results" / f"{args.config}-{stamp}")
+        with console.status(f"simulating {args.config} ..."):
+            result = simulate(system, outdir)
+    except (ParamError, SimError) as err:
+        console.print(f"[bold red]{type(err).__name__}[/]: {err}")
+        return 2
+    table = Table(title=f"kvsim: {args.config}", show_header=False)
+    table.add_row("stopped by", result.stop_reason)
+    table.add_row("exit code", str(result.exit_code))
+    table.add_row("harts", str(len(result.harts)))
+    table.add_row("instructions", f"{result.insts:,}")
+    table.add_row("simulated time", f"{result.sim_seconds * 1e3:.3f} ms")
+    table.add_row("host time", f"{result.host_seconds:.2f} s")
+    table.add_row("speed", f"{result.mips:.1f} simulated MIPS")
+    table.add_row("outputs", str(outdir))
+    console.print(table)
+    guest_out = result.stdout.decode(errors="replace").strip()
+    if guest_out:
+        console.print("[bold]guest stdout[/] (last lines):")
+        console.print("\n".join(guest_out.splitlines()[-8:]), markup=False, highlight=False)
+    return 0 if result.exit_code in (0, None) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
