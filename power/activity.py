@@ -1,0 +1,245 @@
+"""Activity inputs of the power model: event counts per structure over a measured interval.
+
+The schema is a tree of dataclasses (``Activity``) whose fields are plain counts. ``from_stats`` builds it from a
+kvsim stats dict (flat names as in ``stats.json``). The timing models that produce these counters come later; the
+names the power model expects are (``S`` = ``system.socket0``, ``i`` core index, ``j`` slice, ``k`` channel,
+``n`` NIC):
+
+Run-level
+    ``sim_seconds``                      simulated time of the interval (required)
+    ``client.requests_completed``        requests served (for energy per request; optional)
+
+Per core (``S.core{i}.``)
+    ``cycles``, ``committed_insts``, ``int_ops``, ``fp_ops``, ``mul_ops`` (mul + div), ``loads``, ``stores``,
+    ``branches``, ``branch_mispredicts``, ``rob_reads``, ``rob_writes``, ``rename_reads``, ``rename_writes``,
+    ``fp_rename_reads``, ``fp_rename_writes``, ``iq_reads``, ``iq_writes``, ``iq_wakeups``, ``fp_iq_reads``,
+    ``fp_iq_writes``, ``fp_iq_wakeups``, ``int_rf_reads``, ``int_rf_writes``, ``fp_rf_reads``, ``fp_rf_writes``,
+    ``btb_reads``, ``btb_writes``, ``itlb.accesses``, ``itlb.misses``, ``dtlb.accesses``, ``dtlb.misses``,
+    ``l1i.reads``, ``l1i.misses``, ``l1d.reads``, ``l1d.writes``, ``l1d.read_misses``, ``l1d.write_misses``,
+    and for a private L2 ``l2.reads``, ``l2.writes``, ``l2.read_misses``, ``l2.write_misses``
+
+Shared caches (``S.{cache}.`` with ``cache`` the cache's name in the platform, e.g. ``llc``), summed over slices
+    ``reads``, ``writes``, ``read_misses``, ``write_misses``; ``writebacks`` (optional)
+
+Directories (``S.{dir}.``): ``reads``, ``writes``
+
+On-chip network (``S.{noc}.``): ``flits`` (flits injected), ``hops`` (flit-hops: router traversals)
+
+Memory (``S.mem.ch{k}.``): ``reads``, ``writes`` (bursts), ``activates``, ``precharges``, ``refreshes``
+
+NICs (``system.nic{n}.``): ``rx_bytes``, ``tx_bytes``, ``rx_packets``, ``tx_packets``;
+PCIe (``system.nic{n}.pcie.``): ``tlps``, ``bytes``
+
+Aliases: ``insts`` is accepted for ``committed_insts`` and ``mispredicts`` for ``branch_mispredicts`` (the names
+the first core timing model uses).
+
+Missing counters: with ``strict=True`` ``from_stats`` raises ``KeyError`` naming every missing one; with
+``strict=False`` they count as zero and are listed in ``Activity.missing`` (the result's ``warnings`` carry them
+into the DataFrame and the stats), never silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+CORE_COUNTERS = (
+    "cycles", "committed_insts", "int_ops", "fp_ops", "mul_ops", "loads", "stores", "branches",
+    "branch_mispredicts", "rob_reads", "rob_writes", "rename_reads", "rename_writes", "fp_rename_reads",
+    "fp_rename_writes", "iq_reads", "iq_writes", "iq_wakeups", "fp_iq_reads", "fp_iq_writes", "fp_iq_wakeups",
+    "int_rf_reads", "int_rf_writes", "fp_rf_reads", "fp_rf_writes", "btb_reads", "btb_writes",
+    "itlb.accesses", "itlb.misses", "dtlb.accesses", "dtlb.misses", "l1i.reads", "l1i.misses", "l1d.reads",
+    "l1d.writes", "l1d.read_misses", "l1d.write_misses",
+)
+L2_COUNTERS = ("l2.reads", "l2.writes", "l2.read_misses", "l2.write_misses")
+# Other names a counter may carry (the first timing models in models/timing name some counters differently).
+ALIASES = {"committed_insts": ("insts",), "branch_mispredicts": ("mispredicts",)}
+
+
+def _attr(name: str) -> str:
+    return name.replace(".", "_")
+
+
+@dataclass
+class CoreActivity:
+    cycles: float = 0.0
+    committed_insts: float = 0.0
+    int_ops: float = 0.0
+    fp_ops: float = 0.0
+    mul_ops: float = 0.0
+    loads: float = 0.0
+    stores: float = 0.0
+    branches: float = 0.0
+    branch_mispredicts: float = 0.0
+    rob_reads: float = 0.0
+    rob_writes: float = 0.0
+    rename_reads: float = 0.0
+    rename_writes: float = 0.0
+    fp_rename_reads: float = 0.0
+    fp_rename_writes: float = 0.0
+    iq_reads: float = 0.0
+    iq_writes: float = 0.0
+    iq_wakeups: float = 0.0
+    fp_iq_reads: float = 0.0
+    fp_iq_writes: float = 0.0
+    fp_iq_wakeups: float = 0.0
+    int_rf_reads: float = 0.0
+    int_rf_writes: float = 0.0
+    fp_rf_reads: float = 0.0
+    fp_rf_writes: float = 0.0
+    btb_reads: float = 0.0
+    btb_writes: float = 0.0
+    itlb_accesses: float = 0.0
+    itlb_misses: float = 0.0
+    dtlb_accesses: float = 0.0
+    dtlb_misses: float = 0.0
+    l1i_reads: float = 0.0
+    l1i_misses: float = 0.0
+    l1d_reads: float = 0.0
+    l1d_writes: float = 0.0
+    l1d_read_misses: float = 0.0
+    l1d_write_misses: float = 0.0
+    l2_reads: float = 0.0
+    l2_writes: float = 0.0
+    l2_read_misses: float = 0.0
+    l2_write_misses: float = 0.0
+
+
+@dataclass
+class CacheActivity:
+    reads: float = 0.0
+    writes: float = 0.0
+    read_misses: float = 0.0
+    write_misses: float = 0.0
+    writebacks: float = 0.0
+
+
+@dataclass
+class NocActivity:
+    flits: float = 0.0
+    hops: float = 0.0
+
+
+@dataclass
+class DramActivity:
+    reads: float = 0.0
+    writes: float = 0.0
+    activates: float = 0.0
+    precharges: float = 0.0
+    refreshes: float = 0.0
+
+
+@dataclass
+class NicActivity:
+    rx_bytes: float = 0.0
+    tx_bytes: float = 0.0
+    rx_packets: float = 0.0
+    tx_packets: float = 0.0
+    pcie_tlps: float = 0.0
+    pcie_bytes: float = 0.0
+
+
+@dataclass
+class Activity:
+    """Counts over an interval of ``seconds``. ``cores`` has one entry per core (or one entry applied to every
+    core of a homogeneous chip, as McPAT's homogeneous mode does)."""
+
+    seconds: float
+    cores: list[CoreActivity] = field(default_factory=list)
+    caches: dict[str, CacheActivity] = field(default_factory=dict)
+    directories: dict[str, CacheActivity] = field(default_factory=dict)
+    nocs: dict[str, NocActivity] = field(default_factory=dict)
+    dram: DramActivity = field(default_factory=DramActivity)
+    nic: NicActivity = field(default_factory=NicActivity)
+    requests: float = 0.0
+    missing: list[str] = field(default_factory=list)
+
+    def validate(self) -> None:
+        if not self.seconds > 0:
+            raise ValueError(f"activity.seconds={self.seconds!r} is out of range: allowed > 0")
+
+    def core(self, i: int) -> CoreActivity:
+        if not self.cores:
+            return CoreActivity()
+        return self.cores[i] if len(self.cores) > 1 else self.cores[0]
+
+
+def from_stats(stats: dict, platform, *, socket: int = 0, strict: bool = False) -> Activity:
+    """Build the activity of one socket from a flat kvsim stats dict (see the module docstring for names)."""
+    missing: list[str] = []
+    s = f"system.socket{socket}"
+
+    def get(key: str) -> float:
+        if key in stats:
+            return float(stats[key])
+        head, _, leaf = key.rpartition(".")
+        for alt in ALIASES.get(leaf, ()):
+            if f"{head}.{alt}" in stats:
+                return float(stats[f"{head}.{alt}"])
+        missing.append(key)
+        return 0.0
+
+    seconds = get("sim_seconds")
+    cores = []
+    for i in range(platform.cores):
+        kw = {}
+        names = CORE_COUNTERS + (L2_COUNTERS if platform.core.l2 is not None else ())
+        for n in names:
+            kw[_attr(n)] = get(f"{s}.core{i}.{n}")
+        cores.append(CoreActivity(**kw))
+    caches = {}
+    for c in platform.caches:
+        caches[c.name] = CacheActivity(reads=get(f"{s}.{c.name}.reads"), writes=get(f"{s}.{c.name}.writes"),
+                                       read_misses=get(f"{s}.{c.name}.read_misses"),
+                                       write_misses=get(f"{s}.{c.name}.write_misses"),
+                                       writebacks=float(stats.get(f"{s}.{c.name}.writebacks", 0.0)))
+    dirs = {d.name: CacheActivity(reads=get(f"{s}.{d.name}.reads"), writes=get(f"{s}.{d.name}.writes"))
+            for d in platform.directories}
+    nocs = {n.name: NocActivity(flits=get(f"{s}.{n.name}.flits"), hops=get(f"{s}.{n.name}.hops"))
+            for n in platform.nocs}
+    dram = DramActivity()
+    channels = platform.dram.channels if platform.dram is not None else platform.mc.count * platform.mc.channels_per_mc
+    for k in range(channels):
+        for f_ in fields(DramActivity):
+            setattr(dram, f_.name, getattr(dram, f_.name) + get(f"{s}.mem.ch{k}.{f_.name}"))
+    nic = NicActivity()
+    for n in range(platform.nic.count):
+        for key in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets"):
+            setattr(nic, key, getattr(nic, key) + get(f"system.nic{n}.{key}"))
+        nic.pcie_tlps += get(f"system.nic{n}.pcie.tlps")
+        nic.pcie_bytes += get(f"system.nic{n}.pcie.bytes")
+    requests = float(stats.get("client.requests_completed", 0.0))
+    if "client.requests_completed" not in stats:
+        missing.append("client.requests_completed")
+    if strict and missing:
+        raise KeyError(f"power.activity.from_stats: {len(missing)} counters missing from the stats: "
+                       + ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else ""))
+    act = Activity(seconds=seconds, cores=cores, caches=caches, directories=dirs, nocs=nocs, dram=dram, nic=nic,
+                   requests=requests, missing=missing)
+    if seconds <= 0:
+        raise ValueError("power.activity.from_stats: sim_seconds is missing or not > 0; cannot turn counts into "
+                         "power")
+    return act
+
+
+def stats_names(platform, *, socket: int = 0) -> list[str]:
+    """Every stats name ``from_stats`` reads for this platform (for documentation and for the timing models)."""
+    names = []
+    s = f"system.socket{socket}"
+    names.append("sim_seconds")
+    for i in range(platform.cores):
+        for n in CORE_COUNTERS + (L2_COUNTERS if platform.core.l2 is not None else ()):
+            names.append(f"{s}.core{i}.{n}")
+    for c in platform.caches:
+        names += [f"{s}.{c.name}.{k}" for k in ("reads", "writes", "read_misses", "write_misses")]
+    for d in platform.directories:
+        names += [f"{s}.{d.name}.{k}" for k in ("reads", "writes")]
+    for n in platform.nocs:
+        names += [f"{s}.{n.name}.{k}" for k in ("flits", "hops")]
+    channels = platform.dram.channels if platform.dram is not None else platform.mc.count * platform.mc.channels_per_mc
+    for k in range(channels):
+        names += [f"{s}.mem.ch{k}.{f_.name}" for f_ in fields(DramActivity)]
+    for n in range(platform.nic.count):
+        names += [f"system.nic{n}.{k}" for k in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets",
+                                                 "pcie.tlps", "pcie.bytes")]
+    names.append("client.requests_completed")
+    return names

@@ -1,0 +1,614 @@
+"""The power and area model: a ``Platform`` (and optionally an ``Activity``) becomes a list of priced structures.
+
+``build(platform, activity)`` turns every structure of the chip into a ``Struct``: its area, the capacitance it
+switches per cycle at peak activity, the capacitance it switched over the measured interval (from the activity
+counts), and its leaking widths. ``Model.evaluate(...)`` then gives power at any supply, clock and temperature,
+with per-core voltage/frequency domains, in a few numpy operations. Area depends only on the structures, never on
+the operating point.
+
+Peak dynamic power follows McPAT's definition: every structure accessed at its maximum rate (ports x clock)
+scaled by the duty cycles of the input (McPAT's ``*_duty_cycle`` statistics). Runtime dynamic power is the
+capacitance switched by the counted events times V^2, over the interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import calibration as cal
+from .activity import Activity
+from .blocks import ZERO, Block, array, cache_block, logic, wires
+from .config import CacheConfig, DirectoryConfig, NocConfig, Platform
+from .tech import Technology, technology
+
+ON_DIE_CLASSES = ("cores", "caches", "noc", "mc", "io")
+OFF_DIE_CLASSES = ("dram", "nic")
+
+
+@dataclass
+class Struct:
+    path: str
+    group: str                  # calibration group (power.calibration)
+    cls: str                    # report class: cores, caches, noc, mc, io (on die); dram, nic (off die)
+    count: float                # instances (per core for core structures)
+    block: Block                # one instance, calibrated
+    peak_c: float               # F switched per cycle at peak, one instance
+    domain: str = "uncore"      # 'core' (per-core V/f), 'uncore', 'fixed' (own clock, nominal supply)
+    clock_MHz: float = 0.0      # for 'uncore'/'fixed' structures
+    runtime_c: list[float] = field(default_factory=list)  # F switched over the interval (per core, or one total)
+    fixed_peak_W: float = 0.0   # power that does not scale with the die's V/f (PHY analog, DRAM)
+    fixed_runtime_J: float = 0.0
+    fixed_leak_W: float = 0.0
+    long_channel: bool = False  # array cells may use long-channel devices
+
+    @property
+    def on_die(self) -> bool:
+        return self.cls in ON_DIE_CLASSES
+
+
+def _cal(block: Block, group: str) -> Block:
+    k = cal.FACTORS[group]
+    return Block(block.area_mm2 * k["area"], block.c_read * k["dyn"], block.c_write * k["dyn"],
+                 block.c_search * k["dyn"], block.leak_um * k["sub"], block.gate_um * k["gate"])
+
+
+def _log2(x: float) -> int:
+    return max(1, math.ceil(math.log2(max(2, x))))
+
+
+# Gate-equivalent sizes of logic blocks (NAND2 = 200 F^2), published-class figures for 64-bit datapaths.
+ALU_GATES = 1.0e5          # adder, shifter, logic unit, 64 bit, with operand latches
+MUL_GATES = 3.5e5          # 64-bit multiplier / divider
+FPU_GATES = 5.5e6          # double-precision FMA-class unit with its register staging
+DECODE_GATES_RISC = 1.5e4  # per decode slot
+DECODE_GATES_X86 = 1.0e6   # per decode slot: x86 length decode, uop translation, microcode sequencer share
+FLOP_GATES = 8.0           # one pipeline latch bit
+CACHE_CTRL_GATES = 1.0e5   # cache controller (MSHR control, replacement, fill/evict datapaths, state machines)
+
+
+class _Builder:
+    def __init__(self, p: Platform, act: Activity | None):
+        self.p = p
+        self.act = act
+        self.t: Technology = technology(p.node_nm, p.device, p.temperature_K, p.long_channel)
+        self.structs: list[Struct] = []
+
+    # ---------------------------------------------------------------- helpers
+    def add(self, path, group, cls, block, peak_c, *, count=1.0, domain="uncore", clock_MHz=None,
+            runtime_c=None, long_channel=False, **kw):
+        b = _cal(block, group)
+        k = cal.FACTORS[group]["dyn"]
+        s = Struct(path=path, group=group, cls=cls, count=float(count), block=b, peak_c=peak_c * k,
+                   domain=domain, clock_MHz=float(clock_MHz or self.uncore_clock),
+                   runtime_c=[c * k for c in (runtime_c or [])], long_channel=long_channel, **kw)
+        self.structs.append(s)
+        return s
+
+    @property
+    def uncore_clock(self) -> float:
+        return self.p.uncore_clock_MHz or self.p.clock_MHz
+
+    def core_runtime(self, fn) -> list[float]:
+        """Per-core capacitance from a function of one core's activity."""
+        if self.act is None:
+            return []
+        return [fn(self.act.core(i)) for i in range(self.p.cores)]
+
+    # ---------------------------------------------------------------- cores
+    def cache_arrays(self, c: CacheConfig, paddr: int, extra_ports: int = 0) -> tuple[Block, Block, Block]:
+        tag, data = cache_block(self.t, c.capacity_B, c.block_B, c.assoc, banks=c.banks,
+                                rw_ports=c.rw_ports + extra_ports, rd_ports=c.rd_ports, wr_ports=c.wr_ports,
+                                paddr_bits=paddr, sequential=c.sequential, name=c.name)
+        mshr, fill, pref, wb = (max(0, int(x)) for x in c.buffers)
+        # controller: miss handling, replacement, coherence state machines, fill/evict datapaths
+        buf = logic(self.t, CACHE_CTRL_GATES, activity=0.02, name=f"{c.name}.controller")
+        for n, (entries, width) in {"mshr": (mshr, paddr + c.block_B * 8), "fill": (fill, c.block_B * 8),
+                                    "prefetch": (pref, c.block_B * 8), "wb": (wb, paddr + c.block_B * 8)}.items():
+            if entries:
+                buf = buf + array(self.t, entries, width, cam=n in ("mshr", "wb"), name=f"{c.name}.{n}")
+        return tag, data, buf
+
+    def core(self):
+        c, t = self.p.core, self.t
+        th = max(1, int(c.threads))
+        d = c.duty
+        pa = c.paddr_bits
+        cls = "cores"
+        kw = dict(count=1.0, domain="core")
+        phys_tag = _log2(c.phys_int_regs if c.ooo else c.arch_int_regs * th)
+
+        # ---- instruction fetch
+        tag, data, buf = self.cache_arrays(c.icache, pa)
+        ic = tag + data + buf
+        self.add("core.ifu.icache", "l1", cls, ic,
+                 d["IFU"] * (tag.c_read + data.c_read) / c.icache.throughput_cycles,
+                 runtime_c=self.core_runtime(lambda a: a.l1i_reads * (tag.c_read + data.c_read)
+                                             + a.l1i_misses * (tag.c_write + data.c_write + buf.c_write)),
+                 long_channel=True, **kw)
+        btb_t, btb_d, _ = self.cache_arrays(CacheConfig("btb", c.btb.capacity_B, c.btb.block_B, c.btb.assoc,
+                                                        banks=c.btb.banks, buffers=(0, 0, 0, 0)), c.vaddr_bits)
+        btb = btb_t + btb_d
+        self.add("core.ifu.btb", "core_array", cls, btb, d["IFU"] * (btb.c_read),
+                 runtime_c=self.core_runtime(lambda a: a.btb_reads * btb.c_read + a.btb_writes * btb.c_write),
+                 long_channel=True, **kw)
+        if c.ooo:
+            bp = (array(t, c.global_pred_entries, c.global_ctr_bits, name="global_predictor")
+                  + array(t, c.local_pred_entries, c.local_hist_bits, name="local_predictor_l1")
+                  + array(t, 2 ** min(c.local_hist_bits, 20), c.local_ctr_bits, name="local_predictor_l2")
+                  + array(t, c.chooser_entries, c.chooser_bits, name="chooser")
+                  + array(t, max(1, c.ras * th), c.vaddr_bits, name="ras"))
+            self.add("core.ifu.predictor", "core_array", cls, bp, d["IFU"] * bp.c_read,
+                     runtime_c=self.core_runtime(lambda a: a.branches * bp.c_read + a.branch_mispredicts
+                                                 * bp.c_write), **kw)
+        ib = array(t, max(1, c.inst_buffer * th), c.inst_bits, rd_ports=c.decode_width, wr_ports=c.fetch_width,
+                   rw_ports=0, name="instruction_buffer")
+        self.add("core.ifu.inst_buffer", "core_array", cls, ib,
+                 c.decode_width * ib.c_read + c.fetch_width * ib.c_write,
+                 runtime_c=self.core_runtime(lambda a: a.committed_insts * (ib.c_read + ib.c_write)), **kw)
+        dec = logic(t, c.decode_width * (DECODE_GATES_X86 if c.x86 else DECODE_GATES_RISC), activity=0.05,
+                    name="decoder")
+        self.add("core.ifu.decoder", "core_logic", cls, dec, dec.c_read,
+                 runtime_c=self.core_runtime(lambda a: a.committed_insts / c.decode_width * dec.c_read), **kw)
+
+        # ---- rename
+        if c.ooo:
+            dw = c.decode_width
+            if c.rename_cam:
+                rat = array(t, c.phys_int_regs, _log2(c.arch_int_regs) + 1, cam=True, search_ports=2 * dw,
+                            rd_ports=0, wr_ports=dw, rw_ports=0, name="int_rat")
+                frat = array(t, c.phys_fp_regs, _log2(c.arch_fp_regs) + 1, cam=True, search_ports=2 * dw,
+                             rd_ports=0, wr_ports=dw, rw_ports=0, name="fp_rat")
+                cp = max(1, c.checkpoints)
+                ren = rat + frat + array(t, c.phys_int_regs + c.phys_fp_regs, cp, name="rat_checkpoints")
+                rd_c = rat.c_search
+                frd_c = frat.c_search
+            else:
+                cp = 1 + c.checkpoints
+                rat = array(t, c.arch_int_regs * th, phys_tag * cp, rd_ports=2 * dw, wr_ports=dw, rw_ports=0,
+                            access_bits=phys_tag, name="int_rat")
+                frat = array(t, c.arch_fp_regs * th, _log2(c.phys_fp_regs) * cp, rd_ports=2 * dw, wr_ports=dw,
+                             rw_ports=0, access_bits=_log2(c.phys_fp_regs), name="fp_rat")
+                fl = array(t, c.phys_int_regs, phys_tag, rd_ports=dw, wr_ports=c.commit_width, rw_ports=0,
+                           name="free_list")
+                ffl = array(t, c.phys_fp_regs, _log2(c.phys_fp_regs), rd_ports=dw, wr_ports=c.commit_width,
+                            rw_ports=0, name="fp_free_list")
+                rrat = ZERO
+                if c.checkpoints == 0:
+                    rrat = array(t, c.arch_int_regs * th, phys_tag, rd_ports=c.commit_width,
+                                 wr_ports=c.commit_width, rw_ports=0, name="retire_rat") + \
+                        array(t, c.arch_fp_regs * th, _log2(c.phys_fp_regs), rd_ports=c.commit_width,
+                              wr_ports=c.commit_width, rw_ports=0, name="fp_retire_rat")
+                ren = rat + frat + fl + ffl + rrat
+                rd_c = rat.c_read
+                frd_c = frat.c_read
+            wr_c = rat.c_write
+            fwr_c = frat.c_write
+            self.add("core.rename", "core_array", cls, ren,
+                     2 * dw * rd_c + dw * wr_c + (2 * rd_c + fwr_c) * min(dw, c.fp_issue_width),
+                     runtime_c=self.core_runtime(lambda a: a.rename_reads * rd_c + a.rename_writes * wr_c
+                                                 + a.fp_rename_reads * frd_c + a.fp_rename_writes * fwr_c), **kw)
+
+        # ---- scheduler: issue queues and ROB
+        iw = c.issue_width
+        fiw = max(1, c.fp_issue_width)
+        iq_width = 2 * phys_tag + c.uop_opcode_bits + (2 * c.machine_bits if c.rs_window else 0) + 8
+        if c.ooo:
+            iq = array(t, max(1, c.iq), iq_width, cam=True, search_ports=iw, rd_ports=iw, wr_ports=c.decode_width,
+                       rw_ports=0, access_bits=iq_width, name="instruction_window")
+            fiq = array(t, max(1, c.fp_iq), iq_width, cam=True, search_ports=fiw, rd_ports=fiw,
+                        wr_ports=min(c.decode_width, fiw), rw_ports=0, name="fp_instruction_window")
+        else:
+            iq = array(t, max(1, c.iq), c.inst_bits + 8, rd_ports=iw, wr_ports=c.decode_width, rw_ports=0,
+                       name="instruction_window")
+            fiq = ZERO
+        sch = iq + fiq
+        self.add("core.scheduler.iq", "core_array", cls, sch,
+                 iw * (iq.c_read + iq.c_search) + c.decode_width * iq.c_write
+                 + fiw * (fiq.c_read + fiq.c_search + fiq.c_write),
+                 runtime_c=self.core_runtime(lambda a: a.iq_reads * iq.c_read + a.iq_writes * iq.c_write
+                                             + a.iq_wakeups * iq.c_search + a.fp_iq_reads * fiq.c_read
+                                             + a.fp_iq_writes * fiq.c_write + a.fp_iq_wakeups * fiq.c_search),
+                 **kw)
+        if c.ooo and c.rob > 0:
+            rob_w = c.vaddr_bits + 2 * phys_tag + 8 + (c.machine_bits if c.rs_window else 0)
+            rob = array(t, c.rob, rob_w, rd_ports=c.commit_width, wr_ports=c.decode_width, rw_ports=0,
+                        name="rob")
+            self.add("core.scheduler.rob", "core_array", cls, rob,
+                     c.commit_width * rob.c_read + c.decode_width * rob.c_write,
+                     runtime_c=self.core_runtime(lambda a: a.rob_reads * rob.c_read + a.rob_writes * rob.c_write),
+                     **kw)
+
+        # ---- register files
+        n_int = c.phys_int_regs if c.ooo else c.arch_int_regs * th
+        n_fp = c.phys_fp_regs if c.ooo else c.arch_fp_regs * th
+        irf = array(t, max(1, n_int), c.machine_bits, rd_ports=2 * iw, wr_ports=iw, rw_ports=0, name="int_rf")
+        frf = array(t, max(1, n_fp), c.machine_bits, rd_ports=2 * fiw, wr_ports=fiw, rw_ports=0, name="fp_rf")
+        rf = irf + frf
+        if c.reg_windows:
+            rf = rf + array(t, c.reg_windows * 16 * th, c.machine_bits, name="register_windows")
+        self.add("core.exu.regfile", "core_array", cls, rf,
+                 d["ALU"] * (2 * iw * irf.c_read + iw * irf.c_write)
+                 + d["FPU"] * (2 * fiw * frf.c_read + fiw * frf.c_write),
+                 runtime_c=self.core_runtime(lambda a: a.int_rf_reads * irf.c_read + a.int_rf_writes * irf.c_write
+                                             + a.fp_rf_reads * frf.c_read + a.fp_rf_writes * frf.c_write), **kw)
+
+        # ---- functional units and result buses
+        alu = logic(t, ALU_GATES, activity=0.3, name="alu")
+        mul = logic(t, MUL_GATES, activity=0.3, name="mul")
+        fpu = logic(t, FPU_GATES, activity=0.05, name="fpu")
+        self.add("core.exu.alus", "core_logic", cls, alu.scaled(c.alus), d["ALU"] * c.alus * alu.c_read,
+                 runtime_c=self.core_runtime(lambda a: a.int_ops * alu.c_read), **kw)
+        self.add("core.exu.muls", "core_logic", cls, mul.scaled(c.muls), d["MUL"] * c.muls * mul.c_read,
+                 runtime_c=self.core_runtime(lambda a: a.mul_ops * mul.c_read), **kw)
+        self.add("core.exu.fpus", "core_logic", cls, fpu.scaled(c.fpus), d["FPU"] * c.fpus * fpu.c_read,
+                 runtime_c=self.core_runtime(lambda a: a.fp_ops * fpu.c_read), **kw)
+        fu_area = (alu.area_mm2 * c.alus + mul.area_mm2 * c.muls + fpu.area_mm2 * c.fpus + rf.area_mm2)
+        bus_len = math.sqrt(max(fu_area, 1e-6)) * 2.0
+        n_fu = c.alus + c.muls + c.fpus
+        bypass = wires(t, int((c.machine_bits + phys_tag) * max(1, math.ceil(n_fu))), bus_len, pitch_F=6.0,
+                       routed_over=0.8)
+        per_result = bypass.c_read / max(1.0, n_fu)
+        self.add("core.exu.bypass", "core_logic", cls, bypass,
+                 per_result * (d["ALU_cdb"] * c.alus + d["MUL_cdb"] * c.muls + d["FPU_cdb"] * c.fpus),
+                 runtime_c=self.core_runtime(lambda a: (a.int_ops + a.mul_ops + a.fp_ops) * per_result), **kw)
+
+        # ---- load/store unit
+        mp = max(1, c.mem_ports)
+        tag, data, buf = self.cache_arrays(c.dcache, pa, extra_ports=mp - 1)
+        dc = tag + data + buf
+        self.add("core.lsu.dcache", "l1", cls, dc,
+                 d["LSU"] * mp * (tag.c_read + data.c_read) / c.dcache.throughput_cycles,
+                 runtime_c=self.core_runtime(lambda a: a.l1d_reads * (tag.c_read + data.c_read)
+                                             + a.l1d_writes * (tag.c_read + data.c_write)
+                                             + (a.l1d_read_misses + a.l1d_write_misses)
+                                             * (tag.c_write + data.c_write + buf.c_write)),
+                 long_channel=True, **kw)
+        lsq = ZERO
+        lq_c = sq_c = 0.0
+        if c.lq > 0:
+            lq = array(t, c.lq * (th if not c.ooo else 1), c.vaddr_bits + c.machine_bits, cam=True,
+                       search_ports=mp, rd_ports=mp, wr_ports=mp, rw_ports=0, name="load_queue")
+            lsq = lsq + lq
+            lq_c = lq.c_write + lq.c_search
+        if c.sq > 0:
+            sq = array(t, c.sq * (th if not c.ooo else 1), c.vaddr_bits + c.machine_bits, cam=True,
+                       search_ports=mp, rd_ports=mp, wr_ports=mp, rw_ports=0, name="store_queue")
+            lsq = lsq + sq
+            sq_c = sq.c_write + sq.c_search
+        if lsq.area_mm2 > 0:
+            self.add("core.lsu.lsq", "core_array", cls, lsq, d["LSU"] * mp * (lq_c + sq_c),
+                     runtime_c=self.core_runtime(lambda a: (a.loads + a.stores) * (lq_c + sq_c) / 2), **kw)
+
+        # ---- MMU
+        tlb_w = (c.vaddr_bits - 12) + (pa - 12) + 8
+        itlb = array(t, max(1, c.itlb_entries), tlb_w, cam=True, search_ports=1, name="itlb")
+        dtlb = array(t, max(1, c.dtlb_entries), tlb_w, cam=True, search_ports=mp, name="dtlb")
+        self.add("core.mmu.itlb", "core_array", cls, itlb, d["MemManU_I"] * itlb.c_search,
+                 runtime_c=self.core_runtime(lambda a: a.itlb_accesses * itlb.c_search
+                                             + a.itlb_misses * itlb.c_write), **kw)
+        self.add("core.mmu.dtlb", "core_array", cls, dtlb, d["MemManU_D"] * mp * dtlb.c_search,
+                 runtime_c=self.core_runtime(lambda a: a.dtlb_accesses * dtlb.c_search
+                                             + a.dtlb_misses * dtlb.c_write), **kw)
+
+        # ---- pipeline latches, clocking and control
+        stage_bits = c.decode_width * (c.inst_bits + 2 * c.machine_bits + 3 * phys_tag) * th
+        pipe = logic(t, c.pipeline_depth * stage_bits * FLOP_GATES, activity=0.25, name="pipeline")
+        ctrl = logic(t, (2.0e4 + 2.0e4 * c.issue_width) * (2.5 if c.ooo else 1.0) * th, activity=0.05,
+                     name="control")
+        self.add("core.pipeline", "core_logic", cls, pipe + ctrl, pipe.c_read + ctrl.c_read,
+                 runtime_c=self.core_runtime(lambda a: a.cycles * (pipe.c_read * 0.3 + ctrl.c_read)
+                                             + a.committed_insts / c.decode_width * pipe.c_read * 0.7), **kw)
+
+        # ---- private L2 (counted in the core, as McPAT does)
+        if c.l2 is not None:
+            tag, data, buf = self.cache_arrays(c.l2, pa)
+            l2 = tag + data + buf
+            self.add("core.l2", "cache", cls, l2, c.l2.duty_cycle * (tag.c_read + data.c_read)
+                     / c.l2.throughput_cycles,
+                     runtime_c=self.core_runtime(lambda a: a.l2_reads * (tag.c_read + data.c_read)
+                                                 + a.l2_writes * (tag.c_read + data.c_write)
+                                                 + (a.l2_read_misses + a.l2_write_misses) * (data.c_write)),
+                     long_channel=True, **kw)
+
+    # ---------------------------------------------------------------- shared caches and directories
+    def shared_cache(self, c: CacheConfig):
+        tag, data, buf = self.cache_arrays(c, self.p.core.paddr_bits)
+        b = tag + data + buf
+        rc = None
+        if self.act is not None:
+            a = self.act.caches.get(c.name)
+            if a is None:
+                self.act.missing.append(f"cache {c.name}")
+                rc = [0.0]
+            else:
+                rc = [a.reads * (tag.c_read + data.c_read) + a.writes * (tag.c_read + data.c_write)
+                      + (a.read_misses + a.write_misses + a.writebacks) * (tag.c_write + data.c_write)]
+        self.add(f"{c.name}", "cache", "caches", b,
+                 c.duty_cycle * (tag.c_read + data.c_read),
+                 count=c.count, clock_MHz=c.clock_MHz, runtime_c=rc, long_channel=True)
+
+    def directory(self, dcfg: DirectoryConfig):
+        t = self.t
+        if dcfg.kind == "cam":
+            entries = max(1, dcfg.capacity_B // max(1, dcfg.block_B))
+            width = self.p.core.paddr_bits - 6 + 4
+            blk = array(t, entries, width, cam=True, search_ports=1, rd_ports=1, wr_ports=1, rw_ports=1,
+                        access_bits=max(8, dcfg.output_bits * 8), name=dcfg.name)
+            rd, wr = blk.c_search + blk.c_read, blk.c_write
+        else:
+            tag, data = cache_block(t, dcfg.capacity_B, dcfg.block_B, dcfg.assoc, paddr_bits=self.p.core.paddr_bits,
+                                    rw_ports=1, name=dcfg.name)
+            blk = tag + data
+            rd, wr = tag.c_read + data.c_read, tag.c_read + data.c_write
+        rc = None
+        if self.act is not None:
+            a = self.act.directories.get(dcfg.name)
+            rc = [0.0] if a is None else [a.reads * rd + a.writes * wr]
+        self.add(dcfg.name, "dir", "caches", blk, rd / max(1.0, dcfg.throughput_cycles), count=dcfg.count,
+                 clock_MHz=dcfg.clock_MHz, runtime_c=rc)
+
+    # ---------------------------------------------------------------- network on chip
+    def noc(self, n: NocConfig, chip_area_mm2: float):
+        t = self.t
+        routers = max(1, n.nodes_x * n.nodes_y)
+        rc = None
+        act = self.act.nocs.get(n.name) if self.act is not None else None
+        if n.kind == "bus":
+            length = math.sqrt(chip_area_mm2 * n.chip_coverage)
+            bus = wires(t, 2 * n.flit_bits, length, pitch_F=8.0, routed_over=n.routed_over)
+            drv = logic(t, 2 * n.flit_bits * 20 + 2000, activity=0.5, name="bus_interface")
+            blk = bus + drv
+            per = bus.c_read * 0.5 + drv.c_read
+            if self.act is not None:
+                rc = [0.0 if act is None else act.flits * per]
+            self.add(f"{n.name}.bus", "noc", "noc", blk, n.duty_cycle * per / max(1.0, n.link_throughput),
+                     count=n.count, clock_MHz=n.clock_MHz, runtime_c=rc)
+            return
+        buf = array(t, max(1, n.vcs * n.buffer_entries), n.flit_bits, rd_ports=1, wr_ports=1, rw_ports=0,
+                    name=f"{n.name}.vc_buffer")
+        pitch = 4.0 * t.F_um * 1e-3  # mm per crossbar track
+        xw = n.in_ports * n.flit_bits * pitch
+        xh = n.out_ports * n.flit_bits * pitch
+        xbar_c = n.flit_bits * (xw + xh) * t.c_wire_per_mm * 1.5
+        xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_um,
+                     n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_um)
+        arb = logic(t, n.in_ports * n.out_ports * max(1, n.vcs) * 60, activity=0.2, name="arbiter")
+        router = buf.scaled(n.in_ports) + xbar + arb
+        per_flit_router = buf.c_read + buf.c_write + xbar_c + arb.c_read / max(1, n.in_ports)
+        if n.global_link:
+            link_len = math.sqrt(chip_area_mm2 * n.chip_coverage)
+        else:
+            link_len = math.sqrt(chip_area_mm2 * n.chip_coverage / routers)
+        link = wires(t, n.flit_bits, link_len, pitch_F=8.0, routed_over=n.routed_over)
+        links_per_router = n.out_ports if (n.global_link or routers > 1) else 0
+        links = link.scaled(links_per_router) if links_per_router else ZERO
+        per_hop = per_flit_router + (link.c_read * 0.5 if links_per_router else 0.0)
+        if self.act is not None:
+            rc = [0.0 if act is None else act.hops * per_hop]
+        # peak: every input port forwards one flit per cycle
+        self.add(f"{n.name}.routers", "noc", "noc", router + links,
+                 n.duty_cycle * n.in_ports * per_hop / max(1.0, n.link_throughput),
+                 count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rc)
+
+    # ---------------------------------------------------------------- memory controllers and DRAM
+    def memory(self):
+        p, t = self.p, self.t
+        m = p.mc
+        if m.count <= 0:
+            return
+        ch = m.channels_per_mc
+        addr = p.core.paddr_bits
+        fe = (array(t, max(1, m.req_window) * ch, addr + 16, cam=True, search_ports=1, name="mc.request_queue")
+              + array(t, max(1, m.io_buffer) * ch, m.block_B * 8 // 4, name="mc.io_buffer"))
+        # transaction engine (scheduler, timing state machines, refresh, ECC): clocked every DIMM-bus cycle
+        te = logic(t, ch * 1.0e5, activity=0.25, name="mc.transaction_engine")
+        # The controller is I/O-bound: its layout is set by the channel's pins and bump pitch, so its area
+        # shrinks about linearly with F (not F^2); referenced to 3 mm^2 per channel at 90 nm.
+        lin = ch * 3.0 * (t.node_nm_area / 90.0) - te.area_mm2 - fe.area_mm2
+        # PHY (DDR I/O, DLLs): analog, area per pin does not shrink with the node (0.02 mm^2 per pin)
+        pins = ch * (m.databus_bits + m.addrbus_bits)
+        phy = Block(pins * 0.02 + max(0.0, lin), 0.0, 0.0, 0.0, pins * 200 * t.F_um, pins * 400 * t.F_um)
+        blk = fe + te + phy
+        # Peak: the transaction engine runs every cycle of the DIMM clock; the front end, buffers and PHY switch
+        # about half of that capacitance per byte moved (the ratio of clock-driven to traffic-driven power in
+        # published controller breakdowns).
+        mc_clk = m.io_clock_MHz
+        per_byte = 0.5 * te.c_read / ch
+        bytes_per_cycle = m.peak_MBps * ch / mc_clk
+        peak_c_mc = te.c_read + bytes_per_cycle * per_byte
+        rc = None
+        if self.act is not None:
+            d = self.act.dram
+            nacc = d.reads + d.writes
+            secs = self.act.seconds
+            cycles = secs * mc_clk * 1e6 * m.count
+            rc = [nacc * m.block_B * per_byte + cycles * te.c_read * 0.3]
+        self.add("mc", "mc", "mc", blk, peak_c_mc, count=m.count, domain="fixed", clock_MHz=mc_clk,
+                 runtime_c=rc)
+
+        if p.dram is not None:
+            self.dram()
+
+    def dram(self):
+        """DRAM devices from datasheet currents (Micron's DDR power method, TN-41-01 / TN-40-07)."""
+        p = self.p
+        dr = p.dram
+        dv = dr.device
+        ndev = dr.channels * dr.ranks_per_channel * dr.devices_per_rank
+        v = dv.vdd
+        background_W = ndev * v * (dv.idd3n * 0.5 + dv.idd2n * 0.5) * 1e-3 + ndev * dv.vpp * dv.ipp3n * 1e-3
+        e_act = v * (dv.idd0 * dv.trc_ns - (dv.idd3n * dv.tras_ns + dv.idd2n * (dv.trc_ns - dv.tras_ns))) * 1e-12
+        t_burst = dv.burst / 2 * dv.tck_ns
+        e_rd = v * (dv.idd4r - dv.idd3n) * t_burst * 1e-12
+        e_wr = v * (dv.idd4w - dv.idd3n) * t_burst * 1e-12
+        e_ref = v * (dv.idd5b - dv.idd3n) * dv.trfc_ns * 1e-12
+        bits_per_burst = dv.burst * dv.width_bits
+        e_io = dv.io_pj_per_bit * 1e-12 * bits_per_burst
+        # refresh: every device refreshes once per tREFI
+        ref_W = ndev * e_ref / (dv.trefi_ns * 1e-9)
+        # peak: every channel streams reads back to back, one activate per burst (closed page, worst case)
+        bursts_per_s = dr.channels * 1.0 / (t_burst * 1e-9)
+        peak_W = bursts_per_s * dr.devices_per_rank * (e_rd + e_io + e_act)
+        rt_J = 0.0
+        if self.act is not None:
+            a = self.act.dram
+            per_rank = dr.devices_per_rank
+            rt_J = per_rank * (a.reads * (e_rd + e_io) + a.writes * (e_wr + e_io) + a.activates * e_act) \
+                + dr.devices_per_rank * a.refreshes * e_ref
+            if a.refreshes == 0:
+                rt_J += ref_W * self.act.seconds
+        self.add("dram", "mc", "dram", ZERO, 0.0, count=1, domain="fixed", clock_MHz=1.0,
+                 fixed_peak_W=peak_W + ref_W, fixed_runtime_J=rt_J, fixed_leak_W=background_W)
+
+    # ---------------------------------------------------------------- NIC and PCIe
+    def io(self):
+        p, t = self.p, self.t
+        n = p.nic
+        if n.count > 0:
+            gbps = n.ports * n.port_gbps
+            mac = logic(t, n.ports * (2.0e5 + 3.0e3 * n.port_gbps), activity=0.25, name="nic.mac")
+            bufs = array(t, max(1, n.buffer_KB * 1024 * 8 // 512), 512, rd_ports=1, wr_ports=1, rw_ports=0,
+                         banks=4, name="nic.packet_buffer")
+            dma = logic(t, 5.0e4 + 2.0e3 * n.queues, activity=0.1, name="nic.dma") + \
+                array(t, max(1, n.queues) * 4, 128, name="nic.queue_state")
+            blk = mac + bufs + dma
+            clk = n.clock_MHz
+            bytes_per_cycle = gbps * 1e9 / 8 / (clk * 1e6)
+            per_cycle = mac.c_read + dma.c_read + bytes_per_cycle / 64 * (bufs.c_read + bufs.c_write)
+            # SerDes PHY: ~ 10 pJ/bit at 10G-class rates, falling with lane rate (assumed)
+            phy_pj = 10.0 if n.port_gbps <= 10 else 6.0
+            phy_peak_W = gbps * 1e9 * phy_pj * 1e-12 * 2
+            phy_area = n.ports * n.port_gbps / 10.0 * 1.5 * (p.node_nm / 65.0) ** 0.5
+            blk = blk + Block(phy_area, 0.0, 0.0, 0.0, 0.0, 0.0)
+            rc, rt_J = None, 0.0
+            if self.act is not None:
+                a = self.act.nic
+                secs = self.act.seconds
+                byts = a.rx_bytes + a.tx_bytes
+                rc = [byts / 64 * (bufs.c_read + bufs.c_write + mac.c_read)
+                      + (a.rx_packets + a.tx_packets) * dma.c_read + secs * clk * 1e6 * mac.c_read * 0.1]
+                rt_J = byts * 8 * phy_pj * 1e-12 + phy_peak_W * 0.3 * secs
+            self.add("nic", "io", "io" if n.on_die else "nic", blk, n.duty_cycle * per_cycle,
+                     count=n.count, domain="fixed", clock_MHz=clk, runtime_c=rc,
+                     fixed_peak_W=n.count * phy_peak_W, fixed_runtime_J=rt_J)
+        c = p.pcie
+        if c.count > 0:
+            rate = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0}.get(c.gen)
+            if rate is None:
+                raise ValueError(f"pcie.gen={c.gen!r} is out of range: allowed 1 to 5")
+            ctl = logic(t, 1.5e5 + 4.0e4 * c.lanes, activity=0.25, name="pcie.controller") + \
+                array(t, 64 * c.lanes, 256, rd_ports=1, wr_ports=1, rw_ports=0, name="pcie.buffers")
+            phy_area = c.lanes * 0.35 * (p.node_nm / 65.0) ** 0.5 if c.with_phy else 0.0
+            phy_W = c.lanes * rate * 1e9 * 2 * 6e-12 if c.with_phy else 0.0   # ~6 pJ/bit per direction (assumed)
+            blk = ctl + Block(phy_area, 0.0, 0.0, 0.0, c.lanes * 2e4 * t.F_um if c.with_phy else 0.0,
+                              c.lanes * 4e4 * t.F_um if c.with_phy else 0.0)
+            rc, rt_J = None, 0.0
+            if self.act is not None:
+                a = self.act.nic
+                secs = self.act.seconds
+                rc = [a.pcie_tlps * ctl.c_read * 4 + a.pcie_bytes / 32 * ctl.c_write * 0.2
+                      + secs * c.clock_MHz * 1e6 * ctl.c_read * 0.1]
+                rt_J = a.pcie_bytes * 8 * 6e-12 + phy_W * 0.3 * secs
+            self.add("pcie", "io", "io", blk, c.duty_cycle * ctl.c_read, count=c.count, domain="fixed",
+                     clock_MHz=c.clock_MHz, runtime_c=rc, fixed_peak_W=c.count * phy_W, fixed_runtime_J=rt_J)
+
+
+def build(platform: Platform, activity: Activity | None = None) -> "Model":
+    platform.validate()
+    if activity is not None:
+        activity.validate()
+    b = _Builder(platform, activity)
+    if platform.cores > 0:
+        b.core()
+    for c in platform.caches:
+        b.shared_cache(c)
+    for d in platform.directories:
+        b.directory(d)
+    b.memory()
+    b.io()
+    chip = sum(s.block.area_mm2 * s.count * (platform.cores if s.domain == "core" else 1)
+               for s in b.structs if s.on_die)
+    for n in platform.nocs:
+        b.noc(n, chip)
+    return Model(platform, activity, b.t, b.structs)
+
+
+class Model:
+    """Priced structures of one socket; ``evaluate`` gives a ``power.report.Result`` at an operating point."""
+
+    def __init__(self, platform: Platform, activity: Activity | None, tech: Technology, structs: list[Struct]):
+        self.platform = platform
+        self.activity = activity
+        self.tech = tech
+        self.structs = structs
+        s = structs
+        self._core = np.array([x.domain == "core" for x in s])
+        self._fixed = np.array([x.domain == "fixed" for x in s])
+        self._count = np.array([x.count for x in s])
+        self._area = np.array([x.block.area_mm2 for x in s])
+        self._peak_c = np.array([x.peak_c for x in s])
+        self._leak = np.array([x.block.leak_um for x in s])
+        self._lc = np.array([x.long_channel for x in s])
+        self._gate = np.array([x.block.gate_um for x in s])
+        self._clock = np.array([x.clock_MHz for x in s])
+        self._fixed_peak = np.array([x.fixed_peak_W for x in s])
+        self._fixed_leak = np.array([x.fixed_leak_W for x in s])
+        self._fixed_rt = np.array([x.fixed_runtime_J for x in s])
+        n_cores = max(1, platform.cores)
+        rt = np.zeros((len(s), n_cores))
+        self.has_runtime = activity is not None
+        for k, x in enumerate(s):
+            if x.runtime_c:
+                if x.domain == "core":
+                    rt[k, :len(x.runtime_c)] = x.runtime_c[:n_cores]
+                else:
+                    rt[k, 0] = sum(x.runtime_c)
+        self._rt = rt
+
+    def nominal_vdd(self) -> float:
+        return self.tech.vdd
+
+    def evaluate(self, *, core_vdd=None, core_MHz=None, uncore_vdd: float | None = None,
+                 temperature_K: float | None = None, label: str = ""):
+        """Power and area with per-core supplies and clocks (scalars or one value per core)."""
+        from .report import Result
+        p = self.platform
+        n = max(1, p.cores)
+        vnom = self.tech.vdd
+        vc = np.broadcast_to(np.asarray(p.vdd or vnom if core_vdd is None else core_vdd, dtype=float), (n,))
+        fc = np.broadcast_to(np.asarray(p.clock_MHz if core_MHz is None else core_MHz, dtype=float), (n,))
+        if np.any(vc <= 0) or np.any(fc <= 0):
+            raise ValueError("core_vdd and core_MHz must be > 0")
+        vu = vnom if uncore_vdd is None else float(uncore_vdd)
+        T = self.tech.temperature_K if temperature_K is None else float(temperature_K)
+        t = self.tech
+        ioff, ig = t.dev.ioff_um, t.dev.igate_um
+        lc = np.where(self._lc & t.long_channel, cal.LONG_CHANNEL_LEAK, 1.0)
+        cores = p.cores if p.cores > 0 else 0
+
+        # dynamic
+        v2f_core = float(np.sum(vc ** 2 * fc * 1e6)) if cores else 0.0
+        peak = np.where(self._core, self._peak_c * self._count * v2f_core,
+                        self._peak_c * self._count * vu ** 2 * self._clock * 1e6)
+        peak = np.where(self._fixed, self._peak_c * self._count * vnom ** 2 * self._clock * 1e6, peak)
+        peak = peak + self._fixed_peak
+        area = self._area * self._count * np.where(self._core, cores, 1)
+
+        sub_core = float(np.sum([t.subthreshold_scale(v, T) * v for v in vc[:cores]])) if cores else 0.0
+        gate_core = float(np.sum([t.gate_scale(v) * v for v in vc[:cores]])) if cores else 0.0
+        sub_u = t.subthreshold_scale(vu, T) * vu
+        gate_u = t.gate_scale(vu) * vu
+        sub = self._leak * self._count * ioff * lc * np.where(self._core, sub_core, sub_u) + self._fixed_leak
+        gate = self._gate * self._count * ig * np.where(self._core, gate_core, gate_u)
+
+        runtime = np.zeros(len(self.structs))
+        if self.has_runtime:
+            secs = self.activity.seconds
+            v2 = np.where(self._core[:, None], (vc[None, :] ** 2), np.where(self._fixed[:, None], vnom ** 2,
+                                                                           vu ** 2))
+            runtime = (self._rt * v2).sum(axis=1) / secs + self._fixed_rt / secs
+        return Result(self, area=area, peak=peak, runtime=runtime, sub=sub, gate=gate, core_vdd=np.array(vc),
+                      core_MHz=np.array(fc), uncore_vdd=vu, temperature_K=T, label=label)
