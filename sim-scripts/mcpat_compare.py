@@ -8,6 +8,8 @@ breakdown by component class, with % errors. The acceptance tolerance is 15% on 
     sim-scripts/mcpat_compare.py             # the comparison
     sim-scripts/mcpat_compare.py --bench     # also: time to price one configuration
     sim-scripts/mcpat_compare.py --fit       # re-derive the calibration factors (prints them; edits nothing)
+    sim-scripts/mcpat_compare.py --cross-validate   # leave-one-processor-out: in- vs out-of-sample errors
+    sim-scripts/mcpat_compare.py --cross-validate --node-prior neighbours   # unseen node: neighbours' multipliers
 """
 
 from __future__ import annotations
@@ -57,10 +59,64 @@ def bench(console: Console) -> None:
     console.print(t)
 
 
+def cross_validate(console: Console, node_prior: str) -> None:
+    from power import fit
+    cv = fit.cross_validate(node_prior=node_prior)
+    tab = cv["table"]
+    metrics = (("area_mm2", "area"), ("peak_dynamic_W", "peak dyn"), ("leakage_W", "leakage"))
+    t = Table(title="leave-one-processor-out cross-validation: error vs McPAT, in sample (fit on all six) and "
+                    "out of sample (refit on the other five)")
+    t.add_column("held-out processor", justify="right")
+    for _, label in metrics:
+        t.add_column(f"{label} in", justify="right")
+        t.add_column(f"{label} out", justify="right")
+    t.add_column("held-out node: leakage multiplier")
+    for proc, g in tab.groupby("processor", sort=False):
+        cells = [proc]
+        for metric, _ in metrics:
+            row = g[g.metric == metric].iloc[0]
+            cells += [_err(row.in_error_pct), _err(row.out_error_pct)]
+        fold = cv["folds"][proc]
+        cells.append(f"{fold['node']}: {fold['node_note']}")
+        t.add_row(*cells)
+    console.print(t)
+
+    def mae(col: str) -> str:
+        return ", ".join(f"{label} {tab[tab.metric == m][col].abs().mean():.1f}%" for m, label in metrics)
+
+    def stat(col: str, how: str) -> str:
+        return ", ".join(f"{tab[tab.metric == m][col].abs().agg(how):.1f}%" for m, _ in metrics)
+
+    console.print(f"mean |error| in sample:     {mae('in_error_pct')}   (median {stat('in_error_pct', 'median')}; "
+                  f"max {stat('in_error_pct', 'max')})")
+    console.print(f"mean |error| out of sample: {mae('out_error_pct')}   (median {stat('out_error_pct', 'median')}; "
+                  f"max {stat('out_error_pct', 'max')})")
+    console.print(f"  the fit's linear surrogate (what the least squares minimises): in sample "
+                  f"{mae('in_fit_error_pct')}; out of sample {mae('out_fit_error_pct')}")
+    prior = ("multiplier 1 on the uncalibrated ITRS-class Ioff / Igate (the fit's prior: power.tech's values with "
+             "the folded-in multipliers power.fit.FOLDED_NODE_MULTIPLIERS divided out)" if node_prior == "one" else
+             "the fitted multipliers of the nearest nodes of the same device type, interpolated log-linearly in "
+             "feature size or carried from the nearest one (as power.tech does); 1 if no node of that type was "
+             "fitted")
+    console.print(f"Leakage of a held-out processor whose node/device no other example has: {prior}.")
+    for proc, fold in cv["folds"].items():
+        empty = sorted({g for v in fold["groups_without_data"].values() for g in v})
+        if empty:
+            console.print(f"{proc} held out: no other example has {', '.join(empty)} (those factors are set by "
+                          f"the fit's pull towards a common level / 1 alone)")
+    console.print("In sample = the full model priced with the factors fitted on all six examples (the shipped "
+                  "factors up to rounding); out of sample = priced with the factors refitted without that processor.")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", action="store_true", help="time the pricing of one configuration")
     ap.add_argument("--fit", action="store_true", help="re-derive the calibration factors and print them")
+    ap.add_argument("--cross-validate", action="store_true",
+                    help="leave-one-processor-out cross-validation of the calibration (in- vs out-of-sample errors)")
+    ap.add_argument("--node-prior", choices=("one", "neighbours"), default="one",
+                    help="cross-validation: leakage multiplier of a held-out node no other example has (default: "
+                         "the fit's prior, 1; neighbours: from the nearest fitted nodes)")
     args = ap.parse_args()
     console = Console(width=140)
     tot = compare.totals_table()
@@ -103,6 +159,8 @@ def main() -> int:
                 console.print("  node multipliers (relative to power.tech now) "
                               + ", ".join(f"{k}={v:.3g}" for k, v in r["node_multipliers"].items()))
             console.print("  fit errors " + ", ".join(f"{k} {v:+.1f}%" for k, v in r["errors_pct"].items()))
+    if args.cross_validate:
+        cross_validate(console, args.node_prior)
     return 0 if worst <= TOLERANCE_PCT else 1
 
 
