@@ -1,0 +1,139 @@
+"""Shared fixtures for the guest-program tests: where the riscv64 programs are built, how to run one under
+qemu-riscv64 (the functional reference) and under the engine.
+
+Tests that need the engine take the `engine` fixture: when the Rust engine is missing or is still the
+placeholder, they fail with one clear message (CI builds it first: `make engine`), never skip."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+from dataclasses import dataclass
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+WORKLOADS = ROOT / "workloads"
+BUILD = WORKLOADS / "build"
+TEST_PROGRAMS = BUILD / "tests"
+FAULT_PROGRAMS = BUILD / "tests" / "faults"
+BENCH_PROGRAMS = BUILD / "bench"
+CROSS_CC = "riscv64-linux-gnu-gcc"
+QEMU = "qemu-riscv64"
+
+# The guest sees exactly these environment strings under both runners, so the initial stacks hold the same
+# strings (qemu-user hands its own environment to the guest).
+GUEST_ENV: dict[str, str] = {}
+
+
+@dataclass
+class GuestRun:
+    """What a guest program did: the same shape for qemu and the engine, so tests compare them directly."""
+
+    stdout: bytes
+    stderr: bytes
+    exit_code: int | None
+
+
+def is_program(path: pathlib.Path) -> bool:
+    """A built riscv64 executable (not an object, dependency file or directory)."""
+    if not path.is_file() or path.suffix in (".o", ".d") or not os.access(path, os.X_OK):
+        return False
+    with open(path, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
+def programs_in(folder: pathlib.Path) -> list[pathlib.Path]:
+    return sorted(p for p in folder.iterdir() if is_program(p)) if folder.is_dir() else []
+
+
+def run_qemu(binary: pathlib.Path | str, args: list[str] | tuple[str, ...] = (), *, timeout: float = 120,
+             qemu_flags: list[str] | tuple[str, ...] = (), env: dict[str, str] | None = None) -> GuestRun:
+    """Run a program under qemu-riscv64 with the guest environment `env` (default: GUEST_ENV, empty)."""
+    proc = subprocess.run([QEMU, *qemu_flags, str(binary), *args], capture_output=True, timeout=timeout,
+                          env=dict(GUEST_ENV if env is None else env))
+    code = proc.returncode
+    if code < 0:
+        raise AssertionError(f"qemu-riscv64 {binary} died from signal {-code}: stderr {proc.stderr[-2000:]!r}")
+    return GuestRun(proc.stdout, proc.stderr, code)
+
+
+def make_system(binary: pathlib.Path | str, args: list[str] | tuple[str, ...] = (), *,
+                env: dict[str, str] | None = None, **params):
+    """A System running `binary` with `args` and environment `env` (default GUEST_ENV), other System
+    parameters as keywords (harts=4, max_insts=...)."""
+    from models.system import System, Workload
+
+    env = GUEST_ENV if env is None else env
+    return System(workload=Workload(binary=str(binary), argv=list(args), env=[f"{k}={v}" for k, v in env.items()]),
+                  **params)
+
+
+def run_engine(binary: pathlib.Path | str, args: list[str] | tuple[str, ...] = (), *,
+               env: dict[str, str] | None = None, **params):
+    """Run a program in the engine; returns the models.sim.RunResult."""
+    from models.sim import simulate
+
+    return simulate(make_system(binary, args, env=env, **params))
+
+
+def as_guest_run(result) -> GuestRun:
+    return GuestRun(bytes(result.stdout), bytes(result.stderr), result.exit_code)
+
+
+@pytest.fixture(scope="session")
+def workloads_built() -> pathlib.Path:
+    """Build workloads/ (incremental: a no-op when up to date) and return the build folder."""
+    proc = subprocess.run(["make", "-s", "-C", str(WORKLOADS), "programs"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.fail(f"building workloads/ failed:\n{proc.stdout}\n{proc.stderr}", pytrace=False)
+    return BUILD
+
+
+_engine_problem: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def engine(workloads_built) -> None:
+    """Fails (does not skip) every test that needs the engine when it is not built or still the placeholder."""
+    if _engine_problem:
+        pytest.fail(_engine_problem[0], pytrace=False)
+    from models.errors import ConfigError, EngineBug
+
+    try:
+        from models import _engine  # noqa: F401
+    except ImportError as exc:
+        _engine_problem.append(f"the Rust engine is not built ({exc}): run `make engine`")
+    else:
+        probe = TEST_PROGRAMS / "printf_fmt"
+        try:
+            run_engine(probe, max_insts=1000)
+        except EngineBug as exc:
+            if "not built yet" in str(exc):
+                _engine_problem.append(f"the engine is still the placeholder ({exc}): land it and run "
+                                       "`make engine`")
+        except ConfigError as exc:
+            if "unknown field" in str(exc):
+                _engine_problem.append(f"the built engine is older than models/ ({exc}): run `make engine`")
+        except Exception:  # any other failure belongs to the test that hits it, with its own details
+            pass
+    if _engine_problem:
+        pytest.fail(_engine_problem[0], pytrace=False)
+
+
+def cross_compile(sources: list[pathlib.Path], output: pathlib.Path, *, extra: list[str] | None = None,
+                  runtime: bool = False) -> pathlib.Path:
+    """Compile and link a freestanding static riscv64 program (as the workloads Makefile does). With runtime,
+    the project's crt0 and libc are linked in; otherwise the sources provide _start."""
+    flags = ["-O2", "-static", "-nostdlib", "-ffreestanding", "-march=rv64imac", "-mabi=lp64", "-no-pie",
+             "-fno-pie", "-Wl,--build-id=none", "-Wl,--no-warn-rwx-segments"]
+    objs: list[str] = []
+    if runtime:
+        flags.append(f"-I{WORKLOADS / 'runtime'}")
+        objs = [str(WORKLOADS / "runtime" / "crt0.S"), str(WORKLOADS / "runtime" / "kvsim_libc.c")]
+    cmd = [CROSS_CC, *flags, *(extra or []), "-o", str(output), *objs, *map(str, sources), "-lgcc"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"cross-compiling failed: {' '.join(cmd)}\n{proc.stderr[-4000:]}")
+    return output
