@@ -1,0 +1,15 @@
+"""Functional run of the kvmix compute benchmark on one hart: the default simulation until the KVS server and the
+timing models are wired in."""
+
+from models import System, Workload
+
+from . import WORKLOAD_BUILD
+
+
+def system(rounds: int = 12) -> System:
+    return System(
+        harts=1,
+        clock="2.5GHz",          # functional mode: one instruction per cycle at this clock
+        mem_limit="256MiB",
+        workload=Workload(binary=str(WORKLOAD_BUILD / "bench" / "kvmix"), argv=[str(rounds)]),
+    )
