@@ -13,7 +13,7 @@ import sys
 from .params import SimObject
 
 # Modules whose SimObjects the engine reads. Add a model's module here when it gains parameters.
-MODEL_MODULES = ["models.system"]
+MODEL_MODULES = ["models.system", "models.core", "models.cache", "models.dram"]
 TARGET = pathlib.Path(__file__).resolve().parent / "params" / "src" / "generated.rs"
 
 

@@ -1,0 +1,77 @@
+"""Parameters of the cache models (read by kvsim-timing's `cache.rs`).
+
+A `Cache` is one set-associative array; `CacheHierarchy` arranges them: private L1I/L1D (and an optional private
+L2) per core, and a shared last-level cache split into slices with static address interleaving. Defaults describe
+the billion-RPS target (32 KB L1s, no private L2, a 768 KB-per-core shared LLC); "assumed" marks guesses.
+"""
+
+from __future__ import annotations
+
+from .params import Param, ParamError, SimObject
+
+
+def _is_pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+class Cache(SimObject):
+    """One set-associative, write-back, write-allocate cache array with MSHRs."""
+
+    size = Param.Size("32KiB", "capacity (for the LLC: of all slices together); rounds down to whole sets",
+                      min="256B", max="4GiB")
+    assoc = Param.Count(8, "ways per set (assumed 8 for the L1s)", min=1, max=64)
+    line_size = Param.Size("64B", "line (block) size; a power of two, the same at every level",
+                           min="16B", max="512B")
+    hit_latency = Param.Count(4, "cycles of this cache's clock to look it up; a miss adds the next level's, so "
+                              "load-to-use at a level is the sum down to it (assumed 4 for the L1D)",
+                              min=1, max=1000)
+    replacement = Param.Enum("lru", "replacement policy: 'lru', 'plru' (tree pseudo-LRU, power-of-two ways) or "
+                             "'random' (seeded, deterministic)", choices=("lru", "plru", "random"))
+    mshrs = Param.Count(10, "miss-status holding registers: outstanding misses (and prefetches) to distinct lines; "
+                        "for the L1D they bound the core's memory-level parallelism (Ivy Bridge: 10 fill buffers)",
+                        min=1, max=1024)
+    inclusive = Param.Bool(False, "evicting a line back-invalidates it in the levels above (used for the LLC)")
+
+    def validate(self) -> None:
+        super().validate()
+        if not _is_pow2(self.line_size):
+            raise ParamError(f"Cache.line_size = {self.line_size}: must be a power of two")
+        if self.size < self.assoc * self.line_size:
+            raise ParamError(f"Cache.size = {self.size} is smaller than one set (assoc x line_size = "
+                             f"{self.assoc * self.line_size} bytes)")
+        if self.replacement == "plru" and not _is_pow2(self.assoc):
+            raise ParamError(f"Cache.replacement = 'plru' needs a power-of-two assoc, not {self.assoc}")
+
+
+class CacheHierarchy(SimObject):
+    """The caches of one socket: private L1I/L1D (+ optional L2) per core and a sliced, shared LLC."""
+
+    l1i = Param.Child(Cache, "private instruction cache of each core (its clock is the core's)")
+    l1d = Param.Child(Cache, "private data cache of each core (its clock is the core's)")
+    l2_enabled = Param.Bool(False, "give each core a private mid-level cache (the Xeon baseline has one; the "
+                            "target does not: its L2 is the shared LLC)")
+    l2 = Param.Child(Cache, "private mid-level cache of each core, if l2_enabled (its clock is the core's)")
+    llc = Param.Child(Cache, "shared last-level cache, all slices together")
+    llc_slices = Param.Count(1, "LLC slices; consecutive lines go to consecutive slices (static interleaving)",
+                             min=1, max=1024)
+    uncore_clock = Param.Freq("2.5GHz", "clock of the LLC slices (assumed equal to the nominal core clock)",
+                              min="100MHz", max="10GHz")
+
+    def __init__(self, **values):
+        # Each level gets its own defaults; a user may still pass any Cache.
+        values.setdefault("l1i", Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=4))
+        values.setdefault("l1d", Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=10))
+        values.setdefault("l2", Cache(size="256KiB", assoc=8, hit_latency=8, mshrs=16))
+        # 768 KB per core x 60 cores; 20 ways and 20 cycles (crossbar/mesh traversal included) are assumed.
+        values.setdefault("llc", Cache(size="45MiB", assoc=20, hit_latency=20, mshrs=64, inclusive=True))
+        super().__init__(**values)
+
+    def validate(self) -> None:
+        super().validate()
+        lines = {c.line_size for c in (self.l1i, self.l1d, self.l2, self.llc)}
+        if len(lines) != 1:
+            raise ParamError(f"CacheHierarchy: every level must use one line_size, not {sorted(lines)}")
+        per_slice = self.llc.size // self.llc_slices
+        if per_slice < self.llc.assoc * self.llc.line_size:
+            raise ParamError(f"CacheHierarchy.llc_slices = {self.llc_slices}: a slice of {per_slice} bytes is "
+                             f"smaller than one set")

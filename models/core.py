@@ -1,0 +1,61 @@
+"""Parameters of a core's timing model (read by kvsim-timing's `core.rs`).
+
+Defaults describe the billion-RPS target's core (out-of-order, 3-issue, 64-entry ROB, 2.5 GHz; the paper's
+Section 6). Values the paper does not give are marked "assumed" in their doc.
+"""
+
+from __future__ import annotations
+
+from .params import Param, ParamError, SimObject
+
+
+def _is_pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+class Core(SimObject):
+    """One core's timing model: pipeline widths, window, queues, functional units, branch predictor, clock."""
+
+    model = Param.Enum("ooo", "timing model: 'ooo' issues out of order from the ROB; 'inorder' issues in program "
+                       "order (Cortex-A7 class), still completing out of order under cache misses",
+                       choices=("ooo", "inorder"))
+    clock = Param.Freq("2.5GHz", "core clock; cycles convert to ticks (ps) by its period, per core (DVFS)",
+                       min="100MHz", max="10GHz")
+    fetch_width = Param.Count(3, "instructions fetched, decoded and dispatched (renamed) per cycle (assumed = "
+                              "issue width)", min=1, max=16)
+    issue_width = Param.Count(3, "instructions issued to functional units per cycle", min=1, max=16)
+    commit_width = Param.Count(3, "instructions committed per cycle (assumed = issue width)", min=1, max=16)
+    rob_entries = Param.Count(64, "reorder-buffer entries: instructions in flight from dispatch to commit "
+                              "(1 = in-order issue, nothing overlaps)", min=1, max=1024)
+    lq_entries = Param.Count(32, "load-queue entries, held from dispatch to commit (assumed)", min=1, max=512)
+    sq_entries = Param.Count(24, "store-queue/store-buffer entries, held from dispatch until the store is written "
+                             "to the L1D after commit (assumed)", min=1, max=512)
+    int_alus = Param.Count(3, "integer ALUs (also resolve branches and jumps)", min=1, max=16)
+    int_alu_latency = Param.Count(1, "integer ALU latency in cycles", min=1, max=100)
+    mul_units = Param.Count(1, "pipelined integer multipliers (assumed)", min=1, max=16)
+    mul_latency = Param.Count(3, "integer multiply latency in cycles (Ivy Bridge imul: 3)", min=1, max=100)
+    div_units = Param.Count(1, "integer dividers, not pipelined (assumed)", min=1, max=16)
+    div_latency = Param.Count(20, "integer divide latency in cycles; the divider is busy throughout (assumed)",
+                              min=1, max=200)
+    load_ports = Param.Count(2, "loads (and prefetches) issued per cycle", min=1, max=8)
+    store_ports = Param.Count(1, "store-address/data issues per cycle", min=1, max=8)
+    bpred = Param.Enum("gshare", "conditional-branch direction predictor: 'gshare' (global history XOR PC), "
+                       "'bimodal' (PC only), 'perfect' (never mispredicts)",
+                       choices=("gshare", "bimodal", "perfect"))
+    bpred_entries = Param.Count(4096, "2-bit counters in the direction predictor (power of two; assumed)",
+                                min=16, max=1 << 22)
+    bpred_history_bits = Param.Count(12, "global-history bits gshare folds into its index (assumed)",
+                                     min=0, max=30)
+    btb_entries = Param.Count(2048, "branch-target-buffer entries for indirect jumps (power of two, 0 = none, "
+                              "every indirect jump mispredicts; assumed)", min=0, max=1 << 20)
+    ras_entries = Param.Count(16, "return-address-stack entries (0 = none; assumed)", min=0, max=256)
+    mispredict_penalty = Param.Count(14, "cycles from a mispredicted branch's resolution to the dispatch of the "
+                                     "right path (front-end refill; assumed, Ivy Bridge is ~14-17)",
+                                     min=0, max=100)
+
+    def validate(self) -> None:
+        super().validate()
+        if not _is_pow2(self.bpred_entries):
+            raise ParamError(f"Core.bpred_entries = {self.bpred_entries}: must be a power of two")
+        if self.btb_entries and not _is_pow2(self.btb_entries):
+            raise ParamError(f"Core.btb_entries = {self.btb_entries}: must be 0 or a power of two")

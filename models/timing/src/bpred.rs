@@ -1,0 +1,115 @@
+//! Branch prediction: a direction predictor (gshare, bimodal or perfect) of 2-bit counters, a direct-mapped BTB
+//! for indirect jumps, and a return-address stack. Each call says whether the front end guessed right.
+
+use kvsim_params::Core as CoreParams;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirKind {
+    Gshare,
+    Bimodal,
+    Perfect,
+}
+
+#[derive(Debug, Clone)]
+pub struct BranchPredictor {
+    kind: DirKind,
+    counters: Vec<u8>,
+    mask: u64,
+    history: u64,
+    history_mask: u64,
+    btb_tag: Vec<u64>,
+    btb_target: Vec<u64>,
+    btb_mask: u64,
+    ras: Vec<u64>,
+    ras_top: usize,
+    ras_count: usize,
+}
+
+impl BranchPredictor {
+    pub fn new(p: &CoreParams) -> Self {
+        let kind = match p.bpred.as_str() {
+            "gshare" => DirKind::Gshare,
+            "bimodal" => DirKind::Bimodal,
+            "perfect" => DirKind::Perfect,
+            other => panic!("unknown branch predictor {other:?}"),
+        };
+        let entries = p.bpred_entries.next_power_of_two().max(1);
+        let btb = if p.btb_entries == 0 { 0 } else { p.btb_entries.next_power_of_two() };
+        BranchPredictor {
+            kind,
+            counters: vec![1; entries as usize], // weakly not-taken
+            mask: entries - 1,
+            history: 0,
+            history_mask: if p.bpred_history_bits >= 64 { u64::MAX } else { (1u64 << p.bpred_history_bits) - 1 },
+            btb_tag: vec![u64::MAX; btb as usize],
+            btb_target: vec![0; btb as usize],
+            btb_mask: btb.saturating_sub(1),
+            ras: vec![0; p.ras_entries as usize],
+            ras_top: 0,
+            ras_count: 0,
+        }
+    }
+
+    /// A conditional branch at `pc` went `taken`: predict, train, and say whether the prediction was right.
+    #[inline]
+    pub fn conditional(&mut self, pc: u64, taken: bool) -> bool {
+        let idx = match self.kind {
+            DirKind::Perfect => return true,
+            DirKind::Bimodal => (pc >> 1) & self.mask,
+            DirKind::Gshare => ((pc >> 1) ^ (self.history & self.history_mask)) & self.mask,
+        } as usize;
+        let c = &mut self.counters[idx];
+        let predicted = *c >= 2;
+        if taken {
+            *c = (*c + 1).min(3);
+        } else {
+            *c = c.saturating_sub(1);
+        }
+        self.history = (self.history << 1) | taken as u64;
+        predicted == taken
+    }
+
+    /// A call: remember where it returns.
+    #[inline]
+    pub fn push_return(&mut self, ret: u64) {
+        let n = self.ras.len();
+        if n == 0 {
+            return;
+        }
+        self.ras_top = (self.ras_top + 1) % n;
+        self.ras[self.ras_top] = ret;
+        self.ras_count = (self.ras_count + 1).min(n);
+    }
+
+    /// A return to `target`: was it the top of the return-address stack?
+    #[inline]
+    pub fn pop_return(&mut self, target: u64) -> bool {
+        if self.kind == DirKind::Perfect {
+            return true;
+        }
+        let n = self.ras.len();
+        if self.ras_count == 0 || n == 0 {
+            return false;
+        }
+        let predicted = self.ras[self.ras_top];
+        self.ras_top = (self.ras_top + n - 1) % n;
+        self.ras_count -= 1;
+        predicted == target
+    }
+
+    /// An indirect jump at `pc` to `target`: did the BTB hold that target? Trains it.
+    #[inline]
+    pub fn indirect(&mut self, pc: u64, target: u64) -> bool {
+        if self.kind == DirKind::Perfect {
+            return true;
+        }
+        if self.btb_tag.is_empty() {
+            return false;
+        }
+        let i = ((pc >> 1) & self.btb_mask) as usize;
+        let hit = self.btb_tag[i] == pc && self.btb_target[i] == target;
+        self.btb_tag[i] = pc;
+        self.btb_target[i] = target;
+        hit
+    }
+}

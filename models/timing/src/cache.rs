@@ -1,0 +1,690 @@
+//! Caches: [`CacheArray`] is one set-associative, write-back, write-allocate array with MSHRs and way masks;
+//! [`MemSystem`] arranges a socket's caches (private L1I/L1D and an optional private L2 per core, a shared LLC
+//! in slices with static line interleaving, inclusive of the private levels by back-invalidation) over any
+//! backing [`MemPort`] (a [`crate::dram::Dram`], a [`crate::FixedLatency`], ...).
+//!
+//! Timing: a lookup costs the level's hit latency; a miss leaves for the next level after it, so a level's
+//! load-to-use latency is the sum of the hit latencies down to it (plus memory's). A line is installed when its
+//! miss is sent, with the tick its data arrives ("ready"): a later access to it before then is an MSHR hit
+//! (merged with the outstanding miss) and completes when the data arrives. A miss holds one of the level's MSHRs
+//! until its fill; with all MSHRs busy it waits for the first to free, which bounds memory-level parallelism.
+
+use crate::{ratio, AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick, REQ_CLASSES};
+use kvsim_params::{Cache as CacheParams, CacheHierarchy};
+
+const INVALID: u64 = u64::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replacement {
+    Lru,
+    Plru,
+    Random,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CacheStats {
+    pub accesses: u64,
+    pub hits: u64,
+    pub misses: u64,
+    /// Accesses to a line whose miss is still outstanding (merged into its MSHR).
+    pub mshr_merges: u64,
+    /// Misses that found every MSHR busy and waited.
+    pub mshr_full: u64,
+    pub mshr_wait_ticks: Tick,
+    pub evictions: u64,
+    /// Dirty lines evicted (written back to the next level).
+    pub writebacks: u64,
+    /// Lines removed by an inclusive lower level's eviction.
+    pub back_invalidations: u64,
+    pub prefetches: u64,
+    pub writes: u64,
+}
+
+/// One set-associative cache array.
+#[derive(Debug, Clone)]
+pub struct CacheArray {
+    sets: u64,
+    assoc: usize,
+    set_mask: Option<u64>,
+    /// Line numbers are divided by this before picking a set (the slice count for an LLC slice).
+    set_div: u64,
+    tags: Vec<u64>,
+    ready: Vec<Tick>,
+    stamp: Vec<u64>,
+    dirty: Vec<bool>,
+    /// LLC only: which cores (bit = core % 64) may hold the line in their private caches.
+    sharers: Vec<u64>,
+    plru: Vec<u64>,
+    counter: u64,
+    /// Sharers of the line the last `insert` displaced (LLC only).
+    pub last_victim_sharers: u64,
+    rng: u64,
+    policy: Replacement,
+    way_masks: [u64; REQ_CLASSES],
+    mshr: Vec<Tick>,
+    /// Hit latency in cycles of this cache's clock, and the same in ticks.
+    pub hit_cycles: u64,
+    pub hit_ticks: Tick,
+    pub stats: CacheStats,
+}
+
+impl CacheArray {
+    /// `capacity` bytes (this array's share: an LLC slice's), from the params' assoc, line size and policy.
+    pub fn new(p: &CacheParams, capacity: u64, set_div: u64, clock_hz: u64, seed: u64) -> Self {
+        let assoc = p.assoc as usize;
+        let sets = (capacity / (p.assoc * p.line_size)).max(1);
+        let policy = match p.replacement.as_str() {
+            "lru" => Replacement::Lru,
+            "plru" => Replacement::Plru,
+            "random" => Replacement::Random,
+            other => panic!("unknown replacement policy {other:?}"),
+        };
+        assert!(policy != Replacement::Plru || assoc.is_power_of_two(), "tree PLRU needs power-of-two ways");
+        let n = sets as usize * assoc;
+        let all = if assoc == 64 { u64::MAX } else { (1u64 << assoc) - 1 };
+        CacheArray {
+            sets,
+            assoc,
+            set_mask: if sets.is_power_of_two() && set_div == 1 { Some(sets - 1) } else { None },
+            set_div: set_div.max(1),
+            tags: vec![INVALID; n],
+            ready: vec![0; n],
+            stamp: vec![0; n],
+            dirty: vec![false; n],
+            sharers: Vec::new(),
+            plru: if policy == Replacement::Plru { vec![0; sets as usize] } else { Vec::new() },
+            counter: 0,
+            last_victim_sharers: 0,
+            rng: seed | 1,
+            policy,
+            way_masks: [all; REQ_CLASSES],
+            mshr: vec![0; p.mshrs as usize],
+            hit_cycles: p.hit_latency,
+            hit_ticks: Clock::new(clock_hz).ticks(p.hit_latency),
+            stats: CacheStats::default(),
+        }
+    }
+
+    pub fn sets(&self) -> u64 {
+        self.sets
+    }
+    pub fn assoc(&self) -> usize {
+        self.assoc
+    }
+
+    /// Re-time the hit latency for a new clock (DVFS of the owning core).
+    pub fn set_clock(&mut self, clock_hz: u64) {
+        self.hit_ticks = Clock::new(clock_hz).ticks(self.hit_cycles);
+    }
+
+    /// Confine allocations by `class` to the ways whose bits are set in `mask` (hits may use any way).
+    pub fn set_way_mask(&mut self, class: ReqClass, mask: u64) {
+        let all = if self.assoc == 64 { u64::MAX } else { (1u64 << self.assoc) - 1 };
+        assert!(mask & all != 0, "a way mask must leave at least one way");
+        self.way_masks[class as usize] = mask & all;
+    }
+
+    #[inline]
+    fn set_of(&self, line: u64) -> usize {
+        match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => ((line / self.set_div) % self.sets) as usize,
+        }
+    }
+
+    /// The slot (set * assoc + way) holding `line`, if any.
+    #[inline]
+    pub fn find(&self, line: u64) -> Option<usize> {
+        let base = self.set_of(line) * self.assoc;
+        self.tags[base..base + self.assoc].iter().position(|&t| t == line).map(|w| base + w)
+    }
+
+    /// The way of a slot.
+    pub fn way_of(&self, slot: usize) -> usize {
+        slot % self.assoc
+    }
+
+    pub fn is_dirty(&self, slot: usize) -> bool {
+        self.dirty[slot]
+    }
+
+    pub fn ready(&self, slot: usize) -> Tick {
+        self.ready[slot]
+    }
+
+    /// Mark a slot most recently used.
+    #[inline]
+    pub fn touch(&mut self, slot: usize) {
+        match self.policy {
+            Replacement::Lru => {
+                self.counter += 1;
+                self.stamp[slot] = self.counter;
+            }
+            Replacement::Plru => {
+                let set = slot / self.assoc;
+                let way = slot % self.assoc;
+                // Walk from the root; at each node point the bit away from the side holding `way`.
+                let mut node = 1usize;
+                let mut lo = 0usize;
+                let mut span = self.assoc;
+                let bits = &mut self.plru[set];
+                while span > 1 {
+                    span /= 2;
+                    let right = way >= lo + span;
+                    if right {
+                        *bits &= !(1u64 << node); // next victim search goes left
+                        lo += span;
+                        node = 2 * node + 1;
+                    } else {
+                        *bits |= 1u64 << node; // next victim search goes right
+                        node *= 2;
+                    }
+                }
+            }
+            Replacement::Random => {}
+        }
+    }
+
+    fn victim_way(&mut self, set: usize, allowed: u64) -> usize {
+        let base = set * self.assoc;
+        // An invalid allowed way first.
+        for w in 0..self.assoc {
+            if allowed >> w & 1 == 1 && self.tags[base + w] == INVALID {
+                return w;
+            }
+        }
+        match self.policy {
+            Replacement::Lru => {
+                let mut best = usize::MAX;
+                let mut best_stamp = u64::MAX;
+                for w in 0..self.assoc {
+                    if allowed >> w & 1 == 1 && self.stamp[base + w] < best_stamp {
+                        best_stamp = self.stamp[base + w];
+                        best = w;
+                    }
+                }
+                best
+            }
+            Replacement::Plru => {
+                let bits = self.plru[set];
+                let mut node = 1usize;
+                let mut lo = 0usize;
+                let mut span = self.assoc;
+                while span > 1 {
+                    span /= 2;
+                    let left_mask = ((1u64 << span) - 1) << lo;
+                    let right_mask = ((1u64 << span) - 1) << (lo + span);
+                    let mut go_right = bits >> node & 1 == 1;
+                    if go_right && allowed & right_mask == 0 {
+                        go_right = false;
+                    } else if !go_right && allowed & left_mask == 0 {
+                        go_right = true;
+                    }
+                    if go_right {
+                        lo += span;
+                        node = 2 * node + 1;
+                    } else {
+                        node *= 2;
+                    }
+                }
+                lo
+            }
+            Replacement::Random => {
+                // xorshift64: deterministic for a given seed.
+                self.rng ^= self.rng << 13;
+                self.rng ^= self.rng >> 7;
+                self.rng ^= self.rng << 17;
+                let mut k = (self.rng % allowed.count_ones() as u64) as u32;
+                let mut m = allowed;
+                loop {
+                    let w = m.trailing_zeros();
+                    if k == 0 {
+                        return w as usize;
+                    }
+                    k -= 1;
+                    m &= m - 1;
+                }
+            }
+        }
+    }
+
+    /// Install `line` (absent) for `class`, its data arriving at `ready`. Returns the slot and the evicted line
+    /// with its dirtiness, if a valid line was displaced.
+    pub fn insert(&mut self, line: u64, ready: Tick, dirty: bool, class: ReqClass) -> (usize, Option<(u64, bool)>) {
+        let set = self.set_of(line);
+        let way = self.victim_way(set, self.way_masks[class as usize]);
+        let slot = set * self.assoc + way;
+        let old = self.tags[slot];
+        let victim = if old == INVALID {
+            None
+        } else {
+            self.stats.evictions += 1;
+            if self.dirty[slot] {
+                self.stats.writebacks += 1;
+            }
+            Some((old, self.dirty[slot]))
+        };
+        self.tags[slot] = line;
+        self.ready[slot] = ready;
+        self.dirty[slot] = dirty;
+        if !self.sharers.is_empty() {
+            self.last_victim_sharers = std::mem::replace(&mut self.sharers[slot], 0);
+        }
+        self.touch(slot);
+        (slot, victim)
+    }
+
+    /// Remove `line` if present; returns whether it was dirty.
+    pub fn invalidate(&mut self, line: u64) -> Option<bool> {
+        let slot = self.find(line)?;
+        self.tags[slot] = INVALID;
+        self.stamp[slot] = 0;
+        Some(std::mem::replace(&mut self.dirty[slot], false))
+    }
+
+    pub fn mark_dirty(&mut self, slot: usize) {
+        self.dirty[slot] = true;
+    }
+
+    /// Take an MSHR for a miss sent at `t`: returns the MSHR and the tick the miss can go (later if all are busy).
+    #[inline]
+    pub fn mshr_acquire(&mut self, t: Tick) -> (usize, Tick) {
+        let (mut best, mut free_at) = (0, Tick::MAX);
+        for (i, &busy) in self.mshr.iter().enumerate() {
+            if busy <= t {
+                return (i, t);
+            }
+            if busy < free_at {
+                free_at = busy;
+                best = i;
+            }
+        }
+        self.stats.mshr_full += 1;
+        self.stats.mshr_wait_ticks += free_at - t;
+        (best, free_at)
+    }
+
+    /// The miss held by MSHR `i` is filled at `fill`.
+    #[inline]
+    pub fn mshr_hold(&mut self, i: usize, fill: Tick) {
+        self.mshr[i] = fill;
+    }
+
+    /// MSHRs busy at `t`.
+    pub fn mshrs_busy(&self, t: Tick) -> usize {
+        self.mshr.iter().filter(|&&b| b > t).count()
+    }
+
+    /// Append this array's statistics; `insts` (if known) gives misses per kilo-instruction.
+    pub fn stats(&self, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
+        write_stats(&self.stats, prefix, insts, out)
+    }
+}
+
+fn write_stats(s: &CacheStats, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
+    {
+        out.add(prefix, "accesses", s.accesses as f64, "lookups (demand, prefetch and write)");
+        out.add(prefix, "hits", s.hits as f64, "lookups that found the line with its data");
+        out.add(prefix, "misses", s.misses as f64, "lookups that missed and sent a request to the next level");
+        out.add(prefix, "miss_rate", ratio(s.misses as f64, s.accesses as f64), "misses / accesses");
+        out.add(
+            prefix,
+            "mshr_merges",
+            s.mshr_merges as f64,
+            "accesses merged into an outstanding miss to the same line",
+        );
+        out.add(prefix, "mshr_full", s.mshr_full as f64, "misses that waited for a free MSHR");
+        out.add(prefix, "mshr_wait_ticks", s.mshr_wait_ticks as f64, "ps spent waiting for a free MSHR");
+        out.add(prefix, "evictions", s.evictions as f64, "valid lines replaced");
+        out.add(prefix, "writebacks", s.writebacks as f64, "dirty lines written back on eviction");
+        out.add(
+            prefix,
+            "back_invalidations",
+            s.back_invalidations as f64,
+            "lines invalidated by an inclusive level below",
+        );
+        out.add(prefix, "prefetches", s.prefetches as f64, "software prefetch requests");
+        if let Some(n) = insts {
+            out.add(prefix, "mpki", ratio(s.misses as f64 * 1000.0, n as f64), "misses per thousand instructions");
+        }
+    }
+}
+
+/// One core's private caches.
+#[derive(Debug, Clone)]
+pub struct PrivateCaches {
+    pub l1i: CacheArray,
+    pub l1d: CacheArray,
+    pub l2: Option<CacheArray>,
+}
+
+/// A socket's cache hierarchy over a backing memory `M`. Core `i`'s requests carry `requester = i`.
+#[derive(Debug, Clone)]
+pub struct MemSystem<M: MemPort> {
+    pub cores: Vec<PrivateCaches>,
+    pub llc: Vec<CacheArray>,
+    llc_inclusive: bool,
+    line_shift: u32,
+    pub mem: M,
+}
+
+impl<M: MemPort> MemSystem<M> {
+    /// `core_clocks[i]` is core i's clock in Hz (its private caches run at it).
+    pub fn new(p: &CacheHierarchy, core_clocks: &[u64], mem: M) -> Self {
+        let cores = core_clocks
+            .iter()
+            .enumerate()
+            .map(|(i, &hz)| PrivateCaches {
+                l1i: CacheArray::new(&p.l1i, p.l1i.size, 1, hz, 0x1111 + i as u64),
+                l1d: CacheArray::new(&p.l1d, p.l1d.size, 1, hz, 0x2222 + i as u64),
+                l2: p.l2_enabled.then(|| CacheArray::new(&p.l2, p.l2.size, 1, hz, 0x3333 + i as u64)),
+            })
+            .collect();
+        let slices = p.llc_slices.max(1);
+        let llc = (0..slices)
+            .map(|s| {
+                let mut c = CacheArray::new(&p.llc, p.llc.size / slices, slices, p.uncore_clock, 0x4444 + s);
+                c.sharers = vec![0; c.tags.len()];
+                c
+            })
+            .collect();
+        MemSystem { cores, llc, llc_inclusive: p.llc.inclusive, line_shift: p.l1d.line_size.trailing_zeros(), mem }
+    }
+
+    pub fn line_size(&self) -> u64 {
+        1 << self.line_shift
+    }
+
+    /// Core `core` changed its clock: its private caches follow.
+    pub fn set_core_clock(&mut self, core: usize, hz: u64) {
+        let p = &mut self.cores[core];
+        p.l1i.set_clock(hz);
+        p.l1d.set_clock(hz);
+        if let Some(l2) = &mut p.l2 {
+            l2.set_clock(hz);
+        }
+    }
+
+    /// Confine `class`'s LLC allocations to `mask`'s ways in every slice (e.g. DDIO: the NIC's 10%).
+    pub fn set_llc_way_mask(&mut self, class: ReqClass, mask: u64) {
+        for s in &mut self.llc {
+            s.set_way_mask(class, mask);
+        }
+    }
+
+    #[inline]
+    fn slice_of(&self, line: u64) -> usize {
+        (line % self.llc.len() as u64) as usize
+    }
+
+    /// Load-to-use ticks of a hit at each level for `core`: (L1D, L2 if any, LLC).
+    pub fn hit_latencies(&self, core: usize) -> (Tick, Option<Tick>, Tick) {
+        let p = &self.cores[core];
+        let l1 = p.l1d.hit_ticks;
+        let l2 = p.l2.as_ref().map(|c| l1 + c.hit_ticks);
+        (l1, l2, l2.unwrap_or(l1) + self.llc[0].hit_ticks)
+    }
+
+    /// A core's request: L1 (I or D), then L2, LLC, memory.
+    fn core_access(&mut self, req: &MemReq) -> Tick {
+        let line = req.addr >> self.line_shift;
+        let t = req.time;
+        let core = req.requester as usize;
+        let ifetch = req.kind == AccessKind::IFetch;
+        let write = req.kind == AccessKind::Write;
+        let l1 = if ifetch { &mut self.cores[core].l1i } else { &mut self.cores[core].l1d };
+        l1.stats.accesses += 1;
+        match req.kind {
+            AccessKind::Prefetch => l1.stats.prefetches += 1,
+            AccessKind::Write => l1.stats.writes += 1,
+            _ => {}
+        }
+        let lat = l1.hit_ticks;
+        if let Some(slot) = l1.find(line) {
+            l1.touch(slot);
+            if write {
+                l1.mark_dirty(slot);
+            }
+            let ready = l1.ready(slot);
+            if ready <= t {
+                l1.stats.hits += 1;
+                return t + lat;
+            }
+            l1.stats.mshr_merges += 1;
+            return ready.max(t + lat);
+        }
+        l1.stats.misses += 1;
+        let (mshr, start) = l1.mshr_acquire(t);
+        let fill = self.below_l1(core, line, req.non_temporal, req.class, start + lat);
+        let l1 = if ifetch { &mut self.cores[core].l1i } else { &mut self.cores[core].l1d };
+        l1.mshr_hold(mshr, fill);
+        let (_, victim) = l1.insert(line, fill, write, req.class);
+        if let Some((v, true)) = victim {
+            self.writeback_from_l1(core, v, start);
+        }
+        fill
+    }
+
+    /// An L1 miss for `line` leaves the L1 at `t`: returns when its data reaches the L1.
+    fn below_l1(&mut self, core: usize, line: u64, non_temporal: bool, class: ReqClass, t: Tick) -> Tick {
+        let Some(l2) = self.cores[core].l2.as_mut() else {
+            return self.llc_access(core, line, class, t);
+        };
+        l2.stats.accesses += 1;
+        let lat = l2.hit_ticks;
+        if let Some(slot) = l2.find(line) {
+            l2.touch(slot);
+            let ready = l2.ready(slot);
+            if ready <= t {
+                l2.stats.hits += 1;
+                return t + lat;
+            }
+            l2.stats.mshr_merges += 1;
+            return ready.max(t + lat);
+        }
+        l2.stats.misses += 1;
+        if non_temporal {
+            // Non-temporal: the fill skips the mid-level cache.
+            return self.llc_access(core, line, class, t + lat);
+        }
+        let (mshr, start) = l2.mshr_acquire(t);
+        let fill = self.llc_access(core, line, class, start + lat);
+        let l2 = self.cores[core].l2.as_mut().expect("l2");
+        l2.mshr_hold(mshr, fill);
+        let (_, victim) = l2.insert(line, fill, false, class);
+        if let Some((v, true)) = victim {
+            self.llc_writeback(v, start);
+        }
+        fill
+    }
+
+    /// A request for `line` reaches its LLC slice at `t`.
+    fn llc_access(&mut self, core: usize, line: u64, class: ReqClass, t: Tick) -> Tick {
+        let s = self.slice_of(line);
+        let c = &mut self.llc[s];
+        c.stats.accesses += 1;
+        let lat = c.hit_ticks;
+        let bit = 1u64 << (core % 64);
+        if let Some(slot) = c.find(line) {
+            c.touch(slot);
+            c.sharers[slot] |= bit;
+            let ready = c.ready(slot);
+            if ready <= t {
+                c.stats.hits += 1;
+                return t + lat;
+            }
+            c.stats.mshr_merges += 1;
+            return ready.max(t + lat);
+        }
+        c.stats.misses += 1;
+        let (mshr, start) = c.mshr_acquire(t);
+        let go = start + lat;
+        let fill = self.mem.access(&MemReq::new(line << self.line_shift, AccessKind::Read, core as u16, go));
+        let c = &mut self.llc[s];
+        c.mshr_hold(mshr, fill);
+        let (slot, victim) = c.insert(line, fill, false, class);
+        if let Some((v, dirty)) = victim {
+            self.evict_llc_line(s, v, dirty, go);
+        }
+        self.llc[s].sharers[slot] = bit;
+        fill
+    }
+
+    /// The LLC dropped `v`: back-invalidate the private copies (if inclusive) and write back dirty data.
+    fn evict_llc_line(&mut self, slice: usize, v: u64, dirty: bool, t: Tick) {
+        let mut dirty = dirty;
+        if self.llc_inclusive {
+            let sharers = self.llc[slice].last_victim_sharers;
+            dirty |= self.back_invalidate(v, sharers);
+        }
+        if dirty {
+            self.mem.access(&MemReq::new(v << self.line_shift, AccessKind::Write, 0, t));
+        }
+    }
+
+    /// Remove `line` from the private caches of the cores in `which` (bit = core % 64); true if any was dirty.
+    fn back_invalidate(&mut self, line: u64, which: u64) -> bool {
+        let mut dirty = false;
+        for (i, p) in self.cores.iter_mut().enumerate() {
+            if which >> (i % 64) & 1 == 0 {
+                continue;
+            }
+            for c in [&mut p.l1i, &mut p.l1d].into_iter().chain(p.l2.as_mut()) {
+                if let Some(d) = c.invalidate(line) {
+                    c.stats.back_invalidations += 1;
+                    dirty |= d;
+                }
+            }
+        }
+        dirty
+    }
+
+    fn writeback_from_l1(&mut self, core: usize, v: u64, t: Tick) {
+        if let Some(l2) = self.cores[core].l2.as_mut() {
+            if let Some(slot) = l2.find(v) {
+                l2.mark_dirty(slot);
+                return;
+            }
+            let (_, victim) = l2.insert(v, t, true, ReqClass::Core);
+            if let Some((v2, true)) = victim {
+                self.llc_writeback(v2, t);
+            }
+            return;
+        }
+        self.llc_writeback(v, t);
+    }
+
+    fn llc_writeback(&mut self, v: u64, t: Tick) {
+        let s = self.slice_of(v);
+        if let Some(slot) = self.llc[s].find(v) {
+            self.llc[s].mark_dirty(slot);
+        } else {
+            // Not inclusive (or already dropped): straight to memory.
+            self.mem.access(&MemReq::new(v << self.line_shift, AccessKind::Write, 0, t));
+        }
+    }
+
+    /// An I/O agent's request (class `Io`): goes to the LLC directly. A write allocates or updates the line in
+    /// the LLC (DDIO write-allocate/write-update) within the class's ways and invalidates private copies; a read
+    /// is served by the LLC or memory without allocating.
+    fn io_access(&mut self, req: &MemReq) -> Tick {
+        let line = req.addr >> self.line_shift;
+        let t = req.time;
+        let s = self.slice_of(line);
+        let lat = self.llc[s].hit_ticks;
+        self.llc[s].stats.accesses += 1;
+        let found = self.llc[s].find(line);
+        if req.kind == AccessKind::Write {
+            // Private copies go stale. With an inclusive LLC only the recorded sharers can hold the line.
+            let which = match found {
+                Some(slot) => std::mem::replace(&mut self.llc[s].sharers[slot], 0),
+                None if self.llc_inclusive => 0,
+                None => u64::MAX,
+            };
+            if which != 0 {
+                self.back_invalidate(line, which);
+            }
+            let c = &mut self.llc[s];
+            c.stats.writes += 1;
+            match found {
+                Some(slot) => {
+                    c.stats.hits += 1;
+                    c.touch(slot);
+                    c.mark_dirty(slot);
+                }
+                None => {
+                    c.stats.misses += 1;
+                    let (_, victim) = c.insert(line, t + lat, true, req.class);
+                    if let Some((v, dirty)) = victim {
+                        self.evict_llc_line(s, v, dirty, t);
+                    }
+                }
+            }
+            return t + lat;
+        }
+        match found {
+            Some(slot) => {
+                let c = &mut self.llc[s];
+                c.stats.hits += 1;
+                (t + lat).max(c.ready(slot))
+            }
+            None => {
+                self.llc[s].stats.misses += 1;
+                self.mem.access(&MemReq { time: t + lat, ..*req })
+            }
+        }
+    }
+
+    /// Statistics of core `core`'s private caches (`prefix` e.g. "system.core3."), with MPKI over `insts`.
+    pub fn core_stats(&self, core: usize, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
+        let p = &self.cores[core];
+        p.l1i.stats(&format!("{prefix}l1i."), insts, out);
+        p.l1d.stats(&format!("{prefix}l1d."), insts, out);
+        if let Some(l2) = &p.l2 {
+            l2.stats(&format!("{prefix}l2."), insts, out);
+        }
+    }
+
+    /// Statistics of the LLC: totals under `prefix`llc. and each slice under `prefix`llc.sliceN.
+    pub fn llc_stats(&self, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
+        let mut total = CacheStats::default();
+        for s in &self.llc {
+            let (a, b) = (&mut total, &s.stats);
+            a.accesses += b.accesses;
+            a.hits += b.hits;
+            a.misses += b.misses;
+            a.mshr_merges += b.mshr_merges;
+            a.mshr_full += b.mshr_full;
+            a.mshr_wait_ticks += b.mshr_wait_ticks;
+            a.evictions += b.evictions;
+            a.writebacks += b.writebacks;
+            a.back_invalidations += b.back_invalidations;
+            a.prefetches += b.prefetches;
+            a.writes += b.writes;
+        }
+        write_stats(&total, &format!("{prefix}llc."), insts, out);
+        if self.llc.len() > 1 {
+            for (i, s) in self.llc.iter().enumerate() {
+                s.stats(&format!("{prefix}llc.slice{i}."), insts, out);
+            }
+        }
+    }
+}
+
+impl<M: MemPort> MemPort for MemSystem<M> {
+    #[inline]
+    fn access(&mut self, req: &MemReq) -> Tick {
+        match req.class {
+            ReqClass::Core => self.core_access(req),
+            ReqClass::Io => self.io_access(req),
+        }
+    }
+
+    fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
+        for i in 0..self.cores.len() {
+            self.core_stats(i, &format!("{prefix}core{i}."), None, out);
+        }
+        self.llc_stats(prefix, None, out);
+        self.mem.stats(&format!("{prefix}mem."), now, out);
+    }
+}

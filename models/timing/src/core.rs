@@ -1,0 +1,496 @@
+//! Core timing, functional-first and timing-directed (in the manner of ZSim's and Sniper's core models).
+//!
+//! The functional executor runs an instruction and hands its [`InstInfo`] to [`Core::step`], which gives it
+//! fetch, dispatch, issue, completion and commit cycles from:
+//! * fetch: `fetch_width` per cycle, a taken branch ends the fetch group, a new I-cache line is fetched from the
+//!   L1I (a miss stalls fetch), a mispredicted branch redirects fetch `mispredict_penalty` cycles after it resolves;
+//! * dispatch: `fetch_width` per cycle in order, once the instruction's ROB entry (and LQ/SQ entry) is free;
+//! * issue: when its sources are ready (a register scoreboard of ready cycles) and a functional unit and an issue
+//!   slot are free that cycle (a calendar of per-cycle slot counts); in-order cores also never issue before an
+//!   older instruction;
+//! * completion: issue + the unit's latency; loads ask the memory system (their L1D misses hold MSHRs, which
+//!   bound memory-level parallelism); software prefetches hold an MSHR but complete at once;
+//! * commit: in order, `commit_width` per cycle, after completion. Stores then drain from the store buffer into
+//!   the L1D in order (their line is fetched for ownership when they issue), holding their SQ entry until then.
+//!
+//! Times are in cycles of the core's clock; memory is asked in ticks (ps) through [`Clock`], so cores with different
+//! clocks (DVFS) share one memory system. The hot path allocates nothing.
+
+use crate::bpred::BranchPredictor;
+use crate::inst::{InstClass, InstInfo, PrefetchKind};
+use crate::{ratio, AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick};
+use kvsim_params::Core as CoreParams;
+
+/// Functional-unit classes (index into the per-cycle calendar).
+const FU_ALU: usize = 0;
+const FU_MUL: usize = 1;
+const FU_DIV: usize = 2;
+const FU_LOAD: usize = 3;
+const FU_STORE: usize = 4;
+const N_FU: usize = 5;
+
+/// Cycles the calendar remembers; issue slots further apart than this may alias (rare, and only ever lets an
+/// instruction issue where a forgotten one did).
+const CALENDAR: usize = 1 << 14;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    cycle: u64,
+    total: u8,
+    fu: [u8; N_FU],
+}
+
+/// The cycles one instruction went through (returned by [`Core::step`], mainly for tests and tracing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InstTiming {
+    pub fetch: u64,
+    pub dispatch: u64,
+    pub issue: u64,
+    pub complete: u64,
+    pub commit: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CoreStats {
+    pub insts: u64,
+    pub loads: u64,
+    pub stores: u64,
+    pub atomics: u64,
+    pub prefetches: u64,
+    pub branches: u64,
+    pub mispredicts: u64,
+    pub jumps: u64,
+    pub forwarded_loads: u64,
+    pub icache_stall_cycles: u64,
+    pub rob_occupancy_sum: u64,
+    pub lq_occupancy_sum: u64,
+    pub sq_occupancy_sum: u64,
+    pub load_latency_sum: u64,
+}
+
+/// Latencies the core needs to know of its L1s (cycles), for pipelined hits and store-to-load forwarding.
+#[derive(Debug, Clone, Copy)]
+pub struct L1Latencies {
+    pub l1i: u64,
+    pub l1d: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Core {
+    id: u16,
+    clock: Clock,
+    in_order: bool,
+    fetch_width: u32,
+    issue_width: u8,
+    commit_width: u32,
+    fu_units: [u8; N_FU],
+    alu_lat: u64,
+    mul_lat: u64,
+    div_lat: u64,
+    penalty: u64,
+    l1: L1Latencies,
+    line_shift: u32,
+
+    reg_ready: [u64; 32],
+    fetch_cycle: u64,
+    fetch_slots: u32,
+    last_fetch_line: u64,
+    disp_cycle: u64,
+    disp_slots: u32,
+    commit_cycle: u64,
+    commit_slots: u32,
+    last_issue: u64,
+    serialize_until: u64,
+    last_store_release: u64,
+
+    rob: Vec<u64>,
+    rob_pos: usize,
+    lq: Vec<u64>,
+    lq_pos: usize,
+    /// Per SQ entry: release cycle (left the store buffer), completion cycle and 8-byte word address.
+    sq_release: Vec<u64>,
+    sq_done: Vec<u64>,
+    sq_word: Vec<u64>,
+    sq_pos: usize,
+    /// Per hash of a word: the latest release of a store to it, so most loads skip the SQ search.
+    sq_filter: [u64; 64],
+    calendar: Vec<Slot>,
+    div_free: Vec<u64>,
+    bp: BranchPredictor,
+    pub stats: CoreStats,
+}
+
+impl Core {
+    /// Core number `id` (its requester id in the memory system), with the latencies of its L1s (cycles) and the
+    /// cache line size.
+    pub fn new(id: u16, p: &CoreParams, l1: L1Latencies, line_size: u64) -> Self {
+        let in_order = match p.model.as_str() {
+            "ooo" => false,
+            "inorder" => true,
+            other => panic!("unknown core model {other:?}"),
+        };
+        let w = |n: u64| n.clamp(1, 255) as u8;
+        Core {
+            id,
+            clock: Clock::new(p.clock),
+            in_order,
+            fetch_width: p.fetch_width as u32,
+            issue_width: w(p.issue_width),
+            commit_width: p.commit_width as u32,
+            fu_units: [w(p.int_alus), w(p.mul_units), w(p.div_units), w(p.load_ports), w(p.store_ports)],
+            alu_lat: p.int_alu_latency,
+            mul_lat: p.mul_latency,
+            div_lat: p.div_latency,
+            penalty: p.mispredict_penalty,
+            l1,
+            line_shift: line_size.trailing_zeros(),
+            reg_ready: [0; 32],
+            fetch_cycle: 0,
+            fetch_slots: 0,
+            last_fetch_line: u64::MAX,
+            disp_cycle: 0,
+            disp_slots: 0,
+            commit_cycle: 0,
+            commit_slots: 0,
+            last_issue: 0,
+            serialize_until: 0,
+            last_store_release: 0,
+            rob: vec![0; p.rob_entries as usize],
+            rob_pos: 0,
+            lq: vec![0; p.lq_entries as usize],
+            lq_pos: 0,
+            sq_release: vec![0; p.sq_entries as usize],
+            sq_done: vec![0; p.sq_entries as usize],
+            sq_word: vec![u64::MAX; p.sq_entries as usize],
+            sq_pos: 0,
+            sq_filter: [0; 64],
+            calendar: vec![Slot::default(); CALENDAR],
+            div_free: vec![0; p.div_units as usize],
+            bp: BranchPredictor::new(p),
+            stats: CoreStats::default(),
+        }
+    }
+
+    pub fn id(&self) -> u16 {
+        self.id
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Cycle at which the last instruction committed: the core's progress.
+    pub fn cycles(&self) -> u64 {
+        self.commit_cycle
+    }
+
+    /// The core's simulated time (tick of its last commit); the engine interleaves cores by it.
+    pub fn now(&self) -> Tick {
+        self.clock.tick(self.commit_cycle)
+    }
+
+    /// Change the clock (DVFS) from the last commit on (instructions in flight beyond it run at the new clock).
+    /// Call the memory system's `set_core_clock` too.
+    pub fn set_clock(&mut self, hz: u64) {
+        self.clock.set_freq(self.commit_cycle, hz);
+    }
+
+    /// Take an issue slot and a unit of class `fu` at the first cycle >= `c` that has both.
+    #[inline]
+    fn take_slot(&mut self, mut c: u64, fu: usize) -> u64 {
+        loop {
+            let s = &mut self.calendar[c as usize & (CALENDAR - 1)];
+            if s.cycle != c {
+                *s = Slot { cycle: c, total: 0, fu: [0; N_FU] };
+            }
+            if s.total < self.issue_width && s.fu[fu] < self.fu_units[fu] {
+                s.total += 1;
+                s.fu[fu] += 1;
+                return c;
+            }
+            c += 1;
+        }
+    }
+
+    #[inline]
+    fn mem_cycles(&self, done: Tick) -> u64 {
+        self.clock.cycle_at_or_after(done)
+    }
+
+    /// Time one executed instruction. `mem` is the memory system this core's requests go to.
+    pub fn step<M: MemPort + ?Sized>(&mut self, inst: &InstInfo, mem: &mut M) -> InstTiming {
+        self.stats.insts += 1;
+
+        // ---- fetch
+        if self.fetch_slots >= self.fetch_width {
+            self.fetch_cycle += 1;
+            self.fetch_slots = 0;
+        }
+        let line = inst.pc >> self.line_shift;
+        if line != self.last_fetch_line {
+            self.last_fetch_line = line;
+            let t = self.clock.tick(self.fetch_cycle);
+            let done = mem.access(&MemReq::new(inst.pc, AccessKind::IFetch, self.id, t));
+            // A hit is pipelined; only the cycles beyond it stall fetch.
+            let avail = self.mem_cycles(done).saturating_sub(self.l1.l1i);
+            if avail > self.fetch_cycle {
+                self.stats.icache_stall_cycles += avail - self.fetch_cycle;
+                self.fetch_cycle = avail;
+                self.fetch_slots = 0;
+            }
+        }
+        let fetch = self.fetch_cycle;
+        self.fetch_slots += 1;
+
+        // ---- dispatch (rename): in order, once its ROB / LQ / SQ entry is free
+        let class = inst.class;
+        let is_load = matches!(class, InstClass::Load | InstClass::Atomic);
+        let is_store = class == InstClass::Store;
+        let mut d = fetch.max(self.rob[self.rob_pos]).max(self.serialize_until);
+        if is_load {
+            d = d.max(self.lq[self.lq_pos]);
+        }
+        if is_store {
+            d = d.max(self.sq_release[self.sq_pos]);
+        }
+        if d < self.disp_cycle {
+            d = self.disp_cycle;
+        }
+        if d == self.disp_cycle {
+            if self.disp_slots >= self.fetch_width {
+                d += 1;
+                self.disp_slots = 0;
+            }
+        } else {
+            self.disp_slots = 0;
+        }
+        self.disp_cycle = d;
+        self.disp_slots += 1;
+
+        // ---- issue: sources ready, unit and slot free
+        let mut ready = d + 1;
+        if inst.src1 != 0 {
+            ready = ready.max(self.reg_ready[inst.src1 as usize]);
+        }
+        if inst.src2 != 0 {
+            ready = ready.max(self.reg_ready[inst.src2 as usize]);
+        }
+        if self.in_order {
+            ready = ready.max(self.last_issue);
+        }
+        let serializing = matches!(class, InstClass::Fence | InstClass::System);
+        if serializing {
+            // Waits for every older instruction to commit and (fence) every older store to drain.
+            ready = ready.max(self.commit_cycle).max(self.last_store_release);
+        }
+        let (issue, complete) = match class {
+            InstClass::IntAlu | InstClass::Branch | InstClass::Jump | InstClass::Fence | InstClass::System => {
+                let i = self.take_slot(ready, FU_ALU);
+                (i, i + self.alu_lat)
+            }
+            InstClass::Nop => (d, d),
+            InstClass::IntMul => {
+                let i = self.take_slot(ready, FU_MUL);
+                (i, i + self.mul_lat)
+            }
+            InstClass::IntDiv => {
+                // Not pipelined: the earliest-free divider, busy for the whole latency.
+                let (k, free) = self.div_free.iter().copied().enumerate().min_by_key(|&(_, f)| f).unwrap_or((0, 0));
+                let i = self.take_slot(ready.max(free), FU_DIV);
+                if let Some(f) = self.div_free.get_mut(k) {
+                    *f = i + self.div_lat;
+                }
+                (i, i + self.div_lat)
+            }
+            InstClass::Load => {
+                let i = self.take_slot(ready, FU_LOAD);
+                self.stats.loads += 1;
+                let c = self.load(inst, i, mem);
+                self.stats.load_latency_sum += c - i;
+                (i, c)
+            }
+            InstClass::Atomic => {
+                // A read-modify-write at L1D, after older stores have drained (ordered like a locked op).
+                let i = self.take_slot(ready.max(self.last_store_release), FU_LOAD);
+                self.stats.atomics += 1;
+                let mut req = MemReq::new(inst.mem_addr, AccessKind::Write, self.id, self.clock.tick(i));
+                req.non_temporal = inst.non_temporal;
+                let c = self.mem_cycles(mem.access(&req)).max(i + 1);
+                (i, c)
+            }
+            InstClass::Store => {
+                let i = self.take_slot(ready, FU_STORE);
+                (i, i + 1)
+            }
+            InstClass::Prefetch => {
+                let i = self.take_slot(ready, FU_LOAD);
+                self.stats.prefetches += 1;
+                let kind = match inst.prefetch_kind {
+                    PrefetchKind::Instruction => AccessKind::IFetch,
+                    _ => AccessKind::Prefetch,
+                };
+                let mut req = MemReq::new(inst.mem_addr, kind, self.id, self.clock.tick(i));
+                req.non_temporal = inst.non_temporal;
+                mem.access(&req); // holds an MSHR until its fill; nobody waits for it
+                (i, i + 1)
+            }
+        };
+        if issue > self.last_issue {
+            self.last_issue = issue;
+        }
+        if inst.dst != 0 {
+            self.reg_ready[inst.dst as usize] = complete;
+        }
+
+        // ---- branch prediction: a wrong guess redirects fetch after resolution
+        let correct = match class {
+            InstClass::Branch => {
+                self.stats.branches += 1;
+                self.bp.conditional(inst.pc, inst.taken)
+            }
+            InstClass::Jump => {
+                self.stats.jumps += 1;
+                let link = inst.dst == 1 || inst.dst == 5;
+                let via_link = inst.src1 == 1 || inst.src1 == 5;
+                let ok = if inst.src1 == 0 {
+                    true // JAL: the target is in the instruction
+                } else if via_link && !link {
+                    self.bp.pop_return(inst.next_pc)
+                } else {
+                    self.bp.indirect(inst.pc, inst.next_pc)
+                };
+                if link {
+                    self.bp.push_return(inst.pc + inst.len as u64);
+                }
+                ok
+            }
+            _ => true,
+        };
+        if !correct {
+            self.stats.mispredicts += 1;
+            let redirect = complete + self.penalty;
+            if redirect > self.fetch_cycle {
+                self.fetch_cycle = redirect;
+                self.fetch_slots = 0;
+            }
+        } else if inst.taken && matches!(class, InstClass::Branch | InstClass::Jump) {
+            self.fetch_slots = self.fetch_width; // a taken branch ends the fetch group
+        }
+        if inst.next_pc != inst.pc + inst.len as u64 && inst.next_pc != 0 {
+            self.last_fetch_line = u64::MAX; // fetch restarts at the target
+        }
+
+        // ---- commit: in order, after completion
+        let mut c = complete.max(self.commit_cycle);
+        if c == self.commit_cycle {
+            if self.commit_slots >= self.commit_width {
+                c += 1;
+                self.commit_slots = 0;
+            }
+        } else {
+            self.commit_slots = 0;
+        }
+        self.commit_cycle = c;
+        self.commit_slots += 1;
+        if serializing {
+            self.serialize_until = c;
+        }
+        self.rob[self.rob_pos] = c;
+        self.rob_pos = if self.rob_pos + 1 == self.rob.len() { 0 } else { self.rob_pos + 1 };
+        self.stats.rob_occupancy_sum += c - d;
+        if is_load {
+            self.lq[self.lq_pos] = c;
+            self.lq_pos = if self.lq_pos + 1 == self.lq.len() { 0 } else { self.lq_pos + 1 };
+            self.stats.lq_occupancy_sum += c - d;
+        }
+        if is_store {
+            self.stats.stores += 1;
+            // Fetch the line for ownership at issue; the store leaves the store buffer, in order, after commit.
+            let mut req = MemReq::new(inst.mem_addr, AccessKind::Write, self.id, self.clock.tick(issue));
+            req.non_temporal = inst.non_temporal;
+            let owned = self.mem_cycles(mem.access(&req));
+            let release = c.max(owned).max(self.last_store_release);
+            self.last_store_release = release;
+            self.sq_release[self.sq_pos] = release;
+            self.sq_done[self.sq_pos] = complete;
+            let word = inst.mem_addr >> 3;
+            self.sq_word[self.sq_pos] = word;
+            let h = Self::word_hash(word);
+            self.sq_filter[h] = self.sq_filter[h].max(release);
+            self.sq_pos = if self.sq_pos + 1 == self.sq_release.len() { 0 } else { self.sq_pos + 1 };
+            self.stats.sq_occupancy_sum += release - d;
+        }
+        InstTiming { fetch, dispatch: d, issue, complete, commit: c }
+    }
+
+    #[inline]
+    fn word_hash(word: u64) -> usize {
+        ((word ^ (word >> 6) ^ (word >> 12)) & 63) as usize
+    }
+
+    /// A load issued at cycle `i`: forwarded from an older store still in the store queue, else from memory.
+    #[inline]
+    fn load<M: MemPort + ?Sized>(&mut self, inst: &InstInfo, i: u64, mem: &mut M) -> u64 {
+        let word = inst.mem_addr >> 3;
+        // Search the SQ youngest first for a store to the same word that has not yet drained (if the filter says
+        // one may exist).
+        let n = if self.sq_filter[Self::word_hash(word)] > i { self.sq_word.len() } else { 0 };
+        let mut k = self.sq_pos;
+        for _ in 0..n {
+            k = if k == 0 { n - 1 } else { k - 1 };
+            if self.sq_word[k] == word && self.sq_release[k] > i {
+                self.stats.forwarded_loads += 1;
+                return i.max(self.sq_done[k]) + self.l1.l1d;
+            }
+        }
+        let mut req = MemReq::new(inst.mem_addr, AccessKind::Read, self.id, self.clock.tick(i));
+        req.non_temporal = inst.non_temporal;
+        req.class = ReqClass::Core;
+        self.mem_cycles(mem.access(&req)).max(i + 1)
+    }
+
+    /// Named statistics under `prefix` (e.g. "system.core0.").
+    pub fn stats(&self, prefix: &str, out: &mut StatSink) {
+        let s = &self.stats;
+        let cycles = self.commit_cycle as f64;
+        out.add(prefix, "insts", s.insts as f64, "instructions committed");
+        out.add(prefix, "cycles", cycles, "cycles to the last commit");
+        out.add(prefix, "ipc", ratio(s.insts as f64, cycles), "instructions per cycle");
+        out.add(prefix, "cpi", ratio(cycles, s.insts as f64), "cycles per instruction");
+        out.add(prefix, "clock", self.clock.freq_hz() as f64, "current clock, Hz");
+        out.add(prefix, "loads", s.loads as f64, "loads executed");
+        out.add(prefix, "stores", s.stores as f64, "stores executed");
+        out.add(prefix, "atomics", s.atomics as f64, "atomic memory operations executed");
+        out.add(prefix, "prefetches", s.prefetches as f64, "software prefetches executed");
+        out.add(prefix, "forwarded_loads", s.forwarded_loads as f64, "loads served by store-to-load forwarding");
+        out.add(
+            prefix,
+            "load_latency_avg",
+            ratio(s.load_latency_sum as f64, s.loads as f64),
+            "cycles from issue to data, per load",
+        );
+        out.add(prefix, "branches", s.branches as f64, "conditional branches");
+        out.add(prefix, "jumps", s.jumps as f64, "jumps, calls and returns");
+        out.add(prefix, "mispredicts", s.mispredicts as f64, "mispredicted branches and jumps");
+        out.add(
+            prefix,
+            "mispredict_rate",
+            ratio(s.mispredicts as f64, (s.branches + s.jumps) as f64),
+            "mispredicts / (branches + jumps)",
+        );
+        out.add(prefix, "icache_stall_cycles", s.icache_stall_cycles as f64, "fetch cycles lost to L1I misses");
+        out.add(prefix, "rob_occupancy_avg", ratio(s.rob_occupancy_sum as f64, cycles), "average ROB entries in use");
+        out.add(
+            prefix,
+            "lq_occupancy_avg",
+            ratio(s.lq_occupancy_sum as f64, cycles),
+            "average load-queue entries in use",
+        );
+        out.add(
+            prefix,
+            "sq_occupancy_avg",
+            ratio(s.sq_occupancy_sum as f64, cycles),
+            "average store-queue entries in use",
+        );
+    }
+}

@@ -1,0 +1,745 @@
+//! DDR3/DDR4 DRAM: channels, ranks, bank groups, banks with open-page row buffers, JEDEC timings from named
+//! presets, FR-FCFS scheduling within a queue window, posted writes drained by watermarks, and refresh.
+//!
+//! Timing is computed by reservation: each bank, rank and channel keeps the earliest tick at which its next
+//! command of each kind may go, and a request's commands (PRE, ACT, RD/WR) are placed at the earliest ticks that
+//! satisfy every constraint. Reads are placed as they arrive (their requester needs the completion time now);
+//! posted writes wait in a write queue and drain FR-FCFS when it passes its high watermark. [`Dram::schedule_batch`]
+//! runs the FR-FCFS scheduler over any set of queued requests (tests, and agents that can wait for a batch).
+//! Rank- and channel-wide resources (ACT spacing, tFAW, tCCD_L, the data bus with its turnarounds) keep a short
+//! timeline of recent commands, and a new command may take any gap that respects its neighbours: a request held up
+//! by its busy bank does not hold up requests to other banks. Within one bank, requests are served in call order.
+
+use crate::{ratio, AccessKind, MemPort, MemReq, StatSink, Tick};
+use kvsim_params::MemoryController;
+
+/// JEDEC timings of one speed grade. Cycle counts are in nCK (DRAM clocks); `t_rfc`/`t_refi` in ps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DramTimings {
+    pub t_ck: Tick,
+    pub cl: u64,
+    pub cwl: u64,
+    pub rcd: u64,
+    pub rp: u64,
+    pub ras: u64,
+    pub rrd_s: u64,
+    pub rrd_l: u64,
+    pub faw: u64,
+    pub ccd_s: u64,
+    pub ccd_l: u64,
+    pub wr: u64,
+    pub wtr_s: u64,
+    pub wtr_l: u64,
+    pub rtp: u64,
+    pub burst_length: u64,
+    pub t_rfc: Tick,
+    pub t_refi: Tick,
+    pub bank_groups: u64,
+    pub banks_per_group: u64,
+}
+
+/// DDR4-2400R (17-17-17), JEDEC JESD79-4B speed-bin table and timing-parameter table for DDR4-2400, 8 Gb x8
+/// devices (1 KB page). nCK = ceil(ns / tCK) where JEDEC gives ns.
+pub const DDR4_2400: DramTimings = DramTimings {
+    t_ck: 833,         // tCK(avg) 0.833 ns (1200 MHz)
+    cl: 17,            // CL 17 (DDR4-2400R: tAA 14.16 ns)
+    cwl: 12,           // CWL 12 (first CWL set for 2400)
+    rcd: 17,           // tRCD 14.16 ns
+    rp: 17,            // tRP 14.16 ns
+    ras: 39,           // tRAS 32 ns
+    rrd_s: 4,          // tRRD_S(1K) max(4 nCK, 3.3 ns)
+    rrd_l: 6,          // tRRD_L(1K) max(4 nCK, 4.9 ns)
+    faw: 26,           // tFAW(1K) max(20 nCK, 21 ns)
+    ccd_s: 4,          // tCCD_S 4 nCK
+    ccd_l: 6,          // tCCD_L max(5 nCK, 5 ns)
+    wr: 18,            // tWR 15 ns
+    wtr_s: 3,          // tWTR_S max(2 nCK, 2.5 ns)
+    wtr_l: 9,          // tWTR_L max(4 nCK, 7.5 ns)
+    rtp: 9,            // tRTP max(4 nCK, 7.5 ns)
+    burst_length: 8,   // BL8: 4 nCK of data on a 64-bit channel = 64 bytes
+    t_rfc: 350_000,    // tRFC1 for 8 Gb devices: 350 ns
+    t_refi: 7_800_000, // tREFI 7.8 us (normal temperature range)
+    bank_groups: 4,    // x8 DDR4: 4 bank groups of 4 banks
+    banks_per_group: 4,
+};
+
+/// DDR3-1600K (11-11-11), JEDEC JESD79-3F speed bin DDR3-1600K and timing table, 4 Gb x8 devices (1 KB page).
+pub const DDR3_1600: DramTimings = DramTimings {
+    t_ck: 1250, // tCK(avg) 1.25 ns (800 MHz)
+    cl: 11,     // CL 11 (13.75 ns)
+    cwl: 8,     // CWL 8 for 1600
+    rcd: 11,    // tRCD 13.75 ns
+    rp: 11,     // tRP 13.75 ns
+    ras: 28,    // tRAS 35 ns
+    rrd_s: 5,   // tRRD(1K) max(4 nCK, 6 ns); DDR3 has no bank groups, so _S = _L
+    rrd_l: 5,
+    faw: 24,  // tFAW(1K) 30 ns
+    ccd_s: 4, // tCCD 4 nCK
+    ccd_l: 4,
+    wr: 12,   // tWR 15 ns
+    wtr_s: 6, // tWTR max(4 nCK, 7.5 ns)
+    wtr_l: 6,
+    rtp: 6, // tRTP max(4 nCK, 7.5 ns)
+    burst_length: 8,
+    t_rfc: 260_000,    // tRFC for 4 Gb devices: 260 ns
+    t_refi: 7_800_000, // tREFI 7.8 us
+    bank_groups: 1,    // 8 banks, no bank groups
+    banks_per_group: 8,
+};
+
+/// A named preset's timings.
+pub fn preset(name: &str) -> Option<DramTimings> {
+    match name {
+        "DDR4-2400" => Some(DDR4_2400),
+        "DDR3-1600" => Some(DDR3_1600),
+        _ => None,
+    }
+}
+
+/// The resolved timings of a configuration: its preset with every override applied.
+pub fn resolve_timings(p: &MemoryController) -> DramTimings {
+    let mut t = preset(&p.preset).unwrap_or_else(|| panic!("unknown DRAM preset {:?}", p.preset));
+    let set = |dst: &mut u64, v: Option<u64>| {
+        if let Some(v) = v {
+            *dst = v
+        }
+    };
+    set(&mut t.t_ck, p.t_ck);
+    set(&mut t.cl, p.t_cl);
+    set(&mut t.cwl, p.t_cwl);
+    set(&mut t.rcd, p.t_rcd);
+    set(&mut t.rp, p.t_rp);
+    set(&mut t.ras, p.t_ras);
+    set(&mut t.rrd_s, p.t_rrd_s);
+    set(&mut t.rrd_l, p.t_rrd_l);
+    set(&mut t.faw, p.t_faw);
+    set(&mut t.ccd_s, p.t_ccd_s);
+    set(&mut t.ccd_l, p.t_ccd_l);
+    set(&mut t.wr, p.t_wr);
+    set(&mut t.wtr_s, p.t_wtr_s);
+    set(&mut t.wtr_l, p.t_wtr_l);
+    set(&mut t.rtp, p.t_rtp);
+    set(&mut t.burst_length, p.burst_length);
+    set(&mut t.t_rfc, p.t_rfc);
+    set(&mut t.t_refi, p.t_refi);
+    set(&mut t.bank_groups, p.bank_groups);
+    set(&mut t.banks_per_group, p.banks_per_group);
+    t
+}
+
+/// Timings converted to ticks once, so the hot path only adds.
+#[derive(Debug, Clone, Copy)]
+struct Ticks {
+    cl: Tick,
+    cwl: Tick,
+    rcd: Tick,
+    rp: Tick,
+    ras: Tick,
+    rrd_s: Tick,
+    rrd_l: Tick,
+    faw: Tick,
+    ccd_s: Tick,
+    ccd_l: Tick,
+    wr: Tick,
+    wtr_s: Tick,
+    wtr_l: Tick,
+    rtp: Tick,
+    burst: Tick,
+    rd_to_wr: Tick,
+    rfc: Tick,
+    refi: Tick,
+}
+
+impl Ticks {
+    fn new(t: &DramTimings) -> Self {
+        let c = |n: u64| n * t.t_ck;
+        let burst = c(t.burst_length / 2);
+        Ticks {
+            cl: c(t.cl),
+            cwl: c(t.cwl),
+            rcd: c(t.rcd),
+            rp: c(t.rp),
+            ras: c(t.ras),
+            rrd_s: c(t.rrd_s),
+            rrd_l: c(t.rrd_l),
+            faw: c(t.faw),
+            ccd_s: c(t.ccd_s),
+            ccd_l: c(t.ccd_l),
+            wr: c(t.wr),
+            wtr_s: c(t.wtr_s),
+            wtr_l: c(t.wtr_l),
+            rtp: c(t.rtp),
+            burst,
+            // JEDEC read-to-write command spacing: RL + BL/2 + 2 nCK - WL.
+            rd_to_wr: (c(t.cl) + burst + c(2)).saturating_sub(c(t.cwl)),
+            rfc: t.t_rfc,
+            refi: t.t_refi,
+        }
+    }
+}
+
+const NO_ROW: u64 = u64::MAX;
+
+#[derive(Debug, Clone, Copy)]
+struct Bank {
+    open_row: u64,
+    next_act: Tick,
+    next_pre: Tick,
+    /// Earliest column command (ACT + tRCD).
+    next_cas: Tick,
+}
+
+#[derive(Debug, Clone)]
+struct Rank {
+    /// Recent ACTs (tick, bank group), sorted by tick: for tRRD_S/L and tFAW.
+    acts: Timeline,
+    next_refresh: Tick,
+    /// Per bank group: recent column commands, for tCCD_L.
+    cas_bg: Vec<Timeline>,
+}
+
+/// Recent commands on one resource, sorted by tick, each with a tag (bank group, and for the data bus whether it
+/// was a write). A new command may go into any gap that keeps the spacing rules with its neighbours on both sides,
+/// so a request that must wait for its bank does not hold up requests to other banks (the reordering an FR-FCFS
+/// controller does). Only the most recent `TIMELINE_LEN` commands are kept.
+#[derive(Debug, Clone, Default)]
+struct Timeline {
+    items: Vec<(Tick, u8)>,
+    /// The latest command dropped from `items`: nothing may go before it (with its spacing).
+    floor: Option<(Tick, u8)>,
+}
+
+const TIMELINE_LEN: usize = 48;
+
+impl Timeline {
+    /// The earliest tick >= `t` at which a command tagged `tag` keeps `gap(earlier_tag, later_tag)` ticks from
+    /// every neighbour (measured start to start).
+    #[inline]
+    fn fit(&self, mut t: Tick, tag: u8, gap: impl Fn(u8, u8) -> Tick) -> Tick {
+        if let Some((x, xt)) = self.floor {
+            t = t.max(x + gap(xt, tag));
+        }
+        // Items are sorted; one pass moves t past every conflict (a later item can only push t further).
+        for &(x, xt) in &self.items {
+            // Either it is earlier (keep its spacing after it), or later but too close: go after it.
+            if x <= t || t + gap(tag, xt) > x {
+                t = t.max(x + gap(xt, tag));
+            }
+        }
+        t
+    }
+
+    #[inline]
+    fn insert(&mut self, t: Tick, tag: u8) {
+        let pos = self.items.partition_point(|&(x, _)| x <= t);
+        self.items.insert(pos, (t, tag));
+        if self.items.len() > TIMELINE_LEN {
+            self.floor = Some(self.items.remove(0));
+        }
+    }
+
+    /// tFAW: would an ACT at `t` make five ACTs within `faw`? If so, the first tick after `t` worth trying.
+    #[inline]
+    fn faw_violation(&self, t: Tick, faw: Tick) -> Option<Tick> {
+        let lo = t.saturating_sub(faw - 1);
+        if let Some((x, _)) = self.floor {
+            if x >= lo {
+                return Some(x + faw); // too close to history we no longer keep: be conservative
+            }
+        }
+        let hi = t + faw - 1;
+        let mut near: [Tick; 9] = [0; 9];
+        let mut n = 0;
+        let mut me = 0;
+        let mut placed = false;
+        for &(x, _) in &self.items {
+            if x < lo || x > hi {
+                continue;
+            }
+            if !placed && x > t {
+                me = n;
+                near[n] = t;
+                n += 1;
+                placed = true;
+            }
+            if n < 9 {
+                near[n] = x;
+                n += 1;
+            }
+        }
+        if !placed && n < 9 {
+            me = n;
+            near[n] = t;
+            n += 1;
+        }
+        // Every five consecutive ACTs that include this one must span at least tFAW.
+        for j in me.saturating_sub(4)..=me {
+            if j + 4 < n && near[j + 4] - near[j] < faw {
+                return Some(if j == me { near[j + 1] + 1 } else { near[j] + faw });
+            }
+        }
+        None
+    }
+}
+
+/// Where a line lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DramAddr {
+    pub channel: usize,
+    pub rank: usize,
+    pub bankgroup: usize,
+    pub bank: usize,
+    pub row: u64,
+    pub column: u64,
+}
+
+/// How a request found its row buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowOutcome {
+    Hit,
+    /// The bank was precharged (closed).
+    Miss,
+    /// Another row was open: precharge first.
+    Conflict,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    id: usize,
+    line: u64,
+    at: DramAddr,
+    arrival: Tick,
+    write: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+struct ChannelStats {
+    reads: u64,
+    writes: u64,
+    row_hits: u64,
+    row_misses: u64,
+    row_conflicts: u64,
+    read_latency_sum: Tick,
+    read_queue_sum: Tick,
+    write_queue_sum: Tick,
+    bus_busy: Tick,
+    refreshes: u64,
+    write_drains: u64,
+    forwarded_reads: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Channel {
+    banks: Vec<Bank>,
+    ranks: Vec<Rank>,
+    /// Data bursts: (first data tick, bank group | 0x80 if a write).
+    bus: Timeline,
+    write_queue: Vec<Queued>,
+    stats: ChannelStats,
+}
+
+/// One memory controller with its channels.
+#[derive(Debug, Clone)]
+pub struct Dram {
+    timings: DramTimings,
+    t: Ticks,
+    channels: Vec<Channel>,
+    /// Address fields, least significant first, with their sizes (row: whatever is left).
+    fields: Vec<(Field, u64)>,
+    n_bg: usize,
+    n_banks: usize,
+    line_shift: u32,
+    window: usize,
+    wq_high: usize,
+    wq_low: usize,
+    wq_cap: usize,
+    front: Tick,
+    back: Tick,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Row,
+    Rank,
+    Bank,
+    BankGroup,
+    Column,
+    Channel,
+}
+
+/// Cache lines are 64 bytes: one BL8 burst on a 64-bit channel.
+pub const DRAM_LINE: u64 = 64;
+
+impl Dram {
+    pub fn new(p: &MemoryController) -> Self {
+        let timings = resolve_timings(p);
+        let t = Ticks::new(&timings);
+        let (n_ranks, n_bg, n_banks) =
+            (p.ranks as usize, timings.bank_groups as usize, timings.banks_per_group as usize);
+        let columns = (p.row_size / DRAM_LINE).max(1);
+        let mut fields = Vec::new();
+        for name in p.address_map.split(':').rev() {
+            let f = match name {
+                "row" => (Field::Row, 1 << 18),
+                "rank" => (Field::Rank, p.ranks),
+                "bank" => (Field::Bank, timings.banks_per_group),
+                "bankgroup" => (Field::BankGroup, timings.bank_groups),
+                "column" => (Field::Column, columns),
+                "channel" => (Field::Channel, p.channels),
+                other => panic!("unknown DRAM address field {other:?} in {:?}", p.address_map),
+            };
+            fields.push(f);
+        }
+        // The most significant field takes whatever is left, whatever it is.
+        if let Some(last) = fields.last_mut() {
+            last.1 = u64::MAX;
+        }
+        let rank = Rank { acts: Timeline::default(), next_refresh: t.refi, cas_bg: vec![Timeline::default(); n_bg] };
+        let channel = Channel {
+            banks: vec![Bank { open_row: NO_ROW, next_act: 0, next_pre: 0, next_cas: 0 }; n_ranks * n_bg * n_banks],
+            ranks: vec![rank; n_ranks],
+            bus: Timeline::default(),
+            write_queue: Vec::with_capacity(p.write_queue as usize),
+            stats: ChannelStats::default(),
+        };
+        let front = p.ctrl_latency / 2;
+        Dram {
+            timings,
+            t,
+            channels: vec![channel; p.channels as usize],
+            fields,
+            n_bg,
+            n_banks,
+            line_shift: DRAM_LINE.trailing_zeros(),
+            window: p.queue_window as usize,
+            wq_high: p.write_high_watermark as usize,
+            wq_low: p.write_low_watermark as usize,
+            wq_cap: p.write_queue as usize,
+            front,
+            back: p.ctrl_latency - front,
+        }
+    }
+
+    pub fn timings(&self) -> &DramTimings {
+        &self.timings
+    }
+
+    /// Peak data bandwidth of one channel in bytes per second.
+    pub fn peak_channel_bw(&self) -> f64 {
+        DRAM_LINE as f64 / (self.t.burst as f64 * 1e-12)
+    }
+
+    /// Split a byte address into channel, rank, bank group, bank, row and column.
+    pub fn decode(&self, addr: u64) -> DramAddr {
+        let mut line = addr >> self.line_shift;
+        let mut a = DramAddr { channel: 0, rank: 0, bankgroup: 0, bank: 0, row: 0, column: 0 };
+        for &(f, n) in &self.fields {
+            let v = if n == u64::MAX { line } else { line % n };
+            line = if n == u64::MAX { 0 } else { line / n };
+            match f {
+                Field::Row => a.row = v,
+                Field::Rank => a.rank = v as usize,
+                Field::Bank => a.bank = v as usize,
+                Field::BankGroup => a.bankgroup = v as usize,
+                Field::Column => a.column = v,
+                Field::Channel => a.channel = v as usize,
+            }
+        }
+        a
+    }
+
+    #[inline]
+    fn bank_index(&self, a: &DramAddr) -> usize {
+        (a.rank * self.n_bg + a.bankgroup) * self.n_banks + a.bank
+    }
+
+    /// Perform every refresh of `rank` that is due by `t`: close all its banks and block them for tRFC.
+    fn catch_up_refresh(&mut self, ch: usize, rank: usize, t: Tick) {
+        let per_rank = self.n_bg * self.n_banks;
+        let tt = self.t;
+        let c = &mut self.channels[ch];
+        while c.ranks[rank].next_refresh <= t {
+            let due = c.ranks[rank].next_refresh;
+            let banks = &mut c.banks[rank * per_rank..(rank + 1) * per_rank];
+            // Precharge-all first if any bank is open; REF may go once every bank is precharged and idle.
+            let mut start = due;
+            for b in banks.iter() {
+                start = start.max(b.next_act);
+                if b.open_row != NO_ROW {
+                    start = start.max(b.next_pre + tt.rp);
+                }
+            }
+            let end = start + tt.rfc;
+            for b in banks.iter_mut() {
+                b.open_row = NO_ROW;
+                b.next_act = end;
+                b.next_pre = end;
+            }
+            c.ranks[rank].next_refresh = due + tt.refi;
+            c.stats.refreshes += 1;
+        }
+    }
+
+    /// Place one request's commands no earlier than `t`; returns (first command tick, end of its data burst).
+    fn issue(&mut self, q: &Queued, t: Tick) -> (Tick, Tick, RowOutcome) {
+        let a = q.at;
+        self.catch_up_refresh(a.channel, a.rank, t);
+        let bi = self.bank_index(&a);
+        let tt = self.t;
+        let bg = a.bankgroup as u8;
+        let c = &mut self.channels[a.channel];
+        let mut b = c.banks[bi];
+        let outcome;
+        let mut first: Option<Tick> = None;
+        let cas_earliest;
+        if b.open_row == a.row {
+            outcome = RowOutcome::Hit;
+            cas_earliest = t.max(b.next_cas);
+        } else {
+            let mut act = t.max(b.next_act);
+            if b.open_row != NO_ROW {
+                outcome = RowOutcome::Conflict;
+                let pre = t.max(b.next_pre);
+                first = Some(pre);
+                act = act.max(pre + tt.rp);
+            } else {
+                outcome = RowOutcome::Miss;
+            }
+            // tRRD_S/L from every neighbouring ACT of the rank, and tFAW.
+            let r = &mut c.ranks[a.rank];
+            let rrd = |x: u8, y: u8| if x == y { tt.rrd_l } else { tt.rrd_s };
+            loop {
+                act = r.acts.fit(act, bg, rrd);
+                match r.acts.faw_violation(act, tt.faw) {
+                    Some(next) => act = next,
+                    None => break,
+                }
+            }
+            r.acts.insert(act, bg);
+            b.open_row = a.row;
+            b.next_pre = act + tt.ras;
+            cas_earliest = act + tt.rcd;
+            first.get_or_insert(act);
+        }
+        // The column command: tCCD_L within its bank group, and a free slot on the data bus that keeps the
+        // read/write turnarounds with the neighbouring bursts (tCCD_S is implied: a BL8 burst lasts tCCD_S).
+        let lat = if q.write { tt.cwl } else { tt.cl };
+        let my_tag = bg | if q.write { 0x80 } else { 0 };
+        let bus_gap = |x: u8, y: u8| -> Tick {
+            let (xw, yw) = (x & 0x80 != 0, y & 0x80 != 0);
+            tt.burst.max(tt.ccd_s)
+                + match (xw, yw) {
+                    // End of write data, tWTR, then the read's CL before its data.
+                    (true, false) => (if x & 0x7f == y & 0x7f { tt.wtr_l } else { tt.wtr_s }) + tt.cl,
+                    // Read to write: RL + BL/2 + 2 - WL between commands = 2 nCK of bus turnaround.
+                    (false, true) => tt.rd_to_wr + tt.cwl - tt.cl - tt.burst,
+                    _ => 0,
+                }
+        };
+        let r = &mut c.ranks[a.rank];
+        let mut cas = cas_earliest;
+        for _ in 0..64 {
+            cas = r.cas_bg[a.bankgroup].fit(cas, 0, |_, _| tt.ccd_l);
+            let data = c.bus.fit(cas + lat, my_tag, bus_gap);
+            if data == cas + lat {
+                break;
+            }
+            cas = data - lat;
+        }
+        r.cas_bg[a.bankgroup].insert(cas, 0);
+        c.bus.insert(cas + lat, my_tag);
+        let first = first.unwrap_or(cas);
+        let data_end = cas + lat + tt.burst;
+        c.stats.bus_busy += tt.burst;
+        b.next_cas = b.next_cas.max(cas);
+        if q.write {
+            b.next_pre = b.next_pre.max(data_end + tt.wr);
+            c.stats.writes += 1;
+            c.stats.write_queue_sum += first.saturating_sub(q.arrival);
+        } else {
+            b.next_pre = b.next_pre.max(cas + tt.rtp);
+            c.stats.reads += 1;
+            c.stats.read_queue_sum += first.saturating_sub(q.arrival);
+            c.stats.read_latency_sum += data_end - q.arrival;
+        }
+        b.next_act = b.next_act.max(b.next_pre); // a new ACT needs a PRE first, which needs next_pre
+        c.banks[bi] = b;
+        match outcome {
+            RowOutcome::Hit => c.stats.row_hits += 1,
+            RowOutcome::Miss => c.stats.row_misses += 1,
+            RowOutcome::Conflict => c.stats.row_conflicts += 1,
+        }
+        (first, data_end, outcome)
+    }
+
+    /// Would this request hit its bank's open row now?
+    fn is_row_hit(&self, q: &Queued) -> bool {
+        self.channels[q.at.channel].banks[self.bank_index(&q.at)].open_row == q.at.row
+    }
+
+    /// FR-FCFS over `pending` (sorted by arrival, all of one channel): repeatedly, when the data bus is about to
+    /// free, take the oldest row hit among the first `window` requests that have arrived, else the oldest.
+    /// Returns (id, completion) in service order.
+    /// The choice is made when the data bus is about to free (one CL before), but the chosen request's commands
+    /// go at the earliest ticks its bank allows (not before `start`), so activates overlap other banks' transfers.
+    fn fr_fcfs(&mut self, pending: Vec<Queued>, start: Tick) -> Vec<(usize, Tick, RowOutcome)> {
+        let mut done = Vec::with_capacity(pending.len());
+        let mut pending = std::collections::VecDeque::from(pending);
+        let mut now = start;
+        while !pending.is_empty() {
+            let ch = pending[0].at.channel;
+            let bus_free = self.channels[ch].bus.items.last().map_or(0, |&(x, _)| x + self.t.burst);
+            let bus_ready = bus_free.saturating_sub(self.t.cl);
+            now = now.max(pending[0].arrival).max(bus_ready);
+            let mut pick = 0;
+            for (i, q) in pending.iter().take(self.window).enumerate() {
+                if q.arrival > now {
+                    break;
+                }
+                if self.is_row_hit(q) {
+                    pick = i;
+                    break;
+                }
+            }
+            let q = pending.remove(pick).expect("picked from the queue");
+            let (_first, end, outcome) = self.issue(&q, start.max(q.arrival));
+            done.push((q.id, end, outcome));
+        }
+        done
+    }
+
+    /// Schedule a batch of queued requests (byte address, is_write, arrival tick at the controller) with FR-FCFS,
+    /// per channel. Returns each request's data completion tick (without the controller latency), in input order,
+    /// and how it found its row.
+    pub fn schedule_batch(&mut self, reqs: &[(u64, bool, Tick)]) -> Vec<(Tick, RowOutcome)> {
+        let mut out = vec![(0, RowOutcome::Hit); reqs.len()];
+        for ch in 0..self.channels.len() {
+            let mut pending: Vec<Queued> = reqs
+                .iter()
+                .enumerate()
+                .map(|(id, &(addr, write, arrival))| Queued {
+                    id,
+                    line: addr >> self.line_shift,
+                    at: self.decode(addr),
+                    arrival,
+                    write,
+                })
+                .filter(|q| q.at.channel == ch)
+                .collect();
+            pending.sort_by_key(|q| (q.arrival, q.id));
+            for (id, end, outcome) in self.fr_fcfs(pending, 0) {
+                out[id] = (end, outcome);
+            }
+        }
+        out
+    }
+
+    /// Drain the channel's write queue down to `keep` entries, FR-FCFS, starting at `now`.
+    fn drain_writes(&mut self, ch: usize, now: Tick, keep: usize) {
+        let wq = std::mem::take(&mut self.channels[ch].write_queue);
+        let n = wq.len().saturating_sub(keep);
+        if n == 0 {
+            self.channels[ch].write_queue = wq;
+            return;
+        }
+        let mut pending: Vec<Queued> = wq;
+        let rest = pending.split_off(n);
+        self.channels[ch].stats.write_drains += 1;
+        self.fr_fcfs(pending, now);
+        let c = &mut self.channels[ch];
+        c.write_queue = rest;
+    }
+
+    /// Write every posted write (end of a run).
+    pub fn flush(&mut self, now: Tick) {
+        for ch in 0..self.channels.len() {
+            self.drain_writes(ch, now, 0);
+        }
+    }
+
+    /// Reads served so far across channels (for tests).
+    pub fn reads(&self) -> u64 {
+        self.channels.iter().map(|c| c.stats.reads + c.stats.forwarded_reads).sum()
+    }
+}
+
+impl MemPort for Dram {
+    fn access(&mut self, req: &MemReq) -> Tick {
+        let arrival = req.time + self.front;
+        let at = self.decode(req.addr);
+        let line = req.addr >> self.line_shift;
+        let q = Queued { id: 0, line, at, arrival, write: req.kind == AccessKind::Write };
+        if q.write {
+            let c = &mut self.channels[at.channel];
+            if !c.write_queue.iter().any(|w| w.line == line) {
+                c.write_queue.push(q);
+            }
+            if c.write_queue.len() >= self.wq_high.min(self.wq_cap) {
+                self.drain_writes(at.channel, arrival, self.wq_low);
+            }
+            return arrival;
+        }
+        let c = &mut self.channels[at.channel];
+        if c.write_queue.iter().any(|w| w.line == line) {
+            // Served from the write queue: the newest data is there.
+            c.stats.forwarded_reads += 1;
+            return arrival + self.t.burst + self.back;
+        }
+        let (_, end, _) = self.issue(&q, arrival);
+        end + self.back
+    }
+
+    fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
+        let secs = now as f64 * 1e-12;
+        let mut total_rd = 0.0;
+        let mut total_wr = 0.0;
+        for (i, c) in self.channels.iter().enumerate() {
+            let s = &c.stats;
+            let p = format!("{prefix}channel{i}.");
+            let rd_bytes = ((s.reads + s.forwarded_reads) * DRAM_LINE) as f64;
+            let wr_bytes = (s.writes * DRAM_LINE) as f64;
+            total_rd += rd_bytes;
+            total_wr += wr_bytes;
+            let accesses = (s.row_hits + s.row_misses + s.row_conflicts) as f64;
+            out.add(&p, "reads", s.reads as f64, "line reads issued to DRAM");
+            out.add(&p, "writes", s.writes as f64, "line writes issued to DRAM");
+            out.add(&p, "read_bytes", rd_bytes, "bytes read (including reads served from the write queue)");
+            out.add(&p, "write_bytes", wr_bytes, "bytes written");
+            out.add(&p, "read_bw", ratio(rd_bytes, secs), "read bandwidth, bytes/s over the run");
+            out.add(&p, "write_bw", ratio(wr_bytes, secs), "write bandwidth, bytes/s over the run");
+            out.add(
+                &p,
+                "bus_utilization",
+                ratio(s.bus_busy as f64, now as f64),
+                "fraction of time the data bus is busy",
+            );
+            out.add(&p, "row_hits", s.row_hits as f64, "accesses to the open row");
+            out.add(&p, "row_misses", s.row_misses as f64, "accesses to a precharged bank (ACT needed)");
+            out.add(&p, "row_conflicts", s.row_conflicts as f64, "accesses to a bank with another row open (PRE+ACT)");
+            out.add(&p, "row_hit_rate", ratio(s.row_hits as f64, accesses), "row hits / accesses");
+            out.add(
+                &p,
+                "read_latency_avg",
+                ratio(s.read_latency_sum as f64, s.reads as f64),
+                "ps from arrival at the controller to the end of the data burst, per read",
+            );
+            out.add(
+                &p,
+                "read_queue_latency_avg",
+                ratio(s.read_queue_sum as f64, s.reads as f64),
+                "ps a read waits before its first command",
+            );
+            out.add(
+                &p,
+                "write_queue_latency_avg",
+                ratio(s.write_queue_sum as f64, s.writes as f64),
+                "ps a posted write waits before its first command",
+            );
+            out.add(&p, "refreshes", s.refreshes as f64, "refresh commands (all ranks)");
+            out.add(&p, "write_drains", s.write_drains as f64, "times the write queue drained past its watermark");
+            out.add(&p, "forwarded_reads", s.forwarded_reads as f64, "reads served from the write queue");
+        }
+        out.add(prefix, "read_bw", ratio(total_rd, secs), "read bandwidth of all channels, bytes/s");
+        out.add(prefix, "write_bw", ratio(total_wr, secs), "write bandwidth of all channels, bytes/s");
+    }
+}

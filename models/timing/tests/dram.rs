@@ -1,0 +1,208 @@
+//! Exact-tick tests of the DDR model: row hit / miss / conflict, refresh, FR-FCFS, tFAW, bandwidth.
+
+use kvsim_timing::dram::{Dram, RowOutcome, DDR3_1600, DDR4_2400};
+use kvsim_timing::synth::dram_params;
+use kvsim_timing::{AccessKind, MemPort, MemReq, StatSink};
+
+const TCK: u64 = 833;
+const BURST: u64 = 4 * TCK;
+
+fn ddr4() -> Dram {
+    let mut p = dram_params();
+    p.ctrl_latency = 0;
+    Dram::new(&p)
+}
+
+fn rd(addr: u64, t: u64) -> MemReq {
+    MemReq::new(addr, AccessKind::Read, 0, t)
+}
+
+/// Default map row:rank:bank:column:bankgroup:channel over 64 B lines: bank group = line % 4, column = next 7
+/// bits, bank = next 2, row above (a row of one bank spans 128 lines x 4 bank groups x 4 banks = 128 KiB).
+const ROW_STRIDE: u64 = 128 * 4 * 4 * 64;
+
+#[test]
+fn address_map_splits_fields_as_configured() {
+    let d = ddr4();
+    let a = d.decode(3 * 64 + 5 * 4 * 64 + 2 * 512 * 64 + 7 * ROW_STRIDE);
+    assert_eq!((a.bankgroup, a.column, a.bank, a.row), (3, 5, 2, 7));
+    let mut p = dram_params();
+    p.address_map = "row:rank:bank:bankgroup:column:channel".into();
+    let a = Dram::new(&p).decode(5 * 64 + 3 * 128 * 64);
+    assert_eq!((a.column, a.bankgroup), (5, 3));
+}
+
+#[test]
+fn row_hit_miss_and_conflict_latencies() {
+    let mut d = ddr4();
+    let t = DDR4_2400;
+    let miss_at = 1000;
+    // Closed bank: ACT, tRCD, RD, CL, burst.
+    assert_eq!(d.access(&rd(0, miss_at)), miss_at + (t.rcd + t.cl) * TCK + BURST);
+    // Same row, another column: RD, CL, burst.
+    let hit_at = 1_000_000;
+    assert_eq!(d.access(&rd(4 * 64, hit_at)), hit_at + t.cl * TCK + BURST);
+    // Same bank, another row: PRE, tRP, ACT, tRCD, RD, CL, burst.
+    let conflict_at = 2_000_000;
+    assert_eq!(d.access(&rd(ROW_STRIDE, conflict_at)), conflict_at + (t.rp + t.rcd + t.cl) * TCK + BURST);
+    let mut s = StatSink::new();
+    d.stats("dram.", conflict_at, &mut s);
+    assert_eq!(s.get("dram.channel0.row_hits"), Some(1.0));
+    assert_eq!(s.get("dram.channel0.row_misses"), Some(1.0));
+    assert_eq!(s.get("dram.channel0.row_conflicts"), Some(1.0));
+}
+
+#[test]
+fn controller_latency_adds_to_every_access() {
+    let mut d = Dram::new(&dram_params()); // 15 ns
+    let t = DDR4_2400;
+    assert_eq!(d.access(&rd(0, 0)), 15_000 + (t.rcd + t.cl) * TCK + BURST);
+}
+
+#[test]
+fn refresh_blocks_the_rank_for_trfc() {
+    let mut d = ddr4();
+    let t = DDR4_2400;
+    let at = t.t_refi + 1;
+    // The refresh due at tREFI runs first; the access's ACT waits for its end.
+    assert_eq!(d.access(&rd(0, at)), t.t_refi + t.t_rfc + (t.rcd + t.cl) * TCK + BURST);
+    // It closed the open rows: after a refresh a former row hit is a miss again.
+    let mut d = ddr4();
+    d.access(&rd(0, 0));
+    let after = 2 * t.t_refi + 1;
+    assert_eq!(d.access(&rd(4 * 64, after)), 2 * t.t_refi + t.t_rfc + (t.rcd + t.cl) * TCK + BURST);
+}
+
+#[test]
+fn fr_fcfs_serves_a_younger_row_hit_before_an_older_row_miss() {
+    let run = |window: u64| {
+        let mut p = dram_params();
+        p.ctrl_latency = 0;
+        p.queue_window = window;
+        let mut d = Dram::new(&p);
+        d.access(&rd(0, 0)); // opens row 0 of bank 0 (bank group 0)
+                             // Older: row 1 of the same bank (a conflict). Younger: row 0 again (a hit).
+        d.schedule_batch(&[(ROW_STRIDE, false, 1000), (4 * 64, false, 2000)])
+    };
+    let out = run(32);
+    assert_eq!(out[1].1, RowOutcome::Hit);
+    assert!(out[1].0 < out[0].0, "the row hit goes first: {out:?}");
+    assert_eq!(out[0].1, RowOutcome::Conflict);
+    // The hit's data follows as soon as the bank group allows another column command (tCCD_L after the first).
+    let first_cas = DDR4_2400.rcd * TCK;
+    assert_eq!(out[1].0, first_cas + DDR4_2400.ccd_l * TCK + DDR4_2400.cl * TCK + BURST);
+    // With a window of one the scheduler is FCFS: the older conflict goes first and the hit becomes a conflict.
+    let fcfs = run(1);
+    assert!(fcfs[0].0 < fcfs[1].0, "{fcfs:?}");
+    assert_eq!(fcfs[1].1, RowOutcome::Conflict);
+}
+
+#[test]
+fn four_activate_window_and_rrd_space_activates() {
+    let mut d = ddr4();
+    let t = DDR4_2400;
+    // Five reads to five different banks of one rank (bank groups 0-3, then bank 1 of group 0), all at 0.
+    let addrs = [0, 64, 128, 192, 512 * 64];
+    let out = d.schedule_batch(&addrs.iter().map(|&a| (a, false, 0)).collect::<Vec<_>>());
+    assert!(out.iter().all(|o| o.1 == RowOutcome::Miss));
+    // ACTs at 0, tRRD_S, 2 tRRD_S, 3 tRRD_S; the fifth waits for tFAW after the first.
+    assert_eq!(out[1].0, t.rrd_s * TCK + (t.rcd + t.cl) * TCK + BURST);
+    assert_eq!(out[4].0, t.faw * TCK + (t.rcd + t.cl) * TCK + BURST);
+}
+
+#[test]
+fn streaming_reads_approach_peak_bandwidth() {
+    let n = 20_000u64;
+    let reqs: Vec<(u64, bool, u64)> = (0..n).map(|i| (i * 64, false, 0)).collect();
+    let mut d = ddr4();
+    let end = d.schedule_batch(&reqs).iter().map(|o| o.0).max().unwrap();
+    let bw = (n * 64) as f64 / (end as f64 * 1e-12);
+    let eff = bw / d.peak_channel_bw();
+    println!(
+        "DDR4-2400 sequential reads: {:.2} GB/s of {:.2} GB/s peak = {:.1}%",
+        bw / 1e9,
+        d.peak_channel_bw() / 1e9,
+        eff * 100.0
+    );
+    assert!(eff > 0.90 && eff <= 1.0, "efficiency {eff}");
+    // Mapping consecutive lines to one bank group instead pays tCCD_L (6 nCK) per burst of 4 nCK: about 2/3.
+    let mut p = dram_params();
+    p.ctrl_latency = 0;
+    p.address_map = "row:rank:bank:bankgroup:column:channel".into();
+    let mut d = Dram::new(&p);
+    let end = d.schedule_batch(&reqs).iter().map(|o| o.0).max().unwrap();
+    let eff_l = (n * 64) as f64 / (end as f64 * 1e-12) / d.peak_channel_bw();
+    println!("  same-bank-group mapping: {:.1}%", eff_l * 100.0);
+    assert!((eff_l - 4.0 / 6.0).abs() < 0.05, "tCCD_L-bound efficiency {eff_l}");
+}
+
+#[test]
+fn posted_writes_drain_at_the_watermark_and_forward_to_reads() {
+    let mut d = ddr4();
+    for i in 0..47u64 {
+        assert_eq!(d.access(&MemReq::new(i * 64, AccessKind::Write, 0, 100)), 100, "writes are posted");
+    }
+    let mut s = StatSink::new();
+    d.stats("d.", 1_000_000, &mut s);
+    assert_eq!(s.get("d.channel0.writes"), Some(0.0));
+    // A read of a line waiting in the write queue is served from it.
+    assert_eq!(d.access(&rd(5 * 64, 200)), 200 + BURST);
+    d.access(&MemReq::new(47 * 64, AccessKind::Write, 0, 300)); // 48 = high watermark: drain to 16
+    let mut s = StatSink::new();
+    d.stats("d.", 1_000_000, &mut s);
+    assert_eq!(s.get("d.channel0.writes"), Some(32.0));
+    assert_eq!(s.get("d.channel0.write_drains"), Some(1.0));
+    d.flush(2_000_000);
+    let mut s = StatSink::new();
+    d.stats("d.", 3_000_000, &mut s);
+    assert_eq!(s.get("d.channel0.writes"), Some(48.0));
+}
+
+#[test]
+fn ddr3_preset_has_no_bank_groups() {
+    let mut p = dram_params();
+    p.preset = "DDR3-1600".into();
+    p.ctrl_latency = 0;
+    let mut d = Dram::new(&p);
+    assert_eq!(*d.timings(), DDR3_1600);
+    let t = DDR3_1600;
+    assert_eq!(d.access(&rd(0, 0)), (t.rcd + t.cl + 4) * t.t_ck);
+    // Overrides replace single timings.
+    p.t_cl = Some(13);
+    let mut d = Dram::new(&p);
+    assert_eq!(d.access(&rd(0, 0)), (t.rcd + 13 + 4) * t.t_ck);
+}
+
+#[test]
+fn channels_interleave_lines_and_add_bandwidth() {
+    let mut p = dram_params();
+    p.ctrl_latency = 0;
+    p.channels = 2;
+    let mut d = Dram::new(&p);
+    assert_eq!((d.decode(0).channel, d.decode(64).channel, d.decode(128).channel), (0, 1, 0));
+    let n = 20_000u64;
+    let reqs: Vec<(u64, bool, u64)> = (0..n).map(|i| (i * 64, false, 0)).collect();
+    let end = d.schedule_batch(&reqs).iter().map(|o| o.0).max().unwrap();
+    let eff = (n * 64) as f64 / (end as f64 * 1e-12) / (2.0 * d.peak_channel_bw());
+    assert!(eff > 0.9, "two channels stream at {eff} of their combined peak");
+    let mut s = StatSink::new();
+    d.stats("dram.", end, &mut s);
+    assert_eq!(s.get("dram.channel0.reads"), Some((n / 2) as f64));
+    assert_eq!(s.get("dram.channel1.reads"), Some((n / 2) as f64));
+}
+
+#[test]
+fn write_to_read_turnaround_keeps_twtr() {
+    let t = DDR4_2400;
+    let mut d = ddr4();
+    // A write to bank group 0 and a read to bank group 1, both row misses, queued together: the write is older.
+    let out = d.schedule_batch(&[(0, true, 0), (64, false, 0)]);
+    let write_data = t.rcd * TCK + t.cwl * TCK;
+    assert_eq!(out[0].0, write_data + BURST);
+    // The read's data waits for the end of the write burst, tWTR_S, then its CL.
+    assert_eq!(out[1].0, write_data + BURST + t.wtr_s * TCK + t.cl * TCK + BURST);
+    // Same bank group: tWTR_L.
+    let mut d = ddr4();
+    let out = d.schedule_batch(&[(0, true, 0), (512 * 64, false, 0)]); // bank 1 of bank group 0
+    assert_eq!(out[1].0, write_data + BURST + t.wtr_l * TCK + t.cl * TCK + BURST);
+}
