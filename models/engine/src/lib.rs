@@ -4,9 +4,16 @@
 //! runs the simulation with the GIL released, and turns every failure, including a Rust panic, into the matching
 //! exception class of `models.errors`.
 
+pub mod abi;
+pub mod elf;
 pub mod error;
+pub mod hart;
+pub mod isa;
+pub mod mem;
 pub mod output;
 pub mod sim;
+pub mod syscall;
+pub mod trap;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -71,11 +78,21 @@ fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, 
         stats.append((stat.name.as_str(), stat.value, stat.desc.as_str()))?;
     }
     dict.set_item("stats", stats)?;
+    let dumps = PyList::empty(py);
+    for (ticks, snapshot) in &out.stat_dumps {
+        let values = PyList::empty(py);
+        for stat in snapshot {
+            values.append((stat.name.as_str(), stat.value))?;
+        }
+        dumps.append((*ticks, values))?;
+    }
+    dict.set_item("stat_dumps", dumps)?;
     Ok(dict)
 }
 
 /// Run one simulation from a resolved configuration (JSON). Returns a dict: stop_reason, exit_code, stdout,
-/// stderr, sim_ticks, harts (insts, exit_code each) and stats (a list of (name, value, description)).
+/// stderr, sim_ticks, harts (insts, exit_code each), stats (a list of (name, value, description)) and stat_dumps
+/// (the guest's STATS_DUMP snapshots: a list of (sim_ticks, [(name, value), ...])).
 #[pyfunction]
 fn run<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
     let system = kvsim_params::system_from_json(config_json)

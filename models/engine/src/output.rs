@@ -47,4 +47,10 @@ pub struct RunOutput {
     /// Simulated time at the end of the run, in picoseconds.
     pub sim_ticks: u64,
     pub stats: Vec<Stat>,
+    /// Snapshots taken by the guest's STATS_DUMP simulator calls (a time series): (sim_ticks, stats) each, at
+    /// most `MAX_STAT_DUMPS` of them.
+    pub stat_dumps: Vec<(u64, Vec<Stat>)>,
 }
+
+/// Most STATS_DUMP snapshots a run keeps (later calls are only counted).
+pub const MAX_STAT_DUMPS: usize = 10_000;

@@ -1,0 +1,88 @@
+//! One hardware thread: its integer registers, PC, instruction count and activity counters.
+
+macro_rules! counters {
+    ($($field:ident: $desc:literal),* $(,)?) => {
+        /// Activity counters of one hart (the `system.hartN.*` statistics). Plain fields, so the executor's
+        /// increments compile to single adds.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct Counters {
+            $(#[doc = $desc] pub $field: u64,)*
+        }
+
+        impl Counters {
+            /// (name, value, description) in the stable order the stats are reported in.
+            pub fn named(&self) -> Vec<(&'static str, u64, &'static str)> {
+                vec![$((stringify!($field), self.$field, $desc)),*]
+            }
+
+            /// Counts since `base` (a snapshot taken at a stats reset).
+            pub fn minus(&self, base: &Counters) -> Counters {
+                Counters { $($field: self.$field - base.$field),* }
+            }
+        }
+    };
+}
+
+counters! {
+    insts: "instructions executed",
+    loads: "load instructions executed (not counting atomics)",
+    stores: "store instructions executed (not counting atomics)",
+    branches: "conditional branches executed",
+    taken_branches: "conditional branches taken",
+    jumps: "jal/jalr executed",
+    atomics: "LR, SC and AMO instructions executed",
+    prefetches: "Zicbop prefetch hints executed",
+    ntl_hints: "Zihintntl non-temporal hints executed",
+    fences: "fence and fence.i instructions executed",
+    syscalls: "Linux system calls made",
+    simcalls: "simulator calls made",
+}
+
+#[derive(Debug, Clone)]
+pub struct Hart {
+    pub id: usize,
+    pub x: [u64; 32],
+    pub pc: u64,
+    /// Clock (Hz) that turns this hart's instruction count into time in functional mode.
+    pub clock: u64,
+    /// `cnt.insts` is the total number of instructions this hart has executed.
+    pub cnt: Counters,
+    /// Counter values at the last stats reset.
+    pub base: Counters,
+    pub exit_code: Option<i64>,
+    /// The hart has stopped (its own exit, or another hart's exit_group).
+    pub ended: bool,
+    /// A Zihintntl hint is waiting for the next memory instruction (tracked only when a timing hook listens).
+    pub ntl_pending: bool,
+}
+
+impl Hart {
+    pub fn new(id: usize, pc: u64, sp: u64, clock: u64) -> Hart {
+        let mut x = [0u64; 32];
+        x[2] = sp;
+        Hart {
+            id,
+            x,
+            pc,
+            clock,
+            cnt: Counters::default(),
+            base: Counters::default(),
+            exit_code: None,
+            ended: false,
+            ntl_pending: false,
+        }
+    }
+
+    pub fn exited(&self) -> bool {
+        self.ended
+    }
+
+    /// Simulated time of this hart in picoseconds (one cycle per instruction in functional mode).
+    pub fn time_ps(&self) -> u64 {
+        insts_to_ps(self.cnt.insts, self.clock)
+    }
+}
+
+pub fn insts_to_ps(insts: u64, clock: u64) -> u64 {
+    ((insts as u128 * 1_000_000_000_000u128) / clock.max(1) as u128).min(u64::MAX as u128) as u64
+}

@@ -1,0 +1,5 @@
+//! The RV64IMAC instruction set: decoding into a compact form (`decode`) and executing it (`exec`).
+#[cfg(test)]
+pub mod asm;
+pub mod decode;
+pub mod exec;

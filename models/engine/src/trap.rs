@@ -1,0 +1,79 @@
+//! Guest exceptions raised while executing: small values on the hot path, turned into `SimError::Guest` (with a
+//! human reason) only when a run stops.
+
+use crate::error::FaultKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Load,
+    Store,
+    Fetch,
+    Atomic,
+}
+
+impl Access {
+    /// The preposition that goes with "unmapped address" ("load from", "store to", ...).
+    fn towards(self) -> &'static str {
+        match self {
+            Access::Load | Access::Fetch => "from",
+            Access::Store | Access::Atomic => "to",
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Access::Load => "load",
+            Access::Store => "store",
+            Access::Fetch => "instruction fetch",
+            Access::Atomic => "atomic access",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trap {
+    Misaligned { addr: u64, size: u8, access: Access },
+    Unmapped { addr: u64, access: Access },
+    Limit { page: u64, limit: u64 },
+    Illegal(&'static str),
+    Csr(u16),
+    Ebreak,
+    Syscall(u64),
+}
+
+impl Trap {
+    pub fn kind(&self) -> FaultKind {
+        match self {
+            Trap::Misaligned { .. } | Trap::Unmapped { .. } => FaultKind::Memory,
+            Trap::Limit { .. } => FaultKind::MemoryLimit,
+            Trap::Illegal(_) | Trap::Csr(_) | Trap::Ebreak => FaultKind::IllegalInstruction,
+            Trap::Syscall(_) => FaultKind::UnsupportedSyscall,
+        }
+    }
+
+    pub fn reason(&self) -> String {
+        match self {
+            Trap::Misaligned { addr, size, access } => {
+                format!("{} of {size} bytes at {addr:#x} is misaligned", access.noun())
+            }
+            Trap::Unmapped { addr, access } => {
+                format!("{} {} unmapped address {addr:#x}", access.noun(), access.towards())
+            }
+            Trap::Limit { page, limit } => {
+                format!("touching page {page:#x} would exceed mem_limit of {limit} bytes")
+            }
+            Trap::Illegal(why) => format!("illegal instruction: {why}"),
+            Trap::Csr(csr) => {
+                format!("illegal instruction: CSR {csr:#05x} is not supported (only reads of cycle, time and instret)")
+            }
+            Trap::Ebreak => "ebreak: breakpoint reached, the run stops".to_string(),
+            Trap::Syscall(n) => {
+                if (crate::abi::simcall::FIRST..=crate::abi::simcall::LAST).contains(n) {
+                    format!("unsupported simulator call {n:#x}")
+                } else {
+                    format!("unsupported system call {n}")
+                }
+            }
+        }
+    }
+}
