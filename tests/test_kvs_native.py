@@ -1,0 +1,124 @@
+"""The KVS server's own tests (workloads/kvs).
+
+`make -C workloads/kvs native-test` builds the portable KVS core with the host compiler (ASan + UBSan, -Werror) and
+runs its C test suite: the index, the log, the CREW version protocol, packet parsing and responses, end-to-end runs
+through the software loopback NIC against a reference model, and a fuzz run. Each C test case is reported here as
+its own pytest case. The riscv64 server binary is also run under qemu-riscv64 in its self-test mode (a software
+queue instead of the NIC, every response checked), in EREW and CREW, with prefetching on and off.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+KVS = ROOT / "workloads" / "kvs"
+TEST_BINARY = ROOT / "workloads" / "build" / "kvs" / "native" / "kvs_tests"
+SERVER = ROOT / "workloads" / "build" / "kvs" / "kvs-server"
+RESULT_LINE = re.compile(r"^(PASS|FAIL) (\S+)$")
+
+
+def _case_names() -> list[str]:
+    """The C test cases, from the test binary itself (built here if needed; empty if the build fails, which
+    test_native_suite then reports)."""
+    build = subprocess.run(["make", "-s", "-C", str(KVS), "native"], capture_output=True, text=True, timeout=900)
+    if build.returncode != 0 or not TEST_BINARY.exists():
+        return []
+    listing = subprocess.run([str(TEST_BINARY), "--list"], capture_output=True, text=True, timeout=60)
+    return listing.stdout.split() if listing.returncode == 0 else []
+
+
+CASES = _case_names()
+
+
+@pytest.fixture(scope="module")
+def native_run() -> tuple[subprocess.CompletedProcess[str], dict[str, str], dict[str, list[str]]]:
+    """Run `make native-test` once: the process, each case's PASS/FAIL, and each case's failure lines."""
+    proc = subprocess.run(["make", "-C", str(KVS), "native-test"], capture_output=True, text=True, timeout=1800)
+    results: dict[str, str] = {}
+    details: dict[str, list[str]] = {}
+    pending: list[str] = []
+    for line in proc.stdout.splitlines():
+        m = RESULT_LINE.match(line)
+        if m:
+            results[m.group(2)] = m.group(1)
+            details[m.group(2)] = pending
+            pending = []
+        elif line.startswith("    "):
+            pending.append(line.strip())
+    return proc, results, details
+
+
+def test_native_suite(native_run) -> None:
+    """`make -C workloads/kvs native-test` succeeds, runs every listed case, and reports them all passing."""
+    proc, results, _ = native_run
+    tail = (proc.stdout + proc.stderr)[-4000:]
+    assert proc.returncode == 0, f"make native-test failed (exit {proc.returncode}):\n{tail}"
+    assert CASES, "the KVS test binary lists no cases"
+    assert sorted(results) == sorted(CASES), f"cases run differ from cases listed:\n{tail}"
+    assert all(v == "PASS" for v in results.values()), tail
+    assert re.search(rf"^{len(CASES)} tests, {len(CASES)} passed, 0 failed$", proc.stdout, re.M), tail
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_c_case(native_run, case: str) -> None:
+    """One C test case of workloads/kvs/tests."""
+    proc, results, details = native_run
+    assert case in results, f"{case} did not run:\n{(proc.stdout + proc.stderr)[-3000:]}"
+    assert results[case] == "PASS", "\n".join(details.get(case, [])) or f"{case} failed"
+
+
+SELFTESTS = [
+    ["mode=erew", "prefetch=1"],
+    ["mode=erew", "prefetch=0"],
+    ["mode=crew", "prefetch=1"],
+    ["mode=crew", "prefetch=0", "lru=0"],
+    ["mode=erew", "log_kib=64"],  # a small log: LRU moves and FIFO evictions; misses only after the log wrapped
+    # The real poll-mode NIC driver against fake_nic.c (the ABI's NIC, modelled in software): default rings; tiny
+    # rings that bursts overflow (RX drops, ring wrap-around, TX reclaim); CREW with 4 requests per packet.
+    ["selftest_nic=1"],
+    ["selftest_nic=1", "rx_ring=8", "tx_ring=16"],
+    ["selftest_nic=1", "mode=crew", "rx_ring=16", "tx_ring=16", "selftest_batch=4"],
+]
+
+
+@pytest.mark.parametrize("args", SELFTESTS, ids=lambda a: "_".join(x.replace("=", "") for x in a))
+def test_riscv_selftest_under_qemu(args: list[str]) -> None:
+    """The riscv64 server runs its self-test (software queue, 20000 checked requests) under qemu-riscv64."""
+    if not (KVS.parent / "runtime" / "kvsim.h").exists():
+        pytest.fail("workloads/runtime/kvsim.h is missing: the riscv64 server cannot be built")
+    for tool in ("riscv64-linux-gnu-gcc", "qemu-riscv64"):
+        assert shutil.which(tool), f"{tool} not found (make setup installs it)"
+    build = subprocess.run(["make", "-s", "-C", str(KVS), "riscv"], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0 and SERVER.exists(), build.stdout + build.stderr
+    run = subprocess.run(["qemu-riscv64", str(SERVER), "selftest=20000", *args], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    m = re.search(r"kvs selftest: (\d+) requests \((\d+) GETs, (\d+) right, (\d+) evicted\), (\d+) wrong", run.stdout)
+    assert m, run.stdout
+    requests, gets, right, evicted, wrong = map(int, m.groups())
+    assert requests >= 20000 and gets > 0 and right + evicted == gets and wrong == 0, run.stdout
+    if not any(a.startswith("log_kib=") for a in args):
+        assert evicted == 0, run.stdout  # the default 64 MiB log holds everything
+    if "selftest_nic=1" in args:
+        m = re.search(r"fake NIC: (\d+) frames in, (\d+) out, (\d+) dropped \(client saw (\d+)\)", run.stdout)
+        assert m, run.stdout
+        frames_in, frames_out, nic_drops, client_drops = map(int, m.groups())
+        assert frames_in == frames_out and nic_drops == client_drops and frames_in > 0, run.stdout
+        if "rx_ring=8" in args:
+            assert nic_drops > 0, run.stdout  # bursts of up to 12 frames overflow an RX ring that holds 7
+
+
+def test_riscv_server_without_nic_says_so() -> None:
+    """Without a NIC (qemu) and without selftest=N, the server explains itself and exits 1; bad arguments exit 2."""
+    build = subprocess.run(["make", "-s", "-C", str(KVS), "riscv"], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0 and SERVER.exists(), build.stdout + build.stderr
+    run = subprocess.run(["qemu-riscv64", str(SERVER)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and "no NIC queue" in run.stdout, run.stdout + run.stderr
+    run = subprocess.run(["qemu-riscv64", str(SERVER), "mode=xrew"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "bad argument 'mode=xrew'" in run.stdout, run.stdout + run.stderr

@@ -1,0 +1,23 @@
+/* platform_riscv.h - guest-only extras of the riscv platform: queue identity, and the software queue the
+ * self-test uses when there is no NIC (qemu-riscv64). */
+#ifndef KVS_PLATFORM_RISCV_H
+#define KVS_PLATFORM_RISCV_H
+
+#include <stdint.h>
+#include "platform.h"
+
+/* The NIC discovery calls go through this (the simulator by default); the self-test installs a fake NIC. */
+extern long (*plat_nic_simcall)(long nr, long arg);
+
+/* fake_nic.c: a software NIC queue behind the real driver, for qemu-riscv64. */
+int fake_nic_install(void);
+int fake_nic_deliver(const uint8_t *frame, uint32_t len);
+int fake_nic_transmit(uint8_t *out, uint32_t cap, uint32_t *len);
+
+unsigned plat_queue_id(const struct plat_queue *q);
+unsigned plat_queue_port(const struct plat_queue *q);
+struct plat_queue *plat_soft_queue_open(unsigned nbufs);
+int plat_soft_inject(struct plat_queue *q, const uint8_t *frame, uint32_t len);
+int plat_soft_collect(struct plat_queue *q, uint8_t *out, uint32_t cap, uint32_t *len);
+
+#endif
