@@ -34,8 +34,10 @@
 #define KVSIM_NTL_S1()   __asm__ volatile("add zero, zero, tp")
 #define KVSIM_NTL_ALL()  __asm__ volatile("add zero, zero, t0")
 
-/* x86 prefetchnta as MICA uses it: a non-temporal read prefetch. */
-#define KVSIM_PREFETCH_NTA(p) do { KVSIM_NTL_ALL(); KVSIM_PREFETCH_R(p); } while (0)
+/* x86 prefetchnta as MICA uses it: a non-temporal read prefetch. The NTL hint applies to the next instruction,
+ * so both go in one asm statement: as two, the compiler may schedule a load between them. */
+#define KVSIM_PREFETCH_NTA(p) \
+    __asm__ volatile("add zero, zero, t0\n\t.insn i 0x13, 6, x0, %0, 1" : : "r"(p))
 
 static inline void kvsim_prefetch_r(const void *p) { KVSIM_PREFETCH_R(p); }
 static inline void kvsim_prefetch_w(const void *p) { KVSIM_PREFETCH_W(p); }
