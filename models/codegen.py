@@ -13,7 +13,7 @@ import sys
 from .params import SimObject
 
 # Modules whose SimObjects the engine reads. Add a model's module here when it gains parameters.
-MODEL_MODULES = ["models.system", "models.core", "models.cache", "models.dram"]
+MODEL_MODULES = ["models.system", "models.core", "models.cache", "models.dram", "models.nic", "models.client"]
 TARGET = pathlib.Path(__file__).resolve().parent / "params" / "src" / "generated.rs"
 
 
@@ -39,6 +39,11 @@ def render() -> str:
             lines += _doc_lines(param.doc + unit + choices, "    ")
             lines.append(f"    pub {pname}: {param.rust_type},")
         lines += ["}", ""]
+    # Tables a module keeps for the Rust side (e.g. the DRAM presets), written once in Python.
+    for module in MODEL_MODULES:
+        extra = getattr(importlib.import_module(module), "rust_constants", None)
+        if extra is not None:
+            lines += [extra()]
     return "\n".join(lines)
 
 

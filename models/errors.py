@@ -40,5 +40,10 @@ class UnsupportedSyscall(GuestFault):
     """A system call (or simulator call) the engine does not implement."""
 
 
+class ClientCheckFailed(SimError):
+    """The ghost client found a wrong response: a wrong value, an unexplained GET miss, a response to a request
+    never sent, a wrong echo, or no response at all (a lost request)."""
+
+
 class EngineBug(SimError):
     """The engine hit an internal error (a Rust panic, caught at the boundary). Please report it."""

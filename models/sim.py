@@ -1,17 +1,19 @@
 """Run one simulation: validate the configuration, hand it to the engine, write the run's outputs.
 
-A run directory gets config.json (every parameter, resolved), stats.txt (gem5's text format), stats.json, and
-stdout/stderr of the guest. Host timing (seconds, MIPS) is kept apart from the stats so identical configurations
-give bit-identical stats files.
+A run directory gets config.json (every parameter, resolved), stats.txt (gem5's text format), stats.json,
+stats_series.csv (the guest's STATS_DUMP snapshots, a time series: one row per dump, one column per statistic) when
+the guest took any, and stdout/stderr of the guest. Host timing (seconds, MIPS) is kept apart from the stats so
+identical configurations give bit-identical stats files.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import pathlib
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .system import System
 
@@ -26,6 +28,8 @@ class RunResult:
     harts: list[dict[str, Any]]
     stats: dict[str, float]
     descriptions: dict[str, str] = field(repr=False, default_factory=dict)
+    # The guest's STATS_DUMP snapshots: (sim_ticks, {name: value}) each, in order.
+    stat_dumps: list[tuple[int, dict[str, float]]] = field(repr=False, default_factory=list)
     host_seconds: float = 0.0
     outdir: pathlib.Path | None = None
 
@@ -59,6 +63,8 @@ def write_outputs(result: RunResult, config: dict[str, Any], outdir: pathlib.Pat
     (outdir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     (outdir / "stats.json").write_text(json.dumps(result.stats, indent=1) + "\n")
     (outdir / "stats.txt").write_text(format_stats_txt(result.stats, result.descriptions))
+    if result.stat_dumps:
+        write_stats_series(result.stat_dumps, outdir / "stats_series.csv")
     (outdir / "guest.stdout").write_bytes(result.stdout)
     (outdir / "guest.stderr").write_bytes(result.stderr)
     summary = {"stop_reason": result.stop_reason, "exit_code": result.exit_code, "insts": result.insts,
@@ -66,20 +72,45 @@ def write_outputs(result: RunResult, config: dict[str, Any], outdir: pathlib.Pat
     (outdir / "host.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
-def simulate(system: System, outdir: str | pathlib.Path | None = None) -> RunResult:
+def write_stats_series(dumps: list[tuple[int, dict[str, float]]], path: pathlib.Path) -> None:
+    """The STATS_DUMP snapshots as CSV: columns dump, sim_ticks, then every statistic any snapshot has (in first
+    appearance order; empty where a snapshot lacks it, e.g. timing stats before detailed timing started)."""
+    names: dict[str, None] = {}
+    for _, values in dumps:
+        names.update(dict.fromkeys(values))
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["dump", "sim_ticks", *names])
+        for i, (ticks, values) in enumerate(dumps):
+            out.writerow([i, ticks, *(repr(values[n]) if n in values else "" for n in names)])
+
+
+# progress(insts, sim_ticks, phase): called about every `progress_every` instructions during a run.
+ProgressFn = Callable[[int, int, str], None]
+
+
+def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progress: ProgressFn | None = None,
+             progress_every: int = 10_000_000) -> RunResult:
     """Run `system` to completion (or to its instruction/time limit). Raises a models.errors.SimError subclass
-    naming the hart, PC and reason when the guest faults. With `outdir`, writes the run's files there."""
+    naming the hart, PC and reason when the guest faults. With `outdir`, writes the run's files there. With
+    `progress`, calls progress(insts, sim_ticks, phase) about every `progress_every` instructions (an exception
+    it raises stops the run and propagates); reports happen between scheduling turns, so they never change the
+    results."""
     from . import _engine  # the Rust extension, built by `make engine`
 
     system.validate()
     config = system.to_dict()
     started = time.perf_counter()
-    raw = _engine.run(json.dumps(config))
+    if progress is None:
+        raw = _engine.run(json.dumps(config))
+    else:
+        raw = _engine.run(json.dumps(config), progress, progress_every)
     host_seconds = time.perf_counter() - started
     stats = {name: value for name, value, _ in raw["stats"]}
     result = RunResult(stop_reason=raw["stop_reason"], exit_code=raw["exit_code"], stdout=raw["stdout"],
                        stderr=raw["stderr"], sim_ticks=raw["sim_ticks"], harts=raw["harts"], stats=stats,
-                       descriptions={name: desc for name, _, desc in raw["stats"]}, host_seconds=host_seconds)
+                       descriptions={name: desc for name, _, desc in raw["stats"]}, host_seconds=host_seconds,
+                       stat_dumps=[(ticks, dict(values)) for ticks, values in raw["stat_dumps"]])
     if outdir is not None:
         result.outdir = pathlib.Path(outdir)
         write_outputs(result, config, result.outdir)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from .client import Client, server_mode
+from .nic import Nic
 from .params import Param, ParamError, SimObject
+from .cache import CacheHierarchy
+from .core import Core
+from .dram import MemoryController
 
 
 class Workload(SimObject):
@@ -24,7 +29,8 @@ class System(SimObject):
                            min="64KiB", max="1TiB")
     stack_size = Param.Size("1MiB", "stack of each hart", min="4KiB", max="1GiB")
     quantum = Param.Count(1000, "instructions a hart runs before the next hart gets its turn; harts interleave "
-                          "deterministically in hart order", min=1, max=10**7)
+                          "deterministically in hart order (in detailed timing: the hart furthest behind in "
+                          "simulated time goes next, the lowest id among equals)", min=1, max=10**7)
     max_insts = Param.Count(0, "stop the run after this many instructions over all harts (0 = no limit)")
     max_time = Param.Time("0s", "stop the run at this simulated time (0 = no limit)")
     seed = Param.Count(1, "seed of every random choice in the run; same config and seed give identical stats")
@@ -34,11 +40,71 @@ class System(SimObject):
     trace_file = Param.Str("", "if set, write hart 0's PC and integer registers before every instruction to "
                            "this file (for lockstep comparison with qemu-riscv64 -singlestep -d cpu)")
     workload = Param.Child(Workload, "the program the harts run")
+    # Timing (detailed mode) ------------------------------------------------------------------------------------
+    mode = Param.Enum("functional", "'functional': instructions only, one cycle each at `clock` (fastest); "
+                      "'detailed': the core, cache and DRAM timing models time every instruction once detailed "
+                      "timing has started (see detailed_start)", choices=("functional", "detailed"))
+    detailed_start = Param.Enum("start", "when detailed timing starts in detailed mode: 'start' (the first "
+                                "instruction), 'roi' (the first ROI_BEGIN simulator call) or 'insts' (after "
+                                "detailed_start_insts instructions over all harts); before it the run fast-forwards "
+                                "functionally", choices=("start", "roi", "insts"))
+    detailed_start_insts = Param.Count(0, "instructions (all harts) to fast-forward before detailed timing, when "
+                                       "detailed_start = 'insts'", max=10**15)
+    warm_caches = Param.Bool(False, "during the fast-forward before detailed timing, feed every memory access to "
+                             "the caches: their contents and replacement state warm up, no time is accounted")
+    warm_start_insts = Param.Count(0, "with warm_caches, instructions (all harts) run purely functionally before "
+                                   "warming begins (0: warm through the whole fast-forward)", max=10**15)
+    core = Param.Child(Core, "timing model of every hart's core (detailed mode), unless `cores` overrides it")
+    cores = Param.Children(Core, "per-hart cores, hart i on cores[i] (heterogeneous systems); empty: every hart "
+                           "gets `core`")
+    caches = Param.Child(CacheHierarchy, "the socket's caches: private L1I/L1D (and L2) per core, shared LLC")
+    memory = Param.Child(MemoryController, "the socket's DRAM controller and channels")
+    nic = Param.Child(Nic, "the NIC (simulated only when nic.enabled)")
+    client = Param.Child(Client, "the ghost client (runs only when client.enabled; needs the NIC)")
 
     def validate(self) -> None:
         super().validate()
         if not self.workload.binary:
             raise ParamError("System.workload.binary is empty: name the riscv64 ELF to run")
+        self._validate_timing()
         if self.stack_size * self.harts > self.mem_limit:
             raise ParamError(f"System.stack_size x harts = {self.stack_size * self.harts} bytes exceeds "
                              f"System.mem_limit = {self.mem_limit} bytes")
+        if self.client.enabled:
+            if not self.nic.enabled:
+                raise ParamError("System.client.enabled needs System.nic.enabled (the client talks through it)")
+            mode = server_mode(self.workload.argv)
+            if self.client.mode != "auto" and self.client.mode != mode:
+                raise ParamError(f"System.client.mode = {self.client.mode!r} but the server runs mode={mode} "
+                                 "(its argv): set both the same, or client.mode='auto'")
+
+    def _validate_timing(self) -> None:
+        if self.mode == "functional":
+            if self.detailed_start != "start" or self.warm_caches:
+                raise ParamError(f"System.detailed_start = {self.detailed_start!r} / System.warm_caches = "
+                                 f"{self.warm_caches} need System.mode = 'detailed' (mode is 'functional')")
+        if self.detailed_start == "insts" and self.detailed_start_insts == 0:
+            raise ParamError("System.detailed_start = 'insts' needs System.detailed_start_insts > 0")
+        if self.detailed_start != "insts" and self.detailed_start_insts:
+            raise ParamError(f"System.detailed_start_insts = {self.detailed_start_insts} is only used with "
+                             f"System.detailed_start = 'insts', not {self.detailed_start!r}")
+        if self.warm_caches and self.detailed_start == "start":
+            raise ParamError("System.warm_caches needs a fast-forward to warm in: System.detailed_start must be "
+                             "'roi' or 'insts', not 'start'")
+        if self.warm_start_insts and not self.warm_caches:
+            raise ParamError("System.warm_start_insts is set but System.warm_caches is False")
+        if self.detailed_start == "insts" and self.warm_start_insts >= self.detailed_start_insts > 0 \
+                and self.warm_caches:
+            raise ParamError(f"System.warm_start_insts = {self.warm_start_insts} must be below "
+                             f"System.detailed_start_insts = {self.detailed_start_insts}")
+        if self.cores and len(self.cores) != self.harts:
+            raise ParamError(f"System.cores has {len(self.cores)} entries but System.harts = {self.harts}: give "
+                             "one Core per hart, or none to use System.core for all")
+        lines = {self.caches.l1d.line_size}
+        if lines != {64}:
+            raise ParamError(f"System.caches line_size = {self.caches.l1d.line_size}: the DRAM model moves "
+                             "64-byte lines (one BL8 burst), so caches must use 64-byte lines")
+
+    def hart_cores(self) -> list[Core]:
+        """The Core of every hart."""
+        return list(self.cores) if self.cores else [self.core] * self.harts

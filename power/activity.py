@@ -25,7 +25,7 @@ Directories (``S.{dir}.``): ``reads``, ``writes``
 
 On-chip network (``S.{noc}.``): ``flits`` (flits injected), ``hops`` (flit-hops: router traversals)
 
-Memory (``S.mem.ch{k}.``): ``reads``, ``writes`` (bursts), ``activates``, ``precharges``, ``refreshes``
+Memory (``S.mem.channel{k}.``): ``reads``, ``writes`` (bursts), ``activates``, ``precharges``, ``refreshes``
 
 NICs (``system.nic{n}.``): ``rx_bytes``, ``tx_bytes``, ``rx_packets``, ``tx_packets``;
 PCIe (``system.nic{n}.pcie.``): ``tlps``, ``bytes``
@@ -200,7 +200,7 @@ def from_stats(stats: dict, platform, *, socket: int = 0, strict: bool = False) 
     channels = platform.dram.channels if platform.dram is not None else platform.mc.count * platform.mc.channels_per_mc
     for k in range(channels):
         for f_ in fields(DramActivity):
-            setattr(dram, f_.name, getattr(dram, f_.name) + get(f"{s}.mem.ch{k}.{f_.name}"))
+            setattr(dram, f_.name, getattr(dram, f_.name) + get(f"{s}.mem.channel{k}.{f_.name}"))
     nic = NicActivity()
     for n in range(platform.nic.count):
         for key in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets"):
@@ -237,7 +237,7 @@ def stats_names(platform, *, socket: int = 0) -> list[str]:
         names += [f"{s}.{n.name}.{k}" for k in ("flits", "hops")]
     channels = platform.dram.channels if platform.dram is not None else platform.mc.count * platform.mc.channels_per_mc
     for k in range(channels):
-        names += [f"{s}.mem.ch{k}.{f_.name}" for f_ in fields(DramActivity)]
+        names += [f"{s}.mem.channel{k}.{f_.name}" for f_ in fields(DramActivity)]
     for n in range(platform.nic.count):
         names += [f"system.nic{n}.{k}" for k in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets",
                                                  "pcie.tlps", "pcie.bytes")]

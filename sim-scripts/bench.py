@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
-"""Speed of the functional engine against qemu-riscv64 on the same binary (`make bench`).
+"""Speed of the engine against qemu-riscv64 on the same binary, functional and detailed (`make bench`).
 
-    sim-scripts/bench.py [--rounds N] [--qemu-repeats R]
+    sim-scripts/bench.py [--rounds N] [--qemu-repeats R] [--chase-loads N] [--no-detailed]
 
 Runs workloads/build/bench/kvmix (hashing, a hash table, sorting, atomics; ~5.5 million instructions per
 round) in the engine and under qemu-riscv64, checks that both print the same checksum and exit status, and
 prints simulated MIPS for both: the engine's instruction count divided by each one's host wall time (qemu does
 not count instructions, so it is credited with the engine's count for the same binary and arguments; qemu's
 time is the best of R runs). Exit status 1 when the outputs differ.
+
+Then detailed mode (every instruction timed by the core, cache and DRAM models of the billion-RPS target's core,
+configs/detailed_default.py), on two programs: workloads/build/micro/chase over 64 MB (memory-intensive: building a
+random cycle of 1 Mi lines, then following it, nearly every load a DRAM miss) and kvmix. Detailed speed is
+simulated MIPS per host core (the engine runs on one host thread).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from models.sim import simulate  # noqa: E402
 from models.system import System, Workload  # noqa: E402
 
 BENCH = ROOT / "workloads" / "build" / "bench" / "kvmix"
+CHASE = ROOT / "workloads" / "build" / "micro" / "chase"
 
 
 def run_qemu(args: list[str]) -> tuple[float, bytes, int]:
@@ -40,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=50, help="kvmix rounds (~5.5 M instructions each)")
     parser.add_argument("--qemu-repeats", type=int, default=3, help="qemu runs; the fastest counts")
+    parser.add_argument("--chase-loads", type=int, default=1_000_000, help="detailed run: pointer-chase loads")
+    parser.add_argument("--detailed-rounds", type=int, default=5, help="detailed run: kvmix rounds")
+    parser.add_argument("--no-detailed", action="store_true", help="skip the detailed-mode runs")
     opts = parser.parse_args(argv)
     console = Console()
     if not BENCH.is_file():
@@ -75,8 +84,78 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[red]outputs differ: engine exit {result.exit_code}, qemu exit {qemu_code}")
         return 1
     console.print("outputs match")
+    if not opts.no_detailed:
+        detailed_bench(console, opts, engine_mips, qemu_mips)
+    return 0
+
+
+def detailed_bench(console: Console, opts, functional_mips: float, qemu_mips: float) -> None:
+    from configs import detailed_default
+
+    table = Table(title="detailed mode (timing every instruction; billion-RPS target core, 1 core)")
+    for col in ("program", "instructions", "host seconds", "simulated MIPS", "L1D MPKI", "LLC MPKI", "IPC"):
+        table.add_column(col, justify="left" if col == "program" else "right")
+    runs = [("chase 64 MB", CHASE, ["64M", str(opts.chase_loads)]),
+            (f"kvmix x{opts.detailed_rounds}", BENCH, [str(opts.detailed_rounds)])]
+    for label, binary, args in runs:
+        system = detailed_default.system()
+        system.detailed_start, system.warm_caches = "start", False   # time everything, set-up included
+        system.mem_limit = "1GiB"
+        system.workload = Workload(binary=str(binary), argv=args)
+        result = simulate(system)
+        st = result.stats
+        # Stats count from the program's ROI_BEGIN (a stats reset); MPKI and IPC describe that region.
+        table.add_row(label, f"{result.insts:,}", f"{result.host_seconds:.2f}", f"{result.mips:,.1f}",
+                      f"{st['system.socket0.core0.l1d.mpki']:.1f}", f"{st['system.socket0.llc.mpki']:.1f}",
+                      f"{st['system.socket0.core0.ipc']:.3f}")
+    table.caption = "MPKI and IPC: the program's measured region (from ROI_BEGIN); MIPS: the whole run"
+    Console(width=max(console.width, 112)).print(table)
+    console.print(f"for comparison: functional {functional_mips:,.1f} MIPS, qemu-riscv64 {qemu_mips:,.1f} MIPS "
+                  "(target for detailed: >= 5 MIPS per host core)")
+
+
+def kvs_main(requests: int = 100_000, per_op_requests: int = 30_000) -> int:
+    """The KVS figures: functional speed of the engine on the KVS server with the NIC and the ghost client
+    (configs/kvs_functional: 4 harts, Tiny, Uniform, 95% GET), and instructions per GET and per PUT on Tiny items
+    with the software prefetch pipeline on and off (1 hart, 120 frames in flight so the server never idles:
+    client.insts_per_request of runs with get_ratio 1.0 and 0.0)."""
+    from configs import kvs_functional
+    from models.errors import SimError
+
+    console = Console()
+    if not kvs_functional.KVS_SERVER.is_file():
+        console.print(f"[red]{kvs_functional.KVS_SERVER} is missing: run `make workloads`")
+        return 2
+    try:
+        speed = simulate(kvs_functional.system(requests=requests))
+        table = Table(title=f"KVS server, functional: 4 harts, Tiny, Uniform, 95% GET, {requests:,} requests "
+                            f"after a load of {int(speed.stats['client.items']):,} items")
+        for col in ("instructions", "host seconds", "simulated MIPS", "requests / host s (measured)",
+                    "requests / host s (load + measured)"):
+            table.add_column(col, justify="right")
+        answered = speed.stats["client.requests"]
+        table.add_row(f"{speed.insts:,}", f"{speed.host_seconds:.3f}", f"{speed.mips:,.1f}",
+                      f"{answered / speed.host_seconds:,.0f}",
+                      f"{(answered + speed.stats['client.load.requests']) / speed.host_seconds:,.0f}")
+        console.print(table)
+        per_op = Table(title=f"instructions per request, Tiny items, 1 hart, {per_op_requests:,} requests each")
+        for col in ("prefetch", "GET", "PUT", "bulk-load PUT (32 per frame)"):
+            per_op.add_column(col, justify="right")
+        for prefetch in (1, 0):
+            row = []
+            for get_ratio in (1.0, 0.0):
+                system = kvs_functional.system(harts=1, requests=per_op_requests, get_ratio=get_ratio, window=120,
+                                               server_args=("log_mib=16", "buckets=16384", f"prefetch={prefetch}"))
+                r = simulate(system)
+                row.append(r.stats)
+            per_op.add_row("on" if prefetch else "off", f"{row[0]['client.insts_per_request']:.1f}",
+                           f"{row[1]['client.insts_per_request']:.1f}", f"{row[0]['client.load.insts_per_put']:.1f}")
+        console.print(per_op)
+    except SimError as err:
+        console.print(f"[red]KVS run failed: {type(err).__name__}: {err}")
+        return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(max(main(), kvs_main()))

@@ -5,7 +5,9 @@
     sim-scripts/run.py functional_default --set harts=4 --set workload.argv='["100"]'
     sim-scripts/run.py --list
 
-Outputs go to results/<config>-<timestamp>/ (config.json, stats.txt, stats.json, guest output) unless --outdir.
+Outputs go to results/<config>-<timestamp>/ (config.json, stats.txt, stats.json, stats_series.csv when the guest
+dumped stats, guest output) unless --outdir. A live line shows the instructions run, simulated time, the mode
+(fast-forward, warming, detailed) and the speed, updated every --progress-every instructions; Ctrl-C stops the run.
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ import datetime
 import json
 import pathlib
 import sys
+import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from rich.console import Console  # noqa: E402
+from rich.live import Live  # noqa: E402
 from rich.table import Table  # noqa: E402
+from rich.text import Text  # noqa: E402
 
 import configs  # noqa: E402
 from models.errors import SimError  # noqa: E402
@@ -45,12 +50,45 @@ def apply_override(system: SimObject, assignment: str) -> None:
     setattr(target, leaf, value)
 
 
+class ProgressLine:
+    """The live line: phase, instructions, simulated time, host speed. Called by the engine between turns."""
+
+    def __init__(self, name: str, max_insts: int):
+        self.name, self.max_insts = name, max_insts
+        self.started = time.perf_counter()
+        self.text = Text(f"{name}: starting ...")
+
+    def __call__(self, insts: int, sim_ticks: int, phase: str) -> None:
+        secs = time.perf_counter() - self.started
+        mips = insts / secs / 1e6 if secs > 0 else 0.0
+        of = f" of {self.max_insts:,} ({100 * insts / self.max_insts:.0f}%)" if self.max_insts else ""
+        self.text = Text.assemble((f"{self.name} ", "bold"), (f"[{phase}] ", "cyan"),
+                                  f"{insts:,} instructions{of}, {sim_ticks * 1e-9:.3f} ms simulated, "
+                                  f"{secs:.1f} s, {mips:.1f} MIPS")
+        if self.live is not None:
+            self.live.update(self.text)
+
+    live: Live | None = None
+
+
+def run_with_progress(console: Console, name: str, system, outdir: pathlib.Path, every: int):
+    if every <= 0 or not console.is_terminal:
+        with console.status(f"simulating {name} ..."):
+            return simulate(system, outdir)
+    line = ProgressLine(name, system.max_insts)
+    with Live(line.text, console=console, refresh_per_second=4, transient=True) as live:
+        line.live = live
+        return simulate(system, outdir, progress=line, progress_every=every)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("config", nargs="?", default=DEFAULT_CONFIG, help="a module of configs/")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
     parser.add_argument("--outdir", help="where to write the run's files (default results/<config>-<time>)")
     parser.add_argument("--list", action="store_true", help="list the configs and exit")
+    parser.add_argument("--progress-every", type=int, default=10_000_000, metavar="N",
+                        help="update the progress line every N instructions (0: no progress line)")
     args = parser.parse_args(argv)
     console = Console()
     if args.list:
@@ -63,11 +101,13 @@ def main(argv: list[str] | None = None) -> int:
             apply_override(system, assignment)
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         outdir = pathlib.Path(args.outdir or configs.ROOT / "results" / f"{args.config}-{stamp}")
-        with console.status(f"simulating {args.config} ..."):
-            result = simulate(system, outdir)
+        result = run_with_progress(console, args.config, system, outdir, args.progress_every)
     except (ParamError, SimError) as err:
         console.print(f"[bold red]{type(err).__name__}[/]: {err}")
         return 2
+    except KeyboardInterrupt:
+        console.print("[bold red]interrupted[/]: the run was stopped; no outputs were written")
+        return 130
     table = Table(title=f"kvsim: {args.config}", show_header=False)
     table.add_row("stopped by", result.stop_reason)
     table.add_row("exit code", str(result.exit_code))
@@ -76,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row("simulated time", f"{result.sim_seconds * 1e3:.3f} ms")
     table.add_row("host time", f"{result.host_seconds:.2f} s")
     table.add_row("speed", f"{result.mips:.1f} simulated MIPS")
+    ipc = [v for k, v in result.stats.items() if k.startswith("system.socket0.core") and k.endswith(".ipc")]
+    if ipc:
+        table.add_row("mode", f"detailed (timing from {system.detailed_start})")
+        table.add_row("IPC per core", ", ".join(f"{v:.3f}" for v in ipc))
     table.add_row("outputs", str(outdir))
     console.print(table)
     guest_out = result.stdout.decode(errors="replace").strip()

@@ -81,12 +81,35 @@ def test_hierarchy_levels_get_their_own_defaults():
     assert CacheHierarchy().l1d.size == 32 << 10, "each instance owns its children"
 
 
-def test_dram_timings_default_to_the_preset():
-    d = MemoryController().to_dict()
+def test_dram_timings_default_to_the_preset_and_resolve_in_the_config():
+    m = MemoryController()
+    assert all(getattr(m, k) is None for k in ("t_cl", "t_rcd", "t_rp", "t_rfc", "t_refi", "bank_groups"))
+    d = m.to_dict()
     assert d["preset"] == "DDR4-2400"
-    assert all(d[k] is None for k in ("t_cl", "t_rcd", "t_rp", "t_rfc", "t_refi", "bank_groups"))
+    # config.json (and the engine) see every timing resolved, none left to the preset.
+    assert (d["t_cl"], d["t_rcd"], d["t_rp"], d["t_ck"], d["t_rfc"], d["t_refi"], d["bank_groups"]) == \
+        (17, 17, 17, 833, 350_000, 7_800_000, 4)
+    assert all(v is not None for v in d.values())
     m = MemoryController(preset="DDR3-1600", t_cl=13, t_rfc="350ns")
     assert (m.t_cl, m.t_rfc) == (13, 350_000)
+    d = m.to_dict()
+    assert (d["t_cl"], d["t_rfc"], d["t_rcd"], d["t_ck"], d["bank_groups"], d["banks_per_group"]) == \
+        (13, 350_000, 11, 1250, 1, 8)
+    # Switching the preset after construction re-resolves what was not overridden.
+    m.preset = "DDR4-2400"
+    assert (m.to_dict()["t_cl"], m.to_dict()["t_rcd"]) == (13, 17)
+
+
+def test_dram_presets_are_one_table_mirrored_into_rust():
+    from models.dram import PRESETS
+    from models.codegen import TARGET
+    generated = TARGET.read_text()
+    for name, values in PRESETS.items():
+        const = "DRAM_PRESET_" + name.replace("-", "_").upper()
+        block = generated.split(f"pub const {const}: DramPreset = DramPreset {{")[1].split("};")[0]
+        for key, value in values.items():
+            assert f"    {key}: {value}," in block, (name, key)
+    assert MemoryController(preset="DDR4-2400").peak_channel_bandwidth() == pytest.approx(19.2e9, rel=1e-3)
 
 
 def test_simobject_names_are_unique_rust_structs():

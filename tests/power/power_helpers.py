@@ -55,7 +55,7 @@ def synthetic_stats(platform, *, seconds=1e-3, ipc=1.5, scale=1.0, requests=1e5)
         stats[f"{s}.{n.name}.flits"] = 1e6 * scale
         stats[f"{s}.{n.name}.hops"] = 4e6 * scale
     for name in list(stats):
-        if ".mem.ch" in name:
+        if ".mem.channel" in name:
             stats[name] = {"reads": 2e5, "writes": 5e4, "activates": 1e5, "precharges": 1e5,
                            "refreshes": 0.0}[name.rsplit(".", 1)[1]] * scale
         if name.startswith("system.nic"):

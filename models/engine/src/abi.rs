@@ -47,6 +47,10 @@ pub mod simcall {
     pub const ALLOC_LOCAL: u64 = 0x4b56_0005;
     pub const STATS_DUMP: u64 = 0x4b56_0006;
     pub const STATS_RESET: u64 = 0x4b56_0007;
+    pub const NIC_NUM_QUEUES: u64 = 0x4b56_0008;
+    pub const NIC_QUEUE_OF: u64 = 0x4b56_0009;
+    pub const NIC_QUEUE_REGS: u64 = 0x4b56_000a;
+    pub const NIC_QUEUE_PORT: u64 = 0x4b56_000b;
 }
 
 /// Linux errno values returned (negated) in a0.
@@ -54,6 +58,7 @@ pub mod errno {
     pub const ENOENT: i64 = 2;
     pub const EBADF: i64 = 9;
     pub const ENOMEM: i64 = 12;
+    pub const ENODEV: i64 = 19;
     pub const EFAULT: i64 = 14;
     pub const EINVAL: i64 = 22;
     pub const ENOSYS: i64 = 38;

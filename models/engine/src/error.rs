@@ -22,6 +22,9 @@ pub enum SimError {
     Elf(String),
     /// The guest did something the machine cannot do.
     Guest { kind: FaultKind, hart: usize, pc: u64, insn: u32, reason: String },
+    /// The ghost client found a wrong or missing response (a wrong value, an unexplained miss, a response to a
+    /// request never sent, or no response at all).
+    Client(String),
     /// An internal error (also what a caught panic becomes).
     Bug(String),
 }
@@ -38,6 +41,7 @@ impl SimError {
                 FaultKind::MemoryLimit => "MemoryLimitExceeded",
                 FaultKind::UnsupportedSyscall => "UnsupportedSyscall",
             },
+            SimError::Client(_) => "ClientCheckFailed",
             SimError::Bug(_) => "EngineBug",
         }
     }
@@ -51,6 +55,7 @@ impl fmt::Display for SimError {
             SimError::Guest { hart, pc, insn, reason, .. } => {
                 write!(f, "hart {hart} at pc {pc:#x} (insn {insn:#010x}): {reason}")
             }
+            SimError::Client(m) => write!(f, "client check failed: {m}"),
             SimError::Bug(m) => write!(f, "engine bug: {m}"),
         }
     }

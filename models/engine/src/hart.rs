@@ -54,6 +54,8 @@ pub struct Hart {
     pub ended: bool,
     /// A Zihintntl hint is waiting for the next memory instruction (tracked only when a timing hook listens).
     pub ntl_pending: bool,
+    /// Simulated time (ps) from the timing model, once detailed timing has started (None: functional time).
+    pub timed_ps: Option<u64>,
 }
 
 impl Hart {
@@ -70,6 +72,7 @@ impl Hart {
             exit_code: None,
             ended: false,
             ntl_pending: false,
+            timed_ps: None,
         }
     }
 
@@ -77,9 +80,13 @@ impl Hart {
         self.ended
     }
 
-    /// Simulated time of this hart in picoseconds (one cycle per instruction in functional mode).
+    /// Simulated time of this hart in picoseconds: the timing model's once detailed timing has started, else one
+    /// cycle per instruction at `clock`.
     pub fn time_ps(&self) -> u64 {
-        insts_to_ps(self.cnt.insts, self.clock)
+        match self.timed_ps {
+            Some(t) => t,
+            None => insts_to_ps(self.cnt.insts, self.clock),
+        }
     }
 }
 

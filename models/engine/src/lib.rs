@@ -5,15 +5,21 @@
 //! exception class of `models.errors`.
 
 pub mod abi;
+pub mod client;
 pub mod elf;
 pub mod error;
 pub mod hart;
 pub mod isa;
+pub mod keyhash;
 pub mod mem;
+pub mod net;
+pub mod nic;
 pub mod output;
 pub mod sim;
 pub mod syscall;
+pub mod timing;
 pub mod trap;
+pub mod zipf;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -93,12 +99,43 @@ fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, 
 /// Run one simulation from a resolved configuration (JSON). Returns a dict: stop_reason, exit_code, stdout,
 /// stderr, sim_ticks, harts (insts, exit_code each), stats (a list of (name, value, description)) and stat_dumps
 /// (the guest's STATS_DUMP snapshots: a list of (sim_ticks, [(name, value), ...])).
+///
+/// `progress`, if given, is called as `progress(insts, sim_ticks, phase)` about every `progress_every`
+/// instructions (between scheduling turns, with the GIL taken back briefly; the run itself holds no GIL). If it
+/// raises, the run stops and the exception propagates (so Ctrl-C works during long runs).
 #[pyfunction]
-fn run<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (config_json, progress=None, progress_every=10_000_000))]
+fn run<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    progress: Option<Py<PyAny>>,
+    progress_every: u64,
+) -> PyResult<Bound<'py, PyDict>> {
     let system = kvsim_params::system_from_json(config_json)
         .map_err(|e| to_pyerr(py, &SimError::Config(e.to_string())))?;
-    let out = guarded(py, move || sim::run(&system))?;
-    output_to_dict(py, &out)
+    let every = if progress.is_some() { progress_every.max(1) } else { 0 };
+    let mut raised: Option<PyErr> = None;
+    let out = {
+        let raised = &mut raised;
+        let progress = &progress;
+        guarded(py, move || {
+            let mut report = |p: &timing::Progress| -> Result<(), SimError> {
+                let Some(callback) = progress else { return Ok(()) };
+                Python::attach(|py| match callback.call1(py, (p.insts, p.sim_ticks, p.phase)) {
+                    Ok(_) => Ok(()),
+                    Err(e) => {
+                        *raised = Some(e);
+                        Err(SimError::Bug("the progress callback raised".into()))
+                    }
+                })
+            };
+            timing::run_system(&system, every, &mut report)
+        })
+    };
+    if let Some(err) = raised {
+        return Err(err);
+    }
+    output_to_dict(py, &out?)
 }
 
 #[pymodule]

@@ -94,10 +94,7 @@ impl Regions {
                 return true;
             }
         }
-        if self.stacks.iter().any(|&(s, e)| overlaps(s, e)) {
-            return true;
-        }
-        overlaps(DEVICE_BASE, DEVICE_END + 1)
+        self.stacks.iter().any(|&(s, e)| overlaps(s, e))
     }
 }
 
@@ -117,6 +114,9 @@ pub struct Memory {
     /// Reserved address of each hart's LR (NO_RESV if none).
     resv: Vec<u64>,
     resv_live: usize,
+    /// The NIC's queue registers (the device range), when the system has a NIC. Device addresses never enter
+    /// the TLBs, so every access to them takes the slow paths, which dispatch here.
+    pub nic: Option<Box<crate::nic::NicRegs>>,
 }
 
 const NO_RESV: u64 = u64::MAX;
@@ -151,6 +151,7 @@ impl Memory {
             allow_misaligned,
             resv: vec![NO_RESV; harts],
             resv_live: 0,
+            nic: None,
         }
     }
 
@@ -227,6 +228,9 @@ impl Memory {
 
     #[inline(never)]
     fn load_slow<const N: usize>(&mut self, addr: u64, access: Access) -> Result<u64, Trap> {
+        if (DEVICE_BASE..=DEVICE_END).contains(&addr) {
+            return self.mmio_load(addr, N as u8, access);
+        }
         if addr & (N as u64 - 1) != 0 {
             if !self.allow_misaligned || access == Access::Atomic {
                 return Err(Trap::Misaligned { addr, size: N as u8, access });
@@ -263,6 +267,9 @@ impl Memory {
 
     #[inline(never)]
     fn store_slow<const N: usize>(&mut self, hart: usize, addr: u64, val: u64, access: Access) -> Result<(), Trap> {
+        if (DEVICE_BASE..=DEVICE_END).contains(&addr) {
+            return self.mmio_store(addr, N as u8, val, access);
+        }
         if addr & (N as u64 - 1) != 0 {
             if !self.allow_misaligned || access == Access::Atomic {
                 return Err(Trap::Misaligned { addr, size: N as u8, access });
@@ -291,6 +298,23 @@ impl Memory {
         // SAFETY: aligned access inside the page.
         unsafe { write_n::<N>(data.add((addr & (PAGE_SIZE - 1)) as usize), val) };
         Ok(())
+    }
+
+    /// A load in the device range: a NIC register, or a fault saying why not.
+    #[cold]
+    fn mmio_load(&mut self, addr: u64, size: u8, access: Access) -> Result<u64, Trap> {
+        match self.nic.as_deref_mut() {
+            Some(nic) => nic.load(addr, size, access),
+            None => Err(Trap::Mmio { addr, size, access, why: "no device here (the system has no NIC)" }),
+        }
+    }
+
+    #[cold]
+    fn mmio_store(&mut self, addr: u64, size: u8, val: u64, access: Access) -> Result<(), Trap> {
+        match self.nic.as_deref_mut() {
+            Some(nic) => nic.store(addr, size, val, access),
+            None => Err(Trap::Mmio { addr, size, access, why: "no device here (the system has no NIC)" }),
+        }
     }
 
     /// Atomic accesses: always aligned; they go through the slow paths (rare).

@@ -9,6 +9,10 @@ pub enum StopReason {
     MaxInsts,
     /// System.max_time was reached.
     MaxTime,
+    /// The ghost client has every response it waited for (System.client).
+    ClientDone,
+    /// The scheduler paused at a mode switch or a progress report (internal: the driver resumes the run).
+    Pause,
 }
 
 impl StopReason {
@@ -17,6 +21,8 @@ impl StopReason {
             StopReason::Exit => "exit",
             StopReason::MaxInsts => "max_insts",
             StopReason::MaxTime => "max_time",
+            StopReason::Pause => "pause",
+            StopReason::ClientDone => "client_done",
         }
     }
 }

@@ -39,6 +39,18 @@ pub struct Machine {
     max_insts: u64,
     /// Per-hart instruction cap derived from System.max_time (u64::MAX = none).
     time_cap: u64,
+    /// System.max_time (ps; 0 = none), for harts whose time comes from a timing hook.
+    max_time: u64,
+    /// `run` returns `StopReason::Pause` at the first turn that starts with this many instructions or more done
+    /// (u64::MAX = never): mode switches and progress reports, always between turns, so pausing never changes
+    /// the interleaving.
+    pub pause_at: u64,
+    /// `run` returns `StopReason::Pause` right after the first ROI_BEGIN (the switch to detailed timing).
+    pub pause_on_roi: bool,
+    /// The hart whose turn comes next when `run` resumes after a pause (round-robin order).
+    next_turn: usize,
+    /// The NIC and the ghost client (System.nic, System.client), stepped after every turn.
+    pub net: Option<Box<crate::net::Net>>,
 }
 
 /// The part of `System` the functional engine uses (decoupled so tests need not build a whole `System`).
@@ -57,6 +69,9 @@ pub struct EngineConfig {
     pub binary: String,
     pub argv: Vec<String>,
     pub env: Vec<String>,
+    /// The NIC and the ghost client, when enabled (System.nic, System.client).
+    pub nic: Option<kvsim_params::Nic>,
+    pub client: Option<kvsim_params::Client>,
 }
 
 impl EngineConfig {
@@ -75,6 +90,8 @@ impl EngineConfig {
             binary: s.workload.binary.clone(),
             argv: s.workload.argv.clone(),
             env: s.workload.env.clone(),
+            nic: s.nic.enabled.then(|| s.nic.clone()),
+            client: s.client.enabled.then(|| s.client.clone()),
         }
     }
 
@@ -94,6 +111,8 @@ impl EngineConfig {
             binary: binary.into(),
             argv: vec![],
             env: vec![],
+            nic: None,
+            client: None,
         }
     }
 }
@@ -175,7 +194,22 @@ impl Machine {
             quantum: system.quantum,
             max_insts: system.max_insts,
             time_cap,
+            max_time: system.max_time,
+            pause_at: u64::MAX,
+            pause_on_roi: false,
+            next_turn: 0,
+            net: None,
         };
+        if let Some(nic) = &system.nic {
+            if system.client.is_some() && system.nic.is_none() {
+                return Err(config("System.client needs System.nic"));
+            }
+            let (net, regs) = crate::net::Net::new(nic, system.client.as_ref(), harts, &system.argv)?;
+            m.mem.nic = Some(Box::new(regs));
+            m.net = Some(Box::new(net));
+        } else if system.client.is_some() {
+            return Err(config("System.client.enabled needs System.nic.enabled"));
+        }
         for i in 0..harts {
             let sp = m.build_stack(i, system, image)?;
             m.harts.push(Hart::new(i, image.entry, sp, system.clock));
@@ -261,13 +295,28 @@ impl Machine {
     }
 
     /// Run until every hart has exited or a limit is reached.
+    /// With a hook that keeps time (`ExecHook::time_ps`), every turn goes to the live hart furthest behind in
+    /// simulated time (the lowest id among equals), for `quantum` instructions; otherwise harts take turns in
+    /// hart order.
     pub fn run<H: ExecHook>(&mut self, hook: &mut H, mut tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
         let mut total = self.total_insts();
+        let timed = H::ACTIVE && hook.time_ps(0).is_some();
+        let mut first = std::mem::take(&mut self.next_turn);
         loop {
             let mut progressed = false;
-            for hid in 0..self.harts.len() {
+            let n = self.harts.len();
+            for turn in 0..n {
+                // After a pause, the interrupted round resumes where it stopped.
+                if !timed && turn < first {
+                    continue;
+                }
+                let hid = if timed { self.furthest_behind().unwrap_or(0) } else { turn };
                 if self.harts[hid].exited() {
                     continue;
+                }
+                if total >= self.pause_at {
+                    self.next_turn = hid;
+                    return Ok(StopReason::Pause);
                 }
                 let mut budget = self.quantum;
                 if self.max_insts > 0 {
@@ -276,7 +325,13 @@ impl Machine {
                     }
                     budget = budget.min(self.max_insts - total);
                 }
-                budget = budget.min(self.time_cap.saturating_sub(self.harts[hid].cnt.insts));
+                if timed {
+                    if self.max_time > 0 && self.harts[hid].time_ps() >= self.max_time {
+                        budget = 0;
+                    }
+                } else {
+                    budget = budget.min(self.time_cap.saturating_sub(self.harts[hid].cnt.insts));
+                }
                 if budget == 0 {
                     continue;
                 }
@@ -291,12 +346,30 @@ impl Machine {
                     let done = self.harts[hid].cnt.insts - before;
                     budget -= done;
                     total += done;
+                    if timed {
+                        self.harts[hid].timed_ps = hook.time_ps(hid);
+                    }
                     match stop {
                         Stop::Budget => break,
                         Stop::Ecall => {
+                            let (resets, dumps) = (self.stats_resets, self.stat_dumps.len());
                             if let Err(t) = self.syscall(hid) {
                                 let pc = self.harts[hid].pc.wrapping_sub(4);
                                 return Err(self.guest_error(hid, pc, 0x73, &t));
+                            }
+                            if H::ACTIVE {
+                                if self.stat_dumps.len() > dumps {
+                                    if let Some((_, snapshot)) = self.stat_dumps.last_mut() {
+                                        hook.append_stats(snapshot);
+                                    }
+                                }
+                                if self.stats_resets > resets {
+                                    hook.reset_stats();
+                                }
+                            }
+                            if self.pause_on_roi && self.roi_begin.is_some() {
+                                self.next_turn = hid;
+                                return Ok(StopReason::Pause);
                             }
                             if self.harts[hid].exited() {
                                 break;
@@ -320,11 +393,70 @@ impl Machine {
                 if self.max_insts > 0 && total >= self.max_insts {
                     return Ok(StopReason::MaxInsts);
                 }
+                if self.net.is_some() {
+                    if let Some(stop) = self.net_step(hook, total, hid)? {
+                        return Ok(stop);
+                    }
+                }
             }
-            if !progressed {
+            if !progressed && first == 0 {
                 return Ok(StopReason::MaxTime);
             }
+            first = 0;
         }
+    }
+
+    /// Step the NIC and the client after hart `hid`'s turn: a finished client stops the run; its measured phase
+    /// is the region of interest (ROI begin resets the stats and, when the scheduler waits for it, pauses the run
+    /// so detailed timing can start).
+    fn net_step<H: ExecHook>(&mut self, hook: &mut H, total: u64, hid: usize) -> SimResult<Option<StopReason>> {
+        let Some(net) = self.net.as_mut() else { return Ok(None) };
+        match net.step(&mut self.mem, total) {
+            Ok(crate::net::NetEvent::Nothing) => Ok(None),
+            Ok(crate::net::NetEvent::MeasureStart) => {
+                if self.roi_begin.is_none() {
+                    self.roi_begin = Some(total);
+                }
+                self.reset_stats();
+                if H::ACTIVE {
+                    hook.reset_stats();
+                }
+                if self.pause_on_roi {
+                    self.next_turn = (hid + 1) % self.harts.len();
+                    return Ok(Some(StopReason::Pause));
+                }
+                Ok(None)
+            }
+            Ok(crate::net::NetEvent::ClientDone) => {
+                self.roi_end = Some(total);
+                Ok(Some(StopReason::ClientDone))
+            }
+            Err(crate::net::StepError::Client(msg)) => Err(SimError::Client(msg)),
+            Err(crate::net::StepError::Dma(f)) => {
+                let hart = net.hart_queue.iter().position(|&q| q == Some(f.queue)).unwrap_or(0);
+                Err(SimError::Guest {
+                    kind: f.trap.kind(),
+                    hart,
+                    pc: self.harts[hart].pc,
+                    insn: 0,
+                    reason: format!("NIC queue {} DMA {}: {}", f.queue, f.what, f.trap.reason()),
+                })
+            }
+        }
+    }
+
+    /// The live hart with the least simulated time (the lowest id among equals).
+    fn furthest_behind(&self) -> Option<usize> {
+        let mut best: Option<(u64, usize)> = None;
+        for (i, h) in self.harts.iter().enumerate() {
+            if h.exited() || (self.max_time > 0 && h.time_ps() >= self.max_time) {
+                continue;
+            }
+            if best.is_none_or(|(t, _)| h.time_ps() < t) {
+                best = Some((h.time_ps(), i));
+            }
+        }
+        best.map(|(_, i)| i)
     }
 
     /// The statistics, in a stable order, each with a one-line description.
@@ -355,6 +487,12 @@ impl Machine {
         push("system.roi.insts".into(), roi, "instructions (all harts) between ROI_BEGIN and ROI_END");
         push("system.stats_dumps".into(), self.stats_dumps, "STATS_DUMP simulator calls");
         push("system.stats_resets".into(), self.stats_resets, "stats resets (STATS_RESET and the first ROI_BEGIN)");
+        if let (Some(net), Some(regs)) = (self.net.as_deref(), self.mem.nic.as_deref()) {
+            let measured = net.measure_insts.map_or(0, |b| self.total_insts() - b);
+            for (name, value, desc) in net.stats(regs, measured) {
+                out.push(Stat { name, value, desc: desc.to_string() });
+            }
+        }
         out
     }
 

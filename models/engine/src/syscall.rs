@@ -1,7 +1,6 @@
 //! System calls (the Linux subset of workloads/ABI.md) and simulator calls, performed after a hart's `ecall`.
 
 use crate::abi::{self, errno, simcall, sys, PAGE_SIZE};
-use crate::hart::insts_to_ps;
 use crate::mem::page_up;
 use crate::sim::Machine;
 use crate::trap::Trap;
@@ -104,7 +103,7 @@ impl Machine {
             sys::SET_TID_ADDRESS => hid as u64 + 1,
             sys::SET_ROBUST_LIST | sys::MPROTECT => 0,
             sys::CLOCK_GETTIME => {
-                let ps = insts_to_ps(self.harts[hid].cnt.insts, self.harts[hid].clock);
+                let ps = self.harts[hid].time_ps();
                 let ns = ps / 1000;
                 let mut buf = [0u8; 16];
                 buf[..8].copy_from_slice(&(ns / 1_000_000_000).to_le_bytes());
@@ -299,6 +298,25 @@ impl Machine {
             simcall::STATS_RESET => {
                 self.reset_stats();
                 0
+            }
+            simcall::NIC_NUM_QUEUES => self.net.as_ref().map_or(0, |n| n.queue_port.len() as u64),
+            simcall::NIC_QUEUE_OF => {
+                match self.net.as_ref().and_then(|n| n.hart_queue.get(a[0] as usize).copied().flatten()) {
+                    Some(q) if a[0] < self.harts.len() as u64 => q as u64,
+                    _ => neg(errno::ENODEV),
+                }
+            }
+            simcall::NIC_QUEUE_REGS | simcall::NIC_QUEUE_PORT => {
+                match self.net.as_ref().and_then(|n| n.queue_port.get(a[0] as usize).copied()) {
+                    Some(port) if a[0] < crate::nic::MAX_QUEUES => {
+                        if nr == simcall::NIC_QUEUE_REGS {
+                            abi::DEVICE_BASE + a[0] * crate::nic::QUEUE_STRIDE
+                        } else {
+                            port
+                        }
+                    }
+                    _ => neg(errno::ENODEV),
+                }
             }
             _ => return Err(Trap::Syscall(nr)),
         };

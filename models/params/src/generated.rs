@@ -41,6 +41,44 @@ pub struct CacheHierarchy {
     pub uncore_clock: u64,
 }
 
+/// The ghost client: YCSB-style generator and response checker inside the engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Client {
+    /// run the ghost client (needs System.nic.enabled); the run stops with 'client_done' when every request is answered
+    pub enabled: bool,
+    /// key and value sizes: tiny 8/8 B, small 16/64 B, large 128/1024 B, xlarge 250/1152 B One of: tiny, small, large, xlarge.
+    pub dataset: String,
+    /// items in the data set (keys 0..items-1)
+    pub items: u64,
+    /// key bytes (0 = the dataset's)
+    pub key_size: u64,
+    /// value bytes (0 = the dataset's)
+    pub value_size: u64,
+    /// key popularity: 'uniform', or 'zipf' (exact, rank 1 = item 0) One of: uniform, zipf.
+    pub popularity: String,
+    /// Zipf exponent (YCSB's default 0.99)
+    pub zipf_theta: f64,
+    /// fraction of measured requests that are GETs (the rest are PUTs)
+    pub get_ratio: f64,
+    /// requests packed into one frame (fewer when the frame or its response would exceed 1514 bytes)
+    pub requests_per_packet: u64,
+    /// measured requests (M); the run ends when all are answered
+    pub requests: u64,
+    /// steering: 'erew' sends every request to its partition's core; 'crew' sends PUTs there and GETs round-robin over the cores; 'auto' follows the server's mode= argument (erew when absent). An explicit value must agree with that argument One of: auto, erew, crew.
+    pub mode: String,
+    /// seed of the client's random choices (keys, operations, fuzz frames)
+    pub seed: u64,
+    /// packets outstanding per queue at most (keep it below the server's RX ring size)
+    pub window: u64,
+    /// PUT every item (version 1) before measuring; the measured phase starts after the last load response, resets the stats and is the region of interest (system.roi.*; System.detailed_start='roi' starts detailed timing there)
+    pub bulk_load: bool,
+    /// random and mutated frames (malformed, truncated, unknown operations, oversized keys and values) sent after the load and before the measured phase; their responses are checked for form only and counted (client.fuzz.*)
+    pub fuzz_frames: u64,
+    /// scheduling rounds without any response while requests are outstanding before the run fails (a lost response)
+    pub stall_rounds: u64,
+}
+
 /// One core's timing model: pipeline widths, window, queues, functional units, branch predictor, clock.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -102,9 +140,9 @@ pub struct MemoryController {
     /// ranks per channel (power of two; assumed 1)
     pub ranks: u64,
     /// bank groups per rank (None = the preset's: 4 for DDR4, 1 for DDR3)
-    pub bank_groups: Option<u64>,
+    pub bank_groups: u64,
     /// banks per bank group (None = the preset's: 4 for DDR4, 8 for DDR3)
-    pub banks_per_group: Option<u64>,
+    pub banks_per_group: u64,
     /// row (page) size of a rank: 1 KB per x8 device x 8 devices (assumed) [bytes]
     pub row_size: u64,
     /// how a line address splits into fields, most significant first (assumed: bank groups interleave consecutive lines so a stream alternates tCCD_S, not tCCD_L)
@@ -120,41 +158,59 @@ pub struct MemoryController {
     /// fixed latency added to every access: LLC-to-controller path, controller pipeline and PHY, both ways (assumed) [ps]
     pub ctrl_latency: u64,
     /// DRAM clock period tCK (None = the preset's) [ps]
-    pub t_ck: Option<u64>,
+    pub t_ck: u64,
     /// read CAS latency CL in nCK (None = the preset's)
-    pub t_cl: Option<u64>,
+    pub t_cl: u64,
     /// write CAS latency CWL in nCK (None = the preset's)
-    pub t_cwl: Option<u64>,
+    pub t_cwl: u64,
     /// ACT to column command tRCD in nCK (None = the preset's)
-    pub t_rcd: Option<u64>,
+    pub t_rcd: u64,
     /// precharge period tRP in nCK (None = the preset's)
-    pub t_rp: Option<u64>,
+    pub t_rp: u64,
     /// ACT to PRE tRAS in nCK (None = the preset's)
-    pub t_ras: Option<u64>,
+    pub t_ras: u64,
     /// ACT to ACT, different bank group tRRD_S in nCK (None = the preset's)
-    pub t_rrd_s: Option<u64>,
+    pub t_rrd_s: u64,
     /// ACT to ACT, same bank group tRRD_L in nCK (None = the preset's)
-    pub t_rrd_l: Option<u64>,
+    pub t_rrd_l: u64,
     /// four-activate window tFAW in nCK (None = the preset's)
-    pub t_faw: Option<u64>,
+    pub t_faw: u64,
     /// column to column, different bank group tCCD_S in nCK (None = the preset's)
-    pub t_ccd_s: Option<u64>,
+    pub t_ccd_s: u64,
     /// column to column, same bank group tCCD_L in nCK (None = the preset's)
-    pub t_ccd_l: Option<u64>,
+    pub t_ccd_l: u64,
     /// write recovery tWR (end of write data to PRE) in nCK (None = the preset's)
-    pub t_wr: Option<u64>,
+    pub t_wr: u64,
     /// end of write data to read, different bank group tWTR_S in nCK (None = the preset's)
-    pub t_wtr_s: Option<u64>,
+    pub t_wtr_s: u64,
     /// end of write data to read, same bank group tWTR_L in nCK (None = the preset's)
-    pub t_wtr_l: Option<u64>,
+    pub t_wtr_l: u64,
     /// read to precharge tRTP in nCK (None = the preset's)
-    pub t_rtp: Option<u64>,
+    pub t_rtp: u64,
     /// burst length BL in beats (None = the preset's 8); data takes BL/2 nCK
-    pub burst_length: Option<u64>,
+    pub burst_length: u64,
     /// refresh cycle time tRFC: a rank is blocked this long per refresh (None = preset's) [ps]
-    pub t_rfc: Option<u64>,
+    pub t_rfc: u64,
     /// average refresh interval tREFI (None = the preset's 7.8 us) [ps]
-    pub t_refi: Option<u64>,
+    pub t_refi: u64,
+}
+
+/// A multiqueue Ethernet NIC: ports, per-queue RX/TX descriptor rings, perfect-match steering, doorbells.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nic {
+    /// simulate the NIC (off: no device registers, the NIC simulator calls report 0 queues)
+    pub enabled: bool,
+    /// Ethernet ports; queues are spread over them in contiguous blocks
+    pub ports: u64,
+    /// line rate of each port in Gbit/s (10, 40, 100 GbE; used by the timing model, not the functional one)
+    pub port_gbps: f64,
+    /// queues in all (0 = one per hart); hart i owns queue i when i < queues
+    pub queues: u64,
+    /// frames each port's RX FIFO holds while they wait for a free RX descriptor; a frame arriving at a full FIFO is dropped and counted
+    pub rx_fifo_frames: u64,
+    /// UDP destination port of core 0's queue: port base + c steers to core c's queue (perfect-match table)
+    pub steering_base_port: u64,
 }
 
 /// Top of the configuration tree handed to the engine.
@@ -169,7 +225,7 @@ pub struct System {
     pub mem_limit: u64,
     /// stack of each hart [bytes]
     pub stack_size: u64,
-    /// instructions a hart runs before the next hart gets its turn; harts interleave deterministically in hart order
+    /// instructions a hart runs before the next hart gets its turn; harts interleave deterministically in hart order (in detailed timing: the hart furthest behind in simulated time goes next, the lowest id among equals)
     pub quantum: u64,
     /// stop the run after this many instructions over all harts (0 = no limit)
     pub max_insts: u64,
@@ -183,6 +239,28 @@ pub struct System {
     pub trace_file: String,
     /// the program the harts run
     pub workload: Workload,
+    /// 'functional': instructions only, one cycle each at `clock` (fastest); 'detailed': the core, cache and DRAM timing models time every instruction once detailed timing has started (see detailed_start) One of: functional, detailed.
+    pub mode: String,
+    /// when detailed timing starts in detailed mode: 'start' (the first instruction), 'roi' (the first ROI_BEGIN simulator call) or 'insts' (after detailed_start_insts instructions over all harts); before it the run fast-forwards functionally One of: start, roi, insts.
+    pub detailed_start: String,
+    /// instructions (all harts) to fast-forward before detailed timing, when detailed_start = 'insts'
+    pub detailed_start_insts: u64,
+    /// during the fast-forward before detailed timing, feed every memory access to the caches: their contents and replacement state warm up, no time is accounted
+    pub warm_caches: bool,
+    /// with warm_caches, instructions (all harts) run purely functionally before warming begins (0: warm through the whole fast-forward)
+    pub warm_start_insts: u64,
+    /// timing model of every hart's core (detailed mode), unless `cores` overrides it
+    pub core: Core,
+    /// per-hart cores, hart i on cores[i] (heterogeneous systems); empty: every hart gets `core`
+    pub cores: Vec<Core>,
+    /// the socket's caches: private L1I/L1D (and L2) per core, shared LLC
+    pub caches: CacheHierarchy,
+    /// the socket's DRAM controller and channels
+    pub memory: MemoryController,
+    /// the NIC (simulated only when nic.enabled)
+    pub nic: Nic,
+    /// the ghost client (runs only when client.enabled; needs the NIC)
+    pub client: Client,
 }
 
 /// The program every hart runs (SE mode: a static riscv64 ELF plus its arguments).
@@ -196,3 +274,79 @@ pub struct Workload {
     /// environment strings, NAME=value
     pub env: Vec<String>,
 }
+
+/// A DRAM preset of models/dram.py: the resolved value of every MemoryController timing field.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DramPreset {
+    pub name: &'static str,
+    pub t_ck: u64,
+    pub t_cl: u64,
+    pub t_cwl: u64,
+    pub t_rcd: u64,
+    pub t_rp: u64,
+    pub t_ras: u64,
+    pub t_rrd_s: u64,
+    pub t_rrd_l: u64,
+    pub t_faw: u64,
+    pub t_ccd_s: u64,
+    pub t_ccd_l: u64,
+    pub t_wr: u64,
+    pub t_wtr_s: u64,
+    pub t_wtr_l: u64,
+    pub t_rtp: u64,
+    pub burst_length: u64,
+    pub t_rfc: u64,
+    pub t_refi: u64,
+    pub bank_groups: u64,
+    pub banks_per_group: u64,
+}
+
+pub const DRAM_PRESET_DDR4_2400: DramPreset = DramPreset {
+    name: "DDR4-2400",
+    t_ck: 833,
+    t_cl: 17,
+    t_cwl: 12,
+    t_rcd: 17,
+    t_rp: 17,
+    t_ras: 39,
+    t_rrd_s: 4,
+    t_rrd_l: 6,
+    t_faw: 26,
+    t_ccd_s: 4,
+    t_ccd_l: 6,
+    t_wr: 18,
+    t_wtr_s: 3,
+    t_wtr_l: 9,
+    t_rtp: 9,
+    burst_length: 8,
+    t_rfc: 350000,
+    t_refi: 7800000,
+    bank_groups: 4,
+    banks_per_group: 4,
+};
+
+pub const DRAM_PRESET_DDR3_1600: DramPreset = DramPreset {
+    name: "DDR3-1600",
+    t_ck: 1250,
+    t_cl: 11,
+    t_cwl: 8,
+    t_rcd: 11,
+    t_rp: 11,
+    t_ras: 28,
+    t_rrd_s: 5,
+    t_rrd_l: 5,
+    t_faw: 24,
+    t_ccd_s: 4,
+    t_ccd_l: 4,
+    t_wr: 12,
+    t_wtr_s: 6,
+    t_wtr_l: 6,
+    t_rtp: 6,
+    burst_length: 8,
+    t_rfc: 260000,
+    t_refi: 7800000,
+    bank_groups: 1,
+    banks_per_group: 8,
+};
+
+pub const DRAM_PRESETS: &[DramPreset] = &[DRAM_PRESET_DDR4_2400, DRAM_PRESET_DDR3_1600];

@@ -38,6 +38,29 @@ pub struct CacheStats {
     pub back_invalidations: u64,
     pub prefetches: u64,
     pub writes: u64,
+    /// Misses by writes (stores' RFOs, atomics, I/O writes); the rest of `misses` are reads and prefetches.
+    pub write_misses: u64,
+    /// Sum over misses of the ticks their MSHR was held (from the miss leaving to its fill): MSHR occupancy.
+    pub mshr_busy_ticks: Tick,
+}
+
+impl CacheStats {
+    /// Add `b`'s counts to these (LLC slices into one total).
+    pub fn add(&mut self, b: &CacheStats) {
+        self.accesses += b.accesses;
+        self.hits += b.hits;
+        self.misses += b.misses;
+        self.mshr_merges += b.mshr_merges;
+        self.mshr_full += b.mshr_full;
+        self.mshr_wait_ticks += b.mshr_wait_ticks;
+        self.evictions += b.evictions;
+        self.writebacks += b.writebacks;
+        self.back_invalidations += b.back_invalidations;
+        self.prefetches += b.prefetches;
+        self.writes += b.writes;
+        self.write_misses += b.write_misses;
+        self.mshr_busy_ticks += b.mshr_busy_ticks;
+    }
 }
 
 /// One set-associative cache array.
@@ -187,10 +210,13 @@ impl CacheArray {
 
     fn victim_way(&mut self, set: usize, allowed: u64) -> usize {
         let base = set * self.assoc;
-        // An invalid allowed way first.
-        for w in 0..self.assoc {
-            if allowed >> w & 1 == 1 && self.tags[base + w] == INVALID {
-                return w;
+        // An invalid allowed way first. (LRU finds it in its own scan: an invalid way's stamp is 0, below every
+        // valid line's.)
+        if self.policy != Replacement::Lru {
+            for w in 0..self.assoc {
+                if allowed >> w & 1 == 1 && self.tags[base + w] == INVALID {
+                    return w;
+                }
             }
         }
         match self.policy {
@@ -304,10 +330,37 @@ impl CacheArray {
         (best, free_at)
     }
 
-    /// The miss held by MSHR `i` is filled at `fill`.
+    /// The miss held by MSHR `i`, sent at `start`, is filled at `fill`.
     #[inline]
     pub fn mshr_hold(&mut self, i: usize, fill: Tick) {
         self.mshr[i] = fill;
+    }
+
+    /// As `mshr_hold`, also counting the ticks the MSHR is busy (occupancy statistics).
+    #[inline]
+    pub fn mshr_hold_from(&mut self, i: usize, start: Tick, fill: Tick) {
+        self.mshr[i] = fill;
+        self.stats.mshr_busy_ticks += fill.saturating_sub(start);
+    }
+
+    /// Warming (no time): find or install `line`, updating replacement state and dirtiness. Returns whether it
+    /// hit and the displaced line with its dirtiness.
+    #[inline]
+    pub fn warm(&mut self, line: u64, write: bool, class: ReqClass) -> (bool, Option<(u64, bool)>) {
+        if let Some(slot) = self.find(line) {
+            self.touch(slot);
+            if write {
+                self.mark_dirty(slot);
+            }
+            return (true, None);
+        }
+        let (_, victim) = self.insert(line, 0, write, class);
+        (false, victim)
+    }
+
+    /// Is the line present (its data may still be on the way)?
+    pub fn contains(&self, line: u64) -> bool {
+        self.find(line).is_some()
     }
 
     /// MSHRs busy at `t`.
@@ -317,13 +370,18 @@ impl CacheArray {
 
     /// Append this array's statistics; `insts` (if known) gives misses per kilo-instruction.
     pub fn stats(&self, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
-        write_stats(&self.stats, prefix, insts, out)
+        write_stats(&self.stats, prefix, insts, None, out)
     }
 }
 
-fn write_stats(s: &CacheStats, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
+/// `ticks`, if known, is the measured interval (for the average MSHR occupancy).
+fn write_stats(s: &CacheStats, prefix: &str, insts: Option<u64>, ticks: Option<Tick>, out: &mut StatSink) {
     {
         out.add(prefix, "accesses", s.accesses as f64, "lookups (demand, prefetch and write)");
+        out.add(prefix, "reads", (s.accesses - s.writes) as f64, "read lookups (loads, fetches, prefetches)");
+        out.add(prefix, "writes", s.writes as f64, "write lookups (stores, atomics, I/O writes)");
+        out.add(prefix, "read_misses", (s.misses - s.write_misses) as f64, "misses of reads and prefetches");
+        out.add(prefix, "write_misses", s.write_misses as f64, "misses of writes");
         out.add(prefix, "hits", s.hits as f64, "lookups that found the line with its data");
         out.add(prefix, "misses", s.misses as f64, "lookups that missed and sent a request to the next level");
         out.add(prefix, "miss_rate", ratio(s.misses as f64, s.accesses as f64), "misses / accesses");
@@ -346,6 +404,14 @@ fn write_stats(s: &CacheStats, prefix: &str, insts: Option<u64>, out: &mut StatS
         out.add(prefix, "prefetches", s.prefetches as f64, "software prefetch requests");
         if let Some(n) = insts {
             out.add(prefix, "mpki", ratio(s.misses as f64 * 1000.0, n as f64), "misses per thousand instructions");
+        }
+        if let Some(t) = ticks {
+            out.add(
+                prefix,
+                "mshr_occupancy_avg",
+                ratio(s.mshr_busy_ticks as f64, t as f64),
+                "average MSHRs busy (misses outstanding) over the measured interval",
+            );
         }
     }
 }
@@ -454,10 +520,13 @@ impl<M: MemPort> MemSystem<M> {
             return ready.max(t + lat);
         }
         l1.stats.misses += 1;
+        if write {
+            l1.stats.write_misses += 1;
+        }
         let (mshr, start) = l1.mshr_acquire(t);
         let fill = self.below_l1(core, line, req.non_temporal, req.class, start + lat);
         let l1 = if ifetch { &mut self.cores[core].l1i } else { &mut self.cores[core].l1d };
-        l1.mshr_hold(mshr, fill);
+        l1.mshr_hold_from(mshr, start, fill);
         let (_, victim) = l1.insert(line, fill, write, req.class);
         if let Some((v, true)) = victim {
             self.writeback_from_l1(core, v, start);
@@ -490,7 +559,7 @@ impl<M: MemPort> MemSystem<M> {
         let (mshr, start) = l2.mshr_acquire(t);
         let fill = self.llc_access(core, line, class, start + lat);
         let l2 = self.cores[core].l2.as_mut().expect("l2");
-        l2.mshr_hold(mshr, fill);
+        l2.mshr_hold_from(mshr, start, fill);
         let (_, victim) = l2.insert(line, fill, false, class);
         if let Some((v, true)) = victim {
             self.llc_writeback(v, start);
@@ -521,7 +590,7 @@ impl<M: MemPort> MemSystem<M> {
         let go = start + lat;
         let fill = self.mem.access(&MemReq::new(line << self.line_shift, AccessKind::Read, core as u16, go));
         let c = &mut self.llc[s];
-        c.mshr_hold(mshr, fill);
+        c.mshr_hold_from(mshr, start, fill);
         let (slot, victim) = c.insert(line, fill, false, class);
         if let Some((v, dirty)) = victim {
             self.evict_llc_line(s, v, dirty, go);
@@ -614,6 +683,7 @@ impl<M: MemPort> MemSystem<M> {
                 }
                 None => {
                     c.stats.misses += 1;
+                    c.stats.write_misses += 1;
                     let (_, victim) = c.insert(line, t + lat, true, req.class);
                     if let Some((v, dirty)) = victim {
                         self.evict_llc_line(s, v, dirty, t);
@@ -637,36 +707,117 @@ impl<M: MemPort> MemSystem<M> {
 
     /// Statistics of core `core`'s private caches (`prefix` e.g. "system.core3."), with MPKI over `insts`.
     pub fn core_stats(&self, core: usize, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
+        self.core_stats_over(core, prefix, insts, None, out)
+    }
+
+    /// As `core_stats`, with the measured interval in ticks (for occupancies).
+    pub fn core_stats_over(
+        &self,
+        core: usize,
+        prefix: &str,
+        insts: Option<u64>,
+        ticks: Option<Tick>,
+        out: &mut StatSink,
+    ) {
         let p = &self.cores[core];
-        p.l1i.stats(&format!("{prefix}l1i."), insts, out);
-        p.l1d.stats(&format!("{prefix}l1d."), insts, out);
+        write_stats(&p.l1i.stats, &format!("{prefix}l1i."), insts, ticks, out);
+        write_stats(&p.l1d.stats, &format!("{prefix}l1d."), insts, ticks, out);
         if let Some(l2) = &p.l2 {
-            l2.stats(&format!("{prefix}l2."), insts, out);
+            write_stats(&l2.stats, &format!("{prefix}l2."), insts, ticks, out);
         }
     }
 
     /// Statistics of the LLC: totals under `prefix`llc. and each slice under `prefix`llc.sliceN.
     pub fn llc_stats(&self, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
+        self.llc_stats_over(prefix, insts, None, out)
+    }
+
+    /// As `llc_stats`, with the measured interval in ticks (for occupancies).
+    pub fn llc_stats_over(&self, prefix: &str, insts: Option<u64>, ticks: Option<Tick>, out: &mut StatSink) {
         let mut total = CacheStats::default();
         for s in &self.llc {
-            let (a, b) = (&mut total, &s.stats);
-            a.accesses += b.accesses;
-            a.hits += b.hits;
-            a.misses += b.misses;
-            a.mshr_merges += b.mshr_merges;
-            a.mshr_full += b.mshr_full;
-            a.mshr_wait_ticks += b.mshr_wait_ticks;
-            a.evictions += b.evictions;
-            a.writebacks += b.writebacks;
-            a.back_invalidations += b.back_invalidations;
-            a.prefetches += b.prefetches;
-            a.writes += b.writes;
+            total.add(&s.stats);
         }
-        write_stats(&total, &format!("{prefix}llc."), insts, out);
+        write_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
         if self.llc.len() > 1 {
             for (i, s) in self.llc.iter().enumerate() {
-                s.stats(&format!("{prefix}llc.slice{i}."), insts, out);
+                write_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
             }
+        }
+    }
+
+    /// Start every cache's statistics afresh (contents are kept).
+    pub fn reset_stats(&mut self) {
+        for p in &mut self.cores {
+            p.l1i.stats = CacheStats::default();
+            p.l1d.stats = CacheStats::default();
+            if let Some(l2) = &mut p.l2 {
+                l2.stats = CacheStats::default();
+            }
+        }
+        for s in &mut self.llc {
+            s.stats = CacheStats::default();
+        }
+    }
+
+    /// Cache warming: a core's access updates the contents and replacement state of every level it reaches, as
+    /// the timed access would, but takes no time, holds no MSHR and leaves memory's timing state alone. No
+    /// statistics are counted.
+    pub fn warm_access(&mut self, core: usize, addr: u64, kind: AccessKind, non_temporal: bool) {
+        let line = addr >> self.line_shift;
+        let write = kind == AccessKind::Write;
+        let p = &mut self.cores[core];
+        let l1 = if kind == AccessKind::IFetch { &mut p.l1i } else { &mut p.l1d };
+        let (hit, victim) = l1.warm(line, write, ReqClass::Core);
+        if hit {
+            return;
+        }
+        if let Some((v, true)) = victim {
+            self.warm_writeback(core, v);
+        }
+        let bit = 1u64 << (core % 64);
+        if let Some(l2) = self.cores[core].l2.as_mut() {
+            if let Some(slot) = l2.find(line) {
+                l2.touch(slot);
+                // An inclusive LLC keeps it too: refresh its recency below.
+            } else if !non_temporal {
+                let (_, v2) = l2.warm(line, false, ReqClass::Core);
+                if let Some((v, true)) = v2 {
+                    self.warm_llc_writeback(v);
+                }
+            }
+        }
+        let s = self.slice_of(line);
+        let c = &mut self.llc[s];
+        if let Some(slot) = c.find(line) {
+            c.touch(slot);
+            c.sharers[slot] |= bit;
+            return;
+        }
+        let (slot, victim) = c.insert(line, 0, false, ReqClass::Core);
+        c.sharers[slot] = bit;
+        if let Some((v, _dirty)) = victim {
+            if self.llc_inclusive {
+                let sharers = self.llc[s].last_victim_sharers;
+                self.back_invalidate(v, sharers);
+            }
+        }
+    }
+
+    fn warm_writeback(&mut self, core: usize, v: u64) {
+        if let Some(l2) = self.cores[core].l2.as_mut() {
+            if let Some(slot) = l2.find(v) {
+                l2.mark_dirty(slot);
+                return;
+            }
+        }
+        self.warm_llc_writeback(v);
+    }
+
+    fn warm_llc_writeback(&mut self, v: u64) {
+        let s = self.slice_of(v);
+        if let Some(slot) = self.llc[s].find(v) {
+            self.llc[s].mark_dirty(slot);
         }
     }
 }

@@ -66,6 +66,16 @@ pub struct CoreStats {
     pub lq_occupancy_sum: u64,
     pub sq_occupancy_sum: u64,
     pub load_latency_sum: u64,
+    /// Instruction mix: integer ALU ops, multiplies, divides, fences, system instructions, no-ops.
+    pub alu_ops: u64,
+    pub mul_ops: u64,
+    pub div_ops: u64,
+    pub fences: u64,
+    pub system_ops: u64,
+    pub nops: u64,
+    /// Register operands read (sources other than x0) and written (destinations other than x0).
+    pub src_operands: u64,
+    pub dst_operands: u64,
 }
 
 /// Latencies the core needs to know of its L1s (cycles), for pipelined hits and store-to-load forwarding.
@@ -117,6 +127,8 @@ pub struct Core {
     calendar: Vec<Slot>,
     div_free: Vec<u64>,
     bp: BranchPredictor,
+    /// Commit cycle at the last stats reset (the `cycles` statistic counts from it).
+    base_cycle: u64,
     pub stats: CoreStats,
 }
 
@@ -167,6 +179,7 @@ impl Core {
             calendar: vec![Slot::default(); CALENDAR],
             div_free: vec![0; p.div_units as usize],
             bp: BranchPredictor::new(p),
+            base_cycle: 0,
             stats: CoreStats::default(),
         }
     }
@@ -187,6 +200,17 @@ impl Core {
     /// The core's simulated time (tick of its last commit); the engine interleaves cores by it.
     pub fn now(&self) -> Tick {
         self.clock.tick(self.commit_cycle)
+    }
+
+    /// Start the statistics afresh (a stats reset: ROI_BEGIN, STATS_RESET); the timing state is kept.
+    pub fn reset_stats(&mut self) {
+        self.stats = CoreStats::default();
+        self.base_cycle = self.commit_cycle;
+    }
+
+    /// Cycles since the last stats reset.
+    pub fn measured_cycles(&self) -> u64 {
+        self.commit_cycle - self.base_cycle
     }
 
     /// Change the clock (DVFS) from the last commit on (instructions in flight beyond it run at the new clock).
@@ -282,6 +306,17 @@ impl Core {
         if serializing {
             // Waits for every older instruction to commit and (fence) every older store to drain.
             ready = ready.max(self.commit_cycle).max(self.last_store_release);
+        }
+        self.stats.src_operands += (inst.src1 != 0) as u64 + (inst.src2 != 0) as u64;
+        self.stats.dst_operands += (inst.dst != 0) as u64;
+        match class {
+            InstClass::IntAlu => self.stats.alu_ops += 1,
+            InstClass::IntMul => self.stats.mul_ops += 1,
+            InstClass::IntDiv => self.stats.div_ops += 1,
+            InstClass::Fence => self.stats.fences += 1,
+            InstClass::System => self.stats.system_ops += 1,
+            InstClass::Nop => self.stats.nops += 1,
+            _ => {}
         }
         let (issue, complete) = match class {
             InstClass::IntAlu | InstClass::Branch | InstClass::Jump | InstClass::Fence | InstClass::System => {
@@ -449,19 +484,32 @@ impl Core {
         self.mem_cycles(mem.access(&req)).max(i + 1)
     }
 
-    /// Named statistics under `prefix` (e.g. "system.core0.").
+    /// Named statistics under `prefix` (e.g. "system.core0."), counted since the last stats reset. Besides the
+    /// model's own counters it derives the per-structure access counts the power model reads (power/activity.py):
+    /// ROB reads/writes (one each per instruction), rename and register-file reads/writes (source and
+    /// destination operands), issue-queue writes/reads (instructions through the scheduler) and wakeups (results
+    /// broadcast), BTB reads (branches and jumps) and writes (mispredictions). RV64IMAC has no floating point, so
+    /// the FP counters are 0.
     pub fn stats(&self, prefix: &str, out: &mut StatSink) {
         let s = &self.stats;
-        let cycles = self.commit_cycle as f64;
-        out.add(prefix, "insts", s.insts as f64, "instructions committed");
+        let cycles = self.measured_cycles() as f64;
+        let insts = s.insts as f64;
+        out.add(prefix, "committed_insts", insts, "instructions committed");
         out.add(prefix, "cycles", cycles, "cycles to the last commit");
-        out.add(prefix, "ipc", ratio(s.insts as f64, cycles), "instructions per cycle");
-        out.add(prefix, "cpi", ratio(cycles, s.insts as f64), "cycles per instruction");
+        out.add(prefix, "ipc", ratio(insts, cycles), "instructions per cycle");
+        out.add(prefix, "cpi", ratio(cycles, insts), "cycles per instruction");
         out.add(prefix, "clock", self.clock.freq_hz() as f64, "current clock, Hz");
+        out.add(prefix, "int_ops", insts - s.nops as f64, "integer instructions (all but no-ops and hints)");
+        out.add(prefix, "alu_ops", s.alu_ops as f64, "integer ALU instructions (not branches or jumps)");
+        out.add(prefix, "mul_ops", (s.mul_ops + s.div_ops) as f64, "multiplies and divides");
+        out.add(prefix, "div_ops", s.div_ops as f64, "divides and remainders");
         out.add(prefix, "loads", s.loads as f64, "loads executed");
         out.add(prefix, "stores", s.stores as f64, "stores executed");
         out.add(prefix, "atomics", s.atomics as f64, "atomic memory operations executed");
         out.add(prefix, "prefetches", s.prefetches as f64, "software prefetches executed");
+        out.add(prefix, "fences", s.fences as f64, "fences");
+        out.add(prefix, "system_ops", s.system_ops as f64, "ecall, ebreak and CSR instructions (serialising)");
+        out.add(prefix, "nops", s.nops as f64, "no-ops and NTL hints");
         out.add(prefix, "forwarded_loads", s.forwarded_loads as f64, "loads served by store-to-load forwarding");
         out.add(
             prefix,
@@ -471,7 +519,7 @@ impl Core {
         );
         out.add(prefix, "branches", s.branches as f64, "conditional branches");
         out.add(prefix, "jumps", s.jumps as f64, "jumps, calls and returns");
-        out.add(prefix, "mispredicts", s.mispredicts as f64, "mispredicted branches and jumps");
+        out.add(prefix, "branch_mispredicts", s.mispredicts as f64, "mispredicted branches and jumps");
         out.add(
             prefix,
             "mispredict_rate",
@@ -492,5 +540,31 @@ impl Core {
             ratio(s.sq_occupancy_sum as f64, cycles),
             "average store-queue entries in use",
         );
+        let issued = insts - s.nops as f64;
+        let (src, dst) = (s.src_operands as f64, s.dst_operands as f64);
+        let derived: [(&str, f64, &str); 17] = [
+            ("rob_reads", insts, "ROB reads (one per committed instruction; derived)"),
+            ("rob_writes", insts, "ROB writes (one per dispatched instruction; derived)"),
+            ("rename_reads", src, "rename-table reads: source operands (derived)"),
+            ("rename_writes", dst, "rename-table writes: destination operands (derived)"),
+            ("iq_writes", issued, "issue-queue writes: instructions entering the scheduler (derived)"),
+            ("iq_reads", issued, "issue-queue reads: instructions issued (derived)"),
+            ("iq_wakeups", dst, "issue-queue wakeups: results broadcast (derived)"),
+            ("int_rf_reads", src, "integer register-file reads (derived)"),
+            ("int_rf_writes", dst, "integer register-file writes (derived)"),
+            ("btb_reads", (s.branches + s.jumps) as f64, "BTB lookups: branches and jumps (derived)"),
+            ("btb_writes", s.mispredicts as f64, "BTB/predictor updates on mispredictions (derived)"),
+            ("fp_ops", 0.0, "floating-point instructions (RV64IMAC: none)"),
+            ("fp_rename_reads", 0.0, "FP rename reads (none)"),
+            ("fp_rename_writes", 0.0, "FP rename writes (none)"),
+            ("fp_iq_reads", 0.0, "FP issue-queue reads (none)"),
+            ("fp_iq_writes", 0.0, "FP issue-queue writes (none)"),
+            ("fp_iq_wakeups", 0.0, "FP issue-queue wakeups (none)"),
+        ];
+        for (name, value, desc) in derived {
+            out.add(prefix, name, value, desc);
+        }
+        out.add(prefix, "fp_rf_reads", 0.0, "FP register-file reads (none)");
+        out.add(prefix, "fp_rf_writes", 0.0, "FP register-file writes (none)");
     }
 }

@@ -11,7 +11,7 @@
 //! by its busy bank does not hold up requests to other banks. Within one bank, requests are served in call order.
 
 use crate::{ratio, AccessKind, MemPort, MemReq, StatSink, Tick};
-use kvsim_params::MemoryController;
+use kvsim_params::{DramPreset, MemoryController, DRAM_PRESETS, DRAM_PRESET_DDR3_1600, DRAM_PRESET_DDR4_2400};
 
 /// JEDEC timings of one speed grade. Cycle counts are in nCK (DRAM clocks); `t_rfc`/`t_refi` in ps.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,93 +38,69 @@ pub struct DramTimings {
     pub banks_per_group: u64,
 }
 
-/// DDR4-2400R (17-17-17), JEDEC JESD79-4B speed-bin table and timing-parameter table for DDR4-2400, 8 Gb x8
-/// devices (1 KB page). nCK = ceil(ns / tCK) where JEDEC gives ns.
-pub const DDR4_2400: DramTimings = DramTimings {
-    t_ck: 833,         // tCK(avg) 0.833 ns (1200 MHz)
-    cl: 17,            // CL 17 (DDR4-2400R: tAA 14.16 ns)
-    cwl: 12,           // CWL 12 (first CWL set for 2400)
-    rcd: 17,           // tRCD 14.16 ns
-    rp: 17,            // tRP 14.16 ns
-    ras: 39,           // tRAS 32 ns
-    rrd_s: 4,          // tRRD_S(1K) max(4 nCK, 3.3 ns)
-    rrd_l: 6,          // tRRD_L(1K) max(4 nCK, 4.9 ns)
-    faw: 26,           // tFAW(1K) max(20 nCK, 21 ns)
-    ccd_s: 4,          // tCCD_S 4 nCK
-    ccd_l: 6,          // tCCD_L max(5 nCK, 5 ns)
-    wr: 18,            // tWR 15 ns
-    wtr_s: 3,          // tWTR_S max(2 nCK, 2.5 ns)
-    wtr_l: 9,          // tWTR_L max(4 nCK, 7.5 ns)
-    rtp: 9,            // tRTP max(4 nCK, 7.5 ns)
-    burst_length: 8,   // BL8: 4 nCK of data on a 64-bit channel = 64 bytes
-    t_rfc: 350_000,    // tRFC1 for 8 Gb devices: 350 ns
-    t_refi: 7_800_000, // tREFI 7.8 us (normal temperature range)
-    bank_groups: 4,    // x8 DDR4: 4 bank groups of 4 banks
-    banks_per_group: 4,
-};
-
-/// DDR3-1600K (11-11-11), JEDEC JESD79-3F speed bin DDR3-1600K and timing table, 4 Gb x8 devices (1 KB page).
-pub const DDR3_1600: DramTimings = DramTimings {
-    t_ck: 1250, // tCK(avg) 1.25 ns (800 MHz)
-    cl: 11,     // CL 11 (13.75 ns)
-    cwl: 8,     // CWL 8 for 1600
-    rcd: 11,    // tRCD 13.75 ns
-    rp: 11,     // tRP 13.75 ns
-    ras: 28,    // tRAS 35 ns
-    rrd_s: 5,   // tRRD(1K) max(4 nCK, 6 ns); DDR3 has no bank groups, so _S = _L
-    rrd_l: 5,
-    faw: 24,  // tFAW(1K) 30 ns
-    ccd_s: 4, // tCCD 4 nCK
-    ccd_l: 4,
-    wr: 12,   // tWR 15 ns
-    wtr_s: 6, // tWTR max(4 nCK, 7.5 ns)
-    wtr_l: 6,
-    rtp: 6, // tRTP max(4 nCK, 7.5 ns)
-    burst_length: 8,
-    t_rfc: 260_000,    // tRFC for 4 Gb devices: 260 ns
-    t_refi: 7_800_000, // tREFI 7.8 us
-    bank_groups: 1,    // 8 banks, no bank groups
-    banks_per_group: 8,
-};
-
-/// A named preset's timings.
-pub fn preset(name: &str) -> Option<DramTimings> {
-    match name {
-        "DDR4-2400" => Some(DDR4_2400),
-        "DDR3-1600" => Some(DDR3_1600),
-        _ => None,
+impl DramTimings {
+    /// The timings of a generated preset (the table is `PRESETS` in models/dram.py, with its sources).
+    pub const fn from_preset(p: &DramPreset) -> DramTimings {
+        DramTimings {
+            t_ck: p.t_ck,
+            cl: p.t_cl,
+            cwl: p.t_cwl,
+            rcd: p.t_rcd,
+            rp: p.t_rp,
+            ras: p.t_ras,
+            rrd_s: p.t_rrd_s,
+            rrd_l: p.t_rrd_l,
+            faw: p.t_faw,
+            ccd_s: p.t_ccd_s,
+            ccd_l: p.t_ccd_l,
+            wr: p.t_wr,
+            wtr_s: p.t_wtr_s,
+            wtr_l: p.t_wtr_l,
+            rtp: p.t_rtp,
+            burst_length: p.burst_length,
+            t_rfc: p.t_rfc,
+            t_refi: p.t_refi,
+            bank_groups: p.bank_groups,
+            banks_per_group: p.banks_per_group,
+        }
     }
 }
 
-/// The resolved timings of a configuration: its preset with every override applied.
+/// DDR4-2400R (17-17-17): models/dram.py's preset.
+pub const DDR4_2400: DramTimings = DramTimings::from_preset(&DRAM_PRESET_DDR4_2400);
+/// DDR3-1600K (11-11-11): models/dram.py's preset.
+pub const DDR3_1600: DramTimings = DramTimings::from_preset(&DRAM_PRESET_DDR3_1600);
+
+/// A named preset's timings.
+pub fn preset(name: &str) -> Option<DramTimings> {
+    DRAM_PRESETS.iter().find(|p| p.name == name).map(DramTimings::from_preset)
+}
+
+/// The timings of a configuration. The Python side resolved every field (preset value or override), so this
+/// only copies them.
 pub fn resolve_timings(p: &MemoryController) -> DramTimings {
-    let mut t = preset(&p.preset).unwrap_or_else(|| panic!("unknown DRAM preset {:?}", p.preset));
-    let set = |dst: &mut u64, v: Option<u64>| {
-        if let Some(v) = v {
-            *dst = v
-        }
-    };
-    set(&mut t.t_ck, p.t_ck);
-    set(&mut t.cl, p.t_cl);
-    set(&mut t.cwl, p.t_cwl);
-    set(&mut t.rcd, p.t_rcd);
-    set(&mut t.rp, p.t_rp);
-    set(&mut t.ras, p.t_ras);
-    set(&mut t.rrd_s, p.t_rrd_s);
-    set(&mut t.rrd_l, p.t_rrd_l);
-    set(&mut t.faw, p.t_faw);
-    set(&mut t.ccd_s, p.t_ccd_s);
-    set(&mut t.ccd_l, p.t_ccd_l);
-    set(&mut t.wr, p.t_wr);
-    set(&mut t.wtr_s, p.t_wtr_s);
-    set(&mut t.wtr_l, p.t_wtr_l);
-    set(&mut t.rtp, p.t_rtp);
-    set(&mut t.burst_length, p.burst_length);
-    set(&mut t.t_rfc, p.t_rfc);
-    set(&mut t.t_refi, p.t_refi);
-    set(&mut t.bank_groups, p.bank_groups);
-    set(&mut t.banks_per_group, p.banks_per_group);
-    t
+    DramTimings {
+        t_ck: p.t_ck,
+        cl: p.t_cl,
+        cwl: p.t_cwl,
+        rcd: p.t_rcd,
+        rp: p.t_rp,
+        ras: p.t_ras,
+        rrd_s: p.t_rrd_s,
+        rrd_l: p.t_rrd_l,
+        faw: p.t_faw,
+        ccd_s: p.t_ccd_s,
+        ccd_l: p.t_ccd_l,
+        wr: p.t_wr,
+        wtr_s: p.t_wtr_s,
+        wtr_l: p.t_wtr_l,
+        rtp: p.t_rtp,
+        burst_length: p.burst_length,
+        t_rfc: p.t_rfc,
+        t_refi: p.t_refi,
+        bank_groups: p.bank_groups,
+        banks_per_group: p.banks_per_group,
+    }
 }
 
 /// Timings converted to ticks once, so the hot path only adds.
@@ -146,6 +122,8 @@ struct Ticks {
     rtp: Tick,
     burst: Tick,
     rd_to_wr: Tick,
+    /// The largest spacing two data bursts may need (a write then a read in one bank group).
+    bus_gap_max: Tick,
     rfc: Tick,
     refi: Tick,
 }
@@ -172,6 +150,8 @@ impl Ticks {
             burst,
             // JEDEC read-to-write command spacing: RL + BL/2 + 2 nCK - WL.
             rd_to_wr: (c(t.cl) + burst + c(2)).saturating_sub(c(t.cwl)),
+            bus_gap_max: burst.max(c(t.ccd_s))
+                + (c(t.wtr_l.max(t.wtr_s)) + c(t.cl)).max((c(t.cl) + burst + c(2)).saturating_sub(c(t.cwl)) + c(t.cwl)),
             rfc: t.t_rfc,
             refi: t.t_refi,
         }
@@ -213,14 +193,16 @@ const TIMELINE_LEN: usize = 48;
 
 impl Timeline {
     /// The earliest tick >= `t` at which a command tagged `tag` keeps `gap(earlier_tag, later_tag)` ticks from
-    /// every neighbour (measured start to start).
+    /// every neighbour (measured start to start). `max_gap` bounds every gap: items that end their spacing by
+    /// `t` cannot matter, so the scan starts after them.
     #[inline]
-    fn fit(&self, mut t: Tick, tag: u8, gap: impl Fn(u8, u8) -> Tick) -> Tick {
+    fn fit(&self, mut t: Tick, tag: u8, max_gap: Tick, gap: impl Fn(u8, u8) -> Tick) -> Tick {
         if let Some((x, xt)) = self.floor {
             t = t.max(x + gap(xt, tag));
         }
         // Items are sorted; one pass moves t past every conflict (a later item can only push t further).
-        for &(x, xt) in &self.items {
+        let first = self.items.partition_point(|&(x, _)| x + max_gap <= t);
+        for &(x, xt) in &self.items[first..] {
             // Either it is earlier (keep its spacing after it), or later but too close: go after it.
             if x <= t || t + gap(tag, xt) > x {
                 t = t.max(x + gap(xt, tag));
@@ -252,9 +234,11 @@ impl Timeline {
         let mut n = 0;
         let mut me = 0;
         let mut placed = false;
-        for &(x, _) in &self.items {
-            if x < lo || x > hi {
-                continue;
+        // Items are sorted: start at the first one inside [lo, hi] and stop after the last.
+        let start = self.items.partition_point(|&(x, _)| x < lo);
+        for &(x, _) in &self.items[start..] {
+            if x > hi {
+                break;
             }
             if !placed && x > t {
                 me = n;
@@ -326,6 +310,7 @@ struct ChannelStats {
     refreshes: u64,
     write_drains: u64,
     forwarded_reads: u64,
+    refresh_precharges: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -355,6 +340,8 @@ pub struct Dram {
     wq_cap: usize,
     front: Tick,
     back: Tick,
+    /// Tick of the last stats reset: bandwidths and utilisation are over the time since.
+    stats_base: Tick,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -417,6 +404,7 @@ impl Dram {
             wq_cap: p.write_queue as usize,
             front,
             back: p.ctrl_latency - front,
+            stats_base: 0,
         }
     }
 
@@ -463,12 +451,15 @@ impl Dram {
             let banks = &mut c.banks[rank * per_rank..(rank + 1) * per_rank];
             // Precharge-all first if any bank is open; REF may go once every bank is precharged and idle.
             let mut start = due;
+            let mut any_open = false;
             for b in banks.iter() {
                 start = start.max(b.next_act);
                 if b.open_row != NO_ROW {
                     start = start.max(b.next_pre + tt.rp);
+                    any_open = true;
                 }
             }
+            c.stats.refresh_precharges += any_open as u64;
             let end = start + tt.rfc;
             for b in banks.iter_mut() {
                 b.open_row = NO_ROW;
@@ -509,7 +500,7 @@ impl Dram {
             let r = &mut c.ranks[a.rank];
             let rrd = |x: u8, y: u8| if x == y { tt.rrd_l } else { tt.rrd_s };
             loop {
-                act = r.acts.fit(act, bg, rrd);
+                act = r.acts.fit(act, bg, tt.rrd_s.max(tt.rrd_l), rrd);
                 match r.acts.faw_violation(act, tt.faw) {
                     Some(next) => act = next,
                     None => break,
@@ -539,8 +530,8 @@ impl Dram {
         let r = &mut c.ranks[a.rank];
         let mut cas = cas_earliest;
         for _ in 0..64 {
-            cas = r.cas_bg[a.bankgroup].fit(cas, 0, |_, _| tt.ccd_l);
-            let data = c.bus.fit(cas + lat, my_tag, bus_gap);
+            cas = r.cas_bg[a.bankgroup].fit(cas, 0, tt.ccd_l, |_, _| tt.ccd_l);
+            let data = c.bus.fit(cas + lat, my_tag, tt.bus_gap_max, bus_gap);
             if data == cas + lat {
                 break;
             }
@@ -657,6 +648,14 @@ impl Dram {
         }
     }
 
+    /// Start the statistics afresh at `now` (bank and bus state are kept).
+    pub fn reset_stats(&mut self, now: Tick) {
+        for c in &mut self.channels {
+            c.stats = ChannelStats::default();
+        }
+        self.stats_base = now;
+    }
+
     /// Reads served so far across channels (for tests).
     pub fn reads(&self) -> u64 {
         self.channels.iter().map(|c| c.stats.reads + c.stats.forwarded_reads).sum()
@@ -690,6 +689,7 @@ impl MemPort for Dram {
     }
 
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
+        let now = now.saturating_sub(self.stats_base);
         let secs = now as f64 * 1e-12;
         let mut total_rd = 0.0;
         let mut total_wr = 0.0;
@@ -705,8 +705,8 @@ impl MemPort for Dram {
             out.add(&p, "writes", s.writes as f64, "line writes issued to DRAM");
             out.add(&p, "read_bytes", rd_bytes, "bytes read (including reads served from the write queue)");
             out.add(&p, "write_bytes", wr_bytes, "bytes written");
-            out.add(&p, "read_bw", ratio(rd_bytes, secs), "read bandwidth, bytes/s over the run");
-            out.add(&p, "write_bw", ratio(wr_bytes, secs), "write bandwidth, bytes/s over the run");
+            out.add(&p, "read_bw", ratio(rd_bytes, secs), "read bandwidth, bytes/s since the last stats reset");
+            out.add(&p, "write_bw", ratio(wr_bytes, secs), "write bandwidth, bytes/s since the last stats reset");
             out.add(
                 &p,
                 "bus_utilization",
@@ -717,6 +717,18 @@ impl MemPort for Dram {
             out.add(&p, "row_misses", s.row_misses as f64, "accesses to a precharged bank (ACT needed)");
             out.add(&p, "row_conflicts", s.row_conflicts as f64, "accesses to a bank with another row open (PRE+ACT)");
             out.add(&p, "row_hit_rate", ratio(s.row_hits as f64, accesses), "row hits / accesses");
+            out.add(
+                &p,
+                "activates",
+                (s.row_misses + s.row_conflicts) as f64,
+                "ACT commands (row misses and conflicts)",
+            );
+            out.add(
+                &p,
+                "precharges",
+                (s.row_conflicts + s.refresh_precharges) as f64,
+                "PRE commands (row conflicts, and precharge-all before refresh when a bank was open)",
+            );
             out.add(
                 &p,
                 "read_latency_avg",

@@ -120,12 +120,18 @@ pub fn hierarchy_params() -> CacheHierarchy {
 
 /// One DDR4-2400 channel with the preset's timings and 15 ns of controller latency.
 pub fn dram_params() -> MemoryController {
+    dram_params_with(&kvsim_params::DRAM_PRESET_DDR4_2400)
+}
+
+/// One channel of preset `t` (its timings resolved, as the Python side resolves them) and 15 ns of controller
+/// latency.
+pub fn dram_params_with(t: &kvsim_params::DramPreset) -> MemoryController {
     MemoryController {
-        preset: "DDR4-2400".into(),
+        preset: t.name.into(),
         channels: 1,
         ranks: 1,
-        bank_groups: None,
-        banks_per_group: None,
+        bank_groups: t.bank_groups,
+        banks_per_group: t.banks_per_group,
         row_size: 8192,
         address_map: "row:rank:bank:column:bankgroup:channel".into(),
         queue_window: 32,
@@ -133,24 +139,24 @@ pub fn dram_params() -> MemoryController {
         write_high_watermark: 48,
         write_low_watermark: 16,
         ctrl_latency: 15_000,
-        t_ck: None,
-        t_cl: None,
-        t_cwl: None,
-        t_rcd: None,
-        t_rp: None,
-        t_ras: None,
-        t_rrd_s: None,
-        t_rrd_l: None,
-        t_faw: None,
-        t_ccd_s: None,
-        t_ccd_l: None,
-        t_wr: None,
-        t_wtr_s: None,
-        t_wtr_l: None,
-        t_rtp: None,
-        burst_length: None,
-        t_rfc: None,
-        t_refi: None,
+        t_ck: t.t_ck,
+        t_cl: t.t_cl,
+        t_cwl: t.t_cwl,
+        t_rcd: t.t_rcd,
+        t_rp: t.t_rp,
+        t_ras: t.t_ras,
+        t_rrd_s: t.t_rrd_s,
+        t_rrd_l: t.t_rrd_l,
+        t_faw: t.t_faw,
+        t_ccd_s: t.t_ccd_s,
+        t_ccd_l: t.t_ccd_l,
+        t_wr: t.t_wr,
+        t_wtr_s: t.t_wtr_s,
+        t_wtr_l: t.t_wtr_l,
+        t_rtp: t.t_rtp,
+        burst_length: t.burst_length,
+        t_rfc: t.t_rfc,
+        t_refi: t.t_refi,
     }
 }
 
@@ -184,7 +190,7 @@ impl Machine {
         self.core.stats("system.core0.", &mut out);
         self.mem.core_stats(0, "system.core0.", insts, &mut out);
         self.mem.llc_stats("system.", insts, &mut out);
-        self.mem.mem.stats("system.dram.", self.core.now(), &mut out);
+        self.mem.mem.stats("system.mem.", self.core.now(), &mut out);
         out
     }
 }

@@ -12,12 +12,16 @@ use crate::cache::MemSystem;
 use crate::core::{Core, InstTiming, L1Latencies};
 use crate::dram::Dram;
 use crate::inst::InstInfo;
-use crate::{MemPort, StatSink, Tick};
+use crate::{AccessKind, MemPort, StatSink, Tick};
 use kvsim_params::{CacheHierarchy, Core as CoreParams, MemoryController};
 
 pub struct TimingSystem {
     pub cores: Vec<Core>,
     pub mem: MemSystem<Dram>,
+    /// Time of the last stats reset.
+    stats_base: Tick,
+    /// Per hart: the instruction line warming last fetched (so warming touches the L1I once per line).
+    warm_fetch_line: Vec<u64>,
 }
 
 impl TimingSystem {
@@ -28,6 +32,8 @@ impl TimingSystem {
         TimingSystem {
             cores: cores.iter().enumerate().map(|(i, p)| Core::new(i as u16, p, l1, caches.l1d.line_size)).collect(),
             mem: MemSystem::new(caches, &clocks, Dram::new(dram)),
+            stats_base: 0,
+            warm_fetch_line: vec![u64::MAX; cores.len()],
         }
     }
 
@@ -59,18 +65,56 @@ impl TimingSystem {
         self.mem.mem.flush(now);
     }
 
+    /// Start every statistic afresh (ROI_BEGIN, STATS_RESET, the start of detailed timing); state is kept.
+    pub fn reset_stats(&mut self) {
+        for c in &mut self.cores {
+            c.reset_stats();
+        }
+        self.mem.reset_stats();
+        let now = self.now();
+        self.mem.mem.reset_stats(now);
+        self.stats_base = now;
+    }
+
+    /// Cache warming: `hart`'s executed instruction updates the caches it would touch, taking no time.
+    #[inline]
+    pub fn warm(&mut self, hart: usize, info: &InstInfo) {
+        use crate::inst::{InstClass, PrefetchKind};
+        let line = info.pc >> 6;
+        if self.warm_fetch_line[hart] != line {
+            self.warm_fetch_line[hart] = line;
+            self.mem.warm_access(hart, info.pc, AccessKind::IFetch, false);
+        }
+        let kind = match info.class {
+            InstClass::Load => AccessKind::Read,
+            InstClass::Store | InstClass::Atomic => AccessKind::Write,
+            InstClass::Prefetch => match info.prefetch_kind {
+                PrefetchKind::Instruction => AccessKind::IFetch,
+                _ => AccessKind::Prefetch,
+            },
+            _ => return,
+        };
+        self.mem.warm_access(hart, info.mem_addr, kind, info.non_temporal);
+    }
+
+    /// Simulated ticks since the last stats reset (the measured interval).
+    pub fn measured_ticks(&self) -> Tick {
+        self.now().saturating_sub(self.stats_base)
+    }
+
     /// Every statistic under `prefix` (e.g. "system."): `core{i}.ipc`, `core{i}.l1d.mpki`, `llc.misses`,
     /// `dram.channel0.read_bw`, ...
     pub fn stats(&self, prefix: &str, out: &mut StatSink) {
         let now = self.now();
+        let ticks = Some(self.measured_ticks());
         let mut insts = 0;
         for (i, c) in self.cores.iter().enumerate() {
             let p = format!("{prefix}core{i}.");
             c.stats(&p, out);
-            self.mem.core_stats(i, &p, Some(c.stats.insts), out);
+            self.mem.core_stats_over(i, &p, Some(c.stats.insts), ticks, out);
             insts += c.stats.insts;
         }
-        self.mem.llc_stats(prefix, Some(insts), out);
-        self.mem.mem.stats(&format!("{prefix}dram."), now, out);
+        self.mem.llc_stats_over(prefix, Some(insts), ticks, out);
+        self.mem.mem.stats(&format!("{prefix}mem."), now, out);
     }
 }

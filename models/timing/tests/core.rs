@@ -365,7 +365,7 @@ fn mispredictions_cost_the_configured_penalty() {
         });
         let (cycles, _) = measure(&mut m, prog);
         let s = m.stats();
-        (cycles, s.get("system.core0.mispredicts").unwrap())
+        (cycles, s.get("system.core0.branch_mispredicts").unwrap())
     };
     let (easy, easy_misses) = run_branches("gshare", false);
     let (hard, hard_misses) = run_branches("gshare", true);
@@ -387,7 +387,7 @@ fn same_stream_and_config_give_identical_stats() {
         m.stats()
     };
     let (a, b) = (go(), go());
-    assert!(a.get("system.core0.insts") == Some(300_000.0));
+    assert!(a.get("system.core0.committed_insts") == Some(300_000.0));
     assert_eq!(a, b);
     for name in [
         "system.core0.ipc",
@@ -395,8 +395,8 @@ fn same_stream_and_config_give_identical_stats() {
         "system.core0.l1d.misses",
         "system.core0.l1d.mpki",
         "system.llc.misses",
-        "system.dram.channel0.read_bw",
-        "system.dram.channel0.row_hit_rate",
+        "system.mem.channel0.read_bw",
+        "system.mem.channel0.row_hit_rate",
     ] {
         assert!(a.get(name).is_some(), "missing stat {name}");
     }

@@ -160,15 +160,14 @@ fn posted_writes_drain_at_the_watermark_and_forward_to_reads() {
 
 #[test]
 fn ddr3_preset_has_no_bank_groups() {
-    let mut p = dram_params();
-    p.preset = "DDR3-1600".into();
+    let mut p = kvsim_timing::synth::dram_params_with(&kvsim_params::DRAM_PRESET_DDR3_1600);
     p.ctrl_latency = 0;
     let mut d = Dram::new(&p);
     assert_eq!(*d.timings(), DDR3_1600);
     let t = DDR3_1600;
     assert_eq!(d.access(&rd(0, 0)), (t.rcd + t.cl + 4) * t.t_ck);
     // Overrides replace single timings.
-    p.t_cl = Some(13);
+    p.t_cl = 13;
     let mut d = Dram::new(&p);
     assert_eq!(d.access(&rd(0, 0)), (t.rcd + 13 + 4) * t.t_ck);
 }

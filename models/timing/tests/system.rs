@@ -88,12 +88,12 @@ fn system_stats_are_named_per_core_and_deterministic() {
         "system.core0.rob_occupancy_avg",
         "system.llc.misses",
         "system.llc.mpki",
-        "system.dram.channel0.read_bw",
-        "system.dram.channel0.row_hit_rate",
-        "system.dram.channel0.read_queue_latency_avg",
+        "system.mem.channel0.read_bw",
+        "system.mem.channel0.row_hit_rate",
+        "system.mem.channel0.read_queue_latency_avg",
     ] {
         assert!(a.get(name).is_some(), "missing {name}");
     }
-    assert_eq!(a.get("system.core1.insts"), Some(200_000.0));
+    assert_eq!(a.get("system.core1.committed_insts"), Some(200_000.0));
     assert!(a.get("system.core1.stores").unwrap() > 0.0);
 }

@@ -13,9 +13,20 @@ use crate::mem::Memory;
 use crate::trap::{Access, Trap};
 
 /// What a timing model sees: called after every executed instruction when `ACTIVE`.
+/// The other methods have do-nothing defaults; a timing model overrides them (see `crate::timing`).
 pub trait ExecHook {
     const ACTIVE: bool;
     fn on_inst(&mut self, hart: usize, info: &InstInfo);
+    /// The simulated time `hart` has reached (ps), when this hook keeps time; the scheduler then runs the hart
+    /// furthest behind, and clock_gettime/rdtime read it.
+    #[inline(always)]
+    fn time_ps(&self, _hart: usize) -> Option<u64> {
+        None
+    }
+    /// The guest reset the statistics (ROI_BEGIN, STATS_RESET).
+    fn reset_stats(&mut self) {}
+    /// Append this hook's statistics (a STATS_DUMP snapshot, the end of the run).
+    fn append_stats(&self, _out: &mut Vec<crate::output::Stat>) {}
 }
 
 /// Functional mode: no timing model.
@@ -403,7 +414,10 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             Op::CsrRead => {
                 let retired = h.cnt.insts + n;
                 wr!(match d.imm {
-                    0xc01 => ((retired as u128 * crate::abi::TIMEBASE_HZ as u128) / h.clock.max(1) as u128) as u64,
+                    0xc01 => match if H::ACTIVE { hook.time_ps(hid) } else { None } {
+                        Some(ps) => ((ps as u128 * crate::abi::TIMEBASE_HZ as u128) / 1_000_000_000_000u128) as u64,
+                        None => ((retired as u128 * crate::abi::TIMEBASE_HZ as u128) / h.clock.max(1) as u128) as u64,
+                    },
                     _ => retired,
                 });
             }

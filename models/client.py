@@ -1,0 +1,68 @@
+"""Parameters of the ghost client (read by the engine's `client.rs`): a YCSB-style request generator that loads
+the data set, sends requests to the KVS server through the NIC and checks every response.
+
+Datasets (key / value bytes, as in /work/shared/spec/kvs-workload.md): tiny 8 / 8, small 16 / 64, large 128 / 1024,
+xlarge 250 / 1152. The item count is `items` (the spec's full counts are hundreds of millions; a run reports the
+count it used as `client.items`).
+"""
+
+from __future__ import annotations
+
+from .params import Param, ParamError, SimObject
+
+DATASETS = {"tiny": (8, 8), "small": (16, 64), "large": (128, 1024), "xlarge": (250, 1152)}
+
+
+class Client(SimObject):
+    """The ghost client: YCSB-style generator and response checker inside the engine."""
+
+    enabled = Param.Bool(False, "run the ghost client (needs System.nic.enabled); the run stops with "
+                         "'client_done' when every request is answered")
+    dataset = Param.Enum("tiny", "key and value sizes: tiny 8/8 B, small 16/64 B, large 128/1024 B, "
+                         "xlarge 250/1152 B", choices=tuple(DATASETS))
+    items = Param.Count(65536, "items in the data set (keys 0..items-1)", min=1, max=1 << 32)
+    key_size = Param.Count(0, "key bytes (0 = the dataset's)", min=0, max=255)
+    value_size = Param.Count(0, "value bytes (0 = the dataset's)", min=0, max=1400)
+    popularity = Param.Enum("uniform", "key popularity: 'uniform', or 'zipf' (exact, rank 1 = item 0)",
+                            choices=("uniform", "zipf"))
+    zipf_theta = Param.Float(0.99, "Zipf exponent (YCSB's default 0.99)", min=0.01, max=5.0)
+    get_ratio = Param.Float(0.95, "fraction of measured requests that are GETs (the rest are PUTs)",
+                            min=0.0, max=1.0)
+    requests_per_packet = Param.Count(1, "requests packed into one frame (fewer when the frame or its response "
+                                      "would exceed 1514 bytes)", min=1, max=32)
+    requests = Param.Count(10000, "measured requests (M); the run ends when all are answered", min=1)
+    mode = Param.Enum("auto", "steering: 'erew' sends every request to its partition's core; 'crew' sends PUTs "
+                      "there and GETs round-robin over the cores; 'auto' follows the server's mode= argument "
+                      "(erew when absent). An explicit value must agree with that argument",
+                      choices=("auto", "erew", "crew"))
+    seed = Param.Count(1, "seed of the client's random choices (keys, operations, fuzz frames)")
+    window = Param.Count(32, "packets outstanding per queue at most (keep it below the server's RX ring size)",
+                         min=1, max=4096)
+    bulk_load = Param.Bool(True, "PUT every item (version 1) before measuring; the measured phase starts after "
+                           "the last load response, resets the stats and is the region of interest "
+                           "(system.roi.*; System.detailed_start='roi' starts detailed timing there)")
+    fuzz_frames = Param.Count(0, "random and mutated frames (malformed, truncated, unknown operations, oversized "
+                              "keys and values) sent after the load and before the measured phase; their "
+                              "responses are checked for form only and counted (client.fuzz.*)", min=0)
+    stall_rounds = Param.Count(100000, "scheduling rounds without any response while requests are outstanding "
+                               "before the run fails (a lost response)", min=1)
+
+    def sizes(self) -> tuple[int, int]:
+        """(key bytes, value bytes) used."""
+        k, v = DATASETS[self.dataset]
+        return (self.key_size or k, self.value_size or v)
+
+    def validate(self) -> None:
+        super().validate()
+        if self.enabled:
+            k, v = self.sizes()
+            if k < 8:
+                raise ParamError(f"Client.key_size = {k}: keys need at least 8 bytes (they encode the item)")
+            if 48 + 24 + ((k + 7) & ~7) + ((v + 7) & ~7) > 1514 or 48 + 24 + ((v + 7) & ~7) > 1514:
+                raise ParamError(f"Client: a {k}-byte key and {v}-byte value do not fit one 1514-byte frame")
+
+
+def server_mode(argv: list[str]) -> str:
+    """The KVS server's access mode from its arguments (mode=erew|crew; erew when absent)."""
+    modes = [a.split("=", 1)[1] for a in argv if a.startswith("mode=")]
+    return modes[-1] if modes else "erew"

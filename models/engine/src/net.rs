@@ -1,0 +1,115 @@
+//! The network side of a machine: the NIC (functional model) and the ghost client, stepped between scheduling
+//! quanta: the NIC sends what the TX rings hold to the client, the client checks it and sends new frames, and the
+//! NIC moves frames from its RX FIFOs into the RX rings.
+
+use crate::client::{Client, ClientConfig, ClientEvent};
+use crate::error::SimError;
+use crate::mem::Memory;
+use crate::nic::{DmaFault, Nic, NicRegs};
+
+/// What the machine should do after a network step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetEvent {
+    Nothing,
+    MeasureStart,
+    ClientDone,
+}
+
+pub struct Net {
+    pub nic: Nic,
+    pub client: Option<Client>,
+    /// Queue of each hart (None: it owns none) and port of each queue.
+    pub hart_queue: Vec<Option<usize>>,
+    pub queue_port: Vec<u64>,
+    /// Instructions (all harts) when the measured phase started.
+    pub measure_insts: Option<u64>,
+}
+
+pub enum StepError {
+    Dma(DmaFault),
+    Client(String),
+}
+
+impl Net {
+    /// Build the NIC (and the client, if enabled) for `harts` harts; returns the register file for `Memory`.
+    pub fn new(
+        nic: &kvsim_params::Nic,
+        client: Option<&kvsim_params::Client>,
+        harts: usize,
+        argv: &[String],
+    ) -> Result<(Net, NicRegs), SimError> {
+        let cfg = |m: String| SimError::Config(m);
+        let nq = if nic.queues == 0 { harts } else { nic.queues as usize };
+        let ports = nic.ports.max(1) as usize;
+        if nq == 0 || nq as u64 > crate::nic::MAX_QUEUES {
+            return Err(cfg(format!("Nic: {nq} queues; the device range holds 1..=1024")));
+        }
+        if ports > nq {
+            return Err(cfg(format!("Nic: {ports} ports but only {nq} queues")));
+        }
+        let queue_port: Vec<u64> = (0..nq).map(|q| (q * ports / nq) as u64).collect();
+        let hart_queue: Vec<Option<usize>> = (0..harts).map(|h| (h < nq).then_some(h)).collect();
+        let steer: Vec<usize> = hart_queue.iter().flatten().copied().collect();
+        let base = u16::try_from(nic.steering_base_port).map_err(|_| cfg("Nic.steering_base_port > 65535".into()))?;
+        let model = Nic::new(ports, queue_port.clone(), &steer, base, nic.rx_fifo_frames.max(1) as usize);
+        let client = match client {
+            Some(p) => {
+                if steer.len() < harts {
+                    return Err(cfg(format!(
+                        "the ghost client needs a NIC queue for every hart: {harts} harts, {nq} queues"
+                    )));
+                }
+                let qp = queue_port.iter().map(|&p| p as usize).collect();
+                Some(Client::new(ClientConfig::resolve(p, argv, harts, base, steer.clone(), qp).map_err(cfg)?))
+            }
+            None => None,
+        };
+        let regs = NicRegs::new(&queue_port);
+        Ok((Net { nic: model, client, hart_queue, queue_port, measure_insts: None }, regs))
+    }
+
+    /// One step between quanta.
+    pub fn step(&mut self, mem: &mut Memory, total_insts: u64) -> Result<NetEvent, StepError> {
+        let mut regs = mem.nic.take().expect("a machine with a NIC has its registers");
+        let r = self.step_with(&mut regs, mem, total_insts);
+        mem.nic = Some(regs);
+        r
+    }
+
+    fn step_with(&mut self, regs: &mut NicRegs, mem: &mut Memory, total_insts: u64) -> Result<NetEvent, StepError> {
+        let mut sent = Vec::new();
+        self.nic.transmit(regs, mem, &mut sent).map_err(StepError::Dma)?;
+        let mut event = NetEvent::Nothing;
+        if let Some(c) = self.client.as_mut() {
+            match c.step(&mut self.nic, regs, sent, total_insts).map_err(StepError::Client)? {
+                ClientEvent::Nothing => {}
+                ClientEvent::MeasureStart => {
+                    c.reset_stats();
+                    self.nic.reset_stats(regs);
+                    self.measure_insts = Some(total_insts);
+                    event = NetEvent::MeasureStart;
+                }
+                ClientEvent::Done => event = NetEvent::ClientDone,
+            }
+        }
+        self.nic.deliver(regs, mem).map_err(StepError::Dma)?;
+        Ok(event)
+    }
+
+    /// Statistics of the NIC and the client; `insts` is the instruction count of the measured phase.
+    pub fn stats(&self, regs: &NicRegs, measured_insts: u64) -> Vec<(String, f64, &'static str)> {
+        let mut out = self.nic.stats(regs);
+        if let Some(c) = &self.client {
+            out.extend(c.stats());
+            let req = c.stats.requests;
+            let per = if req > 0 { measured_insts as f64 / req as f64 } else { 0.0 };
+            out.push((
+                "client.insts_per_request".into(),
+                per,
+                "instructions of all harts in the measured phase per measured request (idle polling included; \
+                 run with get_ratio 1.0 or 0.0 for GETs or PUTs alone)",
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,640 @@
+//! The NIC's functional model (workloads/ABI.md, "The NIC"): per-queue register blocks in the device range (MMIO,
+//! 64-bit aligned `ld`/`sd` only), RX/TX descriptor rings in guest memory, a perfect-match steering table from
+//! UDP destination port to RX queue, a bounded RX FIFO per port, and DMA of frames into RX buffers and out of TX
+//! buffers. Between scheduling quanta the engine calls `Nic::deliver` and `Nic::transmit`. Line rate, PCIe and
+//! DDIO timing are the timing model's.
+//!
+//! The registers live in `Memory` (`NicRegs`), because the executor reaches them through loads and stores; the
+//! rest of the NIC (FIFOs, steering, port counters) is `Nic`, owned by the machine.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::abi::DEVICE_BASE;
+use crate::mem::Memory;
+use crate::trap::{Access, Trap};
+
+/// Queue q's registers start at `DEVICE_BASE + q * QUEUE_STRIDE`.
+pub const QUEUE_STRIDE: u64 = 0x1000;
+pub const MAX_QUEUES: u64 = 1024;
+/// Register offsets inside a queue's block.
+pub mod reg {
+    pub const RX_BASE: u64 = 0x00;
+    pub const RX_SIZE: u64 = 0x08;
+    pub const RX_HEAD: u64 = 0x10;
+    pub const RX_TAIL: u64 = 0x18;
+    pub const TX_BASE: u64 = 0x20;
+    pub const TX_SIZE: u64 = 0x28;
+    pub const TX_HEAD: u64 = 0x30;
+    pub const TX_TAIL: u64 = 0x38;
+    pub const CTRL: u64 = 0x40;
+    pub const QUEUE_ID: u64 = 0x48;
+    pub const PORT_ID: u64 = 0x50;
+    pub const RX_DROPS: u64 = 0x58;
+    pub const RX_FRAMES: u64 = 0x60;
+    pub const TX_FRAMES: u64 = 0x68;
+    pub const BLOCK_LEN: u64 = 0x70;
+}
+/// Descriptor done (RX and TX `status` bit 0).
+pub const DD: u16 = 1;
+pub const DESC_LEN: u64 = 16;
+/// Largest frame without FCS at MTU 1500, and the shortest the wire carries (shorter ones are padded).
+pub const MAX_FRAME: usize = 1514;
+pub const MIN_FRAME: usize = 60;
+/// Histogram buckets of RX batch sizes: 0..=32 descriptors re-posted per doorbell; the last bucket counts more.
+pub const BATCH_BUCKETS: usize = 34;
+
+/// One queue's register file plus the counters the stats report.
+#[derive(Debug, Clone, Default)]
+pub struct QueueRegs {
+    pub id: u64,
+    pub port: u64,
+    pub rx_base: u64,
+    pub rx_size: u64,
+    pub rx_head: u64,
+    pub rx_tail: u64,
+    pub tx_base: u64,
+    pub tx_size: u64,
+    pub tx_head: u64,
+    pub tx_tail: u64,
+    pub enabled: bool,
+    /// Ring base and size latched when CTRL was set to 1.
+    pub rx_ring: (u64, u64),
+    pub tx_ring: (u64, u64),
+    pub rx_drops: u64,
+    pub rx_frames: u64,
+    pub tx_frames: u64,
+    /// RX_TAIL doorbells after the first one since enabling (which posts the whole ring), and the descriptors
+    /// each re-posted: the RX batch sizes.
+    pub rx_primed: bool,
+    pub rx_batch_hist: Vec<u64>,
+    pub rx_batch_sum: u64,
+    pub tx_doorbells: u64,
+}
+
+impl QueueRegs {
+    /// Descriptors the NIC owns in the RX ring (free for frames).
+    pub fn rx_free(&self) -> u64 {
+        if !self.enabled {
+            return 0;
+        }
+        (self.rx_tail.wrapping_sub(self.rx_head)) & (self.rx_ring.1 - 1)
+    }
+
+    pub fn rx_batches(&self) -> u64 {
+        self.rx_batch_hist.iter().sum()
+    }
+
+    pub fn reset_batch_stats(&mut self) {
+        self.rx_batch_hist = vec![0; BATCH_BUCKETS];
+        self.rx_batch_sum = 0;
+        self.tx_doorbells = 0;
+    }
+}
+
+/// The register blocks of every queue (the device range's contents).
+#[derive(Debug, Clone, Default)]
+pub struct NicRegs {
+    pub queues: Vec<QueueRegs>,
+}
+
+fn mmio_fault(addr: u64, size: u8, access: Access, why: &'static str) -> Trap {
+    Trap::Mmio { addr, size, access, why }
+}
+
+fn ring_ok(base: u64, size: u64) -> bool {
+    base.is_multiple_of(16) && size.is_power_of_two() && (8..=4096).contains(&size)
+}
+
+impl NicRegs {
+    pub fn new(queue_ports: &[u64]) -> NicRegs {
+        NicRegs {
+            queues: queue_ports
+                .iter()
+                .enumerate()
+                .map(|(q, &port)| QueueRegs {
+                    id: q as u64,
+                    port,
+                    rx_batch_hist: vec![0; BATCH_BUCKETS],
+                    ..Default::default()
+                })
+                .collect(),
+        }
+    }
+
+    /// Which queue and register an access in the device range names.
+    fn decode(&self, addr: u64, size: u8, access: Access) -> Result<(usize, u64), Trap> {
+        match access {
+            Access::Fetch => {
+                return Err(mmio_fault(addr, size, access, "instructions cannot be fetched from the device range"))
+            }
+            Access::Atomic => return Err(mmio_fault(addr, size, access, "atomics are not supported on NIC registers")),
+            _ => {}
+        }
+        let off = addr - DEVICE_BASE;
+        let q = off / QUEUE_STRIDE;
+        let r = off % QUEUE_STRIDE;
+        if q >= self.queues.len() as u64 || r >= reg::BLOCK_LEN {
+            return Err(mmio_fault(addr, size, access, "no NIC register at this address"));
+        }
+        if size != 8 || !r.is_multiple_of(8) {
+            return Err(mmio_fault(addr, size, access, "NIC registers take naturally aligned 64-bit ld/sd only"));
+        }
+        Ok((q as usize, r))
+    }
+
+    pub fn load(&mut self, addr: u64, size: u8, access: Access) -> Result<u64, Trap> {
+        let (q, r) = self.decode(addr, size, access)?;
+        let x = &self.queues[q];
+        Ok(match r {
+            reg::RX_BASE => x.rx_base,
+            reg::RX_SIZE => x.rx_size,
+            reg::RX_HEAD => x.rx_head,
+            reg::RX_TAIL => x.rx_tail,
+            reg::TX_BASE => x.tx_base,
+            reg::TX_SIZE => x.tx_size,
+            reg::TX_HEAD => x.tx_head,
+            reg::TX_TAIL => x.tx_tail,
+            reg::CTRL => x.enabled as u64,
+            reg::QUEUE_ID => x.id,
+            reg::PORT_ID => x.port,
+            reg::RX_DROPS => x.rx_drops,
+            reg::RX_FRAMES => x.rx_frames,
+            _ => x.tx_frames,
+        })
+    }
+
+    pub fn store(&mut self, addr: u64, size: u8, val: u64, access: Access) -> Result<(), Trap> {
+        let (q, r) = self.decode(addr, size, access)?;
+        let x = &mut self.queues[q];
+        match r {
+            reg::RX_BASE => x.rx_base = val,
+            reg::RX_SIZE => x.rx_size = val,
+            reg::TX_BASE => x.tx_base = val,
+            reg::TX_SIZE => x.tx_size = val,
+            reg::RX_TAIL => {
+                if x.enabled {
+                    if val >= x.rx_ring.1 {
+                        return Err(mmio_fault(addr, size, access, "RX_TAIL written outside the RX ring"));
+                    }
+                    let posted = val.wrapping_sub(x.rx_tail) & (x.rx_ring.1 - 1);
+                    if x.rx_primed {
+                        x.rx_batch_hist[(posted as usize).min(BATCH_BUCKETS - 1)] += 1;
+                        x.rx_batch_sum += posted;
+                    }
+                    x.rx_primed = true;
+                }
+                x.rx_tail = val;
+            }
+            reg::TX_TAIL => {
+                if x.enabled && val >= x.tx_ring.1 {
+                    return Err(mmio_fault(addr, size, access, "TX_TAIL written outside the TX ring"));
+                }
+                x.tx_doorbells += 1;
+                x.tx_tail = val;
+            }
+            reg::CTRL => {
+                if val & 1 == 1 {
+                    if !ring_ok(x.rx_base, x.rx_size) || !ring_ok(x.tx_base, x.tx_size) {
+                        return Err(mmio_fault(
+                            addr,
+                            size,
+                            access,
+                            "CTRL enable with a bad ring: bases must be 16-byte aligned, sizes powers of two in 8..4096",
+                        ));
+                    }
+                    x.rx_ring = (x.rx_base, x.rx_size);
+                    x.tx_ring = (x.tx_base, x.tx_size);
+                    x.rx_head = 0;
+                    x.rx_tail = 0;
+                    x.tx_head = 0;
+                    x.tx_tail = 0;
+                    x.rx_primed = false;
+                    x.enabled = true;
+                } else {
+                    x.enabled = false;
+                }
+            }
+            _ => {} // read-only registers ignore stores
+        }
+        Ok(())
+    }
+}
+
+/// Per-port counters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PortStats {
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    /// Frames dropped at the port: RX FIFO overflow or no steering match.
+    pub rx_drops: u64,
+    pub rx_no_match: u64,
+    pub rx_fifo_overflows: u64,
+    pub rx_too_long: u64,
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    /// TX descriptors with a length above 1514 (undefined by the ABI): skipped, marked done.
+    pub tx_bad_len: u64,
+}
+
+/// A DMA access that faulted: the queue and what it was doing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DmaFault {
+    pub queue: usize,
+    pub what: &'static str,
+    pub trap: Trap,
+}
+
+/// The NIC apart from its registers: steering, FIFOs, counters.
+pub struct Nic {
+    pub ports: usize,
+    pub queue_port: Vec<u64>,
+    /// UDP destination port -> queue.
+    pub steering: HashMap<u16, usize>,
+    fifo_depth: usize,
+    fifos: Vec<VecDeque<(usize, Vec<u8>)>>,
+    pub port_stats: Vec<PortStats>,
+    port_base: Vec<PortStats>,
+    /// Queue counters at the last stats reset: (rx_frames, rx_drops, tx_frames).
+    queue_base: Vec<(u64, u64, u64)>,
+}
+
+/// The UDP destination port of an IPv4/UDP frame, as a perfect-match filter sees it.
+pub fn udp_dst_port(frame: &[u8]) -> Option<u16> {
+    if frame.len() < 14 + 20 || u16::from_be_bytes([frame[12], frame[13]]) != 0x0800 {
+        return None;
+    }
+    let ihl = (frame[14] & 0x0f) as usize * 4;
+    if frame[14] >> 4 != 4 || ihl < 20 || frame[23] != 17 {
+        return None;
+    }
+    let at = 14 + ihl + 2;
+    (frame.len() >= at + 2).then(|| u16::from_be_bytes([frame[at], frame[at + 1]]))
+}
+
+impl Nic {
+    /// `queue_port[q]` is queue q's port; `steer[c]` the queue of core c (steered from UDP port base + c).
+    pub fn new(ports: usize, queue_port: Vec<u64>, steer: &[usize], base_port: u16, fifo_depth: usize) -> Nic {
+        let steering = steer.iter().enumerate().map(|(c, &q)| (base_port.wrapping_add(c as u16), q)).collect();
+        let nq = queue_port.len();
+        Nic {
+            ports,
+            queue_port,
+            steering,
+            fifo_depth,
+            fifos: vec![VecDeque::new(); ports],
+            port_stats: vec![PortStats::default(); ports],
+            port_base: vec![PortStats::default(); ports],
+            queue_base: vec![(0, 0, 0); nq],
+        }
+    }
+
+    /// A frame arrives at `port` from the wire: steer it to a queue of that port and put it in the port's RX FIFO.
+    /// Returns the queue, or None when it was dropped (no match, or the FIFO is full).
+    pub fn receive(&mut self, regs: &mut NicRegs, port: usize, mut frame: Vec<u8>) -> Option<usize> {
+        let st = &mut self.port_stats[port];
+        st.rx_frames += 1;
+        st.rx_bytes += frame.len() as u64;
+        let q = match udp_dst_port(&frame).and_then(|p| self.steering.get(&p).copied()) {
+            Some(q) if self.queue_port[q] == port as u64 => q,
+            _ => {
+                st.rx_no_match += 1;
+                st.rx_drops += 1;
+                return None;
+            }
+        };
+        if self.fifos[port].len() >= self.fifo_depth {
+            st.rx_fifo_overflows += 1;
+            st.rx_drops += 1;
+            regs.queues[q].rx_drops += 1;
+            return None;
+        }
+        if frame.len() < MIN_FRAME {
+            frame.resize(MIN_FRAME, 0); // the sender pads short frames
+        }
+        self.fifos[port].push_back((q, frame));
+        Some(q)
+    }
+
+    /// Frames waiting in the RX FIFOs.
+    pub fn fifo_frames(&self) -> usize {
+        self.fifos.iter().map(|f| f.len()).sum()
+    }
+
+    /// Move frames from the RX FIFOs into their queues' RX rings (DMA-write the frame, then `len`, then
+    /// `status = DD`, then advance RX_HEAD). A frame whose queue owns no free descriptor stays in the FIFO.
+    pub fn deliver(&mut self, regs: &mut NicRegs, mem: &mut Memory) -> Result<(), DmaFault> {
+        for port in 0..self.ports {
+            if self.fifos[port].is_empty() {
+                continue;
+            }
+            let mut waiting = VecDeque::new();
+            while let Some((q, frame)) = self.fifos[port].pop_front() {
+                let x = &mut regs.queues[q];
+                if x.rx_free() == 0 {
+                    waiting.push_back((q, frame));
+                    continue;
+                }
+                let fault = |what, trap| DmaFault { queue: q, what, trap };
+                let d = x.rx_ring.0 + x.rx_head * DESC_LEN;
+                let desc = mem.read_bytes(d, 16).map_err(|t| fault("reading an RX descriptor", t))?;
+                let addr = u64::from_le_bytes(desc[0..8].try_into().unwrap());
+                let buf_size = u16::from_le_bytes([desc[8], desc[9]]) as usize;
+                if frame.len() > buf_size {
+                    x.rx_drops += 1;
+                    self.port_stats[port].rx_too_long += 1;
+                    continue;
+                }
+                mem.write_bytes(usize::MAX, addr, &frame).map_err(|t| fault("writing a frame into an RX buffer", t))?;
+                mem.write_bytes(usize::MAX, d + 10, &(frame.len() as u16).to_le_bytes())
+                    .map_err(|t| fault("writing an RX descriptor", t))?;
+                mem.write_bytes(usize::MAX, d + 12, &DD.to_le_bytes())
+                    .map_err(|t| fault("writing an RX descriptor", t))?;
+                x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
+                x.rx_frames += 1;
+            }
+            self.fifos[port] = waiting;
+        }
+        Ok(())
+    }
+
+    /// Send every frame queued in the TX rings (DMA-read it, write `status = DD`, advance TX_HEAD), appending
+    /// (queue, frame) to `out` in queue order.
+    pub fn transmit(
+        &mut self,
+        regs: &mut NicRegs,
+        mem: &mut Memory,
+        out: &mut Vec<(usize, Vec<u8>)>,
+    ) -> Result<(), DmaFault> {
+        for (q, x) in regs.queues.iter_mut().enumerate() {
+            if !x.enabled {
+                continue;
+            }
+            let port = x.port as usize;
+            while x.tx_head != x.tx_tail {
+                let fault = |what, trap| DmaFault { queue: q, what, trap };
+                let d = x.tx_ring.0 + x.tx_head * DESC_LEN;
+                let desc = mem.read_bytes(d, 16).map_err(|t| fault("reading a TX descriptor", t))?;
+                let addr = u64::from_le_bytes(desc[0..8].try_into().unwrap());
+                let len = u16::from_le_bytes([desc[8], desc[9]]) as usize;
+                if len > MAX_FRAME {
+                    self.port_stats[port].tx_bad_len += 1;
+                } else {
+                    let mut frame =
+                        mem.read_bytes(addr, len as u64).map_err(|t| fault("reading a frame from a TX buffer", t))?;
+                    if frame.len() < MIN_FRAME {
+                        frame.resize(MIN_FRAME, 0);
+                    }
+                    self.port_stats[port].tx_frames += 1;
+                    self.port_stats[port].tx_bytes += frame.len() as u64;
+                    x.tx_frames += 1;
+                    out.push((q, frame));
+                }
+                mem.write_bytes(usize::MAX, d + 12, &DD.to_le_bytes())
+                    .map_err(|t| fault("writing a TX descriptor", t))?;
+                x.tx_head = (x.tx_head + 1) & (x.tx_ring.1 - 1);
+            }
+        }
+        Ok(())
+    }
+
+    /// Forget the counters so far (the measured phase starts).
+    pub fn reset_stats(&mut self, regs: &mut NicRegs) {
+        self.port_base = self.port_stats.clone();
+        for (q, x) in regs.queues.iter_mut().enumerate() {
+            self.queue_base[q] = (x.rx_frames, x.rx_drops, x.tx_frames);
+            x.reset_batch_stats();
+        }
+    }
+
+    /// (name, value, description) statistics under `system.nic0`.
+    pub fn stats(&self, regs: &NicRegs) -> Vec<(String, f64, &'static str)> {
+        let mut out = Vec::new();
+        for (p, (s, b)) in self.port_stats.iter().zip(&self.port_base).enumerate() {
+            let pre = format!("system.nic0.port{p}");
+            out.push((
+                format!("{pre}.rx_frames"),
+                (s.rx_frames - b.rx_frames) as f64,
+                "frames that arrived at the port",
+            ));
+            out.push((
+                format!("{pre}.rx_bytes"),
+                (s.rx_bytes - b.rx_bytes) as f64,
+                "bytes that arrived at the port (without FCS)",
+            ));
+            out.push((
+                format!("{pre}.rx_drops"),
+                (s.rx_drops - b.rx_drops) as f64,
+                "frames dropped at the port: RX FIFO overflow or no steering match",
+            ));
+            out.push((
+                format!("{pre}.rx_no_match"),
+                (s.rx_no_match - b.rx_no_match) as f64,
+                "frames no steering entry matched (dropped)",
+            ));
+            out.push((
+                format!("{pre}.rx_fifo_overflows"),
+                (s.rx_fifo_overflows - b.rx_fifo_overflows) as f64,
+                "frames dropped because the RX FIFO was full",
+            ));
+            out.push((
+                format!("{pre}.rx_too_long"),
+                (s.rx_too_long - b.rx_too_long) as f64,
+                "frames longer than their RX buffer (dropped)",
+            ));
+            out.push((format!("{pre}.tx_frames"), (s.tx_frames - b.tx_frames) as f64, "frames sent from the port"));
+            out.push((
+                format!("{pre}.tx_bytes"),
+                (s.tx_bytes - b.tx_bytes) as f64,
+                "bytes sent from the port (without FCS)",
+            ));
+            out.push((
+                format!("{pre}.tx_bad_len"),
+                (s.tx_bad_len - b.tx_bad_len) as f64,
+                "TX descriptors longer than 1514 bytes (skipped)",
+            ));
+        }
+        for (q, x) in regs.queues.iter().enumerate() {
+            let pre = format!("system.nic0.queue{q}");
+            let (rf, rd, tf) = self.queue_base[q];
+            let batches = x.rx_batches();
+            out.push((format!("{pre}.rx_frames"), (x.rx_frames - rf) as f64, "frames delivered into the RX ring"));
+            out.push((
+                format!("{pre}.rx_drops"),
+                (x.rx_drops - rd) as f64,
+                "frames for this queue dropped (FIFO overflow, too long)",
+            ));
+            out.push((format!("{pre}.tx_frames"), (x.tx_frames - tf) as f64, "frames sent from the TX ring"));
+            out.push((format!("{pre}.tx_doorbells"), x.tx_doorbells as f64, "TX_TAIL doorbell writes"));
+            out.push((
+                format!("{pre}.rx_batches"),
+                batches as f64,
+                "RX_TAIL doorbells (after the first): non-empty polls",
+            ));
+            let mean = if batches > 0 { x.rx_batch_sum as f64 / batches as f64 } else { 0.0 };
+            out.push((
+                format!("{pre}.rx_batch_mean"),
+                mean,
+                "mean RX batch size: descriptors re-posted per RX_TAIL doorbell",
+            ));
+            let max = x.rx_batch_hist.iter().rposition(|&n| n > 0).unwrap_or(0);
+            out.push((format!("{pre}.rx_batch_max"), max as f64, "largest RX batch (33 = more than 32)"));
+        }
+        for k in 0..BATCH_BUCKETS {
+            let n: u64 = regs.queues.iter().map(|x| x.rx_batch_hist[k]).sum();
+            let name = if k + 1 == BATCH_BUCKETS { "more".to_string() } else { k.to_string() };
+            out.push((
+                format!("system.nic0.rx_batch_size::{name}"),
+                n as f64,
+                "RX_TAIL doorbells (all queues) that re-posted this many descriptors: the RX batch size distribution",
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::PAGE_SIZE;
+
+    const RING: u64 = 0x10_0000;
+    const BUFS: u64 = 0x10_4000;
+
+    fn setup(nq: usize) -> (Memory, NicRegs, Nic) {
+        let mut mem = Memory::new(1 << 24, false, 1);
+        mem.regions.heap_start = RING;
+        mem.regions.brk = RING + 256 * PAGE_SIZE;
+        let ports: Vec<u64> = (0..nq as u64).map(|q| q * 2 / nq as u64).collect();
+        let regs = NicRegs::new(&ports);
+        let steer: Vec<usize> = (0..nq).collect();
+        let nic = Nic::new(2, ports, &steer, 0x4000, 4);
+        (mem, regs, nic)
+    }
+
+    fn q_addr(q: u64, r: u64) -> u64 {
+        DEVICE_BASE + q * QUEUE_STRIDE + r
+    }
+
+    /// Enable queue q with 8-entry rings and post `n` RX buffers of `buf` bytes.
+    fn open(regs: &mut NicRegs, mem: &mut Memory, q: u64, n: u64, buf: u16) {
+        let rx = RING + q * 0x400;
+        let tx = rx + 0x200;
+        regs.store(q_addr(q, reg::RX_BASE), 8, rx, Access::Store).unwrap();
+        regs.store(q_addr(q, reg::RX_SIZE), 8, 8, Access::Store).unwrap();
+        regs.store(q_addr(q, reg::TX_BASE), 8, tx, Access::Store).unwrap();
+        regs.store(q_addr(q, reg::TX_SIZE), 8, 8, Access::Store).unwrap();
+        regs.store(q_addr(q, reg::CTRL), 8, 1, Access::Store).unwrap();
+        for i in 0..8 {
+            let mut d = (BUFS + (q * 8 + i) * 2048).to_le_bytes().to_vec();
+            d.extend_from_slice(&buf.to_le_bytes());
+            d.extend_from_slice(&[0; 6]);
+            mem.write_bytes(0, rx + 16 * i, &d).unwrap();
+        }
+        regs.store(q_addr(q, reg::RX_TAIL), 8, n, Access::Store).unwrap();
+    }
+
+    fn frame(dport: u16, len: usize, fill: u8) -> Vec<u8> {
+        let mut f = vec![fill; len];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[14] = 0x45;
+        f[23] = 17;
+        f[36..38].copy_from_slice(&dport.to_be_bytes());
+        f
+    }
+
+    #[test]
+    fn registers_decode_and_fault_clearly() {
+        let (_, mut regs, _) = setup(2);
+        assert_eq!(regs.load(q_addr(1, reg::QUEUE_ID), 8, Access::Load).unwrap(), 1);
+        assert_eq!(regs.load(q_addr(1, reg::PORT_ID), 8, Access::Load).unwrap(), 1);
+        regs.store(q_addr(1, reg::RX_FRAMES), 8, 99, Access::Store).unwrap(); // RO: ignored
+        assert_eq!(regs.load(q_addr(1, reg::RX_FRAMES), 8, Access::Load).unwrap(), 0);
+        let why = |t: Trap| t.reason();
+        assert!(why(regs.load(q_addr(0, reg::RX_HEAD), 4, Access::Load).unwrap_err()).contains("64-bit"));
+        assert!(why(regs.load(q_addr(0, 0x70), 8, Access::Load).unwrap_err()).contains("no NIC register"));
+        assert!(why(regs.load(q_addr(2, 0), 8, Access::Load).unwrap_err()).contains("no NIC register"));
+        assert!(why(regs.store(q_addr(0, 4), 8, 0, Access::Store).unwrap_err()).contains("64-bit"));
+        // a bad ring is refused when the queue is enabled
+        regs.store(q_addr(0, reg::RX_SIZE), 8, 100, Access::Store).unwrap();
+        assert!(why(regs.store(q_addr(0, reg::CTRL), 8, 1, Access::Store).unwrap_err()).contains("bad ring"));
+    }
+
+    #[test]
+    fn steering_rings_and_dma() {
+        let (mut mem, mut regs, mut nic) = setup(4); // queues 0,1 on port 0; 2,3 on port 1
+        open(&mut regs, &mut mem, 1, 3, 2048);
+        open(&mut regs, &mut mem, 2, 7, 100);
+        // steering: UDP port 0x4001 -> queue 1 (port 0); arriving at port 1 it matches nothing there
+        assert_eq!(nic.receive(&mut regs, 0, frame(0x4001, 80, 1)), Some(1));
+        assert_eq!(nic.receive(&mut regs, 1, frame(0x4001, 80, 2)), None);
+        assert_eq!(nic.receive(&mut regs, 0, frame(0x5000, 80, 3)), None);
+        assert_eq!(nic.port_stats[1].rx_no_match, 1);
+        assert_eq!(nic.port_stats[0].rx_no_match, 1);
+        let mut bad = frame(0x4001, 80, 4);
+        bad[23] = 6; // TCP: not a UDP filter match
+        assert_eq!(nic.receive(&mut regs, 0, bad), None);
+        // four more for queue 1: it has 3 descriptors, so 1 waits in the FIFO (depth 4)
+        for i in 0..3 {
+            assert_eq!(nic.receive(&mut regs, 0, frame(0x4001, 70 + i, 10 + i as u8)), Some(1));
+        }
+        assert_eq!(nic.fifo_frames(), 4);
+        assert_eq!(nic.receive(&mut regs, 0, frame(0x4001, 40, 20)), None, "FIFO full: dropped");
+        assert_eq!((nic.port_stats[0].rx_fifo_overflows, regs.queues[1].rx_drops), (1, 1));
+        nic.deliver(&mut regs, &mut mem).unwrap();
+        assert_eq!(nic.fifo_frames(), 1);
+        assert_eq!((regs.queues[1].rx_head, regs.queues[1].rx_frames), (3, 3));
+        let rx = RING + 0x400;
+        let desc = mem.read_bytes(rx + 16, 16).unwrap();
+        assert_eq!(u16::from_le_bytes([desc[10], desc[11]]), 70, "len");
+        assert_eq!(u16::from_le_bytes([desc[12], desc[13]]), DD, "status");
+        let buf = mem.read_bytes(BUFS + 9 * 2048, 70).unwrap();
+        assert_eq!(buf, frame(0x4001, 70, 10));
+        // the driver re-posts 2: the waiting frame lands; the batch histogram records 2
+        regs.store(q_addr(1, reg::RX_TAIL), 8, 5, Access::Store).unwrap();
+        nic.deliver(&mut regs, &mut mem).unwrap();
+        assert_eq!((nic.fifo_frames(), regs.queues[1].rx_head), (0, 4));
+        assert_eq!((regs.queues[1].rx_batches(), regs.queues[1].rx_batch_sum), (1, 2));
+        // short frames are padded to 60; a frame longer than its buffer is dropped without using the descriptor
+        assert_eq!(nic.receive(&mut regs, 1, frame(0x4002, 40, 5)), Some(2));
+        assert_eq!(nic.receive(&mut regs, 1, frame(0x4002, 200, 6)), Some(2));
+        nic.deliver(&mut regs, &mut mem).unwrap();
+        assert_eq!((regs.queues[2].rx_head, regs.queues[2].rx_drops, regs.queues[2].rx_frames), (1, 1, 1));
+        let d2 = mem.read_bytes(RING + 0x800, 16).unwrap();
+        assert_eq!(u16::from_le_bytes([d2[10], d2[11]]), 60);
+        // TX: two descriptors, one doorbell; frames come out in order, DD set, TX_HEAD advanced
+        let tx = RING + 0x400 + 0x200;
+        for (i, len) in [(0u64, 72u16), (1, 90)] {
+            mem.write_bytes(0, BUFS + 0x8000 + i * 2048, &vec![i as u8 + 1; len as usize]).unwrap();
+            let mut d = (BUFS + 0x8000 + i * 2048).to_le_bytes().to_vec();
+            d.extend_from_slice(&len.to_le_bytes());
+            d.extend_from_slice(&[0; 6]);
+            mem.write_bytes(0, tx + 16 * i, &d).unwrap();
+        }
+        regs.store(q_addr(1, reg::TX_TAIL), 8, 2, Access::Store).unwrap();
+        let mut out = Vec::new();
+        nic.transmit(&mut regs, &mut mem, &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].0, out[0].1.len(), out[1].1[0]), (1, 72, 2));
+        assert_eq!((regs.queues[1].tx_head, regs.queues[1].tx_frames), (2, 2));
+        assert_eq!(u16::from_le_bytes(mem.read_bytes(tx + 16 + 12, 2).unwrap().try_into().unwrap()), DD);
+        // a DMA to an unmapped buffer is a clear fault, not a panic
+        mem.write_bytes(0, RING + 0x800 + 16, &0x7000_0000u64.to_le_bytes()).unwrap();
+        assert_eq!(nic.receive(&mut regs, 1, frame(0x4002, 64, 7)), Some(2));
+        let err = nic.deliver(&mut regs, &mut mem).unwrap_err();
+        assert_eq!((err.queue, err.what), (2, "writing a frame into an RX buffer"));
+    }
+
+    #[test]
+    fn disabled_queues_hold_frames_and_ctrl_resets_indices() {
+        let (mut mem, mut regs, mut nic) = setup(2);
+        assert_eq!(nic.receive(&mut regs, 0, frame(0x4000, 64, 1)), Some(0));
+        nic.deliver(&mut regs, &mut mem).unwrap();
+        assert_eq!(nic.fifo_frames(), 1, "queue 0 is not enabled yet");
+        open(&mut regs, &mut mem, 0, 4, 2048);
+        nic.deliver(&mut regs, &mut mem).unwrap();
+        assert_eq!((nic.fifo_frames(), regs.queues[0].rx_head), (0, 1));
+        regs.store(q_addr(0, reg::CTRL), 8, 1, Access::Store).unwrap();
+        assert_eq!((regs.queues[0].rx_head, regs.queues[0].rx_tail), (0, 0));
+        assert!(regs.store(q_addr(0, reg::RX_TAIL), 8, 8, Access::Store).is_err(), "tail outside the ring");
+    }
+}

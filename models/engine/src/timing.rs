@@ -1,0 +1,312 @@
+//! Detailed timing of real binaries: the hooks that feed the executor's instructions to the timing models
+//! (`kvsim_timing::system::TimingSystem`), and the driver that runs a configuration through its modes:
+//!
+//! * fast-forward: functional only (`NoHook`, full speed);
+//! * cache warming (optional, `System.warm_caches`): every memory access updates the caches' contents and
+//!   replacement state, no time is accounted (`WarmHook`);
+//! * detailed timing (`TimingHook`): every instruction is timed; each hart's simulated time is its core's, and
+//!   the scheduler gives each turn to the hart furthest behind in time.
+//!
+//! Detailed timing starts at the first instruction, at the first ROI_BEGIN or after a number of instructions
+//! (`System.detailed_start`). Functional mode (`System.mode = "functional"`) never leaves fast-forward, so it runs
+//! the plain executor. Mode switches and progress reports pause the scheduler only between turns, so neither
+//! changes how harts interleave.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use kvsim_params::System;
+use kvsim_timing::inst::InstInfo;
+use kvsim_timing::system::TimingSystem;
+use kvsim_timing::StatSink;
+
+use crate::elf;
+use crate::error::{SimError, SimResult};
+use crate::isa::exec::{ExecHook, NoHook, Tracer};
+use crate::output::{RunOutput, Stat, StopReason};
+use crate::sim::{EngineConfig, Machine};
+
+/// Where the timing models' statistics go in the stats tree (one socket for now).
+pub const SOCKET_PREFIX: &str = "system.socket0.";
+
+/// Detailed timing: every executed instruction goes to its hart's core model.
+pub struct TimingHook {
+    pub sys: TimingSystem,
+    /// Simulated time (ps) when detailed timing started; the cores count from 0 there.
+    pub offset: u64,
+}
+
+impl ExecHook for TimingHook {
+    const ACTIVE: bool = true;
+    #[inline(always)]
+    fn on_inst(&mut self, hart: usize, info: &InstInfo) {
+        self.sys.on_inst(hart, info);
+    }
+    #[inline]
+    fn time_ps(&self, hart: usize) -> Option<u64> {
+        Some(self.offset + self.sys.hart_time(hart))
+    }
+    fn reset_stats(&mut self) {
+        self.sys.reset_stats();
+    }
+    fn append_stats(&self, out: &mut Vec<Stat>) {
+        let mut sink = StatSink::new();
+        self.sys.stats(SOCKET_PREFIX, &mut sink);
+        out.extend(sink.entries.into_iter().map(|(name, value, desc)| Stat { name, value, desc }));
+        out.push(Stat {
+            name: "sim_seconds".into(),
+            value: self.sys.measured_ticks() as f64 * 1e-12,
+            desc: "simulated seconds of the measured interval (detailed timing, since the last stats reset)".into(),
+        });
+    }
+}
+
+/// Cache warming: memory accesses update the caches, no time passes.
+pub struct WarmHook<'a>(pub &'a mut TimingSystem);
+
+impl ExecHook for WarmHook<'_> {
+    const ACTIVE: bool = true;
+    #[inline(always)]
+    fn on_inst(&mut self, hart: usize, info: &InstInfo) {
+        self.0.warm(hart, info);
+    }
+}
+
+/// What a progress report carries.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Instructions executed by all harts so far.
+    pub insts: u64,
+    /// Simulated time so far (ps): the latest hart's.
+    pub sim_ticks: u64,
+    /// "fast-forward", "warming" or "detailed".
+    pub phase: &'static str,
+}
+
+/// Where a phase ends (besides the end of the run).
+#[derive(Clone, Copy)]
+struct Until {
+    insts: u64,
+    roi: bool,
+}
+
+const FOREVER: Until = Until { insts: u64::MAX, roi: false };
+
+/// Run `m` with `hook` until the run ends (Some(stop)) or the phase ends (None), reporting progress every
+/// `every` instructions (0 = never).
+fn phase<H: ExecHook>(
+    m: &mut Machine,
+    hook: &mut H,
+    until: Until,
+    name: &'static str,
+    every: u64,
+    progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
+    mut tracer: Option<&mut Tracer>,
+) -> SimResult<Option<StopReason>> {
+    if until.roi && m.roi_begin.is_some() {
+        return Ok(None);
+    }
+    loop {
+        let total = m.total_insts();
+        if total >= until.insts {
+            return Ok(None);
+        }
+        let report_at = if every > 0 { total.saturating_add(every) } else { u64::MAX };
+        m.pause_at = until.insts.min(report_at);
+        m.pause_on_roi = until.roi;
+        let stop = m.run(hook, tracer.as_deref_mut());
+        m.pause_at = u64::MAX;
+        m.pause_on_roi = false;
+        match stop? {
+            StopReason::Pause => {}
+            other => return Ok(Some(other)),
+        }
+        if (until.roi && m.roi_begin.is_some()) || m.total_insts() >= until.insts {
+            return Ok(None);
+        }
+        progress(&Progress { insts: m.total_insts(), sim_ticks: m.sim_ticks(), phase: name })?;
+    }
+}
+
+fn open_tracer(cfg: &EngineConfig) -> SimResult<Option<Tracer>> {
+    if cfg.trace_file.is_empty() {
+        return Ok(None);
+    }
+    let f = File::create(&cfg.trace_file)
+        .map_err(|e| SimError::Config(format!("cannot create trace_file {}: {e}", cfg.trace_file)))?;
+    Ok(Some(Tracer::new(Box::new(BufWriter::with_capacity(1 << 20, f)))))
+}
+
+fn close_tracer(cfg: &EngineConfig, tracer: Option<Tracer>) -> SimResult<()> {
+    if let Some(mut t) = tracer {
+        if t.error.is_none() {
+            if let Err(e) = t.out.flush() {
+                t.error = Some(e);
+            }
+        }
+        if let Some(e) = &t.error {
+            return Err(SimError::Config(format!("writing trace_file {}: {e}", cfg.trace_file)));
+        }
+    }
+    Ok(())
+}
+
+/// Build the timing side of `system`: one core per hart (System.cores, else System.core for every hart).
+pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
+    let harts = system.harts as usize;
+    let cores = if system.cores.is_empty() {
+        vec![system.core.clone(); harts]
+    } else if system.cores.len() == harts {
+        system.cores.clone()
+    } else {
+        return Err(SimError::Config(format!("System.cores has {} entries for {harts} harts", system.cores.len())));
+    };
+    if system.caches.l1d.line_size != kvsim_timing::dram::DRAM_LINE {
+        return Err(SimError::Config("System.caches must use 64-byte lines".into()));
+    }
+    Ok(TimingSystem::new(&cores, &system.caches, &system.memory))
+}
+
+/// Run `system` through its modes (module docs). `progress` is called every `every` instructions (0 = never);
+/// an error it returns stops the run with that error.
+pub fn run_system(
+    system: &System,
+    every: u64,
+    progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
+) -> SimResult<RunOutput> {
+    let cfg = EngineConfig::from_system(system);
+    let detailed = match system.mode.as_str() {
+        "functional" => false,
+        "detailed" => true,
+        other => {
+            return Err(SimError::Config(format!("System.mode is {other:?}: expected 'functional' or 'detailed'")))
+        }
+    };
+    let start = match system.detailed_start.as_str() {
+        "start" => Until { insts: 0, roi: false },
+        "roi" => Until { insts: u64::MAX, roi: true },
+        "insts" => Until { insts: system.detailed_start_insts, roi: false },
+        other => {
+            return Err(SimError::Config(format!(
+                "System.detailed_start is {other:?}: expected 'start', 'roi' or 'insts'"
+            )))
+        }
+    };
+    let image = elf::load(&cfg.binary).map_err(SimError::Elf)?;
+    let mut m = Machine::new(&cfg, &image)?;
+    let mut tracer = open_tracer(&cfg)?;
+    let result = drive(&mut m, system, detailed, start, every, progress, tracer.as_mut());
+    close_tracer(&cfg, tracer)?;
+    let (stop, hook) = result?;
+    let mut out = m.output(stop);
+    if let Some(mut hook) = hook {
+        hook.sys.finish();
+        hook.append_stats(&mut out.stats);
+        out.stats.push(Stat {
+            name: "system.timing.start_ticks".into(),
+            value: hook.offset as f64,
+            desc: "simulated time when detailed timing started (ps)".into(),
+        });
+    }
+    Ok(out)
+}
+
+fn drive(
+    m: &mut Machine,
+    system: &System,
+    detailed: bool,
+    start: Until,
+    every: u64,
+    progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
+    mut tracer: Option<&mut Tracer>,
+) -> SimResult<(StopReason, Option<TimingHook>)> {
+    if !detailed {
+        let stop = phase(m, &mut NoHook, FOREVER, "functional", every, progress, tracer.as_deref_mut())?;
+        return Ok((stop.expect("a run without a phase end ends"), None));
+    }
+    let mut sys = timing_system(system)?;
+    // Fast-forward (purely functional) up to the start of warming, or of detailed timing.
+    let warm_from = if system.warm_caches { system.warm_start_insts } else { u64::MAX };
+    let ff = Until { insts: start.insts.min(warm_from), roi: start.roi };
+    if let Some(stop) = phase(m, &mut NoHook, ff, "fast-forward", every, progress, tracer.as_deref_mut())? {
+        return Ok((stop, None));
+    }
+    if system.warm_caches && !(start.roi && m.roi_begin.is_some()) && m.total_insts() < start.insts {
+        let mut warm = WarmHook(&mut sys);
+        if let Some(stop) = phase(m, &mut warm, start, "warming", every, progress, tracer.as_deref_mut())? {
+            return Ok((stop, None));
+        }
+    }
+    // Detailed timing: the cores count from 0 at the current simulated time.
+    let offset = m.sim_ticks();
+    sys.reset_stats();
+    for h in &mut m.harts {
+        h.timed_ps = Some(offset);
+    }
+    let mut hook = TimingHook { sys, offset };
+    let stop = phase(m, &mut hook, FOREVER, "detailed", every, progress, tracer.as_deref_mut())?;
+    Ok((stop.expect("a run without a phase end ends"), Some(hook)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::asm::*;
+    use crate::sim::tests::{machine_with, ENTRY};
+
+    fn hook() -> TimingHook {
+        let sys = TimingSystem::new(
+            &[kvsim_timing::synth::core_params()],
+            &kvsim_timing::synth::hierarchy_params(),
+            &kvsim_timing::synth::dram_params(),
+        );
+        TimingHook { sys, offset: 0 }
+    }
+
+    #[test]
+    fn a_dependent_chain_of_adds_takes_one_cycle_each() {
+        // li t0, 100; loop: 64 x addi a0, a0, 1; addi t0, t0, -1; bne t0, x0, loop
+        let mut words = vec![li(5, 100)];
+        words.extend((0..64).map(|_| addi(10, 10, 1)));
+        words.extend([addi(5, 5, -1), bne(5, 0, -65 * 4)]);
+        let mut cfg = EngineConfig::with_binary("/t");
+        cfg.max_insts = 1 + 100 * 66;
+        let mut m = machine_with(&bytes(&words), &cfg);
+        let mut h = hook();
+        for hart in &mut m.harts {
+            hart.timed_ps = Some(0);
+        }
+        assert_eq!(m.run(&mut h, None).unwrap(), StopReason::MaxInsts);
+        assert_eq!(m.harts[0].x[10], 6400);
+        let cycles = h.sys.cores[0].cycles();
+        // One add per cycle (the loop overhead overlaps), plus the first fetch of the loop's 5 lines from DRAM.
+        assert!((6400..6400 + 5 * 200).contains(&cycles), "{cycles} cycles");
+        assert_eq!(m.harts[0].time_ps(), h.sys.hart_time(0));
+        let _ = ENTRY;
+    }
+
+    #[test]
+    fn timed_scheduler_runs_the_hart_furthest_behind() {
+        let words = [0x0000_006f]; // j .
+        let mut cfg = EngineConfig::with_binary("/t");
+        cfg.harts = 2;
+        cfg.quantum = 10;
+        cfg.max_insts = 6000;
+        let mut m = machine_with(&bytes(&words), &cfg);
+        let sys = TimingSystem::new(
+            &[kvsim_timing::synth::core_params(), kvsim_timing::synth::core_params()],
+            &kvsim_timing::synth::hierarchy_params(),
+            &kvsim_timing::synth::dram_params(),
+        );
+        let mut h = TimingHook { sys, offset: 0 };
+        h.sys.set_clock(1, 1_250_000_000); // hart 1 at half the clock: it should get about half the instructions
+        for hart in &mut m.harts {
+            hart.timed_ps = Some(0);
+        }
+        assert_eq!(m.run(&mut h, None).unwrap(), StopReason::MaxInsts);
+        let (a, b) = (m.harts[0].cnt.insts, m.harts[1].cnt.insts);
+        assert!(a > b * 18 / 10, "hart 0 (fast clock) ran {a}, hart 1 (slow) ran {b}");
+        let (ta, tb) = (m.harts[0].time_ps(), m.harts[1].time_ps());
+        assert!(ta.abs_diff(tb) < 20 * 800, "times stay within about a quantum: {ta} vs {tb}");
+    }
+}

@@ -1,0 +1,139 @@
+"""The NIC seen from a guest program: the discovery simulator calls (NIC_NUM_QUEUES, NIC_QUEUE_OF, NIC_QUEUE_REGS,
+NIC_QUEUE_PORT), the register block (read-only registers, CTRL resetting heads and tails), the hart -> queue ->
+port assignment over several ports, and clear faults for accesses the ABI does not allow. Steering, rings and DMA
+are unit-tested in models/engine/src/nic.rs; whole runs with the KVS server are in test_kvs_e2e.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import cross_compile
+from models.errors import MemoryFault
+from models.nic import Nic
+from models.sim import simulate
+from models.system import System, Workload
+
+PROBE = r"""
+#include "kvsim.h"
+#include "kvsim_libc.h"
+
+static long call(long nr, long a) { return kvsim_call2(nr, a, 0); }
+
+int main(int argc, char **argv) {
+    long h = kvsim_hart_id();
+    long nq = call(0x4b560008, 0), q = call(0x4b560009, h);
+    long regs = q >= 0 ? call(0x4b56000a, q) : -1, port = q >= 0 ? call(0x4b56000b, q) : -1;
+    long qid = -1, pid = -1, ctrl = -1, head = -1, ro = -1;
+    if (regs > 0) {
+        volatile unsigned long *r = (volatile unsigned long *)regs;
+        qid = (long)r[0x48 / 8];
+        pid = (long)r[0x50 / 8];
+        static unsigned long rx[8 * 2] __attribute__((aligned(16))), tx[8 * 2] __attribute__((aligned(16)));
+        r[0x00 / 8] = (unsigned long)rx; r[0x08 / 8] = 8;
+        r[0x20 / 8] = (unsigned long)tx; r[0x28 / 8] = 8;
+        r[0x40 / 8] = 1;
+        r[0x18 / 8] = 5;                 /* RX_TAIL */
+        r[0x60 / 8] = 77;                /* RX_FRAMES is read-only */
+        ro = (long)r[0x60 / 8];
+        r[0x40 / 8] = 1;                 /* re-enable: heads and tails back to 0 */
+        head = (long)r[0x18 / 8];
+        ctrl = (long)r[0x40 / 8];
+        if (argc > 1 && argv[1][0] == 'w')
+            *(volatile unsigned int *)(regs + 0x18) = 1;      /* 32-bit store: faults */
+        if (argc > 1 && argv[1][0] == 'h')
+            (void)*(volatile unsigned long *)(regs + 0x78);  /* past the register block: faults */
+        if (argc > 1 && argv[1][0] == 'm')
+            (void)*(volatile unsigned long *)(regs + 0x14);  /* misaligned: faults */
+    }
+    printf("hart %ld nq %ld q %ld regs %lx port %ld qid %ld pid %ld ro %ld tail %ld ctrl %ld bad %ld\n", h, nq, q,
+           regs, port, qid, pid, ro, head, ctrl, call(0x4b56000a, 4096));
+    hart_exit(0); /* this hart only: returning from main would end them all */
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def probe(engine, tmp_path_factory):
+    d = tmp_path_factory.mktemp("nic")
+    src = d / "nic_probe.c"
+    src.write_text(PROBE)
+    return cross_compile([src], d / "nic_probe", runtime=True)
+
+
+def lines(result) -> dict[int, dict[str, str]]:
+    out = {}
+    for line in bytes(result.stdout).decode().splitlines():
+        f = line.split()
+        fields = dict(zip(f[0::2], f[1::2]))
+        out[int(fields["hart"])] = fields
+    return out
+
+
+def test_discovery_and_registers(probe):
+    r = simulate(System(harts=4, workload=Workload(binary=str(probe)), nic=Nic(enabled=True, ports=2)))
+    assert r.exit_code == 0
+    got = lines(r)
+    for h in range(4):
+        f = got[h]
+        assert (f["nq"], f["q"], f["qid"]) == ("4", str(h), str(h))
+        assert int(f["regs"], 16) == 0x30_0000_0000 + h * 0x1000
+        assert f["port"] == f["pid"] == str(h * 2 // 4), "queues spread over the ports in blocks"
+        assert (f["ro"], f["tail"], f["ctrl"]) == ("0", "0", "1")
+        assert f["bad"] == "-19", "a queue that does not exist: -ENODEV"
+
+
+def test_more_harts_than_queues_and_no_nic(probe):
+    r = simulate(System(harts=3, workload=Workload(binary=str(probe)), nic=Nic(enabled=True, queues=2)))
+    got = lines(r)
+    assert got[2]["q"] == "-19" and got[2]["nq"] == "2"
+    assert got[1]["q"] == "1"
+    r = simulate(System(harts=1, workload=Workload(binary=str(probe))))
+    assert lines(r)[0]["nq"] == "0" and lines(r)[0]["q"] == "-19"
+
+
+@pytest.mark.parametrize("arg, why", [("w", "64-bit"), ("h", "no NIC register"), ("m", "64-bit")])
+def test_accesses_the_abi_does_not_allow_fault(probe, arg, why):
+    with pytest.raises(MemoryFault, match=why) as info:
+        simulate(System(workload=Workload(binary=str(probe), argv=[arg]), nic=Nic(enabled=True)))
+    assert "device range" in info.value.reason
+
+
+SILENT = r"""
+#include "kvsim.h"
+#include "kvsim_libc.h"
+
+/* Opens its queue, posts 7 RX buffers, then never polls: a server that loses every request. */
+static unsigned long rx[16 * 2] __attribute__((aligned(16))), tx[16 * 2] __attribute__((aligned(16)));
+static unsigned char bufs[7][2048];
+
+int main(void) {
+    long q = kvsim_call2(0x4b560009, kvsim_hart_id(), 0);
+    volatile unsigned long *r = (volatile unsigned long *)kvsim_call2(0x4b56000a, q, 0);
+    for (int i = 0; i < 7; i++) {
+        rx[2 * i] = (unsigned long)bufs[i];
+        rx[2 * i + 1] = 2048;
+    }
+    r[0x00 / 8] = (unsigned long)rx; r[0x08 / 8] = 16;
+    r[0x20 / 8] = (unsigned long)tx; r[0x28 / 8] = 16;
+    r[0x40 / 8] = 1;
+    r[0x18 / 8] = 7;
+    for (;;)
+        __asm__ volatile("" ::: "memory");
+}
+"""
+
+
+def test_a_lost_response_fails_the_run(engine, tmp_path):
+    """The client notices requests that are never answered (here: a guest that never polls its ring), instead of
+    running forever; the frames beyond the 7 posted descriptors wait in the RX FIFO."""
+    from models.client import Client
+    from models.errors import ClientCheckFailed
+
+    src = tmp_path / "silent.c"
+    src.write_text(SILENT)
+    binary = cross_compile([src], tmp_path / "silent", runtime=True)
+    system = System(workload=Workload(binary=str(binary)), nic=Nic(enabled=True),
+                    client=Client(enabled=True, items=64, requests=10, stall_rounds=500))
+    with pytest.raises(ClientCheckFailed, match=r"no response for 500 scheduling rounds with \d+ frames outstanding"):
+        simulate(system)
