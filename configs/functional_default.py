@@ -1,5 +1,4 @@
-"""Functional run of the kvmix compute benchmark on one hart: the default simulation until the KVS server and the
-timing models are wired in."""
+"""Functional run of the kvmix compute benchmark on one hart (no timing: one instruction per cycle)."""
 
 from models import System, Workload
 

@@ -31,7 +31,7 @@ from models.errors import SimError  # noqa: E402
 from models.params import ParamError, SimObject  # noqa: E402
 from models.sim import simulate  # noqa: E402
 
-DEFAULT_CONFIG = "functional_default"
+DEFAULT_CONFIG = "kvs_default"
 
 
 def apply_override(system: SimObject, assignment: str) -> None:
@@ -81,6 +81,28 @@ def run_with_progress(console: Console, name: str, system, outdir: pathlib.Path,
         return simulate(system, outdir, progress=line, progress_every=every)
 
 
+def _mean(stats: dict[str, float], prefix: str, suffix: str) -> float | None:
+    values = [v for k, v in stats.items() if k.startswith(prefix) and k.endswith(suffix)]
+    return sum(values) / len(values) if values else None
+
+
+def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
+    """The KVS figures of a run with the ghost client (empty otherwise)."""
+    if "client.requests" not in stats:
+        return []
+    rows = [("requests checked", f"{stats['client.requests']:,.0f} ({stats['client.hits']:,.0f} GET hits, "
+                                 f"{stats['client.misses']:,.0f} misses)"),
+            ("instructions / request", f"{stats['client.insts_per_request']:.1f}")]
+    batch = _mean(stats, "system.nic0.queue", ".rx_batch_mean")
+    if batch is not None:
+        rows.append(("RX batch (mean)", f"{batch:.1f} packets per poll"))
+    for label, suffix in (("L1D MPKI (mean)", ".l1d.mpki"), ("LLC MPKI", "llc.mpki")):
+        value = _mean(stats, "system.socket0.", suffix)
+        if value is not None:
+            rows.append((label, f"{value:.2f}"))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("config", nargs="?", default=DEFAULT_CONFIG, help="a module of configs/")
@@ -93,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     if args.list:
         for name in configs.available():
-            console.print(f"{name}: {(configs.load(name).__doc__ or '').strip().splitlines()[0]}")
+            console.print(f"[bold]{name}[/]: {' '.join((configs.load(name).__doc__ or '').split('. ')[0].split()).rstrip('.')}.")
         return 0
     try:
         system = configs.load(args.config).system()
@@ -120,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     if ipc:
         table.add_row("mode", f"detailed (timing from {system.detailed_start})")
         table.add_row("IPC per core", ", ".join(f"{v:.3f}" for v in ipc))
+    for label, row in kvs_summary(result.stats):
+        table.add_row(label, row)
     table.add_row("outputs", str(outdir))
     console.print(table)
     guest_out = result.stdout.decode(errors="replace").strip()

@@ -1,0 +1,17 @@
+"""The default simulation: the MICA-style KVS server on 4 cores of the billion-RPS target under detailed timing,
+serving the STANDARD workload (Tiny items, Uniform, 95% GET, EREW) from the ghost client; the bulk load is
+fast-forwarded with cache warming and the measured requests are timed (their ROI)."""
+
+from . import detailed_default, kvs_functional
+
+
+def system(harts: int = 4, requests: int = 50000, **client):
+    system = kvs_functional.system(harts=harts, requests=requests, **client)
+    system.mode = "detailed"
+    system.detailed_start = "roi"      # the client marks its measured phase as the region of interest
+    system.warm_caches = True          # the bulk load warms the caches on its way
+    system.quantum = 100               # instructions per scheduling turn (the hart furthest behind goes next)
+    system.core = detailed_default.core()
+    system.caches = detailed_default.caches(harts)
+    system.memory = detailed_default.memory()
+    return system
