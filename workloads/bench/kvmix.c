@@ -111,15 +111,8 @@ static void sort_u64(uint64_t *a, long n) {
     }
 }
 
-static long parse(const char *s) {
-    long r = 0;
-    while (*s >= '0' && *s <= '9')
-        r = r * 10 + (*s++ - '0');
-    return r;
-}
-
 int main(int argc, char **argv) {
-    long rounds = argc > 1 ? parse(argv[1]) : 12;
+    long rounds = argc > 1 ? (long)kvsim_parse_size(argv[1]) : 12;
     uint64_t check = 0;
     make_keys();
     kvsim_roi_begin();

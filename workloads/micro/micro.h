@@ -12,17 +12,7 @@
 static inline uint64_t arg_size(int argc, char **argv, int i, uint64_t dflt) {
     if (i >= argc)
         return dflt;
-    const char *s = argv[i];
-    uint64_t v = 0;
-    while (*s >= '0' && *s <= '9')
-        v = v * 10 + (uint64_t)(*s++ - '0');
-    switch (*s) {
-    case 'k': case 'K': v <<= 10; break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
-    default: break;
-    }
-    return v;
+    return kvsim_parse_size(argv[i]);
 }
 
 static inline uint64_t xorshift(uint64_t *s) {

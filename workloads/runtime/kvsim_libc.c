@@ -101,6 +101,18 @@ int memcmp(const void *a, const void *b, size_t n) {
     return 0;
 }
 
+uint64_t kvsim_parse_size(const char *s) {
+    uint64_t v = 0;
+    while (*s >= '0' && *s <= '9')
+        v = v * 10 + (uint64_t)(*s++ - '0');
+    switch (*s) {
+    case 'k': case 'K': return v << 10;
+    case 'm': case 'M': return v << 20;
+    case 'g': case 'G': return v << 30;
+    default: return v;
+    }
+}
+
 size_t strlen(const char *s) {
     size_t n = 0;
     while (s[n])

@@ -79,6 +79,9 @@ void *memmove(void *dst, const void *src, size_t n);
 void *memset(void *dst, int c, size_t n);
 int memcmp(const void *a, const void *b, size_t n);
 size_t strlen(const char *s);
+/* A decimal count with an optional binary suffix: "4096", "32K", "16M", "1G"; parsing stops at the first other
+ * character ("" gives 0). For command-line arguments of guest programs. */
+uint64_t kvsim_parse_size(const char *s);
 int strcmp(const char *a, const char *b);
 
 /* printf family: %d %i %u %x %X %o %s %c %p %%, length modifiers l ll z h hh, flags '0' and '-', a width. */

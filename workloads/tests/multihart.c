@@ -39,15 +39,8 @@ static void work(long v) {
     }
 }
 
-static long parse(const char *s) {
-    long r = 0;
-    while (*s >= '0' && *s <= '9')
-        r = r * 10 + (*s++ - '0');
-    return r;
-}
-
 int main(int argc, char **argv) {
-    long nv = argc > 1 ? parse(argv[1]) : 8;
+    long nv = argc > 1 ? (long)kvsim_parse_size(argv[1]) : 8;
     if (nv < 1 || nv > MAX_V)
         nv = 8;
     long me = kvsim_hart_id(), n = kvsim_num_harts();
