@@ -38,6 +38,11 @@ class Client(SimObject):
     seed = Param.Count(1, "seed of the client's random choices (keys, operations, fuzz frames)")
     window = Param.Count(32, "packets outstanding per queue at most (keep it below the server's RX ring size)",
                          min=1, max=4096)
+    offered_mpps = Param.Float(0.0, "open-loop offered load per NIC port in million request frames per second "
+                               "(all ports together send ports x this, each frame to its key's core); used in the "
+                               "measured phase once detailed timing runs; 0: closed loop (at most `window` frames "
+                               "outstanding per queue). In open loop frames the NIC drops are counted as lost "
+                               "(client.loss), not as failures", min=0.0, max=10000.0)
     bulk_load = Param.Bool(True, "PUT every item (version 1) before measuring; the measured phase starts after "
                            "the last load response, resets the stats and is the region of interest "
                            "(system.roi.*; System.detailed_start='roi' starts detailed timing there)")

@@ -1,7 +1,11 @@
 """Parameters of the NIC model (read by the engine's `nic.rs`): ports, queues, RX FIFO, steering.
 
 The functional model moves frames between the ghost client and the per-queue RX/TX descriptor rings in guest
-memory (workloads/ABI.md, "The NIC"); line rate, PCIe and DDIO timing come with the timing models.
+memory (workloads/ABI.md, "The NIC"). In detailed timing (System.mode = "detailed", once detailed timing has
+started) the NIC is timed too (models/engine/src/nictime.rs): frames are serialized at line rate (frame bytes + 24
+bytes of preamble, start delimiter, FCS and inter-frame gap), wait in the bounded RX FIFO (overflow drops), cross the
+PCIe link (descriptor fetch, data, descriptor write-back; per-TLP overhead and latency) and become visible to the
+guest at their time; NIC DMA writes go to the LLC through DDIO (ddio, ddio_ways) or to memory.
 """
 
 from __future__ import annotations
@@ -22,6 +26,25 @@ class Nic(SimObject):
     rx_fifo_frames = Param.Count(512, "frames each port's RX FIFO holds while they wait for a free RX "
                                  "descriptor; a frame arriving at a full FIFO is dropped and counted",
                                  min=1, max=1 << 20)
+    # Timing (detailed mode) ------------------------------------------------------------------------------------
+    pcie_gen = Param.Count(3, "PCIe generation of the NIC's link (2: 5 GT/s 8b/10b; 3: 8 GT/s, 4: 16 GT/s, 5: 32 GT/s, "
+                           "128b/130b); the link is shared by the NIC's ports", min=1, max=5)
+    pcie_lanes = Param.Count(8, "PCIe lanes of the NIC's link", min=1, max=32)
+    pcie_max_payload = Param.Count(256, "largest TLP payload in bytes (max payload size; DMA splits into TLPs of "
+                                   "this size)", min=64, max=4096)
+    pcie_tlp_overhead = Param.Count(24, "bytes each TLP adds on the link: header (12-16), sequence number and LCRC "
+                                    "(6), framing (2) and a share of DLLPs (assumed 24)", min=0, max=256)
+    pcie_latency = Param.Time("400ns", "one-way latency of the PCIe link and root complex for a TLP (assumed "
+                              "400 ns)", min="0s", max="100us")
+    mmio_latency = Param.Time("100ns", "one-way time of an uncached access to a NIC register (MMIO): a doorbell "
+                              "store holds its store-buffer entry this long and the NIC starts TX work this long "
+                              "after it; a register load waits twice this (assumed 100 ns)",
+                              min="0s", max="100us")
+    ddio = Param.Bool(True, "DDIO (wauDCA): NIC DMA writes allocate or update lines in the LLC within the ddio "
+                      "ways, DMA reads are served from the LLC when the line is there; off: DMA writes go to "
+                      "memory (invalidating cached copies)")
+    ddio_ways = Param.Float(0.1, "fraction of the LLC's ways DDIO may allocate into (at least one way; Intel's "
+                            "default is 2 of 20)", min=0.0, max=1.0)
     steering_base_port = Param.Count(0x4000, "UDP destination port of core 0's queue: port base + c steers to "
                                      "core c's queue (perfect-match table)", min=1, max=65535)
 

@@ -79,6 +79,9 @@ pub struct ClientConfig {
     pub crew: bool,
     pub seed: u64,
     pub window: u64,
+    /// Open-loop offered load per port (frames/s; 0 = closed loop) and the ports.
+    pub offered_fps: f64,
+    pub ports: usize,
     pub bulk_load: bool,
     pub fuzz_frames: u64,
     pub stall_rounds: u64,
@@ -147,6 +150,8 @@ impl ClientConfig {
             crew,
             seed: p.seed,
             window: p.window.max(1),
+            offered_fps: p.offered_mpps * 1e6,
+            ports: queue_port.iter().max().map_or(1, |&m| m + 1),
             bulk_load: p.bulk_load,
             fuzz_frames: p.fuzz_frames,
             stall_rounds: p.stall_rounds.max(1),
@@ -179,11 +184,13 @@ struct Pkt {
     frame_len: usize,
     resp_len: usize,
     load: bool,
+    /// When the client put it on the wire (ps; detailed timing).
+    sent_ps: u64,
 }
 
 impl Pkt {
     fn new(load: bool) -> Pkt {
-        Pkt { reqs: Vec::new(), frame_len: PAYLOAD_OFF, resp_len: PAYLOAD_OFF, load }
+        Pkt { reqs: Vec::new(), frame_len: PAYLOAD_OFF, resp_len: PAYLOAD_OFF, load, sent_ps: 0 }
     }
 }
 
@@ -224,6 +231,9 @@ pub struct ClientStats {
     pub fuzz_answered: u64,
     pub fuzz_malformed_responses: u64,
     pub fuzz_results: [u64; 16],
+    /// Measured frames (and their requests) the NIC dropped (detailed timing).
+    pub lost_packets: u64,
+    pub lost_requests: u64,
 }
 
 pub struct Client {
@@ -255,6 +265,14 @@ pub struct Client {
     pub stats: ClientStats,
     pub per_partition: Vec<u64>,
     pub per_core: Vec<u64>,
+    /// Detailed timing: the time the next frame goes out (None: not yet timed), whether the measured phase runs
+    /// open loop, round-trip latencies of measured requests (ps), first send and last receive times.
+    send_at: Option<u64>,
+    open_loop: bool,
+    next_send: Option<f64>,
+    latencies: Vec<u64>,
+    first_send: Option<u64>,
+    last_recv: u64,
 }
 
 type CResult<T> = Result<T, String>;
@@ -284,6 +302,12 @@ impl Client {
             stats: ClientStats::default(),
             per_partition: vec![0; cores],
             per_core: vec![0; cores],
+            send_at: None,
+            open_loop: false,
+            next_send: None,
+            latencies: Vec::new(),
+            first_send: None,
+            last_recv: 0,
             phase: Phase::WaitReady,
             cfg,
         }
@@ -395,15 +419,30 @@ impl Client {
                 self.per_partition[p] += 1;
             }
         }
-        // A frame the NIC drops is never answered: the stall check reports it.
-        nic.receive(regs, self.cfg.queue_port[q], frame);
+        let mut pkt = pkt;
+        match self.send_at {
+            // Detailed timing: onto the port's wire at this time; frames the NIC drops come back (`step`).
+            // The latency counts from the frame's start on the wire (a sender offered more than line rate queues
+            // on its side first; that wait is not the server's).
+            Some(t) => {
+                if !pkt.load {
+                    self.first_send.get_or_insert(t);
+                }
+                pkt.sent_ps = nic.wire_send(self.cfg.queue_port[q], frame, t);
+            }
+            // A frame the NIC drops is never answered: the stall check reports it.
+            None => {
+                nic.receive(regs, self.cfg.queue_port[q], frame);
+            }
+        }
         self.out_per_core[core] += 1;
         self.outstanding.insert(opaque, (core, pkt));
     }
 
     /// Send core `c`'s ready packets while its window allows. True if one is still blocked.
     fn send_core(&mut self, nic: &mut Nic, regs: &mut NicRegs, c: usize) -> bool {
-        while self.out_per_core[c] < self.cfg.window {
+        let window = if self.open_loop { u64::MAX } else { self.cfg.window };
+        while self.out_per_core[c] < window {
             match self.ready[c].pop_front() {
                 Some(p) => self.send(nic, regs, c, p),
                 None => break,
@@ -565,7 +604,7 @@ impl Client {
 
     // ------------------------------------------------------------------ checking responses
 
-    fn check_response(&mut self, queue: usize, frame: &[u8]) -> CResult<()> {
+    fn check_response(&mut self, queue: usize, frame: &[u8], at: u64) -> CResult<()> {
         let end =
             ip_end(frame).ok_or_else(|| format!("a response on queue {queue} is not a well-formed IPv4/UDP frame"))?;
         let opaque = u32::from_le_bytes(frame[44..48].try_into().unwrap());
@@ -575,6 +614,12 @@ impl Client {
             .ok_or_else(|| format!("a response on queue {queue} answers a request never sent (opaque {opaque:#x})"))?;
         self.out_per_core[core] -= 1;
         self.idle_rounds = 0;
+        if !pkt.load && self.send_at.is_some() && at >= pkt.sent_ps {
+            for _ in &pkt.reqs {
+                self.latencies.push(at - pkt.sent_ps);
+            }
+            self.last_recv = self.last_recv.max(at);
+        }
         let want_q = self.cfg.core_queue[core];
         if queue != want_q {
             return Err(format!(
@@ -673,16 +718,35 @@ impl Client {
         &mut self,
         nic: &mut Nic,
         regs: &mut NicRegs,
-        responses: Vec<(usize, Vec<u8>)>,
+        responses: Vec<(usize, Vec<u8>, u64)>,
+        dropped: Vec<Vec<u8>>,
         total_insts: u64,
+        now: Option<u64>,
     ) -> CResult<ClientEvent> {
+        self.send_at = now;
         let fuzzing = matches!(self.phase, Phase::Fuzz | Phase::FuzzDrain);
-        let got_any = !responses.is_empty();
-        for (q, frame) in responses {
+        let got_any = !responses.is_empty() || !dropped.is_empty();
+        for (q, frame, at) in responses {
             if fuzzing {
                 self.check_fuzz_response(&frame);
             } else {
-                self.check_response(q, &frame)?;
+                self.check_response(q, &frame, at)?;
+            }
+        }
+        // Frames the timed NIC dropped (FIFO overflow): lost, never answered.
+        for frame in dropped {
+            if frame.len() < 48 {
+                continue;
+            }
+            let opaque = u32::from_le_bytes(frame[44..48].try_into().unwrap());
+            if let Some((core, pkt)) = self.outstanding.remove(&opaque) {
+                self.out_per_core[core] -= 1;
+                if !pkt.load {
+                    self.stats.lost_packets += 1;
+                    self.stats.lost_requests += pkt.reqs.len() as u64;
+                }
+            } else if fuzzing && opaque & FUZZ_OPAQUE != 0 {
+                self.stats.fuzz_nic_dropped += 1;
             }
         }
         let mut event = ClientEvent::Nothing;
@@ -755,6 +819,28 @@ impl Client {
                     return Ok(ClientEvent::MeasureStart);
                 }
             }
+        } else if let (Phase::Measure, Some(now), true) = (self.phase, now, self.cfg.offered_fps > 0.0) {
+            // Open loop: frames leave at the offered rate (all ports together), whatever is outstanding.
+            self.open_loop = true;
+            let per_req = 1e12 / (self.cfg.offered_fps * self.cfg.ports as f64 * self.cfg.requests_per_packet as f64);
+            let mut next = *self.next_send.get_or_insert(now as f64);
+            while self.generated < self.cfg.requests && next <= now as f64 {
+                self.send_at = Some(next as u64);
+                let (core, req) = self.generate_measured();
+                self.add(core, req, false);
+                self.generated += 1;
+                if self.generated == self.cfg.requests {
+                    self.flush_builders();
+                }
+                self.send_ready(nic, regs);
+                next += per_req;
+            }
+            self.next_send = Some(next);
+            self.send_at = Some(now);
+            if self.generated == self.cfg.requests && self.outstanding.is_empty() {
+                self.phase = Phase::Done;
+                event = ClientEvent::Done;
+            }
         } else if self.phase == Phase::Measure {
             let mut blocked = self.send_ready(nic, regs);
             while !blocked && self.generated < self.cfg.requests {
@@ -787,7 +873,7 @@ impl Client {
                     self.idle_rounds,
                     self.outstanding.len(),
                     per_core.join(", "),
-                    nic.fifo_frames()
+                    nic.frames_in_flight()
                 ));
             }
         } else if got_any {
@@ -800,6 +886,10 @@ impl Client {
     pub fn reset_stats(&mut self) {
         let s = &mut self.stats;
         (s.requests, s.gets, s.puts, s.hits, s.misses, s.packets) = (0, 0, 0, 0, 0, 0);
+        (s.lost_packets, s.lost_requests) = (0, 0);
+        self.latencies.clear();
+        self.first_send = None;
+        self.last_recv = 0;
         self.per_core.iter_mut().for_each(|x| *x = 0);
         self.per_partition.iter_mut().for_each(|x| *x = 0);
     }
@@ -826,6 +916,45 @@ impl Client {
             ("client.load.packets".into(), s.load_packets as f64, "bulk-load frames"),
             ("client.load.insts".into(), s.load_insts as f64, "instructions (all harts) during the bulk load"),
         ];
+        out.push(("client.lost_packets".into(), s.lost_packets as f64, "measured frames the NIC dropped (detailed timing: RX FIFO overflow)"));
+        out.push(("client.lost_requests".into(), s.lost_requests as f64, "measured requests in frames the NIC dropped"));
+        let sent = s.packets as f64;
+        out.push((
+            "client.loss".into(),
+            if sent > 0.0 { s.lost_packets as f64 / sent } else { 0.0 },
+            "fraction of measured frames lost (dropped by the NIC)",
+        ));
+        if self.send_at.is_some() || !self.latencies.is_empty() {
+            out.push((
+                "client.offered_mpps".into(),
+                self.cfg.offered_fps * self.cfg.ports as f64 * 1e-6,
+                "open-loop offered load, all ports (M frames/s; 0 = closed loop)",
+            ));
+            let span = self.first_send.map_or(0, |f| self.last_recv.saturating_sub(f));
+            out.push(("client.measured_ns".into(), span as f64 * 1e-3, "time from the first measured send to the last response (ns)"));
+            let mrps = if span > 0 { s.requests as f64 / (span as f64 * 1e-12) * 1e-6 } else { 0.0 };
+            out.push(("client.throughput_mrps".into(), mrps, "measured requests answered per second over that time (millions)"));
+            let mut lat = self.latencies.clone();
+            lat.sort_unstable();
+            let mean = if lat.is_empty() { 0.0 } else { lat.iter().sum::<u64>() as f64 / lat.len() as f64 };
+            let pct = |p: f64| -> f64 {
+                if lat.is_empty() {
+                    return 0.0;
+                }
+                let i = ((p * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1;
+                lat[i] as f64
+            };
+            out.push(("client.latency.samples".into(), lat.len() as f64, "round-trip latencies recorded (measured requests answered in detailed timing)"));
+            out.push(("client.latency.mean".into(), mean * 1e-3, "mean round-trip latency: client send to client receive (ns)"));
+            for (name, p, desc) in [
+                ("p50", 0.5, "median round-trip latency (ns)"),
+                ("p95", 0.95, "95th percentile round-trip latency (ns)"),
+                ("p99", 0.99, "99th percentile round-trip latency (ns)"),
+                ("p999", 0.999, "99.9th percentile round-trip latency (ns)"),
+            ] {
+                out.push((format!("client.latency.{name}"), pct(p) * 1e-3, desc));
+            }
+        }
         let per_put = if s.load_requests > 0 { s.load_insts as f64 / s.load_requests as f64 } else { 0.0 };
         out.push(("client.load.insts_per_put".into(), per_put, "bulk-load instructions per PUT (frames packed full)"));
         if self.cfg.fuzz_frames > 0 {
@@ -964,6 +1093,8 @@ mod checker_tests {
             crew: false,
             seed: 1,
             window: 4,
+            offered_fps: 0.0,
+            ports: 1,
             bulk_load: true,
             fuzz_frames: 0,
             stall_rounds: 10,
@@ -978,7 +1109,7 @@ mod checker_tests {
 
     /// Put `reqs` outstanding as frame `opaque` to core 0.
     fn outstanding(c: &mut Client, opaque: u32, reqs: Vec<Req>) {
-        c.outstanding.insert(opaque, (0, Pkt { reqs, frame_len: 0, resp_len: 0, load: false }));
+        c.outstanding.insert(opaque, (0, Pkt { reqs, frame_len: 0, resp_len: 0, load: false, sent_ps: 0 }));
         c.out_per_core[0] += 1;
     }
 
@@ -1015,28 +1146,28 @@ mod checker_tests {
     #[test]
     fn right_values_pass_and_wrong_ones_fail() {
         let (mut c, get) = with_get(1 << 20);
-        c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))])).unwrap();
+        c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))]), 0).unwrap();
         assert_eq!((c.stats.hits, c.stats.gets, c.stats.requests), (1, 1, 1));
 
         let (mut c, get) = with_get(1 << 20);
-        let err = c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 2, 8))])).unwrap_err();
+        let err = c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 2, 8))]), 0).unwrap_err();
         assert!(err.contains("wrong value"), "{err}");
 
         let (mut c, get) = with_get(1 << 20);
         let err =
-            c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash ^ 1, value_of(3, 1, 8))])).unwrap_err();
+            c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash ^ 1, value_of(3, 1, 8))]), 0).unwrap_err();
         assert!(err.contains("echo mismatch"), "{err}");
 
         let (mut c, get) = with_get(1 << 20);
-        let err = c.check_response(0, &response(8, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))])).unwrap_err();
+        let err = c.check_response(0, &response(8, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))]), 0).unwrap_err();
         assert!(err.contains("never sent"), "{err}");
 
         let (mut c, get) = with_get(1 << 20);
-        let err = c.check_response(1, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))])).unwrap_err();
+        let err = c.check_response(1, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))]), 0).unwrap_err();
         assert!(err.contains("queue 1"), "{err}");
 
         let (mut c, get) = with_get(1 << 20);
-        let err = c.check_response(0, &response(7, &[(OP_GET, 5, get.keyhash, vec![])])).unwrap_err();
+        let err = c.check_response(0, &response(7, &[(OP_GET, 5, get.keyhash, vec![])]), 0).unwrap_err();
         assert!(err.contains("result 5"), "{err}");
     }
 
@@ -1044,24 +1175,24 @@ mod checker_tests {
     fn misses_need_an_eviction_to_explain_them() {
         // Stored and acknowledged, the log holds everything: a miss fails the run.
         let (mut c, get) = with_get(1 << 20);
-        let err = c.check_response(0, &response(7, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])])).unwrap_err();
+        let err = c.check_response(0, &response(7, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap_err();
         assert!(err.contains("no eviction explains"), "{err}");
         // A log smaller than the appends since its PUT: the miss is accepted; not before those appends.
         let (mut c, get) = with_get(200);
-        let err = c.check_response(0, &response(7, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])])).unwrap_err();
+        let err = c.check_response(0, &response(7, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap_err();
         assert!(err.contains("no eviction explains"), "{err}");
         let (mut c, get) = with_get(200);
         for item in 4..8 {
             let (_, r) = c.put_req(item);
             c.committed[item as usize] = r.ver;
         }
-        c.check_response(0, &response(7, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])])).unwrap();
+        c.check_response(0, &response(7, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap();
         assert_eq!(c.stats.misses, 1);
         // Never stored: accepted.
         let mut c = client(1 << 20);
         let (_, get) = c.get_req(9);
         outstanding(&mut c, 3, vec![get]);
-        c.check_response(0, &response(3, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])])).unwrap();
+        c.check_response(0, &response(3, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap();
     }
 
     #[test]
@@ -1069,13 +1200,13 @@ mod checker_tests {
         let (mut c, get) = with_get(1 << 20);
         let (_, put2) = c.put_req(3); // version 2 sent, not acknowledged
         assert_eq!(put2.ver, 2);
-        c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 2, 8))])).unwrap();
+        c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 2, 8))]), 0).unwrap();
         let (mut c, get) = with_get(1 << 20);
         let _ = c.put_req(3);
-        c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))])).unwrap();
+        c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))]), 0).unwrap();
         let (mut c, get) = with_get(1 << 20);
         let _ = c.put_req(3);
-        let err = c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 3, 8))])).unwrap_err();
+        let err = c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 3, 8))]), 0).unwrap_err();
         assert!(err.contains("none of versions 1..=2"), "{err}");
     }
 }

@@ -25,6 +25,16 @@ pub struct Net {
     pub measure_insts: Option<u64>,
 }
 
+/// Simulated time for a step in detailed timing.
+pub struct Clock<'a> {
+    /// The least time of the live harts (ps): events up to it happen.
+    pub now: u64,
+    /// Per queue: the time of the hart that owns it (its doorbells rang by then).
+    pub queue_time: &'a [u64],
+    /// The memory system as the NIC's DMA sees it.
+    pub io: crate::nictime::IoFn<'a>,
+}
+
 pub enum StepError {
     Dma(DmaFault),
     Client(String),
@@ -51,7 +61,8 @@ impl Net {
         let hart_queue: Vec<Option<usize>> = (0..harts).map(|h| (h < nq).then_some(h)).collect();
         let steer: Vec<usize> = hart_queue.iter().flatten().copied().collect();
         let base = u16::try_from(nic.steering_base_port).map_err(|_| cfg("Nic.steering_base_port > 65535".into()))?;
-        let model = Nic::new(ports, queue_port.clone(), &steer, base, nic.rx_fifo_frames.max(1) as usize);
+        let mut model = Nic::new(ports, queue_port.clone(), &steer, base, nic.rx_fifo_frames.max(1) as usize);
+        model.timing = Some(crate::nictime::NicTiming::new(nic, ports, nq));
         let client = match client {
             Some(p) => {
                 if steer.len() < harts {
@@ -69,36 +80,58 @@ impl Net {
     }
 
     /// One step between quanta.
-    pub fn step(&mut self, mem: &mut Memory, total_insts: u64) -> Result<NetEvent, StepError> {
+    pub fn step(&mut self, mem: &mut Memory, total_insts: u64, clock: Option<Clock>) -> Result<NetEvent, StepError> {
         let mut regs = mem.nic.take().expect("a machine with a NIC has its registers");
-        let r = self.step_with(&mut regs, mem, total_insts);
+        let r = self.step_with(&mut regs, mem, total_insts, clock);
         mem.nic = Some(regs);
         r
     }
 
-    fn step_with(&mut self, regs: &mut NicRegs, mem: &mut Memory, total_insts: u64) -> Result<NetEvent, StepError> {
+    fn step_with(
+        &mut self,
+        regs: &mut NicRegs,
+        mem: &mut Memory,
+        total_insts: u64,
+        mut clock: Option<Clock>,
+    ) -> Result<NetEvent, StepError> {
         let mut sent = Vec::new();
-        self.nic.transmit(regs, mem, &mut sent).map_err(StepError::Dma)?;
+        match clock.as_mut() {
+            Some(c) => self.nic.transmit_timed(regs, mem, c.queue_time, c.io, &mut sent).map_err(StepError::Dma)?,
+            None => {
+                let mut plain = Vec::new();
+                self.nic.transmit(regs, mem, &mut plain).map_err(StepError::Dma)?;
+                sent.extend(plain.into_iter().map(|(q, f)| (q, f, 0)));
+            }
+        }
+        let now = clock.as_ref().map(|c| c.now);
         let mut event = NetEvent::Nothing;
         if let Some(c) = self.client.as_mut() {
-            match c.step(&mut self.nic, regs, sent, total_insts).map_err(StepError::Client)? {
+            let dropped = self.nic.timing.as_mut().map(|t| std::mem::take(&mut t.dropped)).unwrap_or_default();
+            match c.step(&mut self.nic, regs, sent, dropped, total_insts, now).map_err(StepError::Client)? {
                 ClientEvent::Nothing => {}
                 ClientEvent::MeasureStart => {
                     c.reset_stats();
                     self.nic.reset_stats(regs);
+                    if let Some(t) = self.nic.timing.as_mut() {
+                        t.reset_stats();
+                    }
                     self.measure_insts = Some(total_insts);
                     event = NetEvent::MeasureStart;
                 }
                 ClientEvent::Done => event = NetEvent::ClientDone,
             }
         }
-        self.nic.deliver(regs, mem).map_err(StepError::Dma)?;
+        match clock {
+            Some(c) => self.nic.advance(regs, mem, c.now, c.io).map_err(StepError::Dma)?,
+            None => self.nic.deliver(regs, mem).map_err(StepError::Dma)?,
+        }
         Ok(event)
     }
 
     /// Statistics of the NIC and the client; `insts` is the instruction count of the measured phase.
     pub fn stats(&self, regs: &NicRegs, measured_insts: u64) -> Vec<(String, f64, &'static str)> {
         let mut out = self.nic.stats(regs);
+        self.nic.timing_stats(&mut out);
         if let Some(c) = &self.client {
             out.extend(c.stats());
             let req = c.stats.requests;

@@ -250,8 +250,11 @@ pub struct Nic {
     pub queue_port: Vec<u64>,
     /// UDP destination port -> queue.
     pub steering: HashMap<u16, usize>,
-    fifo_depth: usize,
-    fifos: Vec<VecDeque<(usize, Vec<u8>)>>,
+    pub(crate) fifo_depth: usize,
+    /// Per port: (queue, frame, time it entered the FIFO; 0 untimed).
+    pub(crate) fifos: Vec<VecDeque<(usize, Vec<u8>, u64)>>,
+    /// The timing side (used when the engine passes simulated time: detailed timing).
+    pub timing: Option<crate::nictime::NicTiming>,
     pub port_stats: Vec<PortStats>,
     port_base: Vec<PortStats>,
     /// Queue counters at the last stats reset: (rx_frames, rx_drops, tx_frames).
@@ -282,6 +285,7 @@ impl Nic {
             steering,
             fifo_depth,
             fifos: vec![VecDeque::new(); ports],
+            timing: None,
             port_stats: vec![PortStats::default(); ports],
             port_base: vec![PortStats::default(); ports],
             queue_base: vec![(0, 0, 0); nq],
@@ -311,7 +315,7 @@ impl Nic {
         if frame.len() < MIN_FRAME {
             frame.resize(MIN_FRAME, 0); // the sender pads short frames
         }
-        self.fifos[port].push_back((q, frame));
+        self.fifos[port].push_back((q, frame, 0));
         Some(q)
     }
 
@@ -328,10 +332,10 @@ impl Nic {
                 continue;
             }
             let mut waiting = VecDeque::new();
-            while let Some((q, frame)) = self.fifos[port].pop_front() {
+            while let Some((q, frame, t)) = self.fifos[port].pop_front() {
                 let x = &mut regs.queues[q];
                 if x.rx_free() == 0 {
-                    waiting.push_back((q, frame));
+                    waiting.push_back((q, frame, t));
                     continue;
                 }
                 let fault = |what, trap| DmaFault { queue: q, what, trap };

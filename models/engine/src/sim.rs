@@ -411,7 +411,23 @@ impl Machine {
     /// so detailed timing can start).
     fn net_step<H: ExecHook>(&mut self, hook: &mut H, total: u64, hid: usize) -> SimResult<Option<StopReason>> {
         let Some(net) = self.net.as_mut() else { return Ok(None) };
-        match net.step(&mut self.mem, total) {
+        // In detailed timing the NIC and the client run in simulated time: up to the least time of the live harts;
+        // each queue's doorbells are taken at its hart's time.
+        let timed = H::ACTIVE && hook.time_ps(0).is_some() && net.nic.timing.is_some();
+        let step = if timed {
+            let live = self.harts.iter().filter(|h| !h.exited()).map(|h| h.time_ps()).min();
+            let now = live.unwrap_or_else(|| self.harts.iter().map(|h| h.time_ps()).max().unwrap_or(0));
+            let queue_time: Vec<u64> = (0..net.queue_port.len())
+                .map(|q| {
+                    net.hart_queue.iter().position(|&x| x == Some(q)).map_or(now, |h| self.harts[h].time_ps().max(now))
+                })
+                .collect();
+            let mut io = |addr: u64, write: bool, t: u64| hook.io_access(addr, write, t);
+            net.step(&mut self.mem, total, Some(crate::net::Clock { now, queue_time: &queue_time, io: &mut io }))
+        } else {
+            net.step(&mut self.mem, total, None)
+        };
+        match step {
             Ok(crate::net::NetEvent::Nothing) => Ok(None),
             Ok(crate::net::NetEvent::MeasureStart) => {
                 if self.roi_begin.is_none() {

@@ -49,6 +49,13 @@ impl ExecHook for TimingHook {
     fn reset_stats(&mut self) {
         self.sys.reset_stats();
     }
+    fn io_access(&mut self, addr: u64, write: bool, t: u64) -> u64 {
+        use kvsim_timing::{AccessKind, MemPort, MemReq, ReqClass};
+        let kind = if write { AccessKind::Write } else { AccessKind::Read };
+        let time = t.saturating_sub(self.offset);
+        let req = MemReq { addr, kind, non_temporal: false, requester: 0, class: ReqClass::Io, time };
+        self.sys.mem.access(&req) + self.offset
+    }
     fn append_stats(&self, out: &mut Vec<Stat>) {
         let mut sink = StatSink::new();
         self.sys.stats(SOCKET_PREFIX, &mut sink);
@@ -164,7 +171,19 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
     if system.caches.l1d.line_size != kvsim_timing::dram::DRAM_LINE {
         return Err(SimError::Config("System.caches must use 64-byte lines".into()));
     }
-    Ok(TimingSystem::new(&cores, &system.caches, &system.memory))
+    let mut sys = TimingSystem::new(&cores, &system.caches, &system.memory);
+    // DDIO: the NIC's writes allocate in `ddio_ways` of the LLC's ways (at least one), or go to memory.
+    if system.nic.enabled {
+        sys.mem.ddio = system.nic.ddio;
+        let assoc = system.caches.llc.assoc.clamp(1, 64);
+        let ways = ((assoc as f64 * system.nic.ddio_ways).round() as u64).clamp(1, assoc);
+        let mask = if ways >= 64 { u64::MAX } else { (1u64 << ways) - 1 };
+        sys.mem.set_llc_way_mask(kvsim_timing::ReqClass::Io, mask);
+        // Doorbells and register reads: uncached accesses to the device range, `mmio_latency` one way.
+        sys.mem.uncached = (crate::abi::DEVICE_BASE, crate::abi::DEVICE_END + 1);
+        sys.mem.uncached_ticks = system.nic.mmio_latency;
+    }
+    Ok(sys)
 }
 
 /// Run `system` through its modes (module docs). `progress` is called every `every` instructions (0 = never);

@@ -71,6 +71,8 @@ pub struct Client {
     pub seed: u64,
     /// packets outstanding per queue at most (keep it below the server's RX ring size)
     pub window: u64,
+    /// open-loop offered load per NIC port in million request frames per second (all ports together send ports x this, each frame to its key's core); used in the measured phase once detailed timing runs; 0: closed loop (at most `window` frames outstanding per queue). In open loop frames the NIC drops are counted as lost (client.loss), not as failures
+    pub offered_mpps: f64,
     /// PUT every item (version 1) before measuring; the measured phase starts after the last load response, resets the stats and is the region of interest (system.roi.*; System.detailed_start='roi' starts detailed timing there)
     pub bulk_load: bool,
     /// random and mutated frames (malformed, truncated, unknown operations, oversized keys and values) sent after the load and before the measured phase; their responses are checked for form only and counted (client.fuzz.*)
@@ -209,6 +211,22 @@ pub struct Nic {
     pub queues: u64,
     /// frames each port's RX FIFO holds while they wait for a free RX descriptor; a frame arriving at a full FIFO is dropped and counted
     pub rx_fifo_frames: u64,
+    /// PCIe generation of the NIC's link (2: 5 GT/s 8b/10b; 3: 8 GT/s, 4: 16 GT/s, 5: 32 GT/s, 128b/130b); the link is shared by the NIC's ports
+    pub pcie_gen: u64,
+    /// PCIe lanes of the NIC's link
+    pub pcie_lanes: u64,
+    /// largest TLP payload in bytes (max payload size; DMA splits into TLPs of this size)
+    pub pcie_max_payload: u64,
+    /// bytes each TLP adds on the link: header (12-16), sequence number and LCRC (6), framing (2) and a share of DLLPs (assumed 24)
+    pub pcie_tlp_overhead: u64,
+    /// one-way latency of the PCIe link and root complex for a TLP (assumed 400 ns) [ps]
+    pub pcie_latency: u64,
+    /// one-way time of an uncached access to a NIC register (MMIO): a doorbell store holds its store-buffer entry this long and the NIC starts TX work this long after it; a register load waits twice this (assumed 100 ns) [ps]
+    pub mmio_latency: u64,
+    /// DDIO (wauDCA): NIC DMA writes allocate or update lines in the LLC within the ddio ways, DMA reads are served from the LLC when the line is there; off: DMA writes go to memory (invalidating cached copies)
+    pub ddio: bool,
+    /// fraction of the LLC's ways DDIO may allocate into (at least one way; Intel's default is 2 of 20)
+    pub ddio_ways: f64,
     /// UDP destination port of core 0's queue: port base + c steers to core c's queue (perfect-match table)
     pub steering_base_port: u64,
 }

@@ -432,6 +432,31 @@ pub struct MemSystem<M: MemPort> {
     llc_inclusive: bool,
     line_shift: u32,
     pub mem: M,
+    /// DDIO: I/O writes allocate or update LLC lines (within the I/O class's ways); off: they go to memory and
+    /// invalidate cached copies.
+    pub ddio: bool,
+    /// Lines an I/O agent wrote that no core has read since (to tell whether the core's read hits, and to count
+    /// the ones the LLC evicts first: leaky DMA).
+    io_fresh: std::collections::HashSet<u64>,
+    pub io: IoStats,
+    /// Addresses [start, end) of device registers: core accesses there bypass the caches and take
+    /// `uncached_ticks` one way (none by default).
+    pub uncached: (u64, u64),
+    pub uncached_ticks: Tick,
+}
+
+/// What I/O (DMA) traffic did in the LLC.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IoStats {
+    pub write_hits: u64,
+    pub write_allocs: u64,
+    pub writes_to_memory: u64,
+    pub read_hits: u64,
+    pub read_misses: u64,
+    pub core_read_hits: u64,
+    pub core_read_misses: u64,
+    pub leaky_evictions: u64,
+    pub mmio_accesses: u64,
 }
 
 impl<M: MemPort> MemSystem<M> {
@@ -454,7 +479,18 @@ impl<M: MemPort> MemSystem<M> {
                 c
             })
             .collect();
-        MemSystem { cores, llc, llc_inclusive: p.llc.inclusive, line_shift: p.l1d.line_size.trailing_zeros(), mem }
+        MemSystem {
+            cores,
+            llc,
+            llc_inclusive: p.llc.inclusive,
+            line_shift: p.l1d.line_size.trailing_zeros(),
+            mem,
+            ddio: true,
+            io_fresh: Default::default(),
+            io: IoStats::default(),
+            uncached: (0, 0),
+            uncached_ticks: 0,
+        }
     }
 
     pub fn line_size(&self) -> u64 {
@@ -493,6 +529,13 @@ impl<M: MemPort> MemSystem<M> {
 
     /// A core's request: L1 (I or D), then L2, LLC, memory.
     fn core_access(&mut self, req: &MemReq) -> Tick {
+        if req.addr >= self.uncached.0 && req.addr < self.uncached.1 {
+            // A device register (MMIO): uncached; a store (doorbell) is posted once it reaches the device, a load
+            // waits for the round trip.
+            self.io.mmio_accesses += 1;
+            let trip = if req.kind == AccessKind::Write { self.uncached_ticks } else { 2 * self.uncached_ticks };
+            return req.time + trip;
+        }
         let line = req.addr >> self.line_shift;
         let t = req.time;
         let core = req.requester as usize;
@@ -570,6 +613,13 @@ impl<M: MemPort> MemSystem<M> {
     /// A request for `line` reaches its LLC slice at `t`.
     fn llc_access(&mut self, core: usize, line: u64, class: ReqClass, t: Tick) -> Tick {
         let s = self.slice_of(line);
+        if !self.io_fresh.is_empty() && self.io_fresh.remove(&line) {
+            if self.llc[s].find(line).is_some() {
+                self.io.core_read_hits += 1;
+            } else {
+                self.io.core_read_misses += 1;
+            }
+        }
         let c = &mut self.llc[s];
         c.stats.accesses += 1;
         let lat = c.hit_ticks;
@@ -601,6 +651,9 @@ impl<M: MemPort> MemSystem<M> {
 
     /// The LLC dropped `v`: back-invalidate the private copies (if inclusive) and write back dirty data.
     fn evict_llc_line(&mut self, slice: usize, v: u64, dirty: bool, t: Tick) {
+        if !self.io_fresh.is_empty() && self.io_fresh.remove(&v) {
+            self.io.leaky_evictions += 1;
+        }
         let mut dirty = dirty;
         if self.llc_inclusive {
             let sharers = self.llc[slice].last_victim_sharers;
@@ -663,7 +716,25 @@ impl<M: MemPort> MemSystem<M> {
         let lat = self.llc[s].hit_ticks;
         self.llc[s].stats.accesses += 1;
         let found = self.llc[s].find(line);
+        if req.kind == AccessKind::Write && !self.ddio {
+            // Plain DMA: the line goes to memory; cached copies are invalidated.
+            self.io_fresh.insert(line);
+            self.io.writes_to_memory += 1;
+            if let Some(slot) = found {
+                let which = std::mem::replace(&mut self.llc[s].sharers[slot], 0);
+                if which != 0 {
+                    self.back_invalidate(line, which);
+                }
+                self.llc[s].invalidate(line);
+            } else if !self.llc_inclusive {
+                self.back_invalidate(line, u64::MAX);
+            }
+            self.llc[s].stats.writes += 1;
+            self.llc[s].stats.misses += 1;
+            return self.mem.access(&MemReq { time: t + lat, ..*req });
+        }
         if req.kind == AccessKind::Write {
+            self.io_fresh.insert(line);
             // Private copies go stale. With an inclusive LLC only the recorded sharers can hold the line.
             let which = match found {
                 Some(slot) => std::mem::replace(&mut self.llc[s].sharers[slot], 0),
@@ -680,10 +751,12 @@ impl<M: MemPort> MemSystem<M> {
                     c.stats.hits += 1;
                     c.touch(slot);
                     c.mark_dirty(slot);
+                    self.io.write_hits += 1;
                 }
                 None => {
                     c.stats.misses += 1;
                     c.stats.write_misses += 1;
+                    self.io.write_allocs += 1;
                     let (_, victim) = c.insert(line, t + lat, true, req.class);
                     if let Some((v, dirty)) = victim {
                         self.evict_llc_line(s, v, dirty, t);
@@ -694,11 +767,13 @@ impl<M: MemPort> MemSystem<M> {
         }
         match found {
             Some(slot) => {
+                self.io.read_hits += 1;
                 let c = &mut self.llc[s];
                 c.stats.hits += 1;
                 (t + lat).max(c.ready(slot))
             }
             None => {
+                self.io.read_misses += 1;
                 self.llc[s].stats.misses += 1;
                 self.mem.access(&MemReq { time: t + lat, ..*req })
             }
@@ -739,6 +814,22 @@ impl<M: MemPort> MemSystem<M> {
             total.add(&s.stats);
         }
         write_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
+        let io = &self.io;
+        let d = format!("{prefix}ddio.");
+        out.add(&d, "enabled", self.ddio as u64 as f64, "DDIO on (I/O writes allocate in the LLC) or off (to memory)");
+        out.add(&d, "write_hits", io.write_hits as f64, "DMA line writes that updated a line already in the LLC");
+        out.add(&d, "write_allocs", io.write_allocs as f64, "DMA line writes that allocated a line in the DDIO ways");
+        out.add(&d, "writes_to_memory", io.writes_to_memory as f64, "DMA line writes sent to memory (DDIO off)");
+        out.add(&d, "dma_read_hits", io.read_hits as f64, "DMA line reads served by the LLC");
+        out.add(&d, "dma_read_misses", io.read_misses as f64, "DMA line reads served by memory");
+        out.add(&d, "core_read_hits", io.core_read_hits as f64,
+            "first core accesses to a DMA-written line that found it in the LLC");
+        out.add(&d, "core_read_misses", io.core_read_misses as f64,
+            "first core accesses to a DMA-written line that missed the LLC (went to memory)");
+        out.add(&d, "leaky_evictions", io.leaky_evictions as f64,
+            "DMA-written lines the LLC evicted before any core read them (leaky DMA)");
+        out.add(&d, "mmio_accesses", io.mmio_accesses as f64,
+            "core loads and stores to device registers (uncached: doorbells and register reads)");
         if self.llc.len() > 1 {
             for (i, s) in self.llc.iter().enumerate() {
                 write_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
@@ -758,6 +849,7 @@ impl<M: MemPort> MemSystem<M> {
         for s in &mut self.llc {
             s.stats = CacheStats::default();
         }
+        self.io = IoStats::default();
     }
 
     /// Cache warming: a core's access updates the contents and replacement state of every level it reaches, as
@@ -837,5 +929,83 @@ impl<M: MemPort> MemPort for MemSystem<M> {
         }
         self.llc_stats(prefix, None, out);
         self.mem.stats(&format!("{prefix}mem."), now, out);
+    }
+}
+
+#[cfg(test)]
+mod ddio_tests {
+    use super::*;
+    use crate::FixedLatency;
+
+    fn sys(ddio: bool) -> MemSystem<FixedLatency> {
+        let mut m = MemSystem::new(&crate::synth::hierarchy_params(), &[2_500_000_000], FixedLatency::new(80_000));
+        m.ddio = ddio;
+        m
+    }
+
+    fn io(m: &mut MemSystem<FixedLatency>, addr: u64, write: bool, time: Tick) -> Tick {
+        let kind = if write { AccessKind::Write } else { AccessKind::Read };
+        m.access(&MemReq { addr, kind, non_temporal: false, requester: 0, class: ReqClass::Io, time })
+    }
+
+    fn core_read(m: &mut MemSystem<FixedLatency>, addr: u64, time: Tick) -> Tick {
+        m.access(&MemReq::new(addr, AccessKind::Read, 0, time)) - time
+    }
+
+    #[test]
+    fn with_ddio_a_just_arrived_packet_hits_in_the_llc() {
+        let mut m = sys(true);
+        for line in 0..4 {
+            io(&mut m, 0x10_0000 + line * 64, true, 0);
+        }
+        assert_eq!((m.io.write_allocs, m.mem.writes), (4, 0));
+        let lat = core_read(&mut m, 0x10_0000, 1_000_000);
+        assert_eq!((m.io.core_read_hits, m.io.core_read_misses, m.mem.reads), (1, 0, 0));
+        assert!(lat < 80_000, "an LLC hit, not memory: {lat} ps");
+        // A DMA read of a line in the LLC is served there.
+        io(&mut m, 0x10_0040, false, 2_000_000);
+        assert_eq!((m.io.read_hits, m.io.read_misses), (1, 0));
+    }
+
+    #[test]
+    fn without_ddio_the_packet_goes_to_memory_and_the_core_misses() {
+        let mut m = sys(false);
+        core_read(&mut m, 0x10_0000, 0); // a stale copy in the caches
+        io(&mut m, 0x10_0000, true, 500_000);
+        assert_eq!((m.io.writes_to_memory, m.mem.writes), (1, 1));
+        let reads = m.mem.reads;
+        let lat = core_read(&mut m, 0x10_0000, 1_000_000);
+        assert_eq!((m.io.core_read_hits, m.io.core_read_misses, m.mem.reads), (0, 1, reads + 1));
+        assert!(lat >= 80_000, "{lat} ps");
+    }
+
+    #[test]
+    fn device_registers_bypass_the_caches() {
+        let mut m = sys(true);
+        m.uncached = (0x30_0000_0000, 0x31_0000_0000);
+        m.uncached_ticks = 100_000;
+        let store = m.access(&MemReq::new(0x30_0000_0018, AccessKind::Write, 0, 5_000)) - 5_000;
+        let load = core_read(&mut m, 0x30_0000_0010, 1_000_000);
+        assert_eq!((store, load, m.io.mmio_accesses), (100_000, 200_000, 2));
+        assert_eq!(m.cores[0].l1d.stats.accesses + m.llc[0].stats.accesses, 0, "no cache saw them");
+    }
+
+    #[test]
+    fn ddio_ways_below_the_buffers_in_flight_leak() {
+        // 2048 sets: 4096 lines in flight need two ways per set.
+        let leaks = |mask: u64| {
+            let mut m = sys(true);
+            m.set_llc_way_mask(ReqClass::Io, mask);
+            for line in 0..4096 {
+                io(&mut m, line * 64, true, line * 1000);
+            }
+            for line in 0..4096 {
+                core_read(&mut m, line * 64, 10_000_000 + line * 1000);
+            }
+            // Leaked lines come back from memory when the core reads them.
+            (m.io.leaky_evictions, m.mem.reads)
+        };
+        assert_eq!(leaks(0b11), (0, 0));
+        assert_eq!(leaks(0b1), (2048, 2048));
     }
 }

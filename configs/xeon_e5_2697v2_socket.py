@@ -1,0 +1,90 @@
+"""One socket of the measured baseline (platforms.md §1): a Xeon E5-2697 v2 (Ivy Bridge-EP) running MICA (EREW)
+against the STANDARD workload through 10 GbE ports, two cores per port, one RX/TX queue per core. Values the spec
+marks as assumed, and the simplifications of this model, are commented "assumed".
+
+`system(cores=12)` gives a socket with `cores` active cores and ceil(cores / 2) ports (or `ports`); the client is open loop at
+`offered_mpps` per port (0: closed loop) in the measured phase, which is timed in detailed mode.
+"""
+
+from models import System, Workload
+from models.cache import Cache, CacheHierarchy
+from models.client import Client
+from models.core import Core
+from models.dram import MemoryController
+from models.nic import Nic
+
+from . import WORKLOAD_BUILD
+
+KVS_SERVER = WORKLOAD_BUILD / "kvs" / "kvs-server"
+
+CORES_PER_SOCKET = 12          # 12 cores per socket (spec)
+CLOCK = "2.7GHz"               # 2.7 GHz, SMT off (spec)
+CORES_PER_PORT = 2             # 2 cores per 10 GbE port, each core with one queue on one port (spec)
+
+
+def core() -> Core:
+    # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts). 3 integer ALUs, 2 load ports,
+    # 1 store port, gshare 4096 / 12 bits, 14-cycle mispredict penalty: assumed (the models' defaults).
+    return Core(model="ooo", clock=CLOCK, fetch_width=4, issue_width=4, commit_width=4, rob_entries=168,
+                lq_entries=64, sq_entries=36)
+
+
+def caches(cores: int) -> CacheHierarchy:
+    return CacheHierarchy(
+        l1i=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=4),      # 32 KB, 8-way (spec); 4 cycles, 4 MSHRs assumed
+        l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=10),     # 32 KB, 8-way (spec); 10 fill buffers (spec)
+        l2_enabled=True,
+        l2=Cache(size="256KiB", assoc=8, hit_latency=12, mshrs=16),    # 256 KB, 8-way (spec); 12 cycles, 16 MSHRs
+                                                                       # assumed
+        # 30 MB per socket, shared, inclusive (spec), 20-way (assumed); 2.5 MB per core slice on the ring: a run
+        # with fewer cores keeps the whole socket's LLC. 30 cycles with the ring trip: assumed.
+        llc=Cache(size="30MiB", assoc=20, hit_latency=30, mshrs=64, inclusive=True),
+        llc_slices=CORES_PER_SOCKET,
+        uncore_clock=CLOCK,                                            # assumed: the ring runs at the core clock
+    )
+
+
+def memory() -> MemoryController:
+    # 4 channels of DDR3-1600 per socket (spec); one rank per channel and 15 ns of controller latency: assumed.
+    return MemoryController(preset="DDR3-1600", channels=4, ranks=1, ctrl_latency="15ns")
+
+
+def nic(ports: int) -> Nic:
+    # Intel X520-QDA1 NICs: 10 GbE ports on PCIe 2.0 x8 (spec), four ports per NIC; a socket uses up to 6 ports,
+    # i.e. two NICs. Assumed: the model has one NIC per socket, so the two x8 links are modelled as one link of
+    # their combined width (x8 per started group of four ports).
+    return Nic(enabled=True, ports=ports, port_gbps=10.0, pcie_gen=2, pcie_lanes=8 * ((ports + 3) // 4),
+               pcie_max_payload=256,           # assumed: the common max payload size
+               pcie_tlp_overhead=24,           # assumed (header, sequence number, LCRC, framing)
+               pcie_latency="400ns",           # assumed
+               mmio_latency="100ns",           # assumed
+               rx_fifo_frames=512,             # assumed: 512 KB RX packet buffer / ~1 KB per small frame
+               ddio=True, ddio_ways=0.1)       # DDIO in 2 of 20 ways (spec)
+
+
+def system(cores: int = CORES_PER_SOCKET, requests: int = 20000, items: int = 1 << 16, offered_mpps: float = 0.0,
+           ports: int = 0, **client) -> System:
+    """`ports` = 0: two cores per port (spec)."""
+    ports = ports or (cores + CORES_PER_PORT - 1) // CORES_PER_PORT
+    # STANDARD workload: Tiny items (8 B keys and values), uniform popularity, 95% GET (kvs-workload.md). The item
+    # count is far below the spec's (a run reports client.items); the server's log and index hold it all.
+    settings = dict(dataset="tiny", items=items, popularity="uniform", get_ratio=0.95, requests=requests,
+                    offered_mpps=offered_mpps, window=32,
+                    # a scheduling round is one hart's turn: with many harts more rounds pass between responses
+                    stall_rounds=max(100_000, 50_000 * cores))
+    settings.update(client)
+    return System(
+        harts=cores,
+        clock=CLOCK,
+        mem_limit="8GiB",
+        mode="detailed",
+        detailed_start="roi",          # the client's measured phase is the region of interest
+        warm_caches=True,              # warm the caches through the bulk load
+        quantum=200,                   # assumed: instructions per scheduling turn
+        core=core(),
+        caches=caches(cores),
+        memory=memory(),
+        workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=32", "buckets=65536"]),
+        nic=nic(ports),
+        client=Client(enabled=True, mode="erew", **settings),
+    )
