@@ -413,49 +413,22 @@ impl Nic {
     /// (name, value, description) statistics under `system.nic0`.
     pub fn stats(&self, regs: &NicRegs) -> Vec<(String, f64, &'static str)> {
         let mut out = Vec::new();
-        for (p, (s, b)) in self.port_stats.iter().zip(&self.port_base).enumerate() {
-            let pre = format!("system.nic0.port{p}");
-            out.push((
-                format!("{pre}.rx_frames"),
-                (s.rx_frames - b.rx_frames) as f64,
-                "frames that arrived at the port",
-            ));
-            out.push((
-                format!("{pre}.rx_bytes"),
-                (s.rx_bytes - b.rx_bytes) as f64,
-                "bytes that arrived at the port (without FCS)",
-            ));
-            out.push((
-                format!("{pre}.rx_drops"),
-                (s.rx_drops - b.rx_drops) as f64,
-                "frames dropped at the port: RX FIFO overflow or no steering match",
-            ));
-            out.push((
-                format!("{pre}.rx_no_match"),
-                (s.rx_no_match - b.rx_no_match) as f64,
-                "frames no steering entry matched (dropped)",
-            ));
-            out.push((
-                format!("{pre}.rx_fifo_overflows"),
-                (s.rx_fifo_overflows - b.rx_fifo_overflows) as f64,
-                "frames dropped because the RX FIFO was full",
-            ));
-            out.push((
-                format!("{pre}.rx_too_long"),
-                (s.rx_too_long - b.rx_too_long) as f64,
-                "frames longer than their RX buffer (dropped)",
-            ));
-            out.push((format!("{pre}.tx_frames"), (s.tx_frames - b.tx_frames) as f64, "frames sent from the port"));
-            out.push((
-                format!("{pre}.tx_bytes"),
-                (s.tx_bytes - b.tx_bytes) as f64,
-                "bytes sent from the port (without FCS)",
-            ));
-            out.push((
-                format!("{pre}.tx_bad_len"),
-                (s.tx_bad_len - b.tx_bad_len) as f64,
-                "TX descriptors longer than 1514 bytes (skipped)",
-            ));
+        type Field = fn(&PortStats) -> u64;
+        const PORT_STATS: [(&str, Field, &str); 9] = [
+            ("rx_frames", |s| s.rx_frames, "frames that arrived at the port"),
+            ("rx_bytes", |s| s.rx_bytes, "bytes that arrived at the port (without FCS)"),
+            ("rx_drops", |s| s.rx_drops, "frames dropped at the port: RX FIFO overflow or no steering match"),
+            ("rx_no_match", |s| s.rx_no_match, "frames no steering entry matched (dropped)"),
+            ("rx_fifo_overflows", |s| s.rx_fifo_overflows, "frames dropped because the RX FIFO was full"),
+            ("rx_too_long", |s| s.rx_too_long, "frames longer than their RX buffer (dropped)"),
+            ("tx_frames", |s| s.tx_frames, "frames sent from the port"),
+            ("tx_bytes", |s| s.tx_bytes, "bytes sent from the port (without FCS)"),
+            ("tx_bad_len", |s| s.tx_bad_len, "TX descriptors longer than 1514 bytes (skipped)"),
+        ];
+        for (p, (now, base)) in self.port_stats.iter().zip(&self.port_base).enumerate() {
+            for (name, field, desc) in PORT_STATS {
+                out.push((format!("system.nic0.port{p}.{name}"), (field(now) - field(base)) as f64, desc));
+            }
         }
         for (q, x) in regs.queues.iter().enumerate() {
             let pre = format!("system.nic0.queue{q}");

@@ -38,9 +38,10 @@ pub struct DramTimings {
     pub banks_per_group: u64,
 }
 
-impl DramTimings {
-    /// The timings of a generated preset (the table is `PRESETS` in models/dram.py, with its sources).
-    pub const fn from_preset(p: &DramPreset) -> DramTimings {
+/// The generated presets and a resolved MemoryController name their timing fields alike: one copy for both.
+macro_rules! timings_of {
+    ($p:expr) => {{
+        let p = $p;
         DramTimings {
             t_ck: p.t_ck,
             cl: p.t_cl,
@@ -63,6 +64,13 @@ impl DramTimings {
             bank_groups: p.bank_groups,
             banks_per_group: p.banks_per_group,
         }
+    }};
+}
+
+impl DramTimings {
+    /// The timings of a generated preset (the table is `PRESETS` in models/dram.py, with its sources).
+    pub const fn from_preset(p: &DramPreset) -> DramTimings {
+        timings_of!(p)
     }
 }
 
@@ -79,28 +87,7 @@ pub fn preset(name: &str) -> Option<DramTimings> {
 /// The timings of a configuration. The Python side resolved every field (preset value or override), so this
 /// only copies them.
 pub fn resolve_timings(p: &MemoryController) -> DramTimings {
-    DramTimings {
-        t_ck: p.t_ck,
-        cl: p.t_cl,
-        cwl: p.t_cwl,
-        rcd: p.t_rcd,
-        rp: p.t_rp,
-        ras: p.t_ras,
-        rrd_s: p.t_rrd_s,
-        rrd_l: p.t_rrd_l,
-        faw: p.t_faw,
-        ccd_s: p.t_ccd_s,
-        ccd_l: p.t_ccd_l,
-        wr: p.t_wr,
-        wtr_s: p.t_wtr_s,
-        wtr_l: p.t_wtr_l,
-        rtp: p.t_rtp,
-        burst_length: p.burst_length,
-        t_rfc: p.t_rfc,
-        t_refi: p.t_refi,
-        bank_groups: p.bank_groups,
-        banks_per_group: p.banks_per_group,
-    }
+    timings_of!(p)
 }
 
 /// Timings converted to ticks once, so the hot path only adds.
