@@ -1,13 +1,12 @@
 """Activity inputs of the power model: event counts per structure over a measured interval.
 
 The schema is a tree of dataclasses (``Activity``) whose fields are plain counts. ``from_stats`` builds it from a
-kvsim stats dict (flat names as in ``stats.json``). The timing models that produce these counters come later; the
-names the power model expects are (``S`` = ``system.socket0``, ``i`` core index, ``j`` slice, ``k`` channel,
+kvsim stats dict (flat names as in ``stats.json``), as a detailed run writes it. The names it reads are (``S`` = ``system.socket0``, ``i`` core index, ``j`` slice, ``k`` channel,
 ``n`` NIC):
 
 Run-level
     ``sim_seconds``                      simulated time of the interval (required)
-    ``client.requests_completed``        requests served (for energy per request; optional)
+    ``client.requests``                  requests answered in the interval (for energy per request; optional)
 
 Per core (``S.core{i}.``)
     ``cycles``, ``committed_insts``, ``int_ops``, ``fp_ops``, ``mul_ops`` (mul + div), ``loads``, ``stores``,
@@ -27,8 +26,8 @@ On-chip network (``S.{noc}.``): ``flits`` (flits injected), ``hops`` (flit-hops:
 
 Memory (``S.mem.channel{k}.``): ``reads``, ``writes`` (bursts), ``activates``, ``precharges``, ``refreshes``
 
-NICs (``system.nic{n}.``): ``rx_bytes``, ``tx_bytes``, ``rx_packets``, ``tx_packets``;
-PCIe (``system.nic{n}.pcie.``): ``tlps``, ``bytes``
+NICs (``system.nic{n}.port{p}.``, summed over the ports): ``rx_bytes``, ``tx_bytes``, ``rx_frames``, ``tx_frames``;
+PCIe (``system.nic{n}.pcie.``): ``tlps``, ``up_bytes``, ``down_bytes``
 
 Aliases: ``insts`` is accepted for ``committed_insts`` and ``mispredicts`` for ``branch_mispredicts`` (the names
 the first core timing model uses).
@@ -40,6 +39,7 @@ into the DataFrame and the stats), never silently.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 
 CORE_COUNTERS = (
@@ -203,13 +203,19 @@ def from_stats(stats: dict, platform, *, socket: int = 0, strict: bool = False) 
             setattr(dram, f_.name, getattr(dram, f_.name) + get(f"{s}.mem.channel{k}.{f_.name}"))
     nic = NicActivity()
     for n in range(platform.nic.count):
-        for key in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets"):
-            setattr(nic, key, getattr(nic, key) + get(f"system.nic{n}.{key}"))
+        # The engine counts per port (system.nicN.portP.rx_bytes ...); a NIC's activity is the sum of its ports.
+        for key, leaf in (("rx_bytes", "rx_bytes"), ("tx_bytes", "tx_bytes"), ("rx_packets", "rx_frames"),
+                          ("tx_packets", "tx_frames")):
+            port_keys = [k for k in stats if re.fullmatch(rf"system\.nic{n}\.port\d+\.{leaf}", k)]
+            if port_keys:
+                setattr(nic, key, getattr(nic, key) + sum(float(stats[k]) for k in port_keys))
+            else:
+                missing.append(f"system.nic{n}.port*.{leaf}")
         nic.pcie_tlps += get(f"system.nic{n}.pcie.tlps")
-        nic.pcie_bytes += get(f"system.nic{n}.pcie.bytes")
-    requests = float(stats.get("client.requests_completed", 0.0))
-    if "client.requests_completed" not in stats:
-        missing.append("client.requests_completed")
+        nic.pcie_bytes += get(f"system.nic{n}.pcie.up_bytes") + get(f"system.nic{n}.pcie.down_bytes")
+    requests = float(stats.get("client.requests", 0.0))
+    if "client.requests" not in stats:
+        missing.append("client.requests")
     if strict and missing:
         raise KeyError(f"power.activity.from_stats: {len(missing)} counters missing from the stats: "
                        + ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else ""))
@@ -239,7 +245,7 @@ def stats_names(platform, *, socket: int = 0) -> list[str]:
     for k in range(channels):
         names += [f"{s}.mem.channel{k}.{f_.name}" for f_ in fields(DramActivity)]
     for n in range(platform.nic.count):
-        names += [f"system.nic{n}.{k}" for k in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets",
-                                                 "pcie.tlps", "pcie.bytes")]
-    names.append("client.requests_completed")
+        names += [f"system.nic{n}.{k}" for k in ("port0.rx_bytes", "port0.tx_bytes", "port0.rx_frames",
+                                                 "port0.tx_frames", "pcie.tlps", "pcie.up_bytes", "pcie.down_bytes")]
+    names.append("client.requests")
     return names

@@ -153,3 +153,25 @@ OPERATING_POINTS = {
 }
 
 PLATFORMS = {"brps-target": brps_target_socket, "xeon-e5-2697v2": xeon_e5_2697v2_socket}
+
+
+# ---------------------------------------------------------------------------------------------- runs
+SOCKETS = {"brps_target": brps_target_socket, "xeon_e5_2697v2": xeon_e5_2697v2_socket}
+
+
+def simulated_part(platform: Platform, config: dict) -> Platform:
+    """The socket cut down to the part a run simulated, from the run's resolved configuration (config.json):
+    its harts as cores, its LLC slices (each slice as the platform sizes it), its memory channels (one controller
+    each) and, when the run had a NIC, one NIC with its PCIe link. Directories and the on-chip network are not
+    simulated yet, so they are left out rather than priced idle."""
+    import dataclasses
+
+    channels = int(config["memory"]["channels"])
+    has_nic = bool(config.get("nic", {}).get("enabled", False))
+    llc = [dataclasses.replace(c, count=int(config["caches"]["llc_slices"])) for c in platform.caches[:1]]
+    return dataclasses.replace(
+        platform, cores=int(config["harts"]), caches=llc, directories=[], nocs=[],
+        mc=dataclasses.replace(platform.mc, count=channels, channels_per_mc=1),
+        dram=dataclasses.replace(platform.dram, channels=channels) if platform.dram is not None else None,
+        nic=dataclasses.replace(platform.nic, count=int(has_nic)),
+        pcie=dataclasses.replace(platform.pcie, count=int(has_nic)))

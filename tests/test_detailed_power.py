@@ -3,8 +3,6 @@ the names the timing models give them, and the model prices the run."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import power
 from power import platforms
 from models.sim import simulate
@@ -15,23 +13,14 @@ from conftest import BUILD, make_system
 UNMODELLED = ("tlb.", "client.", "system.nic")
 
 
-def one_core_target(cores: int):
-    """The billion-RPS socket cut down to the simulated machine: `cores` cores, one LLC slice, one DDR4-2400
-    channel, no NIC, directories or mesh (not simulated by this run)."""
-    p = platforms.brps_target_socket()
-    return dataclasses.replace(
-        p, cores=cores, caches=[dataclasses.replace(p.caches[0], count=1)], directories=[], nocs=[],
-        mc=dataclasses.replace(p.mc, count=1), dram=dataclasses.replace(p.dram, channels=1),
-        nic=dataclasses.replace(p.nic, count=0), pcie=dataclasses.replace(p.pcie, count=0))
-
-
 def test_a_detailed_run_is_priced_by_the_power_model(engine):
     system = make_system(BUILD / "micro" / "robloop", ["8M", "3000"], harts=1, mode="detailed",
                          detailed_start="roi", mem_limit="512MiB")
     result = simulate(system)
     assert result.exit_code == 0
     stats = result.stats
-    platform = one_core_target(1)
+    platform = platforms.simulated_part(platforms.brps_target_socket(), system.to_dict())
+    assert platform.cores == 1 and platform.nic.count == 0 and platform.mc.count == 1
     activity = power.from_stats(stats, platform)
     unexpected = [m for m in activity.missing if not any(u in m for u in UNMODELLED)]
     assert unexpected == [], unexpected

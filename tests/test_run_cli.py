@@ -6,6 +6,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RUN = [sys.executable, str(ROOT / "sim-scripts" / "run.py")]
 
@@ -41,3 +43,21 @@ def test_every_config_builds_a_valid_system():
     for name in configs.available():
         assert name in listing.stdout
         configs.load(name).system().validate()
+
+
+def test_power_option_prices_a_detailed_run(engine, tmp_path):
+    out = run("kvs_default", "--set", "client.requests=2000", "--set", "client.items=4096", "--set", "harts=2",
+              "--power", "brps_target", "--outdir", str(tmp_path))
+    assert out.returncode == 0, out.stdout + out.stderr
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert 0 < stats["power.socket.runtime_power_W"] < stats["power.socket.peak_power_W"]
+    # Energy per request is the run's runtime power over its measured time, per answered request.
+    expected = stats["power.socket.runtime_power_W"] * stats["sim_seconds"] / stats["client.requests"]
+    assert stats["power.energy_per_request_J"] == pytest.approx(expected, rel=1e-9)
+    assert "power (runtime)" in out.stdout
+
+
+def test_power_option_refuses_a_functional_run(tmp_path):
+    out = run("functional_default", "--power", "brps_target", "--outdir", str(tmp_path))
+    assert out.returncode == 2 and "needs a detailed run" in out.stdout
+    assert not (tmp_path / "stats.json").exists(), "the check must come before the run"

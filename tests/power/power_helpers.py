@@ -37,7 +37,7 @@ def synthetic_stats(platform, *, seconds=1e-3, ipc=1.5, scale=1.0, requests=1e5)
     for name in act_mod.stats_names(platform):
         stats[name] = 0.0
     stats["sim_seconds"] = seconds
-    stats["client.requests_completed"] = requests * scale
+    stats["client.requests"] = requests * scale
     s = "system.socket0"
     for i in range(platform.cores):
         for k, v in per_core.items():
@@ -60,6 +60,7 @@ def synthetic_stats(platform, *, seconds=1e-3, ipc=1.5, scale=1.0, requests=1e5)
                            "refreshes": 0.0}[name.rsplit(".", 1)[1]] * scale
         if name.startswith("system.nic"):
             key = name.split(".", 2)[2]
-            stats[name] = {"rx_bytes": 1e8, "tx_bytes": 1e8, "rx_packets": 1e6, "tx_packets": 1e6,
-                           "pcie.tlps": 3e6, "pcie.bytes": 2.2e8}[key] * scale
+            stats[name] = {"port0.rx_bytes": 1e8, "port0.tx_bytes": 1e8, "port0.rx_frames": 1e6,
+                           "port0.tx_frames": 1e6, "pcie.tlps": 3e6, "pcie.up_bytes": 1.1e8,
+                           "pcie.down_bytes": 1.1e8}[key] * scale
     return stats
