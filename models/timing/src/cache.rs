@@ -308,6 +308,24 @@ impl CacheArray {
         Some(std::mem::replace(&mut self.dirty[slot], false))
     }
 
+    /// A lookup of `line` at `t` (a write dirties it). On a hit, touches the line, counts a hit (or an MSHR merge
+    /// when its fill is still on the way) and returns when the data is available; None on a miss.
+    pub fn lookup(&mut self, line: u64, write: bool, t: Tick) -> Option<Tick> {
+        let slot = self.find(line)?;
+        self.touch(slot);
+        if write {
+            self.mark_dirty(slot);
+        }
+        let (ready, done) = (self.ready(slot), t + self.hit_ticks);
+        if ready <= t {
+            self.stats.hits += 1;
+            Some(done)
+        } else {
+            self.stats.mshr_merges += 1;
+            Some(ready.max(done))
+        }
+    }
+
     pub fn mark_dirty(&mut self, slot: usize) {
         self.dirty[slot] = true;
     }
@@ -549,18 +567,8 @@ impl<M: MemPort> MemSystem<M> {
             _ => {}
         }
         let lat = l1.hit_ticks;
-        if let Some(slot) = l1.find(line) {
-            l1.touch(slot);
-            if write {
-                l1.mark_dirty(slot);
-            }
-            let ready = l1.ready(slot);
-            if ready <= t {
-                l1.stats.hits += 1;
-                return t + lat;
-            }
-            l1.stats.mshr_merges += 1;
-            return ready.max(t + lat);
+        if let Some(done) = l1.lookup(line, write, t) {
+            return done;
         }
         l1.stats.misses += 1;
         if write {
@@ -584,15 +592,8 @@ impl<M: MemPort> MemSystem<M> {
         };
         l2.stats.accesses += 1;
         let lat = l2.hit_ticks;
-        if let Some(slot) = l2.find(line) {
-            l2.touch(slot);
-            let ready = l2.ready(slot);
-            if ready <= t {
-                l2.stats.hits += 1;
-                return t + lat;
-            }
-            l2.stats.mshr_merges += 1;
-            return ready.max(t + lat);
+        if let Some(done) = l2.lookup(line, false, t) {
+            return done;
         }
         l2.stats.misses += 1;
         if non_temporal {
