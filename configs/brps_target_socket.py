@@ -59,9 +59,7 @@ def system(cores: int = CORES, requests: int = 60000, items: int = 1 << 16, offe
            **client) -> System:
     ports = min(NICS, cores)
     settings = dict(dataset="tiny", items=items, popularity="uniform", get_ratio=0.95, requests=requests,
-                    offered_mpps=offered_mpps, window=32,
-                    # a scheduling round is one hart's turn: with many harts more rounds pass between responses
-                    stall_rounds=max(100_000, 50_000 * cores))
+                    offered_mpps=offered_mpps, window=32)
     settings.update(client)
     return System(
         harts=cores,

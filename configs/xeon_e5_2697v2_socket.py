@@ -69,9 +69,7 @@ def system(cores: int = CORES_PER_SOCKET, requests: int = 20000, items: int = 1 
     # STANDARD workload: Tiny items (8 B keys and values), uniform popularity, 95% GET (kvs-workload.md). The item
     # count is far below the spec's (a run reports client.items); the server's log and index hold it all.
     settings = dict(dataset="tiny", items=items, popularity="uniform", get_ratio=0.95, requests=requests,
-                    offered_mpps=offered_mpps, window=32,
-                    # a scheduling round is one hart's turn: with many harts more rounds pass between responses
-                    stall_rounds=max(100_000, 50_000 * cores))
+                    offered_mpps=offered_mpps, window=32)
     settings.update(client)
     return System(
         harts=cores,

@@ -49,8 +49,8 @@ class Client(SimObject):
     fuzz_frames = Param.Count(0, "random and mutated frames (malformed, truncated, unknown operations, oversized "
                               "keys and values) sent after the load and before the measured phase; their "
                               "responses are checked for form only and counted (client.fuzz.*)", min=0)
-    stall_rounds = Param.Count(100000, "scheduling rounds without any response while requests are outstanding "
-                               "before the run fails (a lost response)", min=1)
+    stall_rounds = Param.Count(100000, "scheduling rounds (every hart has had a turn) without any response while "
+                               "requests are outstanding before the run fails (a lost response)", min=1)
 
     def sizes(self) -> tuple[int, int]:
         """(key bytes, value bytes) used."""

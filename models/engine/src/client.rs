@@ -861,7 +861,9 @@ impl Client {
         }
         if !self.outstanding.is_empty() && !got_any {
             self.idle_rounds += 1;
-            if self.idle_rounds >= self.cfg.stall_rounds {
+            // The client is stepped after every hart's turn: a round of all harts is `cores` steps, so the limit
+            // means the same for any core count.
+            if self.idle_rounds >= self.cfg.stall_rounds.saturating_mul(self.cfg.cores.max(1) as u64) {
                 let mut per_core: Vec<String> = Vec::new();
                 for c in 0..self.cfg.cores {
                     if self.out_per_core[c] > 0 {
@@ -870,7 +872,7 @@ impl Client {
                 }
                 return Err(format!(
                     "no response for {} scheduling rounds with {} frames outstanding ({}); {} frames wait in the NIC",
-                    self.idle_rounds,
+                    self.idle_rounds / self.cfg.cores.max(1) as u64,
                     self.outstanding.len(),
                     per_core.join(", "),
                     nic.frames_in_flight()

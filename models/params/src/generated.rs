@@ -77,7 +77,7 @@ pub struct Client {
     pub bulk_load: bool,
     /// random and mutated frames (malformed, truncated, unknown operations, oversized keys and values) sent after the load and before the measured phase; their responses are checked for form only and counted (client.fuzz.*)
     pub fuzz_frames: u64,
-    /// scheduling rounds without any response while requests are outstanding before the run fails (a lost response)
+    /// scheduling rounds (every hart has had a turn) without any response while requests are outstanding before the run fails (a lost response)
     pub stall_rounds: u64,
 }
 
