@@ -7,18 +7,106 @@ test, so the two sides cannot drift. Run `python -m models.codegen` after changi
 from __future__ import annotations
 
 import importlib
+import json
 import pathlib
+import re
 import sys
+from typing import Any
 
-from .params import SimObject
+from .params import Param, SimObject
 
 # Modules whose SimObjects the engine reads. Add a model's module here when it gains parameters.
-MODEL_MODULES = ["models.system", "models.core", "models.cache", "models.dram", "models.nic", "models.client"]
+MODEL_MODULES = ["models.system", "models.socket", "models.noc", "models.core", "models.cache", "models.dram", "models.nic",
+                 "models.client"]
 TARGET = pathlib.Path(__file__).resolve().parent / "params" / "src" / "generated.rs"
 
 
 def _doc_lines(text: str, indent: str) -> list[str]:
     return [f"{indent}/// {line}" for line in text.splitlines() or [""]]
+
+
+def _camel(text: str) -> str:
+    """'inorder' -> 'Inorder', 'detailed_start' -> 'DetailedStart', 'DDR4-2400' -> 'Ddr4_2400' (an underscore
+    only between two digits, where Rust's naming lint allows it)."""
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", text) if p]
+    out = ""
+    for part in parts:
+        if out and out[-1].isdigit() and part[0].isdigit():
+            out += "_"
+        out += part[0].upper() + part[1:].lower()
+    return out
+
+
+def enum_name(param: Param) -> str:
+    """The Rust enum of a Param.Enum: its owner and its name, e.g. Core.model -> CoreModel."""
+    return param.owner + _camel(param.name)
+
+
+def _rust_type(param: Param) -> str:
+    return enum_name(param) if param.kind == "enum" else param.rust_type
+
+
+def _render_enum(param: Param) -> list[str]:
+    name = enum_name(param)
+    lines = _doc_lines(f"The choices of {param.owner}.{param.name}.", "")
+    lines += ["#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]", f"pub enum {name} {{"]
+    for choice in param.choices:
+        lines += [f"    #[serde(rename = {json.dumps(choice)})]", f"    {_camel(choice)},"]
+    lines += ["}", "", f"impl {name} {{", "    /// The spelling of the Python declaration (and of config.json).",
+              "    pub fn as_str(self) -> &'static str {", "        match self {"]
+    lines += [f"            {name}::{_camel(c)} => {json.dumps(c)}," for c in param.choices]
+    lines += ["        }", "    }", "    /// The choice spelled `text`, if any.", "    pub fn from_name(text: &str) -> Option<Self> {",
+              "        Self::ALL.iter().copied().find(|c| c.as_str() == text)", "    }",
+              "    pub const ALL: &'static [Self] = &[" + ", ".join(f"{name}::{_camel(c)}" for c in param.choices)
+              + "];", "}", ""]
+    return lines
+
+
+def _literal(param: Param, value: Any, indent: str) -> str:
+    """A Rust expression for `value`, a resolved (to_dict) value of `param`."""
+    if value is None:
+        return "None"
+    if param.kind == "child":
+        if param.many:
+            items = [_struct_literal(param.child, v, indent + "    ") for v in value]
+            return "vec![" + ", ".join(items) + "]" if items else "Vec::new()"
+        return _struct_literal(param.child, value, indent)
+    return _scalar(param, value)
+
+
+def _scalar(param: Param, value: Any) -> str:
+    if param.kind == "enum":
+        return f"{enum_name(param)}::{_camel(value)}"
+    if param.kind == "bool":
+        return "true" if value else "false"
+    if param.kind == "float":
+        return repr(float(value))
+    if param.kind == "str":
+        return f"String::from({json.dumps(value)})"
+    if param.kind == "strlist":
+        return "vec![" + ", ".join(f"String::from({json.dumps(v)})" for v in value) + "]"
+    if param.kind == "coords":
+        return "vec![" + ", ".join(f"[{x}, {y}]" for x, y in value) + "]"
+    return str(int(value))
+
+
+def _struct_literal(cls: type, values: dict, indent: str) -> str:
+    inner = indent + "    "
+    fields = []
+    for pname, param in cls._params.items():
+        value = values[pname]
+        text = _literal(param, value, inner)
+        if param.rust_type.startswith("Option<") and value is not None:
+            text = f"Some({text})"
+        fields.append(f"{inner}{pname}: {text},")
+    return cls.__name__ + " {\n" + "\n".join(fields) + f"\n{indent}}}"
+
+
+def _render_default(name: str, cls: type) -> list[str]:
+    """`impl Default` from the Python defaults: what `cls()` resolves to (the same values config.json shows)."""
+    body = _struct_literal(cls, cls().to_dict(), "        ")
+    return [f"impl Default for {name} {{", "    /// The defaults declared in Python.", "    fn default() -> Self {",
+            f"        {body}", "    }", "}", ""]
 
 
 def render() -> str:
@@ -33,12 +121,18 @@ def render() -> str:
         lines += _doc_lines((cls.__doc__ or name).strip().splitlines()[0], "")
         lines += ["#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]", "#[serde(deny_unknown_fields)]",
                   f"pub struct {name} {{"]
+        enums = []
         for pname, param in cls._params.items():
             unit = {"size": " [bytes]", "freq": " [Hz]", "time": " [ps]"}.get(param.kind, "")
             choices = f" One of: {', '.join(param.choices)}." if param.choices else ""
             lines += _doc_lines(param.doc + unit + choices, "    ")
-            lines.append(f"    pub {pname}: {param.rust_type},")
+            lines.append(f"    pub {pname}: {_rust_type(param)},")
+            if param.kind == "enum":
+                enums.append(param)
         lines += ["}", ""]
+        lines += _render_default(name, cls)
+        for param in enums:
+            lines += _render_enum(param)
     # Tables a module keeps for the Rust side (e.g. the DRAM presets), written once in Python.
     for module in MODEL_MODULES:
         extra = getattr(importlib.import_module(module), "rust_constants", None)

@@ -109,6 +109,21 @@ def _parse_str(value: Any) -> str:
     return value
 
 
+def _parse_coords(value: Any) -> list[list[int]]:
+    """A list of (x, y) router coordinates: [[0, 0], [5, 4]] (tuples are accepted)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"{value!r} is not a list of (x, y) pairs")
+    out = []
+    for pair in value:
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise ValueError(f"{pair!r} is not an (x, y) pair")
+        x, y = (_parse_int(v) for v in pair)
+        if x < 0 or y < 0:
+            raise ValueError(f"{pair!r} has a negative coordinate")
+        out.append([x, y])
+    return out
+
+
 def _parse_strlist(value: Any) -> list[str]:
     if isinstance(value, str) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"{value!r} is not a list of strings")
@@ -136,6 +151,7 @@ _KINDS = {
     "str": _Kind("str", _parse_str, "String"),
     "strlist": _Kind("strlist", _parse_strlist, "Vec<String>"),
     "enum": _Kind("enum", _parse_str, "String"),
+    "coords": _Kind("coords", _parse_coords, "Vec<[u64; 2]>"),
 }
 
 
@@ -209,6 +225,11 @@ class Param:
         return cls("strlist", list(default), doc)
 
     @classmethod
+    def Coords(cls, default, doc):
+        """A list of (x, y) positions on a grid (router coordinates of a mesh), each whole and non-negative."""
+        return cls("coords", [list(p) for p in default], doc)
+
+    @classmethod
     def Enum(cls, default, doc, choices):
         return cls("enum", default, doc, choices=choices)
 
@@ -226,6 +247,8 @@ class Param:
     def _range_text(self) -> str:
         if self.choices:
             return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind in ("bool", "str", "strlist", "coords"):
+            return "(see its doc)"
         lo = "-inf" if self.min is None else self.min
         hi = "inf" if self.max is None else self.max
         unit = _KINDS[self.kind].unit
@@ -246,7 +269,8 @@ class Param:
     def _kind_text(self) -> str:
         return {"int": "an integer", "count": "a whole number", "size": "a size", "freq": "a frequency",
                 "time": "a time", "float": "a number", "bool": "True or False", "str": "a string",
-                "strlist": "a list of strings", "enum": "a string"}[self.kind]
+                "strlist": "a list of strings", "enum": "a string",
+                "coords": "a list of (x, y) pairs"}[self.kind]
 
     def resolve(self, where: str, value: Any) -> Any:
         if self.kind != "child":
@@ -264,7 +288,9 @@ class Param:
     def fresh_default(self) -> Any:
         if self.kind == "child":
             return [] if self.many else self.child()
-        return list(self.default) if isinstance(self.default, list) else self.default
+        if isinstance(self.default, list):
+            return [list(v) if isinstance(v, list) else v for v in self.default]
+        return self.default
 
     @property
     def rust_type(self) -> str:

@@ -8,6 +8,8 @@ from .params import Param, ParamError, SimObject
 from .cache import CacheHierarchy
 from .core import Core
 from .dram import MemoryController
+from .noc import Noc
+from .socket import Socket
 
 
 class Workload(SimObject):
@@ -59,11 +61,18 @@ class System(SimObject):
                            "gets `core`")
     caches = Param.Child(CacheHierarchy, "the socket's caches: private L1I/L1D (and L2) per core, shared LLC")
     memory = Param.Child(MemoryController, "the socket's DRAM controller and channels")
+    cores_per_cluster = Param.Count(1, "cores per cluster of socket 0 (see `sockets`): a cluster's cores and its "
+                                    "LLC slice share a crossbar and a mesh router", min=1, max=64)
+    noc = Param.Child(Noc, "socket 0's on-chip network (see `sockets`)")
+    sockets = Param.Children(Socket, "the sockets, each with its cores, caches, memory and network; empty: one "
+                             "socket described by the flat fields harts, core, cores, caches, memory, "
+                             "cores_per_cluster and noc (the common single-socket case)")
     nic = Param.Child(Nic, "the NIC (simulated only when nic.enabled)")
     client = Param.Child(Client, "the ghost client (runs only when client.enabled; needs the NIC)")
 
     def validate(self) -> None:
         super().validate()
+        self._validate_sockets()
         if not self.workload.binary:
             raise ParamError("System.workload.binary is empty: name the riscv64 ELF to run")
         self._validate_timing()
@@ -97,14 +106,48 @@ class System(SimObject):
                 and self.warm_caches:
             raise ParamError(f"System.warm_start_insts = {self.warm_start_insts} must be below "
                              f"System.detailed_start_insts = {self.detailed_start_insts}")
-        if self.cores and len(self.cores) != self.harts:
-            raise ParamError(f"System.cores has {len(self.cores)} entries but System.harts = {self.harts}: give "
-                             "one Core per hart, or none to use System.core for all")
+        if self.mode == "detailed" and len(self.socket_list()) > 1:
+            raise ParamError(f"System.sockets lists {len(self.sockets)} sockets but detailed timing models one "
+                             "socket so far: use System.mode = 'functional', or one socket")
         lines = {self.caches.l1d.line_size}
         if lines != {64}:
             raise ParamError(f"System.caches line_size = {self.caches.l1d.line_size}: the DRAM model moves "
                              "64-byte lines (one BL8 burst), so caches must use 64-byte lines")
 
     def hart_cores(self) -> list[Core]:
-        """The Core of every hart."""
-        return list(self.cores) if self.cores else [self.core] * self.harts
+        """The Core of every hart, socket by socket."""
+        return [c for s in self.socket_list() for c in (list(s.core_models) or [s.core] * s.cores)]
+
+    # The socket tree -------------------------------------------------------------------------------------------
+    FLAT_SOCKET_FIELDS = ("core", "cores", "caches", "memory", "cores_per_cluster", "noc")
+
+    def socket_list(self) -> list[Socket]:
+        """The sockets: `sockets`, or the one socket the flat fields describe when it is empty."""
+        if self.sockets:
+            return list(self.sockets)
+        return [Socket(cores=self.harts, cores_per_cluster=self.cores_per_cluster, core=self.core,
+                       core_models=list(self.cores), caches=self.caches, memory=self.memory, noc=self.noc)]
+
+    def nics_on_socket(self, socket: int) -> int:
+        """NICs attached to a socket (the one System.nic sits on socket 0)."""
+        nics = getattr(self, "nics", None)
+        if nics is not None:
+            return sum(1 for n in nics if getattr(n, "socket", 0) == socket)
+        return int(self.nic.enabled and socket == 0)
+
+    def _validate_sockets(self) -> None:
+        if self.sockets:
+            for name in self.FLAT_SOCKET_FIELDS:
+                default = self._params[name].fresh_default()
+                value = getattr(self, name)
+                same = value == default if not isinstance(value, SimObject) else value.to_dict() == default.to_dict()
+                if not same:
+                    raise ParamError(f"System.{name} is set but System.sockets lists the sockets: set it on the "
+                                     f"socket (System.sockets[i].{'core_models' if name == 'cores' else name}); "
+                                     "the flat fields describe socket 0 only when System.sockets is empty")
+            total = sum(s.cores for s in self.sockets)
+            if self.harts != total:
+                raise ParamError(f"System.harts = {self.harts} but System.sockets hold {total} cores: harts must "
+                                 "be the sum of the sockets' cores")
+        for i, socket in enumerate(self.socket_list()):
+            socket.check("System" if not self.sockets else f"System.sockets[{i}]", self.nics_on_socket(i))

@@ -106,12 +106,12 @@ impl ClientConfig {
         core_queue: Vec<usize>,
         queue_port: Vec<usize>,
     ) -> Result<ClientConfig, String> {
-        let (dk, dv) = match p.dataset.as_str() {
-            "tiny" => (8, 8),
-            "small" => (16, 64),
-            "large" => (128, 1024),
-            "xlarge" => (250, 1152),
-            other => return Err(format!("Client.dataset {other:?} is unknown")),
+        use kvsim_params::{ClientDataset, ClientMode, ClientPopularity};
+        let (dk, dv) = match p.dataset {
+            ClientDataset::Tiny => (8, 8),
+            ClientDataset::Small => (16, 64),
+            ClientDataset::Large => (128, 1024),
+            ClientDataset::Xlarge => (250, 1152),
         };
         let key_len = if p.key_size > 0 { p.key_size as usize } else { dk };
         let val_len = if p.value_size > 0 { p.value_size as usize } else { dv };
@@ -131,10 +131,11 @@ impl ClientConfig {
                 buckets = num(v)?;
             }
         }
-        let crew = match (p.mode.as_str(), mode.as_str()) {
-            ("auto", "erew") | ("erew", "erew") => false,
-            ("auto", "crew") | ("crew", "crew") => true,
-            (c, s) => return Err(format!("Client.mode is {c:?} but the server runs mode={s}")),
+        // `mode` is the server's own argument (free text in its argv), so it is matched as text.
+        let crew = match (p.mode, mode.as_str()) {
+            (ClientMode::Auto | ClientMode::Erew, "erew") => false,
+            (ClientMode::Auto | ClientMode::Crew, "crew") => true,
+            (c, s) => return Err(format!("Client.mode is {:?} but the server runs mode={s}", c.as_str())),
         };
         if !buckets.is_power_of_two() {
             return Err(format!("Client: the server's buckets={buckets} is not a power of two"));
@@ -143,7 +144,7 @@ impl ClientConfig {
             items: p.items,
             key_len,
             val_len,
-            zipf_theta: (p.popularity == "zipf").then_some(p.zipf_theta),
+            zipf_theta: (p.popularity == ClientPopularity::Zipf).then_some(p.zipf_theta),
             get_ratio: p.get_ratio,
             requests_per_packet: (p.requests_per_packet as usize).clamp(1, MAX_BATCH),
             requests: p.requests,

@@ -64,7 +64,7 @@ pub struct EngineConfig {
     pub max_insts: u64,
     pub max_time: u64,
     pub seed: u64,
-    pub misaligned: String,
+    pub misaligned: kvsim_params::SystemMisaligned,
     pub trace_file: String,
     pub binary: String,
     pub argv: Vec<String>,
@@ -85,7 +85,7 @@ impl EngineConfig {
             max_insts: s.max_insts,
             max_time: s.max_time,
             seed: s.seed,
-            misaligned: s.misaligned.clone(),
+            misaligned: s.misaligned,
             trace_file: s.trace_file.clone(),
             binary: s.workload.binary.clone(),
             argv: s.workload.argv.clone(),
@@ -106,7 +106,7 @@ impl EngineConfig {
             max_insts: 0,
             max_time: 0,
             seed: 1,
-            misaligned: "fault".into(),
+            misaligned: kvsim_params::SystemMisaligned::Fault,
             trace_file: String::new(),
             binary: binary.into(),
             argv: vec![],
@@ -134,11 +134,7 @@ impl Machine {
         if system.clock == 0 {
             return Err(config("System.clock must be positive"));
         }
-        let allow = match system.misaligned.as_str() {
-            "fault" => false,
-            "allow" => true,
-            other => return Err(config(format!("System.misaligned is {other:?}: expected 'fault' or 'allow'"))),
-        };
+        let allow = system.misaligned == kvsim_params::SystemMisaligned::Allow;
         if system.stack_size > 1 << 40 {
             return Err(config(format!("System.stack_size of {} bytes is too large", system.stack_size)));
         }
@@ -729,7 +725,7 @@ pub mod tests {
         assert!(why.starts_with("store of 8 bytes at 0x3ffffeff") && why.ends_with("is misaligned"), "{why}");
         // ... which 'allow' performs
         let mut allow = cfg.clone();
-        allow.misaligned = "allow".into();
+        allow.misaligned = kvsim_params::SystemMisaligned::Allow;
         allow.max_insts = 2;
         let mut m = machine_with(&bytes(&[addi(5, 2, -3), s(0, 2, 5, 3)]), &allow);
         assert_eq!(m.run(&mut NoHook, None).unwrap(), StopReason::MaxInsts);
@@ -863,7 +859,8 @@ pub mod tests {
             cfg.max_insts = 2000;
             cfg.harts = 1 + round % 2;
             cfg.quantum = 3;
-            cfg.misaligned = if round % 3 == 0 { "allow".into() } else { "fault".into() };
+            use kvsim_params::SystemMisaligned::{Allow, Fault};
+            cfg.misaligned = if round % 3 == 0 { Allow } else { Fault };
             let mut m = machine_with(&bytes(&words), &cfg);
             for hart in &mut m.harts {
                 for r in 1..32 {

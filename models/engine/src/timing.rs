@@ -26,12 +26,11 @@ use crate::isa::exec::{ExecHook, NoHook, Tracer};
 use crate::output::{RunOutput, Stat, StopReason};
 use crate::sim::{EngineConfig, Machine};
 
-/// Where the timing models' statistics go in the stats tree (one socket for now).
-pub const SOCKET_PREFIX: &str = "system.socket0.";
-
 /// Detailed timing: every executed instruction goes to its hart's core model.
 pub struct TimingHook {
     pub sys: TimingSystem,
+    /// The socket this timing system models (its statistics go under `kvsim_params::paths::socket`).
+    pub socket: usize,
     /// Simulated time (ps) when detailed timing started; the cores count from 0 there.
     pub offset: u64,
 }
@@ -58,7 +57,7 @@ impl ExecHook for TimingHook {
     }
     fn append_stats(&self, out: &mut Vec<Stat>) {
         let mut sink = StatSink::new();
-        self.sys.stats(SOCKET_PREFIX, &mut sink);
+        self.sys.stats(&kvsim_params::paths::socket(self.socket), &mut sink);
         out.extend(sink.entries.into_iter().map(|(name, value, desc)| Stat { name, value, desc }));
         out.push(Stat {
             name: "sim_seconds".into(),
@@ -158,24 +157,29 @@ fn close_tracer(cfg: &EngineConfig, tracer: Option<Tracer>) -> SimResult<()> {
     Ok(())
 }
 
-/// Build the timing side of `system`: one core per hart (System.cores, else System.core for every hart).
+/// Build the timing side of `system` from its socket tree: one core per hart of its one socket (detailed timing
+/// of several sockets is not modelled yet; the Python side refuses such a configuration first).
 pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
-    let harts = system.harts as usize;
-    let cores = if system.cores.is_empty() {
-        vec![system.core.clone(); harts]
-    } else if system.cores.len() == harts {
-        system.cores.clone()
-    } else {
-        return Err(SimError::Config(format!("System.cores has {} entries for {harts} harts", system.cores.len())));
+    let sockets = system.socket_list();
+    let [socket] = sockets.as_slice() else {
+        return Err(SimError::Config(format!(
+            "System.sockets lists {} sockets: detailed timing models one socket so far",
+            sockets.len()
+        )));
     };
-    if system.caches.l1d.line_size != kvsim_timing::dram::DRAM_LINE {
+    let cores = socket.core_of_each();
+    if cores.len() != system.harts as usize {
+        return Err(SimError::Config(format!("the socket has {} cores for {} harts", cores.len(), system.harts)));
+    }
+    let caches = &socket.caches;
+    if caches.l1d.line_size != kvsim_timing::dram::DRAM_LINE {
         return Err(SimError::Config("System.caches must use 64-byte lines".into()));
     }
-    let mut sys = TimingSystem::new(&cores, &system.caches, &system.memory);
+    let mut sys = TimingSystem::new(&cores, caches, &socket.memory);
     // DDIO: the NIC's writes allocate in `ddio_ways` of the LLC's ways (at least one), or go to memory.
     if system.nic.enabled {
         sys.mem.ddio = system.nic.ddio;
-        let assoc = system.caches.llc.assoc.clamp(1, 64);
+        let assoc = caches.llc.assoc.clamp(1, 64);
         let ways = ((assoc as f64 * system.nic.ddio_ways).round() as u64).clamp(1, assoc);
         let mask = if ways >= 64 { u64::MAX } else { (1u64 << ways) - 1 };
         sys.mem.set_llc_way_mask(kvsim_timing::ReqClass::Io, mask);
@@ -194,22 +198,12 @@ pub fn run_system(
     progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
 ) -> SimResult<RunOutput> {
     let cfg = EngineConfig::from_system(system);
-    let detailed = match system.mode.as_str() {
-        "functional" => false,
-        "detailed" => true,
-        other => {
-            return Err(SimError::Config(format!("System.mode is {other:?}: expected 'functional' or 'detailed'")))
-        }
-    };
-    let start = match system.detailed_start.as_str() {
-        "start" => Until { insts: 0, roi: false },
-        "roi" => Until { insts: u64::MAX, roi: true },
-        "insts" => Until { insts: system.detailed_start_insts, roi: false },
-        other => {
-            return Err(SimError::Config(format!(
-                "System.detailed_start is {other:?}: expected 'start', 'roi' or 'insts'"
-            )))
-        }
+    use kvsim_params::{SystemDetailedStart, SystemMode};
+    let detailed = system.mode == SystemMode::Detailed;
+    let start = match system.detailed_start {
+        SystemDetailedStart::Start => Until { insts: 0, roi: false },
+        SystemDetailedStart::Roi => Until { insts: u64::MAX, roi: true },
+        SystemDetailedStart::Insts => Until { insts: system.detailed_start_insts, roi: false },
     };
     let image = elf::load(&cfg.binary).map_err(SimError::Elf)?;
     let mut m = Machine::new(&cfg, &image)?;
@@ -262,7 +256,7 @@ fn drive(
     for h in &mut m.harts {
         h.timed_ps = Some(offset);
     }
-    let mut hook = TimingHook { sys, offset };
+    let mut hook = TimingHook { sys, socket: 0, offset };
     let stop = phase(m, &mut hook, FOREVER, "detailed", every, progress, tracer.as_deref_mut())?;
     Ok((stop.expect("a run without a phase end ends"), Some(hook)))
 }
@@ -279,7 +273,7 @@ mod tests {
             &kvsim_timing::synth::hierarchy_params(),
             &kvsim_timing::synth::dram_params(),
         );
-        TimingHook { sys, offset: 0 }
+        TimingHook { sys, socket: 0, offset: 0 }
     }
 
     #[test]
@@ -317,7 +311,7 @@ mod tests {
             &kvsim_timing::synth::hierarchy_params(),
             &kvsim_timing::synth::dram_params(),
         );
-        let mut h = TimingHook { sys, offset: 0 };
+        let mut h = TimingHook { sys, socket: 0, offset: 0 };
         h.sys.set_clock(1, 1_250_000_000); // hart 1 at half the clock: it should get about half the instructions
         for hart in &mut m.harts {
             hart.timed_ps = Some(0);

@@ -14,11 +14,53 @@ pub struct Cache {
     /// cycles of this cache's clock to look it up; a miss adds the next level's, so load-to-use at a level is the sum down to it (assumed 4 for the L1D)
     pub hit_latency: u64,
     /// replacement policy: 'lru', 'plru' (tree pseudo-LRU, power-of-two ways) or 'random' (seeded, deterministic) One of: lru, plru, random.
-    pub replacement: String,
+    pub replacement: CacheReplacement,
     /// miss-status holding registers: outstanding misses (and prefetches) to distinct lines; for the L1D they bound the core's memory-level parallelism (Ivy Bridge: 10 fill buffers)
     pub mshrs: u64,
     /// evicting a line back-invalidates it in the levels above (used for the LLC)
     pub inclusive: bool,
+}
+
+impl Default for Cache {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        Cache {
+            size: 32768,
+            assoc: 8,
+            line_size: 64,
+            hit_latency: 4,
+            replacement: CacheReplacement::Lru,
+            mshrs: 10,
+            inclusive: false,
+        }
+    }
+}
+
+/// The choices of Cache.replacement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CacheReplacement {
+    #[serde(rename = "lru")]
+    Lru,
+    #[serde(rename = "plru")]
+    Plru,
+    #[serde(rename = "random")]
+    Random,
+}
+
+impl CacheReplacement {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheReplacement::Lru => "lru",
+            CacheReplacement::Plru => "plru",
+            CacheReplacement::Random => "random",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[CacheReplacement::Lru, CacheReplacement::Plru, CacheReplacement::Random];
 }
 
 /// The caches of one socket: private L1I/L1D (+ optional L2) per core and a sliced, shared LLC.
@@ -41,6 +83,53 @@ pub struct CacheHierarchy {
     pub uncore_clock: u64,
 }
 
+impl Default for CacheHierarchy {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        CacheHierarchy {
+            l1i: Cache {
+                size: 32768,
+                assoc: 8,
+                line_size: 64,
+                hit_latency: 4,
+                replacement: CacheReplacement::Lru,
+                mshrs: 4,
+                inclusive: false,
+            },
+            l1d: Cache {
+                size: 32768,
+                assoc: 8,
+                line_size: 64,
+                hit_latency: 4,
+                replacement: CacheReplacement::Lru,
+                mshrs: 10,
+                inclusive: false,
+            },
+            l2_enabled: false,
+            l2: Cache {
+                size: 262144,
+                assoc: 8,
+                line_size: 64,
+                hit_latency: 8,
+                replacement: CacheReplacement::Lru,
+                mshrs: 16,
+                inclusive: false,
+            },
+            llc: Cache {
+                size: 47185920,
+                assoc: 20,
+                line_size: 64,
+                hit_latency: 20,
+                replacement: CacheReplacement::Lru,
+                mshrs: 64,
+                inclusive: true,
+            },
+            llc_slices: 1,
+            uncore_clock: 2500000000,
+        }
+    }
+}
+
 /// The ghost client: YCSB-style generator and response checker inside the engine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,7 +137,7 @@ pub struct Client {
     /// run the ghost client (needs System.nic.enabled); the run stops with 'client_done' when every request is answered
     pub enabled: bool,
     /// key and value sizes: tiny 8/8 B, small 16/64 B, large 128/1024 B, xlarge 250/1152 B One of: tiny, small, large, xlarge.
-    pub dataset: String,
+    pub dataset: ClientDataset,
     /// items in the data set (keys 0..items-1)
     pub items: u64,
     /// key bytes (0 = the dataset's)
@@ -56,7 +145,7 @@ pub struct Client {
     /// value bytes (0 = the dataset's)
     pub value_size: u64,
     /// key popularity: 'uniform', or 'zipf' (exact, rank 1 = item 0) One of: uniform, zipf.
-    pub popularity: String,
+    pub popularity: ClientPopularity,
     /// Zipf exponent (YCSB's default 0.99)
     pub zipf_theta: f64,
     /// fraction of measured requests that are GETs (the rest are PUTs)
@@ -66,7 +155,7 @@ pub struct Client {
     /// measured requests (M); the run ends when all are answered
     pub requests: u64,
     /// steering: 'erew' sends every request to its partition's core; 'crew' sends PUTs there and GETs round-robin over the cores; 'auto' follows the server's mode= argument (erew when absent). An explicit value must agree with that argument One of: auto, erew, crew.
-    pub mode: String,
+    pub mode: ClientMode,
     /// seed of the client's random choices (keys, operations, fuzz frames)
     pub seed: u64,
     /// packets outstanding per queue at most (keep it below the server's RX ring size)
@@ -81,12 +170,118 @@ pub struct Client {
     pub stall_rounds: u64,
 }
 
+impl Default for Client {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        Client {
+            enabled: false,
+            dataset: ClientDataset::Tiny,
+            items: 65536,
+            key_size: 0,
+            value_size: 0,
+            popularity: ClientPopularity::Uniform,
+            zipf_theta: 0.99,
+            get_ratio: 0.95,
+            requests_per_packet: 1,
+            requests: 10000,
+            mode: ClientMode::Auto,
+            seed: 1,
+            window: 32,
+            offered_mpps: 0.0,
+            bulk_load: true,
+            fuzz_frames: 0,
+            stall_rounds: 100000,
+        }
+    }
+}
+
+/// The choices of Client.dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ClientDataset {
+    #[serde(rename = "tiny")]
+    Tiny,
+    #[serde(rename = "small")]
+    Small,
+    #[serde(rename = "large")]
+    Large,
+    #[serde(rename = "xlarge")]
+    Xlarge,
+}
+
+impl ClientDataset {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientDataset::Tiny => "tiny",
+            ClientDataset::Small => "small",
+            ClientDataset::Large => "large",
+            ClientDataset::Xlarge => "xlarge",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[ClientDataset::Tiny, ClientDataset::Small, ClientDataset::Large, ClientDataset::Xlarge];
+}
+
+/// The choices of Client.popularity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ClientPopularity {
+    #[serde(rename = "uniform")]
+    Uniform,
+    #[serde(rename = "zipf")]
+    Zipf,
+}
+
+impl ClientPopularity {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientPopularity::Uniform => "uniform",
+            ClientPopularity::Zipf => "zipf",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[ClientPopularity::Uniform, ClientPopularity::Zipf];
+}
+
+/// The choices of Client.mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ClientMode {
+    #[serde(rename = "auto")]
+    Auto,
+    #[serde(rename = "erew")]
+    Erew,
+    #[serde(rename = "crew")]
+    Crew,
+}
+
+impl ClientMode {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientMode::Auto => "auto",
+            ClientMode::Erew => "erew",
+            ClientMode::Crew => "crew",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[ClientMode::Auto, ClientMode::Erew, ClientMode::Crew];
+}
+
 /// One core's timing model: pipeline widths, window, queues, functional units, branch predictor, clock.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Core {
     /// timing model: 'ooo' issues out of order from the ROB; 'inorder' issues in program order (Cortex-A7 class), still completing out of order under cache misses One of: ooo, inorder.
-    pub model: String,
+    pub model: CoreModel,
     /// core clock; cycles convert to ticks (ps) by its period, per core (DVFS) [Hz]
     pub clock: u64,
     /// instructions fetched, decoded and dispatched (renamed) per cycle (assumed = issue width)
@@ -118,7 +313,7 @@ pub struct Core {
     /// store-address/data issues per cycle
     pub store_ports: u64,
     /// conditional-branch direction predictor: 'gshare' (global history XOR PC), 'bimodal' (PC only), 'perfect' (never mispredicts) One of: gshare, bimodal, perfect.
-    pub bpred: String,
+    pub bpred: CoreBpred,
     /// 2-bit counters in the direction predictor (power of two; assumed)
     pub bpred_entries: u64,
     /// global-history bits gshare folds into its index (assumed)
@@ -131,12 +326,93 @@ pub struct Core {
     pub mispredict_penalty: u64,
 }
 
+impl Default for Core {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        Core {
+            model: CoreModel::Ooo,
+            clock: 2500000000,
+            fetch_width: 3,
+            issue_width: 3,
+            commit_width: 3,
+            rob_entries: 64,
+            lq_entries: 32,
+            sq_entries: 24,
+            int_alus: 3,
+            int_alu_latency: 1,
+            mul_units: 1,
+            mul_latency: 3,
+            div_units: 1,
+            div_latency: 20,
+            load_ports: 2,
+            store_ports: 1,
+            bpred: CoreBpred::Gshare,
+            bpred_entries: 4096,
+            bpred_history_bits: 12,
+            btb_entries: 2048,
+            ras_entries: 16,
+            mispredict_penalty: 14,
+        }
+    }
+}
+
+/// The choices of Core.model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CoreModel {
+    #[serde(rename = "ooo")]
+    Ooo,
+    #[serde(rename = "inorder")]
+    Inorder,
+}
+
+impl CoreModel {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CoreModel::Ooo => "ooo",
+            CoreModel::Inorder => "inorder",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[CoreModel::Ooo, CoreModel::Inorder];
+}
+
+/// The choices of Core.bpred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CoreBpred {
+    #[serde(rename = "gshare")]
+    Gshare,
+    #[serde(rename = "bimodal")]
+    Bimodal,
+    #[serde(rename = "perfect")]
+    Perfect,
+}
+
+impl CoreBpred {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CoreBpred::Gshare => "gshare",
+            CoreBpred::Bimodal => "bimodal",
+            CoreBpred::Perfect => "perfect",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[CoreBpred::Gshare, CoreBpred::Bimodal, CoreBpred::Perfect];
+}
+
 /// A DDR memory controller: channels, ranks, banks, open-page row buffers, FR-FCFS, refresh.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryController {
     /// JEDEC speed grade whose timings apply unless overridden below: 'DDR4-2400' (17-17-17, the target) or 'DDR3-1600' (11-11-11, the Xeon baseline) One of: DDR4-2400, DDR3-1600.
-    pub preset: String,
+    pub preset: MemoryControllerPreset,
     /// independent 64-bit channels behind this controller (power of two)
     pub channels: u64,
     /// ranks per channel (power of two; assumed 1)
@@ -197,6 +473,68 @@ pub struct MemoryController {
     pub t_refi: u64,
 }
 
+impl Default for MemoryController {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        MemoryController {
+            preset: MemoryControllerPreset::Ddr4_2400,
+            channels: 1,
+            ranks: 1,
+            bank_groups: 4,
+            banks_per_group: 4,
+            row_size: 8192,
+            address_map: String::from("row:rank:bank:column:bankgroup:channel"),
+            queue_window: 32,
+            write_queue: 64,
+            write_high_watermark: 48,
+            write_low_watermark: 16,
+            ctrl_latency: 15000,
+            t_ck: 833,
+            t_cl: 17,
+            t_cwl: 12,
+            t_rcd: 17,
+            t_rp: 17,
+            t_ras: 39,
+            t_rrd_s: 4,
+            t_rrd_l: 6,
+            t_faw: 26,
+            t_ccd_s: 4,
+            t_ccd_l: 6,
+            t_wr: 18,
+            t_wtr_s: 3,
+            t_wtr_l: 9,
+            t_rtp: 9,
+            burst_length: 8,
+            t_rfc: 350000,
+            t_refi: 7800000,
+        }
+    }
+}
+
+/// The choices of MemoryController.preset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MemoryControllerPreset {
+    #[serde(rename = "DDR4-2400")]
+    Ddr4_2400,
+    #[serde(rename = "DDR3-1600")]
+    Ddr3_1600,
+}
+
+impl MemoryControllerPreset {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryControllerPreset::Ddr4_2400 => "DDR4-2400",
+            MemoryControllerPreset::Ddr3_1600 => "DDR3-1600",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[MemoryControllerPreset::Ddr4_2400, MemoryControllerPreset::Ddr3_1600];
+}
+
 /// A multiqueue Ethernet NIC: ports, per-queue RX/TX descriptor rings, perfect-match steering, doorbells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -231,6 +569,236 @@ pub struct Nic {
     pub steering_base_port: u64,
 }
 
+impl Default for Nic {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        Nic {
+            enabled: false,
+            ports: 1,
+            port_gbps: 40.0,
+            queues: 0,
+            rx_fifo_frames: 512,
+            pcie_gen: 3,
+            pcie_lanes: 8,
+            pcie_max_payload: 256,
+            pcie_tlp_overhead: 24,
+            pcie_latency: 400000,
+            mmio_latency: 100000,
+            ddio: true,
+            ddio_ways: 0.1,
+            steering_base_port: 16384,
+        }
+    }
+}
+
+/// A socket's on-chip network: cluster crossbars joined by a 2D mesh (or a ring), XY routing, flit links.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Noc {
+    /// 'mesh': a 2D mesh of mesh_x x mesh_y routers, XY routing; 'ring': one row of mesh_x routers whose ends are joined (mesh_y must be 1), each message taking the shorter way round One of: mesh, ring.
+    pub topology: NocTopology,
+    /// routers along a row (x); 0 = as many as make the smallest near-square grid that holds the socket's clusters (a ring: one per cluster)
+    pub mesh_x: u64,
+    /// routers along a column (y); 0 = as many rows as the clusters need with mesh_x columns
+    pub mesh_y: u64,
+    /// clock of the routers and links (assumed: the nominal core clock) [Hz]
+    pub clock: u64,
+    /// cycles a message's head spends in each router it crosses (assumed: a single-cycle router)
+    pub router_latency: u64,
+    /// cycles a flit takes on one link between neighbouring routers (assumed)
+    pub link_latency: u64,
+    /// link width: bytes of one flit; a link moves one flit per cycle in each direction (assumed 32 B) [bytes]
+    pub link_bytes: u64,
+    /// cycles a message between two agents of one cluster (a core and its cluster's LLC slice) spends in the cluster crossbar (assumed)
+    pub crossbar_latency: u64,
+    /// router (x, y) of each memory controller, at the mesh's edge; the count is the number of controller endpoints (empty: one controller at (0, 0))
+    pub mem_ctrl_routers: Vec<[u64; 2]>,
+    /// router (x, y) of each NIC attached to this socket, in NIC order, at the mesh's edge (empty: every NIC at (0, 0))
+    pub nic_routers: Vec<[u64; 2]>,
+}
+
+impl Default for Noc {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        Noc {
+            topology: NocTopology::Mesh,
+            mesh_x: 0,
+            mesh_y: 0,
+            clock: 2500000000,
+            router_latency: 1,
+            link_latency: 1,
+            link_bytes: 32,
+            crossbar_latency: 1,
+            mem_ctrl_routers: vec![],
+            nic_routers: vec![],
+        }
+    }
+}
+
+/// The choices of Noc.topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum NocTopology {
+    #[serde(rename = "mesh")]
+    Mesh,
+    #[serde(rename = "ring")]
+    Ring,
+}
+
+impl NocTopology {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NocTopology::Mesh => "mesh",
+            NocTopology::Ring => "ring",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[NocTopology::Mesh, NocTopology::Ring];
+}
+
+/// One socket: clusters of cores with their core model(s), caches, memory controllers and on-chip network.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Socket {
+    /// cores (harts) on this socket
+    pub cores: u64,
+    /// cores per cluster: the cores of a cluster and its LLC slice share one crossbar and one mesh router
+    pub cores_per_cluster: u64,
+    /// timing model of every core of this socket, unless `core_models` overrides it
+    pub core: Core,
+    /// per-core models, core i on core_models[i] (heterogeneous sockets); empty: every core gets `core`
+    pub core_models: Vec<Core>,
+    /// private L1I/L1D (and L2) per core, and the shared, sliced LLC
+    pub caches: CacheHierarchy,
+    /// the socket's DRAM controller and channels
+    pub memory: MemoryController,
+    /// the on-chip network: cluster crossbars, mesh or ring, controller and NIC placement
+    pub noc: Noc,
+}
+
+impl Default for Socket {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        Socket {
+            cores: 1,
+            cores_per_cluster: 1,
+            core: Core {
+                model: CoreModel::Ooo,
+                clock: 2500000000,
+                fetch_width: 3,
+                issue_width: 3,
+                commit_width: 3,
+                rob_entries: 64,
+                lq_entries: 32,
+                sq_entries: 24,
+                int_alus: 3,
+                int_alu_latency: 1,
+                mul_units: 1,
+                mul_latency: 3,
+                div_units: 1,
+                div_latency: 20,
+                load_ports: 2,
+                store_ports: 1,
+                bpred: CoreBpred::Gshare,
+                bpred_entries: 4096,
+                bpred_history_bits: 12,
+                btb_entries: 2048,
+                ras_entries: 16,
+                mispredict_penalty: 14,
+            },
+            core_models: Vec::new(),
+            caches: CacheHierarchy {
+                l1i: Cache {
+                    size: 32768,
+                    assoc: 8,
+                    line_size: 64,
+                    hit_latency: 4,
+                    replacement: CacheReplacement::Lru,
+                    mshrs: 4,
+                    inclusive: false,
+                },
+                l1d: Cache {
+                    size: 32768,
+                    assoc: 8,
+                    line_size: 64,
+                    hit_latency: 4,
+                    replacement: CacheReplacement::Lru,
+                    mshrs: 10,
+                    inclusive: false,
+                },
+                l2_enabled: false,
+                l2: Cache {
+                    size: 262144,
+                    assoc: 8,
+                    line_size: 64,
+                    hit_latency: 8,
+                    replacement: CacheReplacement::Lru,
+                    mshrs: 16,
+                    inclusive: false,
+                },
+                llc: Cache {
+                    size: 47185920,
+                    assoc: 20,
+                    line_size: 64,
+                    hit_latency: 20,
+                    replacement: CacheReplacement::Lru,
+                    mshrs: 64,
+                    inclusive: true,
+                },
+                llc_slices: 1,
+                uncore_clock: 2500000000,
+            },
+            memory: MemoryController {
+                preset: MemoryControllerPreset::Ddr4_2400,
+                channels: 1,
+                ranks: 1,
+                bank_groups: 4,
+                banks_per_group: 4,
+                row_size: 8192,
+                address_map: String::from("row:rank:bank:column:bankgroup:channel"),
+                queue_window: 32,
+                write_queue: 64,
+                write_high_watermark: 48,
+                write_low_watermark: 16,
+                ctrl_latency: 15000,
+                t_ck: 833,
+                t_cl: 17,
+                t_cwl: 12,
+                t_rcd: 17,
+                t_rp: 17,
+                t_ras: 39,
+                t_rrd_s: 4,
+                t_rrd_l: 6,
+                t_faw: 26,
+                t_ccd_s: 4,
+                t_ccd_l: 6,
+                t_wr: 18,
+                t_wtr_s: 3,
+                t_wtr_l: 9,
+                t_rtp: 9,
+                burst_length: 8,
+                t_rfc: 350000,
+                t_refi: 7800000,
+            },
+            noc: Noc {
+                topology: NocTopology::Mesh,
+                mesh_x: 0,
+                mesh_y: 0,
+                clock: 2500000000,
+                router_latency: 1,
+                link_latency: 1,
+                link_bytes: 32,
+                crossbar_latency: 1,
+                mem_ctrl_routers: vec![],
+                nic_routers: vec![],
+            },
+        }
+    }
+}
+
 /// Top of the configuration tree handed to the engine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -252,15 +820,15 @@ pub struct System {
     /// seed of every random choice in the run; same config and seed give identical stats
     pub seed: u64,
     /// what a misaligned load or store does: 'fault' stops the run (RISC-V lets hardware trap); 'allow' performs it, as Linux's trap emulation (and qemu-user) would; misaligned atomics always fault One of: fault, allow.
-    pub misaligned: String,
+    pub misaligned: SystemMisaligned,
     /// if set, write hart 0's PC and integer registers before every instruction to this file (for lockstep comparison with qemu-riscv64 -singlestep -d cpu)
     pub trace_file: String,
     /// the program the harts run
     pub workload: Workload,
     /// 'functional': instructions only, one cycle each at `clock` (fastest); 'detailed': the core, cache and DRAM timing models time every instruction once detailed timing has started (see detailed_start) One of: functional, detailed.
-    pub mode: String,
+    pub mode: SystemMode,
     /// when detailed timing starts in detailed mode: 'start' (the first instruction), 'roi' (the first ROI_BEGIN simulator call) or 'insts' (after detailed_start_insts instructions over all harts); before it the run fast-forwards functionally One of: start, roi, insts.
-    pub detailed_start: String,
+    pub detailed_start: SystemDetailedStart,
     /// instructions (all harts) to fast-forward before detailed timing, when detailed_start = 'insts'
     pub detailed_start_insts: u64,
     /// during the fast-forward before detailed timing, feed every memory access to the caches: their contents and replacement state warm up, no time is accounted
@@ -275,10 +843,266 @@ pub struct System {
     pub caches: CacheHierarchy,
     /// the socket's DRAM controller and channels
     pub memory: MemoryController,
+    /// cores per cluster of socket 0 (see `sockets`): a cluster's cores and its LLC slice share a crossbar and a mesh router
+    pub cores_per_cluster: u64,
+    /// socket 0's on-chip network (see `sockets`)
+    pub noc: Noc,
+    /// the sockets, each with its cores, caches, memory and network; empty: one socket described by the flat fields harts, core, cores, caches, memory, cores_per_cluster and noc (the common single-socket case)
+    pub sockets: Vec<Socket>,
     /// the NIC (simulated only when nic.enabled)
     pub nic: Nic,
     /// the ghost client (runs only when client.enabled; needs the NIC)
     pub client: Client,
+}
+
+impl Default for System {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        System {
+            harts: 1,
+            clock: 2500000000,
+            mem_limit: 4294967296,
+            stack_size: 1048576,
+            quantum: 1000,
+            max_insts: 0,
+            max_time: 0,
+            seed: 1,
+            misaligned: SystemMisaligned::Fault,
+            trace_file: String::from(""),
+            workload: Workload {
+                binary: String::from(""),
+                argv: vec![],
+                env: vec![],
+            },
+            mode: SystemMode::Functional,
+            detailed_start: SystemDetailedStart::Start,
+            detailed_start_insts: 0,
+            warm_caches: false,
+            warm_start_insts: 0,
+            core: Core {
+                model: CoreModel::Ooo,
+                clock: 2500000000,
+                fetch_width: 3,
+                issue_width: 3,
+                commit_width: 3,
+                rob_entries: 64,
+                lq_entries: 32,
+                sq_entries: 24,
+                int_alus: 3,
+                int_alu_latency: 1,
+                mul_units: 1,
+                mul_latency: 3,
+                div_units: 1,
+                div_latency: 20,
+                load_ports: 2,
+                store_ports: 1,
+                bpred: CoreBpred::Gshare,
+                bpred_entries: 4096,
+                bpred_history_bits: 12,
+                btb_entries: 2048,
+                ras_entries: 16,
+                mispredict_penalty: 14,
+            },
+            cores: Vec::new(),
+            caches: CacheHierarchy {
+                l1i: Cache {
+                    size: 32768,
+                    assoc: 8,
+                    line_size: 64,
+                    hit_latency: 4,
+                    replacement: CacheReplacement::Lru,
+                    mshrs: 4,
+                    inclusive: false,
+                },
+                l1d: Cache {
+                    size: 32768,
+                    assoc: 8,
+                    line_size: 64,
+                    hit_latency: 4,
+                    replacement: CacheReplacement::Lru,
+                    mshrs: 10,
+                    inclusive: false,
+                },
+                l2_enabled: false,
+                l2: Cache {
+                    size: 262144,
+                    assoc: 8,
+                    line_size: 64,
+                    hit_latency: 8,
+                    replacement: CacheReplacement::Lru,
+                    mshrs: 16,
+                    inclusive: false,
+                },
+                llc: Cache {
+                    size: 47185920,
+                    assoc: 20,
+                    line_size: 64,
+                    hit_latency: 20,
+                    replacement: CacheReplacement::Lru,
+                    mshrs: 64,
+                    inclusive: true,
+                },
+                llc_slices: 1,
+                uncore_clock: 2500000000,
+            },
+            memory: MemoryController {
+                preset: MemoryControllerPreset::Ddr4_2400,
+                channels: 1,
+                ranks: 1,
+                bank_groups: 4,
+                banks_per_group: 4,
+                row_size: 8192,
+                address_map: String::from("row:rank:bank:column:bankgroup:channel"),
+                queue_window: 32,
+                write_queue: 64,
+                write_high_watermark: 48,
+                write_low_watermark: 16,
+                ctrl_latency: 15000,
+                t_ck: 833,
+                t_cl: 17,
+                t_cwl: 12,
+                t_rcd: 17,
+                t_rp: 17,
+                t_ras: 39,
+                t_rrd_s: 4,
+                t_rrd_l: 6,
+                t_faw: 26,
+                t_ccd_s: 4,
+                t_ccd_l: 6,
+                t_wr: 18,
+                t_wtr_s: 3,
+                t_wtr_l: 9,
+                t_rtp: 9,
+                burst_length: 8,
+                t_rfc: 350000,
+                t_refi: 7800000,
+            },
+            cores_per_cluster: 1,
+            noc: Noc {
+                topology: NocTopology::Mesh,
+                mesh_x: 0,
+                mesh_y: 0,
+                clock: 2500000000,
+                router_latency: 1,
+                link_latency: 1,
+                link_bytes: 32,
+                crossbar_latency: 1,
+                mem_ctrl_routers: vec![],
+                nic_routers: vec![],
+            },
+            sockets: Vec::new(),
+            nic: Nic {
+                enabled: false,
+                ports: 1,
+                port_gbps: 40.0,
+                queues: 0,
+                rx_fifo_frames: 512,
+                pcie_gen: 3,
+                pcie_lanes: 8,
+                pcie_max_payload: 256,
+                pcie_tlp_overhead: 24,
+                pcie_latency: 400000,
+                mmio_latency: 100000,
+                ddio: true,
+                ddio_ways: 0.1,
+                steering_base_port: 16384,
+            },
+            client: Client {
+                enabled: false,
+                dataset: ClientDataset::Tiny,
+                items: 65536,
+                key_size: 0,
+                value_size: 0,
+                popularity: ClientPopularity::Uniform,
+                zipf_theta: 0.99,
+                get_ratio: 0.95,
+                requests_per_packet: 1,
+                requests: 10000,
+                mode: ClientMode::Auto,
+                seed: 1,
+                window: 32,
+                offered_mpps: 0.0,
+                bulk_load: true,
+                fuzz_frames: 0,
+                stall_rounds: 100000,
+            },
+        }
+    }
+}
+
+/// The choices of System.misaligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SystemMisaligned {
+    #[serde(rename = "fault")]
+    Fault,
+    #[serde(rename = "allow")]
+    Allow,
+}
+
+impl SystemMisaligned {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SystemMisaligned::Fault => "fault",
+            SystemMisaligned::Allow => "allow",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[SystemMisaligned::Fault, SystemMisaligned::Allow];
+}
+
+/// The choices of System.mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SystemMode {
+    #[serde(rename = "functional")]
+    Functional,
+    #[serde(rename = "detailed")]
+    Detailed,
+}
+
+impl SystemMode {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SystemMode::Functional => "functional",
+            SystemMode::Detailed => "detailed",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[SystemMode::Functional, SystemMode::Detailed];
+}
+
+/// The choices of System.detailed_start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SystemDetailedStart {
+    #[serde(rename = "start")]
+    Start,
+    #[serde(rename = "roi")]
+    Roi,
+    #[serde(rename = "insts")]
+    Insts,
+}
+
+impl SystemDetailedStart {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SystemDetailedStart::Start => "start",
+            SystemDetailedStart::Roi => "roi",
+            SystemDetailedStart::Insts => "insts",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[SystemDetailedStart::Start, SystemDetailedStart::Roi, SystemDetailedStart::Insts];
 }
 
 /// The program every hart runs (SE mode: a static riscv64 ELF plus its arguments).
@@ -291,6 +1115,17 @@ pub struct Workload {
     pub argv: Vec<String>,
     /// environment strings, NAME=value
     pub env: Vec<String>,
+}
+
+impl Default for Workload {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        Workload {
+            binary: String::from(""),
+            argv: vec![],
+            env: vec![],
+        }
+    }
 }
 
 /// A DRAM preset of models/dram.py: the resolved value of every MemoryController timing field.

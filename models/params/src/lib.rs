@@ -8,3 +8,68 @@ pub use generated::*;
 pub fn system_from_json(text: &str) -> Result<System, serde_json::Error> {
     serde_json::from_str(text)
 }
+
+impl System {
+    /// The sockets: `sockets`, or, when it is empty, the one socket the flat fields describe (`harts`, `core`,
+    /// `cores`, `caches`, `memory`, `cores_per_cluster`, `noc`). The same rule as `System.socket_list()` in Python.
+    pub fn socket_list(&self) -> Vec<Socket> {
+        if !self.sockets.is_empty() {
+            return self.sockets.clone();
+        }
+        vec![Socket {
+            cores: self.harts,
+            cores_per_cluster: self.cores_per_cluster,
+            core: self.core.clone(),
+            core_models: self.cores.clone(),
+            caches: self.caches.clone(),
+            memory: self.memory.clone(),
+            noc: self.noc.clone(),
+        }]
+    }
+}
+
+impl Socket {
+    /// The core model of each core of the socket.
+    pub fn core_of_each(&self) -> Vec<Core> {
+        if self.core_models.is_empty() {
+            vec![self.core.clone(); self.cores as usize]
+        } else {
+            self.core_models.clone()
+        }
+    }
+}
+
+/// Statistics paths from a model's place in the tree (spelled as `models/socket.py` spells them). Prefixes end in
+/// a dot, ready for a `StatSink`.
+pub mod paths {
+    /// `system.socket{S}.`
+    pub fn socket(socket: usize) -> String {
+        format!("system.socket{socket}.")
+    }
+    /// `system.socket{S}.core{N}.`: a core and its private caches.
+    pub fn core(socket: usize, core: usize) -> String {
+        format!("system.socket{socket}.core{core}.")
+    }
+    /// `system.socket{S}.noc.`
+    pub fn noc(socket: usize) -> String {
+        format!("system.socket{socket}.noc.")
+    }
+    /// Below a network's prefix: `router{R}.`
+    pub fn router(router: usize) -> String {
+        format!("router{router}.")
+    }
+    /// Below a network's prefix: `link{A}_{B}.`, the directed link from router A to its neighbour B.
+    pub fn link(from: usize, to: usize) -> String {
+        format!("link{from}_{to}.")
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn paths_follow_the_tree() {
+            assert_eq!(super::core(1, 17), "system.socket1.core17.");
+            assert_eq!(super::noc(0) + &super::link(3, 4), "system.socket0.noc.link3_4.");
+            assert_eq!(super::noc(0) + &super::router(5), "system.socket0.noc.router5.");
+        }
+    }
+}

@@ -27,11 +27,10 @@ pub struct BranchPredictor {
 
 impl BranchPredictor {
     pub fn new(p: &CoreParams) -> Self {
-        let kind = match p.bpred.as_str() {
-            "gshare" => DirKind::Gshare,
-            "bimodal" => DirKind::Bimodal,
-            "perfect" => DirKind::Perfect,
-            other => panic!("unknown branch predictor {other:?}"),
+        let kind = match p.bpred {
+            kvsim_params::CoreBpred::Gshare => DirKind::Gshare,
+            kvsim_params::CoreBpred::Bimodal => DirKind::Bimodal,
+            kvsim_params::CoreBpred::Perfect => DirKind::Perfect,
         };
         let entries = p.bpred_entries.next_power_of_two().max(1);
         let btb = if p.btb_entries == 0 { 0 } else { p.btb_entries.next_power_of_two() };

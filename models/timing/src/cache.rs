@@ -96,11 +96,10 @@ impl CacheArray {
     pub fn new(p: &CacheParams, capacity: u64, set_div: u64, clock_hz: u64, seed: u64) -> Self {
         let assoc = p.assoc as usize;
         let sets = (capacity / (p.assoc * p.line_size)).max(1);
-        let policy = match p.replacement.as_str() {
-            "lru" => Replacement::Lru,
-            "plru" => Replacement::Plru,
-            "random" => Replacement::Random,
-            other => panic!("unknown replacement policy {other:?}"),
+        let policy = match p.replacement {
+            kvsim_params::CacheReplacement::Lru => Replacement::Lru,
+            kvsim_params::CacheReplacement::Plru => Replacement::Plru,
+            kvsim_params::CacheReplacement::Random => Replacement::Random,
         };
         assert!(policy != Replacement::Plru || assoc.is_power_of_two(), "tree PLRU needs power-of-two ways");
         let n = sets as usize * assoc;

@@ -136,11 +136,7 @@ impl Core {
     /// Core number `id` (its requester id in the memory system), with the latencies of its L1s (cycles) and the
     /// cache line size.
     pub fn new(id: u16, p: &CoreParams, l1: L1Latencies, line_size: u64) -> Self {
-        let in_order = match p.model.as_str() {
-            "ooo" => false,
-            "inorder" => true,
-            other => panic!("unknown core model {other:?}"),
-        };
+        let in_order = p.model == kvsim_params::CoreModel::Inorder;
         let w = |n: u64| n.clamp(1, 255) as u8;
         Core {
             id,

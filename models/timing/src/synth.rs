@@ -73,11 +73,9 @@ pub fn branch(pc: u64, src1: u8, taken: bool, target: u64) -> InstInfo {
 
 // ---- fixture configurations ---------------------------------------------------------------------------------
 
-/// A 4-wide out-of-order core at 2.5 GHz (Ivy Bridge-like widths and queues).
+/// A 4-wide out-of-order core at 2.5 GHz (Ivy Bridge-like widths and queues); the rest are the declared defaults.
 pub fn core_params() -> CoreParams {
     CoreParams {
-        model: "ooo".into(),
-        clock: 2_500_000_000,
         fetch_width: 4,
         issue_width: 4,
         commit_width: 4,
@@ -85,27 +83,18 @@ pub fn core_params() -> CoreParams {
         lq_entries: 64,
         sq_entries: 36,
         int_alus: 4,
-        int_alu_latency: 1,
-        mul_units: 1,
-        mul_latency: 3,
-        div_units: 1,
-        div_latency: 20,
-        load_ports: 2,
-        store_ports: 1,
-        bpred: "gshare".into(),
-        bpred_entries: 4096,
-        bpred_history_bits: 12,
         btb_entries: 1024,
-        ras_entries: 16,
-        mispredict_penalty: 14,
+        ..CoreParams::default()
     }
 }
 
+/// A cache of the declared defaults (64-byte lines, LRU, not inclusive) with this size, ways, latency and MSHRs.
 pub fn cache_params(size: u64, assoc: u64, hit_latency: u64, mshrs: u64) -> Cache {
-    Cache { size, assoc, line_size: 64, hit_latency, replacement: "lru".into(), mshrs, inclusive: false }
+    Cache { size, assoc, hit_latency, mshrs, ..Cache::default() }
 }
 
-/// 32 KiB 8-way L1s (4 cycles), no L2, a 2 MiB 16-way inclusive LLC (20 cycles at 2.5 GHz).
+/// The declared L1s (32 KiB 8-way, 4 cycles), no L2, and a small LLC: 2 MiB 16-way inclusive, 20 cycles at
+/// 2.5 GHz, one slice (small enough for tests to fill).
 pub fn hierarchy_params() -> CacheHierarchy {
     CacheHierarchy {
         l1i: cache_params(32 << 10, 8, 4, 4),
@@ -118,27 +107,18 @@ pub fn hierarchy_params() -> CacheHierarchy {
     }
 }
 
-/// One DDR4-2400 channel with the preset's timings and 15 ns of controller latency.
+/// One DDR4-2400 channel with the preset's timings and 15 ns of controller latency (the declared defaults).
 pub fn dram_params() -> MemoryController {
     dram_params_with(&kvsim_params::DRAM_PRESET_DDR4_2400)
 }
 
-/// One channel of preset `t` (its timings resolved, as the Python side resolves them) and 15 ns of controller
-/// latency.
+/// The declared controller defaults (one channel, 15 ns of controller latency) with preset `t`'s timings
+/// resolved, as the Python side resolves them.
 pub fn dram_params_with(t: &kvsim_params::DramPreset) -> MemoryController {
     MemoryController {
-        preset: t.name.into(),
-        channels: 1,
-        ranks: 1,
+        preset: kvsim_params::MemoryControllerPreset::from_name(t.name).expect("a preset of models/dram.py"),
         bank_groups: t.bank_groups,
         banks_per_group: t.banks_per_group,
-        row_size: 8192,
-        address_map: "row:rank:bank:column:bankgroup:channel".into(),
-        queue_window: 32,
-        write_queue: 64,
-        write_high_watermark: 48,
-        write_low_watermark: 16,
-        ctrl_latency: 15_000,
         t_ck: t.t_ck,
         t_cl: t.t_cl,
         t_cwl: t.t_cwl,
@@ -157,6 +137,7 @@ pub fn dram_params_with(t: &kvsim_params::DramPreset) -> MemoryController {
         burst_length: t.burst_length,
         t_rfc: t.t_rfc,
         t_refi: t.t_refi,
+        ..MemoryController::default()
     }
 }
 

@@ -86,7 +86,7 @@ fn software_prefetch_holds_an_mshr() {
 }
 
 fn one_set(assoc: u64, policy: &str) -> CacheArray {
-    let p = Cache { replacement: policy.into(), ..cache_params(64 * assoc, assoc, 4, 4) };
+    let p = Cache { replacement: kvsim_params::CacheReplacement::from_name(policy).unwrap(), ..cache_params(64 * assoc, assoc, 4, 4) };
     CacheArray::new(&p, p.size, 1, 2_500_000_000, 7)
 }
 
@@ -121,7 +121,7 @@ fn tree_plru_and_random_replacement() {
     assert_eq!(c.insert(6, 0, false, ReqClass::Core).1, Some((4, false)));
     // Random is deterministic for a seed and only evicts allowed ways.
     let victims = |seed: u64| {
-        let p = Cache { replacement: "random".into(), ..cache_params(64 * 8, 8, 4, 4) };
+        let p = Cache { replacement: kvsim_params::CacheReplacement::Random, ..cache_params(64 * 8, 8, 4, 4) };
         let mut c = CacheArray::new(&p, p.size, 1, 2_500_000_000, seed);
         c.set_way_mask(ReqClass::Core, 0b0011_1100);
         (0..40u64).map(|l| c.insert(100 + l, 0, false, ReqClass::Core).0).collect::<Vec<_>>()

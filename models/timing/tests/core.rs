@@ -269,7 +269,7 @@ fn memory_level_parallelism_is_bounded_by_the_mshrs() {
 fn in_order_core_overlaps_misses_only_as_far_as_it_allows() {
     let lat = dram_chase_expected(2.5e9);
     let mut p = core_params();
-    p.model = "inorder".into();
+    p.model = kvsim_params::CoreModel::Inorder;
     p.fetch_width = 2;
     p.issue_width = 2;
     p.commit_width = 2;
@@ -296,7 +296,7 @@ fn in_order_core_overlaps_misses_only_as_far_as_it_allows() {
     warm_code(&mut m, (0..4).map(|k| 0x6000 + k * 4));
     let (inorder, _) = measure(&mut m, seq());
     let mut q = p.clone();
-    q.model = "ooo".into();
+    q.model = kvsim_params::CoreModel::Ooo;
     let mut m = Machine::new(&q, &hierarchy_params(), &dram_params());
     warm_code(&mut m, (0..4).map(|k| 0x6000 + k * 4));
     let (ooo, _) = measure(&mut m, seq());
@@ -351,7 +351,7 @@ fn software_prefetch_ahead_hides_latency_without_blocking_commit() {
 fn mispredictions_cost_the_configured_penalty() {
     let run_branches = |bpred: &str, random: bool| {
         let mut p = core_params();
-        p.bpred = bpred.into();
+        p.bpred = kvsim_params::CoreBpred::from_name(bpred).expect("a predictor of models/core.py");
         let mut m = Machine::new(&p, &hierarchy_params(), &dram_params());
         let mut rng = Rng(3);
         let prog = (0..20_000u64).flat_map(move |_| {
