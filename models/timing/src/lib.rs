@@ -15,6 +15,7 @@ pub mod core;
 pub mod dram;
 pub mod inst;
 pub mod network;
+pub mod noc;
 pub mod synth;
 pub mod system;
 
