@@ -1,7 +1,19 @@
-"""One socket of the billion-RPS target platform (platforms.md §2): 60 out-of-order cores at 2.5 GHz, a 45 MB
-shared LLC (768 KB per core) with wauDCA at 10%, DDR4-2400, and three 100 GbE NICs on PCIe 4.0 x8, running MICA
-(EREW, one partition per core) against the STANDARD workload. Values the paper does not give are commented
-"assumed".
+"""One socket of the billion-RPS target platform (platforms.md §2), described once: every config that runs the
+target (or a share of it: `detailed_default`, `kvs_default`) takes its parts from here.
+
+| platforms.md §2            | here                                                                            |
+| -------------------------- | ------------------------------------------------------------------------------- |
+| cores: 60, 30 clusters of 2 | CORES, CORES_PER_CLUSTER; `noc()`: one cluster per router of a 6 x 5 mesh       |
+| core: OoO, 3-issue, ROB 64 | `core()`                                                                        |
+| L1: 32 KB D (32 KB I, 8-way assumed) | `caches()`                                                            |
+| LLC: 768 KB per core, 45 MB, 20-way assumed | `caches()`: 30 slices, one per cluster                         |
+| on-chip network: crossbar per cluster, 2D mesh | `noc()`                                                     |
+| memory: 6 controllers, one DDR4-2400 channel each | `memory()`, and `noc()` places the 6 controllers         |
+| NICs: 3 x 100 GbE, PCIe 4.0 x8, wauDCA 10% | `nic()`, and `noc()` places the NICs                            |
+| clocks: 2.5 GHz normal     | CLOCK                                                                           |
+
+It runs MICA (EREW, one partition per core) against the STANDARD workload. Values the paper does not give are
+commented "assumed".
 """
 
 from models import System, Workload
@@ -10,39 +22,78 @@ from models.client import Client
 from models.core import Core
 from models.dram import MemoryController
 from models.nic import Nic
+from models.noc import Noc
 
 from . import WORKLOAD_BUILD
 
 KVS_SERVER = WORKLOAD_BUILD / "kvs" / "kvs-server"
 
-CORES = 60                     # 60 cores in 30 clusters of 2 (paper)
+CORES = 60                     # 60 cores ... (paper)
+CORES_PER_CLUSTER = 2          # ... in 30 clusters of 2 (paper)
 CLOCK = "2.5GHz"               # normal operating point (paper)
 NICS = 3                       # 3 multiqueue 100 GbE NICs (paper)
+MESH = (6, 5)                  # 30 clusters on a 2D mesh (paper); 6 x 5 is the near-square grid that holds them
+LLC_PER_CORE = 768 * 1024      # 768 KB of LLC per core = 45 MB per socket (paper)
+# Assumed: 10 cycles for a slice's own lookup; the network adds the trip to the slice and back (on the 6 x 5 mesh
+# with 2-cycle hops, about 3.5 hops each way, 14 cycles, on average), where the old constant "mesh trip" was
+# folded into a 20-cycle LLC hit.
+LLC_SLICE_LATENCY = 10
+# Assumed placement (the paper gives none): the 6 memory controllers on the west and east edges, three each; the
+# 3 NICs on the south and north edges, next to where their PCIe lanes would leave the die.
+MEM_CTRL_ROUTERS = [(0, 0), (0, 2), (0, 4), (5, 0), (5, 2), (5, 4)]
+NIC_ROUTERS = [(2, 0), (3, 4), (3, 0)]
 
 
 def core() -> Core:
-    # Out of order, 3-issue, 64-entry ROB (paper). LQ 32 / SQ 24, 3 ALUs, gshare: assumed (models/core.py).
+    # Out of order, 3-issue, 64-entry ROB (paper). LQ 32 / SQ 24, 3 ALUs, gshare with 4096 counters, 14-cycle
+    # mispredict penalty: assumed (models/core.py).
     return Core(model="ooo", clock=CLOCK, issue_width=3, fetch_width=3, commit_width=3, rob_entries=64)
 
 
-def caches(cores: int) -> CacheHierarchy:
+def cluster_size(cores: int) -> int:
+    """Clusters of 2 (paper); a share of the socket with an odd number of cores (one core, for microbenchmarks)
+    cannot form them, so its cores are clusters of one."""
+    return CORES_PER_CLUSTER if cores % CORES_PER_CLUSTER == 0 else 1
+
+
+def caches(cores: int = CORES) -> CacheHierarchy:
+    """The caches of `cores` cores: the whole socket's by default, a share (768 KB of LLC per core, one slice per
+    cluster) for a smaller run."""
     return CacheHierarchy(
         l1i=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=4),      # 32 KB I assumed, 8-way assumed
-        l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=10),     # 32 KB D (paper), 8-way assumed
+        l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=10),     # 32 KB D (paper); 8-way, 4 cycles, 10 MSHRs
+                                                                       # assumed (Ivy Bridge-like)
         l2_enabled=False,                                              # the L2 is the shared LLC (paper)
-        # 768 KB per core = 45 MB per socket (paper); 20-way assumed; 20 cycles with the crossbar/mesh trip
-        # assumed; inclusive (holds the directory, assumed). A run with fewer cores keeps the whole LLC.
-        llc=Cache(size=768 * 1024 * CORES, assoc=20, hit_latency=20, mshrs=64, inclusive=True),
-        llc_slices=CORES // 2,                                         # one slice per 2-core cluster (paper)
-        uncore_clock=CLOCK,                                            # assumed
+        # 768 KB per core (paper); 20-way assumed (rounds down to whole sets per slice); inclusive (it holds the
+        # directory's sharer vectors, assumed).
+        llc=Cache(size=LLC_PER_CORE * cores, assoc=20, hit_latency=LLC_SLICE_LATENCY, mshrs=64, inclusive=True),
+        llc_slices=max(1, cores // cluster_size(cores)),               # one slice per cluster (paper)
+        uncore_clock=CLOCK,                                            # assumed: the nominal core clock
     )
 
 
-def memory() -> MemoryController:
+def memory(channels: int = 8) -> MemoryController:
     # 6 controllers of one DDR4-2400 channel each (paper). Assumed: the DRAM model takes a power-of-two channel
     # count, so 8 channels of one controller stand in for 6 (33% more peak bandwidth than the paper's ~115 GB/s);
     # 15 ns controller latency assumed.
-    return MemoryController(preset="DDR4-2400", channels=8, ranks=1, ctrl_latency="15ns")
+    return MemoryController(preset="DDR4-2400", channels=channels, ranks=1, ctrl_latency="15ns")
+
+
+def noc(nics: int = 1) -> Noc:
+    """The 6 x 5 mesh of the 30 clusters, the 6 controllers and the first `nics` NICs on its edges. Assumed (the
+    paper gives no figures): 1-cycle routers and links at the core clock (2 cycles per hop), 32-byte links, a
+    1-cycle cluster crossbar."""
+    return Noc(topology="mesh", mesh_x=MESH[0], mesh_y=MESH[1], clock=CLOCK,
+               router_latency=1, link_latency=1, link_bytes="32B", crossbar_latency=1,     # assumed
+               mem_ctrl_routers=MEM_CTRL_ROUTERS, nic_routers=NIC_ROUTERS[:nics])
+
+
+def share_noc() -> Noc:
+    """The network of a share of the socket (a smaller run): its clusters on the smallest near-square mesh, with
+    the target's router, link and crossbar timing."""
+    full = noc()
+    return Noc(topology="mesh", clock=CLOCK, router_latency=full.router_latency, link_latency=full.link_latency,
+               link_bytes=full.link_bytes, crossbar_latency=full.crossbar_latency)
 
 
 def nic(ports: int) -> Nic:
@@ -57,6 +108,8 @@ def nic(ports: int) -> Nic:
 
 def system(cores: int = CORES, requests: int = 60000, items: int = 1 << 16, offered_mpps: float = 0.0,
            **client) -> System:
+    """The socket with `cores` active cores (even: clusters of 2); a run with fewer cores keeps the whole
+    socket's LLC, mesh and memory."""
     ports = min(NICS, cores)
     settings = dict(dataset="tiny", items=items, popularity="uniform", get_ratio=0.95, requests=requests,
                     offered_mpps=offered_mpps, window=32)
@@ -70,8 +123,10 @@ def system(cores: int = CORES, requests: int = 60000, items: int = 1 << 16, offe
         warm_caches=True,
         quantum=200,                   # assumed
         core=core(),
-        caches=caches(cores),
+        caches=caches(CORES),
         memory=memory(),
+        cores_per_cluster=CORES_PER_CLUSTER,
+        noc=noc(nics=1),               # the model's one NIC per socket (see nic()) sits where the first NIC does
         workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=16", "buckets=16384"]),
         nic=nic(ports),
         client=Client(enabled=True, mode="erew", **settings),

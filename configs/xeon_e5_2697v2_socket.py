@@ -12,6 +12,7 @@ from models.client import Client
 from models.core import Core
 from models.dram import MemoryController
 from models.nic import Nic
+from models.noc import Noc
 
 from . import WORKLOAD_BUILD
 
@@ -37,11 +38,21 @@ def caches(cores: int) -> CacheHierarchy:
         l2=Cache(size="256KiB", assoc=8, hit_latency=12, mshrs=16),    # 256 KB, 8-way (spec); 12 cycles, 16 MSHRs
                                                                        # assumed
         # 30 MB per socket, shared, inclusive (spec), 20-way (assumed); 2.5 MB per core slice on the ring: a run
-        # with fewer cores keeps the whole socket's LLC. 30 cycles with the ring trip: assumed.
-        llc=Cache(size="30MiB", assoc=20, hit_latency=30, mshrs=64, inclusive=True),
-        llc_slices=CORES_PER_SOCKET,
+        # with fewer cores keeps the whole socket's LLC. A slice's own lookup: 24 cycles, assumed (about 30 cycles
+        # load-to-use once the ring's average trip, about 3 hops each way, is added by the network).
+        llc=Cache(size="30MiB", assoc=20, hit_latency=24, mshrs=64, inclusive=True),
+        llc_slices=CORES_PER_SOCKET,                                   # one slice per core, at its ring stop
         uncore_clock=CLOCK,                                            # assumed: the ring runs at the core clock
     )
+
+
+def noc() -> Noc:
+    # The ring (spec): one stop per core and its LLC slice (clusters of one core), joined at both ends, each message
+    # taking the shorter way round. Assumed: one cycle per hop at the core clock (a ring stop forwards in the same
+    # cycle: router latency 0), 32-byte links; the two memory controllers at stops 0 and 6 (opposite sides of the
+    # ring) and the PCIe root (the NICs) at stop 0.
+    return Noc(topology="ring", mesh_x=CORES_PER_SOCKET, mesh_y=1, clock=CLOCK, router_latency=0, link_latency=1,
+               link_bytes="32B", crossbar_latency=1, mem_ctrl_routers=[(0, 0), (6, 0)], nic_routers=[(0, 0)])
 
 
 def memory() -> MemoryController:
@@ -82,6 +93,8 @@ def system(cores: int = CORES_PER_SOCKET, requests: int = 20000, items: int = 1 
         core=core(),
         caches=caches(cores),
         memory=memory(),
+        cores_per_cluster=1,           # a ring stop per core (spec: ring interconnect)
+        noc=noc(),
         workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=32", "buckets=65536"]),
         nic=nic(ports),
         client=Client(enabled=True, mode="erew", **settings),
