@@ -205,3 +205,14 @@ fn bad_topologies_are_refused_with_the_parameter_named() {
     assert!(build(&s, 3).unwrap_err().contains("nic_routers[0] = (6, 0)"));
     assert!(build(&target_socket(), 2).unwrap_err().contains("nic_routers places 3 NICs"));
 }
+
+#[test]
+fn automatic_dimensions_match_the_python_rule() {
+    // The same table as tests/test_topology.py checks for Noc.dimensions in models/noc.py.
+    for (clusters, dims) in [(1, (1, 1)), (2, (2, 1)), (7, (3, 3)), (30, (6, 5)), (64, (8, 8))] {
+        let s = Socket { cores: clusters, ..Socket::default() };
+        assert_eq!(kvsim_timing::noc::dimensions(&s), dims, "{clusters} clusters");
+        let row = Socket { noc: Noc { mesh_x: clusters, ..Noc::default() }, ..s };
+        assert_eq!(kvsim_timing::noc::dimensions(&row), (clusters, 1));
+    }
+}
