@@ -216,3 +216,26 @@ fn automatic_dimensions_match_the_python_rule() {
         assert_eq!(kvsim_timing::noc::dimensions(&row), (clusters, 1));
     }
 }
+
+#[test]
+fn the_target_mesh_adds_fourteen_cycles_to_an_average_llc_hit() {
+    // Microbenchmark of the configured figure behind the target's assumed LLC slice latency (configs/
+    // brps_target_socket.py): the unloaded round trip (request there, reply back, one flit each) from a core to an
+    // LLC slice, averaged over every core and slice, is 2 x (router + link) per hop each way, or the crossbar both
+    // ways in the core's own cluster. On the 6 x 5 mesh, XY hops average 35/18 along x and 8/5 along y.
+    let (m, p) = build(&target_socket(), 3).unwrap();
+    let cycle = m.shape().cycle as f64;
+    let mut total = 0.0;
+    for &core in &p.core {
+        for &slice in &p.llc_slice {
+            total += (m.latency(core, slice, CONTROL_BYTES) + m.latency(slice, core, CONTROL_BYTES)) as f64 / cycle;
+        }
+    }
+    let mean = total / (p.core.len() * p.llc_slice.len()) as f64;
+    // Mean hops over all pairs of routers (the same router counting 0), and 1 pair in 30 in one cluster.
+    let hops = 35.0 / 18.0 + 8.0 / 5.0;
+    let expected = 2.0 * 2.0 * hops + 2.0 / 30.0;
+    println!("mean core-slice round trip on the target mesh: {mean:.3} cycles");
+    assert!((mean - expected).abs() < 1e-9, "{mean} vs {expected}");
+    assert!((14.0..14.5).contains(&mean));
+}
