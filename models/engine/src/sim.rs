@@ -95,25 +95,9 @@ impl EngineConfig {
         }
     }
 
-    /// The defaults of models/system.py, running `binary`.
+    /// The defaults of models/system.py (the generated `System::default()`), running `binary`.
     pub fn with_binary(binary: &str) -> EngineConfig {
-        EngineConfig {
-            harts: 1,
-            clock: 2_500_000_000,
-            mem_limit: 4 << 30,
-            stack_size: 1 << 20,
-            quantum: 1000,
-            max_insts: 0,
-            max_time: 0,
-            seed: 1,
-            misaligned: kvsim_params::SystemMisaligned::Fault,
-            trace_file: String::new(),
-            binary: binary.into(),
-            argv: vec![],
-            env: vec![],
-            nic: None,
-            client: None,
-        }
+        EngineConfig { binary: binary.into(), ..EngineConfig::from_system(&System::default()) }
     }
 }
 

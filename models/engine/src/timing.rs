@@ -190,6 +190,22 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
     Ok(sys)
 }
 
+/// The on-chip network of socket `socket` and where its agents sit (endpoints: cores, LLC slices, memory
+/// controllers, then the NICs attached to the socket), built from the socket tree, for the memory system to send
+/// its messages through.
+pub fn socket_network(
+    system: &System,
+    socket: usize,
+) -> SimResult<(Box<dyn kvsim_timing::network::Network>, kvsim_timing::network::Placement)> {
+    let sockets = system.socket_list();
+    let params = sockets
+        .get(socket)
+        .ok_or_else(|| SimError::Config(format!("there is no socket {socket}: System has {}", sockets.len())))?;
+    // The one System.nic sits on socket 0.
+    let nics = usize::from(socket == 0 && system.nic.enabled);
+    kvsim_timing::noc::build_boxed(params, nics).map_err(SimError::Config)
+}
+
 /// Run `system` through its modes (module docs). `progress` is called every `every` instructions (0 = never);
 /// an error it returns stops the run with that error.
 pub fn run_system(
@@ -296,6 +312,23 @@ mod tests {
         assert!((6400..6400 + 5 * 200).contains(&cycles), "{cycles} cycles");
         assert_eq!(m.harts[0].time_ps(), h.sys.hart_time(0));
         let _ = ENTRY;
+    }
+
+    #[test]
+    fn the_network_comes_from_the_socket_tree() {
+        use kvsim_timing::network::CONTROL_BYTES;
+        let mut system = System::default();
+        system.harts = 8;
+        system.cores_per_cluster = 2;
+        system.caches.llc_slices = 4;
+        system.nic.enabled = true;
+        let (net, place) = socket_network(&system, 0).unwrap();
+        assert_eq!((place.core.len(), place.llc_slice.len(), place.mem_ctrl.len(), place.io.len()), (8, 4, 1, 1));
+        // 4 clusters on an automatic 2 x 2 mesh: core 7 (cluster 3, router (1,1)) to slice 0 (router 0): 2 hops of
+        // a 1-cycle router and a 1-cycle link at 2.5 GHz.
+        assert_eq!(net.latency(place.core[7], place.llc_slice[0], CONTROL_BYTES), 2 * 800);
+        assert_eq!(net.cluster_of(place.core[6]), net.cluster_of(place.llc_slice[3]));
+        assert!(socket_network(&system, 1).is_err());
     }
 
     #[test]
