@@ -273,7 +273,7 @@ fn drive(
         h.timed_ps = Some(offset);
     }
     let mut hook = TimingHook { sys, socket: 0, offset };
-    let stop = phase(m, &mut hook, FOREVER, "detailed", every, progress, tracer.as_deref_mut())?;
+    let stop = phase(m, &mut hook, FOREVER, "detailed", every, progress, tracer)?;
     Ok((stop.expect("a run without a phase end ends"), Some(hook)))
 }
 
@@ -317,9 +317,7 @@ mod tests {
     #[test]
     fn the_network_comes_from_the_socket_tree() {
         use kvsim_timing::network::CONTROL_BYTES;
-        let mut system = System::default();
-        system.harts = 8;
-        system.cores_per_cluster = 2;
+        let mut system = System { harts: 8, cores_per_cluster: 2, ..System::default() };
         system.caches.llc_slices = 4;
         system.nic.enabled = true;
         let (net, place) = socket_network(&system, 0).unwrap();

@@ -44,7 +44,7 @@ pub fn dimensions(socket: &Socket) -> (u64, u64) {
 /// run first; these guard direct Rust users).
 pub fn build(socket: &Socket, nics: usize) -> Result<(Mesh, Placement), String> {
     let noc = &socket.noc;
-    if socket.cores_per_cluster == 0 || socket.cores % socket.cores_per_cluster != 0 {
+    if socket.cores_per_cluster == 0 || !socket.cores.is_multiple_of(socket.cores_per_cluster) {
         return Err(format!(
             "Socket.cores = {} is not a multiple of Socket.cores_per_cluster = {}",
             socket.cores, socket.cores_per_cluster
