@@ -23,7 +23,8 @@ class Workload(SimObject):
 class System(SimObject):
     """Top of the configuration tree handed to the engine."""
 
-    harts = Param.Count(1, "harts (cores) that run the workload, each with its own stack and hart id",
+    harts = Param.Count(1, "harts (cores) that run the workload, each with its own stack and hart id "
+                        "(with `sockets`: the sum of their cores, numbered socket by socket)",
                         min=1, max=4096)
     clock = Param.Freq("2.5GHz", "clock of every hart when no timing model sets its own; in functional mode "
                        "simulated time advances one cycle per instruction", min="1MHz", max="20GHz")
@@ -56,11 +57,13 @@ class System(SimObject):
                              "the caches: their contents and replacement state warm up, no time is accounted")
     warm_start_insts = Param.Count(0, "with warm_caches, instructions (all harts) run purely functionally before "
                                    "warming begins (0: warm through the whole fast-forward)", max=10**15)
-    core = Param.Child(Core, "timing model of every hart's core (detailed mode), unless `cores` overrides it")
+    core = Param.Child(Core, "timing model of every hart's core (detailed mode), unless `cores` overrides it "
+                       "(socket 0's, see `sockets`)")
     cores = Param.Children(Core, "per-hart cores, hart i on cores[i] (heterogeneous systems); empty: every hart "
                            "gets `core`")
-    caches = Param.Child(CacheHierarchy, "the socket's caches: private L1I/L1D (and L2) per core, shared LLC")
-    memory = Param.Child(MemoryController, "the socket's DRAM controller and channels")
+    caches = Param.Child(CacheHierarchy, "socket 0's caches (see `sockets`): private L1I/L1D (and L2) per "
+                         "core, shared LLC")
+    memory = Param.Child(MemoryController, "socket 0's DRAM controller and channels (see `sockets`)")
     cores_per_cluster = Param.Count(1, "cores per cluster of socket 0 (see `sockets`): a cluster's cores and its "
                                     "LLC slice share a crossbar and a mesh router", min=1, max=64)
     noc = Param.Child(Noc, "socket 0's on-chip network (see `sockets`)")
@@ -132,7 +135,7 @@ class System(SimObject):
         """NICs attached to a socket (the one System.nic sits on socket 0)."""
         nics = getattr(self, "nics", None)
         if nics is not None:
-            return sum(1 for n in nics if getattr(n, "socket", 0) == socket)
+            return sum(1 for n in nics if getattr(n, "socket", 0) == socket and getattr(n, "enabled", True))
         return int(self.nic.enabled and socket == 0)
 
     def _validate_sockets(self) -> None:

@@ -803,7 +803,7 @@ impl Default for Socket {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct System {
-    /// harts (cores) that run the workload, each with its own stack and hart id
+    /// harts (cores) that run the workload, each with its own stack and hart id (with `sockets`: the sum of their cores, numbered socket by socket)
     pub harts: u64,
     /// clock of every hart when no timing model sets its own; in functional mode simulated time advances one cycle per instruction [Hz]
     pub clock: u64,
@@ -835,13 +835,13 @@ pub struct System {
     pub warm_caches: bool,
     /// with warm_caches, instructions (all harts) run purely functionally before warming begins (0: warm through the whole fast-forward)
     pub warm_start_insts: u64,
-    /// timing model of every hart's core (detailed mode), unless `cores` overrides it
+    /// timing model of every hart's core (detailed mode), unless `cores` overrides it (socket 0's, see `sockets`)
     pub core: Core,
     /// per-hart cores, hart i on cores[i] (heterogeneous systems); empty: every hart gets `core`
     pub cores: Vec<Core>,
-    /// the socket's caches: private L1I/L1D (and L2) per core, shared LLC
+    /// socket 0's caches (see `sockets`): private L1I/L1D (and L2) per core, shared LLC
     pub caches: CacheHierarchy,
-    /// the socket's DRAM controller and channels
+    /// socket 0's DRAM controller and channels (see `sockets`)
     pub memory: MemoryController,
     /// cores per cluster of socket 0 (see `sockets`): a cluster's cores and its LLC slice share a crossbar and a mesh router
     pub cores_per_cluster: u64,
