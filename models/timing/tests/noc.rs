@@ -239,3 +239,24 @@ fn the_target_mesh_adds_fourteen_cycles_to_an_average_llc_hit() {
     assert!((mean - expected).abs() < 1e-9, "{mean} vs {expected}");
     assert!((14.0..14.5).contains(&mean));
 }
+
+/// Host speed of the network model (not a check of behaviour): run with
+/// `cargo test -p kvsim-timing --release --test noc -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn host_time_per_message_on_the_target_mesh() {
+    let (mut m, p) = build(&target_socket(), 3).unwrap();
+    let mut rng = kvsim_timing::synth::Rng(1);
+    let n = 2_000_000u64;
+    let start = std::time::Instant::now();
+    let mut t = 0;
+    let mut last = 0;
+    for _ in 0..n {
+        let core = p.core[rng.below(60) as usize];
+        let slice = p.llc_slice[rng.below(30) as usize];
+        t += 500; // one message every 500 ps
+        last = last.max(m.send(core, slice, DATA_BYTES, t));
+    }
+    let ns = start.elapsed().as_nanos() as f64 / n as f64;
+    println!("{ns:.1} ns of host time per message (random core -> slice, 3 flits, 6 x 5 mesh); last arrival {last}");
+}

@@ -5,53 +5,57 @@
 //! transfer fills the slots from its start time on and ends where its last flit fits; a later-stamped message that
 //! was booked first takes its place, and an earlier one fills what is left around it.
 
-use std::collections::VecDeque;
-
 use crate::Tick;
 
-/// Slots remembered; a transfer stamped before the oldest starts at the oldest (bounds the memory of a link).
-const SLOTS_KEPT: usize = 4096;
+/// Slots remembered (a power of two); a transfer stamped before the oldest starts at the oldest (bounds the memory
+/// of a link: 1024 slots of 16 cycles are 6.5 us at 2.5 GHz, far more than cores drift apart).
+const WINDOW: u64 = 1024;
 
 #[derive(Debug, Clone)]
 pub struct LinkCalendar {
     /// Length of one slot (ticks).
     slot: Tick,
-    /// Index of the oldest slot kept.
-    base: u64,
-    /// Ticks taken in each slot from the slot's start (a slot fills front to back).
-    used: VecDeque<Tick>,
+    /// The latest slot booked.
+    newest: u64,
+    /// Ring of slots by index mod WINDOW: which slot an entry holds, and the ticks taken in it from its start (a
+    /// slot fills front to back). Allocated on first use, so idle links cost nothing.
+    tags: Vec<u64>,
+    used: Vec<Tick>,
 }
 
 impl LinkCalendar {
     pub fn new(slot: Tick) -> Self {
-        LinkCalendar { slot: slot.max(1), base: 0, used: VecDeque::new() }
+        LinkCalendar { slot: slot.max(1), newest: 0, tags: Vec::new(), used: Vec::new() }
     }
 
     /// Take `dur` ticks of the link from `t` on; returns when the transfer ends.
     pub fn reserve(&mut self, t: Tick, dur: Tick) -> Tick {
+        if self.tags.is_empty() {
+            self.tags = vec![0; WINDOW as usize];
+            self.used = vec![0; WINDOW as usize];
+        }
         let slot = self.slot;
-        let mut i = (t / slot).max(self.base);
-        let mut off = if i == t / slot { t % slot } else { 0 };
+        let (mut i, mut off) = (t / slot, t % slot);
+        if i + WINDOW <= self.newest {
+            (i, off) = (self.newest + 1 - WINDOW, 0);
+        }
         let mut rem = dur;
         loop {
-            let k = (i - self.base) as usize;
-            while self.used.len() <= k {
-                self.used.push_back(0);
+            let k = (i & (WINDOW - 1)) as usize;
+            if self.tags[k] != i {
+                // The entry held a slot older than the window: it starts empty for this one.
+                self.tags[k] = i;
+                self.used[k] = 0;
             }
-            let used = &mut self.used[k];
-            let from = off.max(*used).min(slot);
+            let from = off.max(self.used[k]).min(slot);
             let take = rem.min(slot - from);
-            if take > 0 || rem == 0 {
-                *used = from + take;
+            if take > 0 {
+                self.used[k] = from + take;
             }
+            self.newest = self.newest.max(i);
             rem -= take;
             if rem == 0 {
-                let end = i * slot + from + take;
-                while self.used.len() > SLOTS_KEPT {
-                    self.used.pop_front();
-                    self.base += 1;
-                }
-                return end;
+                return i * slot + from + take;
             }
             i += 1;
             off = 0;
@@ -71,5 +75,18 @@ mod tests {
         // Across a slot boundary: 300 left in slot 0, the rest in slot 1.
         assert_eq!(c.reserve(100, 500), 1200);
         assert_eq!(c.reserve(5000, 10), 5010);
+        // An earlier transfer booked after a later one does not wait for it.
+        assert_eq!(c.reserve(4000, 100), 4100);
+    }
+
+    #[test]
+    fn a_transfer_older_than_the_window_starts_at_its_oldest_slot() {
+        let mut c = LinkCalendar::new(10);
+        assert_eq!(c.reserve(10 * (WINDOW + 5), 3), 10 * (WINDOW + 5) + 3);
+        // Slot 2 has been forgotten: the transfer starts at the oldest slot kept (6).
+        assert_eq!(c.reserve(20, 3), 60 + 3);
+        // A slot whose ring entry last held an older slot starts empty.
+        assert_eq!(c.reserve(10 * (2 * WINDOW), 4), 10 * 2 * WINDOW + 4);
+        assert_eq!(c.reserve(10 * WINDOW * 3 + 1, 4), 10 * WINDOW * 3 + 5);
     }
 }

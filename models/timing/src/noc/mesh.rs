@@ -27,6 +27,8 @@ pub enum Dir {
 }
 
 const DIRS: usize = 4;
+/// Largest mesh whose routes are tabled (1024 routers: a 4 MB table).
+const ROUTE_TABLE_MAX: usize = 1024;
 
 /// The shape and timing of a mesh, all times in ticks.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +64,9 @@ pub struct Mesh {
     endpoint_router: Vec<u16>,
     /// Outgoing link of each router in each direction (`None` at the mesh's edge).
     links: Vec<Option<Link>>,
+    /// The next hop from each router towards each other one (`from * routers + to`): (router, direction), kept for
+    /// meshes of up to ROUTE_TABLE_MAX routers (a lookup per hop instead of the routing arithmetic).
+    next_hop: Vec<(u16, Dir)>,
     router_flits: Vec<u64>,
     messages: u64,
     local_messages: u64,
@@ -79,6 +84,7 @@ impl Mesh {
         let slot = 16 * shape.cycle;
         let mut mesh = Mesh {
             links: Vec::with_capacity(routers * DIRS),
+            next_hop: Vec::new(),
             router_flits: vec![0; routers],
             endpoint_router,
             messages: 0,
@@ -98,7 +104,30 @@ impl Mesh {
                 mesh.links.push(link);
             }
         }
+        if routers <= ROUTE_TABLE_MAX {
+            let mut table = Vec::with_capacity(routers * routers);
+            for from in 0..routers as u16 {
+                for to in 0..routers as u16 {
+                    table.push(if from == to { (from, Dir::East) } else { mesh.step(from, to) });
+                }
+            }
+            mesh.next_hop = table;
+        }
         mesh
+    }
+
+    /// The next router and the direction from `at` towards `to` (`at != to`), by XY routing.
+    fn step(&self, at: u16, to: u16) -> (u16, Dir) {
+        let dir = self.next_dir(at, to);
+        (self.neighbour(at, dir).expect("XY routing stays on the mesh"), dir)
+    }
+
+    #[inline]
+    fn hop(&self, at: u16, to: u16) -> (u16, Dir) {
+        match self.next_hop.get(at as usize * self.router_flits.len() + to as usize) {
+            Some(&h) => h,
+            None => self.step(at, to),
+        }
     }
 
     pub fn shape(&self) -> &MeshShape {
@@ -162,7 +191,7 @@ impl Mesh {
         let mut path = vec![from];
         let mut at = from;
         while at != to {
-            at = self.neighbour(at, self.next_dir(at, to)).expect("XY routing stays on the mesh");
+            at = self.hop(at, to).0;
             path.push(at);
         }
         path
@@ -201,8 +230,7 @@ impl Network for Mesh {
         let mut head = t;
         let mut at = from;
         while at != to {
-            let dir = self.next_dir(at, to);
-            let next = self.neighbour(at, dir).expect("XY routing stays on the mesh");
+            let (next, dir) = self.hop(at, to);
             self.router_flits[at as usize] += flits;
             let link = self.links[at as usize * DIRS + dir as usize].as_mut().expect("a link to every neighbour");
             let end = link.calendar.reserve(head + router, hold);
