@@ -56,6 +56,14 @@ fn two_agents_of_one_cluster_talk_through_its_crossbar() {
     assert_eq!(m.send(1, 0, DATA_BYTES, 0), 400 + 2 * 400);
     assert_eq!(m.cluster_of(0), m.cluster_of(1));
     assert_ne!(m.cluster_of(0), m.cluster_of(2));
+    // The crossbar is the router's switch: each flit passes it once, no link is used.
+    let mut out = StatSink::new();
+    m.stats("", 10_000, &mut out);
+    assert_eq!(
+        (out.get("local_messages"), out.get("router0.flits"), out.get("hops")),
+        (Some(2.0), Some(4.0), Some(4.0))
+    );
+    assert_eq!((out.get("message_hops"), out.get("link0_1.flits")), (Some(0.0), Some(0.0)));
 }
 
 #[test]
@@ -128,8 +136,10 @@ fn counters_count_flits_per_router_and_link_and_hops() {
     m.stats("system.socket0.noc.", 10_000, &mut out);
     let get = |n: &str| out.get(&format!("system.socket0.noc.{n}")).unwrap();
     assert_eq!(get("messages"), 1.0);
-    assert_eq!(get("hops"), 4.0);
+    assert_eq!(get("message_hops"), 4.0);
+    assert_eq!(get("avg_hops"), 4.0);
     assert_eq!(get("flits"), 3.0);
+    assert_eq!(get("hops"), 5.0 * 3.0, "flit-hops: 3 flits through 5 routers");
     for link in ["link0_1", "link1_2", "link2_5", "link5_8"] {
         assert_eq!(get(&format!("{link}.flits")), 3.0, "{link}");
         assert_eq!(get(&format!("{link}.messages")), 1.0, "{link}");

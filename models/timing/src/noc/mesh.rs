@@ -10,7 +10,9 @@
 //!
 //! Routing is XY (along the row to the destination's column, then along the column); on a ring, the shorter way
 //! round (east on a tie). Counters: flits and messages per directed link, flits per router (every router a
-//! message passes, its destination included), hops and flits in all.
+//! message passes, its destination included, so a cluster-local message counts once, in its crossbar); in all,
+//! flits injected, flit-hops (`hops`: router traversals of flits, what the power model prices) and links crossed
+//! by messages (`message_hops`).
 
 use super::calendar::LinkCalendar;
 use crate::network::{Endpoint, Network};
@@ -266,8 +268,10 @@ impl Network for Mesh {
         let m = self.messages as f64;
         out.add(prefix, "messages", m, "messages carried (both endpoints' clusters alike or not)");
         out.add(prefix, "local_messages", self.local_messages as f64, "messages that stayed in a cluster crossbar");
-        out.add(prefix, "flits", self.flits as f64, "flits carried");
-        out.add(prefix, "hops", self.hops as f64, "links crossed by messages, in all");
+        out.add(prefix, "flits", self.flits as f64, "flits injected");
+        let traversals: u64 = self.router_flits.iter().sum();
+        out.add(prefix, "hops", traversals as f64, "flit-hops: flits through a router (a cluster's own crossbar too)");
+        out.add(prefix, "message_hops", self.hops as f64, "links crossed by messages, in all");
         out.add(prefix, "avg_hops", crate::ratio(self.hops as f64, m), "mean links crossed per message");
         let mut busiest = 0.0f64;
         let mut total_busy = 0u64;
