@@ -4,7 +4,8 @@ A `Socket` holds its cores (grouped into clusters of `cores_per_cluster`), their
 L1I/L1D and L2 per core, the sliced shared LLC), the memory controller(s) and the on-chip network that joins them
 (`models/noc.py`, which also places the memory controllers and the socket's NICs on the mesh). Cluster k sits on
 router k of the mesh (row by row); core c is in cluster c // cores_per_cluster; LLC slice i sits on router
-i mod routers (one slice per cluster when there are as many slices as routers, as on the target).
+i x routers // slices, spread evenly (one slice per cluster when there are as many slices as routers, as on the
+target; with a slice per core, core c's slice shares its router when the cores fill the mesh).
 
 `System.sockets` lists the sockets. A one-socket platform may leave it empty: then the flat `System` fields
 (`harts`, `core`, `cores`, `caches`, `memory`, `cores_per_cluster`, `noc`) describe socket 0, which is how every

@@ -112,10 +112,11 @@ class System(SimObject):
         if self.mode == "detailed" and len(self.socket_list()) > 1:
             raise ParamError(f"System.sockets lists {len(self.sockets)} sockets but detailed timing models one "
                              "socket so far: use System.mode = 'functional', or one socket")
-        lines = {self.caches.l1d.line_size}
-        if lines != {64}:
-            raise ParamError(f"System.caches line_size = {self.caches.l1d.line_size}: the DRAM model moves "
-                             "64-byte lines (one BL8 burst), so caches must use 64-byte lines")
+        for i, socket in enumerate(self.socket_list()):
+            if socket.caches.l1d.line_size != 64:
+                where = "System.caches" if not self.sockets else f"System.sockets[{i}].caches"
+                raise ParamError(f"{where} line_size = {socket.caches.l1d.line_size}: the DRAM model moves "
+                                 "64-byte lines (one BL8 burst), so caches must use 64-byte lines")
 
     def hart_cores(self) -> list[Core]:
         """The Core of every hart, socket by socket."""

@@ -226,3 +226,11 @@ def test_no_string_match_on_an_enum_parameter_is_left_in_rust():
         for field in ("mode", "detailed_start", "misaligned", "dataset", "popularity", "replacement", "model",
                       "bpred", "preset", "topology"):
             assert not re.search(rf"\.{field}\.as_str\(\)\s*\{{", code), f"{source}: match on {field} as text"
+
+
+def test_every_socket_s_caches_use_the_dram_line():
+    s = flat(harts=2, mode="detailed", sockets=[Socket(cores=2, caches=CacheHierarchy(
+        l1i=Cache(line_size="128B"), l1d=Cache(line_size="128B"), l2=Cache(line_size="128B"),
+        llc=Cache(size="1MiB", line_size="128B")))])
+    with pytest.raises(ParamError, match=r"System\.sockets\[0\]\.caches line_size = 128: .*64-byte lines"):
+        s.validate()

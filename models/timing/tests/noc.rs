@@ -192,6 +192,14 @@ fn a_ring_socket_and_an_automatic_mesh() {
     let (m, p) = build(&ring, 0).unwrap();
     assert_eq!((m.shape().cols, m.shape().rows, m.shape().ring), (12, 1, true));
     assert_eq!(m.latency(p.core[0], p.llc_slice[11], CONTROL_BYTES), 800);
+    // A slice per core (the Xeon's layout on a mesh of clusters of 2): core c's slice shares its router.
+    let per_core = Socket { caches: CacheHierarchy { llc_slices: 60, ..CacheHierarchy::default() }, ..target_socket() };
+    let (m, p) = build(&per_core, 3).unwrap();
+    assert!((0..60).all(|c| m.router_of(p.core[c]) == m.router_of(p.llc_slice[c])));
+    // Fewer slices than routers spread over the mesh: 4 slices on 30 routers sit on routers 0, 7, 15 and 22.
+    let few = Socket { caches: CacheHierarchy { llc_slices: 4, ..CacheHierarchy::default() }, ..target_socket() };
+    let (m, p) = build(&few, 3).unwrap();
+    assert_eq!(p.llc_slice.iter().map(|&e| m.router_of(e)).collect::<Vec<_>>(), vec![0, 7, 15, 22]);
     // 7 clusters and no dimensions: a 3 x 3 grid.
     let auto = Socket { cores: 7, ..Socket::default() };
     let (m, p) = build(&auto, 1).unwrap();

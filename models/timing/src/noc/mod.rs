@@ -39,7 +39,9 @@ pub fn dimensions(socket: &Socket) -> (u64, u64) {
 
 /// The network of `socket` and where its agents sit: endpoints are numbered cores first, then LLC slices, memory
 /// controllers and I/O agents (`nics` of them: the NICs attached to this socket). Core c is on cluster c /
-/// cores_per_cluster's router; LLC slice i on router i mod routers; controllers and NICs on their configured
+/// cores_per_cluster's router; the LLC slices spread evenly over the routers, slice i of n on router
+/// i x routers / n (one per router when n = routers, as on the target; with one slice per core, each core's own
+/// slice shares its router when the cores fill the mesh); controllers and NICs on their configured
 /// routers (router (0, 0) when none are configured). Errors name the parameter, as the Python checks do (they
 /// run first; these guard direct Rust users).
 pub fn build(socket: &Socket, nics: usize) -> Result<(Mesh, Placement), String> {
@@ -75,8 +77,9 @@ pub fn build(socket: &Socket, nics: usize) -> Result<(Mesh, Placement), String> 
         placement.core.push(place(&mut router_of, (c / socket.cores_per_cluster) as u16));
     }
     let routers = cols * rows;
+    let slices = socket.caches.llc_slices.max(1);
     for i in 0..socket.caches.llc_slices {
-        placement.llc_slice.push(place(&mut router_of, (i % routers) as u16));
+        placement.llc_slice.push(place(&mut router_of, (i * routers / slices) as u16));
     }
     let mem: Vec<u16> = if noc.mem_ctrl_routers.is_empty() {
         vec![0]
