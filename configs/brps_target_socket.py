@@ -39,10 +39,9 @@ def caches(cores: int) -> CacheHierarchy:
 
 
 def memory() -> MemoryController:
-    # 6 controllers of one DDR4-2400 channel each (paper). Assumed: the DRAM model takes a power-of-two channel
-    # count, so 8 channels of one controller stand in for 6 (33% more peak bandwidth than the paper's ~115 GB/s);
-    # 15 ns controller latency assumed.
-    return MemoryController(preset="DDR4-2400", channels=8, ranks=1, ctrl_latency="15ns")
+    # 6 DDR4-2400 channels (paper: 6 controllers of one channel each, ~115 GB/s peak), modelled as one controller
+    # whose 6 channels interleave lines modulo 6. One rank per channel and 15 ns controller latency: assumed.
+    return MemoryController(preset="DDR4-2400", channels=6, ranks=1, ctrl_latency="15ns")
 
 
 def nic(ports: int) -> Nic:

@@ -137,7 +137,7 @@ pub struct Core {
 pub struct MemoryController {
     /// JEDEC speed grade whose timings apply unless overridden below: 'DDR4-2400' (17-17-17, the target) or 'DDR3-1600' (11-11-11, the Xeon baseline) One of: DDR4-2400, DDR3-1600.
     pub preset: String,
-    /// independent 64-bit channels behind this controller (power of two)
+    /// independent 64-bit channels behind this controller (any count: lines interleave modulo the count)
     pub channels: u64,
     /// ranks per channel (power of two; assumed 1)
     pub ranks: u64,
