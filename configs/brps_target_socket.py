@@ -51,6 +51,8 @@ def nic(ports: int) -> Nic:
                pcie_max_payload=256, pcie_tlp_overhead=24,     # assumed
                pcie_latency="400ns", mmio_latency="100ns",     # assumed
                rx_fifo_frames=1024,                            # assumed
+               rx_wb_threshold=4, rx_wb_timer="1us",           # assumed: one 64-byte line of descriptors per
+                                                               # write-back, flushed after at most 1 us
                ddio=True, ddio_ways=0.1)                       # wauDCA up to 10% of the LLC (paper)
 
 

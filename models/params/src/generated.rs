@@ -223,6 +223,10 @@ pub struct Nic {
     pub pcie_latency: u64,
     /// one-way time of an uncached access to a NIC register (MMIO): a doorbell store holds its store-buffer entry this long and the NIC starts TX work this long after it; a register load waits twice this (assumed 100 ns) [ps]
     pub mmio_latency: u64,
+    /// RX descriptors a queue writes back per PCIe write (WTHRESH of Intel's 82598/82599): completed descriptors wait on the NIC until this many are ready, or until rx_wb_timer, and the guest sees their frames only then; 1: each descriptor is its own write
+    pub rx_wb_threshold: u64,
+    /// longest a completed RX descriptor waits for its write-back group: when it expires the partial group is written (the ITR flush); 0 = no timer, allowed only with rx_wb_threshold = 1 [ps]
+    pub rx_wb_timer: u64,
     /// DDIO (wauDCA): NIC DMA writes allocate or update lines in the LLC within the ddio ways, DMA reads are served from the LLC when the line is there; off: DMA writes go to memory (invalidating cached copies)
     pub ddio: bool,
     /// fraction of the LLC's ways DDIO may allocate into (at least one way; Intel's default is 2 of 20)
