@@ -44,10 +44,9 @@ def memory() -> MemoryController:
     return MemoryController(preset="DDR4-2400", channels=6, ranks=1, ctrl_latency="15ns")
 
 
-def nic(ports: int) -> Nic:
-    # Each 100 GbE NIC on PCIe 4.0 x8 (paper). Assumed: the model has one NIC per socket, so the three NICs are
-    # one NIC with one port each and their three x8 links modelled as one x24 link.
-    return Nic(enabled=True, ports=ports, port_gbps=100.0, pcie_gen=4, pcie_lanes=8 * ports,
+def nic() -> Nic:
+    # One 100 GbE port on its own PCIe 4.0 x8 link (paper).
+    return Nic(enabled=True, ports=1, port_gbps=100.0, pcie_gen=4, pcie_lanes=8,
                pcie_max_payload=256, pcie_tlp_overhead=24,     # assumed
                pcie_latency="400ns", mmio_latency="100ns",     # assumed
                rx_fifo_frames=1024,                            # assumed
@@ -74,6 +73,6 @@ def system(cores: int = CORES, requests: int = 60000, items: int = 1 << 16, offe
         caches=caches(cores),
         memory=memory(),
         workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=16", "buckets=16384"]),
-        nic=nic(ports),
+        nics=[nic() for _ in range(ports)],   # 3 NICs of one port each (fewer when fewer cores)
         client=Client(enabled=True, mode="erew", **settings),
     )

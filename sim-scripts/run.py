@@ -107,7 +107,7 @@ def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     rows = [("requests checked", f"{stats['client.requests']:,.0f} ({stats['client.hits']:,.0f} GET hits, "
                                  f"{stats['client.misses']:,.0f} misses)"),
             ("instructions / request", f"{stats['client.insts_per_request']:.1f}")]
-    batch = _mean(stats, "system.nic0.queue", ".rx_batch_mean")
+    batch = _mean(stats, "system.nic", ".rx_batch_mean")
     if batch is not None:
         rows.append(("RX batch (mean)", f"{batch:.1f} packets per poll"))
     for label, suffix in (("L1D MPKI (mean)", ".l1d.mpki"), ("LLC MPKI", "llc.mpki")):

@@ -4,8 +4,10 @@
 //! buffers. Between scheduling quanta the engine calls `Nic::deliver` and `Nic::transmit`. Line rate, PCIe and
 //! DDIO timing are the timing model's.
 //!
-//! The registers live in `Memory` (`NicRegs`), because the executor reaches them through loads and stores; the
-//! rest of the NIC (FIFOs, steering, port counters) is `Nic`, owned by the machine.
+//! The registers (`NicRegs`) sit on the device bus (`bus.rs`), which the executor's loads and stores in the device
+//! range reach; the rest of the NIC (FIFOs, steering, port counters, its PCIe link) is `Nic`, owned by the machine's
+//! network side. A system may have several NICs: each has its own registers at its own base address, its own
+//! ports, queues, FIFOs and link, and its statistics under `system.nic{K}` (K: its place in `System.nics`).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -13,7 +15,7 @@ use crate::abi::DEVICE_BASE;
 use crate::mem::Memory;
 use crate::trap::{Access, Trap};
 
-/// Queue q's registers start at `DEVICE_BASE + q * QUEUE_STRIDE`.
+/// Queue q of a NIC has its registers at `base + q * QUEUE_STRIDE` (the NIC's base: `bus::nic_base`).
 pub const QUEUE_STRIDE: u64 = 0x1000;
 pub const MAX_QUEUES: u64 = 1024;
 /// Register offsets inside a queue's block.
@@ -91,9 +93,10 @@ impl QueueRegs {
     }
 }
 
-/// The register blocks of every queue (the device range's contents).
+/// The register blocks of every queue of one NIC, from its base address on.
 #[derive(Debug, Clone, Default)]
 pub struct NicRegs {
+    pub base: u64,
     pub queues: Vec<QueueRegs>,
 }
 
@@ -106,8 +109,15 @@ fn ring_ok(base: u64, size: u64) -> bool {
 }
 
 impl NicRegs {
+    /// The registers of a NIC at the start of the device range (the first NIC's place).
     pub fn new(queue_ports: &[u64]) -> NicRegs {
+        NicRegs::at(DEVICE_BASE, queue_ports)
+    }
+
+    /// The registers of a NIC whose queue q is on port `queue_ports[q]`, from `base` on.
+    pub fn at(base: u64, queue_ports: &[u64]) -> NicRegs {
         NicRegs {
+            base,
             queues: queue_ports
                 .iter()
                 .enumerate()
@@ -121,6 +131,11 @@ impl NicRegs {
         }
     }
 
+    /// Bytes of the device range the registers take.
+    pub fn window(&self) -> u64 {
+        self.queues.len() as u64 * QUEUE_STRIDE
+    }
+
     /// Which queue and register an access in the device range names.
     fn decode(&self, addr: u64, size: u8, access: Access) -> Result<(usize, u64), Trap> {
         match access {
@@ -130,7 +145,7 @@ impl NicRegs {
             Access::Atomic => return Err(mmio_fault(addr, size, access, "atomics are not supported on NIC registers")),
             _ => {}
         }
-        let off = addr - DEVICE_BASE;
+        let off = addr - self.base;
         let q = off / QUEUE_STRIDE;
         let r = off % QUEUE_STRIDE;
         if q >= self.queues.len() as u64 || r >= reg::BLOCK_LEN {
@@ -246,6 +261,8 @@ pub struct DmaFault {
 
 /// The NIC apart from its registers: steering, FIFOs, counters.
 pub struct Nic {
+    /// Statistics prefix: `system.nic{K}`.
+    pub name: String,
     pub ports: usize,
     pub queue_port: Vec<u64>,
     /// UDP destination port -> queue.
@@ -275,11 +292,19 @@ pub fn udp_dst_port(frame: &[u8]) -> Option<u16> {
 }
 
 impl Nic {
-    /// `queue_port[q]` is queue q's port; `steer[c]` the queue of core c (steered from UDP port base + c).
-    pub fn new(ports: usize, queue_port: Vec<u64>, steer: &[usize], base_port: u16, fifo_depth: usize) -> Nic {
-        let steering = steer.iter().enumerate().map(|(c, &q)| (base_port.wrapping_add(c as u16), q)).collect();
+    /// NIC `index` of the system; `queue_port[q]` is queue q's port; `steering` the perfect-match table (UDP
+    /// destination port, queue).
+    pub fn new(
+        index: usize,
+        ports: usize,
+        queue_port: Vec<u64>,
+        steering: impl IntoIterator<Item = (u16, usize)>,
+        fifo_depth: usize,
+    ) -> Nic {
+        let steering = steering.into_iter().collect();
         let nq = queue_port.len();
         Nic {
+            name: format!("system.nic{index}"),
             ports,
             queue_port,
             steering,
@@ -410,7 +435,7 @@ impl Nic {
         }
     }
 
-    /// (name, value, description) statistics under `system.nic0`.
+    /// (name, value, description) statistics under the NIC's name.
     pub fn stats(&self, regs: &NicRegs) -> Vec<(String, f64, &'static str)> {
         let mut out = Vec::new();
         type Field = fn(&PortStats) -> u64;
@@ -427,11 +452,11 @@ impl Nic {
         ];
         for (p, (now, base)) in self.port_stats.iter().zip(&self.port_base).enumerate() {
             for (name, field, desc) in PORT_STATS {
-                out.push((format!("system.nic0.port{p}.{name}"), (field(now) - field(base)) as f64, desc));
+                out.push((format!("{}.port{p}.{name}", self.name), (field(now) - field(base)) as f64, desc));
             }
         }
         for (q, x) in regs.queues.iter().enumerate() {
-            let pre = format!("system.nic0.queue{q}");
+            let pre = format!("{}.queue{q}", self.name);
             let (rf, rd, tf) = self.queue_base[q];
             let batches = x.rx_batches();
             out.push((format!("{pre}.rx_frames"), (x.rx_frames - rf) as f64, "frames delivered into the RX ring"));
@@ -460,7 +485,7 @@ impl Nic {
             let n: u64 = regs.queues.iter().map(|x| x.rx_batch_hist[k]).sum();
             let name = if k + 1 == BATCH_BUCKETS { "more".to_string() } else { k.to_string() };
             out.push((
-                format!("system.nic0.rx_batch_size::{name}"),
+                format!("{}.rx_batch_size::{name}", self.name),
                 n as f64,
                 "RX_TAIL doorbells (all queues) that re-posted this many descriptors: the RX batch size distribution",
             ));
@@ -484,7 +509,7 @@ mod tests {
         let ports: Vec<u64> = (0..nq as u64).map(|q| q * 2 / nq as u64).collect();
         let regs = NicRegs::new(&ports);
         let steer: Vec<usize> = (0..nq).collect();
-        let nic = Nic::new(2, ports, &steer, 0x4000, 4);
+        let nic = Nic::new(0, 2, ports, steer.iter().map(|&q| (0x4000 + q as u16, q)), 4);
         (mem, regs, nic)
     }
 

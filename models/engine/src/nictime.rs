@@ -400,11 +400,12 @@ impl Nic {
         Ok(())
     }
 
-    /// Timing statistics under `system.nic0`.
+    /// Timing statistics under the NIC's name.
     pub fn timing_stats(&self, out: &mut Vec<(String, f64, &'static str)>) {
         let Some(tm) = self.timing.as_ref().filter(|t| t.used) else { return };
+        let name = &self.name;
         for (p, s) in tm.ports.iter().enumerate() {
-            let pre = format!("system.nic0.port{p}");
+            let pre = format!("{name}.port{p}");
             let span = |first: Option<u64>, last: u64| first.map_or(0, |f| last - f);
             let rx_span = span(s.first_rx, s.last_rx);
             let tx_span = span(s.first_tx, s.last_tx);
@@ -426,16 +427,16 @@ impl Nic {
             ));
         }
         let l = &tm.link;
-        out.push(("system.nic0.pcie.up_bytes".into(), l.up_bytes as f64, "bytes device -> host on the PCIe link (TLP overhead included)"));
-        out.push(("system.nic0.pcie.down_bytes".into(), l.down_bytes as f64, "bytes host -> device on the PCIe link (TLP overhead included)"));
-        out.push(("system.nic0.pcie.tlps".into(), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
-        out.push(("system.nic0.pcie.up_busy_ps".into(), l.up_busy as f64, "time the device -> host direction was busy (ps)"));
-        out.push(("system.nic0.pcie.down_busy_ps".into(), l.down_busy as f64, "time the host -> device direction was busy (ps)"));
-        out.push(("system.nic0.rx_writebacks".into(), tm.rx_writebacks as f64, "PCIe writes carrying RX descriptor write-backs (coalesced per Nic.rx_wb_threshold / rx_wb_timer)"));
+        out.push((format!("{name}.pcie.up_bytes"), l.up_bytes as f64, "bytes device -> host on the PCIe link (TLP overhead included)"));
+        out.push((format!("{name}.pcie.down_bytes"), l.down_bytes as f64, "bytes host -> device on the PCIe link (TLP overhead included)"));
+        out.push((format!("{name}.pcie.tlps"), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
+        out.push((format!("{name}.pcie.up_busy_ps"), l.up_busy as f64, "time the device -> host direction was busy (ps)"));
+        out.push((format!("{name}.pcie.down_busy_ps"), l.down_busy as f64, "time the host -> device direction was busy (ps)"));
+        out.push((format!("{name}.rx_writebacks"), tm.rx_writebacks as f64, "PCIe writes carrying RX descriptor write-backs (coalesced per Nic.rx_wb_threshold / rx_wb_timer)"));
         let per = if tm.rx_dmas > 0 { tm.rx_writebacks as f64 / tm.rx_dmas as f64 } else { 0.0 };
-        out.push(("system.nic0.rx_writebacks_per_frame".into(), per, "RX descriptor write-back PCIe writes per frame DMA-written"));
+        out.push((format!("{name}.rx_writebacks_per_frame"), per, "RX descriptor write-back PCIe writes per frame DMA-written"));
         let mean = if tm.rx_dmas > 0 { tm.rx_dma_ps as f64 / tm.rx_dmas as f64 * 1e-3 } else { 0.0 };
-        out.push(("system.nic0.rx_dma_latency_ns".into(), mean, "mean time from arrival at the port to visibility in the RX ring (FIFO wait, PCIe), ns"));
+        out.push((format!("{name}.rx_dma_latency_ns"), mean, "mean time from arrival at the port to visibility in the RX ring (FIFO wait, PCIe), ns"));
     }
 }
 
@@ -451,7 +452,7 @@ mod tests {
 
     fn params(gbps: f64, fifo: u64) -> kvsim_params::Nic {
         let mut p: kvsim_params::Nic = serde_json::from_str(
-            r#"{"enabled": true, "ports": 1, "port_gbps": 100.0, "queues": 0, "rx_fifo_frames": 512,
+            r#"{"socket": 0, "enabled": true, "ports": 1, "port_gbps": 100.0, "queues": 0, "rx_fifo_frames": 512,
             "pcie_gen": 4, "pcie_lanes": 16, "pcie_max_payload": 256, "pcie_tlp_overhead": 24,
             "pcie_latency": 400000, "mmio_latency": 100000, "rx_wb_threshold": 1, "rx_wb_timer": 0, "ddio": true, "ddio_ways": 0.1,
             "steering_base_port": 16384}"#,
@@ -473,7 +474,7 @@ mod tests {
         mem.regions.heap_start = RING;
         mem.regions.brk = RING + 4096 * PAGE_SIZE;
         let mut regs = NicRegs::new(&[0]);
-        let mut nic = Nic::new(1, vec![0], &[0], 0x4000, fifo as usize);
+        let mut nic = Nic::new(0, 1, vec![0], [(0x4000, 0)], fifo as usize);
         let mut p = params(gbps, fifo);
         (p.rx_wb_threshold, p.rx_wb_timer) = (wb_threshold, wb_timer);
         nic.timing = Some(NicTiming::new(&p, 1, 1));

@@ -172,16 +172,17 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
         return Err(SimError::Config("System.caches must use 64-byte lines".into()));
     }
     let mut sys = TimingSystem::new(&cores, &system.caches, &system.memory);
-    // DDIO: the NIC's writes allocate in `ddio_ways` of the LLC's ways (at least one), or go to memory.
-    if system.nic.enabled {
-        sys.mem.ddio = system.nic.ddio;
+    // DDIO: the NICs' writes allocate in `ddio_ways` of the LLC's ways (at least one), or go to memory. The NICs
+    // of a socket share its LLC, so they agree on these (models/system.py checks it): the first NIC's apply.
+    if let Some(nic) = crate::sim::system_nics(system).first() {
+        sys.mem.ddio = nic.ddio;
         let assoc = system.caches.llc.assoc.clamp(1, 64);
-        let ways = ((assoc as f64 * system.nic.ddio_ways).round() as u64).clamp(1, assoc);
+        let ways = ((assoc as f64 * nic.ddio_ways).round() as u64).clamp(1, assoc);
         let mask = if ways >= 64 { u64::MAX } else { (1u64 << ways) - 1 };
         sys.mem.set_llc_way_mask(kvsim_timing::ReqClass::Io, mask);
         // Doorbells and register reads: uncached accesses to the device range, `mmio_latency` one way.
         sys.mem.uncached = (crate::abi::DEVICE_BASE, crate::abi::DEVICE_END + 1);
-        sys.mem.uncached_ticks = system.nic.mmio_latency;
+        sys.mem.uncached_ticks = nic.mmio_latency;
     }
     Ok(sys)
 }

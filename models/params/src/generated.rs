@@ -201,6 +201,8 @@ pub struct MemoryController {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Nic {
+    /// socket the NIC is attached to (one socket for now)
+    pub socket: u64,
     /// simulate the NIC (off: no device registers, the NIC simulator calls report 0 queues)
     pub enabled: bool,
     /// Ethernet ports; queues are spread over them in contiguous blocks
@@ -279,8 +281,10 @@ pub struct System {
     pub caches: CacheHierarchy,
     /// the socket's DRAM controller and channels
     pub memory: MemoryController,
-    /// the NIC (simulated only when nic.enabled)
+    /// the NIC of a one-NIC system (simulated only when nic.enabled); the shorthand for `nics` when that list is empty
     pub nic: Nic,
+    /// the system's NICs, devices on the bus: NIC k has its registers at the k-th device window (workloads/ABI.md) and its stats under system.nic{k}; empty: `nic` alone
+    pub nics: Vec<Nic>,
     /// the ghost client (runs only when client.enabled; needs the NIC)
     pub client: Client,
 }
