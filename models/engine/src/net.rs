@@ -275,3 +275,109 @@ impl Net {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::PAGE_SIZE;
+    use crate::nic::reg;
+    use crate::trap::Access;
+
+    const MEM: u64 = 0x10_0000;
+    const RING: u64 = 4096;
+
+    fn params(gbps: f64) -> kvsim_params::Nic {
+        let mut p: kvsim_params::Nic = serde_json::from_str(
+            r#"{"socket": 0, "enabled": true, "ports": 1, "port_gbps": 10.0, "queues": 0, "rx_fifo_frames": 512,
+            "pcie_gen": 4, "pcie_lanes": 8, "pcie_max_payload": 256, "pcie_tlp_overhead": 24,
+            "pcie_latency": 400000, "mmio_latency": 100000, "rx_wb_threshold": 1, "rx_wb_timer": 0, "ddio": true,
+            "ddio_ways": 0.1, "steering_base_port": 16384}"#,
+        )
+        .unwrap();
+        p.port_gbps = gbps;
+        p
+    }
+
+    /// A frame to UDP port `dport`, 88 bytes, its last byte `tag`.
+    fn frame(dport: u16, tag: u8) -> Vec<u8> {
+        let mut f = vec![0u8; 88];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[14] = 0x45;
+        f[23] = 17;
+        f[36..38].copy_from_slice(&dport.to_be_bytes());
+        f[87] = tag;
+        f
+    }
+
+    #[test]
+    fn two_nics_steer_and_deliver_independently_each_at_its_own_line_rate() {
+        // NIC 0: one 10 GbE port; NIC 1: one 40 GbE port. Two harts: queue 0 (core 0) on NIC 0, queue 1 on NIC 1.
+        let (mut net, mut bus) = Net::new(&[params(10.0), params(40.0)], None, 2, &[]).unwrap();
+        assert_eq!((net.queue_port.clone(), net.queue_at.clone()), (vec![0, 1], vec![(0, 0), (1, 0)]));
+        let mut mem = Memory::new(1 << 28, false, 2);
+        mem.regions.heap_start = MEM;
+        mem.regions.brk = MEM + 2 * (RING * 16 + RING * 256) + PAGE_SIZE;
+        for q in 0..2u64 {
+            let regs = net.queue_regs(q as usize).unwrap();
+            assert_eq!(regs, crate::bus::nic_base(q as usize), "each NIC's first queue at its window's base");
+            let ring = MEM + q * (RING * 16 + RING * 256);
+            let bufs = ring + RING * 16;
+            for i in 0..RING {
+                let mut d = (bufs + i * 256).to_le_bytes().to_vec();
+                d.extend_from_slice(&256u16.to_le_bytes());
+                d.extend_from_slice(&[0; 6]);
+                mem.write_bytes(0, ring + 16 * i, &d).unwrap();
+            }
+            for (r, v) in [(reg::RX_BASE, ring), (reg::RX_SIZE, RING), (reg::TX_BASE, ring), (reg::TX_SIZE, 8)] {
+                bus.store(regs + r, 8, v, Access::Store).unwrap();
+            }
+            bus.store(regs + reg::CTRL, 8, 1, Access::Store).unwrap();
+            bus.store(regs + reg::RX_TAIL, 8, RING - 1, Access::Store).unwrap();
+        }
+        // 2000 frames for each core's port at once, far faster than either line rate; and one frame for core 1
+        // sent to NIC 0's port, which NIC 0's table does not match (each NIC steers only its own queues).
+        let n = 2000u64;
+        {
+            let mut nics = Nics { nics: &mut net.nics, regs: &mut bus.nics, queue_at: &net.queue_at, port_at: &net.port_at };
+            for i in 0..n {
+                nics.wire_send(0, frame(0x4000, i as u8), 0);
+                nics.wire_send(1, frame(0x4001, i as u8), 0);
+            }
+            nics.wire_send(0, frame(0x4001, 0xee), 0);
+        }
+        mem.devices = Some(Box::new(bus));
+        let mut io = |_: u64, _: bool, t: u64| t;
+        let clock = Clock { now: 1_000_000_000, queue_time: &[0, 0], io: &mut io };
+        assert!(matches!(net.step(&mut mem, 0, Some(clock)), Ok(NetEvent::Nothing)));
+        let bus = mem.devices.take().unwrap();
+        assert_eq!((bus.nics[0].queues[0].rx_frames, bus.nics[1].queues[0].rx_frames), (n, n));
+        assert_eq!((net.nics[0].port_stats[0].rx_no_match, net.nics[1].port_stats[0].rx_no_match), (1, 0));
+        // Each queue's last frame landed in its own ring (the frames carry their index in their last byte).
+        let ring1 = MEM + (RING * 16 + RING * 256);
+        let last = mem.read_bytes(ring1 + RING * 16 + (n - 1) * 256, 88).unwrap();
+        assert_eq!(last, frame(0x4001, (n - 1) as u8));
+        let stats = net.stats(&bus, 0);
+        let get = |k: &str| stats.iter().find(|s| s.0 == k).unwrap_or_else(|| panic!("no stat {k}")).1;
+        // Line rate with 88-byte frames: 10 (40) Gbit/s / 8 / (88 + 24) bytes.
+        // Exact up to the last bit of the floating-point division.
+        let exact = |got: f64, want: f64| assert!((got - want).abs() <= want * 1e-15, "{got} vs {want}");
+        exact(get("system.nic0.port0.rx_frames_per_s"), 10e9 / 8.0 / 112.0);
+        exact(get("system.nic1.port0.rx_frames_per_s"), 40e9 / 8.0 / 112.0);
+        assert_eq!(get("system.nic1.queue0.rx_frames"), n as f64);
+        assert!(get("system.nic1.pcie.up_bytes") > 0.0 && get("system.nic0.pcie.up_bytes") > 0.0);
+    }
+
+    #[test]
+    fn queues_spread_over_all_nics_ports_in_blocks() {
+        // 6 harts over NICs of 1 and 2 ports: 3 ports in all, two queues each.
+        let mut two = params(10.0);
+        two.ports = 2;
+        let (net, bus) = Net::new(&[params(10.0), two.clone()], None, 6, &[]).unwrap();
+        assert_eq!(net.queue_port, vec![0, 0, 1, 1, 2, 2]);
+        assert_eq!(net.queue_at, vec![(0, 0), (0, 1), (1, 0), (1, 1), (1, 2), (1, 3)]);
+        assert_eq!(bus.nics[1].queues.iter().map(|q| q.port).collect::<Vec<_>>(), vec![0, 0, 1, 1]);
+        assert_eq!(net.nics[1].steering.get(&0x4005), Some(&3));
+        assert_eq!(net.nics[0].steering.get(&0x4005), None);
+        assert!(Net::new(&[params(10.0), two.clone()], None, 2, &[]).is_err(), "3 ports, 2 queues");
+    }
+}
