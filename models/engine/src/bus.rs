@@ -20,6 +20,43 @@ pub fn nic_base(k: usize) -> u64 {
     DEVICE_BASE + k as u64 * NIC_WINDOW
 }
 
+/// How a device reaches memory: a DMA access (address, write or read, the time it reaches the host) in, the time
+/// the memory system has done it out, on behalf of the device's agent id. Today's port is the memory system's I/O
+/// path (DDIO into the LLC, or memory); a coherent memory system replaces that one adapter (`AgentPort`).
+pub trait DmaPort {
+    /// The agent the accesses come from (cores are agents 0..harts, NIC k is agent harts + k).
+    fn agent(&self) -> usize;
+    fn access(&mut self, addr: u64, write: bool, t: u64) -> u64;
+}
+
+/// A device's DMA port over the memory system's I/O calls.
+pub struct AgentPort<'a> {
+    pub agent: usize,
+    pub memory: &'a mut dyn DmaPort,
+}
+
+impl DmaPort for AgentPort<'_> {
+    fn agent(&self) -> usize {
+        self.agent
+    }
+
+    fn access(&mut self, addr: u64, write: bool, t: u64) -> u64 {
+        self.memory.access(addr, write, t)
+    }
+}
+
+/// The memory system's I/O calls as a function (address, write, time) -> completion: agent 0 unless wrapped in
+/// an `AgentPort` (unit tests use bare functions).
+impl<F: FnMut(u64, bool, u64) -> u64> DmaPort for F {
+    fn agent(&self) -> usize {
+        0
+    }
+
+    fn access(&mut self, addr: u64, write: bool, t: u64) -> u64 {
+        self(addr, write, t)
+    }
+}
+
 /// The devices of a machine, by address.
 #[derive(Debug, Clone, Default)]
 pub struct DeviceBus {

@@ -5,7 +5,7 @@
 use crate::client::{Client, ClientConfig, ClientEvent};
 use crate::error::SimError;
 use crate::mem::Memory;
-use crate::bus::DeviceBus;
+use crate::bus::{AgentPort, DeviceBus};
 use crate::nic::{DmaFault, Nic, NicRegs, QueueRegs};
 
 /// What the machine should do after a network step.
@@ -73,7 +73,7 @@ pub struct Clock<'a> {
     pub now: u64,
     /// Per queue: the time of the hart that owns it (its doorbells rang by then).
     pub queue_time: &'a [u64],
-    /// The memory system as the NIC's DMA sees it.
+    /// The memory system's I/O path (each NIC reaches it through its own `AgentPort`).
     pub io: crate::nictime::IoFn<'a>,
 }
 
@@ -152,6 +152,7 @@ impl Net {
                 .filter(|&(_, &g)| queue_at[g].0 == k)
                 .map(|(c, &g)| (base.wrapping_add(c as u16), queue_at[g].1));
             let mut model = Nic::new(k, ports[k], local_port.clone(), table, n.rx_fifo_frames.max(1) as usize);
+            model.agent = harts + k;
             model.timing = Some(crate::nictime::NicTiming::new(n, ports[k], local_port.len()));
             models.push(model);
             bus.nics.push(NicRegs::at(crate::bus::nic_base(k), &local_port));
@@ -206,7 +207,8 @@ impl Net {
             match clock.as_mut() {
                 Some(c) => {
                     let times: Vec<u64> = global.iter().map(|&g| c.queue_time[g]).collect();
-                    nic.transmit_timed(&mut bus.nics[k], mem, &times, c.io, &mut out).map_err(dma)?;
+                    let mut port = AgentPort { agent: nic.agent, memory: &mut *c.io };
+                    nic.transmit_timed(&mut bus.nics[k], mem, &times, &mut port, &mut out).map_err(dma)?;
                 }
                 None => {
                     let mut plain = Vec::new();
@@ -247,7 +249,10 @@ impl Net {
             let global = &self.nic_queues[k];
             let dma = |f: DmaFault| StepError::Dma(DmaFault { queue: global[f.queue], ..f });
             match clock.as_mut() {
-                Some(c) => nic.advance(&mut bus.nics[k], mem, c.now, c.io).map_err(dma)?,
+                Some(c) => {
+                    let mut port = AgentPort { agent: nic.agent, memory: &mut *c.io };
+                    nic.advance(&mut bus.nics[k], mem, c.now, &mut port).map_err(dma)?
+                }
                 None => nic.deliver(&mut bus.nics[k], mem).map_err(dma)?,
             }
         }
@@ -378,6 +383,7 @@ mod tests {
         assert_eq!(bus.nics[1].queues.iter().map(|q| q.port).collect::<Vec<_>>(), vec![0, 0, 1, 1]);
         assert_eq!(net.nics[1].steering.get(&0x4005), Some(&3));
         assert_eq!(net.nics[0].steering.get(&0x4005), None);
+        assert_eq!((net.nics[0].agent, net.nics[1].agent), (6, 7), "DMA agent ids follow the cores'");
         assert!(Net::new(&[params(10.0), two.clone()], None, 2, &[]).is_err(), "3 ports, 2 queues");
     }
 }

@@ -263,6 +263,8 @@ pub struct DmaFault {
 pub struct Nic {
     /// Statistics prefix: `system.nic{K}`.
     pub name: String,
+    /// Agent id of its DMA (`bus::DmaPort`): after the cores'.
+    pub agent: usize,
     pub ports: usize,
     pub queue_port: Vec<u64>,
     /// UDP destination port -> queue.
@@ -305,6 +307,7 @@ impl Nic {
         let nq = queue_port.len();
         Nic {
             name: format!("system.nic{index}"),
+            agent: index,
             ports,
             queue_port,
             steering,

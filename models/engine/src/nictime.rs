@@ -32,8 +32,8 @@ pub const WIRE_OVERHEAD: u64 = 24;
 /// RX descriptors fetched per PCIe read.
 pub const DESC_FETCH: u64 = 8;
 
-/// The memory system as a DMA agent sees it: (address, write, time) -> completion time.
-pub type IoFn<'a> = &'a mut dyn FnMut(u64, bool, u64) -> u64;
+/// The NIC's DMA port into the memory system (`bus::DmaPort`).
+pub type IoFn<'a> = &'a mut dyn crate::bus::DmaPort;
 
 /// An RX DMA on its way to the guest. While its write-back waits for its group, `visible` is the time its data
 /// left the link (the write-back may go from then on).
@@ -165,7 +165,7 @@ impl NicTiming {
         for f in &group {
             if f.desc & !63 != line {
                 line = f.desc & !63;
-                io(line, true, visible);
+                io.access(line, true, visible);
             }
         }
         // Keep `inflight` sorted by visibility (stable: equal times keep their order).
@@ -311,13 +311,13 @@ impl Nic {
             // link but off the frame's path.
             let lat = tm.link.latency;
             if idx.is_multiple_of(DESC_FETCH) {
-                tm.link.read(DESC_FETCH * DESC_LEN, s, &mut |t| io(d, false, t));
+                tm.link.read(DESC_FETCH * DESC_LEN, s, &mut |t| io.access(d, false, t));
             }
             let data_done = tm.link.write_up(frame.len() as u64, s);
             let at_host = data_done + lat;
             let mut line = buf & !63;
             while line < buf + frame.len() as u64 {
-                io(line, true, at_host);
+                io.access(line, true, at_host);
                 line += 64;
             }
             tm.departing[p].push_back(data_done);
@@ -353,7 +353,7 @@ impl Nic {
             let t0 = queue_time[q] + tm.mmio_latency;
             let n = (x.tx_tail.wrapping_sub(x.tx_head)) & (x.tx_ring.1 - 1);
             let first = x.tx_ring.0 + x.tx_head * DESC_LEN;
-            let descs_at = tm.link.read(n * DESC_LEN, t0, &mut |t| io(first & !63, false, t));
+            let descs_at = tm.link.read(n * DESC_LEN, t0, &mut |t| io.access(first & !63, false, t));
             while x.tx_head != x.tx_tail {
                 let fault = |what, trap| DmaFault { queue: q, what, trap };
                 let d = x.tx_ring.0 + x.tx_head * DESC_LEN;
@@ -372,7 +372,7 @@ impl Nic {
                         let mut ready = t;
                         let mut line = addr & !63;
                         while line < addr + len as u64 {
-                            ready = ready.max(io(line, false, t));
+                            ready = ready.max(io.access(line, false, t));
                             line += 64;
                         }
                         ready
