@@ -280,6 +280,27 @@ pub struct Nic {
     queue_base: Vec<(u64, u64, u64)>,
 }
 
+/// A frame lands in queue q's ring: the frame into its buffer, then `len`, then `status = DD`, then RX_HEAD moves
+/// on (functional delivery at once; timed delivery when the write-back reaches the host).
+pub(crate) fn complete_rx(
+    regs: &mut NicRegs,
+    mem: &mut Memory,
+    q: usize,
+    desc: u64,
+    buf: u64,
+    frame: &[u8],
+) -> Result<(), DmaFault> {
+    let fault = |what, trap| DmaFault { queue: q, what, trap };
+    mem.write_bytes(usize::MAX, buf, frame).map_err(|t| fault("writing a frame into an RX buffer", t))?;
+    mem.write_bytes(usize::MAX, desc + 10, &(frame.len() as u16).to_le_bytes())
+        .map_err(|t| fault("writing an RX descriptor", t))?;
+    mem.write_bytes(usize::MAX, desc + 12, &DD.to_le_bytes()).map_err(|t| fault("writing an RX descriptor", t))?;
+    let x = &mut regs.queues[q];
+    x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
+    x.rx_frames += 1;
+    Ok(())
+}
+
 /// The UDP destination port of an IPv4/UDP frame, as a perfect-match filter sees it.
 pub fn udp_dst_port(frame: &[u8]) -> Option<u16> {
     if frame.len() < 14 + 20 || u16::from_be_bytes([frame[12], frame[13]]) != 0x0800 {
@@ -320,9 +341,24 @@ impl Nic {
         }
     }
 
-    /// A frame arrives at `port` from the wire: steer it to a queue of that port and put it in the port's RX FIFO.
-    /// Returns the queue, or None when it was dropped (no match, or the FIFO is full).
-    pub fn receive(&mut self, regs: &mut NicRegs, port: usize, mut frame: Vec<u8>) -> Option<usize> {
+    /// A frame arrives at `port` from the wire (functional): steer it to a queue of that port and put it in the
+    /// port's RX FIFO. Returns the queue, or None when it was dropped (no match, or the FIFO is full).
+    pub fn receive(&mut self, regs: &mut NicRegs, port: usize, frame: Vec<u8>) -> Option<usize> {
+        self.admit(regs, port, frame, 0, 0).ok()
+    }
+
+    /// The one RX entry, functional and timed: count the frame at the port, steer it (perfect match on the UDP
+    /// destination port, to a queue of this port), and admit it to the port's FIFO at time `t` if the FIFO has
+    /// room besides the `held` places of frames whose DMA is still under way (timed; 0 untimed). Returns the
+    /// queue, or the frame back when it was dropped.
+    pub(crate) fn admit(
+        &mut self,
+        regs: &mut NicRegs,
+        port: usize,
+        mut frame: Vec<u8>,
+        t: u64,
+        held: usize,
+    ) -> Result<usize, Vec<u8>> {
         let st = &mut self.port_stats[port];
         st.rx_frames += 1;
         st.rx_bytes += frame.len() as u64;
@@ -331,20 +367,20 @@ impl Nic {
             _ => {
                 st.rx_no_match += 1;
                 st.rx_drops += 1;
-                return None;
+                return Err(frame);
             }
         };
-        if self.fifos[port].len() >= self.fifo_depth {
+        if self.fifos[port].len() + held >= self.fifo_depth {
             st.rx_fifo_overflows += 1;
             st.rx_drops += 1;
             regs.queues[q].rx_drops += 1;
-            return None;
+            return Err(frame);
         }
         if frame.len() < MIN_FRAME {
             frame.resize(MIN_FRAME, 0); // the sender pads short frames
         }
-        self.fifos[port].push_back((q, frame, 0));
-        Some(q)
+        self.fifos[port].push_back((q, frame, t));
+        Ok(q)
     }
 
     /// Frames waiting in the RX FIFOs.
@@ -352,41 +388,55 @@ impl Nic {
         self.fifos.iter().map(|f| f.len()).sum()
     }
 
-    /// Move frames from the RX FIFOs into their queues' RX rings (DMA-write the frame, then `len`, then
-    /// `status = DD`, then advance RX_HEAD). A frame whose queue owns no free descriptor stays in the FIFO.
+    /// Move frames from the RX FIFOs into their queues' RX rings (functional: DMA-write the frame, then `len`,
+    /// then `status = DD`, then advance RX_HEAD, at once). A frame whose queue owns no free descriptor stays in
+    /// the FIFO.
     pub fn deliver(&mut self, regs: &mut NicRegs, mem: &mut Memory) -> Result<(), DmaFault> {
-        for port in 0..self.ports {
-            if self.fifos[port].is_empty() {
+        self.drain(regs, mem, u64::MAX, None)
+    }
+
+    /// The one RX path from the FIFOs to the rings: repeatedly take the earliest frame (by FIFO entry, the lower
+    /// port first) whose queue owns a descriptor not yet taken, up to `horizon`. Untimed (`io` None) the frame
+    /// lands at once; timed, its DMA starts and it lands when its write-back reaches the host (nictime.rs).
+    pub(crate) fn drain(
+        &mut self,
+        regs: &mut NicRegs,
+        mem: &mut Memory,
+        horizon: u64,
+        mut io: Option<crate::nictime::IoFn>,
+    ) -> Result<(), DmaFault> {
+        loop {
+            let mut best: Option<(u64, usize, usize)> = None; // (entered, port, index in FIFO)
+            for p in 0..self.ports {
+                let pos = self.fifos[p].iter().position(|(q, _, _)| regs.queues[*q].rx_free() > self.reserved(*q));
+                if let Some(i) = pos {
+                    let s = self.fifos[p][i].2;
+                    if best.is_none_or(|(b, _, _)| s < b) {
+                        best = Some((s, p, i));
+                    }
+                }
+            }
+            let Some((s, p, i)) = best else { return Ok(()) };
+            if s > horizon {
+                return Ok(());
+            }
+            let (q, frame, entered) = self.fifos[p].remove(i).unwrap();
+            let x = &regs.queues[q];
+            let idx = (x.rx_head + self.reserved(q)) & (x.rx_ring.1 - 1);
+            let d = x.rx_ring.0 + idx * DESC_LEN;
+            let desc = mem.read_bytes(d, 16).map_err(|t| DmaFault { queue: q, what: "reading an RX descriptor", trap: t })?;
+            let buf = u64::from_le_bytes(desc[0..8].try_into().unwrap());
+            let buf_size = u16::from_le_bytes([desc[8], desc[9]]) as usize;
+            if frame.len() > buf_size {
+                regs.queues[q].rx_drops += 1;
+                self.port_stats[p].rx_too_long += 1;
                 continue;
             }
-            let mut waiting = VecDeque::new();
-            while let Some((q, frame, t)) = self.fifos[port].pop_front() {
-                let x = &mut regs.queues[q];
-                if x.rx_free() == 0 {
-                    waiting.push_back((q, frame, t));
-                    continue;
-                }
-                let fault = |what, trap| DmaFault { queue: q, what, trap };
-                let d = x.rx_ring.0 + x.rx_head * DESC_LEN;
-                let desc = mem.read_bytes(d, 16).map_err(|t| fault("reading an RX descriptor", t))?;
-                let addr = u64::from_le_bytes(desc[0..8].try_into().unwrap());
-                let buf_size = u16::from_le_bytes([desc[8], desc[9]]) as usize;
-                if frame.len() > buf_size {
-                    x.rx_drops += 1;
-                    self.port_stats[port].rx_too_long += 1;
-                    continue;
-                }
-                mem.write_bytes(usize::MAX, addr, &frame).map_err(|t| fault("writing a frame into an RX buffer", t))?;
-                mem.write_bytes(usize::MAX, d + 10, &(frame.len() as u16).to_le_bytes())
-                    .map_err(|t| fault("writing an RX descriptor", t))?;
-                mem.write_bytes(usize::MAX, d + 12, &DD.to_le_bytes())
-                    .map_err(|t| fault("writing an RX descriptor", t))?;
-                x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
-                x.rx_frames += 1;
+            match io.as_deref_mut() {
+                None => complete_rx(regs, mem, q, d, buf, &frame)?,
+                Some(io) => self.start_dma(q, p, idx, d, buf, frame, (s, entered), io),
             }
-            self.fifos[port] = waiting;
         }
-        Ok(())
     }
 
     /// Send every frame queued in the TX rings (DMA-read it, write `status = DD`, advance TX_HEAD), appending

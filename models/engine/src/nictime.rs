@@ -23,7 +23,7 @@
 use std::collections::VecDeque;
 
 use crate::mem::Memory;
-use crate::nic::{udp_dst_port, DmaFault, Nic, NicRegs, DD, DESC_LEN, MIN_FRAME};
+use crate::nic::{complete_rx, DmaFault, Nic, NicRegs, DD, DESC_LEN, MIN_FRAME};
 use crate::pcie::PcieLink;
 
 /// Bytes each frame adds on the wire: preamble + SFD (8), FCS (4), inter-frame gap (12).
@@ -226,112 +226,80 @@ impl Nic {
         while tm.inflight.front().is_some_and(|f| f.visible <= now) {
             let f = tm.inflight.pop_front().unwrap();
             tm.reserved[f.q] -= 1;
-            let fault = |what, trap| DmaFault { queue: f.q, what, trap };
-            mem.write_bytes(usize::MAX, f.buf, &f.frame).map_err(|t| fault("writing a frame into an RX buffer", t))?;
-            mem.write_bytes(usize::MAX, f.desc + 10, &(f.frame.len() as u16).to_le_bytes())
-                .map_err(|t| fault("writing an RX descriptor", t))?;
-            mem.write_bytes(usize::MAX, f.desc + 12, &DD.to_le_bytes())
-                .map_err(|t| fault("writing an RX descriptor", t))?;
-            let x = &mut regs.queues[f.q];
-            x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
-            x.rx_frames += 1;
+            complete_rx(regs, mem, f.q, f.desc, f.buf, &f.frame)?;
         }
         Ok(())
     }
 
-    /// A frame has fully arrived at `port` at `t`: steer it, then into the FIFO or dropped.
-    fn arrive(&mut self, regs: &mut NicRegs, port: usize, mut frame: Vec<u8>, t: u64) {
+    /// A frame has fully arrived at `port` at `t`: the NIC's one RX entry (steering, FIFO admission) with the
+    /// FIFO's space still held by frames whose DMA has not left the link; a dropped frame goes back to the client.
+    fn arrive(&mut self, regs: &mut NicRegs, port: usize, frame: Vec<u8>, t: u64) {
         let tm = self.timing.as_mut().unwrap();
         let ps = &mut tm.ports[port];
         ps.rx_arrived += 1;
         ps.rx_wire_bytes += frame.len().max(MIN_FRAME) as u64 + crate::nictime::WIRE_OVERHEAD;
         ps.first_rx.get_or_insert(t);
         ps.last_rx = t;
-        let st = &mut self.port_stats[port];
-        st.rx_frames += 1;
-        st.rx_bytes += frame.len() as u64;
-        let q = match udp_dst_port(&frame).and_then(|p| self.steering.get(&p).copied()) {
-            Some(q) if self.queue_port[q] == port as u64 => q,
-            _ => {
-                st.rx_no_match += 1;
-                st.rx_drops += 1;
-                tm.dropped.push(frame);
-                return;
-            }
-        };
         let dep = &mut tm.departing[port];
         while dep.front().is_some_and(|&d| d <= t) {
             dep.pop_front();
         }
-        if self.fifos[port].len() + dep.len() >= self.fifo_depth {
-            st.rx_fifo_overflows += 1;
-            st.rx_drops += 1;
-            regs.queues[q].rx_drops += 1;
-            tm.dropped.push(frame);
-            return;
+        let held = dep.len();
+        if let Err(frame) = self.admit(regs, port, frame, t, held) {
+            self.timing.as_mut().unwrap().dropped.push(frame);
         }
-        if frame.len() < MIN_FRAME {
-            frame.resize(MIN_FRAME, 0);
-        }
-        self.fifos[port].push_back((q, frame, t));
     }
 
     /// Start every DMA that can start by `horizon` (in time order across ports).
     fn drain_until(&mut self, regs: &mut NicRegs, mem: &mut Memory, horizon: u64, io: IoFn) -> Result<(), DmaFault> {
-        loop {
-            let tm = self.timing.as_ref().unwrap();
-            let mut best: Option<(u64, usize, usize)> = None; // (start, port, index in FIFO)
-            for p in 0..self.ports {
-                let pos = self.fifos[p].iter().position(|(q, _, _)| regs.queues[*q].rx_free() > tm.reserved[*q]);
-                if let Some(i) = pos {
-                    let s = self.fifos[p][i].2;
-                    if best.is_none_or(|(b, _, _)| s < b) {
-                        best = Some((s, p, i));
-                    }
-                }
-            }
-            let Some((s, p, i)) = best else { return Ok(()) };
-            if s > horizon {
-                return Ok(());
-            }
-            let (q, frame, entered) = self.fifos[p].remove(i).unwrap();
-            let x = &regs.queues[q];
-            let tm = self.timing.as_mut().unwrap();
-            let idx = (x.rx_head + tm.reserved[q]) & (x.rx_ring.1 - 1);
-            let d = x.rx_ring.0 + idx * DESC_LEN;
-            let desc = mem.read_bytes(d, 16).map_err(|t| DmaFault { queue: q, what: "reading an RX descriptor", trap: t })?;
-            let buf = u64::from_le_bytes(desc[0..8].try_into().unwrap());
-            let buf_size = u16::from_le_bytes([desc[8], desc[9]]) as usize;
-            if frame.len() > buf_size {
-                regs.queues[q].rx_drops += 1;
-                self.port_stats[p].rx_too_long += 1;
-                continue;
-            }
-            // Descriptor prefetch: RX descriptors are fetched 8 at a time (one 128-byte read per 8 frames), on the
-            // link but off the frame's path.
-            let lat = tm.link.latency;
-            if idx.is_multiple_of(DESC_FETCH) {
-                tm.link.read(DESC_FETCH * DESC_LEN, s, &mut |t| io.access(d, false, t));
-            }
-            let data_done = tm.link.write_up(frame.len() as u64, s);
-            let at_host = data_done + lat;
-            let mut line = buf & !63;
-            while line < buf + frame.len() as u64 {
-                io.access(line, true, at_host);
-                line += 64;
-            }
-            tm.departing[p].push_back(data_done);
-            tm.reserved[q] += 1;
-            tm.rx_dmas += 1;
-            // A group whose timer expired before this descriptor completed went up without it.
-            if let Some(due) = tm.wb_deadline(q).filter(|&d| d < data_done) {
-                tm.flush_writeback(q, due, io);
-            }
-            tm.pending_wb[q].push(Inflight { visible: data_done, entered, q, desc: d, buf, frame });
-            if tm.pending_wb[q].len() >= tm.wb_threshold {
-                tm.flush_writeback(q, data_done, io);
-            }
+        self.drain(regs, mem, horizon, Some(io))
+    }
+
+    /// The timed half of an RX DMA: frame `frame` of queue q (from port p, in the FIFO since `entered`) goes to
+    /// descriptor `d` (ring index `idx`), buffer `buf`, starting at `s`. Its data cross the link now; the guest
+    /// sees it when its descriptor's write-back group has been written.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn start_dma(
+        &mut self,
+        q: usize,
+        p: usize,
+        idx: u64,
+        d: u64,
+        buf: u64,
+        frame: Vec<u8>,
+        (s, entered): (u64, u64),
+        io: IoFn,
+    ) {
+        let tm = self.timing.as_mut().unwrap();
+        // Descriptor prefetch: RX descriptors are fetched 8 at a time (one 128-byte read per 8 frames), on the
+        // link but off the frame's path.
+        let lat = tm.link.latency;
+        if idx.is_multiple_of(DESC_FETCH) {
+            tm.link.read(DESC_FETCH * DESC_LEN, s, &mut |t| io.access(d, false, t));
         }
+        let data_done = tm.link.write_up(frame.len() as u64, s);
+        let at_host = data_done + lat;
+        let mut line = buf & !63;
+        while line < buf + frame.len() as u64 {
+            io.access(line, true, at_host);
+            line += 64;
+        }
+        tm.departing[p].push_back(data_done);
+        tm.reserved[q] += 1;
+        tm.rx_dmas += 1;
+        // A group whose timer expired before this descriptor completed went up without it.
+        if let Some(due) = tm.wb_deadline(q).filter(|&d| d < data_done) {
+            tm.flush_writeback(q, due, io);
+        }
+        tm.pending_wb[q].push(Inflight { visible: data_done, entered, q, desc: d, buf, frame });
+        if tm.pending_wb[q].len() >= tm.wb_threshold {
+            tm.flush_writeback(q, data_done, io);
+        }
+    }
+
+    /// Descriptors of queue q taken by DMAs the guest cannot see yet.
+    pub(crate) fn reserved(&self, q: usize) -> u64 {
+        self.timing.as_ref().map_or(0, |t| t.reserved[q])
     }
 
     /// Send what the TX rings hold (detailed timing): `queue_time[q]` is when queue q's doorbell is taken to have
