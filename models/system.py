@@ -89,9 +89,10 @@ class System(SimObject):
         return [self.nic] if self.nic.enabled else []
 
     def _validate_nics(self) -> None:
-        if self.nics and self.nic.enabled:
-            raise ParamError("System.nic.enabled is set but System.nics lists the NICs: describe them in one place "
-                             "(nic is the shorthand for a one-NIC system)")
+        if self.nics and self.nic.to_dict() != Nic().to_dict():
+            changed = sorted(k for k, v in self.nic.to_dict().items() if Nic().to_dict()[k] != v)
+            raise ParamError(f"System.nic.{changed[0]} is set but System.nics lists the NICs: describe them in one "
+                             "place (set System.nics.K.<name>; nic is the shorthand for a one-NIC system)")
         nics = self.active_nics()
         for field in ("ddio", "ddio_ways", "mmio_latency", "steering_base_port"):
             values = {getattr(n, field) for n in nics}

@@ -35,14 +35,15 @@ DEFAULT_CONFIG = "kvs_default"
 
 
 def apply_override(system: SimObject, assignment: str) -> None:
-    """`a.b.c=value`: value is read as JSON when it parses (numbers, lists, booleans), else as a string."""
+    """`a.b.c=value` (`nics.1.x`: an element of a list): value is read as JSON when it parses (numbers, lists,
+    booleans), else as a string."""
     path, sep, text = assignment.partition("=")
     if not sep:
         raise ParamError(f"--set {assignment!r}: expected NAME=VALUE")
     *parents, leaf = path.strip().split(".")
     target = system
     for part in parents:
-        target = getattr(target, part)
+        target = target[int(part)] if part.isdigit() and isinstance(target, list) else getattr(target, part)
     try:
         value = json.loads(text)
     except json.JSONDecodeError:

@@ -90,6 +90,9 @@ def test_a_hole_between_devices_is_a_memory_fault_naming_the_address(probe, addr
 def test_nics_and_nic_are_one_description():
     with pytest.raises(ParamError, match="describe them in one place"):
         System(workload=Workload(binary="x"), nic=Nic(enabled=True), nics=[Nic(enabled=True)]).validate()
+    # `--set nic.x=...` on a config that lists its NICs would change nothing: refused, naming the parameter.
+    with pytest.raises(ParamError, match=r"System.nic.pcie_lanes is set but System.nics"):
+        System(workload=Workload(binary="x"), nic=Nic(pcie_lanes=16), nics=[Nic(enabled=True)]).validate()
     with pytest.raises(ParamError, match="same ddio_ways"):
         System(workload=Workload(binary="x"), harts=2,
                nics=[Nic(enabled=True), Nic(enabled=True, ddio_ways=0.5)]).validate()
@@ -114,3 +117,18 @@ def test_the_kvs_server_on_two_nics(engine):
         assert parts > 0
         assert s[f"system.nic{k}.pcie.tlps"] > 0
     assert "system.nic2.port0.rx_frames" not in s
+
+
+def test_set_reaches_one_nic_of_the_list():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "sim-scripts" / "run.py"
+    spec = importlib.util.spec_from_file_location("run_cli", path)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    from configs import xeon_e5_2697v2_socket as xeon
+
+    system = xeon.system(cores=12)
+    run.apply_override(system, "nics.1.pcie_lanes=16")
+    assert [n.pcie_lanes for n in system.nics] == [8, 16]
