@@ -72,11 +72,10 @@ def caches(cores: int = CORES) -> CacheHierarchy:
     )
 
 
-def memory(channels: int = 8) -> MemoryController:
-    # 6 controllers of one DDR4-2400 channel each (paper). Assumed: the DRAM model takes a power-of-two channel
-    # count, so 8 channels of one controller stand in for 6 (33% more peak bandwidth than the paper's ~115 GB/s);
-    # 15 ns controller latency assumed.
-    return MemoryController(preset="DDR4-2400", channels=channels, ranks=1, ctrl_latency="15ns")
+def memory() -> MemoryController:
+    # 6 DDR4-2400 channels (paper: 6 controllers of one channel each, ~115 GB/s peak), modelled as one controller
+    # whose 6 channels interleave lines modulo 6. One rank per channel and 15 ns controller latency: assumed.
+    return MemoryController(preset="DDR4-2400", channels=6, ranks=1, ctrl_latency="15ns")
 
 
 def noc(nics: int = 1) -> Noc:
@@ -96,13 +95,14 @@ def share_noc() -> Noc:
                link_bytes=full.link_bytes, crossbar_latency=full.crossbar_latency)
 
 
-def nic(ports: int) -> Nic:
-    # Each 100 GbE NIC on PCIe 4.0 x8 (paper). Assumed: the model has one NIC per socket, so the three NICs are
-    # one NIC with one port each and their three x8 links modelled as one x24 link.
-    return Nic(enabled=True, ports=ports, port_gbps=100.0, pcie_gen=4, pcie_lanes=8 * ports,
+def nic() -> Nic:
+    # One 100 GbE port on its own PCIe 4.0 x8 link (paper).
+    return Nic(enabled=True, ports=1, port_gbps=100.0, pcie_gen=4, pcie_lanes=8,
                pcie_max_payload=256, pcie_tlp_overhead=24,     # assumed
                pcie_latency="400ns", mmio_latency="100ns",     # assumed
                rx_fifo_frames=1024,                            # assumed
+               rx_wb_threshold=4, rx_wb_timer="1us",           # assumed: one 64-byte line of descriptors per
+                                                               # write-back, flushed after at most 1 us
                ddio=True, ddio_ways=0.1)                       # wauDCA up to 10% of the LLC (paper)
 
 
@@ -126,8 +126,8 @@ def system(cores: int = CORES, requests: int = 60000, items: int = 1 << 16, offe
         caches=caches(CORES),
         memory=memory(),
         cores_per_cluster=CORES_PER_CLUSTER,
-        noc=noc(nics=1),               # the model's one NIC per socket (see nic()) sits where the first NIC does
+        noc=noc(nics=ports),           # each NIC on its own mesh-edge router
         workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=16", "buckets=16384"]),
-        nic=nic(ports),
+        nics=[nic() for _ in range(ports)],   # 3 NICs of one port each (fewer when fewer cores)
         client=Client(enabled=True, mode="erew", **settings),
     )

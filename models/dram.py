@@ -89,7 +89,8 @@ class MemoryController(SimObject):
     preset = Param.Enum("DDR4-2400", "JEDEC speed grade whose timings apply unless overridden below: "
                         "'DDR4-2400' (17-17-17, the target) or 'DDR3-1600' (11-11-11, the Xeon baseline)",
                         choices=("DDR4-2400", "DDR3-1600"))
-    channels = Param.Count(1, "independent 64-bit channels behind this controller (power of two)", min=1, max=16)
+    channels = Param.Count(1, "independent 64-bit channels behind this controller (any count: lines interleave "
+                           "modulo the count)", min=1, max=16)
     ranks = Param.Count(1, "ranks per channel (power of two; assumed 1)", min=1, max=8)
     bank_groups = _PresetParam.Count(None, "bank groups per rank (None = the preset's: 4 for DDR4, 1 for DDR3)",
                                      min=1, max=8)
@@ -150,7 +151,9 @@ class MemoryController(SimObject):
             raise ParamError(f"MemoryController.address_map = {self.address_map!r}: must name each of "
                              f"{', '.join(ADDRESS_FIELDS)} once, separated by ':'")
         timings = self.resolved_timings()
-        for name in ("channels", "ranks", "bank_groups", "banks_per_group", "row_size"):
+        # Channels may be any count (the address map splits the line address in mixed radix, so the channel digit
+        # is the line number modulo the count); the in-rank fields stay powers of two, as real devices are.
+        for name in ("ranks", "bank_groups", "banks_per_group", "row_size"):
             value = timings[name] if name in timings else getattr(self, name)
             if value is not None and not _is_pow2(value):
                 raise ParamError(f"MemoryController.{name} = {value}: must be a power of two")

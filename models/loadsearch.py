@@ -40,7 +40,7 @@ class SearchResult:
 
 def line_rate_mpps(system: System) -> float:
     """Frames per second (millions) one port carries at its line rate with the smallest frames."""
-    return system.nic.port_gbps * 1e9 / 8 / MIN_WIRE_FRAME / 1e6
+    return min(n.port_gbps for n in system.active_nics()) * 1e9 / 8 / MIN_WIRE_FRAME / 1e6
 
 
 def probe(make_system: Callable[[float], System], offered_mpps: float) -> Probe:

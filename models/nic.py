@@ -4,8 +4,8 @@ The functional model moves frames between the ghost client and the per-queue RX/
 memory (workloads/ABI.md, "The NIC"). In detailed timing (System.mode = "detailed", once detailed timing has
 started) the NIC is timed too (models/engine/src/nictime.rs): frames are serialized at line rate (frame bytes + 24
 bytes of preamble, start delimiter, FCS and inter-frame gap), wait in the bounded RX FIFO (overflow drops), cross the
-PCIe link (descriptor fetch, data, descriptor write-back; per-TLP overhead and latency) and become visible to the
-guest at their time; NIC DMA writes go to the LLC through DDIO (ddio, ddio_ways) or to memory.
+PCIe link (descriptor fetch, data, descriptor write-back, coalesced per rx_wb_threshold / rx_wb_timer; per-TLP
+overhead and latency) and become visible to the guest at their time; NIC DMA writes go to the LLC through DDIO (ddio, ddio_ways) or to memory.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from .params import Param, ParamError, SimObject
 class Nic(SimObject):
     """A multiqueue Ethernet NIC: ports, per-queue RX/TX descriptor rings, perfect-match steering, doorbells."""
 
+    socket = Param.Count(0, "socket the NIC is attached to (one socket for now)", min=0, max=0)
     enabled = Param.Bool(False, "simulate the NIC (off: no device registers, the NIC simulator calls report 0 "
                          "queues)")
     ports = Param.Count(1, "Ethernet ports; queues are spread over them in contiguous blocks", min=1, max=64)
@@ -40,6 +41,13 @@ class Nic(SimObject):
                               "store holds its store-buffer entry this long and the NIC starts TX work this long "
                               "after it; a register load waits twice this (assumed 100 ns)",
                               min="0s", max="100us")
+    rx_wb_threshold = Param.Count(1, "RX descriptors a queue writes back per PCIe write (WTHRESH of Intel's 82598/"
+                                  "82599): completed descriptors wait on the NIC until this many are ready, or "
+                                  "until rx_wb_timer, and the guest sees their frames only then; 1: each "
+                                  "descriptor is its own write", min=1, max=64)
+    rx_wb_timer = Param.Time("0s", "longest a completed RX descriptor waits for its write-back group: when it "
+                             "expires the partial group is written (the ITR flush); 0 = no timer, allowed only "
+                             "with rx_wb_threshold = 1", min="0s", max="1ms")
     ddio = Param.Bool(True, "DDIO (wauDCA): NIC DMA writes allocate or update lines in the LLC within the ddio "
                       "ways, DMA reads are served from the LLC when the line is there; off: DMA writes go to "
                       "memory (invalidating cached copies)")
@@ -50,6 +58,9 @@ class Nic(SimObject):
 
     def validate(self) -> None:
         super().validate()
+        if self.rx_wb_threshold > 1 and self.rx_wb_timer == 0:
+            raise ParamError(f"Nic.rx_wb_threshold = {self.rx_wb_threshold} needs Nic.rx_wb_timer > 0: without the "
+                             "timer a partial write-back group would never reach the guest")
         if self.enabled and self.queues and self.queues < self.ports:
             raise ParamError(f"Nic.queues = {self.queues} is fewer than Nic.ports = {self.ports}: every port "
                              "needs a queue")

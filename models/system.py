@@ -70,7 +70,10 @@ class System(SimObject):
     sockets = Param.Children(Socket, "the sockets, each with its cores, caches, memory and network; empty: one "
                              "socket described by the flat fields harts, core, cores, caches, memory, "
                              "cores_per_cluster and noc (the common single-socket case)")
-    nic = Param.Child(Nic, "the NIC (simulated only when nic.enabled)")
+    nic = Param.Child(Nic, "the NIC of a one-NIC system (simulated only when nic.enabled); the shorthand for "
+                      "`nics` when that list is empty")
+    nics = Param.Children(Nic, "the system's NICs, devices on the bus: NIC k has its registers at the k-th device "
+                          "window (workloads/ABI.md) and its stats under system.nic{k}; empty: `nic` alone")
     client = Param.Child(Client, "the ghost client (runs only when client.enabled; needs the NIC)")
 
     def validate(self) -> None:
@@ -82,13 +85,38 @@ class System(SimObject):
         if self.stack_size * self.harts > self.mem_limit:
             raise ParamError(f"System.stack_size x harts = {self.stack_size * self.harts} bytes exceeds "
                              f"System.mem_limit = {self.mem_limit} bytes")
+        self._validate_nics()
         if self.client.enabled:
-            if not self.nic.enabled:
+            if not self.active_nics():
                 raise ParamError("System.client.enabled needs System.nic.enabled (the client talks through it)")
             mode = server_mode(self.workload.argv)
             if self.client.mode != "auto" and self.client.mode != mode:
                 raise ParamError(f"System.client.mode = {self.client.mode!r} but the server runs mode={mode} "
                                  "(its argv): set both the same, or client.mode='auto'")
+
+    def active_nics(self) -> list[Nic]:
+        """The NICs the engine simulates: the enabled entries of `nics`, or `nic` alone when `nics` is empty."""
+        if self.nics:
+            return [n for n in self.nics if n.enabled]
+        return [self.nic] if self.nic.enabled else []
+
+    def _validate_nics(self) -> None:
+        if self.nics and self.nic.to_dict() != Nic().to_dict():
+            changed = sorted(k for k, v in self.nic.to_dict().items() if Nic().to_dict()[k] != v)
+            raise ParamError(f"System.nic.{changed[0]} is set but System.nics lists the NICs: describe them in one "
+                             "place (set System.nics.K.<name>; nic is the shorthand for a one-NIC system)")
+        nics = self.active_nics()
+        for field in ("ddio", "ddio_ways", "mmio_latency", "steering_base_port"):
+            values = {getattr(n, field) for n in nics}
+            if len(values) > 1:
+                raise ParamError(f"System.nics: every NIC needs the same {field} (the socket's LLC, uncached path "
+                                 f"and client share it), not {sorted(values)}")
+        if nics and {n.queues == 0 for n in nics} == {True, False}:
+            raise ParamError("System.nics: give every NIC its queues, or none (one queue per hart)")
+        ports = sum(n.ports for n in nics)
+        if nics and all(n.queues == 0 for n in nics) and ports > self.harts:
+            raise ParamError(f"System.nics: {ports} ports in all but only {self.harts} harts (one queue per hart): "
+                             "every port needs a queue")
 
     def _validate_timing(self) -> None:
         if self.mode == "functional":

@@ -184,7 +184,7 @@ def socket_main(cores: int = 12, requests_per_core: int = 3000) -> int:
         console.print(f"[red]socket run failed: {type(err).__name__}: {err}")
         return 1
     answered = r.stats["client.requests"]
-    table = Table(title=f"Xeon E5-2697 v2 socket, {cores} cores, {system.nic.ports} x 10 GbE, detailed network "
+    table = Table(title=f"Xeon E5-2697 v2 socket, {cores} cores, {sum(n.ports for n in system.active_nics())} x 10 GbE, detailed network "
                         f"path: {int(answered):,} requests answered, open loop at line rate")
     for col in ("phase", "instructions", "host seconds", "simulated MIPS per host core", "requests / host s"):
         table.add_column(col, justify="left" if col == "phase" else "right")

@@ -35,14 +35,15 @@ DEFAULT_CONFIG = "kvs_default"
 
 
 def apply_override(system: SimObject, assignment: str) -> None:
-    """`a.b.c=value`: value is read as JSON when it parses (numbers, lists, booleans), else as a string."""
+    """`a.b.c=value` (`nics.1.x`: an element of a list): value is read as JSON when it parses (numbers, lists,
+    booleans), else as a string."""
     path, sep, text = assignment.partition("=")
     if not sep:
         raise ParamError(f"--set {assignment!r}: expected NAME=VALUE")
     *parents, leaf = path.strip().split(".")
     target = system
     for part in parents:
-        target = getattr(target, part)
+        target = target[int(part)] if part.isdigit() and isinstance(target, list) else getattr(target, part)
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
@@ -107,7 +108,7 @@ def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     rows = [("requests checked", f"{stats['client.requests']:,.0f} ({stats['client.hits']:,.0f} GET hits, "
                                  f"{stats['client.misses']:,.0f} misses)"),
             ("instructions / request", f"{stats['client.insts_per_request']:.1f}")]
-    batch = _mean(stats, "system.nic0.queue", ".rx_batch_mean")
+    batch = _mean(stats, "system.nic", ".rx_batch_mean")
     if batch is not None:
         rows.append(("RX batch (mean)", f"{batch:.1f} packets per poll"))
     for label, suffix in (("L1D MPKI (mean)", ".l1d.mpki"), ("LLC MPKI", "llc.mpki")):

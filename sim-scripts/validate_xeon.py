@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import re
 import sys
 import time
 
@@ -82,11 +83,13 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         vals = [s[f"{pre}core{i}.{name}"] for i in range(harts) if f"{pre}core{i}.{name}" in s]
         return sum(vals) / len(vals) if vals else float("nan")
 
-    queues = [q for q in range(harts) if f"system.nic0.queue{q}.rx_batches" in s]
-    batches = sum(s[f"system.nic0.queue{q}.rx_batches"] for q in queues)
-    batch = (sum(s[f"system.nic0.queue{q}.rx_batch_mean"] * s[f"system.nic0.queue{q}.rx_batches"] for q in queues)
+    # Every NIC's queues and ports (system.nic{K}.queue{Q}., system.nic{K}.port{P}.).
+    def nic_keys(kind: str, leaf: str) -> list[str]:
+        return [k for k in s if re.fullmatch(rf"system\.nic\d+\.{kind}\d+\.{leaf}", k)]
+
+    batches = sum(s[k] for k in nic_keys("queue", "rx_batches"))
+    batch = (sum(s[k] * s[k.removesuffix("rx_batches") + "rx_batch_mean"] for k in nic_keys("queue", "rx_batches"))
              / batches) if batches else 0.0
-    ports = [p for p in range(64) if f"system.nic0.port{p}.rx_wire_gbps" in s]
     hits, misses = s.get(pre + "ddio.core_read_hits", 0.0), s.get(pre + "ddio.core_read_misses", 0.0)
     return {
         "throughput_mrps": s.get("client.throughput_mrps", 0.0),
@@ -101,8 +104,8 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "llc_miss_rate": s.get(pre + "llc.miss_rate", float("nan")),
         "mem_read_gbs": s.get(pre + "mem.read_bw", 0.0) / 1e9,
         "mem_write_gbs": s.get(pre + "mem.write_bw", 0.0) / 1e9,
-        "net_rx_gbps": sum(s[f"system.nic0.port{p}.rx_wire_gbps"] for p in ports),
-        "net_tx_gbps": sum(s[f"system.nic0.port{p}.tx_wire_gbps"] for p in ports),
+        "net_rx_gbps": sum(s[k] for k in nic_keys("port", "rx_wire_gbps")),
+        "net_tx_gbps": sum(s[k] for k in nic_keys("port", "tx_wire_gbps")),
         "p95_us": s.get("client.latency.p95", 0.0) / 1e3,
         "ddio_core_hit": hits / (hits + misses) if hits + misses else float("nan"),
     }

@@ -137,3 +137,12 @@ def test_a_lost_response_fails_the_run(engine, tmp_path):
                     client=Client(enabled=True, items=64, requests=10, stall_rounds=500))
     with pytest.raises(ClientCheckFailed, match=r"no response for 500 scheduling rounds with \d+ frames outstanding"):
         simulate(system)
+
+
+def test_write_back_coalescing_needs_its_timer():
+    from models.params import ParamError
+    Nic(enabled=True, rx_wb_threshold=4, rx_wb_timer="2us").validate()
+    with pytest.raises(ParamError, match="rx_wb_threshold = 4 needs Nic.rx_wb_timer"):
+        Nic(enabled=True, rx_wb_threshold=4).validate()
+    with pytest.raises(ParamError, match="rx_wb_threshold"):
+        Nic(enabled=True, rx_wb_threshold=65, rx_wb_timer="2us").validate()

@@ -156,6 +156,8 @@ struct kvs_nic_tx_desc {
 #define KVS_SIMCALL_NIC_QUEUE_OF    0x4b560009u /* (hart) -> the queue id that hart owns, or -19 (-ENODEV) */
 #define KVS_SIMCALL_NIC_QUEUE_REGS  0x4b56000au /* (queue) -> guest address of its register block, or -19 */
 #define KVS_SIMCALL_NIC_QUEUE_PORT  0x4b56000bu /* (queue) -> global port index of the queue, or -19 */
+#define KVS_SIMCALL_NIC_COUNT       0x4b56000cu /* () -> number of NICs in the system (0: none) */
+#define KVS_SIMCALL_NIC_QUEUE_NIC   0x4b56000du /* (queue) -> index of the NIC the queue belongs to, or -19 */
 
 /* ------------------------------------------------------------------------------------------------------------ */
 /* Static checks: sizes and offsets are the contract.                                                            */

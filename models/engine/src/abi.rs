@@ -51,6 +51,8 @@ pub mod simcall {
     pub const NIC_QUEUE_OF: u64 = 0x4b56_0009;
     pub const NIC_QUEUE_REGS: u64 = 0x4b56_000a;
     pub const NIC_QUEUE_PORT: u64 = 0x4b56_000b;
+    pub const NIC_COUNT: u64 = 0x4b56_000c;
+    pub const NIC_QUEUE_NIC: u64 = 0x4b56_000d;
 }
 
 /// Linux errno values returned (negated) in a0.

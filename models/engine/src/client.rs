@@ -23,7 +23,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::keyhash::{bucket_of, keyhash, partition_of};
-use crate::nic::{Nic, NicRegs};
+use crate::net::Nics;
 use crate::syscall::splitmix64;
 use crate::zipf::{unit, Zipf};
 
@@ -405,7 +405,7 @@ impl Client {
         f
     }
 
-    fn send(&mut self, nic: &mut Nic, regs: &mut NicRegs, core: usize, pkt: Pkt) {
+    fn send(&mut self, nics: &mut Nics, core: usize, pkt: Pkt) {
         let opaque = self.next_opaque;
         self.next_opaque += 1;
         let frame = self.build_frame(core, opaque, &pkt);
@@ -429,11 +429,11 @@ impl Client {
                 if !pkt.load {
                     self.first_send.get_or_insert(t);
                 }
-                pkt.sent_ps = nic.wire_send(self.cfg.queue_port[q], frame, t);
+                pkt.sent_ps = nics.wire_send(self.cfg.queue_port[q], frame, t);
             }
             // A frame the NIC drops is never answered: the stall check reports it.
             None => {
-                nic.receive(regs, self.cfg.queue_port[q], frame);
+                nics.receive(self.cfg.queue_port[q], frame);
             }
         }
         self.out_per_core[core] += 1;
@@ -441,11 +441,11 @@ impl Client {
     }
 
     /// Send core `c`'s ready packets while its window allows. True if one is still blocked.
-    fn send_core(&mut self, nic: &mut Nic, regs: &mut NicRegs, c: usize) -> bool {
+    fn send_core(&mut self, nics: &mut Nics, c: usize) -> bool {
         let window = if self.open_loop { u64::MAX } else { self.cfg.window };
         while self.out_per_core[c] < window {
             match self.ready[c].pop_front() {
-                Some(p) => self.send(nic, regs, c, p),
+                Some(p) => self.send(nics, c, p),
                 None => break,
             }
         }
@@ -453,10 +453,10 @@ impl Client {
     }
 
     /// Send ready packets while windows allow. True if some ready packet is still blocked.
-    fn send_ready(&mut self, nic: &mut Nic, regs: &mut NicRegs) -> bool {
+    fn send_ready(&mut self, nics: &mut Nics) -> bool {
         let mut blocked = false;
         for c in 0..self.cfg.cores {
-            blocked |= self.send_core(nic, regs, c);
+            blocked |= self.send_core(nics, c);
         }
         blocked
     }
@@ -717,8 +717,7 @@ impl Client {
     /// machine's instruction count (for the load phase's instruction count).
     pub fn step(
         &mut self,
-        nic: &mut Nic,
-        regs: &mut NicRegs,
+        nics: &mut Nics,
         responses: Vec<(usize, Vec<u8>, u64)>,
         dropped: Vec<Vec<u8>>,
         total_insts: u64,
@@ -752,7 +751,7 @@ impl Client {
         }
         let mut event = ClientEvent::Nothing;
         if self.phase == Phase::WaitReady
-            && self.cfg.core_queue.iter().all(|&q| regs.queues[q].enabled && regs.queues[q].rx_tail != 0)
+            && self.cfg.core_queue.iter().all(|&q| nics.queue(q).enabled && nics.queue(q).rx_tail != 0)
         {
             self.insts_at_load = total_insts;
             self.phase = Phase::Load;
@@ -762,7 +761,7 @@ impl Client {
             if !self.cfg.bulk_load {
                 self.generated = self.cfg.items;
             }
-            let mut blocked = self.send_ready(nic, regs);
+            let mut blocked = self.send_ready(nics);
             while !blocked && self.generated < self.cfg.items {
                 let (core, req) = self.put_req(self.generated);
                 self.add(core, req, true);
@@ -770,9 +769,9 @@ impl Client {
                 self.generated += 1;
                 blocked = if self.generated == self.cfg.items {
                     self.flush_builders();
-                    self.send_ready(nic, regs)
+                    self.send_ready(nics)
                 } else {
-                    self.send_core(nic, regs, core)
+                    self.send_core(nics, core)
                 };
             }
             if self.generated == self.cfg.items && !blocked && self.outstanding.is_empty() {
@@ -788,7 +787,7 @@ impl Client {
             // Paced so the RX FIFO does not overflow: fuzz frames test the server, not the FIFO.
             let burst = self.cfg.window.min(self.cfg.fuzz_frames - self.stats.fuzz_sent);
             for _ in 0..burst {
-                if nic.fifo_frames() >= 16 {
+                if nics.fifo_frames() >= 16 {
                     break;
                 }
                 let (core, f) = self.fuzz_frame();
@@ -798,7 +797,7 @@ impl Client {
                 }
                 self.stats.fuzz_sent += 1;
                 let port = self.cfg.queue_port[self.cfg.core_queue[core]];
-                if nic.receive(regs, port, f).is_none() {
+                if nics.receive(port, f).is_none() {
                     self.stats.fuzz_nic_dropped += 1;
                 }
             }
@@ -808,10 +807,10 @@ impl Client {
             }
         } else if self.phase == Phase::FuzzDrain {
             let handed_back = self.cfg.core_queue.iter().all(|&q| {
-                let x = &regs.queues[q];
+                let x = nics.queue(q);
                 x.rx_free() + 1 == x.rx_ring.1 && x.tx_head == x.tx_tail
             });
-            if got_any || nic.fifo_frames() > 0 || !handed_back {
+            if got_any || nics.fifo_frames() > 0 || !handed_back {
                 self.busy_at = total_insts;
             } else {
                 if total_insts - self.busy_at >= FUZZ_QUIET_INSTS_PER_CORE * self.cfg.cores as u64 {
@@ -833,7 +832,7 @@ impl Client {
                 if self.generated == self.cfg.requests {
                     self.flush_builders();
                 }
-                self.send_ready(nic, regs);
+                self.send_ready(nics);
                 next += per_req;
             }
             self.next_send = Some(next);
@@ -843,16 +842,16 @@ impl Client {
                 event = ClientEvent::Done;
             }
         } else if self.phase == Phase::Measure {
-            let mut blocked = self.send_ready(nic, regs);
+            let mut blocked = self.send_ready(nics);
             while !blocked && self.generated < self.cfg.requests {
                 let (core, req) = self.generate_measured();
                 self.add(core, req, false);
                 self.generated += 1;
                 blocked = if self.generated == self.cfg.requests {
                     self.flush_builders();
-                    self.send_ready(nic, regs)
+                    self.send_ready(nics)
                 } else {
-                    self.send_core(nic, regs, core)
+                    self.send_core(nics, core)
                 };
             }
             if self.generated == self.cfg.requests && !blocked && self.outstanding.is_empty() {
@@ -876,7 +875,7 @@ impl Client {
                     self.idle_rounds / self.cfg.cores.max(1) as u64,
                     self.outstanding.len(),
                     per_core.join(", "),
-                    nic.frames_in_flight()
+                    nics.frames_in_flight()
                 ));
             }
         } else if got_any {

@@ -5,6 +5,7 @@
 //! exception class of `models.errors`.
 
 pub mod abi;
+pub mod bus;
 pub mod client;
 pub mod elf;
 pub mod error;

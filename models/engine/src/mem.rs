@@ -114,9 +114,9 @@ pub struct Memory {
     /// Reserved address of each hart's LR (NO_RESV if none).
     resv: Vec<u64>,
     resv_live: usize,
-    /// The NIC's queue registers (the device range), when the system has a NIC. Device addresses never enter
-    /// the TLBs, so every access to them takes the slow paths, which dispatch here.
-    pub nic: Option<Box<crate::nic::NicRegs>>,
+    /// The device bus (NIC registers in the device range), when the system has devices. Device addresses never
+    /// enter the TLBs, so every access to them takes the slow paths, which hand it to the bus.
+    pub devices: Option<Box<crate::bus::DeviceBus>>,
 }
 
 const NO_RESV: u64 = u64::MAX;
@@ -151,7 +151,7 @@ impl Memory {
             allow_misaligned,
             resv: vec![NO_RESV; harts],
             resv_live: 0,
-            nic: None,
+            devices: None,
         }
     }
 
@@ -300,19 +300,19 @@ impl Memory {
         Ok(())
     }
 
-    /// A load in the device range: a NIC register, or a fault saying why not.
+    /// A load in the device range: the device bus answers, or a fault saying why not.
     #[cold]
     fn mmio_load(&mut self, addr: u64, size: u8, access: Access) -> Result<u64, Trap> {
-        match self.nic.as_deref_mut() {
-            Some(nic) => nic.load(addr, size, access),
+        match self.devices.as_deref_mut() {
+            Some(bus) => bus.load(addr, size, access),
             None => Err(Trap::Mmio { addr, size, access, why: "no device here (the system has no NIC)" }),
         }
     }
 
     #[cold]
     fn mmio_store(&mut self, addr: u64, size: u8, val: u64, access: Access) -> Result<(), Trap> {
-        match self.nic.as_deref_mut() {
-            Some(nic) => nic.store(addr, size, val, access),
+        match self.devices.as_deref_mut() {
+            Some(bus) => bus.store(addr, size, val, access),
             None => Err(Trap::Mmio { addr, size, access, why: "no device here (the system has no NIC)" }),
         }
     }

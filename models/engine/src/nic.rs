@@ -4,8 +4,10 @@
 //! buffers. Between scheduling quanta the engine calls `Nic::deliver` and `Nic::transmit`. Line rate, PCIe and
 //! DDIO timing are the timing model's.
 //!
-//! The registers live in `Memory` (`NicRegs`), because the executor reaches them through loads and stores; the
-//! rest of the NIC (FIFOs, steering, port counters) is `Nic`, owned by the machine.
+//! The registers (`NicRegs`) sit on the device bus (`bus.rs`), which the executor's loads and stores in the device
+//! range reach; the rest of the NIC (FIFOs, steering, port counters, its PCIe link) is `Nic`, owned by the machine's
+//! network side. A system may have several NICs: each has its own registers at its own base address, its own
+//! ports, queues, FIFOs and link, and its statistics under `system.nic{K}` (K: its place in `System.nics`).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -13,7 +15,7 @@ use crate::abi::DEVICE_BASE;
 use crate::mem::Memory;
 use crate::trap::{Access, Trap};
 
-/// Queue q's registers start at `DEVICE_BASE + q * QUEUE_STRIDE`.
+/// Queue q of a NIC has its registers at `base + q * QUEUE_STRIDE` (the NIC's base: `bus::nic_base`).
 pub const QUEUE_STRIDE: u64 = 0x1000;
 pub const MAX_QUEUES: u64 = 1024;
 /// Register offsets inside a queue's block.
@@ -91,9 +93,10 @@ impl QueueRegs {
     }
 }
 
-/// The register blocks of every queue (the device range's contents).
+/// The register blocks of every queue of one NIC, from its base address on.
 #[derive(Debug, Clone, Default)]
 pub struct NicRegs {
+    pub base: u64,
     pub queues: Vec<QueueRegs>,
 }
 
@@ -106,8 +109,15 @@ fn ring_ok(base: u64, size: u64) -> bool {
 }
 
 impl NicRegs {
+    /// The registers of a NIC at the start of the device range (the first NIC's place).
     pub fn new(queue_ports: &[u64]) -> NicRegs {
+        NicRegs::at(DEVICE_BASE, queue_ports)
+    }
+
+    /// The registers of a NIC whose queue q is on port `queue_ports[q]`, from `base` on.
+    pub fn at(base: u64, queue_ports: &[u64]) -> NicRegs {
         NicRegs {
+            base,
             queues: queue_ports
                 .iter()
                 .enumerate()
@@ -121,6 +131,11 @@ impl NicRegs {
         }
     }
 
+    /// Bytes of the device range the registers take.
+    pub fn window(&self) -> u64 {
+        self.queues.len() as u64 * QUEUE_STRIDE
+    }
+
     /// Which queue and register an access in the device range names.
     fn decode(&self, addr: u64, size: u8, access: Access) -> Result<(usize, u64), Trap> {
         match access {
@@ -130,7 +145,7 @@ impl NicRegs {
             Access::Atomic => return Err(mmio_fault(addr, size, access, "atomics are not supported on NIC registers")),
             _ => {}
         }
-        let off = addr - DEVICE_BASE;
+        let off = addr - self.base;
         let q = off / QUEUE_STRIDE;
         let r = off % QUEUE_STRIDE;
         if q >= self.queues.len() as u64 || r >= reg::BLOCK_LEN {
@@ -246,6 +261,10 @@ pub struct DmaFault {
 
 /// The NIC apart from its registers: steering, FIFOs, counters.
 pub struct Nic {
+    /// Statistics prefix: `system.nic{K}`.
+    pub name: String,
+    /// Agent id of its DMA (`bus::DmaPort`): after the cores'.
+    pub agent: usize,
     pub ports: usize,
     pub queue_port: Vec<u64>,
     /// UDP destination port -> queue.
@@ -259,6 +278,27 @@ pub struct Nic {
     port_base: Vec<PortStats>,
     /// Queue counters at the last stats reset: (rx_frames, rx_drops, tx_frames).
     queue_base: Vec<(u64, u64, u64)>,
+}
+
+/// A frame lands in queue q's ring: the frame into its buffer, then `len`, then `status = DD`, then RX_HEAD moves
+/// on (functional delivery at once; timed delivery when the write-back reaches the host).
+pub(crate) fn complete_rx(
+    regs: &mut NicRegs,
+    mem: &mut Memory,
+    q: usize,
+    desc: u64,
+    buf: u64,
+    frame: &[u8],
+) -> Result<(), DmaFault> {
+    let fault = |what, trap| DmaFault { queue: q, what, trap };
+    mem.write_bytes(usize::MAX, buf, frame).map_err(|t| fault("writing a frame into an RX buffer", t))?;
+    mem.write_bytes(usize::MAX, desc + 10, &(frame.len() as u16).to_le_bytes())
+        .map_err(|t| fault("writing an RX descriptor", t))?;
+    mem.write_bytes(usize::MAX, desc + 12, &DD.to_le_bytes()).map_err(|t| fault("writing an RX descriptor", t))?;
+    let x = &mut regs.queues[q];
+    x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
+    x.rx_frames += 1;
+    Ok(())
 }
 
 /// The UDP destination port of an IPv4/UDP frame, as a perfect-match filter sees it.
@@ -275,11 +315,20 @@ pub fn udp_dst_port(frame: &[u8]) -> Option<u16> {
 }
 
 impl Nic {
-    /// `queue_port[q]` is queue q's port; `steer[c]` the queue of core c (steered from UDP port base + c).
-    pub fn new(ports: usize, queue_port: Vec<u64>, steer: &[usize], base_port: u16, fifo_depth: usize) -> Nic {
-        let steering = steer.iter().enumerate().map(|(c, &q)| (base_port.wrapping_add(c as u16), q)).collect();
+    /// NIC `index` of the system; `queue_port[q]` is queue q's port; `steering` the perfect-match table (UDP
+    /// destination port, queue).
+    pub fn new(
+        index: usize,
+        ports: usize,
+        queue_port: Vec<u64>,
+        steering: impl IntoIterator<Item = (u16, usize)>,
+        fifo_depth: usize,
+    ) -> Nic {
+        let steering = steering.into_iter().collect();
         let nq = queue_port.len();
         Nic {
+            name: format!("system.nic{index}"),
+            agent: index,
             ports,
             queue_port,
             steering,
@@ -292,9 +341,24 @@ impl Nic {
         }
     }
 
-    /// A frame arrives at `port` from the wire: steer it to a queue of that port and put it in the port's RX FIFO.
-    /// Returns the queue, or None when it was dropped (no match, or the FIFO is full).
-    pub fn receive(&mut self, regs: &mut NicRegs, port: usize, mut frame: Vec<u8>) -> Option<usize> {
+    /// A frame arrives at `port` from the wire (functional): steer it to a queue of that port and put it in the
+    /// port's RX FIFO. Returns the queue, or None when it was dropped (no match, or the FIFO is full).
+    pub fn receive(&mut self, regs: &mut NicRegs, port: usize, frame: Vec<u8>) -> Option<usize> {
+        self.admit(regs, port, frame, 0, 0).ok()
+    }
+
+    /// The one RX entry, functional and timed: count the frame at the port, steer it (perfect match on the UDP
+    /// destination port, to a queue of this port), and admit it to the port's FIFO at time `t` if the FIFO has
+    /// room besides the `held` places of frames whose DMA is still under way (timed; 0 untimed). Returns the
+    /// queue, or the frame back when it was dropped.
+    pub(crate) fn admit(
+        &mut self,
+        regs: &mut NicRegs,
+        port: usize,
+        mut frame: Vec<u8>,
+        t: u64,
+        held: usize,
+    ) -> Result<usize, Vec<u8>> {
         let st = &mut self.port_stats[port];
         st.rx_frames += 1;
         st.rx_bytes += frame.len() as u64;
@@ -303,20 +367,20 @@ impl Nic {
             _ => {
                 st.rx_no_match += 1;
                 st.rx_drops += 1;
-                return None;
+                return Err(frame);
             }
         };
-        if self.fifos[port].len() >= self.fifo_depth {
+        if self.fifos[port].len() + held >= self.fifo_depth {
             st.rx_fifo_overflows += 1;
             st.rx_drops += 1;
             regs.queues[q].rx_drops += 1;
-            return None;
+            return Err(frame);
         }
         if frame.len() < MIN_FRAME {
             frame.resize(MIN_FRAME, 0); // the sender pads short frames
         }
-        self.fifos[port].push_back((q, frame, 0));
-        Some(q)
+        self.fifos[port].push_back((q, frame, t));
+        Ok(q)
     }
 
     /// Frames waiting in the RX FIFOs.
@@ -324,41 +388,55 @@ impl Nic {
         self.fifos.iter().map(|f| f.len()).sum()
     }
 
-    /// Move frames from the RX FIFOs into their queues' RX rings (DMA-write the frame, then `len`, then
-    /// `status = DD`, then advance RX_HEAD). A frame whose queue owns no free descriptor stays in the FIFO.
+    /// Move frames from the RX FIFOs into their queues' RX rings (functional: DMA-write the frame, then `len`,
+    /// then `status = DD`, then advance RX_HEAD, at once). A frame whose queue owns no free descriptor stays in
+    /// the FIFO.
     pub fn deliver(&mut self, regs: &mut NicRegs, mem: &mut Memory) -> Result<(), DmaFault> {
-        for port in 0..self.ports {
-            if self.fifos[port].is_empty() {
+        self.drain(regs, mem, u64::MAX, None)
+    }
+
+    /// The one RX path from the FIFOs to the rings: repeatedly take the earliest frame (by FIFO entry, the lower
+    /// port first) whose queue owns a descriptor not yet taken, up to `horizon`. Untimed (`io` None) the frame
+    /// lands at once; timed, its DMA starts and it lands when its write-back reaches the host (nictime.rs).
+    pub(crate) fn drain(
+        &mut self,
+        regs: &mut NicRegs,
+        mem: &mut Memory,
+        horizon: u64,
+        mut io: Option<crate::nictime::IoFn>,
+    ) -> Result<(), DmaFault> {
+        loop {
+            let mut best: Option<(u64, usize, usize)> = None; // (entered, port, index in FIFO)
+            for p in 0..self.ports {
+                let pos = self.fifos[p].iter().position(|(q, _, _)| regs.queues[*q].rx_free() > self.reserved(*q));
+                if let Some(i) = pos {
+                    let s = self.fifos[p][i].2;
+                    if best.is_none_or(|(b, _, _)| s < b) {
+                        best = Some((s, p, i));
+                    }
+                }
+            }
+            let Some((s, p, i)) = best else { return Ok(()) };
+            if s > horizon {
+                return Ok(());
+            }
+            let (q, frame, entered) = self.fifos[p].remove(i).unwrap();
+            let x = &regs.queues[q];
+            let idx = (x.rx_head + self.reserved(q)) & (x.rx_ring.1 - 1);
+            let d = x.rx_ring.0 + idx * DESC_LEN;
+            let desc = mem.read_bytes(d, 16).map_err(|t| DmaFault { queue: q, what: "reading an RX descriptor", trap: t })?;
+            let buf = u64::from_le_bytes(desc[0..8].try_into().unwrap());
+            let buf_size = u16::from_le_bytes([desc[8], desc[9]]) as usize;
+            if frame.len() > buf_size {
+                regs.queues[q].rx_drops += 1;
+                self.port_stats[p].rx_too_long += 1;
                 continue;
             }
-            let mut waiting = VecDeque::new();
-            while let Some((q, frame, t)) = self.fifos[port].pop_front() {
-                let x = &mut regs.queues[q];
-                if x.rx_free() == 0 {
-                    waiting.push_back((q, frame, t));
-                    continue;
-                }
-                let fault = |what, trap| DmaFault { queue: q, what, trap };
-                let d = x.rx_ring.0 + x.rx_head * DESC_LEN;
-                let desc = mem.read_bytes(d, 16).map_err(|t| fault("reading an RX descriptor", t))?;
-                let addr = u64::from_le_bytes(desc[0..8].try_into().unwrap());
-                let buf_size = u16::from_le_bytes([desc[8], desc[9]]) as usize;
-                if frame.len() > buf_size {
-                    x.rx_drops += 1;
-                    self.port_stats[port].rx_too_long += 1;
-                    continue;
-                }
-                mem.write_bytes(usize::MAX, addr, &frame).map_err(|t| fault("writing a frame into an RX buffer", t))?;
-                mem.write_bytes(usize::MAX, d + 10, &(frame.len() as u16).to_le_bytes())
-                    .map_err(|t| fault("writing an RX descriptor", t))?;
-                mem.write_bytes(usize::MAX, d + 12, &DD.to_le_bytes())
-                    .map_err(|t| fault("writing an RX descriptor", t))?;
-                x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
-                x.rx_frames += 1;
+            match io.as_deref_mut() {
+                None => complete_rx(regs, mem, q, d, buf, &frame)?,
+                Some(io) => self.start_dma(q, p, idx, d, buf, frame, (s, entered), io),
             }
-            self.fifos[port] = waiting;
         }
-        Ok(())
     }
 
     /// Send every frame queued in the TX rings (DMA-read it, write `status = DD`, advance TX_HEAD), appending
@@ -410,7 +488,7 @@ impl Nic {
         }
     }
 
-    /// (name, value, description) statistics under `system.nic0`.
+    /// (name, value, description) statistics under the NIC's name.
     pub fn stats(&self, regs: &NicRegs) -> Vec<(String, f64, &'static str)> {
         let mut out = Vec::new();
         type Field = fn(&PortStats) -> u64;
@@ -427,11 +505,11 @@ impl Nic {
         ];
         for (p, (now, base)) in self.port_stats.iter().zip(&self.port_base).enumerate() {
             for (name, field, desc) in PORT_STATS {
-                out.push((format!("system.nic0.port{p}.{name}"), (field(now) - field(base)) as f64, desc));
+                out.push((format!("{}.port{p}.{name}", self.name), (field(now) - field(base)) as f64, desc));
             }
         }
         for (q, x) in regs.queues.iter().enumerate() {
-            let pre = format!("system.nic0.queue{q}");
+            let pre = format!("{}.queue{q}", self.name);
             let (rf, rd, tf) = self.queue_base[q];
             let batches = x.rx_batches();
             out.push((format!("{pre}.rx_frames"), (x.rx_frames - rf) as f64, "frames delivered into the RX ring"));
@@ -460,7 +538,7 @@ impl Nic {
             let n: u64 = regs.queues.iter().map(|x| x.rx_batch_hist[k]).sum();
             let name = if k + 1 == BATCH_BUCKETS { "more".to_string() } else { k.to_string() };
             out.push((
-                format!("system.nic0.rx_batch_size::{name}"),
+                format!("{}.rx_batch_size::{name}", self.name),
                 n as f64,
                 "RX_TAIL doorbells (all queues) that re-posted this many descriptors: the RX batch size distribution",
             ));
@@ -484,7 +562,7 @@ mod tests {
         let ports: Vec<u64> = (0..nq as u64).map(|q| q * 2 / nq as u64).collect();
         let regs = NicRegs::new(&ports);
         let steer: Vec<usize> = (0..nq).collect();
-        let nic = Nic::new(2, ports, &steer, 0x4000, 4);
+        let nic = Nic::new(0, 2, ports, steer.iter().map(|&q| (0x4000 + q as u16, q)), 4);
         (mem, regs, nic)
     }
 

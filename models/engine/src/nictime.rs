@@ -5,10 +5,13 @@
 //!   inter-frame gap 12; frames are padded to 60 bytes without FCS). It is steered and enters the port's RX FIFO,
 //!   which holds `rx_fifo_frames` frames from their arrival until their DMA has left the PCIe link; a frame that
 //!   arrives at a full FIFO is dropped (counted per port and queue). A frame whose queue owns a free descriptor
-//!   is DMA-written (data, then the descriptor write-back) over the NIC's PCIe link, shared by its ports; the RX
-//!   descriptors are prefetched 8 at a time (their fetch occupies the link but not the frame's path). The frame's lines go to
-//!   the memory system as I/O writes (DDIO into the LLC, or memory). The guest sees the frame (DD, RX_HEAD) once
-//!   the write-back has reached the host: `Nic::advance` applies a delivery when the simulated time reaches it.
+//!   is DMA-written over the NIC's PCIe link, shared by its ports; the RX descriptors are prefetched 8 at a time
+//!   (their fetch occupies the link but not the frame's path). The frame's lines go to the memory system as I/O
+//!   writes (DDIO into the LLC, or memory). Its descriptor write-back is coalesced as Intel's 82598/82599 do it
+//!   (WTHRESH and the ITR flush): a queue's completed descriptors wait on the NIC until `rx_wb_threshold` of them
+//!   are ready, or until `rx_wb_timer` after the first, and then go up in one PCIe write (two when the group wraps
+//!   the ring). The guest sees the frame (DD, RX_HEAD) once its write-back has reached the host: `Nic::advance`
+//!   applies a delivery when the simulated time reaches it.
 //! * TX: the NIC starts a queue's TX work `mmio_latency` after the doorbell (taken as the time of the queue's
 //!   hart at the step), reads the new descriptors in one PCIe read, then each frame (I/O reads: LLC or memory),
 //!   and serializes it on the port's wire; the client receives it at the end of its serialization. One TX
@@ -20,7 +23,7 @@
 use std::collections::VecDeque;
 
 use crate::mem::Memory;
-use crate::nic::{udp_dst_port, DmaFault, Nic, NicRegs, DD, DESC_LEN, MIN_FRAME};
+use crate::nic::{complete_rx, DmaFault, Nic, NicRegs, DD, DESC_LEN, MIN_FRAME};
 use crate::pcie::PcieLink;
 
 /// Bytes each frame adds on the wire: preamble + SFD (8), FCS (4), inter-frame gap (12).
@@ -29,12 +32,14 @@ pub const WIRE_OVERHEAD: u64 = 24;
 /// RX descriptors fetched per PCIe read.
 pub const DESC_FETCH: u64 = 8;
 
-/// The memory system as a DMA agent sees it: (address, write, time) -> completion time.
-pub type IoFn<'a> = &'a mut dyn FnMut(u64, bool, u64) -> u64;
+/// The NIC's DMA port into the memory system (`bus::DmaPort`).
+pub type IoFn<'a> = &'a mut dyn crate::bus::DmaPort;
 
-/// An RX DMA on its way to the guest.
+/// An RX DMA on its way to the guest. While its write-back waits for its group, `visible` is the time its data
+/// left the link (the write-back may go from then on).
 struct Inflight {
     visible: u64,
+    entered: u64,
     q: usize,
     desc: u64,
     buf: u64,
@@ -63,7 +68,16 @@ pub struct NicTiming {
     tx_wire_free: Vec<u64>,
     /// Per port: when the frames whose DMA has started leave the FIFO.
     departing: Vec<VecDeque<u64>>,
+    /// DMAs written back, by the time the guest may see them (per queue in ring order).
     inflight: VecDeque<Inflight>,
+    /// Per queue: DMAs whose data are done and whose descriptor write-back waits for its group.
+    pending_wb: Vec<Vec<Inflight>>,
+    /// Per queue: when its last write-back becomes visible (a later group never overtakes it).
+    last_visible: Vec<u64>,
+    wb_threshold: usize,
+    wb_timer: u64,
+    /// PCIe writes that carried RX descriptor write-backs.
+    pub rx_writebacks: u64,
     /// Per queue: descriptors taken by DMAs not yet visible.
     reserved: Vec<u64>,
     /// Frames the FIFO dropped since the client last took them.
@@ -88,6 +102,11 @@ impl NicTiming {
             tx_wire_free: vec![0; ports],
             departing: vec![VecDeque::new(); ports],
             inflight: VecDeque::new(),
+            pending_wb: (0..queues).map(|_| Vec::new()).collect(),
+            last_visible: vec![0; queues],
+            wb_threshold: p.rx_wb_threshold.max(1) as usize,
+            wb_timer: p.rx_wb_timer,
+            rx_writebacks: 0,
             reserved: vec![0; queues],
             dropped: Vec::new(),
             ports: vec![PortTimingStats::default(); ports],
@@ -109,11 +128,53 @@ impl NicTiming {
         self.link.reset_stats();
         self.rx_dmas = 0;
         self.rx_dma_ps = 0;
+        self.rx_writebacks = 0;
     }
 
-    /// Frames still on their way (wire, FIFO departure, DMA).
+    /// Frames still on their way (wire, FIFO departure, DMA, waiting for their write-back).
     pub fn busy(&self) -> bool {
-        !self.inflight.is_empty() || self.wire_rx.iter().any(|w| !w.is_empty())
+        !self.inflight.is_empty()
+            || self.pending_wb.iter().any(|g| !g.is_empty())
+            || self.wire_rx.iter().any(|w| !w.is_empty())
+    }
+
+    /// When queue q's waiting write-back group must go (the timer of its first descriptor), if it has one.
+    fn wb_deadline(&self, q: usize) -> Option<u64> {
+        self.pending_wb[q].first().map(|f| f.visible + self.wb_timer)
+    }
+
+    /// Write queue q's waiting descriptors back, starting at `at`: one PCIe write per run of adjacent descriptors
+    /// (the group is one run unless it wraps the ring). The frames become visible when the last write arrives.
+    fn flush_writeback(&mut self, q: usize, at: u64, io: IoFn) {
+        let group = std::mem::take(&mut self.pending_wb[q]);
+        if group.is_empty() {
+            return;
+        }
+        let mut done = at;
+        let mut run_start = 0;
+        for i in 1..=group.len() {
+            if i == group.len() || group[i].desc != group[i - 1].desc + DESC_LEN {
+                done = done.max(self.link.write_up((i - run_start) as u64 * DESC_LEN, at));
+                self.rx_writebacks += 1;
+                run_start = i;
+            }
+        }
+        let visible = (done + self.link.latency).max(self.last_visible[q]);
+        self.last_visible[q] = visible;
+        let mut line = u64::MAX;
+        for f in &group {
+            if f.desc & !63 != line {
+                line = f.desc & !63;
+                io.access(line, true, visible);
+            }
+        }
+        // Keep `inflight` sorted by visibility (stable: equal times keep their order).
+        let at = self.inflight.partition_point(|f| f.visible <= visible);
+        for (k, mut f) in group.into_iter().enumerate() {
+            self.rx_dma_ps += visible - f.entered;
+            f.visible = visible;
+            self.inflight.insert(at + k, f);
+        }
     }
 }
 
@@ -132,7 +193,11 @@ impl Nic {
     /// Frames on the wire, in the FIFOs or in DMA.
     pub fn frames_in_flight(&self) -> usize {
         self.fifo_frames()
-            + self.timing.as_ref().map_or(0, |t| t.inflight.len() + t.wire_rx.iter().map(|w| w.len()).sum::<usize>())
+            + self.timing.as_ref().map_or(0, |t| {
+                t.inflight.len()
+                    + t.pending_wb.iter().map(|g| g.len()).sum::<usize>()
+                    + t.wire_rx.iter().map(|w| w.len()).sum::<usize>()
+            })
     }
 
     /// Advance the RX side to time `now`: arrivals, FIFO, DMA, deliveries the guest may now see.
@@ -150,114 +215,91 @@ impl Nic {
             let (_, frame) = self.timing.as_mut().unwrap().wire_rx[p].pop_front().unwrap();
             self.arrive(regs, p, frame, t);
         }
-        // Deliveries whose write-back has reached the host.
+        // Write-back groups whose timer has expired by now.
         let tm = self.timing.as_mut().unwrap();
+        for q in 0..tm.pending_wb.len() {
+            if let Some(due) = tm.wb_deadline(q).filter(|&d| d <= now) {
+                tm.flush_writeback(q, due, io);
+            }
+        }
+        // Deliveries whose write-back has reached the host.
         while tm.inflight.front().is_some_and(|f| f.visible <= now) {
             let f = tm.inflight.pop_front().unwrap();
             tm.reserved[f.q] -= 1;
-            let fault = |what, trap| DmaFault { queue: f.q, what, trap };
-            mem.write_bytes(usize::MAX, f.buf, &f.frame).map_err(|t| fault("writing a frame into an RX buffer", t))?;
-            mem.write_bytes(usize::MAX, f.desc + 10, &(f.frame.len() as u16).to_le_bytes())
-                .map_err(|t| fault("writing an RX descriptor", t))?;
-            mem.write_bytes(usize::MAX, f.desc + 12, &DD.to_le_bytes())
-                .map_err(|t| fault("writing an RX descriptor", t))?;
-            let x = &mut regs.queues[f.q];
-            x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
-            x.rx_frames += 1;
+            complete_rx(regs, mem, f.q, f.desc, f.buf, &f.frame)?;
         }
         Ok(())
     }
 
-    /// A frame has fully arrived at `port` at `t`: steer it, then into the FIFO or dropped.
-    fn arrive(&mut self, regs: &mut NicRegs, port: usize, mut frame: Vec<u8>, t: u64) {
+    /// A frame has fully arrived at `port` at `t`: the NIC's one RX entry (steering, FIFO admission) with the
+    /// FIFO's space still held by frames whose DMA has not left the link; a dropped frame goes back to the client.
+    fn arrive(&mut self, regs: &mut NicRegs, port: usize, frame: Vec<u8>, t: u64) {
         let tm = self.timing.as_mut().unwrap();
         let ps = &mut tm.ports[port];
         ps.rx_arrived += 1;
         ps.rx_wire_bytes += frame.len().max(MIN_FRAME) as u64 + crate::nictime::WIRE_OVERHEAD;
         ps.first_rx.get_or_insert(t);
         ps.last_rx = t;
-        let st = &mut self.port_stats[port];
-        st.rx_frames += 1;
-        st.rx_bytes += frame.len() as u64;
-        let q = match udp_dst_port(&frame).and_then(|p| self.steering.get(&p).copied()) {
-            Some(q) if self.queue_port[q] == port as u64 => q,
-            _ => {
-                st.rx_no_match += 1;
-                st.rx_drops += 1;
-                tm.dropped.push(frame);
-                return;
-            }
-        };
         let dep = &mut tm.departing[port];
         while dep.front().is_some_and(|&d| d <= t) {
             dep.pop_front();
         }
-        if self.fifos[port].len() + dep.len() >= self.fifo_depth {
-            st.rx_fifo_overflows += 1;
-            st.rx_drops += 1;
-            regs.queues[q].rx_drops += 1;
-            tm.dropped.push(frame);
-            return;
+        let held = dep.len();
+        if let Err(frame) = self.admit(regs, port, frame, t, held) {
+            self.timing.as_mut().unwrap().dropped.push(frame);
         }
-        if frame.len() < MIN_FRAME {
-            frame.resize(MIN_FRAME, 0);
-        }
-        self.fifos[port].push_back((q, frame, t));
     }
 
     /// Start every DMA that can start by `horizon` (in time order across ports).
     fn drain_until(&mut self, regs: &mut NicRegs, mem: &mut Memory, horizon: u64, io: IoFn) -> Result<(), DmaFault> {
-        loop {
-            let tm = self.timing.as_ref().unwrap();
-            let mut best: Option<(u64, usize, usize)> = None; // (start, port, index in FIFO)
-            for p in 0..self.ports {
-                let pos = self.fifos[p].iter().position(|(q, _, _)| regs.queues[*q].rx_free() > tm.reserved[*q]);
-                if let Some(i) = pos {
-                    let s = self.fifos[p][i].2;
-                    if best.is_none_or(|(b, _, _)| s < b) {
-                        best = Some((s, p, i));
-                    }
-                }
-            }
-            let Some((s, p, i)) = best else { return Ok(()) };
-            if s > horizon {
-                return Ok(());
-            }
-            let (q, frame, entered) = self.fifos[p].remove(i).unwrap();
-            let x = &regs.queues[q];
-            let tm = self.timing.as_mut().unwrap();
-            let idx = (x.rx_head + tm.reserved[q]) & (x.rx_ring.1 - 1);
-            let d = x.rx_ring.0 + idx * DESC_LEN;
-            let desc = mem.read_bytes(d, 16).map_err(|t| DmaFault { queue: q, what: "reading an RX descriptor", trap: t })?;
-            let buf = u64::from_le_bytes(desc[0..8].try_into().unwrap());
-            let buf_size = u16::from_le_bytes([desc[8], desc[9]]) as usize;
-            if frame.len() > buf_size {
-                regs.queues[q].rx_drops += 1;
-                self.port_stats[p].rx_too_long += 1;
-                continue;
-            }
-            // Descriptor prefetch: RX descriptors are fetched 8 at a time (one 128-byte read per 8 frames), on the
-            // link but off the frame's path.
-            let lat = tm.link.latency;
-            if idx.is_multiple_of(DESC_FETCH) {
-                tm.link.read(DESC_FETCH * DESC_LEN, s, &mut |t| io(d, false, t));
-            }
-            let data_done = tm.link.write_up(frame.len() as u64, s);
-            let wb_done = tm.link.write_up(DESC_LEN, data_done);
-            let at_host = data_done + lat;
-            let mut line = buf & !63;
-            while line < buf + frame.len() as u64 {
-                io(line, true, at_host);
-                line += 64;
-            }
-            io(d & !63, true, wb_done + lat);
-            let visible = wb_done + lat;
-            tm.departing[p].push_back(data_done);
-            tm.reserved[q] += 1;
-            tm.rx_dmas += 1;
-            tm.rx_dma_ps += visible - entered;
-            tm.inflight.push_back(Inflight { visible, q, desc: d, buf, frame });
+        self.drain(regs, mem, horizon, Some(io))
+    }
+
+    /// The timed half of an RX DMA: frame `frame` of queue q (from port p, in the FIFO since `entered`) goes to
+    /// descriptor `d` (ring index `idx`), buffer `buf`, starting at `s`. Its data cross the link now; the guest
+    /// sees it when its descriptor's write-back group has been written.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn start_dma(
+        &mut self,
+        q: usize,
+        p: usize,
+        idx: u64,
+        d: u64,
+        buf: u64,
+        frame: Vec<u8>,
+        (s, entered): (u64, u64),
+        io: IoFn,
+    ) {
+        let tm = self.timing.as_mut().unwrap();
+        // Descriptor prefetch: RX descriptors are fetched 8 at a time (one 128-byte read per 8 frames), on the
+        // link but off the frame's path.
+        let lat = tm.link.latency;
+        if idx.is_multiple_of(DESC_FETCH) {
+            tm.link.read(DESC_FETCH * DESC_LEN, s, &mut |t| io.access(d, false, t));
         }
+        let data_done = tm.link.write_up(frame.len() as u64, s);
+        let at_host = data_done + lat;
+        let mut line = buf & !63;
+        while line < buf + frame.len() as u64 {
+            io.access(line, true, at_host);
+            line += 64;
+        }
+        tm.departing[p].push_back(data_done);
+        tm.reserved[q] += 1;
+        tm.rx_dmas += 1;
+        // A group whose timer expired before this descriptor completed went up without it.
+        if let Some(due) = tm.wb_deadline(q).filter(|&d| d < data_done) {
+            tm.flush_writeback(q, due, io);
+        }
+        tm.pending_wb[q].push(Inflight { visible: data_done, entered, q, desc: d, buf, frame });
+        if tm.pending_wb[q].len() >= tm.wb_threshold {
+            tm.flush_writeback(q, data_done, io);
+        }
+    }
+
+    /// Descriptors of queue q taken by DMAs the guest cannot see yet.
+    pub(crate) fn reserved(&self, q: usize) -> u64 {
+        self.timing.as_ref().map_or(0, |t| t.reserved[q])
     }
 
     /// Send what the TX rings hold (detailed timing): `queue_time[q]` is when queue q's doorbell is taken to have
@@ -279,7 +321,7 @@ impl Nic {
             let t0 = queue_time[q] + tm.mmio_latency;
             let n = (x.tx_tail.wrapping_sub(x.tx_head)) & (x.tx_ring.1 - 1);
             let first = x.tx_ring.0 + x.tx_head * DESC_LEN;
-            let descs_at = tm.link.read(n * DESC_LEN, t0, &mut |t| io(first & !63, false, t));
+            let descs_at = tm.link.read(n * DESC_LEN, t0, &mut |t| io.access(first & !63, false, t));
             while x.tx_head != x.tx_tail {
                 let fault = |what, trap| DmaFault { queue: q, what, trap };
                 let d = x.tx_ring.0 + x.tx_head * DESC_LEN;
@@ -298,7 +340,7 @@ impl Nic {
                         let mut ready = t;
                         let mut line = addr & !63;
                         while line < addr + len as u64 {
-                            ready = ready.max(io(line, false, t));
+                            ready = ready.max(io.access(line, false, t));
                             line += 64;
                         }
                         ready
@@ -326,11 +368,12 @@ impl Nic {
         Ok(())
     }
 
-    /// Timing statistics under `system.nic0`.
+    /// Timing statistics under the NIC's name.
     pub fn timing_stats(&self, out: &mut Vec<(String, f64, &'static str)>) {
         let Some(tm) = self.timing.as_ref().filter(|t| t.used) else { return };
+        let name = &self.name;
         for (p, s) in tm.ports.iter().enumerate() {
-            let pre = format!("system.nic0.port{p}");
+            let pre = format!("{name}.port{p}");
             let span = |first: Option<u64>, last: u64| first.map_or(0, |f| last - f);
             let rx_span = span(s.first_rx, s.last_rx);
             let tx_span = span(s.first_tx, s.last_tx);
@@ -352,13 +395,16 @@ impl Nic {
             ));
         }
         let l = &tm.link;
-        out.push(("system.nic0.pcie.up_bytes".into(), l.up_bytes as f64, "bytes device -> host on the PCIe link (TLP overhead included)"));
-        out.push(("system.nic0.pcie.down_bytes".into(), l.down_bytes as f64, "bytes host -> device on the PCIe link (TLP overhead included)"));
-        out.push(("system.nic0.pcie.tlps".into(), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
-        out.push(("system.nic0.pcie.up_busy_ps".into(), l.up_busy as f64, "time the device -> host direction was busy (ps)"));
-        out.push(("system.nic0.pcie.down_busy_ps".into(), l.down_busy as f64, "time the host -> device direction was busy (ps)"));
+        out.push((format!("{name}.pcie.up_bytes"), l.up_bytes as f64, "bytes device -> host on the PCIe link (TLP overhead included)"));
+        out.push((format!("{name}.pcie.down_bytes"), l.down_bytes as f64, "bytes host -> device on the PCIe link (TLP overhead included)"));
+        out.push((format!("{name}.pcie.tlps"), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
+        out.push((format!("{name}.pcie.up_busy_ps"), l.up_busy as f64, "time the device -> host direction was busy (ps)"));
+        out.push((format!("{name}.pcie.down_busy_ps"), l.down_busy as f64, "time the host -> device direction was busy (ps)"));
+        out.push((format!("{name}.rx_writebacks"), tm.rx_writebacks as f64, "PCIe writes carrying RX descriptor write-backs (coalesced per Nic.rx_wb_threshold / rx_wb_timer)"));
+        let per = if tm.rx_dmas > 0 { tm.rx_writebacks as f64 / tm.rx_dmas as f64 } else { 0.0 };
+        out.push((format!("{name}.rx_writebacks_per_frame"), per, "RX descriptor write-back PCIe writes per frame DMA-written"));
         let mean = if tm.rx_dmas > 0 { tm.rx_dma_ps as f64 / tm.rx_dmas as f64 * 1e-3 } else { 0.0 };
-        out.push(("system.nic0.rx_dma_latency_ns".into(), mean, "mean time from arrival at the port to visibility in the RX ring (FIFO wait, PCIe), ns"));
+        out.push((format!("{name}.rx_dma_latency_ns"), mean, "mean time from arrival at the port to visibility in the RX ring (FIFO wait, PCIe), ns"));
     }
 }
 
@@ -374,9 +420,9 @@ mod tests {
 
     fn params(gbps: f64, fifo: u64) -> kvsim_params::Nic {
         let mut p: kvsim_params::Nic = serde_json::from_str(
-            r#"{"enabled": true, "ports": 1, "port_gbps": 100.0, "queues": 0, "rx_fifo_frames": 512,
+            r#"{"socket": 0, "enabled": true, "ports": 1, "port_gbps": 100.0, "queues": 0, "rx_fifo_frames": 512,
             "pcie_gen": 4, "pcie_lanes": 16, "pcie_max_payload": 256, "pcie_tlp_overhead": 24,
-            "pcie_latency": 400000, "mmio_latency": 100000, "ddio": true, "ddio_ways": 0.1,
+            "pcie_latency": 400000, "mmio_latency": 100000, "rx_wb_threshold": 1, "rx_wb_timer": 0, "ddio": true, "ddio_ways": 0.1,
             "steering_base_port": 16384}"#,
         )
         .unwrap();
@@ -387,12 +433,19 @@ mod tests {
 
     /// One queue on one port with a 4096-entry ring, all posted.
     fn setup(gbps: f64, fifo: u64) -> (Memory, NicRegs, Nic) {
+        setup_wb(gbps, fifo, 1, 0)
+    }
+
+    /// The same, with RX write-back coalescing (threshold, timer in ps).
+    fn setup_wb(gbps: f64, fifo: u64, wb_threshold: u64, wb_timer: u64) -> (Memory, NicRegs, Nic) {
         let mut mem = Memory::new(1 << 26, false, 1);
         mem.regions.heap_start = RING;
         mem.regions.brk = RING + 4096 * PAGE_SIZE;
         let mut regs = NicRegs::new(&[0]);
-        let mut nic = Nic::new(1, vec![0], &[0], 0x4000, fifo as usize);
-        nic.timing = Some(NicTiming::new(&params(gbps, fifo), 1, 1));
+        let mut nic = Nic::new(0, 1, vec![0], [(0x4000, 0)], fifo as usize);
+        let mut p = params(gbps, fifo);
+        (p.rx_wb_threshold, p.rx_wb_timer) = (wb_threshold, wb_timer);
+        nic.timing = Some(NicTiming::new(&p, 1, 1));
         let a = |r| DEVICE_BASE + r;
         let size = 4096u64;
         regs.store(a(reg::RX_BASE), 8, RING, Access::Store).unwrap();
@@ -475,5 +528,65 @@ mod tests {
         nic.advance(&mut regs, &mut mem, 2_000_000, &mut |_, _, t| t).unwrap();
         assert_eq!(regs.queues[0].rx_head, 1);
         assert_eq!(mem.read_bytes(BUFS, 200).unwrap(), frame(200));
+    }
+
+    /// `n` frames sent at once at 10 GbE with the given coalescing, run to the end: (write-back PCIe writes,
+    /// frames the guest sees, TLPs on the link).
+    fn writebacks(threshold: u64, timer: u64, n: usize) -> (u64, u64, u64) {
+        let (mut mem, mut regs, mut nic) = setup_wb(10.0, 1 << 16, threshold, timer);
+        for _ in 0..n {
+            nic.wire_send(0, frame(88), 0);
+        }
+        nic.advance(&mut regs, &mut mem, u64::MAX / 4, &mut |_, _, t| t).unwrap();
+        let tm = nic.timing.as_ref().unwrap();
+        assert!(!tm.busy());
+        (tm.rx_writebacks, regs.queues[0].rx_frames, tm.link.tlps)
+    }
+
+    #[test]
+    fn coalescing_writes_back_threshold_descriptors_per_pcie_write() {
+        let timer = 1_000_000_000; // 1 ms: only the last partial group waits for it
+        let (one, seen, tlps_one) = writebacks(1, 0, 64);
+        assert_eq!((one, seen), (64, 64), "without coalescing every descriptor is its own write");
+        let (four, seen, tlps_four) = writebacks(4, timer, 64);
+        assert_eq!((four, seen), (16, 64));
+        assert_eq!(tlps_one - tlps_four, 48, "48 fewer write TLPs, nothing else changes");
+        assert_eq!(writebacks(16, timer, 64).0, 4);
+        // 64 = 12 x 5 + 4: twelve full groups and the rest when the timer fires.
+        assert_eq!(writebacks(5, timer, 64), (13, 64, tlps_one - 51));
+        let mut out = Vec::new();
+        let (mut mem, mut regs, mut nic) = setup_wb(10.0, 64, 4, timer);
+        for _ in 0..8 {
+            nic.wire_send(0, frame(88), 0);
+        }
+        nic.advance(&mut regs, &mut mem, u64::MAX / 4, &mut |_, _, t| t).unwrap();
+        nic.timing_stats(&mut out);
+        let get = |k: &str| out.iter().find(|s| s.0 == k).unwrap().1;
+        assert_eq!(get("system.nic0.rx_writebacks"), 2.0);
+        assert_eq!(get("system.nic0.rx_writebacks_per_frame"), 0.25);
+    }
+
+    #[test]
+    fn a_partial_group_becomes_visible_when_its_timer_fires() {
+        let timer = 2_000_000; // 2 us
+        let (mut mem, mut regs, mut nic) = setup_wb(100.0, 64, 4, timer);
+        for _ in 0..3 {
+            nic.wire_send(0, frame(88), 0);
+        }
+        // All three frames are on the NIC with their data written well before 1.9 us; none is visible.
+        nic.advance(&mut regs, &mut mem, 1_900_000, &mut |_, _, t| t).unwrap();
+        let first_done = nic.timing.as_ref().unwrap().pending_wb[0][0].visible;
+        assert_eq!(nic.timing.as_ref().unwrap().pending_wb[0].len(), 3);
+        let due = first_done + timer;
+        nic.advance(&mut regs, &mut mem, due - 1, &mut |_, _, t| t).unwrap();
+        assert_eq!((nic.timing.as_ref().unwrap().rx_writebacks, regs.queues[0].rx_head), (0, 0));
+        // At the deadline one write of 3 x 16 bytes + 24 bytes of TLP overhead leaves on PCIe 4.0 x16 (31.5 GB/s)
+        // and arrives 400 ns later.
+        let ser = (72.0f64 * 1e12 / (16e9 * 128.0 / 130.0 / 8.0 * 16.0)).round() as u64;
+        let visible = due + ser + 400_000;
+        nic.advance(&mut regs, &mut mem, visible - 1, &mut |_, _, t| t).unwrap();
+        assert_eq!((nic.timing.as_ref().unwrap().rx_writebacks, regs.queues[0].rx_head), (1, 0));
+        nic.advance(&mut regs, &mut mem, visible, &mut |_, _, t| t).unwrap();
+        assert_eq!(regs.queues[0].rx_head, 3, "the whole group at once");
     }
 }

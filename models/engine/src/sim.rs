@@ -69,8 +69,8 @@ pub struct EngineConfig {
     pub binary: String,
     pub argv: Vec<String>,
     pub env: Vec<String>,
-    /// The NIC and the ghost client, when enabled (System.nic, System.client).
-    pub nic: Option<kvsim_params::Nic>,
+    /// The NICs (System.nics, or System.nic when the list is empty and it is enabled) and the ghost client.
+    pub nics: Vec<kvsim_params::Nic>,
     pub client: Option<kvsim_params::Client>,
 }
 
@@ -90,7 +90,7 @@ impl EngineConfig {
             binary: s.workload.binary.clone(),
             argv: s.workload.argv.clone(),
             env: s.workload.env.clone(),
-            nic: s.nic.enabled.then(|| s.nic.clone()),
+            nics: system_nics(s),
             client: s.client.enabled.then(|| s.client.clone()),
         }
     }
@@ -98,6 +98,15 @@ impl EngineConfig {
     /// The defaults of models/system.py (the generated `System::default()`), running `binary`.
     pub fn with_binary(binary: &str) -> EngineConfig {
         EngineConfig { binary: binary.into(), ..EngineConfig::from_system(&System::default()) }
+    }
+}
+
+/// The system's NICs: `System.nics` (its enabled entries), or the one `System.nic` shorthand when the list is empty.
+pub fn system_nics(s: &System) -> Vec<kvsim_params::Nic> {
+    if s.nics.is_empty() {
+        s.nic.enabled.then(|| s.nic.clone()).into_iter().collect()
+    } else {
+        s.nics.iter().filter(|n| n.enabled).cloned().collect()
     }
 }
 
@@ -180,12 +189,9 @@ impl Machine {
             next_turn: 0,
             net: None,
         };
-        if let Some(nic) = &system.nic {
-            if system.client.is_some() && system.nic.is_none() {
-                return Err(config("System.client needs System.nic"));
-            }
-            let (net, regs) = crate::net::Net::new(nic, system.client.as_ref(), harts, &system.argv)?;
-            m.mem.nic = Some(Box::new(regs));
+        if !system.nics.is_empty() {
+            let (net, bus) = crate::net::Net::new(&system.nics, system.client.as_ref(), harts, &system.argv)?;
+            m.mem.devices = Some(Box::new(bus));
             m.net = Some(Box::new(net));
         } else if system.client.is_some() {
             return Err(config("System.client.enabled needs System.nic.enabled"));
@@ -393,7 +399,7 @@ impl Machine {
         let Some(net) = self.net.as_mut() else { return Ok(None) };
         // In detailed timing the NIC and the client run in simulated time: up to the least time of the live harts;
         // each queue's doorbells are taken at its hart's time.
-        let timed = H::ACTIVE && hook.time_ps(0).is_some() && net.nic.timing.is_some();
+        let timed = H::ACTIVE && hook.time_ps(0).is_some() && net.timed();
         let step = if timed {
             let live = self.harts.iter().filter(|h| !h.exited()).map(|h| h.time_ps()).min();
             let now = live.unwrap_or_else(|| self.harts.iter().map(|h| h.time_ps()).max().unwrap_or(0));
@@ -483,9 +489,9 @@ impl Machine {
         push("system.roi.insts".into(), roi, "instructions (all harts) between ROI_BEGIN and ROI_END");
         push("system.stats_dumps".into(), self.stats_dumps, "STATS_DUMP simulator calls");
         push("system.stats_resets".into(), self.stats_resets, "stats resets (STATS_RESET and the first ROI_BEGIN)");
-        if let (Some(net), Some(regs)) = (self.net.as_deref(), self.mem.nic.as_deref()) {
+        if let (Some(net), Some(bus)) = (self.net.as_deref(), self.mem.devices.as_deref()) {
             let measured = net.measure_insts.map_or(0, |b| self.total_insts() - b);
-            for (name, value, desc) in net.stats(regs, measured) {
+            for (name, value, desc) in net.stats(bus, measured) {
                 out.push(Stat { name, value, desc: desc.to_string() });
             }
         }

@@ -306,18 +306,16 @@ impl Machine {
                     _ => neg(errno::ENODEV),
                 }
             }
-            simcall::NIC_QUEUE_REGS | simcall::NIC_QUEUE_PORT => {
-                match self.net.as_ref().and_then(|n| n.queue_port.get(a[0] as usize).copied()) {
-                    Some(port) if a[0] < crate::nic::MAX_QUEUES => {
-                        if nr == simcall::NIC_QUEUE_REGS {
-                            abi::DEVICE_BASE + a[0] * crate::nic::QUEUE_STRIDE
-                        } else {
-                            port
-                        }
-                    }
-                    _ => neg(errno::ENODEV),
+            simcall::NIC_QUEUE_REGS | simcall::NIC_QUEUE_PORT | simcall::NIC_QUEUE_NIC => {
+                let q = usize::try_from(a[0]).unwrap_or(usize::MAX);
+                match self.net.as_ref().filter(|n| q < n.queue_port.len()) {
+                    Some(n) if nr == simcall::NIC_QUEUE_REGS => n.queue_regs(q).unwrap_or(0),
+                    Some(n) if nr == simcall::NIC_QUEUE_PORT => n.queue_port[q],
+                    Some(n) => n.queue_at[q].0 as u64,
+                    None => neg(errno::ENODEV),
                 }
             }
+            simcall::NIC_COUNT => self.net.as_ref().map_or(0, |n| n.nics.len() as u64),
             _ => return Err(Trap::Syscall(nr)),
         };
         Ok(Some(r))

@@ -176,16 +176,17 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
         return Err(SimError::Config("System.caches must use 64-byte lines".into()));
     }
     let mut sys = TimingSystem::new(&cores, caches, &socket.memory);
-    // DDIO: the NIC's writes allocate in `ddio_ways` of the LLC's ways (at least one), or go to memory.
-    if system.nic.enabled {
-        sys.mem.ddio = system.nic.ddio;
+    // DDIO: the NICs' writes allocate in `ddio_ways` of the LLC's ways (at least one), or go to memory. The NICs
+    // of a socket share its LLC, so they agree on these (models/system.py checks it): the first NIC's apply.
+    if let Some(nic) = crate::sim::system_nics(system).first() {
+        sys.mem.ddio = nic.ddio;
         let assoc = caches.llc.assoc.clamp(1, 64);
-        let ways = ((assoc as f64 * system.nic.ddio_ways).round() as u64).clamp(1, assoc);
+        let ways = ((assoc as f64 * nic.ddio_ways).round() as u64).clamp(1, assoc);
         let mask = if ways >= 64 { u64::MAX } else { (1u64 << ways) - 1 };
         sys.mem.set_llc_way_mask(kvsim_timing::ReqClass::Io, mask);
         // Doorbells and register reads: uncached accesses to the device range, `mmio_latency` one way.
         sys.mem.uncached = (crate::abi::DEVICE_BASE, crate::abi::DEVICE_END + 1);
-        sys.mem.uncached_ticks = system.nic.mmio_latency;
+        sys.mem.uncached_ticks = nic.mmio_latency;
     }
     Ok(sys)
 }
@@ -201,8 +202,8 @@ pub fn socket_network(
     let params = sockets
         .get(socket)
         .ok_or_else(|| SimError::Config(format!("there is no socket {socket}: System has {}", sockets.len())))?;
-    // The one System.nic sits on socket 0.
-    let nics = usize::from(socket == 0 && system.nic.enabled);
+    // The NICs attached to this socket, in System.nics order.
+    let nics = crate::sim::system_nics(system).iter().filter(|n| n.socket as usize == socket).count();
     kvsim_timing::noc::build_boxed(params, nics).map_err(SimError::Config)
 }
 

@@ -413,7 +413,7 @@ impl CoreBpred {
 pub struct MemoryController {
     /// JEDEC speed grade whose timings apply unless overridden below: 'DDR4-2400' (17-17-17, the target) or 'DDR3-1600' (11-11-11, the Xeon baseline) One of: DDR4-2400, DDR3-1600.
     pub preset: MemoryControllerPreset,
-    /// independent 64-bit channels behind this controller (power of two)
+    /// independent 64-bit channels behind this controller (any count: lines interleave modulo the count)
     pub channels: u64,
     /// ranks per channel (power of two; assumed 1)
     pub ranks: u64,
@@ -539,6 +539,8 @@ impl MemoryControllerPreset {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Nic {
+    /// socket the NIC is attached to (one socket for now)
+    pub socket: u64,
     /// simulate the NIC (off: no device registers, the NIC simulator calls report 0 queues)
     pub enabled: bool,
     /// Ethernet ports; queues are spread over them in contiguous blocks
@@ -561,6 +563,10 @@ pub struct Nic {
     pub pcie_latency: u64,
     /// one-way time of an uncached access to a NIC register (MMIO): a doorbell store holds its store-buffer entry this long and the NIC starts TX work this long after it; a register load waits twice this (assumed 100 ns) [ps]
     pub mmio_latency: u64,
+    /// RX descriptors a queue writes back per PCIe write (WTHRESH of Intel's 82598/82599): completed descriptors wait on the NIC until this many are ready, or until rx_wb_timer, and the guest sees their frames only then; 1: each descriptor is its own write
+    pub rx_wb_threshold: u64,
+    /// longest a completed RX descriptor waits for its write-back group: when it expires the partial group is written (the ITR flush); 0 = no timer, allowed only with rx_wb_threshold = 1 [ps]
+    pub rx_wb_timer: u64,
     /// DDIO (wauDCA): NIC DMA writes allocate or update lines in the LLC within the ddio ways, DMA reads are served from the LLC when the line is there; off: DMA writes go to memory (invalidating cached copies)
     pub ddio: bool,
     /// fraction of the LLC's ways DDIO may allocate into (at least one way; Intel's default is 2 of 20)
@@ -573,6 +579,7 @@ impl Default for Nic {
     /// The defaults declared in Python.
     fn default() -> Self {
         Nic {
+            socket: 0,
             enabled: false,
             ports: 1,
             port_gbps: 40.0,
@@ -584,6 +591,8 @@ impl Default for Nic {
             pcie_tlp_overhead: 24,
             pcie_latency: 400000,
             mmio_latency: 100000,
+            rx_wb_threshold: 1,
+            rx_wb_timer: 0,
             ddio: true,
             ddio_ways: 0.1,
             steering_base_port: 16384,
@@ -849,8 +858,10 @@ pub struct System {
     pub noc: Noc,
     /// the sockets, each with its cores, caches, memory and network; empty: one socket described by the flat fields harts, core, cores, caches, memory, cores_per_cluster and noc (the common single-socket case)
     pub sockets: Vec<Socket>,
-    /// the NIC (simulated only when nic.enabled)
+    /// the NIC of a one-NIC system (simulated only when nic.enabled); the shorthand for `nics` when that list is empty
     pub nic: Nic,
+    /// the system's NICs, devices on the bus: NIC k has its registers at the k-th device window (workloads/ABI.md) and its stats under system.nic{k}; empty: `nic` alone
+    pub nics: Vec<Nic>,
     /// the ghost client (runs only when client.enabled; needs the NIC)
     pub client: Client,
 }
@@ -992,6 +1003,7 @@ impl Default for System {
             },
             sockets: Vec::new(),
             nic: Nic {
+                socket: 0,
                 enabled: false,
                 ports: 1,
                 port_gbps: 40.0,
@@ -1003,10 +1015,13 @@ impl Default for System {
                 pcie_tlp_overhead: 24,
                 pcie_latency: 400000,
                 mmio_latency: 100000,
+                rx_wb_threshold: 1,
+                rx_wb_timer: 0,
                 ddio: true,
                 ddio_ways: 0.1,
                 steering_base_port: 16384,
             },
+            nics: Vec::new(),
             client: Client {
                 enabled: false,
                 dataset: ClientDataset::Tiny,

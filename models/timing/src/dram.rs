@@ -405,6 +405,14 @@ impl Dram {
     }
 
     /// Split a byte address into channel, rank, bank group, bank, row and column.
+    ///
+    /// The line address is read as a mixed-radix number whose digits are the fields of the address map, least
+    /// significant first: each field is the remaining line number modulo its size, and the rest moves on. For the
+    /// channel this is the line number modulo the channel count, which works for any count (6 channels, 3
+    /// channels) and spreads consecutive lines exactly evenly; a XOR-folded map would need a power of two. The
+    /// map is a bijection: the fields above the channel see the quotient, so no channel has holes. Its known
+    /// weakness: a stride that shares a factor with the count (2 lines on 6 channels) reaches only
+    /// count / gcd(stride, count) channels.
     pub fn decode(&self, addr: u64) -> DramAddr {
         let mut line = addr >> self.line_shift;
         let mut a = DramAddr { channel: 0, rank: 0, bankgroup: 0, bank: 0, row: 0, column: 0 };

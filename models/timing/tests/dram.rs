@@ -205,3 +205,71 @@ fn write_to_read_turnaround_keeps_twtr() {
     let out = d.schedule_batch(&[(0, true, 0), (512 * 64, false, 0)]); // bank 1 of bank group 0
     assert_eq!(out[1].0, write_data + BURST + t.wtr_l * TCK + t.cl * TCK + BURST);
 }
+
+/// Reads `lines` consecutive lines at once on `channels` channels; returns the efficiency against their summed
+/// peak and the per-channel read counts.
+fn stream_on(channels: u64, lines: u64) -> (f64, Vec<f64>) {
+    let mut p = dram_params();
+    p.ctrl_latency = 0;
+    p.channels = channels;
+    let mut d = Dram::new(&p);
+    let reqs: Vec<(u64, bool, u64)> = (0..lines).map(|i| (i * 64, false, 0)).collect();
+    let end = d.schedule_batch(&reqs).iter().map(|o| o.0).max().unwrap();
+    let eff = (lines * 64) as f64 / (end as f64 * 1e-12) / (channels as f64 * d.peak_channel_bw());
+    let mut s = StatSink::new();
+    d.stats("dram.", end, &mut s);
+    let reads = (0..channels).map(|c| s.get(&format!("dram.channel{c}.reads")).unwrap()).collect();
+    (eff, reads)
+}
+
+#[test]
+fn six_and_three_channels_interleave_lines_modulo_the_count() {
+    let mut p = dram_params();
+    p.channels = 6;
+    let d = Dram::new(&p);
+    let chans: Vec<usize> = (0..8).map(|i| d.decode(i * 64).channel).collect();
+    assert_eq!(chans, [0, 1, 2, 3, 4, 5, 0, 1]);
+    // The fields above the channel see the line number divided by 6: line 6 is bank group 1 of channel 0.
+    assert_eq!(d.decode(6 * 64).bankgroup, 1);
+    assert_eq!(d.decode(7 * 64).bankgroup, 1);
+    p.channels = 3;
+    let d = Dram::new(&p);
+    assert_eq!((d.decode(2 * 64).channel, d.decode(3 * 64).channel), (2, 0));
+}
+
+#[test]
+fn six_channels_each_receive_a_sixth_of_a_uniform_stream() {
+    let mut p = dram_params();
+    p.channels = 6;
+    let d = Dram::new(&p);
+    // Uniform random lines over 1 GiB (a fixed-seed xorshift, so the test is deterministic).
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let n = 600_000u64;
+    let mut counts = [0u64; 6];
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        counts[d.decode((x % (1 << 24)) * 64).channel] += 1;
+    }
+    for (c, &k) in counts.iter().enumerate() {
+        let share = k as f64 / n as f64;
+        assert!((share - 1.0 / 6.0).abs() < 0.01 / 6.0, "channel {c} got {share} of the stream: {counts:?}");
+    }
+}
+
+#[test]
+fn six_channels_stream_as_efficiently_as_eight() {
+    let lines = 48_000;
+    let (eff8, reads8) = stream_on(8, lines);
+    let (eff6, reads6) = stream_on(6, lines);
+    let (eff3, reads3) = stream_on(3, lines);
+    println!("stream efficiency: 8 ch {:.4}, 6 ch {:.4}, 3 ch {:.4}", eff8, eff6, eff3);
+    assert!(reads8.iter().all(|&r| r == (lines / 8) as f64), "{reads8:?}");
+    assert!(reads6.iter().all(|&r| r == (lines / 6) as f64), "{reads6:?}");
+    assert!(reads3.iter().all(|&r| r == (lines / 3) as f64), "{reads3:?}");
+    // 6 (and 3) x the channel bandwidth at the efficiency 8 channels reach.
+    assert!(eff8 > 0.9, "8 channels stream at {eff8}");
+    assert!((eff6 - eff8).abs() < 0.01, "6 channels {eff6} vs 8 channels {eff8}");
+    assert!((eff3 - eff8).abs() < 0.01, "3 channels {eff3} vs 8 channels {eff8}");
+}

@@ -1,0 +1,124 @@
+//! The device bus: guest loads and stores in the device range (`abi::DEVICE_BASE..=DEVICE_END`) go to the device
+//! whose register window holds the address; an address no device claims (a hole between windows) is a clear
+//! memory fault naming it. Guest memory never owns a device: `Memory` hands every device-range access to the bus.
+//!
+//! Today's devices are NICs. NIC k's window starts at `nic_base(k)`: the windows are `NIC_WINDOW` apart, room for
+//! the most queues a NIC may have, and a NIC with fewer queues leaves the rest of its window unmapped.
+
+use crate::abi::{DEVICE_BASE, DEVICE_END};
+use crate::nic::{NicRegs, MAX_QUEUES, QUEUE_STRIDE};
+use crate::trap::{Access, Trap};
+
+/// Distance between the register windows of consecutive NICs: 1024 queues x 4 KiB.
+pub const NIC_WINDOW: u64 = MAX_QUEUES * QUEUE_STRIDE;
+
+/// Most NICs the device range holds.
+pub const MAX_NICS: u64 = (DEVICE_END - DEVICE_BASE + 1) / NIC_WINDOW;
+
+/// Base address of NIC k's registers.
+pub fn nic_base(k: usize) -> u64 {
+    DEVICE_BASE + k as u64 * NIC_WINDOW
+}
+
+/// How a device reaches memory: a DMA access (address, write or read, the time it reaches the host) in, the time
+/// the memory system has done it out, on behalf of the device's agent id. Today's port is the memory system's I/O
+/// path (DDIO into the LLC, or memory); a coherent memory system replaces that one adapter (`AgentPort`).
+pub trait DmaPort {
+    /// The agent the accesses come from (cores are agents 0..harts, NIC k is agent harts + k).
+    fn agent(&self) -> usize;
+    fn access(&mut self, addr: u64, write: bool, t: u64) -> u64;
+}
+
+/// A device's DMA port over the memory system's I/O calls.
+pub struct AgentPort<'a> {
+    pub agent: usize,
+    pub memory: &'a mut dyn DmaPort,
+}
+
+impl DmaPort for AgentPort<'_> {
+    fn agent(&self) -> usize {
+        self.agent
+    }
+
+    fn access(&mut self, addr: u64, write: bool, t: u64) -> u64 {
+        self.memory.access(addr, write, t)
+    }
+}
+
+/// The memory system's I/O calls as a function (address, write, time) -> completion: agent 0 unless wrapped in
+/// an `AgentPort` (unit tests use bare functions).
+impl<F: FnMut(u64, bool, u64) -> u64> DmaPort for F {
+    fn agent(&self) -> usize {
+        0
+    }
+
+    fn access(&mut self, addr: u64, write: bool, t: u64) -> u64 {
+        self(addr, write, t)
+    }
+}
+
+/// The devices of a machine, by address.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceBus {
+    /// NIC k's registers, at `nic_base(k)`.
+    pub nics: Vec<NicRegs>,
+}
+
+impl DeviceBus {
+    /// The NIC whose register window holds `addr`.
+    fn nic_at(&mut self, addr: u64, size: u8, access: Access) -> Result<&mut NicRegs, Trap> {
+        let k = ((addr - DEVICE_BASE) / NIC_WINDOW) as usize;
+        match self.nics.get_mut(k) {
+            Some(regs) if addr - regs.base < regs.window() => Ok(regs),
+            _ => Err(Trap::Mmio { addr, size, access, why: "no device at this address (a hole in the device range)" }),
+        }
+    }
+
+    /// A load in the device range (`addr` is inside it).
+    pub fn load(&mut self, addr: u64, size: u8, access: Access) -> Result<u64, Trap> {
+        self.nic_at(addr, size, access)?.load(addr, size, access)
+    }
+
+    /// A store in the device range (`addr` is inside it).
+    pub fn store(&mut self, addr: u64, size: u8, val: u64, access: Access) -> Result<(), Trap> {
+        self.nic_at(addr, size, access)?.store(addr, size, val, access)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::reg;
+
+    fn two_nics() -> DeviceBus {
+        // NIC 0: 2 queues on 1 port; NIC 1: 3 queues on 2 ports.
+        DeviceBus { nics: vec![NicRegs::at(nic_base(0), &[0, 0]), NicRegs::at(nic_base(1), &[0, 0, 1])] }
+    }
+
+    #[test]
+    fn accesses_go_to_the_device_whose_window_holds_them() {
+        let mut bus = two_nics();
+        let q = |k: usize, q: u64, r: u64| nic_base(k) + q * QUEUE_STRIDE + r;
+        assert_eq!(bus.load(q(0, 1, reg::QUEUE_ID), 8, Access::Load).unwrap(), 1);
+        assert_eq!(bus.load(q(1, 2, reg::QUEUE_ID), 8, Access::Load).unwrap(), 2);
+        assert_eq!(bus.load(q(1, 2, reg::PORT_ID), 8, Access::Load).unwrap(), 1);
+        // A store reaches only its own NIC's queue.
+        bus.store(q(1, 0, reg::RX_BASE), 8, 0x1000, Access::Store).unwrap();
+        assert_eq!(bus.nics[1].queues[0].rx_base, 0x1000);
+        assert_eq!(bus.nics[0].queues[0].rx_base, 0);
+    }
+
+    #[test]
+    fn a_hole_between_devices_faults_naming_the_address() {
+        let mut bus = two_nics();
+        // Past NIC 0's two queues, before NIC 1's window; and past the last NIC.
+        for addr in [nic_base(0) + 2 * QUEUE_STRIDE, nic_base(1) - 8, nic_base(1) + 3 * QUEUE_STRIDE, nic_base(2)] {
+            let err = bus.load(addr, 8, Access::Load).unwrap_err();
+            assert!(matches!(err, Trap::Mmio { addr: a, .. } if a == addr), "{err:?}");
+            assert!(err.reason().contains("no device at this address"), "{}", err.reason());
+            assert!(err.reason().contains(&format!("{addr:#x}")), "{}", err.reason());
+            assert!(bus.store(addr, 8, 1, Access::Store).is_err());
+        }
+        assert!(MAX_NICS >= 64);
+    }
+}
