@@ -171,7 +171,11 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
     if system.caches.l1d.line_size != kvsim_timing::dram::DRAM_LINE {
         return Err(SimError::Config("System.caches must use 64-byte lines".into()));
     }
-    let mut sys = TimingSystem::new(&cores, &system.caches, &system.memory);
+    // Until the on-chip network is configured: an ideal network with no latency (the LLC's hit latency includes
+    // the trip), every agent on its own endpoint.
+    let (placement, clusters) = kvsim_timing::mem::hierarchy::default_placement(harts, system.caches.llc_slices as usize);
+    let net = kvsim_timing::network::IdealNetwork { clusters, ..kvsim_timing::network::IdealNetwork::new(0) };
+    let mut sys = TimingSystem::with_network(&cores, &system.caches, &system.memory, Box::new(net), placement);
     // DDIO: the NIC's writes allocate in `ddio_ways` of the LLC's ways (at least one), or go to memory.
     if system.nic.enabled {
         sys.mem.ddio = system.nic.ddio;

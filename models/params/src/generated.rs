@@ -37,6 +37,8 @@ pub struct CacheHierarchy {
     pub llc: Cache,
     /// LLC slices; consecutive lines go to consecutive slices (static interleaving)
     pub llc_slices: u64,
+    /// the two-level MOESI directory that keeps the private caches coherent
+    pub directory: Directory,
     /// clock of the LLC slices (assumed equal to the nominal core clock) [Hz]
     pub uncore_clock: u64,
 }
@@ -129,6 +131,16 @@ pub struct Core {
     pub ras_entries: u64,
     /// cycles from a mispredicted branch's resolution to the dispatch of the right path (front-end refill; assumed, Ivy Bridge is ~14-17)
     pub mispredict_penalty: u64,
+}
+
+/// The two-level MOESI directory: exact owner and sharers of every privately cached line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Directory {
+    /// cycles of the uncore clock for a home directory lookup before it forwards a request or sends invalidations; a data reply from the LLC waits for the longer of this and the LLC's hit latency (assumed 10: the directory sits in the LLC slice's tags)
+    pub latency: u64,
+    /// cycles of the uncore clock for the cluster-level lookup a request makes when its cluster has two or more cores (assumed 4)
+    pub cluster_latency: u64,
 }
 
 /// A DDR memory controller: channels, ranks, banks, open-page row buffers, FR-FCFS, refresh.
