@@ -21,3 +21,6 @@ class Directory(SimObject):
                           min=0, max=1000)
     cluster_latency = Param.Count(4, "cycles of the uncore clock for the cluster-level lookup a request makes "
                                   "when its cluster has two or more cores (assumed 4)", min=0, max=1000)
+    check = Param.Bool(False, "debug mode: after every access check that a line has one writer or only readers, that "
+                       "the directory's sharers are exactly the caches holding it, and that no core reads a stale "
+                       "copy; a breach stops the run with an engine error (slow: for tests)")

@@ -176,6 +176,9 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
     let (placement, clusters) = kvsim_timing::mem::hierarchy::default_placement(harts, system.caches.llc_slices as usize);
     let net = kvsim_timing::network::IdealNetwork { clusters, ..kvsim_timing::network::IdealNetwork::new(0) };
     let mut sys = TimingSystem::with_network(&cores, &system.caches, &system.memory, Box::new(net), placement);
+    if system.caches.directory.check {
+        sys.mem.enable_check();
+    }
     // DDIO: the NIC's writes allocate in `ddio_ways` of the LLC's ways (at least one), or go to memory.
     if system.nic.enabled {
         sys.mem.ddio = system.nic.ddio;

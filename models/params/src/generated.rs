@@ -141,6 +141,8 @@ pub struct Directory {
     pub latency: u64,
     /// cycles of the uncore clock for the cluster-level lookup a request makes when its cluster has two or more cores (assumed 4)
     pub cluster_latency: u64,
+    /// debug mode: after every access check that a line has one writer or only readers, that the directory's sharers are exactly the caches holding it, and that no core reads a stale copy; a breach stops the run with an engine error (slow: for tests)
+    pub check: bool,
 }
 
 /// A DDR memory controller: channels, ranks, banks, open-page row buffers, FR-FCFS, refresh.
