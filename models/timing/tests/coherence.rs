@@ -274,3 +274,24 @@ fn the_same_traffic_gives_the_same_times() {
     };
     assert_eq!(run(), run());
 }
+
+#[test]
+fn lines_leaving_a_core_tell_the_home_and_keep_the_sharers_exact() {
+    let mut m = system_on_a_line(&hierarchy_params(), 2, 1, 2, u16::MAX, 3);
+    m.access(&wr(0, A, 0)); // A: M in core 0
+    m.access(&rd(0, A + 0x100_0000, 0)); // B: E in core 0 (another set of the LLC's, same L1 set)
+    // Eight more lines in the same L1 set push A and B out (32 KiB, 8 ways: 64 sets, a 4 KiB stride).
+    for i in 1..=8u64 {
+        m.access(&rd(0, A + i * 4096, 1_000_000 + i));
+    }
+    assert_eq!(m.dir.stats.putx, 1, "the dirty line went home with its data");
+    assert_eq!(m.dir.stats.puts, 1, "the clean one told the home it left");
+    assert!(m.dir.get(A >> 6).is_none() && m.dir.get((A + 0x100_0000) >> 6).is_none());
+    let slot = m.llc[0].find(A >> 6).expect("inclusive");
+    assert!(m.llc[0].is_dirty(slot), "the LLC holds the written-back data");
+    // Core 1 now reads A from the LLC, exclusively: nobody else holds it.
+    let t = 5_000_000;
+    assert_eq!(m.access(&rd(1, A, t)), t + L1 + 2 * HOP + LLC);
+    assert_eq!(m.cores[1].l1d.state_of(A >> 6), LineState::Exclusive);
+    assert_eq!(m.dir.stats.forwards, 0);
+}
