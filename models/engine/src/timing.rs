@@ -173,7 +173,8 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
     }
     // Until the on-chip network is configured: an ideal network with no latency (the LLC's hit latency includes
     // the trip), every agent on its own endpoint.
-    let (placement, clusters) = kvsim_timing::mem::hierarchy::default_placement(harts, system.caches.llc_slices as usize);
+    let slices = system.caches.llc_slices as usize;
+    let (placement, clusters) = kvsim_timing::mem::hierarchy::default_placement(harts, slices);
     let net = kvsim_timing::network::IdealNetwork { clusters, ..kvsim_timing::network::IdealNetwork::new(0) };
     let mut sys = TimingSystem::with_network(&cores, &system.caches, &system.memory, Box::new(net), placement);
     if system.caches.directory.check {

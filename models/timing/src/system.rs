@@ -9,11 +9,11 @@
 //! }
 //! ```
 
-use crate::mem::MemSystem;
-use crate::network::{Network, Placement};
 use crate::core::{Core, InstTiming, L1Latencies};
 use crate::dram::Dram;
 use crate::inst::InstInfo;
+use crate::mem::MemSystem;
+use crate::network::{Network, Placement};
 use crate::{AccessKind, MemPort, StatSink, Tick};
 use kvsim_params::{CacheHierarchy, Core as CoreParams, MemoryController};
 

@@ -189,7 +189,7 @@ fn the_cluster_level_resolves_sharing_between_siblings() {
     assert_eq!(m.dir.stats.cluster_resolved, 2);
     // Core 2 (cluster 1, which has no slice of its own: no cluster level) goes home and is forwarded to core 1.
     let t = 3_000_000;
-    assert_eq!(m.access(&rd(2, A, t)), t + L1 + HOP + DIR + 0 + L1 + HOP);
+    assert_eq!(m.access(&rd(2, A, t)), t + L1 + HOP + DIR + L1 + HOP); // home -> core 1: 0 hops
     assert_eq!(m.dir.stats.forwards, 2);
 }
 
@@ -270,7 +270,9 @@ fn coherence_invariants_hold_under_random_traffic_on_2_to_64_cores() {
 fn the_same_traffic_gives_the_same_times() {
     let run = || {
         let mut m = system_on_a_line(&hierarchy_params(), 8, 2, 4, 2, 9);
-        (0..2000u64).map(|i| m.access(&MemReq::new((i * 7919) % 4096 * 64, AccessKind::Write, (i % 8) as u16, i * 100))).sum::<u64>()
+        (0..2000u64)
+            .map(|i| m.access(&MemReq::new((i * 7919) % 4096 * 64, AccessKind::Write, (i % 8) as u16, i * 100)))
+            .sum::<u64>()
     };
     assert_eq!(run(), run());
 }
@@ -278,8 +280,9 @@ fn the_same_traffic_gives_the_same_times() {
 #[test]
 fn lines_leaving_a_core_tell_the_home_and_keep_the_sharers_exact() {
     let mut m = system_on_a_line(&hierarchy_params(), 2, 1, 2, u16::MAX, 3);
-    m.access(&wr(0, A, 0)); // A: M in core 0
-    m.access(&rd(0, A + 0x100_0000, 0)); // B: E in core 0 (another set of the LLC's, same L1 set)
+    // A: M in core 0; B: E in core 0 (another set of the LLC's, the same L1 set).
+    m.access(&wr(0, A, 0));
+    m.access(&rd(0, A + 0x100_0000, 0));
     // Eight more lines in the same L1 set push A and B out (32 KiB, 8 ways: 64 sets, a 4 KiB stride).
     for i in 1..=8u64 {
         m.access(&rd(0, A + i * 4096, 1_000_000 + i));

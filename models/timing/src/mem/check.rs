@@ -95,7 +95,11 @@ impl<M: MemPort> MemSystem<M> {
         dir.sort_unstable();
         assert_eq!(dir, holders, "line {line:#x}: the directory's holders differ from the caches'");
         if let Some(&w) = writers.first() {
-            assert_eq!(self.dir.get(line).and_then(|e| e.owner), Some(w), "line {line:#x}: the writer is not the owner");
+            assert_eq!(
+                self.dir.get(line).and_then(|e| e.owner),
+                Some(w),
+                "line {line:#x}: the writer is not the owner"
+            );
         }
         if let Some(c) = self.check.as_mut() {
             c.checked += 1;

@@ -13,7 +13,7 @@
 //! owner, invalidations and their acknowledgements, data back. A transaction completes when the requester has the
 //! data (or the grant) and every acknowledgement.
 
-use super::array::{write_stats, CacheArray, CacheStats};
+use super::array::CacheArray;
 use super::check::CoherenceCheck;
 use super::directory::{DirEntry, Directory, LineMap};
 use super::{Agent, CohType, LineState, MemResp, Mode};
@@ -31,7 +31,7 @@ pub struct PrivateCaches {
 
 impl PrivateCaches {
     /// The core's permission for `line`: the strongest state among its copies.
-    fn state_of(&self, line: u64) -> LineState {
+    pub fn state_of(&self, line: u64) -> LineState {
         let mut s = self.l1d.state_of(line).max(self.l1i.state_of(line));
         if let Some(l2) = &self.l2 {
             s = s.max(l2.state_of(line));
@@ -61,7 +61,7 @@ pub struct MemSystem<M: MemPort> {
     pub cores: Vec<PrivateCaches>,
     pub llc: Vec<CacheArray>,
     pub(crate) llc_inclusive: bool,
-    line_shift: u32,
+    pub(super) line_shift: u32,
     pub mem: M,
     pub net: Box<dyn Network>,
     pub placement: Placement,
@@ -75,7 +75,7 @@ pub struct MemSystem<M: MemPort> {
     pub ddio: bool,
     /// Lines an I/O agent wrote that no core has read since (to tell whether the core's read hits, and to count
     /// the ones the LLC evicts first: leaky DMA).
-    io_fresh: LineMap<()>,
+    pub(super) io_fresh: LineMap<()>,
     pub io: IoStats,
     /// Addresses [start, end) of device registers: core accesses there bypass the caches and take
     /// `uncached_ticks` one way (none by default).
@@ -209,7 +209,7 @@ impl<M: MemPort> MemSystem<M> {
 
     /// A message over the network; warming books nothing and keeps no time.
     #[inline]
-    fn msg(&mut self, mode: Mode, src: Endpoint, dst: Endpoint, bytes: u32, t: Tick) -> Tick {
+    pub(super) fn msg(&mut self, mode: Mode, src: Endpoint, dst: Endpoint, bytes: u32, t: Tick) -> Tick {
         match mode {
             Mode::Timed => self.net.send(src, dst, bytes, t),
             Mode::Warm => t,
@@ -425,7 +425,7 @@ impl<M: MemPort> MemSystem<M> {
 
     /// The owner `owner` answers a forwarded read from `from` (a directory at `decide`): it keeps the line,
     /// downgraded (M to O, E to S), and sends the data to `to`. Returns when the data arrives.
-    fn forward_read(&mut self, owner: u16, to: Endpoint, from: Endpoint, decide: Tick, mode: Mode) -> Tick {
+    pub(super) fn forward_read(&mut self, owner: u16, to: Endpoint, from: Endpoint, decide: Tick, mode: Mode) -> Tick {
         let o = owner as usize;
         let oe = self.placement.core[o];
         let arrive = self.msg(mode, from, oe, CONTROL_BYTES, decide);
@@ -559,7 +559,7 @@ impl<M: MemPort> MemSystem<M> {
     }
 
     /// Count a tag lookup at the home slice (the data came from elsewhere).
-    fn llc_tag_lookup(&mut self, line: u64) {
+    pub(super) fn llc_tag_lookup(&mut self, line: u64) {
         let s = self.slice_of(line);
         let c = &mut self.llc[s];
         c.stats.accesses += 1;
@@ -611,7 +611,7 @@ impl<M: MemPort> MemSystem<M> {
     }
 
     /// The memory controller of `line` (by line interleave over the placement's controllers).
-    fn mem_ctrl_of(&self, line: u64, slice: usize) -> Endpoint {
+    pub(super) fn mem_ctrl_of(&self, line: u64, slice: usize) -> Endpoint {
         let m = &self.placement.mem_ctrl;
         if m.is_empty() {
             self.placement.llc_slice[slice]
@@ -622,7 +622,7 @@ impl<M: MemPort> MemSystem<M> {
 
     /// A read of `line` from memory, asked by slice `s` at `t`: the request to its controller, the DRAM, the data
     /// back. Returns when the data is at the slice.
-    fn memory_read(&mut self, s: usize, line: u64, requester: usize, t: Tick) -> Tick {
+    pub(super) fn memory_read(&mut self, s: usize, line: u64, requester: usize, t: Tick) -> Tick {
         let (home, mc) = (self.placement.llc_slice[s], self.mem_ctrl_of(line, s));
         let at_mc = self.net.send(home, mc, CONTROL_BYTES, t);
         let data = self.mem.access(&MemReq::new(line << self.line_shift, AccessKind::Read, requester as u16, at_mc));
@@ -640,7 +640,7 @@ impl<M: MemPort> MemSystem<M> {
     }
 
     /// The LLC dropped `v`: back-invalidate the private copies (if inclusive) and write back dirty data.
-    fn evict_llc_line(&mut self, slice: usize, v: u64, dirty: bool, t: Tick, mode: Mode) {
+    pub(super) fn evict_llc_line(&mut self, slice: usize, v: u64, dirty: bool, t: Tick, mode: Mode) {
         if !self.io_fresh.is_empty() && self.io_fresh.remove(&v).is_some() {
             self.io.leaky_evictions += 1;
         }
@@ -664,7 +664,7 @@ impl<M: MemPort> MemSystem<M> {
 
     /// Remove `line` from every private cache of `core`; returns the strongest state removed. `back`: the LLC's
     /// eviction caused it (else another agent's write).
-    fn drop_core_copies(&mut self, core: usize, line: u64, back: bool) -> LineState {
+    pub(super) fn drop_core_copies(&mut self, core: usize, line: u64, back: bool) -> LineState {
         let p = &mut self.cores[core];
         let mut had = LineState::Invalid;
         for a in [&mut p.l1i, &mut p.l1d].into_iter().chain(p.l2.as_mut()) {
@@ -748,99 +748,6 @@ impl<M: MemPort> MemSystem<M> {
         }
     }
 
-    /// An I/O agent's request (class `Io`) enters at the line's home. A write invalidates every private copy
-    /// (the whole line is overwritten) and allocates or updates the line in the LLC (DDIO, within the class's
-    /// ways) or goes to memory; a read gets the owner's dirty data by a forward, else the LLC's or memory's,
-    /// without allocating.
-    fn io_walk(&mut self, req: &MemReq, mode: Mode) -> Tick {
-        let line = req.addr >> self.line_shift;
-        let write = req.kind == AccessKind::Write;
-        let s = self.slice_of(line);
-        let home = self.placement.llc_slice[s];
-        let ep = self.placement.io.get(req.requester as usize).copied().unwrap_or(home);
-        let t = self.msg(mode, ep, home, if write { DATA_BYTES } else { CONTROL_BYTES }, req.time);
-        let lat = self.llc[s].hit_ticks;
-        let decide = t + self.dir.home_ticks;
-        if write {
-            self.io_fresh.insert(line, ());
-            if let Some(ch) = &mut self.check {
-                ch.io_write(line);
-            }
-            let mut acks = t;
-            if let Some(entry) = self.dir.take(line) {
-                self.dir.stats.io_snoops += 1;
-                for x in entry.holders() {
-                    let xe = self.placement.core[x as usize];
-                    let inv = self.msg(mode, home, xe, CONTROL_BYTES, decide);
-                    acks = acks.max(self.msg(mode, xe, home, CONTROL_BYTES, inv));
-                    self.dir.stats.invalidations += 1;
-                    self.drop_core_copies(x as usize, line, false);
-                }
-            }
-            let c = &mut self.llc[s];
-            c.stats.accesses += 1;
-            c.stats.writes += 1;
-            let found = c.find(line);
-            if !self.ddio {
-                // Plain DMA: the line goes to memory; the LLC's copy is dropped.
-                self.io.writes_to_memory += 1;
-                c.stats.misses += 1;
-                c.invalidate(line);
-                if mode == Mode::Warm {
-                    return t;
-                }
-                let mc = self.mem_ctrl_of(line, s);
-                let at_mc = self.net.send(home, mc, DATA_BYTES, t + lat);
-                return self.mem.access(&MemReq { time: at_mc, ..*req }).max(acks);
-            }
-            match found {
-                Some(slot) => {
-                    c.stats.hits += 1;
-                    c.touch(slot);
-                    c.mark_dirty(slot);
-                    self.io.write_hits += 1;
-                }
-                None => {
-                    c.stats.misses += 1;
-                    c.stats.write_misses += 1;
-                    self.io.write_allocs += 1;
-                    let (_, victim) = c.insert_state(line, t + lat, LineState::Modified, req.class);
-                    if let Some((v, vs)) = victim {
-                        self.evict_llc_line(s, v, vs.dirty(), t, mode);
-                    }
-                }
-            }
-            return (t + lat).max(acks);
-        }
-        if let Some(o) = self.dir.get(line).and_then(|e| e.owner) {
-            if self.cores[o as usize].state_of(line).dirty() {
-                // The owner's data is newer than the LLC's: it answers (3-hop); it keeps its copy.
-                self.dir.stats.io_snoops += 1;
-                self.io.read_forwards += 1;
-                self.llc_tag_lookup(line);
-                return self.forward_read(o, ep, home, decide, mode);
-            }
-        }
-        let c = &mut self.llc[s];
-        c.stats.accesses += 1;
-        let ready = match c.find(line) {
-            Some(slot) => {
-                self.io.read_hits += 1;
-                c.stats.hits += 1;
-                (t + lat).max(if mode == Mode::Timed { c.ready(slot) } else { 0 })
-            }
-            None => {
-                self.io.read_misses += 1;
-                c.stats.misses += 1;
-                if mode == Mode::Warm {
-                    return t;
-                }
-                self.memory_read(s, line, 0, t + lat)
-            }
-        };
-        self.msg(mode, home, ep, DATA_BYTES, ready)
-    }
-
     /// Debug check mode: record what this access did to `core`'s copy of `line` and check the invariants.
     #[inline]
     fn checked(&mut self, core: usize, line: u64, write: bool, fresh: bool) {
@@ -866,94 +773,6 @@ impl<M: MemPort> MemSystem<M> {
             return req.time + trip;
         }
         self.core_walk(req, mode)
-    }
-
-    /// Statistics of core `core`'s private caches (`prefix` e.g. "system.core3."), with MPKI over `insts`.
-    pub fn core_stats(&self, core: usize, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
-        self.core_stats_over(core, prefix, insts, None, out)
-    }
-
-    /// As `core_stats`, with the measured interval in ticks (for occupancies).
-    pub fn core_stats_over(
-        &self,
-        core: usize,
-        prefix: &str,
-        insts: Option<u64>,
-        ticks: Option<Tick>,
-        out: &mut StatSink,
-    ) {
-        let p = &self.cores[core];
-        write_stats(&p.l1i.stats, &format!("{prefix}l1i."), insts, ticks, out);
-        write_stats(&p.l1d.stats, &format!("{prefix}l1d."), insts, ticks, out);
-        if let Some(l2) = &p.l2 {
-            write_stats(&l2.stats, &format!("{prefix}l2."), insts, ticks, out);
-        }
-    }
-
-    /// Statistics of the LLC: totals under `prefix`llc. and each slice under `prefix`llc.sliceN.
-    pub fn llc_stats(&self, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
-        self.llc_stats_over(prefix, insts, None, out)
-    }
-
-    /// As `llc_stats`, with the measured interval in ticks (for occupancies); also the directory's and DDIO's
-    /// counters.
-    pub fn llc_stats_over(&self, prefix: &str, insts: Option<u64>, ticks: Option<Tick>, out: &mut StatSink) {
-        let mut total = CacheStats::default();
-        for s in &self.llc {
-            total.add(&s.stats);
-        }
-        write_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
-        let d = &self.dir.stats;
-        let p = format!("{prefix}directory.");
-        out.add(&p, "gets", d.gets as f64, "read requests (GETS) the directory served");
-        out.add(&p, "getx", d.getx as f64, "write requests with data (GETX) the directory served");
-        out.add(&p, "upgrades", d.upgrades as f64, "write-permission requests for a held copy (no data)");
-        out.add(&p, "puts", d.puts as f64, "clean lines that left a core (PUTS)");
-        out.add(&p, "putx", d.putx as f64, "dirty lines that left a core, their data written home (PUTX)");
-        out.add(&p, "forwards", d.forwards as f64, "requests the owning core answered (3-hop)");
-        out.add(&p, "cluster_resolved", d.cluster_resolved as f64, "requests resolved inside the cluster");
-        out.add(&p, "invalidations", d.invalidations as f64, "invalidations sent for writes (each acknowledged)");
-        out.add(&p, "back_invalidations", d.back_invalidations as f64, "invalidations for LLC evictions (inclusion)");
-        out.add(&p, "io_snoops", d.io_snoops as f64, "DMA requests that found the line in a core's caches");
-        let io = &self.io;
-        let d = format!("{prefix}ddio.");
-        out.add(&d, "enabled", self.ddio as u64 as f64, "DDIO on (I/O writes allocate in the LLC) or off (to memory)");
-        out.add(&d, "write_hits", io.write_hits as f64, "DMA line writes that updated a line already in the LLC");
-        out.add(&d, "write_allocs", io.write_allocs as f64, "DMA line writes that allocated a line in the DDIO ways");
-        out.add(&d, "writes_to_memory", io.writes_to_memory as f64, "DMA line writes sent to memory (DDIO off)");
-        out.add(&d, "dma_read_hits", io.read_hits as f64, "DMA line reads served by the LLC");
-        out.add(&d, "dma_read_misses", io.read_misses as f64, "DMA line reads served by memory");
-        out.add(&d, "dma_read_forwards", io.read_forwards as f64, "DMA line reads a core's dirty copy answered");
-        out.add(&d, "core_read_hits", io.core_read_hits as f64,
-            "first core accesses to a DMA-written line that found it in the LLC");
-        out.add(&d, "core_read_misses", io.core_read_misses as f64,
-            "first core accesses to a DMA-written line that missed the LLC (went to memory)");
-        out.add(&d, "leaky_evictions", io.leaky_evictions as f64,
-            "DMA-written lines the LLC evicted before any core read them (leaky DMA)");
-        out.add(&d, "mmio_accesses", io.mmio_accesses as f64,
-            "core loads and stores to device registers (uncached: doorbells and register reads)");
-        if self.llc.len() > 1 {
-            for (i, s) in self.llc.iter().enumerate() {
-                write_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
-            }
-        }
-    }
-
-    /// Start every cache's statistics afresh (contents are kept).
-    pub fn reset_stats(&mut self) {
-        for p in &mut self.cores {
-            p.l1i.stats = CacheStats::default();
-            p.l1d.stats = CacheStats::default();
-            if let Some(l2) = &mut p.l2 {
-                l2.stats = CacheStats::default();
-            }
-        }
-        for s in &mut self.llc {
-            s.stats = CacheStats::default();
-        }
-        self.io = IoStats::default();
-        self.dir.stats = Default::default();
-        self.net.reset_stats();
     }
 
     /// Cache warming: a core's access updates the contents, coherence and replacement state of every level it

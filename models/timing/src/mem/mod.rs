@@ -16,8 +16,10 @@
 pub mod array;
 pub mod check;
 pub mod directory;
+pub mod dma;
 pub mod hierarchy;
 pub mod replacement;
+pub mod report;
 pub mod sharers;
 
 pub use array::{CacheArray, CacheStats};

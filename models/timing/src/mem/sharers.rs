@@ -89,7 +89,9 @@ impl SharerSet {
     pub fn to_vec(&self) -> Vec<u16> {
         match self {
             SharerSet::Inline { len, ids } => ids[..*len as usize].to_vec(),
-            SharerSet::Bits(w) => (0..w.len() * 64).filter(|&i| w[i / 64] >> (i % 64) & 1 == 1).map(|i| i as u16).collect(),
+            SharerSet::Bits(w) => {
+                (0..w.len() * 64).filter(|&i| w[i / 64] >> (i % 64) & 1 == 1).map(|i| i as u16).collect()
+            }
         }
     }
 }
