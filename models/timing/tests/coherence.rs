@@ -191,6 +191,14 @@ fn the_cluster_level_resolves_sharing_between_siblings() {
     let t = 3_000_000;
     assert_eq!(m.access(&rd(2, A, t)), t + L1 + HOP + DIR + L1 + HOP); // home -> core 1: 0 hops
     assert_eq!(m.dir.stats.forwards, 2);
+    // A request the cluster cannot resolve pays the cluster lookup on its way home: core 0 reads a line in the
+    // LLC that nobody holds (put there by DMA): core 0 -> cluster directory (1 hop), its lookup, on to the home
+    // (the same slice: 0 hops), the LLC, the data back (1 hop).
+    let b = A + 0x4_0000;
+    m.access(&dma(true, b, 4_000_000));
+    let t = 5_000_000;
+    assert_eq!(m.access(&rd(0, b, t)), t + L1 + HOP + CLUSTER + LLC + HOP);
+    assert_eq!(m.dir.stats.cluster_resolved, 2, "not resolved in the cluster");
 }
 
 #[test]
