@@ -72,10 +72,11 @@ def caches(cores: int = CORES) -> CacheHierarchy:
     )
 
 
-def memory() -> MemoryController:
+def memory(channels: int = 6) -> MemoryController:
     # 6 DDR4-2400 channels (paper: 6 controllers of one channel each, ~115 GB/s peak), modelled as one controller
-    # whose 6 channels interleave lines modulo 6. One rank per channel and 15 ns controller latency: assumed.
-    return MemoryController(preset="DDR4-2400", channels=6, ranks=1, ctrl_latency="15ns")
+    # whose 6 channels interleave lines modulo 6 (a share of the socket takes fewer). One rank per channel and
+    # 15 ns controller latency: assumed.
+    return MemoryController(preset="DDR4-2400", channels=channels, ranks=1, ctrl_latency="15ns")
 
 
 def noc(nics: int = 1) -> Noc:

@@ -46,13 +46,13 @@ def caches(cores: int) -> CacheHierarchy:
     )
 
 
-def noc() -> Noc:
+def noc(nics: int = 1) -> Noc:
     # The ring (spec): one stop per core and its LLC slice (clusters of one core), joined at both ends, each message
     # taking the shorter way round. Assumed: one cycle per hop at the core clock (a ring stop forwards in the same
     # cycle: router latency 0), 32-byte links; the two memory controllers at stops 0 and 6 (opposite sides of the
-    # ring) and the PCIe root (the NICs) at stop 0.
+    # ring, two of the 4 channels each) and the PCIe root (all `nics` NICs) at stop 0.
     return Noc(topology="ring", mesh_x=CORES_PER_SOCKET, mesh_y=1, clock=CLOCK, router_latency=0, link_latency=1,
-               link_bytes="32B", crossbar_latency=1, mem_ctrl_routers=[(0, 0), (6, 0)], nic_routers=[(0, 0)])
+               link_bytes="32B", crossbar_latency=1, mem_ctrl_routers=[(0, 0), (6, 0)], nic_routers=[(0, 0)] * nics)
 
 
 def memory() -> MemoryController:
@@ -102,7 +102,7 @@ def system(cores: int = CORES_PER_SOCKET, requests: int = 20000, items: int = 1 
         caches=caches(cores),
         memory=memory(),
         cores_per_cluster=1,           # a ring stop per core (spec: ring interconnect)
-        noc=noc(),
+        noc=noc(nics=len(nics(ports))),
         workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=32", "buckets=65536"]),
         nics=nics(ports),
         client=Client(enabled=True, mode="erew", **settings),

@@ -1,4 +1,4 @@
-"""Parameters of the cache models (read by kvsim-timing's `cache.rs`).
+"""Parameters of the cache models (read by kvsim-timing's `mem/` components).
 
 A `Cache` is one set-associative array; `CacheHierarchy` arranges them: private L1I/L1D (and an optional private
 L2) per core, and a shared last-level cache split into slices with static address interleaving. Defaults describe
@@ -7,6 +7,7 @@ the billion-RPS target (32 KB L1s, no private L2, a 768 KB-per-core shared LLC);
 
 from __future__ import annotations
 
+from .coherence import Directory
 from .params import Param, ParamError, SimObject
 
 
@@ -54,6 +55,7 @@ class CacheHierarchy(SimObject):
     llc = Param.Child(Cache, "shared last-level cache, all slices together")
     llc_slices = Param.Count(1, "LLC slices; consecutive lines go to consecutive slices (static interleaving)",
                              min=1, max=1024)
+    directory = Param.Child(Directory, "the two-level MOESI directory that keeps the private caches coherent")
     uncore_clock = Param.Freq("2.5GHz", "clock of the LLC slices (assumed equal to the nominal core clock)",
                               min="100MHz", max="10GHz")
 

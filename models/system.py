@@ -161,10 +161,10 @@ class System(SimObject):
                        core_models=list(self.cores), caches=self.caches, memory=self.memory, noc=self.noc)]
 
     def nics_on_socket(self, socket: int) -> int:
-        """NICs attached to a socket (the one System.nic sits on socket 0)."""
-        nics = getattr(self, "nics", None)
-        if nics is not None:
-            return sum(1 for n in nics if getattr(n, "socket", 0) == socket and getattr(n, "enabled", True))
+        """Enabled NICs attached to a socket: System.nics when it lists any, else the one System.nic, on socket 0
+        (the engine's rule for which NICs exist)."""
+        if self.nics:
+            return sum(1 for n in self.nics if n.socket == socket and n.enabled)
         return int(self.nic.enabled and socket == 0)
 
     def _validate_sockets(self) -> None:

@@ -137,3 +137,18 @@ def cross_compile(sources: list[pathlib.Path], output: pathlib.Path, *, extra: l
     if proc.returncode != 0:
         raise AssertionError(f"cross-compiling failed: {' '.join(cmd)}\n{proc.stderr[-4000:]}")
     return output
+
+
+# The memory system's message sizes (models/timing/src/network.rs): a request or acknowledgement, and a line of data
+# with its header.
+CONTROL_BYTES = 8
+DATA_BYTES = 72
+
+
+def noc_message_cycles(noc, hops: int, nbytes: int) -> int:
+    """Unloaded network cycles of one `nbytes` message `hops` mesh links away (0: inside a cluster, through its
+    crossbar), as the mesh model times it: the head through each router and link, the tail one flit per cycle
+    behind."""
+    flits = -(-nbytes // noc.link_bytes)
+    head = noc.crossbar_latency if hops == 0 else hops * (noc.router_latency + noc.link_latency)
+    return head + flits - 1

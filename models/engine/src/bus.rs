@@ -21,12 +21,17 @@ pub fn nic_base(k: usize) -> u64 {
 }
 
 /// How a device reaches memory: a DMA access (address, write or read, the time it reaches the host) in, the time
-/// the memory system has done it out, on behalf of the device's agent id. Today's port is the memory system's I/O
-/// path (DDIO into the LLC, or memory); a coherent memory system replaces that one adapter (`AgentPort`).
+/// the memory system has done it out, on behalf of the device's agent id. The memory system's I/O path is coherent:
+/// the access enters as that agent at the agent's place on the on-chip network (`AgentPort` names the agent).
 pub trait DmaPort {
     /// The agent the accesses come from (cores are agents 0..harts, NIC k is agent harts + k).
     fn agent(&self) -> usize;
-    fn access(&mut self, addr: u64, write: bool, t: u64) -> u64;
+    fn access(&mut self, addr: u64, write: bool, t: u64) -> u64 {
+        let agent = self.agent();
+        self.access_as(agent, addr, write, t)
+    }
+    /// The access on behalf of `agent` (a port that forwards other devices' accesses keeps their id).
+    fn access_as(&mut self, agent: usize, addr: u64, write: bool, t: u64) -> u64;
 }
 
 /// A device's DMA port over the memory system's I/O calls.
@@ -40,20 +45,35 @@ impl DmaPort for AgentPort<'_> {
         self.agent
     }
 
-    fn access(&mut self, addr: u64, write: bool, t: u64) -> u64 {
-        self.memory.access(addr, write, t)
+    fn access_as(&mut self, agent: usize, addr: u64, write: bool, t: u64) -> u64 {
+        self.memory.access_as(agent, addr, write, t)
     }
 }
 
-/// The memory system's I/O calls as a function (address, write, time) -> completion: agent 0 unless wrapped in
-/// an `AgentPort` (unit tests use bare functions).
+/// A memory model as a function (address, write, time) -> completion that ignores the agent (unit tests use
+/// bare functions; the agent is 0 unless wrapped in an `AgentPort`).
 impl<F: FnMut(u64, bool, u64) -> u64> DmaPort for F {
     fn agent(&self) -> usize {
         0
     }
 
-    fn access(&mut self, addr: u64, write: bool, t: u64) -> u64 {
+    fn access_as(&mut self, _agent: usize, addr: u64, write: bool, t: u64) -> u64 {
         self(addr, write, t)
+    }
+}
+
+/// The timing hook's coherent I/O path as a DMA port: every access enters the memory system as its agent.
+pub struct HookPort<'h, H: crate::isa::exec::ExecHook> {
+    pub hook: &'h mut H,
+}
+
+impl<H: crate::isa::exec::ExecHook> DmaPort for HookPort<'_, H> {
+    fn agent(&self) -> usize {
+        0
+    }
+
+    fn access_as(&mut self, agent: usize, addr: u64, write: bool, t: u64) -> u64 {
+        self.hook.io_access(agent, addr, write, t)
     }
 }
 

@@ -408,7 +408,7 @@ impl Machine {
                     net.hart_queue.iter().position(|&x| x == Some(q)).map_or(now, |h| self.harts[h].time_ps().max(now))
                 })
                 .collect();
-            let mut io = |addr: u64, write: bool, t: u64| hook.io_access(addr, write, t);
+            let mut io = crate::bus::HookPort { hook: &mut *hook };
             net.step(&mut self.mem, total, Some(crate::net::Clock { now, queue_time: &queue_time, io: &mut io }))
         } else {
             net.step(&mut self.mem, total, None)

@@ -33,7 +33,37 @@ pub struct TimingHook {
     pub socket: usize,
     /// Simulated time (ps) when detailed timing started; the cores count from 0 there.
     pub offset: u64,
+    /// The memory system's I/O agent (its index among the socket's NICs, where `Placement.io` puts it on the
+    /// network) of each engine DMA agent id from `first_io_agent` on (NIC k is agent harts + k).
+    pub io_agents: Vec<u16>,
+    pub first_io_agent: usize,
 }
+
+impl TimingHook {
+    /// The hook of socket `socket` of `system` over `sys`, from `offset` on: the NICs attached to the socket are
+    /// its I/O agents, in System.nics order.
+    pub fn new(system: &System, socket: usize, sys: TimingSystem, offset: u64) -> Self {
+        let mut io_agents = Vec::new();
+        let mut on_socket = 0u16;
+        for nic in crate::sim::system_nics(system) {
+            if nic.socket as usize == socket {
+                io_agents.push(on_socket);
+                on_socket += 1;
+            } else {
+                io_agents.push(NOT_ON_SOCKET);
+            }
+        }
+        TimingHook { sys, socket, offset, io_agents, first_io_agent: system.harts as usize }
+    }
+
+    /// The memory system's requester id for engine agent `agent`'s DMA.
+    fn io_requester(&self, agent: usize) -> u16 {
+        agent.checked_sub(self.first_io_agent).and_then(|k| self.io_agents.get(k)).copied().unwrap_or(NOT_ON_SOCKET)
+    }
+}
+
+/// The requester id of a DMA agent this socket does not place: the memory system lets it enter at the line's home.
+const NOT_ON_SOCKET: u16 = u16::MAX;
 
 impl ExecHook for TimingHook {
     const ACTIVE: bool = true;
@@ -48,11 +78,12 @@ impl ExecHook for TimingHook {
     fn reset_stats(&mut self) {
         self.sys.reset_stats();
     }
-    fn io_access(&mut self, addr: u64, write: bool, t: u64) -> u64 {
+    fn io_access(&mut self, agent: usize, addr: u64, write: bool, t: u64) -> u64 {
         use kvsim_timing::{AccessKind, MemPort, MemReq, ReqClass};
         let kind = if write { AccessKind::Write } else { AccessKind::Read };
         let time = t.saturating_sub(self.offset);
-        let req = MemReq { addr, kind, non_temporal: false, requester: 0, class: ReqClass::Io, time };
+        let requester = self.io_requester(agent);
+        let req = MemReq { addr, kind, non_temporal: false, requester, class: ReqClass::Io, time };
         self.sys.mem.access(&req) + self.offset
     }
     fn append_stats(&self, out: &mut Vec<Stat>) {
@@ -175,7 +206,13 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
     if caches.l1d.line_size != kvsim_timing::dram::DRAM_LINE {
         return Err(SimError::Config("System.caches must use 64-byte lines".into()));
     }
-    let mut sys = TimingSystem::new(&cores, caches, &socket.memory);
+    // The socket's on-chip network carries the memory system's messages (cores, LLC slices, memory controllers
+    // and the NICs as I/O agents, each at its router).
+    let (net, placement) = socket_network(system, 0)?;
+    let mut sys = TimingSystem::with_network(&cores, caches, &socket.memory, net, placement);
+    if caches.directory.check {
+        sys.mem.enable_check();
+    }
     // DDIO: the NICs' writes allocate in `ddio_ways` of the LLC's ways (at least one), or go to memory. The NICs
     // of a socket share its LLC, so they agree on these (models/system.py checks it): the first NIC's apply.
     if let Some(nic) = crate::sim::system_nics(system).first() {
@@ -273,7 +310,7 @@ fn drive(
     for h in &mut m.harts {
         h.timed_ps = Some(offset);
     }
-    let mut hook = TimingHook { sys, socket: 0, offset };
+    let mut hook = TimingHook::new(system, 0, sys, offset);
     let stop = phase(m, &mut hook, FOREVER, "detailed", every, progress, tracer)?;
     Ok((stop.expect("a run without a phase end ends"), Some(hook)))
 }
@@ -290,7 +327,7 @@ mod tests {
             &kvsim_timing::synth::hierarchy_params(),
             &kvsim_timing::synth::dram_params(),
         );
-        TimingHook { sys, socket: 0, offset: 0 }
+        TimingHook { sys, socket: 0, offset: 0, io_agents: Vec::new(), first_io_agent: 1 }
     }
 
     #[test]
@@ -343,7 +380,7 @@ mod tests {
             &kvsim_timing::synth::hierarchy_params(),
             &kvsim_timing::synth::dram_params(),
         );
-        let mut h = TimingHook { sys, socket: 0, offset: 0 };
+        let mut h = TimingHook { sys, socket: 0, offset: 0, io_agents: Vec::new(), first_io_agent: 1 };
         h.sys.set_clock(1, 1_250_000_000); // hart 1 at half the clock: it should get about half the instructions
         for hart in &mut m.harts {
             hart.timed_ps = Some(0);

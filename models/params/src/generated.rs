@@ -79,6 +79,8 @@ pub struct CacheHierarchy {
     pub llc: Cache,
     /// LLC slices; consecutive lines go to consecutive slices (static interleaving)
     pub llc_slices: u64,
+    /// the two-level MOESI directory that keeps the private caches coherent
+    pub directory: Directory,
     /// clock of the LLC slices (assumed equal to the nominal core clock) [Hz]
     pub uncore_clock: u64,
 }
@@ -125,6 +127,11 @@ impl Default for CacheHierarchy {
                 inclusive: true,
             },
             llc_slices: 1,
+            directory: Directory {
+                latency: 10,
+                cluster_latency: 4,
+                check: false,
+            },
             uncore_clock: 2500000000,
         }
     }
@@ -405,6 +412,29 @@ impl CoreBpred {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
     pub const ALL: &'static [Self] = &[CoreBpred::Gshare, CoreBpred::Bimodal, CoreBpred::Perfect];
+}
+
+/// The two-level MOESI directory: exact owner and sharers of every privately cached line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Directory {
+    /// cycles of the uncore clock for a home directory lookup before it forwards a request or sends invalidations; a data reply from the LLC waits for the longer of this and the LLC's hit latency (assumed 10: the directory sits in the LLC slice's tags)
+    pub latency: u64,
+    /// cycles of the uncore clock for the cluster-level lookup a request makes when its cluster has two or more cores (assumed 4)
+    pub cluster_latency: u64,
+    /// debug mode: after every access check that a line has one writer or only readers, that the directory's sharers are exactly the caches holding it, and that no core reads a stale copy; a breach stops the run with an engine error (slow: for tests)
+    pub check: bool,
+}
+
+impl Default for Directory {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        Directory {
+            latency: 10,
+            cluster_latency: 4,
+            check: false,
+        }
+    }
 }
 
 /// A DDR memory controller: channels, ranks, banks, open-page row buffers, FR-FCFS, refresh.
@@ -758,6 +788,11 @@ impl Default for Socket {
                     inclusive: true,
                 },
                 llc_slices: 1,
+                directory: Directory {
+                    latency: 10,
+                    cluster_latency: 4,
+                    check: false,
+                },
                 uncore_clock: 2500000000,
             },
             memory: MemoryController {
@@ -954,6 +989,11 @@ impl Default for System {
                     inclusive: true,
                 },
                 llc_slices: 1,
+                directory: Directory {
+                    latency: 10,
+                    cluster_latency: 4,
+                    check: false,
+                },
                 uncore_clock: 2500000000,
             },
             memory: MemoryController {

@@ -658,6 +658,10 @@ impl Dram {
 }
 
 impl MemPort for Dram {
+    fn channel_of(&self, addr: u64) -> (usize, usize) {
+        (self.decode(addr).channel, self.channels.len())
+    }
+
     fn access(&mut self, req: &MemReq) -> Tick {
         let arrival = req.time + self.front;
         let at = self.decode(req.addr);

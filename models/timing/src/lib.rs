@@ -3,8 +3,10 @@
 //!
 //! * [`core::Core`]: functional-first, timing-directed core (out-of-order or in-order); fed one [`inst::InstInfo`]
 //!   per executed instruction, it gives each instruction fetch/dispatch/issue/complete/commit cycles.
-//! * [`cache::CacheArray`] (one set-associative array) and [`cache::MemSystem`] (a socket's private L1I/L1D/L2 per
-//!   core plus a sliced, inclusive, way-partitionable LLC over any backing [`MemPort`]).
+//! * [`mem`]: the memory system as components: [`mem::CacheArray`] (one set-associative array with its
+//!   replacement policy), the two-level MOESI [`mem::Directory`], and [`mem::MemSystem`] (a socket's private
+//!   L1I/L1D/L2 per core, a sliced, inclusive, way-partitionable LLC and the directory, over any backing
+//!   [`MemPort`], its messages carried by a [`network::Network`]).
 //! * [`dram::Dram`]: DDR3/DDR4 channels, ranks, bank groups, banks, open rows, FR-FCFS, refresh.
 //!
 //! Every model reports named statistics through a [`StatSink`].
@@ -14,6 +16,7 @@ pub mod cache;
 pub mod core;
 pub mod dram;
 pub mod inst;
+pub mod mem;
 pub mod network;
 pub mod noc;
 pub mod synth;
@@ -74,6 +77,11 @@ pub trait MemPort {
     /// Append this model's statistics, each name prefixed with `prefix` (e.g. "system.mem.").
     /// `now` is the simulated time the run reached, for rates and bandwidths.
     fn stats(&self, _prefix: &str, _now: Tick, _out: &mut StatSink) {}
+    /// The channel of the line at `addr` and the number of channels (the memory system sends a line's requests to
+    /// the memory controller endpoint that serves its channel): one channel unless the model has several.
+    fn channel_of(&self, _addr: u64) -> (usize, usize) {
+        (0, 1)
+    }
 }
 
 /// A memory with one fixed latency: for tests and for idealised studies.

@@ -103,6 +103,7 @@ pub fn hierarchy_params() -> CacheHierarchy {
         l2: cache_params(256 << 10, 8, 8, 16),
         llc: Cache { inclusive: true, ..cache_params(2 << 20, 16, 20, 64) },
         llc_slices: 1,
+        directory: kvsim_params::Directory::default(),
         uncore_clock: 2_500_000_000,
     }
 }

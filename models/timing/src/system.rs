@@ -1,5 +1,6 @@
 //! The timing side of one socket, ready to sit behind the engine's per-instruction hook: one [`Core`] per hart
-//! over a shared [`MemSystem`] (private L1I/L1D/L2, sliced LLC) and a [`Dram`] controller.
+//! over a shared [`MemSystem`] (private L1I/L1D/L2, sliced LLC, MOESI directory, on-chip network) and a [`Dram`]
+//! controller.
 //!
 //! ```ignore
 //! impl ExecHook for TimingHook {              // in the engine
@@ -8,10 +9,11 @@
 //! }
 //! ```
 
-use crate::cache::MemSystem;
 use crate::core::{Core, InstTiming, L1Latencies};
 use crate::dram::Dram;
 use crate::inst::InstInfo;
+use crate::mem::MemSystem;
+use crate::network::{Network, Placement};
 use crate::{AccessKind, MemPort, StatSink, Tick};
 use kvsim_params::{CacheHierarchy, Core as CoreParams, MemoryController};
 
@@ -25,13 +27,30 @@ pub struct TimingSystem {
 }
 
 impl TimingSystem {
-    /// One core per entry of `cores` (hart i runs on core i), sharing `caches` and `dram`.
+    /// One core per entry of `cores` (hart i runs on core i), sharing `caches` and `dram`, on an ideal network
+    /// with every agent on its own endpoint (the LLC's hit latency includes the trip to it).
     pub fn new(cores: &[CoreParams], caches: &CacheHierarchy, dram: &MemoryController) -> Self {
-        let l1 = L1Latencies { l1i: caches.l1i.hit_latency, l1d: caches.l1d.hit_latency };
         let clocks: Vec<u64> = cores.iter().map(|c| c.clock).collect();
+        Self::from_mem(cores, caches, MemSystem::new(caches, &clocks, Dram::new(dram)))
+    }
+
+    /// As `new`, the memory system's messages carried by `net` between the agents at `placement`.
+    pub fn with_network(
+        cores: &[CoreParams],
+        caches: &CacheHierarchy,
+        dram: &MemoryController,
+        net: Box<dyn Network>,
+        placement: Placement,
+    ) -> Self {
+        let clocks: Vec<u64> = cores.iter().map(|c| c.clock).collect();
+        Self::from_mem(cores, caches, MemSystem::with_network(caches, &clocks, Dram::new(dram), net, placement))
+    }
+
+    fn from_mem(cores: &[CoreParams], caches: &CacheHierarchy, mem: MemSystem<Dram>) -> Self {
+        let l1 = L1Latencies { l1i: caches.l1i.hit_latency, l1d: caches.l1d.hit_latency };
         TimingSystem {
             cores: cores.iter().enumerate().map(|(i, p)| Core::new(i as u16, p, l1, caches.l1d.line_size)).collect(),
-            mem: MemSystem::new(caches, &clocks, Dram::new(dram)),
+            mem,
             stats_base: 0,
             warm_fetch_line: vec![u64::MAX; cores.len()],
         }
@@ -115,6 +134,7 @@ impl TimingSystem {
             insts += c.stats.insts;
         }
         self.mem.llc_stats_over(prefix, Some(insts), ticks, out);
+        self.mem.net.stats(&format!("{prefix}noc."), now, out);
         self.mem.mem.stats(&format!("{prefix}mem."), now, out);
     }
 }

@@ -36,9 +36,16 @@ fn miss_returns_at_the_sum_of_the_levels() {
     let mut m = system(&h);
     // L1 (4 cycles) + LLC (20 cycles) + memory.
     assert_eq!(m.access(&rd(0x4000, 1000)), 1000 + 4 * CYCLE + 20 * CYCLE + MEM);
-    // Now in the LLC but not in core 1's L1: L1 + LLC.
+    // Evicted from the L1 (eight more lines in its set) but still in the LLC: L1 + LLC.
+    for i in 1..=8u64 {
+        m.access(&rd(0x4000 + i * 4096, 1_000_000));
+    }
     let t = 2_000_000;
-    assert_eq!(m.access(&MemReq::new(0x4000, AccessKind::Read, 1, t)), t + 24 * CYCLE);
+    assert_eq!(m.access(&rd(0x4000, t)), t + 24 * CYCLE);
+    // Core 1 reads a line core 0 holds exclusively: the directory (10 cycles) forwards the request to core 0,
+    // whose L1 (4 cycles) answers: L1 + directory + the owner's L1, on this zero-latency network.
+    let t = 3_000_000;
+    assert_eq!(m.access(&MemReq::new(0x4000, AccessKind::Read, 1, t)), t + (4 + 10 + 4) * CYCLE);
     // With a private L2 (8 cycles) in between.
     h.l2_enabled = true;
     let mut m = system(&h);

@@ -27,9 +27,9 @@ pub trait ExecHook {
     fn reset_stats(&mut self) {}
     /// Append this hook's statistics (a STATS_DUMP snapshot, the end of the run).
     fn append_stats(&self, _out: &mut Vec<crate::output::Stat>) {}
-    /// A DMA access by an I/O agent (the NIC) to the line at `addr` at time `t` (ps, the hook's time scale):
-    /// returns when it completes. Without a memory-system model, at once.
-    fn io_access(&mut self, _addr: u64, _write: bool, t: u64) -> u64 {
+    /// A DMA access by I/O agent `agent` (a NIC: harts + its index) to the line at `addr` at time `t` (ps, the
+    /// hook's time scale): returns when it completes. Without a memory-system model, at once.
+    fn io_access(&mut self, _agent: usize, _addr: u64, _write: bool, t: u64) -> u64 {
         t
     }
 }

@@ -1,0 +1,319 @@
+//! One set-associative cache array: tags, each line's MOESI state and the tick its data arrives, MSHRs, way masks
+//! per requester class, and a replacement policy (a component it owns). It answers lookups and installs; what a
+//! miss or a state change means for other caches is the hierarchy's business (`hierarchy.rs`).
+
+use super::replacement::{Replacement, ReplacementPolicy};
+use super::LineState;
+use crate::{ratio, Clock, ReqClass, StatSink, Tick, REQ_CLASSES};
+use kvsim_params::Cache as CacheParams;
+
+const INVALID: u64 = u64::MAX;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CacheStats {
+    pub accesses: u64,
+    pub hits: u64,
+    pub misses: u64,
+    /// Accesses to a line whose miss is still outstanding (merged into its MSHR).
+    pub mshr_merges: u64,
+    /// Misses that found every MSHR busy and waited.
+    pub mshr_full: u64,
+    pub mshr_wait_ticks: Tick,
+    pub evictions: u64,
+    /// Dirty lines evicted (written back to the next level).
+    pub writebacks: u64,
+    /// Lines removed by an inclusive lower level's eviction.
+    pub back_invalidations: u64,
+    pub prefetches: u64,
+    pub writes: u64,
+    /// Misses by writes (stores' RFOs, atomics, I/O writes); the rest of `misses` are reads and prefetches.
+    pub write_misses: u64,
+    /// Sum over misses of the ticks their MSHR was held (from the miss leaving to its fill): MSHR occupancy.
+    pub mshr_busy_ticks: Tick,
+    /// Writes that hit a readable (S or O) copy and asked the directory for write permission.
+    pub upgrades: u64,
+    /// Lines removed because another agent wrote them (coherence invalidations).
+    pub coherence_invalidations: u64,
+}
+
+impl CacheStats {
+    /// Add `b`'s counts to these (LLC slices into one total).
+    pub fn add(&mut self, b: &CacheStats) {
+        self.accesses += b.accesses;
+        self.hits += b.hits;
+        self.misses += b.misses;
+        self.mshr_merges += b.mshr_merges;
+        self.mshr_full += b.mshr_full;
+        self.mshr_wait_ticks += b.mshr_wait_ticks;
+        self.evictions += b.evictions;
+        self.writebacks += b.writebacks;
+        self.back_invalidations += b.back_invalidations;
+        self.prefetches += b.prefetches;
+        self.writes += b.writes;
+        self.write_misses += b.write_misses;
+        self.mshr_busy_ticks += b.mshr_busy_ticks;
+        self.upgrades += b.upgrades;
+        self.coherence_invalidations += b.coherence_invalidations;
+    }
+}
+
+/// One set-associative cache array.
+#[derive(Debug, Clone)]
+pub struct CacheArray {
+    sets: u64,
+    assoc: usize,
+    set_mask: Option<u64>,
+    /// Line numbers are divided by this before picking a set (the slice count for an LLC slice).
+    set_div: u64,
+    tags: Vec<u64>,
+    ready: Vec<Tick>,
+    state: Vec<LineState>,
+    repl: ReplacementPolicy,
+    way_masks: [u64; REQ_CLASSES],
+    mshr: Vec<Tick>,
+    /// Hit latency in cycles of this cache's clock, and the same in ticks.
+    pub hit_cycles: u64,
+    pub hit_ticks: Tick,
+    pub stats: CacheStats,
+}
+
+impl CacheArray {
+    /// `capacity` bytes (this array's share: an LLC slice's), from the params' assoc, line size and policy.
+    pub fn new(p: &CacheParams, capacity: u64, set_div: u64, clock_hz: u64, seed: u64) -> Self {
+        let assoc = p.assoc as usize;
+        let sets = (capacity / (p.assoc * p.line_size)).max(1);
+        let policy = Replacement::from_param(p.replacement);
+        let n = sets as usize * assoc;
+        CacheArray {
+            sets,
+            assoc,
+            set_mask: if sets.is_power_of_two() && set_div == 1 { Some(sets - 1) } else { None },
+            set_div: set_div.max(1),
+            tags: vec![INVALID; n],
+            ready: vec![0; n],
+            state: vec![LineState::Invalid; n],
+            repl: ReplacementPolicy::new(policy, sets as usize, assoc, seed),
+            way_masks: [all_ways(assoc); REQ_CLASSES],
+            mshr: vec![0; p.mshrs as usize],
+            hit_cycles: p.hit_latency,
+            hit_ticks: Clock::new(clock_hz).ticks(p.hit_latency),
+            stats: CacheStats::default(),
+        }
+    }
+
+    pub fn sets(&self) -> u64 {
+        self.sets
+    }
+    pub fn assoc(&self) -> usize {
+        self.assoc
+    }
+
+    /// Re-time the hit latency for a new clock (DVFS of the owning core).
+    pub fn set_clock(&mut self, clock_hz: u64) {
+        self.hit_ticks = Clock::new(clock_hz).ticks(self.hit_cycles);
+    }
+
+    /// Confine allocations by `class` to the ways whose bits are set in `mask` (hits may use any way).
+    pub fn set_way_mask(&mut self, class: ReqClass, mask: u64) {
+        let all = all_ways(self.assoc);
+        assert!(mask & all != 0, "a way mask must leave at least one way");
+        self.way_masks[class as usize] = mask & all;
+    }
+
+    #[inline]
+    fn set_of(&self, line: u64) -> usize {
+        match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => ((line / self.set_div) % self.sets) as usize,
+        }
+    }
+
+    /// The slot (set * assoc + way) holding `line`, if any.
+    #[inline]
+    pub fn find(&self, line: u64) -> Option<usize> {
+        let base = self.set_of(line) * self.assoc;
+        self.tags[base..base + self.assoc].iter().position(|&t| t == line).map(|w| base + w)
+    }
+
+    /// The way of a slot.
+    pub fn way_of(&self, slot: usize) -> usize {
+        slot % self.assoc
+    }
+
+    pub fn is_dirty(&self, slot: usize) -> bool {
+        self.state[slot].dirty()
+    }
+
+    #[inline]
+    pub fn state(&self, slot: usize) -> LineState {
+        self.state[slot]
+    }
+
+    #[inline]
+    pub fn set_state(&mut self, slot: usize, s: LineState) {
+        self.state[slot] = s;
+    }
+
+    /// The state of `line` here (Invalid when absent).
+    #[inline]
+    pub fn state_of(&self, line: u64) -> LineState {
+        self.find(line).map_or(LineState::Invalid, |s| self.state[s])
+    }
+
+    #[inline]
+    pub fn ready(&self, slot: usize) -> Tick {
+        self.ready[slot]
+    }
+
+    /// Mark a slot most recently used.
+    #[inline]
+    pub fn touch(&mut self, slot: usize) {
+        self.repl.touch(slot);
+    }
+
+    /// Install `line` (absent) for `class` in state `state`, its data arriving at `ready`. Returns the slot and
+    /// the displaced line with its state, if a valid line was displaced.
+    pub fn insert_state(
+        &mut self,
+        line: u64,
+        ready: Tick,
+        state: LineState,
+        class: ReqClass,
+    ) -> (usize, Option<(u64, LineState)>) {
+        let set = self.set_of(line);
+        let base = set * self.assoc;
+        let tags = &self.tags;
+        let way = self.repl.victim(set, self.way_masks[class as usize], |w| tags[base + w] == INVALID);
+        let slot = base + way;
+        let old = self.tags[slot];
+        let victim = if old == INVALID {
+            None
+        } else {
+            self.stats.evictions += 1;
+            if self.state[slot].dirty() {
+                self.stats.writebacks += 1;
+            }
+            Some((old, self.state[slot]))
+        };
+        self.tags[slot] = line;
+        self.ready[slot] = ready;
+        self.state[slot] = state;
+        self.repl.touch(slot);
+        (slot, victim)
+    }
+
+    /// As `insert_state`, with a dirty flag (M) or clean (E); the victim with its dirtiness.
+    pub fn insert(&mut self, line: u64, ready: Tick, dirty: bool, class: ReqClass) -> (usize, Option<(u64, bool)>) {
+        let state = if dirty { LineState::Modified } else { LineState::Exclusive };
+        let (slot, victim) = self.insert_state(line, ready, state, class);
+        (slot, victim.map(|(v, s)| (v, s.dirty())))
+    }
+
+    /// Remove `line` if present; returns the state it had.
+    pub fn invalidate(&mut self, line: u64) -> Option<LineState> {
+        let slot = self.find(line)?;
+        self.tags[slot] = INVALID;
+        self.repl.forget(slot);
+        Some(std::mem::replace(&mut self.state[slot], LineState::Invalid))
+    }
+
+    pub fn mark_dirty(&mut self, slot: usize) {
+        self.state[slot] = LineState::Modified;
+    }
+
+    /// Take an MSHR for a miss sent at `t`: returns the MSHR and the tick the miss can go (later if all are busy).
+    #[inline]
+    pub fn mshr_acquire(&mut self, t: Tick) -> (usize, Tick) {
+        let (mut best, mut free_at) = (0, Tick::MAX);
+        for (i, &busy) in self.mshr.iter().enumerate() {
+            if busy <= t {
+                return (i, t);
+            }
+            if busy < free_at {
+                free_at = busy;
+                best = i;
+            }
+        }
+        self.stats.mshr_full += 1;
+        self.stats.mshr_wait_ticks += free_at - t;
+        (best, free_at)
+    }
+
+    /// The miss held by MSHR `i` is filled at `fill`.
+    #[inline]
+    pub fn mshr_hold(&mut self, i: usize, fill: Tick) {
+        self.mshr[i] = fill;
+    }
+
+    /// As `mshr_hold`, also counting the ticks the MSHR is busy (occupancy statistics).
+    #[inline]
+    pub fn mshr_hold_from(&mut self, i: usize, start: Tick, fill: Tick) {
+        self.mshr[i] = fill;
+        self.stats.mshr_busy_ticks += fill.saturating_sub(start);
+    }
+
+    /// Is the line present (its data may still be on the way)?
+    pub fn contains(&self, line: u64) -> bool {
+        self.find(line).is_some()
+    }
+
+    /// Every line held (for checks).
+    pub fn lines(&self) -> impl Iterator<Item = u64> + '_ {
+        self.tags.iter().copied().filter(|&t| t != INVALID)
+    }
+
+    /// MSHRs busy at `t`.
+    pub fn mshrs_busy(&self, t: Tick) -> usize {
+        self.mshr.iter().filter(|&&b| b > t).count()
+    }
+
+    /// Append this array's statistics; `insts` (if known) gives misses per kilo-instruction.
+    pub fn stats(&self, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
+        write_stats(&self.stats, prefix, insts, None, out)
+    }
+}
+
+fn all_ways(assoc: usize) -> u64 {
+    if assoc >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << assoc) - 1
+    }
+}
+
+/// `ticks`, if known, is the measured interval (for the average MSHR occupancy).
+pub fn write_stats(s: &CacheStats, prefix: &str, insts: Option<u64>, ticks: Option<Tick>, out: &mut StatSink) {
+    out.add(prefix, "accesses", s.accesses as f64, "lookups (demand, prefetch and write)");
+    out.add(prefix, "reads", (s.accesses - s.writes) as f64, "read lookups (loads, fetches, prefetches)");
+    out.add(prefix, "writes", s.writes as f64, "write lookups (stores, atomics, I/O writes)");
+    out.add(prefix, "read_misses", (s.misses - s.write_misses) as f64, "misses of reads and prefetches");
+    out.add(prefix, "write_misses", s.write_misses as f64, "misses of writes");
+    out.add(prefix, "hits", s.hits as f64, "lookups that found the line with its data");
+    out.add(prefix, "misses", s.misses as f64, "lookups that missed and sent a request to the next level");
+    out.add(prefix, "miss_rate", ratio(s.misses as f64, s.accesses as f64), "misses / accesses");
+    out.add(prefix, "mshr_merges", s.mshr_merges as f64, "accesses merged into an outstanding miss to the same line");
+    out.add(prefix, "mshr_full", s.mshr_full as f64, "misses that waited for a free MSHR");
+    out.add(prefix, "mshr_wait_ticks", s.mshr_wait_ticks as f64, "ps spent waiting for a free MSHR");
+    out.add(prefix, "evictions", s.evictions as f64, "valid lines replaced");
+    out.add(prefix, "writebacks", s.writebacks as f64, "dirty lines written back on eviction");
+    out.add(prefix, "back_invalidations", s.back_invalidations as f64, "lines invalidated by an inclusive level below");
+    out.add(prefix, "upgrades", s.upgrades as f64, "writes to a shared or owned copy that asked for write permission");
+    out.add(
+        prefix,
+        "coherence_invalidations",
+        s.coherence_invalidations as f64,
+        "copies removed because another agent wrote the line",
+    );
+    out.add(prefix, "prefetches", s.prefetches as f64, "software prefetch requests");
+    if let Some(n) = insts {
+        out.add(prefix, "mpki", ratio(s.misses as f64 * 1000.0, n as f64), "misses per thousand instructions");
+    }
+    if let Some(t) = ticks {
+        out.add(
+            prefix,
+            "mshr_occupancy_avg",
+            ratio(s.mshr_busy_ticks as f64, t as f64),
+            "average MSHRs busy (misses outstanding) over the measured interval",
+        );
+    }
+}

@@ -1,0 +1,102 @@
+//! The I/O agents' side of the walk: a NIC's DMA is a coherent agent that enters at the line's home directory
+//! (it has no private caches). Part of [`MemSystem`]'s one walk, in its own file.
+
+use super::hierarchy::MemSystem;
+use super::{LineState, Mode};
+use crate::network::{CONTROL_BYTES, DATA_BYTES};
+use crate::{AccessKind, MemPort, MemReq, Tick};
+
+impl<M: MemPort> MemSystem<M> {
+    /// An I/O agent's request (class `Io`) enters at the line's home. A write invalidates every private copy
+    /// (the whole line is overwritten) and allocates or updates the line in the LLC (DDIO, within the class's
+    /// ways) or goes to memory; a read gets the owner's dirty data by a forward, else the LLC's or memory's,
+    /// without allocating.
+    pub(super) fn io_walk(&mut self, req: &MemReq, mode: Mode) -> Tick {
+        let line = req.addr >> self.line_shift;
+        let write = req.kind == AccessKind::Write;
+        let s = self.slice_of(line);
+        let home = self.placement.llc_slice[s];
+        let ep = self.placement.io.get(req.requester as usize).copied().unwrap_or(home);
+        let t = self.msg(mode, ep, home, if write { DATA_BYTES } else { CONTROL_BYTES }, req.time);
+        let lat = self.llc[s].hit_ticks;
+        let decide = t + self.dir.home_ticks;
+        if write {
+            self.io_fresh.insert(line, ());
+            if let Some(ch) = &mut self.check {
+                ch.io_write(line);
+            }
+            let mut acks = t;
+            if let Some(entry) = self.dir.take(line) {
+                self.dir.stats.io_snoops += 1;
+                for x in entry.holders() {
+                    let xe = self.placement.core[x as usize];
+                    let inv = self.msg(mode, home, xe, CONTROL_BYTES, decide);
+                    acks = acks.max(self.msg(mode, xe, home, CONTROL_BYTES, inv));
+                    self.dir.stats.invalidations += 1;
+                    self.drop_core_copies(x as usize, line, false);
+                }
+            }
+            let c = &mut self.llc[s];
+            c.stats.accesses += 1;
+            c.stats.writes += 1;
+            let found = c.find(line);
+            if !self.ddio {
+                // Plain DMA: the line goes to memory; the LLC's copy is dropped.
+                self.io.writes_to_memory += 1;
+                c.stats.misses += 1;
+                c.invalidate(line);
+                if mode == Mode::Warm {
+                    return t;
+                }
+                let mc = self.mem_ctrl_of(line, s);
+                let at_mc = self.net.send(home, mc, DATA_BYTES, t + lat);
+                return self.mem.access(&MemReq { time: at_mc, ..*req }).max(acks);
+            }
+            match found {
+                Some(slot) => {
+                    c.stats.hits += 1;
+                    c.touch(slot);
+                    c.mark_dirty(slot);
+                    self.io.write_hits += 1;
+                }
+                None => {
+                    c.stats.misses += 1;
+                    c.stats.write_misses += 1;
+                    self.io.write_allocs += 1;
+                    let (_, victim) = c.insert_state(line, t + lat, LineState::Modified, req.class);
+                    if let Some((v, vs)) = victim {
+                        self.evict_llc_line(s, v, vs.dirty(), t, mode);
+                    }
+                }
+            }
+            return (t + lat).max(acks);
+        }
+        if let Some(o) = self.dir.get(line).and_then(|e| e.owner) {
+            if self.cores[o as usize].state_of(line).dirty() {
+                // The owner's data is newer than the LLC's: it answers (3-hop); it keeps its copy.
+                self.dir.stats.io_snoops += 1;
+                self.io.read_forwards += 1;
+                self.llc_tag_lookup(line);
+                return self.forward_read(o, ep, home, decide, mode);
+            }
+        }
+        let c = &mut self.llc[s];
+        c.stats.accesses += 1;
+        let ready = match c.find(line) {
+            Some(slot) => {
+                self.io.read_hits += 1;
+                c.stats.hits += 1;
+                (t + lat).max(if mode == Mode::Timed { c.ready(slot) } else { 0 })
+            }
+            None => {
+                self.io.read_misses += 1;
+                c.stats.misses += 1;
+                if mode == Mode::Warm {
+                    return t;
+                }
+                self.memory_read(s, line, 0, t + lat)
+            }
+        };
+        self.msg(mode, home, ep, DATA_BYTES, ready)
+    }
+}

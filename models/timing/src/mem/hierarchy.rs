@@ -1,0 +1,824 @@
+//! A socket's memory system: private L1I/L1D (and an optional L2) per core, a shared LLC in slices with static line
+//! interleaving (inclusive of the private levels by back-invalidation when configured), the two-level MOESI
+//! directory, and the on-chip network that carries every coherence message, over any backing [`MemPort`].
+//!
+//! ONE walk serves every access: a core's timed access, cache warming (the same walk in [`Mode::Warm`]: contents
+//! and replacement state change, no time, no MSHRs, no network bookings, no memory timing) and an I/O agent's DMA
+//! (it enters at the home directory, having no private caches).
+//!
+//! Timing: a lookup costs the level's hit latency; a miss leaves for the next level after it. A line is installed
+//! when its miss is sent, with the tick its data arrives; later accesses before then merge with the miss (MSHR
+//! hit). A miss holds one of the level's MSHRs until its fill. Below the private caches every step is a message
+//! over the network (`Network::send`): request to the cluster directory and on to the home slice, forwards to the
+//! owner, invalidations and their acknowledgements, data back. A transaction completes when the requester has the
+//! data (or the grant) and every acknowledgement.
+
+use super::array::CacheArray;
+use super::check::CoherenceCheck;
+use super::directory::{DirEntry, Directory, LineMap};
+use super::{Agent, CohType, LineState, MemResp, Mode};
+use crate::network::{Endpoint, IdealNetwork, Network, Placement, CONTROL_BYTES, DATA_BYTES};
+use crate::{AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick};
+use kvsim_params::CacheHierarchy;
+
+/// One core's private caches (one coherence agent: the directory tracks the core, not each array).
+#[derive(Debug, Clone)]
+pub struct PrivateCaches {
+    pub l1i: CacheArray,
+    pub l1d: CacheArray,
+    pub l2: Option<CacheArray>,
+}
+
+impl PrivateCaches {
+    /// The core's permission for `line`: the strongest state among its copies.
+    pub fn state_of(&self, line: u64) -> LineState {
+        let mut s = self.l1d.state_of(line).max(self.l1i.state_of(line));
+        if let Some(l2) = &self.l2 {
+            s = s.max(l2.state_of(line));
+        }
+        s
+    }
+}
+
+/// What I/O (DMA) traffic did in the LLC.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IoStats {
+    pub write_hits: u64,
+    pub write_allocs: u64,
+    pub writes_to_memory: u64,
+    pub read_hits: u64,
+    pub read_misses: u64,
+    /// DMA reads of a line a core held dirty: the owner supplied the data.
+    pub read_forwards: u64,
+    pub core_read_hits: u64,
+    pub core_read_misses: u64,
+    pub leaky_evictions: u64,
+    pub mmio_accesses: u64,
+}
+
+/// A socket's cache hierarchy over a backing memory `M`. Core `i`'s requests carry `requester = i`.
+pub struct MemSystem<M: MemPort> {
+    pub cores: Vec<PrivateCaches>,
+    pub llc: Vec<CacheArray>,
+    pub(crate) llc_inclusive: bool,
+    pub(super) line_shift: u32,
+    pub mem: M,
+    pub net: Box<dyn Network>,
+    pub placement: Placement,
+    pub dir: Directory,
+    /// The cluster of each core, and each cluster's directory endpoint (its LLC slice) when it has two or more
+    /// cores (a one-core cluster has no sibling to resolve anything with, so its requests go straight home).
+    core_cluster: Vec<u16>,
+    cluster_dir: Vec<Option<Endpoint>>,
+    /// DDIO: I/O writes allocate or update LLC lines (within the I/O class's ways); off: they go to memory and
+    /// invalidate cached copies.
+    pub ddio: bool,
+    /// Lines an I/O agent wrote that no core has read since (to tell whether the core's read hits, and to count
+    /// the ones the LLC evicts first: leaky DMA).
+    pub(super) io_fresh: LineMap<()>,
+    pub io: IoStats,
+    /// Addresses [start, end) of device registers: core accesses there bypass the caches and take
+    /// `uncached_ticks` one way (none by default).
+    pub uncached: (u64, u64),
+    pub uncached_ticks: Tick,
+    /// Debug check mode (tests): single writer or many readers, exact sharers and data versions after every access.
+    pub check: Option<CoherenceCheck>,
+}
+
+/// The placement of `cores` cores and `slices` LLC slices when the configuration gives none: every agent on its
+/// own endpoint (cores first, then slices, one memory controller, one I/O agent), each core its own cluster.
+pub fn default_placement(cores: usize, slices: usize) -> (Placement, Vec<u16>) {
+    let n = cores + slices;
+    let placement = Placement {
+        core: (0..cores as u16).collect(),
+        llc_slice: (cores as u16..n as u16).collect(),
+        mem_ctrl: vec![n as u16],
+        io: vec![n as u16 + 1],
+    };
+    // Clusters: core i is cluster i; slices, controller and I/O agent sit outside every core's cluster.
+    let clusters = (0..n as u16 + 2).map(|e| if (e as usize) < cores { e } else { u16::MAX }).collect();
+    (placement, clusters)
+}
+
+impl<M: MemPort> MemSystem<M> {
+    /// `core_clocks[i]` is core i's clock in Hz (its private caches run at it). An ideal, zero-latency network and
+    /// the default placement: the LLC's `hit_latency` includes the trip to it, as before the network existed.
+    pub fn new(p: &CacheHierarchy, core_clocks: &[u64], mem: M) -> Self {
+        let (placement, clusters) = default_placement(core_clocks.len(), p.llc_slices.max(1) as usize);
+        let mut net = IdealNetwork::new(0);
+        net.clusters = clusters;
+        Self::with_network(p, core_clocks, mem, Box::new(net), placement)
+    }
+
+    /// As `new`, over `net` with the agents at `placement` (one endpoint per core and per LLC slice).
+    pub fn with_network(
+        p: &CacheHierarchy,
+        core_clocks: &[u64],
+        mem: M,
+        net: Box<dyn Network>,
+        placement: Placement,
+    ) -> Self {
+        let slices = p.llc_slices.max(1);
+        assert_eq!(placement.core.len(), core_clocks.len(), "the placement needs one endpoint per core");
+        assert_eq!(placement.llc_slice.len() as u64, slices, "the placement needs one endpoint per LLC slice");
+        let cores = core_clocks
+            .iter()
+            .enumerate()
+            .map(|(i, &hz)| PrivateCaches {
+                l1i: CacheArray::new(&p.l1i, p.l1i.size, 1, hz, 0x1111 + i as u64),
+                l1d: CacheArray::new(&p.l1d, p.l1d.size, 1, hz, 0x2222 + i as u64),
+                l2: p.l2_enabled.then(|| CacheArray::new(&p.l2, p.l2.size, 1, hz, 0x3333 + i as u64)),
+            })
+            .collect();
+        let llc = (0..slices)
+            .map(|s| CacheArray::new(&p.llc, p.llc.size / slices, slices, p.uncore_clock, 0x4444 + s))
+            .collect();
+        // The two levels of the directory: which cluster each core is in, and where each cluster keeps its level.
+        let core_cluster: Vec<u16> = placement.core.iter().map(|&e| net.cluster_of(e)).collect();
+        let clusters = core_cluster.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+        let mut cluster_dir = vec![None; clusters];
+        for (k, slot) in cluster_dir.iter_mut().enumerate() {
+            let members = core_cluster.iter().filter(|&&c| c as usize == k).count();
+            if members >= 2 {
+                *slot = placement.llc_slice.iter().copied().find(|&e| net.cluster_of(e) as usize == k);
+            }
+        }
+        let uncore = Clock::new(p.uncore_clock);
+        let dir = Directory::new(uncore.ticks(p.directory.latency), uncore.ticks(p.directory.cluster_latency));
+        MemSystem {
+            cores,
+            llc,
+            llc_inclusive: p.llc.inclusive,
+            line_shift: p.l1d.line_size.trailing_zeros(),
+            mem,
+            net,
+            placement,
+            dir,
+            core_cluster,
+            cluster_dir,
+            ddio: true,
+            io_fresh: LineMap::default(),
+            io: IoStats::default(),
+            uncached: (0, 0),
+            uncached_ticks: 0,
+            check: None,
+        }
+    }
+
+    pub fn line_size(&self) -> u64 {
+        1 << self.line_shift
+    }
+
+    /// Turn on the debug check mode: every access is followed by the coherence invariants (panics on a breach).
+    pub fn enable_check(&mut self) {
+        self.check = Some(CoherenceCheck::new(self.cores.len()));
+    }
+
+    /// Core `core` changed its clock: its private caches follow.
+    pub fn set_core_clock(&mut self, core: usize, hz: u64) {
+        let p = &mut self.cores[core];
+        p.l1i.set_clock(hz);
+        p.l1d.set_clock(hz);
+        if let Some(l2) = &mut p.l2 {
+            l2.set_clock(hz);
+        }
+    }
+
+    /// Confine `class`'s LLC allocations to `mask`'s ways in every slice (e.g. DDIO: the NIC's 10%).
+    pub fn set_llc_way_mask(&mut self, class: ReqClass, mask: u64) {
+        for s in &mut self.llc {
+            s.set_way_mask(class, mask);
+        }
+    }
+
+    #[inline]
+    pub fn slice_of(&self, line: u64) -> usize {
+        (line % self.llc.len() as u64) as usize
+    }
+
+    /// Load-to-use ticks of a hit at each level for `core` on an unloaded network: (L1D, L2 if any, LLC in
+    /// slice 0).
+    pub fn hit_latencies(&self, core: usize) -> (Tick, Option<Tick>, Tick) {
+        let p = &self.cores[core];
+        let l1 = p.l1d.hit_ticks;
+        let l2 = p.l2.as_ref().map(|c| l1 + c.hit_ticks);
+        let (ep, h) = (self.placement.core[core], self.placement.llc_slice[0]);
+        let trip = self.net.latency(ep, h, CONTROL_BYTES) + self.net.latency(h, ep, DATA_BYTES);
+        (l1, l2, l2.unwrap_or(l1) + trip + self.llc[0].hit_ticks.max(self.dir.home_ticks))
+    }
+
+    /// A message over the network; warming books nothing and keeps no time.
+    #[inline]
+    pub(super) fn msg(&mut self, mode: Mode, src: Endpoint, dst: Endpoint, bytes: u32, t: Tick) -> Tick {
+        match mode {
+            Mode::Timed => self.net.send(src, dst, bytes, t),
+            Mode::Warm => t,
+        }
+    }
+
+    #[inline]
+    fn l1(&mut self, core: usize, ifetch: bool) -> &mut CacheArray {
+        let p = &mut self.cores[core];
+        if ifetch {
+            &mut p.l1i
+        } else {
+            &mut p.l1d
+        }
+    }
+
+    /// The walk for a core's access (timed or warming). Returns when it completes.
+    fn core_walk(&mut self, req: &MemReq, mode: Mode) -> Tick {
+        let timed = mode == Mode::Timed;
+        let line = req.addr >> self.line_shift;
+        let t = req.time;
+        let core = req.requester as usize;
+        let ifetch = req.kind == AccessKind::IFetch;
+        let write = req.kind == AccessKind::Write;
+        let l1 = self.l1(core, ifetch);
+        l1.stats.accesses += 1;
+        match req.kind {
+            AccessKind::Prefetch => l1.stats.prefetches += 1,
+            AccessKind::Write => l1.stats.writes += 1,
+            _ => {}
+        }
+        let lat = l1.hit_ticks;
+        if let Some(slot) = l1.find(line) {
+            l1.touch(slot);
+            let (state, ready) = (l1.state(slot), l1.ready(slot));
+            let done = if ready <= t || !timed {
+                l1.stats.hits += 1;
+                t + lat
+            } else {
+                l1.stats.mshr_merges += 1;
+                ready.max(t + lat)
+            };
+            if !write || state.writable() {
+                if write {
+                    l1.set_state(slot, LineState::Modified);
+                }
+                self.checked(core, line, write, false);
+                return done;
+            }
+            // A store to a shared or owned copy: ask for write permission; no data moves.
+            l1.stats.upgrades += 1;
+            self.checked(core, line, false, false);
+            let resp = self.request(core, line, CohType::Upgrade, done, mode);
+            self.grant_exclusive(core, line);
+            self.checked(core, line, true, false);
+            return resp.done;
+        }
+        l1.stats.misses += 1;
+        if write {
+            l1.stats.write_misses += 1;
+        }
+        let (mshr, start) = if timed { l1.mshr_acquire(t) } else { (0, t) };
+        let (resp, fresh) = self.below_l1(core, line, req.kind, req.non_temporal, start + lat, mode);
+        let l1 = self.l1(core, ifetch);
+        if timed {
+            l1.mshr_hold_from(mshr, start, resp.done);
+        }
+        // The instruction cache only ever reads: its copy is shared whatever the core's permission.
+        let state = if write {
+            LineState::Modified
+        } else if ifetch {
+            LineState::Shared
+        } else {
+            resp.state
+        };
+        let (_, victim) = l1.insert_state(line, resp.done, state, req.class);
+        if let Some((v, vs)) = victim {
+            self.private_evict(core, v, vs, Level::L1, start, mode);
+        }
+        self.checked(core, line, write, fresh);
+        resp.done
+    }
+
+    /// An L1 miss for `line` leaves the L1 at `t`: returns when its data reaches the L1, the state granted, and
+    /// whether the data came from outside the core.
+    fn below_l1(
+        &mut self,
+        core: usize,
+        line: u64,
+        kind: AccessKind,
+        non_temporal: bool,
+        t: Tick,
+        mode: Mode,
+    ) -> (MemResp, bool) {
+        let write = kind == AccessKind::Write;
+        let typ = if write { CohType::GetX } else { CohType::GetS };
+        let exclusive_ok = kind != AccessKind::IFetch;
+        let timed = mode == Mode::Timed;
+        let Some(l2) = self.cores[core].l2.as_mut() else {
+            return (self.request_ex(core, line, typ, t, mode, exclusive_ok), true);
+        };
+        l2.stats.accesses += 1;
+        let lat = l2.hit_ticks;
+        if let Some(slot) = l2.find(line) {
+            l2.touch(slot);
+            let (state, ready) = (l2.state(slot), l2.ready(slot));
+            let done = if ready <= t || !timed {
+                l2.stats.hits += 1;
+                t + lat
+            } else {
+                l2.stats.mshr_merges += 1;
+                ready.max(t + lat)
+            };
+            if !write || state.writable() {
+                return (MemResp { done, state }, false);
+            }
+            l2.stats.upgrades += 1;
+            self.checked(core, line, false, false);
+            let resp = self.request(core, line, CohType::Upgrade, done, mode);
+            self.grant_exclusive(core, line);
+            return (MemResp { done: resp.done, state: LineState::Modified }, false);
+        }
+        l2.stats.misses += 1;
+        if non_temporal {
+            // Non-temporal: the fill skips the mid-level cache.
+            return (self.request_ex(core, line, typ, t + lat, mode, exclusive_ok), true);
+        }
+        let (mshr, start) = if timed { l2.mshr_acquire(t) } else { (0, t) };
+        let resp = self.request_ex(core, line, typ, start + lat, mode, exclusive_ok);
+        let l2 = self.cores[core].l2.as_mut().expect("l2");
+        if timed {
+            l2.mshr_hold_from(mshr, start, resp.done);
+        }
+        // A store's line: the L1 copy will be M; the L2 copy holds the core's exclusive permission, clean.
+        let state = if write { LineState::Exclusive } else { resp.state };
+        let (_, victim) = l2.insert_state(line, resp.done, state, ReqClass::Core);
+        if let Some((v, vs)) = victim {
+            self.private_evict(core, v, vs, Level::L2, start, mode);
+        }
+        (resp, true)
+    }
+
+    /// The core now holds write permission (after an upgrade): its data copies follow.
+    fn grant_exclusive(&mut self, core: usize, line: u64) {
+        let p = &mut self.cores[core];
+        if let Some(s) = p.l1d.find(line) {
+            p.l1d.set_state(s, LineState::Modified);
+        }
+        if let Some(l2) = &mut p.l2 {
+            if let Some(s) = l2.find(line) {
+                // The L1D holds (or is about to hold) the newer data, M; a later L1 eviction writes it back here.
+                l2.set_state(s, LineState::Exclusive);
+            }
+        }
+    }
+
+    fn request(&mut self, core: usize, line: u64, typ: CohType, t: Tick, mode: Mode) -> MemResp {
+        self.request_ex(core, line, typ, t, mode, true)
+    }
+
+    /// A core's request leaves its private caches at `t`: first to its cluster's directory (when the cluster
+    /// has one), which resolves it if the cluster can; else on to the line's home. `exclusive_ok`: a read may be
+    /// granted E when nobody else holds the line (not for instruction fetches).
+    fn request_ex(&mut self, core: usize, line: u64, typ: CohType, t: Tick, mode: Mode, exclusive_ok: bool) -> MemResp {
+        let ep = self.placement.core[core];
+        let home = self.placement.llc_slice[self.slice_of(line)];
+        let cluster = self.core_cluster[core];
+        let Some(cdir) = self.cluster_dir.get(cluster as usize).copied().flatten() else {
+            let arrive = self.msg(mode, ep, home, CONTROL_BYTES, t);
+            return self.home_core(core, line, typ, arrive, mode, exclusive_ok);
+        };
+        let decide = self.msg(mode, ep, cdir, CONTROL_BYTES, t) + self.dir.cluster_ticks;
+        if let Some(resp) = self.resolve_in_cluster(core, line, typ, cdir, decide, mode) {
+            self.dir.stats.cluster_resolved += 1;
+            return resp;
+        }
+        let arrive = self.msg(mode, cdir, home, CONTROL_BYTES, decide);
+        self.home_core(core, line, typ, arrive, mode, exclusive_ok)
+    }
+
+    /// The cluster level: a read whose owner is a sibling is forwarded to it; a write (or upgrade) is granted
+    /// when the cluster holds the line exclusively (an owner in the cluster and no holder outside it).
+    fn resolve_in_cluster(
+        &mut self,
+        core: usize,
+        line: u64,
+        typ: CohType,
+        cdir: Endpoint,
+        decide: Tick,
+        mode: Mode,
+    ) -> Option<MemResp> {
+        let c = core as u16;
+        let entry = self.dir.get(line)?;
+        let owner = entry.owner?;
+        let cluster = self.core_cluster[core];
+        let local = |x: u16| self.core_cluster[x as usize] == cluster;
+        match typ {
+            CohType::GetS if owner != c && local(owner) => {
+                let done = self.forward_read(owner, self.placement.core[core], cdir, decide, mode);
+                self.downgrade_owner(owner, line);
+                self.dir.entry(line).sharers.insert(c);
+                self.dir.stats.gets += 1;
+                Some(MemResp { done, state: LineState::Shared })
+            }
+            CohType::GetX | CohType::Upgrade if local(owner) && entry.holders().iter().all(|&x| local(x)) => {
+                let entry = entry.clone();
+                let done = self.take_exclusive(core, line, typ, &entry, cdir, decide, mode);
+                Some(MemResp { done, state: LineState::Modified })
+            }
+            _ => None,
+        }
+    }
+
+    /// The owner `owner` answers a forwarded read from `from` (a directory at `decide`): it keeps the line,
+    /// downgraded (M to O, E to S), and sends the data to `to`. Returns when the data arrives.
+    pub(super) fn forward_read(&mut self, owner: u16, to: Endpoint, from: Endpoint, decide: Tick, mode: Mode) -> Tick {
+        let o = owner as usize;
+        let oe = self.placement.core[o];
+        let arrive = self.msg(mode, from, oe, CONTROL_BYTES, decide);
+        let lookup = self.cores[o].l1d.hit_ticks;
+        self.dir.stats.forwards += 1;
+        self.msg(mode, oe, to, DATA_BYTES, arrive + lookup)
+    }
+
+    /// Downgrade `owner`'s copies of `line` after a forwarded read by another core; updates the entry.
+    fn downgrade_owner(&mut self, owner: u16, line: u64) {
+        let p = &mut self.cores[owner as usize];
+        let mut still_owner = false;
+        for a in [&mut p.l1i, &mut p.l1d].into_iter().chain(p.l2.as_mut()) {
+            if let Some(s) = a.find(line) {
+                let next = match a.state(s) {
+                    LineState::Modified | LineState::Owned => LineState::Owned,
+                    other => other.min(LineState::Shared),
+                };
+                still_owner |= next == LineState::Owned;
+                a.set_state(s, next);
+            }
+        }
+        if !still_owner {
+            let e = self.dir.entry(line);
+            e.owner = None;
+            e.sharers.insert(owner);
+        }
+    }
+
+    /// Write permission for `core`: invalidate every other holder (each acknowledges to the requester), take
+    /// the data from the owner (a GETX whose owner is elsewhere) or the LLC, and make `core` the owner.
+    #[allow(clippy::too_many_arguments)]
+    fn take_exclusive(
+        &mut self,
+        core: usize,
+        line: u64,
+        typ: CohType,
+        entry: &DirEntry,
+        from: Endpoint,
+        decide: Tick,
+        mode: Mode,
+    ) -> Tick {
+        let c = core as u16;
+        let ep = self.placement.core[core];
+        let has_copy = entry.holds(c) && self.cores[core].state_of(line) != LineState::Invalid;
+        let upgrade = typ == CohType::Upgrade && has_copy;
+        if upgrade {
+            self.dir.stats.upgrades += 1;
+        } else {
+            self.dir.stats.getx += 1;
+        }
+        let mut done = decide;
+        let data_owner = entry.owner.filter(|&o| o != c && !upgrade);
+        for x in entry.holders() {
+            if x == c || Some(x) == data_owner {
+                continue;
+            }
+            let xe = self.placement.core[x as usize];
+            let inv = self.msg(mode, from, xe, CONTROL_BYTES, decide);
+            let ack = self.msg(mode, xe, ep, CONTROL_BYTES, inv);
+            done = done.max(ack);
+            self.dir.stats.invalidations += 1;
+            self.drop_core_copies(x as usize, line, false);
+        }
+        if let Some(o) = data_owner {
+            // The forward doubles as the invalidation: the owner sends its data and drops its copy.
+            let data = self.forward_read(o, ep, from, decide, mode);
+            done = done.max(data);
+            self.drop_core_copies(o as usize, line, false);
+        } else if upgrade {
+            let grant = self.msg(mode, from, ep, CONTROL_BYTES, decide);
+            done = done.max(grant);
+        } else {
+            let home = self.placement.llc_slice[self.slice_of(line)];
+            let ready = self.llc_data(Some(core), line, decide, ReqClass::Core, mode);
+            let data = self.msg(mode, home, ep, DATA_BYTES, ready);
+            done = done.max(data);
+        }
+        let e = self.dir.entry(line);
+        e.owner = Some(c);
+        e.sharers.clear();
+        done
+    }
+
+    /// A core's request reaches the line's home at `arrive`.
+    fn home_core(
+        &mut self,
+        core: usize,
+        line: u64,
+        typ: CohType,
+        arrive: Tick,
+        mode: Mode,
+        exclusive_ok: bool,
+    ) -> MemResp {
+        let c = core as u16;
+        let home = self.placement.llc_slice[self.slice_of(line)];
+        let ep = self.placement.core[core];
+        let decide = arrive + self.dir.home_ticks;
+        let entry = self.dir.get(line).cloned().unwrap_or_default();
+        match typ {
+            CohType::GetS => {
+                self.dir.stats.gets += 1;
+                if let Some(o) = entry.owner.filter(|&o| o != c) {
+                    // 3-hop: the owner supplies the data; the LLC's tags were looked up on the way.
+                    self.llc_tag_lookup(line);
+                    let done = self.forward_read(o, ep, home, decide, mode);
+                    self.downgrade_owner(o, line);
+                    self.dir.entry(line).sharers.insert(c);
+                    return MemResp { done, state: LineState::Shared };
+                }
+                let ready = self.llc_data(Some(core), line, arrive, ReqClass::Core, mode).max(decide);
+                let done = self.msg(mode, home, ep, DATA_BYTES, ready);
+                let e = self.dir.entry(line);
+                let state = if e.owner == Some(c) {
+                    LineState::Shared // the core already owns it (a fetch of a line it holds in its data caches)
+                } else if e.is_empty() && exclusive_ok {
+                    e.owner = Some(c);
+                    LineState::Exclusive
+                } else {
+                    e.sharers.insert(c);
+                    LineState::Shared
+                };
+                MemResp { done, state }
+            }
+            CohType::GetX | CohType::Upgrade => {
+                let done = self.take_exclusive(core, line, typ, &entry, home, decide, mode);
+                MemResp { done, state: LineState::Modified }
+            }
+            CohType::PutS | CohType::PutX => unreachable!("write-backs go through `put`"),
+        }
+    }
+
+    /// Count a tag lookup at the home slice (the data came from elsewhere).
+    pub(super) fn llc_tag_lookup(&mut self, line: u64) {
+        let s = self.slice_of(line);
+        let c = &mut self.llc[s];
+        c.stats.accesses += 1;
+        if let Some(slot) = c.find(line) {
+            c.touch(slot);
+            c.stats.hits += 1;
+        }
+    }
+
+    /// The LLC slice of `line` supplies its data for a request arriving at `t`: a hit after the slice's
+    /// latency, a miss through an MSHR to memory (and installed, evicting a victim). Returns when the data is
+    /// ready at the slice.
+    fn llc_data(&mut self, core: Option<usize>, line: u64, t: Tick, class: ReqClass, mode: Mode) -> Tick {
+        let timed = mode == Mode::Timed;
+        let s = self.slice_of(line);
+        if core.is_some() && !self.io_fresh.is_empty() && self.io_fresh.remove(&line).is_some() {
+            if self.llc[s].find(line).is_some() {
+                self.io.core_read_hits += 1;
+            } else {
+                self.io.core_read_misses += 1;
+            }
+        }
+        let c = &mut self.llc[s];
+        c.stats.accesses += 1;
+        let lat = c.hit_ticks;
+        if let Some(slot) = c.find(line) {
+            c.touch(slot);
+            let ready = c.ready(slot);
+            if ready <= t || !timed {
+                c.stats.hits += 1;
+                return t + lat;
+            }
+            c.stats.mshr_merges += 1;
+            return ready.max(t + lat);
+        }
+        c.stats.misses += 1;
+        let (mshr, start) = if timed { c.mshr_acquire(t) } else { (0, t) };
+        let go = start + lat;
+        let fill = if timed { self.memory_read(s, line, core.unwrap_or(0), go) } else { 0 };
+        let c = &mut self.llc[s];
+        if timed {
+            c.mshr_hold_from(mshr, start, fill);
+        }
+        let (_, victim) = c.insert_state(line, fill, LineState::Shared, class);
+        if let Some((v, vs)) = victim {
+            self.evict_llc_line(s, v, vs.dirty(), go, mode);
+        }
+        fill
+    }
+
+    /// The memory controller endpoint of `line`: the one serving its DRAM channel.
+    pub(super) fn mem_ctrl_of(&self, line: u64, slice: usize) -> Endpoint {
+        // The controller endpoint that serves the line's DRAM channel (the DRAM model's own address map decides
+        // the channel): with as many endpoints as channels, channel c is endpoint c; with fewer endpoints,
+        // consecutive channels share one; with more endpoints than channels, the extra endpoints serve none.
+        let m = &self.placement.mem_ctrl;
+        if m.is_empty() {
+            return self.placement.llc_slice[slice];
+        }
+        let (channel, channels) = self.mem.channel_of(line << self.line_shift);
+        m[(channel * m.len() / channels.max(1)).min(m.len() - 1)]
+    }
+
+    /// A read of `line` from memory, asked by slice `s` at `t`: the request to its controller, the DRAM, the data
+    /// back. Returns when the data is at the slice.
+    pub(super) fn memory_read(&mut self, s: usize, line: u64, requester: usize, t: Tick) -> Tick {
+        let (home, mc) = (self.placement.llc_slice[s], self.mem_ctrl_of(line, s));
+        let at_mc = self.net.send(home, mc, CONTROL_BYTES, t);
+        let data = self.mem.access(&MemReq::new(line << self.line_shift, AccessKind::Read, requester as u16, at_mc));
+        self.net.send(mc, home, DATA_BYTES, data)
+    }
+
+    /// A dirty line goes from slice `s` to memory at `t` (posted).
+    fn memory_write(&mut self, s: usize, line: u64, t: Tick, mode: Mode) {
+        if mode == Mode::Warm {
+            return;
+        }
+        let (home, mc) = (self.placement.llc_slice[s], self.mem_ctrl_of(line, s));
+        let at_mc = self.net.send(home, mc, DATA_BYTES, t);
+        self.mem.access(&MemReq::new(line << self.line_shift, AccessKind::Write, 0, at_mc));
+    }
+
+    /// The LLC dropped `v`: back-invalidate the private copies (if inclusive) and write back dirty data.
+    pub(super) fn evict_llc_line(&mut self, slice: usize, v: u64, dirty: bool, t: Tick, mode: Mode) {
+        if !self.io_fresh.is_empty() && self.io_fresh.remove(&v).is_some() {
+            self.io.leaky_evictions += 1;
+        }
+        let mut dirty = dirty;
+        if self.llc_inclusive {
+            if let Some(entry) = self.dir.take(v) {
+                let home = self.placement.llc_slice[slice];
+                for x in entry.holders() {
+                    let xe = self.placement.core[x as usize];
+                    let inv = self.msg(mode, home, xe, CONTROL_BYTES, t);
+                    self.msg(mode, xe, home, CONTROL_BYTES, inv);
+                    self.dir.stats.back_invalidations += 1;
+                    dirty |= self.drop_core_copies(x as usize, v, true).dirty();
+                }
+            }
+        }
+        if dirty {
+            self.memory_write(slice, v, t, mode);
+        }
+    }
+
+    /// Remove `line` from every private cache of `core`; returns the strongest state removed. `back`: the LLC's
+    /// eviction caused it (else another agent's write).
+    pub(super) fn drop_core_copies(&mut self, core: usize, line: u64, back: bool) -> LineState {
+        let p = &mut self.cores[core];
+        let mut had = LineState::Invalid;
+        for a in [&mut p.l1i, &mut p.l1d].into_iter().chain(p.l2.as_mut()) {
+            if let Some(s) = a.invalidate(line) {
+                if back {
+                    a.stats.back_invalidations += 1;
+                } else {
+                    a.stats.coherence_invalidations += 1;
+                }
+                had = had.max(s);
+            }
+        }
+        if let Some(ch) = &mut self.check {
+            ch.dropped(core, line);
+        }
+        had
+    }
+
+    /// A copy of `v` in state `vs` left `level` of `core`'s private caches at `t`.
+    fn private_evict(&mut self, core: usize, v: u64, vs: LineState, level: Level, t: Tick, mode: Mode) {
+        if level == Level::L1 && vs.dirty() {
+            if let Some(l2) = self.cores[core].l2.as_mut() {
+                // The dirty L1 copy goes into the core's L2 (it stays in the core: no directory message).
+                if let Some(slot) = l2.find(v) {
+                    // M stays M; an O copy's data is dirty but shared: O.
+                    l2.set_state(slot, vs);
+                    return;
+                }
+                let (_, victim) = l2.insert_state(v, t, vs, ReqClass::Core);
+                if let Some((v2, vs2)) = victim {
+                    self.private_evict(core, v2, vs2, Level::L2, t, mode);
+                }
+                return;
+            }
+        }
+        let remaining = self.cores[core].state_of(v);
+        if remaining == LineState::Invalid {
+            self.put(core, v, vs.dirty(), t, mode);
+        } else if vs.dirty() && !remaining.dirty() {
+            // The dirty data goes home but the core keeps a clean copy: it stops being the owner.
+            let (home, ep) = (self.placement.llc_slice[self.slice_of(v)], self.placement.core[core]);
+            self.msg(mode, ep, home, DATA_BYTES, t);
+            self.llc_writeback(v, t, mode);
+            let p = &mut self.cores[core];
+            for a in [&mut p.l1i, &mut p.l1d].into_iter().chain(p.l2.as_mut()) {
+                if let Some(s) = a.find(v) {
+                    a.set_state(s, LineState::Shared);
+                }
+            }
+            let e = self.dir.entry(v);
+            if e.owner == Some(core as u16) {
+                e.owner = None;
+            }
+            e.sharers.insert(core as u16);
+        }
+    }
+
+    /// `v` left `core`'s private caches: PUTX (dirty: data home) or PUTS (clean: keeps the sharers exact).
+    fn put(&mut self, core: usize, v: u64, dirty: bool, t: Tick, mode: Mode) {
+        let (home, ep) = (self.placement.llc_slice[self.slice_of(v)], self.placement.core[core]);
+        self.msg(mode, ep, home, if dirty { DATA_BYTES } else { CONTROL_BYTES }, t);
+        if dirty {
+            self.dir.stats.putx += 1;
+            self.llc_writeback(v, t, mode);
+        } else {
+            self.dir.stats.puts += 1;
+        }
+        self.dir.remove_holder(v, core as u16);
+        if let Some(ch) = &mut self.check {
+            ch.dropped(core, v);
+        }
+    }
+
+    fn llc_writeback(&mut self, v: u64, t: Tick, mode: Mode) {
+        let s = self.slice_of(v);
+        if let Some(slot) = self.llc[s].find(v) {
+            self.llc[s].mark_dirty(slot);
+        } else {
+            // Not inclusive (or already dropped): straight to memory.
+            self.memory_write(s, v, t, mode);
+        }
+    }
+
+    /// Debug check mode: record what this access did to `core`'s copy of `line` and check the invariants.
+    #[inline]
+    fn checked(&mut self, core: usize, line: u64, write: bool, fresh: bool) {
+        if self.check.is_some() {
+            self.check_access(core, line, write, fresh);
+        }
+    }
+
+    /// One access of any agent and mode (the single entry point).
+    pub fn access_mode(&mut self, req: &MemReq, mode: Mode) -> Tick {
+        if req.class == ReqClass::Io {
+            let done = self.io_walk(req, mode);
+            if self.check.is_some() {
+                self.check_line(req.addr >> self.line_shift);
+            }
+            return done;
+        }
+        if req.addr >= self.uncached.0 && req.addr < self.uncached.1 {
+            // A device register (MMIO): uncached; a store (doorbell) is posted once it reaches the device, a load
+            // waits for the round trip.
+            self.io.mmio_accesses += 1;
+            let trip = if req.kind == AccessKind::Write { self.uncached_ticks } else { 2 * self.uncached_ticks };
+            return req.time + trip;
+        }
+        self.core_walk(req, mode)
+    }
+
+    /// Cache warming: a core's access updates the contents, coherence and replacement state of every level it
+    /// reaches exactly as the timed access would (the same walk), but takes no time, holds no MSHR, books no
+    /// network link and leaves memory's timing state alone. (Statistics are reset when timing starts.)
+    pub fn warm_access(&mut self, core: usize, addr: u64, kind: AccessKind, non_temporal: bool) {
+        let req = MemReq { non_temporal, ..MemReq::new(addr, kind, core as u16, 0) };
+        self.access_mode(&req, Mode::Warm);
+    }
+
+    /// Agents and helpers for tests: the endpoint of core `core`.
+    pub fn core_endpoint(&self, core: usize) -> Endpoint {
+        self.placement.core[core]
+    }
+
+    /// Which agent issued `req`.
+    pub fn agent_of(req: &MemReq) -> Agent {
+        match req.class {
+            ReqClass::Core => Agent::Core(req.requester),
+            ReqClass::Io => Agent::Io(req.requester),
+        }
+    }
+}
+
+/// Which private level a copy left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    L1,
+    L2,
+}
+
+impl<M: MemPort> MemPort for MemSystem<M> {
+    #[inline]
+    fn access(&mut self, req: &MemReq) -> Tick {
+        self.access_mode(req, Mode::Timed)
+    }
+
+    fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
+        for i in 0..self.cores.len() {
+            self.core_stats(i, &format!("{prefix}core{i}."), None, out);
+        }
+        self.llc_stats(prefix, None, out);
+        self.net.stats(&format!("{prefix}noc."), now, out);
+        self.mem.stats(&format!("{prefix}mem."), now, out);
+    }
+}

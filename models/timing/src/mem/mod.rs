@@ -1,0 +1,95 @@
+//! The memory system as composed components, in the style of ZSim's memory objects: a request with a coherence
+//! type, a requesting agent and a time goes in; a response with the granted state and the completion time comes
+//! out.
+//!
+//! * [`array::CacheArray`]: one set-associative array (tags, per-line MOESI state, fill times, MSHRs, way masks);
+//!   it owns a [`replacement::ReplacementPolicy`]. A cache is an array plus its policy; its coherence behaviour
+//!   is the hierarchy's controller logic, not a subclass.
+//! * [`sharers::SharerSet`]: an exact set of core ids for any core count.
+//! * [`directory::Directory`]: the home directory (owner and exact sharers of every privately cached line) and the
+//!   cluster level above it.
+//! * [`hierarchy::MemSystem`]: the socket's private caches, the sliced LLC, the directory and the network; ONE
+//!   walk serves timed core accesses, cache warming (no time) and I/O agents' DMA.
+//! * [`check::CoherenceCheck`]: a debug mode that checks single-writer/multiple-reader and data versions after
+//!   every access (tests).
+
+pub mod array;
+pub mod check;
+pub mod directory;
+pub mod dma;
+pub mod hierarchy;
+pub mod replacement;
+pub mod report;
+pub mod sharers;
+
+pub use array::{CacheArray, CacheStats};
+pub use directory::{DirEntry, Directory, DirectoryStats};
+pub use hierarchy::{IoStats, MemSystem, PrivateCaches};
+pub use replacement::Replacement;
+pub use sharers::SharerSet;
+
+/// MOESI state of a line in a private cache (the LLC keeps only a dirty bit: `M` dirty, `S` clean).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum LineState {
+    Invalid = 0,
+    Shared = 1,
+    Exclusive = 2,
+    Owned = 3,
+    Modified = 4,
+}
+
+impl LineState {
+    /// May a store complete on this copy without asking the directory?
+    #[inline]
+    pub fn writable(self) -> bool {
+        matches!(self, LineState::Exclusive | LineState::Modified)
+    }
+    /// Does this copy hold data newer than the LLC's (so evicting it is a write-back)?
+    #[inline]
+    pub fn dirty(self) -> bool {
+        matches!(self, LineState::Modified | LineState::Owned)
+    }
+    /// Is this copy the line's owner (it answers forwarded requests)?
+    #[inline]
+    pub fn owner(self) -> bool {
+        matches!(self, LineState::Modified | LineState::Owned | LineState::Exclusive)
+    }
+}
+
+/// The coherence type of a request to the directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CohType {
+    /// Read permission (a load, fetch or prefetch miss; a DMA read).
+    GetS,
+    /// Write permission with data (a store or atomic miss; a DMA write).
+    GetX,
+    /// Write permission for a line the requester already holds readable (no data moves).
+    Upgrade,
+    /// A clean line left the requester's private caches (keeps the sharer set exact).
+    PutS,
+    /// A dirty line left the requester's private caches: its data goes home.
+    PutX,
+}
+
+/// Who asks: a core (index into the private caches) or an I/O agent (index into the placement's I/O endpoints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    Core(u16),
+    Io(u16),
+}
+
+/// Whether a walk keeps time (a timed access) or only updates contents (cache warming: no time, no MSHRs, no
+/// network bookings, no memory timing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Timed,
+    Warm,
+}
+
+/// What a walk answers: when the access completes and the state the requester's copy was granted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemResp {
+    pub done: crate::Tick,
+    pub state: LineState,
+}

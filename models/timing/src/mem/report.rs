@@ -1,0 +1,112 @@
+//! The memory system's statistics: each private cache, the LLC (total and per slice), the directory's
+//! transactions and DDIO's counters, and their reset.
+
+use super::array::{write_stats, CacheStats};
+use super::hierarchy::{IoStats, MemSystem};
+use crate::{MemPort, StatSink, Tick};
+
+impl<M: MemPort> MemSystem<M> {
+    /// Statistics of core `core`'s private caches (`prefix` e.g. "system.core3."), with MPKI over `insts`.
+    pub fn core_stats(&self, core: usize, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
+        self.core_stats_over(core, prefix, insts, None, out)
+    }
+
+    /// As `core_stats`, with the measured interval in ticks (for occupancies).
+    pub fn core_stats_over(
+        &self,
+        core: usize,
+        prefix: &str,
+        insts: Option<u64>,
+        ticks: Option<Tick>,
+        out: &mut StatSink,
+    ) {
+        let p = &self.cores[core];
+        write_stats(&p.l1i.stats, &format!("{prefix}l1i."), insts, ticks, out);
+        write_stats(&p.l1d.stats, &format!("{prefix}l1d."), insts, ticks, out);
+        if let Some(l2) = &p.l2 {
+            write_stats(&l2.stats, &format!("{prefix}l2."), insts, ticks, out);
+        }
+    }
+
+    /// Statistics of the LLC: totals under `prefix`llc. and each slice under `prefix`llc.sliceN.
+    pub fn llc_stats(&self, prefix: &str, insts: Option<u64>, out: &mut StatSink) {
+        self.llc_stats_over(prefix, insts, None, out)
+    }
+
+    /// As `llc_stats`, with the measured interval in ticks (for occupancies); also the directory's and DDIO's
+    /// counters.
+    pub fn llc_stats_over(&self, prefix: &str, insts: Option<u64>, ticks: Option<Tick>, out: &mut StatSink) {
+        let mut total = CacheStats::default();
+        for s in &self.llc {
+            total.add(&s.stats);
+        }
+        write_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
+        let d = &self.dir.stats;
+        let p = format!("{prefix}directory.");
+        out.add(&p, "gets", d.gets as f64, "read requests (GETS) the directory served");
+        out.add(&p, "getx", d.getx as f64, "write requests with data (GETX) the directory served");
+        out.add(&p, "upgrades", d.upgrades as f64, "write-permission requests for a held copy (no data)");
+        out.add(&p, "puts", d.puts as f64, "clean lines that left a core (PUTS)");
+        out.add(&p, "putx", d.putx as f64, "dirty lines that left a core, their data written home (PUTX)");
+        out.add(&p, "forwards", d.forwards as f64, "requests the owning core answered (3-hop)");
+        out.add(&p, "cluster_resolved", d.cluster_resolved as f64, "requests resolved inside the cluster");
+        out.add(&p, "invalidations", d.invalidations as f64, "invalidations sent for writes (each acknowledged)");
+        out.add(&p, "back_invalidations", d.back_invalidations as f64, "invalidations for LLC evictions (inclusion)");
+        out.add(&p, "io_snoops", d.io_snoops as f64, "DMA requests that found the line in a core's caches");
+        let io = &self.io;
+        let d = format!("{prefix}ddio.");
+        out.add(&d, "enabled", self.ddio as u64 as f64, "DDIO on (I/O writes allocate in the LLC) or off (to memory)");
+        out.add(&d, "write_hits", io.write_hits as f64, "DMA line writes that updated a line already in the LLC");
+        out.add(&d, "write_allocs", io.write_allocs as f64, "DMA line writes that allocated a line in the DDIO ways");
+        out.add(&d, "writes_to_memory", io.writes_to_memory as f64, "DMA line writes sent to memory (DDIO off)");
+        out.add(&d, "dma_read_hits", io.read_hits as f64, "DMA line reads served by the LLC");
+        out.add(&d, "dma_read_misses", io.read_misses as f64, "DMA line reads served by memory");
+        out.add(&d, "dma_read_forwards", io.read_forwards as f64, "DMA line reads a core's dirty copy answered");
+        out.add(
+            &d,
+            "core_read_hits",
+            io.core_read_hits as f64,
+            "first core accesses to a DMA-written line that found it in the LLC",
+        );
+        out.add(
+            &d,
+            "core_read_misses",
+            io.core_read_misses as f64,
+            "first core accesses to a DMA-written line that missed the LLC (went to memory)",
+        );
+        out.add(
+            &d,
+            "leaky_evictions",
+            io.leaky_evictions as f64,
+            "DMA-written lines the LLC evicted before any core read them (leaky DMA)",
+        );
+        out.add(
+            &d,
+            "mmio_accesses",
+            io.mmio_accesses as f64,
+            "core loads and stores to device registers (uncached: doorbells and register reads)",
+        );
+        if self.llc.len() > 1 {
+            for (i, s) in self.llc.iter().enumerate() {
+                write_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
+            }
+        }
+    }
+
+    /// Start every cache's statistics afresh (contents are kept).
+    pub fn reset_stats(&mut self) {
+        for p in &mut self.cores {
+            p.l1i.stats = CacheStats::default();
+            p.l1d.stats = CacheStats::default();
+            if let Some(l2) = &mut p.l2 {
+                l2.stats = CacheStats::default();
+            }
+        }
+        for s in &mut self.llc {
+            s.stats = CacheStats::default();
+        }
+        self.io = IoStats::default();
+        self.dir.stats = Default::default();
+        self.net.reset_stats();
+    }
+}
