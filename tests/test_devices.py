@@ -117,6 +117,14 @@ def test_the_kvs_server_on_two_nics(engine):
         assert parts > 0
         assert s[f"system.nic{k}.pcie.tlps"] > 0
     assert "system.nic2.port0.rx_frames" not in s
+    # The memory system's messages, the NICs' DMA among them, cross the socket's ring: its counters are under the
+    # tree's path, per directed link and per router, for the power model.
+    noc = "system.socket0.noc."
+    assert s[noc + "hops"] >= s[noc + "flits"] > 0
+    links = [k for k in s if k.startswith(noc + "link") and k.endswith(".flits")]
+    assert "system.socket0.noc.link0_1.flits" in links and "system.socket0.noc.link1_0.flits" in links
+    assert sum(s[k] for k in links) > 0
+    assert s[noc + "router0.flits"] > 0, "the NICs' stop"
 
 
 def test_set_reaches_one_nic_of_the_list():

@@ -353,6 +353,30 @@ mod tests {
     }
 
     #[test]
+    fn each_nics_dma_enters_the_memory_system_at_its_own_router() {
+        use kvsim_timing::network::DATA_BYTES;
+        // 4 cores in clusters of 2 on a 2 x 1 mesh, one LLC slice (router 0); NIC 0 on router 0, NIC 1 on router 1.
+        let mut system = System { harts: 4, cores_per_cluster: 2, ..System::default() };
+        system.caches.llc_slices = 1;
+        system.noc.nic_routers = vec![[0, 0], [1, 0]];
+        system.nics = vec![
+            kvsim_params::Nic { enabled: true, ..Default::default() },
+            kvsim_params::Nic { enabled: true, ..Default::default() },
+        ];
+        let (net, place) = socket_network(&system, 0).unwrap();
+        let home = place.llc_slice[0];
+        let (near, far) = (net.latency(place.io[0], home, DATA_BYTES), net.latency(place.io[1], home, DATA_BYTES));
+        assert!(far > near, "NIC 1 is a hop further from the home: {far} vs {near}");
+        let mut hook = TimingHook::new(&system, 0, timing_system(&system).unwrap(), 0);
+        // Engine agents: the cores are 0..4, NIC k is 4 + k. A DMA line write (DDIO) completes when the slice has
+        // it: the trip from the NIC's router, then the slice's write.
+        let llc = system.caches.llc.hit_latency * 400;
+        let t = 1_000_000;
+        assert_eq!(hook.io_access(4, 0x10_0000, true, t), t + near + llc);
+        assert_eq!(hook.io_access(5, 0x20_0000, true, t), t + far + llc);
+    }
+
+    #[test]
     fn the_network_comes_from_the_socket_tree() {
         use kvsim_timing::network::CONTROL_BYTES;
         let mut system = System { harts: 8, cores_per_cluster: 2, ..System::default() };
