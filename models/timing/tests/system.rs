@@ -49,11 +49,11 @@ fn cores_share_the_llc_and_keep_their_own_clocks() {
     // (Once the code is in the L1Is: a cold I-cache miss costs more cycles on the faster core.)
     let mut sys = two_cores();
     let mut spent = [(0, 0); 2];
-    for h in 0..2 {
+    for (h, used) in spent.iter_mut().enumerate() {
         run(&mut sys, h, (0..4000u64).map(|k| alu(0x1000 + 4 * (k % 64), 5 + (k % 8) as u8, 0, 0)));
         let (c0, t0) = (sys.cores[h].cycles(), sys.hart_time(h));
         run(&mut sys, h, (0..4000u64).map(|k| alu(0x1000 + 4 * (k % 64), 5 + (k % 8) as u8, 0, 0)));
-        spent[h] = (sys.cores[h].cycles() - c0, sys.hart_time(h) - t0);
+        *used = (sys.cores[h].cycles() - c0, sys.hart_time(h) - t0);
     }
     assert_eq!(spent[0].0, spent[1].0);
     let (a, b) = (spent[0].1, spent[1].1);
