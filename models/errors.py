@@ -40,6 +40,10 @@ class UnsupportedSyscall(GuestFault):
     """A system call (or simulator call) the engine does not implement."""
 
 
+class GuestDeadlock(GuestFault):
+    """Every live guest thread waits on a futex that nothing can wake (a hang, reported instead of spinning)."""
+
+
 class ClientCheckFailed(SimError):
     """The ghost client found a wrong response: a wrong value, an unexplained GET miss, a response to a request
     never sent, a wrong echo, or no response at all (a lost request)."""

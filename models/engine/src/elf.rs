@@ -10,6 +10,7 @@ const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
 const PT_INTERP: u32 = 3;
 const PT_PHDR: u32 = 6;
+const PT_TLS: u32 = 7;
 /// Where a static-pie binary is placed.
 pub const PIE_BASE: u64 = 0x40_0000;
 /// Highest address a segment may reach (below the mmap area's usual range and the devices).
@@ -33,6 +34,8 @@ pub struct Image {
     pub phnum: u64,
     /// First byte after the highest segment.
     pub end: u64,
+    /// Has thread-local storage (PT_TLS): a Linux process such as static glibc (see `crate::thread`).
+    pub tls: bool,
 }
 
 fn u16_at(b: &[u8], off: usize) -> u16 {
@@ -159,7 +162,8 @@ pub fn parse(file: &[u8]) -> Result<Image, String> {
     if !in_segment {
         return Err(format!("entry point {entry:#x} is not inside any loadable segment"));
     }
-    Ok(Image { entry, segments, phdr, phnum, end })
+    let tls = phs.iter().any(|p| p.ptype == PT_TLS);
+    Ok(Image { entry, segments, phdr, phnum, end, tls })
 }
 
 /// Read and parse the workload binary.

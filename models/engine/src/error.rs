@@ -12,6 +12,8 @@ pub enum FaultKind {
     MemoryLimit,
     /// A system or simulator call the engine does not implement.
     UnsupportedSyscall,
+    /// Every live thread waits (futex) and nothing can wake it.
+    Deadlock,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +42,7 @@ impl SimError {
                 FaultKind::Memory => "MemoryFault",
                 FaultKind::MemoryLimit => "MemoryLimitExceeded",
                 FaultKind::UnsupportedSyscall => "UnsupportedSyscall",
+                FaultKind::Deadlock => "GuestDeadlock",
             },
             SimError::Client(_) => "ClientCheckFailed",
             SimError::Bug(_) => "EngineBug",

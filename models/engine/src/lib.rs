@@ -19,6 +19,7 @@ pub mod output;
 pub mod pcie;
 pub mod sim;
 pub mod syscall;
+pub mod thread;
 pub mod timing;
 pub mod trap;
 pub mod zipf;

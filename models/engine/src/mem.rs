@@ -120,6 +120,13 @@ pub struct Memory {
 }
 
 const NO_RESV: u64 = u64::MAX;
+
+impl Memory {
+    /// System.mem_limit (bytes) and the bytes resident now (sysinfo reports them).
+    pub fn usage(&self) -> (u64, u64) {
+        (self.limit_bytes, self.resident * crate::abi::PAGE_SIZE)
+    }
+}
 /// LR/SC reservation granule: a store by another hart to any byte of the reserved 8-byte block breaks it.
 const RESV_GRANULE: u64 = 8;
 

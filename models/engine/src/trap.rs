@@ -76,7 +76,10 @@ impl Trap {
                 if (crate::abi::simcall::FIRST..=crate::abi::simcall::LAST).contains(n) {
                     format!("unsupported simulator call {n:#x}")
                 } else {
-                    format!("unsupported system call {n}")
+                    match crate::syscall::syscall_name(*n) {
+                        Some(name) => format!("unsupported system call {n} ({name})"),
+                        None => format!("unsupported system call {n}"),
+                    }
                 }
             }
         }

@@ -113,6 +113,22 @@ pub struct Core {
     pub div_units: u64,
     /// integer divide latency in cycles; the divider is busy throughout (assumed)
     pub div_latency: u64,
+    /// pipelined FP units for add/sub/compare/min/max/sign/move/convert, multiply and FMA (Ivy Bridge: one add and one multiply port; assumed interchangeable)
+    pub fp_units: u64,
+    /// FP add/sub/compare/min/max/sign-injection/move latency in cycles (Ivy Bridge ADDSD: 3)
+    pub fp_add_latency: u64,
+    /// FP multiply latency in cycles (Ivy Bridge MULSD: 5)
+    pub fp_mul_latency: u64,
+    /// FP fused multiply-add latency in cycles (Haswell VFMADD: 5; assumed for a core of Ivy Bridge's class)
+    pub fp_fma_latency: u64,
+    /// FP/integer and single/double conversion latency in cycles (Ivy Bridge CVTSI2SD: 4)
+    pub fp_cvt_latency: u64,
+    /// FP dividers (also square root), not pipelined (assumed)
+    pub fp_div_units: u64,
+    /// FP divide latency in cycles; the divider is busy throughout (Ivy Bridge DIVSD: 10-20, worst case)
+    pub fp_div_latency: u64,
+    /// FP square-root latency in cycles; uses the divider (Ivy Bridge SQRTSD: 10-21, worst case)
+    pub fp_sqrt_latency: u64,
     /// loads (and prefetches) issued per cycle
     pub load_ports: u64,
     /// store-address/data issues per cycle
