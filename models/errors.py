@@ -49,5 +49,18 @@ class ClientCheckFailed(SimError):
     never sent, a wrong echo, or no response at all (a lost request)."""
 
 
+class OutputError(SimError, OSError):
+    """The run's output folder cannot be created or written (checked before the simulation starts)."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a run between scheduling turns. `.result` is the RunResult so far (its stop_reason
+    is "interrupted"); with an outdir its files were written and `status` says it was interrupted."""
+
+    def __init__(self, result):
+        super().__init__(f"interrupted after {result.insts:,} instructions")
+        self.result = result
+
+
 class EngineBug(SimError):
     """The engine hit an internal error (a Rust panic, caught at the boundary). Please report it."""

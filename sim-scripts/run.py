@@ -27,7 +27,7 @@ from rich.table import Table  # noqa: E402
 from rich.text import Text  # noqa: E402
 
 import configs  # noqa: E402
-from models.errors import SimError  # noqa: E402
+from models.errors import OutputError, RunInterrupted, SimError  # noqa: E402
 from models.params import ParamError, SimObject  # noqa: E402
 from models.sim import simulate  # noqa: E402
 
@@ -42,6 +42,11 @@ def apply_override(system: SimObject, assignment: str) -> None:
     *parents, leaf = path.strip().split(".")
     target = system
     for part in parents:
+        param = target._params.get(part)
+        if param is None or param.kind != "child" or param.many:
+            children = [n for n, p in target._params.items() if p.kind == "child" and not p.many]
+            raise ParamError(f"--set {assignment!r}: {type(target).__name__} has no parameter object {part!r} "
+                             f"(its parameter objects: {', '.join(children) or 'none'})")
         target = getattr(target, part)
     try:
         value = json.loads(text)
@@ -145,10 +150,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.power:
             add_power(result, system, args.power)
     except (ParamError, SimError, ValueError) as err:
-        console.print(f"[bold red]{type(err).__name__}[/]: {err}")
+        console.print(f"[bold red]{type(err).__name__}[/]: ", end="")
+        console.print(str(err), markup=False, highlight=False)
+        if isinstance(err, SimError) and not isinstance(err, OutputError) and 'outdir' in locals():
+            console.print(f"the guest's output so far and the status are in {outdir}", markup=False)
         return 2
+    except RunInterrupted as stop:
+        console.print(f"[bold red]interrupted[/]: stopped after {stop.result.insts:,} instructions; the results so "
+                      f"far are in {outdir}")
+        return 130
     except KeyboardInterrupt:
-        console.print("[bold red]interrupted[/]: the run was stopped; no outputs were written")
+        console.print("[bold red]interrupted[/]")
         return 130
     table = Table(title=f"kvsim: {args.config}", show_header=False)
     table.add_row("stopped by", result.stop_reason)

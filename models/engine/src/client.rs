@@ -194,6 +194,9 @@ impl Pkt {
     }
 }
 
+/// The server gets this many times `stall_rounds` to make its queues ready before the client gives up.
+pub const WAIT_READY_FACTOR: u64 = 10;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     WaitReady,
@@ -261,6 +264,8 @@ pub struct Client {
     /// Instruction count at the last sign of fuzz traffic in flight.
     busy_at: u64,
     idle_rounds: u64,
+    /// Client steps spent waiting for the server to enable its queues (bounded: see `WAIT_READY_FACTOR`).
+    wait_ready_steps: u64,
     insts_at_load: u64,
     pub stats: ClientStats,
     pub per_partition: Vec<u64>,
@@ -298,6 +303,7 @@ impl Client {
             generated: 0,
             busy_at: 0,
             idle_rounds: 0,
+            wait_ready_steps: 0,
             insts_at_load: 0,
             stats: ClientStats::default(),
             per_partition: vec![0; cores],
@@ -756,6 +762,27 @@ impl Client {
             self.insts_at_load = total_insts;
             self.phase = Phase::Load;
             self.generated = 0;
+        } else if self.phase == Phase::WaitReady {
+            // A server that never enables its queues would otherwise run forever. Its start-up may be long (it
+            // builds its tables), so it gets WAIT_READY_FACTOR times the response stall limit.
+            self.wait_ready_steps += 1;
+            let limit = self.cfg.stall_rounds.saturating_mul(WAIT_READY_FACTOR).saturating_mul(self.cfg.cores.max(1) as u64);
+            if self.wait_ready_steps >= limit {
+                let waiting: Vec<String> = self
+                    .cfg
+                    .core_queue
+                    .iter()
+                    .filter(|&&q| !(regs.queues[q].enabled && regs.queues[q].rx_tail != 0))
+                    .map(|q| q.to_string())
+                    .collect();
+                return Err(format!(
+                    "the server never made its NIC queues ready: after {} scheduling rounds ({total_insts} \
+                     instructions) queue(s) {} are not enabled with RX buffers posted (limit: {WAIT_READY_FACTOR} x \
+                     Client.stall_rounds)",
+                    self.wait_ready_steps / self.cfg.cores.max(1) as u64,
+                    waiting.join(", ")
+                ));
+            }
         }
         if self.phase == Phase::Load {
             if !self.cfg.bulk_load {

@@ -29,6 +29,8 @@ pub enum SimError {
     Client(String),
     /// An internal error (also what a caught panic becomes).
     Bug(String),
+    /// A progress report found a pending signal (Ctrl-C): the driver stops the run and keeps its results.
+    Interrupted,
 }
 
 impl SimError {
@@ -45,7 +47,7 @@ impl SimError {
                 FaultKind::Deadlock => "GuestDeadlock",
             },
             SimError::Client(_) => "ClientCheckFailed",
-            SimError::Bug(_) => "EngineBug",
+            SimError::Bug(_) | SimError::Interrupted => "EngineBug",
         }
     }
 }
@@ -60,6 +62,7 @@ impl fmt::Display for SimError {
             }
             SimError::Client(m) => write!(f, "client check failed: {m}"),
             SimError::Bug(m) => write!(f, "engine bug: {m}"),
+            SimError::Interrupted => write!(f, "interrupted"),
         }
     }
 }

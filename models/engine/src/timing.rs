@@ -131,7 +131,10 @@ fn phase<H: ExecHook>(
         if (until.roi && m.roi_begin.is_some()) || m.total_insts() >= until.insts {
             return Ok(None);
         }
-        progress(&Progress { insts: m.total_insts(), sim_ticks: m.sim_ticks(), phase: name })?;
+        match progress(&Progress { insts: m.total_insts(), sim_ticks: m.sim_ticks(), phase: name }) {
+            Err(SimError::Interrupted) => return Ok(Some(StopReason::Interrupted)),
+            other => other?,
+        }
     }
 }
 
@@ -193,12 +196,22 @@ pub fn run_system(
     every: u64,
     progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
 ) -> SimResult<RunOutput> {
+    run_system_keeping_output(system, every, progress).map_err(|(e, _)| e)
+}
+
+/// `run_system`, but a failure after the machine was built also returns what the run had so far (the guest's
+/// output, the statistics), so the caller can keep it beside the error.
+pub fn run_system_keeping_output(
+    system: &System,
+    every: u64,
+    progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
+) -> Result<RunOutput, (SimError, Option<RunOutput>)> {
     let cfg = EngineConfig::from_system(system);
     let detailed = match system.mode.as_str() {
         "functional" => false,
         "detailed" => true,
         other => {
-            return Err(SimError::Config(format!("System.mode is {other:?}: expected 'functional' or 'detailed'")))
+            return Err((SimError::Config(format!("System.mode is {other:?}: expected 'functional' or 'detailed'")), None))
         }
     };
     let start = match system.detailed_start.as_str() {
@@ -206,17 +219,21 @@ pub fn run_system(
         "roi" => Until { insts: u64::MAX, roi: true },
         "insts" => Until { insts: system.detailed_start_insts, roi: false },
         other => {
-            return Err(SimError::Config(format!(
-                "System.detailed_start is {other:?}: expected 'start', 'roi' or 'insts'"
-            )))
+            return Err((
+                SimError::Config(format!("System.detailed_start is {other:?}: expected 'start', 'roi' or 'insts'")),
+                None,
+            ))
         }
     };
-    let image = elf::load(&cfg.binary).map_err(SimError::Elf)?;
-    let mut m = Machine::new(&cfg, &image)?;
-    let mut tracer = open_tracer(&cfg)?;
+    let image = elf::load(&cfg.binary).map_err(|e| (SimError::Elf(e), None))?;
+    let mut m = Machine::new(&cfg, &image).map_err(|e| (e, None))?;
+    let mut tracer = open_tracer(&cfg).map_err(|e| (e, None))?;
     let result = drive(&mut m, system, detailed, start, every, progress, tracer.as_mut());
-    close_tracer(&cfg, tracer)?;
-    let (stop, hook) = result?;
+    let closed = close_tracer(&cfg, tracer);
+    let (stop, hook) = match result.and_then(|r| closed.map(|()| r)) {
+        Ok(r) => r,
+        Err(e) => return Err((e, Some(m.output(StopReason::Exit)))),
+    };
     let mut out = m.output(stop);
     if let Some(mut hook) = hook {
         hook.sys.finish();
