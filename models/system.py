@@ -27,7 +27,9 @@ class System(SimObject):
                        "simulated time advances one cycle per instruction", min="1MHz", max="20GHz")
     mem_limit = Param.Size("4GiB", "most guest memory that may be touched (pages are allocated on first touch)",
                            min="64KiB", max="1TiB")
-    stack_size = Param.Size("1MiB", "stack of each hart", min="4KiB", max="1GiB")
+    stack_size = Param.Size("1MiB", "stack of each hart (the smallest that can work is two pages: the engine keeps "
+                            "the lowest page free below the initial stack of argv, env and auxv)", min="8KiB",
+                            max="1GiB")
     quantum = Param.Count(1000, "instructions a hart runs before the next hart gets its turn; harts interleave "
                           "deterministically in hart order (in detailed timing: the hart furthest behind in "
                           "simulated time goes next, the lowest id among equals)", min=1, max=10**7)

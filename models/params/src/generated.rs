@@ -257,7 +257,7 @@ pub struct System {
     pub clock: u64,
     /// most guest memory that may be touched (pages are allocated on first touch) [bytes]
     pub mem_limit: u64,
-    /// stack of each hart [bytes]
+    /// stack of each hart (the smallest that can work is two pages: the engine keeps the lowest page free below the initial stack of argv, env and auxv) [bytes]
     pub stack_size: u64,
     /// instructions a hart runs before the next hart gets its turn; harts interleave deterministically in hart order (in detailed timing: the hart furthest behind in simulated time goes next, the lowest id among equals)
     pub quantum: u64,
