@@ -247,8 +247,13 @@ pub struct Client {
     /// Per item: version acknowledged, highest version sent.
     committed: Vec<u32>,
     sent_ver: Vec<u32>,
-    /// Per item: the mark of its latest acknowledged PUT.
+    /// Per item: the log mark its age counts from: the first acknowledged PUT since it was last seen missing.
+    /// The server overwrites an item in place when the new value fits (as MICA does), so a later PUT leaves it
+    /// where it was in the log; which PUTs appended is invisible here, so the earliest mark is kept (an age is
+    /// then an upper bound, and a miss is reported only when even that cannot explain it).
     ack_mark: Vec<u64>,
+    /// Per item: a GET found it gone since its mark was taken (its next acknowledged PUT appends it anew).
+    seen_gone: Vec<bool>,
     /// Per partition: bytes the log may have taken (upper bound).
     part_log: Vec<u64>,
     /// Distinct keys ever put into (partition, bucket).
@@ -292,6 +297,7 @@ impl Client {
             committed: vec![0; n],
             sent_ver: vec![0; n],
             ack_mark: vec![0; n],
+            seen_gone: vec![false; n],
             part_log: vec![0; cores],
             bucket_keys: HashMap::new(),
             builders: vec![Pkt::new(true); cores],
@@ -666,8 +672,11 @@ impl Client {
                     return Err(what(format!("PUT answered with result {res}, value length {vlen}")));
                 }
                 if r.ver > self.committed[i_item] {
+                    if self.committed[i_item] == 0 || self.seen_gone[i_item] {
+                        self.ack_mark[i_item] = r.mark;
+                        self.seen_gone[i_item] = false;
+                    }
                     self.committed[i_item] = r.ver;
-                    self.ack_mark[i_item] = r.mark;
                 }
                 if !pkt.load {
                     self.stats.puts += 1;
@@ -701,6 +710,7 @@ impl Client {
                                 r.ver, self.cfg.log_size
                             )));
                         }
+                        self.seen_gone[i_item] = true;
                         self.stats.misses += 1;
                     }
                     _ => return Err(what(format!("GET answered with result {res}"))),
@@ -1222,6 +1232,35 @@ mod checker_tests {
         let (_, get) = c.get_req(9);
         outstanding(&mut c, 3, vec![get]);
         c.check_response(0, &response(3, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap();
+    }
+
+    #[test]
+    fn an_in_place_put_leaves_the_item_as_old_as_its_append() {
+        // Item 3 appended by its first PUT; other items' PUTs fill the log; item 3 is PUT again and acknowledged.
+        // The server overwrote it in place (same size), so it sits where the first PUT put it and FIFO evicts it
+        // with the log's wrap: a later GET miss is explained (it was reported as unexplained when the checker
+        // aged the item from its latest PUT).
+        let mut c = client(200);
+        let ack = |c: &mut Client, opaque: u32, item: u64| {
+            let (_, put) = c.put_req(item);
+            outstanding(c, opaque, vec![put]);
+            c.check_response(0, &response(opaque, &[(OP_PUT, RES_OK, put.keyhash, vec![])]), 0).unwrap();
+        };
+        ack(&mut c, 1, 3);
+        for item in 4..8 {
+            ack(&mut c, 10 + item as u32, item);
+        }
+        ack(&mut c, 2, 3);
+        let (_, get) = c.get_req(3);
+        outstanding(&mut c, 7, vec![get]);
+        c.check_response(0, &response(7, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap();
+        assert_eq!(c.stats.misses, 1);
+        // Seen gone, the next acknowledged PUT appends it anew: a miss right after that is not explained.
+        ack(&mut c, 3, 3);
+        let (_, get) = c.get_req(3);
+        outstanding(&mut c, 8, vec![get]);
+        let err = c.check_response(0, &response(8, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap_err();
+        assert!(err.contains("no eviction explains"), "{err}");
     }
 
     #[test]
