@@ -176,3 +176,24 @@ def test_kvs_checker_accepts_lru_evictions_of_large_values(workloads_built, engi
     result = simulate(system)
     assert result.stop_reason == "client_done"
     assert result.stats["client.misses"] > 100 and result.stats["client.hits"] > 1000, result.stats
+
+
+@pytest.mark.parametrize("what,right", [("rodata", "write"), ("readonly", "write"), ("none", "read"),
+                                        ("stack", "execute")])
+def test_page_permissions_fault_as_under_linux(what, right, workloads_built, engine):
+    """A store to a read-only segment or an mprotect'ed page, a read of a PROT_NONE page and a jump to the stack
+    kill the program under qemu-riscv64 (SIGSEGV); the engine stops with a memory fault naming the permission,
+    keeping the line printed before."""
+    from models.errors import MemoryFault
+
+    proc = subprocess.run(["qemu-riscv64", str(GLIBC / "protect"), what], capture_output=True, timeout=60)
+    assert proc.returncode == -signal.SIGSEGV, proc
+    with pytest.raises(MemoryFault, match=f"its page has no {right} permission") as caught:
+        run_engine(GLIBC / "protect", [what], max_insts=10**8)
+    assert caught.value.result.stdout == f"trying {what}\n".encode()
+
+
+def test_mprotect_round_trip_matches_qemu(workloads_built, engine):
+    proc = subprocess.run(["qemu-riscv64", str(GLIBC / "protect"), "ok"], capture_output=True, timeout=60)
+    result = run_engine(GLIBC / "protect", ["ok"], max_insts=10**8)
+    assert (bytes(result.stdout), result.exit_code) == (proc.stdout, proc.returncode) == (b"trying ok\nsum 2, now 5\n", 0)

@@ -23,6 +23,8 @@ pub struct Segment {
     pub memsz: u64,
     /// File bytes copied to `vaddr` (the rest up to `memsz` is zero).
     pub data: Vec<u8>,
+    /// p_flags: PF_X 1, PF_W 2, PF_R 4 (the pages' permissions).
+    pub flags: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -86,6 +88,7 @@ pub fn parse(file: &[u8]) -> Result<Image, String> {
     }
     struct Ph {
         ptype: u32,
+        flags: u32,
         offset: u64,
         vaddr: u64,
         filesz: u64,
@@ -96,6 +99,7 @@ pub fn parse(file: &[u8]) -> Result<Image, String> {
         let o = (phoff + i * phentsize) as usize;
         phs.push(Ph {
             ptype: u32_at(file, o),
+            flags: u32_at(file, o + 4),
             offset: u64_at(file, o + 8),
             vaddr: u64_at(file, o + 16),
             filesz: u64_at(file, o + 32),
@@ -150,7 +154,8 @@ pub fn parse(file: &[u8]) -> Result<Image, String> {
             phdr = vaddr + (phoff - p.offset);
         }
         end = end.max(seg_end);
-        segments.push(Segment { vaddr, memsz: p.memsz, data: file[p.offset as usize..file_end as usize].to_vec() });
+        let data = file[p.offset as usize..file_end as usize].to_vec();
+        segments.push(Segment { vaddr, memsz: p.memsz, data, flags: p.flags });
     }
     if segments.is_empty() {
         return Err("no loadable segments".into());

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 
 use kvsim_params::System;
 
-use crate::abi::{self, auxv, DEVICE_END, MMAP_TOP, PAGE_SIZE};
+use crate::abi::{self, auxv, DEVICE_END, MMAP_TOP, PAGE_SHIFT, PAGE_SIZE};
 use crate::elf::{self, Image};
 use crate::error::{SimError, SimResult};
 use crate::hart::{Counters, Hart};
@@ -173,6 +173,19 @@ impl Machine {
         };
         for seg in &image.segments {
             mem.write_bytes(0, seg.vaddr, &seg.data).map_err(load_fault)?;
+        }
+        // The segments' pages get their flags (a page two segments share gets both), as Linux maps them.
+        let mut seg_prot: std::collections::BTreeMap<u64, u8> = std::collections::BTreeMap::new();
+        for seg in &image.segments {
+            let prot = (if seg.flags & 4 != 0 { crate::mem::PROT_READ } else { 0 })
+                | (if seg.flags & 2 != 0 { crate::mem::PROT_WRITE } else { 0 })
+                | (if seg.flags & 1 != 0 { crate::mem::PROT_EXEC } else { 0 });
+            for vpn in seg.vaddr >> PAGE_SHIFT..page_up(seg.vaddr + seg.memsz) >> PAGE_SHIFT {
+                *seg_prot.entry(vpn).or_insert(0) |= prot;
+            }
+        }
+        for (vpn, prot) in seg_prot {
+            mem.set_prot(vpn << PAGE_SHIFT, (vpn + 1) << PAGE_SHIFT, prot);
         }
         let time_cap = if system.max_time == 0 {
             u64::MAX

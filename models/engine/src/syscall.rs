@@ -191,7 +191,7 @@ impl Machine {
                 PID + hid as u64
             }
             sys::SET_ROBUST_LIST | linux::MADVISE | linux::SCHED_YIELD => 0,
-            sys::MPROTECT => 0,
+            sys::MPROTECT => self.mprotect(a[0], a[1], a[2]),
             linux::GETPID | linux::GETPPID => PID - (nr == linux::GETPPID) as u64,
             linux::GETTID => PID + hid as u64,
             linux::GETUID | linux::GETEUID | linux::GETGID | linux::GETEGID => 0,
@@ -325,7 +325,13 @@ impl Machine {
             sys::READLINKAT => neg(errno::ENOENT),
             sys::RSEQ => neg(errno::ENOSYS),
             sys::BRK => self.brk(a[0]),
-            sys::MMAP => self.mmap(a[0], a[1], a[3]),
+            sys::MMAP => {
+                let addr = self.mmap(a[0], a[1], a[3]);
+                if (addr as i64) > 0 && a[2] & 7 != crate::mem::PROT_DEFAULT as u64 {
+                    self.mem.set_prot(addr, addr + page_up(a[1]), (a[2] & 7) as u8);
+                }
+                addr
+            }
             sys::MUNMAP => self.munmap(a[0], a[1]),
             _ => return Err(Trap::Syscall(nr)),
         };
@@ -414,6 +420,21 @@ impl Machine {
         0
     }
 
+    /// mprotect: new permissions for mapped pages (ENOMEM if any page of the range is not mapped).
+    fn mprotect(&mut self, addr: u64, len: u64, prot: u64) -> u64 {
+        if addr & (PAGE_SIZE - 1) != 0 || prot & !7 != 0 {
+            return neg(errno::EINVAL);
+        }
+        let Some(end) = addr.checked_add(len).map(page_up).filter(|&e| e >= addr) else {
+            return neg(errno::ENOMEM);
+        };
+        if (addr >> abi::PAGE_SHIFT..end >> abi::PAGE_SHIFT).any(|vpn| !self.mem.regions.page_valid(vpn)) {
+            return neg(errno::ENOMEM);
+        }
+        self.mem.set_prot(addr, end, prot as u8);
+        0
+    }
+
     /// Remove [start, end) from the anonymous mappings and free its pages.
     fn unmap_range(&mut self, start: u64, end: u64) {
         let hit: Vec<(u64, u64)> =
@@ -427,6 +448,7 @@ impl Machine {
                 self.mem.regions.mmaps.insert(end, e);
             }
             self.mem.free_range(s.max(start), e.min(end));
+            self.mem.set_prot(s.max(start), e.min(end), crate::mem::PROT_DEFAULT);
         }
     }
 
