@@ -9,7 +9,7 @@ RUST_SOURCES := Cargo.toml $(shell find models -name '*.rs' -o -name Cargo.toml 
 SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all setup system-packages python-env engine workloads run test test-rust test-python bench clean
+.PHONY: all setup system-packages python-env engine workloads run test test-rust test-python bench fuzz clean
 
 all: engine workloads
 
@@ -64,6 +64,12 @@ test-rust: $(STAMPS)/system-packages
 
 test-python: engine workloads
 	$(PY) -m pytest -q
+
+# A long fuzzing run of the decoder, the executor, the FPU and the client's response parsing (proptest; `make test`
+# runs a brief one). FUZZ_CASES sets the cases per property.
+FUZZ_CASES ?= 1000000
+fuzz:
+	PROPTEST_CASES=$(FUZZ_CASES) nice -n 10 cargo test -p kvsim-engine --release -q fuzz
 
 bench: engine workloads
 	@$(PY) sim-scripts/bench.py

@@ -1234,6 +1234,35 @@ mod checker_tests {
         c.check_response(0, &response(3, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap();
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        /// Response parsing never panics: random frames, and real responses with random bytes changed and random
+        /// truncation, are accepted or rejected with a message.
+        #[test]
+        fn fuzz_response_parsing(noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+                                 flips in proptest::collection::vec((0usize..400, proptest::prelude::any::<u8>()), 0..8),
+                                 cut in 0usize..400, random in proptest::prelude::any::<bool>()) {
+            let (mut c, get) = with_get(1 << 20);
+            let mut frame = if random {
+                noise
+            } else {
+                response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))])
+            };
+            for (at, byte) in flips {
+                if let Some(b) = frame.get_mut(at) {
+                    *b = byte;
+                }
+            }
+            frame.truncate(cut.max(1));
+            let _ = c.check_response(0, &frame, 0);
+        }
+    }
+
     #[test]
     fn an_in_place_put_leaves_the_item_as_old_as_its_append() {
         // Item 3 appended by its first PUT; other items' PUTs fill the log; item 3 is PUT again and acknowledged.

@@ -8,6 +8,8 @@ pub mod abi;
 pub mod client;
 pub mod elf;
 pub mod error;
+#[cfg(test)]
+mod fuzz;
 pub mod hart;
 pub mod isa;
 pub mod keyhash;
