@@ -139,6 +139,39 @@ fn sext32(v: u64) -> u64 {
     v as u32 as i32 as i64 as u64
 }
 
+/// A computational F/D instruction, out of line so the integer loop's code stays small.
+#[inline(never)]
+fn fp_compute(op: Op, d: &Decoded, x: &[u64; 64], fcsr: &mut u32, a: u64, b: u64) -> Result<u64, &'static str> {
+    // rs3 (FMAs only) is not in the decoded record: read it from the word.
+    let c = x[(super::decode::FREG + (d.raw >> 27)) as usize];
+    super::fpu::execute(op, d.raw, a, b, c, fcsr)
+}
+
+/// csrrw/csrrs/csrrc[i] on fflags (1), frm (2) or fcsr (3): returns the old value (for rd).
+#[inline(never)]
+fn csr_fp(fcsr: &mut u32, raw: u32, csr: i32, a: u64) -> u64 {
+    let f3 = (raw >> 12) & 7;
+    // Register forms read rs1; immediate forms use the 5-bit rs1 field as the value.
+    let src = if f3 & 4 == 0 { a } else { ((raw >> 15) & 0x1f) as u64 };
+    let writes = f3 & 3 == 1 || (raw >> 15) & 0x1f != 0;
+    let (shift, mask) = match csr {
+        1 => (0, 0x1f),
+        2 => (5, 0x7),
+        _ => (0, 0xff),
+    };
+    let old = ((*fcsr >> shift) & mask) as u64;
+    if writes {
+        let new = match f3 & 3 {
+            1 => src,
+            2 => old | src,
+            _ => old & !src,
+        } as u32
+            & mask;
+        *fcsr = (*fcsr & !(mask << shift)) | (new << shift);
+    }
+    old
+}
+
 /// Run `h` for at most `budget` instructions. `TRACE` writes a trace line before each instruction.
 #[inline(never)]
 pub fn run<H: ExecHook, const TRACE: bool>(
@@ -431,28 +464,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             Op::Fld => load!(8, |v| v),
             Op::Fsw => store!(4),
             Op::Fsd => store!(8),
-            Op::CsrFp => {
-                let f3 = (d.raw >> 12) & 7;
-                // Register forms read rs1; immediate forms use the 5-bit rs1 field as the value.
-                let src = if f3 & 4 == 0 { a } else { ((d.raw >> 15) & 0x1f) as u64 };
-                let writes = f3 & 3 == 1 || (d.raw >> 15) & 0x1f != 0;
-                let (shift, mask) = match d.imm {
-                    1 => (0, 0x1f),
-                    2 => (5, 0x7),
-                    _ => (0, 0xff),
-                };
-                let old = ((h.fcsr >> shift) & mask) as u64;
-                if writes {
-                    let new = match f3 & 3 {
-                        1 => src,
-                        2 => old | src,
-                        _ => old & !src,
-                    } as u32
-                        & mask;
-                    h.fcsr = (h.fcsr & !(mask << shift)) | (new << shift);
-                }
-                wr!(old);
-            }
+            Op::CsrFp => wr!(csr_fp(&mut h.fcsr, d.raw, d.imm, a)),
             Op::CsrRead => {
                 let retired = h.cnt.insts + n;
                 wr!(match d.imm {
@@ -478,9 +490,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             // Every other operation is a computational F/D one.
             op => {
                 debug_assert!(op.is_fp_compute());
-                // rs3 (FMAs only) is not in the decoded record: read it from the word.
-                let c = x[(super::decode::FREG + (d.raw >> 27)) as usize];
-                match super::fpu::execute(op, d.raw, a, b, c, &mut h.fcsr) {
+                match fp_compute(op, &d, x, &mut h.fcsr, a, b) {
                     Ok(v) => wr!(v),
                     Err(why) => break Stop::Fault(Trap::Illegal(why)),
                 }
