@@ -49,6 +49,11 @@ class ClientCheckFailed(SimError):
     never sent, a wrong echo, or no response at all (a lost request)."""
 
 
+class HostMemoryError(ConfigError):
+    """The configuration needs more host memory up front than the machine has available (checked before the run;
+    see models.sim.host_memory_estimate)."""
+
+
 class OutputError(SimError, OSError):
     """The run's output folder cannot be created or written (checked before the simulation starts)."""
 

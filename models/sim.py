@@ -22,7 +22,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .errors import OutputError, RunInterrupted, SimError
+from .errors import HostMemoryError, OutputError, RunInterrupted, SimError
 from .system import System
 
 # The files a run writes (a reused outdir loses these before a new run starts).
@@ -89,6 +89,51 @@ def write_outputs(result: RunResult, config: dict[str, Any], outdir: pathlib.Pat
     (outdir / "host.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
+# Host bytes per cache line the timing model keeps (tag, ready time, LRU stamp, dirty bit; the LLC also a sharer
+# mask for its directory), and per data-set item the ghost client keeps (versions, log marks, flags). Measured from
+# the engine's data structures (kvsim-timing cache.rs, engine client.rs), rounded up.
+HOST_BYTES_PER_PRIVATE_LINE = 25
+HOST_BYTES_PER_LLC_LINE = 33
+HOST_BYTES_PER_CLIENT_ITEM = 48
+# Everything else (decoded-code cache, TLBs, NIC, the first guest pages): a fixed allowance (assumed).
+HOST_BYTES_BASE = 256 << 20
+
+
+def host_memory_estimate(system: System) -> dict[str, int]:
+    """Host memory the engine will allocate up front for this configuration, by part (bytes). Guest memory is not
+    in it: its pages are allocated on touch, up to System.mem_limit, and counted as they are."""
+    parts = {"engine": HOST_BYTES_BASE}
+    if system.mode == "detailed":
+        c = system.caches
+        private = c.l1i.size + c.l1d.size + (c.l2.size if c.l2_enabled else 0)
+        parts["private caches"] = system.harts * private // c.l1d.line_size * HOST_BYTES_PER_PRIVATE_LINE
+        parts["LLC"] = c.llc.size // c.llc.line_size * HOST_BYTES_PER_LLC_LINE
+    if system.client.enabled:
+        parts["client"] = system.client.items * HOST_BYTES_PER_CLIENT_ITEM
+    return parts
+
+
+def host_memory_available() -> int | None:
+    """Memory the host can give this process now (Linux MemAvailable), or None when unknown."""
+    try:
+        for line in pathlib.Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_host_memory(system: System) -> None:
+    """Refuse, before anything is allocated, a configuration whose up-front host memory exceeds what is free."""
+    parts = host_memory_estimate(system)
+    need, have = sum(parts.values()), host_memory_available()
+    if have is not None and need > have:
+        detail = ", ".join(f"{name} {size / 2**30:.2f} GiB" for name, size in parts.items())
+        raise HostMemoryError(f"this configuration needs about {need / 2**30:.1f} GiB of host memory ({detail}); "
+                              f"the host has {have / 2**30:.1f} GiB available: reduce the caches, harts or items")
+
+
 def prepare_outdir(outdir: pathlib.Path) -> None:
     """Before any simulation: create the folder, prove it writable, and remove a previous run's files."""
     try:
@@ -147,6 +192,7 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
     from . import _engine  # the Rust extension, built by `make engine`
 
     system.validate()
+    check_host_memory(system)
     config = system.to_dict()
     out = pathlib.Path(outdir) if outdir is not None else None
     if out is not None:

@@ -197,3 +197,23 @@ def test_mprotect_round_trip_matches_qemu(workloads_built, engine):
     proc = subprocess.run(["qemu-riscv64", str(GLIBC / "protect"), "ok"], capture_output=True, timeout=60)
     result = run_engine(GLIBC / "protect", ["ok"], max_insts=10**8)
     assert (bytes(result.stdout), result.exit_code) == (proc.stdout, proc.returncode) == (b"trying ok\nsum 2, now 5\n", 0)
+
+
+def test_host_memory_is_checked_before_allocation(workloads_built, engine):
+    """Caches whose tag arrays need more host memory than the machine has are refused with an error before the
+    run (they used to abort the process on the failed allocation)."""
+    from models.errors import HostMemoryError
+    from models.sim import host_memory_available, host_memory_estimate, simulate
+
+    system = make_system(GLIBC / "hello", mode="detailed", harts=16)
+    system.caches.l1i.size = system.caches.l1d.size = system.caches.llc.size = "4GiB"
+    need = sum(host_memory_estimate(system).values())
+    assert need > 16 * (8 << 30) // 64 * 25
+    have = host_memory_available()
+    assert have is not None and need > have, "this host has more memory than the test configuration needs"
+    started = time.perf_counter()
+    with pytest.raises(HostMemoryError, match="GiB of host memory"):
+        simulate(system)
+    assert time.perf_counter() - started < 2
+    # An ordinary detailed configuration passes the check.
+    assert sum(host_memory_estimate(make_system(GLIBC / "hello", mode="detailed")).values()) < 1 << 30
