@@ -21,7 +21,9 @@ class Workload(SimObject):
 class System(SimObject):
     """Top of the configuration tree handed to the engine."""
 
-    harts = Param.Count(1, "harts (cores) that run the workload, each with its own stack and hart id",
+    harts = Param.Count(1, "harts (cores) that run the workload, each with its own stack and hart id; for a Linux "
+                        "process (an ELF with thread-local storage, e.g. static glibc) only hart 0 starts and each "
+                        "clone'd thread takes an idle hart, so this is the most threads alive at once",
                         min=1, max=4096)
     clock = Param.Freq("2.5GHz", "clock of every hart when no timing model sets its own; in functional mode "
                        "simulated time advances one cycle per instruction", min="1MHz", max="20GHz")

@@ -146,12 +146,20 @@ def main(argv: list[str] | None = None) -> int:
         outdir = pathlib.Path(args.outdir or configs.ROOT / "results" / f"{args.config}-{stamp}")
         if args.power and system.mode != "detailed":
             raise ParamError("--power needs a detailed run: System.mode is 'functional' (try --set mode=detailed)")
+        if args.power:
+            from power.platforms import SOCKETS
+            if args.power not in SOCKETS:
+                raise ParamError(f"--power {args.power!r}: must be one of {', '.join(SOCKETS)}")
         result = run_with_progress(console, args.config, system, outdir, args.progress_every)
         if args.power:
             add_power(result, system, args.power)
     except (ParamError, SimError, ValueError) as err:
         console.print(f"[bold red]{type(err).__name__}[/]: ", end="")
         console.print(str(err), markup=False, highlight=False)
+        status = outdir / "status" if "outdir" in locals() else None
+        if status is not None and status.is_file() and status.read_text().startswith("ok"):
+            # The simulation finished but a later step (pricing) failed: the folder must not look finished.
+            status.write_text(f"failed: {type(err).__name__}: {err}\n")
         if isinstance(err, SimError) and not isinstance(err, OutputError) and 'outdir' in locals():
             console.print(f"the guest's output so far and the status are in {outdir}", markup=False)
         return 2

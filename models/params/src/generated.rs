@@ -251,7 +251,7 @@ pub struct Nic {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct System {
-    /// harts (cores) that run the workload, each with its own stack and hart id
+    /// harts (cores) that run the workload, each with its own stack and hart id; for a Linux process (an ELF with thread-local storage, e.g. static glibc) only hart 0 starts and each clone'd thread takes an idle hart, so this is the most threads alive at once
     pub harts: u64,
     /// clock of every hart when no timing model sets its own; in functional mode simulated time advances one cycle per instruction [Hz]
     pub clock: u64,
