@@ -79,15 +79,16 @@ FP_MNEMONICS = ([f"{op}.{f}" for op in FP_ARITH + FP_FMA + FP_SIGN_MINMAX + FP_C
                 + ["fcvt.s.d", "fcvt.d.s", "fmv.x.w", "fmv.x.d", "fmv.w.x", "fmv.d.x", "flw", "fld", "fsw", "fsd",
                    "c.fld", "c.fsd", "c.fldsp", "c.fsdsp", "frrm", "fsrmi", "frflags", "fsflags", "fsflagsi",
                    "frcsr", "csrrc", "csrrs"])
-# f64 and f32 bit patterns worth hitting: zeros, ones, extremes, subnormals, infinities, quiet and signalling NaNs.
+# f64 and f32 bit patterns worth hitting: zeros, ones, extremes, subnormals, infinities, quiet and signalling NaNs,
+# and the neighbours of 1 and of the smallest normal whose products probe tininess after rounding.
 FP64_EDGES = [0x0, 0x8000000000000000, 0x3FF0000000000000, 0xBFF0000000000000, 0x7FEFFFFFFFFFFFFF,
               0xFFEFFFFFFFFFFFFF, 0x0010000000000000, 0x000FFFFFFFFFFFFF, 0x0000000000000001, 0x800FFFFFFFFFFFFF,
               0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0x7FF4000000000001, 0xFFF8000000000123,
               0x4340000000000000, 0x43E0000000000000, 0xC3E0000000000000, 0x41E0000000000000, 0x3FE0000000000000,
-              0x4000000000000000, 0x3CA0000000000000]
+              0x4000000000000000, 0x3CA0000000000000, 0x3FEFFFFFFFFFFFFF, 0x3FEFFFFFFFFFFFFE, 0x0010000000000001]
 FP32_EDGES = [0x0, 0x80000000, 0x3F800000, 0xBF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x00800000, 0x007FFFFF, 0x00000001,
               0x7F800000, 0xFF800000, 0x7FC00000, 0x7FA00001, 0xFFC00123, 0x4F000000, 0xCF000000, 0x5F000000,
-              0x3F000000, 0x4B000000, 0x33800000]
+              0x3F000000, 0x4B000000, 0x33800000, 0x3F7FFFFF, 0x3F7FFFFE, 0x00800001]
 BOX = 0xFFFFFFFF00000000
 ALL_MNEMONICS = (R_OPS + I_OPS + list(SHIFT_IMM) + ["lui", "auipc"] + list(LOADS) + list(STORES) + RVC_OPS
                  + [f"{op}.{w}" for op in AMO_OPS for w in "wd"] + ["lr.w", "lr.d", "fence", "fence.tso"]

@@ -104,19 +104,44 @@ fn flags(s: Status) -> u32 {
     f
 }
 
-/// The flags of a rounded result. apfloat leaves out OF when a mode that rounds toward zero turns an overflow into
-/// the largest finite number; IEEE 754 (and RISC-V) raise it when the result rounded with an unbounded exponent
-/// exceeds that number. `nearest` recomputes the operation rounded to nearest, whose overflow decides it (exact
-/// except for results in [MAX + ulp/2, 2^(emax+1)), a sliver a half-ulp wide that we accept).
-fn rounded<F: Format>(r: StatusAnd<F>, rm: Round, nearest: impl FnOnce() -> StatusAnd<F>) -> (u64, u32) {
+/// How far `redo` scales a result up to see it rounded as if the exponent range were unbounded below.
+const TINY_SCALE: i32 = 128;
+
+/// The flags of a rounded result, with two corrections to apfloat. `redo(rm, k)` recomputes the operation with its
+/// exact result scaled by 2^k.
+/// - Overflow: apfloat leaves out OF when a mode that rounds toward zero turns an overflow into the largest finite
+///   number; IEEE 754 (and RISC-V) raise it when the result rounded with an unbounded exponent exceeds that number.
+///   The operation rounded to nearest decides it (exact except for results in [MAX + ulp/2, 2^(emax+1)), a sliver
+///   half an ulp wide that we accept).
+/// - Underflow: RISC-V detects tininess after rounding to the format's precision with an unbounded exponent;
+///   apfloat rounds at the subnormal precision, so a result that becomes the smallest normal number is never tiny
+///   there. For such results the operation is redone scaled into the normal range, where the unbounded rounding
+///   shows whether it stayed below 2^emin.
+fn rounded<F: Format>(r: StatusAnd<F>, rm: Round, redo: impl Fn(Round, i32) -> StatusAnd<F>) -> (u64, u32) {
     let mut f = flags(r.status);
     if f & (NX | OF) == NX && r.value.is_largest() && !matches!(rm, Round::NearestTiesToEven | Round::NearestTiesToAway)
     {
-        if nearest().value.is_infinite() {
+        if redo(Round::NearestTiesToEven, 0).value.is_infinite() {
             f |= OF;
         }
     }
+    if f & (NX | UF) == NX && r.value.is_smallest_normalized() {
+        let scaled = redo(rm, TINY_SCALE).value;
+        if scaled.abs() < F::smallest_normalized().scalbn(TINY_SCALE) {
+            f |= UF;
+        }
+    }
     (r.value.put(), f)
+}
+
+/// `x` and `y` with the smaller in magnitude scaled by 2^k: their product is scaled by 2^k, exactly, and (for
+/// products near the bottom of the range, the only ones redone) without overflow.
+fn scale_smaller<F: Format>(x: F, y: F, k: i32) -> (F, F) {
+    if x.abs() < y.abs() {
+        (x.scalbn(k), y)
+    } else {
+        (x, y.scalbn(k))
+    }
 }
 
 /// The rounding mode of an instruction: its rm field, or frm when rm is 7 (dynamic).
@@ -155,13 +180,16 @@ fn arith<F: Format>(kind: Arith, a: u64, b: u64, rm: Round) -> (u64, u32) {
     if let Some(r) = nan_operands(&[x, y]) {
         return r;
     }
-    let op = |rm| match kind {
-        Arith::Add => x.add_r(y, rm),
-        Arith::Sub => x.sub_r(y, rm),
-        Arith::Mul => x.mul_r(y, rm),
-        Arith::Div => x.div_r(y, rm),
+    let op = |rm, k| match kind {
+        Arith::Add => x.scalbn(k).add_r(y.scalbn(k), rm),
+        Arith::Sub => x.scalbn(k).sub_r(y.scalbn(k), rm),
+        Arith::Mul => {
+            let (x, y) = scale_smaller(x, y, k);
+            x.mul_r(y, rm)
+        }
+        Arith::Div => x.scalbn(k).div_r(y, rm),
     };
-    rounded(op(rm), rm, || op(Round::NearestTiesToEven))
+    rounded(op(rm, 0), rm, op)
 }
 
 /// rs1 * rs2 + rs3 with the signs the four FMA opcodes ask for, rounded once.
@@ -173,7 +201,11 @@ fn fma<F: Format>(negate_product: bool, negate_addend: bool, a: u64, b: u64, c: 
     }
     let x = if negate_product { -x } else { x };
     let z = if negate_addend { -z } else { z };
-    rounded(x.mul_add_r(y, z, rm), rm, || x.mul_add_r(y, z, Round::NearestTiesToEven))
+    let op = |rm, k| {
+        let (x, y) = scale_smaller(x, y, k);
+        x.mul_add_r(y, z.scalbn(k), rm)
+    };
+    rounded(op(rm, 0), rm, op)
 }
 
 /// Square root, exact: sqrt(m * 2^e) from an integer square root of m shifted to keep two guard bits and a sticky
@@ -293,8 +325,8 @@ where
     if x.is_nan() {
         return (T::to_reg(T::CANONICAL_NAN), if x.is_signaling() { NV } else { 0 });
     }
-    let op = |rm| -> StatusAnd<T> { FloatConvert::<T>::convert_r(x, rm, &mut false) };
-    rounded(op(rm), rm, || op(Round::NearestTiesToEven))
+    let op = |rm, k| -> StatusAnd<T> { FloatConvert::<T>::convert_r(x.scalbn(k), rm, &mut false) };
+    rounded(op(rm, 0), rm, op)
 }
 
 /// fclass: one bit of ten (-inf, -normal, -subnormal, -0, +0, +subnormal, +normal, +inf, sNaN, qNaN).
@@ -504,6 +536,14 @@ mod tests {
         let tiny = f64::from_bits(1); // smallest subnormal
         assert_eq!(run(Op::FmulD, RNE, d(tiny), d(0.5), 0), (d(0.0), UF | NX));
         assert_eq!(run(Op::FmulD, RUP, d(tiny), d(0.5), 0), (d(tiny), UF | NX));
+        // Tininess after rounding with an unbounded exponent: (1 - 2^-53) * 2^-1022 is exact in 53 bits, below
+        // 2^-1022, so tiny, though rounding it to the subnormal grid gives 2^-1022 (as qemu does: UF | NX).
+        let just_below = d(1.0 - f64::EPSILON / 2.0);
+        let min_normal = d(f64::MIN_POSITIVE);
+        assert_eq!(run(Op::FmulD, RNE, just_below, min_normal, 0), (min_normal, UF | NX));
+        // (1 - 2^-52)(1 + 2^-52) * 2^-1022 rounds to 2^-1022 in 53 bits: not tiny, only inexact.
+        let above = d(f64::MIN_POSITIVE * (1.0 + f64::EPSILON));
+        assert_eq!(run(Op::FmulD, RNE, d(1.0 - f64::EPSILON), above, 0), (min_normal, NX));
         // An exact subnormal result raises nothing.
         assert_eq!(run(Op::FmulD, RNE, d(tiny * 4.0), d(0.5), 0), (d(tiny * 2.0), 0));
         assert_eq!(run(Op::FcvtSD, RNE, d(1e300), 0, 0), (s(f32::INFINITY), OF | NX));
