@@ -9,7 +9,7 @@ RUST_SOURCES := Cargo.toml $(shell find models -name '*.rs' -o -name Cargo.toml 
 SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all setup system-packages python-env engine workloads run test test-rust test-python bench clean
+.PHONY: all setup system-packages python-env engine workloads run test test-rust test-python bench figures clean
 
 all: engine workloads
 
@@ -67,6 +67,11 @@ test-python: engine workloads
 
 bench: engine workloads
 	@$(PY) sim-scripts/bench.py
+
+# The sensitivity studies' figures, CSVs and reports under results/figures/ (reduced scale; FULL=1 for the full
+# 60-core socket, COMPARE=1 to also measure the reduced scale's error on three full-socket points per study).
+figures: engine workloads
+	@nice -n 10 $(PY) sim-scripts/figures.py $(if $(FULL),--full) $(if $(COMPARE),--compare)
 
 clean:
 	rm -rf $(STAMPS) target workloads/build models/_engine*.so

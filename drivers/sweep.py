@@ -38,6 +38,7 @@ import multiprocessing
 import os
 import pathlib
 import random
+import signal
 import tempfile
 import time
 import traceback
@@ -202,7 +203,8 @@ class Product(Space):
 
 @dataclass
 class Base:
-    """The base configuration: `configs.<config>.system(**kwargs)`. Plain data, so workers can rebuild it."""
+    """The base configuration: `configs.<config>.system(**kwargs)`, or `module:function(**kwargs)` when `config`
+    names one. Plain data, so workers can rebuild it."""
     config: str
     kwargs: dict[str, Any] = field(default_factory=dict)
 
@@ -210,6 +212,8 @@ class Base:
         self.config, self.kwargs = config, kwargs
 
     def build(self) -> System:
+        if ":" in self.config:
+            return _resolve_callable(self.config)(**self.kwargs)
         import configs
 
         return configs.load(self.config).system(**self.kwargs)
@@ -529,22 +533,56 @@ class _Progress:
         self.bar.update(self.current, description="  " + ("; ".join(lines[:2]) or "waiting for a point"))
 
 
+def _ignore_sigint() -> None:
+    # Workers leave Ctrl-C to the driver, which stops them: an interrupted point is not a failed point.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _local_pool(jobs: int) -> cf.ProcessPoolExecutor:
+    # spawn: workers start clean (no inherited threads or locks from the driver) and import what they need.
+    return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=_ignore_sigint)
+
+
+def _stop(pool: cf.ProcessPoolExecutor) -> None:
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+
+
 def _run_local(store, todo, done, total, jobs, _scheduler, progress, name):
     jobs = jobs or os.cpu_count() or 1
-    # spawn: workers start clean (no inherited threads or locks from the driver) and import what they need.
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool, \
-            _Progress(store, name, done, total, progress) as bar:
-        futures = {pool.submit(run_point, store, p): p for p in todo}
-        pending = set(futures)
-        while pending:
-            finished, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
-            for fut in finished:
-                bar.finished(_record_of(fut, futures[fut], store))
-            bar.poll()
+    stored = set()
+    with _Progress(store, name, done, total, progress) as bar:
+        pool = _local_pool(jobs)
+        try:
+            futures = {pool.submit(run_point, store, p): p for p in todo}
+            pending = set(futures)
+            while pending:
+                finished, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    record = fut.result()        # BrokenProcessPool when a worker died: handled below
+                    stored.add(record["key"])
+                    bar.finished(record)
+                bar.poll()
+            pool.shutdown()
+        except cf.process.BrokenProcessPool:
+            # A worker died (the process crashed, not a Python error, which run_point records). Every pending
+            # future fails with the pool, so rerun the points not stored one per fresh worker: the one that
+            # crashes again is recorded as failed, the others run.
+            _stop(pool)
+            for point in todo:
+                if point.key in stored or (pathlib.Path(store) / "points" / f"{point.key}.json").exists():
+                    continue
+                with _local_pool(1) as single:
+                    bar.finished(_record_of(single.submit(run_point, store, point), point, store))
+        except BaseException:
+            _stop(pool)
+            raise
 
 
 def _record_of(fut, point: Point, store: str) -> dict[str, Any]:
-    """The worker's record; a worker that died (e.g. the engine crashed the process) is recorded as failed here."""
+    """The worker's record; a worker that died (the process, e.g. an engine crash) is recorded as failed here."""
     try:
         return fut.result()
     except Exception as err:

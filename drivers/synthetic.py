@@ -7,6 +7,7 @@ resolved configuration into statistics, sleeping a little so a sweep can be inte
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -40,12 +41,14 @@ class QueueServer:
 
 def evaluate_point(make_system, options: dict[str, Any], report) -> dict[str, Any]:
     """Statistics of a made-up server from a point's resolved configuration (a sweep evaluator): throughput grows
-    with the ROB and the issue width and falls with the item size. `client.seed` = 13 raises (a point that fails);
+    with the ROB and the issue width and falls with the item size. `client.seed` = 13 raises (a point that fails), 14 kills its worker process;
     options['sleep_ms'] (default: System.seed) is how long the point takes, so a test can kill a sweep mid-way."""
     config = make_system().to_dict()
     core, client = config["core"], config["client"]
     if client["seed"] == 13:
         raise RuntimeError("synthetic failure: client.seed = 13")
+    if client["seed"] == 14:
+        os._exit(3)                      # the worker process dies (as an engine crash would)
     steps = 5
     for i in range(steps):
         time.sleep(options.get("sleep_ms", config["seed"]) / 1000 / steps)

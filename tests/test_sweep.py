@@ -102,6 +102,15 @@ def test_a_point_that_raises_is_recorded_failed_and_the_others_finish(tmp_path):
     assert sw.run(s, store=tmp_path, jobs=1, progress=False, retry_failed=True).ran == 2
 
 
+def test_a_point_that_kills_its_worker_is_recorded_failed_and_the_others_finish(tmp_path):
+    report = sw.run(synthetic_sweep(seeds=(1, 14, 2), robs=(16, 64)), store=tmp_path, jobs=2, progress=False)
+    table = load_sweep(tmp_path)
+    assert report.points == len(table) == 6 and report.failed == 2
+    failed = table[table.status == "failed"]
+    assert set(failed["param.client.seed"]) == {14} and failed.error.str.contains("worker died").all()
+    assert (table[table.status == "ok"]["stat.client.throughput_mrps"] > 0).all()
+
+
 @pytest.mark.slow
 def test_dask_localcluster_gives_the_local_pool_table(tmp_path):
     from distributed import Client, LocalCluster
