@@ -225,3 +225,19 @@ def test_ties_and_guest_arguments():
     assert [x.workload.argv.count("prefetch=0") + 2 * x.workload.argv.count("prefetch=1") for x in systems] == \
         [1, 2, 1, 2]
     assert all("mode=erew" in x.workload.argv for x in systems)
+
+
+def test_the_progress_shows_points_and_the_running_points_own_progress(tmp_path):
+    bar = sw._Progress(str(tmp_path), "p", 1, 3, enabled=False)
+    (tmp_path / "progress").mkdir()
+    (tmp_path / "progress" / "0123456789abcdef").write_text("detailed: 1,000,000 instructions")
+    bar.poll()
+    assert "01234567: detailed: 1,000,000 instructions" in bar.bar.tasks[bar.current].description
+    bar.finished({"status": "failed"})
+    task = bar.bar.tasks[bar.points]
+    assert task.completed == 2 and task.total == 3 and "1 failed" in task.description
+    # A worker reports through that file while its point runs, and removes it when the point is stored.
+    point = synthetic_sweep(sleep_ms=0).resolve()[0]
+    record = sw.run_point(str(tmp_path), point)
+    assert record["status"] == "ok" and not (tmp_path / "progress" / point.key).exists()
+    assert json.loads((tmp_path / "points" / f"{point.key}.json").read_text()) == record
