@@ -45,6 +45,12 @@ def load_sweep(store: str | pathlib.Path, *, include_missing: bool = False) -> p
         elif include_missing:
             rows.append({"key": key, "index": i, "status": "missing"})
     frame = pd.DataFrame(rows)
+    # A point stored by an earlier version of the sweep that varied fewer parameters (same resolved configuration,
+    # so the same key) lacks the newer param.* values: they are its configuration's.
+    for path in json.loads(manifest_path.read_text()).get("paths", []):
+        column, resolved = f"param.{path}", f"cfg.{path}"
+        if resolved in frame:
+            frame[column] = frame[column].fillna(frame[resolved]) if column in frame else frame[resolved]
     return frame.reset_index(drop=True)
 
 

@@ -86,3 +86,12 @@ def test_the_run_summary_leads_with_throughput_loss_latency_and_power():
     closed["client.offered_mpps"] = 0.0
     rows = dict(_run_script().kvs_summary(closed))
     assert "power (runtime)" not in rows and rows["loss"].endswith("(closed loop)")
+
+
+def test_points_stored_by_a_narrower_version_of_the_sweep_get_their_parameters_from_their_configuration(tmp_path):
+    synthetic_store(tmp_path, 3)
+    manifest = json.loads((tmp_path / "sweep.json").read_text())
+    manifest["paths"] = ["core.rob_entries", "client.seed"]
+    atomic_write_json(tmp_path / "sweep.json", manifest)
+    table = load_sweep(tmp_path)
+    assert list(table["param.client.seed"]) == [1, 1, 1] and list(table["param.core.rob_entries"]) == [1, 2, 3]

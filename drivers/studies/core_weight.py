@@ -9,7 +9,7 @@ import pathlib
 
 import pandas as pd
 
-from ..sweep import CAPACITY_EVALUATOR, Base, Grid, List, Sweep
+from ..sweep import CAPACITY_EVALUATOR, Base, Grid, List, Product, Sweep, Zip
 from . import common
 
 ROBS = [1, 16, 32, 64, 128, 256]
@@ -19,24 +19,27 @@ DATASETS = ["tiny", "small", "large", "xlarge"]
 TIES = {"core.issue_width": ("core.fetch_width", "core.commit_width", "core.int_alus")}
 
 
-# 2^15 items: each probe's bulk load (about 450 instructions per item) is most of its host time. The data set is
-# small next to the paper's, so this study measures the cores more than the memory system (the LLC study has the
-# large data set).
-ITEMS = 1 << 15
+# Items per data set: each probe's bulk load (about 450 instructions per tiny item, more for large ones) is most of
+# its host time, so the data sets are small next to the paper's: 2^15 tiny or small items (1.3 / 3.1 MB of log),
+# 2^13 large or extra-large ones (about 9 / 11 MB), against 3 MB of LLC at reduced scale. This study measures the
+# cores more than the memory system; the LLC study has the large data set.
+ITEMS = {"tiny": 1 << 15, "small": 1 << 15, "large": 1 << 13, "xlarge": 1 << 13}
 
 
 def _sweep(name: str, cores: int, space) -> Sweep:
-    return Sweep(name, Base("drivers.studies.common:target", cores=cores, items=ITEMS), space, ties=TIES,
+    return Sweep(name, Base("drivers.studies.common:target", cores=cores, items=ITEMS["tiny"]), space, ties=TIES,
                  evaluator=CAPACITY_EVALUATOR, options={"resolution": common.CAPACITY_RESOLUTION})
 
 
 def sweeps(full: bool = False) -> list[Sweep]:
     cores = common.FULL_CORES if full else common.REDUCED_CORES
     return [_sweep(f"core_weight-{cores}c", cores,
-                   Grid({"client.dataset": DATASETS, "core.issue_width": WIDTHS, "core.rob_entries": ROBS}))]
+                   Product(Zip({"client.dataset": DATASETS, "client.items": [ITEMS[d] for d in DATASETS]}),
+                           Grid({"core.issue_width": WIDTHS, "core.rob_entries": ROBS})))]
 
 
-COMPARE_POINTS = [{"client.dataset": "tiny", "core.issue_width": w, "core.rob_entries": r}
+COMPARE_POINTS = [{"client.dataset": "tiny", "client.items": ITEMS["tiny"], "core.issue_width": w,
+                   "core.rob_entries": r}
                   for w, r in ((1, 1), (1, 64), (3, 64))]
 
 
@@ -105,8 +108,8 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
         __doc__.split("\n\n")[0].replace("\n", " "),
         [f"scale: {common.scale_text(cores)}", "core.rob_entries in " + ", ".join(map(str, ROBS)),
          "core.issue_width in 1-4, with core.fetch_width, core.commit_width and core.int_alus equal to it",
-         "client.dataset in " + ", ".join(DATASETS) + f"; {common.target(cores).client.items} items (uniform, "
-         "95% GET, EREW)",
+         "client.dataset in " + ", ".join(DATASETS) + "; client.items " +
+         ", ".join(f"{d} {n:,}" for d, n in ITEMS.items()) + " (uniform, 95% GET, EREW)",
          f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution, "
          f"{common.REQUESTS_PER_CORE} measured requests per core per probe"],
         "### Headline ratios\n\n" + table_md + "\n\n### Throughput (M requests/s)\n\n" + common.markdown_table(pivot),
