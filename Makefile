@@ -69,9 +69,10 @@ bench: engine workloads
 	@$(PY) sim-scripts/bench.py
 
 # The sensitivity studies' figures, CSVs and reports under results/figures/ (reduced scale; FULL=1 for the full
-# 60-core socket, COMPARE=1 to also measure the reduced scale's error on three full-socket points per study).
+# 60-core socket; COMPARE=1 to also measure the reduced scale's error on three full-socket points per study,
+# COMPARE="core_weight batching" for some studies).
 figures: engine workloads
-	@nice -n 10 $(PY) sim-scripts/figures.py $(if $(FULL),--full) $(if $(COMPARE),--compare)
+	@nice -n 10 $(PY) sim-scripts/figures.py $(if $(FULL),--full) $(if $(COMPARE),--compare $(filter-out 1,$(COMPARE)))
 
 clean:
 	rm -rf $(STAMPS) target workloads/build models/_engine*.so

@@ -5,7 +5,7 @@
     sim-scripts/figures.py --study llc           # one study
     sim-scripts/figures.py --full                # the full 60-core socket (slow)
     sim-scripts/figures.py --compare             # also three points of each study on the full socket: the error
-                                                 # of the reduced scale
+                                                 # of the reduced scale (--compare llc batching: those studies)
 
 Each study writes its plot (PNG), CSV and Markdown report to results/figures/<study>/; the sweep stores are under
 results/sweeps/ and resume, so a second run only draws (or finishes what was stopped). results/figures/summary.md
@@ -76,8 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--study", action="append", choices=studies.STUDIES, help="only these studies")
     parser.add_argument("--full", action="store_true", help="the full 60-core socket instead of the reduced one")
-    parser.add_argument("--compare", action="store_true", help="also run 3 points per study on the full socket "
-                        "and report the reduced scale's error")
+    parser.add_argument("--compare", nargs="*", choices=studies.STUDIES, metavar="STUDY",
+                        help="also run 3 points of each study (or of the studies named) on the full socket and "
+                        "report the reduced scale's error")
     parser.add_argument("--jobs", type=int, help="local worker processes (default: the host's CPU count)")
     parser.add_argument("--scheduler", help="a Dask scheduler address")
     parser.add_argument("--store", help="root of the sweep stores (default results/sweeps)")
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         outdir = outroot / name
         outdir.mkdir(parents=True, exist_ok=True)
         paths = study.make(tables, outdir, args.full)
-        if args.compare and not args.full:
+        if args.compare is not None and (not args.compare or name in args.compare) and not args.full:
             sw = study.compare_sweep()
             full = run_sweep(sw, args, console, summary)
             reduced = pd.concat(list(tables.values()), ignore_index=True)

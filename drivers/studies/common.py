@@ -92,6 +92,9 @@ def figures_of(row: Any) -> dict[str, float]:
         # Core time per RX batch: every core's cycles in the measured phase over the batches it took (at capacity
         # the cores are never idle, so this is the time to process one batch).
         "ns_per_rx_batch": cycles / clock_ghz / batches if batches else float("nan"),
+        # The same per packet of those batches (batches grow with load, so time per batch alone can mislead).
+        "ns_per_rx_packet": cycles / clock_ghz / batches / mean_of(r, "system.nic0.queue", ".rx_batch_mean")
+        if batches else float("nan"),
         "cores": cores,
     }
 
@@ -116,5 +119,15 @@ def markdown_table(df: Any) -> str:
     cols = [str(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, row in df.iterrows():
-        lines.append("| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in row) + " |")
+        lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
     return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if value != value:
+            return "n/a"
+        if value.is_integer() and abs(value) < 1e9:
+            return f"{int(value):,}"
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)

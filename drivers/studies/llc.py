@@ -42,7 +42,7 @@ def frame(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, row in table[table.status == "ok"].iterrows():
         f = common.figures_of(row)
-        rows.append({"llc_per_core_kb": row["param.caches.llc.size"] // 1024 // f["cores"],
+        rows.append({"llc_per_core_kb": int(row["param.caches.llc.size"]) // 1024 // f["cores"],
                      "items": row["cfg.client.items"], **f})
     return pd.DataFrame(rows).sort_values("llc_per_core_kb").reset_index(drop=True)
 
