@@ -52,7 +52,8 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
 def compare(study, reduced: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
     """Each full-socket point beside the reduced point with the same varied parameters: per-core throughput, LLC
     MPKI, p95 latency, and the reduced scale's error."""
-    params = [c for c in full.columns if c.startswith("param.")]
+    # Measured requests scale with the cores (a run's length per core is what is kept), so they do not identify a point.
+    params = [c for c in full.columns if c.startswith("param.") and c != "param.client.requests"]
     rows = []
     for _, frow in full[full.status == "ok"].iterrows():
         match = reduced[(reduced.status == "ok")]
