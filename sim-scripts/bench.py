@@ -202,7 +202,7 @@ def socket_main(cores: int = 12, requests_per_core: int = 3000) -> int:
     per host second, for the detailed phase (from the first progress report in it) and for the whole run (the
     functional bulk load and cache warming included)."""
     from configs import xeon_e5_2697v2_socket
-    from models import loadsearch
+    from drivers import capacity
     from models.errors import SimError
 
     console = Console()
@@ -213,7 +213,7 @@ def socket_main(cores: int = 12, requests_per_core: int = 3000) -> int:
             marks.append((time.perf_counter(), insts))
 
     system = xeon_e5_2697v2_socket.system(cores=cores, requests=requests_per_core * cores)
-    system.client.offered_mpps = loadsearch.line_rate_mpps(system)
+    system.client.offered_mpps = capacity.line_rate_mpps(system)
     try:
         started = time.perf_counter()
         r = simulate(system, progress=progress, progress_every=1_000_000)

@@ -106,19 +106,39 @@ def _mean(stats: dict[str, float], prefix: str, suffix: str) -> float | None:
 
 
 def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
-    """The KVS figures of a run with the ghost client (empty otherwise)."""
+    """The KVS figures of a run with the ghost client (empty otherwise): first what a user came for (throughput,
+    loss, latency, power and requests/s per watt when priced), then the figures that explain it."""
     if "client.requests" not in stats:
         return []
-    rows = [("requests checked", f"{stats['client.requests']:,.0f} ({stats['client.hits']:,.0f} GET hits, "
-                                 f"{stats['client.misses']:,.0f} misses)"),
-            ("instructions / request", f"{stats['client.insts_per_request']:.1f}")]
-    batch = _mean(stats, "system.nic0.queue", ".rx_batch_mean")
-    if batch is not None:
-        rows.append(("RX batch (mean)", f"{batch:.1f} packets per poll"))
+    rows = []
+    if stats.get("client.throughput_mrps"):
+        rows.append(("throughput", f"{stats['client.throughput_mrps'] * 1e6:,.0f} requests/s"))
+    if "client.offered_mpps" in stats:
+        offered = stats["client.offered_mpps"]
+        rows.append(("loss", f"{100 * stats.get('client.loss', 0.0):.2f}% of frames" +
+                     (f" (offered {offered:.3f} M frames/s)" if offered > 0 else " (closed loop)")))
+    if stats.get("client.latency.samples"):
+        rows.append(("latency p50 / p95 / p99", " / ".join(f"{stats[f'client.latency.{p}'] / 1e3:.2f}"
+                                                          for p in ("p50", "p95", "p99")) + " us round trip"))
+    if "power.socket.runtime_power_W" in stats:
+        rows.append(("power (runtime)", f"{stats['power.socket.runtime_power_W']:.2f} W (peak "
+                                        f"{stats.get('power.socket.peak_power_W', 0.0):.1f} W)"))
+        if stats.get("power.energy_per_request_J", 0) > 0 and stats.get("client.throughput_mrps"):
+            rows.append(("requests/s per watt", f"{stats['power.requests_per_s_per_W']:,.0f} "
+                         f"({stats['power.energy_per_request_J'] * 1e9:.1f} nJ per request)"))
+    rows += [("requests checked", f"{stats['client.requests']:,.0f} ({stats['client.hits']:,.0f} GET hits, "
+                                  f"{stats['client.misses']:,.0f} misses)"),
+             ("instructions / request", f"{stats['client.insts_per_request']:.1f}")]
+    ipc = [v for k, v in stats.items() if k.startswith("system.socket0.core") and k.endswith(".ipc")]
+    if ipc:
+        rows.append(("IPC (mean of cores)", f"{sum(ipc) / len(ipc):.3f}"))
     for label, suffix in (("L1D MPKI (mean)", ".l1d.mpki"), ("LLC MPKI", "llc.mpki")):
         value = _mean(stats, "system.socket0.", suffix)
         if value is not None:
             rows.append((label, f"{value:.2f}"))
+    batch = _mean(stats, "system.nic0.queue", ".rx_batch_mean")
+    if batch is not None:
+        rows.append(("RX batch (mean)", f"{batch:.1f} packets per poll"))
     return rows
 
 
@@ -171,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[bold red]interrupted[/]")
         return 130
     table = Table(title=f"kvsim: {args.config}", show_header=False)
+    for label, row in kvs_summary(result.stats):
+        table.add_row(label, row)
     table.add_row("stopped by", result.stop_reason)
     table.add_row("exit code", str(result.exit_code))
     table.add_row("harts", str(len(result.harts)))
@@ -182,13 +204,6 @@ def main(argv: list[str] | None = None) -> int:
     if ipc:
         table.add_row("mode", f"detailed (timing from {system.detailed_start})")
         table.add_row("IPC per core", ", ".join(f"{v:.3f}" for v in ipc))
-    if args.power:
-        table.add_row("power (runtime)", f"{result.stats['power.socket.runtime_power_W']:.2f} W "
-                      f"({args.power}, {len(result.harts)} cores; peak {result.stats['power.socket.peak_power_W']:.1f} W)")
-        if result.stats.get("power.energy_per_request_J", 0) > 0:
-            table.add_row("energy / request", f"{result.stats['power.energy_per_request_J'] * 1e9:.1f} nJ")
-    for label, row in kvs_summary(result.stats):
-        table.add_row(label, row)
     table.add_row("outputs", str(outdir))
     console.print(table)
     guest_out = result.stdout.decode(errors="replace").strip()
