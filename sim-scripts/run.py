@@ -81,16 +81,16 @@ def run_with_progress(console: Console, name: str, system, outdir: pathlib.Path,
         return simulate(system, outdir, progress=line, progress_every=every)
 
 
-def add_power(result, system, socket: str) -> None:
-    """Price the finished run and add the power model's figures to its stats and its files."""
+def add_power(result, system) -> None:
+    """Price the finished run from its own configuration and add the power model's figures to its stats/files."""
     import power
     from models.sim import write_outputs
 
     config = system.to_dict()
-    priced = power.price_run(result.stats, config, socket)
+    priced = power.price_run(result.stats, config)
     for name, value in priced.stats().items():
         result.stats[name] = value
-        result.descriptions[name] = f"power model ({socket} socket cut to the simulated part)"
+        result.descriptions[name] = f"power model ({priced.model.platform.name}, as the run's config.json)"
     if result.outdir is not None:
         write_outputs(result, config, result.outdir)
 
@@ -123,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
     parser.add_argument("--outdir", help="where to write the run's files (default results/<config>-<time>)")
     parser.add_argument("--list", action="store_true", help="list the configs and exit")
-    parser.add_argument("--power", metavar="SOCKET", help="price the run with the power model: the socket "
-                        "(brps_target or xeon_e5_2697v2) cut to what was simulated; adds power.* to the stats")
+    parser.add_argument("--power", action="store_true", help="price the run with the power model from its own "
+                        "configuration (System.technology holds the power-only values); adds power.* to the stats")
     parser.add_argument("--progress-every", type=int, default=10_000_000, metavar="N",
                         help="update the progress line every N instructions (0: no progress line)")
     args = parser.parse_args(argv)
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ParamError("--power needs a detailed run: System.mode is 'functional' (try --set mode=detailed)")
         result = run_with_progress(console, args.config, system, outdir, args.progress_every)
         if args.power:
-            add_power(result, system, args.power)
+            add_power(result, system)
     except (ParamError, SimError, ValueError) as err:
         console.print(f"[bold red]{type(err).__name__}[/]: {err}")
         return 2
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row("IPC per core", ", ".join(f"{v:.3f}" for v in ipc))
     if args.power:
         table.add_row("power (runtime)", f"{result.stats['power.socket.runtime_power_W']:.2f} W "
-                      f"({args.power}, {len(result.harts)} cores; peak {result.stats['power.socket.peak_power_W']:.1f} W)")
+                      f"({len(result.harts)} cores; peak {result.stats['power.socket.peak_power_W']:.1f} W)")
         if result.stats.get("power.energy_per_request_J", 0) > 0:
             table.add_row("energy / request", f"{result.stats['power.energy_per_request_J'] * 1e9:.1f} nJ")
     for label, row in kvs_summary(result.stats):
