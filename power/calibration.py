@@ -45,6 +45,7 @@ ARRAY_GROUPS = ("l1", "cache", "dir")
 REF_NODE_NM = 45.0
 REF_WIDTH = 4.0
 REF_ROB = 128.0
+MIN_ROB = 16.0
 REF_CAPACITY_B = 1 << 20
 REF_TEMPERATURE_K = 360.0
 
@@ -80,7 +81,8 @@ def feature_names(group: str, metric: str) -> tuple[str, ...]:
     """The features the law of ``group`` / ``metric`` uses (the fit solves exactly these coefficients)."""
     names = list(NODE_FEATURES) + list(DEVICE_FEATURES)
     if group in CORE_GROUPS:
-        names += ["width", "rob", "inorder", "threads", "x86"]
+        # the L1s scale with width (ports) but not with the window
+        names += ["width", "inorder", "threads", "x86"] + ([] if group == "l1" else ["rob"])
     if group in ARRAY_GROUPS:
         names += ["capacity"]
     if metric == "sub":
@@ -98,7 +100,8 @@ def platform_features(p) -> dict[str, float]:
         "lstp": 1.0 if p.device == "lstp" else 0.0,
         **{f"lop_{f}": lop * v for f, v in w.items()},
         "width": math.log(max(1, c.issue_width) / REF_WIDTH),
-        "rob": math.log(max(1, c.rob if c.ooo else 1) / REF_ROB) if c.ooo else 0.0,
+        # clamped at MIN_ROB: McPAT's reservation-station cores (e.g. its Cortex-A9) have ROB 0
+        "rob": math.log(max(MIN_ROB, c.rob) / REF_ROB) if c.ooo else 0.0,
         "inorder": 0.0 if c.ooo else 1.0,
         "threads": math.log(max(1, c.threads)),
         "x86": 1.0 if c.x86 else 0.0,

