@@ -95,9 +95,10 @@ def test_pricing_one_configuration_is_fast():
     p = platform_from_config(cfg)
     stats = synthetic_stats(p)
     power.price_run(stats, cfg)
+    # CPU time of this process: on the shared 2-core machine wall time also counts other jobs' turns
     times = []
     for _ in range(5):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         power.price_run(stats, cfg).dataframe()
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     assert min(times) < 0.05, times
