@@ -7,7 +7,7 @@ Target Buffer``, ``Branch Predictor``, ``Instruction Buffer``, ``Instruction Dec
 Store Unit`` with ``Data Cache``; ``Memory Management Unit`` with ``Itlb``, ``Dtlb``; ``Execution Unit`` with
 ``Register Files``, ``Instruction Scheduler``, ``Integer ALUs``, ``Floating Point Units (FPUs)``, ``Complex ALUs
 (Mul/Div)``, ``Results Broadcast Bus``; a private ``L2``). ``tree(result)`` gives kvsim's figures under those names
-(per-core lines are one core's share); ``parse_out(text)`` reads McPAT's printout into the same shape;
+(per-core lines are one core's share, except runtime dynamic power: all cores, as McPAT prints it); ``parse_out(text)`` reads McPAT's printout into the same shape;
 ``compare(result, text)`` puts them side by side. kvsim's pipeline latches and control (``core.pipeline``) have no
 McPAT line of their own (McPAT spreads them over the units): they appear as ``Pipeline (kvsim)``.
 """
@@ -63,7 +63,10 @@ def tree(result) -> pd.DataFrame:
     def add(line, level, parent, df, per_core=False):
         vals = df[list(METRICS)].sum()
         if per_core:
+            # McPAT prints a homogeneous core's area, peak and leakage per core but its runtime dynamic power
+            # over all cores (the activity is the chip's total): the same here
             vals = vals / cores
+            vals["runtime_dynamic_W"] *= cores
         rows.append(dict(line=line, level=level, parent=parent, **{m: float(vals[m]) for m in METRICS}))
 
     on_die = s[s.on_die]
