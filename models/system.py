@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .client import Client, server_mode
 from .nic import Nic
+from .technology import Technology
 from .params import Param, ParamError, SimObject
 from .cache import CacheHierarchy
 from .core import Core
@@ -65,6 +66,7 @@ class System(SimObject):
     memory = Param.Child(MemoryController, "the socket's DRAM controller and channels")
     nic = Param.Child(Nic, "the NIC (simulated only when nic.enabled)")
     client = Param.Child(Client, "the ghost client (runs only when client.enabled; needs the NIC)")
+    technology = Param.Child(Technology, "power-only parameters of the socket (read by the power model only)")
 
     def validate(self) -> None:
         super().validate()

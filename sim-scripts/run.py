@@ -86,16 +86,16 @@ def run_with_progress(console: Console, name: str, system, outdir: pathlib.Path,
         return simulate(system, outdir, progress=line, progress_every=every)
 
 
-def add_power(result, system, socket: str) -> None:
-    """Price the finished run and add the power model's figures to its stats and its files."""
+def add_power(result, system) -> None:
+    """Price the finished run from its own configuration and add the power model's figures to its stats/files."""
     import power
     from models.sim import write_outputs
 
     config = system.to_dict()
-    priced = power.price_run(result.stats, config, socket)
+    priced = power.price_run(result.stats, config)
     for name, value in priced.stats().items():
         result.stats[name] = value
-        result.descriptions[name] = f"power model ({socket} socket cut to the simulated part)"
+        result.descriptions[name] = f"power model ({priced.model.platform.name}, as the run's config.json)"
     if result.outdir is not None:
         write_outputs(result, config, result.outdir)
 
@@ -148,8 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
     parser.add_argument("--outdir", help="where to write the run's files (default results/<config>-<time>)")
     parser.add_argument("--list", action="store_true", help="list the configs and exit")
-    parser.add_argument("--power", metavar="SOCKET", help="price the run with the power model: the socket "
-                        "(brps_target or xeon_e5_2697v2) cut to what was simulated; adds power.* to the stats")
+    parser.add_argument("--power", action="store_true", help="price the run with the power model from its own "
+                        "configuration (System.technology holds the power-only values); adds power.* to the stats")
     parser.add_argument("--progress-every", type=int, default=10_000_000, metavar="N",
                         help="update the progress line every N instructions (0: no progress line)")
     args = parser.parse_args(argv)
@@ -166,13 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         outdir = pathlib.Path(args.outdir or configs.ROOT / "results" / f"{args.config}-{stamp}")
         if args.power and system.mode != "detailed":
             raise ParamError("--power needs a detailed run: System.mode is 'functional' (try --set mode=detailed)")
-        if args.power:
-            from power.platforms import SOCKETS
-            if args.power not in SOCKETS:
-                raise ParamError(f"--power {args.power!r}: must be one of {', '.join(SOCKETS)}")
         result = run_with_progress(console, args.config, system, outdir, args.progress_every)
         if args.power:
-            add_power(result, system, args.power)
+            add_power(result, system)
     except (ParamError, SimError, ValueError) as err:
         console.print(f"[bold red]{type(err).__name__}[/]: ", end="")
         console.print(str(err), markup=False, highlight=False)

@@ -295,6 +295,68 @@ pub struct System {
     pub nic: Nic,
     /// the ghost client (runs only when client.enabled; needs the NIC)
     pub client: Client,
+    /// power-only parameters of the socket (read by the power model only)
+    pub technology: Technology,
+}
+
+/// What the power model needs beyond the timing configuration (see the module docstring).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Technology {
+    /// name of the priced part (reported with the power figures)
+    pub part: String,
+    /// technology node, nm (the power model covers 5-180 nm; below 22 nm is extrapolated)
+    pub node: f64,
+    /// ITRS device type of the logic: hp (high performance), lstp (low standby power), lop (low operating power) One of: hp, lstp, lop.
+    pub device: String,
+    /// junction temperature for leakage, K
+    pub temperature: f64,
+    /// core supply, V (0: the node's nominal supply)
+    pub vdd: f64,
+    /// arrays use long-channel devices where timing allows (lower leakage), as McPAT's longer_channel_device
+    pub long_channel: bool,
+    /// price the core's front end as an x86 decoder (the priced part is an x86 chip, even though the simulated binary is RISC-V)
+    pub x86: bool,
+    /// pipeline stages of the core (latches and clocking)
+    pub pipeline_depth: u64,
+    /// floating-point units per core
+    pub fp_units: u64,
+    /// physical integer registers (0: 32 architectural + ROB entries)
+    pub phys_int_regs: u64,
+    /// physical FP registers (0: 32 architectural + half the ROB)
+    pub phys_fp_regs: u64,
+    /// issue-queue entries (0: half the ROB)
+    pub issue_queue: u64,
+    /// entries of each of the ITLB and DTLB
+    pub tlb_entries: u64,
+    /// banks per LLC slice
+    pub llc_banks: u64,
+    /// on-chip network between the LLC slices (until the timing model has one): 'ring' (one stop per slice) or 'mesh' (noc_x x noc_y routers) One of: ring, mesh, none.
+    pub noc: String,
+    /// mesh routers along x (0: as many as LLC slices, in a row)
+    pub noc_x: u64,
+    /// mesh routers along y
+    pub noc_y: u64,
+    /// ports per router (0: 3 on a ring, 5 on a mesh)
+    pub noc_ports: u64,
+    /// link and flit width, bits
+    pub flit_bits: u64,
+    /// datasheet current set of the DRAM devices (DRAM_DEVICES) One of: micron-ddr4-8gb-x8, micron-ddr3-4gb-x8.
+    pub dram_device: String,
+    /// ranks on each channel (DIMMs' ranks, not the timing model's ranks)
+    pub dram_ranks_per_channel: u64,
+    /// DRAM devices per rank (x8 devices on a 64-bit channel: 8)
+    pub dram_devices_per_rank: u64,
+    /// packet buffer of each NIC chip [bytes]
+    pub nic_buffer: u64,
+    /// queue pairs of each NIC chip
+    pub nic_queues: u64,
+    /// clock of the NIC chips' logic [Hz]
+    pub nic_clock: u64,
+    /// clock of the PCIe controllers' logic [Hz]
+    pub pcie_clock: u64,
+    /// power budget of the socket, W (0: none; for the TDP check)
+    pub tdp: f64,
 }
 
 /// The program every hart runs (SE mode: a static riscv64 ELF plus its arguments).
