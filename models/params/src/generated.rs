@@ -197,6 +197,28 @@ pub struct MemoryController {
     pub t_refi: u64,
 }
 
+/// 3D NAND flash: independent controllers, each serving one read or program at a time, in arrival order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandFlash {
+    /// independent flash controllers (Gutierrez 2014: 16)
+    pub controllers: u64,
+    /// capacity of the stack (Gutierrez 2014: 19.8 GB, 16 layers) [bytes]
+    pub capacity: u64,
+    /// page read, request to data (Gutierrez 2014: 10 or 20 us) [ps]
+    pub read_latency: u64,
+    /// page program (Gutierrez 2014: 200 us); must not be below read_latency [ps]
+    pub write_latency: u64,
+    /// with port_map 'address': bytes of consecutive addresses on one controller before the next (assumed: one 4 KB flash page) [bytes]
+    pub interleave: u64,
+    /// bytes per request (the caches' line), for the bandwidth statistic [bytes]
+    pub line_size: u64,
+    /// which controller serves a request: 'requester' (core i uses controller i mod controllers) or 'address' (interleave-sized blocks rotate over them) One of: requester, address.
+    pub port_map: String,
+    /// cores that may share one controller (assumed as for the DRAM stack: two)
+    pub max_cores_per_port: u64,
+}
+
 /// A multiqueue Ethernet NIC: ports, per-queue RX/TX descriptor rings, perfect-match steering, doorbells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -229,6 +251,46 @@ pub struct Nic {
     pub ddio_ways: f64,
     /// UDP destination port of core 0's queue: port base + c steers to core c's queue (perfect-match table)
     pub steering_base_port: u64,
+}
+
+/// One 3D stack: small cores on a logic die over 3D DRAM or 3D NAND (platforms.md section 3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stack {
+    /// cores on the logic die (Gutierrez 2014: 1-32; 16 = one per port, 32 = two per port)
+    pub cores: u64,
+    /// memory layers: 'dram3d' (Mercury, KeyVault) or 'flash' (Iridium) One of: dram3d, flash.
+    pub memory: String,
+    /// the 3D DRAM, when memory = 'dram3d'
+    pub dram: StackedDram,
+    /// the 3D NAND, when memory = 'flash'
+    pub flash: NandFlash,
+}
+
+/// 3D-stacked DRAM: independent ports, each a closed-page bank set behind one data bus.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackedDram {
+    /// independent memory ports of the stack (Gutierrez 2014: 16)
+    pub ports: u64,
+    /// data bits per port (Gutierrez 2014: 128); documents the port, the bandwidth below sets its timing
+    pub port_width: u64,
+    /// capacity behind one port (Gutierrez 2014: 256 MB, 8 banks of 32 MB) [bytes]
+    pub port_capacity: u64,
+    /// banks per port; each is busy for a whole closed-page access (Gutierrez 2014: 8)
+    pub banks_per_port: u64,
+    /// DRAM page (row) of a bank: 8 kb (Gutierrez 2014); every access opens and closes one [bytes]
+    pub page_size: u64,
+    /// peak data rate of one port in GB/s (1e9 bytes/s; Gutierrez 2014: 6.25, 100 GB/s for 16 ports); a line holds the port's bus line_size / bandwidth
+    pub port_bandwidth: f64,
+    /// closed-page access time of an idle port, request to last data (activate, column access, precharge; Gutierrez 2014: 10 ns, swept 10-100 ns); the bank is busy this long [ps]
+    pub access_latency: u64,
+    /// bytes moved per request: the caches' line [bytes]
+    pub line_size: u64,
+    /// which port serves a request: 'requester' (core i uses port i mod ports, its own slice of the stack, as in Mercury) or 'address' (consecutive lines interleave over the ports) One of: requester, address.
+    pub port_map: String,
+    /// cores that may share one port (Gutierrez 2014: two per port beyond 16 cores); more cores than ports x this is an error
+    pub max_cores_per_port: u64,
 }
 
 /// Top of the configuration tree handed to the engine.
