@@ -14,7 +14,7 @@ from .params import SimObject
 
 # Modules whose SimObjects the engine reads. Add a model's module here when it gains parameters.
 MODEL_MODULES = ["models.system", "models.core", "models.cache", "models.dram", "models.nic", "models.client",
-                 "models.stacked"]
+                 "models.stacked", "models.dense_server"]
 TARGET = pathlib.Path(__file__).resolve().parent / "params" / "src" / "generated.rs"
 
 

@@ -80,7 +80,8 @@ class NandFlash(SimObject):
     """3D NAND flash: independent controllers, each serving one read or program at a time, in arrival order."""
 
     controllers = Param.Count(16, "independent flash controllers (Gutierrez 2014: 16)", min=1, max=256)
-    capacity = Param.Size(19_800_000_000, "capacity of the stack (Gutierrez 2014: 19.8 GB, 16 layers)",
+    capacity = Param.Size(21_260_088_115, "capacity of the stack (Gutierrez 2014: 19.8 GB, 16 layers; counted in "
+                          "binary GB like the DRAM stack's 4 GB)",
                           min="1MiB", max="64TiB")
     read_latency = Param.Time("20us", "page read, request to data (Gutierrez 2014: 10 or 20 us)",
                               min="100ns", max="10ms")

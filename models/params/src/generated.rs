@@ -131,6 +131,44 @@ pub struct Core {
     pub mispredict_penalty: u64,
 }
 
+/// A 1.5U server of 3D stacks: ports, board area and power budget (platforms.md section 3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenseServer {
+    /// stacks in the server (Mercury/Iridium: at most 96, one per port; KeyVault ~144)
+    pub stacks: u64,
+    /// stacks behind one Ethernet port: 1, or up to 12 through KeyVault's key-value distributor switch (one switch per port when > 1)
+    pub stacks_per_port: u64,
+    /// Ethernet ports the 1.5U server can take (Gutierrez 2014: 96)
+    pub max_ports: u64,
+    /// power supply of the server, W (Gutierrez 2014: 750)
+    pub supply_w: f64,
+    /// power for everything but stacks, NICs and PHYs (fans, board, ...), W (Gutierrez 2014: 160)
+    pub other_power_w: f64,
+    /// usable fraction of the rest (Gutierrez 2014: 0.8)
+    pub supply_derate: f64,
+    /// one 10 GbE PHY, W (Gutierrez 2014: 300 mW); one per port
+    pub phy_power_w: f64,
+    /// PHYs per package (Gutierrez 2014: two)
+    pub phys_per_package: u64,
+    /// PHY package area, mm2 (Gutierrez 2014: 441)
+    pub phy_package_area: f64,
+    /// one key-value distributor switch, W (Gutierrez 2014: 819 mW)
+    pub switch_power_w: f64,
+    /// package area of a KVD switch, mm2 (assumed: the stacks' 21 x 21 mm BGA; the die is 32 mm2)
+    pub switch_package_area: f64,
+    /// stack package area, mm2 (Gutierrez 2014: 21 x 21 mm BGA)
+    pub stack_package_area: f64,
+    /// board area, mm2 (Gutierrez 2014: 13 x 13 in)
+    pub board_area: f64,
+    /// fraction of the board that packages may cover (assumed: the rest is power delivery, connectors and routing)
+    pub board_fill: f64,
+    /// 3D DRAM power per GB/s moved, mW (Gutierrez 2014: 210)
+    pub dram_mw_per_gbps: f64,
+    /// 3D NAND power per GB/s moved, mW (Gutierrez 2014: 6)
+    pub flash_mw_per_gbps: f64,
+}
+
 /// A DDR memory controller: channels, ranks, banks, open-page row buffers, FR-FCFS, refresh.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -203,7 +241,7 @@ pub struct MemoryController {
 pub struct NandFlash {
     /// independent flash controllers (Gutierrez 2014: 16)
     pub controllers: u64,
-    /// capacity of the stack (Gutierrez 2014: 19.8 GB, 16 layers) [bytes]
+    /// capacity of the stack (Gutierrez 2014: 19.8 GB, 16 layers; counted in binary GB like the DRAM stack's 4 GB) [bytes]
     pub capacity: u64,
     /// page read, request to data (Gutierrez 2014: 10 or 20 us) [ps]
     pub read_latency: u64,

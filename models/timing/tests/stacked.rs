@@ -30,7 +30,7 @@ fn dram_params(latency_ns: u64) -> DramParams {
 fn flash_params(read_us: u64) -> FlashParams {
     FlashParams {
         controllers: 16,
-        capacity: 19_800_000_000,
+        capacity: 21_260_088_115,
         read_latency: read_us * US,
         write_latency: 200 * US,
         interleave: 4096,
