@@ -20,12 +20,12 @@ def _is_pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def _check_sharing(owner: str, cores: int, ports: int, max_cores_per_port: int) -> None:
+def _check_sharing(owner: str, port_name: str, cores: int, ports: int, max_cores_per_port: int) -> None:
     """Cores beyond the port count share ports (core i uses port i mod ports), at most max_cores_per_port each."""
     limit = ports * max_cores_per_port
     if cores > limit:
-        raise ParamError(f"{owner}: {cores} cores need {-(-cores // ports)} per port, but {owner}.ports = {ports} "
-                         f"and {owner}.max_cores_per_port = {max_cores_per_port} allow at most {limit} cores")
+        raise ParamError(f"{owner}: {cores} cores need {-(-cores // ports)} per port, but {owner}.{port_name} = "
+                         f"{ports} and {owner}.max_cores_per_port = {max_cores_per_port} allow at most {limit} cores")
 
 
 class StackedDram(SimObject):
@@ -61,7 +61,7 @@ class StackedDram(SimObject):
         return self.ports * self.port_capacity
 
     def check_cores(self, cores: int) -> None:
-        _check_sharing("StackedDram", cores, self.ports, self.max_cores_per_port)
+        _check_sharing("StackedDram", "ports", cores, self.ports, self.max_cores_per_port)
 
     def validate(self) -> None:
         super().validate()
@@ -98,7 +98,7 @@ class NandFlash(SimObject):
                                      "two)", min=1, max=8)
 
     def check_cores(self, cores: int) -> None:
-        _check_sharing("NandFlash", cores, self.controllers, self.max_cores_per_port)
+        _check_sharing("NandFlash", "controllers", cores, self.controllers, self.max_cores_per_port)
 
     def validate(self) -> None:
         super().validate()
