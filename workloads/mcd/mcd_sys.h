@@ -22,6 +22,10 @@ static inline void mcd_put32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
 }
-static inline void mcd_put64(uint8_t *p, uint64_t v) { mcd_put32(p, (uint32_t)(v >> 32)); mcd_put32(p + 4, (uint32_t)v); }
+static inline void mcd_put64(uint8_t *p, uint64_t v)
+{
+    mcd_put32(p, (uint32_t)(v >> 32));
+    mcd_put32(p + 4, (uint32_t)v);
+}
 
 #endif

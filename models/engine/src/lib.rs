@@ -11,6 +11,7 @@ pub mod error;
 pub mod hart;
 pub mod isa;
 pub mod keyhash;
+pub mod mcd;
 pub mod mem;
 pub mod net;
 pub mod nic;
