@@ -7,6 +7,11 @@
  * selftest=N: no NIC needed (qemu-riscv64): hart 0 plays a client that sends N random GET/SET/DELETE requests
  * through a software queue (selftest_nic=1: through the real NIC driver over kvs/fake_nic.c) and checks every
  * response against its model of the store; exit status 0 when all were right.
+ * bench=N: no NIC needed: hart 0 loads bench_keys=1024 items of bench_vlen=32 bytes, then times N GETs three ways,
+ * with a stats dump (the simulator's STATS_DUMP) before and after each phase: the key hash alone; the network
+ * stack alone (parse and checksums, connection lookup, the copy into the socket buffer, building the reply frame
+ * with its checksums); and the whole request path. The memcached share of a GET is the whole minus the other two.
+ * Detailed timing starts at its ROI_BEGIN.
  */
 #include "kvsim.h"
 #include "kvsim_libc.h"
@@ -15,7 +20,8 @@
 #include "mcd_server.h"
 
 struct mcd_args {
-    uint64_t port, mem, buckets, conns, rx_ring, tx_ring, burst, selftest, selftest_nic;
+    uint64_t port, mem, buckets, conns, rx_ring, tx_ring, burst, selftest, selftest_nic, bench, bench_keys,
+        bench_vlen;
 };
 
 static int prefix(const char *s, const char *p, const char **rest)
@@ -30,10 +36,10 @@ static int prefix(const char *s, const char *p, const char **rest)
 static int parse_args(int argc, char **argv, struct mcd_args *a, const char **bad)
 {
     static const char *const names[] = {"port=", "mem=", "buckets=", "conns=", "rx_ring=", "tx_ring=", "burst=",
-                                        "selftest=", "selftest_nic="};
+                                        "selftest=", "selftest_nic=", "bench=", "bench_keys=", "bench_vlen="};
     uint64_t *fields[] = {&a->port, &a->mem, &a->buckets, &a->conns, &a->rx_ring, &a->tx_ring, &a->burst,
-                          &a->selftest, &a->selftest_nic};
-    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 256, 256, 32, 0, 0};
+                          &a->selftest, &a->selftest_nic, &a->bench, &a->bench_keys, &a->bench_vlen};
+    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 256, 256, 32, 0, 0, 0, 1024, 32};
     for (int i = 1; i < argc; i++) {
         const char *v = 0;
         unsigned f = 0;
@@ -46,8 +52,10 @@ static int parse_args(int argc, char **argv, struct mcd_args *a, const char **ba
         *fields[f] = kvsim_parse_size(v);
     }
     if (a->port == 0 || a->port > 65535 || a->buckets < 4 || a->buckets > 28 || !a->conns ||
-        (a->conns & (a->conns - 1)) || a->burst == 0 || a->burst > 64) {
-        *bad = "port/buckets/conns/burst (port 1-65535, buckets 4-28, conns a power of two, burst 1-64)";
+        (a->conns & (a->conns - 1)) || a->burst == 0 || a->burst > 64 || a->bench_keys == 0 ||
+        a->bench_vlen > 1024) {
+        *bad = "port/buckets/conns/burst/bench_keys/bench_vlen (port 1-65535, buckets 4-28, conns a power of two, "
+               "burst 1-64, bench_keys >= 1, bench_vlen <= 1024)";
         return -1;
     }
     return 0;
@@ -163,6 +171,71 @@ static int selftest(struct mcd_server *s, struct plat_queue *q, uint64_t n, uint
     return bad != 0;
 }
 
+/* ---- GET breakdown benchmark ----------------------------------------------------------------------------- */
+#define BENCH_FRAMES 256u
+
+static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen, uint16_t port)
+{
+    static uint8_t frames[BENCH_FRAMES][MCD_MAX_FRAME], reply[MCD_MAX_FRAME], payload[MCD_MAX_FRAME];
+    static uint32_t frame_len[BENCH_FRAMES];
+    static uint8_t value[1024];
+    char key[32];
+    uint64_t rng = 5, cas;
+    for (unsigned j = 0; j < vlen; j++)
+        value[j] = (uint8_t)j;
+    for (unsigned k = 0; k < keys; k++) {
+        uint16_t klen = (uint16_t)st_key(key, k);
+        if (mcd_store_set(&s->store, (const uint8_t *)key, klen, mcd_hash((const uint8_t *)key, klen), k, 0, value,
+                          vlen, &cas) != MCD_ST_OK)
+            return 1;
+    }
+    /* GET frames for random keys from 64 client ports, built once and cycled. */
+    struct mcd_flow fl = {{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2}, 0x0a000002u, 0x0a000001u, 40000, port};
+    for (unsigned i = 0; i < BENCH_FRAMES; i++) {
+        uint16_t klen = (uint16_t)st_key(key, (unsigned)(rng_next(&rng) % keys));
+        struct mcd_udp_hdr h = {(uint16_t)i, 0, 1, 0};
+        mcd_udp_hdr_put(payload, &h);
+        uint32_t m = mcd_msg_put(payload + 8, sizeof(payload) - 8, MCD_MAGIC_REQ, MCD_OP_GET, 0, i, 0, 0, 0,
+                                 (const uint8_t *)key, klen, 0, 0);
+        fl.src_port = (uint16_t)(40000 + i % 64);
+        frame_len[i] = mcd_net_build(frames[i], MCD_MAX_FRAME, &fl, 0, payload, 8 + m);
+    }
+    /* A GET hit's reply payload: UDP frame header, binary header, 4 bytes of flags, the value. */
+    uint32_t reply_payload = MCD_UDP_FRAME_HLEN + MCD_BIN_HLEN + 4 + vlen;
+    uint64_t sink = 0, ok = 0;
+    kvsim_roi_begin();
+    kvsim_stats_dump(); /* phase boundary 0 */
+    for (uint64_t i = 0; i < n; i++) {
+        const uint8_t *f = frames[i % BENCH_FRAMES];
+        uint16_t klen = mcd_get16(f + MCD_HDRS_LEN + MCD_UDP_FRAME_HLEN + 2);
+        sink += mcd_hash(f + MCD_HDRS_LEN + MCD_UDP_FRAME_HLEN + MCD_BIN_HLEN, klen);
+    }
+    kvsim_stats_dump(); /* 1: hashing */
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned b = (unsigned)(i % BENCH_FRAMES);
+        struct mcd_flow rf;
+        const uint8_t *p;
+        uint32_t plen;
+        if (mcd_net_parse(frames[b], frame_len[b], &rf, &p, &plen) != 0)
+            return 1;
+        struct mcd_conn *c = mcd_conn_lookup(&s->conns, rf.src_ip, rf.src_port);
+        mcd_conn_receive(c, p, plen);
+        struct mcd_flow back = mcd_flow_reverse(&rf);
+        sink += mcd_net_build(reply, sizeof(reply), &back, c->ip_id++, s->sndbuf, reply_payload);
+    }
+    kvsim_stats_dump(); /* 2: network stack */
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned b = (unsigned)(i % BENCH_FRAMES);
+        uint32_t len = mcd_server_handle(s, frames[b], frame_len[b], reply, sizeof(reply));
+        ok += len == MCD_HDRS_LEN + reply_payload;
+    }
+    kvsim_stats_dump(); /* 3: the whole request path */
+    kvsim_roi_end();
+    printf("mcd bench: %llu GETs per phase, %llu hits of %u-byte values (sink %llu)\n", (unsigned long long)n,
+           (unsigned long long)ok, vlen, (unsigned long long)(sink & 0xff));
+    return ok != n;
+}
+
 int main(int argc, char **argv)
 {
     unsigned hart = plat_core_id();
@@ -173,7 +246,7 @@ int main(int argc, char **argv)
             printf("mcd: bad argument '%s'\n", bad);
         exit_group(2);
     }
-    if (a.selftest && hart != 0)
+    if ((a.selftest || a.bench) && hart != 0)
         hart_exit(0);
     struct plat_queue *q;
     if (a.selftest && a.selftest_nic) {
@@ -181,7 +254,7 @@ int main(int argc, char **argv)
             exit_group(1);
         g_fake_nic = 1;
         q = plat_queue_open(hart, (unsigned)a.rx_ring, (unsigned)a.tx_ring);
-    } else if (a.selftest) {
+    } else if (a.selftest || a.bench) {
         q = plat_soft_queue_open(64);
     } else {
         q = plat_queue_open(hart, (unsigned)a.rx_ring, (unsigned)a.tx_ring);
@@ -202,6 +275,8 @@ int main(int argc, char **argv)
     }
     if (a.selftest)
         exit_group(selftest(s, q, a.selftest, port, (unsigned)a.burst));
+    if (a.bench)
+        exit_group(bench(s, a.bench, (unsigned)a.bench_keys, (unsigned)a.bench_vlen, port));
     if (hart == 0)
         printf("mcd: serving UDP ports %u.. (one instance per hart), %llu KiB store per instance\n", port,
                (unsigned long long)(a.mem >> 10));
