@@ -99,3 +99,13 @@ def test_riscv_server_without_nic_or_with_bad_arguments_says_so() -> None:
     assert run.returncode == 2 and "bad argument 'speed=9'" in run.stdout, run.stdout + run.stderr
     run = subprocess.run(["qemu-riscv64", server, "conns=3"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "conns a power of two" in run.stdout, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("args", [["bench=300"], ["bench=300", "bench_all=1", "bench_vlen=1000"]],
+                         ids=["one_hart", "all_harts"])
+def test_riscv_bench_mode_serves_every_get_under_qemu(args: list[str]) -> None:
+    """The GET benchmark (the breakdown's source) answers every GET with a hit, on one or every hart."""
+    run = subprocess.run(["qemu-riscv64", str(_server()), *args], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    vlen = 1000 if "bench_vlen=1000" in args else 32
+    assert f"mcd bench: 300 GETs per phase, 300 hits of {vlen}-byte values" in run.stdout, run.stdout

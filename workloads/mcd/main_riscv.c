@@ -11,7 +11,8 @@
  * with a stats dump (the simulator's STATS_DUMP) before and after each phase: the key hash alone; the network
  * stack alone (parse and checksums, connection lookup, the copy into the socket buffer, building the reply frame
  * with its checksums); and the whole request path. The memcached share of a GET is the whole minus the other two.
- * Detailed timing starts at its ROI_BEGIN.
+ * Detailed timing starts at its ROI_BEGIN. With bench_all=1 every hart runs the same benchmark on its own instance
+ * (hart 0 marks the phases; the run ends when all are done), to load a whole stack.
  */
 #include "kvsim.h"
 #include "kvsim_libc.h"
@@ -21,7 +22,7 @@
 
 struct mcd_args {
     uint64_t port, mem, buckets, conns, rx_ring, tx_ring, burst, selftest, selftest_nic, bench, bench_keys,
-        bench_vlen;
+        bench_vlen, bench_all;
 };
 
 static int prefix(const char *s, const char *p, const char **rest)
@@ -36,10 +37,12 @@ static int prefix(const char *s, const char *p, const char **rest)
 static int parse_args(int argc, char **argv, struct mcd_args *a, const char **bad)
 {
     static const char *const names[] = {"port=", "mem=", "buckets=", "conns=", "rx_ring=", "tx_ring=", "burst=",
-                                        "selftest=", "selftest_nic=", "bench=", "bench_keys=", "bench_vlen="};
+                                        "selftest=", "selftest_nic=", "bench=", "bench_keys=", "bench_vlen=",
+                                        "bench_all="};
     uint64_t *fields[] = {&a->port, &a->mem, &a->buckets, &a->conns, &a->rx_ring, &a->tx_ring, &a->burst,
-                          &a->selftest, &a->selftest_nic, &a->bench, &a->bench_keys, &a->bench_vlen};
-    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 256, 256, 32, 0, 0, 0, 1024, 32};
+                          &a->selftest, &a->selftest_nic, &a->bench, &a->bench_keys, &a->bench_vlen,
+                          &a->bench_all};
+    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 256, 256, 32, 0, 0, 0, 1024, 32, 0};
     for (int i = 1; i < argc; i++) {
         const char *v = 0;
         unsigned f = 0;
@@ -174,11 +177,21 @@ static int selftest(struct mcd_server *s, struct plat_queue *q, uint64_t n, uint
 /* ---- GET breakdown benchmark ----------------------------------------------------------------------------- */
 #define BENCH_FRAMES 256u
 
-static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen, uint16_t port)
+/* Buffers of one hart's benchmark (allocated per hart: every hart may run it at once). */
+struct bench_bufs {
+    uint8_t frames[BENCH_FRAMES][MCD_MAX_FRAME], reply[MCD_MAX_FRAME], payload[MCD_MAX_FRAME], value[1024];
+    uint32_t frame_len[BENCH_FRAMES];
+};
+
+/* lead: the hart that marks the ROI and the phase boundaries (hart 0); the others only add load. */
+static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen, uint16_t port, int lead)
 {
-    static uint8_t frames[BENCH_FRAMES][MCD_MAX_FRAME], reply[MCD_MAX_FRAME], payload[MCD_MAX_FRAME];
-    static uint32_t frame_len[BENCH_FRAMES];
-    static uint8_t value[1024];
+    struct bench_bufs *bb = plat_alloc_local(sizeof(*bb), 64);
+    if (!bb)
+        return 1;
+    uint8_t(*frames)[MCD_MAX_FRAME] = bb->frames, *reply = bb->reply, *payload = bb->payload, *value = bb->value;
+    uint32_t *frame_len = bb->frame_len;
+    const uint32_t reply_cap = MCD_MAX_FRAME, payload_cap = MCD_MAX_FRAME;
     char key[32];
     uint64_t rng = 5, cas;
     for (unsigned j = 0; j < vlen; j++)
@@ -195,7 +208,7 @@ static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen,
         uint16_t klen = (uint16_t)st_key(key, (unsigned)(rng_next(&rng) % keys));
         struct mcd_udp_hdr h = {(uint16_t)i, 0, 1, 0};
         mcd_udp_hdr_put(payload, &h);
-        uint32_t m = mcd_msg_put(payload + 8, sizeof(payload) - 8, MCD_MAGIC_REQ, MCD_OP_GET, 0, i, 0, 0, 0,
+        uint32_t m = mcd_msg_put(payload + 8, payload_cap - 8, MCD_MAGIC_REQ, MCD_OP_GET, 0, i, 0, 0, 0,
                                  (const uint8_t *)key, klen, 0, 0);
         fl.src_port = (uint16_t)(40000 + i % 64);
         frame_len[i] = mcd_net_build(frames[i], MCD_MAX_FRAME, &fl, 0, payload, 8 + m);
@@ -203,14 +216,17 @@ static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen,
     /* A GET hit's reply payload: UDP frame header, binary header, 4 bytes of flags, the value. */
     uint32_t reply_payload = MCD_UDP_FRAME_HLEN + MCD_BIN_HLEN + 4 + vlen;
     uint64_t sink = 0, ok = 0;
-    kvsim_roi_begin();
-    kvsim_stats_dump(); /* phase boundary 0 */
+    if (lead) {
+        kvsim_roi_begin();
+        kvsim_stats_dump(); /* phase boundary 0 */
+    }
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *f = frames[i % BENCH_FRAMES];
         uint16_t klen = mcd_get16(f + MCD_HDRS_LEN + MCD_UDP_FRAME_HLEN + 2);
         sink += mcd_hash(f + MCD_HDRS_LEN + MCD_UDP_FRAME_HLEN + MCD_BIN_HLEN, klen);
     }
-    kvsim_stats_dump(); /* 1: hashing */
+    if (lead)
+        kvsim_stats_dump(); /* 1: hashing */
     for (uint64_t i = 0; i < n; i++) {
         unsigned b = (unsigned)(i % BENCH_FRAMES);
         struct mcd_flow rf;
@@ -221,14 +237,17 @@ static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen,
         struct mcd_conn *c = mcd_conn_lookup(&s->conns, rf.src_ip, rf.src_port);
         mcd_conn_receive(c, p, plen);
         struct mcd_flow back = mcd_flow_reverse(&rf);
-        sink += mcd_net_build(reply, sizeof(reply), &back, c->ip_id++, s->sndbuf, reply_payload);
+        sink += mcd_net_build(reply, reply_cap, &back, c->ip_id++, s->sndbuf, reply_payload);
     }
-    kvsim_stats_dump(); /* 2: network stack */
+    if (lead)
+        kvsim_stats_dump(); /* 2: network stack */
     for (uint64_t i = 0; i < n; i++) {
         unsigned b = (unsigned)(i % BENCH_FRAMES);
-        uint32_t len = mcd_server_handle(s, frames[b], frame_len[b], reply, sizeof(reply));
+        uint32_t len = mcd_server_handle(s, frames[b], frame_len[b], reply, reply_cap);
         ok += len == MCD_HDRS_LEN + reply_payload;
     }
+    if (!lead)
+        return ok != n;
     kvsim_stats_dump(); /* 3: the whole request path */
     kvsim_roi_end();
     printf("mcd bench: %llu GETs per phase, %llu hits of %u-byte values (sink %llu)\n", (unsigned long long)n,
@@ -246,7 +265,7 @@ int main(int argc, char **argv)
             printf("mcd: bad argument '%s'\n", bad);
         exit_group(2);
     }
-    if ((a.selftest || a.bench) && hart != 0)
+    if ((a.selftest || (a.bench && !a.bench_all)) && hart != 0)
         hart_exit(0);
     struct plat_queue *q;
     if (a.selftest && a.selftest_nic) {
@@ -275,8 +294,19 @@ int main(int argc, char **argv)
     }
     if (a.selftest)
         exit_group(selftest(s, q, a.selftest, port, (unsigned)a.burst));
-    if (a.bench)
-        exit_group(bench(s, a.bench, (unsigned)a.bench_keys, (unsigned)a.bench_vlen, port));
+    if (a.bench) {
+        static unsigned done, failed;
+        int bad = bench(s, a.bench, (unsigned)a.bench_keys, (unsigned)a.bench_vlen, port, hart == 0);
+        if (bad)
+            __atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&done, 1, __ATOMIC_ACQ_REL);
+        if (hart != 0)
+            hart_exit(0);
+        unsigned harts = a.bench_all ? plat_num_cores() : 1;
+        while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < harts)
+            KVS_CPU_RELAX();
+        exit_group(__atomic_load_n(&failed, __ATOMIC_RELAXED) != 0);
+    }
     if (hart == 0)
         printf("mcd: serving UDP ports %u.. (one instance per hart), %llu KiB store per instance\n", port,
                (unsigned long long)(a.mem >> 10));
