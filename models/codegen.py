@@ -13,7 +13,8 @@ import sys
 from .params import SimObject
 
 # Modules whose SimObjects the engine reads. Add a model's module here when it gains parameters.
-MODEL_MODULES = ["models.system", "models.core", "models.cache", "models.dram", "models.nic", "models.client"]
+MODEL_MODULES = ["models.system", "models.core", "models.cache", "models.dram", "models.nic", "models.client",
+                 "models.stacked", "models.dense_server"]
 TARGET = pathlib.Path(__file__).resolve().parent / "params" / "src" / "generated.rs"
 
 

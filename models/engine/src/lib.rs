@@ -13,6 +13,7 @@ mod fuzz;
 pub mod hart;
 pub mod isa;
 pub mod keyhash;
+pub mod mcd;
 pub mod mem;
 pub mod net;
 pub mod nic;

@@ -147,6 +147,44 @@ pub struct Core {
     pub mispredict_penalty: u64,
 }
 
+/// A 1.5U server of 3D stacks: ports, board area and power budget (platforms.md section 3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenseServer {
+    /// stacks in the server (Mercury/Iridium: at most 96, one per port; KeyVault ~144)
+    pub stacks: u64,
+    /// stacks behind one Ethernet port: 1, or up to 12 through KeyVault's key-value distributor switch (one switch per port when > 1)
+    pub stacks_per_port: u64,
+    /// Ethernet ports the 1.5U server can take (Gutierrez 2014: 96)
+    pub max_ports: u64,
+    /// power supply of the server, W (Gutierrez 2014: 750)
+    pub supply_w: f64,
+    /// power for everything but stacks, NICs and PHYs (fans, board, ...), W (Gutierrez 2014: 160)
+    pub other_power_w: f64,
+    /// usable fraction of the rest (Gutierrez 2014: 0.8)
+    pub supply_derate: f64,
+    /// one 10 GbE PHY, W (Gutierrez 2014: 300 mW); one per port
+    pub phy_power_w: f64,
+    /// PHYs per package (Gutierrez 2014: two)
+    pub phys_per_package: u64,
+    /// PHY package area, mm2 (Gutierrez 2014: 441)
+    pub phy_package_area: f64,
+    /// one key-value distributor switch, W (Gutierrez 2014: 819 mW)
+    pub switch_power_w: f64,
+    /// package area of a KVD switch, mm2 (assumed: the stacks' 21 x 21 mm BGA; the die is 32 mm2)
+    pub switch_package_area: f64,
+    /// stack package area, mm2 (Gutierrez 2014: 21 x 21 mm BGA)
+    pub stack_package_area: f64,
+    /// board area, mm2 (Gutierrez 2014: 13 x 13 in)
+    pub board_area: f64,
+    /// fraction of the board that packages may cover (assumed: the rest is power delivery, connectors and routing)
+    pub board_fill: f64,
+    /// 3D DRAM power per GB/s moved, mW (Gutierrez 2014: 210)
+    pub dram_mw_per_gbps: f64,
+    /// 3D NAND power per GB/s moved, mW (Gutierrez 2014: 6)
+    pub flash_mw_per_gbps: f64,
+}
+
 /// A DDR memory controller: channels, ranks, banks, open-page row buffers, FR-FCFS, refresh.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -213,6 +251,28 @@ pub struct MemoryController {
     pub t_refi: u64,
 }
 
+/// 3D NAND flash: independent controllers, each serving one read or program at a time, in arrival order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandFlash {
+    /// independent flash controllers (Gutierrez 2014: 16)
+    pub controllers: u64,
+    /// capacity of the stack (Gutierrez 2014: 19.8 GB, 16 layers; counted in binary GB like the DRAM stack's 4 GB) [bytes]
+    pub capacity: u64,
+    /// page read, request to data (Gutierrez 2014: 10 or 20 us) [ps]
+    pub read_latency: u64,
+    /// page program (Gutierrez 2014: 200 us); must not be below read_latency [ps]
+    pub write_latency: u64,
+    /// with port_map 'address': bytes of consecutive addresses on one controller before the next (assumed: one 4 KB flash page) [bytes]
+    pub interleave: u64,
+    /// bytes per request (the caches' line), for the bandwidth statistic [bytes]
+    pub line_size: u64,
+    /// which controller serves a request: 'requester' (core i uses controller i mod controllers) or 'address' (interleave-sized blocks rotate over them) One of: requester, address.
+    pub port_map: String,
+    /// cores that may share one controller (assumed as for the DRAM stack: two)
+    pub max_cores_per_port: u64,
+}
+
 /// A multiqueue Ethernet NIC: ports, per-queue RX/TX descriptor rings, perfect-match steering, doorbells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -245,6 +305,46 @@ pub struct Nic {
     pub ddio_ways: f64,
     /// UDP destination port of core 0's queue: port base + c steers to core c's queue (perfect-match table)
     pub steering_base_port: u64,
+}
+
+/// One 3D stack: small cores on a logic die over 3D DRAM or 3D NAND (platforms.md section 3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stack {
+    /// cores on the logic die (Gutierrez 2014: 1-32; 16 = one per port, 32 = two per port)
+    pub cores: u64,
+    /// memory layers: 'dram3d' (Mercury, KeyVault) or 'flash' (Iridium) One of: dram3d, flash.
+    pub memory: String,
+    /// the 3D DRAM, when memory = 'dram3d'
+    pub dram: StackedDram,
+    /// the 3D NAND, when memory = 'flash'
+    pub flash: NandFlash,
+}
+
+/// 3D-stacked DRAM: independent ports, each a closed-page bank set behind one data bus.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackedDram {
+    /// independent memory ports of the stack (Gutierrez 2014: 16)
+    pub ports: u64,
+    /// data bits per port (Gutierrez 2014: 128); documents the port, the bandwidth below sets its timing
+    pub port_width: u64,
+    /// capacity behind one port (Gutierrez 2014: 256 MB, 8 banks of 32 MB) [bytes]
+    pub port_capacity: u64,
+    /// banks per port; each is busy for a whole closed-page access (Gutierrez 2014: 8)
+    pub banks_per_port: u64,
+    /// DRAM page (row) of a bank: 8 kb (Gutierrez 2014); every access opens and closes one [bytes]
+    pub page_size: u64,
+    /// peak data rate of one port in GB/s (1e9 bytes/s; Gutierrez 2014: 6.25, 100 GB/s for 16 ports); a line holds the port's bus line_size / bandwidth
+    pub port_bandwidth: f64,
+    /// closed-page access time of an idle port, request to last data (activate, column access, precharge; Gutierrez 2014: 10 ns, swept 10-100 ns); the bank is busy this long [ps]
+    pub access_latency: u64,
+    /// bytes moved per request: the caches' line [bytes]
+    pub line_size: u64,
+    /// which port serves a request: 'requester' (core i uses port i mod ports, its own slice of the stack, as in Mercury) or 'address' (consecutive lines interleave over the ports) One of: requester, address.
+    pub port_map: String,
+    /// cores that may share one port (Gutierrez 2014: two per port beyond 16 cores); more cores than ports x this is an error
+    pub max_cores_per_port: u64,
 }
 
 /// Top of the configuration tree handed to the engine.

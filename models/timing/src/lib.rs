@@ -14,6 +14,7 @@ pub mod cache;
 pub mod core;
 pub mod dram;
 pub mod inst;
+pub mod stacked;
 pub mod synth;
 pub mod system;
 
