@@ -9,7 +9,7 @@ RUST_SOURCES := Cargo.toml $(shell find models -name '*.rs' -o -name Cargo.toml 
 SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all setup system-packages python-env engine workloads run test test-rust test-python bench clean
+.PHONY: all setup system-packages python-env engine workloads run test test-rust test-python bench fuzz figures clean
 
 all: engine workloads
 
@@ -65,8 +65,20 @@ test-rust: $(STAMPS)/system-packages
 test-python: engine workloads
 	$(PY) -m pytest -q
 
+# A long fuzzing run of the decoder, the executor, the FPU and the client's response parsing (proptest; `make test`
+# runs a brief one). FUZZ_CASES sets the cases per property.
+FUZZ_CASES ?= 1000000
+fuzz:
+	PROPTEST_CASES=$(FUZZ_CASES) nice -n 10 cargo test -p kvsim-engine --release -q fuzz
+
 bench: engine workloads
 	@$(PY) sim-scripts/bench.py
+
+# The sensitivity studies' figures, CSVs and reports under results/figures/ (reduced scale; FULL=1 for the full
+# 60-core socket; COMPARE=1 to also measure the reduced scale's error on three full-socket points per study,
+# COMPARE="core_weight batching" for some studies).
+figures: engine workloads
+	@nice -n 10 $(PY) sim-scripts/figures.py $(if $(FULL),--full) $(if $(COMPARE),--compare $(filter-out 1,$(COMPARE)))
 
 clean:
 	rm -rf $(STAMPS) target workloads/build models/_engine*.so

@@ -8,8 +8,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORKLOAD_BUILD = ROOT / "workloads" / "build"
 
 
+class UnknownConfig(ValueError):
+    """No module of configs/ has that name."""
+
+
 def load(name: str):
-    """The config module `configs.<name>` (a name like 'functional_default')."""
+    """The config module `configs.<name>` (a name like 'functional_default'). An unknown name raises
+    UnknownConfig listing the available ones."""
+    if name not in available():
+        raise UnknownConfig(f"no config named {name!r}; available: {', '.join(available())}")
     return importlib.import_module(f"configs.{name}")
 
 

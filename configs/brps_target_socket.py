@@ -23,6 +23,7 @@ from models.core import Core
 from models.dram import MemoryController
 from models.nic import Nic
 from models.noc import Noc
+from models.technology import Technology
 
 from . import WORKLOAD_BUILD
 
@@ -107,6 +108,23 @@ def nic() -> Nic:
                ddio=True, ddio_ways=0.1)                       # wauDCA up to 10% of the LLC (paper)
 
 
+def technology() -> Technology:
+    # Power-only values (the power model's): a 22 nm high-performance process (paper's node); the rest assumed.
+    return Technology(part="brps-target", node=22.0, device="hp",
+                      temperature=360.0,          # assumed: 87 C junction (a McPAT-legal 10 K step)
+                      pipeline_depth=14,          # assumed
+                      fp_units=1,                 # assumed: one FP unit, as a McPAT-sized generic core has
+                      phys_int_regs=96, phys_fp_regs=64,   # assumed: 32 architectural + ROB-sized rename pool
+                      issue_queue=32,             # assumed: half the ROB
+                      tlb_entries=64, llc_banks=4,           # assumed
+                      noc="mesh", noc_x=6, noc_y=5,          # 30 clusters on a 2D mesh (paper); 6 x 5 assumed
+                      noc_ports=7,                # 4 mesh + 2 cores + LLC slice (cluster crossbar merged): assumed
+                      flit_bits=128,              # assumed
+                      dram_device="micron-ddr4-8gb-x8", dram_ranks_per_channel=2,   # assumed DIMMs
+                      nic_buffer="512KiB", nic_queues=64, nic_clock="400MHz",      # assumed NIC chip internals
+                      tdp=200.0)                  # assumed socket power budget
+
+
 def system(cores: int = CORES, requests: int = 60000, items: int = 1 << 16, offered_mpps: float = 0.0,
            **client) -> System:
     """The socket with `cores` active cores (even: clusters of 2); a run with fewer cores keeps the whole
@@ -131,4 +149,5 @@ def system(cores: int = CORES, requests: int = 60000, items: int = 1 << 16, offe
         workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=16", "buckets=16384"]),
         nics=[nic() for _ in range(ports)],   # 3 NICs of one port each (fewer when fewer cores)
         client=Client(enabled=True, mode="erew", **settings),
+        technology=technology(),
     )

@@ -13,6 +13,7 @@ from models.core import Core
 from models.dram import MemoryController
 from models.nic import Nic
 from models.noc import Noc
+from models.technology import Technology
 
 from . import WORKLOAD_BUILD
 
@@ -81,6 +82,23 @@ def nic(ports: int) -> Nic:
                ddio=True, ddio_ways=0.1)       # DDIO in 2 of 20 ways (spec)
 
 
+def technology() -> Technology:
+    # Power-only values (the power model's). Ivy Bridge-EP is a 22 nm high-performance process (Intel); the rest
+    # is as the spec gives the core, or assumed where commented.
+    return Technology(part="xeon-e5-2697v2", node=22.0, device="hp",
+                      temperature=360.0,          # assumed: 87 C junction (a McPAT-legal 10 K step)
+                      x86=True,                   # an x86 front end (decoders, uop cache) is what the part has
+                      pipeline_depth=14,          # assumed: Ivy Bridge has ~14-19 stages
+                      fp_units=2,                 # assumed: FP add + FP multiply
+                      phys_int_regs=160, phys_fp_regs=144, issue_queue=54,   # Sandy/Ivy Bridge (spec facts)
+                      tlb_entries=64,             # 64-entry L1 DTLB (ITLB 128 is priced as 64: assumed)
+                      llc_banks=4,                # assumed
+                      noc="ring", flit_bits=256,  # ring with one stop per LLC slice, 32 B wide (assumed)
+                      dram_device="micron-ddr3-4gb-x8", dram_ranks_per_channel=2,   # assumed DIMMs (64 GB/socket)
+                      nic_buffer="512KiB", nic_queues=64, nic_clock="250MHz",      # assumed NIC chip internals
+                      tdp=130.0)                  # Intel's TDP for the E5-2697 v2
+
+
 def system(cores: int = CORES_PER_SOCKET, requests: int = 20000, items: int = 1 << 16, offered_mpps: float = 0.0,
            ports: int = 0, **client) -> System:
     """`ports` = 0: two cores per port (spec)."""
@@ -106,4 +124,5 @@ def system(cores: int = CORES_PER_SOCKET, requests: int = 20000, items: int = 1 
         workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=32", "buckets=65536"]),
         nics=nics(ports),
         client=Client(enabled=True, mode="erew", **settings),
+        technology=technology(),
     )

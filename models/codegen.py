@@ -16,8 +16,8 @@ from typing import Any
 from .params import Param, SimObject
 
 # Modules whose SimObjects the engine reads. Add a model's module here when it gains parameters.
-MODEL_MODULES = ["models.system", "models.socket", "models.noc", "models.core", "models.cache", "models.dram", "models.nic",
-                 "models.client"]
+MODEL_MODULES = ["models.system", "models.socket", "models.noc", "models.core", "models.cache", "models.dram",
+                 "models.nic", "models.client", "models.stacked", "models.dense_server"]
 TARGET = pathlib.Path(__file__).resolve().parent / "params" / "src" / "generated.rs"
 
 

@@ -37,6 +37,23 @@ class Core(SimObject):
     div_units = Param.Count(1, "integer dividers, not pipelined (assumed)", min=1, max=16)
     div_latency = Param.Count(20, "integer divide latency in cycles; the divider is busy throughout (assumed)",
                               min=1, max=200)
+    # Floating-point units (F/D). Latencies are Ivy Bridge's SSE2 scalar figures from Agner Fog's instruction
+    # tables (ADDSD 3, MULSD 5, CVTSI2SD/CVTSD2SI 4, DIVSD 10-20, SQRTSD 10-21; the worst case is taken for the
+    # unpipelined divider); Ivy Bridge has no FMA, so the FMA latency is Haswell's VFMADD (5).
+    fp_units = Param.Count(2, "pipelined FP units for add/sub/compare/min/max/sign/move/convert, multiply and FMA "
+                           "(Ivy Bridge: one add and one multiply port; assumed interchangeable)", min=1, max=16)
+    fp_add_latency = Param.Count(3, "FP add/sub/compare/min/max/sign-injection/move latency in cycles "
+                                 "(Ivy Bridge ADDSD: 3)", min=1, max=100)
+    fp_mul_latency = Param.Count(5, "FP multiply latency in cycles (Ivy Bridge MULSD: 5)", min=1, max=100)
+    fp_fma_latency = Param.Count(5, "FP fused multiply-add latency in cycles (Haswell VFMADD: 5; assumed for a "
+                                 "core of Ivy Bridge's class)", min=1, max=100)
+    fp_cvt_latency = Param.Count(4, "FP/integer and single/double conversion latency in cycles "
+                                 "(Ivy Bridge CVTSI2SD: 4)", min=1, max=100)
+    fp_div_units = Param.Count(1, "FP dividers (also square root), not pipelined (assumed)", min=1, max=16)
+    fp_div_latency = Param.Count(20, "FP divide latency in cycles; the divider is busy throughout (Ivy Bridge "
+                                 "DIVSD: 10-20, worst case)", min=1, max=200)
+    fp_sqrt_latency = Param.Count(21, "FP square-root latency in cycles; uses the divider (Ivy Bridge SQRTSD: "
+                                  "10-21, worst case)", min=1, max=200)
     load_ports = Param.Count(2, "loads (and prefetches) issued per cycle", min=1, max=8)
     store_ports = Param.Count(1, "store-address/data issues per cycle", min=1, max=8)
     bpred = Param.Enum("gshare", "conditional-branch direction predictor: 'gshare' (global history XOR PC), "

@@ -40,9 +40,31 @@ class UnsupportedSyscall(GuestFault):
     """A system call (or simulator call) the engine does not implement."""
 
 
+class GuestDeadlock(GuestFault):
+    """Every live guest thread waits on a futex that nothing can wake (a hang, reported instead of spinning)."""
+
+
 class ClientCheckFailed(SimError):
     """The ghost client found a wrong response: a wrong value, an unexplained GET miss, a response to a request
     never sent, a wrong echo, or no response at all (a lost request)."""
+
+
+class HostMemoryError(ConfigError):
+    """The configuration needs more host memory up front than the machine has available (checked before the run;
+    see models.sim.host_memory_estimate)."""
+
+
+class OutputError(SimError, OSError):
+    """The run's output folder cannot be created or written (checked before the simulation starts)."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a run between scheduling turns. `.result` is the RunResult so far (its stop_reason
+    is "interrupted"); with an outdir its files were written and `status` says it was interrupted."""
+
+    def __init__(self, result):
+        super().__init__(f"interrupted after {result.insts:,} instructions")
+        self.result = result
 
 
 class EngineBug(SimError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .client import Client, server_mode
 from .nic import Nic
+from .technology import Technology
 from .params import Param, ParamError, SimObject
 from .cache import CacheHierarchy
 from .core import Core
@@ -23,14 +24,18 @@ class Workload(SimObject):
 class System(SimObject):
     """Top of the configuration tree handed to the engine."""
 
-    harts = Param.Count(1, "harts (cores) that run the workload, each with its own stack and hart id "
-                        "(with `sockets`: the sum of their cores, numbered socket by socket)",
+    harts = Param.Count(1, "harts (cores) that run the workload, each with its own stack and hart id (with "
+                        "`sockets`: the sum of their cores, numbered socket by socket); for a Linux process (an ELF "
+                        "with thread-local storage, e.g. static glibc) only hart 0 starts and each clone'd thread "
+                        "takes an idle hart, so this is the most threads alive at once",
                         min=1, max=4096)
     clock = Param.Freq("2.5GHz", "clock of every hart when no timing model sets its own; in functional mode "
                        "simulated time advances one cycle per instruction", min="1MHz", max="20GHz")
     mem_limit = Param.Size("4GiB", "most guest memory that may be touched (pages are allocated on first touch)",
                            min="64KiB", max="1TiB")
-    stack_size = Param.Size("1MiB", "stack of each hart", min="4KiB", max="1GiB")
+    stack_size = Param.Size("1MiB", "stack of each hart (the smallest that can work is two pages: the engine keeps "
+                            "the lowest page free below the initial stack of argv, env and auxv)", min="8KiB",
+                            max="1GiB")
     quantum = Param.Count(1000, "instructions a hart runs before the next hart gets its turn; harts interleave "
                           "deterministically in hart order (in detailed timing: the hart furthest behind in "
                           "simulated time goes next, the lowest id among equals)", min=1, max=10**7)
@@ -75,6 +80,7 @@ class System(SimObject):
     nics = Param.Children(Nic, "the system's NICs, devices on the bus: NIC k has its registers at the k-th device "
                           "window (workloads/ABI.md) and its stats under system.nic{k}; empty: `nic` alone")
     client = Param.Child(Client, "the ghost client (runs only when client.enabled; needs the NIC)")
+    technology = Param.Child(Technology, "power-only parameters of the socket (read by the power model only)")
 
     def validate(self) -> None:
         super().validate()

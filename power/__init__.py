@@ -16,15 +16,13 @@ def price(platform, activity=None, **op):
     return build(platform, activity).evaluate(**op)
 
 
-def price_run(stats: dict, config: dict, socket: str):
-    """Price a detailed run: `socket` (a key of power.platforms.SOCKETS) cut down to the part the run simulated
-    (its cores, LLC slices, channels, NIC), fed with the run's counters. Returns the evaluated Result."""
-    from .platforms import SOCKETS, simulated_part
+def price_run(stats: dict, config: dict):
+    """Price a detailed run from its own resolved configuration (config.json: what it simulated, plus the
+    power-only ``technology`` section) and its counters. Returns the evaluated Result."""
+    from .from_config import platform_from_config
 
-    if socket not in SOCKETS:
-        raise ValueError(f"power socket {socket!r}: must be one of {', '.join(SOCKETS)}")
     if config.get("mode") != "detailed":
         raise ValueError("power needs a detailed run (System.mode = 'detailed'): a functional run has no timing "
                          "counters to price")
-    platform = simulated_part(SOCKETS[socket](), config)
+    platform = platform_from_config(config)
     return build(platform, from_stats(stats, platform)).evaluate()

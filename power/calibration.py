@@ -1,56 +1,142 @@
-"""Global calibration factors of the power model, per component group.
+"""Calibration of the power model: per-structure scaling laws fitted on McPAT 1.3's sweep.
 
-The circuit models in ``power.blocks`` get the relative sizes right (capacity, ports, associativity, issue width);
-their absolute level depends on layout and circuit style details the analytical model does not capture (wire
-routing overhead, clock distribution, control logic, cell libraries). These factors set that level. They were
-fitted once, by least squares in log space, so that McPAT 1.3's six example processors (Niagara 1 and 2, Alpha
-21364, Xeon (Tulsa), Penryn, ARM Cortex-A9) land close to McPAT's printed totals — one factor per group and metric,
-the same for every processor and node: no processor is special-cased and no McPAT output is an input of the model.
-Technology-level leakage constants (Ioff, Igate per node) live in ``power.tech``.
+The circuit models in ``power.blocks`` give each structure's area, switched capacitance and leaking width from its
+organisation (capacity, ports, associativity, widths) and the node's device table (``power.tech``). Their absolute
+level, and the parts of McPAT's scaling the analytical blocks do not reproduce (CACTI's choice of array
+organisation as capacity grows, McPAT's device tables per node and device type, its core models' growth with issue
+width and window size), are carried by one multiplicative law per calibration group and metric:
 
-Groups:
+    log k = sum_f theta[metric][group][f] * x_f(structure, platform)
 
-* ``l1``          the L1 instruction and data caches with their miss/fill/write-back buffers
-* ``core_array``  other RAM/CAM structures inside cores (BTB, predictors, RAT, IQ, ROB, RF, LSQ, TLBs)
-* ``core_logic``  logic inside cores (decoders, ALUs, FPUs, bypass, pipeline latches and control)
-* ``cache``       shared caches (L2, L3 slices), their controllers, and private L2s
-* ``dir``         coherence directories
-* ``noc``         routers, crossbars, buses and links
-* ``mc``          memory controllers (front end, transaction engine, PHY)
-* ``io``          NIC and PCIe controllers on the die
+with the features ``x_f`` of ``platform_features()``: a level per technology node, interpolated in log node size
+between the nodes of ``LAW_NODES_NM`` (McPAT's device tables are per node); the device type (lstp; lop per node); for the core groups log issue width, log ROB size, in-order
+and threads per core, x86 decode; for arrays (caches, directories) log capacity; temperature for leakage. The laws
+are per structure *class*, never per processor: a platform is priced from its organisation alone and no McPAT
+output is an input of the model.
 
-Metrics: ``area``, ``dyn`` (switched capacitance), ``sub`` (subthreshold leakage width), ``gate`` (gate leakage
-width).
+Groups (``power.model`` assigns each structure one): ``l1`` (L1 caches with their buffers), ``core_array``
+(other core RAM/CAM: BTB, predictors, RAT, IQ, ROB, RF, LSQ, TLBs), ``core_logic`` (decoders, FUs, bypass,
+pipeline), ``cache`` (L2/L3, private or shared), ``dir`` (directories), ``noc``, ``mc``, ``io`` (NIC, PCIe).
 
-How they were obtained (reproducible with ``sim-scripts/mcpat_compare.py --fit``): build each example with all
-factors 1, sum area / peak dynamic / leakage per processor and group, and solve for the factors minimising
-``sum_p (12 log(total_p / mcpat_p))^2 + sum_{p,class} (log(class_p / mcpat_class_p))^2`` plus a pull of the
-factors towards a common level (settings in ``power.fit.FIT_SETTINGS``). The leakage fit also solves one multiplier per technology node (hp 180, 90, 65,
-45 nm; lop), which was folded into the node's Ioff / Igate in ``power.tech``. The ``io`` group rests on one
-reference (Niagara 2's NIUs and PCIe) and ``dir`` on four small directories: treat them as rough.
+Metrics: ``area``, ``dyn`` (capacitance switched at peak), ``sub`` and ``gate`` (leaking widths), ``rt`` (runtime
+energy per counted event relative to the peak energy: McPAT charges a counted access differently from a
+peak-rate access).
 
-How far to trust them: the 15% acceptance test is in sample (the six processors the factors were fitted to). Out
-of sample, measured by leaving one processor out, refitting every factor and node multiplier on the other five and
-pricing it (``sim-scripts/mcpat_compare.py --cross-validate``, ``power.fit.cross_validate``), the mean absolute
-errors on the totals are area 30%, peak dynamic 23%, leakage 62% (median 12%, 22%, 67%), against 7%, 6%, 1% in
-sample. Worst: area +120% (Cortex-A9, the only small low-power core), peak dynamic +38% (Penryn), leakage -91%
-(Cortex-A9, the only lop device). Four of the six sit at a node no other example has; their leakage then rests on
-the uncalibrated ITRS-class Ioff / Igate (-60% to -91%), or, with ``--node-prior neighbours`` (the multiplier of
-the nearest fitted node, as ``power.tech`` carries it to nodes without a reference), -39%, +28% and -14% for the
-hp ones (leakage mean 40%). Expect errors of tens of percent on a processor unlike these six.
+The coefficients live in ``calibration.json`` beside this file. They are produced by ``power.fit`` from the sweep
+(``sim-scripts/mcpat_compare.py --fit --write``); the same command with ``--cross-validate`` measures how well the
+laws predict groups of points the fit has not seen (whole templates, nodes, device types).
 """
 
-FACTORS: dict[str, dict[str, float]] = {
-    "l1": {"area": 4.23, "dyn": 1.32, "sub": 2.809, "gate": 1.475},
-    "core_array": {"area": 4.79, "dyn": 2.557, "sub": 0.737, "gate": 2.082},
-    "core_logic": {"area": 0.43, "dyn": 3.226, "sub": 0.499, "gate": 0.243},
-    "cache": {"area": 2.37, "dyn": 5.425, "sub": 0.756, "gate": 0.029},
-    "dir": {"area": 0.96, "dyn": 1.723, "sub": 1.713, "gate": 6.192},
-    "noc": {"area": 2.09, "dyn": 2.601, "sub": 2.178, "gate": 1.722},
-    "mc": {"area": 1.78, "dyn": 26.8, "sub": 2.219, "gate": 1.512},
-    "io": {"area": 1.37, "dyn": 2.337, "sub": 0.154, "gate": 2.855},
-}
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
+
+GROUPS = ("l1", "core_array", "core_logic", "cache", "dir", "noc", "mc", "io")
+METRICS = ("area", "dyn", "sub", "gate", "rt")
+CORE_GROUPS = ("l1", "core_array", "core_logic")
+ARRAY_GROUPS = ("l1", "cache", "dir")
+
+# Reference point of the features (x = 0): a 45 nm hp 4-wide out-of-order core with a 128-entry ROB, a 1 MB
+# array, 360 K. Chosen to sit inside the sweep so the intercepts are the level of a typical structure.
+REF_NODE_NM = 45.0
+REF_WIDTH = 4.0
+REF_ROB = 128.0
+MIN_ROB = 16.0
+REF_CAPACITY_B = 1 << 20
+REF_TEMPERATURE_K = 360.0
 
 # Arrays built from long-channel devices where timing allows (McPAT's "longer_channel_device"): subthreshold
 # leakage of cells falls by this factor (longer gates raise Vth; ~2x lower Ioff at ~10% delay cost).
 LONG_CHANNEL_LEAK = 0.5
+
+
+# Nodes of the law's piecewise-linear node term (in log node size), as McPAT's device tables are per node and
+# interpolated between them: a node between two of them takes a weighted mean of their coefficients; outside the
+# range the nearest one.
+LAW_NODES_NM = (22.0, 32.0, 45.0, 65.0, 90.0, 180.0)
+NODE_FEATURES = tuple(f"n{n:g}" for n in LAW_NODES_NM)
+# lop has its own per-node offsets from hp (McPAT's lop device tables do not follow the hp trend: e.g. gate
+# leakage); lstp, with little data, one offset.
+DEVICE_FEATURES = ("lstp",) + tuple(f"lop_{f}" for f in NODE_FEATURES)
+
+
+def node_weights(node_nm: float) -> dict[str, float]:
+    """Hat-function weights of ``node_nm`` on ``LAW_NODES_NM`` (they sum to 1)."""
+    ln = math.log(min(max(node_nm, LAW_NODES_NM[0]), LAW_NODES_NM[-1]))
+    out = {f: 0.0 for f in NODE_FEATURES}
+    for (a, b), (fa, fb) in zip(zip(LAW_NODES_NM, LAW_NODES_NM[1:]), zip(NODE_FEATURES, NODE_FEATURES[1:])):
+        la, lb = math.log(a), math.log(b)
+        if la <= ln <= lb:
+            w = (ln - la) / (lb - la)
+            out[fa], out[fb] = 1.0 - w, w
+            return out
+    return out
+
+
+def feature_names(group: str, metric: str) -> tuple[str, ...]:
+    """The features the law of ``group`` / ``metric`` uses (the fit solves exactly these coefficients)."""
+    names = list(NODE_FEATURES) + list(DEVICE_FEATURES)
+    if group in CORE_GROUPS:
+        # the L1s scale with width (ports) but not with the window
+        names += ["width", "inorder", "threads", "x86"] + ([] if group == "l1" else ["rob"])
+    if group in ARRAY_GROUPS:
+        names += ["capacity"]
+    if metric == "sub":
+        names += ["temperature"]
+    return tuple(names)
+
+
+def platform_features(p) -> dict[str, float]:
+    """Features common to every structure of a platform (``power.config.Platform``)."""
+    c = p.core
+    lop = 1.0 if p.device == "lop" else 0.0
+    w = node_weights(p.node_nm)
+    return {
+        **w,
+        "lstp": 1.0 if p.device == "lstp" else 0.0,
+        **{f"lop_{f}": lop * v for f, v in w.items()},
+        "width": math.log(max(1, c.issue_width) / REF_WIDTH),
+        # clamped at MIN_ROB: McPAT's reservation-station cores (e.g. its Cortex-A9) have ROB 0
+        "rob": math.log(max(MIN_ROB, c.rob) / REF_ROB) if c.ooo else 0.0,
+        "inorder": 0.0 if c.ooo else 1.0,
+        "threads": math.log(max(1, c.threads)),
+        "x86": 1.0 if c.x86 else 0.0,
+        "temperature": (p.temperature_K - REF_TEMPERATURE_K) / 10.0,
+        "capacity": 0.0,
+    }
+
+
+def array_features(base: dict[str, float], capacity_B: float) -> dict[str, float]:
+    """``base`` with the capacity of one array (per instance)."""
+    out = dict(base)
+    out["capacity"] = math.log(max(1.0, capacity_B) / REF_CAPACITY_B)
+    return out
+
+
+def _load() -> dict:
+    if not CALIBRATION_FILE.is_file():
+        raise FileNotFoundError(f"{CALIBRATION_FILE.name} is missing beside power/calibration.py: re-create it with "
+                                f"sim-scripts/mcpat_compare.py --fit --write")
+    data = json.loads(CALIBRATION_FILE.read_text())
+    for m in METRICS:
+        for g in GROUPS:
+            want = set(feature_names(g, m))
+            got = set(data["laws"][m][g])
+            if want != got:
+                raise ValueError(f"{CALIBRATION_FILE.name}: law {m}/{g} has features {sorted(got)}, expected "
+                                 f"{sorted(want)}: re-create it with sim-scripts/mcpat_compare.py --fit --write")
+    return data
+
+
+# {metric: {group: {feature: coefficient}}}; power.fit swaps it while fitting.
+LAWS: dict[str, dict[str, dict[str, float]]] = _load()["laws"]
+
+
+def factor(group: str, metric: str, x: dict[str, float]) -> float:
+    """The calibration factor of one structure (``x``: its features)."""
+    law = LAWS[metric][group]
+    return math.exp(sum(coef * x[f] for f, coef in law.items()))

@@ -1,294 +1,332 @@
-"""Re-derive the calibration factors of ``power.calibration`` (and the per-node leakage multipliers folded into
-``power.tech``) from McPAT's example processors. Run through ``sim-scripts/mcpat_compare.py --fit``; it prints the
-factors, it does not edit files.
+"""Fit the calibration laws of ``power.calibration`` on McPAT 1.3's sweep, and measure them out of sample.
 
-Method: build every example with all group factors 1 and sum area, peak dynamic power and leakage per processor,
-component class and calibration group. Because every metric is linear in its group factor, the fit is a small
-least-squares problem in log space:
+Data: every point of ``../shared/data/mcpat/sweep`` (``index.csv`` with McPAT's totals and per-component figures;
+the point's McPAT input XML, read with ``power.mcpat_xml.read``). Nothing of it is copied into the project: the fit
+reads it at run time and writes only the fitted coefficients (``power/calibration.json``).
 
-* area and peak dynamic: one factor per group; residuals ``w_total * log(total/mcpat)`` per processor,
-  ``w_class * log(class/mcpat_class)`` per processor and class, and ``reg * (log k - mean log k)`` pulling the
-  factors towards a common level;
-* subthreshold and gate leakage: one factor per group and one multiplier per technology node/device (the
-  multiplier is then folded into that node's Ioff / Igate), with a weak pull of both towards 1.
+Method. Each point is priced once with every law at zero (factor 1): per structure its raw area, peak-rate
+capacitance, runtime capacitance, leaking widths (as watts at the point's operating point), its McPAT component
+(``Struct.component``) and its features. Every metric of a structure is then ``raw x exp(theta_g . x)`` (+ parts
+that are not calibrated: PHYs, DRAM), so one metric's fit is a small nonlinear least-squares problem over the
+coefficients ``theta`` of the eight groups, with residuals
 
-``cross_validate()`` measures how well this predicts a processor the fit has not seen (leave one processor out):
-for each example it refits every factor and node multiplier on the other five (same method and settings), prices the
-held-out processor with the full model at those factors and compares its total area, peak dynamic power and leakage
-with McPAT. Run through ``sim-scripts/mcpat_compare.py --cross-validate``.
+* ``W_TOTAL x log(ours / McPAT)`` on the processor total of every point,
+* ``W_COMPONENT x log(ours / McPAT)`` on every McPAT component the point has (cores, L2, L3, directories, NoC,
+  memory controllers, NIU, PCIe),
+* a smoothness pull ``SMOOTH x`` (second difference in log node) on the per-node levels, so a node without
+  training points is interpolated (or extrapolated linearly) from its neighbours, and a weak pull of the levels
+  towards 0 (``LEVEL_RIDGE``);
+* a ridge pull ``RIDGE x theta`` on every other coefficient, so a feature the training data does not constrain
+  (a device type left out) stays at the circuit model's own scaling (the device tables of ``power.tech``).
+
+The loss is robust (soft L1 with scale ``F_SCALE`` in log error), close to the mean absolute error the
+acceptance asks for, so a few points McPAT prices unlike the rest do not drag every law.
+
+Runtime dynamic power is fitted after peak dynamic (``rt`` is the runtime energy per counted event relative to the
+peak energy), with every structure's runtime capped at its peak, as the model does.
+
+``cross_validate(by)`` is k-fold cross-validation leaving out whole groups of points (``by`` = ``template``,
+``tech_nm`` or ``device_type``): each fold refits every law without its points, then prices the held-out points with
+the full model at those laws, and compares them with McPAT.
 """
 
 from __future__ import annotations
 
-import math
-import re
+import json
+
 from contextlib import contextmanager
-from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from . import calibration as cal
-from . import mcpat_reference as ref
 
-FIT_SETTINGS = {
-    "area_mm2": dict(w_total=12.0, w_class=2.0, reg=0.3),
-    "peak_dynamic_W": dict(w_total=12.0, w_class=1.0, reg=0.1),
-    "subthreshold_leakage_W": dict(w_total=12.0, w_class=1.0, reg=0.5),
-    "gate_leakage_W": dict(w_total=12.0, w_class=1.0, reg=0.5),
+SWEEP = Path(__file__).resolve().parents[2] / "shared" / "data" / "mcpat" / "sweep"
+
+# McPAT components (index.csv column prefixes) and the metrics compared: ours (calibration metric, Result column)
+# and McPAT's column suffix / total column.
+COMPONENTS = ("cores", "l2", "l3", "l1dir", "l2dir", "noc", "mc", "niu", "pcie")
+METRIC_COLUMNS = {
+    "area": ("area_mm2", "area_mm2", "area_mm2"),
+    "dyn": ("peak_dynamic_W", "peak_dyn_W", "peak_dynamic_W"),
+    "sub": ("subthreshold_leakage_W", "sub_leak_W", "subthreshold_leakage_W"),
+    "gate": ("gate_leakage_W", "gate_leak_W", "gate_leakage_W"),
+    "rt": ("runtime_dynamic_W", "rt_dyn_W", "runtime_dynamic_W"),
 }
-_CLASS_INDEX = {"area_mm2": 0, "peak_dynamic_W": 1, "subthreshold_leakage_W": 2, "gate_leakage_W": 3}
+W_TOTAL = 3.0
+W_COMPONENT = 1.0
+RIDGE = 0.5
+SMOOTH = 2.0
+LEVEL_RIDGE = 0.02
+F_SCALE = 0.1
+GROWTH_FEATURES = ("capacity", "width", "rob")
+FOLD_KEYS = ("template", "tech_nm", "device_type")
+FOLD_MAX_NFEV = 150   # evaluations per metric in a fold's refit (it starts from the full fit: see fit())
 
 
-_TOTAL_INDEX = {"area_mm2": 1, "peak_dynamic_W": 2, "subthreshold_leakage_W": 3, "gate_leakage_W": 4}
-_FACTOR_KEY = {"area_mm2": "area", "peak_dynamic_W": "dyn", "subthreshold_leakage_W": "sub", "gate_leakage_W": "gate"}
-LEAK_METRICS = ("subthreshold_leakage_W", "gate_leakage_W")
+def sweep_dir() -> Path:
+    if not (SWEEP / "index.csv").is_file():
+        raise FileNotFoundError(f"McPAT sweep not found at {SWEEP}: the calibration needs the shared data beside "
+                                f"the project (../shared/data/mcpat/sweep/index.csv)")
+    return SWEEP
 
-# The per-node leakage multipliers of the full fit that were folded into power.tech's Ioff / Igate, as documented
-# there (two digits; lop: one multiplier for all lop nodes, fitted at 40 nm). Raw sums are priced with power.tech
-# as it is now, i.e. with these folded in; dividing them out gives the uncalibrated ITRS-class starting values,
-# which is where the leakage fit starts and what its prior (multiplier 1) refers to.
-FOLDED_NODE_MULTIPLIERS = {
-    "subthreshold_leakage_W": {"hp180": 3.6, "hp90": 4.8, "hp65": 2.0, "hp45": 2.2, "lop40": 7.5},
-    "gate_leakage_W": {"hp180": 570.0, "hp90": 23.0, "hp65": 4.6, "hp45": 12.0, "lop40": 29.0},
-}
+
+def sweep_index() -> pd.DataFrame:
+    return pd.read_csv(sweep_dir() / "index.csv")
+
+
+def zero_laws() -> dict:
+    return {m: {g: {f: 0.0 for f in cal.feature_names(g, m)} for g in cal.GROUPS} for m in cal.METRICS}
 
 
 @contextmanager
-def _factors(values: dict[str, dict[str, float]]):
-    """Temporarily replace ``power.calibration.FACTORS`` with ``values`` ({group: {area, dyn, sub, gate}})."""
-    saved = {g: dict(v) for g, v in cal.FACTORS.items()}
+def laws(values: dict):
+    """Temporarily price with ``values`` ({metric: {group: {feature: coefficient}}})."""
+    saved = cal.LAWS
+    cal.LAWS = values
     try:
-        for g in cal.FACTORS:
-            cal.FACTORS[g] = dict(values[g])
         yield
     finally:
-        cal.FACTORS.clear()
-        cal.FACTORS.update(saved)
+        cal.LAWS = saved
 
 
-def _unit_factors():
-    return _factors({g: {k: 1.0 for k in v} for g, v in cal.FACTORS.items()})
-
-
-def raw_sums():
-    """{processor: (node key, DataFrame indexed by (class, group) with the four metrics)} at unit factors."""
+def price_point(name: str):
+    """Our result for one sweep point (read from its McPAT XML), with the current laws."""
     from . import build
-    from .compare import inputs_dir
     from .mcpat_xml import read
+    p, a = read(sweep_dir() / f"{name}.xml")
+    return build(p, a).evaluate(label=name)
+
+
+class Raw:
+    """Every structure of every sweep point at unit factors: the data one metric's fit works on."""
+
+    def __init__(self, index: pd.DataFrame | None = None):
+        from . import build
+        from .mcpat_xml import read
+        self.index = sweep_index() if index is None else index
+        rows = []
+        with laws(zero_laws()):
+            for i, name in enumerate(self.index.name):
+                p, a = read(sweep_dir() / f"{name}.xml")
+                m = build(p, a)
+                r = m.evaluate(cap_runtime=False)
+                df = r.structures
+                secs = a.seconds
+                for k, s in enumerate(m.structs):
+                    if not s.on_die:
+                        continue
+                    fixed = {"area": 0.0, "dyn": s.fixed_peak_W, "sub": s.fixed_leak_W, "gate": 0.0,
+                             "rt": s.fixed_runtime_J / secs + s.idle_fixed_W}
+                    row = dict(point=i, component=s.component, group=s.group, x=s.x)
+                    for met, (col, _, _) in METRIC_COLUMNS.items():
+                        v = float(df[col].iloc[k])
+                        row[f"fixed_{met}"] = fixed[met]
+                        row[f"raw_{met}"] = max(0.0, v - fixed[met])
+                    rows.append(row)
+        self.rows = pd.DataFrame(rows)
+        self.comp_index = {c: j for j, c in enumerate(COMPONENTS)}
+        self.n_points = len(self.index)
+
+    def subset(self, points: np.ndarray) -> "Raw":
+        """The same data restricted to the points ``points`` (positions in the index), renumbered."""
+        out = object.__new__(Raw)
+        out.index = self.index.iloc[points].reset_index(drop=True)
+        remap = {int(p): j for j, p in enumerate(points)}
+        rows = self.rows[self.rows.point.isin(remap)].copy()
+        rows["point"] = rows.point.map(remap)
+        out.rows = rows.reset_index(drop=True)
+        out.comp_index = self.comp_index
+        out.n_points = len(points)
+        return out
+
+
+class _Problem:
+    """One metric's least-squares problem on a ``Raw``."""
+
+    def __init__(self, raw: Raw, metric: str, dyn_theta: dict | None = None, start: dict | None = None,
+                 max_nfev: int = 400):
+        self.start = start
+        self.max_nfev = max_nfev
+        self.metric = metric
+        rows = raw.rows
+        self.names = [(g, f) for g in cal.GROUPS for f in cal.feature_names(g, metric)]
+        col = {gf: j for j, gf in enumerate(self.names)}
+        n, k = len(rows), len(self.names)
+        X = np.zeros((n, k))
+        for i, (g, x) in enumerate(zip(rows.group, rows.x)):
+            for f in cal.feature_names(g, metric):
+                X[i, col[(g, f)]] = x[f]
+        self.X = X
+        self.raw = rows[f"raw_{metric}"].to_numpy()
+        self.fixed = rows[f"fixed_{metric}"].to_numpy()
+        self.point = rows.point.to_numpy()
+        comp = rows.component.map(raw.comp_index)
+        self.comp = comp.fillna(-1).astype(int).to_numpy()
+        self.n_points = raw.n_points
+        _, suffix, total = METRIC_COLUMNS[metric]
+        idx = raw.index
+        self.target_total = idx[total].to_numpy(dtype=float)
+        self.target_comp = np.column_stack([idx.get(f"{c}_{suffix}", pd.Series(np.nan, index=idx.index))
+                                            .to_numpy(dtype=float) for c in COMPONENTS])
+        self.cap = None
+        if metric == "rt":
+            dp = _Problem(raw, "dyn")
+            self.cap = dp.struct_values(dp.theta_vector(dyn_theta))
+            dyn_k = np.exp(dp.X @ dp.theta_vector(dyn_theta))
+            self.raw = self.raw * dyn_k
+        self._aggregators()
+        self.penalty = np.array([LEVEL_RIDGE if f in cal.NODE_FEATURES else RIDGE for _, f in self.names])
+        # second differences of each group's per-node levels, in log node size
+        rows_s = []
+        lnodes = np.log(cal.LAW_NODES_NM)
+        for g in cal.GROUPS:
+            js = [col[(g, f)] for f in cal.NODE_FEATURES]
+            for a, b, c in zip(range(len(js)), range(1, len(js)), range(2, len(js))):
+                h1, h2 = lnodes[b] - lnodes[a], lnodes[c] - lnodes[b]
+                r = np.zeros(k)
+                r[js[a]], r[js[b]], r[js[c]] = 1.0 / h1, -(1.0 / h1 + 1.0 / h2), 1.0 / h2
+                rows_s.append(r * SMOOTH * (h1 + h2) / 2.0)
+        self.smooth = np.array(rows_s)
+
+    def theta_vector(self, laws_m: dict) -> np.ndarray:
+        return np.array([laws_m[g][f] for g, f in self.names])
+
+    def _aggregators(self):
+        from scipy import sparse
+        n = len(self.raw)
+        ones = np.ones(n)
+        self.A_tot = sparse.csr_matrix((ones, (self.point, np.arange(n))), shape=(self.n_points, n))
+        ok = np.flatnonzero(self.comp >= 0)
+        cell = self.point[ok] * len(COMPONENTS) + self.comp[ok]
+        self.A_comp = sparse.csr_matrix((np.ones(len(ok)), (cell, ok)),
+                                        shape=(self.n_points * len(COMPONENTS), n))
+        self.target_comp_flat = self.target_comp.reshape(-1)
+
+    def _scalable(self, theta):
+        """Per structure: the calibrated value and its derivative weight (0 where the runtime cap binds)."""
+        s = self.raw * np.exp(self.X @ theta)
+        v = s + self.fixed
+        if self.cap is not None:
+            capped = v > self.cap
+            v = np.where(capped, self.cap, v)
+            s = np.where(capped, 0.0, s)
+        return v, s
+
+    def struct_values(self, theta: np.ndarray) -> np.ndarray:
+        return self._scalable(theta)[0]
+
+    def _parts(self, theta):
+        v, s = self._scalable(theta)
+        total = self.A_tot @ v
+        comp = self.A_comp @ v
+        mask = np.isfinite(self.target_comp_flat) & (self.target_comp_flat > 0) & (comp > 0)
+        return v, s, total, comp, mask
+
+    def residuals(self, theta):
+        _, _, total, comp, mask = self._parts(theta)
+        r_tot = W_TOTAL * np.log(np.maximum(total, 1e-30) / self.target_total)
+        r_comp = W_COMPONENT * np.log(comp[mask] / self.target_comp_flat[mask])
+        return np.concatenate([r_tot, r_comp, self.penalty * theta, self.smooth @ theta])
+
+    def jacobian(self, theta):
+        _, s, total, comp, mask = self._parts(theta)
+        sX = s[:, None] * self.X
+        j_tot = W_TOTAL * (self.A_tot @ sX) / np.maximum(total, 1e-30)[:, None]
+        j_comp = W_COMPONENT * (self.A_comp[mask] @ sX) / comp[mask][:, None]
+        return np.vstack([j_tot, j_comp, np.diag(self.penalty), self.smooth])
+
+    def solve(self) -> dict:
+        from scipy.optimize import least_squares
+        # the laws may steepen the circuit model's growth with capacity, width and window but never reverse it
+        # (a negative exponent could make a bigger array or a wider core smaller or cheaper): bounded at 0
+        lb = np.array([0.0 if f in GROWTH_FEATURES else -np.inf for _, f in self.names])
+        x0 = np.zeros(len(self.names)) if self.start is None else self.theta_vector(self.start)
+        x0 = np.maximum(x0, lb)
+        sol = least_squares(self.residuals, x0, jac=self.jacobian, method="trf", bounds=(lb, np.inf),
+                            loss="soft_l1", f_scale=F_SCALE, x_scale="jac", max_nfev=self.max_nfev)
+        out = {g: {} for g in cal.GROUPS}
+        for (g, f), v in zip(self.names, sol.x):
+            out[g][f] = float(v)
+        return out
+
+
+def fit(raw: Raw, start: dict | None = None, max_nfev: int = 400) -> dict:
+    """Every law fitted on ``raw``: {metric: {group: {feature: coefficient}}}. ``start``: laws to start the
+    search from (default all 0; the cross-validation starts each fold from the full fit to save time: the
+    optimum is the fold's own, only the path to it is shorter). ``max_nfev``: evaluations per metric."""
     out = {}
-    with _unit_factors():
-        for name in ref.PROCESSORS:
-            p, a = read(inputs_dir() / ref.TOTALS[name][0])
-            m = build(p, a)
-            r = m.evaluate()
-            df = r.structures.assign(group=[s.group for s in m.structs])
-            df = df[df.on_die]
-            key = f"{p.device}{p.node_nm:g}"
-            out[name] = (key, df.groupby(["class", "group"])[list(_CLASS_INDEX)].sum())
+    for m in ("area", "dyn", "sub", "gate"):
+        out[m] = _Problem(raw, m, start=None if start is None else start[m], max_nfev=max_nfev).solve()
+    out["rt"] = _Problem(raw, "rt", dyn_theta=out["dyn"], start=None if start is None else start["rt"],
+                         max_nfev=max_nfev).solve()
     return out
 
 
-def _items(raw, metric):
-    """{processor: (node key, [(class, group, raw value)])}, in the row order of the raw DataFrames."""
-    return {p: (node, [(c, g, float(v)) for (c, g), v in df[metric].items()]) for p, (node, df) in raw.items()}
+def rounded(values: dict, digits: int = 4) -> dict:
+    return {m: {g: {f: round(v, digits) for f, v in gv.items()} for g, gv in mv.items()} for m, mv in values.items()}
 
 
-def _predict(items, factors, mults, baseline):
-    """{processor: (total, {class: value})} of the linear model the fit solves: raw x group factor x node
-    multiplier / the node's folded-in baseline."""
-    out = {}
-    for p, (node, rows) in items.items():
-        tot, cls = 0.0, {}
-        m = mults.get(node, 1.0) / baseline.get(node, 1.0)
-        for c, g, r in rows:
-            v = r * factors[g] * m
-            tot += v
-            cls[c] = cls.get(c, 0.0) + v
-        out[p] = (tot, cls)
-    return out
+def write(values: dict, path: Path = cal.CALIBRATION_FILE) -> Path:
+    path.write_text(json.dumps({"source": "McPAT 1.3 sweep (sim-scripts/mcpat_compare.py --fit --write)",
+                                "laws": rounded(values)}, indent=1) + "\n")
+    return path
 
 
-def fit(metric: str, raw=None, *, node_baseline: dict[str, float] | None = None) -> dict:
-    """Least-squares fit of one metric's group factors (and node multipliers for leakage) to ``raw`` (default: all
-    examples). ``node_baseline``: per node key, the multiplier already contained in the raw sums; node multipliers
-    are then solved and returned relative to the raw sums divided by it, and the prior pulls them towards 1 there
-    (default: relative to power.tech as it is now)."""
-    from scipy.optimize import least_squares
-    raw = raw or raw_sums()
-    groups = list(cal.FACTORS)
-    leak = "leakage" in metric
-    nodes = sorted({k for k, _ in raw.values()}) if leak else []
-    baseline = {n: float((node_baseline or {}).get(n, 1.0)) for n in nodes}
-    s = FIT_SETTINGS[metric]
-    ci = _CLASS_INDEX[metric]
-    ti = _TOTAL_INDEX[metric]
-    items = _items(raw, metric)
-
-    def predict(x):
-        return _predict(items, dict(zip(groups, np.exp(x[:len(groups)]))), dict(zip(nodes, np.exp(x[len(groups):]))),
-                        baseline)
-
-    def residuals(x):
-        r = []
-        for p, (tot, cls) in predict(x).items():
-            r.append(s["w_total"] * np.log(tot / ref.TOTALS[p][ti]))
-            for c, vals in ref.CLASSES[p].items():
-                if cls.get(c, 0) > 0 and vals[ci] > 0:
-                    r.append(s["w_class"] * np.log(cls[c] / vals[ci]))
-        lk = x[:len(groups)]
-        r += list(s["reg"] * (lk if leak else lk - lk.mean()))
-        r += list(0.05 * x[len(groups):])
-        return np.array(r)
-
-    sol = least_squares(residuals, np.zeros(len(groups) + len(nodes)))
-    pred = predict(sol.x)
-    return {
-        "factors": {g: float(np.exp(v)) for g, v in zip(groups, sol.x[:len(groups)])},
-        "node_multipliers": {n: float(np.exp(v)) for n, v in zip(nodes, sol.x[len(groups):])},
-        "errors_pct": {p: 100.0 * (tot / ref.TOTALS[p][ti] - 1.0) for p, (tot, _) in pred.items()},
-    }
+TABLE_METRICS = {  # column of the comparison table: (our Result die column(s), McPAT index.csv column)
+    "area_mm2": (("area_mm2",), "area_mm2"),
+    "peak_dynamic_W": (("peak_dynamic_W",), "peak_dynamic_W"),
+    "subthreshold_leakage_W": (("subthreshold_leakage_W",), "subthreshold_leakage_W"),
+    "gate_leakage_W": (("gate_leakage_W",), "gate_leakage_W"),
+    "total_leakage_W": (("subthreshold_leakage_W", "gate_leakage_W"), "total_leakage_W"),
+    "runtime_dynamic_W": (("runtime_dynamic_W",), "runtime_dynamic_W"),
+}
 
 
-# ------------------------------------------------------------------------------------------ cross-validation
-NODE_PRIORS = ("one", "neighbours")
+def compare_points(index: pd.DataFrame, values: dict | None = None) -> pd.DataFrame:
+    """One row per point and metric: ours (full model, at ``values`` or the current laws) vs McPAT."""
+    rows = []
+    with laws(values if values is not None else cal.LAWS):
+        for _, pt in index.iterrows():
+            die = price_point(pt["name"]).die
+            for metric, (cols, mcol) in TABLE_METRICS.items():
+                ours = float(sum(die[c] for c in cols))
+                mc = float(pt[mcol])
+                rows.append(dict(name=pt["name"], template=pt["template"], group=pt["group"],
+                                 tech_nm=pt["tech_nm"], device_type=pt["device_type"], metric=metric, kvsim=ours,
+                                 mcpat=mc, error_pct=100.0 * (ours / mc - 1.0)))
+    return pd.DataFrame(rows)
 
 
-def _split_node(key: str) -> tuple[str, float]:
-    m = re.fullmatch(r"([a-z]+)(\d+(?:\.\d+)?)", key)
-    if m is None:
-        raise ValueError(f"node key {key!r} is not <device><nm>")
-    return m[1], float(m[2])
+def cross_validate(raw: Raw, by: str, start: dict | None = None) -> pd.DataFrame:
+    """k-fold cross-validation leaving out every value of ``by`` in turn: the held-out points' comparison rows
+    (``compare_points``), priced with laws fitted without them; column ``fold`` names the held-out value.
+    ``start``: laws each fold's search starts from (see ``fit``)."""
+    if by not in FOLD_KEYS:
+        raise ValueError(f"by={by!r}: allowed {FOLD_KEYS}")
+    out = []
+    keys = raw.index[by].to_numpy()
+    for value in pd.unique(keys):
+        train = np.flatnonzero(keys != value)
+        test = np.flatnonzero(keys == value)
+        fold_laws = rounded(fit(raw.subset(train), start=start, max_nfev=FOLD_MAX_NFEV))
+        tab = compare_points(raw.index.iloc[test], fold_laws)
+        out.append(tab.assign(fold=f"{by}={value}"))
+    return pd.concat(out, ignore_index=True)
 
 
-def held_out_node_multiplier(node: str, fitted: dict[str, float], how: str = "one") -> tuple[float, str]:
-    """The leakage multiplier (relative to the uncalibrated ITRS-class Ioff / Igate) for a held-out processor's
-    node, and how it was obtained. A node fitted on the training processors keeps its fitted multiplier. Otherwise
-    ``how="one"`` uses the fit's prior (multiplier 1); ``how="neighbours"`` interpolates the fitted multipliers of the
-    same device type log-linearly in feature size between the nearest fitted nodes above and below (as power.tech
-    interpolates its table), carries the nearest one when only one side has a fitted node (as power.tech carries
-    45 nm to 32 and 22 nm), and falls back to 1 when no node of that device type was fitted."""
-    if how not in NODE_PRIORS:
-        raise ValueError(f"how={how!r}: allowed {', '.join(NODE_PRIORS)}")
-    if node in fitted:
-        return fitted[node], "fitted on the other processors"
-    if how == "one":
-        return 1.0, "not in training: prior x1"
-    dev, nm = _split_node(node)
-    same = sorted((n, v) for k, v in fitted.items() for d, n in [_split_node(k)] if d == dev)
-    above = [(n, v) for n, v in same if n > nm]
-    below = [(n, v) for n, v in same if n < nm]
-    if above and below:
-        (fa, va), (fb, vb) = above[0], below[-1]
-        w = math.log(fa / nm) / math.log(fa / fb)
-        return math.exp((1 - w) * math.log(va) + w * math.log(vb)), \
-            f"not in training: interpolated {dev}{fa:g}/{dev}{fb:g}"
-    if above or below:
-        n, v = above[0] if above else below[-1]
-        return v, f"not in training: carried from {dev}{n:g}"
-    return 1.0, f"not in training, no {dev} node fitted: prior x1"
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per metric: mean and median absolute % error, the worst point and its error."""
+    rows = []
+    for metric, g in table.groupby("metric", sort=False):
+        a = g.error_pct.abs()
+        w = g.loc[a.idxmax()]
+        rows.append(dict(metric=metric, mae_pct=float(a.mean()), median_pct=float(a.median()),
+                         within_15=float((a <= 15).mean()), over_35=int((a > 35).sum()), worst=w["name"],
+                         worst_pct=float(w.error_pct)))
+    return pd.DataFrame(rows)
 
 
-def _groups_without_data(raw, metric: str) -> list[str]:
-    """Calibration groups with nothing to fit in ``raw`` for ``metric`` (their factor is set by the prior alone)."""
-    have = set()
-    for _, df in raw.values():
-        by_group = df[metric].groupby(level="group").sum()
-        have |= set(by_group[by_group > 0].index)
-    return [g for g in cal.FACTORS if g not in have]
 
 
-def _fit_all(raw) -> dict[str, dict]:
-    return {m: fit(m, raw, node_baseline=FOLDED_NODE_MULTIPLIERS.get(m)) for m in FIT_SETTINGS}
-
-
-def _factor_table(fits: dict[str, dict]) -> dict[str, dict[str, float]]:
-    return {g: {_FACTOR_KEY[m]: fits[m]["factors"][g] for m in FIT_SETTINGS} for g in cal.FACTORS}
-
-
-def price_with(name: str, factors: dict[str, dict[str, float]], leak_scale: tuple[float, float] = (1.0, 1.0)):
-    """Die totals (pandas Series) of one McPAT example priced by the full model with the given group factors and
-    its node's Ioff / Igate multiplied by ``leak_scale`` (relative to power.tech as it is now)."""
-    from . import build
-    from .compare import inputs_dir
-    from .mcpat_xml import read
-    p, a = read(inputs_dir() / ref.TOTALS[name][0])
-    with _factors(factors):
-        m = build(p, a)
-    t = m.tech
-    m.tech = replace(t, dev=replace(t.dev, ioff_um=t.dev.ioff_um * leak_scale[0],
-                                    igate_um=t.dev.igate_um * leak_scale[1]))
-    return m.evaluate(label=name).die
-
-
-def cross_validate(raw=None, *, node_prior: str = "one") -> dict:
-    """Leave-one-processor-out cross-validation of the calibration.
-
-    For each example processor: refit all group factors and node multipliers on the other five (``fit``, same
-    settings, node multipliers relative to the uncalibrated ITRS-class leakage as in the original fit), then price
-    the held-out processor with the full model (``power.build``) at the refitted factors and compare its total area,
-    peak dynamic power and leakage (subthreshold + gate) with McPAT. The in-sample figures are the same computation
-    with the fit on all six processors. A held-out node with no training processor gets its leakage multiplier from
-    ``held_out_node_multiplier(..., node_prior)``.
-
-    Returns a dict:
-
-    * ``table``: DataFrame, one row per processor and metric (area_mm2, peak_dynamic_W, leakage_W) with McPAT's
-      value, the in-sample and out-of-sample model values and % errors (``in_error_pct``, ``out_error_pct``), the
-      same errors of the fit's linear surrogate (``in_fit_error_pct``, ``out_fit_error_pct``), the held-out node and
-      how its leakage multiplier was obtained;
-    * ``full``: {metric: fit result} on all six processors;
-    * ``folds``: {held-out processor: dict(fits={metric: fit result}, node, leak_multipliers={metric: multiplier},
-      node_note, groups_without_data={metric: [groups with no training data]})};
-    * ``node_prior``.
-    """
-    raw = raw or raw_sums()
-    procs = list(raw)
-    full = _fit_all(raw)
-    full_factors = _factor_table(full)
-    folds, rows = {}, []
-    for p in procs:
-        node = raw[p][0]
-        train = {q: raw[q] for q in procs if q != p}
-        fits = _fit_all(train)
-        mults, notes = {}, {}
-        for m in LEAK_METRICS:
-            mults[m], notes[m] = held_out_node_multiplier(node, fits[m]["node_multipliers"], node_prior)
-        note = notes[LEAK_METRICS[0]]
-        if node in fits[LEAK_METRICS[0]]["node_multipliers"]:
-            note = "fitted on " + ", ".join(q for q in train if raw[q][0] == node)
-        empty = {m: _groups_without_data(train, m) for m in FIT_SETTINGS}
-        folds[p] = dict(fits=fits, node=node, leak_multipliers=mults, node_note=note, groups_without_data=empty)
-
-        # full model, in and out of sample
-        base = {m: FOLDED_NODE_MULTIPLIERS[m].get(node, 1.0) for m in LEAK_METRICS}
-        scale_in = tuple(full[m]["node_multipliers"][node] / base[m] for m in LEAK_METRICS)
-        scale_out = tuple(mults[m] / base[m] for m in LEAK_METRICS)
-        die_in = price_with(p, full_factors, scale_in)
-        die_out = price_with(p, _factor_table(fits), scale_out)
-
-        # the fit's linear surrogate, in and out of sample
-        def surrogate(fit_res, mult_by_metric):
-            out = {}
-            for m in FIT_SETTINGS:
-                mm = {node: mult_by_metric.get(m, 1.0)}
-                bl = {node: base.get(m, 1.0)}
-                out[m] = _predict(_items({p: raw[p]}, m), fit_res[m]["factors"], mm, bl)[p][0]
-            return out
-
-        s_in = surrogate(full, {m: full[m]["node_multipliers"][node] for m in LEAK_METRICS})
-        s_out = surrogate(fits, mults)
-        mc = ref.totals(p)
-        for metric, parts in (("area_mm2", ("area_mm2",)), ("peak_dynamic_W", ("peak_dynamic_W",)),
-                              ("leakage_W", LEAK_METRICS)):
-            v_in = float(sum(die_in[c] for c in parts))
-            v_out = float(sum(die_out[c] for c in parts))
-            f_in = sum(s_in[c] for c in parts)
-            f_out = sum(s_out[c] for c in parts)
-            rows.append(dict(
-                processor=p, metric=metric, mcpat=mc[metric], in_sample=v_in, out_of_sample=v_out,
-                in_error_pct=100.0 * (v_in / mc[metric] - 1.0), out_error_pct=100.0 * (v_out / mc[metric] - 1.0),
-                in_fit_error_pct=100.0 * (f_in / mc[metric] - 1.0),
-                out_fit_error_pct=100.0 * (f_out / mc[metric] - 1.0),
-                node=node, node_note=note if metric == "leakage_W" else ""))
-    return dict(table=pd.DataFrame(rows), full=full, folds=folds, node_prior=node_prior)

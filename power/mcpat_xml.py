@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import fields
 from pathlib import Path
 
+from .mcpat_rules import legalize
 from .activity import Activity, CacheActivity, CoreActivity, DramActivity, NocActivity
 from .config import (CacheConfig, CoreConfig, DirectoryConfig, DramConfig, DramDevice, MemCtrlConfig, NicConfig,
                      NocConfig, PcieConfig, Platform)
@@ -200,6 +201,24 @@ def _read_core(sysc: _Comp, cc: _Comp) -> tuple[CoreConfig, CoreActivity, float,
     return core, act, clock, (float(vdd) if vdd and vdd > 0 else None)
 
 
+def per_core_share(total: CoreActivity, n_cores: int) -> CoreActivity:
+    """One core's counts from chip totals of ``n_cores`` identical cores (cycles are elapsed time: not divided)."""
+    out = CoreActivity(**{f.name: getattr(total, f.name) / n_cores for f in fields(CoreActivity)})
+    out.cycles = total.cycles
+    return out
+
+
+def chip_total(acts: list[CoreActivity], n_cores: int) -> CoreActivity:
+    """McPAT's homogeneous-core counts: the sum over all ``n_cores`` cores (one entry in ``acts`` stands for every
+    core), cycles those of one core."""
+    if len(acts) == 1:
+        out = CoreActivity(**{f.name: getattr(acts[0], f.name) * n_cores for f in fields(CoreActivity)})
+    else:
+        out = CoreActivity(**{f.name: sum(getattr(a, f.name) for a in acts) for f in fields(CoreActivity)})
+    out.cycles = acts[0].cycles
+    return out
+
+
 def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
     """Read a McPAT input XML (a path or the XML text) into a ``Platform`` and its ``Activity``."""
     text = str(path_or_text)
@@ -298,6 +317,10 @@ def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
                                                     writes=float(k.s("write_accesses")),
                                                     read_misses=float(k.s("read_misses")),
                                                     write_misses=float(k.s("write_misses")))
+    if homogeneous and n_cores > 1:
+        # McPAT's convention: with homogeneous cores, the one core component describes all of them and its counts
+        # (and the private L2s' counts) are chip totals over total_cycles; kvsim's Activity holds one core's share
+        acts[0] = per_core_share(acts[0], n_cores)
     n_noc = _int(P("number_of_NoCs"), 0)
     for i in range(n_noc if _int(P("homogeneous_NoCs"), 1) == 0 else min(1, n_noc)):
         key = f"system.NoC{i}"
@@ -417,6 +440,8 @@ def _write_core(sysel: ET.Element, i: int, p: Platform, a: CoreActivity) -> None
             v = [v, v]
         _param(el, mp, v)
     _param(el, "pipelines_per_core", [1, 1])
+    # branch predictions per cycle; McPAT skips the predictor and BTB without it
+    _param(el, "prediction_width", 1)
     _param(el, "LSU_order", "inorder")
     for ms, attr in CORE_STATS:
         _stat(el, ms, getattr(a, attr))
@@ -495,10 +520,12 @@ def _write_cache(sysel, cid, name, cfgname, c: CacheConfig | None, ca: CacheActi
     _stat(el, "duty_cycle", c.duty_cycle)
 
 
-def to_xml(platform: Platform, activity: Activity | None = None) -> str:
-    """McPAT input XML (text) for a platform and its activity."""
-    p = platform
-    p.validate()
+def to_xml(platform: Platform, activity: Activity | None = None, *, policy: str = "round") -> str:
+    """McPAT input XML (text) for a platform and its activity. Values McPAT does not accept (temperature,
+    associativities: ``power.mcpat_rules``) are rounded with a warning (``policy="round"``) or refused
+    (``policy="refuse"``)."""
+    platform.validate()
+    p = legalize(platform, policy)
     act = activity or Activity(seconds=1e-3, cores=[CoreActivity(cycles=p.clock_MHz * 1e3)])
     cyc = act.seconds * p.clock_MHz * 1e6
     root = ET.Element("component", id="root", name="root")
@@ -556,6 +583,7 @@ def to_xml(platform: Platform, activity: Activity | None = None) -> str:
     _stat(s, "busy_cycles", cyc)
     _stat(s, "kvsim_requests", act.requests)
     if homogeneous:
+        cores_acts = [chip_total(cores_acts, max(1, p.cores))]
         _write_core(s, 0, p, cores_acts[0])
     else:
         for i, a in enumerate(cores_acts):
@@ -666,7 +694,8 @@ def to_xml(platform: Platform, activity: Activity | None = None) -> str:
     return '<?xml version="1.0" ?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write(path: str | Path, platform: Platform, activity: Activity | None = None) -> Path:
+def write(path: str | Path, platform: Platform, activity: Activity | None = None, *,
+          policy: str = "round") -> Path:
     path = Path(path)
-    path.write_text(to_xml(platform, activity))
+    path.write_text(to_xml(platform, activity, policy=policy))
     return path

@@ -43,14 +43,18 @@ class Struct:
     fixed_runtime_J: float = 0.0
     fixed_leak_W: float = 0.0
     long_channel: bool = False  # array cells may use long-channel devices
+    clock_c: float = 0.0        # F switched per cycle whenever the structure is clocked (clock tree, latches,
+    #                             control), one instance: the runtime dynamic power of an idle structure
+    idle_fixed_W: float = 0.0   # power of fixed-supply parts (PHYs) while idle
+    x: dict = field(default_factory=dict)  # calibration features (power.calibration)
+    component: str | None = None  # McPAT's component it belongs to: cores, l2, l3, l1dir, l2dir, noc, mc, niu, pcie
 
     @property
     def on_die(self) -> bool:
         return self.cls in ON_DIE_CLASSES
 
 
-def _cal(block: Block, group: str) -> Block:
-    k = cal.FACTORS[group]
+def _cal(block: Block, k: dict[str, float]) -> Block:
     return Block(block.area_mm2 * k["area"], block.c_read * k["dyn"], block.c_write * k["dyn"],
                  block.c_search * k["dyn"], block.leak_um * k["sub"], block.gate_um * k["gate"])
 
@@ -75,15 +79,21 @@ class _Builder:
         self.act = act
         self.t: Technology = technology(p.node_nm, p.device, p.temperature_K, p.long_channel)
         self.structs: list[Struct] = []
+        self.x = cal.platform_features(p)
 
     # ---------------------------------------------------------------- helpers
     def add(self, path, group, cls, block, peak_c, *, count=1.0, domain="uncore", clock_MHz=None,
-            runtime_c=None, long_channel=False, **kw):
-        b = _cal(block, group)
-        k = cal.FACTORS[group]["dyn"]
-        s = Struct(path=path, group=group, cls=cls, count=float(count), block=b, peak_c=peak_c * k,
+            runtime_c=None, clock_c=0.0, long_channel=False, capacity_B=None, component=None, **kw):
+        """One priced structure. ``capacity_B``: of one instance, for arrays (a feature of their law)."""
+        x = self.x if capacity_B is None else cal.array_features(self.x, capacity_B)
+        k = {m: cal.factor(group, m, x) for m in cal.METRICS}
+        b = _cal(block, k)
+        rt = k["dyn"] * k["rt"]
+        s = Struct(path=path, group=group, cls=cls, count=float(count), block=b, peak_c=peak_c * k["dyn"],
                    domain=domain, clock_MHz=float(clock_MHz or self.uncore_clock),
-                   runtime_c=[c * k for c in (runtime_c or [])], long_channel=long_channel, **kw)
+                   runtime_c=[c * rt for c in (runtime_c or [])], clock_c=clock_c * rt,
+                   long_channel=long_channel, x=x, component=component or (cls if cls == "cores" else None),
+                   **kw)
         self.structs.append(s)
         return s
 
@@ -127,7 +137,7 @@ class _Builder:
                  d["IFU"] * (tag.c_read + data.c_read) / c.icache.throughput_cycles,
                  runtime_c=self.core_runtime(lambda a: a.l1i_reads * (tag.c_read + data.c_read)
                                              + a.l1i_misses * (tag.c_write + data.c_write + buf.c_write)),
-                 long_channel=True, **kw)
+                 long_channel=True, capacity_B=c.icache.capacity_B, **kw)
         btb_t, btb_d, _ = self.cache_arrays(CacheConfig("btb", c.btb.capacity_B, c.btb.block_B, c.btb.assoc,
                                                         banks=c.btb.banks, buffers=(0, 0, 0, 0)), c.vaddr_bits)
         btb = btb_t + btb_d
@@ -265,7 +275,7 @@ class _Builder:
                                              + a.l1d_writes * (tag.c_read + data.c_write)
                                              + (a.l1d_read_misses + a.l1d_write_misses)
                                              * (tag.c_write + data.c_write + buf.c_write)),
-                 long_channel=True, **kw)
+                 long_channel=True, capacity_B=c.dcache.capacity_B, **kw)
         lsq = ZERO
         lq_c = sq_c = 0.0
         if c.lq > 0:
@@ -299,8 +309,8 @@ class _Builder:
         ctrl = logic(t, (2.0e4 + 2.0e4 * c.issue_width) * (2.5 if c.ooo else 1.0) * th, activity=0.05,
                      name="control")
         self.add("core.pipeline", "core_logic", cls, pipe + ctrl, pipe.c_read + ctrl.c_read,
-                 runtime_c=self.core_runtime(lambda a: a.cycles * (pipe.c_read * 0.3 + ctrl.c_read)
-                                             + a.committed_insts / c.decode_width * pipe.c_read * 0.7), **kw)
+                 runtime_c=self.core_runtime(lambda a: a.committed_insts / c.decode_width * pipe.c_read * 0.7),
+                 clock_c=pipe.c_read * 0.3 + ctrl.c_read, **kw)
 
         # ---- private L2 (counted in the core, as McPAT does)
         if c.l2 is not None:
@@ -311,7 +321,7 @@ class _Builder:
                      runtime_c=self.core_runtime(lambda a: a.l2_reads * (tag.c_read + data.c_read)
                                                  + a.l2_writes * (tag.c_read + data.c_write)
                                                  + (a.l2_read_misses + a.l2_write_misses) * (data.c_write)),
-                     long_channel=True, **kw)
+                     long_channel=True, capacity_B=c.l2.capacity_B, **kw)
 
     # ---------------------------------------------------------------- shared caches and directories
     def shared_cache(self, c: CacheConfig):
@@ -328,7 +338,8 @@ class _Builder:
                       + (a.read_misses + a.write_misses + a.writebacks) * (tag.c_write + data.c_write)]
         self.add(f"{c.name}", "cache", "caches", b,
                  c.duty_cycle * (tag.c_read + data.c_read),
-                 count=c.count, clock_MHz=c.clock_MHz, runtime_c=rc, long_channel=True)
+                 count=c.count, clock_MHz=c.clock_MHz, runtime_c=rc, long_channel=True, capacity_B=c.capacity_B,
+                 component=f"l{c.level}")
 
     def directory(self, dcfg: DirectoryConfig):
         t = self.t
@@ -348,7 +359,7 @@ class _Builder:
             a = self.act.directories.get(dcfg.name)
             rc = [0.0] if a is None else [a.reads * rd + a.writes * wr]
         self.add(dcfg.name, "dir", "caches", blk, rd / max(1.0, dcfg.throughput_cycles), count=dcfg.count,
-                 clock_MHz=dcfg.clock_MHz, runtime_c=rc)
+                 clock_MHz=dcfg.clock_MHz, runtime_c=rc, capacity_B=dcfg.capacity_B, component=f"l{dcfg.level}dir")
 
     # ---------------------------------------------------------------- network on chip
     def noc(self, n: NocConfig, chip_area_mm2: float):
@@ -365,7 +376,7 @@ class _Builder:
             if self.act is not None:
                 rc = [0.0 if act is None else act.flits * per]
             self.add(f"{n.name}.bus", "noc", "noc", blk, n.duty_cycle * per / max(1.0, n.link_throughput),
-                     count=n.count, clock_MHz=n.clock_MHz, runtime_c=rc)
+                     count=n.count, clock_MHz=n.clock_MHz, runtime_c=rc, component="noc")
             return
         buf = array(t, max(1, n.vcs * n.buffer_entries), n.flit_bits, rd_ports=1, wr_ports=1, rw_ports=0,
                     name=f"{n.name}.vc_buffer")
@@ -391,7 +402,7 @@ class _Builder:
         # peak: every input port forwards one flit per cycle
         self.add(f"{n.name}.routers", "noc", "noc", router + links,
                  n.duty_cycle * n.in_ports * per_hop / max(1.0, n.link_throughput),
-                 count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rc)
+                 count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rc, component="noc")
 
     # ---------------------------------------------------------------- memory controllers and DRAM
     def memory(self):
@@ -424,10 +435,9 @@ class _Builder:
             d = self.act.dram
             nacc = d.reads + d.writes
             secs = self.act.seconds
-            cycles = secs * mc_clk * 1e6 * m.count
-            rc = [nacc * m.block_B * per_byte + cycles * te.c_read * 0.3]
+            rc = [nacc * m.block_B * per_byte]
         self.add("mc", "mc", "mc", blk, peak_c_mc, count=m.count, domain="fixed", clock_MHz=mc_clk,
-                 runtime_c=rc)
+                 runtime_c=rc, clock_c=te.c_read * 0.3, component="mc")
 
         if p.dram is not None:
             self.dram()
@@ -452,16 +462,16 @@ class _Builder:
         # peak: every channel streams reads back to back, one activate per burst (closed page, worst case)
         bursts_per_s = dr.channels * 1.0 / (t_burst * 1e-9)
         peak_W = bursts_per_s * dr.devices_per_rank * (e_rd + e_io + e_act)
-        rt_J = 0.0
+        rt_J, idle_W = 0.0, 0.0
         if self.act is not None:
             a = self.act.dram
             per_rank = dr.devices_per_rank
             rt_J = per_rank * (a.reads * (e_rd + e_io) + a.writes * (e_wr + e_io) + a.activates * e_act) \
                 + dr.devices_per_rank * a.refreshes * e_ref
             if a.refreshes == 0:
-                rt_J += ref_W * self.act.seconds
+                idle_W = ref_W      # refreshes not counted: the devices refresh anyway, idle or not
         self.add("dram", "mc", "dram", ZERO, 0.0, count=1, domain="fixed", clock_MHz=1.0,
-                 fixed_peak_W=peak_W + ref_W, fixed_runtime_J=rt_J, fixed_leak_W=background_W)
+                 fixed_peak_W=peak_W + ref_W, fixed_runtime_J=rt_J, fixed_leak_W=background_W, idle_fixed_W=idle_W)
 
     # ---------------------------------------------------------------- NIC and PCIe
     def io(self):
@@ -489,11 +499,12 @@ class _Builder:
                 secs = self.act.seconds
                 byts = a.rx_bytes + a.tx_bytes
                 rc = [byts / 64 * (bufs.c_read + bufs.c_write + mac.c_read)
-                      + (a.rx_packets + a.tx_packets) * dma.c_read + secs * clk * 1e6 * mac.c_read * 0.1]
-                rt_J = byts * 8 * phy_pj * 1e-12 + phy_peak_W * 0.3 * secs
+                      + (a.rx_packets + a.tx_packets) * dma.c_read]
+                rt_J = byts * 8 * phy_pj * 1e-12
             self.add("nic", "io", "io" if n.on_die else "nic", blk, n.duty_cycle * per_cycle,
-                     count=n.count, domain="fixed", clock_MHz=clk, runtime_c=rc,
-                     fixed_peak_W=n.count * phy_peak_W, fixed_runtime_J=rt_J)
+                     count=n.count, domain="fixed", clock_MHz=clk, runtime_c=rc, clock_c=mac.c_read * 0.1,
+                     fixed_peak_W=n.count * phy_peak_W, fixed_runtime_J=rt_J, idle_fixed_W=n.count * phy_peak_W * 0.3,
+                     component="niu")
         c = p.pcie
         if c.count > 0:
             rate = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0}.get(c.gen)
@@ -509,11 +520,11 @@ class _Builder:
             if self.act is not None:
                 a = self.act.nic
                 secs = self.act.seconds
-                rc = [a.pcie_tlps * ctl.c_read * 4 + a.pcie_bytes / 32 * ctl.c_write * 0.2
-                      + secs * c.clock_MHz * 1e6 * ctl.c_read * 0.1]
-                rt_J = a.pcie_bytes * 8 * 6e-12 + phy_W * 0.3 * secs
+                rc = [a.pcie_tlps * ctl.c_read * 4 + a.pcie_bytes / 32 * ctl.c_write * 0.2]
+                rt_J = a.pcie_bytes * 8 * 6e-12
             self.add("pcie", "io", "io", blk, c.duty_cycle * ctl.c_read, count=c.count, domain="fixed",
-                     clock_MHz=c.clock_MHz, runtime_c=rc, fixed_peak_W=c.count * phy_W, fixed_runtime_J=rt_J)
+                     clock_MHz=c.clock_MHz, runtime_c=rc, clock_c=ctl.c_read * 0.1, fixed_peak_W=c.count * phy_W,
+                     fixed_runtime_J=rt_J, idle_fixed_W=c.count * phy_W * 0.3, component="pcie")
 
 
 def build(platform: Platform, activity: Activity | None = None) -> "Model":
@@ -557,6 +568,8 @@ class Model:
         self._fixed_peak = np.array([x.fixed_peak_W for x in s])
         self._fixed_leak = np.array([x.fixed_leak_W for x in s])
         self._fixed_rt = np.array([x.fixed_runtime_J for x in s])
+        self._clock_c = np.array([x.clock_c for x in s])
+        self._idle_fixed = np.array([x.idle_fixed_W for x in s])
         n_cores = max(1, platform.cores)
         rt = np.zeros((len(s), n_cores))
         self.has_runtime = activity is not None
@@ -572,8 +585,9 @@ class Model:
         return self.tech.vdd
 
     def evaluate(self, *, core_vdd=None, core_MHz=None, uncore_vdd: float | None = None,
-                 temperature_K: float | None = None, label: str = ""):
-        """Power and area with per-core supplies and clocks (scalars or one value per core)."""
+                 temperature_K: float | None = None, label: str = "", cap_runtime: bool = True):
+        """Power and area with per-core supplies and clocks (scalars or one value per core).
+        ``cap_runtime=False`` (for the calibration fit only) leaves runtime power above a structure's peak."""
         from .report import Result
         p = self.platform
         n = max(1, p.cores)
@@ -589,12 +603,12 @@ class Model:
         lc = np.where(self._lc & t.long_channel, cal.LONG_CHANNEL_LEAK, 1.0)
         cores = p.cores if p.cores > 0 else 0
 
-        # dynamic
+        # dynamic: capacitance per cycle x V^2 f in each structure's domain
         v2f_core = float(np.sum(vc ** 2 * fc * 1e6)) if cores else 0.0
-        peak = np.where(self._core, self._peak_c * self._count * v2f_core,
-                        self._peak_c * self._count * vu ** 2 * self._clock * 1e6)
-        peak = np.where(self._fixed, self._peak_c * self._count * vnom ** 2 * self._clock * 1e6, peak)
-        peak = peak + self._fixed_peak
+        v2f = np.where(self._core, v2f_core, vu ** 2 * self._clock * 1e6)
+        v2f = np.where(self._fixed, vnom ** 2 * self._clock * 1e6, v2f)
+        peak = self._peak_c * self._count * v2f + self._fixed_peak
+        clock = self._clock_c * self._count * v2f + self._idle_fixed
         area = self._area * self._count * np.where(self._core, cores, 1)
 
         sub_core = float(np.sum([t.subthreshold_scale(v, T) * v for v in vc[:cores]])) if cores else 0.0
@@ -609,6 +623,13 @@ class Model:
             secs = self.activity.seconds
             v2 = np.where(self._core[:, None], (vc[None, :] ** 2), np.where(self._fixed[:, None], vnom ** 2,
                                                                            vu ** 2))
-            runtime = (self._rt * v2).sum(axis=1) / secs + self._fixed_rt / secs
-        return Result(self, area=area, peak=peak, runtime=runtime, sub=sub, gate=gate, core_vdd=np.array(vc),
+            # counted events plus clocking; a structure never switches more than at its peak rate (counts
+            # above the peak rate, e.g. inconsistent statistics, are clipped there rather than reported)
+            runtime = (self._rt * v2).sum(axis=1) / secs + self._fixed_rt / secs + clock
+            if cap_runtime:
+                runtime = np.minimum(runtime, peak)
+        else:
+            clock = np.zeros(len(self.structs))
+        return Result(self, area=area, peak=peak, runtime=runtime, sub=sub, gate=gate, clock=clock,
+                      core_vdd=np.array(vc),
                       core_MHz=np.array(fc), uncore_vdd=vu, temperature_K=T, label=label)

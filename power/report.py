@@ -14,7 +14,7 @@ class Result:
     """Power and area of one socket at one operating point."""
 
     def __init__(self, model, *, area, peak, runtime, sub, gate, core_vdd, core_MHz, uncore_vdd, temperature_K,
-                 label=""):
+                 clock=None, label=""):
         self.model = model
         self.label = label
         self.core_vdd = core_vdd
@@ -31,6 +31,8 @@ class Result:
             "runtime_dynamic_W": runtime,
             "subthreshold_leakage_W": sub,
             "gate_leakage_W": gate,
+            # runtime dynamic power of the structure when clocked with no counted events (0 without activity)
+            "clock_W": np.zeros(len(s)) if clock is None else clock,
         })
         self.structures["leakage_W"] = self.structures.subthreshold_leakage_W + self.structures.gate_leakage_W
         self.structures["peak_power_W"] = self.structures.peak_dynamic_W + self.structures.leakage_W

@@ -9,6 +9,10 @@ prints simulated MIPS for both: the engine's instruction count divided by each o
 not count instructions, so it is credited with the engine's count for the same binary and arguments; qemu's
 time is the best of R runs). Exit status 1 when the outputs differ.
 
+Then the same comparison on an FP-heavy program: workloads/build/glibc/linpack (a static glibc program, LU
+factorisation and solve in double precision: FMAs, divides, compares, conversions), functional, with the qemu ratio
+beside it (--fp-n sets the matrix order).
+
 Then detailed mode (every instruction timed by the core, cache and DRAM models of the billion-RPS target's core,
 configs/detailed_default.py), on two programs: workloads/build/micro/chase over 64 MB (memory-intensive: building a
 random cycle of 1 Mi lines, then following it, nearly every load a DRAM miss) and kvmix. Detailed speed is
@@ -34,11 +38,12 @@ from models.system import System, Workload  # noqa: E402
 
 BENCH = ROOT / "workloads" / "build" / "bench" / "kvmix"
 CHASE = ROOT / "workloads" / "build" / "micro" / "chase"
+LINPACK = ROOT / "workloads" / "build" / "glibc" / "linpack"
 
 
-def run_qemu(args: list[str]) -> tuple[float, bytes, int]:
+def run_qemu(args: list[str], binary: pathlib.Path = BENCH) -> tuple[float, bytes, int]:
     started = time.perf_counter()
-    proc = subprocess.run(["qemu-riscv64", str(BENCH), *args], capture_output=True, env={})
+    proc = subprocess.run(["qemu-riscv64", str(binary), *args], capture_output=True, env={})
     return time.perf_counter() - started, proc.stdout, proc.returncode
 
 
@@ -49,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chase-loads", type=int, default=1_000_000, help="detailed run: pointer-chase loads")
     parser.add_argument("--detailed-rounds", type=int, default=5, help="detailed run: kvmix rounds")
     parser.add_argument("--no-detailed", action="store_true", help="skip the detailed-mode runs")
+    parser.add_argument("--fp-n", type=int, default=200, help="FP run: linpack matrix order")
     opts = parser.parse_args(argv)
     console = Console()
     if not BENCH.is_file():
@@ -84,9 +90,41 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[red]outputs differ: engine exit {result.exit_code}, qemu exit {qemu_code}")
         return 1
     console.print("outputs match")
+    if not fp_bench(console, opts):
+        return 1
     if not opts.no_detailed:
         detailed_bench(console, opts, engine_mips, qemu_mips)
     return 0
+
+
+def fp_bench(console: Console, opts) -> bool:
+    """The functional speed on the FP-heavy Linpack-like kernel, with qemu's beside it. False if outputs differ."""
+    if not LINPACK.is_file():
+        console.print(f"[red]{LINPACK} is missing: run `make workloads`")
+        return False
+    args = [str(opts.fp_n)]
+    result = simulate(System(workload=Workload(binary=str(LINPACK), argv=args)))
+    qemu_runs = [run_qemu(args, LINPACK) for _ in range(max(1, opts.qemu_repeats))]
+    qemu_seconds = min(r[0] for r in qemu_runs)
+    _, qemu_out, qemu_code = qemu_runs[0]
+    fp_ops = sum(v for k, v in result.stats.items() if k.endswith(".fp_ops"))
+    engine_mips = result.insts / result.host_seconds / 1e6
+    qemu_mips = result.insts / qemu_seconds / 1e6
+    table = Table(title=f"linpack n={opts.fp_n} (FP-heavy, static glibc): {result.insts:,} instructions, "
+                        f"{fp_ops / result.insts:.0%} F/D computational")
+    for col in ("runner", "host seconds", "simulated MIPS", "exit"):
+        table.add_column(col, justify="right" if col != "runner" else "left")
+    table.add_row("kvsim engine (functional)", f"{result.host_seconds:.3f}", f"{engine_mips:,.1f}",
+                  str(result.exit_code))
+    table.add_row("qemu-riscv64 (best of %d)" % len(qemu_runs), f"{qemu_seconds:.3f}", f"{qemu_mips:,.1f}",
+                  str(qemu_code))
+    console.print(table)
+    console.print(f"FP engine / qemu speed: {engine_mips / qemu_mips:.3f}  (qemu is {qemu_mips / engine_mips:.1f}x "
+                  "faster)")
+    same = bytes(result.stdout) == qemu_out and result.exit_code == qemu_code
+    if not same:
+        console.print(f"[red]linpack outputs differ: engine exit {result.exit_code}, qemu exit {qemu_code}")
+    return same
 
 
 def detailed_bench(console: Console, opts, functional_mips: float, qemu_mips: float) -> None:
@@ -158,7 +196,7 @@ def kvs_main(requests: int = 100_000, per_op_requests: int = 30_000) -> int:
 
 
 # The target socket's highest sustained load: the offered load per port (M frames/s) with less than 1% loss found
-# once with models/loadsearch.py (`sim-scripts/target_load.py --requests 120000 --high 100 --steps 8`: 70.3);
+# once with drivers/capacity.py (`sim-scripts/target_load.py --requests 120000 --high 100 --steps 8`: 70.3);
 # the benchmark runs at this fixed load rather than repeating the search.
 TARGET_OFFERED_MPPS = 70.0
 
@@ -201,12 +239,12 @@ def socket_main(xeon_cores: int = 12, xeon_requests_per_core: int = 3000, target
     highest sustained load (TARGET_OFFERED_MPPS), and the 12-core Xeon E5-2697 v2 socket
     (configs/xeon_e5_2697v2_socket.py: ring, 6 x 10 GbE, PCIe 2.0, DDIO) open loop at line rate."""
     from configs import brps_target_socket, xeon_e5_2697v2_socket
-    from models import loadsearch
+    from drivers import capacity
 
     console = Console()
     target = brps_target_socket.system(requests=target_requests, offered_mpps=TARGET_OFFERED_MPPS)
     xeon = xeon_e5_2697v2_socket.system(cores=xeon_cores, requests=xeon_requests_per_core * xeon_cores)
-    xeon.client.offered_mpps = loadsearch.line_rate_mpps(xeon)
+    xeon.client.offered_mpps = capacity.line_rate_mpps(xeon)
     runs = [(f"target, {target.harts} cores, {TARGET_OFFERED_MPPS} Mpps/port", target),
             (f"Xeon, {xeon.harts} cores, line rate", xeon)]
     table = Table(title="sockets under the STANDARD workload, detailed network path (one host thread)")

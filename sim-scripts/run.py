@@ -27,7 +27,7 @@ from rich.table import Table  # noqa: E402
 from rich.text import Text  # noqa: E402
 
 import configs  # noqa: E402
-from models.errors import SimError  # noqa: E402
+from models.errors import OutputError, RunInterrupted, SimError  # noqa: E402
 from models.params import ParamError, SimObject  # noqa: E402
 from models.sim import simulate  # noqa: E402
 
@@ -43,7 +43,19 @@ def apply_override(system: SimObject, assignment: str) -> None:
     *parents, leaf = path.strip().split(".")
     target = system
     for part in parents:
-        target = target[int(part)] if part.isdigit() and isinstance(target, list) else getattr(target, part)
+        if isinstance(target, list):
+            # An entry of a list of parameter objects: `nics.1.port_gbps`.
+            if not part.isdigit() or int(part) >= len(target):
+                raise ParamError(f"--set {assignment!r}: {part!r} is not an index of that list (it has "
+                                 f"{len(target)} entries)")
+            target = target[int(part)]
+            continue
+        param = target._params.get(part)
+        if param is None or param.kind != "child":
+            children = [n for n, p in target._params.items() if p.kind == "child"]
+            raise ParamError(f"--set {assignment!r}: {type(target).__name__} has no parameter object {part!r} "
+                             f"(its parameter objects: {', '.join(children) or 'none'})")
+        target = getattr(target, part)
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
@@ -82,16 +94,16 @@ def run_with_progress(console: Console, name: str, system, outdir: pathlib.Path,
         return simulate(system, outdir, progress=line, progress_every=every)
 
 
-def add_power(result, system, socket: str) -> None:
-    """Price the finished run and add the power model's figures to its stats and its files."""
+def add_power(result, system) -> None:
+    """Price the finished run from its own configuration and add the power model's figures to its stats/files."""
     import power
     from models.sim import write_outputs
 
     config = system.to_dict()
-    priced = power.price_run(result.stats, config, socket)
+    priced = power.price_run(result.stats, config)
     for name, value in priced.stats().items():
         result.stats[name] = value
-        result.descriptions[name] = f"power model ({socket} socket cut to the simulated part)"
+        result.descriptions[name] = f"power model ({priced.model.platform.name}, as the run's config.json)"
     if result.outdir is not None:
         write_outputs(result, config, result.outdir)
 
@@ -102,19 +114,39 @@ def _mean(stats: dict[str, float], prefix: str, suffix: str) -> float | None:
 
 
 def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
-    """The KVS figures of a run with the ghost client (empty otherwise)."""
+    """The KVS figures of a run with the ghost client (empty otherwise): first what a user came for (throughput,
+    loss, latency, power and requests/s per watt when priced), then the figures that explain it."""
     if "client.requests" not in stats:
         return []
-    rows = [("requests checked", f"{stats['client.requests']:,.0f} ({stats['client.hits']:,.0f} GET hits, "
-                                 f"{stats['client.misses']:,.0f} misses)"),
-            ("instructions / request", f"{stats['client.insts_per_request']:.1f}")]
-    batch = _mean(stats, "system.nic", ".rx_batch_mean")
-    if batch is not None:
-        rows.append(("RX batch (mean)", f"{batch:.1f} packets per poll"))
+    rows = []
+    if stats.get("client.throughput_mrps"):
+        rows.append(("throughput", f"{stats['client.throughput_mrps'] * 1e6:,.0f} requests/s"))
+    if "client.offered_mpps" in stats:
+        offered = stats["client.offered_mpps"]
+        rows.append(("loss", f"{100 * stats.get('client.loss', 0.0):.2f}% of frames" +
+                     (f" (offered {offered:.3f} M frames/s)" if offered > 0 else " (closed loop)")))
+    if stats.get("client.latency.samples"):
+        rows.append(("latency p50 / p95 / p99", " / ".join(f"{stats[f'client.latency.{p}'] / 1e3:.2f}"
+                                                          for p in ("p50", "p95", "p99")) + " us round trip"))
+    if "power.socket.runtime_power_W" in stats:
+        rows.append(("power (runtime)", f"{stats['power.socket.runtime_power_W']:.2f} W (peak "
+                                        f"{stats.get('power.socket.peak_power_W', 0.0):.1f} W)"))
+        if stats.get("power.energy_per_request_J", 0) > 0 and stats.get("client.throughput_mrps"):
+            rows.append(("requests/s per watt", f"{stats['power.requests_per_s_per_W']:,.0f} "
+                         f"({stats['power.energy_per_request_J'] * 1e9:.1f} nJ per request)"))
+    rows += [("requests checked", f"{stats['client.requests']:,.0f} ({stats['client.hits']:,.0f} GET hits, "
+                                  f"{stats['client.misses']:,.0f} misses)"),
+             ("instructions / request", f"{stats['client.insts_per_request']:.1f}")]
+    ipc = [v for k, v in stats.items() if k.startswith("system.socket0.core") and k.endswith(".ipc")]
+    if ipc:
+        rows.append(("IPC (mean of cores)", f"{sum(ipc) / len(ipc):.3f}"))
     for label, suffix in (("L1D MPKI (mean)", ".l1d.mpki"), ("LLC MPKI", "llc.mpki")):
         value = _mean(stats, "system.socket0.", suffix)
         if value is not None:
             rows.append((label, f"{value:.2f}"))
+    batch = _mean(stats, "system.nic", ".rx_batch_mean")
+    if batch is not None:
+        rows.append(("RX batch (mean)", f"{batch:.1f} packets per poll"))
     return rows
 
 
@@ -124,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
     parser.add_argument("--outdir", help="where to write the run's files (default results/<config>-<time>)")
     parser.add_argument("--list", action="store_true", help="list the configs and exit")
-    parser.add_argument("--power", metavar="SOCKET", help="price the run with the power model: the socket "
-                        "(brps_target or xeon_e5_2697v2) cut to what was simulated; adds power.* to the stats")
+    parser.add_argument("--power", action="store_true", help="price the run with the power model from its own "
+                        "configuration (System.technology holds the power-only values); adds power.* to the stats")
     parser.add_argument("--progress-every", type=int, default=10_000_000, metavar="N",
                         help="update the progress line every N instructions (0: no progress line)")
     args = parser.parse_args(argv)
@@ -144,14 +176,27 @@ def main(argv: list[str] | None = None) -> int:
             raise ParamError("--power needs a detailed run: System.mode is 'functional' (try --set mode=detailed)")
         result = run_with_progress(console, args.config, system, outdir, args.progress_every)
         if args.power:
-            add_power(result, system, args.power)
+            add_power(result, system)
     except (ParamError, SimError, ValueError) as err:
-        console.print(f"[bold red]{type(err).__name__}[/]: {err}")
+        console.print(f"[bold red]{type(err).__name__}[/]: ", end="")
+        console.print(str(err), markup=False, highlight=False)
+        status = outdir / "status" if "outdir" in locals() else None
+        if status is not None and status.is_file() and status.read_text().startswith("ok"):
+            # The simulation finished but a later step (pricing) failed: the folder must not look finished.
+            status.write_text(f"failed: {type(err).__name__}: {err}\n")
+        if isinstance(err, SimError) and not isinstance(err, OutputError) and 'outdir' in locals():
+            console.print(f"the guest's output so far and the status are in {outdir}", markup=False)
         return 2
+    except RunInterrupted as stop:
+        console.print(f"[bold red]interrupted[/]: stopped after {stop.result.insts:,} instructions; the results so "
+                      f"far are in {outdir}")
+        return 130
     except KeyboardInterrupt:
-        console.print("[bold red]interrupted[/]: the run was stopped; no outputs were written")
+        console.print("[bold red]interrupted[/]")
         return 130
     table = Table(title=f"kvsim: {args.config}", show_header=False)
+    for label, row in kvs_summary(result.stats):
+        table.add_row(label, row)
     table.add_row("stopped by", result.stop_reason)
     table.add_row("exit code", str(result.exit_code))
     table.add_row("harts", str(len(result.harts)))
@@ -163,13 +208,6 @@ def main(argv: list[str] | None = None) -> int:
     if ipc:
         table.add_row("mode", f"detailed (timing from {system.detailed_start})")
         table.add_row("IPC per core", ", ".join(f"{v:.3f}" for v in ipc))
-    if args.power:
-        table.add_row("power (runtime)", f"{result.stats['power.socket.runtime_power_W']:.2f} W "
-                      f"({args.power}, {len(result.harts)} cores; peak {result.stats['power.socket.peak_power_W']:.1f} W)")
-        if result.stats.get("power.energy_per_request_J", 0) > 0:
-            table.add_row("energy / request", f"{result.stats['power.energy_per_request_J'] * 1e9:.1f} nJ")
-    for label, row in kvs_summary(result.stats):
-        table.add_row(label, row)
     table.add_row("outputs", str(outdir))
     console.print(table)
     guest_out = result.stdout.decode(errors="replace").strip()

@@ -13,7 +13,7 @@ of ../shared/spec/validation.md, with the error of each. Then the same run on on
 Operating point: by default the client offers each port its line rate for the smallest frames, open loop (the
 measurements are at saturation: the server takes what it can and the NIC drops the rest); throughput is the
 requests answered per second and the latency is that of the answered requests, queueing in a full RX FIFO
-included. With --search, each point is instead the highest offered load with < 1% loss (models/loadsearch.py,
+included. With --search, each point is instead the highest offered load with < 1% loss (drivers/capacity.py,
 several runs per point; slow). The published numbers live only in this script, never in the models.
 
 Where the published figure is a 2-socket measurement (4 cores on 2 ports over 2 sockets; 24 cores on 12 ports),
@@ -34,7 +34,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from configs import brps_target_socket, xeon_e5_2697v2_socket  # noqa: E402
-from models import loadsearch  # noqa: E402
+from drivers import capacity  # noqa: E402
 from models.sim import RunResult, simulate  # noqa: E402
 
 # ../shared/spec/validation.md, "Measured on the dual-socket Xeon E5-2697 v2 baseline" (comparison only).
@@ -138,7 +138,7 @@ def print_point(title: str, fig: dict[str, float], pub: dict[str, float], note: 
 def run_point(make, harts: int, search: bool, line_mpps: float) -> tuple[RunResult, str]:
     if not search:
         return simulate(make(line_mpps)), f"open loop at {line_mpps:.2f} M frames/s per port (line rate)"
-    res = loadsearch.search(make, high=line_mpps, steps=6)
+    res = capacity.capacity(make, high=line_mpps)
     if res.best is None:
         p = min(res.probes, key=lambda p: p.loss)
         return p.result, f"no probe below 1% loss; least loss at {p.offered_mpps:.2f} M frames/s per port"
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             return xeon_e5_2697v2_socket.system(cores=cores, ports=ports, items=opts.items,
                                                 requests=opts.requests_per_core * cores, offered_mpps=rate)
 
-        line = loadsearch.line_rate_mpps(make(1.0))
+        line = capacity.line_rate_mpps(make(1.0))
         t = time.perf_counter()
         r, how = run_point(make, cores, opts.search, line)
         pub = dict(PUBLISHED.get(cores, {}))
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             return brps_target_socket.system(cores=cores, items=opts.items,
                                              requests=opts.requests_per_core * cores // 6, offered_mpps=rate)
 
-        line = loadsearch.line_rate_mpps(make_t(1.0))
+        line = capacity.line_rate_mpps(make_t(1.0))
         t = time.perf_counter()
         r, how = run_point(make_t, cores, opts.search, line)
         print_point(f"billion-RPS target socket, {cores} cores, 3 x 100 GbE", figures(r, cores), {},

@@ -3,8 +3,10 @@ the names the timing models give them, and the model prices the run."""
 
 from __future__ import annotations
 
+import copy
+
 import power
-from power import platforms
+from power.from_config import platform_from_config
 from models.sim import simulate
 
 from conftest import BUILD, make_system
@@ -19,8 +21,9 @@ def test_a_detailed_run_is_priced_by_the_power_model(engine):
     result = simulate(system)
     assert result.exit_code == 0
     stats = result.stats
-    platform = platforms.simulated_part(platforms.brps_target_socket(), system.to_dict())
-    assert platform.cores == 1 and platform.nic.count == 0 and platform.mc.count == 1
+    config = system.to_dict()
+    platform = platform_from_config(config)
+    assert platform.cores == 1 and platform.nic.count == 0 and platform.mc.count == config["memory"]["channels"]
     activity = power.from_stats(stats, platform)
     unexpected = [m for m in activity.missing if not any(u in m for u in UNMODELLED)]
     assert unexpected == [], unexpected
@@ -46,3 +49,12 @@ def test_a_detailed_run_is_priced_by_the_power_model(engine):
     dram_keys = [k for k in out if k.endswith(".runtime_dynamic_W") and ("dram" in k or "mc" in k)]
     assert dram_keys, sorted(out)
     assert sum(busier_out[k] for k in dram_keys) > sum(out[k] for k in dram_keys)
+    # The same run priced by price_run (from its config.json) gives the same figures; a bigger LLC in the
+    # configuration is priced bigger: more area and more leakage, the same counters.
+    assert power.price_run(stats, config).stats()["power.die.area_mm2"] == out["power.die.area_mm2"]
+    bigger = copy.deepcopy(config)
+    bigger["caches"]["llc"]["size"] *= 2
+    big = power.price_run(stats, bigger).stats()
+    assert big["power.caches.area_mm2"] > 1.5 * out["power.caches.area_mm2"]
+    assert big["power.caches.leakage_W"] > 1.5 * out["power.caches.leakage_W"]
+    assert big["power.cores.area_mm2"] == out["power.cores.area_mm2"]

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from configs import kvs_functional
-from models import loadsearch
+from drivers import capacity
 from models.sim import simulate
 
 from conftest import WORKLOADS
@@ -114,9 +114,9 @@ def test_the_loss_search_backs_off_from_an_overloaded_server(kvs_server):
     def make(rate):
         return timed(gbps=100.0, offered_mpps=rate, requests=1500, nic={"rx_fifo_frames": 64})
 
-    res = loadsearch.search(make, steps=7)
+    res = capacity.capacity(make, resolution=0.05)
     first = res.probes[0]
-    assert first.offered_mpps == pytest.approx(loadsearch.line_rate_mpps(make(1.0)))
+    assert first.offered_mpps == pytest.approx(capacity.line_rate_mpps(make(1.0)))
     assert first.loss >= 0.01, "two cores cannot take 100 GbE of small frames"
     assert res.probes[1].offered_mpps < first.offered_mpps, "it backs off"
     assert res.best is not None and res.best.loss < 0.01

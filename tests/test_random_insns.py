@@ -1,4 +1,4 @@
-"""Randomized differential test: straight-line RV64IMC sequences (tests/riscv_random.py) run under
+"""Randomized differential test: straight-line RV64GC sequences (integer and F/D) (tests/riscv_random.py) run under
 qemu-riscv64 and the engine; every sequence's final registers and memory window must match.
 
     KVSIM_RANDOM_SEQS=20000 .venv/bin/python -m pytest tests/test_random_insns.py     # a long run
@@ -25,7 +25,7 @@ INSN_CAP = 2_000 * SEQS + 1_000_000
 def build(seqs: list[rr.Sequence], folder: pathlib.Path, name: str) -> pathlib.Path:
     src = folder / f"{name}.S"
     src.write_text(rr.render(seqs, SEED))
-    return cross_compile([src], folder / name)
+    return cross_compile([src], folder / name, extra=["-march=rv64gc"])
 
 
 @pytest.fixture(scope="module")

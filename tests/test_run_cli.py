@@ -47,7 +47,7 @@ def test_every_config_builds_a_valid_system():
 
 def test_power_option_prices_a_detailed_run(engine, tmp_path):
     out = run("kvs_default", "--set", "client.requests=2000", "--set", "client.items=4096", "--set", "harts=2",
-              "--power", "brps_target", "--outdir", str(tmp_path))
+              "--power", "--outdir", str(tmp_path))
     assert out.returncode == 0, out.stdout + out.stderr
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert 0 < stats["power.socket.runtime_power_W"] < stats["power.socket.peak_power_W"]
@@ -58,6 +58,6 @@ def test_power_option_prices_a_detailed_run(engine, tmp_path):
 
 
 def test_power_option_refuses_a_functional_run(tmp_path):
-    out = run("functional_default", "--power", "brps_target", "--outdir", str(tmp_path))
+    out = run("functional_default", "--power", "--outdir", str(tmp_path))
     assert out.returncode == 2 and "needs a detailed run" in out.stdout
     assert not (tmp_path / "stats.json").exists(), "the check must come before the run"

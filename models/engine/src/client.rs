@@ -195,6 +195,9 @@ impl Pkt {
     }
 }
 
+/// The server gets this many times `stall_rounds` to make its queues ready before the client gives up.
+pub const WAIT_READY_FACTOR: u64 = 10;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     WaitReady,
@@ -245,8 +248,13 @@ pub struct Client {
     /// Per item: version acknowledged, highest version sent.
     committed: Vec<u32>,
     sent_ver: Vec<u32>,
-    /// Per item: the mark of its latest acknowledged PUT.
+    /// Per item: the log mark its age counts from: the first acknowledged PUT since it was last seen missing.
+    /// The server overwrites an item in place when the new value fits (as MICA does), so a later PUT leaves it
+    /// where it was in the log; which PUTs appended is invisible here, so the earliest mark is kept (an age is
+    /// then an upper bound, and a miss is reported only when even that cannot explain it).
     ack_mark: Vec<u64>,
+    /// Per item: a GET found it gone since its mark was taken (its next acknowledged PUT appends it anew).
+    seen_gone: Vec<bool>,
     /// Per partition: bytes the log may have taken (upper bound).
     part_log: Vec<u64>,
     /// Distinct keys ever put into (partition, bucket).
@@ -262,6 +270,8 @@ pub struct Client {
     /// Instruction count at the last sign of fuzz traffic in flight.
     busy_at: u64,
     idle_rounds: u64,
+    /// Client steps spent waiting for the server to enable its queues (bounded: see `WAIT_READY_FACTOR`).
+    wait_ready_steps: u64,
     insts_at_load: u64,
     pub stats: ClientStats,
     pub per_partition: Vec<u64>,
@@ -288,6 +298,7 @@ impl Client {
             committed: vec![0; n],
             sent_ver: vec![0; n],
             ack_mark: vec![0; n],
+            seen_gone: vec![false; n],
             part_log: vec![0; cores],
             bucket_keys: HashMap::new(),
             builders: vec![Pkt::new(true); cores],
@@ -299,6 +310,7 @@ impl Client {
             generated: 0,
             busy_at: 0,
             idle_rounds: 0,
+            wait_ready_steps: 0,
             insts_at_load: 0,
             stats: ClientStats::default(),
             per_partition: vec![0; cores],
@@ -661,8 +673,11 @@ impl Client {
                     return Err(what(format!("PUT answered with result {res}, value length {vlen}")));
                 }
                 if r.ver > self.committed[i_item] {
+                    if self.committed[i_item] == 0 || self.seen_gone[i_item] {
+                        self.ack_mark[i_item] = r.mark;
+                        self.seen_gone[i_item] = false;
+                    }
                     self.committed[i_item] = r.ver;
-                    self.ack_mark[i_item] = r.mark;
                 }
                 if !pkt.load {
                     self.stats.puts += 1;
@@ -696,6 +711,7 @@ impl Client {
                                 r.ver, self.cfg.log_size
                             )));
                         }
+                        self.seen_gone[i_item] = true;
                         self.stats.misses += 1;
                     }
                     _ => return Err(what(format!("GET answered with result {res}"))),
@@ -756,6 +772,27 @@ impl Client {
             self.insts_at_load = total_insts;
             self.phase = Phase::Load;
             self.generated = 0;
+        } else if self.phase == Phase::WaitReady {
+            // A server that never enables its queues would otherwise run forever. Its start-up may be long (it
+            // builds its tables), so it gets WAIT_READY_FACTOR times the response stall limit.
+            self.wait_ready_steps += 1;
+            let limit = self.cfg.stall_rounds.saturating_mul(WAIT_READY_FACTOR).saturating_mul(self.cfg.cores.max(1) as u64);
+            if self.wait_ready_steps >= limit {
+                let waiting: Vec<String> = self
+                    .cfg
+                    .core_queue
+                    .iter()
+                    .filter(|&&q| !(regs.queues[q].enabled && regs.queues[q].rx_tail != 0))
+                    .map(|q| q.to_string())
+                    .collect();
+                return Err(format!(
+                    "the server never made its NIC queues ready: after {} scheduling rounds ({total_insts} \
+                     instructions) queue(s) {} are not enabled with RX buffers posted (limit: {WAIT_READY_FACTOR} x \
+                     Client.stall_rounds)",
+                    self.wait_ready_steps / self.cfg.cores.max(1) as u64,
+                    waiting.join(", ")
+                ));
+            }
         }
         if self.phase == Phase::Load {
             if !self.cfg.bulk_load {
@@ -1195,6 +1232,64 @@ mod checker_tests {
         let (_, get) = c.get_req(9);
         outstanding(&mut c, 3, vec![get]);
         c.check_response(0, &response(3, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap();
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        /// Response parsing never panics: random frames, and real responses with random bytes changed and random
+        /// truncation, are accepted or rejected with a message.
+        #[test]
+        fn fuzz_response_parsing(noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+                                 flips in proptest::collection::vec((0usize..400, proptest::prelude::any::<u8>()), 0..8),
+                                 cut in 0usize..400, random in proptest::prelude::any::<bool>()) {
+            let (mut c, get) = with_get(1 << 20);
+            let mut frame = if random {
+                noise
+            } else {
+                response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))])
+            };
+            for (at, byte) in flips {
+                if let Some(b) = frame.get_mut(at) {
+                    *b = byte;
+                }
+            }
+            frame.truncate(cut.max(1));
+            let _ = c.check_response(0, &frame, 0);
+        }
+    }
+
+    #[test]
+    fn an_in_place_put_leaves_the_item_as_old_as_its_append() {
+        // Item 3 appended by its first PUT; other items' PUTs fill the log; item 3 is PUT again and acknowledged.
+        // The server overwrote it in place (same size), so it sits where the first PUT put it and FIFO evicts it
+        // with the log's wrap: a later GET miss is explained (it was reported as unexplained when the checker
+        // aged the item from its latest PUT).
+        let mut c = client(200);
+        let ack = |c: &mut Client, opaque: u32, item: u64| {
+            let (_, put) = c.put_req(item);
+            outstanding(c, opaque, vec![put]);
+            c.check_response(0, &response(opaque, &[(OP_PUT, RES_OK, put.keyhash, vec![])]), 0).unwrap();
+        };
+        ack(&mut c, 1, 3);
+        for item in 4..8 {
+            ack(&mut c, 10 + item as u32, item);
+        }
+        ack(&mut c, 2, 3);
+        let (_, get) = c.get_req(3);
+        outstanding(&mut c, 7, vec![get]);
+        c.check_response(0, &response(7, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap();
+        assert_eq!(c.stats.misses, 1);
+        // Seen gone, the next acknowledged PUT appends it anew: a miss right after that is not explained.
+        ack(&mut c, 3, 3);
+        let (_, get) = c.get_req(3);
+        outstanding(&mut c, 8, vec![get]);
+        let err = c.check_response(0, &response(8, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap_err();
+        assert!(err.contains("no eviction explains"), "{err}");
     }
 
     #[test]

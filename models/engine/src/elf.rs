@@ -10,6 +10,7 @@ const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
 const PT_INTERP: u32 = 3;
 const PT_PHDR: u32 = 6;
+const PT_TLS: u32 = 7;
 /// Where a static-pie binary is placed.
 pub const PIE_BASE: u64 = 0x40_0000;
 /// Highest address a segment may reach (below the mmap area's usual range and the devices).
@@ -22,6 +23,8 @@ pub struct Segment {
     pub memsz: u64,
     /// File bytes copied to `vaddr` (the rest up to `memsz` is zero).
     pub data: Vec<u8>,
+    /// p_flags: PF_X 1, PF_W 2, PF_R 4 (the pages' permissions).
+    pub flags: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +36,8 @@ pub struct Image {
     pub phnum: u64,
     /// First byte after the highest segment.
     pub end: u64,
+    /// Has thread-local storage (PT_TLS): a Linux process such as static glibc (see `crate::thread`).
+    pub tls: bool,
 }
 
 fn u16_at(b: &[u8], off: usize) -> u16 {
@@ -83,6 +88,7 @@ pub fn parse(file: &[u8]) -> Result<Image, String> {
     }
     struct Ph {
         ptype: u32,
+        flags: u32,
         offset: u64,
         vaddr: u64,
         filesz: u64,
@@ -93,6 +99,7 @@ pub fn parse(file: &[u8]) -> Result<Image, String> {
         let o = (phoff + i * phentsize) as usize;
         phs.push(Ph {
             ptype: u32_at(file, o),
+            flags: u32_at(file, o + 4),
             offset: u64_at(file, o + 8),
             vaddr: u64_at(file, o + 16),
             filesz: u64_at(file, o + 32),
@@ -147,7 +154,8 @@ pub fn parse(file: &[u8]) -> Result<Image, String> {
             phdr = vaddr + (phoff - p.offset);
         }
         end = end.max(seg_end);
-        segments.push(Segment { vaddr, memsz: p.memsz, data: file[p.offset as usize..file_end as usize].to_vec() });
+        let data = file[p.offset as usize..file_end as usize].to_vec();
+        segments.push(Segment { vaddr, memsz: p.memsz, data, flags: p.flags });
     }
     if segments.is_empty() {
         return Err("no loadable segments".into());
@@ -159,7 +167,8 @@ pub fn parse(file: &[u8]) -> Result<Image, String> {
     if !in_segment {
         return Err(format!("entry point {entry:#x} is not inside any loadable segment"));
     }
-    Ok(Image { entry, segments, phdr, phnum, end })
+    let tls = phs.iter().any(|p| p.ptype == PT_TLS);
+    Ok(Image { entry, segments, phdr, phnum, end, tls })
 }
 
 /// Read and parse the workload binary.

@@ -12,6 +12,8 @@ pub enum FaultKind {
     MemoryLimit,
     /// A system or simulator call the engine does not implement.
     UnsupportedSyscall,
+    /// Every live thread waits (futex) and nothing can wake it.
+    Deadlock,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +29,8 @@ pub enum SimError {
     Client(String),
     /// An internal error (also what a caught panic becomes).
     Bug(String),
+    /// A progress report found a pending signal (Ctrl-C): the driver stops the run and keeps its results.
+    Interrupted,
 }
 
 impl SimError {
@@ -40,9 +44,10 @@ impl SimError {
                 FaultKind::Memory => "MemoryFault",
                 FaultKind::MemoryLimit => "MemoryLimitExceeded",
                 FaultKind::UnsupportedSyscall => "UnsupportedSyscall",
+                FaultKind::Deadlock => "GuestDeadlock",
             },
             SimError::Client(_) => "ClientCheckFailed",
-            SimError::Bug(_) => "EngineBug",
+            SimError::Bug(_) | SimError::Interrupted => "EngineBug",
         }
     }
 }
@@ -57,6 +62,7 @@ impl fmt::Display for SimError {
             }
             SimError::Client(m) => write!(f, "client check failed: {m}"),
             SimError::Bug(m) => write!(f, "engine bug: {m}"),
+            SimError::Interrupted => write!(f, "interrupted"),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! One hardware thread: its integer registers, PC, instruction count and activity counters.
+//! One hardware thread: its integer and floating-point registers, fcsr, PC, instruction count and activity
+//! counters.
 
 macro_rules! counters {
     ($($field:ident: $desc:literal),* $(,)?) => {
@@ -36,12 +37,16 @@ counters! {
     fences: "fence and fence.i instructions executed",
     syscalls: "Linux system calls made",
     simcalls: "simulator calls made",
+    fp_ops: "floating-point computational instructions executed (F/D, not counting loads and stores)",
 }
 
 #[derive(Debug, Clone)]
 pub struct Hart {
     pub id: usize,
-    pub x: [u64; 32],
+    /// x0..x31, then f0..f31 at 32..63 (one file, as the decoder numbers them; see `isa::decode::FREG`).
+    pub x: [u64; 64],
+    /// The floating-point control and status register: frm in bits 7:5, fflags in bits 4:0.
+    pub fcsr: u32,
     pub pc: u64,
     /// Clock (Hz) that turns this hart's instruction count into time in functional mode.
     pub clock: u64,
@@ -52,6 +57,11 @@ pub struct Hart {
     pub exit_code: Option<i64>,
     /// The hart has stopped (its own exit, or another hart's exit_group).
     pub ended: bool,
+    /// Not running a thread: a Linux process's hart before `clone` starts a thread on it, or after its thread
+    /// exited (see `crate::thread`).
+    pub idle: bool,
+    /// Blocked in FUTEX_WAIT.
+    pub futex: Option<crate::thread::FutexWait>,
     /// A Zihintntl hint is waiting for the next memory instruction (tracked only when a timing hook listens).
     pub ntl_pending: bool,
     /// Simulated time (ps) from the timing model, once detailed timing has started (None: functional time).
@@ -60,24 +70,34 @@ pub struct Hart {
 
 impl Hart {
     pub fn new(id: usize, pc: u64, sp: u64, clock: u64) -> Hart {
-        let mut x = [0u64; 32];
+        let mut x = [0u64; 64];
         x[2] = sp;
         Hart {
             id,
             x,
+            fcsr: 0,
             pc,
             clock,
             cnt: Counters::default(),
             base: Counters::default(),
             exit_code: None,
             ended: false,
+            idle: false,
+            futex: None,
             ntl_pending: false,
             timed_ps: None,
         }
     }
 
+    /// Will not run again (stopped, or idle until a clone).
     pub fn exited(&self) -> bool {
-        self.ended
+        self.ended || self.idle
+    }
+
+    /// Can be scheduled now (not exited, not blocked on a futex).
+    #[inline]
+    pub fn runnable(&self) -> bool {
+        !self.exited() && self.futex.is_none()
     }
 
     /// Simulated time of this hart in picoseconds: the timing model's once detailed timing has started, else one

@@ -9,9 +9,12 @@ pub mod bus;
 pub mod client;
 pub mod elf;
 pub mod error;
+#[cfg(test)]
+mod fuzz;
 pub mod hart;
 pub mod isa;
 pub mod keyhash;
+pub mod mcd;
 pub mod mem;
 pub mod net;
 pub mod nic;
@@ -20,6 +23,7 @@ pub mod output;
 pub mod pcie;
 pub mod sim;
 pub mod syscall;
+pub mod thread;
 pub mod timing;
 pub mod trap;
 pub mod zipf;
@@ -57,15 +61,31 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// Run `f` with the GIL released and no panic escaping.
-fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, SimError> + Send) -> PyResult<T> {
+/// Run `f` with the GIL released and no panic escaping. A failure keeps what the run had so far (the guest's
+/// output and statistics): the exception gets it as its `partial` attribute (a dict like `run`'s result, or None).
+fn guarded<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, (SimError, Option<RunOutput>)> + Send,
+) -> PyResult<T> {
     let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
     match outcome {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(err)) => Err(to_pyerr(py, &err)),
+        Ok(Err((err, partial))) => {
+            let e = to_pyerr(py, &err);
+            let partial = match &partial {
+                Some(out) => output_to_dict(py, out).map(|d| d.into_any().unbind()).ok(),
+                None => None,
+            };
+            let _ = e.value(py).setattr("partial", partial);
+            Err(e)
+        }
         Err(payload) => Err(to_pyerr(py, &SimError::Bug(panic_message(payload)))),
     }
 }
+
+/// Instructions between two checks for a pending signal (Ctrl-C) when no progress callback sets the pace: a few
+/// milliseconds of simulation, so an interrupt is honoured at once while the checks cost nothing measurable.
+const SIGNAL_CHECK_EVERY: u64 = 2_000_000;
 
 fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
@@ -105,7 +125,9 @@ fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, 
 ///
 /// `progress`, if given, is called as `progress(insts, sim_ticks, phase)` about every `progress_every`
 /// instructions (between scheduling turns, with the GIL taken back briefly; the run itself holds no GIL). If it
-/// raises, the run stops and the exception propagates (so Ctrl-C works during long runs).
+/// raises, the run stops and the exception propagates. Pending signals are checked at every report (or every
+/// `SIGNAL_CHECK_EVERY` instructions without a callback): Ctrl-C stops the run between turns with stop_reason
+/// "interrupted" and the results so far, from any front end (a terminal, a pipe, the Python API).
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None, progress_every=10_000_000))]
 fn run<'py>(
@@ -116,23 +138,35 @@ fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let system = kvsim_params::system_from_json(config_json)
         .map_err(|e| to_pyerr(py, &SimError::Config(e.to_string())))?;
-    let every = if progress.is_some() { progress_every.max(1) } else { 0 };
+    let every = if progress.is_some() { progress_every.clamp(1, SIGNAL_CHECK_EVERY) } else { SIGNAL_CHECK_EVERY };
+    let report_every = if progress.is_some() { progress_every.max(1) } else { u64::MAX };
+    let mut next_report = report_every;
     let mut raised: Option<PyErr> = None;
     let out = {
         let raised = &mut raised;
         let progress = &progress;
         guarded(py, move || {
             let mut report = |p: &timing::Progress| -> Result<(), SimError> {
-                let Some(callback) = progress else { return Ok(()) };
-                Python::attach(|py| match callback.call1(py, (p.insts, p.sim_ticks, p.phase)) {
-                    Ok(_) => Ok(()),
-                    Err(e) => {
-                        *raised = Some(e);
-                        Err(SimError::Bug("the progress callback raised".into()))
+                Python::attach(|py| {
+                    if py.check_signals().is_err() {
+                        // The KeyboardInterrupt is dropped here: models.sim raises its own, with the results.
+                        return Err(SimError::Interrupted);
+                    }
+                    let Some(callback) = progress else { return Ok(()) };
+                    if p.insts < next_report {
+                        return Ok(());
+                    }
+                    next_report = p.insts.saturating_add(report_every);
+                    match callback.call1(py, (p.insts, p.sim_ticks, p.phase)) {
+                        Ok(_) => Ok(()),
+                        Err(e) => {
+                            *raised = Some(e);
+                            Err(SimError::Bug("the progress callback raised".into()))
+                        }
                     }
                 })
             };
-            timing::run_system(&system, every, &mut report)
+            timing::run_system_keeping_output(&system, every, &mut report)
         })
     };
     if let Some(err) = raised {

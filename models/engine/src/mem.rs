@@ -114,12 +114,30 @@ pub struct Memory {
     /// Reserved address of each hart's LR (NO_RESV if none).
     resv: Vec<u64>,
     resv_live: usize,
+    /// Permissions (PROT_READ | PROT_WRITE | PROT_EXEC) of the pages that differ from anonymous memory's
+    /// read-write: the ELF's pages (from their segments' flags) and pages given others by mmap or mprotect.
+    /// Checked when a page enters a TLB (and by the slow paths), so the fast paths stay a tag compare.
+    prot: PageMap<u8>,
     /// The device bus (NIC registers in the device range), when the system has devices. Device addresses never
     /// enter the TLBs, so every access to them takes the slow paths, which hand it to the bus.
     pub devices: Option<Box<crate::bus::DeviceBus>>,
 }
 
 const NO_RESV: u64 = u64::MAX;
+
+/// Page permissions, as Linux's PROT_* bits.
+pub const PROT_READ: u8 = 1;
+pub const PROT_WRITE: u8 = 2;
+pub const PROT_EXEC: u8 = 4;
+/// What the brk heap, anonymous mappings and stacks get (not executable, as for a static Linux program).
+pub const PROT_DEFAULT: u8 = PROT_READ | PROT_WRITE;
+
+impl Memory {
+    /// System.mem_limit (bytes) and the bytes resident now (sysinfo reports them).
+    pub fn usage(&self) -> (u64, u64) {
+        (self.limit_bytes, self.resident * crate::abi::PAGE_SIZE)
+    }
+}
 /// LR/SC reservation granule: a store by another hart to any byte of the reserved 8-byte block breaks it.
 const RESV_GRANULE: u64 = 8;
 
@@ -151,12 +169,55 @@ impl Memory {
             allow_misaligned,
             resv: vec![NO_RESV; harts],
             resv_live: 0,
+            prot: PageMap::default(),
             devices: None,
         }
     }
 
     pub fn resident_pages(&self) -> u64 {
         self.resident
+    }
+
+    fn prot_of(&self, vpn: u64) -> u8 {
+        self.prot.get(&vpn).copied().unwrap_or(PROT_DEFAULT)
+    }
+
+    /// May `access` touch the page of `addr`?
+    #[inline]
+    fn check_prot(&self, addr: u64, access: Access) -> Result<(), Trap> {
+        let need = match access {
+            Access::Load => PROT_READ,
+            Access::Store => PROT_WRITE,
+            Access::Fetch => PROT_EXEC,
+            Access::Atomic => PROT_READ | PROT_WRITE,
+        };
+        if self.prot.is_empty() || self.prot_of(addr >> PAGE_SHIFT) & need == need {
+            Ok(())
+        } else {
+            Err(Trap::Protection { addr, access })
+        }
+    }
+
+    /// Set the permissions of the pages of [start, end) (page aligned); accesses are checked against them from
+    /// now on (the TLBs are flushed, and decoded instructions of pages that lose execute permission dropped).
+    pub fn set_prot(&mut self, start: u64, end: u64, prot: u8) {
+        for vpn in start >> PAGE_SHIFT..end >> PAGE_SHIFT {
+            let old = self.prot_of(vpn);
+            if prot == PROT_DEFAULT {
+                self.prot.remove(&vpn);
+            } else {
+                self.prot.insert(vpn, prot);
+            }
+            if old & PROT_EXEC != 0 && prot & PROT_EXEC == 0 && self.code.contains_key(&vpn) {
+                self.clear_code_page(vpn);
+                self.clear_last_slot(vpn.wrapping_sub(1));
+            }
+        }
+        self.rtlb.fill(EMPTY);
+        self.wtlb.fill(EMPTY);
+        for e in self.itlb.iter_mut() {
+            e.vpn = NO_PAGE;
+        }
     }
 
     /// The page holding `vpn`, allocated (zeroed) if it lies in a mapped region.
@@ -242,10 +303,13 @@ impl Memory {
             return Ok(v);
         }
         let p = self.page(addr, access)?;
+        self.check_prot(addr, access)?;
         let vpn = addr >> PAGE_SHIFT;
         // SAFETY: p is a live page owned by `pages`.
         let data = unsafe { (*p).data.as_mut_ptr() };
-        self.rtlb[vpn as usize % TLB_ENTRIES] = TlbEntry { vpn, ptr: data };
+        if self.prot_of(vpn) & PROT_READ != 0 {
+            self.rtlb[vpn as usize % TLB_ENTRIES] = TlbEntry { vpn, ptr: data };
+        }
         // SAFETY: aligned access inside the page.
         unsafe { Ok(read_n::<N>(data.add((addr & (PAGE_SIZE - 1)) as usize))) }
     }
@@ -277,6 +341,7 @@ impl Memory {
             // Check every byte is writable before changing any, so a faulting store has no effect.
             for i in 0..N as u64 {
                 self.page(addr.wrapping_add(i), access)?;
+                self.check_prot(addr.wrapping_add(i), access)?;
             }
             for i in 0..N as u64 {
                 self.store_slow::<1>(hart, addr.wrapping_add(i), val >> (8 * i), access)?;
@@ -284,6 +349,7 @@ impl Memory {
             return Ok(());
         }
         let p = self.page(addr, access)?;
+        self.check_prot(addr, access)?;
         if self.resv_live != 0 {
             self.break_reservations(hart, addr, N as u64);
         }
@@ -339,6 +405,7 @@ impl Memory {
         let end = addr.checked_add(len).ok_or(Trap::Unmapped { addr, access: Access::Load })?;
         while a < end {
             let p = self.page(a, Access::Load)?;
+            self.check_prot(a, Access::Load)?;
             let off = (a & (PAGE_SIZE - 1)) as usize;
             let n = ((PAGE_SIZE as usize - off) as u64).min(end - a) as usize;
             // SAFETY: p is live; [off, off + n) is inside the page.
@@ -355,6 +422,7 @@ impl Memory {
         while done < bytes.len() {
             let a = addr + done as u64;
             let p = self.page(a, Access::Store)?;
+            self.check_prot(a, Access::Store)?;
             let off = (a & (PAGE_SIZE - 1)) as usize;
             let n = (PAGE_SIZE as usize - off).min(bytes.len() - done);
             if self.resv_live != 0 {

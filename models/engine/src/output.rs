@@ -13,6 +13,8 @@ pub enum StopReason {
     ClientDone,
     /// The scheduler paused at a mode switch or a progress report (internal: the driver resumes the run).
     Pause,
+    /// A signal (Ctrl-C) reached the process during the run: it stopped between turns with its results so far.
+    Interrupted,
 }
 
 impl StopReason {
@@ -23,6 +25,7 @@ impl StopReason {
             StopReason::MaxTime => "max_time",
             StopReason::Pause => "pause",
             StopReason::ClientDone => "client_done",
+            StopReason::Interrupted => "interrupted",
         }
     }
 }

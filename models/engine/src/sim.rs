@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 
 use kvsim_params::System;
 
-use crate::abi::{self, auxv, DEVICE_END, MMAP_TOP, PAGE_SIZE};
+use crate::abi::{self, auxv, DEVICE_END, MMAP_TOP, PAGE_SHIFT, PAGE_SIZE};
 use crate::elf::{self, Image};
 use crate::error::{SimError, SimResult};
 use crate::hart::{Counters, Hart};
@@ -51,6 +51,8 @@ pub struct Machine {
     next_turn: usize,
     /// The NIC and the ghost client (System.nic, System.client), stepped after every turn.
     pub net: Option<Box<crate::net::Net>>,
+    /// Threads of a Linux process (clone, futex, thread exit).
+    pub threads: crate::thread::Threads,
 }
 
 /// The part of `System` the functional engine uses (decoupled so tests need not build a whole `System`).
@@ -161,6 +163,19 @@ impl Machine {
         for seg in &image.segments {
             mem.write_bytes(0, seg.vaddr, &seg.data).map_err(load_fault)?;
         }
+        // The segments' pages get their flags (a page two segments share gets both), as Linux maps them.
+        let mut seg_prot: std::collections::BTreeMap<u64, u8> = std::collections::BTreeMap::new();
+        for seg in &image.segments {
+            let prot = (if seg.flags & 4 != 0 { crate::mem::PROT_READ } else { 0 })
+                | (if seg.flags & 2 != 0 { crate::mem::PROT_WRITE } else { 0 })
+                | (if seg.flags & 1 != 0 { crate::mem::PROT_EXEC } else { 0 });
+            for vpn in seg.vaddr >> PAGE_SHIFT..page_up(seg.vaddr + seg.memsz) >> PAGE_SHIFT {
+                *seg_prot.entry(vpn).or_insert(0) |= prot;
+            }
+        }
+        for (vpn, prot) in seg_prot {
+            mem.set_prot(vpn << PAGE_SHIFT, (vpn + 1) << PAGE_SHIFT, prot);
+        }
         let time_cap = if system.max_time == 0 {
             u64::MAX
         } else {
@@ -188,6 +203,7 @@ impl Machine {
             pause_on_roi: false,
             next_turn: 0,
             net: None,
+            threads: crate::thread::Threads::new(harts, image.tls),
         };
         if !system.nics.is_empty() {
             let (net, bus) = crate::net::Net::new(&system.nics, system.client.as_ref(), harts, &system.argv)?;
@@ -198,7 +214,10 @@ impl Machine {
         }
         for i in 0..harts {
             let sp = m.build_stack(i, system, image)?;
-            m.harts.push(Hart::new(i, image.entry, sp, system.clock));
+            let mut hart = Hart::new(i, image.entry, sp, system.clock);
+            // A Linux process starts on hart 0; the others wait for clone.
+            hart.idle = image.tls && i > 0;
+            m.harts.push(hart);
         }
         Ok(m)
     }
@@ -297,7 +316,7 @@ impl Machine {
                     continue;
                 }
                 let hid = if timed { self.furthest_behind().unwrap_or(0) } else { turn };
-                if self.harts[hid].exited() {
+                if !self.harts[hid].runnable() {
                     continue;
                 }
                 if total >= self.pause_at {
@@ -357,7 +376,7 @@ impl Machine {
                                 self.next_turn = hid;
                                 return Ok(StopReason::Pause);
                             }
-                            if self.harts[hid].exited() {
+                            if !self.harts[hid].runnable() {
                                 break;
                             }
                         }
@@ -384,6 +403,20 @@ impl Machine {
                         return Ok(stop);
                     }
                 }
+            }
+            if !self.harts.iter().any(|h| h.runnable()) && self.harts.iter().any(|h| h.futex.is_some()) {
+                if let Err(msg) = self.resolve_all_waiting() {
+                    let h = self.harts.iter().find(|h| h.futex.is_some()).map_or(0, |h| h.id);
+                    return Err(SimError::Guest {
+                        kind: crate::error::FaultKind::Deadlock,
+                        hart: h,
+                        pc: self.harts[h].pc.wrapping_sub(4),
+                        insn: 0x73,
+                        reason: msg,
+                    });
+                }
+                first = 0;
+                continue;
             }
             if !progressed && first == 0 {
                 return Ok(StopReason::MaxTime);
@@ -451,7 +484,7 @@ impl Machine {
     fn furthest_behind(&self) -> Option<usize> {
         let mut best: Option<(u64, usize)> = None;
         for (i, h) in self.harts.iter().enumerate() {
-            if h.exited() || (self.max_time > 0 && h.time_ps() >= self.max_time) {
+            if !h.runnable() || (self.max_time > 0 && h.time_ps() >= self.max_time) {
                 continue;
             }
             if best.is_none_or(|(t, _)| h.time_ps() < t) {
@@ -726,8 +759,8 @@ pub mod tests {
         // illegal and floating-point instructions, ebreak, unsupported CSRs
         let (k, pc, insn, why) = fault_of(&[nop(), 0xffff_ffff], &cfg);
         assert_eq!((k, pc, insn), (FaultKind::IllegalInstruction, ENTRY + 4, 0xffff_ffff));
-        assert_eq!(why, "illegal instruction: not an RV64IMAC instruction");
-        assert!(fault_of(&[0x02c5f553], &cfg).3.contains("floating-point"));
+        assert_eq!(why, "illegal instruction: not an RV64GC instruction");
+        assert!(fault_of(&[0x02c5d553], &cfg).3.contains("rounding mode")); // fadd.d with the reserved rm 5
         assert!(fault_of(&[0x00100073], &cfg).3.contains("ebreak"));
         assert!(fault_of(&[0x300026f3], &cfg).3.contains("CSR 0x300"));
         // jumping into unmapped memory faults on the fetch

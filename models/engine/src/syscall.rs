@@ -10,6 +10,94 @@ const MAP_PRIVATE: u64 = 0x02;
 const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const RLIMIT_STACK: u64 = 3;
+/// More Linux riscv64 (asm-generic) call numbers: what static glibc uses at start-up and for ordinary programs.
+mod linux {
+    pub const IOCTL: u64 = 29;
+    pub const OPENAT: u64 = 56;
+    pub const CLOSE: u64 = 57;
+    pub const READ: u64 = 63;
+    pub const NEWFSTATAT: u64 = 79;
+    pub const FSTAT: u64 = 80;
+    pub const FUTEX: u64 = 98;
+    pub const NANOSLEEP: u64 = 101;
+    pub const CLOCK_NANOSLEEP: u64 = 115;
+    pub const SCHED_GETAFFINITY: u64 = 123;
+    pub const SCHED_YIELD: u64 = 124;
+    pub const RT_SIGACTION: u64 = 134;
+    pub const RT_SIGPROCMASK: u64 = 135;
+    pub const GETPID: u64 = 172;
+    pub const GETPPID: u64 = 173;
+    pub const GETUID: u64 = 174;
+    pub const GETEUID: u64 = 175;
+    pub const GETGID: u64 = 176;
+    pub const GETEGID: u64 = 177;
+    pub const GETTID: u64 = 178;
+    pub const CLONE: u64 = 220;
+    pub const SYSINFO: u64 = 179;
+    pub const CLONE3: u64 = 435;
+    pub const MADVISE: u64 = 233;
+    pub const ENOTTY: i64 = 25;
+    /// newfstatat's flag: operate on the descriptor itself (empty path).
+    pub const AT_EMPTY_PATH: u64 = 0x1000;
+    /// st_mode of a pipe: what the guest's standard streams are (as under a test harness).
+    pub const S_IFIFO: u32 = 0o010000 | 0o600;
+}
+
+pub use linux::{CLONE, FUTEX};
+
+/// Names of Linux calls, for the error that stops a run at one the engine does not implement.
+pub fn syscall_name(nr: u64) -> Option<&'static str> {
+    Some(match nr {
+        17 => "getcwd",
+        23 => "dup",
+        24 => "dup3",
+        25 => "fcntl",
+        29 => "ioctl",
+        35 => "unlinkat",
+        48 => "faccessat",
+        56 => "openat",
+        57 => "close",
+        59 => "pipe2",
+        61 => "getdents64",
+        62 => "lseek",
+        63 => "read",
+        64 => "write",
+        65 => "readv",
+        66 => "writev",
+        67 => "pread64",
+        68 => "pwrite64",
+        78 => "readlinkat",
+        79 => "newfstatat",
+        80 => "fstat",
+        98 => "futex",
+        101 => "nanosleep",
+        113 => "clock_gettime",
+        129 => "kill",
+        130 => "tkill",
+        131 => "tgkill",
+        134 => "rt_sigaction",
+        135 => "rt_sigprocmask",
+        160 => "uname",
+        179 => "sysinfo",
+        198 => "socket",
+        214 => "brk",
+        215 => "munmap",
+        220 => "clone",
+        221 => "execve",
+        222 => "mmap",
+        226 => "mprotect",
+        233 => "madvise",
+        260 => "wait4",
+        261 => "prlimit64",
+        278 => "getrandom",
+        435 => "clone3",
+        _ => return None,
+    })
+}
+
+/// The guest's process id (its main thread's tid); thread ids are `PID + hart`.
+pub const PID: u64 = 1000;
+
 /// Gap kept between the top of the brk heap and the lowest mapping.
 const HEAP_MMAP_GAP: u64 = 1 << 20;
 
@@ -87,9 +175,7 @@ impl Machine {
                 self.write_fd(a[0], &all)
             }
             sys::EXIT => {
-                let h = &mut self.harts[hid];
-                h.exit_code = Some((a[0] & 0xff) as i64);
-                h.ended = true;
+                self.exit_thread(hid, a[0]);
                 return Ok(None);
             }
             sys::EXIT_GROUP => {
@@ -100,8 +186,96 @@ impl Machine {
                 }
                 return Ok(None);
             }
-            sys::SET_TID_ADDRESS => hid as u64 + 1,
-            sys::SET_ROBUST_LIST | sys::MPROTECT => 0,
+            sys::SET_TID_ADDRESS => {
+                self.threads.clear_child_tid[hid] = a[0];
+                PID + hid as u64
+            }
+            sys::SET_ROBUST_LIST | linux::MADVISE | linux::SCHED_YIELD => 0,
+            sys::MPROTECT => self.mprotect(a[0], a[1], a[2]),
+            linux::GETPID | linux::GETPPID => PID - (nr == linux::GETPPID) as u64,
+            linux::GETTID => PID + hid as u64,
+            linux::GETUID | linux::GETEUID | linux::GETGID | linux::GETEGID => 0,
+            linux::IOCTL => neg(linux::ENOTTY),
+            linux::OPENAT => neg(errno::ENOENT),
+            linux::CLOSE => {
+                if a[0] <= 2 {
+                    0
+                } else {
+                    neg(errno::EBADF)
+                }
+            }
+            // Standard input is empty.
+            linux::READ => {
+                if a[0] == 0 {
+                    0
+                } else {
+                    neg(errno::EBADF)
+                }
+            }
+            linux::FSTAT | linux::NEWFSTATAT => {
+                let (fd, buf) = if nr == linux::FSTAT { (a[0], a[1]) } else { (a[0], a[2]) };
+                if nr == linux::NEWFSTATAT && a[3] & linux::AT_EMPTY_PATH == 0 {
+                    neg(errno::ENOENT)
+                } else if fd > 2 {
+                    neg(errno::EBADF)
+                } else {
+                    // struct stat (asm-generic, 128 bytes): st_mode at 16, st_nlink at 20, st_blksize at 56.
+                    let mut st = [0u8; 128];
+                    st[16..20].copy_from_slice(&linux::S_IFIFO.to_le_bytes());
+                    st[20..24].copy_from_slice(&1u32.to_le_bytes());
+                    st[56..60].copy_from_slice(&4096u32.to_le_bytes());
+                    match self.mem.write_bytes(hid, buf, &st) {
+                        Ok(()) => 0,
+                        Err(t) => return Self::efault(t),
+                    }
+                }
+            }
+            // No signals are ever delivered: handlers and masks are accepted and the old ones read as empty.
+            linux::RT_SIGACTION | linux::RT_SIGPROCMASK => {
+                let (old, size) = if nr == linux::RT_SIGACTION { (a[2], 16 + a[3]) } else { (a[2], a[3]) };
+                if old != 0 {
+                    if let Err(t) = self.mem.write_bytes(hid, old, &vec![0u8; size.min(256) as usize]) {
+                        return Self::efault(t);
+                    }
+                }
+                0
+            }
+            linux::NANOSLEEP | linux::CLOCK_NANOSLEEP => 0,
+            linux::SCHED_GETAFFINITY => {
+                // Every hart of the system is available.
+                let bytes = (self.harts.len() as u64).div_ceil(64) * 8;
+                if a[1] < bytes {
+                    neg(errno::EINVAL)
+                } else {
+                    let mut mask = vec![0u8; bytes as usize];
+                    for i in 0..self.harts.len() {
+                        mask[i / 8] |= 1 << (i % 8);
+                    }
+                    match self.mem.write_bytes(hid, a[2], &mask) {
+                        Ok(()) => bytes,
+                        Err(t) => return Self::efault(t),
+                    }
+                }
+            }
+            linux::SYSINFO => {
+                // struct sysinfo (64-bit, 112 bytes): uptime, loads, then totalram at 32, freeram at 40, procs at
+                // 80, mem_unit at 104. RAM is System.mem_limit.
+                let (total, used) = self.mem.usage();
+                let mut si = [0u8; 112];
+                si[0..8].copy_from_slice(&(self.sim_ticks() / 1_000_000_000_000).to_le_bytes());
+                si[32..40].copy_from_slice(&total.to_le_bytes());
+                si[40..48].copy_from_slice(&total.saturating_sub(used).to_le_bytes());
+                si[80..82].copy_from_slice(&(self.harts.iter().filter(|h| !h.exited()).count() as u16).to_le_bytes());
+                si[104..108].copy_from_slice(&1u32.to_le_bytes());
+                match self.mem.write_bytes(hid, a[0], &si) {
+                    Ok(()) => 0,
+                    Err(t) => return Self::efault(t),
+                }
+            }
+            linux::CLONE => return self.clone_thread(hid, a),
+            // glibc tries clone3 first and falls back to clone on ENOSYS, as with a kernel before 5.3.
+            linux::CLONE3 => neg(errno::ENOSYS),
+            linux::FUTEX => return self.futex(hid, a),
             sys::CLOCK_GETTIME => {
                 let ps = self.harts[hid].time_ps();
                 let ns = ps / 1000;
@@ -151,7 +325,13 @@ impl Machine {
             sys::READLINKAT => neg(errno::ENOENT),
             sys::RSEQ => neg(errno::ENOSYS),
             sys::BRK => self.brk(a[0]),
-            sys::MMAP => self.mmap(a[0], a[1], a[3]),
+            sys::MMAP => {
+                let addr = self.mmap(a[0], a[1], a[3]);
+                if (addr as i64) > 0 && a[2] & 7 != crate::mem::PROT_DEFAULT as u64 {
+                    self.mem.set_prot(addr, addr + page_up(a[1]), (a[2] & 7) as u8);
+                }
+                addr
+            }
             sys::MUNMAP => self.munmap(a[0], a[1]),
             _ => return Err(Trap::Syscall(nr)),
         };
@@ -240,6 +420,21 @@ impl Machine {
         0
     }
 
+    /// mprotect: new permissions for mapped pages (ENOMEM if any page of the range is not mapped).
+    fn mprotect(&mut self, addr: u64, len: u64, prot: u64) -> u64 {
+        if addr & (PAGE_SIZE - 1) != 0 || prot & !7 != 0 {
+            return neg(errno::EINVAL);
+        }
+        let Some(end) = addr.checked_add(len).map(page_up).filter(|&e| e >= addr) else {
+            return neg(errno::ENOMEM);
+        };
+        if (addr >> abi::PAGE_SHIFT..end >> abi::PAGE_SHIFT).any(|vpn| !self.mem.regions.page_valid(vpn)) {
+            return neg(errno::ENOMEM);
+        }
+        self.mem.set_prot(addr, end, prot as u8);
+        0
+    }
+
     /// Remove [start, end) from the anonymous mappings and free its pages.
     fn unmap_range(&mut self, start: u64, end: u64) {
         let hit: Vec<(u64, u64)> =
@@ -253,6 +448,7 @@ impl Machine {
                 self.mem.regions.mmaps.insert(end, e);
             }
             self.mem.free_range(s.max(start), e.min(end));
+            self.mem.set_prot(s.max(start), e.min(end), crate::mem::PROT_DEFAULT);
         }
     }
 

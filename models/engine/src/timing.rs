@@ -161,7 +161,10 @@ fn phase<H: ExecHook>(
         if (until.roi && m.roi_begin.is_some()) || m.total_insts() >= until.insts {
             return Ok(None);
         }
-        progress(&Progress { insts: m.total_insts(), sim_ticks: m.sim_ticks(), phase: name })?;
+        match progress(&Progress { insts: m.total_insts(), sim_ticks: m.sim_ticks(), phase: name }) {
+            Err(SimError::Interrupted) => return Ok(Some(StopReason::Interrupted)),
+            other => other?,
+        }
     }
 }
 
@@ -251,6 +254,16 @@ pub fn run_system(
     every: u64,
     progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
 ) -> SimResult<RunOutput> {
+    run_system_keeping_output(system, every, progress).map_err(|(e, _)| e)
+}
+
+/// `run_system`, but a failure after the machine was built also returns what the run had so far (the guest's
+/// output, the statistics), so the caller can keep it beside the error.
+pub fn run_system_keeping_output(
+    system: &System,
+    every: u64,
+    progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
+) -> Result<RunOutput, (SimError, Option<RunOutput>)> {
     let cfg = EngineConfig::from_system(system);
     use kvsim_params::{SystemDetailedStart, SystemMode};
     let detailed = system.mode == SystemMode::Detailed;
@@ -259,12 +272,15 @@ pub fn run_system(
         SystemDetailedStart::Roi => Until { insts: u64::MAX, roi: true },
         SystemDetailedStart::Insts => Until { insts: system.detailed_start_insts, roi: false },
     };
-    let image = elf::load(&cfg.binary).map_err(SimError::Elf)?;
-    let mut m = Machine::new(&cfg, &image)?;
-    let mut tracer = open_tracer(&cfg)?;
+    let image = elf::load(&cfg.binary).map_err(|e| (SimError::Elf(e), None))?;
+    let mut m = Machine::new(&cfg, &image).map_err(|e| (e, None))?;
+    let mut tracer = open_tracer(&cfg).map_err(|e| (e, None))?;
     let result = drive(&mut m, system, detailed, start, every, progress, tracer.as_mut());
-    close_tracer(&cfg, tracer)?;
-    let (stop, hook) = result?;
+    let closed = close_tracer(&cfg, tracer);
+    let (stop, hook) = match result.and_then(|r| closed.map(|()| r)) {
+        Ok(r) => r,
+        Err(e) => return Err((e, Some(m.output(StopReason::Exit)))),
+    };
     let mut out = m.output(stop);
     if let Some(mut hook) = hook {
         hook.sys.finish();

@@ -34,6 +34,8 @@ impl Access {
 pub enum Trap {
     Misaligned { addr: u64, size: u8, access: Access },
     Unmapped { addr: u64, access: Access },
+    /// A mapped page whose permissions (ELF segment flags, mmap/mprotect) forbid the access.
+    Protection { addr: u64, access: Access },
     /// An access in the device range that no device register accepts (`why` says what is wrong).
     Mmio { addr: u64, size: u8, access: Access, why: &'static str },
     Limit { page: u64, limit: u64 },
@@ -46,7 +48,9 @@ pub enum Trap {
 impl Trap {
     pub fn kind(&self) -> FaultKind {
         match self {
-            Trap::Misaligned { .. } | Trap::Unmapped { .. } | Trap::Mmio { .. } => FaultKind::Memory,
+            Trap::Misaligned { .. } | Trap::Unmapped { .. } | Trap::Protection { .. } | Trap::Mmio { .. } => {
+                FaultKind::Memory
+            }
             Trap::Limit { .. } => FaultKind::MemoryLimit,
             Trap::Illegal(_) | Trap::Csr(_) | Trap::Ebreak => FaultKind::IllegalInstruction,
             Trap::Syscall(_) => FaultKind::UnsupportedSyscall,
@@ -60,6 +64,15 @@ impl Trap {
             }
             Trap::Unmapped { addr, access } => {
                 format!("{} {} unmapped address {addr:#x}", access.noun(), access.towards())
+            }
+            Trap::Protection { addr, access } => {
+                let right = match access {
+                    Access::Load => "read",
+                    Access::Store => "write",
+                    Access::Fetch => "execute",
+                    Access::Atomic => "read and write",
+                };
+                format!("{} {} address {addr:#x}: its page has no {right} permission", access.noun(), access.towards())
             }
             Trap::Mmio { addr, size, access, why } => {
                 format!("{} of {size} bytes at {addr:#x} (device range): {why}", access.noun())
@@ -76,7 +89,10 @@ impl Trap {
                 if (crate::abi::simcall::FIRST..=crate::abi::simcall::LAST).contains(n) {
                     format!("unsupported simulator call {n:#x}")
                 } else {
-                    format!("unsupported system call {n}")
+                    match crate::syscall::syscall_name(*n) {
+                        Some(name) => format!("unsupported system call {n} ({name})"),
+                        None => format!("unsupported system call {n}"),
+                    }
                 }
             }
         }

@@ -315,6 +315,22 @@ pub struct Core {
     pub div_units: u64,
     /// integer divide latency in cycles; the divider is busy throughout (assumed)
     pub div_latency: u64,
+    /// pipelined FP units for add/sub/compare/min/max/sign/move/convert, multiply and FMA (Ivy Bridge: one add and one multiply port; assumed interchangeable)
+    pub fp_units: u64,
+    /// FP add/sub/compare/min/max/sign-injection/move latency in cycles (Ivy Bridge ADDSD: 3)
+    pub fp_add_latency: u64,
+    /// FP multiply latency in cycles (Ivy Bridge MULSD: 5)
+    pub fp_mul_latency: u64,
+    /// FP fused multiply-add latency in cycles (Haswell VFMADD: 5; assumed for a core of Ivy Bridge's class)
+    pub fp_fma_latency: u64,
+    /// FP/integer and single/double conversion latency in cycles (Ivy Bridge CVTSI2SD: 4)
+    pub fp_cvt_latency: u64,
+    /// FP dividers (also square root), not pipelined (assumed)
+    pub fp_div_units: u64,
+    /// FP divide latency in cycles; the divider is busy throughout (Ivy Bridge DIVSD: 10-20, worst case)
+    pub fp_div_latency: u64,
+    /// FP square-root latency in cycles; uses the divider (Ivy Bridge SQRTSD: 10-21, worst case)
+    pub fp_sqrt_latency: u64,
     /// loads (and prefetches) issued per cycle
     pub load_ports: u64,
     /// store-address/data issues per cycle
@@ -351,6 +367,14 @@ impl Default for Core {
             mul_latency: 3,
             div_units: 1,
             div_latency: 20,
+            fp_units: 2,
+            fp_add_latency: 3,
+            fp_mul_latency: 5,
+            fp_fma_latency: 5,
+            fp_cvt_latency: 4,
+            fp_div_units: 1,
+            fp_div_latency: 20,
+            fp_sqrt_latency: 21,
             load_ports: 2,
             store_ports: 1,
             bpred: CoreBpred::Gshare,
@@ -412,6 +436,68 @@ impl CoreBpred {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
     pub const ALL: &'static [Self] = &[CoreBpred::Gshare, CoreBpred::Bimodal, CoreBpred::Perfect];
+}
+
+/// A 1.5U server of 3D stacks: ports, board area and power budget (platforms.md section 3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenseServer {
+    /// stacks in the server (Mercury/Iridium: at most 96, one per port; KeyVault ~144)
+    pub stacks: u64,
+    /// stacks behind one Ethernet port: 1, or up to 12 through KeyVault's key-value distributor switch (one switch per port when > 1)
+    pub stacks_per_port: u64,
+    /// Ethernet ports the 1.5U server can take (Gutierrez 2014: 96)
+    pub max_ports: u64,
+    /// power supply of the server, W (Gutierrez 2014: 750)
+    pub supply_w: f64,
+    /// power for everything but stacks, NICs and PHYs (fans, board, ...), W (Gutierrez 2014: 160)
+    pub other_power_w: f64,
+    /// usable fraction of the rest (Gutierrez 2014: 0.8)
+    pub supply_derate: f64,
+    /// one 10 GbE PHY, W (Gutierrez 2014: 300 mW); one per port
+    pub phy_power_w: f64,
+    /// PHYs per package (Gutierrez 2014: two)
+    pub phys_per_package: u64,
+    /// PHY package area, mm2 (Gutierrez 2014: 441)
+    pub phy_package_area: f64,
+    /// one key-value distributor switch, W (Gutierrez 2014: 819 mW)
+    pub switch_power_w: f64,
+    /// package area of a KVD switch, mm2 (assumed: the stacks' 21 x 21 mm BGA; the die is 32 mm2)
+    pub switch_package_area: f64,
+    /// stack package area, mm2 (Gutierrez 2014: 21 x 21 mm BGA)
+    pub stack_package_area: f64,
+    /// board area, mm2 (Gutierrez 2014: 13 x 13 in)
+    pub board_area: f64,
+    /// fraction of the board that packages may cover (assumed: the rest is power delivery, connectors and routing)
+    pub board_fill: f64,
+    /// 3D DRAM power per GB/s moved, mW (Gutierrez 2014: 210)
+    pub dram_mw_per_gbps: f64,
+    /// 3D NAND power per GB/s moved, mW (Gutierrez 2014: 6)
+    pub flash_mw_per_gbps: f64,
+}
+
+impl Default for DenseServer {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        DenseServer {
+            stacks: 96,
+            stacks_per_port: 1,
+            max_ports: 96,
+            supply_w: 750.0,
+            other_power_w: 160.0,
+            supply_derate: 0.8,
+            phy_power_w: 0.3,
+            phys_per_package: 2,
+            phy_package_area: 441.0,
+            switch_power_w: 0.819,
+            switch_package_area: 441.0,
+            stack_package_area: 441.0,
+            board_area: 109032.04,
+            board_fill: 0.75,
+            dram_mw_per_gbps: 210.0,
+            flash_mw_per_gbps: 6.0,
+        }
+    }
 }
 
 /// The two-level MOESI directory: exact owner and sharers of every privately cached line.
@@ -563,6 +649,68 @@ impl MemoryControllerPreset {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
     pub const ALL: &'static [Self] = &[MemoryControllerPreset::Ddr4_2400, MemoryControllerPreset::Ddr3_1600];
+}
+
+/// 3D NAND flash: independent controllers, each serving one read or program at a time, in arrival order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandFlash {
+    /// independent flash controllers (Gutierrez 2014: 16)
+    pub controllers: u64,
+    /// capacity of the stack (Gutierrez 2014: 19.8 GB, 16 layers; counted in binary GB like the DRAM stack's 4 GB) [bytes]
+    pub capacity: u64,
+    /// page read, request to data (Gutierrez 2014: 10 or 20 us) [ps]
+    pub read_latency: u64,
+    /// page program (Gutierrez 2014: 200 us); must not be below read_latency [ps]
+    pub write_latency: u64,
+    /// with port_map 'address': bytes of consecutive addresses on one controller before the next (assumed: one 4 KB flash page) [bytes]
+    pub interleave: u64,
+    /// bytes per request (the caches' line), for the bandwidth statistic [bytes]
+    pub line_size: u64,
+    /// which controller serves a request: 'requester' (core i uses controller i mod controllers) or 'address' (interleave-sized blocks rotate over them) One of: requester, address.
+    pub port_map: NandFlashPortMap,
+    /// cores that may share one controller (assumed as for the DRAM stack: two)
+    pub max_cores_per_port: u64,
+}
+
+impl Default for NandFlash {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        NandFlash {
+            controllers: 16,
+            capacity: 21260088115,
+            read_latency: 20000000,
+            write_latency: 200000000,
+            interleave: 4096,
+            line_size: 64,
+            port_map: NandFlashPortMap::Requester,
+            max_cores_per_port: 2,
+        }
+    }
+}
+
+/// The choices of NandFlash.port_map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum NandFlashPortMap {
+    #[serde(rename = "requester")]
+    Requester,
+    #[serde(rename = "address")]
+    Address,
+}
+
+impl NandFlashPortMap {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NandFlashPortMap::Requester => "requester",
+            NandFlashPortMap::Address => "address",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[NandFlashPortMap::Requester, NandFlashPortMap::Address];
 }
 
 /// A multiqueue Ethernet NIC: ports, per-queue RX/TX descriptor rings, perfect-match steering, doorbells.
@@ -739,6 +887,14 @@ impl Default for Socket {
                 mul_latency: 3,
                 div_units: 1,
                 div_latency: 20,
+                fp_units: 2,
+                fp_add_latency: 3,
+                fp_mul_latency: 5,
+                fp_fma_latency: 5,
+                fp_cvt_latency: 4,
+                fp_div_units: 1,
+                fp_div_latency: 20,
+                fp_sqrt_latency: 21,
                 load_ports: 2,
                 store_ports: 1,
                 bpred: CoreBpred::Gshare,
@@ -843,17 +999,155 @@ impl Default for Socket {
     }
 }
 
+/// One 3D stack: small cores on a logic die over 3D DRAM or 3D NAND (platforms.md section 3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stack {
+    /// cores on the logic die (Gutierrez 2014: 1-32; 16 = one per port, 32 = two per port)
+    pub cores: u64,
+    /// memory layers: 'dram3d' (Mercury, KeyVault) or 'flash' (Iridium) One of: dram3d, flash.
+    pub memory: StackMemory,
+    /// the 3D DRAM, when memory = 'dram3d'
+    pub dram: StackedDram,
+    /// the 3D NAND, when memory = 'flash'
+    pub flash: NandFlash,
+}
+
+impl Default for Stack {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        Stack {
+            cores: 16,
+            memory: StackMemory::Dram3d,
+            dram: StackedDram {
+                ports: 16,
+                port_width: 128,
+                port_capacity: 268435456,
+                banks_per_port: 8,
+                page_size: 1024,
+                port_bandwidth: 6.25,
+                access_latency: 10000,
+                line_size: 64,
+                port_map: StackedDramPortMap::Requester,
+                max_cores_per_port: 2,
+            },
+            flash: NandFlash {
+                controllers: 16,
+                capacity: 21260088115,
+                read_latency: 20000000,
+                write_latency: 200000000,
+                interleave: 4096,
+                line_size: 64,
+                port_map: NandFlashPortMap::Requester,
+                max_cores_per_port: 2,
+            },
+        }
+    }
+}
+
+/// The choices of Stack.memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StackMemory {
+    #[serde(rename = "dram3d")]
+    Dram3d,
+    #[serde(rename = "flash")]
+    Flash,
+}
+
+impl StackMemory {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StackMemory::Dram3d => "dram3d",
+            StackMemory::Flash => "flash",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[StackMemory::Dram3d, StackMemory::Flash];
+}
+
+/// 3D-stacked DRAM: independent ports, each a closed-page bank set behind one data bus.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackedDram {
+    /// independent memory ports of the stack (Gutierrez 2014: 16)
+    pub ports: u64,
+    /// data bits per port (Gutierrez 2014: 128); documents the port, the bandwidth below sets its timing
+    pub port_width: u64,
+    /// capacity behind one port (Gutierrez 2014: 256 MB, 8 banks of 32 MB) [bytes]
+    pub port_capacity: u64,
+    /// banks per port; each is busy for a whole closed-page access (Gutierrez 2014: 8)
+    pub banks_per_port: u64,
+    /// DRAM page (row) of a bank: 8 kb (Gutierrez 2014); every access opens and closes one [bytes]
+    pub page_size: u64,
+    /// peak data rate of one port in GB/s (1e9 bytes/s; Gutierrez 2014: 6.25, 100 GB/s for 16 ports); a line holds the port's bus line_size / bandwidth
+    pub port_bandwidth: f64,
+    /// closed-page access time of an idle port, request to last data (activate, column access, precharge; Gutierrez 2014: 10 ns, swept 10-100 ns); the bank is busy this long [ps]
+    pub access_latency: u64,
+    /// bytes moved per request: the caches' line [bytes]
+    pub line_size: u64,
+    /// which port serves a request: 'requester' (core i uses port i mod ports, its own slice of the stack, as in Mercury) or 'address' (consecutive lines interleave over the ports) One of: requester, address.
+    pub port_map: StackedDramPortMap,
+    /// cores that may share one port (Gutierrez 2014: two per port beyond 16 cores); more cores than ports x this is an error
+    pub max_cores_per_port: u64,
+}
+
+impl Default for StackedDram {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        StackedDram {
+            ports: 16,
+            port_width: 128,
+            port_capacity: 268435456,
+            banks_per_port: 8,
+            page_size: 1024,
+            port_bandwidth: 6.25,
+            access_latency: 10000,
+            line_size: 64,
+            port_map: StackedDramPortMap::Requester,
+            max_cores_per_port: 2,
+        }
+    }
+}
+
+/// The choices of StackedDram.port_map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StackedDramPortMap {
+    #[serde(rename = "requester")]
+    Requester,
+    #[serde(rename = "address")]
+    Address,
+}
+
+impl StackedDramPortMap {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StackedDramPortMap::Requester => "requester",
+            StackedDramPortMap::Address => "address",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[StackedDramPortMap::Requester, StackedDramPortMap::Address];
+}
+
 /// Top of the configuration tree handed to the engine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct System {
-    /// harts (cores) that run the workload, each with its own stack and hart id (with `sockets`: the sum of their cores, numbered socket by socket)
+    /// harts (cores) that run the workload, each with its own stack and hart id (with `sockets`: the sum of their cores, numbered socket by socket); for a Linux process (an ELF with thread-local storage, e.g. static glibc) only hart 0 starts and each clone'd thread takes an idle hart, so this is the most threads alive at once
     pub harts: u64,
     /// clock of every hart when no timing model sets its own; in functional mode simulated time advances one cycle per instruction [Hz]
     pub clock: u64,
     /// most guest memory that may be touched (pages are allocated on first touch) [bytes]
     pub mem_limit: u64,
-    /// stack of each hart [bytes]
+    /// stack of each hart (the smallest that can work is two pages: the engine keeps the lowest page free below the initial stack of argv, env and auxv) [bytes]
     pub stack_size: u64,
     /// instructions a hart runs before the next hart gets its turn; harts interleave deterministically in hart order (in detailed timing: the hart furthest behind in simulated time goes next, the lowest id among equals)
     pub quantum: u64,
@@ -899,6 +1193,8 @@ pub struct System {
     pub nics: Vec<Nic>,
     /// the ghost client (runs only when client.enabled; needs the NIC)
     pub client: Client,
+    /// power-only parameters of the socket (read by the power model only)
+    pub technology: Technology,
 }
 
 impl Default for System {
@@ -940,6 +1236,14 @@ impl Default for System {
                 mul_latency: 3,
                 div_units: 1,
                 div_latency: 20,
+                fp_units: 2,
+                fp_add_latency: 3,
+                fp_mul_latency: 5,
+                fp_fma_latency: 5,
+                fp_cvt_latency: 4,
+                fp_div_units: 1,
+                fp_div_latency: 20,
+                fp_sqrt_latency: 21,
                 load_ports: 2,
                 store_ports: 1,
                 bpred: CoreBpred::Gshare,
@@ -1081,6 +1385,35 @@ impl Default for System {
                 fuzz_frames: 0,
                 stall_rounds: 100000,
             },
+            technology: Technology {
+                part: String::from("generic"),
+                node: 22.0,
+                device: TechnologyDevice::Hp,
+                temperature: 360.0,
+                vdd: 0.0,
+                long_channel: true,
+                x86: false,
+                pipeline_depth: 14,
+                fp_units: 1,
+                phys_int_regs: 0,
+                phys_fp_regs: 0,
+                issue_queue: 0,
+                tlb_entries: 64,
+                llc_banks: 4,
+                noc: TechnologyNoc::Ring,
+                noc_x: 0,
+                noc_y: 1,
+                noc_ports: 0,
+                flit_bits: 128,
+                dram_device: TechnologyDramDevice::MicronDdr4_8gbX8,
+                dram_ranks_per_channel: 2,
+                dram_devices_per_rank: 8,
+                nic_buffer: 524288,
+                nic_queues: 64,
+                nic_clock: 400000000,
+                pcie_clock: 500000000,
+                tdp: 0.0,
+            },
         }
     }
 }
@@ -1158,6 +1491,179 @@ impl SystemDetailedStart {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
     pub const ALL: &'static [Self] = &[SystemDetailedStart::Start, SystemDetailedStart::Roi, SystemDetailedStart::Insts];
+}
+
+/// What the power model needs beyond the timing configuration (see the module docstring).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Technology {
+    /// name of the priced part (reported with the power figures)
+    pub part: String,
+    /// technology node, nm (the power model covers 5-180 nm; below 22 nm is extrapolated)
+    pub node: f64,
+    /// ITRS device type of the logic: hp (high performance), lstp (low standby power), lop (low operating power) One of: hp, lstp, lop.
+    pub device: TechnologyDevice,
+    /// junction temperature for leakage, K
+    pub temperature: f64,
+    /// core supply, V (0: the node's nominal supply)
+    pub vdd: f64,
+    /// arrays use long-channel devices where timing allows (lower leakage), as McPAT's longer_channel_device
+    pub long_channel: bool,
+    /// price the core's front end as an x86 decoder (the priced part is an x86 chip, even though the simulated binary is RISC-V)
+    pub x86: bool,
+    /// pipeline stages of the core (latches and clocking)
+    pub pipeline_depth: u64,
+    /// floating-point units per core
+    pub fp_units: u64,
+    /// physical integer registers (0: 32 architectural + ROB entries)
+    pub phys_int_regs: u64,
+    /// physical FP registers (0: 32 architectural + half the ROB)
+    pub phys_fp_regs: u64,
+    /// issue-queue entries (0: half the ROB)
+    pub issue_queue: u64,
+    /// entries of each of the ITLB and DTLB
+    pub tlb_entries: u64,
+    /// banks per LLC slice
+    pub llc_banks: u64,
+    /// on-chip network between the LLC slices (until the timing model has one): 'ring' (one stop per slice) or 'mesh' (noc_x x noc_y routers) One of: ring, mesh, none.
+    pub noc: TechnologyNoc,
+    /// mesh routers along x (0: as many as LLC slices, in a row)
+    pub noc_x: u64,
+    /// mesh routers along y
+    pub noc_y: u64,
+    /// ports per router (0: 3 on a ring, 5 on a mesh)
+    pub noc_ports: u64,
+    /// link and flit width, bits
+    pub flit_bits: u64,
+    /// datasheet current set of the DRAM devices (DRAM_DEVICES) One of: micron-ddr4-8gb-x8, micron-ddr3-4gb-x8.
+    pub dram_device: TechnologyDramDevice,
+    /// ranks on each channel (DIMMs' ranks, not the timing model's ranks)
+    pub dram_ranks_per_channel: u64,
+    /// DRAM devices per rank (x8 devices on a 64-bit channel: 8)
+    pub dram_devices_per_rank: u64,
+    /// packet buffer of each NIC chip [bytes]
+    pub nic_buffer: u64,
+    /// queue pairs of each NIC chip
+    pub nic_queues: u64,
+    /// clock of the NIC chips' logic [Hz]
+    pub nic_clock: u64,
+    /// clock of the PCIe controllers' logic [Hz]
+    pub pcie_clock: u64,
+    /// power budget of the socket, W (0: none; for the TDP check)
+    pub tdp: f64,
+}
+
+impl Default for Technology {
+    /// The defaults declared in Python.
+    fn default() -> Self {
+        Technology {
+            part: String::from("generic"),
+            node: 22.0,
+            device: TechnologyDevice::Hp,
+            temperature: 360.0,
+            vdd: 0.0,
+            long_channel: true,
+            x86: false,
+            pipeline_depth: 14,
+            fp_units: 1,
+            phys_int_regs: 0,
+            phys_fp_regs: 0,
+            issue_queue: 0,
+            tlb_entries: 64,
+            llc_banks: 4,
+            noc: TechnologyNoc::Ring,
+            noc_x: 0,
+            noc_y: 1,
+            noc_ports: 0,
+            flit_bits: 128,
+            dram_device: TechnologyDramDevice::MicronDdr4_8gbX8,
+            dram_ranks_per_channel: 2,
+            dram_devices_per_rank: 8,
+            nic_buffer: 524288,
+            nic_queues: 64,
+            nic_clock: 400000000,
+            pcie_clock: 500000000,
+            tdp: 0.0,
+        }
+    }
+}
+
+/// The choices of Technology.device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TechnologyDevice {
+    #[serde(rename = "hp")]
+    Hp,
+    #[serde(rename = "lstp")]
+    Lstp,
+    #[serde(rename = "lop")]
+    Lop,
+}
+
+impl TechnologyDevice {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TechnologyDevice::Hp => "hp",
+            TechnologyDevice::Lstp => "lstp",
+            TechnologyDevice::Lop => "lop",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[TechnologyDevice::Hp, TechnologyDevice::Lstp, TechnologyDevice::Lop];
+}
+
+/// The choices of Technology.noc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TechnologyNoc {
+    #[serde(rename = "ring")]
+    Ring,
+    #[serde(rename = "mesh")]
+    Mesh,
+    #[serde(rename = "none")]
+    None,
+}
+
+impl TechnologyNoc {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TechnologyNoc::Ring => "ring",
+            TechnologyNoc::Mesh => "mesh",
+            TechnologyNoc::None => "none",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[TechnologyNoc::Ring, TechnologyNoc::Mesh, TechnologyNoc::None];
+}
+
+/// The choices of Technology.dram_device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TechnologyDramDevice {
+    #[serde(rename = "micron-ddr4-8gb-x8")]
+    MicronDdr4_8gbX8,
+    #[serde(rename = "micron-ddr3-4gb-x8")]
+    MicronDdr3_4gbX8,
+}
+
+impl TechnologyDramDevice {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TechnologyDramDevice::MicronDdr4_8gbX8 => "micron-ddr4-8gb-x8",
+            TechnologyDramDevice::MicronDdr3_4gbX8 => "micron-ddr3-4gb-x8",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[TechnologyDramDevice::MicronDdr4_8gbX8, TechnologyDramDevice::MicronDdr3_4gbX8];
 }
 
 /// The program every hart runs (SE mode: a static riscv64 ELF plus its arguments).

@@ -27,7 +27,11 @@ const FU_MUL: usize = 1;
 const FU_DIV: usize = 2;
 const FU_LOAD: usize = 3;
 const FU_STORE: usize = 4;
-const N_FU: usize = 5;
+/// The pipelined FP units (add, multiply, FMA, convert).
+const FU_FP: usize = 5;
+/// The FP divider (divide and square root).
+const FU_FDIV: usize = 6;
+const N_FU: usize = 7;
 
 /// Cycles the calendar remembers; issue slots further apart than this may alias (rare, and only ever lets an
 /// instruction issue where a forgotten one did).
@@ -73,6 +77,12 @@ pub struct CoreStats {
     pub fences: u64,
     pub system_ops: u64,
     pub nops: u64,
+    /// FP mix: add-class (add/sub/compare/min/max/sign/move), multiplies, FMAs, conversions, divides and roots.
+    pub fp_add_ops: u64,
+    pub fp_mul_ops: u64,
+    pub fp_fma_ops: u64,
+    pub fp_cvt_ops: u64,
+    pub fp_div_ops: u64,
     /// Register operands read (sources other than x0) and written (destinations other than x0).
     pub src_operands: u64,
     pub dst_operands: u64,
@@ -97,11 +107,18 @@ pub struct Core {
     alu_lat: u64,
     mul_lat: u64,
     div_lat: u64,
+    fp_add_lat: u64,
+    fp_mul_lat: u64,
+    fp_fma_lat: u64,
+    fp_cvt_lat: u64,
+    fp_div_lat: u64,
+    fp_sqrt_lat: u64,
     penalty: u64,
     l1: L1Latencies,
     line_shift: u32,
 
-    reg_ready: [u64; 32],
+    /// Ready cycle of x0..x31 and f0..f31 (32..63).
+    reg_ready: [u64; 64],
     fetch_cycle: u64,
     fetch_slots: u32,
     last_fetch_line: u64,
@@ -126,6 +143,7 @@ pub struct Core {
     sq_filter: [u64; 64],
     calendar: Vec<Slot>,
     div_free: Vec<u64>,
+    fdiv_free: Vec<u64>,
     bp: BranchPredictor,
     /// Commit cycle at the last stats reset (the `cycles` statistic counts from it).
     base_cycle: u64,
@@ -145,14 +163,28 @@ impl Core {
             fetch_width: p.fetch_width as u32,
             issue_width: w(p.issue_width),
             commit_width: p.commit_width as u32,
-            fu_units: [w(p.int_alus), w(p.mul_units), w(p.div_units), w(p.load_ports), w(p.store_ports)],
+            fu_units: [
+                w(p.int_alus),
+                w(p.mul_units),
+                w(p.div_units),
+                w(p.load_ports),
+                w(p.store_ports),
+                w(p.fp_units),
+                w(p.fp_div_units),
+            ],
             alu_lat: p.int_alu_latency,
             mul_lat: p.mul_latency,
             div_lat: p.div_latency,
+            fp_add_lat: p.fp_add_latency,
+            fp_mul_lat: p.fp_mul_latency,
+            fp_fma_lat: p.fp_fma_latency,
+            fp_cvt_lat: p.fp_cvt_latency,
+            fp_div_lat: p.fp_div_latency,
+            fp_sqrt_lat: p.fp_sqrt_latency,
             penalty: p.mispredict_penalty,
             l1,
             line_shift: line_size.trailing_zeros(),
-            reg_ready: [0; 32],
+            reg_ready: [0; 64],
             fetch_cycle: 0,
             fetch_slots: 0,
             last_fetch_line: u64::MAX,
@@ -174,6 +206,7 @@ impl Core {
             sq_filter: [0; 64],
             calendar: vec![Slot::default(); CALENDAR],
             div_free: vec![0; p.div_units as usize],
+            fdiv_free: vec![0; p.fp_div_units as usize],
             bp: BranchPredictor::new(p),
             base_cycle: 0,
             stats: CoreStats::default(),
@@ -295,6 +328,9 @@ impl Core {
         if inst.src2 != 0 {
             ready = ready.max(self.reg_ready[inst.src2 as usize]);
         }
+        if inst.src3 != 0 {
+            ready = ready.max(self.reg_ready[inst.src3 as usize]);
+        }
         if self.in_order {
             ready = ready.max(self.last_issue);
         }
@@ -303,7 +339,7 @@ impl Core {
             // Waits for every older instruction to commit and (fence) every older store to drain.
             ready = ready.max(self.commit_cycle).max(self.last_store_release);
         }
-        self.stats.src_operands += (inst.src1 != 0) as u64 + (inst.src2 != 0) as u64;
+        self.stats.src_operands += (inst.src1 != 0) as u64 + (inst.src2 != 0) as u64 + (inst.src3 != 0) as u64;
         self.stats.dst_operands += (inst.dst != 0) as u64;
         match class {
             InstClass::IntAlu => self.stats.alu_ops += 1,
@@ -312,6 +348,11 @@ impl Core {
             InstClass::Fence => self.stats.fences += 1,
             InstClass::System => self.stats.system_ops += 1,
             InstClass::Nop => self.stats.nops += 1,
+            InstClass::FpAdd => self.stats.fp_add_ops += 1,
+            InstClass::FpMul => self.stats.fp_mul_ops += 1,
+            InstClass::FpFma => self.stats.fp_fma_ops += 1,
+            InstClass::FpCvt => self.stats.fp_cvt_ops += 1,
+            InstClass::FpDiv | InstClass::FpSqrt => self.stats.fp_div_ops += 1,
             _ => {}
         }
         let (issue, complete) = match class {
@@ -332,6 +373,26 @@ impl Core {
                     *f = i + self.div_lat;
                 }
                 (i, i + self.div_lat)
+            }
+            InstClass::FpAdd | InstClass::FpMul | InstClass::FpFma | InstClass::FpCvt => {
+                let lat = match class {
+                    InstClass::FpAdd => self.fp_add_lat,
+                    InstClass::FpMul => self.fp_mul_lat,
+                    InstClass::FpFma => self.fp_fma_lat,
+                    _ => self.fp_cvt_lat,
+                };
+                let i = self.take_slot(ready, FU_FP);
+                (i, i + lat)
+            }
+            InstClass::FpDiv | InstClass::FpSqrt => {
+                // Not pipelined, like the integer divider.
+                let lat = if class == InstClass::FpDiv { self.fp_div_lat } else { self.fp_sqrt_lat };
+                let (k, free) = self.fdiv_free.iter().copied().enumerate().min_by_key(|&(_, f)| f).unwrap_or((0, 0));
+                let i = self.take_slot(ready.max(free), FU_FDIV);
+                if let Some(f) = self.fdiv_free.get_mut(k) {
+                    *f = i + lat;
+                }
+                (i, i + lat)
             }
             InstClass::Load => {
                 let i = self.take_slot(ready, FU_LOAD);
@@ -495,7 +556,14 @@ impl Core {
         out.add(prefix, "ipc", ratio(insts, cycles), "instructions per cycle");
         out.add(prefix, "cpi", ratio(cycles, insts), "cycles per instruction");
         out.add(prefix, "clock", self.clock.freq_hz() as f64, "current clock, Hz");
-        out.add(prefix, "int_ops", insts - s.nops as f64, "integer instructions (all but no-ops and hints)");
+        let fp_ops = (s.fp_add_ops + s.fp_mul_ops + s.fp_fma_ops + s.fp_cvt_ops + s.fp_div_ops) as f64;
+        out.add(prefix, "int_ops", insts - s.nops as f64 - fp_ops, "integer instructions (all but FP, no-ops, hints)");
+        out.add(prefix, "fp_ops", fp_ops, "F/D computational instructions (not FP loads and stores)");
+        out.add(prefix, "fp_add_ops", s.fp_add_ops as f64, "FP add/sub/compare/min/max/sign-injection/moves");
+        out.add(prefix, "fp_mul_ops", s.fp_mul_ops as f64, "FP multiplies");
+        out.add(prefix, "fp_fma_ops", s.fp_fma_ops as f64, "FP fused multiply-adds");
+        out.add(prefix, "fp_cvt_ops", s.fp_cvt_ops as f64, "FP conversions");
+        out.add(prefix, "fp_div_ops", s.fp_div_ops as f64, "FP divides and square roots");
         out.add(prefix, "alu_ops", s.alu_ops as f64, "integer ALU instructions (not branches or jumps)");
         out.add(prefix, "mul_ops", (s.mul_ops + s.div_ops) as f64, "multiplies and divides");
         out.add(prefix, "div_ops", s.div_ops as f64, "divides and remainders");

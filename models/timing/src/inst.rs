@@ -23,6 +23,16 @@ pub enum InstClass {
     Prefetch,
     /// An instruction with no effect (including Zihintntl hints, which set `non_temporal` on the next access).
     Nop,
+    /// F/D add, subtract, compare, min/max, sign injection, classify and moves between register files.
+    FpAdd,
+    FpMul,
+    /// Fused multiply-add (three sources: `src3`).
+    FpFma,
+    /// Conversions between FP formats and to/from integers.
+    FpCvt,
+    /// FP divide and square root share the unpipelined divider.
+    FpDiv,
+    FpSqrt,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -33,7 +43,8 @@ pub enum PrefetchKind {
     Instruction,
 }
 
-/// One executed instruction. Register numbers are 0..=31; 0 means "none" (x0 is never a dependence).
+/// One executed instruction. Register numbers are 0..=31 for x0..x31 and 32..=63 for f0..f31; 0 means "none"
+/// (x0 is never a dependence).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct InstInfo {
     pub pc: u64,
@@ -43,6 +54,8 @@ pub struct InstInfo {
     pub dst: u8,
     pub src1: u8,
     pub src2: u8,
+    /// The third source of a fused multiply-add (0 otherwise).
+    pub src3: u8,
     /// Effective address of a load, store, atomic or prefetch.
     pub mem_addr: u64,
     /// Access size in bytes (0 if no memory access).

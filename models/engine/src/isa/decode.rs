@@ -1,7 +1,9 @@
-//! Decoding RV64IMAC (plus the Zicsr counter reads, Zifencei, Zicbop prefetches and Zihintntl hints) into
-//! `Decoded`, a 16-byte record the executor dispatches on. Every compressed instruction becomes its base
-//! equivalent with `len = 2`. Register fields an instruction does not use are 0, so a timing model can read
-//! dependences straight from `rd`, `rs1`, `rs2`.
+//! Decoding RV64GC (IMAFDC with Zicsr's counter and floating-point CSRs, Zifencei, Zicbop prefetches and
+//! Zihintntl hints) into `Decoded`, a 16-byte record the executor dispatches on. Every compressed instruction
+//! becomes its base equivalent with `len = 2`. Register fields an instruction does not use are 0, so a timing
+//! model can read dependences straight from `rd`, `rs1`, `rs2`. Floating-point registers f0..f31 are numbered
+//! 32..63 (`FREG`), one register file with the integer ones, so dependences through either need no extra field;
+//! an FMA's third source (rs3) and every rounding-mode field stay in `raw`.
 
 /// Operations. `Undecoded` (0) marks an empty slot of the decoded-instruction cache.
 #[repr(u8)]
@@ -111,6 +113,84 @@ pub enum Op {
     Ntl,
     /// No effect (nop and the other hint encodings).
     Nop,
+    /// csrrw/csrrs/csrrc (and the immediate forms) on fflags (1), frm (2) or fcsr (3); `imm` is the CSR number,
+    /// funct3 and the immediate (rs1 field) are read from `raw`.
+    CsrFp,
+    // F and D: loads and stores (rd or rs2 is an FP register).
+    Flw,
+    Fld,
+    Fsw,
+    Fsd,
+    // Computational F/D instructions, executed by `fpu::execute` (single precision first, then double).
+    FmaddS,
+    FmsubS,
+    FnmsubS,
+    FnmaddS,
+    FaddS,
+    FsubS,
+    FmulS,
+    FdivS,
+    FsqrtS,
+    FsgnjS,
+    FsgnjnS,
+    FsgnjxS,
+    FminS,
+    FmaxS,
+    FcvtWS,
+    FcvtWuS,
+    FcvtLS,
+    FcvtLuS,
+    FmvXW,
+    FclassS,
+    FeqS,
+    FltS,
+    FleS,
+    FcvtSW,
+    FcvtSWu,
+    FcvtSL,
+    FcvtSLu,
+    FmvWX,
+    FcvtSD,
+    FmaddD,
+    FmsubD,
+    FnmsubD,
+    FnmaddD,
+    FaddD,
+    FsubD,
+    FmulD,
+    FdivD,
+    FsqrtD,
+    FsgnjD,
+    FsgnjnD,
+    FsgnjxD,
+    FminD,
+    FmaxD,
+    FcvtWD,
+    FcvtWuD,
+    FcvtLD,
+    FcvtLuD,
+    FmvXD,
+    FclassD,
+    FeqD,
+    FltD,
+    FleD,
+    FcvtDW,
+    FcvtDWu,
+    FcvtDL,
+    FcvtDLu,
+    FmvDX,
+    FcvtDS,
+}
+
+/// Register number of f0 in `Decoded` (f_n is `FREG + n`).
+pub const FREG: u32 = 32;
+
+impl Op {
+    /// A computational F/D instruction (not a load, store or CSR access): `fpu::execute` runs it.
+    #[inline(always)]
+    pub fn is_fp_compute(self) -> bool {
+        (Op::FmaddS as u8..=Op::FcvtDS as u8).contains(&(self as u8))
+    }
 }
 
 /// One decoded instruction.
@@ -128,13 +208,14 @@ pub struct Decoded {
     pub raw: u32,
 }
 
-pub const ILLEGAL_REASONS: [&str; 6] = [
-    "not an RV64IMAC instruction",
-    "floating-point instructions (F/D) are not supported: build the workload with -march=rv64imac -mabi=lp64",
+pub const ILLEGAL_REASONS: [&str; 7] = [
+    "not an RV64GC instruction",
+    "floating-point format other than single or double (Q and Zfh are not supported)",
     "reserved compressed encoding",
     "the all-zero instruction is defined illegal",
     "privileged or unsupported system instruction",
     "unsupported memory-ordering instruction",
+    "reserved floating-point rounding mode (5 or 6)",
 ];
 const R_UNKNOWN: i32 = 0;
 const R_FLOAT: i32 = 1;
@@ -142,6 +223,7 @@ const R_RESERVED: i32 = 2;
 const R_ZERO: i32 = 3;
 const R_SYSTEM: i32 = 4;
 const R_MISCMEM: i32 = 5;
+const R_RM: i32 = 6;
 
 impl Decoded {
     pub const UNDECODED: Decoded = Decoded { op: Op::Undecoded, rd: 0, rs1: 0, rs2: 0, len: 0, imm: 0, raw: 0 };
@@ -335,6 +417,11 @@ pub fn decode32(raw: u32) -> Decoded {
                 return d(Op::Ebreak, 0, 0, 0, 0);
             }
             let csr = bits(raw, 31, 20);
+            if (1..=3).contains(&csr) && f3 != 0 && f3 != 4 {
+                // The floating-point CSRs; the immediate forms keep their uimm in raw's rs1 field.
+                let src = if f3 & 4 == 0 { rs1 } else { 0 };
+                return d(Op::CsrFp, rd, src, 0, csr as i32);
+            }
             match f3 {
                 // csrrs/csrrc with rs1 = x0, csrrsi/csrrci with uimm = 0: pure reads.
                 2 | 3 | 6 | 7 if rs1 == 0 => {
@@ -378,8 +465,93 @@ pub fn decode32(raw: u32) -> Decoded {
             };
             d(op, rd, rs1, rs2, 0)
         }
-        0x07 | 0x27 | 0x43 | 0x47 | 0x4b | 0x4f | 0x53 => illegal(raw, 4, R_FLOAT),
+        0x07 | 0x27 | 0x43 | 0x47 | 0x4b | 0x4f | 0x53 => decode_fp(raw, opcode, rd, rs1, rs2, f3, f7, imm_i, imm_s),
         _ => bad,
+    }
+}
+
+/// The F and D extensions (opcodes LOAD-FP, STORE-FP, the four fused multiply-adds and OP-FP).
+#[allow(clippy::too_many_arguments)]
+fn decode_fp(raw: u32, opcode: u32, rd: u32, rs1: u32, rs2: u32, f3: u32, f7: u32, imm_i: i32, imm_s: i32) -> Decoded {
+    let d = |op: Op, rd: u32, rs1: u32, rs2: u32, imm: i32| Decoded::new(op, rd, rs1, rs2, imm, raw, 4);
+    let bad = illegal(raw, 4, R_UNKNOWN);
+    let (frd, frs1, frs2) = (FREG + rd, FREG + rs1, FREG + rs2);
+    // A static rounding mode of 5 or 6 is reserved; 7 (dynamic) is checked against frm when executed.
+    let rm_ok = f3 != 5 && f3 != 6;
+    match opcode {
+        0x07 => match f3 {
+            2 => d(Op::Flw, frd, rs1, 0, imm_i),
+            3 => d(Op::Fld, frd, rs1, 0, imm_i),
+            _ => bad,
+        },
+        0x27 => match f3 {
+            2 => d(Op::Fsw, 0, rs1, frs2, imm_s),
+            3 => d(Op::Fsd, 0, rs1, frs2, imm_s),
+            _ => bad,
+        },
+        0x43 | 0x47 | 0x4b | 0x4f => {
+            let double = match bits(raw, 26, 25) {
+                0 => false,
+                1 => true,
+                _ => return illegal(raw, 4, R_FLOAT),
+            };
+            if !rm_ok {
+                return illegal(raw, 4, R_RM);
+            }
+            let op = match (opcode, double) {
+                (0x43, false) => Op::FmaddS,
+                (0x47, false) => Op::FmsubS,
+                (0x4b, false) => Op::FnmsubS,
+                (0x4f, false) => Op::FnmaddS,
+                (0x43, true) => Op::FmaddD,
+                (0x47, true) => Op::FmsubD,
+                (0x4b, true) => Op::FnmsubD,
+                _ => Op::FnmaddD,
+            };
+            d(op, frd, frs1, frs2, 0)
+        }
+        _ => {
+            let double = match f7 & 3 {
+                0 => false,
+                1 => true,
+                _ => return illegal(raw, 4, R_FLOAT),
+            };
+            let pick = |s: Op, dd: Op| if double { dd } else { s };
+            // (op, rd, rs1, rs2, uses the rounding mode)
+            let (op, rd, rs1, rs2, rounds) = match (f7 >> 2, f3, rs2) {
+                (0x00, _, _) => (pick(Op::FaddS, Op::FaddD), frd, frs1, frs2, true),
+                (0x01, _, _) => (pick(Op::FsubS, Op::FsubD), frd, frs1, frs2, true),
+                (0x02, _, _) => (pick(Op::FmulS, Op::FmulD), frd, frs1, frs2, true),
+                (0x03, _, _) => (pick(Op::FdivS, Op::FdivD), frd, frs1, frs2, true),
+                (0x0b, _, 0) => (pick(Op::FsqrtS, Op::FsqrtD), frd, frs1, 0, true),
+                (0x04, 0, _) => (pick(Op::FsgnjS, Op::FsgnjD), frd, frs1, frs2, false),
+                (0x04, 1, _) => (pick(Op::FsgnjnS, Op::FsgnjnD), frd, frs1, frs2, false),
+                (0x04, 2, _) => (pick(Op::FsgnjxS, Op::FsgnjxD), frd, frs1, frs2, false),
+                (0x05, 0, _) => (pick(Op::FminS, Op::FminD), frd, frs1, frs2, false),
+                (0x05, 1, _) => (pick(Op::FmaxS, Op::FmaxD), frd, frs1, frs2, false),
+                (0x08, _, 1) if !double => (Op::FcvtSD, frd, frs1, 0, true),
+                (0x08, _, 0) if double => (Op::FcvtDS, frd, frs1, 0, true),
+                (0x14, 0, _) => (pick(Op::FleS, Op::FleD), rd, frs1, frs2, false),
+                (0x14, 1, _) => (pick(Op::FltS, Op::FltD), rd, frs1, frs2, false),
+                (0x14, 2, _) => (pick(Op::FeqS, Op::FeqD), rd, frs1, frs2, false),
+                (0x18, _, 0) => (pick(Op::FcvtWS, Op::FcvtWD), rd, frs1, 0, true),
+                (0x18, _, 1) => (pick(Op::FcvtWuS, Op::FcvtWuD), rd, frs1, 0, true),
+                (0x18, _, 2) => (pick(Op::FcvtLS, Op::FcvtLD), rd, frs1, 0, true),
+                (0x18, _, 3) => (pick(Op::FcvtLuS, Op::FcvtLuD), rd, frs1, 0, true),
+                (0x1a, _, 0) => (pick(Op::FcvtSW, Op::FcvtDW), frd, rs1, 0, true),
+                (0x1a, _, 1) => (pick(Op::FcvtSWu, Op::FcvtDWu), frd, rs1, 0, true),
+                (0x1a, _, 2) => (pick(Op::FcvtSL, Op::FcvtDL), frd, rs1, 0, true),
+                (0x1a, _, 3) => (pick(Op::FcvtSLu, Op::FcvtDLu), frd, rs1, 0, true),
+                (0x1c, 0, 0) => (pick(Op::FmvXW, Op::FmvXD), rd, frs1, 0, false),
+                (0x1c, 1, 0) => (pick(Op::FclassS, Op::FclassD), rd, frs1, 0, false),
+                (0x1e, 0, 0) => (pick(Op::FmvWX, Op::FmvDX), frd, rs1, 0, false),
+                _ => return bad,
+            };
+            if rounds && !rm_ok {
+                return illegal(raw, 4, R_RM);
+            }
+            d(op, rd, rs1, rs2, 0)
+        }
     }
 }
 
@@ -408,7 +580,14 @@ pub fn decode16(h: u16) -> Decoded {
             }
             d(Op::Addi, rdp, 2, 0, imm as i32)
         }
-        (0, 1) | (0, 5) => illegal(raw, 2, R_FLOAT),
+        (0, 1) => {
+            let imm = (bits(raw, 12, 10) << 3) | (bits(raw, 6, 5) << 6);
+            d(Op::Fld, FREG + rdp, rs1p, 0, imm as i32)
+        }
+        (0, 5) => {
+            let imm = (bits(raw, 12, 10) << 3) | (bits(raw, 6, 5) << 6);
+            d(Op::Fsd, 0, rs1p, FREG + rdp, imm as i32)
+        }
         (0, 2) => {
             let imm = (bits(raw, 12, 10) << 3) | (bits(raw, 6, 6) << 2) | (bits(raw, 5, 5) << 6);
             d(Op::Lw, rdp, rs1p, 0, imm as i32)
@@ -511,7 +690,14 @@ pub fn decode16(h: u16) -> Decoded {
             }
             d(Op::Slli, rd_full, rd_full, 0, ci_shamt)
         }
-        (2, 1) | (2, 5) => illegal(raw, 2, R_FLOAT),
+        (2, 1) => {
+            let imm = (bits(raw, 12, 12) << 5) | (bits(raw, 6, 5) << 3) | (bits(raw, 4, 2) << 6);
+            d(Op::Fld, FREG + rd_full, 2, 0, imm as i32)
+        }
+        (2, 5) => {
+            let imm = (bits(raw, 12, 10) << 3) | (bits(raw, 9, 7) << 6);
+            d(Op::Fsd, 0, 2, FREG + rs2_full, imm as i32)
+        }
         (2, 2) => {
             if rd_full == 0 {
                 return reserved;
@@ -600,6 +786,32 @@ mod tests {
         (0x00200033, Op::Ntl, 0, 0, 0, 2, 4),
         (0x00600033, Op::Add, 0, 0, 6, 0, 4),
         (0x00256013, Op::Nop, 0, 0, 0, 0, 4), // ORI x0 with imm[4:0] = 2: no prefetch kind
+        // F and D (f_n is 32 + n)
+        (0xffc12007, Op::Flw, 32, 2, 0, -4, 4),
+        (0x01f2a027, Op::Fsw, 0, 5, 63, 0, 4),
+        (0x6ac59543, Op::FmaddD, 42, 43, 44, 0, 4),
+        (0x1820f04b, Op::FnmsubS, 32, 33, 34, 0, 4),
+        (0x02c5f553, Op::FaddD, 42, 43, 44, 0, 4),
+        (0x08c5b553, Op::FsubS, 42, 43, 44, 0, 4),
+        (0x5a0777d3, Op::FsqrtD, 47, 46, 0, 0, 4),
+        (0x22b5a553, Op::FsgnjxD, 42, 43, 43, 0, 4),
+        (0x283100d3, Op::FminS, 33, 34, 35, 0, 4),
+        (0x4015f553, Op::FcvtSD, 42, 43, 0, 0, 4),
+        (0x42058553, Op::FcvtDS, 42, 43, 0, 0, 4),
+        (0xa2c5a553, Op::FeqD, 10, 43, 44, 0, 4),
+        (0xc2159553, Op::FcvtWuD, 10, 43, 0, 0, 4),
+        (0xd235f553, Op::FcvtDLu, 42, 11, 0, 0, 4),
+        (0xe2050553, Op::FmvXD, 10, 42, 0, 0, 4),
+        (0xe00095d3, Op::FclassS, 11, 33, 0, 0, 4),
+        (0xf0078053, Op::FmvWX, 32, 15, 0, 0, 4),
+        (0x00302573, Op::CsrFp, 10, 0, 0, 3, 4),  // frcsr a0
+        (0x002615f3, Op::CsrFp, 11, 12, 0, 2, 4), // fsrm a1, a2
+        (0x0012d073, Op::CsrFp, 0, 0, 0, 1, 4),   // fsflagsi 5 (the immediate stays in raw)
+        (0x2588, Op::Fld, 42, 11, 0, 8, 2),
+        (0xa904, Op::Fsd, 0, 10, 41, 16, 2),
+        (0xbd70, Op::Fsd, 0, 10, 44, 248, 2),
+        (0x2406, Op::Fld, 40, 2, 0, 64, 2),
+        (0xbf82, Op::Fsd, 0, 2, 32, 504, 2),
         // compressed
         (0x0808, Op::Addi, 10, 2, 0, 16, 2),
         (0x414c, Op::Lw, 11, 10, 0, 4, 2),
@@ -651,9 +863,9 @@ mod tests {
     #[test]
     fn illegal_forms_have_reasons() {
         for (word, why) in [
-            (0x00053507u32, R_FLOAT), // fld
-            (0x02c5f553, R_FLOAT),    // fadd.d
-            (0x2508, R_FLOAT),        // c.fld
+            (0x06c5f553u32, R_FLOAT), // fadd.q
+            (0x02c5d553, R_RM),       // fadd.d with rm = 5
+            (0x02c5e553, R_RM),       // fadd.d with rm = 6
             (0x0000, R_ZERO),
             (0x6001, R_RESERVED),   // c.lui x0, 0 / c.addi16sp 0 family: nzimm = 0
             (0x6101, R_RESERVED),   // c.addi16sp sp, 0

@@ -69,10 +69,10 @@ impl Tracer {
     }
 
     #[cold]
-    pub fn record(&mut self, pc: u64, x: &[u64; 32]) {
+    pub fn record(&mut self, pc: u64, x: &[u64; 64]) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         self.line.clear();
-        for (i, v) in std::iter::once(pc).chain(x[1..].iter().copied()).enumerate() {
+        for (i, v) in std::iter::once(pc).chain(x[1..32].iter().copied()).enumerate() {
             if i > 0 {
                 self.line.push(b' ');
             }
@@ -104,7 +104,16 @@ pub fn op_class(op: Op) -> InstClass {
         Beq | Bne | Blt | Bge | Bltu | Bgeu => InstClass::Branch,
         Jal | Jalr => InstClass::Jump,
         Fence | FenceI => InstClass::Fence,
-        Ecall | Ebreak | CsrRead | BadCsr | Illegal | Undecoded => InstClass::System,
+        Ecall | Ebreak | CsrRead | CsrFp | BadCsr | Illegal | Undecoded => InstClass::System,
+        Flw | Fld => InstClass::Load,
+        Fsw | Fsd => InstClass::Store,
+        FmulS | FmulD => InstClass::FpMul,
+        FmaddS | FmsubS | FnmsubS | FnmaddS | FmaddD | FmsubD | FnmsubD | FnmaddD => InstClass::FpFma,
+        FdivS | FdivD => InstClass::FpDiv,
+        FsqrtS | FsqrtD => InstClass::FpSqrt,
+        FcvtWS | FcvtWuS | FcvtLS | FcvtLuS | FcvtSW | FcvtSWu | FcvtSL | FcvtSLu | FcvtSD | FcvtWD | FcvtWuD
+        | FcvtLD | FcvtLuD | FcvtDW | FcvtDWu | FcvtDL | FcvtDLu | FcvtDS => InstClass::FpCvt,
+        op if op.is_fp_compute() => InstClass::FpAdd,
         PrefetchR | PrefetchW | PrefetchI => InstClass::Prefetch,
         Ntl | Nop => InstClass::Nop,
         _ => InstClass::IntAlu,
@@ -117,9 +126,9 @@ pub fn mem_size(op: Op) -> u8 {
     match op {
         Lb | Lbu | Sb => 1,
         Lh | Lhu | Sh => 2,
-        Lw | Lwu | Sw | LrW | ScW | AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW | AmoMinuW
+        Lw | Lwu | Sw | Flw | Fsw | LrW | ScW | AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW | AmoMinuW
         | AmoMaxuW => 4,
-        Ld | Sd | LrD | ScD | AmoSwapD | AmoAddD | AmoXorD | AmoAndD | AmoOrD | AmoMinD | AmoMaxD | AmoMinuD
+        Ld | Sd | Fld | Fsd | LrD | ScD | AmoSwapD | AmoAddD | AmoXorD | AmoAndD | AmoOrD | AmoMinD | AmoMaxD | AmoMinuD
         | AmoMaxuD => 8,
         _ => 0,
     }
@@ -128,6 +137,39 @@ pub fn mem_size(op: Op) -> u8 {
 #[inline(always)]
 fn sext32(v: u64) -> u64 {
     v as u32 as i32 as i64 as u64
+}
+
+/// A computational F/D instruction, out of line so the integer loop's code stays small.
+#[inline(never)]
+fn fp_compute(op: Op, d: &Decoded, x: &[u64; 64], fcsr: &mut u32, a: u64, b: u64) -> Result<u64, &'static str> {
+    // rs3 (FMAs only) is not in the decoded record: read it from the word.
+    let c = x[(super::decode::FREG + (d.raw >> 27)) as usize];
+    super::fpu::execute(op, d.raw, a, b, c, fcsr)
+}
+
+/// csrrw/csrrs/csrrc[i] on fflags (1), frm (2) or fcsr (3): returns the old value (for rd).
+#[inline(never)]
+fn csr_fp(fcsr: &mut u32, raw: u32, csr: i32, a: u64) -> u64 {
+    let f3 = (raw >> 12) & 7;
+    // Register forms read rs1; immediate forms use the 5-bit rs1 field as the value.
+    let src = if f3 & 4 == 0 { a } else { ((raw >> 15) & 0x1f) as u64 };
+    let writes = f3 & 3 == 1 || (raw >> 15) & 0x1f != 0;
+    let (shift, mask) = match csr {
+        1 => (0, 0x1f),
+        2 => (5, 0x7),
+        _ => (0, 0xff),
+    };
+    let old = ((*fcsr >> shift) & mask) as u64;
+    if writes {
+        let new = match f3 & 3 {
+            1 => src,
+            2 => old | src,
+            _ => old & !src,
+        } as u32
+            & mask;
+        *fcsr = (*fcsr & !(mask << shift)) | (new << shift);
+    }
+    old
 }
 
 /// Run `h` for at most `budget` instructions. `TRACE` writes a trace line before each instruction.
@@ -162,15 +204,15 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             }
         }
         let x = &mut h.x;
-        // SAFETY: the decoder only produces register numbers below 32 (5-bit fields), and the decoded-instruction
-        // cache holds nothing but decoder output.
+        // SAFETY: the decoder only produces register numbers below 64 (5-bit fields, plus 32 for FP registers), and
+        // the decoded-instruction cache holds nothing but decoder output.
         let rd = d.rd as usize;
         let (a, b) = unsafe { (*x.get_unchecked(d.rs1 as usize), *x.get_unchecked(d.rs2 as usize)) };
-        debug_assert!(rd < 32 && d.rs1 < 32 && d.rs2 < 32);
+        debug_assert!(rd < 64 && d.rs1 < 64 && d.rs2 < 64);
         macro_rules! wr {
             ($v:expr) => {{
                 let v: u64 = $v;
-                // SAFETY: rd < 32, as above.
+                // SAFETY: rd < 64, as above.
                 unsafe { *x.get_unchecked_mut(rd) = v };
             }};
         }
@@ -253,6 +295,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                         dst: d.rd,
                         src1: d.rs1,
                         src2: d.rs2,
+                        src3: if class == InstClass::FpFma { (super::decode::FREG + (d.raw >> 27)) as u8 } else { 0 },
                         mem_addr: if is_mem { ea } else { 0 },
                         mem_size: size,
                         taken: taken || class == InstClass::Jump,
@@ -416,6 +459,12 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             }
             Op::Ntl => h.cnt.ntl_hints += 1,
             Op::Nop => {}
+            // Singles are NaN-boxed when loaded; a store writes the register's low bits as they are.
+            Op::Flw => load!(4, |v: u64| v | 0xffff_ffff_0000_0000),
+            Op::Fld => load!(8, |v| v),
+            Op::Fsw => store!(4),
+            Op::Fsd => store!(8),
+            Op::CsrFp => wr!(csr_fp(&mut h.fcsr, d.raw, d.imm, a)),
             Op::CsrRead => {
                 let retired = h.cnt.insts + n;
                 wr!(match d.imm {
@@ -438,6 +487,15 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Ok(_) => continue,
                 Err(t) => break Stop::Fault(t),
             },
+            // Every other operation is a computational F/D one.
+            op => {
+                debug_assert!(op.is_fp_compute());
+                match fp_compute(op, &d, x, &mut h.fcsr, a, b) {
+                    Ok(v) => wr!(v),
+                    Err(why) => break Stop::Fault(Trap::Illegal(why)),
+                }
+                h.cnt.fp_ops += 1;
+            }
         }
         retire!();
     };

@@ -1,0 +1,105 @@
+"""Mercury (platforms.md section 3; Gutierrez et al., ASPLOS 2014): a 3D stack of DRAM (4 GB, 16 ports x 128 bit,
+6.25 GB/s per port, closed-page 10 ns, swept 10-100 ns) over a 28 nm logic die with 1-32 small cores, one
+memcached-class instance per core on its own port, an integrated 10 GbE MAC; 96 stacks per 1.5U server.
+
+Cores: Cortex-A7 class (in order, 1 GHz) or Cortex-A15 class (3-wide out of order, 1 or 1.5 GHz), 32 KB L1s, an
+optional private 2 MB L2. Values the source does not give are commented "assumed".
+
+What is wired and what is not (yet): `stack()` and `server()` are the stack's memory (models.stacked) and the
+server (models.dense_server). `system()` builds a valid System for the engine with the stack's cores and caches,
+but the engine cannot select the stacked memory yet (kvsim-timing's `stacked::dram3d::StackedDram` is a standalone
+MemPort): System.memory stays a DDR controller placeholder. Nor is the integrated MAC modelled (the NIC is the
+PCIe NIC model, one 10 GbE port), and the ghost client does not speak the memcached protocol yet, so the client is
+off.
+"""
+
+from models import System, Workload
+from models.cache import Cache, CacheHierarchy
+from models.client import Client
+from models.core import Core
+from models.dense_server import DenseServer
+from models.dram import MemoryController
+from models.nic import Nic
+from models.stacked import NandFlash, Stack, StackedDram
+
+from . import WORKLOAD_BUILD
+
+MCD_SERVER = WORKLOAD_BUILD / "mcd" / "mcd-server"
+CORE_KINDS = ("a7", "a15")
+
+
+def a7_core() -> Core:
+    # Cortex-A7 class: in order, 1 GHz (source). Partial dual issue modelled as 2-wide, an 8-entry window, one load
+    # and one store port, a 512-entry bimodal predictor and an 8-cycle mispredict penalty (8-stage pipeline): assumed.
+    return Core(model="inorder", clock="1GHz", fetch_width=2, issue_width=2, commit_width=2, rob_entries=8,
+                lq_entries=8, sq_entries=8, int_alus=2, load_ports=1, store_ports=1, bpred="bimodal",
+                bpred_entries=512, bpred_history_bits=0, btb_entries=256, ras_entries=8, mispredict_penalty=8)
+
+
+def a15_core(clock: str = "1GHz") -> Core:
+    # Cortex-A15 class: 3-wide out of order, 1 GHz or 1.5 GHz (source). ROB 60, LQ/SQ 16, two ALUs, one load and
+    # one store port, gshare 4096 and a 15-cycle mispredict penalty (15-stage integer pipeline): assumed.
+    return Core(model="ooo", clock=clock, fetch_width=3, issue_width=3, commit_width=3, rob_entries=60,
+                lq_entries=16, sq_entries=16, int_alus=2, load_ports=1, store_ports=1, mispredict_penalty=15)
+
+
+def core(kind: str = "a7", clock: str | None = None) -> Core:
+    if kind not in CORE_KINDS:
+        raise ValueError(f"core = {kind!r}: must be one of {', '.join(CORE_KINDS)}")
+    if kind == "a7":
+        if clock not in (None, "1GHz"):
+            raise ValueError(f"the A7-class core runs at 1GHz (platforms.md), not {clock}")
+        return a7_core()
+    return a15_core(clock or "1GHz")
+
+
+def caches(cores: int, l2: bool, clock: int | str) -> CacheHierarchy:
+    # 32 KB L1I/L1D (source); 2-way / 4-way, 2-cycle hits, 4/8 MSHRs: assumed. Optional private 2 MB L2 (source),
+    # 16-way, 12 cycles, 16 MSHRs: assumed.
+    # The stacks have no shared cache, but the engine's hierarchy always ends in an LLC: a 256-byte, one-cycle
+    # stand-in takes its place (assumed; it adds one cycle to every L1/L2 miss and almost never hits).
+    return CacheHierarchy(
+        l1i=Cache(size="32KiB", assoc=2, hit_latency=2, mshrs=4),
+        l1d=Cache(size="32KiB", assoc=4, hit_latency=2, mshrs=8),
+        l2_enabled=l2,
+        l2=Cache(size="2MiB", assoc=16, hit_latency=12, mshrs=16),
+        llc=Cache(size="256B", assoc=1, hit_latency=1, mshrs=64, inclusive=False),
+        llc_slices=1,
+        uncore_clock=clock,
+    )
+
+
+def stack(cores: int = 16, latency: str = "10ns", memory: str = "dram3d") -> Stack:
+    """The stack's cores over its memory; validation refuses more cores than the ports allow (two per port)."""
+    s = Stack(cores=cores, memory=memory, dram=StackedDram(access_latency=latency), flash=NandFlash())
+    s.validate()
+    return s
+
+
+def server(stacks: int = 96) -> DenseServer:
+    # One stack per Ethernet port, at most 96 ports per 1.5U (source).
+    return DenseServer(stacks=stacks, stacks_per_port=1)
+
+
+def system(cores: int = 16, core_kind: str = "a7", clock: str | None = None, l2: bool = False,
+           latency: str = "10ns", store_mem: str = "64MiB") -> System:
+    """One Mercury stack with `cores` cores running one memcached-class instance each."""
+    stack(cores, latency)                       # the port-sharing check (ParamError beyond 32 cores)
+    c = core(core_kind, clock)
+    nic = Nic(enabled=True, ports=1, port_gbps=10.0)   # one 10 GbE port per stack (source); PCIe path assumed
+    return System(
+        harts=cores,
+        clock=c.clock,
+        mem_limit="4GiB",                       # the stack's 4 GB (source)
+        mode="detailed",
+        quantum=200,                            # assumed: instructions per scheduling turn
+        core=c,
+        caches=caches(cores, l2, c.clock),
+        # Placeholder until the engine can select StackedDram (see the module doc): one DDR4 channel.
+        memory=MemoryController(preset="DDR4-2400", channels=1),
+        # Instance i serves UDP port base + i, the port the NIC steers to hart i's queue. store_mem per instance:
+        # assumed far below the stack's 256 MB per port, to keep simulations small.
+        workload=Workload(binary=str(MCD_SERVER), argv=[f"port={nic.steering_base_port}", f"mem={store_mem}"]),
+        nic=nic,
+        client=Client(enabled=False),
+    )

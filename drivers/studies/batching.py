@@ -1,0 +1,109 @@
+"""Study 5, client-side batching: throughput, network bandwidth and p95 latency vs requests per packet (1 to 32)
+(validation.md), with an analytical client-side batching delay beside the simulated latency.
+
+The delay model. The paper's Equation 1 is not in the project's spec files, so we state the model we use: with
+EREW steering every request in a packet goes to the same partition, so a client fills a packet of N requests from
+one partition's request stream. If that stream is Poisson at rate lambda_q (the server's throughput over its
+partitions), the k-th request of a packet waits for the N - k after it, and the mean wait is (N - 1) / (2 lambda_q);
+the last of them waits (N - 1) / lambda_q. The simulated client sends packed frames without waiting to fill them
+(its latency is send to receive of the frame), so the model's delay adds to the simulated round trip."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pandas as pd
+
+from ..sweep import CAPACITY_EVALUATOR, Base, Sweep, Zip
+from . import common
+
+PER_PACKET = [1, 2, 4, 8, 16, 32]
+FRAMES_PER_CORE = 250   # measured frames per core per probe at any batch size (so a run is long enough)
+
+
+def _sweep(name: str, cores: int, per_packet: list[int]) -> Sweep:
+    return Sweep(name, Base("drivers.studies.common:target", cores=cores),
+                 Zip({"client.requests_per_packet": per_packet,
+                      "client.requests": [max(common.REQUESTS_PER_CORE, FRAMES_PER_CORE * n) * cores
+                                          for n in per_packet]}),
+                 evaluator=CAPACITY_EVALUATOR, options={"resolution": common.CAPACITY_RESOLUTION})
+
+
+def sweeps(full: bool = False) -> list[Sweep]:
+    cores = common.FULL_CORES if full else common.REDUCED_CORES
+    return [_sweep(f"batching-{cores}c", cores, PER_PACKET)]
+
+
+def compare_sweep() -> Sweep:
+    return _sweep(f"batching-{common.FULL_CORES}c-compare", common.FULL_CORES, [1, 4, 32])
+
+
+def batching_delay_us(per_packet: float, partition_rate_mrps: float) -> tuple[float, float]:
+    """(mean, worst) client-side wait to fill a packet of `per_packet` requests from one partition's stream of
+    `partition_rate_mrps` M requests/s (see the module doc), in microseconds."""
+    if partition_rate_mrps <= 0:
+        return float("nan"), float("nan")
+    return (per_packet - 1) / (2 * partition_rate_mrps), (per_packet - 1) / partition_rate_mrps
+
+
+def frame(table: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for _, row in table[table.status == "ok"].iterrows():
+        f = common.figures_of(row)
+        n = row["param.client.requests_per_packet"]
+        mean, worst = batching_delay_us(n, f["throughput_mrps"] / f["cores"])
+        rows.append({"requests_per_packet": n, **f, "model_wait_mean_us": mean, "model_wait_max_us": worst,
+                     "p95_with_model_wait_us": f["p95_us"] + mean,
+                     "net_gbps": f["net_rx_gbps"] + f["net_tx_gbps"]})
+    return pd.DataFrame(rows).sort_values("requests_per_packet").reset_index(drop=True)
+
+
+def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    x = df.requests_per_packet
+    axes[0].plot(x, df.throughput_mrps, marker="o")
+    axes[0].set_ylabel("throughput (M requests/s)")
+    axes[1].plot(x, df.net_rx_gbps, marker="o", label="RX (requests)")
+    axes[1].plot(x, df.net_tx_gbps, marker="s", label="TX (responses)")
+    axes[1].set_ylabel("network bandwidth (Gb/s, on the wire)")
+    axes[1].legend()
+    axes[2].plot(x, df.p95_us, marker="o", label="p95 round trip (simulated)")
+    axes[2].plot(x, df.p95_with_model_wait_us, marker="s", linestyle="--",
+                 label="+ mean client batching wait (model)")
+    axes[2].set_ylabel("latency (us)")
+    axes[2].legend()
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(x), [str(v) for v in x])
+        ax.set_xlabel("requests per packet")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+    cores = common.FULL_CORES if full else common.REDUCED_CORES
+    df = frame(tables[f"batching-{cores}c"])
+    csv, png = outdir / "batching.csv", outdir / "batching.png"
+    df.to_csv(csv, index=False)
+    plot(df, png)
+    cols = ["requests_per_packet", "throughput_mrps", "net_rx_gbps", "net_tx_gbps", "p50_us", "p95_us",
+            "model_wait_mean_us", "model_wait_max_us", "rx_batch", "ipc"]
+    t = df.set_index("requests_per_packet").throughput_mrps
+    heads = {f"1 -> {n} requests per packet": t[n] / t[1] for n in PER_PACKET[1:]}
+    report = common.write_report(
+        outdir / "batching.md", "Client-side batching", __doc__.replace("\n", " ").replace("  ", "\n\n"),
+        [f"scale: {common.scale_text(cores)}",
+         "client.requests_per_packet = " + ", ".join(map(str, PER_PACKET)),
+         f"client.requests = max({common.REQUESTS_PER_CORE}, {FRAMES_PER_CORE} x requests per packet) x cores",
+         f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution (frames/s), reported "
+         "in requests/s at that load; latency and bandwidth are the capacity point's"],
+        "### Headline ratios (throughput)\n\n" +
+        common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())})) +
+        "\n\n### Table\n\n" + common.markdown_table(df[cols]), [png.name], [])
+    return [csv, png, report]

@@ -1,0 +1,133 @@
+"""What the studies share: the billion-RPS target socket at full or reduced scale, the figures every study reads
+from a point, and the report writer.
+
+Reduced scale keeps per-core resources in proportion to the 60-core socket (platforms.md §2):
+- LLC: 768 KB per core, one slice per 2 cores (as the paper's clusters);
+- network: 300 Gb/s / 60 = 5 Gb/s per core, as one port of 5 x cores Gb/s; PCIe lanes 24 / 60 per core (at least 1);
+- memory: the full socket's 8 DDR4-2400 channels (configs/brps_target_socket.py) are 2.56 GB/s per core. The DRAM
+  model takes whole power-of-two channel counts, so a reduced socket gets the nearest power of two of
+  8 x cores / 60, at least one channel: 4 cores get 1 channel (19.2 GB/s, 1.9x their share), 8 cores 1 channel
+  (0.94x). This is the one resource that is not exactly in proportion; the reports say so.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+from typing import Any
+
+from configs import brps_target_socket
+from models.system import System
+
+FULL_CORES = brps_target_socket.CORES
+REDUCED_CORES = 4                  # `make figures` default: the reduced socket
+LLC_PER_CORE = 768 * 1024          # paper
+GBPS_PER_CORE = 300.0 / FULL_CORES  # 3 x 100 GbE over 60 cores
+LANES_PER_CORE = 24 / FULL_CORES   # three PCIe 4.0 x8 links over 60 cores
+CHANNELS_PER_CORE = 8 / FULL_CORES  # the config's 8 channels (see configs/brps_target_socket.py) over 60 cores
+REQUESTS_PER_CORE = 500            # measured requests per core per run: enough for a stable answered rate here
+CAPACITY_RESOLUTION = 0.02         # the studies' capacity search resolution (relative); the search's default is 1%
+
+
+def target(cores: int = REDUCED_CORES, items: int = 1 << 16, requests_per_core: int = REQUESTS_PER_CORE,
+           buckets: int = 0, warm_last_insts: int = 0, **client: Any) -> System:
+    """The billion-RPS target socket with `cores` cores and per-core resources in proportion (see the module doc);
+    at 60 cores it is configs/brps_target_socket.py as is. `buckets` sizes each partition's index (0: the config's);
+    `warm_last_insts` > 0 warms the caches only over the last that many instructions of the bulk load (the load of
+    a large data set runs purely functionally before that, which is several times faster; the LLC holds far less
+    than what those instructions touch, so its contents at the ROI are the same)."""
+    system = brps_target_socket.system(cores=cores, items=items, requests=requests_per_core * cores, **client)
+    if cores != FULL_CORES:
+        system.caches.llc.size = LLC_PER_CORE * cores
+        system.caches.llc_slices = max(1, cores // 2)
+        system.nic.ports = 1
+        system.nic.port_gbps = GBPS_PER_CORE * cores
+        system.nic.pcie_lanes = max(1, round(LANES_PER_CORE * cores))
+        system.memory.channels = 2 ** max(0, round(math.log2(max(1.0, CHANNELS_PER_CORE * cores))))
+    if buckets:
+        system.workload.argv = [a for a in system.workload.argv if not a.startswith("buckets=")] + \
+            [f"buckets={buckets}"]
+    if warm_last_insts:
+        # The bulk load takes about 450 instructions per PUT (measured: client.load.insts_per_put).
+        system.warm_start_insts = max(0, items * 450 - warm_last_insts)
+    return system
+
+
+def scale_text(cores: int) -> str:
+    s = target(cores)
+    return (f"{cores} cores, LLC {s.caches.llc.size // 1024} KB in {s.caches.llc_slices} slices, "
+            f"{s.nic.ports} x {s.nic.port_gbps:g} Gb/s, PCIe 4.0 x{s.nic.pcie_lanes}, "
+            f"{s.memory.channels} DDR4-2400 channel(s)")
+
+
+def mean_of(row: Any, prefix: str, suffix: str) -> float:
+    values = [v for k, v in row.items() if k.startswith(prefix) and k.endswith(suffix) and v == v]
+    return sum(values) / len(values) if values else float("nan")
+
+
+def sum_of(row: Any, prefix: str, suffix: str) -> float:
+    return sum(v for k, v in row.items() if k.startswith(prefix) and k.endswith(suffix) and v == v)
+
+
+def figures_of(row: Any) -> dict[str, float]:
+    """The figures the studies plot, from one table row (stat.* columns) at the point's capacity."""
+    r = {k[5:]: v for k, v in row.items() if isinstance(k, str) and k.startswith("stat.")}
+    cores = int(row.get("cfg.harts", 1))
+    batches = sum_of(r, "system.nic0.queue", ".rx_batches")
+    cycles = sum_of(r, "system.socket0.core", ".cycles")
+    clock_ghz = row.get("cfg.core.clock", 2.5e9) / 1e9
+    return {
+        "throughput_mrps": r.get("capacity.mrps", r.get("client.throughput_mrps", float("nan"))),
+        "capacity_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
+        "p95_us": r.get("client.latency.p95", float("nan")) / 1e3,
+        "p50_us": r.get("client.latency.p50", float("nan")) / 1e3,
+        "net_rx_gbps": sum_of(r, "system.nic0.port", ".rx_wire_gbps"),
+        "net_tx_gbps": sum_of(r, "system.nic0.port", ".tx_wire_gbps"),
+        "l1d_mpki": mean_of(r, "system.socket0.core", ".l1d.mpki"),
+        "llc_mpki": r.get("system.socket0.llc.mpki", float("nan")),
+        "mem_read_gbs": r.get("system.socket0.mem.read_bw", float("nan")) / 1e9,
+        "mem_write_gbs": r.get("system.socket0.mem.write_bw", float("nan")) / 1e9,
+        "ipc": mean_of(r, "system.socket0.core", ".ipc"),
+        "rx_batch": mean_of(r, "system.nic0.queue", ".rx_batch_mean"),
+        # Core time per RX batch: every core's cycles in the measured phase over the batches it took (at capacity
+        # the cores are never idle, so this is the time to process one batch).
+        "ns_per_rx_batch": cycles / clock_ghz / batches if batches else float("nan"),
+        # The same per packet of those batches (batches grow with load, so time per batch alone can mislead).
+        "ns_per_rx_packet": cycles / clock_ghz / batches / mean_of(r, "system.nic0.queue", ".rx_batch_mean")
+        if batches else float("nan"),
+        "cores": cores,
+    }
+
+
+def write_report(path: pathlib.Path, title: str, intro: str, config_diff: list[str], table_md: str,
+                 pngs: list[str], notes: list[str]) -> pathlib.Path:
+    lines = [f"# {title}", "", intro, "", "## Configuration (difference from configs/brps_target_socket.py)", ""]
+    lines += [f"- {line}" for line in config_diff]
+    lines += ["", "## Results", "", table_md, ""]
+    lines += [f"![{png}]({png})" for png in pngs]
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def markdown_table(df: Any) -> str:
+    """A DataFrame as a Markdown table (numbers to 3 significant digits)."""
+    import pandas as pd
+
+    df = df.reset_index() if not isinstance(df.index, pd.RangeIndex) else df
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, row in df.iterrows():
+        lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if value != value:
+            return "n/a"
+        if value.is_integer() and abs(value) < 1e9:
+            return f"{int(value):,}"
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)

@@ -1,0 +1,97 @@
+"""Study 2, LLC capacity: throughput and LLC MPKI vs LLC capacity per core (256 KB, 512 KB, 768 KB, 1 MB, 2 MB),
+STANDARD workload (tiny items, uniform, 95% GET), EREW, DDIO limited to 10% of the LLC (validation.md). The data
+set must be far larger than the LLC: the reduced scale uses 2^20 items (about 40 MB of log and 16 MB of index
+against at most 8 MB of LLC); the full scale 2^22 items. Throughput is each point's capacity (< 1% loss)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pandas as pd
+
+from ..sweep import CAPACITY_EVALUATOR, Base, Grid, List, Sweep
+from . import common
+
+PER_CORE_KB = [256, 512, 768, 1024, 2048]
+REDUCED_ITEMS = 1 << 20
+FULL_ITEMS = 1 << 22
+WARM_LAST_INSTS = 100_000_000   # cache warming over the last 100 M instructions of the bulk load (common.target)
+
+
+def _base(cores: int, items: int) -> Base:
+    # One index bucket (15 entries) per 8 items of a partition, so the lossy index keeps (almost) every item.
+    return Base("drivers.studies.common:target", cores=cores, items=items, buckets=max(1024, items // cores // 8),
+                warm_last_insts=WARM_LAST_INSTS)
+
+
+def _sweep(name, cores, items, kbs) -> Sweep:
+    return Sweep(name, _base(cores, items), Grid({"caches.llc.size": [kb * 1024 * cores for kb in kbs]}),
+                 evaluator=CAPACITY_EVALUATOR, options={"resolution": common.CAPACITY_RESOLUTION})
+
+
+def sweeps(full: bool = False) -> list[Sweep]:
+    cores = common.FULL_CORES if full else common.REDUCED_CORES
+    return [_sweep(f"llc-{cores}c", cores, FULL_ITEMS if full else REDUCED_ITEMS, PER_CORE_KB)]
+
+
+def compare_sweep() -> Sweep:
+    return _sweep(f"llc-{common.FULL_CORES}c-compare", common.FULL_CORES, FULL_ITEMS, [256, 768, 2048])
+
+
+def frame(table: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for _, row in table[table.status == "ok"].iterrows():
+        f = common.figures_of(row)
+        rows.append({"llc_per_core_kb": int(row["param.caches.llc.size"]) // 1024 // f["cores"],
+                     "items": row["cfg.client.items"], **f})
+    return pd.DataFrame(rows).sort_values("llc_per_core_kb").reset_index(drop=True)
+
+
+def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    x = range(len(df))
+    ax.bar(x, df.throughput_mrps, color="tab:blue", label="throughput")
+    ax.set_ylabel("throughput (M requests/s)")
+    ax.set_xticks(list(x), [f"{k} KB" if k < 1024 else f"{k // 1024} MB" for k in df.llc_per_core_kb])
+    ax.set_xlabel("LLC capacity per core")
+    ax2 = ax.twinx()
+    ax2.plot(list(x), df.llc_mpki, color="tab:red", marker="o", label="LLC MPKI")
+    ax2.set_ylabel("LLC MPKI")
+    ax2.set_ylim(bottom=0)
+    fig.legend(loc="upper left", bbox_to_anchor=(0.12, 0.88))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def headline(df: pd.DataFrame) -> dict[str, float]:
+    t = df.set_index("llc_per_core_kb").throughput_mrps
+    return {"256 KB -> 512 KB": t[512] / t[256], "512 KB -> 768 KB": t[768] / t[512],
+            "768 KB -> 1 MB": t[1024] / t[768], "768 KB -> 2 MB": t[2048] / t[768]}
+
+
+def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+    cores = common.FULL_CORES if full else common.REDUCED_CORES
+    df = frame(tables[f"llc-{cores}c"])
+    csv, png = outdir / "llc.csv", outdir / "llc.png"
+    df.to_csv(csv, index=False)
+    plot(df, png)
+    heads = headline(df)
+    cols = ["llc_per_core_kb", "throughput_mrps", "llc_mpki", "l1d_mpki", "mem_read_gbs", "mem_write_gbs",
+            "p95_us", "ipc"]
+    report = common.write_report(
+        outdir / "llc.md", "LLC capacity per core", __doc__.split("\n\n")[0].replace("\n", " "),
+        [f"scale: {common.scale_text(cores)} (the LLC size is the swept value)",
+         "caches.llc.size = " + ", ".join(f"{k} KB" for k in PER_CORE_KB) + " x cores",
+         f"client.items = {int(df['items'].iloc[0])} (tiny: 40-byte log entries), index buckets per partition = "
+         f"items / cores / 8; DDIO (nic.ddio_ways) 10% as in the config",
+         f"cache warming only over the last {WARM_LAST_INSTS // 10**6} M instructions of the bulk load",
+         f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution"],
+        "### Headline ratios (throughput)\n\n" +
+        common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())})) +
+        "\n\n### Table\n\n" + common.markdown_table(df[cols]), [png.name], [])
+    return [csv, png, report]

@@ -1,0 +1,98 @@
+"""Study 6, prefetch: the effect of turning the server's software prefetch pipeline off (`prefetch=0`): per-level
+MPKI, memory bandwidth, time per RX batch, throughput (validation.md). Run on the LLC study's large data set (the
+prefetches matter when buckets and items miss the caches) and on the small default one (2^16 items, mostly cached),
+at the paper's 768 KB of LLC per core. Throughput is each point's capacity (< 1% loss)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pandas as pd
+
+from ..sweep import CAPACITY_EVALUATOR, Base, Grid, List, Sweep
+from . import common, llc
+
+DATA_SETS = {"large data set": llc.REDUCED_ITEMS, "small data set": 1 << 16}
+
+
+def _sweep(name: str, cores: int, items: int, space) -> Sweep:
+    return Sweep(name, llc._base(cores, items), space, evaluator=CAPACITY_EVALUATOR,
+                 options={"resolution": common.CAPACITY_RESOLUTION})
+
+
+def sweeps(full: bool = False) -> list[Sweep]:
+    cores = common.FULL_CORES if full else common.REDUCED_CORES
+    items = {"large data set": llc.FULL_ITEMS if full else llc.REDUCED_ITEMS, "small data set": 1 << 16}
+    return [_sweep(f"prefetch-{cores}c-{n}", cores, n, Grid({"workload.argv[prefetch]": [1, 0]}))
+            for n in items.values()]
+
+
+def compare_sweep() -> Sweep:
+    return _sweep(f"prefetch-{common.FULL_CORES}c-compare", common.FULL_CORES, llc.FULL_ITEMS,
+                  List([{"workload.argv[prefetch]": 1}, {"workload.argv[prefetch]": 0},
+                        {"workload.argv[prefetch]": 0, "client.dataset": "large"}]))
+
+
+def frame(tables) -> pd.DataFrame:
+    rows = []
+    for name, table in tables.items():
+        if not name.startswith("prefetch-") or "compare" in name:
+            continue
+        for _, row in table[table.status == "ok"].iterrows():
+            f = common.figures_of(row)
+            rows.append({"items": row["cfg.client.items"],
+                         "prefetch": "on" if int(row["param.workload.argv[prefetch]"]) else "off", **f})
+    return pd.DataFrame(rows).sort_values(["items", "prefetch"], ascending=[False, False]).reset_index(drop=True)
+
+
+METRICS = [("throughput_mrps", "throughput (M req/s)"), ("l1d_mpki", "L1D MPKI"), ("llc_mpki", "LLC MPKI"),
+           ("mem_read_gbs", "memory read (GB/s)"), ("ns_per_rx_batch", "core time per RX batch (ns)")]
+
+
+def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(18, 3.8))
+    groups = sorted(df["items"].unique(), reverse=True)
+    for ax, (col, label) in zip(axes, METRICS):
+        for j, state in enumerate(("on", "off")):
+            vals = [float(df[(df["items"] == g) & (df.prefetch == state)][col].iloc[0]) for g in groups]
+            ax.bar([i + 0.38 * j for i in range(len(groups))], vals, width=0.38, label=f"prefetch {state}")
+        ax.set_xticks([i + 0.19 for i in range(len(groups))], [f"{g:,} items" for g in groups], fontsize=8)
+        ax.set_title(label, fontsize=10)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+    cores = common.FULL_CORES if full else common.REDUCED_CORES
+    df = frame({k: v for k, v in tables.items() if k.startswith(f"prefetch-{cores}c")})
+    csv, png = outdir / "prefetch.csv", outdir / "prefetch.png"
+    df.to_csv(csv, index=False)
+    plot(df, png)
+    heads = {}
+    for items in sorted(df["items"].unique(), reverse=True):
+        on = df[(df["items"] == items) & (df.prefetch == "on")].iloc[0]
+        off = df[(df["items"] == items) & (df.prefetch == "off")].iloc[0]
+        heads[f"{items:,} items: throughput off / on"] = off.throughput_mrps / on.throughput_mrps
+        heads[f"{items:,} items: time per RX batch off / on"] = off.ns_per_rx_batch / on.ns_per_rx_batch
+        heads[f"{items:,} items: time per received packet off / on"] = off.ns_per_rx_packet / on.ns_per_rx_packet
+    cols = ["items", "prefetch", "throughput_mrps", "l1d_mpki", "llc_mpki", "mem_read_gbs", "mem_write_gbs",
+            "ns_per_rx_batch", "rx_batch", "ns_per_rx_packet", "ipc", "p95_us"]
+    report = common.write_report(
+        outdir / "prefetch.md", "Software prefetch on and off", __doc__.split("\n\n")[0].replace("\n", " "),
+        [f"scale: {common.scale_text(cores)}", "workload.argv: prefetch=1 (the server's default) or prefetch=0",
+         "client.items = " + " and ".join(f"{n:,}" for n in sorted(df["items"].unique(), reverse=True)),
+         f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution; the other figures are "
+         "the capacity point's"],
+        "### Headline ratios\n\n" +
+        common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())})) +
+        "\n\n### Table\n\n" + common.markdown_table(df[cols]), [png.name],
+        ["Time per RX batch = each core's cycles in the measured phase / the RX batches it took, at capacity. "
+         "Batches are larger when the core is slower to come back to its ring, so the time per received "
+         "packet (that time / the mean batch size) is the fairer comparison."])
+    return [csv, png, report]

@@ -1,0 +1,61 @@
+"""Synthetic stand-ins for a simulated server, for testing the drivers without simulating.
+
+They are deterministic functions of their inputs, so the tests can state the right answer exactly: a server whose
+loss as a function of offered load is known (`QueueServer`), and a sweep evaluator (`evaluate_point`) that turns a
+resolved configuration into statistics, sleeping a little so a sweep can be interrupted mid-way.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .capacity import Outcome
+
+
+@dataclass
+class QueueServer:
+    """A server that answers at most `capacity_mpps` frames/s per port and drops the rest, with a fraction
+    `background_loss` lost at any load (e.g. a lossy link) and a soft knee of relative width `knee` below capacity
+    where loss rises smoothly. Its highest load with loss < max_loss is then known in closed form."""
+    capacity_mpps: float
+    background_loss: float = 0.0
+    knee: float = 0.0
+
+    def __call__(self, offered: float) -> Outcome:
+        answered = min(offered, self.capacity_mpps)
+        if self.knee > 0 and offered > self.capacity_mpps * (1 - self.knee):
+            # Loss grows quadratically through the knee, reaching the overload shortfall at capacity.
+            x = min(1.0, (offered - self.capacity_mpps * (1 - self.knee)) / (self.capacity_mpps * self.knee))
+            answered = min(answered, offered * (1 - 0.05 * x * x))
+        loss = 1 - (1 - self.background_loss) * answered / offered
+        return Outcome(loss, answered * (1 - self.background_loss))
+
+    def threshold(self, max_loss: float) -> float:
+        """The exact highest offered load with loss < max_loss (without a knee)."""
+        assert self.knee == 0
+        return self.capacity_mpps * (1 - self.background_loss) / (1 - max_loss)
+
+
+def evaluate_point(make_system, options: dict[str, Any], report) -> dict[str, Any]:
+    """Statistics of a made-up server from a point's resolved configuration (a sweep evaluator): throughput grows
+    with the ROB and the issue width and falls with the item size. `client.seed` = 13 raises (a point that fails), 14 kills its worker process;
+    options['sleep_ms'] (default: System.seed) is how long the point takes, so a test can kill a sweep mid-way."""
+    config = make_system().to_dict()
+    core, client = config["core"], config["client"]
+    if client["seed"] == 13:
+        raise RuntimeError("synthetic failure: client.seed = 13")
+    if client["seed"] == 14:
+        os._exit(3)                      # the worker process dies (as an engine crash would)
+    steps = 5
+    for i in range(steps):
+        time.sleep(options.get("sleep_ms", config["seed"]) / 1000 / steps)
+        report(f"step {i + 1} of {steps}")
+    rob, width = core["rob_entries"], core["issue_width"]
+    ipc = width * (1 - 0.9 ** min(rob, 256)) / (1 + 0.2 * width)
+    size = client["value_size"] or {"tiny": 8, "small": 64, "large": 1024, "xlarge": 1152}[client["dataset"]]
+    return {"stats": {"client.throughput_mrps": 10.0 * ipc / (1 + size / 512), "system.socket0.core0.ipc": ipc,
+                      "client.latency.p95": 1000.0 / ipc,
+                      "system.socket0.llc.mpki": config["caches"]["llc"]["size"] / 2**20}}

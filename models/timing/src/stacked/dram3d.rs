@@ -1,0 +1,108 @@
+//! 3D-stacked DRAM (Gutierrez et al., ASPLOS 2014): independent ports of closed-page banks.
+//!
+//! Every access opens a page, moves one line and closes the page, so there are no row hits to model: an access to
+//! an idle port completes `access_latency` after it arrives. The latency is to the requested (critical) word: the
+//! source's 10 ns is shorter than the 10.24 ns a 64-byte line needs on a 6.25 GB/s port, so the line's transfer
+//! does not add to an idle access; it paces back-to-back lines. Two resources make it queue:
+//! * its bank, busy for the whole closed-page access (activate to precharge), so one bank serves one line per
+//!   `access_latency`; consecutive lines of a port go to consecutive banks;
+//! * its port's data bus, which moves one line per `line_size / port_bandwidth`; this sets a stream's rate.
+//!
+//! Requests to one port are served in call order (the bank and bus keep their next-free tick), which is exact for
+//! a core on its own port (Mercury's one instance per core per port).
+//! Writes are timed like reads (a closed-page write also opens and closes its page) and return when their data
+//! is written.
+
+use super::PortMap;
+use crate::{AccessKind, MemPort, MemReq, StatSink, Tick};
+use kvsim_params::StackedDram as Params;
+
+#[derive(Debug, Clone, Default)]
+struct Port {
+    bank_free: Vec<Tick>,
+    /// When the bus finished its last line; None while it has moved none.
+    bus_free: Option<Tick>,
+    reads: u64,
+    writes: u64,
+    /// Sum over requests of (completion - arrival - access_latency): time lost to busy banks and the bus.
+    queue_delay: Tick,
+}
+
+/// A 3D DRAM stack: `ports` independent ports, each with `banks_per_port` closed-page banks and one data bus.
+#[derive(Debug, Clone)]
+pub struct StackedDram {
+    latency: Tick,
+    transfer: Tick,
+    line: u64,
+    map: PortMap,
+    ports: Vec<Port>,
+}
+
+impl StackedDram {
+    pub fn new(p: &Params) -> Self {
+        let line = p.line_size;
+        StackedDram {
+            latency: p.access_latency,
+            transfer: Self::transfer_ticks(line, p.port_bandwidth),
+            line,
+            map: PortMap::from_name(&p.port_map, line),
+            ports: (0..p.ports).map(|_| Port { bank_free: vec![0; p.banks_per_port as usize], ..Port::default() })
+                .collect(),
+        }
+    }
+
+    /// Ticks one line holds a port's bus at `gbps` GB/s (1e9 bytes/s), rounded up to a whole ps: 64 B at 6.25
+    /// GB/s is 10,240 ps. The same rounding as `StackedDram.line_transfer_ps` in models/stacked.py.
+    pub fn transfer_ticks(line: u64, gbps: f64) -> Tick {
+        (line as f64 * 1e3 / gbps).ceil() as Tick
+    }
+
+    /// Ticks a line holds its port's data bus.
+    pub fn line_transfer(&self) -> Tick {
+        self.transfer
+    }
+}
+
+impl MemPort for StackedDram {
+    fn access(&mut self, req: &MemReq) -> Tick {
+        let (port_index, block) = self.map.route(req, self.ports.len() as u64, self.line);
+        let port = &mut self.ports[port_index];
+        let bank = (block % port.bank_free.len() as u64) as usize;
+        let start = req.time.max(port.bank_free[bank]);
+        // The requested word arrives `latency` after the access starts, unless the bus is still moving earlier
+        // lines: then one line transfer after the bus frees. Back-to-back lines are thus paced by the bandwidth.
+        let done = match port.bus_free {
+            Some(free) => (start + self.latency).max(free + self.transfer),
+            None => start + self.latency,
+        };
+        port.bus_free = Some(done);
+        port.bank_free[bank] = start + self.latency;
+        port.queue_delay += done - req.time - self.latency;
+        if req.kind == AccessKind::Write {
+            port.writes += 1;
+        } else {
+            port.reads += 1;
+        }
+        done
+    }
+
+    fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
+        let (mut reads, mut writes, mut delay) = (0u64, 0u64, 0u64);
+        for (i, p) in self.ports.iter().enumerate() {
+            let pre = format!("{prefix}port{i}.");
+            out.add(&pre, "reads", p.reads as f64, "line reads served by this port");
+            out.add(&pre, "writes", p.writes as f64, "line writes served by this port");
+            reads += p.reads;
+            writes += p.writes;
+            delay += p.queue_delay;
+        }
+        let bytes = (reads + writes) * self.line;
+        out.add(prefix, "reads", reads as f64, "line reads served");
+        out.add(prefix, "writes", writes as f64, "line writes served");
+        out.add(prefix, "bytes", bytes as f64, "bytes moved over all ports");
+        let gbps = if now == 0 { 0.0 } else { bytes as f64 / (now as f64 * 1e-12) / 1e9 };
+        out.add(prefix, "bandwidth_gbps", gbps, "bytes moved per second of simulated time, in GB/s (memory power)");
+        out.add(prefix, "avg_queue_delay_ps", crate::ratio(delay as f64, (reads + writes) as f64),
+                "mean wait beyond the access latency for a busy bank or data bus, ps");
+    }
+}

@@ -1,0 +1,114 @@
+"""The capacity search (drivers/capacity.py): convergence to its stated resolution on synthetic servers whose answer
+is known in closed form, and on small real runs of an in-order single-issue core and a 4-issue one."""
+
+import math
+
+import pytest
+
+from drivers import capacity
+from drivers.synthetic import QueueServer
+from models.params import ParamError
+
+LINE = 148.8  # 100 GbE, smallest frames (M frames/s per port)
+
+
+@pytest.fixture(scope="module")
+def kvs_server(engine):
+    import subprocess
+
+    from configs import brps_target_socket
+    from conftest import WORKLOADS
+
+    proc = subprocess.run(["make", "-s", "-C", str(WORKLOADS), "kvs"], capture_output=True, text=True)
+    if proc.returncode != 0 or not brps_target_socket.KVS_SERVER.is_file():
+        pytest.fail(f"building the KVS server failed:\n{proc.stdout}\n{proc.stderr}", pytrace=False)
+    return brps_target_socket.KVS_SERVER
+
+
+@pytest.mark.parametrize("cap", [0.05, 1.7, 37.0, 120.0, 146.0])
+@pytest.mark.parametrize("resolution", [0.01, 0.002])
+def test_converges_within_the_stated_resolution(cap, resolution):
+    server = QueueServer(cap)
+    res = capacity.search(server, LINE, resolution=resolution)
+    truth = server.threshold(0.01)
+    assert res.best is not None
+    assert res.offered_mpps < truth, "the answer sustained, so it is below the threshold"
+    assert truth <= res.offered_mpps * (1 + resolution), "and within the resolution of it"
+    assert res.upper_mpps <= res.offered_mpps * (1 + resolution)
+    assert res.probes[0].stage == "saturate" and res.probes[0].offered_mpps == LINE
+    # The bracket starts from the answered rate, so a slow server costs no more probes than a fast one.
+    assert len(res.probes) <= 12
+
+
+def test_slow_server_is_not_quantised_to_zero():
+    """An in-order core answers a few percent of the line rate: bisecting down from line rate in 6 steps would
+    give 0 or line/64; starting from the answered rate finds it."""
+    server = QueueServer(0.8)
+    res = capacity.search(server, LINE)
+    assert res.offered_mpps == pytest.approx(server.threshold(0.01), rel=0.01)
+
+
+def test_background_loss_and_a_soft_knee():
+    server = QueueServer(20.0, background_loss=0.004)
+    res = capacity.search(server, LINE, resolution=0.005)
+    assert server.threshold(0.01) / 1.005 <= res.offered_mpps < server.threshold(0.01)
+    knee = QueueServer(20.0, knee=0.3)
+    res = capacity.search(knee, LINE)
+    # Every sustained probe is below every failed one, and the final bracket is 1% wide.
+    ok = [p.offered_mpps for p in res.probes if p.sustained(0.01)]
+    bad = [p.offered_mpps for p in res.probes if not p.sustained(0.01)]
+    assert max(ok) < min(bad) <= max(ok) * 1.01
+    assert knee(res.offered_mpps).loss < 0.01 <= knee(min(bad)).loss
+
+
+def test_a_server_that_keeps_up_with_line_rate_is_line_limited():
+    res = capacity.search(QueueServer(1000.0), LINE)
+    assert res.line_limited and res.offered_mpps == LINE and len(res.probes) == 1
+
+
+def test_probes_are_reported_in_order():
+    seen = []
+    res = capacity.search(QueueServer(10.0), LINE, progress=seen.append)
+    assert seen == res.probes
+    rows = res.table()
+    assert [r["probe"] for r in rows] == list(range(len(rows)))
+    assert {r["stage"] for r in rows} >= {"saturate", "bracket", "refine"} or len(rows) <= 3
+    assert all(r["sustained"] == (r["loss"] < 0.01) for r in rows)
+
+
+def test_bad_search_settings_are_refused():
+    for kwargs in ({"resolution": 0}, {"resolution": 1.5}, {"max_loss": 0}):
+        with pytest.raises(ParamError):
+            capacity.search(QueueServer(1.0), LINE, **kwargs)
+
+
+def test_a_server_that_never_sustains_gives_no_answer():
+    res = capacity.search(lambda rate: capacity.Outcome(1.0, 0.0), LINE)
+    assert res.best is None and res.offered_mpps == 0.0
+
+
+def test_outcome_from_stats_counts_requests_per_frame():
+    """With 4 requests per frame, 20 M requests/s answered of 10 M frames/s offered (2 ports) is a 50% shortfall."""
+    stats = {"client.offered_mpps": 10.0, "client.packets": 1000, "client.requests": 4000,
+             "client.lost_requests": 0, "client.throughput_mrps": 20.0, "client.loss": 0.0}
+    out = capacity.outcome_from_stats(stats, 5.0)
+    assert out.loss == pytest.approx(0.5) and out.answered_mpps == pytest.approx(2.5)
+    assert math.isclose(capacity.outcome_from_stats({**stats, "client.loss": 0.7}, 5.0).loss, 0.7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rob,width", [(1, 1), (64, 4)])
+def test_real_capacity_of_an_in_order_and_a_4_issue_core(kvs_server, rob, width):
+    from configs import brps_target_socket
+
+    def make(rate):
+        s = brps_target_socket.system(cores=1, requests=600, items=4096, offered_mpps=rate)
+        s.caches.llc.size = 768 * 1024
+        s.core.rob_entries, s.core.issue_width = rob, width
+        s.core.fetch_width = s.core.commit_width = width
+        return s
+
+    res = capacity.capacity(make, resolution=0.05)
+    assert res.best is not None and not res.line_limited, "one core cannot take 100 GbE of tiny requests"
+    assert res.best.loss < 0.01 and res.upper_mpps <= res.offered_mpps * 1.05
+    assert any(not p.sustained(0.01) and p.offered_mpps == res.upper_mpps for p in res.probes)

@@ -1,0 +1,67 @@
+"""The dense 3D-stacked server configs (configs/mercury.py, iridium.py, keyvault.py): valid Systems, the stacks'
+limits, and the memcached-class server starting in the engine on a Mercury stack."""
+
+import subprocess
+
+import pytest
+
+import configs
+from conftest import WORKLOADS
+from models.params import ParamError
+from models.sim import simulate
+
+
+@pytest.mark.parametrize("name", ["mercury", "iridium", "keyvault"])
+def test_config_builds_a_valid_system(name):
+    module = configs.load(name)
+    system = module.system()
+    system.validate()
+    assert system.workload.binary.endswith("mcd-server")
+    module.stack().validate()
+    assert module.server().stacks in (96, 144)
+
+
+@pytest.mark.parametrize("kind, clock, model, hz", [("a7", None, "inorder", 1e9), ("a15", None, "ooo", 1e9),
+                                                     ("a15", "1.5GHz", "ooo", 1.5e9)])
+def test_mercury_cores(kind, clock, model, hz):
+    s = configs.load("mercury").system(cores=8, core_kind=kind, clock=clock, l2=True)
+    s.validate()
+    assert (s.core.model, s.core.clock, s.caches.l1d.size, s.caches.l2.size) == (model, hz, 32 << 10, 2 << 20)
+    assert s.caches.l2_enabled
+    if kind == "a15":
+        assert s.core.issue_width == 3
+
+
+def test_platform_specifics():
+    assert configs.load("iridium").system().caches.l2_enabled          # every Iridium core needs its L2
+    kv = configs.load("keyvault").system()
+    assert (kv.core.model, kv.core.clock, kv.caches.l2_enabled) == ("ooo", 1_500_000_000, True)
+    assert configs.load("keyvault").server().stacks_per_port == 12
+    assert configs.load("iridium").stack().memory == "flash"
+    assert configs.load("mercury").stack(latency="100ns").dram.access_latency == 100_000
+
+
+def test_more_cores_than_the_ports_allow_is_refused():
+    configs.load("mercury").system(cores=32).validate()
+    with pytest.raises(ParamError, match="StackedDram.ports = 16 and StackedDram.max_cores_per_port = 2 allow "
+                                         "at most 32 cores"):
+        configs.load("mercury").system(cores=33)
+    with pytest.raises(ParamError, match="NandFlash.controllers = 16"):
+        configs.load("iridium").system(cores=40)
+    with pytest.raises(ValueError, match=r"KeyVault cores = 17: must be in \[2, 16\]"):
+        configs.load("keyvault").system(cores=17)
+    with pytest.raises(ValueError, match="A7-class core runs at 1GHz"):
+        configs.load("mercury").system(clock="1.5GHz")
+
+
+def test_mcd_server_starts_on_a_mercury_stack_in_the_engine(engine, tmp_path):
+    """Functional run of 2 instances: each opens its NIC queue and polls it (no client speaks memcached yet)."""
+    build = subprocess.run(["make", "-s", "-C", str(WORKLOADS / "mcd"), "riscv"], capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout + build.stderr
+    system = configs.load("mercury").system(cores=2)
+    system.mode = "functional"
+    system.max_insts = 400_000
+    result = simulate(system, outdir=tmp_path)
+    assert b"mcd: serving UDP ports 16384.." in result.stdout, result.stdout + result.stderr
+    assert result.stats["system.hart0.insts"] > 100_000 and result.stats["system.hart1.insts"] > 100_000
+    assert result.exit_code is None          # still serving when the instruction budget ran out

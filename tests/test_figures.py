@@ -1,0 +1,81 @@
+"""The studies (drivers/studies/): their sweeps resolve, the reduced scale keeps per-core resources in proportion,
+the batching delay model is right, and each study draws its plot, CSV and report from a table (here made by the
+real sweep runner with the synthetic evaluator, so no simulation runs)."""
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.sweeps import load_sweep
+from configs import brps_target_socket
+from drivers import studies
+from drivers import sweep as sw
+from drivers.studies import batching, common
+
+COUNTS = {"core_weight": [96], "llc": [5], "batching": [6], "prefetch": [2, 2]}
+
+
+@pytest.mark.parametrize("name", studies.STUDIES)
+def test_every_study_resolves_at_both_scales(name):
+    study = studies.get(name)
+    assert [len(s.resolve()) for s in study.sweeps(full=False)] == COUNTS[name]
+    full = study.sweeps(full=True)
+    assert all(p.system().harts == common.FULL_CORES for s in full for p in s.resolve()[:2])
+    assert len(study.compare_sweep().resolve()) == 3
+
+
+def test_reduced_scale_keeps_per_core_resources_in_proportion():
+    full, reduced = common.target(60), common.target(4)
+    assert full.to_dict() == brps_target_socket.system(requests=60 * common.REQUESTS_PER_CORE).to_dict()
+    for s in (full, reduced):
+        assert s.caches.llc.size == 768 * 1024 * s.harts
+        assert s.nic.ports * s.nic.port_gbps == pytest.approx(5.0 * s.harts)
+        assert s.caches.llc_slices == s.harts // 2
+    assert reduced.memory.channels == 1 and common.target(32).memory.channels == 4
+
+
+def test_the_batching_delay_model_matches_a_monte_carlo_client():
+    """Poisson requests for one partition, packed N to a packet: the mean wait is (N - 1) / (2 lambda)."""
+    rng = np.random.default_rng(5)
+    rate = 2.5  # M requests/s
+    arrivals = np.cumsum(rng.exponential(1 / rate, size=400_000))
+    for n in (1, 2, 8, 32):
+        usable = len(arrivals) // n * n
+        packets = arrivals[:usable].reshape(-1, n)
+        waits = packets[:, -1:] - packets
+        mean, worst = batching.batching_delay_us(n, rate)
+        assert waits.mean() == pytest.approx(mean, abs=0.01 * max(mean, 0.01))
+        assert waits[:, 0].mean() == pytest.approx(worst, rel=0.02) if n > 1 else worst == 0
+
+
+def _synthetic(study_sweep):
+    return dataclasses.replace(study_sweep, evaluator="drivers.synthetic:evaluate_point",
+                               options={"sleep_ms": 0})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", studies.STUDIES)
+def test_each_study_draws_its_plot_csv_and_report(tmp_path, name):
+    study = studies.get(name)
+    tables = {}
+    for s in study.sweeps(full=False):
+        report = sw.run(_synthetic(s), store=tmp_path / s.name, jobs=2, progress=False)
+        assert report.failed == 0
+        tables[s.name] = load_sweep(report.store)
+    out = tmp_path / "figures"
+    out.mkdir()
+    paths = study.make(tables, out, False)
+    assert {p.suffix for p in paths} == {".csv", ".png", ".md"}
+    for p in paths:
+        assert p.stat().st_size > 100
+    csv = pd.read_csv(next(p for p in paths if p.suffix == ".csv"))
+    assert len(csv) == sum(COUNTS[name]) and csv.throughput_mrps.notna().all()
+    report = next(p for p in paths if p.suffix == ".md").read_text()
+    assert "## Configuration" in report and ".png)" in report
+    if name == "core_weight":
+        # Normalized to the in-order single-issue core of each data set; the synthetic IPC grows with ROB and width.
+        assert (csv[(csv.rob == 1) & (csv.issue_width == 1)].normalized == 1).all()
+        tiny = csv[csv.dataset == "tiny"].set_index(["issue_width", "rob"]).normalized
+        assert tiny[(1, 64)] > tiny[(1, 1)] and tiny[(3, 64)] > tiny[(1, 64)]

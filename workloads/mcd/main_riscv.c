@@ -1,0 +1,315 @@
+/*
+ * main_riscv.c - the memcached-class server as a guest program: one single-threaded instance per hart, each on its
+ * own NIC queue and its own UDP port (port=BASE: hart i serves BASE + i), sharing nothing.
+ *
+ * Arguments (NAME=VALUE): port=11211, mem=64MiB (store memory per instance), buckets=16 (log2 of hash buckets per
+ * instance), conns=256 (connection slots, a power of two), rx_ring=256, tx_ring=256, burst=32.
+ * selftest=N: no NIC needed (qemu-riscv64): hart 0 plays a client that sends N random GET/SET/DELETE requests
+ * through a software queue (selftest_nic=1: through the real NIC driver over kvs/fake_nic.c) and checks every
+ * response against its model of the store; exit status 0 when all were right.
+ * bench=N: no NIC needed: hart 0 loads bench_keys=1024 items of bench_vlen=32 bytes, then times N GETs three ways,
+ * with a stats dump (the simulator's STATS_DUMP) before and after each phase: the key hash alone; the network
+ * stack alone (parse and checksums, connection lookup, the copy into the socket buffer, building the reply frame
+ * with its checksums); and the whole request path. The memcached share of a GET is the whole minus the other two.
+ * Detailed timing starts at its ROI_BEGIN. With bench_all=1 every hart runs the same benchmark on its own instance
+ * (hart 0 marks the phases; the run ends when all are done), to load a whole stack.
+ */
+#include "kvsim.h"
+#include "kvsim_libc.h"
+#include "platform.h"
+#include "platform_riscv.h"
+#include "mcd_server.h"
+
+struct mcd_args {
+    uint64_t port, mem, buckets, conns, rx_ring, tx_ring, burst, selftest, selftest_nic, bench, bench_keys,
+        bench_vlen, bench_all;
+};
+
+static int prefix(const char *s, const char *p, const char **rest)
+{
+    size_t n = strlen(p);
+    if (memcmp(s, p, n) != 0)
+        return 0;
+    *rest = s + n;
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, struct mcd_args *a, const char **bad)
+{
+    static const char *const names[] = {"port=", "mem=", "buckets=", "conns=", "rx_ring=", "tx_ring=", "burst=",
+                                        "selftest=", "selftest_nic=", "bench=", "bench_keys=", "bench_vlen=",
+                                        "bench_all="};
+    uint64_t *fields[] = {&a->port, &a->mem, &a->buckets, &a->conns, &a->rx_ring, &a->tx_ring, &a->burst,
+                          &a->selftest, &a->selftest_nic, &a->bench, &a->bench_keys, &a->bench_vlen,
+                          &a->bench_all};
+    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 256, 256, 32, 0, 0, 0, 1024, 32, 0};
+    for (int i = 1; i < argc; i++) {
+        const char *v = 0;
+        unsigned f = 0;
+        while (f < sizeof(names) / sizeof(names[0]) && !prefix(argv[i], names[f], &v))
+            f++;
+        if (f == sizeof(names) / sizeof(names[0]) || !*v) {
+            *bad = argv[i];
+            return -1;
+        }
+        *fields[f] = kvsim_parse_size(v);
+    }
+    if (a->port == 0 || a->port > 65535 || a->buckets < 4 || a->buckets > 28 || !a->conns ||
+        (a->conns & (a->conns - 1)) || a->burst == 0 || a->burst > 64 || a->bench_keys == 0 ||
+        a->bench_vlen > 1024) {
+        *bad = "port/buckets/conns/burst/bench_keys/bench_vlen (port 1-65535, buckets 4-28, conns a power of two, "
+               "burst 1-64, bench_keys >= 1, bench_vlen <= 1024)";
+        return -1;
+    }
+    return 0;
+}
+
+/* Receive a burst, serve each frame in its own buffer, send the replies; the number of frames received. */
+static unsigned poll_once(struct mcd_server *s, struct plat_queue *q, unsigned burst)
+{
+    struct plat_pkt pkts[64], out[64];
+    unsigned n = plat_rx_burst(q, pkts, burst), nout = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t len = mcd_server_handle(s, pkts[i].data, pkts[i].len, pkts[i].data, pkts[i].cap);
+        if (len) {
+            pkts[i].len = len;
+            out[nout++] = pkts[i];
+        } else {
+            plat_pkt_drop(q, &pkts[i]);
+        }
+    }
+    if (nout)
+        plat_tx_burst(q, out, nout);
+    return n;
+}
+
+/* ---- self-test client ---------------------------------------------------------------------------------- */
+#define ST_KEYS 512
+#define ST_MAXV 1000
+static uint8_t st_val[ST_KEYS][ST_MAXV];
+static uint32_t st_vlen[ST_KEYS];
+static uint8_t st_present[ST_KEYS];
+static int g_fake_nic;
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint32_t st_key(char *k, unsigned i)
+{
+    return (uint32_t)snprintf(k, 32, "key:%u", i * 2654435761u);
+}
+
+static int selftest(struct mcd_server *s, struct plat_queue *q, uint64_t n, uint16_t port, unsigned burst)
+{
+    static uint8_t f[MCD_MAX_FRAME], payload[MCD_MAX_FRAME], r[MCD_MAX_FRAME];
+    uint64_t rng = 11, bad = 0, gets = 0, hits = 0;
+    struct mcd_flow fl = {{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2}, 0x0a000002u, 0x0a000001u, 40000, port};
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned k = (unsigned)(rng_next(&rng) % ST_KEYS), op = (unsigned)(rng_next(&rng) % 100);
+        uint8_t opcode = op < 20 ? MCD_OP_SET : op < 25 ? MCD_OP_DELETE : MCD_OP_GET;
+        char key[32];
+        uint16_t klen = (uint16_t)st_key(key, k);
+        uint8_t extras[8];
+        mcd_put32(extras, k);
+        mcd_put32(extras + 4, 0);
+        uint32_t vlen = opcode == MCD_OP_SET ? (uint32_t)(rng_next(&rng) % ST_MAXV) : 0;
+        uint8_t *m = payload + MCD_UDP_FRAME_HLEN;
+        uint8_t *v = m + MCD_BIN_HLEN + 8 + klen;
+        for (uint32_t j = 0; j < vlen; j++)
+            v[j] = (uint8_t)rng_next(&rng);
+        uint32_t mlen = mcd_msg_put(m, sizeof(payload) - MCD_UDP_FRAME_HLEN, MCD_MAGIC_REQ, opcode, 0, (uint32_t)i,
+                                    0, extras, opcode == MCD_OP_SET ? 8 : 0, (const uint8_t *)key, klen, v, vlen);
+        struct mcd_udp_hdr h = {(uint16_t)i, 0, 1, 0};
+        mcd_udp_hdr_put(payload, &h);
+        fl.src_port = (uint16_t)(40000 + i % 64);
+        uint32_t flen = mcd_net_build(f, sizeof(f), &fl, (uint16_t)i, payload, MCD_UDP_FRAME_HLEN + mlen);
+        if ((g_fake_nic ? fake_nic_deliver(f, flen) : plat_soft_inject(q, f, flen)) != 0)
+            return 1;
+        uint32_t rlen = 0;
+        for (unsigned idle = 0;; idle++) {
+            poll_once(s, q, burst);
+            if (g_fake_nic ? fake_nic_transmit(r, sizeof(r), &rlen) : plat_soft_collect(q, r, sizeof(r), &rlen))
+                break;
+            if (idle > 1000)
+                return 1;
+        }
+        struct mcd_flow rf;
+        const uint8_t *p;
+        uint32_t plen;
+        struct mcd_udp_hdr rh;
+        struct mcd_msg res;
+        if (mcd_net_parse(r, rlen, &rf, &p, &plen) != 0 || rf.dst_port != fl.src_port ||
+            mcd_udp_hdr_parse(p, plen, &rh) != 0 || rh.req_id != (uint16_t)i ||
+            mcd_msg_parse(p + 8, plen - 8, MCD_MAGIC_RES, &res) != plen - 8 || res.opaque != (uint32_t)i) {
+            bad++;
+            continue;
+        }
+        if (opcode == MCD_OP_SET) {
+            bad += res.status_or_vbucket != MCD_ST_OK;
+            memcpy(st_val[k], v, vlen);
+            st_vlen[k] = vlen;
+            st_present[k] = 1;
+        } else if (opcode == MCD_OP_DELETE) {
+            bad += res.status_or_vbucket != (st_present[k] ? MCD_ST_OK : MCD_ST_KEY_ENOENT);
+            st_present[k] = 0;
+        } else {
+            gets++;
+            if (!st_present[k])
+                bad += res.status_or_vbucket != MCD_ST_KEY_ENOENT;
+            else if (res.status_or_vbucket == MCD_ST_OK && res.vlen == st_vlen[k] && res.extlen == 4 &&
+                     mcd_get32(res.extras) == k && memcmp(res.value, st_val[k], st_vlen[k]) == 0)
+                hits++;
+            else
+                bad++;
+        }
+    }
+    printf("mcd selftest: %llu requests (%llu GETs, %llu hits), %llu wrong; %llu connections opened, %llu "
+           "evictions\n", (unsigned long long)n, (unsigned long long)gets, (unsigned long long)hits,
+           (unsigned long long)bad, (unsigned long long)s->conns.opened, (unsigned long long)s->store.st.evictions);
+    return bad != 0;
+}
+
+/* ---- GET breakdown benchmark ----------------------------------------------------------------------------- */
+#define BENCH_FRAMES 256u
+
+/* Buffers of one hart's benchmark (allocated per hart: every hart may run it at once). */
+struct bench_bufs {
+    uint8_t frames[BENCH_FRAMES][MCD_MAX_FRAME], reply[MCD_MAX_FRAME], payload[MCD_MAX_FRAME], value[1024];
+    uint32_t frame_len[BENCH_FRAMES];
+};
+
+/* lead: the hart that marks the ROI and the phase boundaries (hart 0); the others only add load. */
+static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen, uint16_t port, int lead)
+{
+    struct bench_bufs *bb = plat_alloc_local(sizeof(*bb), 64);
+    if (!bb)
+        return 1;
+    uint8_t(*frames)[MCD_MAX_FRAME] = bb->frames, *reply = bb->reply, *payload = bb->payload, *value = bb->value;
+    uint32_t *frame_len = bb->frame_len;
+    const uint32_t reply_cap = MCD_MAX_FRAME, payload_cap = MCD_MAX_FRAME;
+    char key[32];
+    uint64_t rng = 5, cas;
+    for (unsigned j = 0; j < vlen; j++)
+        value[j] = (uint8_t)j;
+    for (unsigned k = 0; k < keys; k++) {
+        uint16_t klen = (uint16_t)st_key(key, k);
+        if (mcd_store_set(&s->store, (const uint8_t *)key, klen, mcd_hash((const uint8_t *)key, klen), k, 0, value,
+                          vlen, &cas) != MCD_ST_OK)
+            return 1;
+    }
+    /* GET frames for random keys from 64 client ports, built once and cycled. */
+    struct mcd_flow fl = {{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2}, 0x0a000002u, 0x0a000001u, 40000, port};
+    for (unsigned i = 0; i < BENCH_FRAMES; i++) {
+        uint16_t klen = (uint16_t)st_key(key, (unsigned)(rng_next(&rng) % keys));
+        struct mcd_udp_hdr h = {(uint16_t)i, 0, 1, 0};
+        mcd_udp_hdr_put(payload, &h);
+        uint32_t m = mcd_msg_put(payload + 8, payload_cap - 8, MCD_MAGIC_REQ, MCD_OP_GET, 0, i, 0, 0, 0,
+                                 (const uint8_t *)key, klen, 0, 0);
+        fl.src_port = (uint16_t)(40000 + i % 64);
+        frame_len[i] = mcd_net_build(frames[i], MCD_MAX_FRAME, &fl, 0, payload, 8 + m);
+    }
+    /* A GET hit's reply payload: UDP frame header, binary header, 4 bytes of flags, the value. */
+    uint32_t reply_payload = MCD_UDP_FRAME_HLEN + MCD_BIN_HLEN + 4 + vlen;
+    uint64_t sink = 0, ok = 0;
+    if (lead) {
+        kvsim_roi_begin();
+        kvsim_stats_dump(); /* phase boundary 0 */
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        const uint8_t *f = frames[i % BENCH_FRAMES];
+        uint16_t klen = mcd_get16(f + MCD_HDRS_LEN + MCD_UDP_FRAME_HLEN + 2);
+        sink += mcd_hash(f + MCD_HDRS_LEN + MCD_UDP_FRAME_HLEN + MCD_BIN_HLEN, klen);
+    }
+    if (lead)
+        kvsim_stats_dump(); /* 1: hashing */
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned b = (unsigned)(i % BENCH_FRAMES);
+        struct mcd_flow rf;
+        const uint8_t *p;
+        uint32_t plen;
+        if (mcd_net_parse(frames[b], frame_len[b], &rf, &p, &plen) != 0)
+            return 1;
+        struct mcd_conn *c = mcd_conn_lookup(&s->conns, rf.src_ip, rf.src_port);
+        mcd_conn_receive(c, p, plen);
+        struct mcd_flow back = mcd_flow_reverse(&rf);
+        sink += mcd_net_build(reply, reply_cap, &back, c->ip_id++, s->sndbuf, reply_payload);
+    }
+    if (lead)
+        kvsim_stats_dump(); /* 2: network stack */
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned b = (unsigned)(i % BENCH_FRAMES);
+        uint32_t len = mcd_server_handle(s, frames[b], frame_len[b], reply, reply_cap);
+        ok += len == MCD_HDRS_LEN + reply_payload;
+    }
+    if (!lead)
+        return ok != n;
+    kvsim_stats_dump(); /* 3: the whole request path */
+    kvsim_roi_end();
+    printf("mcd bench: %llu GETs per phase, %llu hits of %u-byte values (sink %llu)\n", (unsigned long long)n,
+           (unsigned long long)ok, vlen, (unsigned long long)(sink & 0xff));
+    return ok != n;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned hart = plat_core_id();
+    struct mcd_args a;
+    const char *bad = 0;
+    if (parse_args(argc, argv, &a, &bad) != 0) {
+        if (hart == 0)
+            printf("mcd: bad argument '%s'\n", bad);
+        exit_group(2);
+    }
+    if ((a.selftest || (a.bench && !a.bench_all)) && hart != 0)
+        hart_exit(0);
+    struct plat_queue *q;
+    if (a.selftest && a.selftest_nic) {
+        if (fake_nic_install() != 0)
+            exit_group(1);
+        g_fake_nic = 1;
+        q = plat_queue_open(hart, (unsigned)a.rx_ring, (unsigned)a.tx_ring);
+    } else if (a.selftest || a.bench) {
+        q = plat_soft_queue_open(64);
+    } else {
+        q = plat_queue_open(hart, (unsigned)a.rx_ring, (unsigned)a.tx_ring);
+    }
+    if (!q) {
+        printf("mcd: hart %u: no NIC queue (none in this system, or bad ring sizes); selftest=N runs without one\n",
+               hart);
+        exit_group(1);
+    }
+    struct mcd_server *s = plat_alloc_local(sizeof(*s), 64);
+    void *mem = plat_alloc_local(a.mem, 4096);
+    struct mcd_conn *conns = plat_alloc_local(a.conns * sizeof(struct mcd_conn), 64);
+    uint16_t port = (uint16_t)(a.port + hart);
+    if (!s || !mem || !conns || mcd_server_init(s, port, mem, a.mem, (unsigned)a.buckets, conns,
+                                                (unsigned)a.conns) != 0) {
+        printf("mcd: hart %u: out of memory (mem=%llu)\n", hart, (unsigned long long)a.mem);
+        exit_group(1);
+    }
+    if (a.selftest)
+        exit_group(selftest(s, q, a.selftest, port, (unsigned)a.burst));
+    if (a.bench) {
+        static unsigned done, failed;
+        int bad = bench(s, a.bench, (unsigned)a.bench_keys, (unsigned)a.bench_vlen, port, hart == 0);
+        if (bad)
+            __atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&done, 1, __ATOMIC_ACQ_REL);
+        if (hart != 0)
+            hart_exit(0);
+        unsigned harts = a.bench_all ? plat_num_cores() : 1;
+        while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < harts)
+            KVS_CPU_RELAX();
+        exit_group(__atomic_load_n(&failed, __ATOMIC_RELAXED) != 0);
+    }
+    if (hart == 0)
+        printf("mcd: serving UDP ports %u.. (one instance per hart), %llu KiB store per instance\n", port,
+               (unsigned long long)(a.mem >> 10));
+    for (;;)
+        poll_once(s, q, (unsigned)a.burst);
+}

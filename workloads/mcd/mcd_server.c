@@ -1,0 +1,116 @@
+/* mcd_server.c - one request path, as a kernel and memcached would run it: network stack (parse, checksums,
+ * connection lookup, copy into the socket buffer), the memcached UDP frame header, the binary protocol, the
+ * store, and back out (build in the send buffer, copy into the frame, checksums). */
+#include "mcd_server.h"
+
+int mcd_server_init(struct mcd_server *s, uint16_t port, void *mem, size_t mem_size, unsigned buckets_log2,
+                    struct mcd_conn *conns, unsigned nconns)
+{
+    memset(&s->st, 0, sizeof(s->st));
+    s->port = port;
+    if (nconns == 0 || (nconns & (nconns - 1)))
+        return -1;
+    mcd_conns_init(&s->conns, conns, nconns);
+    return mcd_store_init(&s->store, mem, mem_size, buckets_log2);
+}
+
+/* Execute one request; append its response at out (cap bytes left). Returns the response length, 0 if it did
+ * not fit (the rest of the datagram is then not answered). */
+static uint32_t execute(struct mcd_server *s, const struct mcd_msg *m, uint8_t *out, uint32_t cap)
+{
+    struct mcd_store *st = &s->store;
+    s->st.requests++;
+    if (m->klen > MCD_MAX_KEY)
+        return mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, MCD_ST_EINVAL, m->opaque, 0, 0, 0, 0, 0, 0, 0);
+    switch (m->opcode) {
+    case MCD_OP_GET: {
+        if (m->extlen || m->vlen || m->klen == 0)
+            break;
+        struct mcd_item *it = mcd_store_get(st, m->key, m->klen, mcd_hash(m->key, m->klen));
+        if (!it)
+            return mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, MCD_ST_KEY_ENOENT, m->opaque, 0, 0, 0, 0, 0,
+                               (const uint8_t *)"Not found", 9);
+        uint8_t flags[4];
+        mcd_put32(flags, it->flags);
+        return mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, MCD_ST_OK, m->opaque, it->cas, flags, 4, 0, 0,
+                           mcd_item_value(it), it->vlen);
+    }
+    case MCD_OP_SET: {
+        if (m->extlen != 8 || m->klen == 0)
+            break;
+        uint64_t cas = 0;
+        int r = mcd_store_set(st, m->key, m->klen, mcd_hash(m->key, m->klen), mcd_get32(m->extras),
+                              mcd_get32(m->extras + 4), m->value, m->vlen, &cas);
+        return mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, (uint16_t)r, m->opaque, cas, 0, 0, 0, 0, 0, 0);
+    }
+    case MCD_OP_DELETE: {
+        if (m->extlen || m->vlen || m->klen == 0)
+            break;
+        int r = mcd_store_delete(st, m->key, m->klen, mcd_hash(m->key, m->klen));
+        return mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, (uint16_t)r, m->opaque, 0, 0, 0, 0, 0, 0, 0);
+    }
+    case MCD_OP_NOOP:
+        return mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, MCD_ST_OK, m->opaque, 0, 0, 0, 0, 0, 0, 0);
+    default:
+        s->st.unknown_ops++;
+        return mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, MCD_ST_UNKNOWN_COMMAND, m->opaque, 0, 0, 0, 0, 0, 0,
+                           0);
+    }
+    s->st.bad_requests++; /* a known command with the wrong shape */
+    return mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, MCD_ST_EINVAL, m->opaque, 0, 0, 0, 0, 0, 0, 0);
+}
+
+uint32_t mcd_server_handle(struct mcd_server *s, const uint8_t *in, uint32_t len, uint8_t *out, uint32_t cap)
+{
+    struct mcd_flow flow;
+    const uint8_t *payload;
+    uint32_t plen;
+    s->st.frames_in++;
+    if (mcd_net_parse(in, len, &flow, &payload, &plen) != 0) {
+        s->st.bad_frames++;
+        return 0;
+    }
+    if (flow.dst_port != s->port) {
+        s->st.wrong_port++;
+        return 0;
+    }
+    /* The socket layer: the peer's connection, and the payload copied into its receive buffer. */
+    struct mcd_conn *c = mcd_conn_lookup(&s->conns, flow.src_ip, flow.src_port);
+    mcd_conn_receive(c, payload, plen);
+    struct mcd_udp_hdr h;
+    if (mcd_udp_hdr_parse(c->rcvbuf, c->rcv_len, &h) != 0 || h.seq != 0 || h.count != 1) {
+        s->st.bad_udp_hdr++; /* requests spanning datagrams are not supported, as in memcached over UDP */
+        return 0;
+    }
+    c->last_req_id = h.req_id;
+    /* Every binary request in the datagram, answered in order in one reply datagram. */
+    uint8_t *resp = s->sndbuf;
+    uint32_t room = MCD_MAX_FRAME - MCD_HDRS_LEN, used = MCD_UDP_FRAME_HLEN;
+    uint32_t off = MCD_UDP_FRAME_HLEN, answered = 0;
+    while (off < c->rcv_len) {
+        struct mcd_msg m;
+        uint32_t n = mcd_msg_parse(c->rcvbuf + off, c->rcv_len - off, MCD_MAGIC_REQ, &m);
+        if (n == 0) {
+            s->st.bad_requests++;
+            break;
+        }
+        uint32_t r = execute(s, &m, resp + used, room - used);
+        if (r == 0)
+            break;
+        used += r;
+        off += n;
+        answered++;
+    }
+    if (answered == 0)
+        return 0;
+    struct mcd_udp_hdr rh = {h.req_id, 0, 1, 0};
+    mcd_udp_hdr_put(resp, &rh);
+    struct mcd_flow back = mcd_flow_reverse(&flow);
+    uint32_t flen = mcd_net_build(out, cap, &back, c->ip_id++, resp, used);
+    if (flen) {
+        c->tx_seq++;
+        c->tx_bytes += used;
+        s->st.frames_out++;
+    }
+    return flen;
+}
