@@ -782,7 +782,7 @@ impl Client {
                     .cfg
                     .core_queue
                     .iter()
-                    .filter(|&&q| !(regs.queues[q].enabled && regs.queues[q].rx_tail != 0))
+                    .filter(|&&q| !(nics.queue(q).enabled && nics.queue(q).rx_tail != 0))
                     .map(|q| q.to_string())
                     .collect();
                 return Err(format!(

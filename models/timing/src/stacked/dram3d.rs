@@ -45,7 +45,7 @@ impl StackedDram {
             latency: p.access_latency,
             transfer: Self::transfer_ticks(line, p.port_bandwidth),
             line,
-            map: PortMap::from_name(&p.port_map, line),
+            map: PortMap::new(p.port_map == kvsim_params::StackedDramPortMap::Address, line),
             ports: (0..p.ports).map(|_| Port { bank_free: vec![0; p.banks_per_port as usize], ..Port::default() })
                 .collect(),
         }

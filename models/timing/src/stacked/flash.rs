@@ -31,7 +31,7 @@ impl NandFlash {
             read: p.read_latency,
             write: p.write_latency,
             line: p.line_size,
-            map: PortMap::from_name(&p.port_map, p.interleave),
+            map: PortMap::new(p.port_map == kvsim_params::NandFlashPortMap::Address, p.interleave),
             controllers: vec![Controller::default(); p.controllers as usize],
         }
     }

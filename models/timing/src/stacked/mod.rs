@@ -20,11 +20,12 @@ pub enum PortMap {
 }
 
 impl PortMap {
-    /// The configured map; `name` is a validated Python choice ('requester' or 'address').
-    pub fn from_name(name: &str, block: u64) -> PortMap {
-        match name {
-            "address" => PortMap::Address { block },
-            _ => PortMap::Requester,
+    /// The configured map: by address (in blocks of `block` bytes), or by requester.
+    pub fn new(by_address: bool, block: u64) -> PortMap {
+        if by_address {
+            PortMap::Address { block }
+        } else {
+            PortMap::Requester
         }
     }
 
