@@ -117,9 +117,7 @@ def technology() -> Technology:
                       phys_int_regs=96, phys_fp_regs=64,   # assumed: 32 architectural + ROB-sized rename pool
                       issue_queue=32,             # assumed: half the ROB
                       tlb_entries=64, llc_banks=4,           # assumed
-                      noc="mesh", noc_x=6, noc_y=5,          # 30 clusters on a 2D mesh (paper); 6 x 5 assumed
                       noc_ports=7,                # 4 mesh + 2 cores + LLC slice (cluster crossbar merged): assumed
-                      flit_bits=128,              # assumed
                       dram_device="micron-ddr4-8gb-x8", dram_ranks_per_channel=2,   # assumed DIMMs
                       nic_buffer="512KiB", nic_queues=64, nic_clock="400MHz",      # assumed NIC chip internals
                       tdp=200.0)                  # assumed socket power budget

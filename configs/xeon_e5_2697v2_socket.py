@@ -93,7 +93,6 @@ def technology() -> Technology:
                       phys_int_regs=160, phys_fp_regs=144, issue_queue=54,   # Sandy/Ivy Bridge (spec facts)
                       tlb_entries=64,             # 64-entry L1 DTLB (ITLB 128 is priced as 64: assumed)
                       llc_banks=4,                # assumed
-                      noc="ring", flit_bits=256,  # ring with one stop per LLC slice, 32 B wide (assumed)
                       dram_device="micron-ddr3-4gb-x8", dram_ranks_per_channel=2,   # assumed DIMMs (64 GB/socket)
                       nic_buffer="512KiB", nic_queues=64, nic_clock="250MHz",      # assumed NIC chip internals
                       tdp=130.0)                  # Intel's TDP for the E5-2697 v2

@@ -14,6 +14,8 @@ A missing section is a clear ``ConfigError`` naming it, never a silent default.
 
 from __future__ import annotations
 
+import math
+
 from .config import (CacheConfig, CoreConfig, DramConfig, DramDevice, MemCtrlConfig, NicConfig, NocConfig,
                      PcieConfig, Platform)
 
@@ -58,6 +60,37 @@ def _nics(view: dict) -> list[dict]:
         return [n for n in nics if n.get("enabled", True)]
     nic = view.get("nic")
     return [nic] if isinstance(nic, dict) and nic.get("enabled", False) else []
+
+
+def _nocs(v: dict, tech: dict, slices: int) -> list[NocConfig]:
+    """The socket's on-chip network: from the socket tree's `noc` section (the one the timing model simulates)
+    when the configuration has one, else from the power-only `technology.noc*` values (older configurations)."""
+    if slices <= 1:
+        return []
+    noc = v.get("noc")
+    if isinstance(noc, dict) and "topology" in noc:
+        clusters = max(1, int(v.get("cores") or v.get("harts", 1)) // max(1, int(v.get("cores_per_cluster", 1))))
+        kind = noc["topology"]
+        x, y = int(noc.get("mesh_x", 0)), int(noc.get("mesh_y", 0))
+        if kind == "ring":      # the same automatic dimensions as models.noc.Noc.dimensions
+            x, y = x or clusters, y or 1
+        else:
+            if not x and not y:
+                x = math.ceil(math.sqrt(clusters))
+            x = x or math.ceil(clusters / y)
+            y = y or math.ceil(clusters / x)
+        ports = int(tech["noc_ports"]) or (3 if kind == "ring" else 5)
+        ring = {"vcs": 1} if kind == "ring" else {}
+        return [NocConfig("ring" if kind == "ring" else "noc", kind=kind, nodes_x=x, nodes_y=y, in_ports=ports,
+                          out_ports=ports, flit_bits=int(noc.get("link_bytes", 32)) * 8, **ring)]
+    if tech["noc"] == "none":
+        return []
+    if tech["noc"] == "ring":
+        return [NocConfig("ring", kind="ring", nodes_x=slices, nodes_y=1, in_ports=tech["noc_ports"] or 3,
+                          out_ports=tech["noc_ports"] or 3, vcs=1, flit_bits=int(tech["flit_bits"]))]
+    return [NocConfig("noc", kind="mesh", nodes_x=int(tech["noc_x"]) or slices, nodes_y=int(tech["noc_y"]),
+                      in_ports=tech["noc_ports"] or 5, out_ports=tech["noc_ports"] or 5,
+                      flit_bits=int(tech["flit_bits"]))]
 
 
 def platforms_from_config(config: dict) -> list[Platform]:
@@ -119,16 +152,7 @@ def _platform(v: dict, index: int) -> Platform:
     llc_cfg = _need(caches, "llc", "System.caches")
     llc = _cache("llc", dict(llc_cfg, size=int(llc_cfg["size"]) // slices), banks=int(tech["llc_banks"]),
                  count=slices, level=3 if core.l2 is not None else 2, sequential=True)
-    nocs = []
-    if tech["noc"] != "none" and slices > 1:
-        if tech["noc"] == "ring":
-            nocs.append(NocConfig("ring", kind="ring", nodes_x=slices, nodes_y=1, in_ports=tech["noc_ports"] or 3,
-                                  out_ports=tech["noc_ports"] or 3, vcs=1, flit_bits=int(tech["flit_bits"])))
-        else:
-            nx = int(tech["noc_x"]) or slices
-            nocs.append(NocConfig("noc", kind="mesh", nodes_x=nx, nodes_y=int(tech["noc_y"]),
-                                  in_ports=tech["noc_ports"] or 5, out_ports=tech["noc_ports"] or 5,
-                                  flit_bits=int(tech["flit_bits"])))
+    nocs = _nocs(v, tech, slices)
     channels = int(_need(mem, "channels", "System.memory"))
     t_ck_ps = float(_need(mem, "t_ck", "System.memory"))
     io_clock = 1e6 / t_ck_ps                       # MHz

@@ -1525,7 +1525,7 @@ pub struct Technology {
     pub tlb_entries: u64,
     /// banks per LLC slice
     pub llc_banks: u64,
-    /// on-chip network between the LLC slices (until the timing model has one): 'ring' (one stop per slice) or 'mesh' (noc_x x noc_y routers) One of: ring, mesh, none.
+    /// on-chip network between the LLC slices of a configuration.json without the socket tree's `noc` (the power model prices the simulated network when there is one): 'ring' (one stop per slice) or 'mesh' (noc_x x noc_y routers) One of: ring, mesh, none.
     pub noc: TechnologyNoc,
     /// mesh routers along x (0: as many as LLC slices, in a row)
     pub noc_x: u64,
