@@ -83,8 +83,12 @@ class SearchResult:
 
 
 def line_rate_mpps(system: System) -> float:
-    """Frames per second (millions) one port carries at its line rate with the smallest frames."""
-    return system.nic.port_gbps * 1e9 / 8 / MIN_WIRE_FRAME / 1e6
+    """Frames per second (millions) one port carries at its line rate with the smallest frames (the slowest port
+    of the system's NICs, since the client offers the same load on every port)."""
+    nics = system.active_nics()
+    if not nics:
+        raise ParamError("the capacity search needs a NIC: System.nic.enabled is False and System.nics is empty")
+    return min(n.port_gbps for n in nics) * 1e9 / 8 / MIN_WIRE_FRAME / 1e6
 
 
 def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float = DEFAULT_MAX_LOSS,

@@ -196,7 +196,8 @@ def kvs_main(requests: int = 100_000, per_op_requests: int = 30_000) -> int:
 
 
 # The target socket's highest sustained load: the offered load per port (M frames/s) with less than 1% loss found
-# once with drivers/capacity.py (`sim-scripts/target_load.py --requests 120000 --high 100 --steps 8`: 70.3);
+# once (70.3, with the loss bisection that drivers/capacity.py has since replaced; `sim-scripts/target_load.py`
+# repeats the search);
 # the benchmark runs at this fixed load rather than repeating the search.
 TARGET_OFFERED_MPPS = 70.0
 

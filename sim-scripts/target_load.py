@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The billion-RPS target socket (configs/brps_target_socket.py, 60 cores) at its highest sustained load: the
-open-loop offered load per port with less than 1% loss (models/loadsearch.py), and at that load the throughput,
+open-loop offered load per port with less than 1% loss (drivers/capacity.py), and at that load the throughput,
 p95 latency, LLC MPKI and on-chip network utilisation.
 
-    sim-scripts/target_load.py [--requests N] [--steps S] [--high MPPS] [--at MPPS] [--root DIR]
+    sim-scripts/target_load.py [--requests N] [--resolution R] [--high MPPS] [--at MPPS] [--root DIR]
 
 `--at` skips the search and reports one run at that offered load per port.
 `--root` runs another checkout's models and engine (e.g. the main branch's, for a before/after comparison); by
@@ -22,29 +22,30 @@ import time
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=30_000, help="measured requests per probe")
-    parser.add_argument("--steps", type=int, default=6, help="bisection steps")
+    parser.add_argument("--resolution", type=float, default=0.01, help="relative resolution of the search")
     parser.add_argument("--high", type=float, default=None, help="upper end of the search (M frames/s per port)")
     parser.add_argument("--at", type=float, default=None, help="one run at this load (M frames/s per port)")
     parser.add_argument("--root", type=pathlib.Path, default=pathlib.Path(__file__).resolve().parent.parent)
     opts = parser.parse_args(argv)
     sys.path.insert(0, str(opts.root.resolve()))
     from configs import brps_target_socket as target
-    from models import loadsearch
+    from drivers import capacity
 
     def make(rate: float):
         return target.system(requests=opts.requests, offered_mpps=rate)
 
     def show(p) -> None:
-        print(f"probe: {p.offered_mpps:8.3f} Mpps per port offered -> {p.throughput_mrps:8.3f} M req/s answered, "
+        print(f"probe: {p.offered_mpps:8.3f} Mpps per port offered -> {p.answered_mpps:8.3f} Mpps answered, "
               f"loss {p.loss:.4f}, {p.result.host_seconds:.1f} host s", flush=True)
 
     started = time.perf_counter()
     if opts.at is not None:
-        best = loadsearch.probe(make, opts.at)
+        outcome = capacity.simulated_server(make)(opts.at)
+        best = capacity.Probe(opts.at, outcome.loss, outcome.answered_mpps, "at", outcome.stats, outcome.result)
         show(best)
     else:
-        found = loadsearch.search(make, high=opts.high, steps=opts.steps, progress=show)
-        print(f"search: {time.perf_counter() - started:.0f} host s")
+        found = capacity.capacity(make, high=opts.high, resolution=opts.resolution, progress=show)
+        print(f"search: {time.perf_counter() - started:.0f} host s, {len(found.probes)} probes")
         if found.best is None:
             print("no probe stayed under 1% loss")
             return 1

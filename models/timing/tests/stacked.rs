@@ -22,7 +22,7 @@ fn dram_params(latency_ns: u64) -> DramParams {
         port_bandwidth: 6.25,
         access_latency: latency_ns * NS,
         line_size: 64,
-        port_map: "requester".into(),
+        port_map: kvsim_params::StackedDramPortMap::Requester,
         max_cores_per_port: 2,
     }
 }
@@ -35,7 +35,7 @@ fn flash_params(read_us: u64) -> FlashParams {
         write_latency: 200 * US,
         interleave: 4096,
         line_size: 64,
-        port_map: "requester".into(),
+        port_map: kvsim_params::NandFlashPortMap::Requester,
         max_cores_per_port: 2,
     }
 }
@@ -133,7 +133,7 @@ fn cores_beyond_the_port_count_share_ports() {
 #[test]
 fn address_map_spreads_lines_over_ports() {
     let mut p = dram_params(10);
-    p.port_map = "address".into();
+    p.port_map = kvsim_params::StackedDramPortMap::Address;
     let mut d = StackedDram::new(&p);
     // 16 consecutive lines from one core land on 16 ports and all complete after one latency.
     for k in 0..16u64 {
@@ -180,7 +180,7 @@ fn flash_queues_per_controller() {
 #[test]
 fn flash_address_map_interleaves_pages_over_controllers() {
     let mut p = flash_params(10);
-    p.port_map = "address".into();
+    p.port_map = kvsim_params::NandFlashPortMap::Address;
     let mut f = NandFlash::new(&p);
     // Two lines of one 4 KB page share a controller; the next page is on the next controller.
     assert_eq!(f.access(&req(0, 0, AccessKind::Read, 0)), 10 * US);
