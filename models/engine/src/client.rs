@@ -24,6 +24,7 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::keyhash::{bucket_of, keyhash, partition_of};
 use crate::net::Nics;
+use crate::store_model::{StoreModel, LOAD_MARK};
 use crate::syscall::splitmix64;
 use crate::zipf::{unit, Zipf};
 
@@ -241,15 +242,10 @@ pub struct Client {
     pub phase: Phase,
     rng: u64,
     zipf: Option<Zipf>,
-    /// Per item: version acknowledged, highest version sent.
-    committed: Vec<u32>,
-    sent_ver: Vec<u32>,
-    /// Per item: the mark of its latest acknowledged PUT.
-    ack_mark: Vec<u64>,
+    /// Per item: versions acknowledged and sent, marks, distinct keys per bucket (compact: store_model.rs).
+    store: StoreModel,
     /// Per partition: bytes the log may have taken (upper bound).
     part_log: Vec<u64>,
-    /// Distinct keys ever put into (partition, bucket).
-    bucket_keys: HashMap<u64, u32>,
     builders: Vec<Pkt>,
     ready: Vec<VecDeque<Pkt>>,
     outstanding: HashMap<u32, (usize, Pkt)>,
@@ -279,16 +275,12 @@ type CResult<T> = Result<T, String>;
 
 impl Client {
     pub fn new(cfg: ClientConfig) -> Client {
-        let n = cfg.items as usize;
         let cores = cfg.cores;
         Client {
             rng: cfg.seed ^ 0x636c_6965_6e74,
             zipf: cfg.zipf_theta.map(|t| Zipf::new(cfg.items, t)),
-            committed: vec![0; n],
-            sent_ver: vec![0; n],
-            ack_mark: vec![0; n],
+            store: StoreModel::new(cfg.items, cores, cfg.buckets),
             part_log: vec![0; cores],
-            bucket_keys: HashMap::new(),
             builders: vec![Pkt::new(true); cores],
             ready: vec![VecDeque::new(); cores],
             outstanding: HashMap::new(),
@@ -363,19 +355,32 @@ impl Client {
         let key = key_of(item, self.cfg.key_len);
         let kh = keyhash(&key);
         let p = self.partition(kh);
-        let i = item as usize;
-        self.sent_ver[i] += 1;
-        if self.sent_ver[i] == 1 {
-            *self.bucket_keys.entry((p as u64) << 40 | bucket_of(kh, self.cfg.buckets)).or_insert(0) += 1;
+        let ver = self.store.next_version(item);
+        if ver == 1 {
+            self.store.add_bucket_key(p, bucket_of(kh, self.cfg.buckets));
         }
         self.part_log[p] += 2 * self.item_size(true);
-        (p, Req { item, op: OP_PUT, ver: self.sent_ver[i], keyhash: kh, mark: self.part_log[p] })
+        (p, Req { item, op: OP_PUT, ver, keyhash: kh, mark: self.part_log[p] })
     }
 
     fn get_req(&mut self, item: u64) -> (usize, Req) {
         let kh = keyhash(&key_of(item, self.cfg.key_len));
-        let i = item as usize;
-        (self.partition(kh), Req { item, op: OP_GET, ver: self.committed[i], keyhash: kh, mark: self.ack_mark[i] })
+        let (ver, mark) = (self.store.acked(item), self.store.ack_mark(item));
+        (self.partition(kh), Req { item, op: OP_GET, ver, keyhash: kh, mark })
+    }
+
+    /// The bound right after the bulk load's PUT of `item` (partition `p`), recomputed (store_model.rs).
+    fn load_mark(&self, item: u64, p: usize) -> u64 {
+        let key_len = self.cfg.key_len;
+        let cores = self.cfg.cores;
+        self.store.load_mark(item, p, cores, 2 * self.item_size(true), |j| {
+            partition_of(keyhash(&key_of(j, key_len)), cores as u64) as usize
+        })
+    }
+
+    /// Host bytes of the client's model of the store.
+    pub fn model_bytes(&self) -> u64 {
+        self.store.host_bytes()
     }
 
     fn build_frame(&self, core: usize, opaque: u32, pkt: &Pkt) -> Vec<u8> {
@@ -593,7 +598,7 @@ impl Client {
             if op == OP_PUT && res == RES_OK {
                 // A stored fuzz item takes a bucket entry too.
                 let p = self.partition(kh);
-                *self.bucket_keys.entry((p as u64) << 40 | bucket_of(kh, self.cfg.buckets)).or_insert(0) += 1;
+                self.store.add_bucket_key(p, bucket_of(kh, self.cfg.buckets));
             }
             off += DESC + if op == OP_GET && res == RES_OK { pad8(vlen) } else { 0 };
         }
@@ -653,16 +658,12 @@ impl Client {
                 return Err(what(format!("echo mismatch: op {op}, keyhash {kh:#x}, key length {klen}")));
             }
             off += DESC;
-            let i_item = r.item as usize;
             self.stats.responses_checked += 1;
             if r.op == OP_PUT {
                 if res != RES_OK || vlen != 0 {
                     return Err(what(format!("PUT answered with result {res}, value length {vlen}")));
                 }
-                if r.ver > self.committed[i_item] {
-                    self.committed[i_item] = r.ver;
-                    self.ack_mark[i_item] = r.mark;
-                }
+                self.store.ack(r.item, r.ver, r.mark, pkt.load);
                 if !pkt.load {
                     self.stats.puts += 1;
                 }
@@ -675,7 +676,7 @@ impl Client {
                         }
                         let got = &frame[off..off + vlen];
                         let lo = r.ver.max(1);
-                        let hi = self.sent_ver[i_item];
+                        let hi = self.store.sent(r.item);
                         if !(lo..=hi).any(|v| value_of(r.item, v, vlen) == got) {
                             return Err(what(format!("wrong value: it is none of versions {lo}..={hi}")));
                         }
@@ -686,10 +687,10 @@ impl Client {
                         let p = self.partition(r.keyhash);
                         // The server drops an item once the tail is a log size past its start: appends after it
                         // plus its own size.
-                        let since = self.part_log[p].saturating_sub(r.mark) + 2 * self.item_size(true);
-                        let crowded =
-                            self.bucket_keys.get(&((p as u64) << 40 | bucket_of(r.keyhash, self.cfg.buckets)));
-                        if r.ver != 0 && since < self.cfg.log_size && crowded.copied().unwrap_or(0) < 16 {
+                        let mark = if r.mark == LOAD_MARK { self.load_mark(r.item, p) } else { r.mark };
+                        let since = self.part_log[p].saturating_sub(mark) + 2 * self.item_size(true);
+                        let crowded = self.store.bucket_keys(p, bucket_of(r.keyhash, self.cfg.buckets));
+                        if r.ver != 0 && since < self.cfg.log_size && crowded < 16 {
                             return Err(what(format!(
                                 "GET miss that no eviction explains (version {} acknowledged; at most {since} log bytes since its PUT, log {} bytes)",
                                 r.ver, self.cfg.log_size
@@ -762,6 +763,7 @@ impl Client {
             }
             let mut blocked = self.send_ready(nics);
             while !blocked && self.generated < self.cfg.items {
+                self.store.before_load_put(self.generated, &self.part_log);
                 let (core, req) = self.put_req(self.generated);
                 self.add(core, req, true);
                 self.stats.load_requests += 1;
@@ -1137,8 +1139,7 @@ mod checker_tests {
     fn with_get(log_size: u64) -> (Client, Req) {
         let mut c = client(log_size);
         let (_, put) = c.put_req(3);
-        c.committed[3] = put.ver;
-        c.ack_mark[3] = put.mark;
+        c.store.ack(3, put.ver, put.mark, false);
         let (_, get) = c.get_req(3);
         outstanding(&mut c, 7, vec![get]);
         (c, get)
@@ -1185,7 +1186,7 @@ mod checker_tests {
         let (mut c, get) = with_get(200);
         for item in 4..8 {
             let (_, r) = c.put_req(item);
-            c.committed[item as usize] = r.ver;
+            c.store.ack(item, r.ver, r.mark, false);
         }
         c.check_response(0, &response(7, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap();
         assert_eq!(c.stats.misses, 1);
@@ -1194,6 +1195,35 @@ mod checker_tests {
         let (_, get) = c.get_req(9);
         outstanding(&mut c, 3, vec![get]);
         c.check_response(0, &response(3, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap();
+    }
+
+    #[test]
+    fn a_bulk_loaded_item_missing_needs_an_eviction_too() {
+        // The load's marks are not stored but recomputed: the check is as strict as with stored marks.
+        for (log, fails) in [(1 << 20, true), (200, false)] {
+            let mut c = client(log);
+            for item in 0..16 {
+                c.store.before_load_put(item, &c.part_log);
+                let (_, put) = c.put_req(item);
+                c.store.ack(item, put.ver, put.mark, true);
+            }
+            // One partition: item i's PUT leaves the bound at (i + 1) PUT sizes.
+            assert_eq!((c.load_mark(15, 0), c.load_mark(0, 0)), (c.part_log[0], c.part_log[0] / 16));
+            let (_, get) = c.get_req(0);
+            assert_eq!((get.ver, get.mark), (1, LOAD_MARK));
+            outstanding(&mut c, 7, vec![get]);
+            let got = c.check_response(0, &response(7, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0);
+            assert_eq!(got.is_err(), fails, "log {log}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn a_corrupted_value_is_caught_with_the_compact_model() {
+        let (mut c, get) = with_get(1 << 20);
+        let mut v = value_of(3, 1, 8);
+        v[5] ^= 0x10;
+        let err = c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, v)]), 0).unwrap_err();
+        assert!(err.contains("wrong value"), "{err}");
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod nictime;
 pub mod output;
 pub mod pcie;
 pub mod sim;
+pub mod store_model;
 pub mod syscall;
 pub mod timing;
 pub mod trap;
