@@ -64,6 +64,8 @@ class System(SimObject):
     nics = Param.Children(Nic, "the system's NICs, devices on the bus: NIC k has its registers at the k-th device "
                           "window (workloads/ABI.md) and its stats under system.nic{k}; empty: `nic` alone")
     client = Param.Child(Client, "the ghost client (runs only when client.enabled; needs the NIC)")
+    checkpoint_to = Param.Str("", "if set, write the whole functional state to this new directory when the client's measured phase starts (after its bulk load), then carry on")
+    restore_from = Param.Str("", "if set, start from this checkpoint directory (mapped copy-on-write); it may differ from this configuration only in timing and in the client's measured phase")
 
     def validate(self) -> None:
         super().validate()

@@ -24,7 +24,7 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::keyhash::{bucket_of, keyhash, partition_of};
 use crate::net::Nics;
-use crate::store_model::{StoreModel, LOAD_MARK};
+use crate::store_model::{BucketCounts, StoreModel, LOAD_MARK};
 use crate::syscall::splitmix64;
 use crate::zipf::{unit, Zipf};
 
@@ -195,7 +195,7 @@ impl Pkt {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Phase {
     WaitReady,
     Load,
@@ -215,7 +215,7 @@ pub enum ClientEvent {
     Done,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ClientStats {
     pub requests: u64,
     pub gets: u64,
@@ -272,6 +272,29 @@ pub struct Client {
 }
 
 type CResult<T> = Result<T, String>;
+
+/// The client's state in a checkpoint, apart from its per-item and per-bucket arrays (chunks of their own). Taken
+/// only between phases, with nothing in flight, so frames under construction and outstanding need no saving.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct ClientState {
+    phase: Phase,
+    rng: u64,
+    part_log: Vec<u64>,
+    next_opaque: u32,
+    rr: usize,
+    generated: u64,
+    busy_at: u64,
+    idle_rounds: u64,
+    insts_at_load: u64,
+    stats: ClientStats,
+    per_partition: Vec<u64>,
+    per_core: Vec<u64>,
+    /// The store model's maps, sorted (so a checkpoint is a function of the state).
+    in_flight: Vec<(u64, u32)>,
+    put_marks: Vec<(u64, u64)>,
+    load_marks: Vec<u64>,
+    sparse_buckets: Option<Vec<(u64, u8)>>,
+}
 
 impl Client {
     pub fn new(cfg: ClientConfig) -> Client {
@@ -376,6 +399,75 @@ impl Client {
         self.store.load_mark(item, p, cores, 2 * self.item_size(true), |j| {
             partition_of(keyhash(&key_of(j, key_len)), cores as u64) as usize
         })
+    }
+
+    /// The state a checkpoint keeps, with the per-item versions and (dense) per-bucket counts as slices. Refused
+    /// while frames are in flight or being built.
+    pub fn save(&self) -> CResult<(ClientState, &[u32], Option<&[u8]>)> {
+        if !self.outstanding.is_empty()
+            || self.builders.iter().any(|b| !b.reqs.is_empty())
+            || self.ready.iter().any(|r| !r.is_empty())
+        {
+            return Err("the client has frames in flight".into());
+        }
+        let sorted = |m: &HashMap<u64, u32>| {
+            let mut v: Vec<(u64, u32)> = m.iter().map(|(&k, &x)| (k, x)).collect();
+            v.sort_unstable();
+            v
+        };
+        let mut put_marks: Vec<(u64, u64)> = self.store.put_marks.iter().map(|(&k, &x)| (k, x)).collect();
+        put_marks.sort_unstable();
+        let (sparse, dense) = match &self.store.bucket_keys {
+            BucketCounts::Dense(v) => (None, Some(&v[..])),
+            BucketCounts::Sparse(m) => {
+                let mut v: Vec<(u64, u8)> = m.iter().map(|(&k, &x)| (k, x)).collect();
+                v.sort_unstable();
+                (Some(v), None)
+            }
+        };
+        let state = ClientState {
+            phase: self.phase,
+            rng: self.rng,
+            part_log: self.part_log.clone(),
+            next_opaque: self.next_opaque,
+            rr: self.rr,
+            generated: self.generated,
+            busy_at: self.busy_at,
+            idle_rounds: self.idle_rounds,
+            insts_at_load: self.insts_at_load,
+            stats: self.stats.clone(),
+            per_partition: self.per_partition.clone(),
+            per_core: self.per_core.clone(),
+            in_flight: sorted(&self.store.in_flight),
+            put_marks,
+            load_marks: self.store.load_marks.clone(),
+            sparse_buckets: sparse,
+        };
+        Ok((state, &self.store.acked, dense))
+    }
+
+    /// Take a checkpoint's state (this client was built from the restored run's configuration, which may change
+    /// the measured phase only). `acked` and `dense` are the arrays `save` gave.
+    pub fn restore(&mut self, st: ClientState, acked: Vec<u32>, dense: Option<Vec<u8>>) -> CResult<()> {
+        let cores = self.cfg.cores;
+        if acked.len() as u64 != self.cfg.items || st.part_log.len() != cores || st.per_core.len() != cores {
+            return Err(format!("the client's state is for another data set or core count ({} items)", acked.len()));
+        }
+        self.store.acked = acked;
+        self.store.in_flight = st.in_flight.into_iter().collect();
+        self.store.put_marks = st.put_marks.into_iter().collect();
+        self.store.load_marks = st.load_marks;
+        match (&mut self.store.bucket_keys, dense, st.sparse_buckets) {
+            (BucketCounts::Dense(v), Some(d), None) if d.len() == v.len() => *v = d,
+            (BucketCounts::Sparse(m), None, Some(s)) => *m = s.into_iter().collect(),
+            _ => return Err("the client's bucket counts are for another bucket count".into()),
+        }
+        (self.phase, self.rng, self.part_log, self.next_opaque, self.rr) =
+            (st.phase, st.rng, st.part_log, st.next_opaque, st.rr);
+        (self.generated, self.busy_at, self.idle_rounds, self.insts_at_load) =
+            (st.generated, st.busy_at, st.idle_rounds, st.insts_at_load);
+        (self.stats, self.per_partition, self.per_core) = (st.stats, st.per_partition, st.per_core);
+        Ok(())
     }
 
     /// Host bytes of the client's model of the store.

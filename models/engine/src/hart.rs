@@ -4,7 +4,7 @@ macro_rules! counters {
     ($($field:ident: $desc:literal),* $(,)?) => {
         /// Activity counters of one hart (the `system.hartN.*` statistics). Plain fields, so the executor's
         /// increments compile to single adds.
-        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
         pub struct Counters {
             $(#[doc = $desc] pub $field: u64,)*
         }
@@ -38,7 +38,8 @@ counters! {
     simcalls: "simulator calls made",
 }
 
-#[derive(Debug, Clone)]
+/// Serde: a checkpoint saves every hart whole (checkpoint.rs), so a new field is saved with no other change.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Hart {
     pub id: usize,
     pub x: [u64; 32],

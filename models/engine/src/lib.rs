@@ -6,6 +6,7 @@
 
 pub mod abi;
 pub mod bus;
+pub mod checkpoint;
 pub mod client;
 pub mod elf;
 pub mod error;

@@ -48,9 +48,15 @@ pub struct Machine {
     /// `run` returns `StopReason::Pause` right after the first ROI_BEGIN (the switch to detailed timing).
     pub pause_on_roi: bool,
     /// The hart whose turn comes next when `run` resumes after a pause (round-robin order).
-    next_turn: usize,
+    pub(crate) next_turn: usize,
     /// The NIC and the ghost client (System.nic, System.client), stepped after every turn.
     pub net: Option<Box<crate::net::Net>>,
+    /// Where to write a checkpoint when the client's measured phase starts ("" = none; emptied once written),
+    /// the configuration it records, the binary, and what was written (directory, bytes).
+    pub checkpoint_to: String,
+    checkpoint_config: serde_json::Value,
+    binary: String,
+    pub checkpoint_written: Option<(String, u64)>,
 }
 
 /// The part of `System` the functional engine uses (decoupled so tests need not build a whole `System`).
@@ -72,6 +78,10 @@ pub struct EngineConfig {
     /// The NICs (System.nics, or System.nic when the list is empty and it is enabled) and the ghost client.
     pub nics: Vec<kvsim_params::Nic>,
     pub client: Option<kvsim_params::Client>,
+    /// System.checkpoint_to, System.restore_from, and the resolved configuration (JSON) a checkpoint records.
+    pub checkpoint_to: String,
+    pub restore_from: String,
+    pub resolved: serde_json::Value,
 }
 
 impl EngineConfig {
@@ -92,6 +102,9 @@ impl EngineConfig {
             env: s.workload.env.clone(),
             nics: system_nics(s),
             client: s.client.enabled.then(|| s.client.clone()),
+            checkpoint_to: s.checkpoint_to.clone(),
+            restore_from: s.restore_from.clone(),
+            resolved: serde_json::to_value(s).unwrap_or_default(),
         }
     }
 
@@ -113,6 +126,9 @@ impl EngineConfig {
             env: vec![],
             nics: Vec::new(),
             client: None,
+            checkpoint_to: String::new(),
+            restore_from: String::new(),
+            resolved: serde_json::Value::Null,
         }
     }
 }
@@ -208,6 +224,10 @@ impl Machine {
             pause_on_roi: false,
             next_turn: 0,
             net: None,
+            checkpoint_to: String::new(),
+            checkpoint_config: serde_json::Value::Null,
+            binary: String::new(),
+            checkpoint_written: None,
         };
         if !system.nics.is_empty() {
             let (net, bus) = crate::net::Net::new(&system.nics, system.client.as_ref(), harts, &system.argv)?;
@@ -220,6 +240,13 @@ impl Machine {
             let sp = m.build_stack(i, system, image)?;
             m.harts.push(Hart::new(i, image.entry, sp, system.clock));
         }
+        if !system.restore_from.is_empty() {
+            let dir = std::path::Path::new(&system.restore_from);
+            crate::checkpoint::restore(&mut m, &system.resolved, &system.binary, dir).map_err(config)?;
+        }
+        m.checkpoint_to = system.checkpoint_to.clone();
+        m.checkpoint_config = system.resolved.clone();
+        m.binary = system.binary.clone();
         Ok(m)
     }
 
@@ -443,10 +470,18 @@ impl Machine {
                 if H::ACTIVE {
                     hook.reset_stats();
                 }
+                // The scheduler resumes with the next hart in either case (a turn is never split).
+                self.next_turn = (hid + 1) % self.harts.len();
+                if !self.checkpoint_to.is_empty() {
+                    let dir = std::mem::take(&mut self.checkpoint_to);
+                    let w = crate::checkpoint::write(self, &self.checkpoint_config, &self.binary, dir.as_ref(), None)
+                        .map_err(config)?;
+                    self.checkpoint_written = Some((w.dir.display().to_string(), w.bytes));
+                }
                 if self.pause_on_roi {
-                    self.next_turn = (hid + 1) % self.harts.len();
                     return Ok(Some(StopReason::Pause));
                 }
+                self.next_turn = 0;
                 Ok(None)
             }
             Ok(crate::net::NetEvent::ClientDone) => {
@@ -509,6 +544,9 @@ impl Machine {
         push("system.roi.insts".into(), roi, "instructions (all harts) between ROI_BEGIN and ROI_END");
         push("system.stats_dumps".into(), self.stats_dumps, "STATS_DUMP simulator calls");
         push("system.stats_resets".into(), self.stats_resets, "stats resets (STATS_RESET and the first ROI_BEGIN)");
+        if let Some((_, bytes)) = &self.checkpoint_written {
+            push("system.checkpoint.bytes".into(), *bytes, "bytes of the checkpoint this run wrote (System.checkpoint_to)");
+        }
         if let (Some(net), Some(bus)) = (self.net.as_deref(), self.mem.devices.as_deref()) {
             let measured = net.measure_insts.map_or(0, |b| self.total_insts() - b);
             for (name, value, desc) in net.stats(bus, measured) {

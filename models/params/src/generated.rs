@@ -287,6 +287,10 @@ pub struct System {
     pub nics: Vec<Nic>,
     /// the ghost client (runs only when client.enabled; needs the NIC)
     pub client: Client,
+    /// if set, write the whole functional state to this new directory when the client's measured phase starts (after its bulk load), then carry on
+    pub checkpoint_to: String,
+    /// if set, start from this checkpoint directory (mapped copy-on-write); it may differ from this configuration only in timing and in the client's measured phase
+    pub restore_from: String,
 }
 
 /// The program every hart runs (SE mode: a static riscv64 ELF plus its arguments).
