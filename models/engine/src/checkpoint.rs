@@ -329,10 +329,27 @@ fn at(config: &Value, path: &str) -> Value {
 
 /// The first parameter on which `now` may not differ from the checkpoint's configuration `then`.
 pub fn incompatibility(then: &Value, now: &Value) -> Option<String> {
+    let mut paths: Vec<String> = Vec::new();
     for path in MUST_MATCH {
-        let (a, b) = (at(then, path), at(now, path));
+        match path.strip_suffix('.') {
+            // Every field under it, each named on its own.
+            Some(prefix) => {
+                let mut keys: Vec<String> = [then, now]
+                    .iter()
+                    .filter_map(|c| at(c, prefix).as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
+                    .flatten()
+                    .collect();
+                keys.sort();
+                keys.dedup();
+                paths.extend(keys.into_iter().map(|k| format!("{prefix}.{k}")));
+                paths.push(prefix.to_string());
+            }
+            None => paths.push(path.to_string()),
+        }
+    }
+    for name in &paths {
+        let (a, b) = (at(then, name), at(now, name));
         if a != b {
-            let name = path.trim_end_matches('.');
             return Some(format!(
                 "System.{name} is {b} here but {a} in the checkpoint: a restored run may change only timing and the \
                  client's measured phase"
@@ -441,4 +458,84 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::asm::*;
+    use crate::sim::tests::run_words;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kvsim-ckpt-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A machine that stored to a page, a stand-in binary, and a scratch folder.
+    fn setup(name: &str) -> (Machine, String, PathBuf) {
+        let m = run_words(&[li(5, 77), sw(5, 2, -8)], &[]);
+        let dir = scratch(name);
+        let binary = dir.join("binary");
+        fs::write(&binary, b"not an ELF, only hashed").unwrap();
+        (m, binary.display().to_string(), dir)
+    }
+
+    #[test]
+    fn a_disk_that_fills_leaves_no_partial_checkpoint() {
+        let (m, binary, dir) = setup("full");
+        let target = dir.join("ck");
+        let err = write(&m, &Value::Null, &binary, &target, Some(PAGE_RECORD as u64 + 100)).err().unwrap();
+        assert!(err.contains("No space left on device") && err.contains("partial checkpoint was removed"), "{err}");
+        let left: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("binary")], "only the binary remains");
+        // With room, the same checkpoint is written whole and reports its size.
+        let w = write(&m, &Value::Null, &binary, &target, None).unwrap();
+        let on_disk: u64 = fs::read_dir(&target).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+        assert_eq!(w.bytes, on_disk);
+        assert!(write(&m, &Value::Null, &binary, &target, None).err().unwrap().contains("already exists"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_restore_maps_the_pages_and_stores_stay_private() {
+        let (m, binary, dir) = setup("cow");
+        let target = dir.join("ck");
+        write(&m, &Value::Null, &binary, &target, None).unwrap();
+        let before = fs::read(target.join("pages.bin")).unwrap();
+        let mut r = run_words(&[li(5, 1)], &[]);
+        restore(&mut r, &Value::Null, &binary, &target).unwrap();
+        let sp = m.harts[0].x[2];
+        assert_eq!(r.mem.load::<4>(sp - 8).unwrap(), 77);
+        assert_eq!((r.harts[0].pc, r.harts[0].x[5], r.harts[0].cnt), (m.harts[0].pc, 77, m.harts[0].cnt));
+        r.mem.store::<4>(0, sp - 8, 5).unwrap();
+        assert_eq!(r.mem.load::<4>(sp - 8).unwrap(), 5);
+        assert_eq!(fs::read(target.join("pages.bin")).unwrap(), before, "the page file is never written");
+        drop(r); // frees heap pages only
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn parameters_that_must_match_are_named() {
+        let then = serde_json::json!({"harts": 4, "caches": {"llc": {"size": 1}}, "workload": {"argv": ["a"]},
+                                      "nics": [{"queues": 4, "rx_fifo": 1}], "client": {"items": 8, "get_ratio": 0.5}});
+        let mut now = then.clone();
+        now["caches"]["llc"]["size"] = 2.into();
+        now["client"]["get_ratio"] = 0.9.into();
+        now["nics"][0]["rx_fifo"] = 9.into();
+        assert_eq!(incompatibility(&then, &now), None);
+        for (path, value) in [("harts", serde_json::json!(8)), ("client", serde_json::json!({"items": 9, "get_ratio": 0.5}))] {
+            let mut bad = then.clone();
+            bad[path] = value;
+            let why = incompatibility(&then, &bad).unwrap();
+            assert!(why.starts_with(&format!("System.{path}")), "{why}");
+        }
+        let mut bad = then.clone();
+        bad["workload"]["argv"] = serde_json::json!(["b"]);
+        assert!(incompatibility(&then, &bad).unwrap().starts_with("System.workload.argv is [\"b\"] here but [\"a\"]"));
+        bad = then.clone();
+        bad["nics"][0]["queues"] = 2.into();
+        assert!(incompatibility(&then, &bad).unwrap().starts_with("System.nics.queues"));
+    }
 }

@@ -289,7 +289,7 @@ pub struct System {
     pub client: Client,
     /// if set, write the whole functional state to this new directory when the client's measured phase starts (after its bulk load), then carry on
     pub checkpoint_to: String,
-    /// if set, start from this checkpoint directory (mapped copy-on-write); it may differ from this configuration only in timing and in the client's measured phase
+    /// if set, start from this checkpoint directory (its pages mapped copy-on-write); the run may differ from it only in timing and in the client's measured phase
     pub restore_from: String,
 }
 
