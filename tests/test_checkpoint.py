@@ -171,3 +171,21 @@ def test_missing_or_foreign_paths_are_refused(checkpointed, tmp_path):
     s.restore_from = str(ckpt)
     with pytest.raises(ParamError, match="System.checkpoint_to"):
         simulate(s)
+
+
+def test_warmup_after_a_restore_warms_the_caches_and_is_not_counted(checkpointed):
+    ckpt, _ = checkpointed
+    runs = {}
+    for warmup in (0, 3000):
+        s = system(requests=300, warmup_requests=warmup)
+        s.mode, s.detailed_start, s.warm_caches, s.restore_from = "detailed", "roi", True, str(ckpt)
+        runs[warmup] = simulate(s).stats
+    cold, warm = runs[0], runs[3000]
+    assert cold["client.requests"] == warm["client.requests"] == 300
+    assert warm["system.socket0.llc.mpki"] < 0.5 * cold["system.socket0.llc.mpki"]
+    assert warm["client.throughput_mrps"] > cold["client.throughput_mrps"]
+    # The same warm-up from scratch and from the checkpoint: the same functional path (GETs answered identically).
+    s = system(requests=300, warmup_requests=3000)
+    scratch = simulate(s).stats
+    s.restore_from = str(ckpt)
+    assert simulate(s).stats == scratch

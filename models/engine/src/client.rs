@@ -85,6 +85,7 @@ pub struct ClientConfig {
     pub ports: usize,
     pub bulk_load: bool,
     pub fuzz_frames: u64,
+    pub warmup_requests: u64,
     pub stall_rounds: u64,
     /// Cores = partitions (one per hart).
     pub cores: usize,
@@ -155,6 +156,7 @@ impl ClientConfig {
             ports: queue_port.iter().max().map_or(1, |&m| m + 1),
             bulk_load: p.bulk_load,
             fuzz_frames: p.fuzz_frames,
+            warmup_requests: p.warmup_requests,
             stall_rounds: p.stall_rounds.max(1),
             cores,
             log_size,
@@ -201,6 +203,9 @@ pub enum Phase {
     Load,
     Fuzz,
     FuzzDrain,
+    /// Requests like the measured ones that warm the server's caches and are not counted (a checkpoint is taken
+    /// right before: a restored run warms its own caches with its own measured phase's requests).
+    Warmup,
     Measure,
     Done,
 }
@@ -209,6 +214,8 @@ pub enum Phase {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientEvent {
     Nothing,
+    /// The bulk load (and fuzzing) is over, nothing is in flight: the moment for a checkpoint.
+    Loaded,
     /// The measured phase starts: reset the stats.
     MeasureStart,
     /// Every measured request has been answered.
@@ -869,10 +876,10 @@ impl Client {
             }
             if self.generated == self.cfg.items && !blocked && self.outstanding.is_empty() {
                 self.stats.load_insts = total_insts - self.insts_at_load;
-                self.phase = if self.cfg.fuzz_frames > 0 { Phase::Fuzz } else { Phase::Measure };
+                self.phase = if self.cfg.fuzz_frames > 0 { Phase::Fuzz } else { Phase::Warmup };
                 self.generated = 0;
-                if self.phase == Phase::Measure {
-                    return Ok(ClientEvent::MeasureStart);
+                if self.phase == Phase::Warmup {
+                    return Ok(ClientEvent::Loaded);
                 }
             }
         }
@@ -907,9 +914,9 @@ impl Client {
                 self.busy_at = total_insts;
             } else {
                 if total_insts - self.busy_at >= FUZZ_QUIET_INSTS_PER_CORE * self.cfg.cores as u64 {
-                    self.phase = Phase::Measure;
+                    self.phase = Phase::Warmup;
                     self.generated = 0;
-                    return Ok(ClientEvent::MeasureStart);
+                    return Ok(ClientEvent::Loaded);
                 }
             }
         } else if let (Phase::Measure, Some(now), true) = (self.phase, now, self.cfg.offered_fps > 0.0) {
@@ -934,20 +941,14 @@ impl Client {
                 self.phase = Phase::Done;
                 event = ClientEvent::Done;
             }
-        } else if self.phase == Phase::Measure {
-            let mut blocked = self.send_ready(nics);
-            while !blocked && self.generated < self.cfg.requests {
-                let (core, req) = self.generate_measured();
-                self.add(core, req, false);
-                self.generated += 1;
-                blocked = if self.generated == self.cfg.requests {
-                    self.flush_builders();
-                    self.send_ready(nics)
-                } else {
-                    self.send_core(nics, core)
-                };
+        } else if self.phase == Phase::Warmup {
+            if self.closed_loop(nics, self.cfg.warmup_requests) {
+                self.phase = Phase::Measure;
+                self.generated = 0;
+                return Ok(ClientEvent::MeasureStart);
             }
-            if self.generated == self.cfg.requests && !blocked && self.outstanding.is_empty() {
+        } else if self.phase == Phase::Measure {
+            if self.closed_loop(nics, self.cfg.requests) {
                 self.phase = Phase::Done;
                 event = ClientEvent::Done;
             }
@@ -975,6 +976,24 @@ impl Client {
             self.idle_rounds = 0;
         }
         Ok(event)
+    }
+
+    /// Closed loop: generate up to `target` requests of the measured phase's mix while windows allow. True once
+    /// all are generated and answered.
+    fn closed_loop(&mut self, nics: &mut Nics, target: u64) -> bool {
+        let mut blocked = self.send_ready(nics);
+        while !blocked && self.generated < target {
+            let (core, req) = self.generate_measured();
+            self.add(core, req, false);
+            self.generated += 1;
+            blocked = if self.generated == target {
+                self.flush_builders();
+                self.send_ready(nics)
+            } else {
+                self.send_core(nics, core)
+            };
+        }
+        self.generated == target && !blocked && self.outstanding.is_empty()
     }
 
     /// Start of the measured phase: forget request counts so far.
@@ -1192,6 +1211,7 @@ mod checker_tests {
             ports: 1,
             bulk_load: true,
             fuzz_frames: 0,
+            warmup_requests: 0,
             stall_rounds: 10,
             cores: 1,
             log_size,

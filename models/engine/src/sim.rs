@@ -462,6 +462,18 @@ impl Machine {
         };
         match step {
             Ok(crate::net::NetEvent::Nothing) => Ok(None),
+            Ok(crate::net::NetEvent::Loaded) => {
+                if !self.checkpoint_to.is_empty() {
+                    // A restored run resumes with the next hart, as this one does (a turn is never split).
+                    self.next_turn = (hid + 1) % self.harts.len();
+                    let dir = std::mem::take(&mut self.checkpoint_to);
+                    let w = crate::checkpoint::write(self, &self.checkpoint_config, &self.binary, dir.as_ref(), None)
+                        .map_err(config)?;
+                    self.checkpoint_written = Some((w.dir.display().to_string(), w.bytes));
+                    self.next_turn = 0;
+                }
+                Ok(None)
+            }
             Ok(crate::net::NetEvent::MeasureStart) => {
                 if self.roi_begin.is_none() {
                     self.roi_begin = Some(total);
@@ -470,18 +482,10 @@ impl Machine {
                 if H::ACTIVE {
                     hook.reset_stats();
                 }
-                // The scheduler resumes with the next hart in either case (a turn is never split).
-                self.next_turn = (hid + 1) % self.harts.len();
-                if !self.checkpoint_to.is_empty() {
-                    let dir = std::mem::take(&mut self.checkpoint_to);
-                    let w = crate::checkpoint::write(self, &self.checkpoint_config, &self.binary, dir.as_ref(), None)
-                        .map_err(config)?;
-                    self.checkpoint_written = Some((w.dir.display().to_string(), w.bytes));
-                }
                 if self.pause_on_roi {
+                    self.next_turn = (hid + 1) % self.harts.len();
                     return Ok(Some(StopReason::Pause));
                 }
-                self.next_turn = 0;
                 Ok(None)
             }
             Ok(crate::net::NetEvent::ClientDone) => {
