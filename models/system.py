@@ -64,8 +64,9 @@ class System(SimObject):
     nics = Param.Children(Nic, "the system's NICs, devices on the bus: NIC k has its registers at the k-th device "
                           "window (workloads/ABI.md) and its stats under system.nic{k}; empty: `nic` alone")
     client = Param.Child(Client, "the ghost client (runs only when client.enabled; needs the NIC)")
-    checkpoint_to = Param.Str("", "if set, write the whole functional state to this new directory when the "
-                              "client's measured phase starts (after its bulk load), then carry on")
+    checkpoint_to = Param.Str("", "if set, write the whole functional state to this new directory, then carry on: "
+                              "when the client's bulk load is over (before its warm-up), or at the guest's "
+                              "CHECKPOINT call, whichever comes first")
     restore_from = Param.Str("", "if set, start from this checkpoint directory (its pages mapped copy-on-write); "
                              "the run may differ from it only in timing and in the client's measured phase")
 
@@ -78,9 +79,9 @@ class System(SimObject):
             raise ParamError(f"System.stack_size x harts = {self.stack_size * self.harts} bytes exceeds "
                              f"System.mem_limit = {self.mem_limit} bytes")
         self._validate_nics()
-        if self.checkpoint_to and (self.restore_from or not self.client.enabled):
-            raise ParamError("System.checkpoint_to is taken when the client's measured phase starts: it needs "
-                             "System.client.enabled and no System.restore_from")
+        if self.checkpoint_to and self.restore_from:
+            raise ParamError("System.checkpoint_to and System.restore_from: a restored run writes no checkpoint "
+                             "(restore the checkpoint it would extend instead)")
         if self.client.enabled:
             if not self.active_nics():
                 raise ParamError("System.client.enabled needs System.nic.enabled (the client talks through it)")

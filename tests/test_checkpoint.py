@@ -189,3 +189,49 @@ def test_warmup_after_a_restore_warms_the_caches_and_is_not_counted(checkpointed
     scratch = simulate(s).stats
     s.restore_from = str(ckpt)
     assert simulate(s).stats == scratch
+
+
+GUEST = r"""
+#include "kvsim.h"
+#include "kvsim_libc.h"
+
+/* Fills a table, checkpoints, then keeps working on it: a restored run must print the same. Hart 1 works
+   alongside so the checkpoint catches a second hart mid-run. */
+static unsigned long table[1 << 16];
+
+int main(void) {
+    long h = kvsim_hart_id();
+    unsigned long x = 88172645463325252ul + (unsigned long)h, sum = 0;
+    for (int i = h; i < (1 << 16); i += 2) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        table[i] = x;
+    }
+    if (h == 0)
+        (void)kvsim_call2(0x4b56000eL, 0, 0); /* CHECKPOINT */
+    for (int round = 0; round < 4; round++)
+        for (int i = h; i < (1 << 16); i += 2)
+            sum += table[i] = table[i] * 2862933555777941757ul + (unsigned long)round;
+    printf("hart %ld sum %lx\n", h, sum);
+    hart_exit(0);
+    return 0;
+}
+"""
+
+
+def test_the_guest_checkpoint_call(engine, tmp_path):
+    from conftest import cross_compile
+    from models.system import System, Workload
+    src = tmp_path / "ckpt_guest.c"
+    src.write_text(GUEST)
+    binary = cross_compile([src], tmp_path / "ckpt_guest", runtime=True)
+    def guest(**kw):
+        return System(harts=2, quantum=100, workload=Workload(binary=str(binary)), **kw)
+    scratch = simulate(guest())
+    writer = simulate(guest(checkpoint_to=str(tmp_path / "ck")))
+    assert writer.stats.pop("system.checkpoint.bytes") > (1 << 19)  # the 512 KiB table is in it
+    back = simulate(guest(restore_from=str(tmp_path / "ck")))
+    assert b"hart 0 sum" in scratch.stdout and b"hart 1 sum" in scratch.stdout
+    assert back.stdout == writer.stdout == scratch.stdout
+    assert back.stats == writer.stats == scratch.stats
+    manifest = json.loads((tmp_path / "ck" / "manifest.json").read_text())
+    assert 0 < manifest["insts"] < scratch.stats["system.insts"]

@@ -57,6 +57,8 @@ pub struct Machine {
     checkpoint_config: serde_json::Value,
     binary: String,
     pub checkpoint_written: Option<(String, u64)>,
+    /// The guest called CHECKPOINT: its hart's turn ends and the checkpoint is written after it.
+    pub(crate) checkpoint_pending: bool,
 }
 
 /// The part of `System` the functional engine uses (decoupled so tests need not build a whole `System`).
@@ -228,6 +230,7 @@ impl Machine {
             checkpoint_config: serde_json::Value::Null,
             binary: String::new(),
             checkpoint_written: None,
+            checkpoint_pending: false,
         };
         if !system.nics.is_empty() {
             let (net, bus) = crate::net::Net::new(&system.nics, system.client.as_ref(), harts, &system.argv)?;
@@ -404,7 +407,7 @@ impl Machine {
                                 self.next_turn = hid;
                                 return Ok(StopReason::Pause);
                             }
-                            if self.harts[hid].exited() {
+                            if self.harts[hid].exited() || self.checkpoint_pending {
                                 break;
                             }
                         }
@@ -430,6 +433,9 @@ impl Machine {
                     if let Some(stop) = self.net_step(hook, total, hid)? {
                         return Ok(stop);
                     }
+                }
+                if std::mem::take(&mut self.checkpoint_pending) {
+                    self.write_checkpoint(hid)?;
                 }
             }
             if !progressed && first == 0 {
@@ -463,15 +469,7 @@ impl Machine {
         match step {
             Ok(crate::net::NetEvent::Nothing) => Ok(None),
             Ok(crate::net::NetEvent::Loaded) => {
-                if !self.checkpoint_to.is_empty() {
-                    // A restored run resumes with the next hart, as this one does (a turn is never split).
-                    self.next_turn = (hid + 1) % self.harts.len();
-                    let dir = std::mem::take(&mut self.checkpoint_to);
-                    let w = crate::checkpoint::write(self, &self.checkpoint_config, &self.binary, dir.as_ref(), None)
-                        .map_err(config)?;
-                    self.checkpoint_written = Some((w.dir.display().to_string(), w.bytes));
-                    self.next_turn = 0;
-                }
+                self.write_checkpoint(hid)?;
                 Ok(None)
             }
             Ok(crate::net::NetEvent::MeasureStart) => {
@@ -504,6 +502,21 @@ impl Machine {
                 })
             }
         }
+    }
+
+    /// At the end of hart `hid`'s turn: write the checkpoint System.checkpoint_to asks for, if not yet written.
+    fn write_checkpoint(&mut self, hid: usize) -> SimResult<()> {
+        if self.checkpoint_to.is_empty() {
+            return Ok(());
+        }
+        // A restored run resumes with the next hart, as this one does (a turn is never split).
+        self.next_turn = (hid + 1) % self.harts.len();
+        let dir = std::mem::take(&mut self.checkpoint_to);
+        let written = crate::checkpoint::write(self, &self.checkpoint_config, &self.binary, dir.as_ref(), None);
+        self.next_turn = 0;
+        let w = written.map_err(config)?;
+        self.checkpoint_written = Some((w.dir.display().to_string(), w.bytes));
+        Ok(())
     }
 
     /// The live hart with the least simulated time (the lowest id among equals).

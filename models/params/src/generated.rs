@@ -289,7 +289,7 @@ pub struct System {
     pub nics: Vec<Nic>,
     /// the ghost client (runs only when client.enabled; needs the NIC)
     pub client: Client,
-    /// if set, write the whole functional state to this new directory when the client's measured phase starts (after its bulk load), then carry on
+    /// if set, write the whole functional state to this new directory, then carry on: when the client's bulk load is over (before its warm-up), or at the guest's CHECKPOINT call, whichever comes first
     pub checkpoint_to: String,
     /// if set, start from this checkpoint directory (its pages mapped copy-on-write); the run may differ from it only in timing and in the client's measured phase
     pub restore_from: String,
