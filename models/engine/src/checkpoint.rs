@@ -419,7 +419,30 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     // SAFETY: mapped privately: this process's stores never reach the file; the checkpoint is not modified
     // while runs use it (it is never rewritten: a new checkpoint needs a new directory).
     let map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }.map_err(|e| fail(format!("cannot map pages.bin: {e}")))?;
-    check(pages, &map).map_err(fail)?;
+    if map.len() as u64 != pages.bytes {
+        return Err(fail(format!("pages.bin has {} bytes, the manifest says {} (truncated?)", map.len(), pages.bytes)));
+    }
+    // The page file's checksums are checked by a thread of its own reading the file (not the private mapping,
+    // which the run modifies), so the run starts at once; its result is held back until the check passes.
+    let (expected, path, what) = (pages.crc32.clone(), dir.join("pages.bin"), fail(String::new()));
+    let page_check = std::thread::spawn(move || -> Result<(), String> {
+        let mut f = File::open(&path).map_err(|e| format!("{what}cannot read pages.bin: {e}"))?;
+        let mut block = vec![0u8; CHECKSUM_BLOCK as usize];
+        for (i, want) in expected.iter().enumerate() {
+            let mut got = 0;
+            while got < block.len() {
+                match f.read(&mut block[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) => return Err(format!("{what}cannot read pages.bin: {e}")),
+                }
+            }
+            if crc32fast::hash(&block[..got]) != *want || (got == 0 && i > 0) {
+                return Err(format!("{what}pages.bin is corrupt: block {i} fails its checksum"));
+            }
+        }
+        Ok(())
+    });
     if st.harts.len() != m.harts.len() || st.nics.len() != m.mem.devices.as_ref().map_or(0, |d| d.nics.len()) {
         return Err(fail("the checkpoint has another hart or NIC count".into()));
     }
@@ -433,6 +456,7 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
         None => None,
     };
     m.mem.restore_pages(&st.pages, map).map_err(|e| fail(format!("pages.bin: {e}")))?;
+    m.page_check = Some(page_check);
     m.mem.pages_touched = st.pages_touched;
     let r = &mut m.mem.regions;
     (r.elf, r.heap_start, r.brk, r.stacks) = (st.elf, st.heap_start, st.brk, st.stacks);

@@ -276,6 +276,8 @@ pub struct Client {
     latencies: Vec<u64>,
     first_send: Option<u64>,
     last_recv: u64,
+    /// Restored from a checkpoint: the warm-up phase runs (a run that loads warms its caches during the load).
+    restored: bool,
 }
 
 type CResult<T> = Result<T, String>;
@@ -330,6 +332,7 @@ impl Client {
             latencies: Vec::new(),
             first_send: None,
             last_recv: 0,
+            restored: false,
             phase: Phase::WaitReady,
             cfg,
         }
@@ -474,6 +477,7 @@ impl Client {
         (self.generated, self.busy_at, self.idle_rounds, self.insts_at_load) =
             (st.generated, st.busy_at, st.idle_rounds, st.insts_at_load);
         (self.stats, self.per_partition, self.per_core) = (st.stats, st.per_partition, st.per_core);
+        self.restored = true;
         Ok(())
     }
 
@@ -942,7 +946,8 @@ impl Client {
                 event = ClientEvent::Done;
             }
         } else if self.phase == Phase::Warmup {
-            if self.closed_loop(nics, self.cfg.warmup_requests) {
+            let warmup = if self.restored { self.cfg.warmup_requests } else { 0 };
+            if self.closed_loop(nics, warmup) {
                 self.phase = Phase::Measure;
                 self.generated = 0;
                 return Ok(ClientEvent::MeasureStart);

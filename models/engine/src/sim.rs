@@ -59,6 +59,8 @@ pub struct Machine {
     pub checkpoint_written: Option<(String, u64)>,
     /// The guest called CHECKPOINT: its hart's turn ends and the checkpoint is written after it.
     pub(crate) checkpoint_pending: bool,
+    /// The background check of a restored checkpoint's page file (checkpoint.rs).
+    pub(crate) page_check: Option<std::thread::JoinHandle<Result<(), String>>>,
 }
 
 /// The part of `System` the functional engine uses (decoupled so tests need not build a whole `System`).
@@ -231,6 +233,7 @@ impl Machine {
             binary: String::new(),
             checkpoint_written: None,
             checkpoint_pending: false,
+            page_check: None,
         };
         if !system.nics.is_empty() {
             let (net, bus) = crate::net::Net::new(&system.nics, system.client.as_ref(), harts, &system.argv)?;
@@ -334,7 +337,20 @@ impl Machine {
     /// With a hook that keeps time (`ExecHook::time_ps`), every turn goes to the live hart furthest behind in
     /// simulated time (the lowest id among equals), for `quantum` instructions; otherwise harts take turns in
     /// hart order.
-    pub fn run<H: ExecHook>(&mut self, hook: &mut H, mut tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
+    pub fn run<H: ExecHook>(&mut self, hook: &mut H, tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
+        let stop = self.run_turns(hook, tracer);
+        // A restored checkpoint's page file is checked in the background: the run reports nothing until it passes.
+        if let Some(check) = self.page_check.take() {
+            if check.is_finished() || !matches!(stop, Ok(StopReason::Pause)) {
+                check.join().map_err(|_| SimError::Bug("the page file check panicked".into()))?.map_err(config)?;
+            } else {
+                self.page_check = Some(check);
+            }
+        }
+        stop
+    }
+
+    fn run_turns<H: ExecHook>(&mut self, hook: &mut H, mut tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
         let mut total = self.total_insts();
         let timed = H::ACTIVE && hook.time_ps(0).is_some();
         let mut first = std::mem::take(&mut self.next_turn);

@@ -77,7 +77,7 @@ pub struct Client {
     pub bulk_load: bool,
     /// random and mutated frames (malformed, truncated, unknown operations, oversized keys and values) sent after the load and before the measured phase; their responses are checked for form only and counted (client.fuzz.*)
     pub fuzz_frames: u64,
-    /// requests of the measured phase's mix sent after the bulk load (and after a checkpoint's restore) and not counted: with System.warm_caches they warm the caches before detailed timing starts
+    /// in a run restored from a checkpoint: requests of the measured phase's mix sent before it and not counted; with System.warm_caches they warm the caches before detailed timing starts (a run that loads warms them during the load)
     pub warmup_requests: u64,
     /// scheduling rounds (every hart has had a turn) without any response while requests are outstanding before the run fails (a lost response)
     pub stall_rounds: u64,
