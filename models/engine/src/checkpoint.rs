@@ -22,7 +22,10 @@ use serde_json::Value;
 
 use crate::client::ClientState;
 use crate::hart::Hart;
+use crate::abi::PAGE_SIZE as GUEST_PAGE;
 use crate::mem::PAGE_RECORD;
+
+const PAGE_SIZE: usize = GUEST_PAGE as usize;
 use crate::nic::{NicRegs, PortStats};
 use crate::sim::Machine;
 
@@ -227,7 +230,7 @@ fn write_into(m: &Machine, state: &MachineState, tmp: &Path, budget: Option<u64>
     fs::create_dir(tmp)?;
     let mut chunks = Vec::new();
     let mut w = ChunkWriter::create(tmp, "pages.bin", budget)?;
-    let pad = vec![0u8; PAGE_RECORD - crate::abi::PAGE_SIZE as usize];
+    let pad = vec![0u8; PAGE_RECORD - PAGE_SIZE];
     for &vpn in &state.pages {
         w.write(m.mem.page_data(vpn).expect("a listed page is resident"))?;
         w.write(&pad)?;
@@ -386,6 +389,26 @@ fn read_chunk(dir: &Path, man: &Manifest, name: &str) -> Result<Option<Vec<u8>>,
     Ok(Some(data))
 }
 
+/// The client's versions chunk (4 bytes an item: the largest after the pages), read straight into its array.
+fn read_versions(dir: &Path, man: &Manifest) -> Result<Vec<u32>, String> {
+    let name = "client_versions.bin";
+    let chunk = man.chunks.iter().find(|c| c.name == name).ok_or_else(|| format!("no {name}"))?;
+    let mut f = File::open(dir.join(name)).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let len = f.metadata().map_err(|e| format!("cannot read {name}: {e}"))?.len();
+    if len != chunk.bytes || len % 4 != 0 {
+        return Err(format!("{name} has {len} bytes, the manifest says {} (truncated?)", chunk.bytes));
+    }
+    let mut acked = vec![0u32; (len / 4) as usize];
+    // SAFETY: the bytes of a u32 array; every bit pattern is a valid u32.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(acked.as_mut_ptr() as *mut u8, len as usize) };
+    f.read_exact(bytes).map_err(|e| format!("cannot read {name}: {e}"))?;
+    check(chunk, bytes)?;
+    for v in &mut acked {
+        *v = u32::from_le(*v); // (nothing on a little-endian host)
+    }
+    Ok(acked)
+}
+
 fn check(chunk: &Chunk, data: &[u8]) -> Result<(), String> {
     if data.len() as u64 != chunk.bytes {
         return Err(format!("{} has {} bytes, the manifest says {} (truncated?)", chunk.name, data.len(), chunk.bytes));
@@ -437,7 +460,11 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
                     Err(e) => return Err(format!("{what}cannot read pages.bin: {e}")),
                 }
             }
-            if crc32fast::hash(&block[..got]) != *want || (got == 0 && i > 0) {
+            // Every record's `has_code` byte must be 0 (mem.rs maps it as a bool).
+            let start = i * CHECKSUM_BLOCK as usize;
+            let first = (PAGE_SIZE + PAGE_RECORD - start % PAGE_RECORD) % PAGE_RECORD;
+            let flags_ok = (first..got).step_by(PAGE_RECORD).all(|o| block[o] == 0);
+            if crc32fast::hash(&block[..got]) != *want || (got == 0 && i > 0) || !flags_ok {
                 return Err(format!("{what}pages.bin is corrupt: block {i} fails its checksum"));
             }
         }
@@ -448,8 +475,7 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     }
     let client = match st.client {
         Some(cs) => {
-            let versions = read_chunk(dir, &man, "client_versions.bin").map_err(fail)?.ok_or_else(|| fail("no client_versions.bin".into()))?;
-            let acked: Vec<u32> = versions.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
+            let acked = read_versions(dir, &man).map_err(fail)?;
             let dense = read_chunk(dir, &man, "client_buckets.bin").map_err(fail)?;
             Some((cs, acked, dense))
         }
