@@ -65,8 +65,10 @@ class System(SimObject):
                           "window (workloads/ABI.md) and its stats under system.nic{k}; empty: `nic` alone")
     client = Param.Child(Client, "the ghost client (runs only when client.enabled; needs the NIC)")
     checkpoint_to = Param.Str("", "if set, write the whole functional state to this new directory, then carry on: "
-                              "when the client's bulk load is over (before its warm-up), or at the guest's "
-                              "CHECKPOINT call, whichever comes first")
+                              "when the client's bulk load is over (before its warm-up), at the guest's "
+                              "CHECKPOINT call, or after checkpoint_at_insts, whichever comes first")
+    checkpoint_at_insts = Param.Count(0, "with checkpoint_to: write it at the end of the scheduling turn in which "
+                                      "this many instructions (all harts) are reached, if that comes first (0: off)")
     restore_from = Param.Str("", "if set, start from this checkpoint directory (its pages mapped copy-on-write); "
                              "the run may differ from it only in timing and in the client's measured phase")
 

@@ -234,3 +234,9 @@ def test_the_guest_checkpoint_call(engine, tmp_path):
     assert back.stats == writer.stats == scratch.stats
     manifest = json.loads((tmp_path / "ck" / "manifest.json").read_text())
     assert 0 < manifest["insts"] < scratch.stats["system.insts"]
+    # After N instructions (here before the guest's call).
+    simulate(guest(checkpoint_to=str(tmp_path / "at"), checkpoint_at_insts=20_000))
+    manifest = json.loads((tmp_path / "at" / "manifest.json").read_text())
+    assert 20_000 <= manifest["insts"] < 20_000 + 2 * 100  # the end of the turn that reached it (quantum 100)
+    back = simulate(guest(restore_from=str(tmp_path / "at")))
+    assert back.stdout == scratch.stdout and back.stats == scratch.stats

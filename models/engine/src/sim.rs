@@ -59,6 +59,8 @@ pub struct Machine {
     pub checkpoint_written: Option<(String, u64)>,
     /// The guest called CHECKPOINT: its hart's turn ends and the checkpoint is written after it.
     pub(crate) checkpoint_pending: bool,
+    /// System.checkpoint_at_insts (0: off).
+    checkpoint_at: u64,
     /// The background check of a restored checkpoint's page file (checkpoint.rs).
     pub(crate) page_check: Option<std::thread::JoinHandle<Result<(), String>>>,
 }
@@ -84,6 +86,7 @@ pub struct EngineConfig {
     pub client: Option<kvsim_params::Client>,
     /// System.checkpoint_to, System.restore_from, and the resolved configuration (JSON) a checkpoint records.
     pub checkpoint_to: String,
+    pub checkpoint_at_insts: u64,
     pub restore_from: String,
     pub resolved: serde_json::Value,
 }
@@ -107,6 +110,7 @@ impl EngineConfig {
             nics: system_nics(s),
             client: s.client.enabled.then(|| s.client.clone()),
             checkpoint_to: s.checkpoint_to.clone(),
+            checkpoint_at_insts: s.checkpoint_at_insts,
             restore_from: s.restore_from.clone(),
             resolved: serde_json::to_value(s).unwrap_or_default(),
         }
@@ -131,6 +135,7 @@ impl EngineConfig {
             nics: Vec::new(),
             client: None,
             checkpoint_to: String::new(),
+            checkpoint_at_insts: 0,
             restore_from: String::new(),
             resolved: serde_json::Value::Null,
         }
@@ -233,6 +238,7 @@ impl Machine {
             binary: String::new(),
             checkpoint_written: None,
             checkpoint_pending: false,
+            checkpoint_at: 0,
             page_check: None,
         };
         if !system.nics.is_empty() {
@@ -251,6 +257,7 @@ impl Machine {
             crate::checkpoint::restore(&mut m, &system.resolved, &system.binary, dir).map_err(config)?;
         }
         m.checkpoint_to = system.checkpoint_to.clone();
+        m.checkpoint_at = system.checkpoint_at_insts;
         m.checkpoint_config = system.resolved.clone();
         m.binary = system.binary.clone();
         Ok(m)
@@ -450,7 +457,8 @@ impl Machine {
                         return Ok(stop);
                     }
                 }
-                if std::mem::take(&mut self.checkpoint_pending) {
+                let at_insts = self.checkpoint_at > 0 && total >= self.checkpoint_at;
+                if std::mem::take(&mut self.checkpoint_pending) || at_insts {
                     self.write_checkpoint(hid)?;
                 }
             }

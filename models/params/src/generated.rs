@@ -289,8 +289,10 @@ pub struct System {
     pub nics: Vec<Nic>,
     /// the ghost client (runs only when client.enabled; needs the NIC)
     pub client: Client,
-    /// if set, write the whole functional state to this new directory, then carry on: when the client's bulk load is over (before its warm-up), or at the guest's CHECKPOINT call, whichever comes first
+    /// if set, write the whole functional state to this new directory, then carry on: when the client's bulk load is over (before its warm-up), at the guest's CHECKPOINT call, or after checkpoint_at_insts, whichever comes first
     pub checkpoint_to: String,
+    /// with checkpoint_to: write it at the end of the scheduling turn in which this many instructions (all harts) are reached, if that comes first (0: off)
+    pub checkpoint_at_insts: u64,
     /// if set, start from this checkpoint directory (its pages mapped copy-on-write); the run may differ from it only in timing and in the client's measured phase
     pub restore_from: String,
 }
