@@ -192,6 +192,22 @@ mod tests {
     }
 
     #[test]
+    fn the_tiny_data_set_model_fits_in_a_gigabyte() {
+        // The paper's Tiny set: 192 Mi items over 60 partitions, about 4 items a bucket (2^20 buckets each).
+        // Pages of the zeroed arrays are only reserved here (calloc), so this costs no host memory.
+        let (items, cores) = (192u64 << 20, 60usize);
+        let mut m = StoreModel::new(items, cores, 1 << 20);
+        let part_log = vec![0u64; cores];
+        for i in (0..items).step_by(LOAD_BLOCK as usize) {
+            m.before_load_put(i, &part_log);
+        }
+        assert!(matches!(m.bucket_keys, BucketCounts::Dense(_)));
+        let bytes = m.host_bytes();
+        assert!(bytes < 1 << 30, "{bytes}");
+        assert!((bytes as f64 / items as f64) < 4.5, "{}", bytes as f64 / items as f64);
+    }
+
+    #[test]
     fn about_four_bytes_per_item() {
         let m = StoreModel::new(1 << 20, 4, 1 << 16);
         assert!(m.host_bytes() <= (4 << 20) + (1 << 18) + 8 * 4 * 256, "{}", m.host_bytes());
