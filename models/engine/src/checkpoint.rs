@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::abi::PAGE_SIZE as GUEST_PAGE;
 use crate::client::ClientState;
 use crate::hart::Hart;
-use crate::abi::PAGE_SIZE as GUEST_PAGE;
 use crate::mem::PAGE_RECORD;
 
 const PAGE_SIZE: usize = GUEST_PAGE as usize;
@@ -441,7 +441,8 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     let file = File::open(dir.join("pages.bin")).map_err(|e| fail(format!("cannot open pages.bin: {e}")))?;
     // SAFETY: mapped privately: this process's stores never reach the file; the checkpoint is not modified
     // while runs use it (it is never rewritten: a new checkpoint needs a new directory).
-    let map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }.map_err(|e| fail(format!("cannot map pages.bin: {e}")))?;
+    let map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }
+        .map_err(|e| fail(format!("cannot map pages.bin: {e}")))?;
     if map.len() as u64 != pages.bytes {
         return Err(fail(format!("pages.bin has {} bytes, the manifest says {} (truncated?)", map.len(), pages.bytes)));
     }
@@ -493,7 +494,8 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
         h.clock = clock;
     }
     (m.stdout, m.stderr, m.group_exit, m.mmap_low, m.rng) = (st.stdout, st.stderr, st.group_exit, st.mmap_low, st.rng);
-    (m.roi_begin, m.roi_end, m.stats_dumps, m.stats_resets) = (st.roi_begin, st.roi_end, st.stats_dumps, st.stats_resets);
+    (m.roi_begin, m.roi_end, m.stats_dumps, m.stats_resets) =
+        (st.roi_begin, st.roi_end, st.stats_dumps, st.stats_resets);
     m.next_turn = st.next_turn;
     if let (Some(net), Some(bus)) = (m.net.as_deref_mut(), m.mem.devices.as_deref_mut()) {
         for ((nic, regs), saved) in net.nics.iter_mut().zip(bus.nics.iter_mut()).zip(st.nics) {
@@ -575,7 +577,9 @@ mod tests {
         now["client"]["get_ratio"] = 0.9.into();
         now["nics"][0]["rx_fifo"] = 9.into();
         assert_eq!(incompatibility(&then, &now), None);
-        for (path, value) in [("harts", serde_json::json!(8)), ("client", serde_json::json!({"items": 9, "get_ratio": 0.5}))] {
+        for (path, value) in
+            [("harts", serde_json::json!(8)), ("client", serde_json::json!({"items": 9, "get_ratio": 0.5}))]
+        {
             let mut bad = then.clone();
             bad[path] = value;
             let why = incompatibility(&then, &bad).unwrap();

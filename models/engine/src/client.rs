@@ -10,8 +10,11 @@
 //!   for one core (fewer when the frame or its response would exceed 1514 bytes); at most `window` frames per
 //!   queue are outstanding.
 //! * Phases: wait until every core's queue is enabled with RX buffers posted; bulk load (every item, version 1,
-//!   frames packed full); fuzz (optional: random and mutated frames, then quiet); measure (`requests` requests; the
-//!   machine resets its stats at the start); done when every measured request is answered.
+//!   frames packed full); fuzz (optional: random and mutated frames, then quiet); then, with nothing in flight, the
+//!   moment for a checkpoint (`ClientEvent::Loaded`); warm-up (only in a run restored from a checkpoint:
+//!   `warmup_requests` requests of the measured mix, not counted); measure (`requests` requests; the machine resets
+//!   its stats at the start); done when every measured request is answered.
+//! * The model of the store is compact (store_model.rs): about 4 bytes an item.
 //! * Checks: every response must answer a frame that was sent, on the queue it went to, with the same batch count,
 //!   and per request the same op and keyhash; a GET hit must return one of the values the key could hold (between
 //!   the version acknowledged when the GET was sent and the latest version sent); a GET miss is accepted only where

@@ -103,7 +103,14 @@ impl StoreModel {
 
     /// The bound right after the bulk load's PUT of `item` in partition `p`, each load PUT adding `put_bytes`;
     /// `partition` gives an item's partition.
-    pub fn load_mark(&self, item: u64, p: usize, cores: usize, put_bytes: u64, partition: impl Fn(u64) -> usize) -> u64 {
+    pub fn load_mark(
+        &self,
+        item: u64,
+        p: usize,
+        cores: usize,
+        put_bytes: u64,
+        partition: impl Fn(u64) -> usize,
+    ) -> u64 {
         let block = item / LOAD_BLOCK;
         let base = self.load_marks.get(block as usize * cores + p).copied().unwrap_or(0);
         let same = (block * LOAD_BLOCK..=item).filter(|&j| partition(j) == p).count() as u64;
