@@ -81,6 +81,13 @@ class System(SimObject):
                           "window (workloads/ABI.md) and its stats under system.nic{k}; empty: `nic` alone")
     client = Param.Child(Client, "the ghost client (runs only when client.enabled; needs the NIC)")
     technology = Param.Child(Technology, "power-only parameters of the socket (read by the power model only)")
+    checkpoint_to = Param.Str("", "if set, write the whole functional state to this new directory, then carry on: "
+                              "when the client's bulk load is over (before its warm-up), at the guest's "
+                              "CHECKPOINT call, or after checkpoint_at_insts, whichever comes first")
+    checkpoint_at_insts = Param.Count(0, "with checkpoint_to: write it at the end of the scheduling turn in which "
+                                      "this many instructions (all harts) are reached, if that comes first (0: off)")
+    restore_from = Param.Str("", "if set, start from this checkpoint directory (its pages mapped copy-on-write); "
+                             "the run may differ from it only in timing and in the client's measured phase")
 
     def validate(self) -> None:
         super().validate()
@@ -92,6 +99,9 @@ class System(SimObject):
             raise ParamError(f"System.stack_size x harts = {self.stack_size * self.harts} bytes exceeds "
                              f"System.mem_limit = {self.mem_limit} bytes")
         self._validate_nics()
+        if self.checkpoint_to and self.restore_from:
+            raise ParamError("System.checkpoint_to and System.restore_from: a restored run writes no checkpoint "
+                             "(restore the checkpoint it would extend instead)")
         if self.client.enabled:
             if not self.active_nics():
                 raise ParamError("System.client.enabled needs System.nic.enabled (the client talks through it)")

@@ -158,6 +158,8 @@ struct kvs_nic_tx_desc {
 #define KVS_SIMCALL_NIC_QUEUE_PORT  0x4b56000bu /* (queue) -> global port index of the queue, or -19 */
 #define KVS_SIMCALL_NIC_COUNT       0x4b56000cu /* () -> number of NICs in the system (0: none) */
 #define KVS_SIMCALL_NIC_QUEUE_NIC   0x4b56000du /* (queue) -> index of the NIC the queue belongs to, or -19 */
+/* () -> 0; ends the hart's turn, then the engine writes System.checkpoint_to (the whole functional state) */
+#define KVS_SIMCALL_CHECKPOINT      0x4b56000eu
 
 /* ------------------------------------------------------------------------------------------------------------ */
 /* Static checks: sizes and offsets are the contract.                                                            */

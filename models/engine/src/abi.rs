@@ -53,6 +53,7 @@ pub mod simcall {
     pub const NIC_QUEUE_PORT: u64 = 0x4b56_000b;
     pub const NIC_COUNT: u64 = 0x4b56_000c;
     pub const NIC_QUEUE_NIC: u64 = 0x4b56_000d;
+    pub const CHECKPOINT: u64 = 0x4b56_000e;
 }
 
 /// Linux errno values returned (negated) in a0.

@@ -5,7 +5,7 @@ macro_rules! counters {
     ($($field:ident: $desc:literal),* $(,)?) => {
         /// Activity counters of one hart (the `system.hartN.*` statistics). Plain fields, so the executor's
         /// increments compile to single adds.
-        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
         pub struct Counters {
             $(#[doc = $desc] pub $field: u64,)*
         }
@@ -40,10 +40,12 @@ counters! {
     fp_ops: "floating-point computational instructions executed (F/D, not counting loads and stores)",
 }
 
-#[derive(Debug, Clone)]
+/// Serde: a checkpoint saves every hart whole (checkpoint.rs), so a new field is saved with no other change.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Hart {
     pub id: usize,
     /// x0..x31, then f0..f31 at 32..63 (one file, as the decoder numbers them; see `isa::decode::FREG`).
+    #[serde(with = "register_file")]
     pub x: [u64; 64],
     /// The floating-point control and status register: frm in bits 7:5, fflags in bits 4:0.
     pub fcsr: u32,
@@ -112,4 +114,16 @@ impl Hart {
 
 pub fn insts_to_ps(insts: u64, clock: u64) -> u64 {
     ((insts as u128 * 1_000_000_000_000u128) / clock.max(1) as u128).min(u64::MAX as u128) as u64
+}
+
+/// serde for the 64-entry register file (serde's own arrays stop at 32): a list of 64 numbers.
+mod register_file {
+    pub fn serialize<S: serde::Serializer>(x: &[u64; 64], s: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&x[..], s)
+    }
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[u64; 64], D::Error> {
+        let v: Vec<u64> = serde::Deserialize::deserialize(d)?;
+        let n = v.len();
+        v.try_into().map_err(|_| serde::de::Error::invalid_length(n, &"64 registers (x0..x31, f0..f31)"))
+    }
 }

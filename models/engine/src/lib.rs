@@ -6,6 +6,7 @@
 
 pub mod abi;
 pub mod bus;
+pub mod checkpoint;
 pub mod client;
 pub mod elf;
 pub mod error;
@@ -22,6 +23,7 @@ pub mod nictime;
 pub mod output;
 pub mod pcie;
 pub mod sim;
+pub mod store_model;
 pub mod syscall;
 pub mod thread;
 pub mod timing;

@@ -32,6 +32,8 @@ impl Hasher for PageHasher {
 }
 pub type PageMap<V> = HashMap<u64, V, BuildHasherDefault<PageHasher>>;
 
+/// `repr(C)` so a checkpoint's page file can be mapped as an array of pages (`PAGE_RECORD` bytes each).
+#[repr(C, align(8))]
 struct Page {
     data: [u8; PAGE_SIZE as usize],
     /// Some instruction of this page sits in the decoded-instruction cache: stores must invalidate it, so the
@@ -42,6 +44,8 @@ struct Page {
 /// Slots of a code page: one per 2-byte instruction position.
 pub const CODE_SLOTS: usize = (PAGE_SIZE / 2) as usize;
 pub type CodePage = [Decoded; CODE_SLOTS];
+/// Bytes of one page in a checkpoint's page file: its data, then zeros (`has_code` false, padding).
+pub const PAGE_RECORD: usize = std::mem::size_of::<Page>();
 
 const TLB_ENTRIES: usize = 512;
 const NO_PAGE: u64 = u64::MAX;
@@ -121,6 +125,9 @@ pub struct Memory {
     /// The device bus (NIC registers in the device range), when the system has devices. Device addresses never
     /// enter the TLBs, so every access to them takes the slow paths, which hand it to the bus.
     pub devices: Option<Box<crate::bus::DeviceBus>>,
+    /// A restored checkpoint's page file, mapped privately (copy-on-write): pages pointing into it are not heap
+    /// blocks and are never freed one by one.
+    backing: Option<memmap2::MmapMut>,
 }
 
 const NO_RESV: u64 = u64::MAX;
@@ -143,9 +150,11 @@ const RESV_GRANULE: u64 = 8;
 
 impl Drop for Memory {
     fn drop(&mut self) {
-        for (_, p) in self.pages.drain() {
-            // SAFETY: every value of `pages` came from Box::into_raw and is removed from the map when freed.
-            unsafe { drop(Box::from_raw(p)) };
+        for (_, p) in std::mem::take(&mut self.pages) {
+            if !self.backed(p) {
+                // SAFETY: every other value of `pages` came from Box::into_raw and is removed from the map when freed.
+                unsafe { drop(Box::from_raw(p)) };
+            }
         }
         for (_, c) in self.code.drain() {
             // SAFETY: as above, for code pages (never freed elsewhere).
@@ -171,7 +180,54 @@ impl Memory {
             resv_live: 0,
             prot: PageMap::default(),
             devices: None,
+            backing: None,
         }
+    }
+
+    /// Does page `p` live in the mapped page file of a checkpoint?
+    fn backed(&self, p: *mut Page) -> bool {
+        self.backing.as_ref().is_some_and(|m| {
+            let (lo, a) = (m.as_ptr() as usize, p as usize);
+            a >= lo && a < lo + m.len()
+        })
+    }
+
+    /// The resident pages' numbers, in order (for a checkpoint).
+    pub fn page_numbers(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.pages.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The data of resident page `vpn`.
+    pub fn page_data(&self, vpn: u64) -> Option<&[u8]> {
+        // SAFETY: pages in the map are live.
+        self.pages.get(&vpn).map(|&p| unsafe { &(&(*p).data)[..] })
+    }
+
+    /// Replace every page by those of a checkpoint's page file: page `vpns[i]` is record i of `file` (mapped
+    /// privately, so stores copy the host page and the file and other runs sharing it are untouched).
+    pub fn restore_pages(&mut self, vpns: &[u64], file: memmap2::MmapMut) -> Result<(), String> {
+        if file.len() != vpns.len() * PAGE_RECORD {
+            return Err(format!("the page file has {} bytes, not {} pages of {PAGE_RECORD}", file.len(), vpns.len()));
+        }
+        if (file.as_ptr() as usize) % std::mem::align_of::<Page>() != 0 {
+            return Err("the page file's mapping is not aligned".into());
+        }
+        for vpn in self.page_numbers() {
+            self.free_page(vpn);
+        }
+        self.flush_code();
+        let base = file.as_ptr() as *mut Page;
+        for (i, &vpn) in vpns.iter().enumerate() {
+            // SAFETY: record i lies inside the mapping (length checked). Page is repr(C): data, then `has_code`,
+            // written as 0 (false). Not read here: touching every page would fault the whole file in; the page
+            // file's checksums (checked in the background) cover it.
+            self.pages.insert(vpn, unsafe { base.add(i) });
+        }
+        self.resident = vpns.len() as u64;
+        self.backing = Some(file);
+        Ok(())
     }
 
     pub fn resident_pages(&self) -> u64 {
@@ -261,9 +317,13 @@ impl Memory {
             let slot = (vpn as usize) % TLB_ENTRIES;
             self.rtlb[slot] = EMPTY;
             self.wtlb[slot] = EMPTY;
-            // SAFETY: came from Box::into_raw; no TLB entry refers to it any more.
-            let page = unsafe { Box::from_raw(p) };
-            if page.has_code {
+            // SAFETY: p is live; no TLB entry refers to it any more.
+            let has_code = unsafe { (*p).has_code };
+            if !self.backed(p) {
+                // SAFETY: came from Box::into_raw.
+                unsafe { drop(Box::from_raw(p)) };
+            }
+            if has_code {
                 self.clear_code_page(vpn);
                 self.clear_last_slot(vpn.wrapping_sub(1));
             }

@@ -12,6 +12,8 @@ use crate::nic::{DmaFault, Nic, NicRegs, QueueRegs};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NetEvent {
     Nothing,
+    /// The client's bulk load is over, nothing in flight (a checkpoint may be taken).
+    Loaded,
     MeasureStart,
     ClientDone,
 }
@@ -231,6 +233,7 @@ impl Net {
                 Nics { nics: &mut self.nics, regs: &mut bus.nics, queue_at: &self.queue_at, port_at: &self.port_at };
             match c.step(&mut nics, sent, dropped, total_insts, now).map_err(StepError::Client)? {
                 ClientEvent::Nothing => {}
+                ClientEvent::Loaded => event = NetEvent::Loaded,
                 ClientEvent::MeasureStart => {
                     c.reset_stats();
                     for (nic, regs) in self.nics.iter_mut().zip(bus.nics.iter_mut()) {

@@ -46,7 +46,7 @@ pub const MIN_FRAME: usize = 60;
 pub const BATCH_BUCKETS: usize = 34;
 
 /// One queue's register file plus the counters the stats report.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct QueueRegs {
     pub id: u64,
     pub port: u64,
@@ -94,7 +94,7 @@ impl QueueRegs {
 }
 
 /// The register blocks of every queue of one NIC, from its base address on.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct NicRegs {
     pub base: u64,
     pub queues: Vec<QueueRegs>,
@@ -236,7 +236,7 @@ impl NicRegs {
 }
 
 /// Per-port counters.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct PortStats {
     pub rx_frames: u64,
     pub rx_bytes: u64,
@@ -275,9 +275,9 @@ pub struct Nic {
     /// The timing side (used when the engine passes simulated time: detailed timing).
     pub timing: Option<crate::nictime::NicTiming>,
     pub port_stats: Vec<PortStats>,
-    port_base: Vec<PortStats>,
+    pub(crate) port_base: Vec<PortStats>,
     /// Queue counters at the last stats reset: (rx_frames, rx_drops, tx_frames).
-    queue_base: Vec<(u64, u64, u64)>,
+    pub(crate) queue_base: Vec<(u64, u64, u64)>,
 }
 
 /// A frame lands in queue q's ring: the frame into its buffer, then `len`, then `status = DD`, then RX_HEAD moves

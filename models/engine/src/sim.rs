@@ -48,11 +48,23 @@ pub struct Machine {
     /// `run` returns `StopReason::Pause` right after the first ROI_BEGIN (the switch to detailed timing).
     pub pause_on_roi: bool,
     /// The hart whose turn comes next when `run` resumes after a pause (round-robin order).
-    next_turn: usize,
+    pub(crate) next_turn: usize,
     /// The NIC and the ghost client (System.nic, System.client), stepped after every turn.
     pub net: Option<Box<crate::net::Net>>,
     /// Threads of a Linux process (clone, futex, thread exit).
     pub threads: crate::thread::Threads,
+    /// Where to write a checkpoint when the client's measured phase starts ("" = none; emptied once written),
+    /// the configuration it records, the binary, and what was written (directory, bytes).
+    pub checkpoint_to: String,
+    checkpoint_config: serde_json::Value,
+    binary: String,
+    pub checkpoint_written: Option<(String, u64)>,
+    /// The guest called CHECKPOINT: its hart's turn ends and the checkpoint is written after it.
+    pub(crate) checkpoint_pending: bool,
+    /// System.checkpoint_at_insts (0: off).
+    checkpoint_at: u64,
+    /// The background check of a restored checkpoint's page file (checkpoint.rs).
+    pub(crate) page_check: Option<std::thread::JoinHandle<Result<(), String>>>,
 }
 
 /// The part of `System` the functional engine uses (decoupled so tests need not build a whole `System`).
@@ -74,6 +86,11 @@ pub struct EngineConfig {
     /// The NICs (System.nics, or System.nic when the list is empty and it is enabled) and the ghost client.
     pub nics: Vec<kvsim_params::Nic>,
     pub client: Option<kvsim_params::Client>,
+    /// System.checkpoint_to, System.restore_from, and the resolved configuration (JSON) a checkpoint records.
+    pub checkpoint_to: String,
+    pub checkpoint_at_insts: u64,
+    pub restore_from: String,
+    pub resolved: serde_json::Value,
 }
 
 impl EngineConfig {
@@ -94,6 +111,10 @@ impl EngineConfig {
             env: s.workload.env.clone(),
             nics: system_nics(s),
             client: s.client.enabled.then(|| s.client.clone()),
+            checkpoint_to: s.checkpoint_to.clone(),
+            checkpoint_at_insts: s.checkpoint_at_insts,
+            restore_from: s.restore_from.clone(),
+            resolved: serde_json::to_value(s).unwrap_or_default(),
         }
     }
 
@@ -204,6 +225,13 @@ impl Machine {
             next_turn: 0,
             net: None,
             threads: crate::thread::Threads::new(harts, image.tls),
+            checkpoint_to: String::new(),
+            checkpoint_config: serde_json::Value::Null,
+            binary: String::new(),
+            checkpoint_written: None,
+            checkpoint_pending: false,
+            checkpoint_at: 0,
+            page_check: None,
         };
         if !system.nics.is_empty() {
             let (net, bus) = crate::net::Net::new(&system.nics, system.client.as_ref(), harts, &system.argv)?;
@@ -219,6 +247,14 @@ impl Machine {
             hart.idle = image.tls && i > 0;
             m.harts.push(hart);
         }
+        if !system.restore_from.is_empty() {
+            let dir = std::path::Path::new(&system.restore_from);
+            crate::checkpoint::restore(&mut m, &system.resolved, &system.binary, dir).map_err(config)?;
+        }
+        m.checkpoint_to = system.checkpoint_to.clone();
+        m.checkpoint_at = system.checkpoint_at_insts;
+        m.checkpoint_config = system.resolved.clone();
+        m.binary = system.binary.clone();
         Ok(m)
     }
 
@@ -303,7 +339,20 @@ impl Machine {
     /// With a hook that keeps time (`ExecHook::time_ps`), every turn goes to the live hart furthest behind in
     /// simulated time (the lowest id among equals), for `quantum` instructions; otherwise harts take turns in
     /// hart order.
-    pub fn run<H: ExecHook>(&mut self, hook: &mut H, mut tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
+    pub fn run<H: ExecHook>(&mut self, hook: &mut H, tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
+        let stop = self.run_turns(hook, tracer);
+        // A restored checkpoint's page file is checked in the background: the run reports nothing until it passes.
+        if let Some(check) = self.page_check.take() {
+            if check.is_finished() || !matches!(stop, Ok(StopReason::Pause)) {
+                check.join().map_err(|_| SimError::Bug("the page file check panicked".into()))?.map_err(config)?;
+            } else {
+                self.page_check = Some(check);
+            }
+        }
+        stop
+    }
+
+    fn run_turns<H: ExecHook>(&mut self, hook: &mut H, mut tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
         let mut total = self.total_insts();
         let timed = H::ACTIVE && hook.time_ps(0).is_some();
         let mut first = std::mem::take(&mut self.next_turn);
@@ -376,7 +425,7 @@ impl Machine {
                                 self.next_turn = hid;
                                 return Ok(StopReason::Pause);
                             }
-                            if !self.harts[hid].runnable() {
+                            if !self.harts[hid].runnable() || self.checkpoint_pending {
                                 break;
                             }
                         }
@@ -402,6 +451,10 @@ impl Machine {
                     if let Some(stop) = self.net_step(hook, total, hid)? {
                         return Ok(stop);
                     }
+                }
+                let at_insts = self.checkpoint_at > 0 && total >= self.checkpoint_at;
+                if std::mem::take(&mut self.checkpoint_pending) || at_insts {
+                    self.write_checkpoint(hid)?;
                 }
             }
             if !self.harts.iter().any(|h| h.runnable()) && self.harts.iter().any(|h| h.futex.is_some()) {
@@ -448,6 +501,10 @@ impl Machine {
         };
         match step {
             Ok(crate::net::NetEvent::Nothing) => Ok(None),
+            Ok(crate::net::NetEvent::Loaded) => {
+                self.write_checkpoint(hid)?;
+                Ok(None)
+            }
             Ok(crate::net::NetEvent::MeasureStart) => {
                 if self.roi_begin.is_none() {
                     self.roi_begin = Some(total);
@@ -478,6 +535,29 @@ impl Machine {
                 })
             }
         }
+    }
+
+    /// At the end of hart `hid`'s turn: write the checkpoint System.checkpoint_to asks for, if not yet written.
+    fn write_checkpoint(&mut self, hid: usize) -> SimResult<()> {
+        if self.checkpoint_to.is_empty() {
+            return Ok(());
+        }
+        if self.threads.linux {
+            // The thread table (clone, futex waits, exit words) is not part of the checkpoint format yet.
+            return Err(SimError::Config(
+                "System.checkpoint_to: checkpoints of Linux-process programs (static glibc, threads) are not \
+                 supported yet; checkpoint a kvsim-runtime program"
+                    .into(),
+            ));
+        }
+        // A restored run resumes with the next hart, as this one does (a turn is never split).
+        self.next_turn = (hid + 1) % self.harts.len();
+        let dir = std::mem::take(&mut self.checkpoint_to);
+        let written = crate::checkpoint::write(self, &self.checkpoint_config, &self.binary, dir.as_ref(), None);
+        self.next_turn = 0;
+        let w = written.map_err(config)?;
+        self.checkpoint_written = Some((w.dir.display().to_string(), w.bytes));
+        Ok(())
     }
 
     /// The live hart with the least simulated time (the lowest id among equals).
@@ -522,6 +602,9 @@ impl Machine {
         push("system.roi.insts".into(), roi, "instructions (all harts) between ROI_BEGIN and ROI_END");
         push("system.stats_dumps".into(), self.stats_dumps, "STATS_DUMP simulator calls");
         push("system.stats_resets".into(), self.stats_resets, "stats resets (STATS_RESET and the first ROI_BEGIN)");
+        if let Some((_, bytes)) = &self.checkpoint_written {
+            push("system.checkpoint.bytes".into(), *bytes, "bytes of the checkpoint this run wrote (System.checkpoint_to)");
+        }
         if let (Some(net), Some(bus)) = (self.net.as_deref(), self.mem.devices.as_deref()) {
             let measured = net.measure_insts.map_or(0, |b| self.total_insts() - b);
             for (name, value, desc) in net.stats(bus, measured) {

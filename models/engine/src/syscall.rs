@@ -512,6 +512,11 @@ impl Machine {
                 }
             }
             simcall::NIC_COUNT => self.net.as_ref().map_or(0, |n| n.nics.len() as u64),
+            // Taken at the end of this hart's turn (sim.rs), which the call ends.
+            simcall::CHECKPOINT => {
+                self.checkpoint_pending = true;
+                0
+            }
             _ => return Err(Trap::Syscall(nr)),
         };
         Ok(Some(r))

@@ -37,7 +37,7 @@ fn neg(e: i64) -> u64 {
 }
 
 /// A hart blocked in FUTEX_WAIT.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FutexWait {
     pub addr: u64,
     pub has_timeout: bool,

@@ -173,6 +173,8 @@ pub struct Client {
     pub bulk_load: bool,
     /// random and mutated frames (malformed, truncated, unknown operations, oversized keys and values) sent after the load and before the measured phase; their responses are checked for form only and counted (client.fuzz.*)
     pub fuzz_frames: u64,
+    /// in a run restored from a checkpoint: requests of the measured phase's mix sent before it and not counted; with System.warm_caches they warm the caches before detailed timing starts (a run that loads warms them during the load)
+    pub warmup_requests: u64,
     /// scheduling rounds (every hart has had a turn) without any response while requests are outstanding before the run fails (a lost response)
     pub stall_rounds: u64,
 }
@@ -197,6 +199,7 @@ impl Default for Client {
             offered_mpps: 0.0,
             bulk_load: true,
             fuzz_frames: 0,
+            warmup_requests: 400000,
             stall_rounds: 100000,
         }
     }
@@ -1195,6 +1198,12 @@ pub struct System {
     pub client: Client,
     /// power-only parameters of the socket (read by the power model only)
     pub technology: Technology,
+    /// if set, write the whole functional state to this new directory, then carry on: when the client's bulk load is over (before its warm-up), at the guest's CHECKPOINT call, or after checkpoint_at_insts, whichever comes first
+    pub checkpoint_to: String,
+    /// with checkpoint_to: write it at the end of the scheduling turn in which this many instructions (all harts) are reached, if that comes first (0: off)
+    pub checkpoint_at_insts: u64,
+    /// if set, start from this checkpoint directory (its pages mapped copy-on-write); the run may differ from it only in timing and in the client's measured phase
+    pub restore_from: String,
 }
 
 impl Default for System {
@@ -1383,6 +1392,7 @@ impl Default for System {
                 offered_mpps: 0.0,
                 bulk_load: true,
                 fuzz_frames: 0,
+                warmup_requests: 400000,
                 stall_rounds: 100000,
             },
             technology: Technology {
@@ -1414,6 +1424,9 @@ impl Default for System {
                 pcie_clock: 500000000,
                 tdp: 0.0,
             },
+            checkpoint_to: String::from(""),
+            checkpoint_at_insts: 0,
+            restore_from: String::from(""),
         }
     }
 }

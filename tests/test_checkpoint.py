@@ -1,0 +1,242 @@
+"""Checkpoints of the KVS after its bulk load (System.checkpoint_to) and restores from them (System.restore_from):
+a restored run gives bit-identical statistics to one that loads from scratch; a restore may change timing and
+the client's measured phase, and refuses anything else naming the parameter; damaged, foreign or missing
+checkpoints are refused with a clear error. (The disk-full case and the private mapping are tested in
+models/engine/src/checkpoint.rs.)"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from configs import kvs_functional
+from models.errors import ConfigError
+from models.params import ParamError
+from models.sim import simulate
+
+from conftest import WORKLOADS
+
+ITEMS = 4096
+
+
+@pytest.fixture(scope="module")
+def kvs_server(engine):
+    proc = subprocess.run(["make", "-s", "-C", str(WORKLOADS), "kvs"], capture_output=True, text=True)
+    if proc.returncode != 0 or not kvs_functional.KVS_SERVER.is_file():
+        pytest.fail(f"building the KVS server failed:\n{proc.stdout}\n{proc.stderr}", pytrace=False)
+    return kvs_functional.KVS_SERVER
+
+
+def system(harts=2, server_args=("log_mib=8", "buckets=4096"), **client):
+    client.setdefault("items", ITEMS)
+    client.setdefault("requests", 2000)
+    client.setdefault("warmup_requests", 0)  # (restored runs) the warm-up has its own test
+    return kvs_functional.system(harts=harts, server_args=server_args, **client)
+
+
+@pytest.fixture(scope="module")
+def checkpointed(kvs_server, tmp_path_factory):
+    """A run that loads from scratch and checkpoints, its checkpoint, and its statistics."""
+    ckpt = tmp_path_factory.mktemp("ckpt") / "loaded"
+    s = system()
+    s.checkpoint_to = str(ckpt)
+    return ckpt, simulate(s)
+
+
+def restored(ckpt, **changes):
+    s = system(**{k: v for k, v in changes.items() if "." not in k})
+    for name, value in changes.items():
+        if "." in name:
+            obj, attr = name.split(".")
+            setattr(getattr(s, obj), attr, value)
+    s.restore_from = str(ckpt)
+    return simulate(s)
+
+
+def test_a_restored_run_is_bit_identical_to_one_that_loads(checkpointed):
+    ckpt, writer = checkpointed
+    scratch = simulate(system())
+    stats = dict(writer.stats)
+    size = stats.pop("system.checkpoint.bytes")
+    assert stats == scratch.stats  # taking a checkpoint changes nothing
+    on_disk = sum(f.stat().st_size for f in ckpt.iterdir())
+    assert size == on_disk and on_disk > 0
+    inserted = []
+    back = simulate_restored_with_progress(ckpt, inserted)
+    assert back.stats == scratch.stats and back.stdout == scratch.stdout
+    manifest = json.loads((ckpt / "manifest.json").read_text())
+    # The restored run starts where the checkpoint was taken: it never re-runs the bulk load.
+    assert manifest["insts"] > 0 and inserted and min(inserted) >= manifest["insts"]
+    assert scratch.stats["client.hits"] > 0
+
+
+def simulate_restored_with_progress(ckpt, seen):
+    s = system()
+    s.restore_from = str(ckpt)
+    return simulate(s, progress=lambda insts, ticks, phase: seen.append(insts), progress_every=1000)
+
+
+def test_detailed_timing_from_a_checkpoint_is_bit_identical(kvs_server, checkpointed):
+    ckpt, _ = checkpointed
+    def detailed(restore):
+        s = system(requests=300)
+        s.mode, s.detailed_start = "detailed", "roi"
+        s.restore_from = str(ckpt) if restore else ""
+        return simulate(s)
+    back, scratch = detailed(True), detailed(False)
+    assert back.stats == scratch.stats and back.stats["system.timing.start_ticks"] > 0
+
+
+def test_the_measured_phase_and_timing_may_change(checkpointed):
+    ckpt, writer = checkpointed
+    r = restored(ckpt, requests=1000, get_ratio=0.5, popularity="zipf")
+    assert r.stats["client.requests"] == 1000 and r.stats["client.puts"] > 300
+    assert r.stats["client.hits"] == r.stats["client.gets"]  # every loaded item is found, checked exactly
+    llc_mpki = []
+    for llc_size in ("32KiB", "8MiB"):
+        s = system(requests=300)
+        s.mode, s.detailed_start, s.restore_from = "detailed", "roi", str(ckpt)
+        s.caches.llc.size = llc_size
+        llc_mpki.append(simulate(s).stats)
+    assert llc_mpki[0]["client.requests"] == llc_mpki[1]["client.requests"] == 300
+    assert llc_mpki[0] != llc_mpki[1]  # the timing change is taken
+
+
+@pytest.mark.parametrize("change, name", [
+    (dict(harts=4), "System.harts"),
+    (dict(items=ITEMS // 2), "System.client.items"),
+    (dict(dataset="small"), "System.client.dataset"),
+    (dict(server_args=("log_mib=8", "buckets=8192")), "System.workload.argv"),
+    (dict(seed=9), "System.client.seed"),
+])
+def test_changes_that_would_make_the_state_wrong_are_refused(checkpointed, change, name):
+    ckpt, _ = checkpointed
+    with pytest.raises(ConfigError, match=f"{name} is .* in the checkpoint"):
+        restored(ckpt, **change)
+
+
+def damaged(ckpt, tmp_path, damage):
+    copy = tmp_path / "copy"
+    shutil.copytree(ckpt, copy)
+    damage(copy)
+    return copy
+
+
+def flip(path, offset):
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x40
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: flip(d / "pages.bin", 5000), "pages.bin is corrupt: block 0 fails its checksum"),
+    (lambda d: flip(d / "state.json", 40), "state.json is corrupt"),
+    (lambda d: flip(d / "client_versions.bin", 7), "client_versions.bin is corrupt"),
+    (lambda d: (d / "pages.bin").write_bytes((d / "pages.bin").read_bytes()[:-4096]), "truncated"),
+    (lambda d: (d / "manifest.json").write_text(
+        (d / "manifest.json").read_text().replace('"format_version": 1', '"format_version": 99')),
+     "format version 99, this engine reads version 1"),
+    (lambda d: (d / "manifest.json").unlink(), "not a checkpoint"),
+])
+def test_damaged_checkpoints_are_refused(checkpointed, tmp_path, damage, message):
+    ckpt, _ = checkpointed
+    with pytest.raises(ConfigError, match=message):
+        restored(damaged(ckpt, tmp_path, damage))
+
+
+def test_another_binary_is_refused(kvs_server, tmp_path):
+    binary = tmp_path / "kvs_server"
+    shutil.copy(kvs_server, binary)
+    s = system()
+    s.workload.binary, s.checkpoint_to = str(binary), str(tmp_path / "ck")
+    simulate(s)
+    binary.write_bytes(binary.read_bytes() + b"\0rebuilt")  # same path, other contents
+    s.checkpoint_to, s.restore_from = "", str(tmp_path / "ck")
+    with pytest.raises(ConfigError, match="another binary"):
+        simulate(s)
+
+
+def test_missing_or_foreign_paths_are_refused(checkpointed, tmp_path):
+    ckpt, _ = checkpointed
+    with pytest.raises(ConfigError, match="restore_from = .*nowhere: no such directory"):
+        restored(tmp_path / "nowhere")
+    with pytest.raises(ConfigError, match="not a checkpoint"):
+        restored(tmp_path)
+    s = system()
+    s.checkpoint_to = str(ckpt)
+    with pytest.raises(ConfigError, match="already exists"):
+        simulate(s)
+    s.restore_from = str(ckpt)
+    with pytest.raises(ParamError, match="System.checkpoint_to"):
+        simulate(s)
+
+
+def test_warmup_after_a_restore_warms_the_caches_and_is_not_counted(checkpointed):
+    ckpt, _ = checkpointed
+    runs = {}
+    for warmup in (0, 3000):
+        s = system(requests=300, warmup_requests=warmup)
+        s.mode, s.detailed_start, s.warm_caches, s.restore_from = "detailed", "roi", True, str(ckpt)
+        runs[warmup] = simulate(s).stats
+    cold, warm = runs[0], runs[3000]
+    assert cold["client.requests"] == warm["client.requests"] == 300
+    assert warm["system.socket0.llc.mpki"] < 0.5 * cold["system.socket0.llc.mpki"]
+    assert warm["client.throughput_mrps"] > cold["client.throughput_mrps"]
+    # A run that loads does not warm up: its caches were warmed during the load.
+    s = system(requests=300, warmup_requests=3000)
+    assert simulate(s).stats == simulate(system(requests=300)).stats
+
+
+GUEST = r"""
+#include "kvsim.h"
+#include "kvsim_libc.h"
+
+/* Fills a table, checkpoints, then keeps working on it: a restored run must print the same. Hart 1 works
+   alongside so the checkpoint catches a second hart mid-run. */
+static unsigned long table[1 << 16];
+
+int main(void) {
+    long h = kvsim_hart_id();
+    unsigned long x = 88172645463325252ul + (unsigned long)h, sum = 0;
+    for (int i = h; i < (1 << 16); i += 2) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        table[i] = x;
+    }
+    if (h == 0)
+        (void)kvsim_call2(0x4b56000eL, 0, 0); /* CHECKPOINT */
+    for (int round = 0; round < 4; round++)
+        for (int i = h; i < (1 << 16); i += 2)
+            sum += table[i] = table[i] * 2862933555777941757ul + (unsigned long)round;
+    printf("hart %ld sum %lx\n", h, sum);
+    hart_exit(0);
+    return 0;
+}
+"""
+
+
+def test_the_guest_checkpoint_call(engine, tmp_path):
+    from conftest import cross_compile
+    from models.system import System, Workload
+    src = tmp_path / "ckpt_guest.c"
+    src.write_text(GUEST)
+    binary = cross_compile([src], tmp_path / "ckpt_guest", runtime=True)
+    def guest(**kw):
+        return System(harts=2, quantum=100, workload=Workload(binary=str(binary)), **kw)
+    scratch = simulate(guest())
+    writer = simulate(guest(checkpoint_to=str(tmp_path / "ck")))
+    assert writer.stats.pop("system.checkpoint.bytes") > (1 << 19)  # the 512 KiB table is in it
+    back = simulate(guest(restore_from=str(tmp_path / "ck")))
+    assert b"hart 0 sum" in scratch.stdout and b"hart 1 sum" in scratch.stdout
+    assert back.stdout == writer.stdout == scratch.stdout
+    assert back.stats == writer.stats == scratch.stats
+    manifest = json.loads((tmp_path / "ck" / "manifest.json").read_text())
+    assert 0 < manifest["insts"] < scratch.stats["system.insts"]
+    # After N instructions (here before the guest's call).
+    simulate(guest(checkpoint_to=str(tmp_path / "at"), checkpoint_at_insts=20_000))
+    manifest = json.loads((tmp_path / "at" / "manifest.json").read_text())
+    assert 20_000 <= manifest["insts"] < 20_000 + 2 * 100  # the end of the turn that reached it (quantum 100)
+    back = simulate(guest(restore_from=str(tmp_path / "at")))
+    assert back.stdout == scratch.stdout and back.stats == scratch.stats
