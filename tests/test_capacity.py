@@ -104,6 +104,9 @@ def test_real_capacity_of_an_in_order_and_a_4_issue_core(kvs_server, rob, width)
     def make(rate):
         s = brps_target_socket.system(cores=1, requests=600, items=4096, offered_mpps=rate)
         s.caches.llc.size = 768 * 1024
+        # one core cannot form the target's clusters of 2: a cluster of one on a one-router mesh
+        s.cores_per_cluster = 1
+        s.noc = brps_target_socket.share_noc()
         s.core.rob_entries, s.core.issue_width = rob, width
         s.core.fetch_width = s.core.commit_width = width
         return s

@@ -29,11 +29,22 @@ def test_every_study_resolves_at_both_scales(name):
 def test_reduced_scale_keeps_per_core_resources_in_proportion():
     full, reduced = common.target(60), common.target(4)
     assert full.to_dict() == brps_target_socket.system(requests=60 * common.REQUESTS_PER_CORE).to_dict()
-    for s in (full, reduced):
+    for s in (full, reduced, common.target(40)):
         assert s.caches.llc.size == 768 * 1024 * s.harts
-        assert s.nic.ports * s.nic.port_gbps == pytest.approx(5.0 * s.harts)
-        assert s.caches.llc_slices == s.harts // 2
-    assert reduced.memory.channels == 1 and common.target(32).memory.channels == 4
+        assert sum(n.ports * n.port_gbps for n in s.active_nics()) == pytest.approx(5.0 * s.harts)
+        assert len(s.active_nics()) == max(1, round(s.harts / 20))      # one 100 GbE NIC per 20 cores
+        assert s.cores_per_cluster == 2 and s.caches.llc_slices == s.harts // 2
+        s.validate()
+    # PCIe: 24 lanes over 60 cores, per NIC
+    assert [n.pcie_lanes for n in common.target(40).active_nics()] == [8, 8]
+    assert [n.pcie_lanes for n in reduced.active_nics()] == [2]
+    # memory: 6 channels over 60 cores, the nearest whole number and at least one
+    assert reduced.memory.channels == 1 and common.target(32).memory.channels == 3
+    # one core: a cluster of one on a mesh of one router
+    single = common.target(1)
+    single.validate()
+    assert single.cores_per_cluster == 1 and single.caches.llc_slices == 1
+    assert single.noc.dimensions(1) == (1, 1)
 
 
 def test_the_batching_delay_model_matches_a_monte_carlo_client():
@@ -79,3 +90,16 @@ def test_each_study_draws_its_plot_csv_and_report(tmp_path, name):
         assert (csv[(csv.rob == 1) & (csv.issue_width == 1)].normalized == 1).all()
         tiny = csv[csv.dataset == "tiny"].set_index(["issue_width", "rob"]).normalized
         assert tiny[(1, 64)] > tiny[(1, 1)] and tiny[(3, 64)] > tiny[(1, 64)]
+
+
+def test_the_figures_count_every_nic():
+    """A full socket has 3 NICs: the network and batch figures sum and average over all of them, not NIC 0's."""
+    row = {"cfg.harts": 60, "cfg.core.clock": 2.5e9,
+           "stat.system.nic0.port0.rx_wire_gbps": 10.0, "stat.system.nic1.port0.rx_wire_gbps": 20.0,
+           "stat.system.nic0.rx_writebacks": 99.0,
+           "stat.system.nic0.queue0.rx_batches": 100.0, "stat.system.nic2.queue5.rx_batches": 300.0,
+           "stat.system.nic0.queue0.rx_batch_mean": 2.0, "stat.system.nic2.queue5.rx_batch_mean": 4.0,
+           "stat.system.socket0.core0.cycles": 1e6}
+    f = common.figures_of(row)
+    assert f["net_rx_gbps"] == 30.0 and f["rx_batch"] == 3.0
+    assert f["ns_per_rx_batch"] == pytest.approx(1e6 / 2.5 / 400)

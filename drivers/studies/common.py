@@ -3,20 +3,25 @@ from a point, and the report writer.
 
 Reduced scale keeps per-core resources in proportion to the 60-core socket (platforms.md §2):
 - LLC: 768 KB per core, one slice per 2 cores (as the paper's clusters);
-- network: 300 Gb/s / 60 = 5 Gb/s per core, as one port of 5 x cores Gb/s; PCIe lanes 24 / 60 per core (at least 1);
-- memory: the full socket's 8 DDR4-2400 channels (configs/brps_target_socket.py) are 2.56 GB/s per core. The DRAM
-  model takes whole power-of-two channel counts, so a reduced socket gets the nearest power of two of
-  8 x cores / 60, at least one channel: 4 cores get 1 channel (19.2 GB/s, 1.9x their share), 8 cores 1 channel
-  (0.94x). This is the one resource that is not exactly in proportion; the reports say so.
+- clusters: 2 cores each, as the paper's; an odd core count (one core) cannot form them and takes clusters of one.
+  The clusters sit on the smallest near-square mesh with the target's router, link and crossbar timing
+  (`brps_target_socket.share_noc`);
+- network: 3 NICs of one 100 GbE port over 60 cores, so one NIC per 20 cores (at least one), carrying
+  300 Gb/s / 60 = 5 Gb/s per core between them; PCIe lanes 24 / 60 per core (at least 1 per NIC);
+- memory: the full socket's 6 DDR4-2400 channels (configs/brps_target_socket.py) are 1.92 GB/s per core; a reduced
+  socket gets the nearest whole number of 6 x cores / 60 channels, at least one: 4 cores get 1 channel
+  (19.2 GB/s, 2.5x their share), 8 cores 1 channel (1.25x). This is the one resource that is not exactly in
+  proportion; the reports say so.
 """
 
 from __future__ import annotations
 
-import math
 import pathlib
+import re
 from typing import Any
 
 from configs import brps_target_socket
+from models.nic import Nic
 from models.system import System
 
 FULL_CORES = brps_target_socket.CORES
@@ -24,7 +29,8 @@ REDUCED_CORES = 4                  # `make figures` default: the reduced socket
 LLC_PER_CORE = 768 * 1024          # paper
 GBPS_PER_CORE = 300.0 / FULL_CORES  # 3 x 100 GbE over 60 cores
 LANES_PER_CORE = 24 / FULL_CORES   # three PCIe 4.0 x8 links over 60 cores
-CHANNELS_PER_CORE = 8 / FULL_CORES  # the config's 8 channels (see configs/brps_target_socket.py) over 60 cores
+NICS_PER_CORE = brps_target_socket.NICS / FULL_CORES
+CHANNELS_PER_CORE = brps_target_socket.memory().channels / FULL_CORES
 REQUESTS_PER_CORE = 500            # measured requests per core per run: enough for a stable answered rate here
 CAPACITY_RESOLUTION = 0.02         # the studies' capacity search resolution (relative); the search's default is 1%
 
@@ -38,12 +44,13 @@ def target(cores: int = REDUCED_CORES, items: int = 1 << 16, requests_per_core: 
     than what those instructions touch, so its contents at the ROI are the same)."""
     system = brps_target_socket.system(cores=cores, items=items, requests=requests_per_core * cores, **client)
     if cores != FULL_CORES:
-        system.caches.llc.size = LLC_PER_CORE * cores
-        system.caches.llc_slices = max(1, cores // 2)
-        system.nic.ports = 1
-        system.nic.port_gbps = GBPS_PER_CORE * cores
-        system.nic.pcie_lanes = max(1, round(LANES_PER_CORE * cores))
-        system.memory.channels = 2 ** max(0, round(math.log2(max(1.0, CHANNELS_PER_CORE * cores))))
+        system.caches = brps_target_socket.caches(cores)          # 768 KB of LLC per core, a slice per cluster
+        system.cores_per_cluster = brps_target_socket.cluster_size(cores)
+        system.noc = brps_target_socket.share_noc()
+        nics = max(1, round(NICS_PER_CORE * cores))
+        system.nics = [_reduced_nic(GBPS_PER_CORE * cores / nics, max(1, round(LANES_PER_CORE * cores / nics)))
+                       for _ in range(nics)]
+        system.memory.channels = max(1, round(CHANNELS_PER_CORE * cores))
     if buckets:
         system.workload.argv = [a for a in system.workload.argv if not a.startswith("buckets=")] + \
             [f"buckets={buckets}"]
@@ -53,27 +60,47 @@ def target(cores: int = REDUCED_CORES, items: int = 1 << 16, requests_per_core: 
     return system
 
 
+def _reduced_nic(port_gbps: float, pcie_lanes: int) -> Nic:
+    """One of the target's NICs (one port) with a reduced socket's share of the network and PCIe lanes."""
+    nic = brps_target_socket.nic()
+    nic.port_gbps = port_gbps
+    nic.pcie_lanes = pcie_lanes
+    return nic
+
+
 def scale_text(cores: int) -> str:
     s = target(cores)
+    nics = s.active_nics()
     return (f"{cores} cores, LLC {s.caches.llc.size // 1024} KB in {s.caches.llc_slices} slices, "
-            f"{s.nic.ports} x {s.nic.port_gbps:g} Gb/s, PCIe 4.0 x{s.nic.pcie_lanes}, "
+            f"{len(nics)} NIC(s) of {nics[0].ports} x {nics[0].port_gbps:g} Gb/s, PCIe 4.0 x{nics[0].pcie_lanes}, "
             f"{s.memory.channels} DDR4-2400 channel(s)")
 
 
-def mean_of(row: Any, prefix: str, suffix: str) -> float:
-    values = [v for k, v in row.items() if k.startswith(prefix) and k.endswith(suffix) and v == v]
+# Every NIC's queues and ports (system.nic{k}.queue{q}.*, system.nic{k}.port{p}.*): a socket has several NICs.
+NIC_QUEUE = re.compile(r"system\.nic\d+\.queue\d+\.")
+NIC_PORT = re.compile(r"system\.nic\d+\.port\d+\.")
+
+
+def _matches(key: str, prefix: str | re.Pattern[str], suffix: str) -> bool:
+    starts = prefix.match(key) is not None if isinstance(prefix, re.Pattern) else key.startswith(prefix)
+    return starts and key.endswith(suffix)
+
+
+def mean_of(row: Any, prefix: str | re.Pattern[str], suffix: str) -> float:
+    """The mean of the (non-NaN) values whose keys start with `prefix` (a string or a pattern) and end in `suffix`."""
+    values = [v for k, v in row.items() if _matches(k, prefix, suffix) and v == v]
     return sum(values) / len(values) if values else float("nan")
 
 
-def sum_of(row: Any, prefix: str, suffix: str) -> float:
-    return sum(v for k, v in row.items() if k.startswith(prefix) and k.endswith(suffix) and v == v)
+def sum_of(row: Any, prefix: str | re.Pattern[str], suffix: str) -> float:
+    return sum(v for k, v in row.items() if _matches(k, prefix, suffix) and v == v)
 
 
 def figures_of(row: Any) -> dict[str, float]:
     """The figures the studies plot, from one table row (stat.* columns) at the point's capacity."""
     r = {k[5:]: v for k, v in row.items() if isinstance(k, str) and k.startswith("stat.")}
     cores = int(row.get("cfg.harts", 1))
-    batches = sum_of(r, "system.nic0.queue", ".rx_batches")
+    batches = sum_of(r, NIC_QUEUE, ".rx_batches")
     cycles = sum_of(r, "system.socket0.core", ".cycles")
     clock_ghz = row.get("cfg.core.clock", 2.5e9) / 1e9
     return {
@@ -81,19 +108,19 @@ def figures_of(row: Any) -> dict[str, float]:
         "capacity_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
         "p95_us": r.get("client.latency.p95", float("nan")) / 1e3,
         "p50_us": r.get("client.latency.p50", float("nan")) / 1e3,
-        "net_rx_gbps": sum_of(r, "system.nic0.port", ".rx_wire_gbps"),
-        "net_tx_gbps": sum_of(r, "system.nic0.port", ".tx_wire_gbps"),
+        "net_rx_gbps": sum_of(r, NIC_PORT, ".rx_wire_gbps"),
+        "net_tx_gbps": sum_of(r, NIC_PORT, ".tx_wire_gbps"),
         "l1d_mpki": mean_of(r, "system.socket0.core", ".l1d.mpki"),
         "llc_mpki": r.get("system.socket0.llc.mpki", float("nan")),
         "mem_read_gbs": r.get("system.socket0.mem.read_bw", float("nan")) / 1e9,
         "mem_write_gbs": r.get("system.socket0.mem.write_bw", float("nan")) / 1e9,
         "ipc": mean_of(r, "system.socket0.core", ".ipc"),
-        "rx_batch": mean_of(r, "system.nic0.queue", ".rx_batch_mean"),
+        "rx_batch": mean_of(r, NIC_QUEUE, ".rx_batch_mean"),
         # Core time per RX batch: every core's cycles in the measured phase over the batches it took (at capacity
         # the cores are never idle, so this is the time to process one batch).
         "ns_per_rx_batch": cycles / clock_ghz / batches if batches else float("nan"),
         # The same per packet of those batches (batches grow with load, so time per batch alone can mislead).
-        "ns_per_rx_packet": cycles / clock_ghz / batches / mean_of(r, "system.nic0.queue", ".rx_batch_mean")
+        "ns_per_rx_packet": cycles / clock_ghz / batches / mean_of(r, NIC_QUEUE, ".rx_batch_mean")
         if batches else float("nan"),
         "cores": cores,
     }

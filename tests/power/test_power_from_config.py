@@ -75,11 +75,14 @@ def test_missing_sections_are_named():
 
 def test_future_shapes_sockets_and_nics_lists():
     cfg = _config(brps_target_socket, cores=2)
-    nic = cfg["nic"]
+    # the target lists its NICs in `nics` (its `nic` is the unused, disabled one-NIC shorthand)
+    assert not cfg["nic"]["enabled"] and len(cfg["nics"]) == 2
+    nic = cfg["nics"][0]
     cfg2 = copy.deepcopy(cfg)
     cfg2["nics"] = [dict(nic, ports=1, pcie_lanes=8), dict(nic, ports=1, pcie_lanes=8),
-                    dict(nic, ports=1, pcie_lanes=8)]
+                    dict(nic, ports=1, pcie_lanes=8), dict(nic, enabled=False, ports=4, pcie_lanes=16)]
     p = platform_from_config(cfg2)
+    # a disabled entry is not priced
     assert p.nic.count == 3 and p.nic.ports == 1 and p.pcie.count == 3 and p.pcie.lanes == 8
     two = copy.deepcopy(cfg)
     two["sockets"] = [{"harts": 2}, {"harts": 4}]
