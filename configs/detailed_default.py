@@ -4,7 +4,8 @@ and one DDR4-2400 channel."""
 
 from models import System, Workload
 
-from . import WORKLOAD_BUILD, brps_target_socket as target
+from . import WORKLOAD_BUILD
+from . import brps_target_socket as target
 
 
 def system(rounds: int = 3, harts: int = 1) -> System:

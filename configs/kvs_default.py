@@ -2,7 +2,8 @@
 serving the STANDARD workload (Tiny items, Uniform, 95% GET, EREW) from the ghost client; the bulk load is
 fast-forwarded with cache warming and the measured requests are timed (their ROI)."""
 
-from . import brps_target_socket as target, kvs_functional
+from . import brps_target_socket as target
+from . import kvs_functional
 
 
 def system(harts: int = 4, requests: int = 50000, **client):

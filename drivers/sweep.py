@@ -300,7 +300,7 @@ class Sweep:
     def resolve(self) -> list["Point"]:
         """Every point, resolved and validated (ParamError naming the parameter before anything runs). Points whose
         keys coincide are one point."""
-        for tied, followers in self.ties.items():
+        for tied in self.ties:
             if tied not in self.space.paths():
                 raise ParamError(f"sweep {self.name!r}: tie on {tied!r}, which the sweep does not vary")
         measure = {"evaluator": self.evaluator, "options": self.options}
@@ -501,8 +501,14 @@ class _Progress:
     """The bar over points (with ETA) and a line for the running point's own progress."""
 
     def __init__(self, store: str, name: str, done: int, total: int, enabled: bool):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-            TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.progress_dir = pathlib.Path(store) / "progress"
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import pathlib
 import time
 import warnings

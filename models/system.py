@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from .client import Client, server_mode
-from .nic import Nic
-from .technology import Technology
-from .params import Param, ParamError, SimObject
 from .cache import CacheHierarchy
+from .client import Client, server_mode
 from .core import Core
 from .dram import MemoryController
+from .nic import Nic
 from .noc import Noc
+from .params import Param, ParamError, SimObject
 from .socket import Socket
+from .technology import Technology
 
 
 class Workload(SimObject):

@@ -1,8 +1,18 @@
 """kvsim's power, area and DVFS model (McPAT class); see power/README.md."""
 
 from .activity import Activity, CacheActivity, CoreActivity, DramActivity, NicActivity, NocActivity, from_stats
-from .config import (CacheConfig, CoreConfig, DirectoryConfig, DramConfig, DramDevice, MemCtrlConfig, NicConfig,
-                     NocConfig, PcieConfig, Platform)
+from .config import (
+    CacheConfig,
+    CoreConfig,
+    DirectoryConfig,
+    DramConfig,
+    DramDevice,
+    MemCtrlConfig,
+    NicConfig,
+    NocConfig,
+    PcieConfig,
+    Platform,
+)
 from .model import Model, build
 from .tech import technology
 

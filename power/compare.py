@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import build, mcpat_reference as ref
+from . import build
+from . import mcpat_reference as ref
 from .mcpat_xml import read
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

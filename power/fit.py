@@ -33,7 +33,6 @@ the full model at those laws, and compares them with McPAT.
 from __future__ import annotations
 
 import json
-
 from contextlib import contextmanager
 from pathlib import Path
 

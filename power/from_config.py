@@ -16,8 +16,17 @@ from __future__ import annotations
 
 import math
 
-from .config import (CacheConfig, CoreConfig, DramConfig, DramDevice, MemCtrlConfig, NicConfig, NocConfig,
-                     PcieConfig, Platform)
+from .config import (
+    CacheConfig,
+    CoreConfig,
+    DramConfig,
+    DramDevice,
+    MemCtrlConfig,
+    NicConfig,
+    NocConfig,
+    PcieConfig,
+    Platform,
+)
 
 
 class ConfigError(ValueError):

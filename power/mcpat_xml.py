@@ -17,10 +17,20 @@ import xml.etree.ElementTree as ET
 from dataclasses import fields
 from pathlib import Path
 
-from .mcpat_rules import legalize
 from .activity import Activity, CacheActivity, CoreActivity, DramActivity, NocActivity
-from .config import (CacheConfig, CoreConfig, DirectoryConfig, DramConfig, DramDevice, MemCtrlConfig, NicConfig,
-                     NocConfig, PcieConfig, Platform)
+from .config import (
+    CacheConfig,
+    CoreConfig,
+    DirectoryConfig,
+    DramConfig,
+    DramDevice,
+    MemCtrlConfig,
+    NicConfig,
+    NocConfig,
+    PcieConfig,
+    Platform,
+)
+from .mcpat_rules import legalize
 
 DEVICE_CODES = {0: "hp", 1: "lstp", 2: "lop"}
 DEVICE_NAMES = {v: k for k, v in DEVICE_CODES.items()}

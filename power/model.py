@@ -434,7 +434,6 @@ class _Builder:
         if self.act is not None:
             d = self.act.dram
             nacc = d.reads + d.writes
-            secs = self.act.seconds
             rc = [nacc * m.block_B * per_byte]
         self.add("mc", "mc", "mc", blk, peak_c_mc, count=m.count, domain="fixed", clock_MHz=mc_clk,
                  runtime_c=rc, clock_c=te.c_read * 0.3, component="mc")
@@ -496,7 +495,6 @@ class _Builder:
             rc, rt_J = None, 0.0
             if self.act is not None:
                 a = self.act.nic
-                secs = self.act.seconds
                 byts = a.rx_bytes + a.tx_bytes
                 rc = [byts / 64 * (bufs.c_read + bufs.c_write + mac.c_read)
                       + (a.rx_packets + a.tx_packets) * dma.c_read]
@@ -519,7 +517,6 @@ class _Builder:
             rc, rt_J = None, 0.0
             if self.act is not None:
                 a = self.act.nic
-                secs = self.act.seconds
                 rc = [a.pcie_tlps * ctl.c_read * 4 + a.pcie_bytes / 32 * ctl.c_write * 0.2]
                 rt_J = a.pcie_bytes * 8 * 6e-12
             self.add("pcie", "io", "io", blk, c.duty_cycle * ctl.c_read, count=c.count, domain="fixed",

@@ -17,6 +17,7 @@ def kvs_server(engine):
     import subprocess
 
     from configs import brps_target_socket
+
     from conftest import WORKLOADS
 
     proc = subprocess.run(["make", "-s", "-C", str(WORKLOADS), "kvs"], capture_output=True, text=True)

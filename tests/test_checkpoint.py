@@ -218,8 +218,9 @@ int main(void) {
 
 
 def test_the_guest_checkpoint_call(engine, tmp_path):
-    from conftest import cross_compile
     from models.system import System, Workload
+
+    from conftest import cross_compile
     src = tmp_path / "ckpt_guest.c"
     src.write_text(GUEST)
     binary = cross_compile([src], tmp_path / "ckpt_guest", runtime=True)

@@ -12,8 +12,16 @@ import pytest
 from models.cache import Cache
 from models.sim import simulate
 
-from conftest import (BUILD, CONTROL_BYTES, DATA_BYTES, TEST_PROGRAMS, as_guest_run, make_system, noc_message_cycles,
-                      run_qemu)
+from conftest import (
+    BUILD,
+    CONTROL_BYTES,
+    DATA_BYTES,
+    TEST_PROGRAMS,
+    as_guest_run,
+    make_system,
+    noc_message_cycles,
+    run_qemu,
+)
 
 MICRO = BUILD / "micro"
 S = "system.socket0."

@@ -6,9 +6,10 @@ import subprocess
 import pytest
 
 import configs
-from conftest import WORKLOADS
 from models.params import ParamError
 from models.sim import simulate
+
+from conftest import WORKLOADS
 
 
 @pytest.mark.parametrize("name", ["mercury", "iridium", "keyvault"])

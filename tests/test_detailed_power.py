@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 
 import power
-from power.from_config import platform_from_config
 from models.sim import simulate
+from power.from_config import platform_from_config
 
 from conftest import BUILD, make_system
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import BENCH_PROGRAMS, TEST_PROGRAMS, make_system
 from models.sim import simulate
+
+from conftest import BENCH_PROGRAMS, TEST_PROGRAMS, make_system
 
 CASES = {
     "multihart-4": (TEST_PROGRAMS / "multihart", ["13"], {"harts": 4, "quantum": 37}),

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import cross_compile
 from models.errors import MemoryFault
 from models.nic import Nic
 from models.params import ParamError
 from models.sim import simulate
 from models.system import System, Workload
+
+from conftest import cross_compile
 
 NIC_WINDOW = 0x40_0000
 DEVICE_BASE = 0x30_0000_0000

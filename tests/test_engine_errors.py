@@ -11,9 +11,9 @@ import subprocess
 
 import pytest
 
+from models.errors import ElfError, IllegalInstruction, MemoryFault, MemoryLimitExceeded, SimError, UnsupportedSyscall
+
 from conftest import FAULT_PROGRAMS, TEST_PROGRAMS, run_engine
-from models.errors import (ElfError, IllegalInstruction, MemoryFault, MemoryLimitExceeded, SimError,
-                           UnsupportedSyscall)
 
 
 def symbol(binary: pathlib.Path, name: str) -> int:

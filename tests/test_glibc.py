@@ -7,9 +7,9 @@ The expected output is never stored: qemu produces it at test time."""
 from __future__ import annotations
 
 import pytest
+from test_qemu_diff import assert_same
 
 from conftest import BUILD, as_guest_run, run_engine, run_qemu
-from test_qemu_diff import assert_same
 
 GLIBC = BUILD / "glibc"
 INSN_CAP = 400_000_000

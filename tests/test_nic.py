@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import cross_compile
 from models.errors import MemoryFault
 from models.nic import Nic
 from models.sim import simulate
 from models.system import System, Workload
+
+from conftest import cross_compile
 
 PROBE = r"""
 #include "kvsim.h"

@@ -107,7 +107,7 @@ def test_system_cross_parameter_checks():
 
 def test_every_parameter_has_a_doc():
     for cls in SimObject.registry.values():
-        for name, kind, _default, doc in cls.describe():
+        for name, _kind, _default, doc in cls.describe():
             assert doc.strip(), f"{cls.__name__}.{name} has no doc"
 
 

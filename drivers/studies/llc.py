@@ -9,7 +9,7 @@ import pathlib
 
 import pandas as pd
 
-from ..sweep import CAPACITY_EVALUATOR, Base, Grid, List, Sweep
+from ..sweep import CAPACITY_EVALUATOR, Base, Grid, Sweep
 from . import common
 
 PER_CORE_KB = [256, 512, 768, 1024, 2048]

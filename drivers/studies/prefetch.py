@@ -9,7 +9,7 @@ import pathlib
 
 import pandas as pd
 
-from ..sweep import CAPACITY_EVALUATOR, Base, Grid, List, Sweep
+from ..sweep import CAPACITY_EVALUATOR, Grid, List, Sweep
 from . import common, llc
 
 DATA_SETS = {"large data set": llc.REDUCED_ITEMS, "small data set": 1 << 16}

@@ -8,6 +8,7 @@ import pytest
 import power
 from configs import brps_target_socket, xeon_e5_2697v2_socket
 from power.from_config import ConfigError, platform_from_config, platforms_from_config
+
 from power_helpers import synthetic_stats
 
 

@@ -8,6 +8,7 @@ import power
 from power import platforms
 from power.blocks import array, cache_block
 from power.tech import technology
+
 from power_helpers import synthetic_stats
 
 

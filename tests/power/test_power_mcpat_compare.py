@@ -3,7 +3,8 @@ leakage land within 15% per processor (reads McPAT's own XML inputs from ../shar
 
 import pytest
 
-from power import compare, mcpat_reference as ref
+from power import compare
+from power import mcpat_reference as ref
 
 from power_helpers import require_shared
 

@@ -12,6 +12,7 @@ import pytest
 import power
 from power import fit, platforms
 from power.activity import Activity, CoreActivity
+
 from power_helpers import synthetic_stats
 
 # The tolerance reached in sample (sim-scripts/mcpat_compare.py; see power/README.md), per metric, on these fixed

@@ -9,6 +9,7 @@ import pytest
 
 import power
 from power import mcpat_rules, mcpat_xml, platforms
+
 from power_helpers import require_shared, synthetic_stats
 
 
