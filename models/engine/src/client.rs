@@ -883,7 +883,8 @@ impl Client {
             // A server that never enables its queues would otherwise run forever. Its start-up may be long (it
             // builds its tables), so it gets WAIT_READY_FACTOR times the response stall limit.
             self.wait_ready_steps += 1;
-            let limit = self.cfg.stall_rounds.saturating_mul(WAIT_READY_FACTOR).saturating_mul(self.cfg.cores.max(1) as u64);
+            let limit =
+                self.cfg.stall_rounds.saturating_mul(WAIT_READY_FACTOR).saturating_mul(self.cfg.cores.max(1) as u64);
             if self.wait_ready_steps >= limit {
                 let waiting: Vec<String> = self
                     .cfg
@@ -1076,8 +1077,16 @@ impl Client {
             ("client.load.packets".into(), s.load_packets as f64, "bulk-load frames"),
             ("client.load.insts".into(), s.load_insts as f64, "instructions (all harts) during the bulk load"),
         ];
-        out.push(("client.lost_packets".into(), s.lost_packets as f64, "measured frames the NIC dropped (detailed timing: RX FIFO overflow)"));
-        out.push(("client.lost_requests".into(), s.lost_requests as f64, "measured requests in frames the NIC dropped"));
+        out.push((
+            "client.lost_packets".into(),
+            s.lost_packets as f64,
+            "measured frames the NIC dropped (detailed timing: RX FIFO overflow)",
+        ));
+        out.push((
+            "client.lost_requests".into(),
+            s.lost_requests as f64,
+            "measured requests in frames the NIC dropped",
+        ));
         let sent = s.packets as f64;
         out.push((
             "client.loss".into(),
@@ -1091,9 +1100,17 @@ impl Client {
                 "open-loop offered load, all ports (M frames/s; 0 = closed loop)",
             ));
             let span = self.first_send.map_or(0, |f| self.last_recv.saturating_sub(f));
-            out.push(("client.measured_ns".into(), span as f64 * 1e-3, "time from the first measured send to the last response (ns)"));
+            out.push((
+                "client.measured_ns".into(),
+                span as f64 * 1e-3,
+                "time from the first measured send to the last response (ns)",
+            ));
             let mrps = if span > 0 { s.requests as f64 / (span as f64 * 1e-12) * 1e-6 } else { 0.0 };
-            out.push(("client.throughput_mrps".into(), mrps, "measured requests answered per second over that time (millions)"));
+            out.push((
+                "client.throughput_mrps".into(),
+                mrps,
+                "measured requests answered per second over that time (millions)",
+            ));
             let mut lat = self.latencies.clone();
             lat.sort_unstable();
             let mean = if lat.is_empty() { 0.0 } else { lat.iter().sum::<u64>() as f64 / lat.len() as f64 };
@@ -1104,8 +1121,16 @@ impl Client {
                 let i = ((p * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1;
                 lat[i] as f64
             };
-            out.push(("client.latency.samples".into(), lat.len() as f64, "round-trip latencies recorded (measured requests answered in detailed timing)"));
-            out.push(("client.latency.mean".into(), mean * 1e-3, "mean round-trip latency: client send to client receive (ns)"));
+            out.push((
+                "client.latency.samples".into(),
+                lat.len() as f64,
+                "round-trip latencies recorded (measured requests answered in detailed timing)",
+            ));
+            out.push((
+                "client.latency.mean".into(),
+                mean * 1e-3,
+                "mean round-trip latency: client send to client receive (ns)",
+            ));
             for (name, p, desc) in [
                 ("p50", 0.5, "median round-trip latency (ns)"),
                 ("p95", 0.95, "95th percentile round-trip latency (ns)"),
@@ -1310,7 +1335,8 @@ mod checker_tests {
         assert_eq!((c.stats.hits, c.stats.gets, c.stats.requests), (1, 1, 1));
 
         let (mut c, get) = with_get(1 << 20);
-        let err = c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 2, 8))]), 0).unwrap_err();
+        let err =
+            c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 2, 8))]), 0).unwrap_err();
         assert!(err.contains("wrong value"), "{err}");
 
         let (mut c, get) = with_get(1 << 20);
@@ -1319,11 +1345,13 @@ mod checker_tests {
         assert!(err.contains("echo mismatch"), "{err}");
 
         let (mut c, get) = with_get(1 << 20);
-        let err = c.check_response(0, &response(8, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))]), 0).unwrap_err();
+        let err =
+            c.check_response(0, &response(8, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))]), 0).unwrap_err();
         assert!(err.contains("never sent"), "{err}");
 
         let (mut c, get) = with_get(1 << 20);
-        let err = c.check_response(1, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))]), 0).unwrap_err();
+        let err =
+            c.check_response(1, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))]), 0).unwrap_err();
         assert!(err.contains("queue 1"), "{err}");
 
         let (mut c, get) = with_get(1 << 20);
@@ -1453,7 +1481,8 @@ mod checker_tests {
         c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 1, 8))]), 0).unwrap();
         let (mut c, get) = with_get(1 << 20);
         let _ = c.put_req(3);
-        let err = c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 3, 8))]), 0).unwrap_err();
+        let err =
+            c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 3, 8))]), 0).unwrap_err();
         assert!(err.contains("none of versions 1..=2"), "{err}");
     }
 }

@@ -138,8 +138,8 @@ fn run<'py>(
     progress: Option<Py<PyAny>>,
     progress_every: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let system = kvsim_params::system_from_json(config_json)
-        .map_err(|e| to_pyerr(py, &SimError::Config(e.to_string())))?;
+    let system =
+        kvsim_params::system_from_json(config_json).map_err(|e| to_pyerr(py, &SimError::Config(e.to_string())))?;
     let every = if progress.is_some() { progress_every.clamp(1, SIGNAL_CHECK_EVERY) } else { SIGNAL_CHECK_EVERY };
     let report_every = if progress.is_some() { progress_every.max(1) } else { u64::MAX };
     let mut next_report = report_every;

@@ -60,12 +60,22 @@ pub struct Response {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McdError {
     /// Fewer bytes than a header or a body needs.
-    Short { need: usize, have: usize },
+    Short {
+        need: usize,
+        have: usize,
+    },
     BadMagic(u8),
     /// The datagram is not the only one of its message (sequence `seq` of `count`).
-    MultiDatagram { seq: u16, count: u16 },
+    MultiDatagram {
+        seq: u16,
+        count: u16,
+    },
     /// Key plus extras longer than the body.
-    BadLengths { key: u16, extras: u8, body: u32 },
+    BadLengths {
+        key: u16,
+        extras: u8,
+        body: u32,
+    },
     KeyTooLong(usize),
 }
 
@@ -167,16 +177,22 @@ pub fn decode_datagram(p: &[u8]) -> Result<(u16, Vec<Response>), McdError> {
 /// and flags the key holds (None: absent). Returns what is wrong, if anything.
 pub fn check(req: &Request, resp: &Response, stored: Option<(&[u8], u32)>) -> Result<(), String> {
     if resp.opcode != req.op as u8 || resp.opaque != req.opaque {
-        return Err(format!("response opcode {:#04x} / opaque {} answers request {:?} / opaque {}", resp.opcode,
-                           resp.opaque, req.op, req.opaque));
+        return Err(format!(
+            "response opcode {:#04x} / opaque {} answers request {:?} / opaque {}",
+            resp.opcode, resp.opaque, req.op, req.opaque
+        ));
     }
     let want = match (req.op, stored) {
         (Opcode::Get | Opcode::Delete, None) => status::KEY_ENOENT,
         _ => status::OK,
     };
     if resp.status != want {
-        return Err(format!("{:?} of key {:?}: status {:#06x}, expected {want:#06x}", req.op,
-                           String::from_utf8_lossy(req.key), resp.status));
+        return Err(format!(
+            "{:?} of key {:?}: status {:#06x}, expected {want:#06x}",
+            req.op,
+            String::from_utf8_lossy(req.key),
+            resp.status
+        ));
     }
     if let (Opcode::Get, Some((value, flags))) = (req.op, stored) {
         if resp.value != value || resp.extras != flags.to_be_bytes() {
@@ -199,9 +215,9 @@ mod tests {
         let mut out = Vec::new();
         encode_datagram(0x1234, &[get(b"foo", 7)], &mut out).unwrap();
         let want: Vec<u8> = [
-            &[0x12, 0x34, 0, 0, 0, 1, 0, 0][..],                    // UDP frame header
+            &[0x12, 0x34, 0, 0, 0, 1, 0, 0][..],                     // UDP frame header
             &[0x80, 0x00, 0, 3, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 7], // magic, GET, klen 3, body 3, opaque 7
-            &[0; 8],                                                  // CAS
+            &[0; 8],                                                 // CAS
             b"foo",
         ]
         .concat();

@@ -2,10 +2,10 @@
 //! sends what its TX rings hold to the client, the client checks it and sends new frames to the port of each
 //! request's partition, and each NIC moves frames from its RX FIFOs into its RX rings.
 
+use crate::bus::{AgentPort, DeviceBus};
 use crate::client::{Client, ClientConfig, ClientEvent};
 use crate::error::SimError;
 use crate::mem::Memory;
-use crate::bus::{AgentPort, DeviceBus};
 use crate::nic::{DmaFault, Nic, NicRegs, QueueRegs};
 
 /// What the machine should do after a network step.
@@ -99,10 +99,21 @@ impl Net {
     ) -> Result<(Net, DeviceBus), SimError> {
         let cfg = |m: String| SimError::Config(m);
         if nics.is_empty() || nics.len() as u64 > crate::bus::MAX_NICS {
-            return Err(cfg(format!("System.nics: {} NICs; the device range holds 1..={}", nics.len(), crate::bus::MAX_NICS)));
+            return Err(cfg(format!(
+                "System.nics: {} NICs; the device range holds 1..={}",
+                nics.len(),
+                crate::bus::MAX_NICS
+            )));
         }
         let ports: Vec<usize> = nics.iter().map(|n| n.ports.max(1) as usize).collect();
-        let first_port: Vec<usize> = ports.iter().scan(0, |acc, &p| { let f = *acc; *acc += p; Some(f) }).collect();
+        let first_port: Vec<usize> = ports
+            .iter()
+            .scan(0, |acc, &p| {
+                let f = *acc;
+                *acc += p;
+                Some(f)
+            })
+            .collect();
         let total_ports: usize = ports.iter().sum();
         // (NIC, local port) of every global queue, in global order.
         let mut queue_nic_port: Vec<(usize, usize)> = Vec::new();
@@ -140,7 +151,8 @@ impl Net {
         let nq = queue_port.len();
         let hart_queue: Vec<Option<usize>> = (0..harts).map(|h| (h < nq).then_some(h)).collect();
         let steer: Vec<usize> = hart_queue.iter().flatten().copied().collect();
-        let base = u16::try_from(nics[0].steering_base_port).map_err(|_| cfg("Nic.steering_base_port > 65535".into()))?;
+        let base =
+            u16::try_from(nics[0].steering_base_port).map_err(|_| cfg("Nic.steering_base_port > 65535".into()))?;
         if nics.iter().any(|n| n.steering_base_port != nics[0].steering_base_port) {
             return Err(cfg("System.nics: every NIC needs the same steering_base_port (the client uses one)".into()));
         }
@@ -171,7 +183,8 @@ impl Net {
             }
             None => None,
         };
-        let net = Net { nics: models, client, hart_queue, queue_port, queue_at, port_at, nic_queues, measure_insts: None };
+        let net =
+            Net { nics: models, client, hart_queue, queue_port, queue_at, port_at, nic_queues, measure_insts: None };
         Ok((net, bus))
     }
 
@@ -346,7 +359,8 @@ mod tests {
         // sent to NIC 0's port, which NIC 0's table does not match (each NIC steers only its own queues).
         let n = 2000u64;
         {
-            let mut nics = Nics { nics: &mut net.nics, regs: &mut bus.nics, queue_at: &net.queue_at, port_at: &net.port_at };
+            let mut nics =
+                Nics { nics: &mut net.nics, regs: &mut bus.nics, queue_at: &net.queue_at, port_at: &net.port_at };
             for i in 0..n {
                 nics.wire_send(0, frame(0x4000, i as u8), 0);
                 nics.wire_send(1, frame(0x4001, i as u8), 0);

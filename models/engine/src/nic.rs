@@ -424,7 +424,8 @@ impl Nic {
             let x = &regs.queues[q];
             let idx = (x.rx_head + self.reserved(q)) & (x.rx_ring.1 - 1);
             let d = x.rx_ring.0 + idx * DESC_LEN;
-            let desc = mem.read_bytes(d, 16).map_err(|t| DmaFault { queue: q, what: "reading an RX descriptor", trap: t })?;
+            let desc =
+                mem.read_bytes(d, 16).map_err(|t| DmaFault { queue: q, what: "reading an RX descriptor", trap: t })?;
             let buf = u64::from_le_bytes(desc[0..8].try_into().unwrap());
             let buf_size = u16::from_le_bytes([desc[8], desc[9]]) as usize;
             if frame.len() > buf_size {

@@ -395,16 +395,44 @@ impl Nic {
             ));
         }
         let l = &tm.link;
-        out.push((format!("{name}.pcie.up_bytes"), l.up_bytes as f64, "bytes device -> host on the PCIe link (TLP overhead included)"));
-        out.push((format!("{name}.pcie.down_bytes"), l.down_bytes as f64, "bytes host -> device on the PCIe link (TLP overhead included)"));
+        out.push((
+            format!("{name}.pcie.up_bytes"),
+            l.up_bytes as f64,
+            "bytes device -> host on the PCIe link (TLP overhead included)",
+        ));
+        out.push((
+            format!("{name}.pcie.down_bytes"),
+            l.down_bytes as f64,
+            "bytes host -> device on the PCIe link (TLP overhead included)",
+        ));
         out.push((format!("{name}.pcie.tlps"), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
-        out.push((format!("{name}.pcie.up_busy_ps"), l.up_busy as f64, "time the device -> host direction was busy (ps)"));
-        out.push((format!("{name}.pcie.down_busy_ps"), l.down_busy as f64, "time the host -> device direction was busy (ps)"));
-        out.push((format!("{name}.rx_writebacks"), tm.rx_writebacks as f64, "PCIe writes carrying RX descriptor write-backs (coalesced per Nic.rx_wb_threshold / rx_wb_timer)"));
+        out.push((
+            format!("{name}.pcie.up_busy_ps"),
+            l.up_busy as f64,
+            "time the device -> host direction was busy (ps)",
+        ));
+        out.push((
+            format!("{name}.pcie.down_busy_ps"),
+            l.down_busy as f64,
+            "time the host -> device direction was busy (ps)",
+        ));
+        out.push((
+            format!("{name}.rx_writebacks"),
+            tm.rx_writebacks as f64,
+            "PCIe writes carrying RX descriptor write-backs (coalesced per Nic.rx_wb_threshold / rx_wb_timer)",
+        ));
         let per = if tm.rx_dmas > 0 { tm.rx_writebacks as f64 / tm.rx_dmas as f64 } else { 0.0 };
-        out.push((format!("{name}.rx_writebacks_per_frame"), per, "RX descriptor write-back PCIe writes per frame DMA-written"));
+        out.push((
+            format!("{name}.rx_writebacks_per_frame"),
+            per,
+            "RX descriptor write-back PCIe writes per frame DMA-written",
+        ));
         let mean = if tm.rx_dmas > 0 { tm.rx_dma_ps as f64 / tm.rx_dmas as f64 * 1e-3 } else { 0.0 };
-        out.push((format!("{name}.rx_dma_latency_ns"), mean, "mean time from arrival at the port to visibility in the RX ring (FIFO wait, PCIe), ns"));
+        out.push((
+            format!("{name}.rx_dma_latency_ns"),
+            mean,
+            "mean time from arrival at the port to visibility in the RX ring (FIFO wait, PCIe), ns",
+        ));
     }
 }
 

@@ -603,7 +603,11 @@ impl Machine {
         push("system.stats_dumps".into(), self.stats_dumps, "STATS_DUMP simulator calls");
         push("system.stats_resets".into(), self.stats_resets, "stats resets (STATS_RESET and the first ROI_BEGIN)");
         if let Some((_, bytes)) = &self.checkpoint_written {
-            push("system.checkpoint.bytes".into(), *bytes, "bytes of the checkpoint this run wrote (System.checkpoint_to)");
+            push(
+                "system.checkpoint.bytes".into(),
+                *bytes,
+                "bytes of the checkpoint this run wrote (System.checkpoint_to)",
+            );
         }
         if let (Some(net), Some(bus)) = (self.net.as_deref(), self.mem.devices.as_deref()) {
             let measured = net.measure_insts.map_or(0, |b| self.total_insts() - b);

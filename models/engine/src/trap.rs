@@ -32,13 +32,31 @@ impl Access {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Trap {
-    Misaligned { addr: u64, size: u8, access: Access },
-    Unmapped { addr: u64, access: Access },
+    Misaligned {
+        addr: u64,
+        size: u8,
+        access: Access,
+    },
+    Unmapped {
+        addr: u64,
+        access: Access,
+    },
     /// A mapped page whose permissions (ELF segment flags, mmap/mprotect) forbid the access.
-    Protection { addr: u64, access: Access },
+    Protection {
+        addr: u64,
+        access: Access,
+    },
     /// An access in the device range that no device register accepts (`why` says what is wrong).
-    Mmio { addr: u64, size: u8, access: Access, why: &'static str },
-    Limit { page: u64, limit: u64 },
+    Mmio {
+        addr: u64,
+        size: u8,
+        access: Access,
+        why: &'static str,
+    },
+    Limit {
+        page: u64,
+        limit: u64,
+    },
     Illegal(&'static str),
     Csr(u16),
     Ebreak,

@@ -93,7 +93,10 @@ fn software_prefetch_holds_an_mshr() {
 }
 
 fn one_set(assoc: u64, policy: &str) -> CacheArray {
-    let p = Cache { replacement: kvsim_params::CacheReplacement::from_name(policy).unwrap(), ..cache_params(64 * assoc, assoc, 4, 4) };
+    let p = Cache {
+        replacement: kvsim_params::CacheReplacement::from_name(policy).unwrap(),
+        ..cache_params(64 * assoc, assoc, 4, 4)
+    };
     CacheArray::new(&p, p.size, 1, 2_500_000_000, 7)
 }
 

@@ -49,12 +49,14 @@ fn dependent_fp_chains_take_the_configured_latencies() {
 fn independent_fp_ops_issue_at_the_units_rate_and_the_divider_is_not_pipelined() {
     let p = core_params();
     // Independent adds (different destinations, sources never written): fp_units per cycle.
-    let adds: Vec<InstInfo> = (0..8).map(|k| fp(0x1000 + 4 * k, InstClass::FpMul, f(10 + k as u8), f(1), f(2))).collect();
+    let adds: Vec<InstInfo> =
+        (0..8).map(|k| fp(0x1000 + 4 * k, InstClass::FpMul, f(10 + k as u8), f(1), f(2))).collect();
     let cpi = cycles_per_inst(&p, &adds, 500);
     let want = 1.0 / p.fp_units as f64;
     assert!((cpi - want).abs() < 0.02, "independent multiplies: {cpi} cycles each, want {want}");
     // Independent divides: one per fp_div_latency per divider.
-    let divs: Vec<InstInfo> = (0..4).map(|k| fp(0x1000 + 4 * k, InstClass::FpDiv, f(10 + k as u8), f(1), f(2))).collect();
+    let divs: Vec<InstInfo> =
+        (0..4).map(|k| fp(0x1000 + 4 * k, InstClass::FpDiv, f(10 + k as u8), f(1), f(2))).collect();
     let cpi = cycles_per_inst(&p, &divs, 200);
     let want = p.fp_div_latency as f64 / p.fp_div_units as f64;
     assert!((cpi - want).abs() < 0.05, "independent divides: {cpi} cycles each, want {want}");

@@ -126,10 +126,10 @@ pub fn mem_size(op: Op) -> u8 {
     match op {
         Lb | Lbu | Sb => 1,
         Lh | Lhu | Sh => 2,
-        Lw | Lwu | Sw | Flw | Fsw | LrW | ScW | AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW | AmoMinuW
-        | AmoMaxuW => 4,
-        Ld | Sd | Fld | Fsd | LrD | ScD | AmoSwapD | AmoAddD | AmoXorD | AmoAndD | AmoOrD | AmoMinD | AmoMaxD | AmoMinuD
-        | AmoMaxuD => 8,
+        Lw | Lwu | Sw | Flw | Fsw | LrW | ScW | AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW
+        | AmoMinuW | AmoMaxuW => 4,
+        Ld | Sd | Fld | Fsd | LrD | ScD | AmoSwapD | AmoAddD | AmoXorD | AmoAndD | AmoOrD | AmoMinD | AmoMaxD
+        | AmoMinuD | AmoMaxuD => 8,
         _ => 0,
     }
 }

@@ -46,7 +46,8 @@ impl StackedDram {
             transfer: Self::transfer_ticks(line, p.port_bandwidth),
             line,
             map: PortMap::new(p.port_map == kvsim_params::StackedDramPortMap::Address, line),
-            ports: (0..p.ports).map(|_| Port { bank_free: vec![0; p.banks_per_port as usize], ..Port::default() })
+            ports: (0..p.ports)
+                .map(|_| Port { bank_free: vec![0; p.banks_per_port as usize], ..Port::default() })
                 .collect(),
         }
     }
@@ -102,7 +103,11 @@ impl MemPort for StackedDram {
         out.add(prefix, "bytes", bytes as f64, "bytes moved over all ports");
         let gbps = if now == 0 { 0.0 } else { bytes as f64 / (now as f64 * 1e-12) / 1e9 };
         out.add(prefix, "bandwidth_gbps", gbps, "bytes moved per second of simulated time, in GB/s (memory power)");
-        out.add(prefix, "avg_queue_delay_ps", crate::ratio(delay as f64, (reads + writes) as f64),
-                "mean wait beyond the access latency for a busy bank or data bus, ps");
+        out.add(
+            prefix,
+            "avg_queue_delay_ps",
+            crate::ratio(delay as f64, (reads + writes) as f64),
+            "mean wait beyond the access latency for a busy bank or data bus, ps",
+        );
     }
 }

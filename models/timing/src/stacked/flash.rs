@@ -70,7 +70,11 @@ impl MemPort for NandFlash {
         out.add(prefix, "bytes", bytes as f64, "bytes requested over all controllers");
         let gbps = if now == 0 { 0.0 } else { bytes as f64 / (now as f64 * 1e-12) / 1e9 };
         out.add(prefix, "bandwidth_gbps", gbps, "bytes per second of simulated time, in GB/s (memory power)");
-        out.add(prefix, "avg_queue_delay_ps", crate::ratio(delay as f64, (reads + writes) as f64),
-                "mean wait for a busy controller, ps");
+        out.add(
+            prefix,
+            "avg_queue_delay_ps",
+            crate::ratio(delay as f64, (reads + writes) as f64),
+            "mean wait for a busy controller, ps",
+        );
     }
 }
