@@ -246,12 +246,14 @@ fn write_into(m: &Machine, state: &MachineState, tmp: &Path, budget: Option<u64>
             w.write(&bytes)?;
         }
         let (c, b) = w.finish()?;
-        (chunks.push(c), budget = b);
+        chunks.push(c);
+        budget = b;
         if let Some(d) = dense {
             let mut w = ChunkWriter::create(tmp, "client_buckets.bin", budget)?;
             w.write(d)?;
             let (c, b) = w.finish()?;
-            (chunks.push(c), budget = b);
+            chunks.push(c);
+            budget = b;
         }
     }
     let text = serde_json::to_vec(state).map_err(std::io::Error::other)?;

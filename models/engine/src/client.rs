@@ -290,6 +290,8 @@ pub struct Client {
 }
 
 type CResult<T> = Result<T, String>;
+/// What `Client::save` hands a checkpoint: the client's state, the per-item versions and (dense) per-bucket counts.
+pub type SavedClient<'a> = (ClientState, &'a [u32], Option<&'a [u8]>);
 
 /// The client's state in a checkpoint, apart from its per-item and per-bucket arrays (chunks of their own). Taken
 /// only between phases, with nothing in flight, so frames under construction and outstanding need no saving.
@@ -426,7 +428,7 @@ impl Client {
 
     /// The state a checkpoint keeps, with the per-item versions and (dense) per-bucket counts as slices. Refused
     /// while frames are in flight or being built.
-    pub fn save(&self) -> CResult<(ClientState, &[u32], Option<&[u8]>)> {
+    pub fn save(&self) -> CResult<SavedClient<'_>> {
         if !self.outstanding.is_empty()
             || self.builders.iter().any(|b| !b.reqs.is_empty())
             || self.ready.iter().any(|r| !r.is_empty())
@@ -994,11 +996,9 @@ impl Client {
                 self.generated = 0;
                 return Ok(ClientEvent::MeasureStart);
             }
-        } else if self.phase == Phase::Measure {
-            if self.closed_loop(nics, self.cfg.requests) {
-                self.phase = Phase::Done;
-                event = ClientEvent::Done;
-            }
+        } else if self.phase == Phase::Measure && self.closed_loop(nics, self.cfg.requests) {
+            self.phase = Phase::Done;
+            event = ClientEvent::Done;
         }
         if !self.outstanding.is_empty() && !got_any {
             self.idle_rounds += 1;

@@ -132,6 +132,8 @@ fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, 
 /// "interrupted" and the results so far, from any front end (a terminal, a pipe, the Python API).
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None, progress_every=10_000_000))]
+// The run's closure returns `run_system_keeping_output`'s large error, once per run (see there).
+#[allow(clippy::result_large_err)]
 fn run<'py>(
     py: Python<'py>,
     config_json: &str,

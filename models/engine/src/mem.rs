@@ -211,7 +211,7 @@ impl Memory {
         if file.len() != vpns.len() * PAGE_RECORD {
             return Err(format!("the page file has {} bytes, not {} pages of {PAGE_RECORD}", file.len(), vpns.len()));
         }
-        if (file.as_ptr() as usize) % std::mem::align_of::<Page>() != 0 {
+        if !(file.as_ptr() as usize).is_multiple_of(std::mem::align_of::<Page>()) {
             return Err("the page file's mapping is not aligned".into());
         }
         for vpn in self.page_numbers() {

@@ -259,6 +259,8 @@ pub fn run_system(
 
 /// `run_system`, but a failure after the machine was built also returns what the run had so far (the guest's
 /// output, the statistics), so the caller can keep it beside the error.
+// The large error (it carries the run's output) is returned once per run, at its end: its size costs nothing.
+#[allow(clippy::result_large_err)]
 pub fn run_system_keeping_output(
     system: &System,
     every: u64,

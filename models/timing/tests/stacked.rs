@@ -96,7 +96,7 @@ fn sixteen_ports_stream_at_100_gb_per_s() {
     let mut last = 0;
     for k in 0..n {
         for core in 0..16u16 {
-            let done = d.access(&req(core, (core as u64) << 28 | k * 64, AccessKind::Read, 0));
+            let done = d.access(&req(core, ((core as u64) << 28) | (k * 64), AccessKind::Read, 0));
             assert_eq!(done, 10 * NS + k * LINE_TRANSFER, "core {core} line {k}");
             last = last.max(done);
         }

@@ -8,6 +8,7 @@
 //! - conversions to integers saturate (NaN gives the largest value) and flag NV instead of NX when out of range;
 //! - FMA flags NV for inf * 0 even when the addend is a quiet NaN;
 //! - underflow is detected after rounding and raised only together with inexact.
+//!
 //! Rounding and the flags of add, sub, mul, div, FMA and the conversions come from `rustc_apfloat`; square roots are
 //! computed exactly here with an integer square root.
 
@@ -119,11 +120,12 @@ const TINY_SCALE: i32 = 128;
 ///   shows whether it stayed below 2^emin.
 fn rounded<F: Format>(r: StatusAnd<F>, rm: Round, redo: impl Fn(Round, i32) -> StatusAnd<F>) -> (u64, u32) {
     let mut f = flags(r.status);
-    if f & (NX | OF) == NX && r.value.is_largest() && !matches!(rm, Round::NearestTiesToEven | Round::NearestTiesToAway)
+    if f & (NX | OF) == NX
+        && r.value.is_largest()
+        && !matches!(rm, Round::NearestTiesToEven | Round::NearestTiesToAway)
+        && redo(Round::NearestTiesToEven, 0).value.is_infinite()
     {
-        if redo(Round::NearestTiesToEven, 0).value.is_infinite() {
-            f |= OF;
-        }
+        f |= OF;
     }
     if f & (NX | UF) == NX && r.value.is_smallest_normalized() {
         let scaled = redo(rm, TINY_SCALE).value;
@@ -317,9 +319,10 @@ fn from_int<F: Format>(v: i128, rm: Round) -> (u64, u32) {
     (r.value.put(), flags(r.status))
 }
 
-fn convert<F: Format, T: Format>(a: u64, rm: Round) -> (u64, u32)
+fn convert<F, T>(a: u64, rm: Round) -> (u64, u32)
 where
-    F: FloatConvert<T>,
+    F: Format + FloatConvert<T>,
+    T: Format,
 {
     let x = F::get(a);
     if x.is_nan() {
