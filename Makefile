@@ -9,7 +9,7 @@ RUST_SOURCES := Cargo.toml $(shell find models -name '*.rs' -o -name Cargo.toml 
 SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all setup system-packages python-env engine workloads run test test-rust test-python bench fuzz figures clean
+.PHONY: all setup system-packages python-env engine workloads run lint test test-rust test-python bench fuzz figures clean
 
 all: engine workloads
 
@@ -57,7 +57,14 @@ workloads: $(STAMPS)/system-packages
 run: engine workloads
 	@$(PY) sim-scripts/run.py
 
-test: engine workloads test-rust test-python
+# The house rules: rustfmt (rustfmt.toml), clippy with warnings as errors, ruff ([tool.ruff] in pyproject.toml).
+# Clippy checks the release profile, so it reuses the dependencies the engine's build compiled.
+lint: $(STAMPS)/python-env
+	cargo fmt --all --check
+	cargo clippy --workspace --release --all-targets -q -- -D warnings
+	$(VENV)/bin/ruff check -q .
+
+test: lint engine workloads test-rust test-python
 
 test-rust: $(STAMPS)/system-packages
 	cargo test --workspace --release -q
