@@ -8,6 +8,7 @@ pub mod abi;
 pub mod bus;
 pub mod checkpoint;
 pub mod client;
+pub mod driver;
 pub mod elf;
 pub mod error;
 #[cfg(test)]
@@ -26,7 +27,6 @@ pub mod sim;
 pub mod store_model;
 pub mod syscall;
 pub mod thread;
-pub mod timing;
 pub mod trap;
 pub mod zipf;
 
@@ -150,7 +150,7 @@ fn run<'py>(
         let raised = &mut raised;
         let progress = &progress;
         guarded(py, move || {
-            let mut report = |p: &timing::Progress| -> Result<(), SimError> {
+            let mut report = |p: &driver::Progress| -> Result<(), SimError> {
                 Python::attach(|py| {
                     if py.check_signals().is_err() {
                         // The KeyboardInterrupt is dropped here: models.sim raises its own, with the results.
@@ -170,7 +170,7 @@ fn run<'py>(
                     }
                 })
             };
-            timing::run_system_keeping_output(&system, every, &mut report)
+            driver::run_system_keeping_output(&system, every, &mut report)
         })
     };
     if let Some(err) = raised {

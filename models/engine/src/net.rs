@@ -70,7 +70,7 @@ impl Nics<'_> {
 }
 
 /// Simulated time for a step in detailed timing.
-pub struct Clock<'a> {
+pub struct TimedStep<'a> {
     /// The least time of the live harts (ps): events up to it happen.
     pub now: u64,
     /// Per queue: the time of the hart that owns it (its doorbells rang by then).
@@ -200,7 +200,12 @@ impl Net {
     }
 
     /// One step between quanta.
-    pub fn step(&mut self, mem: &mut Memory, total_insts: u64, clock: Option<Clock>) -> Result<NetEvent, StepError> {
+    pub fn step(
+        &mut self,
+        mem: &mut Memory,
+        total_insts: u64,
+        clock: Option<TimedStep>,
+    ) -> Result<NetEvent, StepError> {
         let mut bus = mem.devices.take().expect("a machine with a NIC has its device bus");
         let r = self.step_with(&mut bus, mem, total_insts, clock);
         mem.devices = Some(bus);
@@ -212,7 +217,7 @@ impl Net {
         bus: &mut DeviceBus,
         mem: &mut Memory,
         total_insts: u64,
-        mut clock: Option<Clock>,
+        mut clock: Option<TimedStep>,
     ) -> Result<NetEvent, StepError> {
         let mut sent = Vec::new();
         for (k, nic) in self.nics.iter_mut().enumerate() {
@@ -369,7 +374,7 @@ mod tests {
         }
         mem.devices = Some(Box::new(bus));
         let mut io = |_: u64, _: bool, t: u64| t;
-        let clock = Clock { now: 1_000_000_000, queue_time: &[0, 0], io: &mut io };
+        let clock = TimedStep { now: 1_000_000_000, queue_time: &[0, 0], io: &mut io };
         assert!(matches!(net.step(&mut mem, 0, Some(clock)), Ok(NetEvent::Nothing)));
         let bus = mem.devices.take().unwrap();
         assert_eq!((bus.nics[0].queues[0].rx_frames, bus.nics[1].queues[0].rx_frames), (n, n));

@@ -495,7 +495,7 @@ impl Machine {
                 })
                 .collect();
             let mut io = crate::bus::HookPort { hook: &mut *hook };
-            net.step(&mut self.mem, total, Some(crate::net::Clock { now, queue_time: &queue_time, io: &mut io }))
+            net.step(&mut self.mem, total, Some(crate::net::TimedStep { now, queue_time: &queue_time, io: &mut io }))
         } else {
             net.step(&mut self.mem, total, None)
         };

@@ -1,13 +1,13 @@
 //! Host speed of the detailed timing path: synthetic instructions per host second through the out-of-order
 //! core, its caches and DDR4. Run: `cargo run --release -p kvsim-timing --example speed [-- <million insts>]`.
 
-use kvsim_timing::synth::{run, Machine, MixedStream};
+use kvsim_timing::synth::{run, CoreRig, MixedStream};
 use std::time::Instant;
 
 fn main() {
     let millions: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(20);
     let n = millions * 1_000_000;
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     run(&mut m, MixedStream::new(1_000_000, 1)); // warm caches and predictors
     let start = Instant::now();
     let done = run(&mut m, MixedStream::new(n, 2));

@@ -143,15 +143,15 @@ pub fn dram_params_with(t: &kvsim_params::DramPreset) -> MemoryController {
 }
 
 /// One core over its cache hierarchy and DRAM.
-pub struct Machine {
+pub struct CoreRig {
     pub core: Core,
     pub mem: MemSystem<Dram>,
 }
 
-impl Machine {
+impl CoreRig {
     pub fn new(core: &CoreParams, caches: &CacheHierarchy, dram: &MemoryController) -> Self {
         let l1 = L1Latencies { l1i: caches.l1i.hit_latency, l1d: caches.l1d.hit_latency };
-        Machine {
+        CoreRig {
             core: Core::new(0, core, l1, caches.l1d.line_size),
             mem: MemSystem::new(caches, &[core.clock], Dram::new(dram)),
         }
@@ -227,7 +227,7 @@ impl Iterator for MixedStream {
 }
 
 /// Run `stream` through `machine`'s core; returns instructions run.
-pub fn run<I: Iterator<Item = InstInfo>>(machine: &mut Machine, stream: I) -> u64 {
+pub fn run<I: Iterator<Item = InstInfo>>(machine: &mut CoreRig, stream: I) -> u64 {
     let mut n = 0;
     for inst in stream {
         machine.step(&inst);

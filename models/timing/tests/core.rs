@@ -9,7 +9,7 @@ use kvsim_timing::synth::*;
 const REGION: u64 = 0x1000_0000;
 
 /// Cycles and instructions spent on `stream` (after whatever the machine already ran).
-fn measure<I: Iterator<Item = InstInfo>>(m: &mut Machine, stream: I) -> (u64, u64) {
+fn measure<I: Iterator<Item = InstInfo>>(m: &mut CoreRig, stream: I) -> (u64, u64) {
     let (c0, i0) = (m.core.cycles(), m.core.stats.insts);
     run(m, stream);
     (m.core.cycles() - c0, m.core.stats.insts - i0)
@@ -18,7 +18,7 @@ fn measure<I: Iterator<Item = InstInfo>>(m: &mut Machine, stream: I) -> (u64, u6
 /// A pointer chase: `iters` dependent loads (x5 = [x5]) along a random cycle over `ws` bytes of lines, each
 /// followed by the loop branch. Returns the stream and where it stopped.
 /// Bring the code at `pcs` into the L1I (and train nothing else) so a measurement sees no cold I-cache misses.
-fn warm_code(m: &mut Machine, pcs: impl Iterator<Item = u64>) {
+fn warm_code(m: &mut CoreRig, pcs: impl Iterator<Item = u64>) {
     run(m, pcs.map(|pc| alu(pc, 0, 0, 0)));
 }
 
@@ -30,7 +30,7 @@ fn chase(next: &[u32], start: u32, iters: usize) -> impl Iterator<Item = InstInf
     })
 }
 
-fn chase_cycles_per_load(m: &mut Machine, ws: u64, warm_passes: usize, iters: usize) -> f64 {
+fn chase_cycles_per_load(m: &mut CoreRig, ws: u64, warm_passes: usize, iters: usize) -> f64 {
     let lines = (ws / 64) as usize;
     let next = Rng(42).cycle(lines);
     run(m, chase(&next, 0, lines * warm_passes));
@@ -47,11 +47,11 @@ fn dram_chase_expected(core_hz: f64) -> f64 {
 
 #[test]
 fn pointer_chase_gives_the_configured_load_to_use_latencies() {
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     let l1 = chase_cycles_per_load(&mut m, 16 << 10, 1, 20_000);
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     let llc = chase_cycles_per_load(&mut m, 1 << 20, 2, 20_000);
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     let dram = chase_cycles_per_load(&mut m, 64 << 20, 0, 50_000);
     let expect = dram_chase_expected(2.5e9);
     println!(
@@ -63,9 +63,9 @@ fn pointer_chase_gives_the_configured_load_to_use_latencies() {
     // A private L2 (8 cycles) adds its lookup to every level below it.
     let mut h = hierarchy_params();
     h.l2_enabled = true;
-    let mut m = Machine::new(&core_params(), &h, &dram_params());
+    let mut m = CoreRig::new(&core_params(), &h, &dram_params());
     let l2 = chase_cycles_per_load(&mut m, 128 << 10, 1, 20_000);
-    let mut m = Machine::new(&core_params(), &h, &dram_params());
+    let mut m = CoreRig::new(&core_params(), &h, &dram_params());
     let llc2 = chase_cycles_per_load(&mut m, 1 << 20, 2, 20_000);
     println!("  with an 8-cycle L2: L2 {l2:.2} (12), LLC {llc2:.2} (32)");
     assert!((l2 - 12.0).abs() < 0.05 && (llc2 - 32.0).abs() < 0.05);
@@ -75,9 +75,9 @@ fn pointer_chase_gives_the_configured_load_to_use_latencies() {
 fn dram_latency_in_cycles_scales_with_the_core_clock() {
     let mut p = core_params();
     p.clock = 1_250_000_000;
-    let mut m = Machine::new(&p, &hierarchy_params(), &dram_params());
+    let mut m = CoreRig::new(&p, &hierarchy_params(), &dram_params());
     let l1 = chase_cycles_per_load(&mut m, 16 << 10, 1, 5_000);
-    let mut m = Machine::new(&p, &hierarchy_params(), &dram_params());
+    let mut m = CoreRig::new(&p, &hierarchy_params(), &dram_params());
     let dram = chase_cycles_per_load(&mut m, 64 << 20, 0, 20_000);
     // The LLC runs at its own 2.5 GHz clock: 20 uncore cycles are 10 core cycles at 1.25 GHz.
     let t = DDR4_2400;
@@ -102,7 +102,7 @@ fn stream_lines(lines: u64) -> impl Iterator<Item = InstInfo> {
 fn stream_bandwidth(l1d_mshrs: u64) -> (f64, f64) {
     let mut h = hierarchy_params();
     h.l1d.mshrs = l1d_mshrs;
-    let mut m = Machine::new(&core_params(), &h, &dram_params());
+    let mut m = CoreRig::new(&core_params(), &h, &dram_params());
     let lines = 200_000;
     run(&mut m, stream_lines(lines));
     let secs = m.core.now() as f64 * 1e-12;
@@ -148,7 +148,7 @@ fn dependent_adds_run_one_per_cycle_and_independent_adds_reach_issue_width() {
             })
         })
     };
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     run(&mut m, dep(16)); // also trains gshare's history on the loop branch
     let (cycles, insts) = measure(&mut m, dep(40));
     let ipc_dep = insts as f64 / cycles as f64;
@@ -163,7 +163,7 @@ fn dependent_adds_run_one_per_cycle_and_independent_adds_reach_issue_width() {
             })
         })
     };
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     run(&mut m, indep(16));
     let (cycles, insts) = measure(&mut m, indep(20));
     let ipc_indep = insts as f64 / cycles as f64;
@@ -175,7 +175,7 @@ fn dependent_adds_run_one_per_cycle_and_independent_adds_reach_issue_width() {
     p.fetch_width = 2;
     p.issue_width = 2;
     p.commit_width = 2;
-    let mut m = Machine::new(&p, &hierarchy_params(), &dram_params());
+    let mut m = CoreRig::new(&p, &hierarchy_params(), &dram_params());
     run(&mut m, indep(16));
     let (cycles, insts) = measure(&mut m, indep(10));
     assert!((insts as f64 / cycles as f64 - 2.0).abs() < 0.02);
@@ -202,7 +202,7 @@ fn ipc_with_rob(rob: u64, mshrs: u64) -> f64 {
     p.lq_entries = rob;
     let mut h = hierarchy_params();
     h.l1d.mshrs = mshrs;
-    let mut m = Machine::new(&p, &h, &dram_params());
+    let mut m = CoreRig::new(&p, &h, &dram_params());
     run(&mut m, latency_bound_loop(1000, 1));
     let (cycles, insts) = measure(&mut m, latency_bound_loop(20_000, 2));
     insts as f64 / cycles as f64
@@ -228,7 +228,7 @@ fn ipc_rises_with_rob_size_and_levels_off_at_the_mshr_limit() {
 
 /// `n` independent loads from random DRAM lines, then the MLP they achieved relative to `latency` cycles each.
 fn mlp(p: &CoreParams, h: &CacheHierarchy, latency: f64) -> f64 {
-    let mut m = Machine::new(p, h, &dram_params());
+    let mut m = CoreRig::new(p, h, &dram_params());
     let mut rng = Rng(9);
     let n = 4000u64;
     warm_code(&mut m, [0x5000, 0x5004].into_iter());
@@ -292,12 +292,12 @@ fn in_order_core_overlaps_misses_only_as_far_as_it_allows() {
         ]
         .into_iter()
     };
-    let mut m = Machine::new(&p, &hierarchy_params(), &dram_params());
+    let mut m = CoreRig::new(&p, &hierarchy_params(), &dram_params());
     warm_code(&mut m, (0..4).map(|k| 0x6000 + k * 4));
     let (inorder, _) = measure(&mut m, seq());
     let mut q = p.clone();
     q.model = kvsim_params::CoreModel::Ooo;
-    let mut m = Machine::new(&q, &hierarchy_params(), &dram_params());
+    let mut m = CoreRig::new(&q, &hierarchy_params(), &dram_params());
     warm_code(&mut m, (0..4).map(|k| 0x6000 + k * 4));
     let (ooo, _) = measure(&mut m, seq());
     println!("two misses with a consumer between them: in-order {inorder} cycles, out-of-order {ooo} cycles");
@@ -327,9 +327,9 @@ fn software_prefetch_ahead_hides_latency_without_blocking_commit() {
             v
         })
     };
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     let (without, _) = measure(&mut m, program(false));
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     let (with, _) = measure(&mut m, program(true));
     println!(
         "dependent walk of 20000 DRAM lines: {:.1} cycles/elem without prefetch, {:.1} with (distance {dist})",
@@ -338,7 +338,7 @@ fn software_prefetch_ahead_hides_latency_without_blocking_commit() {
     );
     assert!((with as f64) < 0.25 * without as f64);
     // Prefetches never hold up commit: 64 prefetches to DRAM lines commit long before their data returns.
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     warm_code(&mut m, (0..8).map(|k| 0x7100 + k * 4));
     let pfs: Vec<InstInfo> = (0..64).map(|i| prefetch(0x7100 + (i % 8) * 4, lines[i as usize], false)).collect();
     let (cycles, _) = measure(&mut m, pfs.into_iter());
@@ -352,7 +352,7 @@ fn mispredictions_cost_the_configured_penalty() {
     let run_branches = |bpred: &str, random: bool| {
         let mut p = core_params();
         p.bpred = kvsim_params::CoreBpred::from_name(bpred).expect("a predictor of models/core.py");
-        let mut m = Machine::new(&p, &hierarchy_params(), &dram_params());
+        let mut m = CoreRig::new(&p, &hierarchy_params(), &dram_params());
         let mut rng = Rng(3);
         let prog = (0..20_000u64).flat_map(move |_| {
             let taken = if random { rng.below(2) == 0 } else { true };
@@ -382,7 +382,7 @@ fn mispredictions_cost_the_configured_penalty() {
 #[test]
 fn same_stream_and_config_give_identical_stats() {
     let go = || {
-        let mut m = Machine::default_fixture();
+        let mut m = CoreRig::default_fixture();
         run(&mut m, MixedStream::new(300_000, 11));
         m.stats()
     };
@@ -409,13 +409,13 @@ fn stores_drain_through_the_store_buffer_and_forward_to_loads() {
         let a = 0x9_0000 + (i % 8) * 8;
         [store(0xa000, 5, 0, a), load(0xa004, 6, 0, a), branch(0xa008, 0, true, 0xa000)]
     });
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     run(&mut m, prog);
     let s = m.stats();
     assert!(s.get("system.core0.forwarded_loads").unwrap() >= 999.0);
     assert_eq!(s.get("system.core0.stores"), Some(1000.0));
     // A store miss does not block commit: the store buffer absorbs it.
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     warm_code(&mut m, (0..16).map(|k| 0xb000 + k * 4));
     let prog: Vec<InstInfo> = (0..16u64).map(|i| store(0xb000 + i * 4, 5, 0, REGION + i * 4096)).collect();
     let (cycles, _) = measure(&mut m, prog.into_iter());

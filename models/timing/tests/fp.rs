@@ -11,7 +11,7 @@ const fn f(n: u8) -> u8 {
 
 /// Cycles per instruction over `n` repetitions of `body` (after a warm-up pass brings the code into the L1I).
 fn cycles_per_inst(params: &kvsim_params::Core, body: &[InstInfo], n: usize) -> f64 {
-    let mut m = Machine::new(params, &hierarchy_params(), &dram_params());
+    let mut m = CoreRig::new(params, &hierarchy_params(), &dram_params());
     run(&mut m, body.iter().copied().cycle().take(body.len() * 64));
     let (c0, i0) = (m.core.cycles(), m.core.stats.insts);
     run(&mut m, body.iter().copied().cycle().take(body.len() * n));

@@ -1,13 +1,13 @@
 //! Host speed of core + caches + DRAM on a synthetic mix. Ignored by default (timing-sensitive); run with
 //! `cargo test -p kvsim-timing --release --test speed -- --ignored --nocapture`.
 
-use kvsim_timing::synth::{run, Machine, MixedStream};
+use kvsim_timing::synth::{run, CoreRig, MixedStream};
 use std::time::Instant;
 
 #[test]
 #[ignore]
 fn synthetic_mips_through_ooo_core_caches_and_dram() {
-    let mut m = Machine::default_fixture();
+    let mut m = CoreRig::default_fixture();
     run(&mut m, MixedStream::new(1_000_000, 1));
     let n = 10_000_000;
     let start = Instant::now();

@@ -13,7 +13,7 @@ use crate::mem::Memory;
 use crate::trap::{Access, Trap};
 
 /// What a timing model sees: called after every executed instruction when `ACTIVE`.
-/// The other methods have do-nothing defaults; a timing model overrides them (see `crate::timing`).
+/// The other methods have do-nothing defaults; a timing model overrides them (see `crate::driver`).
 pub trait ExecHook {
     const ACTIVE: bool;
     fn on_inst(&mut self, hart: usize, info: &InstInfo);
