@@ -47,8 +47,9 @@ NIC_ROUTERS = [(2, 0), (3, 4), (3, 0)]
 
 def core() -> Core:
     # Out of order, 3-issue, 64-entry ROB (paper). LQ 32 / SQ 24, 3 ALUs, gshare with 4096 counters, 14-cycle
-    # mispredict penalty: assumed (models/core.py).
-    return Core(model="ooo", clock=CLOCK, issue_width=3, fetch_width=3, commit_width=3, rob_entries=64)
+    # mispredict penalty: assumed (models/core.py). One FP unit: assumed (a KVS server does little FP; the power
+    # model prices the units declared here).
+    return Core(model="ooo", clock=CLOCK, issue_width=3, fetch_width=3, commit_width=3, rob_entries=64, fp_units=1)
 
 
 def cluster_size(cores: int) -> int:
@@ -113,7 +114,6 @@ def technology() -> Technology:
     return Technology(part="brps-target", node=22.0, device="hp",
                       temperature=360.0,          # assumed: 87 C junction (a McPAT-legal 10 K step)
                       pipeline_depth=14,          # assumed
-                      fp_units=1,                 # assumed: one FP unit, as a McPAT-sized generic core has
                       phys_int_regs=96, phys_fp_regs=64,   # assumed: 32 architectural + ROB-sized rename pool
                       issue_queue=32,             # assumed: half the ROB
                       tlb_entries=64, llc_banks=4,           # assumed

@@ -89,7 +89,6 @@ def technology() -> Technology:
                       temperature=360.0,          # assumed: 87 C junction (a McPAT-legal 10 K step)
                       x86=True,                   # an x86 front end (decoders, uop cache) is what the part has
                       pipeline_depth=14,          # assumed: Ivy Bridge has ~14-19 stages
-                      fp_units=2,                 # assumed: FP add + FP multiply
                       phys_int_regs=160, phys_fp_regs=144, issue_queue=54,   # Sandy/Ivy Bridge (spec facts)
                       tlb_entries=64,             # 64-entry L1 DTLB (ITLB 128 is priced as 64: assumed)
                       llc_banks=4,                # assumed

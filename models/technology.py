@@ -45,7 +45,6 @@ class Technology(SimObject):
     x86 = Param.Bool(False, "price the core's front end as an x86 decoder (the priced part is an x86 chip, even "
                      "though the simulated binary is RISC-V)")
     pipeline_depth = Param.Count(14, "pipeline stages of the core (latches and clocking)", min=4, max=40)
-    fp_units = Param.Count(1, "floating-point units per core", max=8)
     phys_int_regs = Param.Count(0, "physical integer registers (0: 32 architectural + ROB entries)", max=1024)
     phys_fp_regs = Param.Count(0, "physical FP registers (0: 32 architectural + half the ROB)", max=1024)
     issue_queue = Param.Count(0, "issue-queue entries (0: half the ROB)", max=512)

@@ -1404,7 +1404,6 @@ impl Default for System {
                 long_channel: true,
                 x86: false,
                 pipeline_depth: 14,
-                fp_units: 1,
                 phys_int_regs: 0,
                 phys_fp_regs: 0,
                 issue_queue: 0,
@@ -1526,8 +1525,6 @@ pub struct Technology {
     pub x86: bool,
     /// pipeline stages of the core (latches and clocking)
     pub pipeline_depth: u64,
-    /// floating-point units per core
-    pub fp_units: u64,
     /// physical integer registers (0: 32 architectural + ROB entries)
     pub phys_int_regs: u64,
     /// physical FP registers (0: 32 architectural + half the ROB)
@@ -1578,7 +1575,6 @@ impl Default for Technology {
             long_channel: true,
             x86: false,
             pipeline_depth: 14,
-            fp_units: 1,
             phys_int_regs: 0,
             phys_fp_regs: 0,
             issue_queue: 0,
