@@ -50,13 +50,7 @@ class Technology(SimObject):
     issue_queue = Param.Count(0, "issue-queue entries (0: half the ROB)", max=512)
     tlb_entries = Param.Count(64, "entries of each of the ITLB and DTLB", min=1, max=4096)
     llc_banks = Param.Count(4, "banks per LLC slice", min=1, max=64)
-    noc = Param.Enum("ring", "on-chip network between the LLC slices of a configuration.json without the socket "
-                     "tree's `noc` (the power model prices the simulated network when there is one): 'ring' (one "
-                     "stop per slice) or 'mesh' (noc_x x noc_y routers)", choices=("ring", "mesh", "none"))
-    noc_x = Param.Count(0, "mesh routers along x (0: as many as LLC slices, in a row)", max=64)
-    noc_y = Param.Count(1, "mesh routers along y", min=1, max=64)
     noc_ports = Param.Count(0, "ports per router (0: 3 on a ring, 5 on a mesh)", max=16)
-    flit_bits = Param.Count(128, "link and flit width, bits", min=16, max=1024)
     dram_device = Param.Enum("micron-ddr4-8gb-x8", "datasheet current set of the DRAM devices (DRAM_DEVICES)",
                              choices=tuple(DRAM_DEVICES))
     dram_ranks_per_channel = Param.Count(2, "ranks on each channel (DIMMs' ranks, not the timing model's ranks)",

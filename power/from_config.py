@@ -72,34 +72,24 @@ def _nics(view: dict) -> list[dict]:
 
 
 def _nocs(v: dict, tech: dict, slices: int) -> list[NocConfig]:
-    """The socket's on-chip network: from the socket tree's `noc` section (the one the timing model simulates)
-    when the configuration has one, else from the power-only `technology.noc*` values (older configurations)."""
+    """The socket's on-chip network, as the timing model simulates it (the socket tree's `noc` section)."""
     if slices <= 1:
         return []
-    noc = v.get("noc")
-    if isinstance(noc, dict) and "topology" in noc:
-        clusters = max(1, int(v.get("cores") or v.get("harts", 1)) // max(1, int(v.get("cores_per_cluster", 1))))
-        kind = noc["topology"]
-        x, y = int(noc.get("mesh_x", 0)), int(noc.get("mesh_y", 0))
-        if kind == "ring":      # the same automatic dimensions as models.noc.Noc.dimensions
-            x, y = x or clusters, y or 1
-        else:
-            if not x and not y:
-                x = math.ceil(math.sqrt(clusters))
-            x = x or math.ceil(clusters / y)
-            y = y or math.ceil(clusters / x)
-        ports = int(tech["noc_ports"]) or (3 if kind == "ring" else 5)
-        ring = {"vcs": 1} if kind == "ring" else {}
-        return [NocConfig("ring" if kind == "ring" else "noc", kind=kind, nodes_x=x, nodes_y=y, in_ports=ports,
-                          out_ports=ports, flit_bits=int(noc.get("link_bytes", 32)) * 8, **ring)]
-    if tech["noc"] == "none":
-        return []
-    if tech["noc"] == "ring":
-        return [NocConfig("ring", kind="ring", nodes_x=slices, nodes_y=1, in_ports=tech["noc_ports"] or 3,
-                          out_ports=tech["noc_ports"] or 3, vcs=1, flit_bits=int(tech["flit_bits"]))]
-    return [NocConfig("noc", kind="mesh", nodes_x=int(tech["noc_x"]) or slices, nodes_y=int(tech["noc_y"]),
-                      in_ports=tech["noc_ports"] or 5, out_ports=tech["noc_ports"] or 5,
-                      flit_bits=int(tech["flit_bits"]))]
+    noc = _need(v, "noc", "System")
+    clusters = max(1, int(v.get("cores") or v.get("harts", 1)) // max(1, int(v.get("cores_per_cluster", 1))))
+    kind = _need(noc, "topology", "System.noc")
+    x, y = int(noc.get("mesh_x", 0)), int(noc.get("mesh_y", 0))
+    if kind == "ring":      # the same automatic dimensions as models.noc.Noc.dimensions
+        x, y = x or clusters, y or 1
+    else:
+        if not x and not y:
+            x = math.ceil(math.sqrt(clusters))
+        x = x or math.ceil(clusters / y)
+        y = y or math.ceil(clusters / x)
+    ports = int(tech["noc_ports"]) or (3 if kind == "ring" else 5)
+    ring = {"vcs": 1} if kind == "ring" else {}
+    return [NocConfig("ring" if kind == "ring" else "noc", kind=kind, nodes_x=x, nodes_y=y, in_ports=ports,
+                      out_ports=ports, flit_bits=int(noc.get("link_bytes", 32)) * 8, **ring)]
 
 
 def platforms_from_config(config: dict) -> list[Platform]:

@@ -1409,11 +1409,7 @@ impl Default for System {
                 issue_queue: 0,
                 tlb_entries: 64,
                 llc_banks: 4,
-                noc: TechnologyNoc::Ring,
-                noc_x: 0,
-                noc_y: 1,
                 noc_ports: 0,
-                flit_bits: 128,
                 dram_device: TechnologyDramDevice::MicronDdr4_8gbX8,
                 dram_ranks_per_channel: 2,
                 dram_devices_per_rank: 8,
@@ -1535,16 +1531,8 @@ pub struct Technology {
     pub tlb_entries: u64,
     /// banks per LLC slice
     pub llc_banks: u64,
-    /// on-chip network between the LLC slices of a configuration.json without the socket tree's `noc` (the power model prices the simulated network when there is one): 'ring' (one stop per slice) or 'mesh' (noc_x x noc_y routers) One of: ring, mesh, none.
-    pub noc: TechnologyNoc,
-    /// mesh routers along x (0: as many as LLC slices, in a row)
-    pub noc_x: u64,
-    /// mesh routers along y
-    pub noc_y: u64,
     /// ports per router (0: 3 on a ring, 5 on a mesh)
     pub noc_ports: u64,
-    /// link and flit width, bits
-    pub flit_bits: u64,
     /// datasheet current set of the DRAM devices (DRAM_DEVICES) One of: micron-ddr4-8gb-x8, micron-ddr3-4gb-x8.
     pub dram_device: TechnologyDramDevice,
     /// ranks on each channel (DIMMs' ranks, not the timing model's ranks)
@@ -1580,11 +1568,7 @@ impl Default for Technology {
             issue_queue: 0,
             tlb_entries: 64,
             llc_banks: 4,
-            noc: TechnologyNoc::Ring,
-            noc_x: 0,
-            noc_y: 1,
             noc_ports: 0,
-            flit_bits: 128,
             dram_device: TechnologyDramDevice::MicronDdr4_8gbX8,
             dram_ranks_per_channel: 2,
             dram_devices_per_rank: 8,
@@ -1622,33 +1606,6 @@ impl TechnologyDevice {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
     pub const ALL: &'static [Self] = &[TechnologyDevice::Hp, TechnologyDevice::Lstp, TechnologyDevice::Lop];
-}
-
-/// The choices of Technology.noc.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum TechnologyNoc {
-    #[serde(rename = "ring")]
-    Ring,
-    #[serde(rename = "mesh")]
-    Mesh,
-    #[serde(rename = "none")]
-    None,
-}
-
-impl TechnologyNoc {
-    /// The spelling of the Python declaration (and of config.json).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TechnologyNoc::Ring => "ring",
-            TechnologyNoc::Mesh => "mesh",
-            TechnologyNoc::None => "none",
-        }
-    }
-    /// The choice spelled `text`, if any.
-    pub fn from_name(text: &str) -> Option<Self> {
-        Self::ALL.iter().copied().find(|c| c.as_str() == text)
-    }
-    pub const ALL: &'static [Self] = &[TechnologyNoc::Ring, TechnologyNoc::Mesh, TechnologyNoc::None];
 }
 
 /// The choices of Technology.dram_device.
