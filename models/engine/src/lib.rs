@@ -8,6 +8,7 @@ pub mod abi;
 pub mod bus;
 pub mod checkpoint;
 pub mod client;
+pub mod config;
 pub mod driver;
 pub mod elf;
 pub mod error;

@@ -1,0 +1,69 @@
+//! The engine's view of the configuration: the part of `System` the functional engine and its timing hooks read.
+
+use kvsim_params::System;
+
+/// The part of `System` the functional engine uses (decoupled so tests need not build a whole `System`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineConfig {
+    pub harts: u64,
+    pub clock: u64,
+    pub mem_limit: u64,
+    pub stack_size: u64,
+    pub quantum: u64,
+    pub max_insts: u64,
+    pub max_time: u64,
+    pub seed: u64,
+    pub misaligned: kvsim_params::SystemMisaligned,
+    pub trace_file: String,
+    pub binary: String,
+    pub argv: Vec<String>,
+    pub env: Vec<String>,
+    /// The NICs (System.nics, or System.nic when the list is empty and it is enabled) and the ghost client.
+    pub nics: Vec<kvsim_params::Nic>,
+    pub client: Option<kvsim_params::Client>,
+    /// System.checkpoint_to, System.restore_from, and the resolved configuration (JSON) a checkpoint records.
+    pub checkpoint_to: String,
+    pub checkpoint_at_insts: u64,
+    pub restore_from: String,
+    pub resolved: serde_json::Value,
+}
+
+impl EngineConfig {
+    pub fn from_system(s: &System) -> EngineConfig {
+        EngineConfig {
+            harts: s.harts,
+            clock: s.clock,
+            mem_limit: s.mem_limit,
+            stack_size: s.stack_size,
+            quantum: s.quantum,
+            max_insts: s.max_insts,
+            max_time: s.max_time,
+            seed: s.seed,
+            misaligned: s.misaligned,
+            trace_file: s.trace_file.clone(),
+            binary: s.workload.binary.clone(),
+            argv: s.workload.argv.clone(),
+            env: s.workload.env.clone(),
+            nics: system_nics(s),
+            client: s.client.enabled.then(|| s.client.clone()),
+            checkpoint_to: s.checkpoint_to.clone(),
+            checkpoint_at_insts: s.checkpoint_at_insts,
+            restore_from: s.restore_from.clone(),
+            resolved: serde_json::to_value(s).unwrap_or_default(),
+        }
+    }
+
+    /// The defaults of models/system.py (the generated `System::default()`), running `binary`.
+    pub fn with_binary(binary: &str) -> EngineConfig {
+        EngineConfig { binary: binary.into(), ..EngineConfig::from_system(&System::default()) }
+    }
+}
+
+/// The system's NICs: `System.nics` (its enabled entries), or the one `System.nic` shorthand when the list is empty.
+pub fn system_nics(s: &System) -> Vec<kvsim_params::Nic> {
+    if s.nics.is_empty() {
+        s.nic.enabled.then(|| s.nic.clone()).into_iter().collect()
+    } else {
+        s.nics.iter().filter(|n| n.enabled).cloned().collect()
+    }
+}

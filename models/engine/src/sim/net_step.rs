@@ -1,0 +1,75 @@
+//! The network side of the scheduler: after every hart's turn the NIC and the ghost client advance, and what they
+//! report (the store loaded, the measured phase starting, the client finished) steers the run.
+
+use super::Machine;
+use crate::bus::HookPort;
+use crate::error::{SimError, SimResult};
+use crate::isa::exec::ExecHook;
+use crate::net::{NetEvent, StepError, TimedStep};
+use crate::output::StopReason;
+
+impl Machine {
+    /// Step the NIC and the client after hart `hid`'s turn: a finished client stops the run; its measured phase
+    /// is the region of interest (ROI begin resets the stats and, when the scheduler waits for it, pauses the run
+    /// so detailed timing can start).
+    pub(super) fn net_step<H: ExecHook>(
+        &mut self,
+        hook: &mut H,
+        total: u64,
+        hid: usize,
+    ) -> SimResult<Option<StopReason>> {
+        let Some(net) = self.net.as_mut() else { return Ok(None) };
+        // In detailed timing the NIC and the client run in simulated time: up to the least time of the live harts;
+        // each queue's doorbells are taken at its hart's time.
+        let timed = H::ACTIVE && hook.time_ps(0).is_some() && net.timed();
+        let step = if timed {
+            let live = self.harts.iter().filter(|h| !h.exited()).map(|h| h.time_ps()).min();
+            let now = live.unwrap_or_else(|| self.harts.iter().map(|h| h.time_ps()).max().unwrap_or(0));
+            let queue_time: Vec<u64> = (0..net.queue_port.len())
+                .map(|q| {
+                    net.hart_queue.iter().position(|&x| x == Some(q)).map_or(now, |h| self.harts[h].time_ps().max(now))
+                })
+                .collect();
+            let mut io = HookPort { hook: &mut *hook };
+            net.step(&mut self.mem, total, Some(TimedStep { now, queue_time: &queue_time, io: &mut io }))
+        } else {
+            net.step(&mut self.mem, total, None)
+        };
+        match step {
+            Ok(NetEvent::Nothing) => Ok(None),
+            Ok(NetEvent::Loaded) => {
+                self.write_checkpoint(hid)?;
+                Ok(None)
+            }
+            Ok(NetEvent::MeasureStart) => {
+                if self.roi_begin.is_none() {
+                    self.roi_begin = Some(total);
+                }
+                self.reset_stats();
+                if H::ACTIVE {
+                    hook.reset_stats();
+                }
+                if self.pause_on_roi {
+                    self.next_turn = (hid + 1) % self.harts.len();
+                    return Ok(Some(StopReason::Pause));
+                }
+                Ok(None)
+            }
+            Ok(NetEvent::ClientDone) => {
+                self.roi_end = Some(total);
+                Ok(Some(StopReason::ClientDone))
+            }
+            Err(StepError::Client(msg)) => Err(SimError::Client(msg)),
+            Err(StepError::Dma(f)) => {
+                let hart = net.hart_queue.iter().position(|&q| q == Some(f.queue)).unwrap_or(0);
+                Err(SimError::Guest {
+                    kind: f.trap.kind(),
+                    hart,
+                    pc: self.harts[hart].pc,
+                    insn: 0,
+                    reason: format!("NIC queue {} DMA {}: {}", f.queue, f.what, f.trap.reason()),
+                })
+            }
+        }
+    }
+}
