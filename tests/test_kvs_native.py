@@ -15,43 +15,18 @@ import shutil
 import subprocess
 
 import pytest
+from native_suite import NativeRun, assert_case_passed, list_cases, run_suite
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KVS = ROOT / "workloads" / "kvs"
 TEST_BINARY = ROOT / "workloads" / "build" / "kvs" / "native" / "kvs_tests"
 SERVER = ROOT / "workloads" / "build" / "kvs" / "kvs-server"
-RESULT_LINE = re.compile(r"^(PASS|FAIL) (\S+)$")
-
-
-def _case_names() -> list[str]:
-    """The C test cases, from the test binary itself (built here if needed; empty if the build fails, which
-    test_native_suite then reports)."""
-    build = subprocess.run(["make", "-s", "-C", str(KVS), "native"], capture_output=True, text=True, timeout=900)
-    if build.returncode != 0 or not TEST_BINARY.exists():
-        return []
-    listing = subprocess.run([str(TEST_BINARY), "--list"], capture_output=True, text=True, timeout=60)
-    return listing.stdout.split() if listing.returncode == 0 else []
-
-
-CASES = _case_names()
+CASES = list_cases(KVS, TEST_BINARY)
 
 
 @pytest.fixture(scope="module")
-def native_run() -> tuple[subprocess.CompletedProcess[str], dict[str, str], dict[str, list[str]]]:
-    """Run `make native-test` once: the process, each case's PASS/FAIL, and each case's failure lines."""
-    proc = subprocess.run(["make", "-C", str(KVS), "native-test"], capture_output=True, text=True, timeout=1800)
-    results: dict[str, str] = {}
-    details: dict[str, list[str]] = {}
-    pending: list[str] = []
-    for line in proc.stdout.splitlines():
-        m = RESULT_LINE.match(line)
-        if m:
-            results[m.group(2)] = m.group(1)
-            details[m.group(2)] = pending
-            pending = []
-        elif line.startswith("    "):
-            pending.append(line.strip())
-    return proc, results, details
+def native_run() -> NativeRun:
+    return run_suite(KVS)
 
 
 def test_native_suite(native_run) -> None:
@@ -68,9 +43,7 @@ def test_native_suite(native_run) -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_c_case(native_run, case: str) -> None:
     """One C test case of workloads/kvs/tests."""
-    proc, results, details = native_run
-    assert case in results, f"{case} did not run:\n{(proc.stdout + proc.stderr)[-3000:]}"
-    assert results[case] == "PASS", "\n".join(details.get(case, [])) or f"{case} failed"
+    assert_case_passed(native_run, case)
 
 
 SELFTESTS = [

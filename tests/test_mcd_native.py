@@ -14,40 +14,18 @@ import shutil
 import subprocess
 
 import pytest
+from native_suite import NativeRun, assert_case_passed, list_cases, run_suite
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MCD = ROOT / "workloads" / "mcd"
 TEST_BINARY = ROOT / "workloads" / "build" / "mcd" / "native" / "mcd_tests"
 SERVER = ROOT / "workloads" / "build" / "mcd" / "mcd-server"
-RESULT_LINE = re.compile(r"^(PASS|FAIL) (\S+)$")
-
-
-def _case_names() -> list[str]:
-    build = subprocess.run(["make", "-s", "-C", str(MCD), "native"], capture_output=True, text=True, timeout=900)
-    if build.returncode != 0 or not TEST_BINARY.exists():
-        return []
-    listing = subprocess.run([str(TEST_BINARY), "--list"], capture_output=True, text=True, timeout=60)
-    return listing.stdout.split() if listing.returncode == 0 else []
-
-
-CASES = _case_names()
+CASES = list_cases(MCD, TEST_BINARY)
 
 
 @pytest.fixture(scope="module")
-def native_run() -> tuple[subprocess.CompletedProcess[str], dict[str, str], dict[str, list[str]]]:
-    proc = subprocess.run(["make", "-C", str(MCD), "native-test"], capture_output=True, text=True, timeout=1800)
-    results: dict[str, str] = {}
-    details: dict[str, list[str]] = {}
-    pending: list[str] = []
-    for line in proc.stdout.splitlines():
-        m = RESULT_LINE.match(line)
-        if m:
-            results[m.group(2)] = m.group(1)
-            details[m.group(2)] = pending
-            pending = []
-        elif line.startswith("    "):
-            pending.append(line.strip())
-    return proc, results, details
+def native_run() -> NativeRun:
+    return run_suite(MCD)
 
 
 def test_native_suite(native_run) -> None:
@@ -63,9 +41,7 @@ def test_native_suite(native_run) -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_c_case(native_run, case: str) -> None:
     """One C test case of workloads/mcd/tests."""
-    proc, results, details = native_run
-    assert case in results, f"{case} did not run:\n{(proc.stdout + proc.stderr)[-3000:]}"
-    assert results[case] == "PASS", "\n".join(details.get(case, [])) or f"{case} failed"
+    assert_case_passed(native_run, case)
 
 
 def _server() -> pathlib.Path:

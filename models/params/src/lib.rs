@@ -1,5 +1,6 @@
 //! The parameters of every kvsim model, as the Python side declares them (see `models/params.py`).
-//! `generated.rs` is written by `python -m models.codegen`; the units are canonical: bytes, Hz, picoseconds.
+//! `generated/` (one file per Python model module) is written by `python -m models.codegen`; the units are
+//! canonical: bytes, Hz, picoseconds.
 
 #[rustfmt::skip] // written by the code generator, checked against its output (not by hand)
 mod generated;

@@ -13,7 +13,7 @@
 //! Writes are timed like reads (a closed-page write also opens and closes its page) and return when their data
 //! is written.
 
-use super::PortMap;
+use super::{report_stats, PortMap, StatDocs};
 use crate::{AccessKind, MemPort, MemReq, StatSink, Tick};
 use kvsim_params::StackedDram as Params;
 
@@ -27,6 +27,18 @@ struct Port {
     /// Sum over requests of (completion - arrival - access_latency): time lost to busy banks and the bus.
     queue_delay: Tick,
 }
+
+/// How this stack describes its statistics (the names and arithmetic are shared in `report_stats`).
+const STAT_DOCS: StatDocs = StatDocs {
+    unit: "port",
+    unit_reads: "line reads served by this port",
+    unit_writes: "line writes served by this port",
+    reads: "line reads served",
+    writes: "line writes served",
+    bytes: "bytes moved over all ports",
+    bandwidth: "bytes moved per second of simulated time, in GB/s (memory power)",
+    queue_delay: "mean wait beyond the access latency for a busy bank or data bus, ps",
+};
 
 /// A 3D DRAM stack: `ports` independent ports, each with `banks_per_port` closed-page banks and one data bus.
 #[derive(Debug, Clone)]
@@ -88,26 +100,7 @@ impl MemPort for StackedDram {
     }
 
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
-        let (mut reads, mut writes, mut delay) = (0u64, 0u64, 0u64);
-        for (i, p) in self.ports.iter().enumerate() {
-            let pre = format!("{prefix}port{i}.");
-            out.add(&pre, "reads", p.reads as f64, "line reads served by this port");
-            out.add(&pre, "writes", p.writes as f64, "line writes served by this port");
-            reads += p.reads;
-            writes += p.writes;
-            delay += p.queue_delay;
-        }
-        let bytes = (reads + writes) * self.line;
-        out.add(prefix, "reads", reads as f64, "line reads served");
-        out.add(prefix, "writes", writes as f64, "line writes served");
-        out.add(prefix, "bytes", bytes as f64, "bytes moved over all ports");
-        let gbps = if now == 0 { 0.0 } else { bytes as f64 / (now as f64 * 1e-12) / 1e9 };
-        out.add(prefix, "bandwidth_gbps", gbps, "bytes moved per second of simulated time, in GB/s (memory power)");
-        out.add(
-            prefix,
-            "avg_queue_delay_ps",
-            crate::ratio(delay as f64, (reads + writes) as f64),
-            "mean wait beyond the access latency for a busy bank or data bus, ps",
-        );
+        let ports = self.ports.iter().map(|p| (p.reads, p.writes, p.queue_delay));
+        report_stats(ports, self.line, &STAT_DOCS, prefix, now, out);
     }
 }

@@ -3,7 +3,7 @@
 //! a request that finds its controller busy waits for it. Writes return when the program completes: a flash
 //! write is not posted, since the stack has no write buffer in the source design.
 
-use super::PortMap;
+use super::{report_stats, PortMap, StatDocs};
 use crate::{AccessKind, MemPort, MemReq, StatSink, Tick};
 use kvsim_params::NandFlash as Params;
 
@@ -14,6 +14,18 @@ struct Controller {
     writes: u64,
     queue_delay: Tick,
 }
+
+/// How this stack describes its statistics (the names and arithmetic are shared in `report_stats`).
+const STAT_DOCS: StatDocs = StatDocs {
+    unit: "controller",
+    unit_reads: "page reads served by this controller",
+    unit_writes: "page programs served by this controller",
+    reads: "reads served",
+    writes: "writes (programs) served",
+    bytes: "bytes requested over all controllers",
+    bandwidth: "bytes per second of simulated time, in GB/s (memory power)",
+    queue_delay: "mean wait for a busy controller, ps",
+};
 
 /// A 3D NAND stack: `controllers` independent queues.
 #[derive(Debug, Clone)]
@@ -55,26 +67,7 @@ impl MemPort for NandFlash {
     }
 
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
-        let (mut reads, mut writes, mut delay) = (0u64, 0u64, 0u64);
-        for (i, c) in self.controllers.iter().enumerate() {
-            let pre = format!("{prefix}controller{i}.");
-            out.add(&pre, "reads", c.reads as f64, "page reads served by this controller");
-            out.add(&pre, "writes", c.writes as f64, "page programs served by this controller");
-            reads += c.reads;
-            writes += c.writes;
-            delay += c.queue_delay;
-        }
-        let bytes = (reads + writes) * self.line;
-        out.add(prefix, "reads", reads as f64, "reads served");
-        out.add(prefix, "writes", writes as f64, "writes (programs) served");
-        out.add(prefix, "bytes", bytes as f64, "bytes requested over all controllers");
-        let gbps = if now == 0 { 0.0 } else { bytes as f64 / (now as f64 * 1e-12) / 1e9 };
-        out.add(prefix, "bandwidth_gbps", gbps, "bytes per second of simulated time, in GB/s (memory power)");
-        out.add(
-            prefix,
-            "avg_queue_delay_ps",
-            crate::ratio(delay as f64, (reads + writes) as f64),
-            "mean wait for a busy controller, ps",
-        );
+        let controllers = self.controllers.iter().map(|c| (c.reads, c.writes, c.queue_delay));
+        report_stats(controllers, self.line, &STAT_DOCS, prefix, now, out);
     }
 }

@@ -7,7 +7,7 @@
 pub mod dram3d;
 pub mod flash;
 
-use crate::MemReq;
+use crate::{MemReq, StatSink, Tick};
 
 /// How a request finds its port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,4 +39,46 @@ impl PortMap {
             }
         }
     }
+}
+
+/// The words of one stack kind's statistics: the two kinds count the same things but name their units (port or
+/// controller, line or page) differently, and the descriptions say so.
+pub(crate) struct StatDocs {
+    /// The child prefix of one unit, followed by its index: `port` or `controller`.
+    pub unit: &'static str,
+    pub unit_reads: &'static str,
+    pub unit_writes: &'static str,
+    pub reads: &'static str,
+    pub writes: &'static str,
+    pub bytes: &'static str,
+    pub bandwidth: &'static str,
+    pub queue_delay: &'static str,
+}
+
+/// Reports each unit's reads and writes, then their totals, bytes, bandwidth and mean queueing delay. `units`
+/// yields each unit's (reads, writes, queue delay); every request moves `line` bytes.
+pub(crate) fn report_stats(
+    units: impl Iterator<Item = (u64, u64, Tick)>,
+    line: u64,
+    docs: &StatDocs,
+    prefix: &str,
+    now: Tick,
+    out: &mut StatSink,
+) {
+    let (mut reads, mut writes, mut delay) = (0u64, 0u64, 0u64);
+    for (i, (unit_reads, unit_writes, unit_delay)) in units.enumerate() {
+        let pre = format!("{prefix}{}{i}.", docs.unit);
+        out.add(&pre, "reads", unit_reads as f64, docs.unit_reads);
+        out.add(&pre, "writes", unit_writes as f64, docs.unit_writes);
+        reads += unit_reads;
+        writes += unit_writes;
+        delay += unit_delay;
+    }
+    let bytes = (reads + writes) * line;
+    out.add(prefix, "reads", reads as f64, docs.reads);
+    out.add(prefix, "writes", writes as f64, docs.writes);
+    out.add(prefix, "bytes", bytes as f64, docs.bytes);
+    let gbps = if now == 0 { 0.0 } else { bytes as f64 / (now as f64 * 1e-12) / 1e9 };
+    out.add(prefix, "bandwidth_gbps", gbps, docs.bandwidth);
+    out.add(prefix, "avg_queue_delay_ps", crate::ratio(delay as f64, (reads + writes) as f64), docs.queue_delay);
 }
