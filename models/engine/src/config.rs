@@ -6,6 +6,8 @@ use kvsim_params::System;
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineConfig {
     pub harts: u64,
+    /// The socket of each hart (harts are numbered socket by socket, System.sockets), for SOCKET_OF and NUMA.
+    pub hart_socket: Vec<u16>,
     pub clock: u64,
     pub mem_limit: u64,
     pub stack_size: u64,
@@ -32,6 +34,7 @@ impl EngineConfig {
     pub fn from_system(s: &System) -> EngineConfig {
         EngineConfig {
             harts: s.harts,
+            hart_socket: hart_sockets(s),
             clock: s.clock,
             mem_limit: s.mem_limit,
             stack_size: s.stack_size,
@@ -66,4 +69,18 @@ pub fn system_nics(s: &System) -> Vec<kvsim_params::Nic> {
     } else {
         s.nics.iter().filter(|n| n.enabled).cloned().collect()
     }
+}
+
+/// The socket of each hart: socket 0's cores first, then socket 1's, and so on (models/system.py numbers them so).
+pub fn hart_sockets(s: &System) -> Vec<u16> {
+    let mut out: Vec<u16> = s
+        .socket_list()
+        .iter()
+        .enumerate()
+        .flat_map(|(k, sock)| std::iter::repeat_n(k as u16, sock.cores as usize))
+        .collect();
+    // A hart beyond the listed cores (a Python-side check refuses this first) stays on the last socket.
+    let last = out.last().copied().unwrap_or(0);
+    out.resize(s.harts as usize, last);
+    out
 }

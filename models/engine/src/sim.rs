@@ -30,6 +30,9 @@ pub struct Machine {
     pub group_exit: Option<i64>,
     /// Lowest address handed out by the mmap allocator so far (it grows down from MMAP_TOP).
     pub mmap_low: u64,
+    /// Which socket's memory holds each guest address (NUMA allocations, the harts' stacks); the timing side's
+    /// memory system finds each line's home socket from it.
+    pub numa: kvsim_timing::numa::NumaMap,
     /// getrandom's generator state (from System.seed).
     pub rng: u64,
     pub stack_size: u64,
@@ -148,6 +151,7 @@ impl Machine {
             stderr: Vec::new(),
             group_exit: None,
             mmap_low: MMAP_TOP,
+            numa: kvsim_timing::numa::NumaMap::new(system.hart_socket.iter().copied().max().unwrap_or(0) + 1),
             rng: system.seed ^ 0x6b76_7369_6d00_0000,
             stack_size,
             roi_begin: None,

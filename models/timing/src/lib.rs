@@ -19,6 +19,7 @@ pub mod inst;
 pub mod mem;
 pub mod network;
 pub mod noc;
+pub mod numa;
 pub mod stacked;
 pub mod synth;
 pub mod system;
