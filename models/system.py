@@ -45,8 +45,9 @@ class System(SimObject):
     misaligned = Param.Enum("fault", "what a misaligned load or store does: 'fault' stops the run (RISC-V lets "
                             "hardware trap); 'allow' performs it, as Linux's trap emulation (and qemu-user) would; "
                             "misaligned atomics always fault", choices=("fault", "allow"))
-    trace_file = Param.Str("", "if set, write hart 0's PC and integer registers before every instruction to "
-                           "this file (for lockstep comparison with qemu-riscv64 -singlestep -d cpu)")
+    trace_file = Param.Str("", "if set, write hart 0's PC, integer and floating-point registers before every "
+                           "instruction to this file (for lockstep comparison with qemu-riscv64 -singlestep "
+                           "-d cpu,fpu)")
     workload = Param.Child(Workload, "the program the harts run")
     # Timing (detailed mode) ------------------------------------------------------------------------------------
     mode = Param.Enum("functional", "'functional': instructions only, one cycle each at `clock` (fastest); "

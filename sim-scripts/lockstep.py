@@ -3,12 +3,13 @@
 
     sim-scripts/lockstep.py workloads/build/tests/branches [ARGS...] [--max-insts N] [--keep DIR]
 
-qemu-riscv64 runs with `-singlestep -d cpu,nochain` (every instruction is its own translation block, each logged
-with the PC and x0..x31 before it executes; the log goes to a file with -D so the guest's own stderr stays
-apart). The engine runs with System.trace_file, which holds one line per instruction of hart 0: the PC and
-x1..x31 as 16-digit hex. The two streams are compared record by record; the first difference is reported with
-its instruction index, PC, the instruction that produced it (the previous record's PC, disassembled) and the
-registers that differ. Exit status 0 when they agree completely, 1 on a divergence, 2 on a usage error.
+qemu-riscv64 runs with `-singlestep -d cpu,fpu,nochain` (every instruction is its own translation block, each
+logged with the PC, x0..x31 and f0..f31 before it executes; the log goes to a file with -D so the guest's own
+stderr stays apart). The engine runs with System.trace_file, which holds one line per instruction of hart 0: the
+PC, x1..x31 and f0..f31 as 16-digit hex (raw 64-bit patterns: a single is NaN-boxed on both sides). The two
+streams are compared record by record; the first difference is reported with its instruction index, PC, the
+instruction that produced it (the previous record's PC, disassembled) and the registers that differ.
+Floating-point registers are compared exactly (they never hold addresses). Exit status 0 when they agree completely, 1 on a divergence, 2 on a usage error.
 
 Stack addresses differ between the two: qemu puts the initial stack near 0x40_0080_0000, the engine at
 STACK_TOP = 0x3f_ffff_0000 (workloads/ABI.md), and the blocks above the initial sp (argv/envp strings, auxv)
@@ -43,37 +44,50 @@ ABI = ["zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1",
 STACK_BELOW = 64 << 20
 STACK_ABOVE = 1 << 20
 
-Record = tuple[int, list[int]]   # (pc, [x1..x31])
+FP_ABI = ["ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6", "ft7", "fs0", "fs1", "fa0", "fa1", "fa2", "fa3", "fa4",
+          "fa5", "fa6", "fa7", "fs2", "fs3", "fs4", "fs5", "fs6", "fs7", "fs8", "fs9", "fs10", "fs11", "ft8", "ft9",
+          "ft10", "ft11"]
+
+# (pc, [x1..x31], [f0..f31] or None when the trace has no floating-point registers)
+Record = tuple[int, list[int], list[int] | None]
 
 
 def qemu_records(log: pathlib.Path) -> Iterator[Record]:
-    """Records of a `-d cpu` log: a ' pc  <hex>' line, then lines of 'xN/name <hex>' pairs, x0..x31 in order.
-    Any other line (qemu may add some) is ignored."""
+    """Records of a `-d cpu[,fpu]` log: a ' pc  <hex>' line, then lines of 'xN/name <hex>' pairs (x0..x31 in
+    order) and, with fpu, of 'fN/name <hex>' pairs (f0..f31). Any other line (qemu may add some) is ignored."""
     pc = None
-    values: list[str] = []
+    xs: list[str] = []
+    fs: list[str] = []
+
+    def record() -> Record:
+        return pc, [int(v, 16) for v in xs[1:]], [int(v, 16) for v in fs] if len(fs) == 32 else None
+
     with open(log, "r", errors="replace") as f:
         for line in f:
             if line.startswith(" pc"):
-                if pc is not None and len(values) == 32:
-                    yield pc, [int(v, 16) for v in values[1:]]
-                pc, values = int(line.split()[1], 16), []
+                if pc is not None and len(xs) == 32:
+                    yield record()
+                pc, xs, fs = int(line.split()[1], 16), [], []
             elif line.startswith(" x"):
-                values.extend(line.split()[1::2])
-    if pc is not None and len(values) == 32:
-        yield pc, [int(v, 16) for v in values[1:]]
+                xs.extend(line.split()[1::2])
+            elif line.startswith(" f") and not line.startswith(" fcsr"):
+                fs.extend(line.split()[1::2])
+    if pc is not None and len(xs) == 32:
+        yield record()
 
 
 def engine_records(trace: pathlib.Path) -> Iterator[Record]:
-    """Records of the engine's trace_file: 'PC x1 .. x31' in hex, one instruction per line."""
+    """Records of the engine's trace_file: 'PC x1 .. x31 f0 .. f31' in hex (or, from older traces, without the
+    f registers), one instruction per line."""
     with open(trace, "r") as f:
         for n, line in enumerate(f, 1):
             fields = line.split()
             if not fields:
                 continue
-            if len(fields) != 32:
-                raise ValueError(f"{trace}:{n}: expected 32 hex fields (pc, x1..x31), got {len(fields)}")
+            if len(fields) not in (32, 64):
+                raise ValueError(f"{trace}:{n}: expected 64 hex fields (pc, x1..x31, f0..f31), got {len(fields)}")
             values = [int(x, 16) for x in fields]
-            yield values[0], values[1:]
+            yield values[0], values[1:32], values[32:] or None
 
 
 def normalize(value: int, sp0: int) -> int | str:
@@ -125,7 +139,7 @@ def compare(binary: pathlib.Path, qemu_log: pathlib.Path, engine_trace: pathlib.
             return Outcome(index, index + q_rest, index + e_rest,
                            f"the traces agree for {index} instructions, then {longer} continues for "
                            f"{max(q_rest, e_rest)} more (last common pc {last})")
-        (qpc, qregs), (epc, eregs) = q, e
+        (qpc, qregs, qfregs), (epc, eregs, efregs) = q, e
         if index == 0:
             q_sp0, e_sp0 = qregs[1], eregs[1]
         problems = []
@@ -138,6 +152,9 @@ def compare(binary: pathlib.Path, qemu_log: pathlib.Path, engine_trace: pathlib.
             if qn != en:
                 problems.append(f"x{r + 1}/{ABI[r + 1]}: engine {eregs[r]:#018x} ({kind(en)}), "
                                 f"qemu {qregs[r]:#018x} ({kind(qn)})")
+        if qfregs is not None and efregs is not None:
+            problems.extend(f"f{r}/{FP_ABI[r]}: engine {efregs[r]:#018x}, qemu {qfregs[r]:#018x}"
+                            for r in range(32) if qfregs[r] != efregs[r])
         if problems:
             culprit = (f"after the instruction at {prev_pc:#x}: {disassemble(binary, prev_pc)}"
                        if prev_pc is not None else "in the initial state")
@@ -155,7 +172,7 @@ def run(binary: pathlib.Path, args: list[str], *, max_insts: int = 2_000_000, wo
 
     workdir.mkdir(parents=True, exist_ok=True)
     qemu_log, engine_trace = workdir / "qemu.log", workdir / "engine.trace"
-    subprocess.run(["qemu-riscv64", "-singlestep", "-d", "cpu,nochain", "-D", str(qemu_log), str(binary), *args],
+    subprocess.run(["qemu-riscv64", "-singlestep", "-d", "cpu,fpu,nochain", "-D", str(qemu_log), str(binary), *args],
                    capture_output=True, env={}, timeout=600)
     system = System(workload=Workload(binary=str(binary), argv=list(args), env=[]), max_insts=max_insts,
                     trace_file=str(engine_trace))

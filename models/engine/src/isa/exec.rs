@@ -65,14 +65,15 @@ pub struct Tracer {
 
 impl Tracer {
     pub fn new(out: Box<dyn Write + Send>) -> Tracer {
-        Tracer { out, error: None, line: Vec::with_capacity(32 * 17) }
+        Tracer { out, error: None, line: Vec::with_capacity(64 * 17) }
     }
 
+    /// One line: the PC, x1..x31, then f0..f31 as raw 64-bit patterns (singles NaN-boxed), 16 hex digits each.
     #[cold]
     pub fn record(&mut self, pc: u64, x: &[u64; 64]) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         self.line.clear();
-        for (i, v) in std::iter::once(pc).chain(x[1..32].iter().copied()).enumerate() {
+        for (i, v) in std::iter::once(pc).chain(x[1..64].iter().copied()).enumerate() {
             if i > 0 {
                 self.line.push(b' ');
             }

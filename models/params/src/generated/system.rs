@@ -24,7 +24,7 @@ pub struct System {
     pub seed: u64,
     /// what a misaligned load or store does: 'fault' stops the run (RISC-V lets hardware trap); 'allow' performs it, as Linux's trap emulation (and qemu-user) would; misaligned atomics always fault One of: fault, allow.
     pub misaligned: SystemMisaligned,
-    /// if set, write hart 0's PC and integer registers before every instruction to this file (for lockstep comparison with qemu-riscv64 -singlestep -d cpu)
+    /// if set, write hart 0's PC, integer and floating-point registers before every instruction to this file (for lockstep comparison with qemu-riscv64 -singlestep -d cpu,fpu)
     pub trace_file: String,
     /// the program the harts run
     pub workload: Workload,
