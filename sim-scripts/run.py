@@ -30,6 +30,7 @@ import configs  # noqa: E402
 from models.errors import OutputError, RunInterrupted, SimError  # noqa: E402
 from models.params import ParamError, SimObject  # noqa: E402
 from models.sim import simulate  # noqa: E402
+from models.socket import socket_path  # noqa: E402
 
 DEFAULT_CONFIG = "kvs_default"
 
@@ -113,6 +114,27 @@ def _mean(stats: dict[str, float], prefix: str, suffix: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _socket_prefixes(stats: dict[str, float]) -> list[str]:
+    """The statistics prefix of every socket the run reported (`system.socket0.`, `system.socket1.`, ...)."""
+    prefixes = []
+    while any(k.startswith(f"{socket_path(len(prefixes))}.") for k in stats):
+        prefixes.append(f"{socket_path(len(prefixes))}.")
+    return prefixes
+
+
+def _core_ipcs(stats: dict[str, float]) -> list[float]:
+    """Every core's IPC, socket by socket."""
+    return [v for prefix in _socket_prefixes(stats) for k, v in stats.items()
+            if k.startswith(f"{prefix}core") and k.endswith(".ipc")]
+
+
+def _socket_mean(stats: dict[str, float], suffix: str) -> float | None:
+    """The mean over every socket's statistics ending in `suffix`."""
+    values = [v for prefix in _socket_prefixes(stats) for k, v in stats.items()
+              if k.startswith(prefix) and k.endswith(suffix)]
+    return sum(values) / len(values) if values else None
+
+
 def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     """The KVS figures of a run with the ghost client (empty otherwise): first what a user came for (throughput,
     loss, latency, power and requests/s per watt when priced), then the figures that explain it."""
@@ -137,11 +159,13 @@ def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     rows += [("requests checked", f"{stats['client.requests']:,.0f} ({stats['client.hits']:,.0f} GET hits, "
                                   f"{stats['client.misses']:,.0f} misses)"),
              ("instructions / request", f"{stats['client.insts_per_request']:.1f}")]
-    ipc = [v for k, v in stats.items() if k.startswith("system.socket0.core") and k.endswith(".ipc")]
+    ipc = _core_ipcs(stats)
     if ipc:
         rows.append(("IPC (mean of cores)", f"{sum(ipc) / len(ipc):.3f}"))
-    for label, suffix in (("L1D MPKI (mean)", ".l1d.mpki"), ("LLC MPKI", "llc.mpki")):
-        value = _mean(stats, "system.socket0.", suffix)
+    sockets = len(_socket_prefixes(stats))
+    for label, suffix in (("L1D MPKI (mean)", ".l1d.mpki"),
+                          ("LLC MPKI" + (f" (mean of {sockets} sockets)" if sockets > 1 else ""), "llc.mpki")):
+        value = _socket_mean(stats, suffix)
         if value is not None:
             rows.append((label, f"{value:.2f}"))
     batch = _mean(stats, "system.nic", ".rx_batch_mean")
@@ -204,10 +228,14 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row("simulated time", f"{result.sim_seconds * 1e3:.3f} ms")
     table.add_row("host time", f"{result.host_seconds:.2f} s")
     table.add_row("speed", f"{result.mips:.1f} simulated MIPS")
-    ipc = [v for k, v in result.stats.items() if k.startswith("system.socket0.core") and k.endswith(".ipc")]
+    ipc = _core_ipcs(result.stats)
     if ipc:
         table.add_row("mode", f"detailed (timing from {system.detailed_start})")
-        table.add_row("IPC per core", ", ".join(f"{v:.3f}" for v in ipc))
+        if len(ipc) <= 16:
+            table.add_row("IPC per core", ", ".join(f"{v:.3f}" for v in ipc))
+        else:
+            table.add_row("IPC per core", f"min {min(ipc):.3f}, mean {sum(ipc) / len(ipc):.3f}, max {max(ipc):.3f} "
+                                          f"over {len(ipc)} cores")
     table.add_row("outputs", str(outdir))
     console.print(table)
     guest_out = result.stdout.decode(errors="replace").strip()

@@ -61,3 +61,20 @@ def test_power_option_refuses_a_functional_run(tmp_path):
     out = run("functional_default", "--power", "--outdir", str(tmp_path))
     assert out.returncode == 2 and "needs a detailed run" in out.stdout
     assert not (tmp_path / "stats.json").exists(), "the check must come before the run"
+
+
+def test_summary_covers_every_socket():
+    """The summary's IPC and MPKI rows take every socket's cores and LLC, not only socket 0's."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("run_script", ROOT / "sim-scripts" / "run.py")
+    run_script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_script)
+    stats = {"client.requests": 10.0, "client.hits": 10.0, "client.misses": 0.0, "client.insts_per_request": 500.0,
+             "system.socket0.core0.ipc": 1.0, "system.socket0.core1.ipc": 2.0, "system.socket0.llc.mpki": 1.0,
+             "system.socket1.core0.ipc": 3.0, "system.socket1.core1.ipc": 6.0, "system.socket1.llc.mpki": 3.0}
+    rows = dict(run_script.kvs_summary(stats))
+    assert rows["IPC (mean of cores)"] == "3.000"
+    assert rows["LLC MPKI (mean of 2 sockets)"] == "2.00"
+    del stats["system.socket1.llc.mpki"], stats["system.socket1.core0.ipc"], stats["system.socket1.core1.ipc"]
+    rows = dict(run_script.kvs_summary(stats))
+    assert rows["IPC (mean of cores)"] == "1.500" and rows["LLC MPKI"] == "1.00"
