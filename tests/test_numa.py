@@ -142,3 +142,26 @@ def test_kvs_server_puts_each_partition_on_its_cores_socket(config, cores_per_so
         assert int(log_bytes) == 1 << 20
         assert all_on(result.numa_ranges, int(log, 16), int(log_bytes), want), k
         assert all_on(result.numa_ranges, int(buckets, 16), int(bucket_bytes), want), k
+
+
+def test_numa_placement_survives_a_checkpoint(tmp_path):
+    """The partitions are placed before the checkpoint (taken after the bulk load): a run restored from it never
+    allocates them again, so its page map and statistics can only be right if the map was saved."""
+    from configs import _multisocket, brps_target_dual
+
+    def system():
+        s = _multisocket.functional(brps_target_dual.system(cores_per_socket=2, requests=400, items=1024))
+        s.workload.argv = ["mode=erew", "log_mib=1", "buckets=1024"]
+        return s
+
+    writer = system()
+    writer.checkpoint_to = str(tmp_path / "ck")
+    first = simulate(writer)
+    reader = system()
+    reader.restore_from = str(tmp_path / "ck")
+    back = simulate(reader)
+    assert back.stop_reason == "client_done"
+    placed = [first.stats[f"system.numa.socket{k}.bytes_placed"] for k in range(2)]
+    assert placed[1] > 2 << 20       # two partitions' 1 MiB logs, and more, are on socket 1
+    assert back.numa_ranges == first.numa_ranges
+    assert [back.stats[f"system.numa.socket{k}.bytes_placed"] for k in range(2)] == placed
