@@ -11,7 +11,7 @@ import re
 import pytest
 
 from models import System, Workload
-from models.errors import BadSimcall
+from models.errors import BadSimcall, ConfigError
 from models.sim import simulate
 from models.socket import Socket
 
@@ -147,7 +147,7 @@ def test_kvs_server_puts_each_partition_on_its_cores_socket(config, cores_per_so
 def test_numa_placement_survives_a_checkpoint(tmp_path):
     """The partitions are placed before the checkpoint (taken after the bulk load): a run restored from it never
     allocates them again, so its page map and statistics can only be right if the map was saved."""
-    from configs import _multisocket, brps_target_dual
+    from configs import _multisocket, brps_target_dual, brps_target_socket
 
     def system():
         s = _multisocket.functional(brps_target_dual.system(cores_per_socket=2, requests=400, items=1024))
@@ -165,3 +165,9 @@ def test_numa_placement_survives_a_checkpoint(tmp_path):
     assert placed[1] > 2 << 20       # two partitions' 1 MiB logs, and more, are on socket 1
     assert back.numa_ranges == first.numa_ranges
     assert [back.stats[f"system.numa.socket{k}.bytes_placed"] for k in range(2)] == placed
+    # The same harts on one socket would put the partitions elsewhere: the restore refuses, naming why.
+    one = _multisocket.functional(brps_target_socket.system(cores=4, requests=400, items=1024))
+    one.workload.argv = reader.workload.argv
+    one.restore_from = reader.restore_from
+    with pytest.raises(ConfigError, match=r"System.sockets.cores is \[\] here but \[2,2\] in the checkpoint"):
+        simulate(one)

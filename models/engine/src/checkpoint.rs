@@ -38,6 +38,8 @@ const CHECKSUM_BLOCK: u64 = 64 << 20;
 const MUST_MATCH: &[&str] = &[
     "workload.",
     "harts",
+    // Which socket each hart is on (its stack and its NUMA allocations were placed by it).
+    "sockets.cores",
     "mem_limit",
     "stack_size",
     "misaligned",
