@@ -467,7 +467,7 @@ impl Machine {
         for hid in 0..self.mem.regions.stacks.len() {
             let (bottom, top) = self.mem.regions.stacks[hid];
             // Sockets come from hart_socket, and the map was built with as many sockets as it names.
-            let _ = self.numa.place(bottom, top - bottom, self.socket_of_hart(hid));
+            self.numa_place(bottom, top - bottom, self.socket_of_hart(hid));
         }
     }
 
@@ -481,17 +481,23 @@ impl Machine {
         let len = page_up(bytes);
         let Some(start) = self.mmap_alloc(len, align) else { return 0 };
         if self.numa.sockets() > 1 {
-            // The caller checked the socket.
-            let _ = self.numa.place(start, len, socket);
+            self.numa_place(start, len, socket);
         }
         start
+    }
+
+    /// Every placement the system calls make goes through here: the one place that tells the map (and, through it,
+    /// whoever follows the map's changes). The callers name only sockets that exist (checked or from hart_socket).
+    fn numa_place(&mut self, start: u64, len: u64, socket: u16) {
+        let placed = self.numa.place(start, len, socket);
+        debug_assert!(placed.is_ok(), "{placed:?}");
     }
 
     /// Unmapped memory goes back to the default placement (socket 0), so a later plain mmap of the same addresses
     /// is not left on the socket of an earlier NUMA allocation.
     fn numa_forget(&mut self, start: u64, end: u64) {
         if self.numa.ranges().iter().any(|&(s, e, k)| s < end && e > start && k != 0) {
-            let _ = self.numa.place(start, end - start, 0);
+            self.numa_place(start, end - start, 0);
         }
     }
 
