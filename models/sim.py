@@ -26,7 +26,7 @@ from .system import System
 
 # The files a run writes (a reused outdir loses these before a new run starts).
 RUN_FILES = ("config.json", "stats.json", "stats.txt", "stats_series.csv", "guest.stdout", "guest.stderr",
-             "host.json", "status")
+             "host.json", "status", "numa.csv")
 
 
 class DetailedTimingNeverStarted(UserWarning):
@@ -83,6 +83,10 @@ def write_outputs(result: RunResult, config: dict[str, Any], outdir: pathlib.Pat
     (outdir / "stats.txt").write_text(format_stats_txt(result.stats, result.descriptions))
     if result.stat_dumps:
         write_stats_series(result.stat_dumps, outdir / "stats_series.csv")
+    if result.numa_ranges:
+        # The NUMA map's placed ranges (bytes [start, end) on socket); every other address is on socket 0.
+        rows = "".join(f"{start},{end},{socket}\n" for start, end, socket in result.numa_ranges)
+        (outdir / "numa.csv").write_text("start,end,socket\n" + rows)
     (outdir / "guest.stdout").write_bytes(result.stdout)
     (outdir / "guest.stderr").write_bytes(result.stderr)
     summary = {"stop_reason": result.stop_reason, "exit_code": result.exit_code, "insts": result.insts,

@@ -77,6 +77,15 @@ def test_numa_allocation_puts_pages_on_their_socket_seen_from_guest_and_page_map
         assert sum(e - s for s, e, sock in ranges if sock == k) == expect
 
 
+def test_the_run_folder_holds_the_page_map(tmp_path):
+    import csv
+
+    result = simulate(numa_system([1, 2]), outdir=tmp_path)
+    with open(tmp_path / "numa.csv") as f:
+        rows = [(int(r["start"]), int(r["end"]), int(r["socket"])) for r in csv.DictReader(f)]
+    assert rows == result.numa_ranges and {k for _, _, k in rows} == {0, 1}
+
+
 def test_one_socket_places_nothing_and_everything_is_on_socket_0():
     result = simulate(numa_system([3]))
     assert result.exit_code == 0 and result.numa_ranges == []
