@@ -26,7 +26,7 @@ from .system import System
 
 # The files a run writes (a reused outdir loses these before a new run starts).
 RUN_FILES = ("config.json", "stats.json", "stats.txt", "stats_series.csv", "guest.stdout", "guest.stderr",
-             "host.json", "status")
+             "host.json", "status", "numa.csv")
 
 
 class DetailedTimingNeverStarted(UserWarning):
@@ -46,6 +46,8 @@ class RunResult:
     descriptions: dict[str, str] = field(repr=False, default_factory=dict)
     # The guest's STATS_DUMP snapshots: (sim_ticks, {name: value}) each, in order.
     stat_dumps: list[tuple[int, dict[str, float]]] = field(repr=False, default_factory=list)
+    # The NUMA map's placed ranges: (start, end, socket) each, sorted; every other address is on socket 0.
+    numa_ranges: list[tuple[int, int, int]] = field(repr=False, default_factory=list)
     host_seconds: float = 0.0
     outdir: pathlib.Path | None = None
 
@@ -81,6 +83,10 @@ def write_outputs(result: RunResult, config: dict[str, Any], outdir: pathlib.Pat
     (outdir / "stats.txt").write_text(format_stats_txt(result.stats, result.descriptions))
     if result.stat_dumps:
         write_stats_series(result.stat_dumps, outdir / "stats_series.csv")
+    if result.numa_ranges:
+        # The NUMA map's placed ranges (bytes [start, end) on socket); every other address is on socket 0.
+        rows = "".join(f"{start},{end},{socket}\n" for start, end, socket in result.numa_ranges)
+        (outdir / "numa.csv").write_text("start,end,socket\n" + rows)
     (outdir / "guest.stdout").write_bytes(result.stdout)
     (outdir / "guest.stderr").write_bytes(result.stderr)
     summary = {"stop_reason": result.stop_reason, "exit_code": result.exit_code, "insts": result.insts,
@@ -157,7 +163,8 @@ def result_from_raw(raw: dict[str, Any], host_seconds: float) -> RunResult:
     return RunResult(stop_reason=raw["stop_reason"], exit_code=raw["exit_code"], stdout=raw["stdout"],
                      stderr=raw["stderr"], sim_ticks=raw["sim_ticks"], harts=raw["harts"], stats=stats,
                      descriptions={name: desc for name, _, desc in raw["stats"]}, host_seconds=host_seconds,
-                     stat_dumps=[(ticks, dict(values)) for ticks, values in raw["stat_dumps"]])
+                     stat_dumps=[(ticks, dict(values)) for ticks, values in raw["stat_dumps"]],
+                     numa_ranges=[tuple(r) for r in raw.get("numa_ranges", [])])
 
 
 def write_stats_series(dumps: list[tuple[int, dict[str, float]]], path: pathlib.Path) -> None:

@@ -446,7 +446,11 @@ KT_TEST(config_parse)
     KT_EQ(c.crew, 0);
     KT_EQ(c.rx_ring, 512);
     KT_EQ(c.tx_ring, 64);
-    char *bads[][2] = {{"kvs", "mode=xrew"}, {"kvs", "buckets=1000"}, {"kvs", "log_mib=3"}, {"kvs", "prefetch=2"},
+    KT_EQ(c.numa_report, 0);
+    char *numa[] = {"kvs", "numa_report=1"};
+    KT_EQ(kvs_config_parse(&c, 2, numa, &bad), 0);
+    KT_EQ(c.numa_report, 1);
+    char *bads[][2] = {{"kvs", "numa_report=2"}, {"kvs", "mode=xrew"}, {"kvs", "buckets=1000"}, {"kvs", "log_mib=3"}, {"kvs", "prefetch=2"},
                        {"kvs", "frobnicate=1"}, {"kvs", "log_kib="}, {"kvs", "rx_ring=4"}, {"kvs", "tx_ring=100"},
                        {"kvs", "buckets=99999999999999999999999"}};
     for (unsigned i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
