@@ -5,7 +5,8 @@ memory (workloads/ABI.md, "The NIC"). In detailed timing (System.mode = "detaile
 started) the NIC is timed too (models/engine/src/nictime.rs): frames are serialized at line rate (frame bytes + 24
 bytes of preamble, start delimiter, FCS and inter-frame gap), wait in the bounded RX FIFO (overflow drops), cross the
 PCIe link (descriptor fetch, data, descriptor write-back, coalesced per rx_wb_threshold / rx_wb_timer; per-TLP
-overhead and latency) and become visible to the guest at their time; NIC DMA writes go to the LLC through DDIO (ddio, ddio_ways) or to memory.
+overhead and latency) and become visible to the guest at their time; TX completion is written back as DD bits or as a head
+pointer (tx_completion); NIC DMA writes go to the LLC through DDIO (ddio, ddio_ways) or to memory.
 """
 
 from __future__ import annotations
@@ -48,6 +49,14 @@ class Nic(SimObject):
     rx_wb_timer = Param.Time("0s", "longest a completed RX descriptor waits for its write-back group: when it "
                              "expires the partial group is written (the ITR flush); 0 = no timer, allowed only "
                              "with rx_wb_threshold = 1", min="0s", max="1ms")
+    tx_completion = Param.Enum("descriptor", "how the NIC tells the driver a TX descriptor is done: 'descriptor' "
+                               "writes status = DD into each sent descriptor; 'head_pointer' writes the queue's TX "
+                               "head (a 32-bit index) to the host address the driver registered in TX_HEAD_WB, as "
+                               "Intel's 82599 does with TDWBAL.Head_WB_En, and leaves the descriptors alone. Either "
+                               "way one PCIe write per TX batch of a queue (16 bytes of descriptor, or 4 of head). "
+                               "The driver reads the mode from the TX_COMPLETION register (workloads/ABI.md). "
+                               "Default 'descriptor': DPDK's ixgbe driver, which MICA runs on, polls DD bits",
+                               choices=("descriptor", "head_pointer"))
     ddio = Param.Bool(True, "DDIO (wauDCA): NIC DMA writes allocate or update lines in the LLC within the ddio "
                       "ways, DMA reads are served from the LLC when the line is there; off: DMA writes go to "
                       "memory (invalidating cached copies)")

@@ -123,9 +123,15 @@ struct kvs_req_desc {
                                          long for the buffer) */
 #define KVS_NIC_REG_RX_FRAMES  0x60u  /* RO: frames delivered to this queue */
 #define KVS_NIC_REG_TX_FRAMES  0x68u  /* RO: frames sent from this queue */
-#define KVS_NIC_REG_BLOCK_LEN  0x70u
+#define KVS_NIC_REG_TX_HEAD_WB 0x70u  /* RW: head-pointer mode: guest address (4-byte aligned) | 1 of a uint32_t
+                                         where the NIC writes TX_HEAD after each TX batch; set before CTRL enable */
+#define KVS_NIC_REG_TX_COMPLETION 0x78u /* RO: how sent TX descriptors are reported (KVS_NIC_TX_COMPLETION_*) */
+#define KVS_NIC_REG_BLOCK_LEN  0x80u
 
 #define KVS_NIC_CTRL_ENABLE    1u
+#define KVS_NIC_TX_HEAD_WB_ENABLE          1u
+#define KVS_NIC_TX_COMPLETION_DESCRIPTOR   0u  /* status = DD in each sent descriptor */
+#define KVS_NIC_TX_COMPLETION_HEAD_POINTER 1u  /* TX_HEAD written to TX_HEAD_WB's address; descriptors untouched */
 
 /* RX descriptor (16 bytes). The driver writes addr and buf_size and clears status; the NIC writes the frame to
  * addr (at most buf_size bytes), then len, then status = DD. */
@@ -138,7 +144,8 @@ struct kvs_nic_rx_desc {
 };
 
 /* TX descriptor (16 bytes). The driver writes addr and len and clears status, then moves TX_TAIL past it; the NIC
- * reads the frame and writes status = DD when the buffer may be reused. */
+ * reads the frame and then, when the buffer may be reused, writes status = DD (descriptor mode) or, after the
+ * batch, its new TX head to the TX_HEAD_WB address (head-pointer mode, no DD). */
 struct kvs_nic_tx_desc {
     uint64_t addr;      /*  0: guest address of the frame */
     uint16_t len;       /*  8: frame length in bytes, without FCS; the NIC pads frames shorter than 60 */

@@ -33,6 +33,8 @@ pub struct Nic {
     pub rx_wb_threshold: u64,
     /// longest a completed RX descriptor waits for its write-back group: when it expires the partial group is written (the ITR flush); 0 = no timer, allowed only with rx_wb_threshold = 1 [ps]
     pub rx_wb_timer: u64,
+    /// how the NIC tells the driver a TX descriptor is done: 'descriptor' writes status = DD into each sent descriptor; 'head_pointer' writes the queue's TX head (a 32-bit index) to the host address the driver registered in TX_HEAD_WB, as Intel's 82599 does with TDWBAL.Head_WB_En, and leaves the descriptors alone. Either way one PCIe write per TX batch of a queue (16 bytes of descriptor, or 4 of head). The driver reads the mode from the TX_COMPLETION register (workloads/ABI.md). Default 'descriptor': DPDK's ixgbe driver, which MICA runs on, polls DD bits One of: descriptor, head_pointer.
+    pub tx_completion: NicTxCompletion,
     /// DDIO (wauDCA): NIC DMA writes allocate or update lines in the LLC within the ddio ways, DMA reads are served from the LLC when the line is there; off: DMA writes go to memory (invalidating cached copies)
     pub ddio: bool,
     /// fraction of the LLC's ways DDIO may allocate into (at least one way; Intel's default is 2 of 20)
@@ -59,9 +61,34 @@ impl Default for Nic {
             mmio_latency: 100000,
             rx_wb_threshold: 1,
             rx_wb_timer: 0,
+            tx_completion: NicTxCompletion::Descriptor,
             ddio: true,
             ddio_ways: 0.1,
             steering_base_port: 16384,
         }
     }
+}
+
+/// The choices of Nic.tx_completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum NicTxCompletion {
+    #[serde(rename = "descriptor")]
+    Descriptor,
+    #[serde(rename = "head_pointer")]
+    HeadPointer,
+}
+
+impl NicTxCompletion {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NicTxCompletion::Descriptor => "descriptor",
+            NicTxCompletion::HeadPointer => "head_pointer",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[NicTxCompletion::Descriptor, NicTxCompletion::HeadPointer];
 }
