@@ -1,8 +1,9 @@
-"""TX completion by descriptor (DD bits) and by head-pointer write-back (Nic.tx_completion), end to end with the
-real KVS server: its driver (workloads/kvs/platform_riscv.c) reads TX_COMPLETION and reclaims TX buffers by DD bits
-or by the head the NIC writes to the word it registered. In head-pointer mode the NIC writes no DD bit, so a driver
-that kept polling DD would run out of buffers and stop answering (the client would fail the run). The exact
-write-back counts and ticks are unit-tested in models/engine/src/nictime.rs and nic.rs."""
+"""TX completion by descriptor (DD bits), by head-pointer write-back and by report status (DD only where the driver
+set RS) (Nic.tx_completion), end to end with the real KVS server: its driver (workloads/kvs/platform_riscv.c) reads
+TX_COMPLETION and reclaims TX buffers by DD bits, by the head the NIC writes to the word it registered, or in groups
+ending in an RS descriptor. In head-pointer mode the NIC writes no DD bit, in report-status mode only every 16th
+here, so a driver that kept polling each DD would run out of buffers and stop answering (the client would fail the
+run). The exact write-back counts and ticks are unit-tested in models/engine/src/nictime.rs and nic.rs."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ def run(mode: str, detailed: bool):
 
 
 @pytest.mark.parametrize("detailed", [False, True], ids=["functional", "detailed"])
-@pytest.mark.parametrize("mode", ["descriptor", "head_pointer"])
-def test_the_kvs_server_answers_every_request_in_both_modes(kvs_server, mode, detailed):
+@pytest.mark.parametrize("mode", ["descriptor", "head_pointer", "report_status"])
+def test_the_kvs_server_answers_every_request_in_every_mode(kvs_server, mode, detailed):
     r = run(mode, detailed)
     s = r.stats
     assert r.stop_reason == "client_done" and r.exit_code in (0, None)
@@ -54,15 +55,20 @@ def test_the_kvs_server_answers_every_request_in_both_modes(kvs_server, mode, de
     sent = sum(s[f"system.nic0.queue{q}.tx_frames"] for q in range(2))
     assert sent == s["client.packets"] == REQUESTS
     if detailed:
-        # One completion write per TX batch of a queue: a 16-byte descriptor or a 4-byte head, + 24 bytes of TLP.
+        # One completion write per TX batch of a queue (a 16-byte descriptor or a 4-byte head), or per RS
+        # descriptor (every 16th: a quarter of each queue's 64-entry ring), each + 24 bytes of TLP.
         tlps = s["system.nic0.pcie.up_tlps.tx_completion"]
         assert 0 < tlps <= sent
-        per_tlp = {"descriptor": 16 + 24, "head_pointer": 4 + 24}[mode]
+        if mode == "report_status":
+            assert abs(tlps - sent / 16) <= 2, (tlps, sent)
+        per_tlp = {"descriptor": 16 + 24, "head_pointer": 4 + 24, "report_status": 16 + 24}[mode]
         assert s["system.nic0.pcie.up_bytes.tx_completion"] == per_tlp * tlps
 
 
-def test_head_pointer_mode_changes_only_the_tx_completion_traffic(kvs_server):
-    d, h = run("descriptor", True).stats, run("head_pointer", True).stats
-    for kind in ("rx_data", "rx_writeback", "tx_data"):
+def test_the_modes_change_only_the_tx_completion_traffic(kvs_server):
+    d, h, r = (run(mode, True).stats for mode in ("descriptor", "head_pointer", "report_status"))
+    for kind in ("rx_data", "tx_data"):
         assert h[f"system.nic0.pcie.up_tlps.{kind}"] == d[f"system.nic0.pcie.up_tlps.{kind}"] > 0, kind
-    assert h["system.nic0.pcie.up_bytes.tx_completion"] < d["system.nic0.pcie.up_bytes.tx_completion"]
+        assert r[f"system.nic0.pcie.up_tlps.{kind}"] == d[f"system.nic0.pcie.up_tlps.{kind}"], kind
+    completion = [x["system.nic0.pcie.up_bytes.tx_completion"] for x in (d, h, r)]
+    assert completion[0] > completion[1] > completion[2] > 0

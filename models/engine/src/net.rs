@@ -169,8 +169,12 @@ impl Net {
             model.agent = harts + k;
             model.timing = Some(crate::nictime::NicTiming::new(n, ports[k], local_port.len()));
             models.push(model);
-            let head_pointer = n.tx_completion == kvsim_params::NicTxCompletion::HeadPointer;
-            bus.nics.push(NicRegs::at(crate::bus::nic_base(k), &local_port).with_tx_head_pointer(head_pointer));
+            let mode = match n.tx_completion {
+                kvsim_params::NicTxCompletion::Descriptor => crate::nic::TX_COMPLETION_DESCRIPTOR,
+                kvsim_params::NicTxCompletion::HeadPointer => crate::nic::TX_COMPLETION_HEAD_POINTER,
+                kvsim_params::NicTxCompletion::ReportStatus => crate::nic::TX_COMPLETION_REPORT_STATUS,
+            };
+            bus.nics.push(NicRegs::at(crate::bus::nic_base(k), &local_port).with_tx_completion(mode));
         }
         let client = match client {
             Some(p) => {

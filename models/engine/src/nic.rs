@@ -40,9 +40,13 @@ pub mod reg {
     pub const TX_COMPLETION: u64 = 0x78;
     pub const BLOCK_LEN: u64 = 0x80;
 }
-/// TX_COMPLETION values: DD bits in each sent descriptor, or the TX head written to TX_HEAD_WB's address.
+/// TX_COMPLETION values: DD bits in each sent descriptor; the TX head written to TX_HEAD_WB's address; DD bits only
+/// in the sent descriptors whose `cmd` has `TX_CMD_RS` (report status, as the 82599 with WTHRESH = 0).
 pub const TX_COMPLETION_DESCRIPTOR: u64 = 0;
 pub const TX_COMPLETION_HEAD_POINTER: u64 = 1;
+pub const TX_COMPLETION_REPORT_STATUS: u64 = 2;
+/// TX descriptor `cmd` (u16 at offset 10) bit 0: report status (write DD back) in report-status mode.
+pub const TX_CMD_RS: u16 = 1;
 /// TX_HEAD_WB bit 0: head write-back enabled (as TDWBAL.Head_WB_En of Intel's 82599).
 pub const TX_HEAD_WB_ENABLE: u64 = 1;
 /// Bytes of a TX head write-back: a 32-bit index, as the 82599 writes it.
@@ -114,10 +118,9 @@ impl QueueRegs {
 pub struct NicRegs {
     pub base: u64,
     pub queues: Vec<QueueRegs>,
-    /// `Nic.tx_completion = "head_pointer"`: TX completion is the head written to each queue's TX_HEAD_WB address,
-    /// not DD bits.
+    /// How TX completion is reported (`Nic.tx_completion`): a `TX_COMPLETION_*` value, the TX_COMPLETION register.
     #[serde(default)]
-    pub tx_head_pointer: bool,
+    pub tx_completion: u64,
 }
 
 fn mmio_fault(addr: u64, size: u8, access: Access, why: &'static str) -> Trap {
@@ -148,13 +151,13 @@ impl NicRegs {
                     ..Default::default()
                 })
                 .collect(),
-            tx_head_pointer: false,
+            tx_completion: TX_COMPLETION_DESCRIPTOR,
         }
     }
 
-    /// The same NIC, completing TX by head-pointer write-back (`Nic.tx_completion = "head_pointer"`).
-    pub fn with_tx_head_pointer(mut self, on: bool) -> NicRegs {
-        self.tx_head_pointer = on;
+    /// The same NIC, reporting TX completion the given way (a `TX_COMPLETION_*` value, `Nic.tx_completion`).
+    pub fn with_tx_completion(mut self, mode: u64) -> NicRegs {
+        self.tx_completion = mode;
         self
     }
 
@@ -202,20 +205,14 @@ impl NicRegs {
             reg::RX_DROPS => x.rx_drops,
             reg::RX_FRAMES => x.rx_frames,
             reg::TX_HEAD_WB => x.tx_head_wb,
-            reg::TX_COMPLETION => {
-                if self.tx_head_pointer {
-                    TX_COMPLETION_HEAD_POINTER
-                } else {
-                    TX_COMPLETION_DESCRIPTOR
-                }
-            }
+            reg::TX_COMPLETION => self.tx_completion,
             _ => x.tx_frames,
         })
     }
 
     pub fn store(&mut self, addr: u64, size: u8, val: u64, access: Access) -> Result<(), Trap> {
         let (q, r) = self.decode(addr, size, access)?;
-        let head_pointer = self.tx_head_pointer;
+        let head_pointer = self.tx_completion == TX_COMPLETION_HEAD_POINTER;
         let x = &mut self.queues[q];
         match r {
             reg::RX_BASE => x.rx_base = val,
@@ -272,7 +269,7 @@ impl NicRegs {
                             size,
                             access,
                             "CTRL enable: TX_HEAD_WB is enabled but this NIC completes TX by DD bits \
-                             (TX_COMPLETION = 0, Nic.tx_completion = descriptor)",
+                             (TX_COMPLETION = 0 or 2, Nic.tx_completion = descriptor or report_status)",
                         ));
                     }
                     x.tx_head_wb_addr = if head_pointer { wb & !TX_HEAD_WB_ENABLE } else { 0 };
@@ -360,17 +357,28 @@ pub(crate) fn complete_rx(
     Ok(())
 }
 
-/// A sent TX descriptor is done: `status = DD` in descriptor mode; nothing in head-pointer mode (the head
-/// write-back of its batch, `write_back_tx_head`, tells the driver).
-pub(crate) fn complete_tx_descriptor(x: &QueueRegs, mem: &mut Memory, q: usize, desc: u64) -> Result<(), DmaFault> {
-    if x.tx_head_wb_addr != 0 {
-        return Ok(());
+/// A sent TX descriptor (`bytes`: its 16 bytes as fetched) is done: `status = DD` in descriptor mode; in
+/// report-status mode only when its `cmd` asks for it (then returns true: the NIC wrote it back on its own);
+/// nothing in head-pointer mode (the head write-back of its batch, `write_back_tx_head`, tells the driver).
+pub(crate) fn complete_tx_descriptor(
+    mode: u64,
+    mem: &mut Memory,
+    q: usize,
+    desc: u64,
+    bytes: &[u8],
+) -> Result<bool, DmaFault> {
+    let report = u16::from_le_bytes([bytes[10], bytes[11]]) & TX_CMD_RS != 0;
+    match mode {
+        TX_COMPLETION_HEAD_POINTER => return Ok(false),
+        TX_COMPLETION_REPORT_STATUS if !report => return Ok(false),
+        _ => {}
     }
     mem.write_bytes(usize::MAX, desc + 12, &DD.to_le_bytes()).map_err(|trap| DmaFault {
         queue: q,
         what: "writing a TX descriptor",
         trap,
-    })
+    })?;
+    Ok(mode == TX_COMPLETION_REPORT_STATUS)
 }
 
 /// After a batch of TX descriptors (head-pointer mode): the queue's TX head, a 32-bit index, goes to the address
@@ -535,6 +543,7 @@ impl Nic {
         mem: &mut Memory,
         out: &mut Vec<(usize, Vec<u8>)>,
     ) -> Result<(), DmaFault> {
+        let mode = regs.tx_completion;
         for (q, x) in regs.queues.iter_mut().enumerate() {
             if !x.enabled {
                 continue;
@@ -560,7 +569,7 @@ impl Nic {
                     x.tx_frames += 1;
                     out.push((q, frame));
                 }
-                complete_tx_descriptor(x, mem, q, d)?;
+                complete_tx_descriptor(mode, mem, q, d, &desc)?;
                 x.tx_head = (x.tx_head + 1) & (x.tx_ring.1 - 1);
             }
             if sent_any {
@@ -779,7 +788,7 @@ mod tests {
         regs.store(q_addr(0, reg::TX_HEAD_WB), 8, 0x20_0000 | TX_HEAD_WB_ENABLE, Access::Store).unwrap();
         assert!(why(regs.store(q_addr(0, reg::CTRL), 8, 1, Access::Store).unwrap_err()).contains("by DD bits"));
         let (_, regs, _) = setup(1);
-        let mut regs = regs.with_tx_head_pointer(true);
+        let mut regs = regs.with_tx_completion(TX_COMPLETION_HEAD_POINTER);
         assert_eq!(regs.load(q_addr(0, reg::TX_COMPLETION), 8, Access::Load).unwrap(), TX_COMPLETION_HEAD_POINTER);
         regs.store(q_addr(0, reg::TX_COMPLETION), 8, 0, Access::Store).unwrap(); // RO: ignored
         assert_eq!(regs.load(q_addr(0, reg::TX_COMPLETION), 8, Access::Load).unwrap(), TX_COMPLETION_HEAD_POINTER);
@@ -802,7 +811,7 @@ mod tests {
     #[test]
     fn functional_tx_completes_by_head_pointer_without_dd_bits() {
         let (mut mem, regs, mut nic) = setup(2);
-        let mut regs = regs.with_tx_head_pointer(true);
+        let mut regs = regs.with_tx_completion(TX_COMPLETION_HEAD_POINTER);
         let hwb = RING + 0x1000;
         mem.write_bytes(0, hwb, &0xdead_beefu32.to_le_bytes()).unwrap();
         regs.store(q_addr(1, reg::TX_HEAD_WB), 8, hwb | TX_HEAD_WB_ENABLE, Access::Store).unwrap();

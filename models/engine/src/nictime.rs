@@ -14,8 +14,12 @@
 //!   applies a delivery when the simulated time reaches it.
 //! * TX: the NIC starts a queue's TX work `mmio_latency` after the doorbell (taken as the time of the queue's
 //!   hart at the step), reads the new descriptors in one PCIe read, then each frame (I/O reads: LLC or memory),
-//!   and serializes it on the port's wire; the client receives it at the end of its serialization. One TX
-//!   descriptor write-back covers a doorbell's batch.
+//!   and serializes it on the port's wire; the client receives it at the end of its serialization. TX completion
+//!   (`Nic.tx_completion`): one 16-byte descriptor write-back per batch of a queue (descriptor mode), one 4-byte
+//!   head write-back per batch, which also reaches the memory system (head pointer), or one 16-byte write-back per
+//!   descriptor the driver marked RS (report status).
+//! * Every transfer on the link is counted by kind (`pcie::Traffic`): `pcie.up_bytes.<kind>` and friends show
+//!   where the link's time goes.
 //!
 //! Events are processed in time order up to the step's time (the least time of the live harts). Descriptor
 //! ownership is the guest's state at the step (steps come after every scheduling turn).
@@ -25,7 +29,7 @@ use std::collections::VecDeque;
 use crate::mem::Memory;
 use crate::nic::{
     complete_rx, complete_tx_descriptor, write_back_tx_head, DmaFault, Nic, NicRegs, DESC_LEN, MIN_FRAME,
-    TX_HEAD_WB_LEN,
+    TX_COMPLETION_DESCRIPTOR, TX_HEAD_WB_LEN,
 };
 use crate::pcie::{PcieLink, Traffic};
 
@@ -315,6 +319,7 @@ impl Nic {
         io: IoFn,
         out: &mut Vec<(usize, Vec<u8>, u64)>,
     ) -> Result<(), DmaFault> {
+        let mode = regs.tx_completion;
         for (q, x) in regs.queues.iter_mut().enumerate() {
             if !x.enabled || x.tx_head == x.tx_tail {
                 continue;
@@ -334,6 +339,7 @@ impl Nic {
                 let desc = mem.read_bytes(d, 16).map_err(|t| fault("reading a TX descriptor", t))?;
                 let addr = u64::from_le_bytes(desc[0..8].try_into().unwrap());
                 let len = u16::from_le_bytes([desc[8], desc[9]]) as usize;
+                let mut frame_got = batch_done;
                 if len > crate::nic::MAX_FRAME {
                     self.port_stats[port].tx_bad_len += 1;
                 } else {
@@ -361,23 +367,28 @@ impl Nic {
                     self.port_stats[port].tx_bytes += frame.len() as u64;
                     x.tx_frames += 1;
                     batch_done = batch_done.max(got);
+                    frame_got = got;
                     out.push((q, frame, done));
                 }
-                complete_tx_descriptor(x, mem, q, d)?;
+                // Report-status mode: a descriptor that asked for it is written back once its frame is read.
+                if complete_tx_descriptor(mode, mem, q, d, &desc)? {
+                    tm.link.write_up(DESC_LEN, frame_got, Traffic::TxCompletion);
+                }
                 x.tx_head = (x.tx_head + 1) & (x.tx_ring.1 - 1);
             }
-            // One TX completion write per batch of a queue (the report-status point is the batch's last
-            // descriptor): its 16-byte descriptor with DD (the DD bits of the batch's other descriptors are set
-            // functionally but not charged), or the 4-byte head to TX_HEAD_WB's address, which lands in the memory
-            // system like any DMA write (the driver reads it there).
+            // Descriptor and head-pointer modes: one TX completion write per batch of a queue (the report-status
+            // point is the batch's last descriptor): its 16-byte descriptor with DD (the DD bits of the batch's other
+            // descriptors are set functionally but not charged), or the 4-byte head to TX_HEAD_WB's address, which
+            // lands in the memory system like any DMA write (the driver reads it there).
             match write_back_tx_head(x, mem, q)? {
-                None => {
-                    tm.link.write_up(DESC_LEN, batch_done, Traffic::TxCompletion);
-                }
                 Some(at) => {
                     let left = tm.link.write_up(TX_HEAD_WB_LEN, batch_done, Traffic::TxCompletion);
                     io.access(at & !63, true, left + tm.link.latency);
                 }
+                None if mode == TX_COMPLETION_DESCRIPTOR => {
+                    tm.link.write_up(DESC_LEN, batch_done, Traffic::TxCompletion);
+                }
+                None => {}
             }
         }
         Ok(())
@@ -659,7 +670,10 @@ mod tests {
 mod tx_completion_tests {
     use super::*;
     use crate::abi::{DEVICE_BASE, PAGE_SIZE};
-    use crate::nic::{reg, DD, TX_HEAD_WB_ENABLE};
+    use crate::nic::{
+        reg, DD, TX_CMD_RS, TX_COMPLETION_HEAD_POINTER as HEAD, TX_COMPLETION_REPORT_STATUS as RS, TX_HEAD_WB_ENABLE,
+    };
+    const DESCRIPTOR: u64 = TX_COMPLETION_DESCRIPTOR;
     use crate::pcie::{lane_bytes_per_s, TrafficCount};
     use crate::trap::Access;
 
@@ -670,6 +684,8 @@ mod tx_completion_tests {
     /// The driver's head write-back location (in head-pointer mode).
     const HWB: u64 = RING + 0x2_0040;
     const LATENCY: u64 = 400_000;
+    /// The driver asks for a status report on every 16th TX descriptor (as DPDK does every 32nd).
+    const RS_EVERY: u64 = 16;
 
     fn frame(len: usize) -> Vec<u8> {
         let mut f = vec![0u8; len];
@@ -682,11 +698,11 @@ mod tx_completion_tests {
 
     /// One queue on a 10 GbE port over PCIe 4.0 x16, RX write-back groups of 4 (2 us timer), a 256-entry RX ring
     /// all posted, a 16-entry TX ring; in head-pointer mode the driver registers HWB before enabling the queue.
-    fn setup(head_pointer: bool) -> (Memory, NicRegs, Nic) {
+    fn setup(mode: u64) -> (Memory, NicRegs, Nic) {
         let mut mem = Memory::new(1 << 26, false, 1);
         mem.regions.heap_start = RING;
         mem.regions.brk = RING + 1024 * PAGE_SIZE;
-        let mut regs = NicRegs::new(&[0]).with_tx_head_pointer(head_pointer);
+        let mut regs = NicRegs::new(&[0]).with_tx_completion(mode);
         let mut nic = Nic::new(0, 1, vec![0], [(0x4000, 0)], 1024);
         let p = kvsim_params::Nic {
             enabled: true,
@@ -698,11 +714,6 @@ mod tx_completion_tests {
             mmio_latency: 100_000,
             rx_wb_threshold: 4,
             rx_wb_timer: 2_000_000,
-            tx_completion: if head_pointer {
-                kvsim_params::NicTxCompletion::HeadPointer
-            } else {
-                kvsim_params::NicTxCompletion::Descriptor
-            },
             ..Default::default()
         };
         nic.timing = Some(NicTiming::new(&p, 1, 1));
@@ -710,7 +721,7 @@ mod tx_completion_tests {
         for (r, v) in [(reg::RX_BASE, RING), (reg::RX_SIZE, 256), (reg::TX_BASE, TX_RING), (reg::TX_SIZE, TX_SIZE)] {
             regs.store(a(r), 8, v, Access::Store).unwrap();
         }
-        if head_pointer {
+        if mode == HEAD {
             regs.store(a(reg::TX_HEAD_WB), 8, HWB | TX_HEAD_WB_ENABLE, Access::Store).unwrap();
         }
         regs.store(a(reg::CTRL), 8, 1, Access::Store).unwrap();
@@ -724,8 +735,9 @@ mod tx_completion_tests {
         (mem, regs, nic)
     }
 
-    /// The driver queues `n` 88-byte frames at its tail and rings TX_TAIL once; the NIC sends them with the
-    /// doorbell taken at `t`. DMA writes the memory system sees are appended to `writes` as (line, time).
+    /// The driver queues `n` 88-byte frames at its tail (report status asked on every `RS_EVERY`-th descriptor) and
+    /// rings TX_TAIL once; the NIC sends them with the doorbell taken at `t`. DMA writes the memory system sees are
+    /// appended to `writes` as (line, time).
     fn send_batch(mem: &mut Memory, regs: &mut NicRegs, nic: &mut Nic, n: u64, t: u64, writes: &mut Vec<(u64, u64)>) {
         let mut tail = regs.queues[0].tx_tail;
         for _ in 0..n {
@@ -733,7 +745,9 @@ mod tx_completion_tests {
             mem.write_bytes(0, buf, &frame(88)).unwrap();
             let mut d = buf.to_le_bytes().to_vec();
             d.extend_from_slice(&88u16.to_le_bytes());
-            d.extend_from_slice(&[0; 6]);
+            let cmd = if (tail + 1) % RS_EVERY == 0 { TX_CMD_RS } else { 0 };
+            d.extend_from_slice(&cmd.to_le_bytes());
+            d.extend_from_slice(&[0; 4]);
             mem.write_bytes(0, TX_RING + tail * 16, &d).unwrap();
             tail = (tail + 1) % TX_SIZE;
         }
@@ -758,8 +772,8 @@ mod tx_completion_tests {
     }
 
     /// 64 requests in, 64 responses out in 8 batches of 8: (RX write-back, TX completion) upstream counters.
-    fn per_frame(head_pointer: bool) -> (TrafficCount, TrafficCount, Memory) {
-        let (mut mem, mut regs, mut nic) = setup(head_pointer);
+    fn per_frame(mode: u64) -> (TrafficCount, TrafficCount, Memory) {
+        let (mut mem, mut regs, mut nic) = setup(mode);
         for _ in 0..64 {
             nic.wire_send(0, frame(88), 0);
         }
@@ -768,7 +782,7 @@ mod tx_completion_tests {
         let mut writes = Vec::new();
         for b in 0..8u64 {
             send_batch(&mut mem, &mut regs, &mut nic, 8, 1_000_000_000 + b * 10_000_000, &mut writes);
-            if head_pointer {
+            if mode == HEAD {
                 assert_eq!(head_wb(&mut mem) as u64, (b + 1) * 8 % TX_SIZE, "the head after each batch");
             }
         }
@@ -780,19 +794,26 @@ mod tx_completion_tests {
     fn write_backs_per_frame_in_each_tx_completion_mode() {
         // RX is the same in both modes: 64 descriptors in groups of 4, one 64-byte write + 24 bytes of TLP each.
         // TX: one completion write per batch of 8: a 16-byte descriptor, or a 4-byte head, + 24 bytes.
-        let (rx_d, tx_d, mut mem_d) = per_frame(false);
-        let (rx_h, tx_h, mut mem_h) = per_frame(true);
+        // Report status: one 16-byte descriptor written back per descriptor that asked (every 16th: 4 of 64).
+        let (rx_d, tx_d, mut mem_d) = per_frame(DESCRIPTOR);
+        let (rx_h, tx_h, mut mem_h) = per_frame(HEAD);
+        let (rx_r, tx_r, mut mem_r) = per_frame(RS);
         assert_eq!(rx_d, TrafficCount { tlps: 16, bytes: 16 * (64 + 24) });
-        assert_eq!(rx_h, rx_d);
+        assert_eq!((rx_h, rx_r), (rx_d, rx_d));
         assert_eq!(tx_d, TrafficCount { tlps: 8, bytes: 8 * (16 + 24) });
         assert_eq!(tx_h, TrafficCount { tlps: 8, bytes: 8 * (4 + 24) });
-        // Per frame: 24/64 write-back TLPs in both modes; 27 bytes (descriptor) against 25.5 (head pointer).
+        assert_eq!(tx_r, TrafficCount { tlps: 4, bytes: 4 * (16 + 24) });
+        // Per frame: 24/64 write-back TLPs and 27 bytes (descriptor), 24/64 and 25.5 (head pointer), 20/64 and 24.5
+        // (report status).
         assert_eq!((rx_d.bytes + tx_d.bytes) as f64 / 64.0, 27.0);
         assert_eq!((rx_h.bytes + tx_h.bytes) as f64 / 64.0, 25.5);
-        // Descriptor mode sets DD in every sent descriptor; head-pointer mode leaves them untouched.
+        assert_eq!((rx_r.bytes + tx_r.bytes) as f64 / 64.0, 24.5);
+        // Descriptor mode sets DD in every sent descriptor; head-pointer mode leaves them untouched; report status
+        // sets it only where asked.
         assert!((0..TX_SIZE).all(|i| status(&mut mem_d, i) == DD));
         assert!((0..TX_SIZE).all(|i| status(&mut mem_h, i) == 0));
-        assert_eq!(head_wb(&mut mem_d), 0, "descriptor mode writes no head");
+        assert!((0..TX_SIZE).all(|i| status(&mut mem_r, i) == if i == TX_SIZE - 1 { DD } else { 0 }));
+        assert_eq!((head_wb(&mut mem_d), head_wb(&mut mem_r)), (0, 0), "only head-pointer mode writes the head");
     }
 
     #[test]
@@ -800,7 +821,7 @@ mod tx_completion_tests {
         // One frame at doorbell time 0 on an idle PCIe 4.0 x16 link (31.5 GB/s, 400 ns each way, MMIO 100 ns):
         // descriptor read (24-byte request up, 16 + 24 down), frame read (24 up, 88 + 24 down), then the head
         // (4 + 24 up) arrives 400 ns after it has left.
-        let (mut mem, mut regs, mut nic) = setup(true);
+        let (mut mem, mut regs, mut nic) = setup(HEAD);
         let ser = |b: u64| (b as f64 * 1e12 / (lane_bytes_per_s(4) * 16.0)).round() as u64;
         let descs_at = 100_000 + ser(24) + LATENCY + ser(16 + 24) + LATENCY;
         let got = descs_at + ser(24) + LATENCY + ser(88 + 24) + LATENCY;
