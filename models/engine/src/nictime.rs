@@ -745,7 +745,7 @@ mod tx_completion_tests {
             mem.write_bytes(0, buf, &frame(88)).unwrap();
             let mut d = buf.to_le_bytes().to_vec();
             d.extend_from_slice(&88u16.to_le_bytes());
-            let cmd = if (tail + 1) % RS_EVERY == 0 { TX_CMD_RS } else { 0 };
+            let cmd = if (tail + 1).is_multiple_of(RS_EVERY) { TX_CMD_RS } else { 0 };
             d.extend_from_slice(&cmd.to_le_bytes());
             d.extend_from_slice(&[0; 4]);
             mem.write_bytes(0, TX_RING + tail * 16, &d).unwrap();
