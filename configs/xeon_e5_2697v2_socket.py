@@ -71,7 +71,8 @@ def nics(ports: int) -> list[Nic]:
 def nic(ports: int) -> Nic:
     return Nic(enabled=True, ports=ports, port_gbps=10.0, pcie_gen=2, pcie_lanes=8,
                pcie_max_payload=256,           # assumed: the common max payload size
-               pcie_tlp_overhead=24,           # assumed (header, sequence number, LCRC, framing)
+               # PCIe 2.0 framing: STP 1 + sequence 2 + 4DW header 16 (64-bit addresses) + LCRC 4 + END 1 (spec).
+               pcie_tlp_overhead=24,
                pcie_latency="400ns",           # assumed
                mmio_latency="100ns",           # assumed
                rx_fifo_frames=512,             # assumed: 512 KB RX packet buffer / ~1 KB per small frame
@@ -79,6 +80,9 @@ def nic(ports: int) -> Nic:
                # (4 x 16-byte descriptors) when possible, or when the interrupt-throttle timer forces a flush.
                # Timer: assumed 2 us (the EITR interval step; a polling driver publishes none).
                rx_wb_threshold=4, rx_wb_timer="2us",
+               # MICA runs on DPDK's ixgbe driver: RS on every 32nd TX descriptor (tx_rs_thresh = 32) and
+               # TXDCTL.WTHRESH = 0, so the 82599 writes back only those descriptors.
+               tx_completion="report_status",
                ddio=True, ddio_ways=0.1)       # DDIO in 2 of 20 ways (spec)
 
 

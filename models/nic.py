@@ -5,7 +5,8 @@ memory (workloads/ABI.md, "The NIC"). In detailed timing (System.mode = "detaile
 started) the NIC is timed too (models/engine/src/nictime.rs): frames are serialized at line rate (frame bytes + 24
 bytes of preamble, start delimiter, FCS and inter-frame gap), wait in the bounded RX FIFO (overflow drops), cross the
 PCIe link (descriptor fetch, data, descriptor write-back, coalesced per rx_wb_threshold / rx_wb_timer; per-TLP
-overhead and latency) and become visible to the guest at their time; NIC DMA writes go to the LLC through DDIO (ddio, ddio_ways) or to memory.
+overhead and latency) and become visible to the guest at their time; TX completion is written back as DD bits or as a head
+pointer (tx_completion); NIC DMA writes go to the LLC through DDIO (ddio, ddio_ways) or to memory.
 """
 
 from __future__ import annotations
@@ -33,8 +34,12 @@ class Nic(SimObject):
     pcie_lanes = Param.Count(8, "PCIe lanes of the NIC's link", min=1, max=32)
     pcie_max_payload = Param.Count(256, "largest TLP payload in bytes (max payload size; DMA splits into TLPs of "
                                    "this size)", min=64, max=4096)
-    pcie_tlp_overhead = Param.Count(24, "bytes each TLP adds on the link: header (12-16), sequence number and LCRC "
-                                    "(6), framing (2) and a share of DLLPs (assumed 24)", min=0, max=256)
+    pcie_tlp_overhead = Param.Count(24, "bytes each TLP adds on the link (PCIe base spec): on gen 1-2 STP 1 + "
+                                    "sequence number 2 + header + LCRC 4 + END 1, on gen 3+ an STP token 4 (holding "
+                                    "the sequence number) + header + LCRC 4; the header is 16 bytes (4DW, 64-bit "
+                                    "addresses) or 12 (3DW, below 4 GiB): 24 with 4DW either way (+4 with ECRC). "
+                                    "DLLPs (ACK, flow-control updates: 8 bytes each, in the other direction) are not "
+                                    "modelled", min=0, max=256)
     pcie_latency = Param.Time("400ns", "one-way latency of the PCIe link and root complex for a TLP (assumed "
                               "400 ns)", min="0s", max="100us")
     mmio_latency = Param.Time("100ns", "one-way time of an uncached access to a NIC register (MMIO): a doorbell "
@@ -48,6 +53,16 @@ class Nic(SimObject):
     rx_wb_timer = Param.Time("0s", "longest a completed RX descriptor waits for its write-back group: when it "
                              "expires the partial group is written (the ITR flush); 0 = no timer, allowed only "
                              "with rx_wb_threshold = 1", min="0s", max="1ms")
+    tx_completion = Param.Enum("descriptor", "how the NIC tells the driver a TX descriptor is done: 'descriptor' "
+                               "writes status = DD into each sent descriptor, charged as one 16-byte PCIe write per "
+                               "TX batch of a queue (the other DD bits are not charged); 'head_pointer' writes the "
+                               "queue's TX head (a 32-bit index) to the host address the driver registered in "
+                               "TX_HEAD_WB, as Intel's 82599 does with TDWBAL.Head_WB_En, one 4-byte write per "
+                               "batch, and leaves the descriptors alone; 'report_status' writes DD (one 16-byte "
+                               "write each) only into descriptors whose cmd has RS, as the 82599 with WTHRESH = 0, "
+                               "and the driver asks for it on every 32nd descriptor, as DPDK's ixgbe driver "
+                               "(tx_rs_thresh = 32). The driver reads the mode from the TX_COMPLETION register "
+                               "(workloads/ABI.md)", choices=("descriptor", "head_pointer", "report_status"))
     ddio = Param.Bool(True, "DDIO (wauDCA): NIC DMA writes allocate or update lines in the LLC within the ddio "
                       "ways, DMA reads are served from the LLC when the line is there; off: DMA writes go to "
                       "memory (invalidating cached copies)")

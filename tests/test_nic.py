@@ -24,11 +24,12 @@ int main(int argc, char **argv) {
     long h = kvsim_hart_id();
     long nq = call(0x4b560008, 0), q = call(0x4b560009, h);
     long regs = q >= 0 ? call(0x4b56000a, q) : -1, port = q >= 0 ? call(0x4b56000b, q) : -1;
-    long qid = -1, pid = -1, ctrl = -1, head = -1, ro = -1;
+    long qid = -1, pid = -1, ctrl = -1, head = -1, ro = -1, mode = -1;
     if (regs > 0) {
         volatile unsigned long *r = (volatile unsigned long *)regs;
         qid = (long)r[0x48 / 8];
         pid = (long)r[0x50 / 8];
+        mode = (long)r[0x78 / 8];        /* TX_COMPLETION */
         static unsigned long rx[8 * 2] __attribute__((aligned(16))), tx[8 * 2] __attribute__((aligned(16)));
         r[0x00 / 8] = (unsigned long)rx; r[0x08 / 8] = 8;
         r[0x20 / 8] = (unsigned long)tx; r[0x28 / 8] = 8;
@@ -42,12 +43,12 @@ int main(int argc, char **argv) {
         if (argc > 1 && argv[1][0] == 'w')
             *(volatile unsigned int *)(regs + 0x18) = 1;      /* 32-bit store: faults */
         if (argc > 1 && argv[1][0] == 'h')
-            (void)*(volatile unsigned long *)(regs + 0x78);  /* past the register block: faults */
+            (void)*(volatile unsigned long *)(regs + 0x80);  /* past the register block: faults */
         if (argc > 1 && argv[1][0] == 'm')
             (void)*(volatile unsigned long *)(regs + 0x14);  /* misaligned: faults */
     }
-    printf("hart %ld nq %ld q %ld regs %lx port %ld qid %ld pid %ld ro %ld tail %ld ctrl %ld bad %ld\n", h, nq, q,
-           regs, port, qid, pid, ro, head, ctrl, call(0x4b56000a, 4096));
+    printf("hart %ld nq %ld q %ld regs %lx port %ld qid %ld pid %ld ro %ld tail %ld ctrl %ld mode %ld bad %ld\n", h, nq,
+           q, regs, port, qid, pid, ro, head, ctrl, mode, call(0x4b56000a, 4096));
     hart_exit(0); /* this hart only: returning from main would end them all */
     return 0;
 }
@@ -80,7 +81,7 @@ def test_discovery_and_registers(probe):
         assert (f["nq"], f["q"], f["qid"]) == ("4", str(h), str(h))
         assert int(f["regs"], 16) == 0x30_0000_0000 + h * 0x1000
         assert f["port"] == f["pid"] == str(h * 2 // 4), "queues spread over the ports in blocks"
-        assert (f["ro"], f["tail"], f["ctrl"]) == ("0", "0", "1")
+        assert (f["ro"], f["tail"], f["ctrl"], f["mode"]) == ("0", "0", "1", "0")
         assert f["bad"] == "-19", "a queue that does not exist: -ENODEV"
 
 
@@ -98,6 +99,20 @@ def test_accesses_the_abi_does_not_allow_fault(probe, arg, why):
     with pytest.raises(MemoryFault, match=why) as info:
         simulate(System(workload=Workload(binary=str(probe), argv=[arg]), nic=Nic(enabled=True)))
     assert "device range" in info.value.reason
+
+
+def test_a_driver_that_ignores_head_pointer_completion_faults(probe):
+    """The probe enables its queue without registering TX_HEAD_WB: with Nic.tx_completion = head_pointer the NIC
+    refuses to start the queue (a driver polling DD bits that never come would otherwise stall silently)."""
+    with pytest.raises(MemoryFault, match="head pointer") as info:
+        simulate(System(workload=Workload(binary=str(probe)), nic=Nic(enabled=True, tx_completion="head_pointer")))
+    assert "TX_HEAD_WB" in info.value.reason
+
+
+def test_tx_completion_is_one_of_two_modes():
+    from models.params import ParamError
+    with pytest.raises(ParamError, match="tx_completion"):
+        Nic(enabled=True, tx_completion="interrupt").validate()
 
 
 SILENT = r"""

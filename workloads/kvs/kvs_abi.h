@@ -123,9 +123,16 @@ struct kvs_req_desc {
                                          long for the buffer) */
 #define KVS_NIC_REG_RX_FRAMES  0x60u  /* RO: frames delivered to this queue */
 #define KVS_NIC_REG_TX_FRAMES  0x68u  /* RO: frames sent from this queue */
-#define KVS_NIC_REG_BLOCK_LEN  0x70u
+#define KVS_NIC_REG_TX_HEAD_WB 0x70u  /* RW: head-pointer mode: guest address (4-byte aligned) | 1 of a uint32_t
+                                         where the NIC writes TX_HEAD after each TX batch; set before CTRL enable */
+#define KVS_NIC_REG_TX_COMPLETION 0x78u /* RO: how sent TX descriptors are reported (KVS_NIC_TX_COMPLETION_*) */
+#define KVS_NIC_REG_BLOCK_LEN  0x80u
 
 #define KVS_NIC_CTRL_ENABLE    1u
+#define KVS_NIC_TX_HEAD_WB_ENABLE          1u
+#define KVS_NIC_TX_COMPLETION_DESCRIPTOR   0u  /* status = DD in each sent descriptor */
+#define KVS_NIC_TX_COMPLETION_HEAD_POINTER 1u  /* TX_HEAD written to TX_HEAD_WB's address; descriptors untouched */
+#define KVS_NIC_TX_COMPLETION_REPORT_STATUS 2u /* status = DD only in sent descriptors with KVS_NIC_TX_CMD_RS */
 
 /* RX descriptor (16 bytes). The driver writes addr and buf_size and clears status; the NIC writes the frame to
  * addr (at most buf_size bytes), then len, then status = DD. */
@@ -137,17 +144,20 @@ struct kvs_nic_rx_desc {
     uint16_t reserved;  /* 14 */
 };
 
-/* TX descriptor (16 bytes). The driver writes addr and len and clears status, then moves TX_TAIL past it; the NIC
- * reads the frame and writes status = DD when the buffer may be reused. */
+/* TX descriptor (16 bytes). The driver writes addr, len and cmd and clears status, then moves TX_TAIL past it; the
+ * NIC reads the frame and then, when the buffer may be reused, writes status = DD (descriptor mode; report-status
+ * mode only if cmd has KVS_NIC_TX_CMD_RS) or, after the batch, its new TX head to the TX_HEAD_WB address
+ * (head-pointer mode, no DD). */
 struct kvs_nic_tx_desc {
     uint64_t addr;      /*  0: guest address of the frame */
     uint16_t len;       /*  8: frame length in bytes, without FCS; the NIC pads frames shorter than 60 */
-    uint16_t reserved;  /* 10 */
+    uint16_t cmd;       /* 10: KVS_NIC_TX_CMD_RS: report status (report-status mode); 0 otherwise (driver) */
     uint16_t status;    /* 12: KVS_NIC_DESC_DD when sent (NIC) */
     uint16_t reserved2; /* 14 */
 };
 
 #define KVS_NIC_DESC_DD        1u     /* descriptor done */
+#define KVS_NIC_TX_CMD_RS      1u     /* TX cmd: report status (DD) for this descriptor in report-status mode */
 #define KVS_NIC_BUF_SIZE       2048u  /* the server's packet buffers (MTU-sized) */
 
 /* Simulator calls for NIC queue discovery (ecall, a7 = number, argument in a0, result in a0). Under qemu-riscv64

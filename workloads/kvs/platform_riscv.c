@@ -6,8 +6,11 @@
  * NUMA-locally. RX: the NIC owns descriptors [RX_HEAD, RX_TAIL); the driver polls the DD bit of the next
  * descriptor in memory (never the head register), hands the buffer to the KVS core, and re-posts a free buffer in
  * its slot, writing RX_TAIL once per poll. TX: the driver fills descriptors at its tail, writes TX_TAIL once per
- * burst, and reclaims buffers whose descriptors have DD set. A buffer is always in exactly one place: posted for
- * RX, held by the core, queued for TX, or free.
+ * burst, and reclaims buffers the NIC has sent, as the NIC reports them (TX_COMPLETION): those whose descriptors
+ * have DD set; those before the TX head the NIC writes to a word the driver registered in TX_HEAD_WB (head pointer);
+ * or, in report-status mode, groups of tx_rs_every descriptors whose last one asked for status (cmd RS) and has DD,
+ * as DPDK's ixgbe driver does with tx_rs_thresh = 32. A buffer is always in exactly one place: posted for RX, held by
+ * the core, queued for TX, or free.
  *
  * Without a NIC (qemu-riscv64, or no queue for this hart) plat_queue_open can instead give a software queue that
  * plat_soft_inject/plat_soft_collect drive: the self-test in main_riscv.c uses it.
@@ -31,6 +34,8 @@ struct plat_queue {
     unsigned rx_tail;          /* next RX descriptor to post (mirrors RX_TAIL) */
     unsigned tx_tail;          /* next TX descriptor to fill (mirrors TX_TAIL) */
     unsigned tx_clean;         /* oldest TX descriptor not yet reclaimed */
+    volatile uint32_t *tx_head_wb; /* head-pointer TX completion: where the NIC writes TX_HEAD (else NULL) */
+    unsigned tx_rs_every;      /* report-status TX completion: RS on every tx_rs_every-th descriptor (else 0) */
     uint8_t *bufs;
     unsigned nbufs;
     uint32_t *free_list;
@@ -102,6 +107,27 @@ static void rx_refill(struct plat_queue *q)
 
 static void tx_reclaim(struct plat_queue *q)
 {
+    if (q->tx_head_wb) { /* every descriptor before the written-back head has been sent */
+        unsigned head = *q->tx_head_wb & q->tx_mask;
+        __asm__ volatile("fence r, rw" ::: "memory"); /* the head is read before the buffers are reused */
+        while (q->tx_clean != head) {
+            q->free_list[q->nfree++] = q->tx_buf_of[q->tx_clean];
+            q->tx_clean = (q->tx_clean + 1) & q->tx_mask;
+        }
+        return;
+    }
+    if (q->tx_rs_every) { /* whole groups whose last descriptor (RS) is done; tx_clean stays group-aligned */
+        while (((q->tx_tail - q->tx_clean) & q->tx_mask) >= q->tx_rs_every) {
+            volatile struct kvs_nic_tx_desc *d = &q->tx[(q->tx_clean + q->tx_rs_every - 1) & q->tx_mask];
+            if (!(d->status & KVS_NIC_DESC_DD))
+                break;
+            for (unsigned i = 0; i < q->tx_rs_every; i++) {
+                q->free_list[q->nfree++] = q->tx_buf_of[q->tx_clean];
+                q->tx_clean = (q->tx_clean + 1) & q->tx_mask;
+            }
+        }
+        return;
+    }
     while (q->tx_clean != q->tx_tail) {
         volatile struct kvs_nic_tx_desc *d = &q->tx[q->tx_clean];
         if (!(d->status & KVS_NIC_DESC_DD))
@@ -139,6 +165,18 @@ struct plat_queue *plat_queue_open(unsigned core, unsigned rx_ring, unsigned tx_
     reg_write(q, KVS_NIC_REG_RX_SIZE, rx_ring);
     reg_write(q, KVS_NIC_REG_TX_BASE, (uint64_t)(uintptr_t)q->tx);
     reg_write(q, KVS_NIC_REG_TX_SIZE, tx_ring);
+    if (reg_read(q, KVS_NIC_REG_TX_COMPLETION) == KVS_NIC_TX_COMPLETION_HEAD_POINTER) {
+        /* A line of its own: the NIC's write-back then never takes a line the core is writing. */
+        q->tx_head_wb = plat_alloc_local(64, 64);
+        if (!q->tx_head_wb)
+            return 0;
+        *q->tx_head_wb = 0; /* TX_HEAD after enabling */
+        reg_write(q, KVS_NIC_REG_TX_HEAD_WB, (uint64_t)(uintptr_t)q->tx_head_wb | KVS_NIC_TX_HEAD_WB_ENABLE);
+    } else {
+        reg_write(q, KVS_NIC_REG_TX_HEAD_WB, 0);
+        if (reg_read(q, KVS_NIC_REG_TX_COMPLETION) == KVS_NIC_TX_COMPLETION_REPORT_STATUS)
+            q->tx_rs_every = tx_ring >= 128 ? 32 : tx_ring / 4; /* DPDK: 32, and at most a quarter of the ring */
+    }
     fence_before_doorbell();
     reg_write(q, KVS_NIC_REG_CTRL, KVS_NIC_CTRL_ENABLE); /* heads and tails are 0 now */
     rx_refill(q);
@@ -212,7 +250,7 @@ unsigned plat_tx_burst(struct plat_queue *q, struct plat_pkt *pkts, unsigned n)
         struct kvs_nic_tx_desc *d = &q->tx[q->tx_tail];
         d->addr = (uint64_t)(uintptr_t)pkts[i].data;
         d->len = (uint16_t)pkts[i].len;
-        d->reserved = 0;
+        d->cmd = q->tx_rs_every && ((q->tx_tail + 1) & (q->tx_rs_every - 1)) == 0 ? KVS_NIC_TX_CMD_RS : 0;
         d->status = 0;
         d->reserved2 = 0;
         q->tx_buf_of[q->tx_tail] = pkts[i].buf;

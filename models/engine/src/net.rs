@@ -169,7 +169,12 @@ impl Net {
             model.agent = harts + k;
             model.timing = Some(crate::nictime::NicTiming::new(n, ports[k], local_port.len()));
             models.push(model);
-            bus.nics.push(NicRegs::at(crate::bus::nic_base(k), &local_port));
+            let mode = match n.tx_completion {
+                kvsim_params::NicTxCompletion::Descriptor => crate::nic::TX_COMPLETION_DESCRIPTOR,
+                kvsim_params::NicTxCompletion::HeadPointer => crate::nic::TX_COMPLETION_HEAD_POINTER,
+                kvsim_params::NicTxCompletion::ReportStatus => crate::nic::TX_COMPLETION_REPORT_STATUS,
+            };
+            bus.nics.push(NicRegs::at(crate::bus::nic_base(k), &local_port).with_tx_completion(mode));
         }
         let client = match client {
             Some(p) => {
@@ -313,15 +318,15 @@ mod tests {
     const RING: u64 = 4096;
 
     fn params(gbps: f64) -> kvsim_params::Nic {
-        let mut p: kvsim_params::Nic = serde_json::from_str(
-            r#"{"socket": 0, "enabled": true, "ports": 1, "port_gbps": 10.0, "queues": 0, "rx_fifo_frames": 512,
-            "pcie_gen": 4, "pcie_lanes": 8, "pcie_max_payload": 256, "pcie_tlp_overhead": 24,
-            "pcie_latency": 400000, "mmio_latency": 100000, "rx_wb_threshold": 1, "rx_wb_timer": 0, "ddio": true,
-            "ddio_ways": 0.1, "steering_base_port": 16384}"#,
-        )
-        .unwrap();
-        p.port_gbps = gbps;
-        p
+        kvsim_params::Nic {
+            enabled: true,
+            port_gbps: gbps,
+            pcie_gen: 4,
+            pcie_lanes: 8,
+            pcie_latency: 400_000,
+            mmio_latency: 100_000,
+            ..Default::default()
+        }
     }
 
     /// A frame to UDP port `dport`, 88 bytes, its last byte `tag`.

@@ -34,8 +34,23 @@ pub mod reg {
     pub const RX_DROPS: u64 = 0x58;
     pub const RX_FRAMES: u64 = 0x60;
     pub const TX_FRAMES: u64 = 0x68;
-    pub const BLOCK_LEN: u64 = 0x70;
+    /// RW: host address (4-byte aligned) | 1 where the NIC writes the queue's TX head in head-pointer mode.
+    pub const TX_HEAD_WB: u64 = 0x70;
+    /// RO: how TX completion is reported: `TX_COMPLETION_DESCRIPTOR` or `TX_COMPLETION_HEAD_POINTER`.
+    pub const TX_COMPLETION: u64 = 0x78;
+    pub const BLOCK_LEN: u64 = 0x80;
 }
+/// TX_COMPLETION values: DD bits in each sent descriptor; the TX head written to TX_HEAD_WB's address; DD bits only
+/// in the sent descriptors whose `cmd` has `TX_CMD_RS` (report status, as the 82599 with WTHRESH = 0).
+pub const TX_COMPLETION_DESCRIPTOR: u64 = 0;
+pub const TX_COMPLETION_HEAD_POINTER: u64 = 1;
+pub const TX_COMPLETION_REPORT_STATUS: u64 = 2;
+/// TX descriptor `cmd` (u16 at offset 10) bit 0: report status (write DD back) in report-status mode.
+pub const TX_CMD_RS: u16 = 1;
+/// TX_HEAD_WB bit 0: head write-back enabled (as TDWBAL.Head_WB_En of Intel's 82599).
+pub const TX_HEAD_WB_ENABLE: u64 = 1;
+/// Bytes of a TX head write-back: a 32-bit index, as the 82599 writes it.
+pub const TX_HEAD_WB_LEN: u64 = 4;
 /// Descriptor done (RX and TX `status` bit 0).
 pub const DD: u16 = 1;
 pub const DESC_LEN: u64 = 16;
@@ -71,6 +86,11 @@ pub struct QueueRegs {
     pub rx_batch_hist: Vec<u64>,
     pub rx_batch_sum: u64,
     pub tx_doorbells: u64,
+    /// TX_HEAD_WB as written, and the head write-back address latched when CTRL was set to 1 (0: none).
+    #[serde(default)]
+    pub tx_head_wb: u64,
+    #[serde(default)]
+    pub tx_head_wb_addr: u64,
 }
 
 impl QueueRegs {
@@ -98,6 +118,9 @@ impl QueueRegs {
 pub struct NicRegs {
     pub base: u64,
     pub queues: Vec<QueueRegs>,
+    /// How TX completion is reported (`Nic.tx_completion`): a `TX_COMPLETION_*` value, the TX_COMPLETION register.
+    #[serde(default)]
+    pub tx_completion: u64,
 }
 
 fn mmio_fault(addr: u64, size: u8, access: Access, why: &'static str) -> Trap {
@@ -128,7 +151,14 @@ impl NicRegs {
                     ..Default::default()
                 })
                 .collect(),
+            tx_completion: TX_COMPLETION_DESCRIPTOR,
         }
+    }
+
+    /// The same NIC, reporting TX completion the given way (a `TX_COMPLETION_*` value, `Nic.tx_completion`).
+    pub fn with_tx_completion(mut self, mode: u64) -> NicRegs {
+        self.tx_completion = mode;
+        self
     }
 
     /// Bytes of the device range the registers take.
@@ -174,18 +204,22 @@ impl NicRegs {
             reg::PORT_ID => x.port,
             reg::RX_DROPS => x.rx_drops,
             reg::RX_FRAMES => x.rx_frames,
+            reg::TX_HEAD_WB => x.tx_head_wb,
+            reg::TX_COMPLETION => self.tx_completion,
             _ => x.tx_frames,
         })
     }
 
     pub fn store(&mut self, addr: u64, size: u8, val: u64, access: Access) -> Result<(), Trap> {
         let (q, r) = self.decode(addr, size, access)?;
+        let head_pointer = self.tx_completion == TX_COMPLETION_HEAD_POINTER;
         let x = &mut self.queues[q];
         match r {
             reg::RX_BASE => x.rx_base = val,
             reg::RX_SIZE => x.rx_size = val,
             reg::TX_BASE => x.tx_base = val,
             reg::TX_SIZE => x.tx_size = val,
+            reg::TX_HEAD_WB => x.tx_head_wb = val,
             reg::RX_TAIL => {
                 if x.enabled {
                     if val >= x.rx_ring.1 {
@@ -217,6 +251,28 @@ impl NicRegs {
                             "CTRL enable with a bad ring: bases must be 16-byte aligned, sizes powers of two in 8..4096",
                         ));
                     }
+                    // The driver must complete TX the way this NIC reports it (TX_COMPLETION): a driver polling DD
+                    // bits that never come, or waiting for a head that is never written, would stall silently.
+                    let wb = x.tx_head_wb;
+                    if head_pointer && (wb & TX_HEAD_WB_ENABLE == 0 || wb & 2 != 0 || wb < 4) {
+                        return Err(mmio_fault(
+                            addr,
+                            size,
+                            access,
+                            "CTRL enable: this NIC completes TX by head pointer (TX_COMPLETION = 1, \
+                             Nic.tx_completion = head_pointer): write TX_HEAD_WB = a 4-byte aligned address | 1 first",
+                        ));
+                    }
+                    if !head_pointer && wb & TX_HEAD_WB_ENABLE != 0 {
+                        return Err(mmio_fault(
+                            addr,
+                            size,
+                            access,
+                            "CTRL enable: TX_HEAD_WB is enabled but this NIC completes TX by DD bits \
+                             (TX_COMPLETION = 0 or 2, Nic.tx_completion = descriptor or report_status)",
+                        ));
+                    }
+                    x.tx_head_wb_addr = if head_pointer { wb & !TX_HEAD_WB_ENABLE } else { 0 };
                     x.rx_ring = (x.rx_base, x.rx_size);
                     x.tx_ring = (x.tx_base, x.tx_size);
                     x.rx_head = 0;
@@ -299,6 +355,45 @@ pub(crate) fn complete_rx(
     x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
     x.rx_frames += 1;
     Ok(())
+}
+
+/// A sent TX descriptor (`bytes`: its 16 bytes as fetched) is done: `status = DD` in descriptor mode; in
+/// report-status mode only when its `cmd` asks for it (then returns true: the NIC wrote it back on its own);
+/// nothing in head-pointer mode (the head write-back of its batch, `write_back_tx_head`, tells the driver).
+pub(crate) fn complete_tx_descriptor(
+    mode: u64,
+    mem: &mut Memory,
+    q: usize,
+    desc: u64,
+    bytes: &[u8],
+) -> Result<bool, DmaFault> {
+    let report = u16::from_le_bytes([bytes[10], bytes[11]]) & TX_CMD_RS != 0;
+    match mode {
+        TX_COMPLETION_HEAD_POINTER => return Ok(false),
+        TX_COMPLETION_REPORT_STATUS if !report => return Ok(false),
+        _ => {}
+    }
+    mem.write_bytes(usize::MAX, desc + 12, &DD.to_le_bytes()).map_err(|trap| DmaFault {
+        queue: q,
+        what: "writing a TX descriptor",
+        trap,
+    })?;
+    Ok(mode == TX_COMPLETION_REPORT_STATUS)
+}
+
+/// After a batch of TX descriptors (head-pointer mode): the queue's TX head, a 32-bit index, goes to the address
+/// the driver registered in TX_HEAD_WB. Returns that address (None in descriptor mode).
+pub(crate) fn write_back_tx_head(x: &QueueRegs, mem: &mut Memory, q: usize) -> Result<Option<u64>, DmaFault> {
+    let at = x.tx_head_wb_addr;
+    if at == 0 {
+        return Ok(None);
+    }
+    mem.write_bytes(usize::MAX, at, &(x.tx_head as u32).to_le_bytes()).map_err(|trap| DmaFault {
+        queue: q,
+        what: "writing the TX head write-back",
+        trap,
+    })?;
+    Ok(Some(at))
 }
 
 /// The UDP destination port of an IPv4/UDP frame, as a perfect-match filter sees it.
@@ -448,11 +543,13 @@ impl Nic {
         mem: &mut Memory,
         out: &mut Vec<(usize, Vec<u8>)>,
     ) -> Result<(), DmaFault> {
+        let mode = regs.tx_completion;
         for (q, x) in regs.queues.iter_mut().enumerate() {
             if !x.enabled {
                 continue;
             }
             let port = x.port as usize;
+            let sent_any = x.tx_head != x.tx_tail;
             while x.tx_head != x.tx_tail {
                 let fault = |what, trap| DmaFault { queue: q, what, trap };
                 let d = x.tx_ring.0 + x.tx_head * DESC_LEN;
@@ -472,9 +569,11 @@ impl Nic {
                     x.tx_frames += 1;
                     out.push((q, frame));
                 }
-                mem.write_bytes(usize::MAX, d + 12, &DD.to_le_bytes())
-                    .map_err(|t| fault("writing a TX descriptor", t))?;
+                complete_tx_descriptor(mode, mem, q, d, &desc)?;
                 x.tx_head = (x.tx_head + 1) & (x.tx_ring.1 - 1);
+            }
+            if sent_any {
+                write_back_tx_head(x, mem, q)?;
             }
         }
         Ok(())
@@ -607,7 +706,7 @@ mod tests {
         assert_eq!(regs.load(q_addr(1, reg::RX_FRAMES), 8, Access::Load).unwrap(), 0);
         let why = |t: Trap| t.reason();
         assert!(why(regs.load(q_addr(0, reg::RX_HEAD), 4, Access::Load).unwrap_err()).contains("64-bit"));
-        assert!(why(regs.load(q_addr(0, 0x70), 8, Access::Load).unwrap_err()).contains("no NIC register"));
+        assert!(why(regs.load(q_addr(0, 0x80), 8, Access::Load).unwrap_err()).contains("no NIC register"));
         assert!(why(regs.load(q_addr(2, 0), 8, Access::Load).unwrap_err()).contains("no NIC register"));
         assert!(why(regs.store(q_addr(0, 4), 8, 0, Access::Store).unwrap_err()).contains("64-bit"));
         // a bad ring is refused when the queue is enabled
@@ -678,6 +777,71 @@ mod tests {
         assert_eq!(nic.receive(&mut regs, 1, frame(0x4002, 64, 7)), Some(2));
         let err = nic.deliver(&mut regs, &mut mem).unwrap_err();
         assert_eq!((err.queue, err.what), (2, "writing a frame into an RX buffer"));
+    }
+
+    #[test]
+    fn tx_completion_mode_is_reported_and_a_driver_that_ignores_it_faults() {
+        let why = |t: Trap| t.reason();
+        let (mut mem, mut regs, _) = setup(1);
+        assert_eq!(regs.load(q_addr(0, reg::TX_COMPLETION), 8, Access::Load).unwrap(), TX_COMPLETION_DESCRIPTOR);
+        open(&mut regs, &mut mem, 0, 4, 2048); // descriptor mode: no TX_HEAD_WB needed
+        regs.store(q_addr(0, reg::TX_HEAD_WB), 8, 0x20_0000 | TX_HEAD_WB_ENABLE, Access::Store).unwrap();
+        assert!(why(regs.store(q_addr(0, reg::CTRL), 8, 1, Access::Store).unwrap_err()).contains("by DD bits"));
+        let (_, regs, _) = setup(1);
+        let mut regs = regs.with_tx_completion(TX_COMPLETION_HEAD_POINTER);
+        assert_eq!(regs.load(q_addr(0, reg::TX_COMPLETION), 8, Access::Load).unwrap(), TX_COMPLETION_HEAD_POINTER);
+        regs.store(q_addr(0, reg::TX_COMPLETION), 8, 0, Access::Store).unwrap(); // RO: ignored
+        assert_eq!(regs.load(q_addr(0, reg::TX_COMPLETION), 8, Access::Load).unwrap(), TX_COMPLETION_HEAD_POINTER);
+        for (r, v) in [(reg::RX_BASE, RING), (reg::RX_SIZE, 8), (reg::TX_BASE, RING + 0x200), (reg::TX_SIZE, 8)] {
+            regs.store(q_addr(0, r), 8, v, Access::Store).unwrap();
+        }
+        // Not registered, registered without the enable bit, or not 4-byte aligned: the queue does not start.
+        for wb in [0, 0x20_0000, 0x20_0002 | TX_HEAD_WB_ENABLE] {
+            regs.store(q_addr(0, reg::TX_HEAD_WB), 8, wb, Access::Store).unwrap();
+            let err = regs.store(q_addr(0, reg::CTRL), 8, 1, Access::Store).unwrap_err();
+            assert!(why(err).contains("head pointer"), "TX_HEAD_WB = {wb:#x}");
+            assert!(!regs.queues[0].enabled);
+        }
+        regs.store(q_addr(0, reg::TX_HEAD_WB), 8, 0x20_0004 | TX_HEAD_WB_ENABLE, Access::Store).unwrap();
+        regs.store(q_addr(0, reg::CTRL), 8, 1, Access::Store).unwrap();
+        assert_eq!(regs.load(q_addr(0, reg::TX_HEAD_WB), 8, Access::Load).unwrap(), 0x20_0005);
+        assert_eq!(regs.queues[0].tx_head_wb_addr, 0x20_0004);
+    }
+
+    #[test]
+    fn functional_tx_completes_by_head_pointer_without_dd_bits() {
+        let (mut mem, regs, mut nic) = setup(2);
+        let mut regs = regs.with_tx_completion(TX_COMPLETION_HEAD_POINTER);
+        let hwb = RING + 0x1000;
+        mem.write_bytes(0, hwb, &0xdead_beefu32.to_le_bytes()).unwrap();
+        regs.store(q_addr(1, reg::TX_HEAD_WB), 8, hwb | TX_HEAD_WB_ENABLE, Access::Store).unwrap();
+        open(&mut regs, &mut mem, 1, 0, 2048);
+        let tx = RING + 0x400 + 0x200;
+        for i in 0..3u64 {
+            mem.write_bytes(0, BUFS + 0x8000 + i * 2048, &[i as u8; 64]).unwrap();
+            let mut d = (BUFS + 0x8000 + i * 2048).to_le_bytes().to_vec();
+            d.extend_from_slice(&64u16.to_le_bytes());
+            d.extend_from_slice(&[0; 6]);
+            mem.write_bytes(0, tx + 16 * i, &d).unwrap();
+        }
+        let head = |mem: &mut Memory| u32::from_le_bytes(mem.read_bytes(hwb, 4).unwrap().try_into().unwrap());
+        let mut out = Vec::new();
+        nic.transmit(&mut regs, &mut mem, &mut out).unwrap();
+        assert_eq!((out.len(), head(&mut mem)), (0, 0xdead_beef), "nothing sent, nothing written");
+        regs.store(q_addr(1, reg::TX_TAIL), 8, 2, Access::Store).unwrap();
+        nic.transmit(&mut regs, &mut mem, &mut out).unwrap();
+        assert_eq!((out.len(), head(&mut mem)), (2, 2));
+        regs.store(q_addr(1, reg::TX_TAIL), 8, 3, Access::Store).unwrap();
+        nic.transmit(&mut regs, &mut mem, &mut out).unwrap();
+        assert_eq!((out.len(), head(&mut mem)), (3, 3));
+        for i in 0..3 {
+            assert_eq!(u16::from_le_bytes(mem.read_bytes(tx + 16 * i + 12, 2).unwrap().try_into().unwrap()), 0);
+        }
+        // A head write-back address that is not mapped is a clear fault.
+        regs.queues[1].tx_head_wb_addr = 0x7000_0000;
+        regs.store(q_addr(1, reg::TX_TAIL), 8, 4, Access::Store).unwrap();
+        let err = nic.transmit(&mut regs, &mut mem, &mut out).unwrap_err();
+        assert_eq!((err.queue, err.what), (1, "writing the TX head write-back"));
     }
 
     #[test]

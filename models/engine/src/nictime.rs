@@ -14,8 +14,12 @@
 //!   applies a delivery when the simulated time reaches it.
 //! * TX: the NIC starts a queue's TX work `mmio_latency` after the doorbell (taken as the time of the queue's
 //!   hart at the step), reads the new descriptors in one PCIe read, then each frame (I/O reads: LLC or memory),
-//!   and serializes it on the port's wire; the client receives it at the end of its serialization. One TX
-//!   descriptor write-back covers a doorbell's batch.
+//!   and serializes it on the port's wire; the client receives it at the end of its serialization. TX completion
+//!   (`Nic.tx_completion`): one 16-byte descriptor write-back per batch of a queue (descriptor mode), one 4-byte
+//!   head write-back per batch, which also reaches the memory system (head pointer), or one 16-byte write-back per
+//!   descriptor the driver marked RS (report status).
+//! * Every transfer on the link is counted by kind (`pcie::Traffic`): `pcie.up_bytes.<kind>` and friends show
+//!   where the link's time goes.
 //!
 //! Events are processed in time order up to the step's time (the least time of the live harts). Descriptor
 //! ownership is the guest's state at the step (steps come after every scheduling turn).
@@ -23,8 +27,11 @@
 use std::collections::VecDeque;
 
 use crate::mem::Memory;
-use crate::nic::{complete_rx, DmaFault, Nic, NicRegs, DD, DESC_LEN, MIN_FRAME};
-use crate::pcie::PcieLink;
+use crate::nic::{
+    complete_rx, complete_tx_descriptor, write_back_tx_head, DmaFault, Nic, NicRegs, DESC_LEN, MIN_FRAME,
+    TX_COMPLETION_DESCRIPTOR, TX_HEAD_WB_LEN,
+};
+use crate::pcie::{PcieLink, Traffic};
 
 /// Bytes each frame adds on the wire: preamble + SFD (8), FCS (4), inter-frame gap (12).
 pub const WIRE_OVERHEAD: u64 = 24;
@@ -154,7 +161,7 @@ impl NicTiming {
         let mut run_start = 0;
         for i in 1..=group.len() {
             if i == group.len() || group[i].desc != group[i - 1].desc + DESC_LEN {
-                done = done.max(self.link.write_up((i - run_start) as u64 * DESC_LEN, at));
+                done = done.max(self.link.write_up((i - run_start) as u64 * DESC_LEN, at, Traffic::RxWriteback));
                 self.rx_writebacks += 1;
                 run_start = i;
             }
@@ -275,9 +282,9 @@ impl Nic {
         // link but off the frame's path.
         let lat = tm.link.latency;
         if idx.is_multiple_of(DESC_FETCH) {
-            tm.link.read(DESC_FETCH * DESC_LEN, s, &mut |t| io.access(d, false, t));
+            tm.link.read(DESC_FETCH * DESC_LEN, s, Traffic::RxDescFetch, &mut |t| io.access(d, false, t));
         }
-        let data_done = tm.link.write_up(frame.len() as u64, s);
+        let data_done = tm.link.write_up(frame.len() as u64, s, Traffic::RxData);
         let at_host = data_done + lat;
         let mut line = buf & !63;
         while line < buf + frame.len() as u64 {
@@ -312,6 +319,7 @@ impl Nic {
         io: IoFn,
         out: &mut Vec<(usize, Vec<u8>, u64)>,
     ) -> Result<(), DmaFault> {
+        let mode = regs.tx_completion;
         for (q, x) in regs.queues.iter_mut().enumerate() {
             if !x.enabled || x.tx_head == x.tx_tail {
                 continue;
@@ -321,13 +329,17 @@ impl Nic {
             let t0 = queue_time[q] + tm.mmio_latency;
             let n = (x.tx_tail.wrapping_sub(x.tx_head)) & (x.tx_ring.1 - 1);
             let first = x.tx_ring.0 + x.tx_head * DESC_LEN;
-            let descs_at = tm.link.read(n * DESC_LEN, t0, &mut |t| io.access(first & !63, false, t));
+            let descs_at =
+                tm.link.read(n * DESC_LEN, t0, Traffic::TxDescFetch, &mut |t| io.access(first & !63, false, t));
+            // When the batch's last frame has reached the NIC: its TX completion is written back then.
+            let mut batch_done = descs_at;
             while x.tx_head != x.tx_tail {
                 let fault = |what, trap| DmaFault { queue: q, what, trap };
                 let d = x.tx_ring.0 + x.tx_head * DESC_LEN;
                 let desc = mem.read_bytes(d, 16).map_err(|t| fault("reading a TX descriptor", t))?;
                 let addr = u64::from_le_bytes(desc[0..8].try_into().unwrap());
                 let len = u16::from_le_bytes([desc[8], desc[9]]) as usize;
+                let mut frame_got = batch_done;
                 if len > crate::nic::MAX_FRAME {
                     self.port_stats[port].tx_bad_len += 1;
                 } else {
@@ -336,7 +348,7 @@ impl Nic {
                     if frame.len() < MIN_FRAME {
                         frame.resize(MIN_FRAME, 0);
                     }
-                    let got = tm.link.read(len as u64, descs_at, &mut |t| {
+                    let got = tm.link.read(len as u64, descs_at, Traffic::TxData, &mut |t| {
                         let mut ready = t;
                         let mut line = addr & !63;
                         while line < addr + len as u64 {
@@ -354,15 +366,29 @@ impl Nic {
                     self.port_stats[port].tx_frames += 1;
                     self.port_stats[port].tx_bytes += frame.len() as u64;
                     x.tx_frames += 1;
-                    // One descriptor write-back per doorbell batch (report status on its last descriptor).
-                    if (x.tx_head + 1) & (x.tx_ring.1 - 1) == x.tx_tail {
-                        tm.link.write_up(DESC_LEN, got);
-                    }
+                    batch_done = batch_done.max(got);
+                    frame_got = got;
                     out.push((q, frame, done));
                 }
-                mem.write_bytes(usize::MAX, d + 12, &DD.to_le_bytes())
-                    .map_err(|t| fault("writing a TX descriptor", t))?;
+                // Report-status mode: a descriptor that asked for it is written back once its frame is read.
+                if complete_tx_descriptor(mode, mem, q, d, &desc)? {
+                    tm.link.write_up(DESC_LEN, frame_got, Traffic::TxCompletion);
+                }
                 x.tx_head = (x.tx_head + 1) & (x.tx_ring.1 - 1);
+            }
+            // Descriptor and head-pointer modes: one TX completion write per batch of a queue (the report-status
+            // point is the batch's last descriptor): its 16-byte descriptor with DD (the DD bits of the batch's other
+            // descriptors are set functionally but not charged), or the 4-byte head to TX_HEAD_WB's address, which
+            // lands in the memory system like any DMA write (the driver reads it there).
+            match write_back_tx_head(x, mem, q)? {
+                Some(at) => {
+                    let left = tm.link.write_up(TX_HEAD_WB_LEN, batch_done, Traffic::TxCompletion);
+                    io.access(at & !63, true, left + tm.link.latency);
+                }
+                None if mode == TX_COMPLETION_DESCRIPTOR => {
+                    tm.link.write_up(DESC_LEN, batch_done, Traffic::TxCompletion);
+                }
+                None => {}
             }
         }
         Ok(())
@@ -406,6 +432,25 @@ impl Nic {
             "bytes host -> device on the PCIe link (TLP overhead included)",
         ));
         out.push((format!("{name}.pcie.tlps"), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
+        for what in Traffic::ALL {
+            let (up, down) = (l.up_by[what as usize], l.down_by[what as usize]);
+            let t = what.name();
+            out.push((
+                format!("{name}.pcie.up_bytes.{t}"),
+                up.bytes as f64,
+                "bytes device -> host of this kind of traffic (TLP overhead included)",
+            ));
+            out.push((
+                format!("{name}.pcie.up_tlps.{t}"),
+                up.tlps as f64,
+                "TLPs device -> host of this kind of traffic",
+            ));
+            out.push((
+                format!("{name}.pcie.down_bytes.{t}"),
+                down.bytes as f64,
+                "bytes host -> device of this kind of traffic (TLP overhead included)",
+            ));
+        }
         out.push((
             format!("{name}.pcie.up_busy_ps"),
             l.up_busy as f64,
@@ -447,16 +492,18 @@ mod tests {
     const BUFS: u64 = 0x10_4000;
 
     fn params(gbps: f64, fifo: u64) -> kvsim_params::Nic {
-        let mut p: kvsim_params::Nic = serde_json::from_str(
-            r#"{"socket": 0, "enabled": true, "ports": 1, "port_gbps": 100.0, "queues": 0, "rx_fifo_frames": 512,
-            "pcie_gen": 4, "pcie_lanes": 16, "pcie_max_payload": 256, "pcie_tlp_overhead": 24,
-            "pcie_latency": 400000, "mmio_latency": 100000, "rx_wb_threshold": 1, "rx_wb_timer": 0, "ddio": true, "ddio_ways": 0.1,
-            "steering_base_port": 16384}"#,
-        )
-        .unwrap();
-        p.port_gbps = gbps;
-        p.rx_fifo_frames = fifo;
-        p
+        kvsim_params::Nic {
+            enabled: true,
+            port_gbps: gbps,
+            rx_fifo_frames: fifo,
+            pcie_gen: 4,
+            pcie_lanes: 16,
+            pcie_max_payload: 256,
+            pcie_tlp_overhead: 24,
+            pcie_latency: 400_000,
+            mmio_latency: 100_000,
+            ..Default::default()
+        }
     }
 
     /// One queue on one port with a 4096-entry ring, all posted.
@@ -616,5 +663,171 @@ mod tests {
         assert_eq!((nic.timing.as_ref().unwrap().rx_writebacks, regs.queues[0].rx_head), (1, 0));
         nic.advance(&mut regs, &mut mem, visible, &mut |_, _, t| t).unwrap();
         assert_eq!(regs.queues[0].rx_head, 3, "the whole group at once");
+    }
+}
+
+#[cfg(test)]
+mod tx_completion_tests {
+    use super::*;
+    use crate::abi::{DEVICE_BASE, PAGE_SIZE};
+    use crate::nic::{
+        reg, DD, TX_CMD_RS, TX_COMPLETION_HEAD_POINTER as HEAD, TX_COMPLETION_REPORT_STATUS as RS, TX_HEAD_WB_ENABLE,
+    };
+    const DESCRIPTOR: u64 = TX_COMPLETION_DESCRIPTOR;
+    use crate::pcie::{lane_bytes_per_s, TrafficCount};
+    use crate::trap::Access;
+
+    const RING: u64 = 0x10_0000;
+    const TX_RING: u64 = RING + 0x1_0000;
+    const TX_SIZE: u64 = 16;
+    const BUFS: u64 = 0x20_0000;
+    /// The driver's head write-back location (in head-pointer mode).
+    const HWB: u64 = RING + 0x2_0040;
+    const LATENCY: u64 = 400_000;
+    /// The driver asks for a status report on every 16th TX descriptor (as DPDK does every 32nd).
+    const RS_EVERY: u64 = 16;
+
+    fn frame(len: usize) -> Vec<u8> {
+        let mut f = vec![0u8; len];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[14] = 0x45;
+        f[23] = 17;
+        f[36..38].copy_from_slice(&0x4000u16.to_be_bytes());
+        f
+    }
+
+    /// One queue on a 10 GbE port over PCIe 4.0 x16, RX write-back groups of 4 (2 us timer), a 256-entry RX ring
+    /// all posted, a 16-entry TX ring; in head-pointer mode the driver registers HWB before enabling the queue.
+    fn setup(mode: u64) -> (Memory, NicRegs, Nic) {
+        let mut mem = Memory::new(1 << 26, false, 1);
+        mem.regions.heap_start = RING;
+        mem.regions.brk = RING + 1024 * PAGE_SIZE;
+        let mut regs = NicRegs::new(&[0]).with_tx_completion(mode);
+        let mut nic = Nic::new(0, 1, vec![0], [(0x4000, 0)], 1024);
+        let p = kvsim_params::Nic {
+            enabled: true,
+            port_gbps: 10.0,
+            rx_fifo_frames: 1024,
+            pcie_gen: 4,
+            pcie_lanes: 16,
+            pcie_latency: LATENCY,
+            mmio_latency: 100_000,
+            rx_wb_threshold: 4,
+            rx_wb_timer: 2_000_000,
+            ..Default::default()
+        };
+        nic.timing = Some(NicTiming::new(&p, 1, 1));
+        let a = |r| DEVICE_BASE + r;
+        for (r, v) in [(reg::RX_BASE, RING), (reg::RX_SIZE, 256), (reg::TX_BASE, TX_RING), (reg::TX_SIZE, TX_SIZE)] {
+            regs.store(a(r), 8, v, Access::Store).unwrap();
+        }
+        if mode == HEAD {
+            regs.store(a(reg::TX_HEAD_WB), 8, HWB | TX_HEAD_WB_ENABLE, Access::Store).unwrap();
+        }
+        regs.store(a(reg::CTRL), 8, 1, Access::Store).unwrap();
+        for i in 0..256u64 {
+            let mut d = (BUFS + i * 256).to_le_bytes().to_vec();
+            d.extend_from_slice(&256u16.to_le_bytes());
+            d.extend_from_slice(&[0; 6]);
+            mem.write_bytes(0, RING + 16 * i, &d).unwrap();
+        }
+        regs.store(a(reg::RX_TAIL), 8, 255, Access::Store).unwrap();
+        (mem, regs, nic)
+    }
+
+    /// The driver queues `n` 88-byte frames at its tail (report status asked on every `RS_EVERY`-th descriptor) and
+    /// rings TX_TAIL once; the NIC sends them with the doorbell taken at `t`. DMA writes the memory system sees are
+    /// appended to `writes` as (line, time).
+    fn send_batch(mem: &mut Memory, regs: &mut NicRegs, nic: &mut Nic, n: u64, t: u64, writes: &mut Vec<(u64, u64)>) {
+        let mut tail = regs.queues[0].tx_tail;
+        for _ in 0..n {
+            let buf = BUFS + 0x10_0000 + tail * 256;
+            mem.write_bytes(0, buf, &frame(88)).unwrap();
+            let mut d = buf.to_le_bytes().to_vec();
+            d.extend_from_slice(&88u16.to_le_bytes());
+            let cmd = if (tail + 1).is_multiple_of(RS_EVERY) { TX_CMD_RS } else { 0 };
+            d.extend_from_slice(&cmd.to_le_bytes());
+            d.extend_from_slice(&[0; 4]);
+            mem.write_bytes(0, TX_RING + tail * 16, &d).unwrap();
+            tail = (tail + 1) % TX_SIZE;
+        }
+        regs.store(DEVICE_BASE + reg::TX_TAIL, 8, tail, Access::Store).unwrap();
+        let mut out = Vec::new();
+        let mut io = |a: u64, w: bool, at: u64| {
+            if w {
+                writes.push((a, at));
+            }
+            at
+        };
+        nic.transmit_timed(regs, mem, &[t], &mut io, &mut out).unwrap();
+        assert_eq!(out.len() as u64, n);
+    }
+
+    fn status(mem: &mut Memory, i: u64) -> u16 {
+        u16::from_le_bytes(mem.read_bytes(TX_RING + i * 16 + 12, 2).unwrap().try_into().unwrap())
+    }
+
+    fn head_wb(mem: &mut Memory) -> u32 {
+        u32::from_le_bytes(mem.read_bytes(HWB, 4).unwrap().try_into().unwrap())
+    }
+
+    /// 64 requests in, 64 responses out in 8 batches of 8: (RX write-back, TX completion) upstream counters.
+    fn per_frame(mode: u64) -> (TrafficCount, TrafficCount, Memory) {
+        let (mut mem, mut regs, mut nic) = setup(mode);
+        for _ in 0..64 {
+            nic.wire_send(0, frame(88), 0);
+        }
+        nic.advance(&mut regs, &mut mem, 1_000_000_000, &mut |_, _, t| t).unwrap();
+        assert_eq!(regs.queues[0].rx_frames, 64);
+        let mut writes = Vec::new();
+        for b in 0..8u64 {
+            send_batch(&mut mem, &mut regs, &mut nic, 8, 1_000_000_000 + b * 10_000_000, &mut writes);
+            if mode == HEAD {
+                assert_eq!(head_wb(&mut mem) as u64, (b + 1) * 8 % TX_SIZE, "the head after each batch");
+            }
+        }
+        let l = &nic.timing.as_ref().unwrap().link;
+        (l.up_by[Traffic::RxWriteback as usize], l.up_by[Traffic::TxCompletion as usize], mem)
+    }
+
+    #[test]
+    fn write_backs_per_frame_in_each_tx_completion_mode() {
+        // RX is the same in both modes: 64 descriptors in groups of 4, one 64-byte write + 24 bytes of TLP each.
+        // TX: one completion write per batch of 8: a 16-byte descriptor, or a 4-byte head, + 24 bytes.
+        // Report status: one 16-byte descriptor written back per descriptor that asked (every 16th: 4 of 64).
+        let (rx_d, tx_d, mut mem_d) = per_frame(DESCRIPTOR);
+        let (rx_h, tx_h, mut mem_h) = per_frame(HEAD);
+        let (rx_r, tx_r, mut mem_r) = per_frame(RS);
+        assert_eq!(rx_d, TrafficCount { tlps: 16, bytes: 16 * (64 + 24) });
+        assert_eq!((rx_h, rx_r), (rx_d, rx_d));
+        assert_eq!(tx_d, TrafficCount { tlps: 8, bytes: 8 * (16 + 24) });
+        assert_eq!(tx_h, TrafficCount { tlps: 8, bytes: 8 * (4 + 24) });
+        assert_eq!(tx_r, TrafficCount { tlps: 4, bytes: 4 * (16 + 24) });
+        // Per frame: 24/64 write-back TLPs and 27 bytes (descriptor), 24/64 and 25.5 (head pointer), 20/64 and 24.5
+        // (report status).
+        assert_eq!((rx_d.bytes + tx_d.bytes) as f64 / 64.0, 27.0);
+        assert_eq!((rx_h.bytes + tx_h.bytes) as f64 / 64.0, 25.5);
+        assert_eq!((rx_r.bytes + tx_r.bytes) as f64 / 64.0, 24.5);
+        // Descriptor mode sets DD in every sent descriptor; head-pointer mode leaves them untouched; report status
+        // sets it only where asked.
+        assert!((0..TX_SIZE).all(|i| status(&mut mem_d, i) == DD));
+        assert!((0..TX_SIZE).all(|i| status(&mut mem_h, i) == 0));
+        assert!((0..TX_SIZE).all(|i| status(&mut mem_r, i) == if i == TX_SIZE - 1 { DD } else { 0 }));
+        assert_eq!((head_wb(&mut mem_d), head_wb(&mut mem_r)), (0, 0), "only head-pointer mode writes the head");
+    }
+
+    #[test]
+    fn the_head_write_back_reaches_memory_at_its_exact_tick() {
+        // One frame at doorbell time 0 on an idle PCIe 4.0 x16 link (31.5 GB/s, 400 ns each way, MMIO 100 ns):
+        // descriptor read (24-byte request up, 16 + 24 down), frame read (24 up, 88 + 24 down), then the head
+        // (4 + 24 up) arrives 400 ns after it has left.
+        let (mut mem, mut regs, mut nic) = setup(HEAD);
+        let ser = |b: u64| (b as f64 * 1e12 / (lane_bytes_per_s(4) * 16.0)).round() as u64;
+        let descs_at = 100_000 + ser(24) + LATENCY + ser(16 + 24) + LATENCY;
+        let got = descs_at + ser(24) + LATENCY + ser(88 + 24) + LATENCY;
+        let mut writes = Vec::new();
+        send_batch(&mut mem, &mut regs, &mut nic, 1, 0, &mut writes);
+        assert_eq!(writes, vec![(HWB & !63, got + ser(4 + 24) + LATENCY)]);
+        assert_eq!((head_wb(&mut mem), status(&mut mem, 0)), (1, 0));
     }
 }

@@ -20,6 +20,53 @@ pub fn lane_bytes_per_s(gen: u64) -> f64 {
     gts * enc / 8.0
 }
 
+/// What a transfer on the link carries: each has its own byte and TLP counters, so a run shows where the link's
+/// time goes (the statistics `pcie.up_bytes.<name>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Traffic {
+    /// RX frames written into host buffers.
+    RxData,
+    /// RX descriptor write-backs (len, DD), coalesced per Nic.rx_wb_threshold.
+    RxWriteback,
+    /// RX descriptor prefetch (read request up, descriptors down).
+    RxDescFetch,
+    /// TX descriptors read after a doorbell.
+    TxDescFetch,
+    /// TX frames read from host buffers (read request up, frame down).
+    TxData,
+    /// TX completion: a descriptor's DD write-back, or the TX head write-back.
+    TxCompletion,
+}
+
+impl Traffic {
+    pub const ALL: [Traffic; 6] = [
+        Traffic::RxData,
+        Traffic::RxWriteback,
+        Traffic::RxDescFetch,
+        Traffic::TxDescFetch,
+        Traffic::TxData,
+        Traffic::TxCompletion,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Traffic::RxData => "rx_data",
+            Traffic::RxWriteback => "rx_writeback",
+            Traffic::RxDescFetch => "rx_desc_fetch",
+            Traffic::TxDescFetch => "tx_desc_fetch",
+            Traffic::TxData => "tx_data",
+            Traffic::TxCompletion => "tx_completion",
+        }
+    }
+}
+
+/// Bytes and TLPs of one kind of traffic in one direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TrafficCount {
+    pub bytes: u64,
+    pub tlps: u64,
+}
+
 /// Slot length of a link direction's calendar (ps).
 const SLOT: u64 = 16_000;
 /// Slots kept (older ones are forgotten; requests before them count from the oldest kept).
@@ -79,6 +126,9 @@ pub struct PcieLink {
     pub tlps: u64,
     pub up_busy: u64,
     pub down_busy: u64,
+    /// The same bytes and TLPs per kind of traffic (indexed by `Traffic as usize`), per direction.
+    pub up_by: [TrafficCount; 6],
+    pub down_by: [TrafficCount; 6],
 }
 
 impl PcieLink {
@@ -96,14 +146,17 @@ impl PcieLink {
             tlps: 0,
             up_busy: 0,
             down_busy: 0,
+            up_by: [TrafficCount::default(); 6],
+            down_by: [TrafficCount::default(); 6],
         }
     }
 
-    /// Link bytes (payload plus per-TLP overhead) of a transfer of `payload` bytes (0: one header-only TLP).
-    pub fn wire_bytes(&mut self, payload: u64) -> u64 {
+    /// Link bytes (payload plus per-TLP overhead) and TLPs of a transfer of `payload` bytes (0: one header-only
+    /// TLP).
+    fn wire_bytes(&mut self, payload: u64) -> (u64, u64) {
         let tlps = payload.div_ceil(self.max_payload).max(1);
         self.tlps += tlps;
-        payload + tlps * self.tlp_overhead
+        (payload + tlps * self.tlp_overhead, tlps)
     }
 
     fn ser(&self, bytes: u64) -> u64 {
@@ -112,30 +165,38 @@ impl PcieLink {
 
     /// A posted write of `payload` bytes from the device, ready at `t`: returns when its last byte has left the
     /// link (add `latency` for its arrival at the host).
-    pub fn write_up(&mut self, payload: u64, t: u64) -> u64 {
-        let b = self.wire_bytes(payload);
+    pub fn write_up(&mut self, payload: u64, t: u64, what: Traffic) -> u64 {
+        let (b, tlps) = self.wire_bytes(payload);
         let d = self.ser(b);
         self.up_bytes += b;
         self.up_busy += d;
+        let c = &mut self.up_by[what as usize];
+        c.bytes += b;
+        c.tlps += tlps;
         self.up.reserve(t, d)
     }
 
     /// A DMA read of `payload` bytes issued by the device at `t`: the request goes up, the completions come down.
     /// Returns the time the last completion byte reaches the device. `host` turns the time the request reaches the
     /// host into the time the data are ready there (the memory system's answer).
-    pub fn read(&mut self, payload: u64, t: u64, host: &mut dyn FnMut(u64) -> u64) -> u64 {
-        let req = self.write_up(0, t);
+    pub fn read(&mut self, payload: u64, t: u64, what: Traffic, host: &mut dyn FnMut(u64) -> u64) -> u64 {
+        let req = self.write_up(0, t, what);
         let at_host = req + self.latency;
         let ready = host(at_host);
-        let b = self.wire_bytes(payload);
+        let (b, tlps) = self.wire_bytes(payload);
         let d = self.ser(b);
         self.down_bytes += b;
         self.down_busy += d;
+        let c = &mut self.down_by[what as usize];
+        c.bytes += b;
+        c.tlps += tlps;
         self.down.reserve(ready, d) + self.latency
     }
 
     pub fn reset_stats(&mut self) {
         (self.up_bytes, self.down_bytes, self.tlps, self.up_busy, self.down_busy) = (0, 0, 0, 0, 0);
+        self.up_by = [TrafficCount::default(); 6];
+        self.down_by = [TrafficCount::default(); 6];
     }
 }
 
@@ -147,12 +208,16 @@ mod tests {
     fn bandwidth_per_generation_and_tlp_overhead() {
         // Gen3 x8: 8 GT/s x 128/130 / 8 = 0.985 GB/s per lane, 7.88 GB/s.
         let mut l = PcieLink::new(3, 8, 256, 24, 0);
-        let done = l.write_up(256 * 100, 0);
+        let done = l.write_up(256 * 100, 0, Traffic::RxData);
         let bytes = 256 * 100 + 100 * 24;
         let want = bytes as f64 / (8e9 * 128.0 / 130.0);
         assert!((done as f64 * 1e-12 - want).abs() / want < 1e-6, "{done}");
         // Back to back writes queue on the link
-        let t2 = l.write_up(64, 0);
+        let t2 = l.write_up(64, 0, Traffic::RxData);
+        assert_eq!(
+            l.up_by[Traffic::RxData as usize],
+            TrafficCount { bytes: 256 * 100 + 100 * 24 + 64 + 24, tlps: 101 }
+        );
         assert!(t2 > done);
         // Gen2 x8 is slower (8b/10b): 4 GB/s
         assert!((lane_bytes_per_s(2) * 8.0 - 4e9).abs() < 1.0);
@@ -173,7 +238,10 @@ mod tests {
     #[test]
     fn a_read_takes_a_round_trip() {
         let mut l = PcieLink::new(4, 8, 256, 24, 500_000);
-        let done = l.read(64, 1000, &mut |t| t + 80_000);
+        let done = l.read(64, 1000, Traffic::TxData, &mut |t| t + 80_000);
         assert!(done > 1000 + 2 * 500_000 + 80_000, "{done}");
+        // A header-only request up, the data with one TLP's overhead down.
+        assert_eq!(l.up_by[Traffic::TxData as usize], TrafficCount { bytes: 24, tlps: 1 });
+        assert_eq!(l.down_by[Traffic::TxData as usize], TrafficCount { bytes: 64 + 24, tlps: 1 });
     }
 }

@@ -23,7 +23,7 @@ pub struct Nic {
     pub pcie_lanes: u64,
     /// largest TLP payload in bytes (max payload size; DMA splits into TLPs of this size)
     pub pcie_max_payload: u64,
-    /// bytes each TLP adds on the link: header (12-16), sequence number and LCRC (6), framing (2) and a share of DLLPs (assumed 24)
+    /// bytes each TLP adds on the link (PCIe base spec): on gen 1-2 STP 1 + sequence number 2 + header + LCRC 4 + END 1, on gen 3+ an STP token 4 (holding the sequence number) + header + LCRC 4; the header is 16 bytes (4DW, 64-bit addresses) or 12 (3DW, below 4 GiB): 24 with 4DW either way (+4 with ECRC). DLLPs (ACK, flow-control updates: 8 bytes each, in the other direction) are not modelled
     pub pcie_tlp_overhead: u64,
     /// one-way latency of the PCIe link and root complex for a TLP (assumed 400 ns) [ps]
     pub pcie_latency: u64,
@@ -33,6 +33,8 @@ pub struct Nic {
     pub rx_wb_threshold: u64,
     /// longest a completed RX descriptor waits for its write-back group: when it expires the partial group is written (the ITR flush); 0 = no timer, allowed only with rx_wb_threshold = 1 [ps]
     pub rx_wb_timer: u64,
+    /// how the NIC tells the driver a TX descriptor is done: 'descriptor' writes status = DD into each sent descriptor, charged as one 16-byte PCIe write per TX batch of a queue (the other DD bits are not charged); 'head_pointer' writes the queue's TX head (a 32-bit index) to the host address the driver registered in TX_HEAD_WB, as Intel's 82599 does with TDWBAL.Head_WB_En, one 4-byte write per batch, and leaves the descriptors alone; 'report_status' writes DD (one 16-byte write each) only into descriptors whose cmd has RS, as the 82599 with WTHRESH = 0, and the driver asks for it on every 32nd descriptor, as DPDK's ixgbe driver (tx_rs_thresh = 32). The driver reads the mode from the TX_COMPLETION register (workloads/ABI.md) One of: descriptor, head_pointer, report_status.
+    pub tx_completion: NicTxCompletion,
     /// DDIO (wauDCA): NIC DMA writes allocate or update lines in the LLC within the ddio ways, DMA reads are served from the LLC when the line is there; off: DMA writes go to memory (invalidating cached copies)
     pub ddio: bool,
     /// fraction of the LLC's ways DDIO may allocate into (at least one way; Intel's default is 2 of 20)
@@ -59,9 +61,37 @@ impl Default for Nic {
             mmio_latency: 100000,
             rx_wb_threshold: 1,
             rx_wb_timer: 0,
+            tx_completion: NicTxCompletion::Descriptor,
             ddio: true,
             ddio_ways: 0.1,
             steering_base_port: 16384,
         }
     }
+}
+
+/// The choices of Nic.tx_completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum NicTxCompletion {
+    #[serde(rename = "descriptor")]
+    Descriptor,
+    #[serde(rename = "head_pointer")]
+    HeadPointer,
+    #[serde(rename = "report_status")]
+    ReportStatus,
+}
+
+impl NicTxCompletion {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NicTxCompletion::Descriptor => "descriptor",
+            NicTxCompletion::HeadPointer => "head_pointer",
+            NicTxCompletion::ReportStatus => "report_status",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[NicTxCompletion::Descriptor, NicTxCompletion::HeadPointer, NicTxCompletion::ReportStatus];
 }
