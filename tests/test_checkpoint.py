@@ -241,3 +241,67 @@ def test_the_guest_checkpoint_call(engine, tmp_path):
     assert 20_000 <= manifest["insts"] < 20_000 + 2 * 100  # the end of the turn that reached it (quantum 100)
     back = simulate(guest(restore_from=str(tmp_path / "at")))
     assert back.stdout == scratch.stdout and back.stats == scratch.stats
+
+
+# The sweep runner shares one checkpoint between the points of a data set (drivers/sweep.py, share_checkpoint).
+
+def shared_sweep(name, points, **base):
+    from drivers.sweep import Base, List, Sweep
+
+    kwargs = dict(harts=2, server_args=("log_mib=8", "buckets=4096"), items=ITEMS, requests=300, warmup_requests=0)
+    kwargs.update(base)
+    return Sweep(name, Base("configs.kvs_functional:system", **kwargs), List(points), share_checkpoint=True)
+
+
+DETAILED = {"mode": "detailed", "detailed_start": "roi"}
+
+
+def test_a_sweep_loads_its_data_set_once_and_every_point_equals_a_run_that_loads(kvs_server, tmp_path):
+    from drivers import sweep as sw
+
+    points = [{**DETAILED, "caches.llc.size": "32KiB", "core.rob_entries": 16},
+              {**DETAILED, "caches.llc.size": "8MiB", "core.rob_entries": 64},
+              {**DETAILED, "caches.llc.size": "32KiB", "core.rob_entries": 128}]
+    s = shared_sweep("shared", points)
+    report = sw.run(s, store=tmp_path, jobs=2, progress=False)
+    assert (report.points, report.ran, report.failed, report.loads) == (3, 3, 0, 1)
+    (data_set,) = {p.data_set for p in s.resolve()}
+    ckpt = tmp_path / "checkpoints" / data_set
+    assert (ckpt / "manifest.json").is_file()
+    on_disk = sum(f.stat().st_size for f in (tmp_path / "checkpoints").rglob("*") if f.is_file())
+    assert report.checkpoint_bytes == on_disk > 0
+    records = sw.stored_points(tmp_path)
+    stats = []
+    for p in s.resolve():
+        record = records[p.key]
+        assert record["status"] == "ok" and record["data_set"] == data_set
+        assert "restore_from" not in record["config"] or record["config"]["restore_from"] == ""
+        scratch = simulate(p.system())           # the point's configuration, loading its own data set
+        assert json.dumps(record["stats"], sort_keys=True) == json.dumps(scratch.stats, sort_keys=True), p.params
+        stats.append(json.dumps(record["stats"], sort_keys=True))
+    assert len(set(stats)) == 3                   # each point's timing change is taken
+    # Extended by a point of the same data set and one of another: only the new data set is loaded.
+    more = shared_sweep("shared", points + [{**DETAILED, "core.rob_entries": 32},
+                                            {**DETAILED, "client.items": ITEMS // 2}])
+    again = sw.run(more, store=tmp_path, jobs=2, progress=False)
+    assert (again.skipped, again.ran, again.failed, again.loads) == (3, 2, 0, 1)
+    assert len({p.data_set for p in more.resolve()}) == 2
+    assert sorted(f.name for f in (tmp_path / "checkpoints").iterdir() if f.is_dir()) == \
+        sorted({p.data_set for p in more.resolve()})
+
+
+def test_a_data_set_that_fails_to_load_fails_its_points_with_the_reason(kvs_server, tmp_path):
+    from drivers import sweep as sw
+
+    # 2^18 items (10 MB of log) do not fit in 3 MiB of guest memory: the loading run faults, and both points fail
+    # with its error.
+    s = shared_sweep("broken", [{"mem_limit": "3MiB", "core.rob_entries": 16},
+                                {"mem_limit": "3MiB", "core.rob_entries": 32}], items=1 << 18,
+                     server_args=("log_mib=16", "buckets=4096"))
+    assert len({p.data_set for p in s.resolve()}) == 1
+    report = sw.run(s, store=tmp_path, jobs=1, progress=False)
+    assert (report.points, report.failed, report.loads) == (2, 2, 0)
+    for record in sw.stored_points(tmp_path).values():
+        assert record["error"].startswith("loading the shared data set failed:"), record["error"]
+        assert "mem_limit" in record["error"], record["error"]
+    assert not any((tmp_path / "checkpoints").glob("*/manifest.json"))

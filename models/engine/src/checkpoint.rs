@@ -332,14 +332,14 @@ fn at(config: &Value, path: &str) -> Value {
     }
 }
 
-/// The first parameter on which `now` may not differ from the checkpoint's configuration `then`.
-pub fn incompatibility(then: &Value, now: &Value) -> Option<String> {
+/// The dotted paths of `MUST_MATCH` in these configurations, a prefix expanded to every field under it (each named
+/// on its own) and then itself.
+fn must_match_paths(configs: &[&Value]) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
     for path in MUST_MATCH {
         match path.strip_suffix('.') {
-            // Every field under it, each named on its own.
             Some(prefix) => {
-                let mut keys: Vec<String> = [then, now]
+                let mut keys: Vec<String> = configs
                     .iter()
                     .filter_map(|c| at(c, prefix).as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
                     .flatten()
@@ -352,7 +352,12 @@ pub fn incompatibility(then: &Value, now: &Value) -> Option<String> {
             None => paths.push(path.to_string()),
         }
     }
-    for name in &paths {
+    paths
+}
+
+/// The first parameter on which `now` may not differ from the checkpoint's configuration `then`.
+pub fn incompatibility(then: &Value, now: &Value) -> Option<String> {
+    for name in &must_match_paths(&[then, now]) {
         let (a, b) = (at(then, name), at(now, name));
         if a != b {
             return Some(format!(
@@ -362,6 +367,13 @@ pub fn incompatibility(then: &Value, now: &Value) -> Option<String> {
         }
     }
     None
+}
+
+/// What a checkpoint of `config` holds that a restore may not change: {dotted path: value} over `MUST_MATCH`.
+/// Two configurations with equal identities can restore each other's checkpoints (with the same binary); a sweep
+/// groups its points by it so that each data set is loaded once.
+pub fn identity(config: &Value) -> Value {
+    Value::Object(must_match_paths(&[config]).into_iter().map(|p| (p.clone(), at(config, &p))).collect())
 }
 
 fn read_manifest(dir: &Path) -> Result<Manifest, String> {
@@ -568,6 +580,23 @@ mod tests {
         assert_eq!(fs::read(target.join("pages.bin")).unwrap(), before, "the page file is never written");
         drop(r); // frees heap pages only
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn configurations_with_equal_identities_are_compatible() {
+        let then = serde_json::json!({"harts": 4, "caches": {"llc": {"size": 1}}, "workload": {"argv": ["a"]},
+                                      "client": {"items": 8, "get_ratio": 0.5}});
+        let mut timing = then.clone();
+        timing["caches"]["llc"]["size"] = 2.into();
+        timing["client"]["get_ratio"] = 0.9.into();
+        assert_eq!(identity(&then), identity(&timing));
+        assert_eq!(identity(&then)["workload.argv"], serde_json::json!(["a"]));
+        for (path, value) in [("harts", serde_json::json!(8)), ("workload", serde_json::json!({"argv": ["b"]}))] {
+            let mut other = then.clone();
+            other[path] = value;
+            assert_ne!(identity(&then), identity(&other), "{path}");
+            assert!(incompatibility(&then, &other).is_some());
+        }
     }
 
     #[test]
