@@ -47,10 +47,10 @@ import multiprocessing
 import os
 import pathlib
 import random
+import shutil
 import signal
 import tempfile
 import time
-import shutil
 import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
