@@ -25,7 +25,8 @@ Points that share a data set load it once (`share_checkpoint=True`): points whos
 everything a checkpoint restore refuses to change (the binary, its arguments, harts, items, dataset, seeds ...:
 the engine's `checkpoint_identity`) form a group; before its points run, one functional run of the group's first
 point loads the store and checkpoints it into `checkpoints/<data set key>/`, and every point of the group (every
-probe of a capacity search too) restores from it. Every point restores, the first included, so a point's result
+probe of a capacity search too) restores from it. Only evaluators marked `restores` (they run the configuration
+they are given: evaluate_run, evaluate_capacity) take part; a point without the client's bulk load loads nothing. Every point restores, the first included, so a point's result
 never depends on which points were already stored. A restored run warms its caches over
 `client.warmup_requests` requests of its own measured mix rather than over the load. The checkpoints stay in the
 store (a resumed or extended sweep reuses them); the report gives their disk use.
@@ -316,11 +317,13 @@ class Sweep:
             if tied not in self.space.paths():
                 raise ParamError(f"sweep {self.name!r}: tie on {tied!r}, which the sweep does not vary")
         measure = {"evaluator": self.evaluator, "options": self.options}
+        # Only an evaluator that simulates the point's own configuration can restore it (not a synthetic one).
+        share = self.share_checkpoint and getattr(_resolve_callable(self.evaluator), "restores", False)
         points: dict[str, Point] = {}
         for params in self.space.points():
             system = build_point(self.base, params, self.ties, sweep=self.name)
             config = system.to_dict()
-            data_set = data_set_key(config) if self.share_checkpoint and shares_data_set(system) else ""
+            data_set = data_set_key(config) if share and shares_data_set(system) else ""
             # A restored point warms up differently from one that loads: the key says which it is.
             key = point_key(config, {**measure, "restored": True} if data_set else measure)
             points.setdefault(key, Point(key, len(points), params, self.base, self.ties, self.evaluator,
@@ -503,6 +506,9 @@ def evaluate_run(make_system: Callable[[], System], options: dict[str, Any],
     return {"stats": stats, "host": {"insts": result.insts, "sim_seconds": result.sim_seconds}}
 
 
+evaluate_run.restores = True    # runs make_system()'s configuration as is: a shared checkpoint can be restored
+
+
 def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any],
                       report: Callable[[str], None]) -> dict[str, Any]:
     """The capacity search (drivers.capacity) on the point: the stats are the best probe's, plus capacity.*."""
@@ -527,6 +533,9 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
 
         stats.update(power.price_run(stats, make(res.offered_mpps).to_dict(), options["power"]).stats())
     return {"stats": stats, "probes": res.table()}
+
+
+evaluate_capacity.restores = True   # every probe restores the shared checkpoint
 
 
 def _resolve_callable(name: str) -> Callable:

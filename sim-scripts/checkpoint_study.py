@@ -7,61 +7,136 @@
     checkpoint_study.py warmup ITEMS HARTS DIR REQ W1 W2 ...
                                                       detailed runs restored from DIR, warm-up W each: LLC MPKI and
                                                       throughput of REQ measured requests
+    checkpoint_study.py study-warmup STUDY DIR W1 W2 ...
+                                                      the same for a study's first sweep (drivers/studies/STUDY.py):
+                                                      its base configuration loaded and checkpointed into DIR (if not
+                                                      there), then restored with each warm-up W
 
-Each prints wall times from the command's start (the first progress report of each phase: about when it began),
-the peak RSS of the process and the figures of the run. Extra server arguments: KVS_EXTRA="lru=0 ..."."""
+Options: --target runs the billion-RPS target socket (configs/brps_target_socket.py with HARTS cores: its NICs,
+mesh, caches; the load is functional) instead of the functional KVS config. Each command prints wall times from the
+command's start (the first progress report of each phase: about when it began), the figures of the run and the
+process's host memory: peak VmHWM, and the peaks of RssAnon (memory of this run alone: the heap, the client
+model, the pages the run wrote) and RssFile (checkpoint pages mapped from the page cache, shared by every run
+restored from the same checkpoint), sampled every 50 ms. Extra server arguments: KVS_EXTRA="lru=0 ..."."""
 
 from __future__ import annotations
 
 import os
-import resource
+import pathlib
 import sys
+import threading
 import time
 
 T0 = time.time()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from configs import kvs_functional  # noqa: E402
+from configs import brps_target_socket, kvs_functional  # noqa: E402
 from models.sim import simulate  # noqa: E402
 
 
-def system(items: int, harts: int, requests: int, **client):
+def server_args(items: int, harts: int) -> tuple[str, ...]:
     per = items // harts + 1
     log_mib = 1 << max(3, ((per * 40 * 5 // 4) >> 20).bit_length())  # a power of two holding a partition's items
     buckets = 1 << max(12, (per // 4 - 1).bit_length())  # about 4 items a bucket
-    extra = tuple(os.environ.get("KVS_EXTRA", "").split())
-    s = kvs_functional.system(harts=harts, server_args=(f"log_mib={log_mib}", f"buckets={buckets}", *extra),
-                              items=items, requests=requests, **client)
+    return (f"log_mib={log_mib}", f"buckets={buckets}", *os.environ.get("KVS_EXTRA", "").split())
+
+
+def system(items: int, harts: int, requests: int, target: bool = False, **client):
+    if target:
+        s = brps_target_socket.system(cores=harts, items=items, requests=requests, **client)
+        s.workload.argv = ["mode=erew", *server_args(items, harts)]
+    else:
+        s = kvs_functional.system(harts=harts, server_args=server_args(items, harts), items=items,
+                                  requests=requests, **client)
     s.mem_limit = "20GiB"
     return s
 
 
+def functional(s):
+    s.mode, s.detailed_start, s.warm_caches = "functional", "start", False
+    return s
+
+
+class MemorySampler:
+    """Peaks of this process's VmRSS, RssAnon and RssFile (from /proc/self/status), sampled in a thread."""
+
+    FIELDS = ("VmRSS", "RssAnon", "RssFile", "VmHWM")
+
+    def __init__(self, every: float = 0.05):
+        self.peak = dict.fromkeys(self.FIELDS, 0)
+        self.every, self.stop = every, threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def sample(self) -> dict[str, int]:
+        now = {}
+        with open("/proc/self/status") as f:
+            for line in f:
+                name, _, value = line.partition(":")
+                if name in self.FIELDS:
+                    now[name] = int(value.split()[0]) << 10
+        return now
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            for k, v in self.sample().items():
+                self.peak[k] = max(self.peak[k], v)
+            self.stop.wait(self.every)
+
+    def text(self) -> str:
+        self.stop.set()
+        self.thread.join()
+        return ", ".join(f"peak {k} {v / 2**30:.3f} GiB" for k, v in self.peak.items())
+
+
 def run(s, label: str):
     seen: dict[str, float] = {}
+    mem = MemorySampler()
     r = simulate(s, progress=lambda insts, ticks, phase: seen.setdefault(phase, round(time.time() - T0, 2)),
                  progress_every=100_000)
     st = r.stats
-    print(f"{label}: wall {time.time() - T0:.2f} s, phases began by {seen}, peak RSS "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10} MiB, requests {st['client.requests']:.0f}, "
-          f"llc.mpki {st.get('system.socket0.llc.mpki', 0):.3f}, throughput {st.get('client.throughput_mrps', 0):.3f} Mrps"
+    print(f"{label}: wall {time.time() - T0:.2f} s, phases began by {seen}, {mem.text()}, requests "
+          f"{st['client.requests']:.0f}, llc.mpki {st.get('system.socket0.llc.mpki', 0):.3f}, throughput "
+          f"{st.get('client.throughput_mrps', 0):.3f} Mrps"
           + (f", checkpoint {st['system.checkpoint.bytes']:.0f} bytes" if "system.checkpoint.bytes" in st else ""),
           flush=True)
 
 
+def study_warmup(study: str, ckpt: str, warmups: list[int]) -> None:
+    from drivers import studies
+    from drivers.sweep import Point, loader_system
+
+    base = studies.get(study).sweeps(full=False)[0].base
+    if not os.path.isdir(ckpt):
+        point = Point("", 0, {}, base, {}, "", {})
+        run(loader_system(point, pathlib.Path(ckpt)), f"load {study}")
+    for w in warmups:
+        s = base.build()
+        s.client.warmup_requests, s.restore_from = w, ckpt
+        run(s, f"warmup {w}")
+
+
 def main() -> None:
-    what, items, harts, ckpt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    args = [a for a in sys.argv[1:] if a != "--target"]
+    target = "--target" in sys.argv
+    if args and args[0] == "study-warmup":
+        study_warmup(args[1], args[2], [int(w) for w in args[3:]])
+        return
+    if len(args) < 4:
+        sys.exit(__doc__)
+    what, items, harts, ckpt = args[0], int(args[1]), int(args[2]), args[3]
     if what == "load":
-        s = system(items, harts, 1000)
+        s = functional(system(items, harts, 1000, target))
         s.checkpoint_to = ckpt
         run(s, "load")
     elif what == "restore":
-        s = system(items, harts, int(sys.argv[5]), warmup_requests=0)
+        s = functional(system(items, harts, int(args[4]), target, warmup_requests=0))
         s.restore_from = ckpt
         run(s, "restore")
     elif what in ("first", "warmup"):
-        warmups = [int(w) for w in sys.argv[6:]] if what == "warmup" else [None]
+        warmups = [int(w) for w in args[5:]] if what == "warmup" else [None]
         for w in warmups:
-            s = system(items, harts, int(sys.argv[5]) if what == "warmup" else 2000)
+            s = system(items, harts, int(args[4]) if what == "warmup" else 2000, target)
             if w is not None:
                 s.client.warmup_requests = w
             s.mode, s.detailed_start, s.warm_caches, s.restore_from = "detailed", "roi", True, ckpt

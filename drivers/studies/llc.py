@@ -26,7 +26,8 @@ def _base(cores: int, items: int) -> Base:
 
 def _sweep(name, cores, items, kbs) -> Sweep:
     return Sweep(name, _base(cores, items), Grid({"caches.llc.size": [kb * 1024 * cores for kb in kbs]}),
-                 evaluator=CAPACITY_EVALUATOR, options={"resolution": common.CAPACITY_RESOLUTION})
+                 evaluator=CAPACITY_EVALUATOR, options={"resolution": common.CAPACITY_RESOLUTION},
+                 share_checkpoint=True)   # the data set is loaded once; every probe of every point restores it
 
 
 def sweeps(full: bool = False) -> list[Sweep]:
