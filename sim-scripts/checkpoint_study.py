@@ -16,8 +16,9 @@ Options: --target runs the billion-RPS target socket (configs/brps_target_socket
 mesh, caches; the load is functional) instead of the functional KVS config. Each command prints wall times from the
 command's start (the first progress report of each phase: about when it began), the figures of the run and the
 process's host memory: peak VmHWM, and the peaks of RssAnon (memory of this run alone: the heap, the client
-model, the pages the run wrote) and RssFile (checkpoint pages mapped from the page cache, shared by every run
-restored from the same checkpoint), sampled every 50 ms. Extra server arguments: KVS_EXTRA="lru=0 ..."."""
+model, the pages the run wrote), RssFile (checkpoint pages mapped from the page cache, shared by every run
+restored from the same checkpoint) and Pss (shared pages divided among the runs that map them), sampled every
+50 ms. Extra server arguments: KVS_EXTRA="lru=0 ..."."""
 
 from __future__ import annotations
 
@@ -58,9 +59,10 @@ def functional(s):
 
 
 class MemorySampler:
-    """Peaks of this process's VmRSS, RssAnon and RssFile (from /proc/self/status), sampled in a thread."""
+    """Peaks of this process's VmRSS, RssAnon, RssFile (/proc/self/status) and Pss (/proc/self/smaps_rollup: the
+    shared pages divided among the processes mapping them), sampled in a thread."""
 
-    FIELDS = ("VmRSS", "RssAnon", "RssFile", "VmHWM")
+    FIELDS = ("VmRSS", "RssAnon", "RssFile", "VmHWM", "Pss")
 
     def __init__(self, every: float = 0.05):
         self.peak = dict.fromkeys(self.FIELDS, 0)
@@ -70,11 +72,12 @@ class MemorySampler:
 
     def sample(self) -> dict[str, int]:
         now = {}
-        with open("/proc/self/status") as f:
-            for line in f:
-                name, _, value = line.partition(":")
-                if name in self.FIELDS:
-                    now[name] = int(value.split()[0]) << 10
+        for path in ("/proc/self/status", "/proc/self/smaps_rollup"):
+            with open(path) as f:
+                for line in f:
+                    name, _, value = line.partition(":")
+                    if name in self.FIELDS:
+                        now[name] = int(value.split()[0]) << 10
         return now
 
     def run(self) -> None:
