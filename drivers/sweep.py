@@ -438,7 +438,8 @@ def prepare_checkpoint(store: str, point: Point) -> dict[str, Any]:
     return {**record, "loaded": True}
 
 
-def _prepare_all(store: str, loaders: list[Point], jobs: int | None, scheduler: Any) -> list[dict[str, Any]]:
+def _prepare_all(store: str, loaders: list[Point], jobs: int | None, scheduler: Any,
+                 poll: Callable[[], None] = lambda: None) -> list[dict[str, Any]]:
     """Run prepare_checkpoint for every loader point, in parallel on the sweep's back-end. A worker that dies is a
     failed load."""
     def died(point: Point, err: BaseException) -> dict[str, Any]:
@@ -465,6 +466,10 @@ def _prepare_all(store: str, loaders: list[Point], jobs: int | None, scheduler: 
     pool = _local_pool(min(len(loaders), jobs or os.cpu_count() or 1))
     try:
         futures = [pool.submit(prepare_checkpoint, store, p) for p in loaders]
+        pending = set(futures)
+        while pending:                                   # the loaders' progress on the bar (their progress files)
+            _, pending = cf.wait(pending, timeout=0.5)
+            poll()
         out = []
         for p, fut in zip(loaders, futures):
             try:
@@ -641,7 +646,7 @@ def run(sweep: Sweep, *, store: str | pathlib.Path | None = None, jobs: int | No
     done = stored_points(path)
     todo = [p for p in points if p.key not in done or (retry_failed and done[p.key]["status"] == "failed")]
     skipped = len(points) - len(todo)
-    todo, loads = _share_checkpoints(str(path), points, todo, jobs, scheduler)
+    todo, loads = _share_checkpoints(str(path), points, todo, jobs, scheduler, progress, sweep.name)
     if todo:
         runner = _run_dask if scheduler is not None else _run_local
         runner(str(path), todo, skipped, len(points), jobs, scheduler, progress, sweep.name)
@@ -651,8 +656,8 @@ def run(sweep: Sweep, *, store: str | pathlib.Path | None = None, jobs: int | No
                        checkpoint_bytes(path))
 
 
-def _share_checkpoints(store: str, points: list[Point], todo: list[Point], jobs: int | None,
-                       scheduler: Any) -> tuple[list[Point], int]:
+def _share_checkpoints(store: str, points: list[Point], todo: list[Point], jobs: int | None, scheduler: Any,
+                       progress: bool = False, name: str = "") -> tuple[list[Point], int]:
     """Load every data set the points to run share (the first point of each group in sweep order loads it) and
     point them at its checkpoint. The points of a data set that failed to load are stored failed with its error.
     Returns the points left to run and the number of data sets loaded."""
@@ -660,7 +665,9 @@ def _share_checkpoints(store: str, points: list[Point], todo: list[Point], jobs:
     if not needed:
         return todo, 0
     loaders = list({p.data_set: p for p in reversed(points) if p.data_set in needed}.values())
-    results = {r["data_set"]: r for r in _prepare_all(store, loaders, jobs, scheduler)}
+    with _Progress(store, f"{name}: loading {len(loaders)} data set(s)", len(points) - len(todo), len(points),
+                   progress) as bar:
+        results = {r["data_set"]: r for r in _prepare_all(store, loaders, jobs, scheduler, bar.poll)}
     runnable = []
     for p in todo:
         r = results.get(p.data_set) if p.data_set else None

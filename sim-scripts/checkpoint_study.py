@@ -11,6 +11,10 @@
                                                       the same for a study's first sweep (drivers/studies/STUDY.py):
                                                       its base configuration loaded and checkpointed into DIR (if not
                                                       there), then restored with each warm-up W
+    checkpoint_study.py xeon ITEMS DIR [CORES ...]    the Xeon validation (validate_xeon.py's table, open loop at
+                                                      line rate) with ITEMS Tiny items: per core count (default 4
+                                                      and 12) the data set is loaded once into DIR/xeon-<cores>c
+                                                      (if not there) and the measured run restores it
 
 Options: --target runs the billion-RPS target socket (configs/brps_target_socket.py with HARTS cores: its NICs,
 mesh, caches; the load is functional) instead of the functional KVS config. Each command prints wall times from the
@@ -119,11 +123,50 @@ def study_warmup(study: str, ckpt: str, warmups: list[int]) -> None:
         run(s, f"warmup {w}")
 
 
+def xeon(items: int, ckpt_root: str, cores_list: list[int]) -> None:
+    """validate_xeon.py's measured point on a large Tiny data set, restored from a checkpoint per core count."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import validate_xeon as vx
+
+    from configs import xeon_e5_2697v2_socket
+    from drivers import capacity
+
+    print(f"Xeon E5-2697 v2 socket, STANDARD workload with {items:,} Tiny items (the server's log and index hold "
+          "them all), open loop at line rate, data set restored from a checkpoint, warm-up "
+          "client.warmup_requests (default) before the measured phase", flush=True)
+    for cores in cores_list:
+        def make(rate, cores=cores, requests=3000 * cores):
+            s = xeon_e5_2697v2_socket.system(cores=cores, ports=vx.ports_for(cores), items=items,
+                                              requests=requests, offered_mpps=rate)
+            s.workload.argv = ["mode=erew", *server_args(items, cores)]
+            s.mem_limit = "20GiB"
+            return s
+
+        ckpt = os.path.join(ckpt_root, f"xeon-{cores}c")
+        if not os.path.isdir(ckpt):
+            loader = functional(make(0.0, requests=1))
+            loader.checkpoint_to = ckpt
+            run(loader, f"load {cores} cores")
+        line = capacity.line_rate_mpps(make(1.0))
+        s = make(line)
+        s.restore_from = ckpt
+        t, mem = time.time(), MemorySampler()
+        r = simulate(s)
+        note = f"open loop at {line:.2f} M frames/s per port (line rate); {time.time() - t:.1f} s host; {mem.text()}"
+        pub = dict(vx.PUBLISHED.get(cores, {}))
+        vx.print_point(f"Xeon E5-2697 v2 socket, {cores} core(s), {vx.ports_for(cores)} x 10 GbE, {items:,} items",
+                       vx.figures(r, cores), pub, note)
+        sys.stdout.flush()
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if a != "--target"]
     target = "--target" in sys.argv
     if args and args[0] == "study-warmup":
         study_warmup(args[1], args[2], [int(w) for w in args[3:]])
+        return
+    if args and args[0] == "xeon":
+        xeon(int(args[1]), args[2], [int(c) for c in args[3:]] or [4, 12])
         return
     if len(args) < 4:
         sys.exit(__doc__)
