@@ -305,3 +305,13 @@ def test_a_data_set_that_fails_to_load_fails_its_points_with_the_reason(kvs_serv
         assert record["error"].startswith("loading the shared data set failed:"), record["error"]
         assert "mem_limit" in record["error"], record["error"]
     assert not any((tmp_path / "checkpoints").glob("*/manifest.json"))
+
+
+def test_the_host_memory_check_counts_the_compact_client_model():
+    """The Tiny set's client model is about 4.4 bytes an item (store_model.rs): the up-front host memory check must
+    not refuse a paper-scale run for a client it does not have (at the old 48 bytes an item it asked 9.4 GiB)."""
+    from models.sim import host_memory_estimate
+
+    s = kvs_functional.system(harts=60, items=192 << 20)
+    client = host_memory_estimate(s)["client"]
+    assert (192 << 20) * 4.43 <= client < 1 << 30
