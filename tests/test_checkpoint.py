@@ -315,3 +315,97 @@ def test_the_host_memory_check_counts_the_compact_client_model():
     s = kvs_functional.system(harts=60, items=192 << 20)
     client = host_memory_estimate(s)["client"]
     assert (192 << 20) * 4.43 <= client < 1 << 30
+
+
+@pytest.mark.parametrize("program, args, harts, quantum", [
+    ("pthreads", [], 4, 1000),     # clone, futex waits and joins, thread exits
+    ("pthreads", [], 4, 7),        # turns of 7 instructions: checkpoints fall inside LR/SC sequences too
+    ("malloc100", [], 1, 1000),    # mmap, munmap and brk of glibc's allocator
+    ("protect", [], 1, 1000),      # mprotect'ed pages keep their permissions
+])
+def test_a_linux_process_restored_mid_run_is_bit_identical(engine, tmp_path, program, args, harts, quantum):
+    """Static glibc programs (threads, mmap, mprotect): checkpoints taken at several instruction counts restore
+    into runs whose output and statistics equal the uninterrupted run's."""
+    from conftest import BUILD, make_system
+
+    def run(**kw):
+        return simulate(make_system(BUILD / "glibc" / program, args, harts=harts, quantum=quantum, max_insts=10**9,
+                                    mem_limit="512MiB", **kw))
+
+    scratch = run()
+    assert scratch.stop_reason == "exit"
+    total = scratch.stats["system.insts"]
+    for i, at in enumerate((total // 5, total // 2, total * 9 // 10)):
+        ckpt = tmp_path / f"at{i}"
+        writer = run(checkpoint_to=str(ckpt), checkpoint_at_insts=int(at))
+        assert writer.stats.pop("system.checkpoint.bytes") > 0
+        back = run(restore_from=str(ckpt))
+        assert (back.stdout, back.stderr, back.exit_code) == (scratch.stdout, scratch.stderr, scratch.exit_code)
+        assert back.stats == scratch.stats == writer.stats, f"restored at {at} of {total} instructions"
+
+
+LRSC_GUEST = r"""
+#include "kvsim.h"
+#include "kvsim_libc.h"
+
+/* Two harts add to one counter with LR/SC loops and count their failed SCs: with turns of one instruction nearly
+   every moment has a reservation live, and a restore that lost one would fail an SC the uninterrupted run did
+   not. */
+static volatile unsigned long counter;
+
+int main(void) {
+    long h = kvsim_hart_id(), failures = 0;
+    for (int i = 0; i < 3000; i++) {
+        unsigned long old, failed;
+        do {
+            __asm__ volatile("lr.d %0, (%2)\n\taddi %0, %0, 1\n\tsc.d %1, %0, (%2)"
+                             : "=&r"(old), "=&r"(failed) : "r"(&counter) : "memory");
+            failures += failed != 0;
+        } while (failed);
+    }
+    printf("hart %ld: %ld failed SCs\n", h, failures);
+    hart_exit(0);
+    return 0;
+}
+"""
+
+
+def test_lr_sc_reservations_survive_a_restore(engine, tmp_path):
+    from models.system import System, Workload
+
+    from conftest import cross_compile
+    src = tmp_path / "lrsc.c"
+    src.write_text(LRSC_GUEST)
+    binary = cross_compile([src], tmp_path / "lrsc", runtime=True)
+
+    def run(**kw):
+        return simulate(System(harts=2, quantum=1, workload=Workload(binary=str(binary)), **kw))
+
+    scratch = run()
+    assert b"failed SCs" in scratch.stdout
+    total = int(scratch.stats["system.insts"])
+    for i, at in enumerate(range(total // 7, total, total // 7)):
+        run(checkpoint_to=str(tmp_path / f"at{i}"), checkpoint_at_insts=at)
+        back = run(restore_from=str(tmp_path / f"at{i}"))
+        assert back.stdout == scratch.stdout and back.stats == scratch.stats, f"restored at {at} of {total}"
+
+
+def test_mprotected_pages_keep_their_permissions_after_a_restore(engine, tmp_path):
+    """A heap page made read-only just before the checkpoint still faults on the write after the restore."""
+    from models.errors import SimError
+
+    from conftest import BUILD, make_system
+
+    def run(**kw):
+        return simulate(make_system(BUILD / "glibc" / "protect", ["readonly"], quantum=1, **kw))
+
+    with pytest.raises(SimError) as fault:
+        run()
+    total = fault.value.result.insts
+    ckpt = tmp_path / "ck"
+    with pytest.raises(SimError):
+        run(checkpoint_to=str(ckpt), checkpoint_at_insts=total - 3)   # after mprotect, before the write
+    with pytest.raises(SimError) as again:
+        run(restore_from=str(ckpt))
+    assert str(again.value) == str(fault.value)
+    assert again.value.result.insts == total and bytes(again.value.result.stdout) == b"trying readonly\n"

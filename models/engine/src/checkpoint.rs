@@ -2,7 +2,8 @@
 //!
 //! A checkpoint is a directory: `manifest.json` (format and version, the resolved configuration, the binary's size
 //! and CRC-32, every chunk's size and a CRC-32 per 64 MiB block), `state.json` (harts, the machine's scheduler and
-//! system-call state, memory regions, the NICs' registers and counters, the client's state), `pages.bin` (every
+//! system-call state, memory regions, LR reservations, page permissions, the threads' clear-child-tid words, the
+//! NICs' registers and counters, the client's state), `pages.bin` (every
 //! resident guest page, `mem::PAGE_RECORD` bytes each, in page-number order), `client_versions.bin` (the client's
 //! acknowledged version of every item, u32 little-endian) and, when dense, `client_buckets.bin` (distinct keys per
 //! bucket). It is written under a temporary name beside the target and renamed when complete; a failed write
@@ -112,6 +113,15 @@ struct MachineState {
     nics: Vec<NicState>,
     measure_insts: Option<u64>,
     client: Option<ClientState>,
+    /// Every hart's LR reservation, the pages with non-default permissions (mmap, mprotect) and the Linux
+    /// threads' clear-child-tid words (absent from older checkpoints of kvsim-runtime programs: the new machine's
+    /// own are right for those).
+    #[serde(default)]
+    reservations: Option<Vec<u64>>,
+    #[serde(default)]
+    prot: Option<Vec<(u64, u8)>>,
+    #[serde(default)]
+    clear_child_tid: Option<Vec<u64>>,
 }
 
 /// Writes one chunk, counting its bytes and a CRC-32 per block; `budget` (tests) fails writes past it like a full
@@ -288,6 +298,7 @@ fn capture(m: &Machine) -> Result<MachineState, String> {
         }
     }
     let r = &m.mem.regions;
+    let (reservations, prot) = m.mem.saved_state();
     Ok(MachineState {
         harts: m.harts.clone(),
         stdout: m.stdout.clone(),
@@ -310,6 +321,9 @@ fn capture(m: &Machine) -> Result<MachineState, String> {
         nics,
         measure_insts,
         client,
+        reservations: Some(reservations),
+        prot: Some(prot),
+        clear_child_tid: Some(m.threads.clear_child_tid.clone()),
     })
 }
 
@@ -499,6 +513,15 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     m.mem.restore_pages(&st.pages, map).map_err(|e| fail(format!("pages.bin: {e}")))?;
     m.page_check = Some(page_check);
     m.mem.pages_touched = st.pages_touched;
+    if let (Some(resv), Some(prot)) = (st.reservations, st.prot) {
+        m.mem.restore_state(resv, prot).map_err(|e| fail(format!("state.json: {e}")))?;
+    }
+    if let Some(tids) = st.clear_child_tid {
+        if tids.len() != m.threads.clear_child_tid.len() {
+            return Err(fail("state.json: a clear-child-tid word per hart expected".into()));
+        }
+        m.threads.clear_child_tid = tids;
+    }
     let r = &mut m.mem.regions;
     (r.elf, r.heap_start, r.brk, r.stacks) = (st.elf, st.heap_start, st.brk, st.stacks);
     r.mmaps = st.mmaps.into_iter().collect();
