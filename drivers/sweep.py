@@ -21,6 +21,16 @@ temporary name, fsync'd, renamed. A point that raises is stored with status 'fai
 on. Running the sweep again skips every stored point, so a sweep stopped by Ctrl-C, kill -9 or a crash resumes
 without redoing or losing a point (`retry_failed` reruns the failed ones).
 
+Points that share a data set load it once (`share_checkpoint=True`): points whose configurations agree on
+everything a checkpoint restore refuses to change (the binary, its arguments, harts, items, dataset, seeds ...:
+the engine's `checkpoint_identity`) form a group; before its points run, one functional run of the group's first
+point loads the store and checkpoints it into `checkpoints/<data set key>/`, and every point of the group (every
+probe of a capacity search too) restores from it. Only evaluators marked `restores` (they run the configuration
+they are given: evaluate_run, evaluate_capacity) take part; a point without the client's bulk load loads nothing. Every point restores, the first included, so a point's result
+never depends on which points were already stored. A restored run warms its caches over
+`client.warmup_requests` requests of its own measured mix rather than over the load. The checkpoints stay in the
+store (a resumed or extended sweep reuses them); the report gives their disk use.
+
 Back-ends: a local process pool (default, `jobs` workers) or a Dask distributed cluster (`scheduler` = its address,
 or a `distributed.Client`). A rich progress bar shows points done with the ETA, and the running point's own progress
 (workers write it to `progress/<key>`, which the driver polls).
@@ -38,11 +48,12 @@ import multiprocessing
 import os
 import pathlib
 import random
+import shutil
 import signal
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from models.params import ParamError, SimObject
@@ -52,6 +63,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_STORE = ROOT / "results" / "sweeps"
 RUN_EVALUATOR = "drivers.sweep:evaluate_run"
 CAPACITY_EVALUATOR = "drivers.sweep:evaluate_capacity"
+CHECKPOINTS = "checkpoints"       # the store's folder of shared checkpoints, one per data set
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -296,6 +308,7 @@ class Sweep:
     ties: dict[str, tuple[str, ...]] = field(default_factory=dict)
     evaluator: str = RUN_EVALUATOR
     options: dict[str, Any] = field(default_factory=dict)
+    share_checkpoint: bool = False     # points sharing a data set load it once and restore it (module doc)
 
     def resolve(self) -> list["Point"]:
         """Every point, resolved and validated (ParamError naming the parameter before anything runs). Points whose
@@ -304,12 +317,17 @@ class Sweep:
             if tied not in self.space.paths():
                 raise ParamError(f"sweep {self.name!r}: tie on {tied!r}, which the sweep does not vary")
         measure = {"evaluator": self.evaluator, "options": self.options}
+        # Only an evaluator that simulates the point's own configuration can restore it (not a synthetic one).
+        share = self.share_checkpoint and getattr(_resolve_callable(self.evaluator), "restores", False)
         points: dict[str, Point] = {}
         for params in self.space.points():
             system = build_point(self.base, params, self.ties, sweep=self.name)
-            key = point_key(system.to_dict(), measure)
+            config = system.to_dict()
+            data_set = data_set_key(config) if share and shares_data_set(system) else ""
+            # A restored point warms up differently from one that loads: the key says which it is.
+            key = point_key(config, {**measure, "restored": True} if data_set else measure)
             points.setdefault(key, Point(key, len(points), params, self.base, self.ties, self.evaluator,
-                                         self.options))
+                                         self.options, data_set))
         return list(points.values())
 
 
@@ -322,9 +340,18 @@ class Point:
     ties: dict[str, tuple[str, ...]]
     evaluator: str
     options: dict[str, Any]
+    data_set: str = ""        # the shared data set's key ('' : the point loads its own)
+    restore_from: str = ""    # set by the runner: the shared checkpoint the point restores
 
     def system(self) -> System:
+        """The point's configuration, as its key describes it."""
         return build_point(self.base, self.params, self.ties)
+
+    def run_system(self) -> System:
+        """The configuration the point runs: its own, restored from the shared checkpoint when it has one."""
+        system = self.system()
+        system.restore_from = self.restore_from
+        return system
 
 
 def build_point(base: Base, params: dict[str, Any], ties: dict[str, tuple[str, ...]], sweep: str = "") -> System:
@@ -339,6 +366,127 @@ def build_point(base: Base, params: dict[str, Any], ties: dict[str, tuple[str, .
         where = f"sweep {sweep!r}, point {params}" if sweep else f"point {params}"
         raise ParamError(f"{where}: {err}") from None
     return system
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Shared checkpoints: the points of a sweep that share a data set load it once.
+
+def shares_data_set(system: System) -> bool:
+    """Can this point restore a shared checkpoint? It needs the client's bulk load (the checkpoint is taken at its
+    end) and must not name a checkpoint of its own."""
+    return system.client.enabled and system.client.bulk_load and not system.restore_from and \
+        not system.checkpoint_to
+
+
+def data_set_key(config: dict[str, Any]) -> str:
+    """The key of the data set a point's checkpoint holds: what a restore refuses to change (the engine's own list),
+    the guest binary's content and the engine's. Points with equal keys can restore one checkpoint."""
+    from models import _engine
+
+    blob = {"identity": json.loads(_engine.checkpoint_identity(json.dumps(config))),
+            "binary": file_hash(config["workload"]["binary"]), "engine": engine_hash()}
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
+
+
+def checkpoint_dir(store: str | pathlib.Path, data_set: str) -> pathlib.Path:
+    return pathlib.Path(store) / CHECKPOINTS / data_set
+
+
+def loader_system(point: Point, target: pathlib.Path) -> System:
+    """The run that loads the point's data set and checkpoints it: the point's configuration, functional (timing
+    is not in a checkpoint), with one measured request after the checkpoint."""
+    system = point.system()
+    system.mode, system.detailed_start, system.warm_caches, system.warm_start_insts = "functional", "start", False, 0
+    system.max_insts, system.max_time = 0, 0
+    system.client.requests = 1
+    system.checkpoint_to = str(target)
+    return system
+
+
+def prepare_checkpoint(store: str, point: Point) -> dict[str, Any]:
+    """In a worker: load `point`'s data set and checkpoint it (unless the store has it already). Returns a record
+    (status 'ok' or 'failed' with the error), also stored as checkpoints/<key>.json."""
+    from models.sim import simulate
+
+    target = checkpoint_dir(store, point.data_set)
+    record_path = target.parent / f"{point.data_set}.json"
+    if (target / "manifest.json").is_file() and record_path.is_file():
+        return {**json.loads(record_path.read_text()), "loaded": False}
+    for stale in target.parent.glob(f".{point.data_set}.partial-*"):   # a loader killed mid-write
+        shutil.rmtree(stale, ignore_errors=True)
+    if target.exists():                                                  # written, but its record was not
+        shutil.rmtree(target)
+    progress_file = pathlib.Path(store) / "progress" / f"load-{point.data_set}"
+    started = time.time()
+    record: dict[str, Any] = {"data_set": point.data_set, "point": point.key, "params": point.params}
+    try:
+        system = loader_system(point, target)
+        progress_file.parent.mkdir(parents=True, exist_ok=True)
+
+        def progress(insts: int, ticks: int, phase: str) -> None:
+            progress_file.write_text(f"loading the data set: {insts:,} instructions")
+
+        result = simulate(system, progress=progress, progress_every=20_000_000)
+        record.update(status="ok", error=None, bytes=int(result.stats["system.checkpoint.bytes"]),
+                      insts=result.insts, config=system.to_dict())
+    except Exception as err:  # every point of the group is recorded failed with this error
+        record.update(status="failed", error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc())
+    record["host_seconds"] = time.time() - started
+    if record["status"] == "ok":
+        atomic_write_json(record_path, record)
+    progress_file.unlink(missing_ok=True)
+    return {**record, "loaded": True}
+
+
+def _prepare_all(store: str, loaders: list[Point], jobs: int | None, scheduler: Any,
+                 poll: Callable[[], None] = lambda: None) -> list[dict[str, Any]]:
+    """Run prepare_checkpoint for every loader point, in parallel on the sweep's back-end. A worker that dies is a
+    failed load."""
+    def died(point: Point, err: BaseException) -> dict[str, Any]:
+        return {"data_set": point.data_set, "status": "failed", "loaded": True,
+                "error": f"the loader's worker died: {type(err).__name__}: {err}"}
+
+    if scheduler is not None:
+        from distributed import Client
+
+        client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+        try:
+            futures = [client.submit(prepare_checkpoint, store, p, key=f"kvsim-load-{p.data_set}", pure=False)
+                       for p in loaders]
+            out = []
+            for p, fut in zip(loaders, futures):
+                try:
+                    out.append(fut.result())
+                except Exception as err:
+                    out.append(died(p, err))
+            return out
+        finally:
+            if client is not scheduler:
+                client.close()
+    pool = _local_pool(min(len(loaders), jobs or os.cpu_count() or 1))
+    try:
+        futures = [pool.submit(prepare_checkpoint, store, p) for p in loaders]
+        pending = set(futures)
+        while pending:                                   # the loaders' progress on the bar (their progress files)
+            _, pending = cf.wait(pending, timeout=0.5)
+            poll()
+        out = []
+        for p, fut in zip(loaders, futures):
+            try:
+                out.append(fut.result())
+            except cf.process.BrokenProcessPool as err:
+                out.append(died(p, err))
+        pool.shutdown()
+        return out
+    except BaseException:
+        _stop(pool)
+        raise
+
+
+def checkpoint_bytes(store: str | pathlib.Path) -> int:
+    """Disk used by a store's shared checkpoints."""
+    root = pathlib.Path(store) / CHECKPOINTS
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.is_dir() else 0
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -361,6 +509,9 @@ def evaluate_run(make_system: Callable[[], System], options: dict[str, Any],
 
         stats.update(power.price_run(stats, system.to_dict(), options["power"]).stats())
     return {"stats": stats, "host": {"insts": result.insts, "sim_seconds": result.sim_seconds}}
+
+
+evaluate_run.restores = True    # runs make_system()'s configuration as is: a shared checkpoint can be restored
 
 
 def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any],
@@ -387,6 +538,9 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
 
         stats.update(power.price_run(stats, make(res.offered_mpps).to_dict(), options["power"]).stats())
     return {"stats": stats, "probes": res.table()}
+
+
+evaluate_capacity.restores = True   # every probe restores the shared checkpoint
 
 
 def _resolve_callable(name: str) -> Callable:
@@ -449,10 +603,11 @@ def run_point(store: str, point: Point) -> dict[str, Any]:
 
     started = time.time()
     record: dict[str, Any] = {"key": point.key, "index": point.index, "params": point.params}
+    if point.restore_from:
+        record["data_set"] = point.data_set
     try:
-        system = point.system()
-        record["config"] = system.to_dict()
-        out = _resolve_callable(point.evaluator)(point.system, point.options, report)
+        record["config"] = point.system().to_dict()
+        out = _resolve_callable(point.evaluator)(point.run_system, point.options, report)
         record.update(status="ok", error=None, **out)
     except Exception as err:  # a failed point is a result too: recorded, and the sweep goes on
         record.update(status="failed", error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc(),
@@ -471,6 +626,8 @@ class SweepReport:
     ran: int
     failed: int                    # failed points in the store after this run
     host_seconds: float
+    loads: int = 0                 # shared data sets loaded (and checkpointed) by this run
+    checkpoint_bytes: int = 0      # disk used by the store's shared checkpoints
 
 
 def run(sweep: Sweep, *, store: str | pathlib.Path | None = None, jobs: int | None = None,
@@ -489,12 +646,39 @@ def run(sweep: Sweep, *, store: str | pathlib.Path | None = None, jobs: int | No
     done = stored_points(path)
     todo = [p for p in points if p.key not in done or (retry_failed and done[p.key]["status"] == "failed")]
     skipped = len(points) - len(todo)
+    todo, loads = _share_checkpoints(str(path), points, todo, jobs, scheduler, progress, sweep.name)
     if todo:
         runner = _run_dask if scheduler is not None else _run_local
         runner(str(path), todo, skipped, len(points), jobs, scheduler, progress, sweep.name)
     final = stored_points(path)
     failed = sum(1 for p in points if final.get(p.key, {}).get("status") == "failed")
-    return SweepReport(path, len(points), skipped, len(todo), failed, time.time() - started)
+    return SweepReport(path, len(points), skipped, len(points) - skipped, failed, time.time() - started, loads,
+                       checkpoint_bytes(path))
+
+
+def _share_checkpoints(store: str, points: list[Point], todo: list[Point], jobs: int | None, scheduler: Any,
+                       progress: bool = False, name: str = "") -> tuple[list[Point], int]:
+    """Load every data set the points to run share (the first point of each group in sweep order loads it) and
+    point them at its checkpoint. The points of a data set that failed to load are stored failed with its error.
+    Returns the points left to run and the number of data sets loaded."""
+    needed = {p.data_set for p in todo if p.data_set}
+    if not needed:
+        return todo, 0
+    loaders = list({p.data_set: p for p in reversed(points) if p.data_set in needed}.values())
+    with _Progress(store, f"{name}: loading {len(loaders)} data set(s)", len(points) - len(todo), len(points),
+                   progress) as bar:
+        results = {r["data_set"]: r for r in _prepare_all(store, loaders, jobs, scheduler, bar.poll)}
+    runnable = []
+    for p in todo:
+        r = results.get(p.data_set) if p.data_set else None
+        if r is not None and r["status"] != "ok":
+            atomic_write_json(pathlib.Path(store) / "points" / f"{p.key}.json",
+                              {"key": p.key, "index": p.index, "params": p.params, "status": "failed",
+                               "data_set": p.data_set, "error": f"loading the shared data set failed: {r['error']}",
+                               "stats": {}, "host_seconds": 0.0})
+            continue
+        runnable.append(replace(p, restore_from=str(checkpoint_dir(store, p.data_set))) if r is not None else p)
+    return runnable, sum(1 for r in results.values() if r["loaded"] and r["status"] == "ok")
 
 
 class _Progress:

@@ -241,3 +241,171 @@ def test_the_guest_checkpoint_call(engine, tmp_path):
     assert 20_000 <= manifest["insts"] < 20_000 + 2 * 100  # the end of the turn that reached it (quantum 100)
     back = simulate(guest(restore_from=str(tmp_path / "at")))
     assert back.stdout == scratch.stdout and back.stats == scratch.stats
+
+
+# The sweep runner shares one checkpoint between the points of a data set (drivers/sweep.py, share_checkpoint).
+
+def shared_sweep(name, points, **base):
+    from drivers.sweep import Base, List, Sweep
+
+    kwargs = dict(harts=2, server_args=("log_mib=8", "buckets=4096"), items=ITEMS, requests=300, warmup_requests=0)
+    kwargs.update(base)
+    return Sweep(name, Base("configs.kvs_functional:system", **kwargs), List(points), share_checkpoint=True)
+
+
+DETAILED = {"mode": "detailed", "detailed_start": "roi"}
+
+
+def test_a_sweep_loads_its_data_set_once_and_every_point_equals_a_run_that_loads(kvs_server, tmp_path):
+    from drivers import sweep as sw
+
+    points = [{**DETAILED, "caches.llc.size": "32KiB", "core.rob_entries": 16},
+              {**DETAILED, "caches.llc.size": "8MiB", "core.rob_entries": 64},
+              {**DETAILED, "caches.llc.size": "32KiB", "core.rob_entries": 128}]
+    s = shared_sweep("shared", points)
+    report = sw.run(s, store=tmp_path, jobs=2, progress=False)
+    assert (report.points, report.ran, report.failed, report.loads) == (3, 3, 0, 1)
+    (data_set,) = {p.data_set for p in s.resolve()}
+    ckpt = tmp_path / "checkpoints" / data_set
+    assert (ckpt / "manifest.json").is_file()
+    on_disk = sum(f.stat().st_size for f in (tmp_path / "checkpoints").rglob("*") if f.is_file())
+    assert report.checkpoint_bytes == on_disk > 0
+    records = sw.stored_points(tmp_path)
+    stats = []
+    for p in s.resolve():
+        record = records[p.key]
+        assert record["status"] == "ok" and record["data_set"] == data_set
+        assert "restore_from" not in record["config"] or record["config"]["restore_from"] == ""
+        scratch = simulate(p.system())           # the point's configuration, loading its own data set
+        assert json.dumps(record["stats"], sort_keys=True) == json.dumps(scratch.stats, sort_keys=True), p.params
+        stats.append(json.dumps(record["stats"], sort_keys=True))
+    assert len(set(stats)) == 3                   # each point's timing change is taken
+    # Extended by a point of the same data set and one of another: only the new data set is loaded.
+    more = shared_sweep("shared", points + [{**DETAILED, "core.rob_entries": 32},
+                                            {**DETAILED, "client.items": ITEMS // 2}])
+    again = sw.run(more, store=tmp_path, jobs=2, progress=False)
+    assert (again.skipped, again.ran, again.failed, again.loads) == (3, 2, 0, 1)
+    assert len({p.data_set for p in more.resolve()}) == 2
+    assert sorted(f.name for f in (tmp_path / "checkpoints").iterdir() if f.is_dir()) == \
+        sorted({p.data_set for p in more.resolve()})
+
+
+def test_a_data_set_that_fails_to_load_fails_its_points_with_the_reason(kvs_server, tmp_path):
+    from drivers import sweep as sw
+
+    # 2^18 items (10 MB of log) do not fit in 3 MiB of guest memory: the loading run faults, and both points fail
+    # with its error.
+    s = shared_sweep("broken", [{"mem_limit": "3MiB", "core.rob_entries": 16},
+                                {"mem_limit": "3MiB", "core.rob_entries": 32}], items=1 << 18,
+                     server_args=("log_mib=16", "buckets=4096"))
+    assert len({p.data_set for p in s.resolve()}) == 1
+    report = sw.run(s, store=tmp_path, jobs=1, progress=False)
+    assert (report.points, report.failed, report.loads) == (2, 2, 0)
+    for record in sw.stored_points(tmp_path).values():
+        assert record["error"].startswith("loading the shared data set failed:"), record["error"]
+        assert "mem_limit" in record["error"], record["error"]
+    assert not any((tmp_path / "checkpoints").glob("*/manifest.json"))
+
+
+def test_the_host_memory_check_counts_the_compact_client_model():
+    """The Tiny set's client model is about 4.4 bytes an item (store_model.rs): the up-front host memory check must
+    not refuse a paper-scale run for a client it does not have (at the old 48 bytes an item it asked 9.4 GiB)."""
+    from models.sim import host_memory_estimate
+
+    s = kvs_functional.system(harts=60, items=192 << 20)
+    client = host_memory_estimate(s)["client"]
+    assert (192 << 20) * 4.43 <= client < 1 << 30
+
+
+@pytest.mark.parametrize("program, args, harts, quantum", [
+    ("pthreads", [], 4, 1000),     # clone, futex waits and joins, thread exits
+    ("pthreads", [], 4, 7),        # turns of 7 instructions: checkpoints fall inside LR/SC sequences too
+    ("malloc100", [], 1, 1000),    # mmap, munmap and brk of glibc's allocator
+    ("protect", [], 1, 1000),      # mprotect'ed pages keep their permissions
+])
+def test_a_linux_process_restored_mid_run_is_bit_identical(engine, tmp_path, program, args, harts, quantum):
+    """Static glibc programs (threads, mmap, mprotect): checkpoints taken at several instruction counts restore
+    into runs whose output and statistics equal the uninterrupted run's."""
+    from conftest import BUILD, make_system
+
+    def run(**kw):
+        return simulate(make_system(BUILD / "glibc" / program, args, harts=harts, quantum=quantum, max_insts=10**9,
+                                    mem_limit="512MiB", **kw))
+
+    scratch = run()
+    assert scratch.stop_reason == "exit"
+    total = scratch.stats["system.insts"]
+    for i, at in enumerate((total // 5, total // 2, total * 9 // 10)):
+        ckpt = tmp_path / f"at{i}"
+        writer = run(checkpoint_to=str(ckpt), checkpoint_at_insts=int(at))
+        assert writer.stats.pop("system.checkpoint.bytes") > 0
+        back = run(restore_from=str(ckpt))
+        assert (back.stdout, back.stderr, back.exit_code) == (scratch.stdout, scratch.stderr, scratch.exit_code)
+        assert back.stats == scratch.stats == writer.stats, f"restored at {at} of {total} instructions"
+
+
+LRSC_GUEST = r"""
+#include "kvsim.h"
+#include "kvsim_libc.h"
+
+/* Two harts add to one counter with LR/SC loops and count their failed SCs: with turns of one instruction nearly
+   every moment has a reservation live, and a restore that lost one would fail an SC the uninterrupted run did
+   not. */
+static volatile unsigned long counter;
+
+int main(void) {
+    long h = kvsim_hart_id(), failures = 0;
+    for (int i = 0; i < 3000; i++) {
+        unsigned long old, failed;
+        do {
+            __asm__ volatile("lr.d %0, (%2)\n\taddi %0, %0, 1\n\tsc.d %1, %0, (%2)"
+                             : "=&r"(old), "=&r"(failed) : "r"(&counter) : "memory");
+            failures += failed != 0;
+        } while (failed);
+    }
+    printf("hart %ld: %ld failed SCs\n", h, failures);
+    hart_exit(0);
+    return 0;
+}
+"""
+
+
+def test_lr_sc_reservations_survive_a_restore(engine, tmp_path):
+    from models.system import System, Workload
+
+    from conftest import cross_compile
+    src = tmp_path / "lrsc.c"
+    src.write_text(LRSC_GUEST)
+    binary = cross_compile([src], tmp_path / "lrsc", runtime=True)
+
+    def run(**kw):
+        return simulate(System(harts=2, quantum=1, workload=Workload(binary=str(binary)), **kw))
+
+    scratch = run()
+    assert b"failed SCs" in scratch.stdout
+    total = int(scratch.stats["system.insts"])
+    for i, at in enumerate(range(total // 7, total, total // 7)):
+        run(checkpoint_to=str(tmp_path / f"at{i}"), checkpoint_at_insts=at)
+        back = run(restore_from=str(tmp_path / f"at{i}"))
+        assert back.stdout == scratch.stdout and back.stats == scratch.stats, f"restored at {at} of {total}"
+
+
+def test_mprotected_pages_keep_their_permissions_after_a_restore(engine, tmp_path):
+    """A heap page made read-only just before the checkpoint still faults on the write after the restore."""
+    from models.errors import SimError
+
+    from conftest import BUILD, make_system
+
+    def run(**kw):
+        return simulate(make_system(BUILD / "glibc" / "protect", ["readonly"], quantum=1, **kw))
+
+    with pytest.raises(SimError) as fault:
+        run()
+    total = fault.value.result.insts
+    ckpt = tmp_path / "ck"
+    with pytest.raises(SimError):
+        run(checkpoint_to=str(ckpt), checkpoint_at_insts=total - 3)   # after mprotect, before the write
+    with pytest.raises(SimError) as again:
+        run(restore_from=str(ckpt))
+    assert str(again.value) == str(fault.value)
+    assert again.value.result.insts == total and bytes(again.value.result.stdout) == b"trying readonly\n"

@@ -17,7 +17,8 @@ DATA_SETS = {"large data set": llc.REDUCED_ITEMS, "small data set": 1 << 16}
 
 def _sweep(name: str, cores: int, items: int, space) -> Sweep:
     return Sweep(name, llc._base(cores, items), space, evaluator=CAPACITY_EVALUATOR,
-                 options={"resolution": common.CAPACITY_RESOLUTION})
+                 options={"resolution": common.CAPACITY_RESOLUTION},
+                 share_checkpoint=True)   # once per server argument list (prefetch=0/1) and data set
 
 
 def sweeps(full: bool = False) -> list[Sweep]:

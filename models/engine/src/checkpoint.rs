@@ -2,7 +2,8 @@
 //!
 //! A checkpoint is a directory: `manifest.json` (format and version, the resolved configuration, the binary's size
 //! and CRC-32, every chunk's size and a CRC-32 per 64 MiB block), `state.json` (harts, the machine's scheduler and
-//! system-call state, memory regions, the NICs' registers and counters, the client's state), `pages.bin` (every
+//! system-call state, memory regions, LR reservations, page permissions, the threads' clear-child-tid words, the
+//! NICs' registers and counters, the client's state), `pages.bin` (every
 //! resident guest page, `mem::PAGE_RECORD` bytes each, in page-number order), `client_versions.bin` (the client's
 //! acknowledged version of every item, u32 little-endian) and, when dense, `client_buckets.bin` (distinct keys per
 //! bucket). It is written under a temporary name beside the target and renamed when complete; a failed write
@@ -117,6 +118,15 @@ struct MachineState {
     /// The NUMA placements (absent in checkpoints from before NUMA: the restored run keeps its own map).
     #[serde(default)]
     numa: Option<kvsim_timing::numa::NumaMap>,
+    /// Every hart's LR reservation, the pages with non-default permissions (mmap, mprotect) and the Linux
+    /// threads' clear-child-tid words (absent from older checkpoints of kvsim-runtime programs: the new machine's
+    /// own are right for those).
+    #[serde(default)]
+    reservations: Option<Vec<u64>>,
+    #[serde(default)]
+    prot: Option<Vec<(u64, u8)>>,
+    #[serde(default)]
+    clear_child_tid: Option<Vec<u64>>,
 }
 
 /// Writes one chunk, counting its bytes and a CRC-32 per block; `budget` (tests) fails writes past it like a full
@@ -293,6 +303,7 @@ fn capture(m: &Machine) -> Result<MachineState, String> {
         }
     }
     let r = &m.mem.regions;
+    let (reservations, prot) = m.mem.saved_state();
     Ok(MachineState {
         harts: m.harts.clone(),
         stdout: m.stdout.clone(),
@@ -316,6 +327,9 @@ fn capture(m: &Machine) -> Result<MachineState, String> {
         measure_insts,
         client,
         numa: Some(m.numa.clone()),
+        reservations: Some(reservations),
+        prot: Some(prot),
+        clear_child_tid: Some(m.threads.clear_child_tid.clone()),
     })
 }
 
@@ -338,14 +352,14 @@ fn at(config: &Value, path: &str) -> Value {
     }
 }
 
-/// The first parameter on which `now` may not differ from the checkpoint's configuration `then`.
-pub fn incompatibility(then: &Value, now: &Value) -> Option<String> {
+/// The dotted paths of `MUST_MATCH` in these configurations, a prefix expanded to every field under it (each named
+/// on its own) and then itself.
+fn must_match_paths(configs: &[&Value]) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
     for path in MUST_MATCH {
         match path.strip_suffix('.') {
-            // Every field under it, each named on its own.
             Some(prefix) => {
-                let mut keys: Vec<String> = [then, now]
+                let mut keys: Vec<String> = configs
                     .iter()
                     .filter_map(|c| at(c, prefix).as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
                     .flatten()
@@ -358,7 +372,12 @@ pub fn incompatibility(then: &Value, now: &Value) -> Option<String> {
             None => paths.push(path.to_string()),
         }
     }
-    for name in &paths {
+    paths
+}
+
+/// The first parameter on which `now` may not differ from the checkpoint's configuration `then`.
+pub fn incompatibility(then: &Value, now: &Value) -> Option<String> {
+    for name in &must_match_paths(&[then, now]) {
         let (a, b) = (at(then, name), at(now, name));
         if a != b {
             return Some(format!(
@@ -368,6 +387,13 @@ pub fn incompatibility(then: &Value, now: &Value) -> Option<String> {
         }
     }
     None
+}
+
+/// What a checkpoint of `config` holds that a restore may not change: {dotted path: value} over `MUST_MATCH`.
+/// Two configurations with equal identities can restore each other's checkpoints (with the same binary); a sweep
+/// groups its points by it so that each data set is loaded once.
+pub fn identity(config: &Value) -> Value {
+    Value::Object(must_match_paths(&[config]).into_iter().map(|p| (p.clone(), at(config, &p))).collect())
 }
 
 fn read_manifest(dir: &Path) -> Result<Manifest, String> {
@@ -497,6 +523,15 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     m.mem.restore_pages(&st.pages, map).map_err(|e| fail(format!("pages.bin: {e}")))?;
     m.page_check = Some(page_check);
     m.mem.pages_touched = st.pages_touched;
+    if let (Some(resv), Some(prot)) = (st.reservations, st.prot) {
+        m.mem.restore_state(resv, prot).map_err(|e| fail(format!("state.json: {e}")))?;
+    }
+    if let Some(tids) = st.clear_child_tid {
+        if tids.len() != m.threads.clear_child_tid.len() {
+            return Err(fail("state.json: a clear-child-tid word per hart expected".into()));
+        }
+        m.threads.clear_child_tid = tids;
+    }
     let r = &mut m.mem.regions;
     (r.elf, r.heap_start, r.brk, r.stacks) = (st.elf, st.heap_start, st.brk, st.stacks);
     r.mmaps = st.mmaps.into_iter().collect();
@@ -605,6 +640,23 @@ mod tests {
         let err = restore(&mut machine(&[0, 0]), &Value::Null, &binary, &target).unwrap_err();
         assert!(err.contains("NUMA map has 2 sockets, this system has 1"), "{err}");
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn configurations_with_equal_identities_are_compatible() {
+        let then = serde_json::json!({"harts": 4, "caches": {"llc": {"size": 1}}, "workload": {"argv": ["a"]},
+                                      "client": {"items": 8, "get_ratio": 0.5}});
+        let mut timing = then.clone();
+        timing["caches"]["llc"]["size"] = 2.into();
+        timing["client"]["get_ratio"] = 0.9.into();
+        assert_eq!(identity(&then), identity(&timing));
+        assert_eq!(identity(&then)["workload.argv"], serde_json::json!(["a"]));
+        for (path, value) in [("harts", serde_json::json!(8)), ("workload", serde_json::json!({"argv": ["b"]}))] {
+            let mut other = then.clone();
+            other[path] = value;
+            assert_ne!(identity(&then), identity(&other), "{path}");
+            assert!(incompatibility(&then, &other).is_some());
+        }
     }
 
     #[test]

@@ -182,9 +182,20 @@ fn run<'py>(
     output_to_dict(py, &out?)
 }
 
+/// What a checkpoint of this configuration (JSON) holds that a restore may not change, as JSON {dotted path:
+/// value}: configurations with equal identities share a checkpoint (the sweep runner loads each data set once).
+#[pyfunction]
+fn checkpoint_identity(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let system =
+        kvsim_params::system_from_json(config_json).map_err(|e| to_pyerr(py, &SimError::Config(e.to_string())))?;
+    let resolved = serde_json::to_value(&system).map_err(|e| to_pyerr(py, &SimError::Config(e.to_string())))?;
+    Ok(checkpoint::identity(&resolved).to_string())
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint_identity, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -500,6 +500,32 @@ impl Memory {
         Ok(())
     }
 
+    // ---------------------------------------------------------------- checkpoints
+
+    /// Every hart's LR reservation (u64::MAX: none) and the pages whose permissions differ from the default, in
+    /// page order: the parts of memory's state a checkpoint saves besides the pages.
+    pub fn saved_state(&self) -> (Vec<u64>, Vec<(u64, u8)>) {
+        let mut prot: Vec<(u64, u8)> = self.prot.iter().map(|(&v, &p)| (v, p)).collect();
+        prot.sort_unstable();
+        (self.resv.clone(), prot)
+    }
+
+    /// Take a checkpoint's reservations and page permissions (from `saved_state`); the TLBs are flushed.
+    pub fn restore_state(&mut self, resv: Vec<u64>, prot: Vec<(u64, u8)>) -> Result<(), String> {
+        if resv.len() != self.resv.len() {
+            return Err(format!("{} reservations for {} harts", resv.len(), self.resv.len()));
+        }
+        self.resv_live = resv.iter().filter(|&&r| r != NO_RESV).count();
+        self.resv = resv;
+        self.prot = prot.into_iter().collect();
+        self.rtlb.fill(EMPTY);
+        self.wtlb.fill(EMPTY);
+        for e in self.itlb.iter_mut() {
+            e.vpn = NO_PAGE;
+        }
+        Ok(())
+    }
+
     // ---------------------------------------------------------------- LR/SC
 
     pub fn reserve(&mut self, hart: usize, addr: u64) {

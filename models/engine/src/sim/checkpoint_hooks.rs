@@ -2,7 +2,7 @@
 //! client's store finished loading, or System.checkpoint_at_insts was reached. The format is checkpoint.rs's.
 
 use super::{config, Machine};
-use crate::error::{SimError, SimResult};
+use crate::error::SimResult;
 
 impl Machine {
     /// At the end of hart `hid`'s turn, with `total` instructions done: write the checkpoint the guest asked for
@@ -19,14 +19,6 @@ impl Machine {
     pub(super) fn write_checkpoint(&mut self, hid: usize) -> SimResult<()> {
         if self.checkpoint_to.is_empty() {
             return Ok(());
-        }
-        if self.threads.linux {
-            // The thread table (clone, futex waits, exit words) is not part of the checkpoint format yet.
-            return Err(SimError::Config(
-                "System.checkpoint_to: checkpoints of Linux-process programs (static glibc, threads) are not \
-                 supported yet; checkpoint a kvsim-runtime program"
-                    .into(),
-            ));
         }
         // A restored run resumes with the next hart, as this one does (a turn is never split).
         self.next_turn = (hid + 1) % self.harts.len();
