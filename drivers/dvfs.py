@@ -308,28 +308,37 @@ def summary(stats: dict, priced, budget: BudgetCheck) -> dict[str, float]:
 
 
 def study(system: System, policy: DvfsPolicy = DvfsPolicy(), *, budget_W: float | None = None,
-          server_budget_W: float | None = None, outdir=None, report=print):
+          server_budget_W: float | None = None, run=None, report=print):
     """Run `system` with every core at the policy's normal clock, plan the per-core points from its load, run the
-    planned configuration, and price and budget-check both. Returns (table, plan, (baseline stats, DVFS stats))."""
-    from models.sim import simulate
+    planned configuration, and price and budget-check both. `run(system, label)` simulates one configuration and
+    returns its stats (default: one simulation; a capacity search can stand in). Returns (table, plan,
+    {label: stats}); the table has one row per configuration: throughput, p95, loss, die and total power, and
+    whether it is within budget."""
+    if run is None:
+        from models.sim import simulate
+
+        def run(s: System, label: str) -> dict:
+            return dict(simulate(s).stats)
 
     base = at_clock(system, policy.normal_MHz)
-    rows, runs = {}, []
+    rows, runs = {}, {}
     report(f"baseline: every core at {policy.normal_MHz:.0f} MHz")
-    res = simulate(base, None if outdir is None else f"{outdir}/baseline")
-    priced = power.price_run(res.stats, base.to_dict())
-    rows["baseline"] = summary(res.stats, priced, check_budget(priced, base.to_dict(), budget_W, server_budget_W))
-    runs.append(res.stats)
-    p = plan(base, res.stats, policy, budget_W=budget_W, server_budget_W=server_budget_W)
-    report(f"DVFS plan: {p.assignment.counts()}, backed off {len(p.assignment.backed_off)} turbo core(s); "
+    runs["baseline"] = run(base, "baseline")
+    priced = power.price_run(runs["baseline"], base.to_dict())
+    check = check_budget(priced, base.to_dict(), budget_W, server_budget_W)
+    rows["baseline"] = summary(runs["baseline"], priced, check)
+    report(f"baseline: {check}")
+    p = plan(base, runs["baseline"], policy, budget_W=budget_W, server_budget_W=server_budget_W)
+    report(f"DVFS plan: {p.assignment.counts()}, turbo backed off on {len(p.assignment.backed_off)} core(s); "
            f"predicted {p.budget}")
-    res2 = simulate(p.system, None if outdir is None else f"{outdir}/dvfs")
-    priced2 = power.price_run(res2.stats, p.system.to_dict())
-    check = check_budget(priced2, p.system.to_dict(), budget_W, server_budget_W)
-    rows["dvfs"] = summary(res2.stats, priced2, check)
-    runs.append(res2.stats)
-    report(f"DVFS run: {check}")
+    runs["dvfs"] = run(p.system, "dvfs")
+    priced2 = power.price_run(runs["dvfs"], p.system.to_dict())
+    check2 = check_budget(priced2, p.system.to_dict(), budget_W, server_budget_W)
+    rows["dvfs"] = summary(runs["dvfs"], priced2, check2)
+    report(f"DVFS run: {check2}")
     table = pd.DataFrame(rows).T
-    for k, v in p.assignment.counts().items():
-        table.loc["dvfs", f"cores_{k}"] = float(v)
+    for label in rows:
+        for k in POINTS:
+            table.loc[label, f"cores_{k}"] = float(p.assignment.counts()[k] if label == "dvfs" else
+                                                   (len(p.assignment.points) if k == NORMAL else 0))
     return table, p, runs

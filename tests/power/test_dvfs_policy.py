@@ -170,3 +170,26 @@ def test_the_loop_on_a_real_skewed_run(engine):
     # the client offers the same requests to each core whatever the clocks (same seed): a load measure the
     # previous run's clocks do not bias
     assert list(dvfs.load_from_stats(second.stats, 4)) == list(load)
+
+
+def test_study_runs_the_baseline_then_the_plan_and_prices_both():
+    """The study's bookkeeping with a stand-in for the simulator: the baseline runs every core at 2.5 GHz, the
+    second run is the plan's configuration, each row priced from its own run at its own clocks."""
+    system, stats = _measured(8, LOAD)
+    seen = []
+
+    def run(s, label):
+        seen.append((label, [c.clock for c in s.cores]))
+        out = dict(stats)
+        out["client.throughput_mrps"] = 10.0 if label == "baseline" else 12.0
+        return out
+
+    table, plan, runs = dvfs.study(system, budget_W=1e3, run=run, report=lambda _: None)
+    assert seen[0] == ("baseline", [2_500_000_000] * 8)
+    assert seen[1] == ("dvfs", [int(f * 1e6) for f in plan.assignment.MHz]) and plan.assignment.points == EXPECTED
+    assert list(table.index) == ["baseline", "dvfs"] and list(table.throughput_mrps) == [10.0, 12.0]
+    assert table.loc["dvfs", "cores_turbo"] == 2 and table.loc["dvfs", "cores_low"] == 3
+    assert table.loc["baseline", "cores_normal"] == 8
+    assert table.loc["dvfs", "die_power_W"] == pytest.approx(
+        power.price_run(runs["dvfs"], plan.system.to_dict()).runtime_power_W)
+    assert table.within_budget.tolist() == [1.0, 1.0]
