@@ -35,6 +35,7 @@ itself: that is the verdict.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +49,7 @@ from power import dvfs as vf
 from power.tech import technology
 
 LOW, NORMAL, TURBO = "low", "normal", "turbo"
+CORE_STAT = re.compile(r"system\.socket(\d+)\.core(\d+)\.")
 POINTS = (LOW, NORMAL, TURBO)
 
 
@@ -254,15 +256,13 @@ def predict(prev_stats: dict, prev_system: System, new_system: System):
     core's counters scaled by its new clock over its old one (a polling core's events follow its clock)."""
     old = [c.clock for _, c in core_slots(prev_system)]
     new = [c.clock for _, c in core_slots(new_system)]
+    first = np.cumsum([0] + [s.cores for s in prev_system.socket_list()])     # hart number of each socket's core 0
     stats = dict(prev_stats)
-    n = 0
-    for k, s in enumerate(prev_system.socket_list()):
-        for i in range(s.cores):
-            prefix, ratio = f"system.socket{k}.core{i}.", new[n] / old[n]
-            for key in prev_stats:
-                if key.startswith(prefix):
-                    stats[key] = prev_stats[key] * ratio
-            n += 1
+    for key, value in prev_stats.items():       # one pass over the stats, whatever the core count
+        m = CORE_STAT.match(key)
+        if m:
+            n = int(first[int(m[1])]) + int(m[2])
+            stats[key] = value * new[n] / old[n]
     return power.price_run(stats, new_system.to_dict())
 
 

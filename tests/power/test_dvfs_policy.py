@@ -193,3 +193,17 @@ def test_study_runs_the_baseline_then_the_plan_and_prices_both():
     assert table.loc["dvfs", "die_power_W"] == pytest.approx(
         power.price_run(runs["dvfs"], plan.system.to_dict()).runtime_power_W)
     assert table.within_budget.tolist() == [1.0, 1.0]
+
+
+def test_prediction_scales_each_cores_counters_with_its_clock():
+    system, stats = _measured(4, [1, 1, 1, 1])
+    fast = dvfs.at_clock(system, 3500)
+    scaled = {k: v * 1.4 if k.startswith("system.socket0.core") else v for k, v in stats.items()}
+    expected = power.price_run(scaled, fast.to_dict())
+    got = dvfs.predict(stats, system, fast)
+    assert got.runtime_power_W == pytest.approx(expected.runtime_power_W, rel=1e-12)
+    # the uncore's counters are not scaled: only the cores' activity follows their clocks
+    assert got.by_class().loc["caches", "runtime_dynamic_W"] == pytest.approx(
+        power.price_run(stats, fast.to_dict()).by_class().loc["caches", "runtime_dynamic_W"], rel=1e-12)
+    assert got.by_class().loc["cores", "runtime_dynamic_W"] > power.price_run(
+        stats, fast.to_dict()).by_class().loc["cores", "runtime_dynamic_W"]
