@@ -46,6 +46,10 @@ SWEEP = Path(__file__).resolve().parents[2] / "shared" / "data" / "mcpat" / "swe
 # McPAT components (index.csv column prefixes) and the metrics compared: ours (calibration metric, Result column)
 # and McPAT's column suffix / total column.
 COMPONENTS = ("cores", "l2", "l3", "l1dir", "l2dir", "noc", "mc", "niu", "pcie")
+# McPAT lines inside a component that are fit targets of their own: a core's private L2 (McPAT prints it under the
+# core, so index.csv has it only inside cores_*; it is read from the printout, ``private_l2_figures``)
+SUB_COMPONENTS = {"core.l2": "l2p"}
+FIT_COMPONENTS = COMPONENTS + tuple(SUB_COMPONENTS.values())
 METRIC_COLUMNS = {
     "area": ("area_mm2", "area_mm2", "area_mm2"),
     "dyn": ("peak_dynamic_W", "peak_dyn_W", "peak_dynamic_W"),
@@ -60,6 +64,11 @@ SMOOTH = 2.0
 LEVEL_RIDGE = 0.02
 F_SCALE = 0.1
 GROWTH_FEATURES = ("capacity", "width", "rob")
+# ... except the energy per access of an array with its capacity: CACTI re-partitions a bigger array into more,
+# similar sub-arrays, so McPAT's energy per access grows far slower with capacity than our fixed-organisation
+# blocks' (e.g. McPAT's private L2 256 KB -> 2 MB: x1.6; the blocks: x6). The law may flatten that growth down to
+# this exponent (a bigger cache still costs more per access: the blocks grow by capacity^0.8 or more).
+ENERGY_CAPACITY_FLOOR = -0.6
 FOLD_KEYS = ("template", "tech_nm", "device_type")
 FOLD_MAX_NFEV = 150   # evaluations per metric in a fold's refit (it starts from the full fit: see fit())
 
@@ -73,6 +82,26 @@ def sweep_dir() -> Path:
 
 def sweep_index() -> pd.DataFrame:
     return pd.read_csv(sweep_dir() / "index.csv")
+
+
+def private_l2_figures(index: pd.DataFrame) -> pd.DataFrame:
+    """McPAT's private L2 line of every point that has one, as chip totals (``l2p_*`` columns like index.csv's
+    component columns; NaN elsewhere): area, peak and leakage are printed per core, runtime over all cores."""
+    from .mcpat_tree import parse_out
+    cols = {f"l2p_{suffix}": np.full(len(index), np.nan) for suffix in
+            ("area_mm2", "peak_dyn_W", "sub_leak_W", "gate_leak_W", "rt_dyn_W")}
+    for i, (name, private, cores) in enumerate(zip(index.name, index.private_L2, index.cores)):
+        if not private:
+            continue
+        tree = parse_out((sweep_dir() / f"{name}.out").read_text()).set_index("line")
+        if "L2" not in tree.index:
+            continue
+        l2 = tree.loc["L2"]
+        for m, suffix in (("area_mm2", "area_mm2"), ("peak_dynamic_W", "peak_dyn_W"),
+                          ("subthreshold_leakage_W", "sub_leak_W"), ("gate_leakage_W", "gate_leak_W")):
+            cols[f"l2p_{suffix}"][i] = float(l2[m]) * cores
+        cols["l2p_rt_dyn_W"][i] = float(l2["runtime_dynamic_W"])
+    return index.assign(**cols)
 
 
 def zero_laws() -> dict:
@@ -104,7 +133,7 @@ class Raw:
     def __init__(self, index: pd.DataFrame | None = None):
         from . import build
         from .mcpat_xml import read
-        self.index = sweep_index() if index is None else index
+        self.index = private_l2_figures(sweep_index() if index is None else index)
         rows = []
         with laws(zero_laws()):
             for i, name in enumerate(self.index.name):
@@ -118,14 +147,15 @@ class Raw:
                         continue
                     fixed = {"area": 0.0, "dyn": s.fixed_peak_W, "sub": s.fixed_leak_W, "gate": 0.0,
                              "rt": s.fixed_runtime_J / secs + s.idle_fixed_W}
-                    row = dict(point=i, component=s.component, group=s.group, x=s.x)
+                    row = dict(point=i, component=s.component, sub_component=SUB_COMPONENTS.get(s.path),
+                               group=s.group, x=s.x)
                     for met, (col, _, _) in METRIC_COLUMNS.items():
                         v = float(df[col].iloc[k])
                         row[f"fixed_{met}"] = fixed[met]
                         row[f"raw_{met}"] = max(0.0, v - fixed[met])
                     rows.append(row)
         self.rows = pd.DataFrame(rows)
-        self.comp_index = {c: j for j, c in enumerate(COMPONENTS)}
+        self.comp_index = {c: j for j, c in enumerate(FIT_COMPONENTS)}
         self.n_points = len(self.index)
 
     def subset(self, points: np.ndarray) -> "Raw":
@@ -163,12 +193,13 @@ class _Problem:
         self.point = rows.point.to_numpy()
         comp = rows.component.map(raw.comp_index)
         self.comp = comp.fillna(-1).astype(int).to_numpy()
+        self.sub_comp = rows.sub_component.map(raw.comp_index).fillna(-1).astype(int).to_numpy()
         self.n_points = raw.n_points
         _, suffix, total = METRIC_COLUMNS[metric]
         idx = raw.index
         self.target_total = idx[total].to_numpy(dtype=float)
         self.target_comp = np.column_stack([idx.get(f"{c}_{suffix}", pd.Series(np.nan, index=idx.index))
-                                            .to_numpy(dtype=float) for c in COMPONENTS])
+                                            .to_numpy(dtype=float) for c in FIT_COMPONENTS])
         self.cap = None
         if metric == "rt":
             dp = _Problem(raw, "dyn")
@@ -198,9 +229,11 @@ class _Problem:
         ones = np.ones(n)
         self.A_tot = sparse.csr_matrix((ones, (self.point, np.arange(n))), shape=(self.n_points, n))
         ok = np.flatnonzero(self.comp >= 0)
-        cell = self.point[ok] * len(COMPONENTS) + self.comp[ok]
-        self.A_comp = sparse.csr_matrix((np.ones(len(ok)), (cell, ok)),
-                                        shape=(self.n_points * len(COMPONENTS), n))
+        sub = np.flatnonzero(self.sub_comp >= 0)
+        k = len(FIT_COMPONENTS)
+        cell = np.concatenate([self.point[ok] * k + self.comp[ok], self.point[sub] * k + self.sub_comp[sub]])
+        cols = np.concatenate([ok, sub])
+        self.A_comp = sparse.csr_matrix((np.ones(len(cols)), (cell, cols)), shape=(self.n_points * k, n))
         self.target_comp_flat = self.target_comp.reshape(-1)
 
     def _scalable(self, theta):
@@ -240,7 +273,8 @@ class _Problem:
         from scipy.optimize import least_squares
         # the laws may steepen the circuit model's growth with capacity, width and window but never reverse it
         # (a negative exponent could make a bigger array or a wider core smaller or cheaper): bounded at 0
-        lb = np.array([0.0 if f in GROWTH_FEATURES else -np.inf for _, f in self.names])
+        lb = np.array([(ENERGY_CAPACITY_FLOOR if f == "capacity" and self.metric in ("dyn", "rt") else 0.0)
+                       if f in GROWTH_FEATURES else -np.inf for _, f in self.names])
         x0 = np.zeros(len(self.names)) if self.start is None else self.theta_vector(self.start)
         x0 = np.maximum(x0, lb)
         sol = least_squares(self.residuals, x0, jac=self.jacobian, method="trf", bounds=(lb, np.inf),
@@ -298,21 +332,90 @@ def compare_points(index: pd.DataFrame, values: dict | None = None) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def cross_validate(raw: Raw, by: str, start: dict | None = None) -> pd.DataFrame:
-    """k-fold cross-validation leaving out every value of ``by`` in turn: the held-out points' comparison rows
-    (``compare_points``), priced with laws fitted without them; column ``fold`` names the held-out value.
-    ``start``: laws each fold's search starts from (see ``fit``)."""
+def fold_values(index: pd.DataFrame, by: str) -> list:
+    """The values of ``by`` in the order the folds run (first appearance in the index)."""
     if by not in FOLD_KEYS:
-        raise ValueError(f"by={by!r}: allowed {FOLD_KEYS}")
+        raise ValueError(f"by={by!r}: allowed {', '.join(FOLD_KEYS)}")
+    return list(pd.unique(index[by]))
+
+
+def cross_validate(raw: Raw, by: str, start: dict | None = None, max_nfev: int = FOLD_MAX_NFEV,
+                   only: list | None = None) -> pd.DataFrame:
+    """k-fold cross-validation leaving out every value of ``by`` in turn: the held-out points' comparison rows
+    (``compare_points``), priced with laws fitted without them; column ``fold`` names the held-out value and
+    ``laws`` holds each fold's laws (for ``explain``). ``start``: laws each fold's search starts from (see
+    ``fit``); ``max_nfev``: evaluations per metric in a fold's fit; ``only``: run only the folds of these values
+    (each still fitted on every other point of ``raw``)."""
+    values = fold_values(raw.index, by)
+    if only is not None:
+        unknown = [v for v in only if v not in values]
+        if unknown:
+            raise ValueError(f"fold value(s) {unknown} of {by!r} are not in the sweep: allowed {values}")
+        values = [v for v in values if v in only]
     out = []
     keys = raw.index[by].to_numpy()
-    for value in pd.unique(keys):
+    for value in values:
         train = np.flatnonzero(keys != value)
         test = np.flatnonzero(keys == value)
-        fold_laws = rounded(fit(raw.subset(train), start=start, max_nfev=FOLD_MAX_NFEV))
+        fold_laws = rounded(fit(raw.subset(train), start=start, max_nfev=max_nfev))
         tab = compare_points(raw.index.iloc[test], fold_laws)
-        out.append(tab.assign(fold=f"{by}={value}"))
+        out.append(tab.assign(fold=f"{by}={value}", laws=[fold_laws] * len(tab)))
     return pd.concat(out, ignore_index=True)
+
+
+# McPAT component columns of index.csv and our report classes / McPAT components that make them up
+_COMPONENT_NAMES = {"cores": "cores (with L1s and private L2)", "l2": "shared L2", "l3": "L3", "l1dir": "L1 directory",
+                    "l2dir": "L2 directory", "noc": "NoC", "mc": "memory controllers", "niu": "NIU", "pcie": "PCIe"}
+_COMPONENT_SUFFIX = {"area_mm2": "area_mm2", "peak_dynamic_W": "peak_dyn_W", "subthreshold_leakage_W": "sub_leak_W",
+                     "gate_leakage_W": "gate_leak_W", "runtime_dynamic_W": "rt_dyn_W"}
+
+
+def component_errors(name: str, metric: str, values: dict | None = None) -> pd.DataFrame:
+    """One sweep point's metric per McPAT component: ours (at ``values`` or the current laws) vs McPAT's, with the
+    component's share of the total error (``excess`` = ours - McPAT, in the metric's unit)."""
+    idx = sweep_index().set_index("name").loc[name]
+    with laws(values if values is not None else cal.LAWS):
+        r = price_point(name)
+    s = r.structures
+    parts = (["subthreshold_leakage_W", "gate_leakage_W"] if metric == "total_leakage_W" else [metric])
+    comp = pd.Series([st.component for st in r.model.structs], index=s.index)
+    rows = []
+    for c in COMPONENTS:
+        mc = sum(float(idx.get(f"{c}_{_COMPONENT_SUFFIX[m]}", np.nan)) for m in parts)
+        ours = float(sum(s.loc[(comp == c) & s.on_die, m].sum() for m in parts))
+        if not (mc == mc) and ours == 0.0:
+            continue
+        mc = 0.0 if mc != mc else mc
+        rows.append(dict(component=c, kvsim=ours, mcpat=mc, excess=ours - mc))
+    return pd.DataFrame(rows)
+
+
+def explain(row: pd.Series, index: pd.DataFrame | None = None, by: str | None = None) -> str:
+    """Why one (point, metric) of a comparison table is off: McPAT's own runtime above its peak; in a fold, how
+    many training points share its device type, template and node; and the McPAT component that carries most of
+    the difference (ours / McPAT)."""
+    index = sweep_index() if index is None else index
+    pt = index.set_index("name").loc[row["name"]]
+    why = []
+    if row.metric == "runtime_dynamic_W" and pt.runtime_dynamic_W > pt.peak_dynamic_W:
+        why.append(f"McPAT's runtime {pt.runtime_dynamic_W:.3g} W is above its own peak {pt.peak_dynamic_W:.3g} W "
+                   f"(kvsim caps runtime at peak)")
+    if by is not None:
+        train = index[index[by] != pt[by]]
+        dev = int((train.device_type == pt.device_type).sum())
+        tmpl = int((train.template == pt.template).sum())
+        node = int((train.tech_nm == pt.tech_nm).sum())
+        why.append(f"training points with its device type {dev}, template {tmpl}, node {node}")
+    laws_ = row.get("laws") if isinstance(row.get("laws"), dict) else None
+    comps = component_errors(row["name"], row.metric, laws_)
+    if not comps.empty:
+        c = comps.loc[comps.excess.abs().idxmax()]
+        why.append(f"mostly {_COMPONENT_NAMES[c.component]}: {c.kvsim:.3g} vs {c.mcpat:.3g}")
+    if pt.machine_type == 1:
+        why.append("in-order core")
+    elif pt.ROB == 0:
+        why.append("reservation-station core without a ROB")
+    return "; ".join(why)
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
