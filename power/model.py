@@ -614,7 +614,9 @@ class Model:
         v2f = np.where(self._core, v2f_core, vu ** 2 * self._clock * 1e6)
         v2f = np.where(self._fixed, vnom ** 2 * self._clock * 1e6, v2f)
         peak = self._peak_c * self._count * v2f + self._fixed_peak
-        clock = self._clock_c * self._count * v2f + self._idle_fixed
+        # an idle structure's clocking never costs more than the structure at its peak (the clock and peak laws
+        # are fitted separately)
+        clock = np.minimum(self._clock_c * self._count * v2f + self._idle_fixed, peak)
         area = self._area * self._count * np.where(self._core, cores, 1)
 
         sub_core = float(np.sum([t.subthreshold_scale(v, T) * v for v in vc[:cores]])) if cores else 0.0
