@@ -93,7 +93,7 @@ def platform_features(p) -> dict[str, float]:
     return {
         **w,
         "width": math.log(max(1, c.issue_width) / REF_WIDTH),
-        # clamped at MIN_ROB: McPAT's reservation-station cores (e.g. its Cortex-A9) have ROB 0
+        # clamped at MIN_ROB: McPAT's Cortex-A9 is an out-of-order core with ROB 0
         "rob": math.log(max(MIN_ROB, c.rob) / REF_ROB) if c.ooo else 0.0,
         "inorder": 0.0 if c.ooo else 1.0,
         "threads": math.log(max(1, c.threads)),

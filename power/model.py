@@ -22,8 +22,7 @@ from . import calibration as cal
 from .activity import Activity
 from .blocks import ZERO, Block, array, cache_block, logic, wires
 from .config import CacheConfig, DirectoryConfig, NocConfig, Platform
-from . import tech as tech_mod
-from .tech import Technology, technology
+from .tech import LONG_CHANNEL_SHARE, Technology, technology
 
 ON_DIE_CLASSES = ("cores", "caches", "noc", "mc", "io")
 OFF_DIE_CLASSES = ("dram", "nic")
@@ -43,7 +42,8 @@ class Struct:
     fixed_peak_W: float = 0.0   # power that does not scale with the die's V/f (PHY analog, DRAM)
     fixed_runtime_J: float = 0.0
     fixed_leak_W: float = 0.0
-    long_channel: bool = False  # array cells may use long-channel devices
+    long_channel: bool = False  # array cells may use long-channel devices (informational: the leakage applies
+    #                             McPAT's share rule to every structure, _long_channel_share)
     clock_c: float = 0.0        # F switched per cycle whenever the structure is clocked (clock tree, latches,
     #                             control), one instance: the runtime dynamic power of an idle structure
     idle_fixed_W: float = 0.0   # power of fixed-supply parts (PHYs) while idle
@@ -527,7 +527,7 @@ class _Builder:
 def _long_channel_share(s: Struct, p: Platform) -> float:
     """Share of a structure's devices that can be long-channel (``power.tech.LONG_CHANNEL_SHARE``): core
     structures (private L2 included) by core type, shared caches and directories all, other uncore logic 82%."""
-    share = tech_mod.LONG_CHANNEL_SHARE
+    share = LONG_CHANNEL_SHARE
     if s.domain == "core":
         return share["core_ooo" if p.core.ooo else "core_inorder"]
     return share["cache" if s.group in ("cache", "dir") else "uncore"]
