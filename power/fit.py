@@ -14,8 +14,9 @@ coefficients ``theta`` of the eight groups, with residuals
 * ``W_COMPONENT x log(ours / McPAT)`` on every McPAT component the point has (cores, L2, L3, directories, NoC,
   memory controllers, NIU, PCIe),
 * a smoothness pull ``SMOOTH x`` (second difference in log node) on the per-node levels, so a node without
-  training points is interpolated (or extrapolated linearly) from its neighbours, and a weak pull of the levels
-  towards 0 (``LEVEL_RIDGE``);
+  training points is interpolated from its neighbours, a weaker pull ``SLOPE x`` of neighbouring levels together,
+  so a node beyond the trained ones takes about the nearest trained level, and a weak pull of the levels towards
+  0 (``LEVEL_RIDGE``);
 * a ridge pull ``RIDGE x theta`` on every other coefficient, so a feature the training data does not constrain
   (a device type left out) stays at the circuit model's own scaling (the device tables of ``power.tech``).
 
