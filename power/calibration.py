@@ -1,22 +1,25 @@
 """Calibration of the power model: per-structure scaling laws fitted on McPAT 1.3's sweep.
 
 The circuit models in ``power.blocks`` give each structure's area, switched capacitance and leaking width from its
-organisation (capacity, ports, associativity, widths) and the node's device table (``power.tech``). Their absolute
-level, and the parts of McPAT's scaling the analytical blocks do not reproduce (CACTI's choice of array
-organisation as capacity grows, McPAT's device tables per node and device type, its core models' growth with issue
-width and window size), are carried by one multiplicative law per calibration group and metric:
+organisation (capacity, ports, associativity, widths) and the node's device table (``power.tech``: supply, Ioff and
+its temperature dependence, gate leakage, long-channel reduction, per node and device type, as published). Their
+absolute level, and the parts of McPAT's scaling the analytical blocks do not reproduce (CACTI's choice of array
+organisation as capacity grows, its core models' growth with issue width and window size), are carried by one
+multiplicative law per calibration group and metric:
 
     log k = sum_f theta[metric][group][f] * x_f(structure, platform)
 
 with the features ``x_f`` of ``platform_features()``: a level per technology node, interpolated in log node size
-between the nodes of ``LAW_NODES_NM`` (McPAT's device tables are per node); the device type (lstp; lop per node); for the core groups log issue width, log ROB size, in-order
-and threads per core, x86 decode; for arrays (caches, directories) log capacity; temperature for leakage. The laws
-are per structure *class*, never per processor: a platform is priced from its organisation alone and no McPAT
-output is an input of the model.
+between the nodes of ``LAW_NODES_NM``; for the core groups log issue width, log ROB size, in-order and threads per
+core, x86 decode; for arrays (caches, directories) log capacity. No term depends on the device type or the
+temperature (see ``power.tech``). The laws are per structure *class*, never per processor: a platform is priced
+from its organisation alone and no McPAT output is an input of the model.
 
 Groups (``power.model`` assigns each structure one): ``l1`` (L1 caches with their buffers), ``core_array``
 (other core RAM/CAM: BTB, predictors, RAT, IQ, ROB, RF, LSQ, TLBs), ``core_logic`` (decoders, FUs, bypass,
-pipeline), ``cache`` (L2/L3, private or shared), ``dir`` (directories), ``noc``, ``mc``, ``io`` (NIC, PCIe).
+pipeline), ``l2p`` (a core's private L2: McPAT prices it with the core's device and core type, and its energy per
+access barely grows with capacity, unlike a shared cache's), ``cache`` (shared L2/L3), ``dir`` (directories),
+``noc``, ``mc``, ``io`` (NIC, PCIe).
 
 Metrics: ``area``, ``dyn`` (capacitance switched at peak), ``sub`` and ``gate`` (leaking widths), ``rt`` (runtime
 energy per counted event relative to the peak energy: McPAT charges a counted access differently from a
@@ -35,33 +38,28 @@ from pathlib import Path
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 
-GROUPS = ("l1", "core_array", "core_logic", "cache", "dir", "noc", "mc", "io")
+GROUPS = ("l1", "core_array", "core_logic", "l2p", "cache", "dir", "noc", "mc", "io")
 METRICS = ("area", "dyn", "sub", "gate", "rt")
 CORE_GROUPS = ("l1", "core_array", "core_logic")
-ARRAY_GROUPS = ("l1", "cache", "dir")
+ARRAY_GROUPS = ("l1", "l2p", "cache", "dir")
 
 # Reference point of the features (x = 0): a 45 nm hp 4-wide out-of-order core with a 128-entry ROB, a 1 MB
-# array, 360 K. Chosen to sit inside the sweep so the intercepts are the level of a typical structure.
+# array. Chosen to sit inside the sweep so the intercepts are the level of a typical structure.
 REF_NODE_NM = 45.0
 REF_WIDTH = 4.0
 REF_ROB = 128.0
 MIN_ROB = 16.0
 REF_CAPACITY_B = 1 << 20
-REF_TEMPERATURE_K = 360.0
-
-# Arrays built from long-channel devices where timing allows (McPAT's "longer_channel_device"): subthreshold
-# leakage of cells falls by this factor (longer gates raise Vth; ~2x lower Ioff at ~10% delay cost).
-LONG_CHANNEL_LEAK = 0.5
-
 
 # Nodes of the law's piecewise-linear node term (in log node size), as McPAT's device tables are per node and
 # interpolated between them: a node between two of them takes a weighted mean of their coefficients; outside the
 # range the nearest one.
 LAW_NODES_NM = (22.0, 32.0, 45.0, 65.0, 90.0, 180.0)
 NODE_FEATURES = tuple(f"n{n:g}" for n in LAW_NODES_NM)
-# lop has its own per-node offsets from hp (McPAT's lop device tables do not follow the hp trend: e.g. gate
-# leakage); lstp, with little data, one offset.
-DEVICE_FEATURES = ("lstp",) + tuple(f"lop_{f}" for f in NODE_FEATURES)
+# No law has a device-type or temperature term: how lstp and lop differ from hp (supply, Ioff, gate leakage,
+# long-channel reduction) and how leakage rises with temperature come from the published device tables of
+# ``power.tech`` alone, so a device type or temperature the sweep covers thinly is predicted, not extrapolated
+# from a handful of fitted points (the sweep's lop points are nearly all one template, its lstp points three).
 
 
 def node_weights(node_nm: float) -> dict[str, float]:
@@ -79,33 +77,27 @@ def node_weights(node_nm: float) -> dict[str, float]:
 
 def feature_names(group: str, metric: str) -> tuple[str, ...]:
     """The features the law of ``group`` / ``metric`` uses (the fit solves exactly these coefficients)."""
-    names = list(NODE_FEATURES) + list(DEVICE_FEATURES)
+    names = list(NODE_FEATURES)
     if group in CORE_GROUPS:
         # the L1s scale with width (ports) but not with the window
         names += ["width", "inorder", "threads", "x86"] + ([] if group == "l1" else ["rob"])
     if group in ARRAY_GROUPS:
         names += ["capacity"]
-    if metric == "sub":
-        names += ["temperature"]
     return tuple(names)
 
 
 def platform_features(p) -> dict[str, float]:
     """Features common to every structure of a platform (``power.config.Platform``)."""
     c = p.core
-    lop = 1.0 if p.device == "lop" else 0.0
     w = node_weights(p.node_nm)
     return {
         **w,
-        "lstp": 1.0 if p.device == "lstp" else 0.0,
-        **{f"lop_{f}": lop * v for f, v in w.items()},
         "width": math.log(max(1, c.issue_width) / REF_WIDTH),
-        # clamped at MIN_ROB: McPAT's reservation-station cores (e.g. its Cortex-A9) have ROB 0
+        # clamped at MIN_ROB: McPAT's Cortex-A9 is an out-of-order core with ROB 0
         "rob": math.log(max(MIN_ROB, c.rob) / REF_ROB) if c.ooo else 0.0,
         "inorder": 0.0 if c.ooo else 1.0,
         "threads": math.log(max(1, c.threads)),
         "x86": 1.0 if c.x86 else 0.0,
-        "temperature": (p.temperature_K - REF_TEMPERATURE_K) / 10.0,
         "capacity": 0.0,
     }
 

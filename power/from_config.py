@@ -165,7 +165,8 @@ def _platform(v: dict, index: int) -> Platform:
         itlb_entries=int(tech["tlb_entries"]), dtlb_entries=int(tech["tlb_entries"]),
         icache=_cache("icache", _need(caches, "l1i", "System.caches")),
         dcache=_cache("dcache", _need(caches, "l1d", "System.caches")),
-        l2=_cache("l2", caches["l2"]) if caches.get("l2_enabled") else None,
+        # tag then data, as McPAT prices every lower-level cache (the timing model's hit latency is a config value)
+        l2=_cache("l2", caches["l2"], sequential=True) if caches.get("l2_enabled") else None,
     )
     uncore = _mhz(caches.get("uncore_clock") or clock * 1e6)
     slices = max(1, int(caches.get("llc_slices", 1)))

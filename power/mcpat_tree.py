@@ -1,7 +1,7 @@
 """Per-component output in McPAT's component tree, so a result can be compared with McPAT's printout line by line.
 
 McPAT (``-print_level 5``) prints the processor, then totals per component type (``Total Cores``, ``Total L2s``,
-``Total L3s``, directories, ``Total NoCs (Network/Bus)``, ``Total Memory Controllers``, ``Total NIUs``,
+``Total L3s``, ``Total First/Second Level Directory``, ``Total NoCs (Network/Bus)``, ``Total MCs``, ``Total NIUs``,
 ``Total PCIes``), then one core and its units (``Instruction Fetch Unit`` with ``Instruction Cache``, ``Branch
 Target Buffer``, ``Branch Predictor``, ``Instruction Buffer``, ``Instruction Decoder``; ``Renaming Unit``; ``Load
 Store Unit`` with ``Data Cache``; ``Memory Management Unit`` with ``Itlb``, ``Dtlb``; ``Execution Unit`` with
@@ -19,13 +19,13 @@ import re
 import pandas as pd
 
 METRICS = ("area_mm2", "peak_dynamic_W", "subthreshold_leakage_W", "gate_leakage_W", "runtime_dynamic_W")
-_OUT_KEYS = {"Area": "area_mm2", "Peak Dynamic": "peak_dynamic_W", "Subthreshold Leakage": "subthreshold_leakage_W",
+_OUT_KEYS = {"Area": "area_mm2", "Area Overhead": "area_mm2", "Peak Dynamic": "peak_dynamic_W", "Subthreshold Leakage": "subthreshold_leakage_W",
              "Gate Leakage": "gate_leakage_W", "Runtime Dynamic": "runtime_dynamic_W"}
 
 # chip-level lines: McPAT name -> Struct.component
-TOTALS = {"Total Cores": "cores", "Total L2s": "l2", "Total L3s": "l3", "Total First Level Directories": "l1dir",
-          "Total Second Level Directories": "l2dir", "Total NoCs (Network/Bus)": "noc",
-          "Total Memory Controllers": "mc", "Total NIUs": "niu", "Total PCIes": "pcie"}
+TOTALS = {"Total Cores": "cores", "Total L2s": "l2", "Total L3s": "l3", "Total First Level Directory": "l1dir",
+          "Total Second Level Directory": "l2dir", "Total NoCs (Network/Bus)": "noc",
+          "Total MCs": "mc", "Total NIUs": "niu", "Total PCIes": "pcie"}
 
 # one core's lines: McPAT name -> (parent line, kvsim struct paths)
 CORE_UNITS = {
@@ -91,7 +91,8 @@ def tree(result) -> pd.DataFrame:
 
 
 _LINE = re.compile(r"^(\s*)([A-Za-z][^=]*?):\s*(.*)$")
-_VALUE = re.compile(r"^\s*(Area|Peak Dynamic|Subthreshold Leakage|Gate Leakage|Runtime Dynamic)\s*=\s*"
+_BARE = re.compile(r"^(\s+)(L2)\s*$")
+_VALUE = re.compile(r"^\s*(Area|Area Overhead|Peak Dynamic|Subthreshold Leakage|Gate Leakage|Runtime Dynamic)\s*=\s*"
                     r"([-+0-9.eE]+)")
 
 
@@ -110,6 +111,9 @@ def parse_out(text: str) -> pd.DataFrame:
             current[_OUT_KEYS[v.group(1)]] = float(v.group(2))
             continue
         m = _LINE.match(raw)
+        if not m and section == "core":
+            # McPAT prints a private L2 as a bare name under the core ("    L2", no colon)
+            m = _BARE.match(raw)
         if not m or "=" in raw:
             continue
         indent, name = len(m.group(1)), m.group(2).strip()

@@ -293,7 +293,8 @@ def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
         bs = k.p("buffer_sizes")
         if isinstance(bs, list):
             c.buffers = tuple(int(x) for x in (bs + [0, 0, 0, 0])[:4])
-        c.sequential = bool(_int(k.p("kvsim_sequential"), 1 if level == 3 or not private_l2 else 0))
+        # McPAT prices every lower-level cache, private L2 included, tag then data (CACTI access mode 1)
+        c.sequential = bool(_int(k.p("kvsim_sequential"), 1))
         ca = CacheActivity(reads=float(k.s("read_accesses")), writes=float(k.s("write_accesses")),
                            read_misses=float(k.s("read_misses")), write_misses=float(k.s("write_misses")),
                            writebacks=float(k.s("kvsim_writebacks", 0.0)))

@@ -22,7 +22,7 @@ from . import calibration as cal
 from .activity import Activity
 from .blocks import ZERO, Block, array, cache_block, logic, wires
 from .config import CacheConfig, DirectoryConfig, NocConfig, Platform
-from .tech import Technology, technology
+from .tech import LONG_CHANNEL_SHARE, Technology, technology
 
 ON_DIE_CLASSES = ("cores", "caches", "noc", "mc", "io")
 OFF_DIE_CLASSES = ("dram", "nic")
@@ -42,7 +42,8 @@ class Struct:
     fixed_peak_W: float = 0.0   # power that does not scale with the die's V/f (PHY analog, DRAM)
     fixed_runtime_J: float = 0.0
     fixed_leak_W: float = 0.0
-    long_channel: bool = False  # array cells may use long-channel devices
+    long_channel: bool = False  # array cells may use long-channel devices (informational: the leakage applies
+    #                             McPAT's share rule to every structure, _long_channel_share)
     clock_c: float = 0.0        # F switched per cycle whenever the structure is clocked (clock tree, latches,
     #                             control), one instance: the runtime dynamic power of an idle structure
     idle_fixed_W: float = 0.0   # power of fixed-supply parts (PHYs) while idle
@@ -134,7 +135,7 @@ class _Builder:
         tag, data, buf = self.cache_arrays(c.icache, pa)
         ic = tag + data + buf
         self.add("core.ifu.icache", "l1", cls, ic,
-                 d["IFU"] * (tag.c_read + data.c_read) / c.icache.throughput_cycles,
+                 d["IFU"] * (tag.c_read + data.c_read),
                  runtime_c=self.core_runtime(lambda a: a.l1i_reads * (tag.c_read + data.c_read)
                                              + a.l1i_misses * (tag.c_write + data.c_write + buf.c_write)),
                  long_channel=True, capacity_B=c.icache.capacity_B, **kw)
@@ -270,7 +271,7 @@ class _Builder:
         tag, data, buf = self.cache_arrays(c.dcache, pa, extra_ports=mp - 1)
         dc = tag + data + buf
         self.add("core.lsu.dcache", "l1", cls, dc,
-                 d["LSU"] * mp * (tag.c_read + data.c_read) / c.dcache.throughput_cycles,
+                 d["LSU"] * mp * (tag.c_read + data.c_read),
                  runtime_c=self.core_runtime(lambda a: a.l1d_reads * (tag.c_read + data.c_read)
                                              + a.l1d_writes * (tag.c_read + data.c_write)
                                              + (a.l1d_read_misses + a.l1d_write_misses)
@@ -316,8 +317,7 @@ class _Builder:
         if c.l2 is not None:
             tag, data, buf = self.cache_arrays(c.l2, pa)
             l2 = tag + data + buf
-            self.add("core.l2", "cache", cls, l2, c.l2.duty_cycle * (tag.c_read + data.c_read)
-                     / c.l2.throughput_cycles,
+            self.add("core.l2", "l2p", cls, l2, c.l2.duty_cycle * (tag.c_read + data.c_read),
                      runtime_c=self.core_runtime(lambda a: a.l2_reads * (tag.c_read + data.c_read)
                                                  + a.l2_writes * (tag.c_read + data.c_write)
                                                  + (a.l2_read_misses + a.l2_write_misses) * (data.c_write)),
@@ -358,7 +358,7 @@ class _Builder:
         if self.act is not None:
             a = self.act.directories.get(dcfg.name)
             rc = [0.0] if a is None else [a.reads * rd + a.writes * wr]
-        self.add(dcfg.name, "dir", "caches", blk, rd / max(1.0, dcfg.throughput_cycles), count=dcfg.count,
+        self.add(dcfg.name, "dir", "caches", blk, rd, count=dcfg.count,
                  clock_MHz=dcfg.clock_MHz, runtime_c=rc, capacity_B=dcfg.capacity_B, component=f"l{dcfg.level}dir")
 
     # ---------------------------------------------------------------- network on chip
@@ -524,6 +524,15 @@ class _Builder:
                      fixed_runtime_J=rt_J, idle_fixed_W=c.count * phy_W * 0.3, component="pcie")
 
 
+def _long_channel_share(s: Struct, p: Platform) -> float:
+    """Share of a structure's devices that can be long-channel (``power.tech.LONG_CHANNEL_SHARE``): core
+    structures (private L2 included) by core type, shared caches and directories all, other uncore logic 82%."""
+    share = LONG_CHANNEL_SHARE
+    if s.domain == "core":
+        return share["core_ooo" if p.core.ooo else "core_inorder"]
+    return share["cache" if s.group in ("cache", "dir") else "uncore"]
+
+
 def build(platform: Platform, activity: Activity | None = None) -> "Model":
     platform.validate()
     if activity is not None:
@@ -559,7 +568,7 @@ class Model:
         self._area = np.array([x.block.area_mm2 for x in s])
         self._peak_c = np.array([x.peak_c for x in s])
         self._leak = np.array([x.block.leak_um for x in s])
-        self._lc = np.array([x.long_channel for x in s])
+        self._lc = np.array([tech.long_channel_factor(_long_channel_share(x, platform)) for x in s])
         self._gate = np.array([x.block.gate_um for x in s])
         self._clock = np.array([x.clock_MHz for x in s])
         self._fixed_peak = np.array([x.fixed_peak_W for x in s])
@@ -597,7 +606,7 @@ class Model:
         T = self.tech.temperature_K if temperature_K is None else float(temperature_K)
         t = self.tech
         ioff, ig = t.dev.ioff_um, t.dev.igate_um
-        lc = np.where(self._lc & t.long_channel, cal.LONG_CHANNEL_LEAK, 1.0)
+        lc = self._lc
         cores = p.cores if p.cores > 0 else 0
 
         # dynamic: capacitance per cycle x V^2 f in each structure's domain
@@ -605,7 +614,9 @@ class Model:
         v2f = np.where(self._core, v2f_core, vu ** 2 * self._clock * 1e6)
         v2f = np.where(self._fixed, vnom ** 2 * self._clock * 1e6, v2f)
         peak = self._peak_c * self._count * v2f + self._fixed_peak
-        clock = self._clock_c * self._count * v2f + self._idle_fixed
+        # an idle structure's clocking never costs more than the structure at its peak (the clock and peak laws
+        # are fitted separately)
+        clock = np.minimum(self._clock_c * self._count * v2f + self._idle_fixed, peak)
         area = self._area * self._count * np.where(self._core, cores, 1)
 
         sub_core = float(np.sum([t.subthreshold_scale(v, T) * v for v in vc[:cores]])) if cores else 0.0

@@ -7,16 +7,21 @@ and prints kvsim vs McPAT for area, peak dynamic power, subthreshold and gate le
 dynamic power with % errors; then the mean absolute error per metric and the worst points.
 
     sim-scripts/mcpat_compare.py                          # every point, in sample
-    sim-scripts/mcpat_compare.py --cross-validate template,tech_nm,device_type   # k-fold, groups left out
+    sim-scripts/mcpat_compare.py --cross-validate         # k-fold leaving out each template, then each device type
+    sim-scripts/mcpat_compare.py --cross-validate tech_nm # ... each node
+    sim-scripts/mcpat_compare.py --cross-validate template --folds Alpha21364 --points 'alpha|xeon_'
+                                                          # one fold, on a subset of the sweep (fast)
     sim-scripts/mcpat_compare.py --fit --write            # refit the laws and write power/calibration.json
     sim-scripts/mcpat_compare.py --tree xeon_base         # one point's component tree, line by line vs McPAT
     sim-scripts/mcpat_compare.py --sockets                # the two project sockets exported to McPAT's format
     sim-scripts/mcpat_compare.py --bench                  # time to price one configuration
+    sim-scripts/mcpat_compare.py --breakdown neartgt      # leakage per McPAT component on the target-like points
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import statistics
 import sys
@@ -24,6 +29,10 @@ import time
 import warnings
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+# The fit's matrices are small (hundreds of rows): a multi-threaded BLAS only adds contention, 10x slower on a busy
+# machine. Set before numpy loads.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
@@ -74,14 +83,21 @@ def print_summary(console: Console, tab, title: str) -> None:
     console.print(t)
 
 
-def worst_points(console: Console, tab, n: int = 10) -> None:
+CV_METRICS = ("area_mm2", "peak_dynamic_W", "total_leakage_W", "runtime_dynamic_W")
+
+
+def worst_points(console: Console, tab, n: int = 10, by: str | None = None, index=None) -> None:
+    """The ``n`` worst (point, metric) pairs of the metrics the acceptance names, each with its cause
+    (``power.fit.explain``)."""
+    tab = tab[tab.metric.isin(CV_METRICS)]
     w = tab.assign(abs_err=tab.error_pct.abs()).sort_values("abs_err", ascending=False).head(n)
-    t = Table(title=f"the {n} worst (point, metric) pairs")
+    t = Table(title=f"the {n} worst (point, metric) pairs" + (f", {by} left out" if by else ""))
     for c in ("point", "template", "node", "device", "metric", "kvsim", "McPAT", "error"):
         t.add_column(c, justify="right")
+    t.add_column("cause", justify="left", max_width=90)
     for _, r in w.iterrows():
         t.add_row(r["name"], r.template, f"{r.tech_nm:g}", str(r.device_type), SHORT[r.metric], f"{r.kvsim:.4g}",
-                  f"{r.mcpat:.4g}", _err(r.error_pct))
+                  f"{r.mcpat:.4g}", _err(r.error_pct), fit.explain(r, index, by))
     console.print(t)
 
 
@@ -125,6 +141,35 @@ def sockets(console: Console) -> None:
     console.print(t)
 
 
+def breakdown(console: Console, pattern: str, metric: str) -> None:
+    """Per McPAT component, ours vs McPAT for the sweep points matching ``pattern`` (e.g. the ``neartgt`` points,
+    60-core 22 nm sockets like the target, whose own McPAT breakdown is held out): where a total's gap sits."""
+    index = fit.sweep_index()
+    names = index.name[index.name.str.contains(pattern, regex=True)]
+    if names.empty:
+        raise SystemExit(f"--breakdown {pattern!r} matches no sweep point")
+    t = Table(title=f"{SHORT.get(metric, metric)} per McPAT component, kvsim / McPAT (gap = kvsim - McPAT)")
+    t.add_column("point")
+    for c in fit.COMPONENTS:
+        t.add_column(c, justify="right")
+    t.add_column("total gap", justify="right")
+    sums = {}
+    for name in names:
+        comps = fit.component_errors(name, metric).set_index("component")
+        cells = []
+        for c in fit.COMPONENTS:
+            if c in comps.index:
+                r = comps.loc[c]
+                sums[c] = sums.get(c, 0.0) + r.excess
+                cells.append(f"{r.kvsim:.3g} / {r.mcpat:.3g} ({r.excess:+.3g})")
+            else:
+                cells.append("-")
+        t.add_row(name, *cells, f"{comps.excess.sum():+.3g}")
+    t.add_row("mean gap", *[f"{sums[c] / len(names):+.3g}" if c in sums else "-" for c in fit.COMPONENTS],
+              f"{sum(sums.values()) / len(names):+.3g}")
+    console.print(t)
+
+
 def bench_pricing(console: Console) -> None:
     from configs import brps_target_socket, xeon_e5_2697v2_socket
     from power.mcpat_xml import read
@@ -152,11 +197,22 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fit", action="store_true", help="refit the laws on the whole sweep and print them")
     ap.add_argument("--write", action="store_true", help="with --fit: write them to power/calibration.json")
-    ap.add_argument("--cross-validate", metavar="KEYS", default="",
-                    help="comma-separated grouping(s) to leave out, fold by fold: template, tech_nm, device_type")
+    ap.add_argument("--cross-validate", metavar="KEYS", nargs="?", const="template,device_type", default="",
+                    help="comma-separated grouping(s) to leave out, fold by fold: template, tech_nm, device_type "
+                         "(default without a value: template,device_type)")
+    ap.add_argument("--folds", metavar="VALUES", default="",
+                    help="with --cross-validate: run only the folds of these comma-separated values (e.g. Penryn)")
+    ap.add_argument("--points", metavar="REGEX", default="",
+                    help="use only the sweep points whose name matches this regular expression (fit and comparison)")
+    ap.add_argument("--max-nfev", type=int, default=fit.FOLD_MAX_NFEV,
+                    help=f"evaluations per metric in each fold's fit (default {fit.FOLD_MAX_NFEV})")
     ap.add_argument("--tree", metavar="POINT", help="one sweep point's component tree vs McPAT's, line by line")
     ap.add_argument("--sockets", action="store_true", help="the project's sockets vs McPAT's figures")
     ap.add_argument("--bench", action="store_true", help="time the pricing of one configuration")
+    ap.add_argument("--breakdown", metavar="REGEX",
+                    help="per McPAT component, kvsim vs McPAT on the matching sweep points (see --metric)")
+    ap.add_argument("--metric", default="total_leakage_W", choices=sorted(fit.TABLE_METRICS),
+                    help="with --breakdown: the metric (default total_leakage_W)")
     ap.add_argument("--quiet", action="store_true", help="summaries only, not every point")
     args = ap.parse_args()
     console = Console(width=200)
@@ -170,7 +226,21 @@ def main() -> int:
     if args.bench:
         bench_pricing(console)
         return 0
-    raw = fit.Raw()
+    if args.breakdown:
+        breakdown(console, args.breakdown, args.metric)
+        return 0
+    index = fit.sweep_index()
+    if args.points:
+        index = index[index.name.str.contains(args.points, regex=True)].reset_index(drop=True)
+        if index.empty:
+            ap.error(f"--points {args.points!r} matches no sweep point")
+    keys = [k for k in args.cross_validate.split(",") if k]
+    for by in keys:
+        if by not in fit.FOLD_KEYS:
+            ap.error(f"--cross-validate: unknown grouping {by!r}; allowed {', '.join(fit.FOLD_KEYS)}")
+    if args.max_nfev < 1:
+        ap.error(f"--max-nfev {args.max_nfev}: must be at least 1")
+    raw = fit.Raw(index)
     laws = None
     if args.fit:
         laws = fit.rounded(fit.fit(raw, start=power.calibration.LAWS))
@@ -183,13 +253,25 @@ def main() -> int:
     if not args.quiet:
         print_points(console, tab, "every sweep point, in sample (laws fitted on the whole sweep)")
     print_summary(console, tab, "in sample: |error| per metric over the sweep")
-    worst_points(console, tab)
-    for by in [k for k in args.cross_validate.split(",") if k]:
-        cv = fit.cross_validate(raw, by, start=power.calibration.LAWS)
+    worst_points(console, tab, index=raw.index)
+    for by in keys:
+        only = None
+        if args.folds:
+            values = fit.fold_values(raw.index, by)
+            by_text = {str(v): v for v in values}
+            wanted = [f for f in args.folds.split(",") if f]
+            unknown = [f for f in wanted if f not in by_text]
+            if unknown:
+                ap.error(f"--folds {','.join(unknown)}: not a value of {by} among the points used "
+                         f"(allowed {', '.join(by_text)})")
+            only = [by_text[f] for f in wanted]
+        t0 = time.perf_counter()
+        cv = fit.cross_validate(raw, by, start=power.calibration.LAWS, max_nfev=args.max_nfev, only=only)
         if not args.quiet:
             print_points(console, cv, f"every sweep point, out of sample (its {by} left out of the fit)")
-        print_summary(console, cv, f"cross-validated, leaving out each {by}: |error| per metric")
-        worst_points(console, cv)
+        print_summary(console, cv, f"cross-validated, leaving out each {by}: |error| per metric "
+                                   f"({cv.fold.nunique()} folds, {time.perf_counter() - t0:.0f} s)")
+        worst_points(console, cv, by=by, index=raw.index)
         for fold, g in cv.groupby("fold", sort=False):
             s = fit.summary(g).set_index("metric")
             console.print(f"  {fold} ({g.name.nunique()} points): " + ", ".join(

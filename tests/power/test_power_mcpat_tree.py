@@ -38,6 +38,9 @@ def test_mcpat_printout_parsed_line_by_line():
     for line in ("Instruction Fetch Unit", "Instruction Cache", "Renaming Unit", "Load Store Unit", "Data Cache",
                  "Execution Unit", "Integer ALUs", "Results Broadcast Bus"):
         assert p.loc[line, "area_mm2"] > 0, line
+    # the private L2 (printed as a bare "L2" under the core) is its own line, not merged into the bus before it
+    assert p.loc["L2", "area_mm2"] == pytest.approx(15.5, rel=0.01)
+    assert p.loc["Results Broadcast Bus", "area_mm2"] < 1.0
     c = mcpat_tree.compare(r, out).set_index("line")
     assert c.loc["Processor", "mcpat_area_mm2"] == pytest.approx(idx.area_mm2, rel=1e-5)
     assert c.loc["Processor", "error_area_mm2_pct"] == pytest.approx(

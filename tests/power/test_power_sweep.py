@@ -19,9 +19,11 @@ from power_helpers import synthetic_stats
 # points: the templates' baselines and points of every sweep group.
 FIXED_POINTS = ("alpha_base", "arma9_base", "niagara1_base", "niagara2_base", "penryn_base", "xeon_base",
                 "xeon_n22", "xeon_w2", "xeon_rob256", "penryn_l2_12m", "niagara2_n45", "xeon_t340", "penryn_c4_mesh2x2")
-TOLERANCE_PCT = {"area_mm2": 10.0, "peak_dynamic_W": 20.0, "total_leakage_W": 35.0, "runtime_dynamic_W": 30.0}
-# in-sample mean absolute error over the whole sweep reached by the shipped laws (+ a small margin)
-MAE_PCT = {"area_mm2": 9.5, "peak_dynamic_W": 8.5, "total_leakage_W": 10.5, "runtime_dynamic_W": 16.0}
+TOLERANCE_PCT = {"area_mm2": 13.0, "peak_dynamic_W": 21.0, "total_leakage_W": 35.0, "runtime_dynamic_W": 30.0}
+# in-sample mean absolute error over the whole sweep reached by the shipped laws (+ a small margin): 10.0, 8.7, 10.4
+# and 16.5% (the laws have no per-device or per-temperature term, so in sample they fit a little less closely than
+# the previous ones, 8.4, 7.5, 9.5 and 14.7%, and out of sample far better: power/README.md)
+MAE_PCT = {"area_mm2": 10.5, "peak_dynamic_W": 9.0, "total_leakage_W": 11.0, "runtime_dynamic_W": 17.0}
 
 
 def _require_sweep():

@@ -1,0 +1,228 @@
+"""The cross-validation end to end (sim-scripts/mcpat_compare.py --cross-validate on a subset), the private L2's
+peak energy against McPAT's L2 variants, the leakage laws' structure (device type and temperature from the
+published device tables, no fitted term), and the time to price one configuration."""
+
+import copy
+import dataclasses
+import math
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+import pytest
+
+import power
+from power import calibration as cal
+from power import fit, mcpat_tree, platforms, tech
+from power.mcpat_xml import read
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _require_sweep():
+    try:
+        return fit.sweep_dir()
+    except FileNotFoundError as e:
+        pytest.skip(f"McPAT sweep absent: {e}")
+
+
+# --------------------------------------------------------------------------------------- cross-validation script
+def test_cross_validate_script_end_to_end_on_a_subset():
+    """One leave-one-template-out fold on a subset of the sweep, through the script itself: the summary per metric
+    and the worst points with their cause are printed, and the fold's points are exactly the held-out ones."""
+    _require_sweep()
+    cmd = [sys.executable, str(ROOT / "sim-scripts" / "mcpat_compare.py"), "--quiet", "--cross-validate", "template",
+           "--folds", "Alpha21364", "--points", "^(alpha_|xeon_(base|n22|n90|w2|rob64|l2p_512k|mc4))",
+           "--max-nfev", "15"]
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    text = out.stdout
+    assert "cross-validated, leaving out each template" in text
+    assert "(1 folds" in text
+    for metric in ("area", "peak dyn", "leakage", "runtime dyn"):
+        assert metric in text
+    assert "cause" in text and "training points with its device type" in text
+    assert "template=Alpha21364 (3 points)" in text
+    assert time.perf_counter() - t0 < 600
+
+
+def test_cross_validate_rejects_unknown_groupings_and_folds():
+    _require_sweep()
+    script = str(ROOT / "sim-scripts" / "mcpat_compare.py")
+    bad = subprocess.run([sys.executable, script, "--quiet", "--cross-validate", "vendor"], capture_output=True,
+                         text=True, timeout=300, cwd=ROOT)
+    assert bad.returncode == 2 and "unknown grouping 'vendor'" in bad.stderr
+    bad = subprocess.run([sys.executable, script, "--quiet", "--cross-validate", "template", "--folds", "Itanium",
+                          "--points", "^alpha_"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert bad.returncode == 2 and "Itanium" in bad.stderr and "Alpha21364" in bad.stderr
+
+
+def test_fold_subset_fits_without_its_points(monkeypatch):
+    _require_sweep()
+    raw = fit.Raw(fit.sweep_index().head(20))
+    seen = []
+
+    def recording_fit(sub, start=None, max_nfev=None):
+        seen.append((set(sub.index.name), max_nfev))
+        return cal.LAWS
+
+    monkeypatch.setattr(fit, "fit", recording_fit)
+    values = fit.fold_values(raw.index, "template")
+    cv = fit.cross_validate(raw, "template", max_nfev=7, only=values[:1])
+    held = set(raw.index.name[raw.index.template == values[0]])
+    assert len(seen) == 1 and seen[0][1] == 7
+    assert not (seen[0][0] & held) and seen[0][0] | held == set(raw.index.name)
+    assert set(cv.name) == held
+    with pytest.raises(ValueError, match="not in the sweep"):
+        fit.cross_validate(raw, "template", only=["Itanium"])
+
+
+def test_explain_names_the_component_that_carries_the_error():
+    _require_sweep()
+    idx = fit.sweep_index()
+    tab = fit.compare_points(idx[idx.name == "xeon_base"])
+    row = tab[tab.metric == "peak_dynamic_W"].iloc[0]
+    why = fit.explain(row, by="template")
+    assert "training points with its device type" in why and "mostly" in why
+    comps = fit.component_errors("xeon_base", "peak_dynamic_W").set_index("component")
+    assert {"cores", "l3", "noc"} <= set(comps.index)
+    # the components add up to the total on both sides
+    assert comps.kvsim.sum() == pytest.approx(row.kvsim, rel=0.02)
+    assert comps.mcpat.sum() == pytest.approx(row.mcpat, rel=0.02)
+
+
+# ----------------------------------------------------------------------------------------------- private L2
+L2_VARIANTS = ("xeon_base", "xeon_l2p_256k", "xeon_l2p_512k", "xeon_l2p_2m")
+# reached on the four variants (256 KB to 2 MB, 8 banks, 32 B lines, one access per 8 cycles): peak dynamic -22% to
+# +37%, area -36% to +7% (McPAT's energy per access barely grows with capacity: x1.6 from 256 KB to 2 MB)
+L2_PEAK_TOLERANCE_PCT = 40.0
+
+
+@pytest.mark.parametrize("name", L2_VARIANTS)
+def test_private_l2_peak_and_area_match_mcpat_l2_variants(name):
+    """McPAT's private L2 line (one core's L2, printed under the core) vs ours, on the sweep's L2 variants."""
+    d = _require_sweep()
+    c = mcpat_tree.compare(fit.price_point(name), (d / f"{name}.out").read_text()).set_index("line")
+    assert c.loc["L2", "mcpat_peak_dynamic_W"] > 0
+    assert abs(c.loc["L2", "error_peak_dynamic_W_pct"]) <= L2_PEAK_TOLERANCE_PCT, c.loc["L2"].to_dict()
+    assert abs(c.loc["L2", "error_area_mm2_pct"]) <= L2_PEAK_TOLERANCE_PCT, c.loc["L2"].to_dict()
+
+
+def test_cache_peak_does_not_depend_on_the_throughput_field():
+    """McPAT prices a cache at peak as 0.67 reads + 0.33 writes per port per cycle times its duty cycle; the
+    input's throughput (cycles between accesses) only constrains CACTI's array organisation. A throughput of 1
+    must not multiply the peak by 8 against a throughput of 8 (the exported Xeon socket's old +100%)."""
+    _require_sweep()
+    p, _ = read(fit.sweep_dir() / "xeon_base.xml")
+    peaks = []
+    for thr in (1.0, 8.0):
+        q = copy.deepcopy(p)
+        q.core.l2 = dataclasses.replace(q.core.l2, throughput_cycles=thr)
+        q.core.dcache = dataclasses.replace(q.core.dcache, throughput_cycles=thr)
+        s = power.build(q).evaluate().structures.set_index("component")
+        peaks.append((s.loc["core.l2", "peak_dynamic_W"], s.loc["core.lsu.dcache", "peak_dynamic_W"]))
+    assert peaks[0] == pytest.approx(peaks[1], rel=1e-12)
+
+
+def test_exported_xeon_socket_private_l2_peak_near_mcpat():
+    """McPAT 1.3 prices the exported Xeon E5-2697 v2 socket's 12 private 256 KB L2s at 12.2 W peak dynamic (issue
+    15); kvsim said 88.6 W (the peak divided by the sweep's L2 throughput of 8 in the calibration, all 8 ways read
+    per access). What is left (22 W) is the socket's single-bank, 64 B-line L2, which the sweep's private L2s (all
+    8 banks, 32 B lines) do not cover: our array model's energy per access grows more with bank size than CACTI's
+    re-partitioned arrays. The cores with their L2s come out at McPAT's 74.5 W (test below)."""
+    from power import mcpat_xml
+    xml = mcpat_xml.to_xml(platforms.xeon_e5_2697v2_socket())
+    p, _ = mcpat_xml.read(xml)
+    r = power.build(p).evaluate()
+    s = r.structures.set_index("component")
+    assert 12.2 < s.loc["core.l2", "peak_dynamic_W"] < 2.0 * 12.2
+    assert r.by_class().loc["cores", "peak_dynamic_W"] == pytest.approx(74.5, rel=0.15)
+
+
+def test_private_l2_area_and_energy_rise_with_capacity():
+    base = platforms.xeon_e5_2697v2_socket()
+    prev = None
+    for kb in (128, 256, 512, 1024, 2048):
+        p = copy.deepcopy(base)
+        p.core.l2 = dataclasses.replace(p.core.l2, capacity_B=kb * 1024)
+        s = power.build(p).evaluate().structures.set_index("component").loc["core.l2"]
+        cur = (s.area_mm2, s.peak_dynamic_W, s.leakage_W)
+        if prev:
+            assert all(c > q for c, q in zip(cur, prev)), (kb, cur, prev)
+        prev = cur
+
+
+# ---------------------------------------------------------------------------------------- leakage structure
+def test_no_law_has_a_device_or_temperature_term():
+    for m in cal.METRICS:
+        for g in cal.GROUPS:
+            names = cal.feature_names(g, m)
+            assert not any(f.startswith(("lop", "lstp", "temperature")) for f in names), (m, g, names)
+
+
+@pytest.mark.parametrize("device", ["lstp", "lop"])
+def test_device_type_scales_leakage_by_the_published_tables(device):
+    """Same platform, device type changed: each structure's subthreshold leakage moves by exactly the published
+    Ioff(T) x Vdd x long-channel ratio, its gate leakage by the Igate x Vdd ratio (no fitted device term)."""
+    base = platforms.xeon_e5_2697v2_socket()
+    other = copy.deepcopy(base)
+    other.device = device
+    other.vdd = None
+    base.vdd = None
+    rb, ro = power.build(base).evaluate(), power.build(other).evaluate()
+    tb = tech.technology(base.node_nm, "hp", base.temperature_K, base.long_channel)
+    to = tech.technology(base.node_nm, device, base.temperature_K, base.long_channel)
+    share = tech.LONG_CHANNEL_SHARE["core_ooo"]
+    ratio_sub = (to.dev.ioff_um * to.subthreshold_scale() * to.vdd * to.long_channel_factor(share)) / \
+        (tb.dev.ioff_um * tb.subthreshold_scale() * tb.vdd * tb.long_channel_factor(share))
+    ratio_gate = (to.dev.igate_um * to.vdd) / (tb.dev.igate_um * tb.vdd)
+    sb, so = rb.structures.set_index("component"), ro.structures.set_index("component")
+    for path in ("core.exu.alus", "core.scheduler.rob", "core.l2"):
+        assert so.loc[path, "subthreshold_leakage_W"] / sb.loc[path, "subthreshold_leakage_W"] == \
+            pytest.approx(ratio_sub, rel=1e-9)
+        assert so.loc[path, "gate_leakage_W"] / sb.loc[path, "gate_leakage_W"] == pytest.approx(ratio_gate, rel=1e-9)
+        if path == "core.scheduler.rob":     # a pure array keeps its area; logic libraries differ by device type
+            assert so.loc[path, "area_mm2"] == pytest.approx(sb.loc[path, "area_mm2"], rel=1e-12)
+
+
+def test_temperature_scales_subthreshold_leakage_by_the_published_table():
+    p = platforms.xeon_e5_2697v2_socket()
+    m = power.build(p)
+    t = m.tech
+    a, b = m.evaluate(temperature_K=330).die, m.evaluate(temperature_K=380).die
+    expect = tech.ioff_temperature_ratio(p.node_nm, p.device, 380) / tech.ioff_temperature_ratio(p.node_nm,
+                                                                                                    p.device, 330)
+    assert b.subthreshold_leakage_W / a.subthreshold_leakage_W == pytest.approx(expect, rel=1e-9)
+    assert b.gate_leakage_W == pytest.approx(a.gate_leakage_W, rel=1e-12)
+    assert t.subthreshold_scale(temperature_K=300) == pytest.approx(1.0)
+
+
+def test_device_tables_rise_with_temperature_everywhere():
+    for dev in tech.DEVICE_TYPES:
+        for node in (180, 90, 65, 45, 40, 32, 28, 22, 16):
+            r = [tech.ioff_temperature_ratio(node, dev, t) for t in range(300, 401, 5)]
+            assert all(y > x for x, y in zip(r, r[1:])), (dev, node, r)
+            assert r[0] == pytest.approx(1.0)
+    # the published table is used where it is not repaired: 45 nm hp, 300 -> 380 K
+    assert tech.ioff_temperature_ratio(45, "hp", 380) == pytest.approx(8.03e-7 / 2.8e-7)
+    assert math.isclose(tech.long_channel_reduction(65, "hp"), 1 / 3.74)
+
+
+# ---------------------------------------------------------------------------------------------- pricing time
+@pytest.mark.parametrize("config", ["brps_target_socket", "xeon_e5_2697v2_socket"])
+def test_pricing_one_configuration_under_50_ms(config):
+    """Config -> platform -> build -> evaluate -> DataFrame, in CPU time (the wall clock on a shared machine
+    measures the load, not the model; sim-scripts/mcpat_compare.py --bench prints wall-clock times)."""
+    import importlib
+
+    from power.from_config import platform_from_config
+    cfg = importlib.import_module(f"configs.{config}").system().to_dict()
+    times = []
+    for _ in range(15):
+        t0 = time.process_time()
+        power.build(platform_from_config(cfg)).evaluate().dataframe()
+        times.append(time.process_time() - t0)
+    assert statistics.median(times) < 0.050, times
