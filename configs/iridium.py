@@ -21,8 +21,9 @@ def server(stacks: int = 96) -> DenseServer:
 
 
 def system(cores: int = 16, core_kind: str = "a7", clock: str | None = None, read_latency: str = "20us",
-           store_mem: str = "64MiB") -> System:
+           store_mem: str = "64MiB", **client_kw) -> System:
     stack(cores, read_latency)
-    system = mercury.system(cores=cores, core_kind=core_kind, clock=clock, l2=True, store_mem=store_mem)
+    system = mercury.system(cores=cores, core_kind=core_kind, clock=clock, l2=True, store_mem=store_mem,
+                            **client_kw)
     system.mem_limit = "19GiB"                  # 19.8 GB of flash (source), rounded down to the GiB
     return system

@@ -4,7 +4,7 @@ key-value distributor switch joins up to 12 stacks to one 10 GbE port, about 144
 
 Wired: the stack (models.stacked) and the server with its switches (models.dense_server). Not wired: the zero-copy
 NIC and the KVD switch are not modelled in the engine (the NIC is the PCIe NIC model), the engine cannot select the
-stacked DRAM yet, and the client does not speak the memcached protocol yet (see configs/mercury.py)."""
+stacked DRAM yet, (see configs/mercury.py)."""
 
 from models import System
 from models.dense_server import DenseServer
@@ -30,7 +30,7 @@ def server(stacks: int = 144) -> DenseServer:
     return DenseServer(stacks=stacks, stacks_per_port=12)
 
 
-def system(cores: int = 16, latency: str = "10ns", store_mem: str = "64MiB") -> System:
+def system(cores: int = 16, latency: str = "10ns", store_mem: str = "64MiB", **client_kw) -> System:
     _check(cores)
     return mercury.system(cores=cores, core_kind="a15", clock="1.5GHz", l2=True, latency=latency,
-                          store_mem=store_mem)
+                          store_mem=store_mem, **client_kw)

@@ -5,12 +5,12 @@ memcached-class instance per core on its own port, an integrated 10 GbE MAC; 96 
 Cores: Cortex-A7 class (in order, 1 GHz) or Cortex-A15 class (3-wide out of order, 1 or 1.5 GHz), 32 KB L1s, an
 optional private 2 MB L2. Values the source does not give are commented "assumed".
 
-What is wired and what is not (yet): `stack()` and `server()` are the stack's memory (models.stacked) and the
-server (models.dense_server). `system()` builds a valid System for the engine with the stack's cores and caches,
-but the engine cannot select the stacked memory yet (kvsim-timing's `stacked::dram3d::StackedDram` is a standalone
-MemPort): System.memory stays a DDR controller placeholder. Nor is the integrated MAC modelled (the NIC is the
-PCIe NIC model, one 10 GbE port), and the ghost client does not speak the memcached protocol yet, so the client is
-off.
+What is wired: `stack()` and `server()` are the stack's memory (models.stacked) and the server
+(models.dense_server). `system()` runs one memcached-class instance per core against the ghost client speaking the
+memcached binary protocol over UDP (Client.protocol = 'memcached'), with the stack's cores and caches and its memory
+behind them (System.memory.kind = 'dram3d' once the engine builds the backing memory from it; see
+kvsim_timing::stacked::backing). Not modelled yet: the integrated MAC (the NIC is the PCIe NIC model, one 10 GbE
+port).
 """
 
 from models import System, Workload
@@ -81,9 +81,18 @@ def server(stacks: int = 96) -> DenseServer:
     return DenseServer(stacks=stacks, stacks_per_port=1)
 
 
+def client(cores: int, items: int = 65536, requests: int = 10000, get_ratio: float = 0.9,
+           delete_ratio: float = 0.0, **kw) -> Client:
+    """The ghost client speaking memcached. At most 512 frames are outstanding in all (the NIC's RX FIFO holds 512
+    frames: beyond that, a functional run would drop frames and stall)."""
+    return Client(enabled=True, protocol="memcached", items=items, requests=requests, get_ratio=get_ratio,
+                  delete_ratio=delete_ratio, window=max(1, min(32, 512 // cores)), **kw)
+
+
 def system(cores: int = 16, core_kind: str = "a7", clock: str | None = None, l2: bool = False,
-           latency: str = "10ns", store_mem: str = "64MiB") -> System:
-    """One Mercury stack with `cores` cores running one memcached-class instance each."""
+           latency: str = "10ns", store_mem: str = "64MiB", **client_kw) -> System:
+    """One Mercury stack with `cores` cores running one memcached-class instance each; `client_kw` go to
+    `client()` (items, requests, get_ratio, delete_ratio, and any Client parameter)."""
     stack(cores, latency)                       # the port-sharing check (ParamError beyond 32 cores)
     c = core(core_kind, clock)
     nic = Nic(enabled=True, ports=1, port_gbps=10.0)   # one 10 GbE port per stack (source); PCIe path assumed
@@ -101,5 +110,5 @@ def system(cores: int = 16, core_kind: str = "a7", clock: str | None = None, l2:
         # assumed far below the stack's 256 MB per port, to keep simulations small.
         workload=Workload(binary=str(MCD_SERVER), argv=[f"port={nic.steering_base_port}", f"mem={store_mem}"]),
         nic=nic,
-        client=Client(enabled=False),
+        client=client(cores, **client_kw),
     )

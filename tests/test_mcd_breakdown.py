@@ -35,6 +35,7 @@ def breakdown(gets: int, core_kind: str = "a7", clock: str | None = None, l2: bo
     system.workload.argv = ["bench=%d" % gets, "buckets=12"]
     system.detailed_start = "roi"
     system.nic.enabled = False
+    system.client.enabled = False                # the bench makes its own frames
     result = simulate(system, outdir=outdir or pathlib.Path(tempfile.mkdtemp()))
     assert result.exit_code == 0, result.stdout + result.stderr
     assert f"mcd bench: {gets} GETs per phase, {gets} hits".encode() in result.stdout, result.stdout

@@ -3,7 +3,7 @@
 //! then binary-protocol messages (24-byte header: magic, opcode, key length, extras length, data type,
 //! vbucket/status, body length, opaque, CAS; then extras, key, value), all big-endian.
 //!
-//! This module is the codec and the response check only; driving it from the client is not wired yet.
+//! This module is the codec; the client (`client/memcached.rs`) frames its requests and decodes its responses with it.
 
 use std::fmt;
 
