@@ -2,9 +2,9 @@
 L1s and a 2 MB L2 each, over Mercury's 3D DRAM; an integrated zero-copy NIC on the cache hierarchy; a 12-port
 key-value distributor switch joins up to 12 stacks to one 10 GbE port, about 144 stacks per 1.5U on 12 switches.
 
-Wired: the stack (models.stacked) and the server with its switches (models.dense_server). Not wired: the zero-copy
-NIC and the KVD switch are not modelled in the engine (the NIC is the PCIe NIC model), the engine cannot select the
-stacked DRAM yet, (see configs/mercury.py)."""
+Wired: the stack (models.stacked), the server with its switches (models.dense_server), and Mercury's system with
+its memcached client and stacked-DRAM memory (configs/mercury.py). Not modelled in the engine: the zero-copy NIC and
+the KVD switch (the NIC is the PCIe NIC model)."""
 
 from models import System
 from models.dense_server import DenseServer

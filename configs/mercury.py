@@ -8,8 +8,8 @@ optional private 2 MB L2. Values the source does not give are commented "assumed
 What is wired: `stack()` and `server()` are the stack's memory (models.stacked) and the server
 (models.dense_server). `system()` runs one memcached-class instance per core against the ghost client speaking the
 memcached binary protocol over UDP (Client.protocol = 'memcached'), with the stack's cores and caches and its memory
-behind them (System.memory.kind = 'dram3d' once the engine builds the backing memory from it; see
-kvsim_timing::stacked::backing). Not modelled yet: the integrated MAC (the NIC is the PCIe NIC model, one 10 GbE
+behind them (`memory()`: System.memory.kind = 'dram3d', built by kvsim_timing::stacked::backing; one DDR4
+channel stands in while the engine cannot build it, see models.dram.ENGINE_BACKING_KINDS). Not modelled yet: the integrated MAC (the NIC is the PCIe NIC model, one 10 GbE
 port).
 """
 
@@ -18,7 +18,7 @@ from models.cache import Cache, CacheHierarchy
 from models.client import Client
 from models.core import Core
 from models.dense_server import DenseServer
-from models.dram import MemoryController
+from models.dram import ENGINE_BACKING_KINDS, MemoryController
 from models.nic import Nic
 from models.stacked import NandFlash, Stack, StackedDram
 
@@ -76,6 +76,21 @@ def stack(cores: int = 16, latency: str = "10ns", memory: str = "dram3d") -> Sta
     return s
 
 
+def memory(kind: str = "dram3d", latency: str = "10ns", read_latency: str = "20us") -> MemoryController:
+    """The stack's memory behind the caches (MemoryController.kind 'dram3d' or 'flash'); while the engine cannot
+    build it yet (models.dram.ENGINE_BACKING_KINDS), one DDR4 channel stands in and `stacked_memory(system)` is
+    False, so results say which memory they ran on."""
+    if kind not in ENGINE_BACKING_KINDS:
+        return MemoryController(preset="DDR4-2400", channels=1)
+    return MemoryController(kind=kind, dram3d=StackedDram(access_latency=latency),
+                            flash=NandFlash(read_latency=read_latency))
+
+
+def stacked_memory(system: System) -> bool:
+    """Whether the run's memory is the stack's (not the DDR stand-in)."""
+    return system.memory.kind != "ddr"
+
+
 def server(stacks: int = 96) -> DenseServer:
     # One stack per Ethernet port, at most 96 ports per 1.5U (source).
     return DenseServer(stacks=stacks, stacks_per_port=1)
@@ -104,8 +119,7 @@ def system(cores: int = 16, core_kind: str = "a7", clock: str | None = None, l2:
         quantum=200,                            # assumed: instructions per scheduling turn
         core=c,
         caches=caches(cores, l2, c.clock),
-        # Placeholder until the engine can select StackedDram (see the module doc): one DDR4 channel.
-        memory=MemoryController(preset="DDR4-2400", channels=1),
+        memory=memory("dram3d", latency),
         # Instance i serves UDP port base + i, the port the NIC steers to hart i's queue. store_mem per instance:
         # assumed far below the stack's 256 MB per port, to keep simulations small.
         workload=Workload(binary=str(MCD_SERVER), argv=[f"port={nic.steering_base_port}", f"mem={store_mem}"]),
