@@ -21,6 +21,7 @@ from models.dense_server import DenseServer
 from models.dram import ENGINE_BACKING_KINDS, MemoryController
 from models.nic import Nic
 from models.stacked import NandFlash, Stack, StackedDram
+from models.technology import Technology
 
 from . import WORKLOAD_BUILD
 
@@ -91,6 +92,13 @@ def stacked_memory(system: System) -> bool:
     return system.memory.kind != "ddr"
 
 
+def technology(core_kind: str) -> Technology:
+    # The logic die is 28 nm (source). Device type, temperature and pipeline depths (A7 8 stages, A15 15) for the
+    # power model: assumed.
+    return Technology(part=f"mercury-{core_kind}", node=28.0, device="hp", temperature=340.0,
+                      pipeline_depth=8 if core_kind == "a7" else 15)
+
+
 def server(stacks: int = 96) -> DenseServer:
     # One stack per Ethernet port, at most 96 ports per 1.5U (source).
     return DenseServer(stacks=stacks, stacks_per_port=1)
@@ -125,4 +133,5 @@ def system(cores: int = 16, core_kind: str = "a7", clock: str | None = None, l2:
         workload=Workload(binary=str(MCD_SERVER), argv=[f"port={nic.steering_base_port}", f"mem={store_mem}"]),
         nic=nic,
         client=client(cores, **client_kw),
+        technology=technology(core_kind),
     )
