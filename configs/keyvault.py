@@ -2,9 +2,9 @@
 L1s and a 2 MB L2 each, over Mercury's 3D DRAM; an integrated zero-copy NIC on the cache hierarchy; a 12-port
 key-value distributor switch joins up to 12 stacks to one 10 GbE port, about 144 stacks per 1.5U on 12 switches.
 
-Wired: the stack (models.stacked) and the server with its switches (models.dense_server). Not wired: the zero-copy
-NIC and the KVD switch are not modelled in the engine (the NIC is the PCIe NIC model), the engine cannot select the
-stacked DRAM yet, and the client does not speak the memcached protocol yet (see configs/mercury.py)."""
+Wired: the stack (models.stacked), the server with its switches (models.dense_server), and Mercury's system with
+its memcached client and stacked-DRAM memory (configs/mercury.py). Not modelled in the engine: the zero-copy NIC and
+the KVD switch (the NIC is the PCIe NIC model)."""
 
 from models import System
 from models.dense_server import DenseServer
@@ -30,7 +30,7 @@ def server(stacks: int = 144) -> DenseServer:
     return DenseServer(stacks=stacks, stacks_per_port=12)
 
 
-def system(cores: int = 16, latency: str = "10ns", store_mem: str = "64MiB") -> System:
+def system(cores: int = 16, latency: str = "10ns", store_mem: str = "64MiB", **client_kw) -> System:
     _check(cores)
     return mercury.system(cores=cores, core_kind="a15", clock="1.5GHz", l2=True, latency=latency,
-                          store_mem=store_mem)
+                          store_mem=store_mem, **client_kw)

@@ -5,12 +5,12 @@ memcached-class instance per core on its own port, an integrated 10 GbE MAC; 96 
 Cores: Cortex-A7 class (in order, 1 GHz) or Cortex-A15 class (3-wide out of order, 1 or 1.5 GHz), 32 KB L1s, an
 optional private 2 MB L2. Values the source does not give are commented "assumed".
 
-What is wired and what is not (yet): `stack()` and `server()` are the stack's memory (models.stacked) and the
-server (models.dense_server). `system()` builds a valid System for the engine with the stack's cores and caches,
-but the engine cannot select the stacked memory yet (kvsim-timing's `stacked::dram3d::StackedDram` is a standalone
-MemPort): System.memory stays a DDR controller placeholder. Nor is the integrated MAC modelled (the NIC is the
-PCIe NIC model, one 10 GbE port), and the ghost client does not speak the memcached protocol yet, so the client is
-off.
+What is wired: `stack()` and `server()` are the stack's memory (models.stacked) and the server
+(models.dense_server). `system()` runs one memcached-class instance per core against the ghost client speaking the
+memcached binary protocol over UDP (Client.protocol = 'memcached'), with the stack's cores and caches and its memory
+behind them (`memory()`: System.memory.kind = 'dram3d', built by kvsim_timing::stacked::backing; one DDR4
+channel stands in while the engine cannot build it, see models.dram.ENGINE_BACKING_KINDS). Not modelled yet: the integrated MAC (the NIC is the PCIe NIC model, one 10 GbE
+port).
 """
 
 from models import System, Workload
@@ -18,9 +18,10 @@ from models.cache import Cache, CacheHierarchy
 from models.client import Client
 from models.core import Core
 from models.dense_server import DenseServer
-from models.dram import MemoryController
+from models.dram import ENGINE_BACKING_KINDS, MemoryController
 from models.nic import Nic
 from models.stacked import NandFlash, Stack, StackedDram
+from models.technology import Technology
 
 from . import WORKLOAD_BUILD
 
@@ -76,14 +77,45 @@ def stack(cores: int = 16, latency: str = "10ns", memory: str = "dram3d") -> Sta
     return s
 
 
+def memory(kind: str = "dram3d", latency: str = "10ns", read_latency: str = "20us") -> MemoryController:
+    """The stack's memory behind the caches (MemoryController.kind 'dram3d' or 'flash'); while the engine cannot
+    build it yet (models.dram.ENGINE_BACKING_KINDS), one DDR4 channel stands in and `stacked_memory(system)` is
+    False, so results say which memory they ran on."""
+    if kind not in ENGINE_BACKING_KINDS:
+        return MemoryController(preset="DDR4-2400", channels=1)
+    return MemoryController(kind=kind, dram3d=StackedDram(access_latency=latency),
+                            flash=NandFlash(read_latency=read_latency))
+
+
+def stacked_memory(system: System) -> bool:
+    """Whether the run's memory is the stack's (not the DDR stand-in)."""
+    return system.memory.kind != "ddr"
+
+
+def technology(core_kind: str) -> Technology:
+    # The logic die is 28 nm (source). Device type, temperature and pipeline depths (A7 8 stages, A15 15) for the
+    # power model: assumed.
+    return Technology(part=f"mercury-{core_kind}", node=28.0, device="hp", temperature=340.0,
+                      pipeline_depth=8 if core_kind == "a7" else 15)
+
+
 def server(stacks: int = 96) -> DenseServer:
     # One stack per Ethernet port, at most 96 ports per 1.5U (source).
     return DenseServer(stacks=stacks, stacks_per_port=1)
 
 
+def client(cores: int, items: int = 65536, requests: int = 10000, get_ratio: float = 0.9,
+           delete_ratio: float = 0.0, **kw) -> Client:
+    """The ghost client speaking memcached. At most 512 frames are outstanding in all (the NIC's RX FIFO holds 512
+    frames: beyond that, a functional run would drop frames and stall)."""
+    return Client(enabled=True, protocol="memcached", items=items, requests=requests, get_ratio=get_ratio,
+                  delete_ratio=delete_ratio, window=max(1, min(32, 512 // cores)), **kw)
+
+
 def system(cores: int = 16, core_kind: str = "a7", clock: str | None = None, l2: bool = False,
-           latency: str = "10ns", store_mem: str = "64MiB") -> System:
-    """One Mercury stack with `cores` cores running one memcached-class instance each."""
+           latency: str = "10ns", store_mem: str = "64MiB", **client_kw) -> System:
+    """One Mercury stack with `cores` cores running one memcached-class instance each; `client_kw` go to
+    `client()` (items, requests, get_ratio, delete_ratio, and any Client parameter)."""
     stack(cores, latency)                       # the port-sharing check (ParamError beyond 32 cores)
     c = core(core_kind, clock)
     nic = Nic(enabled=True, ports=1, port_gbps=10.0)   # one 10 GbE port per stack (source); PCIe path assumed
@@ -95,11 +127,11 @@ def system(cores: int = 16, core_kind: str = "a7", clock: str | None = None, l2:
         quantum=200,                            # assumed: instructions per scheduling turn
         core=c,
         caches=caches(cores, l2, c.clock),
-        # Placeholder until the engine can select StackedDram (see the module doc): one DDR4 channel.
-        memory=MemoryController(preset="DDR4-2400", channels=1),
+        memory=memory("dram3d", latency),
         # Instance i serves UDP port base + i, the port the NIC steers to hart i's queue. store_mem per instance:
         # assumed far below the stack's 256 MB per port, to keep simulations small.
         workload=Workload(binary=str(MCD_SERVER), argv=[f"port={nic.steering_base_port}", f"mem={store_mem}"]),
         nic=nic,
-        client=Client(enabled=False),
+        client=client(cores, **client_kw),
+        technology=technology(core_kind),
     )

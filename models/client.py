@@ -8,9 +8,18 @@ count it used as `client.items`).
 
 from __future__ import annotations
 
+import os
+
 from .params import Param, ParamError, SimObject
 
 DATASETS = {"tiny": (8, 8), "small": (16, 64), "large": (128, 1024), "xlarge": (250, 1152)}
+PROTOCOLS = ("mica", "memcached")
+# The servers' binaries (workloads/*/Makefile) and the protocol each speaks.
+SERVER_PROTOCOL = {"kvs-server": "mica", "mcd-server": "memcached"}
+# The memcached binary protocol's frame sizes (workloads/mcd): Ethernet + IPv4 + UDP (42) + the UDP frame header
+# (8); a request is a 24-byte header, a SET adds 8 bytes of extras and the value; a GET hit's response adds 4 bytes
+# of flags and the value; the key is at most 250 bytes.
+MCD_FRAME_HDR, MCD_MSG_HDR, MCD_MAX_KEY = 50, 24, 250
 
 
 class Client(SimObject):
@@ -26,8 +35,13 @@ class Client(SimObject):
     popularity = Param.Enum("uniform", "key popularity: 'uniform', or 'zipf' (exact, rank 1 = item 0)",
                             choices=("uniform", "zipf"))
     zipf_theta = Param.Float(0.99, "Zipf exponent (YCSB's default 0.99)", min=0.01, max=5.0)
-    get_ratio = Param.Float(0.95, "fraction of measured requests that are GETs (the rest are PUTs)",
-                            min=0.0, max=1.0)
+    get_ratio = Param.Float(0.95, "fraction of measured requests that are GETs (the rest are PUTs, or DELETEs "
+                            "with delete_ratio)", min=0.0, max=1.0)
+    delete_ratio = Param.Float(0.0, "fraction of measured requests that are DELETEs (protocol 'memcached' only; "
+                               "get_ratio + delete_ratio <= 1, the rest are SETs)", min=0.0, max=1.0)
+    protocol = Param.Enum("mica", "what the client speaks: 'mica' (the MICA-style KVS server, workloads/kvs) or "
+                          "'memcached' (the memcached binary protocol over UDP, workloads/mcd: GET, SET, DELETE); "
+                          "it must match the server (its binary's name)", choices=PROTOCOLS)
     requests_per_packet = Param.Count(1, "requests packed into one frame (fewer when the frame or its response "
                                       "would exceed 1514 bytes)", min=1, max=32)
     requests = Param.Count(10000, "measured requests (M); the run ends when all are answered", min=1)
@@ -73,6 +87,32 @@ class Client(SimObject):
                 raise ParamError(f"Client.key_size = {k}: keys need at least 8 bytes (they encode the item)")
             if 48 + 24 + ((k + 7) & ~7) + ((v + 7) & ~7) > 1514 or 48 + 24 + ((v + 7) & ~7) > 1514:
                 raise ParamError(f"Client: a {k}-byte key and {v}-byte value do not fit one 1514-byte frame")
+        if self.get_ratio + self.delete_ratio > 1.0 + 1e-12:
+            raise ParamError(f"Client.get_ratio + Client.delete_ratio = {self.get_ratio + self.delete_ratio}: "
+                             "must be at most 1 (the rest are SETs)")
+        if self.protocol == "mica" and self.delete_ratio > 0:
+            raise ParamError(f"Client.delete_ratio = {self.delete_ratio}: DELETEs are sent only with "
+                             "Client.protocol = 'memcached' (allowed: 0 for 'mica')")
+        if self.protocol == "memcached" and self.enabled:
+            k, v = self.sizes()
+            if k > MCD_MAX_KEY:
+                raise ParamError(f"Client.key_size = {k}: memcached keys are at most {MCD_MAX_KEY} bytes")
+            if MCD_FRAME_HDR + MCD_MSG_HDR + 8 + k + v > 1514:
+                raise ParamError(f"Client: a memcached SET of a {k}-byte key and {v}-byte value does not fit one "
+                                 "1514-byte frame")
+            if self.mode == "crew":
+                raise ParamError("Client.mode = 'crew': memcached instances share nothing, so every request goes "
+                                 "to its key's instance (allowed with protocol 'memcached': 'auto', 'erew')")
+            if self.fuzz_frames:
+                raise ParamError(f"Client.fuzz_frames = {self.fuzz_frames}: fuzzing speaks the MICA format only "
+                                 "(allowed with protocol 'memcached': 0)")
+
+    def check_server(self, binary: str) -> None:
+        """Refuse a client that does not speak the protocol of the server binary (known by its file name)."""
+        speaks = SERVER_PROTOCOL.get(os.path.basename(binary))
+        if speaks is not None and speaks != self.protocol:
+            raise ParamError(f"Client.protocol = {self.protocol!r} but the server {os.path.basename(binary)} "
+                             f"speaks {speaks!r}: set client.protocol={speaks}")
 
 
 def server_mode(argv: list[str]) -> str:

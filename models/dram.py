@@ -10,6 +10,7 @@ DRAM clocks (nCK, JEDEC's unit).
 from __future__ import annotations
 
 from .params import Param, ParamError, SimObject
+from .stacked import NandFlash, StackedDram
 
 # JEDEC speed grades. Times in ps (t_ck, t_rfc, t_refi), everything else in nCK; nCK = ceil(ns / tCK) where JEDEC
 # gives ns.
@@ -83,9 +84,22 @@ def _nck(doc: str, hi: int = 2000) -> Param:
     return _PresetParam.Count(None, doc + " in nCK (None = the preset's)", min=1, max=hi)
 
 
-class MemoryController(SimObject):
-    """A DDR memory controller: channels, ranks, banks, open-page row buffers, FR-FCFS, refresh."""
+MEMORY_KINDS = ("ddr", "dram3d", "flash")
+# The kinds the engine builds behind the caches today. kvsim_timing::stacked::backing builds all three; the engine
+# calls it once its driver builds each socket's memory as a boxed MemPort (the multi-socket memory work). Until
+# then a stacked kind would silently run on DDR, so it is refused.
+ENGINE_BACKING_KINDS = ("ddr",)
 
+
+class MemoryController(SimObject):
+    """A DDR memory controller: channels, ranks, banks, open-page row buffers, FR-FCFS, refresh. With `kind` the
+    socket's backing memory may instead be a 3D-stacked DRAM or 3D NAND flash (models/stacked.py)."""
+
+    kind = Param.Enum("ddr", "what backs the caches: 'ddr' (this controller's DDR channels), 'dram3d' (the 3D-stacked "
+                      "DRAM in `dram3d`, Mercury and KeyVault) or 'flash' (the 3D NAND in `flash`, Iridium)",
+                      choices=MEMORY_KINDS)
+    dram3d = Param.Child(StackedDram, "the 3D-stacked DRAM, when kind = 'dram3d'")
+    flash = Param.Child(NandFlash, "the 3D NAND flash, when kind = 'flash'")
     preset = Param.Enum("DDR4-2400", "JEDEC speed grade whose timings apply unless overridden below: "
                         "'DDR4-2400' (17-17-17, the target) or 'DDR3-1600' (11-11-11, the Xeon baseline)",
                         choices=("DDR4-2400", "DDR3-1600"))
@@ -160,6 +174,9 @@ class MemoryController(SimObject):
         if not self.write_low_watermark < self.write_high_watermark <= self.write_queue:
             raise ParamError("MemoryController: need write_low_watermark < write_high_watermark <= write_queue, "
                              f"not {self.write_low_watermark}, {self.write_high_watermark}, {self.write_queue}")
+        if self.kind not in ENGINE_BACKING_KINDS:
+            raise ParamError(f"MemoryController.kind = {self.kind!r}: the engine does not yet build this memory "
+                             f"behind the caches (allowed now: {', '.join(map(repr, ENGINE_BACKING_KINDS))})")
         if timings["burst_length"] % 2:
             raise ParamError(f"MemoryController.burst_length = {timings['burst_length']}: must be even (BL/2 nCK)")
 

@@ -106,6 +106,7 @@ class System(SimObject):
         if self.client.enabled:
             if not self.active_nics():
                 raise ParamError("System.client.enabled needs System.nic.enabled (the client talks through it)")
+            self.client.check_server(self.workload.binary)
             mode = server_mode(self.workload.argv)
             if self.client.mode != "auto" and self.client.mode != mode:
                 raise ParamError(f"System.client.mode = {self.client.mode!r} but the server runs mode={mode} "

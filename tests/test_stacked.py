@@ -56,3 +56,23 @@ def test_dram_geometry_is_checked():
 def test_stack_capacity_follows_its_memory():
     assert Stack().capacity() == 4 << 30
     assert Stack(memory="flash").capacity() == int(19.8 * 2**30)
+
+
+def test_memory_kind_selects_the_backing_memory_or_is_refused_until_the_engine_builds_it():
+    """MemoryController.kind chooses DDR, the 3D DRAM or the flash behind the caches (kvsim_timing::stacked::
+    backing, exact tests in models/timing/tests/stacked.rs). A kind the engine does not build yet is refused by
+    name rather than silently run on DDR."""
+    from models.dram import ENGINE_BACKING_KINDS, MEMORY_KINDS, MemoryController
+
+    assert MemoryController().kind == "ddr" and "ddr" in ENGINE_BACKING_KINDS
+    for kind in MEMORY_KINDS:
+        m = MemoryController(kind=kind, dram3d=StackedDram(access_latency="25ns"))
+        if kind in ENGINE_BACKING_KINDS:
+            m.validate()
+        else:
+            with pytest.raises(ParamError, match=f"MemoryController.kind = '{kind}': the engine does not yet"):
+                m.validate()
+    d = MemoryController(kind="dram3d", dram3d=StackedDram(access_latency="25ns")).to_dict()
+    assert d["kind"] == "dram3d" and d["dram3d"]["access_latency"] == 25_000 and d["flash"]["read_latency"] > 0
+    with pytest.raises(ParamError, match="MemoryController.kind"):
+        MemoryController(kind="hbm")

@@ -11,7 +11,8 @@
  * with a stats dump (the simulator's STATS_DUMP) before and after each phase: the key hash alone; the network
  * stack alone (parse and checksums, connection lookup, the copy into the socket buffer, building the reply frame
  * with its checksums); and the whole request path. The memcached share of a GET is the whole minus the other two.
- * Detailed timing starts at its ROI_BEGIN. With bench_all=1 every hart runs the same benchmark on its own instance
+ * Detailed timing starts at its ROI_BEGIN. corrupt_every=N (a test hook): every Nth GET hit returns its value
+ * with one bit flipped, to show that the client catches a wrong response. With bench_all=1 every hart runs the same benchmark on its own instance
  * (hart 0 marks the phases; the run ends when all are done), to load a whole stack.
  */
 #include "kvsim.h"
@@ -22,7 +23,7 @@
 
 struct mcd_args {
     uint64_t port, mem, buckets, conns, rx_ring, tx_ring, burst, selftest, selftest_nic, bench, bench_keys,
-        bench_vlen, bench_all;
+        bench_vlen, bench_all, corrupt_every;
 };
 
 static int prefix(const char *s, const char *p, const char **rest)
@@ -38,11 +39,11 @@ static int parse_args(int argc, char **argv, struct mcd_args *a, const char **ba
 {
     static const char *const names[] = {"port=", "mem=", "buckets=", "conns=", "rx_ring=", "tx_ring=", "burst=",
                                         "selftest=", "selftest_nic=", "bench=", "bench_keys=", "bench_vlen=",
-                                        "bench_all="};
+                                        "bench_all=", "corrupt_every="};
     uint64_t *fields[] = {&a->port, &a->mem, &a->buckets, &a->conns, &a->rx_ring, &a->tx_ring, &a->burst,
                           &a->selftest, &a->selftest_nic, &a->bench, &a->bench_keys, &a->bench_vlen,
-                          &a->bench_all};
-    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 256, 256, 32, 0, 0, 0, 1024, 32, 0};
+                          &a->bench_all, &a->corrupt_every};
+    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 256, 256, 32, 0, 0, 0, 1024, 32, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *v = 0;
         unsigned f = 0;
@@ -292,6 +293,7 @@ int main(int argc, char **argv)
         printf("mcd: hart %u: out of memory (mem=%llu)\n", hart, (unsigned long long)a.mem);
         exit_group(1);
     }
+    s->corrupt_every = (uint32_t)a.corrupt_every;
     if (a.selftest)
         exit_group(selftest(s, q, a.selftest, port, (unsigned)a.burst));
     if (a.bench) {

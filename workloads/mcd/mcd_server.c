@@ -8,6 +8,7 @@ int mcd_server_init(struct mcd_server *s, uint16_t port, void *mem, size_t mem_s
 {
     memset(&s->st, 0, sizeof(s->st));
     s->port = port;
+    s->corrupt_every = s->corrupt_count = 0;
     if (nconns == 0 || (nconns & (nconns - 1)))
         return -1;
     mcd_conns_init(&s->conns, conns, nconns);
@@ -32,8 +33,11 @@ static uint32_t execute(struct mcd_server *s, const struct mcd_msg *m, uint8_t *
                                (const uint8_t *)"Not found", 9);
         uint8_t flags[4];
         mcd_put32(flags, it->flags);
-        return mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, MCD_ST_OK, m->opaque, it->cas, flags, 4, 0, 0,
-                           mcd_item_value(it), it->vlen);
+        uint32_t n = mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, MCD_ST_OK, m->opaque, it->cas, flags, 4, 0, 0,
+                                 mcd_item_value(it), it->vlen);
+        if (n && it->vlen && s->corrupt_every && ++s->corrupt_count % s->corrupt_every == 0)
+            out[n - 1] ^= 0x01; /* the test hook: the value's last byte, after the store, before the checksums */
+        return n;
     }
     case MCD_OP_SET: {
         if (m->extlen != 8 || m->klen == 0)

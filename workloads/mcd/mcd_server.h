@@ -17,6 +17,8 @@ struct mcd_server {
     struct mcd_conn_table conns;
     struct mcd_server_stats st;
     uint8_t sndbuf[MCD_MAX_FRAME]; /* the application's send buffer: responses are built here, then copied */
+    /* Test hook (0: off): flip a bit of every Nth GET hit's value, so tests can show the client catches it. */
+    uint32_t corrupt_every, corrupt_count;
 };
 
 /* mem: zeroed memory for the store (hash heads and items); conns: a zeroed array of nconns (power of two). */

@@ -19,6 +19,9 @@ struct mcd_item {
     uint8_t cls, linked;
     uint8_t data[];                     /* key, then value */
 };
+/* The ghost client computes how many items an instance holds without evicting from this size (kvsim's
+ * client/memcached.rs, ITEM_HEADER): change both together. */
+_Static_assert(sizeof(struct mcd_item) == 56, "struct mcd_item is 56 bytes");
 
 struct mcd_store_stats {
     uint64_t items, gets, hits, sets, deletes, delete_hits, evictions, oom, too_big;

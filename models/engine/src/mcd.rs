@@ -3,7 +3,7 @@
 //! then binary-protocol messages (24-byte header: magic, opcode, key length, extras length, data type,
 //! vbucket/status, body length, opaque, CAS; then extras, key, value), all big-endian.
 //!
-//! This module is the codec and the response check only; driving it from the client is not wired yet.
+//! This module is the codec; the client (`client/memcached.rs`) frames its requests and decodes its responses with it.
 
 use std::fmt;
 
@@ -173,35 +173,6 @@ pub fn decode_datagram(p: &[u8]) -> Result<(u16, Vec<Response>), McdError> {
     Ok((be16(p), out))
 }
 
-/// The client's check of one response against its request and its model of the store: `stored` is the value
-/// and flags the key holds (None: absent). Returns what is wrong, if anything.
-pub fn check(req: &Request, resp: &Response, stored: Option<(&[u8], u32)>) -> Result<(), String> {
-    if resp.opcode != req.op as u8 || resp.opaque != req.opaque {
-        return Err(format!(
-            "response opcode {:#04x} / opaque {} answers request {:?} / opaque {}",
-            resp.opcode, resp.opaque, req.op, req.opaque
-        ));
-    }
-    let want = match (req.op, stored) {
-        (Opcode::Get | Opcode::Delete, None) => status::KEY_ENOENT,
-        _ => status::OK,
-    };
-    if resp.status != want {
-        return Err(format!(
-            "{:?} of key {:?}: status {:#06x}, expected {want:#06x}",
-            req.op,
-            String::from_utf8_lossy(req.key),
-            resp.status
-        ));
-    }
-    if let (Opcode::Get, Some((value, flags))) = (req.op, stored) {
-        if resp.value != value || resp.extras != flags.to_be_bytes() {
-            return Err(format!("GET of key {:?}: wrong value or flags", String::from_utf8_lossy(req.key)));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,19 +249,5 @@ mod tests {
         bad[8 + 3] = 9; // key length 9 > body 7
         assert_eq!(decode_datagram(&bad), Err(McdError::BadLengths { key: 9, extras: 4, body: 7 }));
         assert!(McdError::KeyTooLong(300).to_string().contains("at most 250"));
-    }
-
-    #[test]
-    fn check_compares_with_the_model() {
-        let (_, rs) = decode_datagram(&two_responses()).unwrap();
-        let g = get(b"k", 1);
-        assert_eq!(check(&g, &rs[0], Some((b"bar", 5))), Ok(()));
-        assert!(check(&g, &rs[0], Some((b"baz", 5))).unwrap_err().contains("wrong value"));
-        assert!(check(&g, &rs[0], Some((b"bar", 6))).unwrap_err().contains("wrong value or flags"));
-        assert!(check(&g, &rs[0], None).unwrap_err().contains("expected 0x0001"));
-        let d = Request { op: Opcode::Delete, key: b"k", value: &[], flags: 0, expiry: 0, opaque: 2 };
-        assert_eq!(check(&d, &rs[1], None), Ok(()));
-        assert!(check(&d, &rs[1], Some((b"x", 0))).is_err());
-        assert!(check(&get(b"k", 3), &rs[0], Some((b"bar", 5))).unwrap_err().contains("opaque"));
     }
 }

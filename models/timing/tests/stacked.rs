@@ -1,9 +1,14 @@
 //! Exact-tick tests of the 3D-stacked memories: closed-page latency, bank and bus pacing, per-port and per-stack
-//! bandwidth, flash read/program latencies and per-controller queueing.
+//! bandwidth, flash read/program latencies and per-controller queueing; and both behind the caches, chosen by
+//! `stacked::backing` from `MemoryController.kind`.
 
-use kvsim_params::{NandFlash as FlashParams, StackedDram as DramParams};
+use kvsim_params::{MemoryControllerKind, NandFlash as FlashParams, StackedDram as DramParams};
+use kvsim_timing::cache::MemSystem;
+use kvsim_timing::dram::Dram;
+use kvsim_timing::stacked::backing;
 use kvsim_timing::stacked::dram3d::StackedDram;
 use kvsim_timing::stacked::flash::NandFlash;
+use kvsim_timing::synth::hierarchy_params;
 use kvsim_timing::{AccessKind, MemPort, MemReq, StatSink};
 
 const NS: u64 = 1000;
@@ -187,4 +192,97 @@ fn flash_address_map_interleaves_pages_over_controllers() {
     assert_eq!(f.access(&req(0, 64, AccessKind::Read, 0)), 20 * US);
     assert_eq!(f.access(&req(0, 4096, AccessKind::Read, 0)), 10 * US);
     assert_eq!(f.access(&req(0, 16 * 4096, AccessKind::Read, 0)), 30 * US);
+}
+
+// ------------------------------------------------------------------ behind the caches: `stacked::backing`
+
+/// A socket's backing memory as the engine holds it (a boxed MemPort of the kind its parameters choose), for a
+/// MemSystem, which takes any MemPort by value.
+struct Backing(Box<dyn MemPort>);
+
+impl MemPort for Backing {
+    fn access(&mut self, req: &MemReq) -> u64 {
+        self.0.access(req)
+    }
+    fn stats(&self, prefix: &str, now: u64, out: &mut StatSink) {
+        self.0.stats(prefix, now, out)
+    }
+    fn channel_of(&self, addr: u64) -> (usize, usize) {
+        self.0.channel_of(addr)
+    }
+}
+
+/// 2.5 GHz: the cycle of the test hierarchy's cores and LLC (synth::hierarchy_params: L1 4 cycles, LLC 20).
+const CYCLE: u64 = 400;
+const L1_LLC: u64 = (4 + 20) * CYCLE;
+
+fn behind_caches(kind: MemoryControllerKind, latency_ns: u64, read_us: u64) -> MemSystem<Backing> {
+    let mut p = kvsim_timing::synth::dram_params();
+    p.kind = kind;
+    p.dram3d = dram_params(latency_ns);
+    p.flash = flash_params(read_us);
+    MemSystem::new(&hierarchy_params(), &[2_500_000_000, 2_500_000_000], Backing(backing(&p)))
+}
+
+#[test]
+fn a_miss_to_stacked_dram_costs_the_llc_path_plus_the_closed_page_latency() {
+    for latency_ns in [10, 25, 100] {
+        let mut m = behind_caches(MemoryControllerKind::Dram3d, latency_ns, 20);
+        let t = 1_000_000;
+        assert_eq!(m.access(&req(0, 0x4000, AccessKind::Read, t)), t + L1_LLC + latency_ns * NS);
+        // Core 1 misses at the same moment on its own port (requester map): no queueing behind core 0.
+        assert_eq!(m.access(&req(1, 0x8000, AccessKind::Read, t)), t + L1_LLC + latency_ns * NS);
+        // A hit in the L1 afterwards never reaches the stack.
+        let t2 = 10 * t;
+        assert_eq!(m.access(&req(0, 0x4008, AccessKind::Read, t2)), t2 + 4 * CYCLE);
+        // Another line of the same page later: closed page, the full latency again (no row hit).
+        assert_eq!(m.access(&req(0, 0x4040, AccessKind::Read, t2)), t2 + L1_LLC + latency_ns * NS);
+    }
+}
+
+#[test]
+fn a_miss_to_flash_costs_the_llc_path_plus_the_read_latency() {
+    for read_us in [10, 20] {
+        let mut m = behind_caches(MemoryControllerKind::Flash, 10, read_us);
+        let t = 1_000_000;
+        assert_eq!(m.access(&req(0, 0x4000, AccessKind::Read, t)), t + L1_LLC + read_us * US);
+        // A second miss of the same core queues behind the first on its controller.
+        assert_eq!(m.access(&req(0, 0x9000, AccessKind::Read, t)), t + L1_LLC + 2 * read_us * US);
+        let mut out = StatSink::new();
+        m.mem.stats("system.mem.", 2 * t, &mut out);
+        assert_eq!(out.get("system.mem.controller0.reads"), Some(2.0), "flash statistics under the prefix");
+    }
+}
+
+#[test]
+fn ddr_stays_the_default_backing_and_times_as_before() {
+    let p = kvsim_timing::synth::dram_params();
+    assert_eq!(p.kind, MemoryControllerKind::Ddr);
+    let mut boxed = MemSystem::new(&hierarchy_params(), &[2_500_000_000], Backing(backing(&p)));
+    let mut direct = MemSystem::new(&hierarchy_params(), &[2_500_000_000], Dram::new(&p));
+    for (i, t) in [(0u64, 0u64), (1, 1000), (64, 2000), (4096, 3000), (1 << 20, 4000)] {
+        let r = req(0, 0x10_0000 + i * 64, AccessKind::Read, t);
+        assert_eq!(boxed.access(&r), direct.access(&r));
+    }
+}
+
+#[test]
+fn a_stats_reset_restarts_counts_and_bandwidth_but_keeps_busy_banks() {
+    let mut d = StackedDram::new(&dram_params(10));
+    d.access(&req(0, 0, AccessKind::Read, 0));
+    d.reset_stats(5 * NS);
+    // Bank 0 is busy until 10 ns: a request to it at 5 ns still waits, and its data follows the first line's.
+    assert_eq!(d.access(&req(0, 8 * 64, AccessKind::Read, 5 * NS)), (20 * NS).max(10 * NS + LINE_TRANSFER));
+    let mut s = StatSink::new();
+    d.stats("mem.", 105 * NS, &mut s);
+    assert_eq!(s.get("mem.reads"), Some(1.0));
+    assert_eq!(s.get("mem.bandwidth_gbps"), Some(64.0 / (100.0 * NS as f64 * 1e-12) / 1e9));
+    let mut f = NandFlash::new(&flash_params(20));
+    f.access(&req(0, 0, AccessKind::Write, 0));
+    f.reset_stats(US);
+    assert_eq!(f.access(&req(0, 0, AccessKind::Read, US)), 220 * US);
+    let mut s = StatSink::new();
+    f.stats("mem.", 11 * US, &mut s);
+    assert_eq!((s.get("mem.reads"), s.get("mem.writes")), (Some(1.0), Some(0.0)));
+    assert_eq!(s.get("mem.avg_queue_delay_ps"), Some((199 * US) as f64));
 }

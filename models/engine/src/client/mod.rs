@@ -23,10 +23,13 @@
 //!   bound: twice each item's size for every PUT and every GET sent to the owner core, which may re-append it for
 //!   LRU, plus twice every fuzz frame), or 16 or more distinct keys were ever put into its bucket. Anything else fails the run (`SimError::Client`).
 //!
+//! With `Client.protocol = memcached` the same client speaks the memcached binary protocol to the memcached-class
+//! server (`memcached`: frames, GET/SET/DELETE and their checks).
+//!
 //! This file holds the configuration, the state and the phase machine (`step`); `wire` generates, frames, sends and
-//! checks; `stats` reports.
+//! checks; `memcached` frames and checks the memcached protocol; `stats` reports.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::keyhash::{bucket_of, keyhash, partition_of};
 use crate::net::Nics;
@@ -34,10 +37,15 @@ use crate::store_model::{BucketCounts, StoreModel, LOAD_MARK};
 use crate::syscall::splitmix64;
 use crate::zipf::{unit, Zipf};
 
+mod memcached;
+#[cfg(test)]
+mod memcached_tests;
 mod stats;
 #[cfg(test)]
 mod tests;
 mod wire;
+
+pub use memcached::McdServer;
 
 pub use stats::ClientStats;
 pub use wire::ipv4_checksum;
@@ -110,6 +118,10 @@ pub struct ClientConfig {
     /// Core c's queue and the port of each queue.
     pub core_queue: Vec<usize>,
     pub queue_port: Vec<usize>,
+    /// Some: the client speaks the memcached binary protocol to this server (None: MICA's format).
+    pub mcd: Option<McdServer>,
+    /// Fraction of measured requests that are DELETEs (memcached only).
+    pub delete_ratio: f64,
 }
 
 impl ClientConfig {
@@ -122,7 +134,7 @@ impl ClientConfig {
         core_queue: Vec<usize>,
         queue_port: Vec<usize>,
     ) -> Result<ClientConfig, String> {
-        use kvsim_params::{ClientDataset, ClientMode, ClientPopularity};
+        use kvsim_params::{ClientDataset, ClientMode, ClientPopularity, ClientProtocol};
         let (dk, dv) = match p.dataset {
             ClientDataset::Tiny => (8, 8),
             ClientDataset::Small => (16, 64),
@@ -131,6 +143,25 @@ impl ClientConfig {
         };
         let key_len = if p.key_size > 0 { p.key_size as usize } else { dk };
         let val_len = if p.value_size > 0 { p.value_size as usize } else { dv };
+        if p.protocol == ClientProtocol::Memcached {
+            let server = memcached::resolve_server(argv, base_port, key_len, val_len)?;
+            if p.mode == ClientMode::Crew || p.fuzz_frames > 0 {
+                return Err("Client: with protocol 'memcached' the mode is erew and there are no fuzz frames".into());
+            }
+            let mut cfg = ClientConfig::resolve(
+                &kvsim_params::Client { protocol: ClientProtocol::Mica, delete_ratio: 0.0, ..p.clone() },
+                &[],
+                cores,
+                base_port,
+                core_queue,
+                queue_port,
+            )?;
+            // The MICA-only bookkeeping (log bound, buckets) is unused: one bucket keeps its array small.
+            (cfg.log_size, cfg.buckets, cfg.mcd, cfg.delete_ratio) = (0, 1, Some(server), p.delete_ratio);
+            return Ok(cfg);
+        } else if p.delete_ratio > 0.0 {
+            return Err(format!("Client.delete_ratio = {}: DELETEs need protocol 'memcached'", p.delete_ratio));
+        }
         if !(8..=255).contains(&key_len) || PAYLOAD_OFF + DESC + pad8(key_len) + pad8(val_len) > MAX_FRAME {
             return Err(format!("Client: key of {key_len} and value of {val_len} bytes do not fit a frame"));
         }
@@ -179,6 +210,8 @@ impl ClientConfig {
             base_port,
             core_queue,
             queue_port,
+            mcd: None,
+            delete_ratio: 0.0,
         })
     }
 }
@@ -207,8 +240,9 @@ struct Pkt {
 }
 
 impl Pkt {
-    fn new(load: bool) -> Pkt {
-        Pkt { reqs: Vec::new(), frame_len: PAYLOAD_OFF, resp_len: PAYLOAD_OFF, load, sent_ps: 0 }
+    /// An empty packet whose headers take `hdr` bytes.
+    fn new(load: bool, hdr: usize) -> Pkt {
+        Pkt { reqs: Vec::new(), frame_len: hdr, resp_len: hdr, load, sent_ps: 0 }
     }
 }
 
@@ -240,6 +274,7 @@ pub enum ClientEvent {
     Done,
 }
 
+#[cfg_attr(test, derive(Clone))]
 pub struct Client {
     pub cfg: ClientConfig,
     pub phase: Phase,
@@ -276,6 +311,9 @@ pub struct Client {
     last_recv: u64,
     /// Restored from a checkpoint: the warm-up phase runs (a run that loads warms its caches during the load).
     restored: bool,
+    /// Memcached: the versions that are DELETEs, and per partition whether its instance may evict.
+    tombstones: HashSet<(u64, u32)>,
+    evictable: Vec<bool>,
 }
 
 type CResult<T> = Result<T, String>;
@@ -311,12 +349,17 @@ pub struct ClientState {
 impl Client {
     pub fn new(cfg: ClientConfig) -> Client {
         let cores = cfg.cores;
+        let evictable = match &cfg.mcd {
+            Some(s) => memcached::evictable(cfg.items, cfg.key_len, cores, s.capacity),
+            None => Vec::new(),
+        };
+        let hdr = if cfg.mcd.is_some() { memcached::MCD_FRAME_HDR } else { PAYLOAD_OFF };
         Client {
             rng: cfg.seed ^ 0x636c_6965_6e74,
             zipf: cfg.zipf_theta.map(|t| Zipf::new(cfg.items, t)),
             store: StoreModel::new(cfg.items, cores, cfg.buckets),
             part_log: vec![0; cores],
-            builders: vec![Pkt::new(true); cores],
+            builders: vec![Pkt::new(true, hdr); cores],
             ready: vec![VecDeque::new(); cores],
             outstanding: HashMap::new(),
             out_per_core: vec![0; cores],
@@ -337,6 +380,8 @@ impl Client {
             first_send: None,
             last_recv: 0,
             restored: false,
+            tombstones: HashSet::new(),
+            evictable,
             phase: Phase::WaitReady,
             cfg,
         }
@@ -354,6 +399,23 @@ impl Client {
         partition_of(kh, self.cfg.cores as u64) as usize
     }
 
+    /// Bytes of a frame's headers before its first request.
+    fn header_len(&self) -> usize {
+        if self.cfg.mcd.is_some() {
+            memcached::MCD_FRAME_HDR
+        } else {
+            PAYLOAD_OFF
+        }
+    }
+
+    /// The id of a frame the client sent (None: too short to carry one).
+    fn frame_opaque(&self, frame: &[u8]) -> Option<u32> {
+        match self.cfg.mcd {
+            Some(_) => memcached::frame_opaque(frame),
+            None => (frame.len() >= 48).then(|| u32::from_le_bytes(frame[44..48].try_into().unwrap())),
+        }
+    }
+
     /// The state a checkpoint keeps, with the per-item versions and (dense) per-bucket counts as slices. Refused
     /// while frames are in flight or being built.
     pub fn save(&self) -> CResult<SavedClient<'_>> {
@@ -362,6 +424,9 @@ impl Client {
             || self.ready.iter().any(|r| !r.is_empty())
         {
             return Err("the client has frames in flight".into());
+        }
+        if !self.tombstones.is_empty() {
+            return Err("the memcached client has sent DELETEs, which checkpoints do not keep".into());
         }
         let sorted = |m: &HashMap<u64, u32>| {
             let mut v: Vec<(u64, u32)> = m.iter().map(|(&k, &x)| (k, x)).collect();
@@ -459,10 +524,9 @@ impl Client {
         }
         // Frames the timed NIC dropped (FIFO overflow): lost, never answered.
         for frame in dropped {
-            if frame.len() < 48 {
+            let Some(opaque) = self.frame_opaque(&frame) else {
                 continue;
-            }
-            let opaque = u32::from_le_bytes(frame[44..48].try_into().unwrap());
+            };
             if let Some((core, pkt)) = self.outstanding.remove(&opaque) {
                 self.out_per_core[core] -= 1;
                 if !pkt.load {

@@ -22,6 +22,9 @@ pub struct ClientStats {
     /// Measured frames (and their requests) the NIC dropped (detailed timing).
     pub lost_packets: u64,
     pub lost_requests: u64,
+    /// Measured DELETEs answered (memcached).
+    #[serde(default)]
+    pub deletes: u64,
 }
 
 impl Client {
@@ -29,7 +32,7 @@ impl Client {
     pub fn reset_stats(&mut self) {
         let s = &mut self.stats;
         (s.requests, s.gets, s.puts, s.hits, s.misses, s.packets) = (0, 0, 0, 0, 0, 0);
-        (s.lost_packets, s.lost_requests) = (0, 0);
+        (s.lost_packets, s.lost_requests, s.deletes) = (0, 0, 0);
         self.latencies.clear();
         self.first_send = None;
         self.last_recv = 0;
@@ -59,6 +62,9 @@ impl Client {
             ("client.load.packets".into(), s.load_packets as f64, "bulk-load frames"),
             ("client.load.insts".into(), s.load_insts as f64, "instructions (all harts) during the bulk load"),
         ];
+        if self.cfg.mcd.is_some() {
+            out.push(("client.deletes".into(), s.deletes as f64, "measured DELETEs answered (memcached)"));
+        }
         out.push((
             "client.lost_packets".into(),
             s.lost_packets as f64,

@@ -28,6 +28,8 @@ fn client(log_size: u64) -> Client {
         base_port: 0x4000,
         core_queue: vec![0],
         queue_port: vec![0],
+        mcd: None,
+        delete_ratio: 0.0,
     })
 }
 

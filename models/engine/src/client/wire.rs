@@ -7,12 +7,18 @@ impl Client {
     /// Add a request for core `core` to its packet under construction; a full packet moves to the ready queue.
     pub(super) fn add(&mut self, core: usize, req: Req, load: bool) {
         let put = req.op == OP_PUT;
-        let req_bytes = DESC + pad8(self.cfg.key_len) + if put { pad8(self.cfg.val_len) } else { 0 };
-        let resp_bytes = DESC + if put { 0 } else { pad8(self.cfg.val_len) };
+        let (req_bytes, resp_bytes) = match self.cfg.mcd {
+            Some(_) => memcached::sizes(req.op, self.cfg.key_len, self.cfg.val_len),
+            None => (
+                DESC + pad8(self.cfg.key_len) + if put { pad8(self.cfg.val_len) } else { 0 },
+                DESC + if put { 0 } else { pad8(self.cfg.val_len) },
+            ),
+        };
         let limit = if load { MAX_BATCH } else { self.cfg.requests_per_packet };
+        let hdr = self.header_len();
         let b = &mut self.builders[core];
         if !b.reqs.is_empty() && (b.frame_len + req_bytes > MAX_FRAME || b.resp_len + resp_bytes > MAX_FRAME) {
-            let full = std::mem::replace(b, Pkt::new(load));
+            let full = std::mem::replace(b, Pkt::new(load, hdr));
             self.ready[core].push_back(full);
         }
         let b = &mut self.builders[core];
@@ -21,15 +27,16 @@ impl Client {
         b.frame_len += req_bytes;
         b.resp_len += resp_bytes;
         if b.reqs.len() >= limit {
-            let full = std::mem::replace(b, Pkt::new(load));
+            let full = std::mem::replace(b, Pkt::new(load, hdr));
             self.ready[core].push_back(full);
         }
     }
 
     pub(super) fn flush_builders(&mut self) {
+        let hdr = self.header_len();
         for c in 0..self.cfg.cores {
             if !self.builders[c].reqs.is_empty() {
-                let p = std::mem::replace(&mut self.builders[c], Pkt::new(false));
+                let p = std::mem::replace(&mut self.builders[c], Pkt::new(false, hdr));
                 self.ready[c].push_back(p);
             }
         }
@@ -92,7 +99,10 @@ impl Client {
     pub(super) fn send(&mut self, nics: &mut Nics, core: usize, pkt: Pkt) {
         let opaque = self.next_opaque;
         self.next_opaque += 1;
-        let frame = self.build_frame(core, opaque, &pkt);
+        let frame = match self.cfg.mcd {
+            Some(_) => self.build_mcd_frame(core, opaque, &pkt),
+            None => self.build_frame(core, opaque, &pkt),
+        };
         let q = self.cfg.core_queue[core];
         if pkt.load {
             self.stats.load_packets += 1;
@@ -155,7 +165,11 @@ impl Client {
             }
             None => self.rand() % self.cfg.items,
         };
-        let get = unit(self.rand()) < self.cfg.get_ratio;
+        let u = unit(self.rand());
+        let get = u < self.cfg.get_ratio;
+        if !get && self.cfg.mcd.is_some() && u >= 1.0 - self.cfg.delete_ratio {
+            return self.delete_req(item);
+        }
         if get {
             let (p, r) = self.get_req(item);
             let core = if self.cfg.crew {
@@ -289,10 +303,9 @@ impl Client {
 
     // ------------------------------------------------------------------ checking responses
 
-    pub(super) fn check_response(&mut self, queue: usize, frame: &[u8], at: u64) -> CResult<()> {
-        let end =
-            ip_end(frame).ok_or_else(|| format!("a response on queue {queue} is not a well-formed IPv4/UDP frame"))?;
-        let opaque = u32::from_le_bytes(frame[44..48].try_into().unwrap());
+    /// The frame `opaque` a response on `queue` answers, taken off the outstanding ones, its latency recorded; it
+    /// must have come back on the queue it was sent to.
+    pub(super) fn settle(&mut self, queue: usize, opaque: u32, at: u64) -> CResult<(usize, Pkt)> {
         let (core, pkt) = self
             .outstanding
             .remove(&opaque)
@@ -311,6 +324,17 @@ impl Client {
                 "the response to frame {opaque:#x} came from queue {queue}, not queue {want_q} it was sent to"
             ));
         }
+        Ok((core, pkt))
+    }
+
+    pub(super) fn check_response(&mut self, queue: usize, frame: &[u8], at: u64) -> CResult<()> {
+        if self.cfg.mcd.is_some() {
+            return self.check_mcd_response(queue, frame, at);
+        }
+        let end =
+            ip_end(frame).ok_or_else(|| format!("a response on queue {queue} is not a well-formed IPv4/UDP frame"))?;
+        let opaque = u32::from_le_bytes(frame[44..48].try_into().unwrap());
+        let (core, pkt) = self.settle(queue, opaque, at)?;
         let sport = u16::from_be_bytes([frame[34], frame[35]]);
         let dport = u16::from_be_bytes([frame[36], frame[37]]);
         if sport != self.cfg.base_port.wrapping_add(core as u16) || dport != CLIENT_UDP_PORT || !ipv4_checksum_ok(frame)

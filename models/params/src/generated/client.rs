@@ -19,8 +19,12 @@ pub struct Client {
     pub popularity: ClientPopularity,
     /// Zipf exponent (YCSB's default 0.99)
     pub zipf_theta: f64,
-    /// fraction of measured requests that are GETs (the rest are PUTs)
+    /// fraction of measured requests that are GETs (the rest are PUTs, or DELETEs with delete_ratio)
     pub get_ratio: f64,
+    /// fraction of measured requests that are DELETEs (protocol 'memcached' only; get_ratio + delete_ratio <= 1, the rest are SETs)
+    pub delete_ratio: f64,
+    /// what the client speaks: 'mica' (the MICA-style KVS server, workloads/kvs) or 'memcached' (the memcached binary protocol over UDP, workloads/mcd: GET, SET, DELETE); it must match the server (its binary's name) One of: mica, memcached.
+    pub protocol: ClientProtocol,
     /// requests packed into one frame (fewer when the frame or its response would exceed 1514 bytes)
     pub requests_per_packet: u64,
     /// measured requests (M); the run ends when all are answered
@@ -55,6 +59,8 @@ impl Default for Client {
             popularity: ClientPopularity::Uniform,
             zipf_theta: 0.99,
             get_ratio: 0.95,
+            delete_ratio: 0.0,
+            protocol: ClientProtocol::Mica,
             requests_per_packet: 1,
             requests: 10000,
             mode: ClientMode::Auto,
@@ -121,6 +127,30 @@ impl ClientPopularity {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
     pub const ALL: &'static [Self] = &[ClientPopularity::Uniform, ClientPopularity::Zipf];
+}
+
+/// The choices of Client.protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ClientProtocol {
+    #[serde(rename = "mica")]
+    Mica,
+    #[serde(rename = "memcached")]
+    Memcached,
+}
+
+impl ClientProtocol {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientProtocol::Mica => "mica",
+            ClientProtocol::Memcached => "memcached",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[ClientProtocol::Mica, ClientProtocol::Memcached];
 }
 
 /// The choices of Client.mode.

@@ -48,6 +48,8 @@ pub struct StackedDram {
     line: u64,
     map: PortMap,
     ports: Vec<Port>,
+    /// When the statistics were last reset (bandwidth counts from here).
+    since: Tick,
 }
 
 impl StackedDram {
@@ -61,7 +63,16 @@ impl StackedDram {
             ports: (0..p.ports)
                 .map(|_| Port { bank_free: vec![0; p.banks_per_port as usize], ..Port::default() })
                 .collect(),
+            since: 0,
         }
+    }
+
+    /// Start the statistics afresh at `now` (the region of interest); banks and buses keep their state.
+    pub fn reset_stats(&mut self, now: Tick) {
+        for p in &mut self.ports {
+            (p.reads, p.writes, p.queue_delay) = (0, 0, 0);
+        }
+        self.since = now;
     }
 
     /// Ticks one line holds a port's bus at `gbps` GB/s (1e9 bytes/s), rounded up to a whole ps: 64 B at 6.25
@@ -101,6 +112,6 @@ impl MemPort for StackedDram {
 
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
         let ports = self.ports.iter().map(|p| (p.reads, p.writes, p.queue_delay));
-        report_stats(ports, self.line, &STAT_DOCS, prefix, now, out);
+        report_stats(ports, self.line, &STAT_DOCS, prefix, now.saturating_sub(self.since), out);
     }
 }

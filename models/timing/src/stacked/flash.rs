@@ -35,6 +35,8 @@ pub struct NandFlash {
     line: u64,
     map: PortMap,
     controllers: Vec<Controller>,
+    /// When the statistics were last reset (bandwidth counts from here).
+    since: Tick,
 }
 
 impl NandFlash {
@@ -45,7 +47,16 @@ impl NandFlash {
             line: p.line_size,
             map: PortMap::new(p.port_map == kvsim_params::NandFlashPortMap::Address, p.interleave),
             controllers: vec![Controller::default(); p.controllers as usize],
+            since: 0,
         }
+    }
+
+    /// Start the statistics afresh at `now` (the region of interest); the controllers keep their queues.
+    pub fn reset_stats(&mut self, now: Tick) {
+        for c in &mut self.controllers {
+            (c.reads, c.writes, c.queue_delay) = (0, 0, 0);
+        }
+        self.since = now;
     }
 }
 
@@ -68,6 +79,6 @@ impl MemPort for NandFlash {
 
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
         let controllers = self.controllers.iter().map(|c| (c.reads, c.writes, c.queue_delay));
-        report_stats(controllers, self.line, &STAT_DOCS, prefix, now, out);
+        report_stats(controllers, self.line, &STAT_DOCS, prefix, now.saturating_sub(self.since), out);
     }
 }

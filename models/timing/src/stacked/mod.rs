@@ -3,11 +3,26 @@
 //! so they stand wherever a DDR controller does (behind a cache hierarchy, or alone in tests).
 //!
 //! Both split the stack into independent ports (flash: controllers). [`PortMap`] says which one a request uses.
+//! [`backing`] builds a socket's backing memory of whichever kind its parameters name.
 
 pub mod dram3d;
 pub mod flash;
 
-use crate::{MemReq, StatSink, Tick};
+use kvsim_params::{MemoryController, MemoryControllerKind};
+
+use crate::dram::Dram;
+use crate::{MemPort, MemReq, StatSink, Tick};
+
+/// A socket's backing memory, as its controller's parameters choose it (`MemoryController.kind`): its DDR
+/// channels ([`Dram`]), the 3D-stacked DRAM ([`dram3d::StackedDram`]) or the 3D NAND ([`flash::NandFlash`]). The
+/// memory system sees only a [`MemPort`], so the caches in front are the same for all three.
+pub fn backing(p: &MemoryController) -> Box<dyn MemPort> {
+    match p.kind {
+        MemoryControllerKind::Ddr => Box::new(Dram::new(p)),
+        MemoryControllerKind::Dram3d => Box::new(dram3d::StackedDram::new(&p.dram3d)),
+        MemoryControllerKind::Flash => Box::new(flash::NandFlash::new(&p.flash)),
+    }
+}
 
 /// How a request finds its port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +71,8 @@ pub(crate) struct StatDocs {
 }
 
 /// Reports each unit's reads and writes, then their totals, bytes, bandwidth and mean queueing delay. `units`
-/// yields each unit's (reads, writes, queue delay); every request moves `line` bytes.
+/// yields each unit's (reads, writes, queue delay); every request moves `line` bytes; `now` is the time the
+/// statistics cover (since their last reset).
 pub(crate) fn report_stats(
     units: impl Iterator<Item = (u64, u64, Tick)>,
     line: u64,
