@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""The paper's sensitivity studies: run their sweeps and draw their figures (`make figures`).
+"""The paper's sensitivity and end-to-end studies: run their sweeps and draw their figures (`make figures`).
 
-    sim-scripts/figures.py                       # all four studies at reduced scale (4 cores, resources in proportion)
+    sim-scripts/figures.py                       # every study, reduced: the four sensitivity studies at reduced
+                                                 # scale (4 cores, resources in proportion), the end-to-end ones
+                                                 # (partition_load, end_to_end, scaling) on the whole servers with
+                                                 # short measured windows and coarse capacity searches
     sim-scripts/figures.py --study llc           # one study
-    sim-scripts/figures.py --full                # the full 60-core socket (slow)
+    sim-scripts/figures.py --full                # the full 60-core socket, full-length end-to-end runs (slow)
     sim-scripts/figures.py --compare             # also three points of each study on the full socket: the error
                                                  # of the reduced scale (--compare llc batching: those studies)
 
@@ -75,7 +78,7 @@ def compare(study, reduced: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--study", action="append", choices=studies.STUDIES, help="only these studies")
+    parser.add_argument("--study", action="append", choices=studies.ALL, help="only these studies")
     parser.add_argument("--full", action="store_true", help="the full 60-core socket instead of the reduced one")
     parser.add_argument("--compare", nargs="*", choices=studies.STUDIES, metavar="STUDY",
                         help="also run 3 points of each study (or of the studies named) on the full socket and "
@@ -90,13 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     outroot = pathlib.Path(args.outdir)
     summary: list[dict] = []
     started = time.time()
-    for name in args.study or studies.STUDIES:
+    for name in args.study or studies.ALL:
         study = studies.get(name)
         tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(full=args.full)}
         outdir = outroot / name
         outdir.mkdir(parents=True, exist_ok=True)
         paths = study.make(tables, outdir, args.full)
-        if args.compare is not None and (not args.compare or name in args.compare) and not args.full:
+        if args.compare is not None and (not args.compare or name in args.compare) and not args.full \
+                and hasattr(study, "compare_sweep"):
             sw = study.compare_sweep()
             full = run_sweep(sw, args, console, summary)
             reduced = pd.concat(list(tables.values()), ignore_index=True)

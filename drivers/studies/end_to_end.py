@@ -1,0 +1,268 @@
+"""End-to-end study 3: throughput and p95 latency of the dual- and quad-socket billion-RPS servers for Uniform and
+Skewed (Zipf 0.99) keys x 95% and 50% GET, in EREW and CREW, and with per-core DVFS + turbo on the skewed
+workloads (EREW-T, CREW-T) (validation.md). Throughput is each point's capacity: the highest open-loop offered load
+per port with < 1% loss (drivers/capacity.py), in requests/s, with the p95 round trip at that load.
+
+EREW-T and CREW-T: before the search, one functional run of the same configuration and seed gives each core's load
+(`client.core{c}.requests`: the client's choices do not depend on timing, see partition_load); the DVFS policy
+(`drivers/dvfs.py`) sets every core's operating point from it; the search then runs with those clocks. The paper
+applies them to the skewed workloads only; so do we.
+
+Reduced (the default of `make figures`): short measured windows and a coarse search (see REDUCED and FULL); the
+report and the CSV say which was used. Full-scale quad-socket searches take hours on a small host."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pandas as pd
+
+from ..sweep import Base, Grid, Sweep
+from . import common, servers
+
+
+@dataclass(frozen=True)
+class Scale:
+    name: str
+    requests_per_core: int   # measured requests per core per probe
+    items: int               # tiny items in the data set
+    resolution: float        # the capacity search's relative resolution
+    max_probes: int          # probes at most (the best sustained probe so far is the answer when it is reached)
+
+
+# Reduced: 300 measured requests per core is about 90 us of simulated time at a socket's ~200 M requests/s, longer
+# than the p95 round trip, so a backlog still shows as loss; 5% resolution needs 5-7 probes.
+REDUCED = Scale("reduced", requests_per_core=300, items=1 << 18, resolution=0.05, max_probes=8)
+# Full: ~1 ms of simulated time per probe at the quad-socket server's load, 1% resolution.
+FULL = Scale("full", requests_per_core=4000, items=1 << 22, resolution=0.01, max_probes=20)
+WARM_LAST_INSTS = 50_000_000    # cache warming over the last 50 M instructions of the bulk load only
+
+SERVERS = (2, 4)
+WORKLOADS = {"uniform": ("uniform", "Uniform"), "zipf": ("zipf", "Skewed (Zipf 0.99)")}
+GET_RATIOS = (0.95, 0.5)
+MODES = ("erew", "crew")
+EVALUATOR = "drivers.studies.end_to_end:evaluate"
+
+
+def dvfs_available() -> bool:
+    return importlib.util.find_spec("drivers.dvfs") is not None
+
+
+def _base(sockets: int, scale: Scale, cores: int = 0) -> Base:
+    return Base("drivers.studies.servers:server", sockets=sockets, items=scale.items,
+                requests_per_core=scale.requests_per_core, warm_last_insts=WARM_LAST_INSTS, cores=cores)
+
+
+def _options(scale: Scale, dvfs: bool = False) -> dict[str, Any]:
+    return {"resolution": scale.resolution, "max_probes": scale.max_probes, "scale": scale.name, "dvfs": dvfs}
+
+
+def server_sweeps(sockets: int, scale: Scale, cores: int = 0, name: str = "") -> list[Sweep]:
+    """The e2e sweeps of one server: every workload x GET ratio x mode, and (when the DVFS policy exists) the skewed
+    workloads again with DVFS + turbo."""
+    name = name or f"e2e-{sockets}s" + ("" if scale is FULL else f"-{scale.name}")
+    ties = {"client.mode": ("workload.argv[mode]",)}
+    out = [Sweep(name, _base(sockets, scale, cores),
+                 Grid({"client.popularity": list(WORKLOADS), "client.get_ratio": list(GET_RATIOS),
+                       "client.mode": list(MODES)}), ties=ties, evaluator=EVALUATOR, options=_options(scale))]
+    if dvfs_available():
+        out.append(Sweep(f"{name}-T", _base(sockets, scale, cores),
+                         Grid({"client.popularity": ["zipf"], "client.get_ratio": list(GET_RATIOS),
+                               "client.mode": list(MODES)}), ties=ties, evaluator=EVALUATOR,
+                         options=_options(scale, dvfs=True)))
+    return out
+
+
+def sweeps(full: bool = False) -> list[Sweep]:
+    scale = FULL if full else REDUCED
+    return [sw for s in SERVERS if servers.available(s) for sw in server_sweeps(s, scale)]
+
+
+# ---- the evaluator: a capacity search with a probe budget, and the DVFS hook -----------------------------------
+
+class _Budget(Exception):
+    pass
+
+
+def core_load(system) -> list[float]:
+    """Each core's requests in the measured phase, from one functional run of `system` (same seed: the same
+    requests the timed runs send)."""
+    from models.sim import simulate
+
+    from .partition_load import per_core_counts
+
+    f = system        # a fresh system from the point's factory: changing it changes nothing else
+    f.mode, f.detailed_start, f.warm_caches, f.warm_start_insts = "functional", "start", False, 0
+    f.client.offered_mpps = 0.0
+    return list(per_core_counts(simulate(f).stats))
+
+
+def apply_dvfs(system, load: list[float]) -> dict[str, float]:
+    """The hook to the DVFS + turbo policy (drivers/dvfs.py): set each core's operating point of `system` from its
+    measured `load`; returns what the policy reports (its power estimate and budget check), as stats."""
+    from drivers import dvfs  # the policy layer (issue 12, item 4)
+
+    return dict(dvfs.apply_policy(system, load) or {})
+
+
+def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
+             report: Callable[[str], None]) -> dict[str, Any]:
+    """The capacity search on the point (as drivers.sweep.evaluate_capacity) with at most options['max_probes']
+    probes (the best sustained one is the answer when the budget runs out: `capacity.budget_hit` = 1), and with
+    options['dvfs'] the DVFS + turbo operating points set first."""
+    from .. import capacity
+
+    extra: dict[str, float] = {}
+    load: list[float] | None = None
+    if options.get("dvfs"):
+        load = core_load(make_system())
+        report(f"DVFS: per-core load measured, hottest {max(load) / (sum(load) / len(load)):.2f} x mean")
+        extra.update(apply_dvfs(make_system(), load))
+
+    def make(rate: float):
+        s = make_system()
+        if load is not None:
+            apply_dvfs(s, load)
+        s.client.offered_mpps = rate
+        return s
+
+    probes: list[capacity.Probe] = []
+    max_probes = int(options.get("max_probes", capacity.MAX_PROBES))
+    sim = capacity.simulated_server(make)
+
+    def budgeted(rate: float) -> capacity.Outcome:
+        if len(probes) >= max_probes:
+            raise _Budget()
+        return sim(rate)
+
+    def progress(p) -> None:
+        probes.append(p)
+        report(f"probe {len(probes)} at {p.offered_mpps:.3f} M frames/s per port: loss {100 * p.loss:.2f}%")
+
+    max_loss = options.get("max_loss", capacity.DEFAULT_MAX_LOSS)
+    budget_hit = 0.0
+    try:
+        res = capacity.search(budgeted, capacity.line_rate_mpps(make(1.0)), max_loss=max_loss,
+                              resolution=options.get("resolution", capacity.DEFAULT_RESOLUTION), progress=progress)
+        best, upper = res.best, res.upper_mpps
+    except _Budget:
+        budget_hit = 1.0
+        ok = [p for p in probes if p.sustained(max_loss)]
+        best = max(ok, key=lambda p: p.offered_mpps) if ok else None
+        failed = [p.offered_mpps for p in probes if not p.sustained(max_loss)]
+        upper = min(failed) if failed else float("inf")
+    stats = dict(best.stats if best else {})
+    stats.update(extra)
+    stats.update({"capacity.mpps_per_port": best.offered_mpps if best else 0.0,
+                  "capacity.upper_mpps_per_port": upper if upper != float("inf") else -1.0,
+                  "capacity.probes": float(len(probes)), "capacity.budget_hit": budget_hit,
+                  "capacity.mrps": stats.get("client.throughput_mrps", 0.0)})
+    table = [{"probe": i, "stage": p.stage, "offered_mpps": p.offered_mpps, "loss": p.loss,
+              "answered_mpps": p.answered_mpps, "sustained": p.sustained(max_loss)} for i, p in enumerate(probes)]
+    return {"stats": stats, "probes": table}
+
+
+# ---- figures ----------------------------------------------------------------------------------------------------
+
+def label(mode: str, dvfs: bool) -> str:
+    return mode.upper() + ("-T" if dvfs else "")
+
+
+def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per point: server, workload, GET ratio, mode label, throughput and p95 at capacity."""
+    rows = []
+    for name, table in tables.items():
+        for _, row in table[table.status == "ok"].iterrows():
+            f = common.figures_of(row)
+            r = {k[5:]: v for k, v in row.items() if isinstance(k, str) and k.startswith("stat.")}
+            harts = int(row.get("cfg.harts", 0))
+            rows.append({
+                "sockets": max(1, round(harts / servers.CORES_PER_SOCKET)), "cores": harts,
+                "workload": WORKLOADS[row["param.client.popularity"]][1],
+                "get_ratio": float(row["param.client.get_ratio"]),
+                "mode": label(row["param.client.mode"], name.endswith("-T")),
+                "throughput_mrps": f["throughput_mrps"], "p95_us": f["p95_us"], "p50_us": f["p50_us"],
+                "p95_under_100us": bool(f["p95_us"] < 100.0),
+                "offered_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
+                "loss": r.get("client.loss", float("nan")), "probes": r.get("capacity.probes", float("nan")),
+                "budget_hit": bool(r.get("capacity.budget_hit", 0.0)),
+                "power_w": r.get("dvfs.power_w", r.get("power.total_w", float("nan"))),
+                "measured_requests": r.get("client.requests", float("nan")), "host_seconds": row["host_seconds"],
+                "sweep": name})
+    cols = ["sockets", "workload", "get_ratio", "mode"]
+    return pd.DataFrame(rows).sort_values(cols).reset_index(drop=True) if rows else pd.DataFrame(rows)
+
+
+def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
+    """The paper's layout: per server, groups of bars (one group per workload x GET ratio, one bar per mode) of
+    throughput, and the same bars of p95 latency below with the 100 us bound."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    socket_counts = sorted(df.sockets.unique())
+    modes = [m for m in ("EREW", "CREW", "EREW-T", "CREW-T") if m in set(df["mode"])]
+    groups = [(w, g) for w in [v[1] for v in WORKLOADS.values()] for g in GET_RATIOS]
+    fig, axes = plt.subplots(2, len(socket_counts), figsize=(6.5 * len(socket_counts), 7), squeeze=False)
+    width = 0.8 / max(1, len(modes))
+    for col, sockets in enumerate(socket_counts):
+        d = df[df.sockets == sockets]
+        x = np.arange(len(groups))
+        for i, mode in enumerate(modes):
+            tp, p95 = [], []
+            for w, g in groups:
+                m = d[(d.workload == w) & (d.get_ratio == g) & (d["mode"] == mode)]
+                tp.append(m.throughput_mrps.iloc[0] / 1e3 if len(m) else np.nan)
+                p95.append(m.p95_us.iloc[0] if len(m) else np.nan)
+            axes[0, col].bar(x + (i - (len(modes) - 1) / 2) * width, tp, width, label=mode)
+            axes[1, col].bar(x + (i - (len(modes) - 1) / 2) * width, p95, width, label=mode)
+        names = [f"{w.split(' ')[0]}\n{int(g * 100)}% GET" for w, g in groups]
+        for row in (0, 1):
+            axes[row, col].set_xticks(x, names)
+            axes[row, col].grid(axis="y", alpha=0.3)
+        axes[0, col].set_title(f"{sockets}-socket server ({sockets * servers.CORES_PER_SOCKET} cores)")
+        axes[0, col].set_ylabel("throughput (billion requests/s)")
+        axes[1, col].set_ylabel("p95 round trip (us)")
+        axes[1, col].axhline(100.0, color="red", linewidth=0.8, linestyle="--", label="100 us")
+        axes[0, col].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+    scale = FULL if full else REDUCED
+    df = frame(tables)
+    csv, png = outdir / "end_to_end.csv", outdir / "end_to_end.png"
+    df.to_csv(csv, index=False)
+    paths = [csv]
+    notes = [f"scale: {scale.name} ({scale.requests_per_core} measured requests per core per probe, {scale.items:,} "
+             f"items, {scale.resolution:.0%} search resolution, at most {scale.max_probes} probes)"]
+    if not df.empty:
+        plot(df, png)
+        paths.append(png)
+        over = df[~df.p95_under_100us]
+        if len(over):
+            notes.append("p95 at or above 100 us: " + "; ".join(
+                f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']} {r.p95_us:.1f} us"
+                for _, r in over.iterrows()))
+        if df.budget_hit.any():
+            notes.append(f"{int(df.budget_hit.sum())} point(s) reached the probe budget: their capacity is the best "
+                         "sustained probe, the bracket is wider than the resolution")
+    if not dvfs_available():
+        notes.append("EREW-T / CREW-T not run: the DVFS policy (drivers/dvfs.py) is not in this checkout")
+    cols = ["sockets", "workload", "get_ratio", "mode", "throughput_mrps", "p95_us", "offered_mpps_per_port",
+            "loss", "probes", "budget_hit"]
+    report = common.write_report(
+        outdir / "end_to_end.md", "End-to-end throughput of the dual- and quad-socket servers",
+        __doc__.split("\n\n")[0].replace("\n", " "),
+        [f"servers: {', '.join(f'configs/{servers.SERVER_CONFIGS[s]}.py' for s in SERVERS)}",
+         "client.popularity = uniform, zipf (0.99); client.get_ratio = 0.95, 0.5; client.mode and the server's "
+         "mode= = erew, crew", notes[0]],
+        common.markdown_table(df[cols]) if not df.empty else "(no points)", [png.name] if not df.empty else [],
+        notes[1:])
+    return paths + [report]
