@@ -20,7 +20,17 @@ Per core (``S.core{i}.``)
 Shared caches (``S.{cache}.`` with ``cache`` the cache's name in the platform, e.g. ``llc``), summed over slices
     ``reads``, ``writes``, ``read_misses``, ``write_misses``; ``writebacks`` (optional)
 
-Directories (``S.{dir}.``): ``reads``, ``writes``
+Directories (``S.{dir}.``): ``reads``, ``writes``; the coherence directory the engine runs (``S.directory.``) is read
+    from its own counters instead: ``gets``, ``getx``, ``upgrades``, ``puts``, ``putx`` (every request reads its
+    entry: reads = their sum; each also changes the entry, as does a ``back_invalidations``: writes = the sum plus
+    back-invalidations)
+
+FP (per core, ``S.core{i}.``): when the core reports its FP classes (``fp_add_ops``, ``fp_mul_ops``, ``fp_fma_ops``,
+    ``fp_cvt_ops``, ``fp_div_ops``) the FP counters are derived from them (``derive_fp``), not read: ``fp_ops`` is
+    their sum; every FP instruction passes the FP issue queue once (reads, writes) and writes one result (FP rename
+    write, register-file write, wakeup); its source operands (FP rename and register-file reads) are 2 for add,
+    multiply and divide, 3 for FMA and 1 for a conversion (the RISC-V formats; a square root, counted with the
+    divides, has 1: an upper bound by one operand each)
 
 On-chip network (``S.{noc}.``): ``flits`` (flits injected), ``hops`` (flit-hops: router traversals)
 
@@ -51,6 +61,13 @@ CORE_COUNTERS = (
     "l1d.writes", "l1d.read_misses", "l1d.write_misses",
 )
 L2_COUNTERS = ("l2.reads", "l2.writes", "l2.read_misses", "l2.write_misses")
+FP_CLASSES = ("fp_add_ops", "fp_mul_ops", "fp_fma_ops", "fp_cvt_ops", "fp_div_ops")
+# Source operands per FP class (RISC-V formats: add/sub/min/max/compare/sign-injection 2, mul 2, FMA 3, conversions
+# and moves 1, divide 2; square root, which shares the divide class, has 1).
+FP_SOURCES = {"fp_add_ops": 2, "fp_mul_ops": 2, "fp_fma_ops": 3, "fp_cvt_ops": 1, "fp_div_ops": 2}
+# The engine's coherence directory counters (models/timing/src/mem/report.rs), and the directory's name.
+DIRECTORY = "directory"
+DIRECTORY_REQUESTS = ("gets", "getx", "upgrades", "puts", "putx")
 # Other names a counter may carry (the first timing models in models/timing name some counters differently).
 ALIASES = {"committed_insts": ("insts",), "branch_mispredicts": ("mispredicts",)}
 
@@ -183,8 +200,9 @@ def from_stats(stats: dict, platform, *, socket: int = 0, strict: bool = False) 
     for i in range(platform.cores):
         kw = {}
         names = CORE_COUNTERS + (L2_COUNTERS if platform.core.l2 is not None else ())
+        fp = derive_fp(stats, f"{s}.core{i}.")
         for n in names:
-            kw[_attr(n)] = get(f"{s}.core{i}.{n}")
+            kw[_attr(n)] = fp[n] if n in fp else get(f"{s}.core{i}.{n}")
         cores.append(CoreActivity(**kw))
     caches = {}
     for c in platform.caches:
@@ -192,8 +210,13 @@ def from_stats(stats: dict, platform, *, socket: int = 0, strict: bool = False) 
                                        read_misses=get(f"{s}.{c.name}.read_misses"),
                                        write_misses=get(f"{s}.{c.name}.write_misses"),
                                        writebacks=float(stats.get(f"{s}.{c.name}.writebacks", 0.0)))
-    dirs = {d.name: CacheActivity(reads=get(f"{s}.{d.name}.reads"), writes=get(f"{s}.{d.name}.writes"))
-            for d in platform.directories}
+    dirs = {}
+    for d in platform.directories:
+        if d.name == DIRECTORY:     # the engine's coherence directory: its own counters
+            req = sum(get(f"{s}.{DIRECTORY}.{k}") for k in DIRECTORY_REQUESTS)
+            dirs[d.name] = CacheActivity(reads=req, writes=req + get(f"{s}.{DIRECTORY}.back_invalidations"))
+        else:
+            dirs[d.name] = CacheActivity(reads=get(f"{s}.{d.name}.reads"), writes=get(f"{s}.{d.name}.writes"))
     nocs = {n.name: NocActivity(flits=get(f"{s}.{n.name}.flits"), hops=get(f"{s}.{n.name}.hops"))
             for n in platform.nocs}
     dram = DramActivity()
@@ -202,7 +225,7 @@ def from_stats(stats: dict, platform, *, socket: int = 0, strict: bool = False) 
         for f_ in fields(DramActivity):
             setattr(dram, f_.name, getattr(dram, f_.name) + get(f"{s}.mem.channel{k}.{f_.name}"))
     nic = NicActivity()
-    for n in range(platform.nic.count):
+    for n in nic_indices(platform):
         # The engine counts per port (system.nicN.portP.rx_bytes ...); a NIC's activity is the sum of its ports.
         for key, leaf in (("rx_bytes", "rx_bytes"), ("tx_bytes", "tx_bytes"), ("rx_packets", "rx_frames"),
                           ("tx_packets", "tx_frames")):
@@ -227,6 +250,25 @@ def from_stats(stats: dict, platform, *, socket: int = 0, strict: bool = False) 
     return act
 
 
+def nic_indices(platform) -> list[int]:
+    """The system-wide numbers of a socket's NICs (their stats are ``system.nic{n}``)."""
+    if getattr(platform, "nic_indices", None) is not None:
+        return list(platform.nic_indices)
+    return list(range(platform.nic.count))
+
+
+def derive_fp(stats: dict, prefix: str) -> dict[str, float]:
+    """The FP counters of one core (``prefix`` = ``system.socket0.core3.``) derived from its FP class counters (see
+    the module docstring); empty when the core does not report them (the counters are then read as they are)."""
+    if not all(prefix + c in stats for c in FP_CLASSES):
+        return {}
+    n = {c: float(stats[prefix + c]) for c in FP_CLASSES}
+    ops = sum(n.values())
+    sources = sum(FP_SOURCES[c] * n[c] for c in FP_CLASSES)
+    return {"fp_ops": ops, "fp_iq_reads": ops, "fp_iq_writes": ops, "fp_iq_wakeups": ops, "fp_rename_reads": sources,
+            "fp_rename_writes": ops, "fp_rf_reads": sources, "fp_rf_writes": ops}
+
+
 def stats_names(platform, *, socket: int = 0) -> list[str]:
     """Every stats name ``from_stats`` reads for this platform (for documentation and for the timing models)."""
     names = []
@@ -238,13 +280,14 @@ def stats_names(platform, *, socket: int = 0) -> list[str]:
     for c in platform.caches:
         names += [f"{s}.{c.name}.{k}" for k in ("reads", "writes", "read_misses", "write_misses")]
     for d in platform.directories:
-        names += [f"{s}.{d.name}.{k}" for k in ("reads", "writes")]
+        keys = DIRECTORY_REQUESTS + ("back_invalidations",) if d.name == DIRECTORY else ("reads", "writes")
+        names += [f"{s}.{d.name}.{k}" for k in keys]
     for n in platform.nocs:
         names += [f"{s}.{n.name}.{k}" for k in ("flits", "hops")]
     channels = platform.dram.channels if platform.dram is not None else platform.mc.count * platform.mc.channels_per_mc
     for k in range(channels):
         names += [f"{s}.mem.channel{k}.{f_.name}" for f_ in fields(DramActivity)]
-    for n in range(platform.nic.count):
+    for n in nic_indices(platform):
         names += [f"system.nic{n}.{k}" for k in ("port0.rx_bytes", "port0.tx_bytes", "port0.rx_frames",
                                                  "port0.tx_frames", "pcie.tlps", "pcie.up_bytes", "pcie.down_bytes")]
     names.append("client.requests")

@@ -257,6 +257,11 @@ class Platform:
     power_gating: bool = False
     uncore_clock_MHz: float | None = None   # None: core clock
     tdp_W: float | None = None              # the socket's power budget, for the TDP check
+    # per-core clocks (MHz), one per core, when the cores do not all run at clock_MHz (per-core DVFS); priced by
+    # power.price_run with each core's supply from the V-f relation (power.dvfs)
+    core_clocks_MHz: tuple[float, ...] | None = None
+    # the system-wide numbers of this socket's NICs (their stats are system.nic{n}); None: 0 .. nic.count - 1
+    nic_indices: tuple[int, ...] | None = None
 
     def validate(self) -> None:
         if self.device not in DEVICE_TYPES:
@@ -265,6 +270,9 @@ class Platform:
             raise ValueError(f"cores={self.cores!r} is out of range: allowed integer >= 0")
         if not (1.0 <= self.clock_MHz <= 20000.0):
             raise ValueError(f"clock_MHz={self.clock_MHz!r} is out of range: allowed 1 to 20000 MHz")
+        if self.core_clocks_MHz is not None and len(self.core_clocks_MHz) != self.cores:
+            raise ValueError(f"core_clocks_MHz has {len(self.core_clocks_MHz)} entries: allowed exactly {self.cores} "
+                             "(one per core)")
         if self.vdd is not None and not (0.2 <= self.vdd <= 2.5):
             raise ValueError(f"vdd={self.vdd!r} is out of range: allowed 0.2 to 2.5 V")
         self.core.validate()

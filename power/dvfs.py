@@ -161,3 +161,41 @@ def tdp_check(result, budget_W: float, metric: str = "auto") -> TdpVerdict:
         raise ValueError(f"metric={metric!r} is unknown: allowed 'auto', 'peak', 'runtime'")
     return TdpVerdict(ok=p <= budget_W, power_W=p, budget_W=float(budget_W), margin_W=float(budget_W) - p,
                       metric=metric)
+
+
+def clock_range_MHz(tech: Technology) -> tuple[float, float]:
+    """The clocks the V-f table of a node covers: from the clock at the lowest supply (Vmin) to the clock at the
+    highest (Vmax). A per-core operating point outside it is refused (``check_clock``)."""
+    curve = vf_curve(tech)
+    return curve.fmin_at_vmin_MHz, curve.fmax_MHz
+
+
+def check_clock(tech: Technology, MHz: float, where: str) -> None:
+    """A ``ValueError`` naming ``where`` (e.g. 'core 7'), the clock and the allowed range when ``MHz`` is outside
+    the node's V-f table."""
+    lo, hi = clock_range_MHz(tech)
+    if not (lo * (1 - 1e-9) <= MHz <= hi * (1 + 1e-9)):
+        raise ValueError(f"{where}: clock {MHz:.0f} MHz is outside the V-f table of the {tech.node_nm:g} nm "
+                         f"{tech.device} node: allowed {lo:.0f} to {hi:.0f} MHz (supply {vf_curve(tech).vmin:.3f} "
+                         f"to {vf_curve(tech).vmax:.3f} V)")
+
+
+def core_supplies(model) -> tuple[np.ndarray, np.ndarray]:
+    """Each core's (supply V, clock MHz) for pricing a run: the clock each core ran at (``Platform.core_clocks_MHz``,
+    else the platform clock) and the lowest supply that runs it on the node's V-f relation (per-core regulators,
+    platforms.md §2). A clock below the table's lowest runs at Vmin; one above its highest is an error naming the
+    core. A platform with a fixed supply (``Platform.vdd``, i.e. ``Technology.vdd`` set) keeps it on every core."""
+    p = model.platform
+    n = max(1, p.cores)
+    clocks = np.asarray(p.core_clocks_MHz if p.core_clocks_MHz is not None else [p.clock_MHz] * n, dtype=float)
+    if p.vdd:
+        return np.full(n, float(p.vdd)), clocks
+    curve = vf_curve(model.tech)
+    volts = np.empty(n)
+    for f in np.unique(clocks):          # a handful of distinct points: one solve each
+        try:
+            volts[clocks == f] = curve.voltage(f)
+        except ValueError as e:
+            i = int(np.flatnonzero(clocks == f)[0])
+            raise ValueError(f"{p.name} core {i}: {e}") from None
+    return volts, clocks

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import math
 
+from .activity import DIRECTORY
 from .config import (
     CacheConfig,
     CoreConfig,
+    DirectoryConfig,
     DramConfig,
     DramDevice,
     MemCtrlConfig,
@@ -54,21 +56,33 @@ def _cache(name: str, c: dict, *, banks: int = 1, count: int = 1, level: int = 2
 
 
 def _socket_views(config: dict) -> list[dict]:
-    """One dict per socket: the socket's own sections over the top-level ones."""
+    """One dict per socket in the flat form (``harts``, ``cores`` = the per-core list, ``core``, ``caches``, ...):
+    the socket's own sections over the top-level ones. A ``models.Socket`` entry counts its cores in ``cores`` and
+    lists per-core models in ``core_models``; both are mapped to the flat names here."""
     sockets = config.get("sockets")
     if not sockets:
         return [config]
     if not isinstance(sockets, list):
         raise ConfigError("config.json: sockets must be a list")
-    return [{**config, **s} for s in sockets]
+    views = []
+    for s in sockets:
+        s = dict(s)
+        if isinstance(s.get("cores"), int):          # models.Socket: cores is the count, core_models the list
+            s["harts"] = s.pop("cores")
+            s["cores"] = s.pop("core_models", [])
+        views.append({**config, **s})
+    return views
 
 
-def _nics(view: dict) -> list[dict]:
+def _nics(view: dict, socket: int = 0) -> list[tuple[int, dict]]:
+    """The enabled NICs attached to ``socket`` (``Nic.socket``; the one-NIC shorthand ``nic`` is socket 0's), each
+    with its system-wide number (the engine numbers the enabled NICs in list order: stats ``system.nic{n}``)."""
     nics = view.get("nics")
-    if isinstance(nics, list):
-        return [n for n in nics if n.get("enabled", True)]
+    if isinstance(nics, list) and nics:
+        enabled = [n for n in nics if n.get("enabled", True)]
+        return [(i, n) for i, n in enumerate(enabled) if int(n.get("socket", 0)) == socket]
     nic = view.get("nic")
-    return [nic] if isinstance(nic, dict) and nic.get("enabled", False) else []
+    return [(0, nic)] if socket == 0 and isinstance(nic, dict) and nic.get("enabled", False) else []
 
 
 def _nocs(v: dict, tech: dict, slices: int) -> list[NocConfig]:
@@ -76,7 +90,7 @@ def _nocs(v: dict, tech: dict, slices: int) -> list[NocConfig]:
     if slices <= 1:
         return []
     noc = _need(v, "noc", "System")
-    clusters = max(1, int(v.get("cores") or v.get("harts", 1)) // max(1, int(v.get("cores_per_cluster", 1))))
+    clusters = max(1, int(v.get("harts", 1)) // max(1, int(v.get("cores_per_cluster", 1))))
     kind = _need(noc, "topology", "System.noc")
     x, y = int(noc.get("mesh_x", 0)), int(noc.get("mesh_y", 0))
     if kind == "ring":      # the same automatic dimensions as models.noc.Noc.dimensions
@@ -118,6 +132,12 @@ def _platform(v: dict, index: int) -> Platform:
     if cores_list:
         core_cfg = cores_list[0]   # heterogeneous cores are priced as the first one (one core type per socket)
     clock = _mhz(core_cfg.get("clock") or _need(v, "clock", "System"))
+    # each core's own clock (per-core DVFS): the list's entries, or the one core model's clock for every core
+    clocks = tuple(_mhz(c.get("clock") or clock * 1e6) for c in cores_list) if cores_list else None
+    if clocks is not None and len(clocks) != harts:
+        raise ConfigError(f"config.json: {len(clocks)} per-core models for {harts} cores (one per core, or none)")
+    if clocks is not None and len(set(clocks)) == 1:
+        clocks = None
     rob = int(_need(core_cfg, "rob_entries", "System.core"))
     ooo = core_cfg.get("model", "ooo") == "ooo"
     width = int(_need(core_cfg, "issue_width", "System.core"))
@@ -153,6 +173,7 @@ def _platform(v: dict, index: int) -> Platform:
     llc = _cache("llc", dict(llc_cfg, size=int(llc_cfg["size"]) // slices), banks=int(tech["llc_banks"]),
                  count=slices, level=3 if core.l2 is not None else 2, sequential=True)
     nocs = _nocs(v, tech, slices)
+    directories = [_directory(v, llc_cfg, slices, harts)]
     channels = int(_need(mem, "channels", "System.memory"))
     t_ck_ps = float(_need(mem, "t_ck", "System.memory"))
     io_clock = 1e6 / t_ck_ps                       # MHz
@@ -162,7 +183,8 @@ def _platform(v: dict, index: int) -> Platform:
                         tras_ns=mem["t_ras"] * t_ck_ps / 1e3, trc_ns=(mem["t_ras"] + mem["t_rp"]) * t_ck_ps / 1e3,
                         trfc_ns=float(mem["t_rfc"]) / 1e3, trefi_ns=float(mem["t_refi"]) / 1e3, burst=burst, **cur)
     ranks = int(tech["dram_ranks_per_channel"])
-    nics = _nics(v)
+    numbered = _nics(v, index)
+    nics = [n for _, n in numbered]
     nic = NicConfig(count=len(nics), ports=max([int(n.get("ports", 1)) for n in nics] or [1]),
                     port_gbps=max([float(n.get("port_gbps", 10.0)) for n in nics] or [10.0]),
                     buffer_KB=int(tech["nic_buffer"]) // 1024, queues=int(tech["nic_queues"]),
@@ -174,13 +196,35 @@ def _platform(v: dict, index: int) -> Platform:
     return Platform(
         name=name, node_nm=float(tech["node"]), device=str(tech["device"]), temperature_K=float(tech["temperature"]),
         long_channel=bool(tech["long_channel"]), clock_MHz=clock, vdd=float(tech["vdd"]) or None, cores=harts,
-        core=core, caches=[llc], nocs=nocs,
+        core=core, caches=[llc], directories=directories, nocs=nocs, core_clocks_MHz=clocks,
+        nic_indices=_indices([i for i, _ in numbered]),
         mc=MemCtrlConfig(count=channels, channels_per_mc=1, io_clock_MHz=io_clock,
                          peak_MBps=2 * io_clock * 8, databus_bits=64, addrbus_bits=32, ranks=ranks, with_phy=True),
         dram=DramConfig(device, channels=channels, ranks_per_channel=ranks,
                         devices_per_rank=int(tech["dram_devices_per_rank"])),
         nic=nic, pcie=pcie, uncore_clock_MHz=uncore if uncore != clock else None,
         tdp_W=float(tech["tdp"]) or None)
+
+
+def _indices(numbers: list[int]) -> tuple[int, ...] | None:
+    """System-wide NIC numbers, or None when they are the default 0 .. count - 1."""
+    return None if numbers == list(range(len(numbers))) else tuple(numbers)
+
+
+def _directory(v: dict, llc_cfg: dict, slices: int, harts: int) -> DirectoryConfig:
+    """The coherence directory the timing model runs (models/timing/src/mem/directory.rs): two levels, the cluster
+    level at the cluster's LLC slice and the home slice by line interleave, sharers exact. Its state lives beside
+    the inclusive LLC's lines (assumed, as the target's config says: the LLC holds the sharer vectors), so it is
+    priced as one directory cache per slice with an entry per LLC line: a sharer bit per cluster (home level), a
+    bit per core of the cluster (cluster level) and 3 bits of MOESI state. Its activity is the directory's
+    counters (``system.socket{k}.directory.*``, see power.activity)."""
+    per_cluster = max(1, int(v.get("cores_per_cluster", 1)))
+    clusters = max(1, harts // per_cluster)
+    entry_B = max(1, math.ceil((clusters + per_cluster + 3) / 8))
+    lines = max(1, int(llc_cfg["size"]) // slices // int(llc_cfg.get("line_size", 64)))
+    return DirectoryConfig(DIRECTORY, kind="cache", capacity_B=lines * entry_B, block_B=entry_B,
+                           assoc=int(llc_cfg.get("assoc", 8)), count=slices, level=2,
+                           latency_cycles=float(_need(v, "caches", "System").get("directory", {}).get("latency", 1)))
 
 
 def _device_currents(tech: dict) -> dict:

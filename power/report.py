@@ -127,3 +127,89 @@ class Result:
         out[f"{prefix}.core_MHz_mean"] = float(np.mean(self.core_MHz))
         out[f"{prefix}.warnings.missing_stats"] = float(len(self.warnings))
         return out
+
+
+class SystemResult:
+    """Power of a multi-socket run: every socket's ``Result`` (each at its cores' own V and f) and the
+    inter-socket links (``power.links.LinkPower``). Totals: ``die`` sums the sockets' dies, ``system`` adds the
+    off-die parts (DRAM devices, NIC chips) and the links."""
+
+    def __init__(self, sockets: list[Result], links):
+        self.sockets = sockets
+        self.links = links
+
+    def _sum(self, attr: str) -> pd.Series:
+        return sum((getattr(r, attr) for r in self.sockets[1:]), getattr(self.sockets[0], attr).copy())
+
+    @property
+    def die(self) -> pd.Series:
+        return self._sum("die")
+
+    @property
+    def system(self) -> pd.Series:
+        tot = self._sum("socket")
+        for c in ("runtime_dynamic_W", "runtime_power_W", "peak_dynamic_W", "peak_power_W"):
+            tot[c] += self.links.power_W       # always on: the same at peak and at runtime (power/links.py)
+        return tot
+
+    @property
+    def area_mm2(self) -> float:
+        return float(self.die.area_mm2)
+
+    @property
+    def peak_power_W(self) -> float:
+        return float(self.die.peak_power_W)
+
+    @property
+    def runtime_power_W(self) -> float:
+        return float(self.die.runtime_power_W)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w for r in self.sockets for w in r.warnings]
+
+    def energy_per_request_J(self) -> float:
+        act = self.sockets[0].model.activity
+        if act is None or act.requests <= 0:
+            return float("nan")
+        return float(self.system.runtime_power_W) * act.seconds / act.requests
+
+    def requests_per_s_per_W(self) -> float:
+        e = self.energy_per_request_J()
+        return float("nan") if not e > 0 else 1.0 / e
+
+    def dataframe(self) -> pd.DataFrame:
+        """Each socket's rows (component prefixed ``socket{k}.``), the links, then 'die' and 'system' totals."""
+        parts = []
+        for k, r in enumerate(self.sockets):
+            df = r.dataframe()
+            df["component"] = f"socket{k}." + df["component"]
+            parts.append(df)
+        links = pd.Series(0.0, index=COLUMNS + ["leakage_W", "peak_power_W", "runtime_power_W"])
+        for c in ("peak_dynamic_W", "runtime_dynamic_W", "peak_power_W", "runtime_power_W"):
+            links[c] = self.links.power_W
+        rows = [links.to_frame().T.assign(component="links"), self.die.to_frame().T.assign(component="die"),
+                self.system.to_frame().T.assign(component="system")]
+        out = pd.concat(parts + rows, ignore_index=True)
+        out.loc[out.component == "system", "energy_per_request_J"] = self.energy_per_request_J()
+        out.attrs["warnings"] = self.warnings
+        return out
+
+    def stats(self, prefix: str = "power") -> dict[str, float]:
+        """Every socket's stats under ``power.socket{k}.``, the links under ``power.links.``, totals under
+        ``power.die.`` and ``power.system.``."""
+        out: dict[str, float] = {}
+        for k, r in enumerate(self.sockets):
+            out.update(r.stats(f"{prefix}.socket{k}"))
+        cols = COLUMNS + ["leakage_W", "peak_power_W", "runtime_power_W"]
+        for name, tot in (("die", self.die), ("system", self.system)):
+            for c in cols:
+                out[f"{prefix}.{name}.{c}"] = float(tot[c])
+        out[f"{prefix}.links.count"] = float(self.links.count)
+        out[f"{prefix}.links.power_W"] = self.links.power_W
+        out[f"{prefix}.links.assumed_shape"] = float(self.links.assumed_shape)
+        out[f"{prefix}.links.utilization"] = self.links.utilization
+        out[f"{prefix}.energy_per_request_J"] = self.energy_per_request_J()
+        out[f"{prefix}.requests_per_s_per_W"] = self.requests_per_s_per_W()
+        out[f"{prefix}.warnings.missing_stats"] = float(len(self.warnings))
+        return out

@@ -55,6 +55,11 @@ def report(console: Console, key: str, xml: str | None = None) -> None:
         t.add_row(name, f"{pt.MHz:.0f}", f"{pt.vdd:.3f}", f"{r.area_mm2:.1f}", f"{r.peak_dynamic_W:.1f}",
                   f"{r.leakage_W:.1f}", f"{r.peak_power_W:.1f}", f"{cores.peak_power_W:.1f}")
     console.print(t)
+    lo, hi = dvfs.clock_range_MHz(model.tech)
+    curve = dvfs.vf_curve(model.tech)
+    console.print(f"V-f table at {p.node_nm:g} nm {p.device}: clocks {lo:.0f} to {hi:.0f} MHz at {curve.vmin:.3f} to "
+                  f"{curve.vmax:.3f} V (a per-core point outside it is refused; per-core DVFS from a run's load: "
+                  "sim-scripts/dvfs_study.py)")
     if key == "brps-target":
         # the paper's skewed-load DVFS: lightly loaded cores low, hottest cores turbo
         n = p.cores
