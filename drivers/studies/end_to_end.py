@@ -3,10 +3,11 @@ Skewed (Zipf 0.99) keys x 95% and 50% GET, in EREW and CREW, and with per-core D
 workloads (EREW-T, CREW-T) (validation.md). Throughput is each point's capacity: the highest open-loop offered load
 per port with < 1% loss (drivers/capacity.py), in requests/s, with the p95 round trip at that load.
 
-EREW-T and CREW-T: before the search, one functional run of the same configuration and seed gives each core's load
-(`client.core{c}.requests`: the client's choices do not depend on timing, see partition_load); the DVFS policy
-(`drivers/dvfs.py`) sets every core's operating point from it; the search then runs with those clocks. The paper
-applies them to the skewed workloads only; so do we.
+EREW-T and CREW-T: before the search, one detailed run of the same point at the nominal 2.5 GHz gives each core's
+load (`client.core{c}.requests`) and activity; the DVFS policy (`drivers/dvfs.py`) plans every core's operating
+point from it within the power budget; the search then runs with those clocks (`plan_dvfs`). The paper applies them
+to the skewed workloads only; so do we. Every point's best probe is priced by the power model (all sockets) and
+checked against the per-socket budget.
 
 Reduced (the default of `make figures`): short measured windows and a coarse search (see REDUCED and FULL); the
 report and the CSV say which was used. Full-scale quad-socket searches take hours on a small host."""
@@ -87,25 +88,42 @@ class _Budget(Exception):
     pass
 
 
-def core_load(system) -> list[float]:
-    """Each core's requests in the measured phase, from one functional run of `system` (same seed: the same
-    requests the timed runs send)."""
+def plan_dvfs(make_system: Callable[[], Any], report: Callable[[str], None]):
+    """EREW-T / CREW-T: one detailed run of the point at the nominal clocks, offered line rate (the most activity,
+    so the power prediction errs high), gives each core's load (`client.core{c}.requests`) and activity; the DVFS
+    policy (drivers/dvfs.py: lightly loaded cores to 1.5 GHz, the hottest to 3.5 GHz, turbo backed off until the
+    predicted power fits the budget) plans every core's clock from it. Returns (plan, stats describing it)."""
+    from drivers import dvfs
     from models.sim import simulate
 
-    from .partition_load import per_core_counts
+    from .. import capacity
 
-    f = system        # a fresh system from the point's factory: changing it changes nothing else
-    f.mode, f.detailed_start, f.warm_caches, f.warm_start_insts = "functional", "start", False, 0
-    f.client.offered_mpps = 0.0
-    return list(per_core_counts(simulate(f).stats))
+    base = make_system()
+    base.client.offered_mpps = capacity.line_rate_mpps(base)
+    measured = simulate(base).stats
+    plan = dvfs.plan(base, measured)
+    counts = plan.assignment.counts()
+    report(f"DVFS plan: {counts}, turbo backed off on {len(plan.assignment.backed_off)} core(s)")
+    return plan, {"dvfs.cores_low": float(counts[dvfs.LOW]), "dvfs.cores_normal": float(counts[dvfs.NORMAL]),
+                  "dvfs.cores_turbo": float(counts[dvfs.TURBO]),
+                  "dvfs.turbo_backed_off": float(len(plan.assignment.backed_off)),
+                  "dvfs.predicted_within_budget": float(plan.budget.ok)}
 
 
-def apply_dvfs(system, load: list[float]) -> dict[str, float]:
-    """The hook to the DVFS + turbo policy (drivers/dvfs.py): set each core's operating point of `system` from its
-    measured `load`; returns what the policy reports (its power estimate and budget check), as stats."""
-    from drivers import dvfs  # the policy layer (issue 12, item 4)
+def price(stats: dict[str, float], system) -> tuple[dict[str, float], str | None]:
+    """The power of a run (power.price_run, every socket) and the per-socket budget check (drivers/dvfs.py), as
+    stats; (stats, None), or ({}, the error) when the run cannot be priced (the capacity found stays valid)."""
+    try:
+        import power
+        from drivers import dvfs
 
-    return dict(dvfs.apply_policy(system, load) or {})
+        priced = power.price_run(stats, system.to_dict())
+        check = dvfs.check_budget(priced, system.to_dict())
+        totals = priced.system if isinstance(priced, power.report.SystemResult) else priced.socket
+        return {"e2e.die_power_w": float(priced.runtime_power_W), "e2e.total_power_w": float(totals.runtime_power_W),
+                "e2e.within_budget": float(check.ok)}, None
+    except Exception as err:  # pricing is a by-product: its failure must not lose the search's result
+        return {}, f"{type(err).__name__}: {err}"
 
 
 def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
@@ -116,16 +134,16 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
     from .. import capacity
 
     extra: dict[str, float] = {}
-    load: list[float] | None = None
+    plan = None
     if options.get("dvfs"):
-        load = core_load(make_system())
-        report(f"DVFS: per-core load measured, hottest {max(load) / (sum(load) / len(load)):.2f} x mean")
-        extra.update(apply_dvfs(make_system(), load))
+        plan, extra = plan_dvfs(make_system, report)
 
     def make(rate: float):
         s = make_system()
-        if load is not None:
-            apply_dvfs(s, load)
+        if plan is not None:
+            from drivers import dvfs
+
+            s = dvfs.apply(s, plan.assignment)
         s.client.offered_mpps = rate
         return s
 
@@ -156,13 +174,20 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
         upper = min(failed) if failed else float("inf")
     stats = dict(best.stats if best else {})
     stats.update(extra)
+    power_error = None
+    if best is not None and options.get("power", True):
+        priced, power_error = price(best.stats, make(best.offered_mpps))
+        stats.update(priced)
     stats.update({"capacity.mpps_per_port": best.offered_mpps if best else 0.0,
                   "capacity.upper_mpps_per_port": upper if upper != float("inf") else -1.0,
                   "capacity.probes": float(len(probes)), "capacity.budget_hit": budget_hit,
                   "capacity.mrps": stats.get("client.throughput_mrps", 0.0)})
     table = [{"probe": i, "stage": p.stage, "offered_mpps": p.offered_mpps, "loss": p.loss,
               "answered_mpps": p.answered_mpps, "sustained": p.sustained(max_loss)} for i, p in enumerate(probes)]
-    return {"stats": stats, "probes": table}
+    out = {"stats": stats, "probes": table}
+    if power_error:
+        out["power_error"] = power_error
+    return out
 
 
 # ---- figures ----------------------------------------------------------------------------------------------------
@@ -189,7 +214,10 @@ def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                 "offered_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
                 "loss": r.get("client.loss", float("nan")), "probes": r.get("capacity.probes", float("nan")),
                 "budget_hit": bool(r.get("capacity.budget_hit", 0.0)),
-                "power_w": r.get("dvfs.power_w", r.get("power.total_w", float("nan"))),
+                "total_power_w": r.get("e2e.total_power_w", float("nan")),
+                "die_power_w": r.get("e2e.die_power_w", float("nan")),
+                "within_budget": r.get("e2e.within_budget", float("nan")),
+                "cores_turbo": r.get("dvfs.cores_turbo", float("nan")), "cores_low": r.get("dvfs.cores_low", float("nan")),
                 "measured_requests": r.get("client.requests", float("nan")), "host_seconds": row["host_seconds"],
                 "sweep": name})
     cols = ["sockets", "workload", "get_ratio", "mode"]
@@ -256,7 +284,7 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
     if not dvfs_available():
         notes.append("EREW-T / CREW-T not run: the DVFS policy (drivers/dvfs.py) is not in this checkout")
     cols = ["sockets", "workload", "get_ratio", "mode", "throughput_mrps", "p95_us", "offered_mpps_per_port",
-            "loss", "probes", "budget_hit"]
+            "loss", "probes", "budget_hit", "total_power_w", "within_budget", "cores_low", "cores_turbo"]
     report = common.write_report(
         outdir / "end_to_end.md", "End-to-end throughput of the dual- and quad-socket servers",
         __doc__.split("\n\n")[0].replace("\n", " "),

@@ -13,7 +13,7 @@ from models.system import System
 from . import common
 
 # Socket count -> config module (configs/<name>.py with system(...)).
-SERVER_CONFIGS = {1: "brps_target_socket", 2: "brps_target_2s", 4: "brps_target_4s"}
+SERVER_CONFIGS = {1: "brps_target_socket", 2: "brps_target_dual", 4: "brps_target_quad"}
 CORES_PER_SOCKET = common.FULL_CORES
 
 
