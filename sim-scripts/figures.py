@@ -12,7 +12,7 @@
 
 Each study writes its plot (PNG), CSV and Markdown report to results/figures/<study>/; the sweep stores are under
 results/sweeps/ and resume, so a second run only draws (or finishes what was stopped). results/figures/summary.md
-lists the sweeps with their host time and points per host hour.
+lists the sweeps with their host time and points per host hour (summary-<studies>.md for a run of some studies).
 """
 
 from __future__ import annotations
@@ -112,10 +112,12 @@ def main(argv: list[str] | None = None) -> int:
             paths.append(outdir / f"{name}_reduced_vs_full.csv")
         console.print(f"study [bold]{name}[/]: " + ", ".join(str(p) for p in paths))
     outroot.mkdir(parents=True, exist_ok=True)
-    (outroot / "summary.md").write_text(
+    # A run of some studies only keeps the summary of a whole run (summary.md, curated) and writes its own.
+    summary_path = outroot / ("summary.md" if not args.study else f"summary-{'-'.join(args.study)}.md")
+    summary_path.write_text(
         "# Sweeps behind the figures\n\n" + common.markdown_table(pd.DataFrame(summary)) +
         f"\n\nTotal wall time of this run: {time.time() - started:.0f} s.\n")
-    console.print(f"all done in {time.time() - started:.0f} s; {outroot / 'summary.md'}")
+    console.print(f"all done in {time.time() - started:.0f} s; {summary_path}")
     return 0
 
 

@@ -141,6 +141,10 @@ def test_the_evaluator_keeps_to_its_probe_budget(monkeypatch):
     s = out["stats"]
     assert s["capacity.budget_hit"] == 0.0 and 7.0 / 1.02 <= s["capacity.mpps_per_port"] <= 7.0 / 0.99
     assert s["capacity.probes"] == len(out["probes"]) <= 20
+    # From a guess below the capacity (3 M frames/s): the first probe sustains and the search goes on upwards.
+    low = end_to_end.evaluate(make, {"resolution": 0.02, "max_probes": 30, "start_from": 3.0 / 1.05}, lambda _: None)
+    assert low["probes"][0]["offered_mpps"] == pytest.approx(3.0) and low["probes"][0]["sustained"]
+    assert 7.0 / 1.02 <= low["stats"]["capacity.mpps_per_port"] <= 7.0 / 0.99
     few = end_to_end.evaluate(make, {"resolution": 0.001, "max_probes": 3}, lambda _: None)
     assert few["stats"]["capacity.budget_hit"] == 1.0 and len(few["probes"]) == 3
     assert few["stats"]["capacity.mpps_per_port"] == max(p["offered_mpps"] for p in few["probes"] if p["sustained"])
@@ -167,6 +171,37 @@ def test_every_end_to_end_study_is_registered():
         studies.get("nosuch")
 
 
+def _client(offered_mrps, loss=0.0, ports=3):
+    """A probe's client stats that sustained `offered_mrps` requests/s with `loss` (one request per frame)."""
+    out = {"stat.client.offered_mpps": offered_mrps, "stat.client.requests": 1000.0, "stat.client.packets": 1000.0,
+           "stat.client.throughput_mrps": offered_mrps * (1 - loss), "stat.client.measured_ns": 1e6,
+           "stat.client.latency.mean": 0.0, "stat.client.loss": loss}
+    out.update({f"stat.system.nic{p}.port0.rx_wire_gbps": 1.0 for p in range(ports)})
+    return out
+
+
+def test_the_sustained_rate_is_the_offered_rate_less_the_loss():
+    """A short window's answered rate is biased low by one round trip; the sustained rate is not (figures of the
+    one-socket reduced search: 141.2 M answered over 127.5 us with a 37.9 us mean round trip, 199.8 M offered)."""
+    short = {"client.offered_mpps": 199.84, "client.requests": 18000.0, "client.packets": 18000.0,
+             "client.throughput_mrps": 141.17, "client.measured_ns": 127502.9, "client.latency.mean": 37924.5,
+             "client.loss": 0.0, **{f"system.nic{k}.port0.rx_wire_gbps": 1.0 for k in range(3)}}
+    assert end_to_end.sustained_mrps(short) == pytest.approx(199.84)
+    lossy = dict(short, **{"client.loss": 0.008})
+    assert end_to_end.sustained_mrps(lossy) == pytest.approx(199.84 * 0.992)
+    assert np.isnan(end_to_end.sustained_mrps({}))
+
+
+def test_a_search_under_skew_starts_below_the_uniform_capacity_by_the_hottest_cores_load():
+    uniform = servers.server(1, cores=16, items=4096)
+    assert end_to_end.start_mpps(uniform, 60.0) == pytest.approx(63.0)
+    erew = servers.server(1, cores=16, items=4096, popularity="zipf", mode="erew")
+    crew = servers.server(1, cores=16, items=4096, popularity="zipf", mode="crew")
+    hot = partition_load.expected_core_share(4096, 16, "erew").max() * 16
+    assert end_to_end.start_mpps(erew, 60.0) == pytest.approx(63.0 / hot)
+    assert end_to_end.start_mpps(erew, 60.0) < end_to_end.start_mpps(crew, 60.0) < 63.0
+
+
 def _e2e_rows(sockets, scale=1.0, dvfs=False):
     rows = []
     for pop in ("uniform", "zipf"):
@@ -175,7 +210,7 @@ def _e2e_rows(sockets, scale=1.0, dvfs=False):
                 hot = pop == "zipf" and mode == "erew"
                 rows.append({"status": "ok", "cfg.harts": 60 * sockets, "param.client.popularity": pop,
                              "param.client.get_ratio": g, "param.client.mode": mode, "host_seconds": 1.0,
-                             "stat.capacity.mrps": 200.0 * sockets * scale * (0.3 if hot else 1.0),
+                             **_client(200.0 * sockets * scale * (0.3 if hot else 1.0)),
                              "stat.client.latency.p95": 40e3 if not hot else 120e3,
                              "stat.capacity.mpps_per_port": 60.0, "stat.capacity.probes": 6.0})
     return pd.DataFrame(rows)
@@ -196,7 +231,7 @@ def test_the_end_to_end_figure_groups_workloads_and_modes(tmp_path):
 
 def test_scaling_reads_efficiency_and_the_limits_from_the_stats(tmp_path):
     def row(sockets, mrps):
-        return {"status": "ok", "cfg.harts": 60 * sockets, "host_seconds": 1.0, "stat.capacity.mrps": mrps,
+        return {"status": "ok", "cfg.harts": 60 * sockets, "host_seconds": 1.0, **_client(mrps, ports=3 * sockets),
                 "stat.client.measured_ns": 100e3, "stat.system.nic0.pcie.up_busy_ps": 50e6,
                 "stat.system.nic1.pcie.up_busy_ps": 80e6, "stat.system.socket0.mem.reads": 100.0,
                 "stat.system.socket1.mem.reads": 100.0, "stat.system.socket1.mem.remote_reads": 50.0}
