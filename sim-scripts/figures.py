@@ -7,6 +7,7 @@
                                                  # short measured windows and coarse capacity searches
     sim-scripts/figures.py --study llc           # one study
     sim-scripts/figures.py --full                # the full 60-core socket, full-length end-to-end runs (slow)
+    sim-scripts/figures.py --draw-only           # draw from the points stored so far, running none
     sim-scripts/figures.py --compare             # also three points of each study on the full socket: the error
                                                  # of the reduced scale (--compare llc batching: those studies)
 
@@ -36,6 +37,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
+    if args.draw_only:
+        # The points stored so far (a sweep stopped part way, or run elsewhere), without running any.
+        store = sweeps.store_dir(sw.name, pathlib.Path(args.store) / sw.name if args.store else None)
+        if not (store / "sweep.json").exists():
+            console.print(f"sweep [bold]{sw.name}[/]: nothing stored yet")
+            return pd.DataFrame({"status": pd.Series([], dtype=str)})
+        table = load_sweep(store)
+        console.print(f"sweep [bold]{sw.name}[/]: drawing the {len(table)} point(s) stored")
+        return table
     report = sweeps.run(sw, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
                         store=pathlib.Path(args.store) / sw.name if args.store else None)
     table = load_sweep(report.store)
@@ -88,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", help="root of the sweep stores (default results/sweeps)")
     parser.add_argument("--outdir", default=str(ROOT / "results" / "figures"), help="where figures go")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--draw-only", action="store_true",
+                        help="run no point: draw from the points stored so far (a sweep stopped part way)")
     args = parser.parse_args(argv)
     console = Console(stderr=True)
     outroot = pathlib.Path(args.outdir)

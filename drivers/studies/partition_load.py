@@ -227,6 +227,7 @@ def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     counts = sorted(df.cores.unique())
     fig, axes = plt.subplots(1, len(MODES), figsize=(12, 4.2), sharey=True)
@@ -240,6 +241,8 @@ def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
             e = np.sort(g.expected_load.to_numpy())
             ax.step(e, np.arange(1, len(e) + 1) / len(e), where="post", color=f"C{i}", linestyle=":", alpha=0.7)
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("per-core load / mean load")
         ax.set_title(f"{mode.upper()}, Zipf {THETA}")
         ax.grid(alpha=0.3, which="both")
