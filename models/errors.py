@@ -40,6 +40,10 @@ class UnsupportedSyscall(GuestFault):
     """A system call (or simulator call) the engine does not implement."""
 
 
+class BadSimcall(GuestFault):
+    """A simulator call named something the system does not have (a NUMA socket beyond the configured ones)."""
+
+
 class GuestDeadlock(GuestFault):
     """Every live guest thread waits on a futex that nothing can wake (a hang, reported instead of spinning)."""
 

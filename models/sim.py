@@ -46,6 +46,8 @@ class RunResult:
     descriptions: dict[str, str] = field(repr=False, default_factory=dict)
     # The guest's STATS_DUMP snapshots: (sim_ticks, {name: value}) each, in order.
     stat_dumps: list[tuple[int, dict[str, float]]] = field(repr=False, default_factory=list)
+    # The NUMA map's placed ranges: (start, end, socket) each, sorted; every other address is on socket 0.
+    numa_ranges: list[tuple[int, int, int]] = field(repr=False, default_factory=list)
     host_seconds: float = 0.0
     outdir: pathlib.Path | None = None
 
@@ -157,7 +159,8 @@ def result_from_raw(raw: dict[str, Any], host_seconds: float) -> RunResult:
     return RunResult(stop_reason=raw["stop_reason"], exit_code=raw["exit_code"], stdout=raw["stdout"],
                      stderr=raw["stderr"], sim_ticks=raw["sim_ticks"], harts=raw["harts"], stats=stats,
                      descriptions={name: desc for name, _, desc in raw["stats"]}, host_seconds=host_seconds,
-                     stat_dumps=[(ticks, dict(values)) for ticks, values in raw["stat_dumps"]])
+                     stat_dumps=[(ticks, dict(values)) for ticks, values in raw["stat_dumps"]],
+                     numa_ranges=[tuple(r) for r in raw.get("numa_ranges", [])])
 
 
 def write_stats_series(dumps: list[tuple[int, dict[str, float]]], path: pathlib.Path) -> None:

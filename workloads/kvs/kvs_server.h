@@ -22,6 +22,7 @@ struct kvs_config {
     unsigned housekeeping_log2; /* housekeeping every 2^n polls */
     uint64_t crew_max_spins;  /* CREW reader patience before KVS_RES_BUSY */
     unsigned rx_ring, tx_ring; /* NIC descriptor ring entries per queue (guest driver) */
+    unsigned numa_report;     /* 1: print where each partition's memory is, once all are set up */
 };
 
 struct kvs_core_stats {
@@ -63,12 +64,13 @@ struct kvs_core {
 };
 
 /* Defaults, then "key=value" arguments: mode=erew|crew prefetch=0|1 lru=0|1 log_mib=N log_kib=N buckets=N
- * (power of two) housekeeping_log2=N rx_ring=N tx_ring=N (powers of two, 8..4096). Unknown or bad arguments:
+ * (power of two) housekeeping_log2=N rx_ring=N tx_ring=N (powers of two, 8..4096) numa_report=0|1. Unknown or bad arguments:
  * returns -1 and names it in *bad. */
 void kvs_config_default(struct kvs_config *cfg, unsigned partitions);
 int kvs_config_parse(struct kvs_config *cfg, int argc, char **argv, const char **bad);
 
-/* Allocate (NUMA-local) and initialize core `core`'s partition and per-core state, publish the partition in sh.
+/* Allocate (on core `core`'s socket, whichever thread calls it) and initialize core `core`'s partition and
+ * per-core state, publish the partition in sh.
  * Returns NULL on failure. */
 struct kvs_core *kvs_core_create(struct kvs_shared *sh, unsigned core, struct plat_queue *q);
 /* Wait until every partition is published (each core calls it once after kvs_core_create). */

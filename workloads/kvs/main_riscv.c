@@ -194,6 +194,18 @@ static int selftest(struct kvs_core *c, uint64_t nreq, unsigned batch)
     return bad != 0;
 }
 
+/* numa_report=1: where each partition is, by its core's socket and by the engine's page map (SOCKET_OF_ADDR). */
+static void report_placement(const struct kvs_shared *sh)
+{
+    for (unsigned k = 0; k < sh->cfg.partitions; k++) {
+        const struct kvs_partition *p = sh->parts[k];
+        printf("kvs: partition %u core_socket %u log 0x%lx %lu log_socket %ld buckets 0x%lx %lu buckets_socket %ld\n",
+               k, plat_socket_of(k), (unsigned long)p->log, (unsigned long)p->log_size, kvsim_socket_of_addr(p->log),
+               (unsigned long)p->buckets, (unsigned long)((p->bucket_mask + 1) * sizeof(struct kvs_bucket)),
+               kvsim_socket_of_addr(p->buckets));
+    }
+}
+
 int main(int argc, char **argv)
 {
     unsigned hart = plat_core_id(), harts = plat_num_cores();
@@ -248,6 +260,8 @@ int main(int argc, char **argv)
         exit_group(1);
     }
     kvs_wait_ready(&g_shared);
+    if (hart == 0 && cfg->numa_report)
+        report_placement(&g_shared);
     if (hart == 0)
         printf("kvs: %u cores, %s, prefetch %s, lru %s, log %llu KiB and %llu buckets per partition\n",
                cfg->partitions, cfg->crew ? "CREW" : "EREW", cfg->prefetch ? "on" : "off", cfg->lru ? "on" : "off",

@@ -30,6 +30,8 @@ unsigned plat_num_cores(void);
 unsigned plat_socket_of(unsigned core);
 /* Zeroed memory local to the calling core's socket; never freed (the server allocates once at start). */
 void *plat_alloc_local(size_t bytes, size_t align);
+/* Zeroed memory in socket `socket`'s memory (data one thread sets up for another socket's core); never freed. */
+void *plat_alloc_on(size_t bytes, size_t align, unsigned socket);
 
 /* The calling core's queue with rings of the given sizes (powers of two; the native platform ignores them), or
  * NULL if the core has none. */

@@ -49,6 +49,7 @@ unsigned plat_core_id(void) { return (unsigned)kvsim_hart_id(); }
 unsigned plat_num_cores(void) { return (unsigned)kvsim_num_harts(); }
 unsigned plat_socket_of(unsigned core) { return (unsigned)kvsim_socket_of((long)core); }
 void *plat_alloc_local(size_t bytes, size_t align) { return kvsim_alloc_local(bytes, align); }
+void *plat_alloc_on(size_t bytes, size_t align, unsigned socket) { return kvsim_alloc_on(bytes, align, socket); }
 
 static inline void reg_write(struct plat_queue *q, unsigned off, uint64_t v) { q->regs[off / 8] = v; }
 static inline uint64_t reg_read(const struct plat_queue *q, unsigned off) { return q->regs[off / 8]; }

@@ -19,6 +19,8 @@
 #define KVSIM_CALL_ALLOC_LOCAL 0x4b560005L
 #define KVSIM_CALL_STATS_DUMP  0x4b560006L
 #define KVSIM_CALL_STATS_RESET 0x4b560007L
+#define KVSIM_CALL_ALLOC_ON    0x4b56000fL
+#define KVSIM_CALL_SOCKET_OF_ADDR 0x4b560010L
 
 #define KVSIM_ENOSYS 38
 
@@ -27,6 +29,15 @@ static inline long kvsim_call2(long nr, long arg0, long arg1) {
     register long a1 __asm__("a1") = arg1;
     register long a7 __asm__("a7") = nr;
     __asm__ volatile("ecall" : "+r"(a0) : "r"(a1), "r"(a7) : "memory");
+    return a0;
+}
+
+static inline long kvsim_call3(long nr, long arg0, long arg1, long arg2) {
+    register long a0 __asm__("a0") = arg0;
+    register long a1 __asm__("a1") = arg1;
+    register long a2 __asm__("a2") = arg2;
+    register long a7 __asm__("a7") = nr;
+    __asm__ volatile("ecall" : "+r"(a0) : "r"(a1), "r"(a2), "r"(a7) : "memory");
     return a0;
 }
 
@@ -55,12 +66,15 @@ static inline void kvsim_roi_end(void)     { (void)kvsim_call0(KVSIM_CALL_ROI_EN
 static inline void kvsim_stats_dump(void)  { (void)kvsim_call0(KVSIM_CALL_STATS_DUMP); }
 static inline void kvsim_stats_reset(void) { (void)kvsim_call0(KVSIM_CALL_STATS_RESET); }
 
-/* Zeroed memory local to the calling hart's socket; NULL on failure. `align` is a power of two. Outside the
- * simulator: an anonymous private mmap (Linux system call 222), over-allocated to honour a large alignment. */
-static inline void *kvsim_alloc_local(size_t bytes, size_t align) {
-    long r = kvsim_call2(KVSIM_CALL_ALLOC_LOCAL, (long)bytes, (long)align);
-    if (r != -KVSIM_ENOSYS)
-        return (r < 0 && r > -4096) ? (void *)0 : (void *)r;
+/* The socket whose memory holds `addr` in the engine's NUMA map (0 outside the simulator). */
+static inline long kvsim_socket_of_addr(const void *addr) {
+    long r = kvsim_call2(KVSIM_CALL_SOCKET_OF_ADDR, (long)addr, 0);
+    return r == -KVSIM_ENOSYS ? 0 : r;
+}
+
+/* Outside the simulator: an anonymous private mmap (Linux system call 222), over-allocated to honour a large
+ * alignment. */
+static inline void *kvsim_mmap_aligned(size_t bytes, size_t align) {
     if (align < 4096)
         align = 4096;
     register long a0 __asm__("a0") = 0;
@@ -74,6 +88,24 @@ static inline void *kvsim_alloc_local(size_t bytes, size_t align) {
     if (a0 < 0 && a0 > -4096)
         return (void *)0;
     return (void *)(((uintptr_t)a0 + align - 1) & ~(uintptr_t)(align - 1));
+}
+
+/* Zeroed memory local to the calling hart's socket; NULL on failure. `align` is a power of two. Outside the
+ * simulator: an anonymous mmap. */
+static inline void *kvsim_alloc_local(size_t bytes, size_t align) {
+    long r = kvsim_call2(KVSIM_CALL_ALLOC_LOCAL, (long)bytes, (long)align);
+    if (r != -KVSIM_ENOSYS)
+        return (r < 0 && r > -4096) ? (void *)0 : (void *)r;
+    return kvsim_mmap_aligned(bytes, align);
+}
+
+/* Zeroed memory in socket `socket`'s memory (for a partition set up by another thread); NULL on failure. A socket
+ * the system does not have stops the run with an error naming it. Outside the simulator: an anonymous mmap. */
+static inline void *kvsim_alloc_on(size_t bytes, size_t align, unsigned socket) {
+    long r = kvsim_call3(KVSIM_CALL_ALLOC_ON, (long)bytes, (long)align, (long)socket);
+    if (r != -KVSIM_ENOSYS)
+        return (r < 0 && r > -4096) ? (void *)0 : (void *)r;
+    return kvsim_mmap_aligned(bytes, align);
 }
 
 #endif

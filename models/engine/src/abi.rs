@@ -54,6 +54,8 @@ pub mod simcall {
     pub const NIC_COUNT: u64 = 0x4b56_000c;
     pub const NIC_QUEUE_NIC: u64 = 0x4b56_000d;
     pub const CHECKPOINT: u64 = 0x4b56_000e;
+    pub const ALLOC_ON: u64 = 0x4b56_000f;
+    pub const SOCKET_OF_ADDR: u64 = 0x4b56_0010;
 }
 
 /// Linux errno values returned (negated) in a0.

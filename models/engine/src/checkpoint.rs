@@ -112,6 +112,9 @@ struct MachineState {
     nics: Vec<NicState>,
     measure_insts: Option<u64>,
     client: Option<ClientState>,
+    /// The NUMA placements (absent in checkpoints from before NUMA: the restored run keeps its own map).
+    #[serde(default)]
+    numa: Option<kvsim_timing::numa::NumaMap>,
 }
 
 /// Writes one chunk, counting its bytes and a CRC-32 per block; `budget` (tests) fails writes past it like a full
@@ -310,6 +313,7 @@ fn capture(m: &Machine) -> Result<MachineState, String> {
         nics,
         measure_insts,
         client,
+        numa: Some(m.numa.clone()),
     })
 }
 
@@ -476,6 +480,10 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     if st.harts.len() != m.harts.len() || st.nics.len() != m.mem.devices.as_ref().map_or(0, |d| d.nics.len()) {
         return Err(fail("the checkpoint has another hart or NIC count".into()));
     }
+    if let Some(saved) = st.numa.as_ref().filter(|n| n.sockets() != m.numa.sockets()) {
+        let (had, has) = (saved.sockets(), m.numa.sockets());
+        return Err(fail(format!("the checkpoint's NUMA map has {had} sockets, this system has {has}")));
+    }
     let client = match st.client {
         Some(cs) => {
             let acked = read_versions(dir, &man).map_err(fail)?;
@@ -499,6 +507,9 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     (m.roi_begin, m.roi_end, m.stats_dumps, m.stats_resets) =
         (st.roi_begin, st.roi_end, st.stats_dumps, st.stats_resets);
     m.next_turn = st.next_turn;
+    if let Some(numa) = st.numa {
+        m.numa = numa;
+    }
     if let (Some(net), Some(bus)) = (m.net.as_deref_mut(), m.mem.devices.as_deref_mut()) {
         for ((nic, regs), saved) in net.nics.iter_mut().zip(bus.nics.iter_mut()).zip(st.nics) {
             *regs = saved.regs;
@@ -567,6 +578,30 @@ mod tests {
         assert_eq!(r.mem.load::<4>(sp - 8).unwrap(), 5);
         assert_eq!(fs::read(target.join("pages.bin")).unwrap(), before, "the page file is never written");
         drop(r); // frees heap pages only
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn numa_placements_survive_a_checkpoint() {
+        let machine = |sockets: &[u16]| {
+            let mut cfg = crate::sim::EngineConfig::with_binary("/t");
+            cfg.harts = sockets.len() as u64;
+            cfg.hart_socket = sockets.to_vec();
+            crate::sim::tests::machine_with(&bytes(&[nop()]), &cfg)
+        };
+        let (_, binary, dir) = setup("numa");
+        let mut m = machine(&[0, 1]);
+        m.numa.place(0x10_0000_0000, 0x3000, 1).unwrap();
+        let target = dir.join("ck");
+        write(&m, &Value::Null, &binary, &target, None).unwrap();
+        let mut r = machine(&[0, 1]);
+        assert_ne!(r.numa, m.numa);
+        restore(&mut r, &Value::Null, &binary, &target).unwrap();
+        assert_eq!(r.numa, m.numa);
+        assert_eq!(r.numa.socket_of(0x10_0000_2fff), 1);
+        // Another socket count is refused, naming both.
+        let err = restore(&mut machine(&[0, 0]), &Value::Null, &binary, &target).unwrap_err();
+        assert!(err.contains("NUMA map has 2 sockets, this system has 1"), "{err}");
         fs::remove_dir_all(&dir).unwrap();
     }
 

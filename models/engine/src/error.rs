@@ -14,6 +14,8 @@ pub enum FaultKind {
     UnsupportedSyscall,
     /// Every live thread waits (futex) and nothing can wake it.
     Deadlock,
+    /// A simulator call's argument names something the system does not have (a NUMA socket).
+    BadSimcall,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +47,7 @@ impl SimError {
                 FaultKind::MemoryLimit => "MemoryLimitExceeded",
                 FaultKind::UnsupportedSyscall => "UnsupportedSyscall",
                 FaultKind::Deadlock => "GuestDeadlock",
+                FaultKind::BadSimcall => "BadSimcall",
             },
             SimError::Client(_) => "ClientCheckFailed",
             SimError::Bug(_) | SimError::Interrupted => "EngineBug",

@@ -119,12 +119,14 @@ fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, 
         dumps.append((*ticks, values))?;
     }
     dict.set_item("stat_dumps", dumps)?;
+    dict.set_item("numa_ranges", out.numa_ranges.clone())?;
     Ok(dict)
 }
 
 /// Run one simulation from a resolved configuration (JSON). Returns a dict: stop_reason, exit_code, stdout,
-/// stderr, sim_ticks, harts (insts, exit_code each), stats (a list of (name, value, description)) and stat_dumps
-/// (the guest's STATS_DUMP snapshots: a list of (sim_ticks, [(name, value), ...])).
+/// stderr, sim_ticks, harts (insts, exit_code each), stats (a list of (name, value, description)), stat_dumps
+/// (the guest's STATS_DUMP snapshots: a list of (sim_ticks, [(name, value), ...])) and numa_ranges (the NUMA
+/// map's placed ranges: a list of (start, end, socket)).
 ///
 /// `progress`, if given, is called as `progress(insts, sim_ticks, phase)` about every `progress_every`
 /// instructions (between scheduling turns, with the GIL taken back briefly; the run itself holds no GIL). If it

@@ -59,6 +59,8 @@ pub struct RunOutput {
     /// Snapshots taken by the guest's STATS_DUMP simulator calls (a time series): (sim_ticks, stats) each, at
     /// most `MAX_STAT_DUMPS` of them.
     pub stat_dumps: Vec<(u64, Vec<Stat>)>,
+    /// The NUMA map's placed ranges (start, end, socket); every other address is on socket 0.
+    pub numa_ranges: Vec<(u64, u64, u16)>,
 }
 
 /// Most STATS_DUMP snapshots a run keeps (later calls are only counted).

@@ -33,6 +33,8 @@ pub struct Machine {
     /// Which socket's memory holds each guest address (NUMA allocations, the harts' stacks); the timing side's
     /// memory system finds each line's home socket from it.
     pub numa: kvsim_timing::numa::NumaMap,
+    /// The socket of each hart (EngineConfig.hart_socket): SOCKET_OF and ALLOC_LOCAL read it.
+    pub hart_socket: Vec<u16>,
     /// getrandom's generator state (from System.seed).
     pub rng: u64,
     pub stack_size: u64,
@@ -152,6 +154,7 @@ impl Machine {
             group_exit: None,
             mmap_low: MMAP_TOP,
             numa: kvsim_timing::numa::NumaMap::new(system.hart_socket.iter().copied().max().unwrap_or(0) + 1),
+            hart_socket: system.hart_socket.clone(),
             rng: system.seed ^ 0x6b76_7369_6d00_0000,
             stack_size,
             roi_begin: None,
@@ -190,6 +193,7 @@ impl Machine {
             hart.idle = image.tls && i > 0;
             m.harts.push(hart);
         }
+        m.place_stacks();
         if !system.restore_from.is_empty() {
             let dir = std::path::Path::new(&system.restore_from);
             crate::checkpoint::restore(&mut m, &system.resolved, &system.binary, dir).map_err(config)?;
@@ -460,6 +464,9 @@ impl Machine {
         push("system.roi.insts".into(), roi, "instructions (all harts) between ROI_BEGIN and ROI_END");
         push("system.stats_dumps".into(), self.stats_dumps, "STATS_DUMP simulator calls");
         push("system.stats_resets".into(), self.stats_resets, "stats resets (STATS_RESET and the first ROI_BEGIN)");
+        for (name, value, desc) in self.numa_stats() {
+            push(name, value, desc);
+        }
         if let Some((_, bytes)) = &self.checkpoint_written {
             push(
                 "system.checkpoint.bytes".into(),
@@ -494,6 +501,7 @@ impl Machine {
             sim_ticks,
             stats: self.stats(sim_ticks),
             stat_dumps: self.stat_dumps.clone(),
+            numa_ranges: self.numa.ranges().to_vec(),
         }
     }
 }

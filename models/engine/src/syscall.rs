@@ -449,7 +449,70 @@ impl Machine {
             }
             self.mem.free_range(s.max(start), e.min(end));
             self.mem.set_prot(s.max(start), e.min(end), crate::mem::PROT_DEFAULT);
+            self.numa_forget(s.max(start), e.min(end));
         }
+    }
+
+    /// The socket of hart `hid` (System.sockets numbers the harts socket by socket).
+    pub fn socket_of_hart(&self, hid: usize) -> u16 {
+        self.hart_socket.get(hid).copied().unwrap_or(0)
+    }
+
+    /// Put every hart's stack in its own socket's memory, as a first-touch kernel would for a thread pinned there.
+    /// On one socket nothing is placed: every address is on socket 0 already.
+    pub fn place_stacks(&mut self) {
+        if self.numa.sockets() < 2 {
+            return;
+        }
+        for hid in 0..self.mem.regions.stacks.len() {
+            let (bottom, top) = self.mem.regions.stacks[hid];
+            // Sockets come from hart_socket, and the map was built with as many sockets as it names.
+            let _ = self.numa.place(bottom, top - bottom, self.socket_of_hart(hid));
+        }
+    }
+
+    /// `bytes` of zeroed memory aligned to `align` (a power of two; at least a page) in `socket`'s memory, carved
+    /// like an anonymous mmap. 0 for a zero or overflowing size, a bad alignment, or no room.
+    fn alloc_on(&mut self, bytes: u64, align: u64, socket: u16) -> u64 {
+        let align = align.max(PAGE_SIZE);
+        if !align.is_power_of_two() || bytes == 0 || page_up(bytes) == 0 {
+            return 0;
+        }
+        let len = page_up(bytes);
+        let Some(start) = self.mmap_alloc(len, align) else { return 0 };
+        if self.numa.sockets() > 1 {
+            // The caller checked the socket.
+            let _ = self.numa.place(start, len, socket);
+        }
+        start
+    }
+
+    /// Unmapped memory goes back to the default placement (socket 0), so a later plain mmap of the same addresses
+    /// is not left on the socket of an earlier NUMA allocation.
+    fn numa_forget(&mut self, start: u64, end: u64) {
+        if self.numa.ranges().iter().any(|&(s, e, k)| s < end && e > start && k != 0) {
+            let _ = self.numa.place(start, end - start, 0);
+        }
+    }
+
+    /// Bytes and ranges of guest address space placed on each socket (NUMA allocations and stacks).
+    pub fn numa_stats(&self) -> Vec<(String, u64, &'static str)> {
+        let sockets = self.numa.sockets() as usize;
+        let (mut bytes, mut ranges) = (vec![0u64; sockets], vec![0u64; sockets]);
+        for &(s, e, k) in self.numa.ranges() {
+            bytes[k as usize] += e - s;
+            ranges[k as usize] += 1;
+        }
+        let mut out = Vec::with_capacity(2 * sockets);
+        for k in 0..sockets {
+            out.push((
+                format!("system.numa.socket{k}.bytes_placed"),
+                bytes[k],
+                "guest address space placed in this socket's memory (NUMA allocations, stacks; the rest is on socket 0)",
+            ));
+            out.push((format!("system.numa.socket{k}.ranges"), ranges[k], "address ranges placed on this socket"));
+        }
+        out
     }
 
     fn simcall(&mut self, hid: usize, nr: u64, a: [u64; 6]) -> Result<Option<u64>, Trap> {
@@ -467,21 +530,23 @@ impl Machine {
                 self.roi_end = Some(self.total_insts());
                 0
             }
-            simcall::SOCKET_OF => {
-                if a[0] < self.harts.len() as u64 {
-                    0
-                } else {
-                    neg(errno::EINVAL)
-                }
-            }
+            simcall::SOCKET_OF => match usize::try_from(a[0]).ok().filter(|&h| h < self.harts.len()) {
+                Some(h) => self.socket_of_hart(h) as u64,
+                None => neg(errno::EINVAL),
+            },
             simcall::ALLOC_LOCAL => {
-                let align = a[1].max(PAGE_SIZE);
-                if !align.is_power_of_two() || a[0] == 0 || page_up(a[0]) == 0 {
-                    0
-                } else {
-                    self.mmap_alloc(page_up(a[0]), align).unwrap_or(0)
-                }
+                let socket = self.socket_of_hart(hid);
+                self.alloc_on(a[0], a[1], socket)
             }
+            simcall::ALLOC_ON => {
+                let sockets = self.numa.sockets();
+                let socket = u16::try_from(a[2]).ok().filter(|&k| k < sockets);
+                let Some(socket) = socket else {
+                    return Err(Trap::NoSocket { call: "ALLOC_ON", socket: a[2], sockets });
+                };
+                self.alloc_on(a[0], a[1], socket)
+            }
+            simcall::SOCKET_OF_ADDR => self.numa.socket_of(a[0]) as u64,
             simcall::STATS_DUMP => {
                 self.stats_dumps += 1;
                 if self.stat_dumps.len() < crate::output::MAX_STAT_DUMPS {
@@ -520,5 +585,103 @@ impl Machine {
             _ => return Err(Trap::Syscall(nr)),
         };
         Ok(Some(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{FaultKind, SimError};
+    use crate::isa::asm::*;
+    use crate::isa::exec::NoHook;
+    use crate::sim::tests::{machine_with, ENTRY};
+    use crate::sim::EngineConfig;
+
+    /// A machine of 4 harts, two on each of 2 sockets, running nothing yet.
+    fn two_sockets() -> Machine {
+        let mut cfg = EngineConfig::with_binary("/t");
+        cfg.harts = 4;
+        cfg.hart_socket = vec![0, 0, 1, 1];
+        machine_with(&bytes(&[nop()]), &cfg)
+    }
+
+    fn call(m: &mut Machine, hid: usize, nr: u64, a: [u64; 3]) -> Result<u64, Trap> {
+        m.simcall(hid, nr, [a[0], a[1], a[2], 0, 0, 0]).map(|r| r.unwrap())
+    }
+
+    #[test]
+    fn socket_of_reports_each_harts_socket() {
+        let mut m = two_sockets();
+        let got: Vec<u64> = (0..4).map(|h| call(&mut m, 0, simcall::SOCKET_OF, [h, 0, 0]).unwrap()).collect();
+        assert_eq!(got, [0, 0, 1, 1]);
+        assert_eq!(call(&mut m, 0, simcall::SOCKET_OF, [4, 0, 0]).unwrap(), neg(errno::EINVAL));
+    }
+
+    #[test]
+    fn alloc_local_and_alloc_on_place_exactly_their_pages() {
+        let mut m = two_sockets();
+        let a = call(&mut m, 3, simcall::ALLOC_LOCAL, [5000, 64, 0]).unwrap();
+        let b = call(&mut m, 0, simcall::ALLOC_ON, [4096, 8192, 1]).unwrap();
+        let c = call(&mut m, 2, simcall::ALLOC_ON, [4096, 0, 0]).unwrap();
+        assert_eq!(b % 8192, 0);
+        let on = |m: &Machine, addr: u64| m.numa.socket_of(addr);
+        // Hart 3 is on socket 1: both of its pages (5000 bytes round up to two), and not the page above them.
+        assert_eq!((on(&m, a), on(&m, a + 8191), on(&m, a + 8192)), (1, 1, 0));
+        assert_eq!((on(&m, b), on(&m, b + 4095)), (1, 1));
+        assert_eq!(on(&m, c), 0);
+        let sock = |m: &mut Machine, addr: u64| call(m, 0, simcall::SOCKET_OF_ADDR, [addr, 0, 0]).unwrap();
+        assert_eq!((sock(&mut m, a), sock(&mut m, b), sock(&mut m, c)), (1, 1, 0));
+        // A bad alignment or size allocates nothing and places nothing.
+        let before = m.numa.ranges().to_vec();
+        assert_eq!(call(&mut m, 2, simcall::ALLOC_ON, [4096, 3 << 12, 1]).unwrap(), 0);
+        assert_eq!(call(&mut m, 2, simcall::ALLOC_LOCAL, [0, 0, 0]).unwrap(), 0);
+        assert_eq!(m.numa.ranges(), &before[..]);
+        // munmap gives the pages back to socket 0, so a later plain mmap there is not left on socket 1.
+        assert_eq!(m.munmap(a, 8192), 0);
+        assert_eq!(on(&m, a), 0);
+        assert_eq!(on(&m, b), 1);
+    }
+
+    #[test]
+    fn every_harts_stack_is_on_its_socket() {
+        let m = two_sockets();
+        for (hid, &(bottom, top)) in m.mem.regions.stacks.iter().enumerate() {
+            let want = [0, 0, 1, 1][hid];
+            assert_eq!((m.numa.socket_of(bottom), m.numa.socket_of(top - 1)), (want, want), "hart {hid}");
+        }
+        let stats = m.numa_stats();
+        assert_eq!(stats[0], ("system.numa.socket0.bytes_placed".into(), 2 * m.stack_size, stats[0].2));
+        assert_eq!(stats[2].1, 2 * m.stack_size);
+    }
+
+    #[test]
+    fn one_socket_places_nothing() {
+        let mut m = machine_with(&bytes(&[nop()]), &EngineConfig::with_binary("/t"));
+        let a = call(&mut m, 0, simcall::ALLOC_LOCAL, [4096, 0, 0]).unwrap();
+        assert!(a != 0 && m.numa.ranges().is_empty());
+        assert_eq!(call(&mut m, 0, simcall::SOCKET_OF, [0, 0, 0]).unwrap(), 0);
+    }
+
+    #[test]
+    fn alloc_on_a_socket_that_does_not_exist_stops_the_run_naming_it() {
+        // a0 = 4096, a1 = 0, a2 = 2, a7 = ALLOC_ON, ecall: on a 2-socket machine.
+        let nr = simcall::ALLOC_ON as u32;
+        let code = [lui(10, 1), li(11, 0), li(12, 2), lui(17, nr >> 12), addi(17, 17, (nr & 0xfff) as i32), ecall()];
+        let mut cfg = EngineConfig::with_binary("/t");
+        cfg.harts = 2;
+        cfg.hart_socket = vec![0, 1];
+        let mut m = machine_with(&bytes(&code), &cfg);
+        let low = m.mmap_low;
+        match m.run(&mut NoHook, None).unwrap_err() {
+            SimError::Guest { kind, hart, pc, reason, .. } => {
+                assert_eq!((kind, hart, pc), (FaultKind::BadSimcall, 0, ENTRY + 20));
+                assert_eq!(
+                    reason,
+                    "simulator call ALLOC_ON asked for NUMA socket 2, which does not exist: the system has sockets 0..1"
+                );
+            }
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(m.mmap_low, low, "nothing was allocated");
     }
 }

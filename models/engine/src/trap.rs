@@ -61,6 +61,12 @@ pub enum Trap {
     Csr(u16),
     Ebreak,
     Syscall(u64),
+    /// A NUMA simulator call named a socket the system does not have (`call` is the call's name).
+    NoSocket {
+        call: &'static str,
+        socket: u64,
+        sockets: u16,
+    },
 }
 
 impl Trap {
@@ -72,6 +78,7 @@ impl Trap {
             Trap::Limit { .. } => FaultKind::MemoryLimit,
             Trap::Illegal(_) | Trap::Csr(_) | Trap::Ebreak => FaultKind::IllegalInstruction,
             Trap::Syscall(_) => FaultKind::UnsupportedSyscall,
+            Trap::NoSocket { .. } => FaultKind::BadSimcall,
         }
     }
 
@@ -103,6 +110,9 @@ impl Trap {
                 format!("illegal instruction: CSR {csr:#05x} is not supported (only reads of cycle, time and instret)")
             }
             Trap::Ebreak => "ebreak: breakpoint reached, the run stops".to_string(),
+            Trap::NoSocket { call, socket, sockets } => {
+                format!("simulator call {call} asked for NUMA socket {socket}, which does not exist: the system has sockets 0..{}", sockets.saturating_sub(1))
+            }
             Trap::Syscall(n) => {
                 if (crate::abi::simcall::FIRST..=crate::abi::simcall::LAST).contains(n) {
                     format!("unsupported simulator call {n:#x}")
