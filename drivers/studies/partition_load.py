@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import configs
+
 from ..sweep import Base, Grid, Sweep
 from . import common
 
@@ -39,15 +41,29 @@ PAPER_ITEMS = 192 * (1 << 20)   # kvs-workload.md's Tiny data set, for the expec
 MODES = ("erew", "crew")
 
 
+# The servers the counts are taken on: 24 cores = the dual-socket Xeon as measured, 120 and 240 = the dual- and
+# quad-socket targets (run functionally). Any other count takes a share of the target (`functional_platform`).
+SERVERS = {24: "xeon_e5_2697v2_dual", 120: "brps_target_dual", 240: "brps_target_quad"}
+
+
 def system(cores: int, items: int = ITEMS, requests_per_core: int = REQUESTS_PER_CORE, theta: float = THETA,
            get_ratio: float = 0.95):
-    """`cores` cores of the target (per-core resources in proportion, common.target) in functional mode, under
-    Zipf(theta). The platform does not change the counts (see the module doc)."""
-    s = functional_platform(cores, items=items, requests_per_core=requests_per_core, popularity="zipf",
-                            zipf_theta=theta, get_ratio=get_ratio)
-    s.mode, s.detailed_start, s.warm_caches = "functional", "start", False
-    # Each partition's index sized to its share of the items (one bucket per 8 items, at least the config's).
-    buckets = max(16384, 1 << max(0, (items // cores // 8 - 1).bit_length()))
+    """The server of `cores` cores (SERVERS) in functional mode under Zipf(theta). The platform does not change the
+    counts (see the module doc)."""
+    zipf = dict(popularity="zipf", zipf_theta=theta, get_ratio=get_ratio)
+    if cores in SERVERS and SERVERS[cores] in configs.available():
+        from configs import _multisocket
+
+        module = configs.load(SERVERS[cores])
+        s = _multisocket.functional(module.system(items=items, requests=requests_per_core * cores, **zipf))
+        if s.harts != cores:
+            raise ValueError(f"configs/{SERVERS[cores]}.py has {s.harts} cores, not {cores}")
+    else:
+        s = functional_platform(cores, items=items, requests_per_core=requests_per_core, **zipf)
+        s.mode, s.detailed_start, s.warm_caches = "functional", "start", False
+    # Each partition's index sized to its share of the items (one bucket per 8 items), at least the config's.
+    given = [int(a.split("=", 1)[1]) for a in s.workload.argv if a.startswith("buckets=")]
+    buckets = max(given + [1 << max(0, (items // cores // 8 - 1).bit_length())])
     s.workload.argv = [a for a in s.workload.argv if not a.startswith("buckets=")] + [f"buckets={buckets}"]
     return s
 
@@ -266,7 +282,7 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
     report = common.write_report(
         outdir / "partition_load.md", "Per-core load under Zipf 0.99 (EREW and CREW)",
         __doc__.split("\n\n")[0].replace("\n", " ") + "\n\n" + __doc__.split("\n\n")[2].replace("\n", " "),
-        [f"scale: common.target(cores) for cores in {CORE_COUNTS}, System.mode = functional",
+        [f"servers: {', '.join(f'{c} cores: configs/{n}.py' for c, n in SERVERS.items())}, System.mode = functional",
          f"client.popularity = zipf, zipf_theta = {THETA}, get_ratio = 0.95, items = {ITEMS:,} (tiny)",
          f"client.requests = {per_core:,} x cores; client.mode and the server's mode= argument: erew, crew"],
         "load = a core's requests / the mean over cores; expected = from the Zipf weights of the keys each "
