@@ -36,18 +36,23 @@ SUSTAINED_MPPS = 70.0
 GOAL_SECONDS, GOAL_BYTES = 120.0, 8e9
 
 
-def stored_capacity(sockets: int) -> float | None:
-    """The capacity per port of the e2e study's Uniform / 95% GET / EREW point for this server, if stored."""
+def stored_capacity(sockets: int, items: int) -> float | None:
+    """The capacity per port of the e2e study's Uniform / 95% GET / EREW point for this server and item count, if
+    stored (the most recent one)."""
+    found = []
     for store in sorted((ROOT / "results" / "sweeps").glob(f"e2e-{sockets}s*")):
+        if store.name.endswith("-T"):          # the DVFS + turbo runs
+            continue
         for path in (store / "points").glob("*.json"):
             rec = json.loads(path.read_text())
             p = rec.get("params", {})
             if rec.get("status") == "ok" and p.get("client.popularity") == "uniform" and \
-                    p.get("client.get_ratio") == 0.95 and p.get("client.mode") == "erew":
+                    p.get("client.get_ratio") == 0.95 and p.get("client.mode") == "erew" and \
+                    rec.get("config", {}).get("client", {}).get("items") == items:
                 mpps = rec["stats"].get("capacity.mpps_per_port", 0.0)
                 if mpps > 0:
-                    return float(mpps)
-    return None
+                    found.append((path.stat().st_mtime, float(mpps)))
+    return max(found)[1] if found else None
 
 
 def vm_hwm_bytes() -> int:
@@ -67,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     if not servers.available(opts.sockets):
         print(f"configs/{servers.SERVER_CONFIGS[opts.sockets]}.py is not in this checkout")
         return 2
-    stored = stored_capacity(opts.sockets)
+    stored = stored_capacity(opts.sockets, opts.items)
     offered = opts.offered or stored or SUSTAINED_MPPS
     source = "--offered" if opts.offered else "the e2e study's search" if stored else "SUSTAINED_MPPS (found once)"
     probe = servers.server(opts.sockets, items=opts.items, requests_per_core=1)
