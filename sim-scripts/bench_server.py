@@ -9,7 +9,7 @@ The offered load per port is `--offered`, by default the server's capacity found
 (Uniform, 95% GET, EREW; read from its sweep store when it has run) or else SUSTAINED_MPPS, a load found once.
 The measured requests are offered load x ports x simulated time, so the measured phase lasts about `--sim-ms`.
 
-Printed: host seconds of the whole run and of each phase (bulk load with cache warming, then the detailed
+Printed: host seconds (wall clock, and CPU time, which a busy shared host inflates less) of the whole run and of each phase (bulk load with cache warming, then the detailed
 measured phase; phase times are to within one progress report, every 20 M instructions), simulated time of the
 measured phase, requests, simulated instructions per host second, and peak host memory (VmHWM of this process,
 which holds the engine, and ru_maxrss)."""
@@ -90,15 +90,20 @@ def main(argv: list[str] | None = None) -> int:
         now = time.perf_counter() - started
         phases.setdefault(phase, [now, now])[1] = now
 
+    cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     result = simulate(system, progress=progress, progress_every=20_000_000)
     wall = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime
     s = result.stats
     hwm, maxrss = vm_hwm_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     sim_ms = s.get("client.measured_ns", 0.0) / 1e6
     print(f"stop: {result.stop_reason}; measured phase {sim_ms:.3f} ms simulated, {s.get('client.requests', 0):,.0f} "
           f"requests answered, {s.get('client.throughput_mrps', 0):.1f} M requests/s, loss "
           f"{s.get('client.loss', 0):.4f}, p95 {s.get('client.latency.p95', 0) / 1e3:.1f} us")
-    print(f"host: {wall:.1f} s in all ({result.insts / 1e6:,.0f} M instructions, {result.mips:.1f} MIPS)")
+    print(f"host: {wall:.1f} s in all ({result.insts / 1e6:,.0f} M instructions, {result.mips:.1f} MIPS); "
+          f"{cpu:.1f} s of CPU (user + system: the engine runs on one thread, so on a host shared with other work "
+          "this is the time a free core would take)")
     order = list(phases)
     for i, name in enumerate(order):
         begin = phases[name][0] if i else 0.0
