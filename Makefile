@@ -9,7 +9,7 @@ RUST_SOURCES := Cargo.toml $(shell find models -name '*.rs' -o -name Cargo.toml 
 SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all setup system-packages python-env engine workloads run lint test test-rust test-python bench fuzz figures clean
+.PHONY: all setup system-packages python-env engine workloads run lint test test-rust test-python bench bench-server fuzz figures clean
 
 all: engine workloads
 
@@ -81,11 +81,17 @@ fuzz:
 bench: engine workloads
 	@$(PY) sim-scripts/bench.py
 
-# The sensitivity studies' figures, CSVs and reports under results/figures/ (reduced scale; FULL=1 for the full
-# 60-core socket; COMPARE=1 to also measure the reduced scale's error on three full-socket points per study,
-# COMPARE="core_weight batching" for some studies).
+# 1 ms of simulated time of the quad-socket target at its highest sustained load: host seconds and peak memory.
+bench-server: engine workloads
+	@$(PY) sim-scripts/bench_server.py
+
+# The sensitivity and end-to-end studies' figures, CSVs and reports under results/figures/ (reduced scale; FULL=1
+# for the full 60-core socket and full-length end-to-end runs; COMPARE=1 to also measure the reduced scale's error
+# on three full-socket points per study, COMPARE="core_weight batching" for some studies; STUDY="end_to_end
+# scaling" for some studies only).
 figures: engine workloads
-	@nice -n 10 $(PY) sim-scripts/figures.py $(if $(FULL),--full) $(if $(COMPARE),--compare $(filter-out 1,$(COMPARE)))
+	@nice -n 10 $(PY) sim-scripts/figures.py $(if $(FULL),--full) $(if $(COMPARE),--compare $(filter-out 1,$(COMPARE))) \
+		$(foreach s,$(STUDY),--study $(s))
 
 clean:
 	rm -rf $(STAMPS) target workloads/build models/_engine*.so

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""The paper's sensitivity studies: run their sweeps and draw their figures (`make figures`).
+"""The paper's sensitivity and end-to-end studies: run their sweeps and draw their figures (`make figures`).
 
-    sim-scripts/figures.py                       # all four studies at reduced scale (4 cores, resources in proportion)
+    sim-scripts/figures.py                       # every study, reduced: the four sensitivity studies at reduced
+                                                 # scale (4 cores, resources in proportion), the end-to-end ones
+                                                 # (partition_load, end_to_end, scaling) on the whole servers with
+                                                 # short measured windows and coarse capacity searches
     sim-scripts/figures.py --study llc           # one study
-    sim-scripts/figures.py --full                # the full 60-core socket (slow)
+    sim-scripts/figures.py --full                # the full 60-core socket, full-length end-to-end runs (slow)
+    sim-scripts/figures.py --draw-only           # draw from the points stored so far, running none
     sim-scripts/figures.py --compare             # also three points of each study on the full socket: the error
                                                  # of the reduced scale (--compare llc batching: those studies)
 
 Each study writes its plot (PNG), CSV and Markdown report to results/figures/<study>/; the sweep stores are under
 results/sweeps/ and resume, so a second run only draws (or finishes what was stopped). results/figures/summary.md
-lists the sweeps with their host time and points per host hour.
+lists the sweeps with their host time and points per host hour (summary-<studies>.md for a run of some studies).
 """
 
 from __future__ import annotations
@@ -33,6 +37,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
+    if args.draw_only:
+        # The points stored so far (a sweep stopped part way, or run elsewhere), without running any.
+        store = sweeps.store_dir(sw.name, pathlib.Path(args.store) / sw.name if args.store else None)
+        if not (store / "sweep.json").exists():
+            console.print(f"sweep [bold]{sw.name}[/]: nothing stored yet")
+            return pd.DataFrame({"status": pd.Series([], dtype=str)})
+        table = load_sweep(store)
+        console.print(f"sweep [bold]{sw.name}[/]: drawing the {len(table)} point(s) stored")
+        return table
     report = sweeps.run(sw, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
                         store=pathlib.Path(args.store) / sw.name if args.store else None)
     table = load_sweep(report.store)
@@ -75,7 +88,7 @@ def compare(study, reduced: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--study", action="append", choices=studies.STUDIES, help="only these studies")
+    parser.add_argument("--study", action="append", choices=studies.ALL, help="only these studies")
     parser.add_argument("--full", action="store_true", help="the full 60-core socket instead of the reduced one")
     parser.add_argument("--compare", nargs="*", choices=studies.STUDIES, metavar="STUDY",
                         help="also run 3 points of each study (or of the studies named) on the full socket and "
@@ -85,18 +98,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", help="root of the sweep stores (default results/sweeps)")
     parser.add_argument("--outdir", default=str(ROOT / "results" / "figures"), help="where figures go")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--draw-only", action="store_true",
+                        help="run no point: draw from the points stored so far (a sweep stopped part way)")
     args = parser.parse_args(argv)
     console = Console(stderr=True)
     outroot = pathlib.Path(args.outdir)
     summary: list[dict] = []
     started = time.time()
-    for name in args.study or studies.STUDIES:
+    for name in args.study or studies.ALL:
         study = studies.get(name)
         tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(full=args.full)}
         outdir = outroot / name
         outdir.mkdir(parents=True, exist_ok=True)
         paths = study.make(tables, outdir, args.full)
-        if args.compare is not None and (not args.compare or name in args.compare) and not args.full:
+        if args.compare is not None and (not args.compare or name in args.compare) and not args.full \
+                and hasattr(study, "compare_sweep"):
             sw = study.compare_sweep()
             full = run_sweep(sw, args, console, summary)
             reduced = pd.concat(list(tables.values()), ignore_index=True)
@@ -108,10 +124,12 @@ def main(argv: list[str] | None = None) -> int:
             paths.append(outdir / f"{name}_reduced_vs_full.csv")
         console.print(f"study [bold]{name}[/]: " + ", ".join(str(p) for p in paths))
     outroot.mkdir(parents=True, exist_ok=True)
-    (outroot / "summary.md").write_text(
+    # A run of some studies only keeps the summary of a whole run (summary.md, curated) and writes its own.
+    summary_path = outroot / ("summary.md" if not args.study else f"summary-{'-'.join(args.study)}.md")
+    summary_path.write_text(
         "# Sweeps behind the figures\n\n" + common.markdown_table(pd.DataFrame(summary)) +
         f"\n\nTotal wall time of this run: {time.time() - started:.0f} s.\n")
-    console.print(f"all done in {time.time() - started:.0f} s; {outroot / 'summary.md'}")
+    console.print(f"all done in {time.time() - started:.0f} s; {summary_path}")
     return 0
 
 

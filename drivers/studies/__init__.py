@@ -11,9 +11,14 @@ from __future__ import annotations
 import importlib
 
 STUDIES = ("core_weight", "llc", "batching", "prefetch")
+# The end-to-end studies (validation.md items 3 and 4, and the scaling in sockets) have the same interface except
+# `compare_sweep` (they run the whole server, there is no reduced socket to compare): `full` is the full-length
+# measurement, the default a reduced one (shorter measured windows, fewer probes; each report says which).
+END_TO_END = ("partition_load", "end_to_end", "scaling")
+ALL = STUDIES + END_TO_END
 
 
 def get(name: str):
-    if name not in STUDIES:
-        raise ValueError(f"study {name!r}: must be one of {', '.join(STUDIES)}")
+    if name not in ALL:
+        raise ValueError(f"study {name!r}: must be one of {', '.join(ALL)}")
     return importlib.import_module(f"drivers.studies.{name}")

@@ -1,0 +1,351 @@
+"""End-to-end study 3: throughput and p95 latency of the dual- and quad-socket billion-RPS servers for Uniform and
+Skewed (Zipf 0.99) keys x 95% and 50% GET, in EREW and CREW, and with per-core DVFS + turbo on the skewed
+workloads (EREW-T, CREW-T) (validation.md). Throughput is each point's capacity: the highest open-loop offered load
+per port with < 1% loss (drivers/capacity.py), in requests/s, with the p95 round trip at that load.
+
+EREW-T and CREW-T: before the search, one detailed run of the same point at the nominal 2.5 GHz gives each core's
+load (`client.core{c}.requests`) and activity; the DVFS policy (`drivers/dvfs.py`) plans every core's operating
+point from it within the power budget; the search then runs with those clocks (`plan_dvfs`). The paper applies them
+to the skewed workloads only; so do we. Every point's best probe is priced by the power model (all sockets) and
+checked against the per-socket budget.
+
+Reduced (the default of `make figures`): short measured windows and a coarse search (see REDUCED and FULL); the
+report and the CSV say which was used. Full-scale quad-socket searches take hours on a small host."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pandas as pd
+
+from ..sweep import Base, Grid, Sweep
+from . import common, servers
+
+
+@dataclass(frozen=True)
+class Scale:
+    name: str
+    requests_per_core: int   # measured requests per core per probe
+    items: int               # tiny items in the data set
+    resolution: float        # the capacity search's relative resolution
+    max_probes: int          # probes at most (the best sustained probe so far is the answer when it is reached)
+
+
+# Reduced: 300 measured requests per core is about 90 us of simulated time at a socket's ~200 M requests/s, longer
+# than the p95 round trip, so a backlog still shows as loss; 5% resolution needs 4-8 probes. 2^16 items: the
+# caches are warmed over the whole bulk load (the servers' LLCs, 45 MB per socket, hold the whole data set; warming
+# only the end of a larger load would leave it cold), as the other target runs do (target_load, make bench).
+REDUCED = Scale("reduced", requests_per_core=300, items=1 << 16, resolution=0.05, max_probes=8)
+# Full: ~1 ms of simulated time per probe at the quad-socket server's load, 1% resolution, 2^20 items (42 MB of
+# log: more than one socket's LLC, less than four).
+FULL = Scale("full", requests_per_core=4000, items=1 << 20, resolution=0.01, max_probes=20)
+# Capacity per port of the one-socket target (60 cores, Uniform, 95% GET, EREW) found by the reduced search
+# (scaling study, sweep e2e-1s-reduced); the searches of the multi-socket servers start from it (`start_mpps`).
+ONE_SOCKET_MPPS = 62.6
+
+SERVERS = (2, 4)
+WORKLOADS = {"uniform": ("uniform", "Uniform"), "zipf": ("zipf", "Skewed (Zipf 0.99)")}
+GET_RATIOS = (0.95, 0.5)
+MODES = ("erew", "crew")
+EVALUATOR = "drivers.studies.end_to_end:evaluate"
+
+
+def dvfs_available() -> bool:
+    return importlib.util.find_spec("drivers.dvfs") is not None
+
+
+def _base(sockets: int, scale: Scale, cores: int = 0) -> Base:
+    return Base("drivers.studies.servers:server", sockets=sockets, items=scale.items,
+                requests_per_core=scale.requests_per_core, cores=cores)
+
+
+def _options(scale: Scale, sockets: int, dvfs: bool = False) -> dict[str, Any]:
+    out = {"resolution": scale.resolution, "max_probes": scale.max_probes, "scale": scale.name, "dvfs": dvfs}
+    if sockets > 1:
+        out["start_from"] = ONE_SOCKET_MPPS     # each socket has its own NICs: start at one socket's capacity
+    return out
+
+
+def server_sweeps(sockets: int, scale: Scale, cores: int = 0, name: str = "") -> list[Sweep]:
+    """The e2e sweeps of one server: every workload x GET ratio x mode, and (when the DVFS policy exists) the skewed
+    workloads again with DVFS + turbo."""
+    name = name or f"e2e-{sockets}s" + ("" if scale is FULL else f"-{scale.name}")
+    ties = {"client.mode": ("workload.argv[mode]",)}
+    out = [Sweep(name, _base(sockets, scale, cores),
+                 Grid({"client.popularity": list(WORKLOADS), "client.get_ratio": list(GET_RATIOS),
+                       "client.mode": list(MODES)}), ties=ties, evaluator=EVALUATOR, options=_options(scale, sockets))]
+    if dvfs_available():
+        out.append(Sweep(f"{name}-T", _base(sockets, scale, cores),
+                         Grid({"client.popularity": ["zipf"], "client.get_ratio": list(GET_RATIOS),
+                               "client.mode": list(MODES)}), ties=ties, evaluator=EVALUATOR,
+                         options=_options(scale, sockets, dvfs=True)))
+    return out
+
+
+def sweeps(full: bool = False) -> list[Sweep]:
+    scale = FULL if full else REDUCED
+    return [sw for s in SERVERS if servers.available(s) for sw in server_sweeps(s, scale)]
+
+
+# ---- the evaluator: a capacity search with a probe budget, and the DVFS hook -----------------------------------
+
+class _Budget(Exception):
+    pass
+
+
+def sustained_mrps(stats: dict[str, float]) -> float:
+    """The request rate a probe sustained (M requests/s): offered requests less its loss as the capacity search
+    measures it. The answered rate over a short window (client.throughput_mrps, first send to last response) is
+    biased low by the round trip in its span: at 300 requests per core a 60-core socket answers 141 M requests/s
+    over the span while sustaining 200 M offered with no loss."""
+    from .. import capacity
+
+    offered = stats.get("client.offered_mpps", 0.0)
+    if not offered:
+        return float("nan")
+    ports = max(1, len({k.rsplit(".", 1)[0] for k in stats if common.NIC_PORT.match(k)}))
+    loss = capacity.outcome_from_stats(stats, offered / ports).loss
+    sent = stats.get("client.requests", 0.0) + stats.get("client.lost_requests", 0.0)
+    per_frame = sent / stats["client.packets"] if stats.get("client.packets") else 1.0
+    return offered * per_frame * (1.0 - loss)
+
+
+def start_mpps(system, start_from: float) -> float:
+    """Where a search starts (offered M frames/s per port): `start_from` (a uniform-load capacity per port, e.g.
+    the one-socket target's) over the hottest core's expected load relative to the mean for this point's key
+    popularity, steering and GET ratio (partition_load.expected_core_share; 1 for uniform keys), plus 5%. Under
+    skew the hottest core saturates first, so the capacity falls about as that load rises; starting near it saves
+    the probes a search from line rate spends finding the bracket."""
+    from models.client import server_mode
+
+    from . import partition_load
+
+    c = system.client
+    mode = c.mode if c.mode != "auto" else server_mode(system.workload.argv)
+    if c.popularity != "zipf":
+        return start_from * 1.05
+    share = partition_load.expected_core_share(c.items, system.harts, mode, c.get_ratio, c.zipf_theta)
+    return start_from / float(share.max() * system.harts) * 1.05
+
+
+def plan_dvfs(make_system: Callable[[], Any], report: Callable[[str], None]):
+    """EREW-T / CREW-T: one detailed run of the point at the nominal clocks, offered line rate (the most activity,
+    so the power prediction errs high), gives each core's load (`client.core{c}.requests`) and activity; the DVFS
+    policy (drivers/dvfs.py: lightly loaded cores to 1.5 GHz, the hottest to 3.5 GHz, turbo backed off until the
+    predicted power fits the budget) plans every core's clock from it. Returns (plan, stats describing it)."""
+    from drivers import dvfs
+    from models.sim import simulate
+
+    from .. import capacity
+
+    base = make_system()
+    base.client.offered_mpps = capacity.line_rate_mpps(base)
+    measured = simulate(base).stats
+    plan = dvfs.plan(base, measured)
+    counts = plan.assignment.counts()
+    report(f"DVFS plan: {counts}, turbo backed off on {len(plan.assignment.backed_off)} core(s)")
+    return plan, {"dvfs.cores_low": float(counts[dvfs.LOW]), "dvfs.cores_normal": float(counts[dvfs.NORMAL]),
+                  "dvfs.cores_turbo": float(counts[dvfs.TURBO]),
+                  "dvfs.turbo_backed_off": float(len(plan.assignment.backed_off)),
+                  "dvfs.predicted_within_budget": float(plan.budget.ok)}
+
+
+def price(stats: dict[str, float], system) -> tuple[dict[str, float], str | None]:
+    """The power of a run (power.price_run, every socket) and the per-socket budget check (drivers/dvfs.py), as
+    stats; (stats, None), or ({}, the error) when the run cannot be priced (the capacity found stays valid)."""
+    try:
+        import power
+        from drivers import dvfs
+
+        priced = power.price_run(stats, system.to_dict())
+        check = dvfs.check_budget(priced, system.to_dict())
+        totals = priced.system if isinstance(priced, power.report.SystemResult) else priced.socket
+        return {"e2e.die_power_w": float(priced.runtime_power_W), "e2e.total_power_w": float(totals.runtime_power_W),
+                "e2e.within_budget": float(check.ok)}, None
+    except Exception as err:  # pricing is a by-product: its failure must not lose the search's result
+        return {}, f"{type(err).__name__}: {err}"
+
+
+def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
+             report: Callable[[str], None]) -> dict[str, Any]:
+    """The capacity search on the point (as drivers.sweep.evaluate_capacity) with at most options['max_probes']
+    probes (the best sustained one is the answer when the budget runs out: `capacity.budget_hit` = 1), and with
+    options['dvfs'] the DVFS + turbo operating points set first."""
+    from .. import capacity
+
+    extra: dict[str, float] = {}
+    plan = None
+    if options.get("dvfs"):
+        plan, extra = plan_dvfs(make_system, report)
+
+    def make(rate: float):
+        s = make_system()
+        if plan is not None:
+            from drivers import dvfs
+
+            s = dvfs.apply(s, plan.assignment)
+        s.client.offered_mpps = rate
+        return s
+
+    probes: list[capacity.Probe] = []
+    max_probes = int(options.get("max_probes", capacity.MAX_PROBES))
+    sim = capacity.simulated_server(make)
+
+    def budgeted(rate: float) -> capacity.Outcome:
+        if len(probes) >= max_probes:
+            raise _Budget()
+        return sim(rate)
+
+    def progress(p) -> None:
+        probes.append(p)
+        report(f"probe {len(probes)} at {p.offered_mpps:.3f} M frames/s per port: loss {100 * p.loss:.2f}%")
+
+    max_loss = options.get("max_loss", capacity.DEFAULT_MAX_LOSS)
+    resolution = options.get("resolution", capacity.DEFAULT_RESOLUTION)
+    line = capacity.line_rate_mpps(make(1.0))
+    high = min(line, start_mpps(make_system(), options["start_from"])) if options.get("start_from") else line
+    budget_hit = 0.0
+    try:
+        while True:
+            res = capacity.search(budgeted, high, max_loss=max_loss, resolution=resolution, progress=progress)
+            # A search from a guess below line rate whose first probe sustained: go on upwards from there.
+            if not (res.line_limited and high < line):
+                break
+            high = min(line, high * (1 + 4 * resolution))
+        ok = [p for p in probes if p.sustained(max_loss)]
+        best = max(ok, key=lambda p: p.offered_mpps) if ok else None
+        upper = res.upper_mpps
+    except _Budget:
+        budget_hit = 1.0
+        ok = [p for p in probes if p.sustained(max_loss)]
+        best = max(ok, key=lambda p: p.offered_mpps) if ok else None
+        failed = [p.offered_mpps for p in probes if not p.sustained(max_loss)]
+        upper = min(failed) if failed else float("inf")
+    stats = dict(best.stats if best else {})
+    stats.update(extra)
+    power_error = None
+    if best is not None and options.get("power", True):
+        priced, power_error = price(best.stats, make(best.offered_mpps))
+        stats.update(priced)
+    if best is not None:
+        stats["e2e.sustained_mrps"] = sustained_mrps(best.stats)
+    stats.update({"capacity.mpps_per_port": best.offered_mpps if best else 0.0,
+                  "capacity.upper_mpps_per_port": upper if upper != float("inf") else -1.0,
+                  "capacity.probes": float(len(probes)), "capacity.budget_hit": budget_hit,
+                  "capacity.mrps": stats.get("client.throughput_mrps", 0.0)})
+    table = [{"probe": i, "stage": p.stage, "offered_mpps": p.offered_mpps, "loss": p.loss,
+              "answered_mpps": p.answered_mpps, "sustained": p.sustained(max_loss)} for i, p in enumerate(probes)]
+    out = {"stats": stats, "probes": table}
+    if power_error:
+        out["power_error"] = power_error
+    return out
+
+
+# ---- figures ----------------------------------------------------------------------------------------------------
+
+def label(mode: str, dvfs: bool) -> str:
+    return mode.upper() + ("-T" if dvfs else "")
+
+
+def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per point: server, workload, GET ratio, mode label, throughput and p95 at capacity."""
+    rows = []
+    for name, table in tables.items():
+        for _, row in table[table.status == "ok"].iterrows():
+            f = common.figures_of(row)
+            r = {k[5:]: v for k, v in row.items() if isinstance(k, str) and k.startswith("stat.")}
+            harts = int(row.get("cfg.harts", 0))
+            rows.append({
+                "sockets": max(1, round(harts / servers.CORES_PER_SOCKET)), "cores": harts,
+                "workload": WORKLOADS[row["param.client.popularity"]][1],
+                "get_ratio": float(row["param.client.get_ratio"]),
+                "mode": label(row["param.client.mode"], name.endswith("-T")),
+                "throughput_mrps": sustained_mrps(r), "answered_mrps": f["throughput_mrps"],
+                "p95_us": f["p95_us"], "p50_us": f["p50_us"],
+                "p95_under_100us": bool(f["p95_us"] < 100.0),
+                "offered_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
+                "loss": r.get("client.loss", float("nan")), "probes": r.get("capacity.probes", float("nan")),
+                "budget_hit": bool(r.get("capacity.budget_hit", 0.0)),
+                "total_power_w": r.get("e2e.total_power_w", float("nan")),
+                "die_power_w": r.get("e2e.die_power_w", float("nan")),
+                "within_budget": r.get("e2e.within_budget", float("nan")),
+                "cores_turbo": r.get("dvfs.cores_turbo", float("nan")), "cores_low": r.get("dvfs.cores_low", float("nan")),
+                "measured_requests": r.get("client.requests", float("nan")), "host_seconds": row["host_seconds"],
+                "sweep": name})
+    cols = ["sockets", "workload", "get_ratio", "mode"]
+    return pd.DataFrame(rows).sort_values(cols).reset_index(drop=True) if rows else pd.DataFrame(rows)
+
+
+def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
+    """The paper's layout: per server, groups of bars (one group per workload x GET ratio, one bar per mode) of
+    throughput, and the same bars of p95 latency below with the 100 us bound."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    socket_counts = sorted(df.sockets.unique())
+    modes = [m for m in ("EREW", "CREW", "EREW-T", "CREW-T") if m in set(df["mode"])]
+    groups = [(w, g) for w in [v[1] for v in WORKLOADS.values()] for g in GET_RATIOS]
+    fig, axes = plt.subplots(2, len(socket_counts), figsize=(6.5 * len(socket_counts), 7), squeeze=False)
+    width = 0.8 / max(1, len(modes))
+    for col, sockets in enumerate(socket_counts):
+        d = df[df.sockets == sockets]
+        x = np.arange(len(groups))
+        for i, mode in enumerate(modes):
+            tp, p95 = [], []
+            for w, g in groups:
+                m = d[(d.workload == w) & (d.get_ratio == g) & (d["mode"] == mode)]
+                tp.append(m.throughput_mrps.iloc[0] / 1e3 if len(m) else np.nan)
+                p95.append(m.p95_us.iloc[0] if len(m) else np.nan)
+            axes[0, col].bar(x + (i - (len(modes) - 1) / 2) * width, tp, width, label=mode)
+            axes[1, col].bar(x + (i - (len(modes) - 1) / 2) * width, p95, width, label=mode)
+        names = [f"{w.split(' ')[0]}\n{int(g * 100)}% GET" for w, g in groups]
+        for row in (0, 1):
+            axes[row, col].set_xticks(x, names)
+            axes[row, col].grid(axis="y", alpha=0.3)
+        axes[0, col].set_title(f"{sockets}-socket server ({sockets * servers.CORES_PER_SOCKET} cores)")
+        axes[0, col].set_ylabel("throughput (billion requests/s)")
+        axes[1, col].set_ylabel("p95 round trip (us)")
+        axes[1, col].axhline(100.0, color="red", linewidth=0.8, linestyle="--", label="100 us")
+        axes[0, col].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+    scale = FULL if full else REDUCED
+    df = frame(tables)
+    csv, png = outdir / "end_to_end.csv", outdir / "end_to_end.png"
+    df.to_csv(csv, index=False)
+    paths = [csv]
+    notes = [f"scale: {scale.name} ({scale.requests_per_core} measured requests per core per probe, {scale.items:,} "
+             f"items, {scale.resolution:.0%} search resolution, at most {scale.max_probes} probes)"]
+    if not df.empty:
+        plot(df, png)
+        paths.append(png)
+        over = df[~df.p95_under_100us]
+        if len(over):
+            notes.append("p95 at or above 100 us: " + "; ".join(
+                f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']} {r.p95_us:.1f} us"
+                for _, r in over.iterrows()))
+        if df.budget_hit.any():
+            notes.append(f"{int(df.budget_hit.sum())} point(s) reached the probe budget: their capacity is the best "
+                         "sustained probe, the bracket is wider than the resolution")
+    if not dvfs_available():
+        notes.append("EREW-T / CREW-T not run: the DVFS policy (drivers/dvfs.py) is not in this checkout")
+    cols = ["sockets", "workload", "get_ratio", "mode", "throughput_mrps", "p95_us", "offered_mpps_per_port",
+            "loss", "probes", "budget_hit", "total_power_w", "within_budget", "cores_low", "cores_turbo"]
+    report = common.write_report(
+        outdir / "end_to_end.md", "End-to-end throughput of the dual- and quad-socket servers",
+        __doc__.split("\n\n")[0].replace("\n", " "),
+        [f"servers: {', '.join(f'configs/{servers.SERVER_CONFIGS[s]}.py' for s in SERVERS)}",
+         "client.popularity = uniform, zipf (0.99); client.get_ratio = 0.95, 0.5; client.mode and the server's "
+         "mode= = erew, crew", notes[0]],
+        common.markdown_table(df[cols]) if not df.empty else "(no points)", [png.name] if not df.empty else [],
+        notes[1:])
+    return paths + [report]

@@ -1,0 +1,292 @@
+"""End-to-end study 4, partition load: the distribution (CDF) of per-core load under Zipf 0.99 on 24, 120 and 240
+cores (validation.md), EREW and CREW.
+
+Nothing about the skew is configured. The client draws keys from an exact Zipf(0.99) over the data set (rank 1 =
+item 0), hashes each key with the KVS keyhash and steers the request: in EREW to its partition's core (partition =
+(keyhash >> 48) mod cores, one partition per core), in CREW GETs round-robin over all cores and PUTs to the owner.
+It counts what it sends to each core's queue (`client.core{c}.requests`). A core is hot because the hash happened
+to put popular keys in its partition.
+
+Functional mode. The counts are the client's: which key and which core come from its seeded generator when the
+request is made, before any timing, so a functional run gives the same counts as a detailed one with the same seed
+(`tests/test_e2e_figures.py` checks it) at a small fraction of the cost, and 240 cores fit the host. Load here is
+requests per core over the measured phase, normalised to the mean over cores.
+
+Beside the simulated counts, the expected share of every partition computed from the same definitions (Zipf
+weights summed per partition, `expected_core_share`), both at the simulated item count and at the paper's data set
+size. The simulation is checked against it (a chi-square test in the tests)."""
+
+from __future__ import annotations
+
+import functools
+import pathlib
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import configs
+
+from ..sweep import Base, Grid, Sweep
+from . import common
+
+CORE_COUNTS = (24, 120, 240)
+THETA = 0.99
+ITEMS = 1 << 20                 # simulated data set (the bulk load is functional, ~0.5 G instructions)
+# Measured requests per core: the mean core's count has ~4.5% sampling noise at 500 (reduced: 240 cores in EREW
+# take ~140 host s, mostly the other cores polling while the hottest one serves), ~2.2% at 2,000 (full).
+REQUESTS_PER_CORE = 500
+FULL_REQUESTS_PER_CORE = 2000
+PAPER_ITEMS = 192 * (1 << 20)   # kvs-workload.md's Tiny data set, for the expected-share curve at paper scale
+MODES = ("erew", "crew")
+
+
+# The servers the counts are taken on: 24 cores = the dual-socket Xeon as measured, 120 and 240 = the dual- and
+# quad-socket targets (run functionally). Any other count takes a share of the target (`functional_platform`).
+SERVERS = {24: "xeon_e5_2697v2_dual", 120: "brps_target_dual", 240: "brps_target_quad"}
+
+
+def system(cores: int, items: int = ITEMS, requests_per_core: int = REQUESTS_PER_CORE, theta: float = THETA,
+           get_ratio: float = 0.95):
+    """The server of `cores` cores (SERVERS) in functional mode under Zipf(theta). The platform does not change the
+    counts (see the module doc)."""
+    zipf = dict(popularity="zipf", zipf_theta=theta, get_ratio=get_ratio)
+    if cores in SERVERS and SERVERS[cores] in configs.available():
+        from configs import _multisocket
+
+        module = configs.load(SERVERS[cores])
+        s = _multisocket.functional(module.system(items=items, requests=requests_per_core * cores, **zipf))
+        if s.harts != cores:
+            raise ValueError(f"configs/{SERVERS[cores]}.py has {s.harts} cores, not {cores}")
+    else:
+        s = functional_platform(cores, items=items, requests_per_core=requests_per_core, **zipf)
+        s.mode, s.detailed_start, s.warm_caches = "functional", "start", False
+    # Each partition's index sized to its share of the items (one bucket per 8 items), at least the config's.
+    given = [int(a.split("=", 1)[1]) for a in s.workload.argv if a.startswith("buckets=")]
+    buckets = max(given + [1 << max(0, (items // cores // 8 - 1).bit_length())])
+    s.workload.argv = [a for a in s.workload.argv if not a.startswith("buckets=")] + [f"buckets={buckets}"]
+    return s
+
+
+def functional_platform(cores: int, **kwargs: Any):
+    """A platform of `cores` cores for a functional run: the target's share (common.target) up to one socket's
+    60 cores; beyond, one flat many-core socket with the target's NICs (3 per 60 cores). A functional run times
+    nothing, so only the cores, the NIC queues (one per core) and the client matter."""
+    if cores <= common.FULL_CORES:
+        return common.target(cores, **kwargs)
+    from configs import brps_target_socket as t
+
+    s = common.target(common.FULL_CORES, **kwargs)
+    s.harts = cores
+    s.caches = t.caches(cores)
+    s.noc = t.share_noc()
+    s.nics = [t.nic() for _ in range(t.NICS * -(-cores // common.FULL_CORES))]
+    s.client.requests = kwargs.get("requests_per_core", common.REQUESTS_PER_CORE) * cores
+    return s
+
+
+def _sweep(cores: int, full: bool) -> Sweep:
+    per_core = FULL_REQUESTS_PER_CORE if full else REQUESTS_PER_CORE
+    return Sweep(f"partition-load-{cores}c", Base("drivers.studies.partition_load:system", cores=cores,
+                                                  requests_per_core=per_core),
+                 Grid({"client.mode": list(MODES)}), ties={"client.mode": ("workload.argv[mode]",)})
+
+
+def sweeps(full: bool = False) -> list[Sweep]:
+    return [_sweep(c, full) for c in CORE_COUNTS]
+
+
+# ---- the expected share, from the same definitions as the client and server ------------------------------------
+
+_P1, _P2, _P3, _P4, _P5 = (np.uint64(v) for v in (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                                                   0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5))
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+
+
+def keyhash_of_items(items: np.ndarray, key_len: int = 8) -> np.ndarray:
+    """The KVS keyhash (XXH64, seed 0; workloads/ABI.md) of each item's key as the client builds it (the item
+    number's 8 little-endian bytes, then byte j = (j x 0x9d mod 256) xor byte (j mod 8)), vectorised. Keys of 8 to
+    31 bytes (tiny and small); checked against workloads/kvs/keyhash_vectors.txt in the tests."""
+    if not 8 <= key_len < 32:
+        raise ValueError(f"key_len = {key_len}: keyhash_of_items handles keys of 8 to 31 bytes")
+    items = np.asarray(items, dtype=np.uint64)
+    base = items.view(np.uint8).reshape(-1, 8) if items.dtype.byteorder in "=<" else \
+        items.astype("<u8").view(np.uint8).reshape(-1, 8)
+    key = np.empty((len(items), key_len), dtype=np.uint8)
+    key[:, :8] = base
+    for j in range(8, key_len):
+        key[:, j] = np.uint8((j * 0x9D) & 0xFF) ^ base[:, j % 8]
+    return xxh64_rows(key)
+
+
+def xxh64_rows(key: np.ndarray) -> np.ndarray:
+    """XXH64 with seed 0 of each row of a uint8 array whose rows are shorter than 32 bytes."""
+    n, length = key.shape
+    if length >= 32:
+        raise ValueError("xxh64_rows: rows of 32 bytes or more are not handled")
+    with np.errstate(over="ignore"):
+        h = np.full(n, _P5 + np.uint64(length), dtype=np.uint64)
+        pos = 0
+        while length - pos >= 8:
+            lane = np.ascontiguousarray(key[:, pos:pos + 8]).view("<u8").reshape(-1).astype(np.uint64)
+            h ^= _rotl(lane * _P2, 31) * _P1
+            h = _rotl(h, 27) * _P1 + _P4
+            pos += 8
+        if length - pos >= 4:
+            word = np.ascontiguousarray(key[:, pos:pos + 4]).view("<u4").reshape(-1).astype(np.uint64)
+            h ^= word * _P1
+            h = _rotl(h, 23) * _P2 + _P3
+            pos += 4
+        while pos < length:
+            h ^= key[:, pos].astype(np.uint64) * _P5
+            h = _rotl(h, 11) * _P1
+            pos += 1
+        h ^= h >> np.uint64(33)
+        h *= _P2
+        h ^= h >> np.uint64(29)
+        h *= _P3
+        h ^= h >> np.uint64(32)
+    return h
+
+
+def expected_partition_share(items: int, cores: int, theta: float = THETA, chunk: int = 1 << 22) -> np.ndarray:
+    """The fraction of Zipf(theta) requests whose key falls in each of `cores` partitions (item i has rank i + 1,
+    weight (i + 1)^-theta), computed in chunks so the paper's 192 Mi items fit in memory."""
+    share = np.zeros(cores)
+    total = 0.0
+    for start in range(0, items, chunk):
+        idx = np.arange(start, min(items, start + chunk), dtype=np.uint64)
+        weight = (idx.astype(np.float64) + 1.0) ** -theta
+        part = (keyhash_of_items(idx) >> np.uint64(48)) % np.uint64(cores)
+        share += np.bincount(part.astype(np.int64), weights=weight, minlength=cores)
+        total += weight.sum()
+    return share / total
+
+
+def expected_core_share(items: int, cores: int, mode: str, get_ratio: float = 0.95,
+                        theta: float = THETA) -> np.ndarray:
+    """Each core's expected fraction of the requests: its partition's share in EREW; in CREW the PUTs' share of
+    its partition plus an equal part of the GETs (round-robin)."""
+    share = expected_partition_share(items, cores, theta)
+    if mode == "erew":
+        return share
+    if mode == "crew":
+        return (1 - get_ratio) * share + get_ratio / cores
+    raise ValueError(f"mode = {mode!r}: must be 'erew' or 'crew'")
+
+
+# ---- figures ----------------------------------------------------------------------------------------------------
+
+def per_core_counts(row: Any) -> np.ndarray:
+    """client.core{c}.requests of a table row (stat.* columns) or a stats dict, in core order."""
+    prefix = "stat.client.core" if any(str(k).startswith("stat.") for k in row.keys()) else "client.core"
+    counts = {int(k[len(prefix):].split(".")[0]): v for k, v in row.items()
+              if isinstance(k, str) and k.startswith(prefix) and k.endswith(".requests")}
+    return np.array([counts[c] for c in range(len(counts))], dtype=float)
+
+
+def load_summary(load: np.ndarray) -> dict[str, float]:
+    """Max, percentiles and the hottest cores of a normalised load vector."""
+    s = np.sort(load)[::-1]
+    return {"max": float(s[0]), "p99": float(np.percentile(load, 99)), "p90": float(np.percentile(load, 90)),
+            "median": float(np.median(load)), "min": float(s[-1]),
+            "top1_share": float(s[0] / load.sum()), "cores_over_2x": int((load > 2).sum())}
+
+
+def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per (cores, mode, core): its requests, its load normalised to the mean, and the expected load."""
+    rows = []
+    for table in tables.values():
+        for _, row in table[table.status == "ok"].iterrows():
+            counts = per_core_counts(row)
+            cores, mode = len(counts), row["param.client.mode"]
+            items, get_ratio = int(row["cfg.client.items"]), float(row["cfg.client.get_ratio"])
+            expected = expected_core_share(items, cores, mode, get_ratio) * cores
+            load = counts / counts.mean()
+            for c in range(cores):
+                rows.append({"cores": cores, "mode": mode, "core": c, "requests": counts[c], "load": load[c],
+                             "expected_load": expected[c], "items": items, "get_ratio": get_ratio})
+    return pd.DataFrame(rows)
+
+
+@functools.lru_cache(maxsize=8)
+def _paper_share(items: int, cores: int) -> np.ndarray:
+    return expected_partition_share(items, cores)
+
+
+def summary(df: pd.DataFrame, paper_items: int | None = -1) -> pd.DataFrame:
+    """Per (cores, mode): the simulated load's max and percentiles, the expected max at the simulated item count
+    and (unless paper_items is None; -1: PAPER_ITEMS) at `paper_items`."""
+    paper_items = PAPER_ITEMS if paper_items == -1 else paper_items
+    rows = []
+    for (cores, mode), g in df.groupby(["cores", "mode"], sort=True):
+        s = load_summary(g.load.to_numpy())
+        row = {"cores": cores, "mode": mode, **{f"sim_{k}": v for k, v in s.items()},
+               "expected_max": float(g.expected_load.max())}
+        if paper_items:
+            share = _paper_share(paper_items, int(cores))
+            get_ratio = float(g.get_ratio.iloc[0])
+            core = share if mode == "erew" else (1 - get_ratio) * share + get_ratio / cores
+            row[f"expected_max_{_items_text(paper_items)}_items"] = float(core.max() * cores)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _items_text(items: int) -> str:
+    return f"{items >> 20}Mi" if items >= 1 << 20 else f"{items >> 10}Ki"
+
+
+def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    counts = sorted(df.cores.unique())
+    fig, axes = plt.subplots(1, len(MODES), figsize=(12, 4.2), sharey=True)
+    for ax, mode in zip(np.atleast_1d(axes), MODES):
+        for i, cores in enumerate(counts):
+            g = df[(df.cores == cores) & (df["mode"] == mode)]
+            if g.empty:
+                continue
+            x = np.sort(g.load.to_numpy())
+            ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", color=f"C{i}", label=f"{cores} cores")
+            e = np.sort(g.expected_load.to_numpy())
+            ax.step(e, np.arange(1, len(e) + 1) / len(e), where="post", color=f"C{i}", linestyle=":", alpha=0.7)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xlabel("per-core load / mean load")
+        ax.set_title(f"{mode.upper()}, Zipf {THETA}")
+        ax.grid(alpha=0.3, which="both")
+        ax.axvline(1.0, color="grey", linewidth=0.8)
+        ax.legend(title="simulated (solid), expected (dotted)", fontsize=8, title_fontsize=8)
+    np.atleast_1d(axes)[0].set_ylabel("fraction of cores (CDF)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+    df = frame(tables)
+    csv, png, sum_csv = outdir / "partition_load.csv", outdir / "partition_load.png", \
+        outdir / "partition_load_summary.csv"
+    df.to_csv(csv, index=False)
+    summ = summary(df)
+    summ.to_csv(sum_csv, index=False)
+    plot(df, png)
+    per_core = FULL_REQUESTS_PER_CORE if full else REQUESTS_PER_CORE
+    report = common.write_report(
+        outdir / "partition_load.md", "Per-core load under Zipf 0.99 (EREW and CREW)",
+        __doc__.split("\n\n")[0].replace("\n", " ") + "\n\n" + __doc__.split("\n\n")[2].replace("\n", " "),
+        [f"servers: {', '.join(f'{c} cores: configs/{n}.py' for c, n in SERVERS.items())}, System.mode = functional",
+         f"client.popularity = zipf, zipf_theta = {THETA}, get_ratio = 0.95, items = {ITEMS:,} (tiny)",
+         f"client.requests = {per_core:,} x cores; client.mode and the server's mode= argument: erew, crew"],
+        "load = a core's requests / the mean over cores; expected = from the Zipf weights of the keys each "
+        "core serves (the same keyhash and steering)\n\n" + common.markdown_table(summ), [png.name],
+        [f"expected_max_{_items_text(PAPER_ITEMS)}_items: the hottest core's expected load with the paper's Tiny data "
+         "set (the fewer the items, the larger the hottest key's share)"])
+    return [csv, sum_csv, png, report]
