@@ -489,7 +489,8 @@ impl Machine {
     /// Every placement the system calls make goes through here: the one place that tells the map (and, through it,
     /// whoever follows the map's changes). The callers name only sockets that exist (checked or from hart_socket).
     fn numa_place(&mut self, start: u64, len: u64, socket: u16) {
-        let placed = self.numa.place(start, len, socket);
+        // Through `place_numa`, so a running timing hook hears of the placement too.
+        let placed = self.place_numa(start, len, socket);
         debug_assert!(placed.is_ok(), "{placed:?}");
     }
 
