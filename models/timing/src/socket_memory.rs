@@ -7,14 +7,13 @@
 
 use kvsim_params::MemoryController;
 
-use crate::dram::Dram;
 use crate::numa::NumaMap;
 use crate::{MemPort, MemReq, StatSink, Tick};
 
-/// The memory of one socket, built from its parameters. The one place a socket's memory is made, so another kind
-/// (stacked DRAM, a far memory) plugs in here.
+/// The memory of one socket, built from its parameters (`MemoryController.kind`: DDR channels, 3D-stacked DRAM or
+/// 3D NAND flash). The one place a socket's memory is made.
 pub fn socket_memory(p: &MemoryController) -> Box<dyn MemPort> {
-    Box::new(Dram::new(p))
+    crate::stacked::backing(p)
 }
 
 /// Every socket's memory, and the NUMA map routing addresses to them.
