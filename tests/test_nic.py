@@ -109,7 +109,7 @@ def test_a_driver_that_ignores_head_pointer_completion_faults(probe):
     assert "TX_HEAD_WB" in info.value.reason
 
 
-def test_tx_completion_is_one_of_two_modes():
+def test_tx_completion_takes_only_its_named_modes():
     from models.params import ParamError
     with pytest.raises(ParamError, match="tx_completion"):
         Nic(enabled=True, tx_completion="interrupt").validate()
