@@ -66,14 +66,13 @@ def links_from_config(config: dict, sockets: int, stats: dict | None = None, sec
     count = npairs * int(link.get("links_per_pair", 1))
     traffic = 0.0
     if stats:
-        # the links' own counters, when the timing model writes them: bytes, or flits of flit_bits
+        # the links' own counters, when the timing model writes them: the wire's flits (flit_bits each, headers and
+        # link-layer overhead included) when counted, else the messages' bytes -- never both, which count the same
+        # traffic twice
         flit_bytes = int(link.get("flit_bits", 80)) / 8
-        for k, v in stats.items():
-            if re.match(r"system\.(socket_)?link", k):
-                if k.endswith(".bytes"):
-                    traffic += float(v)
-                elif k.endswith(".flits"):
-                    traffic += float(v) * flit_bytes
+        link_stats = {k: float(v) for k, v in stats.items() if re.match(r"system\.(socket_)?link", k)}
+        flits = sum(v for k, v in link_stats.items() if k.endswith(".flits"))
+        traffic = flits * flit_bytes if flits else sum(v for k, v in link_stats.items() if k.endswith(".bytes"))
     return LinkPower(count=count, lanes=int(link.get("lanes", QPI_LANES)), rate_GT=float(link.get("rate", QPI_RATE_GT)),
                      bits_per_transfer=int(link.get("bits_per_transfer", 1)), assumed_shape=assumed,
                      traffic_bytes=traffic, seconds=seconds)

@@ -606,7 +606,7 @@ impl Core {
         );
         let issued = insts - s.nops as f64;
         let (src, dst) = (s.src_operands as f64, s.dst_operands as f64);
-        let derived: [(&str, f64, &str); 17] = [
+        let derived: [(&str, f64, &str); 16] = [
             ("rob_reads", insts, "ROB reads (one per committed instruction; derived)"),
             ("rob_writes", insts, "ROB writes (one per dispatched instruction; derived)"),
             ("rename_reads", src, "rename-table reads: source operands (derived)"),
@@ -618,7 +618,6 @@ impl Core {
             ("int_rf_writes", dst, "integer register-file writes (derived)"),
             ("btb_reads", (s.branches + s.jumps) as f64, "BTB lookups: branches and jumps (derived)"),
             ("btb_writes", s.mispredicts as f64, "BTB/predictor updates on mispredictions (derived)"),
-            ("fp_ops", 0.0, "floating-point instructions (RV64IMAC: none)"),
             ("fp_rename_reads", 0.0, "FP rename reads (none)"),
             ("fp_rename_writes", 0.0, "FP rename writes (none)"),
             ("fp_iq_reads", 0.0, "FP issue-queue reads (none)"),
