@@ -21,7 +21,8 @@ mesh, caches; the load is functional) instead of the functional KVS config. Each
 command's start (the first progress report of each phase: about when it began), the figures of the run and the
 process's host memory: peak VmHWM, and the peaks of RssAnon (memory of this run alone: the heap, the client
 model, the pages the run wrote), RssFile (checkpoint pages mapped from the page cache, shared by every run
-restored from the same checkpoint) sampled every 50 ms, and Pss (shared pages divided among the runs that map them) every second. Extra server arguments: KVS_EXTRA="lru=0 ..."."""
+restored from the same checkpoint) sampled every 50 ms, and Pss (shared pages divided among the runs that map
+them) every second. Extra server arguments: KVS_EXTRA="lru=0 ..."."""
 
 from __future__ import annotations
 
