@@ -21,8 +21,8 @@ mesh, caches; the load is functional) instead of the functional KVS config. Each
 command's start (the first progress report of each phase: about when it began), the figures of the run and the
 process's host memory: peak VmHWM, and the peaks of RssAnon (memory of this run alone: the heap, the client
 model, the pages the run wrote), RssFile (checkpoint pages mapped from the page cache, shared by every run
-restored from the same checkpoint) and Pss (shared pages divided among the runs that map them), sampled every
-50 ms. Extra server arguments: KVS_EXTRA="lru=0 ..."."""
+restored from the same checkpoint) sampled every 50 ms, and Pss (shared pages divided among the runs that map
+them) every second. Extra server arguments: KVS_EXTRA="lru=0 ..."."""
 
 from __future__ import annotations
 
@@ -63,8 +63,9 @@ def functional(s):
 
 
 class MemorySampler:
-    """Peaks of this process's VmRSS, RssAnon, RssFile (/proc/self/status) and Pss (/proc/self/smaps_rollup: the
-    shared pages divided among the processes mapping them), sampled in a thread."""
+    """Peaks of this process's VmRSS, RssAnon, RssFile (/proc/self/status, every 50 ms) and Pss
+    (/proc/self/smaps_rollup: the shared pages divided among the processes mapping them, every second), sampled in
+    a thread."""
 
     FIELDS = ("VmRSS", "RssAnon", "RssFile", "VmHWM", "Pss")
 
@@ -74,9 +75,10 @@ class MemorySampler:
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
-    def sample(self) -> dict[str, int]:
+    def sample(self, rollup: bool) -> dict[str, int]:
         now = {}
-        for path in ("/proc/self/status", "/proc/self/smaps_rollup"):
+        # smaps_rollup walks every page table entry (its cost grows with the mapped gigabytes): once a second.
+        for path in ("/proc/self/status", "/proc/self/smaps_rollup") if rollup else ("/proc/self/status",):
             with open(path) as f:
                 for line in f:
                     name, _, value = line.partition(":")
@@ -85,10 +87,12 @@ class MemorySampler:
         return now
 
     def run(self) -> None:
+        n = 0
         while not self.stop.is_set():
-            for k, v in self.sample().items():
+            for k, v in self.sample(n % 20 == 0).items():
                 self.peak[k] = max(self.peak[k], v)
             self.stop.wait(self.every)
+            n += 1
 
     def text(self) -> str:
         self.stop.set()

@@ -53,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
             write_parquet(table, report.store / "table.parquet")
             table.to_csv(report.store / "table.csv", index=False)
             console.print(f"sweep [bold]{sw.name}[/]: {report.points} points, {report.skipped} already stored, "
-                          f"{report.ran} run, {report.failed} failed, {report.host_seconds:.1f} s -> "
+                          f"{report.ran} run, {report.failed} failed, {report.host_seconds:.1f} s"
+                          + (f", {report.loads} data set(s) loaded, shared checkpoints "
+                             f"{report.checkpoint_bytes / 1e9:.2f} GB on disk" if report.checkpoint_bytes else "")
+                          + " -> "
                           f"{report.store / 'table.parquet'}")
     except (ParamError, ValueError, FileNotFoundError) as err:
         console.print(f"[bold red]{type(err).__name__}[/]: {err}")

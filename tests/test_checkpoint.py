@@ -409,3 +409,19 @@ def test_mprotected_pages_keep_their_permissions_after_a_restore(engine, tmp_pat
         run(restore_from=str(ckpt))
     assert str(again.value) == str(fault.value)
     assert again.value.result.insts == total and bytes(again.value.result.stdout) == b"trying readonly\n"
+
+
+@pytest.mark.slow
+def test_a_dask_sweep_shares_the_checkpoint_as_the_local_pool_does(kvs_server, tmp_path):
+    from distributed import Client, LocalCluster
+
+    from drivers import sweep as sw
+
+    s = shared_sweep("dask", [{**DETAILED, "core.rob_entries": 16}, {**DETAILED, "core.rob_entries": 64}])
+    local = sw.run(s, store=tmp_path / "local", jobs=1, progress=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        remote = sw.run(s, store=tmp_path / "dask", scheduler=client, progress=False)
+    assert (local.loads, local.failed, remote.loads, remote.failed) == (1, 0, 1, 0)
+    a, b = sw.stored_points(tmp_path / "local"), sw.stored_points(tmp_path / "dask")
+    assert a.keys() == b.keys() and all(b[k]["data_set"] and b[k]["stats"] == a[k]["stats"] for k in a)
