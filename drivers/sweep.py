@@ -494,7 +494,8 @@ def checkpoint_bytes(store: str | pathlib.Path) -> int:
 
 def evaluate_run(make_system: Callable[[], System], options: dict[str, Any],
                  report: Callable[[str], None]) -> dict[str, Any]:
-    """One simulation; with options['power'] = socket name, priced by the power model (power.* stats)."""
+    """One simulation; with options['power'] true, priced by the power model from the run's own configuration
+    (power.* stats)."""
     from models.sim import simulate
 
     system = make_system()
@@ -507,7 +508,7 @@ def evaluate_run(make_system: Callable[[], System], options: dict[str, Any],
     if options.get("power"):
         import power
 
-        stats.update(power.price_run(stats, system.to_dict(), options["power"]).stats())
+        stats.update(power.price_run(stats, system.to_dict()).stats())
     return {"stats": stats, "host": {"insts": result.insts, "sim_seconds": result.sim_seconds}}
 
 
@@ -536,7 +537,7 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
     if options.get("power") and res.best:
         import power
 
-        stats.update(power.price_run(stats, make(res.offered_mpps).to_dict(), options["power"]).stats())
+        stats.update(power.price_run(stats, make(res.offered_mpps).to_dict()).stats())
     return {"stats": stats, "probes": res.table()}
 
 

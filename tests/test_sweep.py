@@ -241,3 +241,17 @@ def test_the_progress_shows_points_and_the_running_points_own_progress(tmp_path)
     record = sw.run_point(str(tmp_path), point)
     assert record["status"] == "ok" and not (tmp_path / "progress" / point.key).exists()
     assert json.loads((tmp_path / "points" / f"{point.key}.json").read_text()) == record
+
+
+def test_a_run_point_with_power_is_priced_from_its_own_configuration(engine):
+    """evaluate_run's power option prices the point's run from the point's configuration (power.* stats)."""
+    from models.system import System, Workload
+
+    def make():
+        return System(workload=Workload(binary=str(sw.ROOT / "workloads" / "build" / "tests" / "arith")),
+                      mode="detailed")
+
+    out = sw.evaluate_run(make, {"power": True}, report=lambda _: None)
+    watts = out["stats"]["power.socket.runtime_power_W"]
+    assert 0 < watts < out["stats"]["power.socket.peak_power_W"]
+    assert "power.socket.runtime_power_W" not in sw.evaluate_run(make, {}, report=lambda _: None)["stats"]
