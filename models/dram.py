@@ -85,10 +85,10 @@ def _nck(doc: str, hi: int = 2000) -> Param:
 
 
 MEMORY_KINDS = ("ddr", "dram3d", "flash")
-# The kinds the engine builds behind the caches today. kvsim_timing::stacked::backing builds all three; the engine
-# calls it once its driver builds each socket's memory as a boxed MemPort (the multi-socket memory work). Until
-# then a stacked kind would silently run on DDR, so it is refused.
-ENGINE_BACKING_KINDS = ("ddr",)
+# The kinds the engine builds behind the caches: all three (kvsim_timing::socket_memory calls
+# kvsim_timing::stacked::backing for each socket). Kept as a name so a future kind can be declared before the
+# engine builds it, and refused until then rather than silently run on DDR.
+ENGINE_BACKING_KINDS = MEMORY_KINDS
 
 
 class MemoryController(SimObject):

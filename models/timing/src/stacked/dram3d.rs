@@ -88,6 +88,10 @@ impl StackedDram {
 }
 
 impl MemPort for StackedDram {
+    fn reset_port_stats(&mut self, now: Tick) {
+        self.reset_stats(now)
+    }
+
     fn access(&mut self, req: &MemReq) -> Tick {
         let (port_index, block) = self.map.route(req, self.ports.len() as u64, self.line);
         let port = &mut self.ports[port_index];

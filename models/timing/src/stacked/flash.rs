@@ -61,6 +61,10 @@ impl NandFlash {
 }
 
 impl MemPort for NandFlash {
+    fn reset_port_stats(&mut self, now: Tick) {
+        self.reset_stats(now)
+    }
+
     fn access(&mut self, req: &MemReq) -> Tick {
         let (index, _) = self.map.route(req, self.controllers.len() as u64, self.line);
         let c = &mut self.controllers[index];
