@@ -180,3 +180,22 @@ def test_software_prefetch_hides_the_latency_of_a_pointer_chase(engine):
     assert ahead[S + "core0.prefetches"] == 4000 and plain[S + "core0.prefetches"] == 0
     assert ahead[S + "core0.l1d.prefetches"] == 4000
     assert ahead_c < 0.25 * plain_c
+
+
+@pytest.mark.parametrize("latency_ns", [10, 50])
+def test_pointer_chase_into_stacked_dram_costs_its_closed_page_latency(engine, latency_ns):
+    """MemoryController.kind = 'dram3d' puts the 3D-stacked DRAM behind the caches of a real run: a chase that
+    misses every cache costs the L1D and LLC lookups, the network's trips, and the stack's closed-page latency."""
+    from models.stacked import StackedDram
+
+    system = detailed("chase", ["16M", "4000"])
+    system.memory.kind = "dram3d"
+    system.memory.dram3d = StackedDram(access_latency=f"{latency_ns}ns", port_map="address")
+    stats = measure(system)
+    c = system.caches
+    expected = c.l1d.hit_latency + c.llc.hit_latency + memory_trip_cycles(system) + latency_ns * cycles_per_ns(system)
+    measured = stats[S + "core0.cycles"] / stats[S + "core0.loads"]
+    print(f"\npointer chase into stacked DRAM at {latency_ns} ns: {measured:.2f} cycles per load, "
+          f"configured {expected:.2f}")
+    assert measured == pytest.approx(expected, rel=0.01)
+    assert stats[S + "llc.miss_rate"] > 0.99
