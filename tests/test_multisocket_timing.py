@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import pytest
 
+from models.cache import Cache, CacheHierarchy
+from models.core import Core
+from models.dram import MemoryController
 from models.link import SocketLink
 from models.nic import Nic
 from models.params import ParamError
 from models.sim import simulate
 from models.socket import Socket
 
-from conftest import make_system
+from conftest import BUILD, make_system
 
 
 def two_sockets(cores: int = 2, **params):
@@ -104,3 +107,32 @@ def test_a_two_socket_kvs_run_is_deterministic_and_moves_lines_across_the_link(e
     assert stats["client.requests"] == 1500 and stats["client.misses"] == 0 and stats["client.loss"] == 0
     again = simulate(build())
     assert again.stats == stats
+
+
+def test_a_stream_across_the_link_saturates_at_the_links_line_bandwidth(engine):
+    """workloads/micro/stream with hart 0 (socket 0) owning the array in socket 0's memory and 4 (or 6) cores of
+    socket 1 reading their shares of it: every line crosses the link 0 -> 1 as a header and 8 data flits, so the
+    stream is bounded by 64 B per 9 flits of 0.5 ns = 14.2 GB/s per link (the cores' 64 MSHRs and two DRAM channels
+    keep more in flight than that)."""
+    def stream(links: int, remote_cores: int) -> dict:
+        caches = CacheHierarchy(l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=64),
+                                llc=Cache(size="1MiB", assoc=16, hit_latency=20, mshrs=64, inclusive=True))
+        core, memory = Core(rob_entries=256, lq_entries=128), MemoryController(channels=2)
+        sockets = [Socket(cores=n, core=core, caches=caches, memory=memory) for n in (1, remote_cores)]
+        system = make_system(BUILD / "micro" / "stream", ["16M"], harts=1 + remote_cores, mode="detailed",
+                             detailed_start="roi", quantum=100, mem_limit="1GiB", sockets=sockets,
+                             socket_link=SocketLink(links_per_pair=links))
+        result = simulate(system)
+        assert result.exit_code == 0, bytes(result.stderr)
+        return result.stat_dumps[-1][1]
+
+    link = SocketLink()
+    line_bw = 64 / (9 * link.flit_ps() * 1e-12)
+    one = stream(1, 4)
+    print(f"\nstream over one link: {one['system.link0_1.payload_bw'] / 1e9:.3f} GB/s of {line_bw / 1e9:.3f}, "
+          f"utilization {one['system.link0_1.utilization']:.4f}")
+    assert one["system.link0_1.payload_bw"] == pytest.approx(line_bw, rel=0.02)
+    assert one["system.link0_1.utilization"] > 0.97
+    two = stream(2, 6)
+    print(f"stream over two links: {two['system.link0_1.payload_bw'] / 1e9:.3f} GB/s of {2 * line_bw / 1e9:.3f}")
+    assert two["system.link0_1.payload_bw"] == pytest.approx(2 * line_bw, rel=0.03)
