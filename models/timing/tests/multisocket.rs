@@ -10,6 +10,7 @@ use kvsim_timing::interconnect::SocketNet;
 use kvsim_timing::link::LinkTiming;
 use kvsim_timing::network::{IdealNetwork, Placement, CONTROL_BYTES, DATA_BYTES};
 use kvsim_timing::numa::NumaMap;
+use kvsim_timing::socket_memory::SocketPort;
 use kvsim_timing::synth::{core_params, hierarchy_params};
 use kvsim_timing::system::{SocketParts, TimingSystem};
 use kvsim_timing::{AccessKind, FixedLatency, MemPort, MemReq, StatSink, Tick};
@@ -44,7 +45,7 @@ fn ideal_socket(cores: u16) -> SocketParts {
     net.clusters = (0..n).chain([u16::MAX; 3]).collect();
     SocketParts {
         cores: vec![core_params(); cores as usize],
-        memory: Box::new(FixedLatency::new(MEM)),
+        memory: SocketPort::other(FixedLatency::new(MEM)),
         net: SocketNet { net: Box::new(net), placement, port: n + 2 },
     }
 }
@@ -198,7 +199,7 @@ fn mesh_socket(cores: u64, cols: u64) -> SocketParts {
     };
     SocketParts {
         cores: vec![core_params(); cores as usize],
-        memory: Box::new(FixedLatency::new(MEM)),
+        memory: SocketPort::other(FixedLatency::new(MEM)),
         net: kvsim_timing::noc::build_socket(&s, 0).unwrap(),
     }
 }
