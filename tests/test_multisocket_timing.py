@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import pytest
 
+from models.cache import Cache, CacheHierarchy
+from models.core import Core
+from models.dram import MemoryController
 from models.link import SocketLink
 from models.nic import Nic
 from models.params import ParamError
 from models.sim import simulate
 from models.socket import Socket
 
-from conftest import make_system
+from conftest import BUILD, make_system
 
 
 def two_sockets(cores: int = 2, **params):
@@ -75,32 +78,66 @@ def test_a_flit_carrying_more_than_its_width_is_refused():
 
 # ---- end to end -------------------------------------------------------------------------------------------------
 
-def test_a_two_socket_kvs_run_is_deterministic_and_moves_lines_across_the_link(engine):
+@pytest.mark.parametrize("sockets, cores", [(2, 2), (4, 1)])
+def test_a_multi_socket_kvs_run_is_deterministic_and_moves_lines_across_the_links(engine, sockets, cores):
+    """The default KVS run (4 target cores, the client's STANDARD workload) on 2 sockets of 2 cores or 4 of 1, one
+    NIC per socket, end to end through the driver."""
     from configs import kvs_default
 
     def build():
-        s = kvs_default.system(harts=4, requests=1500, items=4096)
-        sock = dict(cores=2, cores_per_cluster=2, core=s.core, caches=s.caches, memory=s.memory, noc=s.noc)
-        s.sockets = [Socket(**sock), Socket(**sock)]
+        s = kvs_default.system(harts=sockets * cores, requests=1500, items=4096)
+        sock = dict(cores=cores, cores_per_cluster=cores, core=s.core, caches=s.caches, memory=s.memory, noc=s.noc)
+        s.sockets = [Socket(**sock) for _ in range(sockets)]
         # The flat fields now live in the sockets: back to their defaults.
         for name in s.FLAT_SOCKET_FIELDS:
             setattr(s, name, s._params[name].fresh_default())
         s.nic = Nic()
-        s.nics = [Nic(enabled=True, socket=0, queues=2), Nic(enabled=True, socket=1, queues=2)]
+        s.nics = [Nic(enabled=True, socket=k, queues=cores) for k in range(sockets)]
         return s
 
     first = simulate(build())
     assert first.stop_reason == "client_done", (first.stop_reason, bytes(first.stderr))
     stats = first.stats
-    # Every line is on socket 0's memory until the server places its partitions (NUMA allocation): socket 1's
-    # cores and NIC reach it across the link, both ways.
-    for name in ("system.link0_1.messages", "system.link1_0.messages", "system.link0_1.payload_bytes",
-                 "system.link1_0.payload_bytes", "system.link0_1.utilization"):
-        assert stats[name] > 0, name
-    assert stats["system.link0_1.flits"] >= stats["system.link0_1.messages"]
-    for k in (0, 1):
-        assert stats[f"system.socket{k}.core1.cycles"] > 0 and stats[f"system.socket{k}.noc.messages"] > 0
-        assert f"system.socket{k}.mem.channel0.reads" in stats
     assert stats["client.requests"] == 1500 and stats["client.misses"] == 0 and stats["client.loss"] == 0
+    # Every line is on socket 0's memory until the server places its partitions (NUMA allocation): the other
+    # sockets' cores and NICs reach it across their links to socket 0, both ways.
+    for k in range(1, sockets):
+        for a, b in ((0, k), (k, 0)):
+            for name in ("messages", "payload_bytes", "utilization"):
+                assert stats[f"system.link{a}_{b}.{name}"] > 0, (a, b, name)
+            assert stats[f"system.link{a}_{b}.flits"] >= stats[f"system.link{a}_{b}.messages"]
+    for k in range(sockets):
+        assert stats[f"system.socket{k}.core{cores - 1}.cycles"] > 0 and stats[f"system.socket{k}.noc.messages"] > 0
+        assert f"system.socket{k}.mem.channel0.reads" in stats and f"system.socket{k}.llc.reads" in stats
+    assert f"system.socket{sockets}.core0.cycles" not in stats
     again = simulate(build())
     assert again.stats == stats
+
+
+def test_a_stream_across_the_link_saturates_at_the_links_line_bandwidth(engine):
+    """workloads/micro/stream with hart 0 (socket 0) owning the array in socket 0's memory and 4 (or 6) cores of
+    socket 1 reading their shares of it: every line crosses the link 0 -> 1 as a header and 8 data flits, so the
+    stream is bounded by 64 B per 9 flits of 0.5 ns = 14.2 GB/s per link (the cores' 64 MSHRs and two DRAM channels
+    keep more in flight than that)."""
+    def stream(links: int, remote_cores: int) -> dict:
+        caches = CacheHierarchy(l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=64),
+                                llc=Cache(size="1MiB", assoc=16, hit_latency=20, mshrs=64, inclusive=True))
+        core, memory = Core(rob_entries=256, lq_entries=128), MemoryController(channels=2)
+        sockets = [Socket(cores=n, core=core, caches=caches, memory=memory) for n in (1, remote_cores)]
+        system = make_system(BUILD / "micro" / "stream", ["16M"], harts=1 + remote_cores, mode="detailed",
+                             detailed_start="roi", quantum=100, mem_limit="1GiB", sockets=sockets,
+                             socket_link=SocketLink(links_per_pair=links))
+        result = simulate(system)
+        assert result.exit_code == 0, bytes(result.stderr)
+        return result.stat_dumps[-1][1]
+
+    link = SocketLink()
+    line_bw = 64 / (9 * link.flit_ps() * 1e-12)
+    one = stream(1, 4)
+    print(f"\nstream over one link: {one['system.link0_1.payload_bw'] / 1e9:.3f} GB/s of {line_bw / 1e9:.3f}, "
+          f"utilization {one['system.link0_1.utilization']:.4f}")
+    assert one["system.link0_1.payload_bw"] == pytest.approx(line_bw, rel=0.02)
+    assert one["system.link0_1.utilization"] > 0.97
+    two = stream(2, 6)
+    print(f"stream over two links: {two['system.link0_1.payload_bw'] / 1e9:.3f} GB/s of {2 * line_bw / 1e9:.3f}")
+    assert two["system.link0_1.payload_bw"] == pytest.approx(2 * line_bw, rel=0.03)

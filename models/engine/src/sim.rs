@@ -551,9 +551,6 @@ pub fn run_config<H: ExecHook>(system: &EngineConfig, hook: &mut H) -> SimResult
     Ok(machine.output(stop))
 }
 
-#[cfg(test)]
-pub mod tests;
-
 impl Machine {
     /// Put guest addresses [start, start + len) on `socket`'s memory (a NUMA allocation from a system call): the
     /// engine's map changes at once and the running hook (a timing model) is told after the call. An error names a
@@ -564,3 +561,6 @@ impl Machine {
         Ok(())
     }
 }
+
+#[cfg(test)]
+pub mod tests;

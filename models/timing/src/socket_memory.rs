@@ -7,24 +7,78 @@
 
 use kvsim_params::MemoryController;
 
+use crate::dram::Dram;
 use crate::numa::NumaMap;
 use crate::{MemPort, MemReq, StatSink, Tick};
 
-/// The memory of one socket, built from its parameters (`MemoryController.kind`: DDR channels, 3D-stacked DRAM or
-/// 3D NAND flash). The one place a socket's memory is made.
-pub fn socket_memory(p: &MemoryController) -> Box<dyn MemPort> {
-    crate::stacked::backing(p)
+/// The memory of one socket, built from its parameters (`MemoryController.kind`): its DDR channels, called
+/// directly, or the 3D-stacked DRAM or 3D NAND flash ([`crate::stacked::backing`]) as a [`SocketPort::Other`]. The
+/// one place a socket's memory is made.
+pub fn socket_memory(p: &MemoryController) -> SocketPort {
+    match p.kind {
+        kvsim_params::MemoryControllerKind::Ddr => SocketPort::Dram(Box::new(Dram::new(p))),
+        _ => SocketPort::Other(crate::stacked::backing(p)),
+    }
+}
+
+/// One socket's memory: the DRAM model, called directly (every DRAM access of a run goes through here, so the
+/// common case takes no virtual call), or any other [`MemPort`].
+pub enum SocketPort {
+    Dram(Box<Dram>),
+    Other(Box<dyn MemPort>),
+}
+
+impl SocketPort {
+    /// Any memory model.
+    pub fn other(port: impl MemPort + 'static) -> Self {
+        SocketPort::Other(Box::new(port))
+    }
+}
+
+impl MemPort for SocketPort {
+    #[inline]
+    fn access(&mut self, req: &MemReq) -> Tick {
+        match self {
+            SocketPort::Dram(d) => d.access(req),
+            SocketPort::Other(o) => o.access(req),
+        }
+    }
+    fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
+        match self {
+            SocketPort::Dram(d) => d.stats(prefix, now, out),
+            SocketPort::Other(o) => o.stats(prefix, now, out),
+        }
+    }
+    #[inline]
+    fn channel_of(&self, addr: u64) -> (usize, usize) {
+        match self {
+            SocketPort::Dram(d) => d.channel_of(addr),
+            SocketPort::Other(o) => o.channel_of(addr),
+        }
+    }
+    fn flush_posted(&mut self, now: Tick) {
+        match self {
+            SocketPort::Dram(d) => d.flush_posted(now),
+            SocketPort::Other(o) => o.flush_posted(now),
+        }
+    }
+    fn reset_port_stats(&mut self, now: Tick) {
+        match self {
+            SocketPort::Dram(d) => d.reset_port_stats(now),
+            SocketPort::Other(o) => o.reset_port_stats(now),
+        }
+    }
 }
 
 /// Every socket's memory, and the NUMA map routing addresses to them.
 pub struct SocketMemories {
-    ports: Vec<Box<dyn MemPort>>,
+    ports: Vec<SocketPort>,
     map: NumaMap,
 }
 
 impl SocketMemories {
     /// One memory per socket, socket k's at `ports[k]`, every address on socket 0 until a map is set.
-    pub fn new(ports: Vec<Box<dyn MemPort>>) -> Self {
+    pub fn new(ports: Vec<SocketPort>) -> Self {
         assert!(!ports.is_empty(), "a system has at least one socket's memory");
         let map = NumaMap::new(ports.len() as u16);
         SocketMemories { ports, map }
@@ -63,8 +117,8 @@ impl SocketMemories {
     }
 
     /// Socket `s`'s memory.
-    pub fn port(&self, s: usize) -> &dyn MemPort {
-        self.ports[s].as_ref()
+    pub fn port(&self, s: usize) -> &SocketPort {
+        &self.ports[s]
     }
 
     /// Statistics of socket `s`'s memory under `prefix` (its socket's path and `mem.`).
@@ -128,7 +182,10 @@ mod tests {
 
     #[test]
     fn each_address_goes_to_the_memory_of_its_numa_socket() {
-        let mut m = SocketMemories::new(vec![Box::new(FixedLatency::new(100)), Box::new(FixedLatency::new(300))]);
+        let mut m = SocketMemories::new(vec![
+            SocketPort::other(FixedLatency::new(100)),
+            SocketPort::other(FixedLatency::new(300)),
+        ]);
         assert_eq!(m.access(&MemReq::new(0x5000, AccessKind::Read, 0, 10)), 110);
         m.place(0x4000, 0x2000, 1).unwrap();
         assert_eq!(m.access(&MemReq::new(0x5000, AccessKind::Read, 0, 10)), 310);

@@ -18,7 +18,7 @@ use crate::interconnect::{SocketNet, SystemNetwork};
 use crate::mem::{MemSystem, SocketHomes};
 use crate::network::{Network, Placement};
 use crate::numa::NumaMap;
-use crate::socket_memory::{socket_memory, SocketMemories};
+use crate::socket_memory::{socket_memory, SocketMemories, SocketPort};
 use crate::{AccessKind, MemPort, StatSink, Tick};
 use kvsim_params::{CacheHierarchy, Core as CoreParams, MemoryController, SocketLink};
 
@@ -27,7 +27,7 @@ pub struct SocketParts {
     /// The core model of each of its cores.
     pub cores: Vec<CoreParams>,
     /// Its memory (built by [`socket_memory`] from its controller's parameters, or any other).
-    pub memory: Box<dyn MemPort>,
+    pub memory: SocketPort,
     /// Its on-chip network, where its agents sit and its link port.
     pub net: SocketNet,
 }

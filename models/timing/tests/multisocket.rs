@@ -10,6 +10,7 @@ use kvsim_timing::interconnect::SocketNet;
 use kvsim_timing::link::LinkTiming;
 use kvsim_timing::network::{IdealNetwork, Placement, CONTROL_BYTES, DATA_BYTES};
 use kvsim_timing::numa::NumaMap;
+use kvsim_timing::socket_memory::SocketPort;
 use kvsim_timing::synth::{core_params, hierarchy_params};
 use kvsim_timing::system::{SocketParts, TimingSystem};
 use kvsim_timing::{AccessKind, FixedLatency, MemPort, MemReq, StatSink, Tick};
@@ -44,7 +45,7 @@ fn ideal_socket(cores: u16) -> SocketParts {
     net.clusters = (0..n).chain([u16::MAX; 3]).collect();
     SocketParts {
         cores: vec![core_params(); cores as usize],
-        memory: Box::new(FixedLatency::new(MEM)),
+        memory: SocketPort::other(FixedLatency::new(MEM)),
         net: SocketNet { net: Box::new(net), placement, port: n + 2 },
     }
 }
@@ -198,7 +199,7 @@ fn mesh_socket(cores: u64, cols: u64) -> SocketParts {
     };
     SocketParts {
         cores: vec![core_params(); cores as usize],
-        memory: Box::new(FixedLatency::new(MEM)),
+        memory: SocketPort::other(FixedLatency::new(MEM)),
         net: kvsim_timing::noc::build_socket(&s, 0).unwrap(),
     }
 }
@@ -241,4 +242,28 @@ fn a_link_to_a_socket_that_does_not_exist_is_refused() {
     let parts = vec![ideal_socket(1), ideal_socket(1)];
     let err = TimingSystem::multi_socket(parts, &hierarchy_params(), &link).err().expect("an error");
     assert!(err.contains("(0, 2)") && err.contains("sockets 0..1"), "{err}");
+}
+
+#[test]
+fn four_sockets_are_fully_connected_and_a_message_crosses_only_its_own_pair_of_links() {
+    let mut sys = ideal_system(4, 1, &SocketLink::default());
+    let mut map = NumaMap::new(4);
+    for k in 0..4u16 {
+        map.place(k as u64 * REGION, REGION, k).unwrap();
+    }
+    sys.set_numa(map).unwrap();
+    let local = L1 + LLC + MEM;
+    let remote = local + CTRL_HOLD + DATA_HOLD + 2 * LINK_LAT;
+    // Core 3 (socket 3) reads socket 2's memory, core 1 (socket 1) socket 0's, core 2 its own.
+    let t = 1_000_000;
+    assert_eq!(sys.mem.access(&rd(3, 2 * REGION + 0x40, t)) - t, remote);
+    assert_eq!(sys.mem.access(&rd(1, 0x40, t)) - t, remote);
+    assert_eq!(sys.mem.access(&rd(2, 2 * REGION + 0x1040, t)) - t, local);
+    let out = link_stats(&sys);
+    for a in 0..4 {
+        for b in (0..4).filter(|&b| b != a) {
+            let expected = matches!((a, b), (3, 2) | (2, 3) | (1, 0) | (0, 1)) as u64 as f64;
+            assert_eq!(out.get(&format!("system.link{a}_{b}.messages")), Some(expected), "link {a} -> {b}");
+        }
+    }
 }

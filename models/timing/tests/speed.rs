@@ -16,3 +16,49 @@ fn synthetic_mips_through_ooo_core_caches_and_dram() {
     println!("{mips:.1} simulated MIPS per host core (IPC {:.2})", m.stats().get("system.core0.ipc").unwrap());
     assert!(mips >= 5.0, "the detailed mode targets >= 5 MIPS per host core; got {mips:.1}");
 }
+
+/// Host time per instruction of the engine's timing object (`TimingSystem`, one socket) on the synthetic mix, and
+/// per load on independent loads spread over 256 MiB (nearly every one a miss to DRAM: the path through the home
+/// slice, the socket's memory and the NUMA routing). Best of 5 rounds; for before/after comparisons of the
+/// per-access path (`-- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn host_time_of_the_timing_system_on_the_mix_and_on_dram_bound_loads() {
+    use kvsim_timing::inst::{InstClass, InstInfo};
+    use kvsim_timing::synth::{core_params, dram_params, hierarchy_params};
+    use kvsim_timing::system::TimingSystem;
+    let (mut best_mix, mut best_mem) = (f64::MAX, f64::MAX);
+    for _ in 0..5 {
+        let mut sys = TimingSystem::new(&[core_params()], &hierarchy_params(), &dram_params());
+        MixedStream::new(1_000_000, 1).for_each(|i| {
+            sys.on_inst(0, &i);
+        });
+        let n = 5_000_000u64;
+        let start = Instant::now();
+        MixedStream::new(n, 2).for_each(|i| {
+            sys.on_inst(0, &i);
+        });
+        best_mix = best_mix.min(start.elapsed().as_secs_f64() / n as f64 * 1e9);
+        let loads = 2_000_000u64;
+        let mut x: u64 = 88_172_645_463_325_252;
+        let start = Instant::now();
+        for k in 0..loads {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let pc = 0x1000 + (k % 64) * 4;
+            let info = InstInfo {
+                pc,
+                len: 4,
+                next_pc: pc + 4,
+                class: InstClass::Load,
+                mem_addr: (0x1000_0000 + x % (1 << 28)) & !63,
+                mem_size: 8,
+                ..InstInfo::default()
+            };
+            sys.on_inst(0, &info);
+        }
+        best_mem = best_mem.min(start.elapsed().as_secs_f64() / loads as f64 * 1e9);
+    }
+    println!("timing system: mix {best_mix:.1} ns/inst, DRAM-bound {best_mem:.1} ns/load (best of 5)");
+}
