@@ -10,31 +10,14 @@ Inter-socket links are not set here: the link model's named defaults apply.
 from __future__ import annotations
 
 import copy
-import functools
 
 from models import System
-from models.params import ParamError
-from models.socket import Socket
-
-
-@functools.cache
-def detailed_timing_available() -> bool:
-    """Can the models time several sockets in detail? (Until the multi-socket timing lands, System refuses detailed
-    mode with more than one socket: the servers here then run functionally rather than not at all.)"""
-    probe = System(harts=2, sockets=[Socket(cores=1), Socket(cores=1)], mode="detailed")
-    probe.workload.binary = "probe"
-    try:
-        probe.validate()
-    except ParamError:
-        return False
-    return True
 
 
 def replicate(single: System, sockets: int) -> System:
     """`sockets` copies of the socket that the one-socket system `single` describes (its flat fields and its NICs).
     Everything else (workload, client, technology) is kept; the touch limit `mem_limit` grows with the sockets,
-    since each socket brings its own memory. The mode is kept too, unless several sockets cannot be timed in
-    detail yet (`detailed_timing_available`): then the server runs functionally."""
+    since each socket brings its own memory. The mode is kept too."""
     if sockets < 1:
         raise ValueError(f"sockets = {sockets}: a server has at least one socket")
     if single.sockets:
@@ -56,8 +39,6 @@ def replicate(single: System, sockets: int) -> System:
     out.nics = placed
     out.nic = System._params["nic"].fresh_default()
     out.mem_limit = single.mem_limit * sockets
-    if out.mode == "detailed" and sockets > 1 and not detailed_timing_available():
-        functional(out)
     return out
 
 

@@ -127,12 +127,6 @@ class System(SimObject):
             raise ParamError(f"System.nic.{changed[0]} is set but System.nics lists the NICs: describe them in one "
                              "place (set System.nics.K.<name>; nic is the shorthand for a one-NIC system)")
         nics = self.active_nics()
-        sockets = len(self.socket_list())
-        for k, n in enumerate(self.nics or [self.nic]):
-            if n.enabled and n.socket >= sockets:
-                where = f"System.nics[{k}]" if self.nics else "System.nic"
-                raise ParamError(f"{where}.socket = {n.socket}: socket {n.socket} does not exist, the system has "
-                                 f"sockets 0..{sockets - 1}")
         for field in ("ddio", "ddio_ways", "mmio_latency", "steering_base_port"):
             values = {getattr(n, field) for n in nics}
             if len(values) > 1:
@@ -199,6 +193,15 @@ class System(SimObject):
             return sum(1 for n in self.nics if n.socket == socket and n.enabled)
         return int(self.nic.enabled and socket == 0)
 
+    def _validate_nic_sockets(self) -> None:
+        """Every enabled NIC is attached to a socket that exists (before the sockets count their NICs)."""
+        sockets = len(self.socket_list())
+        for k, n in enumerate(self.nics or [self.nic]):
+            if n.enabled and n.socket >= sockets:
+                where = f"System.nics[{k}]" if self.nics else "System.nic"
+                raise ParamError(f"{where}.socket = {n.socket}: socket {n.socket} does not exist, the system has "
+                                 f"sockets 0..{sockets - 1}")
+
     def _validate_sockets(self) -> None:
         if self.sockets:
             for name in self.FLAT_SOCKET_FIELDS:
@@ -213,5 +216,6 @@ class System(SimObject):
             if self.harts != total:
                 raise ParamError(f"System.harts = {self.harts} but System.sockets hold {total} cores: harts must "
                                  "be the sum of the sockets' cores")
+        self._validate_nic_sockets()
         for i, socket in enumerate(self.socket_list()):
             socket.check("System" if not self.sockets else f"System.sockets[{i}]", self.nics_on_socket(i))

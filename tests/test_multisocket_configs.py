@@ -61,16 +61,14 @@ def test_server_totals_are_the_socket_times_the_sockets(name):
     single = (xeon_e5_2697v2_socket if name.startswith("xeon") else brps_target_socket).system()
     assert all(s.to_dict() == single.socket_list()[0].to_dict() for s in system.sockets)
     assert system.client.mode == "erew"
-    assert system.mode == ("detailed" if _multisocket.detailed_timing_available() else "functional")
+    assert system.mode == "detailed"
 
 
 @pytest.mark.parametrize("name", SERVERS)
-def test_server_validates_functionally_and_in_detail_once_multi_socket_timing_exists(name):
+def test_server_validates_functionally_and_in_detail(name):
     module = SERVERS[name][0]
     _multisocket.functional(module.system()).validate()
     module.system().validate()
-    if not _multisocket.detailed_timing_available():
-        pytest.skip("multi-socket detailed timing has not landed on this branch: the server runs functionally")
     detailed = module.system()
     assert (detailed.mode, detailed.detailed_start, detailed.warm_caches) == ("detailed", "roi", True)
 
