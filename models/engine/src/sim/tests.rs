@@ -265,12 +265,13 @@ fn trace_lines_have_the_documented_format() {
     assert_eq!(lines.len(), 4);
     for l in &lines {
         let f: Vec<&str> = l.split(' ').collect();
-        assert_eq!(f.len(), 32);
+        assert_eq!(f.len(), 64, "pc, x1..x31, f0..f31");
         assert!(f.iter().all(|x| x.len() == 16 && x.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())));
     }
     assert!(lines[0].starts_with("0000000000010078 0000000000000000 0000003ffff"));
     assert!(lines[1].starts_with("000000000001007c "));
     assert_eq!(lines[1].split(' ').nth(5).unwrap(), "ffffffffffffffff"); // x5 after li t0, -1
+    assert!(lines[3].split(' ').skip(32).all(|f| f == "0000000000000000"), "f0..f31 untouched"); // no FP code
     std::fs::remove_file(&path).ok();
     std::fs::remove_file(&prog).ok();
 }
