@@ -46,7 +46,7 @@ FULL = Scale("full", requests_per_core=4000, items=1 << 20, resolution=0.01, max
 # (scaling study, sweep e2e-1s-reduced); the searches of the multi-socket servers start from it (`start_mpps`).
 ONE_SOCKET_MPPS = 62.6
 
-SERVERS = (2, 4)
+SERVERS = (4, 2)           # the quad-socket server first: the headline figure
 WORKLOADS = {"uniform": ("uniform", "Uniform"), "zipf": ("zipf", "Skewed (Zipf 0.99)")}
 GET_RATIOS = (0.95, 0.5)
 MODES = ("erew", "crew")
