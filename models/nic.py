@@ -16,7 +16,8 @@ from .params import Param, ParamError, SimObject
 class Nic(SimObject):
     """A multiqueue Ethernet NIC: ports, per-queue RX/TX descriptor rings, perfect-match steering, doorbells."""
 
-    socket = Param.Count(0, "socket the NIC is attached to (an index into System.sockets)", min=0, max=63)
+    socket = Param.Count(0, "socket the NIC is attached to (an existing socket of System.sockets): its DMA enters "
+                         "that socket's mesh and its doorbells come from that socket's cores", min=0, max=4095)
     enabled = Param.Bool(False, "simulate the NIC (off: no device registers, the NIC simulator calls report 0 "
                          "queues)")
     ports = Param.Count(1, "Ethernet ports; queues are spread over them in contiguous blocks", min=1, max=64)

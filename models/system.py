@@ -6,6 +6,7 @@ from .cache import CacheHierarchy
 from .client import Client, server_mode
 from .core import Core
 from .dram import MemoryController
+from .link import SocketLink
 from .nic import Nic
 from .noc import Noc
 from .params import Param, ParamError, SimObject
@@ -75,6 +76,8 @@ class System(SimObject):
     sockets = Param.Children(Socket, "the sockets, each with its cores, caches, memory and network; empty: one "
                              "socket described by the flat fields harts, core, cores, caches, memory, "
                              "cores_per_cluster and noc (the common single-socket case)")
+    socket_link = Param.Child(SocketLink, "the links joining the sockets (QPI-like, fully connected; detailed mode "
+                              "with two or more sockets): lanes, rate, flits, latency, links per pair")
     nic = Param.Child(Nic, "the NIC of a one-NIC system (simulated only when nic.enabled); the shorthand for "
                       "`nics` when that list is empty")
     nics = Param.Children(Nic, "the system's NICs, devices on the bus: NIC k has its registers at the k-th device "
@@ -122,6 +125,12 @@ class System(SimObject):
             raise ParamError(f"System.nic.{changed[0]} is set but System.nics lists the NICs: describe them in one "
                              "place (set System.nics.K.<name>; nic is the shorthand for a one-NIC system)")
         nics = self.active_nics()
+        sockets = len(self.socket_list())
+        for k, n in enumerate(self.nics or [self.nic]):
+            if n.enabled and n.socket >= sockets:
+                where = f"System.nics[{k}]" if self.nics else "System.nic"
+                raise ParamError(f"{where}.socket = {n.socket}: socket {n.socket} does not exist, the system has "
+                                 f"sockets 0..{sockets - 1}")
         for field in ("ddio", "ddio_ways", "mmio_latency", "steering_base_port"):
             values = {getattr(n, field) for n in nics}
             if len(values) > 1:
@@ -153,9 +162,14 @@ class System(SimObject):
                 and self.warm_caches:
             raise ParamError(f"System.warm_start_insts = {self.warm_start_insts} must be below "
                              f"System.detailed_start_insts = {self.detailed_start_insts}")
-        if self.mode == "detailed" and len(self.socket_list()) > 1:
-            raise ParamError(f"System.sockets lists {len(self.sockets)} sockets but detailed timing models one "
-                             "socket so far: use System.mode = 'functional', or one socket")
+        sockets = self.socket_list()
+        self.socket_link.check_pairs("System.socket_link", len(sockets))
+        if self.mode == "detailed" and len(sockets) > 1:
+            for i, socket in enumerate(sockets[1:], start=1):
+                if socket.caches.to_dict() != sockets[0].caches.to_dict():
+                    raise ParamError(f"System.sockets[{i}].caches differs from System.sockets[0].caches: the "
+                                     "detailed multi-socket model needs every socket's caches alike (one memory "
+                                     "system spans them)")
         for i, socket in enumerate(self.socket_list()):
             if socket.caches.l1d.line_size != 64:
                 where = "System.caches" if not self.sockets else f"System.sockets[{i}].caches"

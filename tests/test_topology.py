@@ -61,12 +61,9 @@ def test_a_flat_field_set_beside_listed_sockets_is_refused_not_ignored():
         s.validate()
 
 
-def test_detailed_timing_of_several_sockets_is_refused_until_it_is_modelled():
-    s = flat(harts=4, mode="detailed", sockets=[Socket(cores=2), Socket(cores=2)])
-    with pytest.raises(ParamError, match=r"System\.sockets lists 2 sockets but detailed timing models one socket"):
-        s.validate()
-    s.mode = "functional"
-    s.validate()
+def test_detailed_timing_of_several_sockets_is_accepted():
+    # Modelled since issue 12 (tests/test_multisocket_timing.py).
+    flat(harts=4, mode="detailed", sockets=[Socket(cores=2), Socket(cores=2)]).validate()
 
 
 # ---- bad input: each named, with what is allowed ---------------------------------------------------------------------

@@ -29,28 +29,32 @@ use crate::sim::{EngineConfig, Machine};
 /// Detailed timing: every executed instruction goes to its hart's core model.
 pub struct TimingHook {
     pub sys: TimingSystem,
-    /// The socket this timing system models (its statistics go under `kvsim_params::paths::socket`).
+    /// The socket a one-socket timing system models (its statistics go under `kvsim_params::paths::socket`); a
+    /// system of several sockets writes each under its own path.
     pub socket: usize,
     /// Simulated time (ps) when detailed timing started; the cores count from 0 there.
     pub offset: u64,
-    /// The memory system's I/O agent (its index among the socket's NICs, where `Placement.io` puts it on the
-    /// network) of each engine DMA agent id from `first_io_agent` on (NIC k is agent harts + k).
+    /// The memory system's I/O agent (its index in `Placement.io`, which holds each socket's NICs in socket order)
+    /// of each engine DMA agent id from `first_io_agent` on (NIC k is agent harts + k).
     pub io_agents: Vec<u16>,
     pub first_io_agent: usize,
 }
 
 impl TimingHook {
     /// The hook of socket `socket` of `system` over `sys`, from `offset` on: the NICs attached to the socket are
-    /// its I/O agents, in System.nics order.
+    /// its I/O agents, in System.nics order. When `sys` models every socket, every NIC is an I/O agent: socket 0's
+    /// first (in System.nics order), then socket 1's, as the system network numbers them.
     pub fn new(system: &System, socket: usize, sys: TimingSystem, offset: u64) -> Self {
-        let mut io_agents = Vec::new();
-        let mut on_socket = 0u16;
-        for nic in crate::sim::system_nics(system) {
-            if nic.socket as usize == socket {
-                io_agents.push(on_socket);
-                on_socket += 1;
-            } else {
-                io_agents.push(NOT_ON_SOCKET);
+        let nics = crate::sim::system_nics(system);
+        let sockets: Vec<usize> = if sys.sockets() > 1 { (0..sys.sockets()).collect() } else { vec![socket] };
+        let mut io_agents = vec![NOT_ON_SOCKET; nics.len()];
+        let mut next = 0u16;
+        for &s in &sockets {
+            for (k, nic) in nics.iter().enumerate() {
+                if nic.socket as usize == s {
+                    io_agents[k] = next;
+                    next += 1;
+                }
             }
         }
         TimingHook { sys, socket, offset, io_agents, first_io_agent: system.harts as usize }
@@ -86,6 +90,10 @@ impl ExecHook for TimingHook {
         let req = MemReq { addr, kind, non_temporal: false, requester, class: ReqClass::Io, time };
         self.sys.mem.access(&req) + self.offset
     }
+    fn numa_placed(&mut self, start: u64, len: u64, socket: u16) {
+        // The engine's map checked the socket first; the timing side has the same sockets.
+        let _ = self.sys.numa_placed(start, len, socket);
+    }
     fn append_stats(&self, out: &mut Vec<Stat>) {
         let mut sink = StatSink::new();
         self.sys.stats(&kvsim_params::paths::socket(self.socket), &mut sink);
@@ -106,6 +114,9 @@ impl ExecHook for WarmHook<'_> {
     #[inline(always)]
     fn on_inst(&mut self, hart: usize, info: &InstInfo) {
         self.0.warm(hart, info);
+    }
+    fn numa_placed(&mut self, start: u64, len: u64, socket: u16) {
+        let _ = self.0.numa_placed(start, len, socket);
     }
 }
 
@@ -191,28 +202,26 @@ fn close_tracer(cfg: &EngineConfig, tracer: Option<Tracer>) -> SimResult<()> {
     Ok(())
 }
 
-/// Build the timing side of `system` from its socket tree: one core per hart of its one socket (detailed timing
-/// of several sockets is not modelled yet; the Python side refuses such a configuration first).
+/// Build the timing side of `system` from its socket tree: one core per hart, socket by socket. One socket: its
+/// network and memory; several: one memory system over every socket, their networks joined by the links.
 pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
     let sockets = system.socket_list();
-    let [socket] = sockets.as_slice() else {
-        return Err(SimError::Config(format!(
-            "System.sockets lists {} sockets: detailed timing models one socket so far",
-            sockets.len()
-        )));
-    };
-    let cores = socket.core_of_each();
-    if cores.len() != system.harts as usize {
-        return Err(SimError::Config(format!("the socket has {} cores for {} harts", cores.len(), system.harts)));
+    let cores: usize = sockets.iter().map(|s| s.cores as usize).sum();
+    if cores != system.harts as usize {
+        return Err(SimError::Config(format!("the sockets have {cores} cores for {} harts", system.harts)));
     }
-    let caches = &socket.caches;
+    let caches = &sockets[0].caches;
     if caches.l1d.line_size != kvsim_timing::dram::DRAM_LINE {
         return Err(SimError::Config("System.caches must use 64-byte lines".into()));
     }
-    // The socket's on-chip network carries the memory system's messages (cores, LLC slices, memory controllers
-    // and the NICs as I/O agents, each at its router).
-    let (net, placement) = socket_network(system, 0)?;
-    let mut sys = TimingSystem::with_network(&cores, caches, &socket.memory, net, placement);
+    let mut sys = if let [socket] = sockets.as_slice() {
+        // The socket's on-chip network carries the memory system's messages (cores, LLC slices, memory
+        // controllers and the NICs as I/O agents, each at its router).
+        let (net, placement) = socket_network(system, 0)?;
+        TimingSystem::with_network(&socket.core_of_each(), caches, &socket.memory, net, placement)
+    } else {
+        multi_socket_system(system)?
+    };
     if caches.directory.check {
         sys.mem.enable_check();
     }
@@ -229,6 +238,35 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
         sys.mem.uncached_ticks = nic.mmio_latency;
     }
     Ok(sys)
+}
+
+/// Every socket of `system` in one timing system (their caches alike: one memory system spans them).
+fn multi_socket_system(system: &System) -> SimResult<TimingSystem> {
+    use kvsim_timing::system::SocketParts;
+    let sockets = system.socket_list();
+    let nics = crate::sim::system_nics(system);
+    let mut parts = Vec::with_capacity(sockets.len());
+    for (k, s) in sockets.iter().enumerate() {
+        if s.caches != sockets[0].caches {
+            return Err(SimError::Config(format!(
+                "System.sockets[{k}].caches differs from System.sockets[0].caches: the detailed multi-socket model \
+                 needs every socket's caches alike"
+            )));
+        }
+        let on_socket = nics.iter().filter(|n| n.socket as usize == k).count();
+        let net = kvsim_timing::noc::build_socket(s, on_socket)
+            .map_err(|e| SimError::Config(format!("System.sockets[{k}]: {e}")))?;
+        let memory = kvsim_timing::socket_memory::socket_memory(&s.memory);
+        parts.push(SocketParts { cores: s.core_of_each(), memory, net });
+    }
+    if let Some(n) = nics.iter().find(|n| n.socket as usize >= sockets.len()) {
+        return Err(SimError::Config(format!(
+            "a NIC is attached to socket {}, which does not exist: the system has sockets 0..{}",
+            n.socket,
+            sockets.len() - 1
+        )));
+    }
+    TimingSystem::multi_socket(parts, &sockets[0].caches, &system.socket_link).map_err(SimError::Config)
 }
 
 /// The on-chip network of socket `socket` and where its agents sit (endpoints: cores, LLC slices, memory
@@ -310,6 +348,8 @@ fn drive(
         return Ok((stop.expect("a run without a phase end ends"), None));
     }
     let mut sys = timing_system(system)?;
+    // Lines placed before timing or warming starts (the harts' stacks, NUMA allocations): their homes.
+    let take_numa = |sys: &mut TimingSystem, m: &Machine| sys.set_numa(m.numa.clone()).map_err(SimError::Config);
     // Fast-forward (purely functional) up to the start of warming, or of detailed timing.
     let warm_from = if system.warm_caches { system.warm_start_insts } else { u64::MAX };
     let ff = Until { insts: start.insts.min(warm_from), roi: start.roi };
@@ -317,6 +357,7 @@ fn drive(
         return Ok((stop, None));
     }
     if system.warm_caches && !(start.roi && m.roi_begin.is_some()) && m.total_insts() < start.insts {
+        take_numa(&mut sys, m)?;
         let mut warm = WarmHook(&mut sys);
         if let Some(stop) = phase(m, &mut warm, start, "warming", every, progress, tracer.as_deref_mut())? {
             return Ok((stop, None));
@@ -324,6 +365,7 @@ fn drive(
     }
     // Detailed timing: the cores count from 0 at the current simulated time.
     let offset = m.sim_ticks();
+    take_numa(&mut sys, m)?;
     sys.reset_stats();
     for h in &mut m.harts {
         h.timed_ps = Some(offset);
@@ -407,6 +449,76 @@ mod tests {
         assert_eq!(net.latency(place.core[7], place.llc_slice[0], CONTROL_BYTES), 2 * 800);
         assert_eq!(net.cluster_of(place.core[6]), net.cluster_of(place.llc_slice[3]));
         assert!(socket_network(&system, 1).is_err());
+    }
+
+    /// Two sockets of one core each (the declared defaults otherwise), detailed.
+    fn two_sockets() -> System {
+        let socket = kvsim_params::Socket { cores: 1, ..Default::default() };
+        System { harts: 2, sockets: vec![socket.clone(), socket], ..System::default() }
+    }
+
+    #[test]
+    fn several_sockets_make_one_timing_system_and_every_nic_is_an_io_agent() {
+        let mut system = two_sockets();
+        let nic = |socket| kvsim_params::Nic { enabled: true, socket, ..Default::default() };
+        system.nics = vec![nic(1), nic(0)];
+        let sys = timing_system(&system).unwrap();
+        assert_eq!((sys.sockets(), sys.core_sockets()), (2, vec![0, 1]));
+        let hook = TimingHook::new(&system, 0, sys, 0);
+        // Socket 0's NIC (engine agent 3) is the first I/O agent, socket 1's (agent 2) the second.
+        assert_eq!((hook.io_requester(2), hook.io_requester(3)), (1, 0));
+        system.nics = vec![nic(2)];
+        let err = timing_system(&system).err().unwrap().to_string();
+        assert!(err.contains("socket 2, which does not exist"), "{err}");
+    }
+
+    /// Hart 0 follows a chain of `n` lines (4 KiB + 64 B apart, each its own DRAM row and L1 set) once, its memory
+    /// on socket `socket` (placed while the run starts, through the hook); hart 1 exits at once. Returns hart 0's
+    /// ticks per load.
+    fn chase_ticks(socket: u16, n: u64) -> u64 {
+        // 0: beq a0, x0, exit; 1-8: ld a0, 0(a0); 9: bne a0, x0, 1; 10: li a7, 93; 11: ecall (exit this hart)
+        let ld = |rd, rs1| crate::isa::asm::i(0, rs1, 3, rd, 0x03);
+        let mut words = vec![crate::isa::asm::b(40, 0, 10, 0)];
+        words.extend((0..8).map(|_| ld(10, 10)));
+        words.extend([bne(10, 0, -32), li(17, 93), ecall()]);
+        let mut system = two_sockets();
+        system.mode = kvsim_params::SystemMode::Detailed;
+        let mut cfg = EngineConfig { binary: "/t".into(), ..EngineConfig::from_system(&system) };
+        cfg.max_insts = 1 + n / 8 * 9; // hart 1 exits within its first turn, its instructions not budgeted
+        let mut m = machine_with(&bytes(&words), &cfg);
+        let stride = 4096 + 64;
+        let base = m.mmap_alloc(n * stride + 4096, 4096).unwrap();
+        for i in 0..n {
+            m.mem.store::<8>(0, base + i * stride, base + (i + 1) % n * stride).unwrap();
+        }
+        m.harts[0].x[10] = base;
+        m.harts[1].x[10] = 0;
+        let mut hook = TimingHook::new(&system, 0, timing_system(&system).unwrap(), 0);
+        hook.sys.set_numa(m.numa.clone()).unwrap();
+        m.place_numa(base, n * stride + 4096, socket).unwrap();
+        for hart in &mut m.harts {
+            hart.timed_ps = Some(0);
+        }
+        assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
+        assert_eq!(hook.sys.cores[0].stats.loads, n);
+        let t0 = hook.sys.hart_time(0);
+        // The first lap's loads dominate: the fetch of the code's lines happens once in both runs alike.
+        t0 / n
+    }
+
+    #[test]
+    fn a_chase_into_the_other_sockets_memory_pays_the_link_each_way() {
+        let (local, remote) = (chase_ticks(0, 256), chase_ticks(1, 256));
+        // The request: socket 0's crossbar to its link port, its header flit (0.5 ns) and the link's 20 ns, socket
+        // 1's crossbar to the home slice; the line: the crossbar (and its 2-flit tail) to the port, 9 flits
+        // (4.5 ns) and 20 ns, the crossbar and tail to the core. A local load's trips are one crossbar each way.
+        let link = kvsim_params::SocketLink::default().latency;
+        let extra = (400 + 500 + link) + (400 + 800 + 4500 + link);
+        eprintln!("chase: local {local} ps, remote {remote} ps per load, link adds {extra}");
+        // The DRAMs are real: the remote run lasts longer, so refresh and bank timing differ a little; the exact
+        // figures on a fixed-latency memory are in kvsim-timing's tests/multisocket.rs.
+        let off = (remote - local).abs_diff(extra);
+        assert!(off * 50 <= extra, "local {local} ps, remote {remote} ps: the link should add {extra} ps");
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct Machine {
     pub numa: kvsim_timing::numa::NumaMap,
     /// The socket of each hart (EngineConfig.hart_socket): SOCKET_OF and ALLOC_LOCAL read it.
     pub hart_socket: Vec<u16>,
+    /// Placements made by a system call that the running hook has not been told of yet (`place_numa`).
+    numa_pending: Vec<(u64, u64, u16)>,
     /// getrandom's generator state (from System.seed).
     pub rng: u64,
     pub stack_size: u64,
@@ -155,6 +157,7 @@ impl Machine {
             mmap_low: MMAP_TOP,
             numa: kvsim_timing::numa::NumaMap::new(system.hart_socket.iter().copied().max().unwrap_or(0) + 1),
             hart_socket: system.hart_socket.clone(),
+            numa_pending: Vec::new(),
             rng: system.seed ^ 0x6b76_7369_6d00_0000,
             stack_size,
             roi_begin: None,
@@ -302,6 +305,10 @@ impl Machine {
     fn run_turns<H: ExecHook>(&mut self, hook: &mut H, mut tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
         let mut total = self.total_insts();
         let timed = H::ACTIVE && hook.time_ps(0).is_some();
+        // NUMA placements made since the last run (between phases, or by the caller) reach this hook first.
+        for (start, len, socket) in self.numa_pending.drain(..) {
+            hook.numa_placed(start, len, socket);
+        }
         let mut first = std::mem::take(&mut self.next_turn);
         loop {
             let mut progressed = false;
@@ -357,6 +364,9 @@ impl Machine {
                             if let Err(t) = self.syscall(hid) {
                                 let pc = self.harts[hid].pc.wrapping_sub(4);
                                 return Err(self.guest_error(hid, pc, 0x73, &t));
+                            }
+                            for (start, len, socket) in self.numa_pending.drain(..) {
+                                hook.numa_placed(start, len, socket);
                             }
                             if H::ACTIVE {
                                 if self.stat_dumps.len() > dumps {
@@ -543,3 +553,14 @@ pub fn run_config<H: ExecHook>(system: &EngineConfig, hook: &mut H) -> SimResult
 
 #[cfg(test)]
 pub mod tests;
+
+impl Machine {
+    /// Put guest addresses [start, start + len) on `socket`'s memory (a NUMA allocation from a system call): the
+    /// engine's map changes at once and the running hook (a timing model) is told after the call. An error names a
+    /// socket that does not exist.
+    pub fn place_numa(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
+        self.numa.place(start, len, socket)?;
+        self.numa_pending.push((start, len, socket));
+        Ok(())
+    }
+}

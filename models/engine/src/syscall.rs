@@ -467,7 +467,7 @@ impl Machine {
         for hid in 0..self.mem.regions.stacks.len() {
             let (bottom, top) = self.mem.regions.stacks[hid];
             // Sockets come from hart_socket, and the map was built with as many sockets as it names.
-            let _ = self.numa.place(bottom, top - bottom, self.socket_of_hart(hid));
+            let _ = self.place_numa(bottom, top - bottom, self.socket_of_hart(hid));
         }
     }
 
@@ -482,7 +482,7 @@ impl Machine {
         let Some(start) = self.mmap_alloc(len, align) else { return 0 };
         if self.numa.sockets() > 1 {
             // The caller checked the socket.
-            let _ = self.numa.place(start, len, socket);
+            let _ = self.place_numa(start, len, socket);
         }
         start
     }
@@ -491,7 +491,7 @@ impl Machine {
     /// is not left on the socket of an earlier NUMA allocation.
     fn numa_forget(&mut self, start: u64, end: u64) {
         if self.numa.ranges().iter().any(|&(s, e, k)| s < end && e > start && k != 0) {
-            let _ = self.numa.place(start, end - start, 0);
+            let _ = self.place_numa(start, end - start, 0);
         }
     }
 

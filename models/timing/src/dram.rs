@@ -658,6 +658,14 @@ impl Dram {
 }
 
 impl MemPort for Dram {
+    fn flush_posted(&mut self, now: Tick) {
+        Dram::flush(self, now);
+    }
+
+    fn reset_port_stats(&mut self, now: Tick) {
+        Dram::reset_stats(self, now);
+    }
+
     fn channel_of(&self, addr: u64) -> (usize, usize) {
         (self.decode(addr).channel, self.channels.len())
     }

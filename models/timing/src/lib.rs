@@ -16,10 +16,13 @@ pub mod cache;
 pub mod core;
 pub mod dram;
 pub mod inst;
+pub mod interconnect;
+pub mod link;
 pub mod mem;
 pub mod network;
 pub mod noc;
 pub mod numa;
+pub mod socket_memory;
 pub mod stacked;
 pub mod synth;
 pub mod system;
@@ -84,6 +87,15 @@ pub trait MemPort {
     fn channel_of(&self, _addr: u64) -> (usize, usize) {
         (0, 1)
     }
+    /// The socket whose memory holds `addr` (a line's NUMA home): socket 0 unless the memory spans sockets.
+    #[inline]
+    fn home_socket(&self, _addr: u64) -> u16 {
+        0
+    }
+    /// End of the run: perform posted writes so the statistics count them (a DRAM's write queue).
+    fn flush_posted(&mut self, _now: Tick) {}
+    /// Start the statistics afresh at `now`; state is kept.
+    fn reset_port_stats(&mut self, _now: Tick) {}
 }
 
 /// A memory with one fixed latency: for tests and for idealised studies.

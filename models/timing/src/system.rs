@@ -1,6 +1,7 @@
-//! The timing side of one socket, ready to sit behind the engine's per-instruction hook: one [`Core`] per hart
-//! over a shared [`MemSystem`] (private L1I/L1D/L2, sliced LLC, MOESI directory, on-chip network) and a [`Dram`]
-//! controller.
+//! The timing side of the machine, ready to sit behind the engine's per-instruction hook: one [`Core`] per hart
+//! over a shared [`MemSystem`] (private L1I/L1D/L2, sliced LLC, MOESI directory, on-chip network) and each
+//! socket's memory (a [`Dram`] controller). Several sockets share one memory system: their networks are joined by
+//! the inter-socket links ([`SystemNetwork`]) and each line's home slice and memory are on its NUMA socket.
 //!
 //! ```ignore
 //! impl ExecHook for TimingHook {              // in the engine
@@ -10,16 +11,32 @@
 //! ```
 
 use crate::core::{Core, InstTiming, L1Latencies};
+#[cfg(doc)]
 use crate::dram::Dram;
 use crate::inst::InstInfo;
-use crate::mem::MemSystem;
+use crate::interconnect::{SocketNet, SystemNetwork};
+use crate::mem::{MemSystem, SocketHomes};
 use crate::network::{Network, Placement};
+use crate::numa::NumaMap;
+use crate::socket_memory::{socket_memory, SocketMemories};
 use crate::{AccessKind, MemPort, StatSink, Tick};
-use kvsim_params::{CacheHierarchy, Core as CoreParams, MemoryController};
+use kvsim_params::{CacheHierarchy, Core as CoreParams, MemoryController, SocketLink};
+
+/// One socket's parts, for [`TimingSystem::multi_socket`].
+pub struct SocketParts {
+    /// The core model of each of its cores.
+    pub cores: Vec<CoreParams>,
+    /// Its memory (built by [`socket_memory`] from its controller's parameters, or any other).
+    pub memory: Box<dyn MemPort>,
+    /// Its on-chip network, where its agents sit and its link port.
+    pub net: SocketNet,
+}
 
 pub struct TimingSystem {
     pub cores: Vec<Core>,
-    pub mem: MemSystem<Dram>,
+    pub mem: MemSystem<SocketMemories>,
+    /// Cores of each socket (socket 0's first); one entry on a one-socket system.
+    socket_cores: Vec<usize>,
     /// Time of the last stats reset.
     stats_base: Tick,
     /// Per hart: the instruction line warming last fetched (so warming touches the L1I once per line).
@@ -31,7 +48,11 @@ impl TimingSystem {
     /// with every agent on its own endpoint (the LLC's hit latency includes the trip to it).
     pub fn new(cores: &[CoreParams], caches: &CacheHierarchy, dram: &MemoryController) -> Self {
         let clocks: Vec<u64> = cores.iter().map(|c| c.clock).collect();
-        Self::from_mem(cores, caches, MemSystem::new(caches, &clocks, Dram::new(dram)))
+        Self::from_mem(cores, caches, MemSystem::new(caches, &clocks, Self::one_memory(dram)))
+    }
+
+    fn one_memory(dram: &MemoryController) -> SocketMemories {
+        SocketMemories::new(vec![socket_memory(dram)])
     }
 
     /// As `new`, the memory system's messages carried by `net` between the agents at `placement`.
@@ -43,13 +64,78 @@ impl TimingSystem {
         placement: Placement,
     ) -> Self {
         let clocks: Vec<u64> = cores.iter().map(|c| c.clock).collect();
-        Self::from_mem(cores, caches, MemSystem::with_network(caches, &clocks, Dram::new(dram), net, placement))
+        let mem = MemSystem::with_network(caches, &clocks, Self::one_memory(dram), net, placement);
+        Self::from_mem(cores, caches, mem)
     }
 
-    fn from_mem(cores: &[CoreParams], caches: &CacheHierarchy, mem: MemSystem<Dram>) -> Self {
+    /// Several sockets, each with `caches` (every socket alike), joined by fully connected links of `link`: one
+    /// memory system over every socket's cores (hart i on the i-th core, socket 0's first), LLC slices and
+    /// memories; each line's home is on the socket the NUMA map (see `set_numa`) puts it on.
+    pub fn multi_socket(sockets: Vec<SocketParts>, caches: &CacheHierarchy, link: &SocketLink) -> Result<Self, String> {
+        let mut cores = Vec::new();
+        let mut socket_cores = Vec::new();
+        let mut memories = Vec::new();
+        let mut nets = Vec::new();
+        let mut ctrl = Vec::new();
+        for (k, s) in sockets.into_iter().enumerate() {
+            if s.net.placement.core.len() != s.cores.len() {
+                return Err(format!(
+                    "socket {k}: the network places {} cores for {} core models",
+                    s.net.placement.core.len(),
+                    s.cores.len()
+                ));
+            }
+            if s.net.placement.llc_slice.len() as u64 != caches.llc_slices.max(1) {
+                return Err(format!(
+                    "socket {k}: the network places {} LLC slices, the caches have {}",
+                    s.net.placement.llc_slice.len(),
+                    caches.llc_slices
+                ));
+            }
+            let first = ctrl.last().map_or(0, |&(_, b)| b);
+            ctrl.push((first, first + s.net.placement.mem_ctrl.len()));
+            socket_cores.push(s.cores.len());
+            cores.extend(s.cores);
+            memories.push(s.memory);
+            nets.push(s.net);
+        }
+        if nets.is_empty() {
+            return Err("a system needs at least one socket".into());
+        }
+        let (net, placement) = SystemNetwork::new(nets, link)?;
+        let clocks: Vec<u64> = cores.iter().map(|c| c.clock).collect();
+        let homes = SocketHomes { slices_per_socket: caches.llc_slices.max(1), ctrl };
+        let memory = SocketMemories::new(memories);
+        let mem = MemSystem::with_sockets(caches, &clocks, memory, Box::new(net), placement, Some(homes));
+        let mut sys = Self::from_mem(&cores, caches, mem);
+        sys.socket_cores = socket_cores;
+        Ok(sys)
+    }
+
+    pub fn sockets(&self) -> usize {
+        self.socket_cores.len()
+    }
+
+    /// The socket of each core (hart), in order.
+    pub fn core_sockets(&self) -> Vec<u16> {
+        self.socket_cores.iter().enumerate().flat_map(|(k, &n)| std::iter::repeat_n(k as u16, n)).collect()
+    }
+
+    /// Take the engine's NUMA map (when warming or detailed timing starts): every line's home from now on.
+    pub fn set_numa(&mut self, map: NumaMap) -> Result<(), String> {
+        self.mem.mem.set_map(map)
+    }
+
+    /// The engine placed [start, start + len) on `socket`'s memory (a NUMA allocation).
+    pub fn numa_placed(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
+        self.mem.mem.place(start, len, socket)
+    }
+
+    fn from_mem(cores: &[CoreParams], caches: &CacheHierarchy, mem: MemSystem<SocketMemories>) -> Self {
         let l1 = L1Latencies { l1i: caches.l1i.hit_latency, l1d: caches.l1d.hit_latency };
         TimingSystem {
             cores: cores.iter().enumerate().map(|(i, p)| Core::new(i as u16, p, l1, caches.l1d.line_size)).collect(),
+            socket_cores: vec![cores.len()],
             mem,
             stats_base: 0,
             warm_fetch_line: vec![u64::MAX; cores.len()],
@@ -81,7 +167,7 @@ impl TimingSystem {
     /// End of the run: write out posted DRAM writes so the statistics count them.
     pub fn finish(&mut self) {
         let now = self.now();
-        self.mem.mem.flush(now);
+        self.mem.mem.flush_posted(now);
     }
 
     /// Start every statistic afresh (ROI_BEGIN, STATS_RESET, the start of detailed timing); state is kept.
@@ -91,7 +177,7 @@ impl TimingSystem {
         }
         self.mem.reset_stats();
         let now = self.now();
-        self.mem.mem.reset_stats(now);
+        self.mem.mem.reset_port_stats(now);
         self.stats_base = now;
     }
 
@@ -124,6 +210,9 @@ impl TimingSystem {
     /// Every statistic under `prefix` (e.g. "system."): `core{i}.ipc`, `core{i}.l1d.mpki`, `llc.misses`,
     /// `dram.channel0.read_bw`, ...
     pub fn stats(&self, prefix: &str, out: &mut StatSink) {
+        if self.socket_cores.len() > 1 {
+            return self.system_stats(out);
+        }
         let now = self.now();
         let ticks = Some(self.measured_ticks());
         let mut insts = 0;
@@ -136,5 +225,31 @@ impl TimingSystem {
         self.mem.llc_stats_over(prefix, Some(insts), ticks, out);
         self.mem.net.stats(&format!("{prefix}noc."), now, out);
         self.mem.mem.stats(&format!("{prefix}mem."), now, out);
+    }
+
+    /// Several sockets: socket k's cores (numbered within the socket), LLC, network and memory under
+    /// `system.socket{k}.` as one socket's are, the links under `system.link{a}_{b}.` and the directory's and
+    /// DDIO's counters (one directory spans the sockets) under `system.`.
+    fn system_stats(&self, out: &mut StatSink) {
+        use kvsim_params::paths;
+        let now = self.now();
+        let ticks = self.measured_ticks();
+        let mut first = 0;
+        for (k, &n) in self.socket_cores.iter().enumerate() {
+            let prefix = paths::socket(k);
+            let mut insts = 0;
+            for (i, c) in self.cores[first..first + n].iter().enumerate() {
+                let p = format!("{prefix}core{i}.");
+                c.stats(&p, out);
+                self.mem.core_stats_over(first + i, &p, Some(c.stats.insts), Some(ticks), out);
+                insts += c.stats.insts;
+            }
+            self.mem.llc_socket_stats(k, &prefix, Some(insts), Some(ticks), out);
+            self.mem.mem.socket_stats(k, &format!("{prefix}mem."), now, out);
+            first += n;
+        }
+        self.mem.coherence_stats("system.", out);
+        // The system network writes each socket's on-chip network under system.socket{k}.noc. and the links.
+        self.mem.net.stats("system.", ticks, out);
     }
 }

@@ -32,6 +32,9 @@ pub trait ExecHook {
     fn io_access(&mut self, _agent: usize, _addr: u64, _write: bool, t: u64) -> u64 {
         t
     }
+    /// The engine placed guest addresses [start, start + len) on `socket`'s memory (`Machine::place_numa`): a
+    /// timing model moves those lines' home there. The socket exists (the engine's map checked it).
+    fn numa_placed(&mut self, _start: u64, _len: u64, _socket: u16) {}
 }
 
 /// Functional mode: no timing model.

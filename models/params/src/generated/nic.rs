@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Nic {
-    /// socket the NIC is attached to (an index into System.sockets)
+    /// socket the NIC is attached to (an existing socket of System.sockets): its DMA enters that socket's mesh and its doorbells come from that socket's cores
     pub socket: u64,
     /// simulate the NIC (off: no device registers, the NIC simulator calls report 0 queues)
     pub enabled: bool,

@@ -83,6 +83,20 @@ pub struct MemSystem<M: MemPort> {
     pub uncached_ticks: Tick,
     /// Debug check mode (tests): single writer or many readers, exact sharers and data versions after every access.
     pub check: Option<CoherenceCheck>,
+    /// Several sockets: where each socket's LLC slices and memory controllers are (None: one socket).
+    pub(crate) homes: Option<Box<SocketHomes>>,
+}
+
+/// The sockets of a memory system that spans several: a line's home slice and memory controller are on the socket
+/// whose memory holds it (the backing memory's [`MemPort::home_socket`], the NUMA map). Every socket has the same
+/// number of LLC slices; socket k's are `k x slices_per_socket ..`, and a line is interleaved over its home
+/// socket's slices. A socket's LLC therefore caches only its own memory's lines; another socket's lines live in
+/// the requesting cores' private caches (a simplification: Intel's LLCs also cache remote lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketHomes {
+    pub slices_per_socket: u64,
+    /// Socket k's memory-controller endpoints are `placement.mem_ctrl[ctrl[k].0 .. ctrl[k].1]`.
+    pub ctrl: Vec<(usize, usize)>,
 }
 
 /// The placement of `cores` cores and `slices` LLC slices when the configuration gives none: every agent on its
@@ -118,9 +132,27 @@ impl<M: MemPort> MemSystem<M> {
         net: Box<dyn Network>,
         placement: Placement,
     ) -> Self {
-        let slices = p.llc_slices.max(1);
+        Self::with_sockets(p, core_clocks, mem, net, placement, None)
+    }
+
+    /// As `with_network`, spanning several sockets when `homes` says where their slices and controllers are:
+    /// `p` describes each socket's caches (every socket alike), `core_clocks` every socket's cores in order, and
+    /// the placement has `p.llc_slices` slices per socket.
+    pub fn with_sockets(
+        p: &CacheHierarchy,
+        core_clocks: &[u64],
+        mem: M,
+        net: Box<dyn Network>,
+        placement: Placement,
+        homes: Option<SocketHomes>,
+    ) -> Self {
+        let per_socket = p.llc_slices.max(1);
+        let slices = per_socket * homes.as_ref().map_or(1, |h| h.ctrl.len() as u64);
         assert_eq!(placement.core.len(), core_clocks.len(), "the placement needs one endpoint per core");
         assert_eq!(placement.llc_slice.len() as u64, slices, "the placement needs one endpoint per LLC slice");
+        if let Some(h) = &homes {
+            assert_eq!(h.slices_per_socket, per_socket, "every socket has the hierarchy's LLC slices");
+        }
         let cores = core_clocks
             .iter()
             .enumerate()
@@ -131,7 +163,7 @@ impl<M: MemPort> MemSystem<M> {
             })
             .collect();
         let llc = (0..slices)
-            .map(|s| CacheArray::new(&p.llc, p.llc.size / slices, slices, p.uncore_clock, 0x4444 + s))
+            .map(|s| CacheArray::new(&p.llc, p.llc.size / per_socket, per_socket, p.uncore_clock, 0x4444 + s))
             .collect();
         // The two levels of the directory: which cluster each core is in, and where each cluster keeps its level.
         let core_cluster: Vec<u16> = placement.core.iter().map(|&e| net.cluster_of(e)).collect();
@@ -162,6 +194,7 @@ impl<M: MemPort> MemSystem<M> {
             uncached: (0, 0),
             uncached_ticks: 0,
             check: None,
+            homes: homes.map(Box::new),
         }
     }
 
@@ -191,9 +224,21 @@ impl<M: MemPort> MemSystem<M> {
         }
     }
 
+    /// The LLC slice that is `line`'s home (and holds its directory entry's home).
     #[inline]
     pub fn slice_of(&self, line: u64) -> usize {
-        (line % self.llc.len() as u64) as usize
+        match &self.homes {
+            None => (line % self.llc.len() as u64) as usize,
+            Some(h) => {
+                let socket = self.mem.home_socket(line << self.line_shift) as u64;
+                (socket * h.slices_per_socket + line % h.slices_per_socket) as usize
+            }
+        }
+    }
+
+    /// The socket of LLC slice `slice` (0 on a one-socket system).
+    pub fn socket_of_slice(&self, slice: usize) -> usize {
+        self.homes.as_ref().map_or(0, |h| slice / h.slices_per_socket as usize)
     }
 
     /// Load-to-use ticks of a hit at each level for `core` on an unloaded network: (L1D, L2 if any, LLC in
@@ -615,7 +660,13 @@ impl<M: MemPort> MemSystem<M> {
         // The controller endpoint that serves the line's DRAM channel (the DRAM model's own address map decides
         // the channel): with as many endpoints as channels, channel c is endpoint c; with fewer endpoints,
         // consecutive channels share one; with more endpoints than channels, the extra endpoints serve none.
-        let m = &self.placement.mem_ctrl;
+        let m = match &self.homes {
+            None => &self.placement.mem_ctrl[..],
+            Some(h) => {
+                let (a, b) = h.ctrl[slice / h.slices_per_socket as usize];
+                &self.placement.mem_ctrl[a..b]
+            }
+        };
         if m.is_empty() {
             return self.placement.llc_slice[slice];
         }

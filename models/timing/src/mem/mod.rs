@@ -24,7 +24,7 @@ pub mod sharers;
 
 pub use array::{CacheArray, CacheStats};
 pub use directory::{DirEntry, Directory, DirectoryStats};
-pub use hierarchy::{IoStats, MemSystem, PrivateCaches};
+pub use hierarchy::{IoStats, MemSystem, PrivateCaches, SocketHomes};
 pub use replacement::Replacement;
 pub use sharers::SharerSet;
 

@@ -41,6 +41,40 @@ impl<M: MemPort> MemSystem<M> {
             total.add(&s.stats);
         }
         write_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
+        self.coherence_stats(prefix, out);
+        if self.llc.len() > 1 {
+            for (i, s) in self.llc.iter().enumerate() {
+                write_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
+            }
+        }
+    }
+
+    /// A memory system of several sockets: socket `socket`'s LLC, totals under `prefix`llc. and its slices
+    /// (numbered within the socket) under `prefix`llc.sliceN.
+    pub fn llc_socket_stats(
+        &self,
+        socket: usize,
+        prefix: &str,
+        insts: Option<u64>,
+        ticks: Option<Tick>,
+        out: &mut StatSink,
+    ) {
+        let per = self.homes.as_ref().map_or(self.llc.len(), |h| h.slices_per_socket as usize);
+        let slices = &self.llc[socket * per..(socket + 1) * per];
+        let mut total = CacheStats::default();
+        for s in slices {
+            total.add(&s.stats);
+        }
+        write_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
+        if slices.len() > 1 {
+            for (i, s) in slices.iter().enumerate() {
+                write_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
+            }
+        }
+    }
+
+    /// The directory's transactions under `prefix`directory. and DDIO's counters under `prefix`ddio.
+    pub fn coherence_stats(&self, prefix: &str, out: &mut StatSink) {
         let d = &self.dir.stats;
         let p = format!("{prefix}directory.");
         out.add(&p, "gets", d.gets as f64, "read requests (GETS) the directory served");
@@ -86,11 +120,6 @@ impl<M: MemPort> MemSystem<M> {
             io.mmio_accesses as f64,
             "core loads and stores to device registers (uncached: doorbells and register reads)",
         );
-        if self.llc.len() > 1 {
-            for (i, s) in self.llc.iter().enumerate() {
-                write_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
-            }
-        }
     }
 
     /// Start every cache's statistics afresh (contents are kept).

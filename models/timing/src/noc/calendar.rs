@@ -28,6 +28,31 @@ impl LinkCalendar {
         LinkCalendar { slot: slot.max(1), newest: 0, tags: Vec::new(), used: Vec::new() }
     }
 
+    /// When a transfer of `dur` ticks from `t` on would end, booking nothing (to choose among parallel links).
+    pub fn peek(&self, t: Tick, dur: Tick) -> Tick {
+        let slot = self.slot;
+        let (mut i, mut off) = (t / slot, t % slot);
+        if self.tags.is_empty() {
+            return t + dur;
+        }
+        if i + WINDOW <= self.newest {
+            (i, off) = (self.newest + 1 - WINDOW, 0);
+        }
+        let mut rem = dur;
+        loop {
+            let k = (i & (WINDOW - 1)) as usize;
+            let used = if self.tags[k] == i { self.used[k] } else { 0 };
+            let from = off.max(used).min(slot);
+            let take = rem.min(slot - from);
+            rem -= take;
+            if rem == 0 {
+                return i * slot + from + take;
+            }
+            i += 1;
+            off = 0;
+        }
+    }
+
     /// Take `dur` ticks of the link from `t` on; returns when the transfer ends.
     pub fn reserve(&mut self, t: Tick, dur: Tick) -> Tick {
         if self.tags.is_empty() {

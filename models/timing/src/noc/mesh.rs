@@ -140,6 +140,13 @@ impl Mesh {
         self.router_flits.len()
     }
 
+    /// Attach one more endpoint to router `r` (e.g. a socket's link port); returns its id.
+    pub fn attach(&mut self, r: u16) -> Endpoint {
+        assert!((r as usize) < self.routers(), "router {r} is not on the mesh");
+        self.endpoint_router.push(r);
+        (self.endpoint_router.len() - 1) as Endpoint
+    }
+
     pub fn router_of(&self, e: Endpoint) -> u16 {
         self.endpoint_router[e as usize]
     }

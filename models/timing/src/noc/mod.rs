@@ -118,3 +118,15 @@ pub fn build(socket: &Socket, nics: usize) -> Result<(Mesh, Placement), String> 
 pub fn build_boxed(socket: &Socket, nics: usize) -> Result<(Box<dyn crate::network::Network>, Placement), String> {
     build(socket, nics).map(|(mesh, placement)| (Box::new(mesh) as Box<dyn crate::network::Network>, placement))
 }
+
+/// The router of each socket's inter-socket link port: router 0, the mesh's corner (0, 0) (assumed; see
+/// `models/link.py`).
+pub const LINK_PORT_ROUTER: u16 = 0;
+
+/// The network of `socket` as one socket of several: `build`, plus an endpoint for its link port at
+/// [`LINK_PORT_ROUTER`] (numbered after the I/O agents).
+pub fn build_socket(socket: &Socket, nics: usize) -> Result<crate::interconnect::SocketNet, String> {
+    let (mut mesh, placement) = build(socket, nics)?;
+    let port = mesh.attach(LINK_PORT_ROUTER);
+    Ok(crate::interconnect::SocketNet { net: Box::new(mesh), placement, port })
+}
