@@ -55,7 +55,9 @@ def limits(stats: dict) -> dict[str, float]:
     return {
         "link_util_mean": _mean(stats, r"system\.(link|qpi|upi|intersocket)[\w.]*\.utili[sz]ation(_avg)?"),
         "link_util_max": _max(stats, r"system\.(link|qpi|upi|intersocket)[\w.]*\.utili[sz]ation(_max)?"),
-        "remote_access_fraction": remote / reads if reads else float("nan"),
+        "remote_access_fraction": remote / reads if reads and remote else float("nan"),
+        # Data the links carried, all directions (lines moved between sockets: remote reads, write-backs, DMA).
+        "link_payload_gbs": _sum(stats, r"system\.link\d+_\d+\.payload_bw") / 1e9,
         "pcie_up_busy_max": _max(stats, r"system\.nic\d+\.pcie\.up_busy_ps") / span_ps if span_ps else float("nan"),
         "pcie_down_busy_max": _max(stats, r"system\.nic\d+\.pcie\.down_busy_ps") / span_ps
         if span_ps else float("nan"),
@@ -117,8 +119,8 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
         plot(df, png)
         paths.append(png)
     cols = ["sockets", "throughput_mrps", "linear_mrps", "efficiency", "p95_us", "link_util_mean", "link_util_max",
-            "remote_access_fraction", "pcie_up_busy_max", "pcie_down_busy_max", "rx_drops", "mesh_util_max",
-            "llc_mpki_mean"]
+            "link_payload_gbs", "remote_access_fraction", "pcie_up_busy_max", "pcie_down_busy_max", "rx_drops",
+            "mesh_util_max", "llc_mpki_mean"]
     report = common.write_report(
         outdir / "scaling.md", "Throughput of 1, 2 and 4 sockets (Uniform, 95% GET, EREW)",
         __doc__.split("\n\n")[0].replace("\n", " "),
