@@ -232,10 +232,13 @@ def test_the_end_to_end_figure_groups_workloads_and_modes(tmp_path):
 def test_scaling_reads_efficiency_and_the_limits_from_the_stats(tmp_path):
     def row(sockets, mrps):
         return {"status": "ok", "cfg.harts": 60 * sockets, "host_seconds": 1.0, **_client(mrps, ports=3 * sockets),
+                "param.client.popularity": "uniform", "param.client.get_ratio": 0.95, "param.client.mode": "erew",
                 "stat.client.measured_ns": 100e3, "stat.system.nic0.pcie.up_busy_ps": 50e6,
                 "stat.system.nic1.pcie.up_busy_ps": 80e6, "stat.system.socket0.mem.reads": 100.0,
                 "stat.system.socket1.mem.reads": 100.0, "stat.system.socket1.mem.remote_reads": 50.0}
     tables = {f"e2e-{s}s": pd.DataFrame([row(s, m)]) for s, m in ((1, 200.0), (2, 380.0), (4, 700.0))}
+    # The end-to-end study's other points in the same store are left out.
+    tables["e2e-4s"] = pd.concat([tables["e2e-4s"], pd.DataFrame([{**row(4, 300.0), "param.client.mode": "crew"}])])
     df = scaling.frame(tables)
     assert list(df.sockets) == [1, 2, 4]
     assert list(df.efficiency) == pytest.approx([1.0, 0.95, 0.875])

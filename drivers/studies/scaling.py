@@ -71,6 +71,10 @@ def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     rows = []
     for name, table in tables.items():
         for _, row in table[table.status == "ok"].iterrows():
+            # The store is shared with the end-to-end study: its other workloads are not this study's.
+            if (row.get("param.client.popularity"), row.get("param.client.get_ratio"),
+                    row.get("param.client.mode")) != ("uniform", 0.95, "erew"):
+                continue
             f = common.figures_of(row)
             stats = {k[5:]: v for k, v in row.items() if isinstance(k, str) and k.startswith("stat.")}
             harts = int(row.get("cfg.harts", 0))
