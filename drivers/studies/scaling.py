@@ -52,7 +52,15 @@ def limits(stats: dict) -> dict[str, float]:
     span_ps = stats.get("client.measured_ns", float("nan")) * 1e3
     reads = _sum(stats, r"system\.socket\d+\.mem\.reads")
     remote = _sum(stats, r"system\.socket\d+\.(mem|numa)\.remote_(reads|accesses)")
+    per_core = [v for k, v in stats.items() if re.fullmatch(r"client\.core\d+\.requests", k)]
     return {
+        # The busiest core's requests over the mean core's: a short window of uniform keys is uneven, and more so
+        # over more cores; the busiest core saturates first.
+        "busiest_core_load": max(per_core) / (sum(per_core) / len(per_core)) if per_core and sum(per_core)
+        else float("nan"),
+        "insts_per_request": stats.get("client.insts_per_request", float("nan")),
+        "ipc_mean": _mean(stats, r"system\.socket\d+\.core\d+\.ipc"),
+        "rx_batch_mean": _mean(stats, r"system\.nic\d+\.queue\d+\.rx_batch_mean"),
         "link_util_mean": _mean(stats, r"system\.(link|qpi|upi|intersocket)[\w.]*\.utili[sz]ation(_avg)?"),
         "link_util_max": _max(stats, r"system\.(link|qpi|upi|intersocket)[\w.]*\.utili[sz]ation(_max)?"),
         "remote_access_fraction": remote / reads if reads and remote else float("nan"),
@@ -94,6 +102,21 @@ def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return df
 
 
+def why(df: pd.DataFrame) -> list[str]:
+    """What the statistics say about the departure from linear (read from the table, not assumed)."""
+    if len(df) < 2 or df.sockets.min() != 1:
+        return []
+    one, most = df.iloc[0], df.iloc[-1]
+    return [f"{int(most.sockets)} sockets reach {most.efficiency:.0%} of linear. Inter-socket links at most "
+            f"{df.link_util_max.max():.1%} busy ({df.link_payload_gbs.max():.2f} GB/s of data across all links), "
+            f"NIC PCIe links at most {df.pcie_up_busy_max.max():.0%} busy, no RX drops at capacity: neither is the "
+            f"limit. What changes: the busiest core's share of the requests ({one.busiest_core_load:.2f} x the mean "
+            f"on 1 socket, {most.busiest_core_load:.2f} on {int(most.sockets)}: the busiest core saturates first, "
+            "and the maximum over more cores of an uneven short window is higher), and instructions per request "
+            f"({one.insts_per_request:,.0f} -> {most.insts_per_request:,.0f}, with RX batches of "
+            f"{one.rx_batch_mean:.2f} -> {most.rx_batch_mean:.2f} packets: a lower load per port batches less)."]
+
+
 def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -122,7 +145,8 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
     if not df.empty:
         plot(df, png)
         paths.append(png)
-    cols = ["sockets", "throughput_mrps", "linear_mrps", "efficiency", "p95_us", "link_util_mean", "link_util_max",
+    cols = ["sockets", "throughput_mrps", "linear_mrps", "efficiency", "p95_us", "busiest_core_load",
+            "insts_per_request", "ipc_mean", "rx_batch_mean", "link_util_mean", "link_util_max",
             "link_payload_gbs", "remote_access_fraction", "pcie_up_busy_max", "pcie_down_busy_max", "rx_drops",
             "mesh_util_max", "llc_mpki_mean"]
     report = common.write_report(
@@ -133,6 +157,6 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
          f"{scale.resolution:.0%} resolution)"],
         common.markdown_table(df[[c for c in cols if c in df]]) if not df.empty else "(no points)",
         [png.name] if not df.empty else [],
-        ["pcie_*_busy_max: the busiest NIC link's busy time over the measured span; link_util: the inter-socket "
+        why(df) + ["pcie_*_busy_max: the busiest NIC link's busy time over the measured span; link_util: the inter-socket "
          "links; remote_access_fraction: memory reads served by another socket's memory"])
     return paths + [report]
