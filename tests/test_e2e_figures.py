@@ -202,6 +202,15 @@ def test_a_search_under_skew_starts_below_the_uniform_capacity_by_the_hottest_co
     assert end_to_end.start_mpps(erew, 60.0) < end_to_end.start_mpps(crew, 60.0) < 63.0
 
 
+def test_a_skewed_point_measures_fewer_requests_so_the_hottest_core_gets_a_uniform_cores_share():
+    def make(popularity):
+        return lambda: servers.server(1, cores=16, items=4096, requests_per_core=300, popularity=popularity)
+
+    assert end_to_end.windowed(make("uniform"))().client.requests == 16 * 300
+    hot = end_to_end.hottest_load(make("zipf")())
+    assert hot > 2 and end_to_end.windowed(make("zipf"))().client.requests == round(16 * 300 / hot)
+
+
 def _e2e_rows(sockets, scale=1.0, dvfs=False):
     rows = []
     for pop in ("uniform", "zipf"):
