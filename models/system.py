@@ -212,9 +212,9 @@ class System(SimObject):
                 raise ParamError(f"System.harts = {self.harts} but System.sockets hold {total} cores: harts must "
                                  "be the sum of the sockets' cores")
         sockets = len(self.socket_list())
-        for k, nic in enumerate(self.nics):
+        for k, nic in enumerate(self.nics):      # before the sockets' own checks, which count their NICs
             if nic.enabled and nic.socket >= sockets:
-                raise ParamError(f"System.nics[{k}].socket = {nic.socket} but the system has {sockets} socket(s): "
-                                 f"allowed 0..{sockets - 1}")
+                raise ParamError(f"System.nics[{k}].socket = {nic.socket}: socket {nic.socket} does not exist, the "
+                                 f"system has sockets 0..{sockets - 1}")
         for i, socket in enumerate(self.socket_list()):
             socket.check("System" if not self.sockets else f"System.sockets[{i}]", self.nics_on_socket(i))

@@ -85,7 +85,7 @@ def test_replicate_refuses_what_it_cannot_repeat():
 def test_a_nic_on_a_socket_that_does_not_exist_is_refused():
     system = _multisocket.functional(brps_target_dual.system(cores_per_socket=2))
     system.nics[3].socket = 2
-    with pytest.raises(ParamError, match=r"System.nics\[3\].socket = 2 but the system has 2 socket\(s\): allowed 0..1"):
+    with pytest.raises(ParamError, match=r"System.nics\[3\].socket = 2: socket 2 does not exist, the system has sockets 0..1"):
         system.validate()
 
 
