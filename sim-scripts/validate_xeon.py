@@ -120,6 +120,8 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
     batch = (sum(s[k] * s[k.removesuffix("rx_batches") + "rx_batch_mean"] for k in nic_keys("queue", "rx_batches"))
              / batches) if batches else 0.0
     hits, misses = socket_sum("ddio.core_read_hits"), socket_sum("ddio.core_read_misses")
+    if not hits + misses:      # several sockets share one memory system: its DDIO counters are the system's
+        hits, misses = s.get("system.ddio.core_read_hits", 0.0), s.get("system.ddio.core_read_misses", 0.0)
     return {
         "throughput_mrps": s.get("client.throughput_mrps", 0.0),
         "loss": s.get("client.loss", 0.0),

@@ -202,6 +202,15 @@ def test_a_search_under_skew_starts_below_the_uniform_capacity_by_the_hottest_co
     assert end_to_end.start_mpps(erew, 60.0) < end_to_end.start_mpps(crew, 60.0) < 63.0
 
 
+def test_a_skewed_point_measures_fewer_requests_so_the_hottest_core_gets_a_uniform_cores_share():
+    def make(popularity):
+        return lambda: servers.server(1, cores=16, items=4096, requests_per_core=300, popularity=popularity)
+
+    assert end_to_end.windowed(make("uniform"))().client.requests == 16 * 300
+    hot = end_to_end.hottest_load(make("zipf")())
+    assert hot > 2 and end_to_end.windowed(make("zipf"))().client.requests == round(16 * 300 / hot)
+
+
 def _e2e_rows(sockets, scale=1.0, dvfs=False):
     rows = []
     for pop in ("uniform", "zipf"):
@@ -232,10 +241,13 @@ def test_the_end_to_end_figure_groups_workloads_and_modes(tmp_path):
 def test_scaling_reads_efficiency_and_the_limits_from_the_stats(tmp_path):
     def row(sockets, mrps):
         return {"status": "ok", "cfg.harts": 60 * sockets, "host_seconds": 1.0, **_client(mrps, ports=3 * sockets),
+                "param.client.popularity": "uniform", "param.client.get_ratio": 0.95, "param.client.mode": "erew",
                 "stat.client.measured_ns": 100e3, "stat.system.nic0.pcie.up_busy_ps": 50e6,
                 "stat.system.nic1.pcie.up_busy_ps": 80e6, "stat.system.socket0.mem.reads": 100.0,
                 "stat.system.socket1.mem.reads": 100.0, "stat.system.socket1.mem.remote_reads": 50.0}
     tables = {f"e2e-{s}s": pd.DataFrame([row(s, m)]) for s, m in ((1, 200.0), (2, 380.0), (4, 700.0))}
+    # The end-to-end study's other points in the same store are left out.
+    tables["e2e-4s"] = pd.concat([tables["e2e-4s"], pd.DataFrame([{**row(4, 300.0), "param.client.mode": "crew"}])])
     df = scaling.frame(tables)
     assert list(df.sockets) == [1, 2, 4]
     assert list(df.efficiency) == pytest.approx([1.0, 0.95, 0.875])
@@ -264,3 +276,57 @@ def test_a_reduced_end_to_end_point_on_a_share_of_a_socket(tmp_path):
     zipf = table[table["param.client.popularity"] == "zipf"].iloc[0]
     counts = partition_load.per_core_counts(zipf)
     assert counts.max() / counts.mean() > 1.2
+
+
+def _script(name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), ROOT / "sim-scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_xeon_validation_sums_and_averages_over_both_sockets():
+    """The 24-core row reads both sockets: bandwidths summed, per-core and per-socket figures averaged, whether core
+    numbers restart on each socket or run on."""
+    from types import SimpleNamespace
+
+    xeon = _script("validate_xeon")
+    stats = {"client.throughput_mrps": 120.0, "system.socket0.mem.read_bw": 10e9, "system.socket1.mem.read_bw": 20e9,
+             "system.socket0.mem.write_bw": 1e9, "system.socket1.mem.write_bw": 2e9,
+             "system.socket0.llc.mpki": 1.0, "system.socket1.llc.mpki": 3.0,
+             "system.socket0.core0.ipc": 2.0, "system.socket0.core1.ipc": 2.0, "system.socket1.core2.ipc": 1.0,
+             "system.socket1.core3.ipc": 1.0, "system.nic0.port0.rx_wire_gbps": 50.0,
+             "system.nic3.port2.rx_wire_gbps": 55.0, "system.socket1.ddio.core_read_hits": 3.0,
+             "system.socket0.ddio.core_read_misses": 1.0}
+    assert xeon.sockets_in(stats) == 2 and xeon.sockets_in({}) == 1
+    f = xeon.figures(SimpleNamespace(stats=stats), 4)
+    assert f["mem_read_gbs"] == 30.0 and f["mem_write_gbs"] == 3.0 and f["llc_mpki"] == 2.0
+    assert f["ipc"] == 1.5 and f["net_rx_gbps"] == 105.0 and f["ddio_core_hit"] == 0.75
+    assert xeon.PUBLISHED[24]["throughput_mrps"] == 120.5 and 24 in xeon.P95_ROWS
+    with pytest.raises(SystemExit, match="even count"):
+        xeon.xeon_factory(25, 1 << 10, 10)
+
+
+def test_the_server_benchmark_finds_the_capacity_of_the_same_data_set(tmp_path, monkeypatch):
+    import json
+
+    bench = _script("bench_server")
+    monkeypatch.setattr(bench, "ROOT", tmp_path)
+
+    def store(name, items, mpps, popularity="uniform"):
+        points = tmp_path / "results" / "sweeps" / name / "points"
+        points.mkdir(parents=True, exist_ok=True)
+        rec = {"status": "ok", "params": {"client.popularity": popularity, "client.get_ratio": 0.95,
+                                          "client.mode": "erew"}, "config": {"client": {"items": items}},
+               "stats": {"capacity.mpps_per_port": mpps}}
+        (points / f"{name}-{items}-{popularity}.json").write_text(json.dumps(rec))
+
+    assert bench.stored_capacity(4, 1 << 16) is None
+    store("e2e-4s-reduced", 1 << 18, 66.0)
+    store("e2e-4s-reduced", 1 << 16, 60.0)
+    store("e2e-4s-reduced", 1 << 16, 10.0, popularity="zipf")
+    store("e2e-4s-reduced-T", 1 << 16, 80.0)
+    assert bench.stored_capacity(4, 1 << 16) == 60.0 and bench.stored_capacity(2, 1 << 16) is None
+    assert bench.vm_hwm_bytes() > 0

@@ -87,7 +87,8 @@ def test_system_totals_and_stats():
     assert s["power.system.runtime_power_W"] == pytest.approx(
         sum(float(x.socket.runtime_power_W) for x in r.sockets) + r.links.power_W)
     assert s["power.socket1.die.area_mm2"] == pytest.approx(r.sockets[1].area_mm2)
-    assert s["power.links.count"] == 1 and s["power.links.assumed_shape"] == 1.0
+    # The config describes its links (System.socket_link) since the multi-socket timing landed: nothing assumed.
+    assert s["power.links.count"] == 1 and s["power.links.assumed_shape"] == float("socket_link" not in cfg)
     df = r.dataframe()
     assert {"links", "die", "system", "socket0.cores", "socket1.cores"} <= set(df.component)
     assert r.energy_per_request_J() == pytest.approx(s["power.system.runtime_power_W"] * 1e-3 / 1e5)

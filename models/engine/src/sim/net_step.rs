@@ -25,11 +25,15 @@ impl Machine {
         let step = if timed {
             let live = self.harts.iter().filter(|h| !h.exited()).map(|h| h.time_ps()).min();
             let now = live.unwrap_or_else(|| self.harts.iter().map(|h| h.time_ps()).max().unwrap_or(0));
-            let queue_time: Vec<u64> = (0..net.queue_port.len())
-                .map(|q| {
-                    net.hart_queue.iter().position(|&x| x == Some(q)).map_or(now, |h| self.harts[h].time_ps().max(now))
-                })
-                .collect();
+            // Each queue at its hart's time (the first hart that owns it), else `now`. One pass over the harts,
+            // backwards so the first owner is written last: a search per queue was O(queues x harts) per turn, the
+            // largest cost of a 240-core run.
+            let mut queue_time = vec![now; net.queue_port.len()];
+            for (h, q) in net.hart_queue.iter().enumerate().rev() {
+                if let Some(t) = q.and_then(|q| queue_time.get_mut(q)) {
+                    *t = self.harts[h].time_ps().max(now);
+                }
+            }
             let mut io = HookPort { hook: &mut *hook };
             net.step(&mut self.mem, total, Some(TimedStep { now, queue_time: &queue_time, io: &mut io }))
         } else {
