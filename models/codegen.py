@@ -75,6 +75,8 @@ def _literal(param: Param, value: Any, indent: str) -> str:
         if param.many:
             items = [_struct_literal(param.child, v, indent + "    ") for v in value]
             return "vec![" + ", ".join(items) + "]" if items else "Vec::new()"
+        if value == param.child().to_dict():
+            return f"{param.child.__name__}::default()"    # the child's own defaults: said once, in its impl
         return _struct_literal(param.child, value, indent)
     return _scalar(param, value)
 

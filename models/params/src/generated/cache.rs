@@ -99,15 +99,7 @@ impl Default for CacheHierarchy {
                 mshrs: 4,
                 inclusive: false,
             },
-            l1d: Cache {
-                size: 32768,
-                assoc: 8,
-                line_size: 64,
-                hit_latency: 4,
-                replacement: CacheReplacement::Lru,
-                mshrs: 10,
-                inclusive: false,
-            },
+            l1d: Cache::default(),
             l2_enabled: false,
             l2: Cache {
                 size: 262144,
@@ -128,11 +120,7 @@ impl Default for CacheHierarchy {
                 inclusive: true,
             },
             llc_slices: 1,
-            directory: Directory {
-                latency: 10,
-                cluster_latency: 4,
-                check: false,
-            },
+            directory: Directory::default(),
             uncore_clock: 2500000000,
         }
     }

@@ -83,28 +83,8 @@ impl Default for Stack {
         Stack {
             cores: 16,
             memory: StackMemory::Dram3d,
-            dram: StackedDram {
-                ports: 16,
-                port_width: 128,
-                port_capacity: 268435456,
-                banks_per_port: 8,
-                page_size: 1024,
-                port_bandwidth: 6.25,
-                access_latency: 10000,
-                line_size: 64,
-                port_map: StackedDramPortMap::Requester,
-                max_cores_per_port: 2,
-            },
-            flash: NandFlash {
-                controllers: 16,
-                capacity: 21260088115,
-                read_latency: 20000000,
-                write_latency: 200000000,
-                interleave: 4096,
-                line_size: 64,
-                port_map: NandFlashPortMap::Requester,
-                max_cores_per_port: 2,
-            },
+            dram: StackedDram::default(),
+            flash: NandFlash::default(),
         }
     }
 }
