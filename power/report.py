@@ -10,7 +10,33 @@ from .model import OFF_DIE_CLASSES, ON_DIE_CLASSES
 COLUMNS = ["area_mm2", "peak_dynamic_W", "runtime_dynamic_W", "subthreshold_leakage_W", "gate_leakage_W"]
 
 
-class Result:
+class DieFigures:
+    """The die's headline figures, read from its totals (`die`): one socket's or every socket's summed."""
+
+    die: pd.Series
+
+    @property
+    def area_mm2(self) -> float:
+        return float(self.die.area_mm2)
+
+    @property
+    def peak_dynamic_W(self) -> float:
+        return float(self.die.peak_dynamic_W)
+
+    @property
+    def leakage_W(self) -> float:
+        return float(self.die.leakage_W)
+
+    @property
+    def peak_power_W(self) -> float:
+        return float(self.die.peak_power_W)
+
+    @property
+    def runtime_power_W(self) -> float:
+        return float(self.die.runtime_power_W)
+
+
+class Result(DieFigures):
     """Power and area of one socket at one operating point."""
 
     def __init__(self, model, *, area, peak, runtime, sub, gate, core_vdd, core_MHz, uncore_vdd, temperature_K,
@@ -61,25 +87,6 @@ class Result:
         """Totals including off-die parts (DRAM devices, NICs)."""
         return self._total(None)
 
-    @property
-    def area_mm2(self) -> float:
-        return float(self.die.area_mm2)
-
-    @property
-    def peak_dynamic_W(self) -> float:
-        return float(self.die.peak_dynamic_W)
-
-    @property
-    def leakage_W(self) -> float:
-        return float(self.die.leakage_W)
-
-    @property
-    def peak_power_W(self) -> float:
-        return float(self.die.peak_power_W)
-
-    @property
-    def runtime_power_W(self) -> float:
-        return float(self.die.runtime_power_W)
 
     @property
     def warnings(self) -> list[str]:
@@ -129,7 +136,7 @@ class Result:
         return out
 
 
-class SystemResult:
+class SystemResult(DieFigures):
     """Power of a multi-socket run: every socket's ``Result`` (each at its cores' own V and f) and the
     inter-socket links (``power.links.LinkPower``). Totals: ``die`` sums the sockets' dies, ``system`` adds the
     off-die parts (DRAM devices, NIC chips) and the links."""
@@ -152,17 +159,6 @@ class SystemResult:
             tot[c] += self.links.power_W       # always on: the same at peak and at runtime (power/links.py)
         return tot
 
-    @property
-    def area_mm2(self) -> float:
-        return float(self.die.area_mm2)
-
-    @property
-    def peak_power_W(self) -> float:
-        return float(self.die.peak_power_W)
-
-    @property
-    def runtime_power_W(self) -> float:
-        return float(self.die.runtime_power_W)
 
     @property
     def warnings(self) -> list[str]:
