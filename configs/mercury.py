@@ -8,9 +8,8 @@ optional private 2 MB L2. Values the source does not give are commented "assumed
 What is wired: `stack()` and `server()` are the stack's memory (models.stacked) and the server
 (models.dense_server). `system()` runs one memcached-class instance per core against the ghost client speaking the
 memcached binary protocol over UDP (Client.protocol = 'memcached'), with the stack's cores and caches and its memory
-behind them (`memory()`: System.memory.kind = 'dram3d', built by kvsim_timing::stacked::backing; one DDR4
-channel stands in while the engine cannot build it, see models.dram.ENGINE_BACKING_KINDS). Not modelled yet: the integrated MAC (the NIC is the PCIe NIC model, one 10 GbE
-port).
+behind them (`memory()`: System.memory.kind = 'dram3d', built by kvsim_timing::stacked::backing). Not modelled
+yet: the integrated MAC (the NIC is the PCIe NIC model, one 10 GbE port).
 """
 
 from models import System, Workload
@@ -78,9 +77,9 @@ def stack(cores: int = 16, latency: str = "10ns", memory: str = "dram3d") -> Sta
 
 
 def memory(kind: str = "dram3d", latency: str = "10ns", read_latency: str = "20us") -> MemoryController:
-    """The stack's memory behind the caches (MemoryController.kind 'dram3d' or 'flash'); while the engine cannot
-    build it yet (models.dram.ENGINE_BACKING_KINDS), one DDR4 channel stands in and `stacked_memory(system)` is
-    False, so results say which memory they ran on."""
+    """The stack's memory behind the caches (MemoryController.kind 'dram3d' or 'flash'). A kind the engine cannot
+    build yet (models.dram.ENGINE_BACKING_KINDS; today it builds all) gets one DDR4 channel as a stand-in, and
+    `stacked_memory(system)` is then False, so results say which memory they ran on."""
     if kind not in ENGINE_BACKING_KINDS:
         return MemoryController(preset="DDR4-2400", channels=1)
     # Lines interleave over the ports (port_map 'address'), not core i on port i: the memory system's writebacks

@@ -7,8 +7,8 @@ binary protocol (every response checked). Its capacity is the capacity search's 
 highest open-loop offered load with < 1% loss, to CAPACITY_RESOLUTION). Its power is the power model's runtime
 price of the cores and caches of that run (System.technology: 28 nm) plus the integrated 10 GbE MAC (120 mW,
 platforms.md); each row is also priced a second way, with the source's per-core power (PUBLISHED_CORE_W). Memory
-power (per GB/s the run moved), PHYs, switches and the budget are the server's (models.dense_server). Each row says which memory the run had behind the caches (the stack's, or the DDR stand-in
-while the engine cannot build it: models.dram.ENGINE_BACKING_KINDS).
+power (per GB/s the run moved), PHYs, switches and the budget are the server's (models.dense_server). Each row says which memory the run had behind the caches (the stack's, or a DDR
+stand-in for a kind the engine cannot build: models.dram.ENGINE_BACKING_KINDS).
 
 `python -m drivers.studies.dense table|breakdown|bench [--platform NAME] [--requests-per-core N]` prints the figures.
 """
