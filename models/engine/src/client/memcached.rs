@@ -149,24 +149,7 @@ pub fn udp_checksum(frame: &[u8], end: usize) -> u16 {
 
 /// Ethernet + IPv4 + UDP headers (the UDP checksum over `payload`) and the payload.
 pub(super) fn push_frame(f: &mut Vec<u8>, dport: u16, ip_id: u16, payload: &[u8]) {
-    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01]);
-    f.extend_from_slice(&0x0800u16.to_be_bytes());
-    let udp_len = 8 + payload.len();
-    let mut ip = [0u8; 20];
-    ip[0] = 0x45;
-    ip[2..4].copy_from_slice(&((20 + udp_len) as u16).to_be_bytes());
-    ip[4..6].copy_from_slice(&ip_id.to_be_bytes());
-    ip[8] = 64;
-    ip[9] = 17;
-    ip[12..16].copy_from_slice(&[10, 0, 0, 1]);
-    ip[16..20].copy_from_slice(&[10, 0, 0, 2]);
-    let c = ipv4_checksum(&ip);
-    ip[10..12].copy_from_slice(&c.to_be_bytes());
-    f.extend_from_slice(&ip);
-    f.extend_from_slice(&CLIENT_UDP_PORT.to_be_bytes());
-    f.extend_from_slice(&dport.to_be_bytes());
-    f.extend_from_slice(&(udp_len as u16).to_be_bytes());
-    f.extend_from_slice(&[0, 0]);
+    super::wire::push_udp_headers(f, dport, ip_id, payload.len());
     f.extend_from_slice(payload);
     let c = udp_checksum(f, f.len());
     f[40..42].copy_from_slice(&c.to_be_bytes());

@@ -10,29 +10,11 @@ const BASE: u16 = 0x4000;
 fn client(capacity: u64) -> Client {
     Client::new(ClientConfig {
         items: 8,
-        key_len: 8,
-        val_len: 8,
-        zipf_theta: None,
-        get_ratio: 0.5,
-        requests_per_packet: 4,
-        requests: 10,
-        crew: false,
-        seed: 1,
-        window: 4,
-        offered_fps: 0.0,
-        ports: 1,
-        bulk_load: true,
-        fuzz_frames: 0,
-        warmup_requests: 0,
-        stall_rounds: 10,
-        cores: 1,
-        log_size: 0,
         buckets: 1,
         base_port: BASE,
-        core_queue: vec![0],
-        queue_port: vec![0],
         mcd: Some(McdServer { capacity }),
         delete_ratio: 0.1,
+        ..super::tests::one_core_config()
     })
 }
 

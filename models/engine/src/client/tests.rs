@@ -4,8 +4,9 @@
 use super::wire::push_headers;
 use super::*;
 
-fn client(log_size: u64) -> Client {
-    Client::new(ClientConfig {
+/// The checker tests' client: one core on one port, four requests a frame, MICA; each test sets what it varies.
+pub(super) fn one_core_config() -> ClientConfig {
+    ClientConfig {
         items: 16,
         key_len: 8,
         val_len: 8,
@@ -23,14 +24,18 @@ fn client(log_size: u64) -> Client {
         warmup_requests: 0,
         stall_rounds: 10,
         cores: 1,
-        log_size,
+        log_size: 0,
         buckets: 1024,
         base_port: 0x4000,
         core_queue: vec![0],
         queue_port: vec![0],
         mcd: None,
         delete_ratio: 0.0,
-    })
+    }
+}
+
+fn client(log_size: u64) -> Client {
+    Client::new(ClientConfig { log_size, ..one_core_config() })
 }
 
 /// Put `reqs` outstanding as frame `opaque` to core 0.

@@ -417,15 +417,16 @@ impl Client {
     }
 }
 
-/// Ethernet + IPv4 + UDP headers and the batch header, for a payload of `payload` bytes.
-pub(super) fn push_headers(f: &mut Vec<u8>, dport: u16, count: u8, opaque: u32, payload: usize) {
+/// Ethernet + IPv4 + UDP headers of a frame whose UDP payload is `udp_payload` bytes, the UDP checksum left 0
+/// (a protocol that checksums fills it in once the payload follows). MICA and memcached frames share them.
+pub(super) fn push_udp_headers(f: &mut Vec<u8>, dport: u16, ip_id: u16, udp_payload: usize) {
     f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01]);
     f.extend_from_slice(&0x0800u16.to_be_bytes());
-    let udp_len = 8 + 6 + payload;
+    let udp_len = 8 + udp_payload;
     let mut ip = [0u8; 20];
     ip[0] = 0x45;
     ip[2..4].copy_from_slice(&((20 + udp_len) as u16).to_be_bytes());
-    ip[4..6].copy_from_slice(&(opaque as u16).to_be_bytes());
+    ip[4..6].copy_from_slice(&ip_id.to_be_bytes());
     ip[8] = 64;
     ip[9] = 17;
     ip[12..16].copy_from_slice(&[10, 0, 0, 1]);
@@ -437,6 +438,11 @@ pub(super) fn push_headers(f: &mut Vec<u8>, dport: u16, count: u8, opaque: u32, 
     f.extend_from_slice(&dport.to_be_bytes());
     f.extend_from_slice(&(udp_len as u16).to_be_bytes());
     f.extend_from_slice(&[0, 0]);
+}
+
+/// Ethernet + IPv4 + UDP headers and the batch header, for a payload of `payload` bytes.
+pub(super) fn push_headers(f: &mut Vec<u8>, dport: u16, count: u8, opaque: u32, payload: usize) {
+    push_udp_headers(f, dport, opaque as u16, 6 + payload);
     f.push(count);
     f.push(0);
     f.extend_from_slice(&opaque.to_le_bytes());
