@@ -48,8 +48,9 @@ class StackedDram(SimObject):
                                 "bank is busy this long", min="1ns", max="1us")
     line_size = Param.Size("64B", "bytes moved per request: the caches' line", min="16B", max="512B")
     port_map = Param.Enum("requester", "which port serves a request: 'requester' (core i uses port i mod ports, "
-                          "its own slice of the stack, as in Mercury) or 'address' (consecutive lines interleave "
-                          "over the ports)", choices=PORT_MAPS)
+                          "its own slice of the stack, as in Mercury: a request goes as the core owning it, so a "
+                          "writeback as the core whose data it is and a NIC queue's DMA as the queue's core) or "
+                          "'address' (consecutive lines interleave over the ports)", choices=PORT_MAPS)
     max_cores_per_port = Param.Count(2, "cores that may share one port (Gutierrez 2014: two per port beyond 16 "
                                      "cores); more cores than ports x this is an error", min=1, max=8)
 
@@ -92,8 +93,8 @@ class NandFlash(SimObject):
     line_size = Param.Size("64B", "bytes per request (the caches' line), for the bandwidth statistic",
                            min="16B", max="512B")
     port_map = Param.Enum("requester", "which controller serves a request: 'requester' (core i uses controller "
-                          "i mod controllers) or 'address' (interleave-sized blocks rotate over them)",
-                          choices=PORT_MAPS)
+                          "i mod controllers; a request goes as the core owning it, as for the DRAM stack) or "
+                          "'address' (interleave-sized blocks rotate over them)", choices=PORT_MAPS)
     max_cores_per_port = Param.Count(2, "cores that may share one controller (assumed as for the DRAM stack: "
                                      "two)", min=1, max=8)
 

@@ -23,20 +23,29 @@ pub fn nic_base(k: usize) -> u64 {
 /// How a device reaches memory: a DMA access (address, write or read, the time it reaches the host) in, the time
 /// the memory system has done it out, on behalf of the device's agent id. The memory system's I/O path is coherent:
 /// the access enters as that agent at the agent's place on the on-chip network (`AgentPort` names the agent).
+/// An access for one of the device's queues also names the hart that owns the queue (a memory with a port per
+/// core serves it on that hart's port).
 pub trait DmaPort {
     /// The agent the accesses come from (cores are agents 0..harts, NIC k is agent harts + k).
     fn agent(&self) -> usize;
     fn access(&mut self, addr: u64, write: bool, t: u64) -> u64 {
         let agent = self.agent();
-        self.access_as(agent, addr, write, t)
+        self.access_as(agent, None, addr, write, t)
     }
-    /// The access on behalf of `agent` (a port that forwards other devices' accesses keeps their id).
-    fn access_as(&mut self, agent: usize, addr: u64, write: bool, t: u64) -> u64;
+    /// An access for the device's queue `queue` (its index in the device): on behalf of the hart owning it when
+    /// the port knows the owners (`AgentPort`), else as `access`.
+    fn queue_access(&mut self, _queue: usize, addr: u64, write: bool, t: u64) -> u64 {
+        self.access(addr, write, t)
+    }
+    /// The access on behalf of `agent` (a port that forwards other devices' accesses keeps their id), for the hart
+    /// `owner` when a hart owns it.
+    fn access_as(&mut self, agent: usize, owner: Option<usize>, addr: u64, write: bool, t: u64) -> u64;
 }
 
-/// A device's DMA port over the memory system's I/O calls.
+/// A device's DMA port over the memory system's I/O calls; `queue_owner[q]` is the hart owning its queue q.
 pub struct AgentPort<'a> {
     pub agent: usize,
+    pub queue_owner: &'a [Option<usize>],
     pub memory: &'a mut dyn DmaPort,
 }
 
@@ -45,8 +54,13 @@ impl DmaPort for AgentPort<'_> {
         self.agent
     }
 
-    fn access_as(&mut self, agent: usize, addr: u64, write: bool, t: u64) -> u64 {
-        self.memory.access_as(agent, addr, write, t)
+    fn queue_access(&mut self, queue: usize, addr: u64, write: bool, t: u64) -> u64 {
+        let owner = self.queue_owner.get(queue).copied().flatten();
+        self.memory.access_as(self.agent, owner, addr, write, t)
+    }
+
+    fn access_as(&mut self, agent: usize, owner: Option<usize>, addr: u64, write: bool, t: u64) -> u64 {
+        self.memory.access_as(agent, owner, addr, write, t)
     }
 }
 
@@ -57,7 +71,7 @@ impl<F: FnMut(u64, bool, u64) -> u64> DmaPort for F {
         0
     }
 
-    fn access_as(&mut self, _agent: usize, addr: u64, write: bool, t: u64) -> u64 {
+    fn access_as(&mut self, _agent: usize, _owner: Option<usize>, addr: u64, write: bool, t: u64) -> u64 {
         self(addr, write, t)
     }
 }
@@ -72,8 +86,8 @@ impl<H: crate::isa::exec::ExecHook> DmaPort for HookPort<'_, H> {
         0
     }
 
-    fn access_as(&mut self, agent: usize, addr: u64, write: bool, t: u64) -> u64 {
-        self.hook.io_access(agent, addr, write, t)
+    fn access_as(&mut self, agent: usize, owner: Option<usize>, addr: u64, write: bool, t: u64) -> u64 {
+        self.hook.io_access(agent, owner, addr, write, t)
     }
 }
 

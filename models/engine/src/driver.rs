@@ -82,12 +82,14 @@ impl ExecHook for TimingHook {
     fn reset_stats(&mut self) {
         self.sys.reset_stats();
     }
-    fn io_access(&mut self, agent: usize, addr: u64, write: bool, t: u64) -> u64 {
-        use kvsim_timing::{AccessKind, MemPort, MemReq, ReqClass};
+    fn io_access(&mut self, agent: usize, owner: Option<usize>, addr: u64, write: bool, t: u64) -> u64 {
+        use kvsim_timing::{AccessKind, MemPort, MemReq, ReqClass, NO_OWNER};
         let kind = if write { AccessKind::Write } else { AccessKind::Read };
         let time = t.saturating_sub(self.offset);
         let requester = self.io_requester(agent);
-        let req = MemReq { addr, kind, non_temporal: false, requester, class: ReqClass::Io, time };
+        // The hart owning the queue is its core in the memory system (core i is hart i).
+        let owner = owner.map_or(NO_OWNER, |h| h as u16);
+        let req = MemReq { addr, kind, non_temporal: false, requester, owner, class: ReqClass::Io, time };
         self.sys.mem.access(&req) + self.offset
     }
     fn numa_placed(&mut self, start: u64, len: u64, socket: u16) {
@@ -432,8 +434,8 @@ mod tests {
         // it: the trip from the NIC's router, then the slice's write.
         let llc = system.caches.llc.hit_latency * 400;
         let t = 1_000_000;
-        assert_eq!(hook.io_access(4, 0x10_0000, true, t), t + near + llc);
-        assert_eq!(hook.io_access(5, 0x20_0000, true, t), t + far + llc);
+        assert_eq!(hook.io_access(4, None, 0x10_0000, true, t), t + near + llc);
+        assert_eq!(hook.io_access(5, None, 0x20_0000, true, t), t + far + llc);
     }
 
     #[test]

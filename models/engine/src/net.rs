@@ -29,6 +29,8 @@ pub struct Net {
     pub queue_at: Vec<(usize, usize)>,
     pub port_at: Vec<(usize, usize)>,
     pub nic_queues: Vec<Vec<usize>>,
+    /// NIC k's queue l -> the hart owning it (its DMA is done for that hart's core), None when no hart does.
+    pub nic_queue_owner: Vec<Vec<Option<usize>>>,
     /// Instructions (all harts) when the measured phase started.
     pub measure_insts: Option<u64>,
 }
@@ -188,8 +190,25 @@ impl Net {
             }
             None => None,
         };
-        let net =
-            Net { nics: models, client, hart_queue, queue_port, queue_at, port_at, nic_queues, measure_insts: None };
+        // The first hart owning each global queue (hart h owns queue h), by NIC and queue in it.
+        let mut owner = vec![None; nq];
+        for (h, q) in hart_queue.iter().enumerate().rev() {
+            if let Some(o) = q.and_then(|q| owner.get_mut(q)) {
+                *o = Some(h);
+            }
+        }
+        let nic_queue_owner = nic_queues.iter().map(|g| g.iter().map(|&g| owner[g]).collect()).collect();
+        let net = Net {
+            nics: models,
+            client,
+            hart_queue,
+            queue_port,
+            queue_at,
+            port_at,
+            nic_queues,
+            nic_queue_owner,
+            measure_insts: None,
+        };
         Ok((net, bus))
     }
 
@@ -232,7 +251,8 @@ impl Net {
             match clock.as_mut() {
                 Some(c) => {
                     let times: Vec<u64> = global.iter().map(|&g| c.queue_time[g]).collect();
-                    let mut port = AgentPort { agent: nic.agent, memory: &mut *c.io };
+                    let queue_owner = &self.nic_queue_owner[k];
+                    let mut port = AgentPort { agent: nic.agent, queue_owner, memory: &mut *c.io };
                     nic.transmit_timed(&mut bus.nics[k], mem, &times, &mut port, &mut out).map_err(dma)?;
                 }
                 None => {
@@ -276,7 +296,8 @@ impl Net {
             let dma = |f: DmaFault| StepError::Dma(DmaFault { queue: global[f.queue], ..f });
             match clock.as_mut() {
                 Some(c) => {
-                    let mut port = AgentPort { agent: nic.agent, memory: &mut *c.io };
+                    let queue_owner = &self.nic_queue_owner[k];
+                    let mut port = AgentPort { agent: nic.agent, queue_owner, memory: &mut *c.io };
                     nic.advance(&mut bus.nics[k], mem, c.now, &mut port).map_err(dma)?
                 }
                 None => nic.deliver(&mut bus.nics[k], mem).map_err(dma)?,
@@ -412,5 +433,82 @@ mod tests {
         assert_eq!(net.nics[0].steering.get(&0x4005), None);
         assert_eq!((net.nics[0].agent, net.nics[1].agent), (6, 7), "DMA agent ids follow the cores'");
         assert!(Net::new(&[params(10.0), two.clone()], None, 2, &[]).is_err(), "3 ports, 2 queues");
+    }
+
+    /// A DMA port that records every access: (agent, owning hart, address, write).
+    #[derive(Default)]
+    struct Recorder(Vec<(usize, Option<usize>, u64, bool)>);
+
+    impl crate::bus::DmaPort for Recorder {
+        fn agent(&self) -> usize {
+            usize::MAX
+        }
+        fn access_as(&mut self, agent: usize, owner: Option<usize>, addr: u64, write: bool, t: u64) -> u64 {
+            self.0.push((agent, owner, addr, write));
+            t
+        }
+    }
+
+    #[test]
+    fn every_dma_of_a_queue_is_done_for_the_hart_owning_the_queue() {
+        // One NIC with one port and four harts: hart q owns queue q. Queue q's RX ring, RX buffers, TX ring and
+        // TX buffer are in region q. Each queue receives one frame and sends one.
+        const SLOTS: u64 = 16;
+        const REGION: u64 = SLOTS * 16 + SLOTS * 256 + 8 * 16 + 256;
+        let harts = 4;
+        let (mut net, mut bus) = Net::new(&[params(10.0)], None, harts, &[]).unwrap();
+        assert_eq!(net.nic_queue_owner, vec![vec![Some(0), Some(1), Some(2), Some(3)]]);
+        let mut mem = Memory::new(1 << 28, false, harts);
+        mem.regions.heap_start = MEM;
+        mem.regions.brk = MEM + harts as u64 * REGION + PAGE_SIZE;
+        for q in 0..harts as u64 {
+            let regs = net.queue_regs(q as usize).unwrap();
+            let ring = MEM + q * REGION;
+            let (bufs, tx_ring) = (ring + SLOTS * 16, ring + SLOTS * 16 + SLOTS * 256);
+            let tx_buf = tx_ring + 8 * 16;
+            for i in 0..SLOTS {
+                let mut d = (bufs + i * 256).to_le_bytes().to_vec();
+                d.extend_from_slice(&256u16.to_le_bytes());
+                d.extend_from_slice(&[0; 6]);
+                mem.write_bytes(0, ring + 16 * i, &d).unwrap();
+            }
+            let mut d = tx_buf.to_le_bytes().to_vec();
+            d.extend_from_slice(&88u16.to_le_bytes());
+            d.extend_from_slice(&[0; 6]);
+            mem.write_bytes(0, tx_ring, &d).unwrap();
+            mem.write_bytes(0, tx_buf, &frame(0x5000, q as u8)).unwrap();
+            for (r, v) in [(reg::RX_BASE, ring), (reg::RX_SIZE, SLOTS), (reg::TX_BASE, tx_ring), (reg::TX_SIZE, 8)] {
+                bus.store(regs + r, 8, v, Access::Store).unwrap();
+            }
+            bus.store(regs + reg::CTRL, 8, 1, Access::Store).unwrap();
+            bus.store(regs + reg::RX_TAIL, 8, SLOTS - 1, Access::Store).unwrap();
+            bus.store(regs + reg::TX_TAIL, 8, 1, Access::Store).unwrap();
+        }
+        {
+            let mut nics =
+                Nics { nics: &mut net.nics, regs: &mut bus.nics, queue_at: &net.queue_at, port_at: &net.port_at };
+            for q in 0..harts {
+                nics.wire_send(0, frame(0x4000 + q as u16, q as u8), 0);
+            }
+        }
+        mem.devices = Some(Box::new(bus));
+        let mut io = Recorder::default();
+        let clock = TimedStep { now: 1_000_000_000, queue_time: &[0; 4], io: &mut io };
+        assert!(matches!(net.step(&mut mem, 0, Some(clock)), Ok(NetEvent::Nothing)));
+        let bus = mem.devices.take().unwrap();
+        for q in 0..harts {
+            assert_eq!((bus.nics[0].queues[q].rx_frames, bus.nics[0].queues[q].tx_frames), (1, 1), "queue {q}");
+        }
+        // Every access is the NIC's (agent harts + 0), in one queue's region, and done for that queue's hart.
+        assert!(!io.0.is_empty());
+        for &(agent, owner, addr, _) in &io.0 {
+            assert_eq!(agent, harts, "the NIC's agent id");
+            assert_eq!(owner, Some(((addr - MEM) / REGION) as usize), "the DMA at {addr:#x}");
+        }
+        // Each queue had its frame written (RX), its descriptors fetched and its TX frame read.
+        for q in 0..harts {
+            let ours = |w: bool| io.0.iter().filter(|a| a.1 == Some(q) && a.3 == w).count();
+            assert!(ours(true) >= 2 && ours(false) >= 3, "queue {q}: {} writes, {} reads", ours(true), ours(false));
+        }
     }
 }

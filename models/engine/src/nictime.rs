@@ -172,7 +172,7 @@ impl NicTiming {
         for f in &group {
             if f.desc & !63 != line {
                 line = f.desc & !63;
-                io.access(line, true, visible);
+                io.queue_access(q, line, true, visible);
             }
         }
         // Keep `inflight` sorted by visibility (stable: equal times keep their order).
@@ -282,13 +282,13 @@ impl Nic {
         // link but off the frame's path.
         let lat = tm.link.latency;
         if idx.is_multiple_of(DESC_FETCH) {
-            tm.link.read(DESC_FETCH * DESC_LEN, s, Traffic::RxDescFetch, &mut |t| io.access(d, false, t));
+            tm.link.read(DESC_FETCH * DESC_LEN, s, Traffic::RxDescFetch, &mut |t| io.queue_access(q, d, false, t));
         }
         let data_done = tm.link.write_up(frame.len() as u64, s, Traffic::RxData);
         let at_host = data_done + lat;
         let mut line = buf & !63;
         while line < buf + frame.len() as u64 {
-            io.access(line, true, at_host);
+            io.queue_access(q, line, true, at_host);
             line += 64;
         }
         tm.departing[p].push_back(data_done);
@@ -329,8 +329,9 @@ impl Nic {
             let t0 = queue_time[q] + tm.mmio_latency;
             let n = (x.tx_tail.wrapping_sub(x.tx_head)) & (x.tx_ring.1 - 1);
             let first = x.tx_ring.0 + x.tx_head * DESC_LEN;
-            let descs_at =
-                tm.link.read(n * DESC_LEN, t0, Traffic::TxDescFetch, &mut |t| io.access(first & !63, false, t));
+            let descs_at = tm
+                .link
+                .read(n * DESC_LEN, t0, Traffic::TxDescFetch, &mut |t| io.queue_access(q, first & !63, false, t));
             // When the batch's last frame has reached the NIC: its TX completion is written back then.
             let mut batch_done = descs_at;
             while x.tx_head != x.tx_tail {
@@ -352,7 +353,7 @@ impl Nic {
                         let mut ready = t;
                         let mut line = addr & !63;
                         while line < addr + len as u64 {
-                            ready = ready.max(io.access(line, false, t));
+                            ready = ready.max(io.queue_access(q, line, false, t));
                             line += 64;
                         }
                         ready
@@ -383,7 +384,7 @@ impl Nic {
             match write_back_tx_head(x, mem, q)? {
                 Some(at) => {
                     let left = tm.link.write_up(TX_HEAD_WB_LEN, batch_done, Traffic::TxCompletion);
-                    io.access(at & !63, true, left + tm.link.latency);
+                    io.queue_access(q, at & !63, true, left + tm.link.latency);
                 }
                 None if mode == TX_COMPLETION_DESCRIPTOR => {
                     tm.link.write_up(DESC_LEN, batch_done, Traffic::TxCompletion);

@@ -65,13 +65,21 @@ pub struct MemReq {
     /// A non-temporal access (Zihintntl): its fill skips the private mid-level cache.
     pub non_temporal: bool,
     pub requester: u16,
+    /// The core on whose behalf the request reaches memory: the requesting core for its own accesses, the core
+    /// whose dirty data a writeback carries, the core owning a device queue for that queue's DMA; [`NO_OWNER`]
+    /// when no core owns it. A memory that gives each core its own port (the stacks' requester map) routes by it.
+    pub owner: u16,
     pub class: ReqClass,
     pub time: Tick,
 }
 
+/// `MemReq::owner` of a request no core owns.
+pub const NO_OWNER: u16 = u16::MAX;
+
 impl MemReq {
+    /// A request of `requester`, which also owns it.
     pub fn new(addr: u64, kind: AccessKind, requester: u16, time: Tick) -> Self {
-        MemReq { addr, kind, non_temporal: false, requester, class: ReqClass::Core, time }
+        MemReq { addr, kind, non_temporal: false, requester, owner: requester, class: ReqClass::Core, time }
     }
 }
 
@@ -91,6 +99,12 @@ pub trait MemPort {
     #[inline]
     fn home_socket(&self, _addr: u64) -> u16 {
         0
+    }
+    /// Whether this memory picks its port by the request's owning core (`MemReq::owner`): the memory system then
+    /// remembers which core's data each LLC line holds, so its eviction reaches that core's port. False for
+    /// memories that map by address alone (DDR), which thus pay nothing for it.
+    fn routes_by_owner(&self) -> bool {
+        false
     }
     /// End of the run: perform posted writes so the statistics count them (a DRAM's write queue).
     fn flush_posted(&mut self, _now: Tick) {}

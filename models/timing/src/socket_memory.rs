@@ -68,6 +68,12 @@ impl MemPort for SocketPort {
             SocketPort::Other(o) => o.reset_port_stats(now),
         }
     }
+    fn routes_by_owner(&self) -> bool {
+        match self {
+            SocketPort::Dram(d) => d.routes_by_owner(),
+            SocketPort::Other(o) => o.routes_by_owner(),
+        }
+    }
 }
 
 /// Every socket's memory, and the NUMA map routing addresses to them.
@@ -172,6 +178,10 @@ impl MemPort for SocketMemories {
         for p in &mut self.ports {
             p.reset_port_stats(now);
         }
+    }
+
+    fn routes_by_owner(&self) -> bool {
+        self.ports.iter().any(|p| p.routes_by_owner())
     }
 }
 

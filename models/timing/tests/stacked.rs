@@ -210,6 +210,9 @@ impl MemPort for Backing {
     fn channel_of(&self, addr: u64) -> (usize, usize) {
         self.0.channel_of(addr)
     }
+    fn routes_by_owner(&self) -> bool {
+        self.0.routes_by_owner()
+    }
 }
 
 /// 2.5 GHz: the cycle of the test hierarchy's cores and LLC (synth::hierarchy_params: L1 4 cycles, LLC 20).

@@ -28,8 +28,9 @@ pub trait ExecHook {
     /// Append this hook's statistics (a STATS_DUMP snapshot, the end of the run).
     fn append_stats(&self, _out: &mut Vec<crate::output::Stat>) {}
     /// A DMA access by I/O agent `agent` (a NIC: harts + its index) to the line at `addr` at time `t` (ps, the
-    /// hook's time scale): returns when it completes. Without a memory-system model, at once.
-    fn io_access(&mut self, _agent: usize, _addr: u64, _write: bool, t: u64) -> u64 {
+    /// hook's time scale), for hart `owner` when one owns it (the hart of the NIC queue it serves): returns when
+    /// it completes. Without a memory-system model, at once.
+    fn io_access(&mut self, _agent: usize, _owner: Option<usize>, _addr: u64, _write: bool, t: u64) -> u64 {
         t
     }
     /// The engine placed guest addresses [start, start + len) on `socket`'s memory (`Machine::place_numa`): a

@@ -17,7 +17,7 @@ pub struct NandFlash {
     pub interleave: u64,
     /// bytes per request (the caches' line), for the bandwidth statistic [bytes]
     pub line_size: u64,
-    /// which controller serves a request: 'requester' (core i uses controller i mod controllers) or 'address' (interleave-sized blocks rotate over them) One of: requester, address.
+    /// which controller serves a request: 'requester' (core i uses controller i mod controllers; a request goes as the core owning it, as for the DRAM stack) or 'address' (interleave-sized blocks rotate over them) One of: requester, address.
     pub port_map: NandFlashPortMap,
     /// cores that may share one controller (assumed as for the DRAM stack: two)
     pub max_cores_per_port: u64,
@@ -133,7 +133,7 @@ pub struct StackedDram {
     pub access_latency: u64,
     /// bytes moved per request: the caches' line [bytes]
     pub line_size: u64,
-    /// which port serves a request: 'requester' (core i uses port i mod ports, its own slice of the stack, as in Mercury) or 'address' (consecutive lines interleave over the ports) One of: requester, address.
+    /// which port serves a request: 'requester' (core i uses port i mod ports, its own slice of the stack, as in Mercury: a request goes as the core owning it, so a writeback as the core whose data it is and a NIC queue's DMA as the queue's core) or 'address' (consecutive lines interleave over the ports) One of: requester, address.
     pub port_map: StackedDramPortMap,
     /// cores that may share one port (Gutierrez 2014: two per port beyond 16 cores); more cores than ports x this is an error
     pub max_cores_per_port: u64,

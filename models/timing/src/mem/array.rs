@@ -4,7 +4,7 @@
 
 use super::replacement::{Replacement, ReplacementPolicy};
 use super::LineState;
-use crate::{ratio, Clock, ReqClass, StatSink, Tick, REQ_CLASSES};
+use crate::{ratio, Clock, ReqClass, StatSink, Tick, NO_OWNER, REQ_CLASSES};
 use kvsim_params::Cache as CacheParams;
 
 const INVALID: u64 = u64::MAX;
@@ -71,6 +71,9 @@ pub struct CacheArray {
     repl: ReplacementPolicy,
     way_masks: [u64; REQ_CLASSES],
     mshr: Vec<Tick>,
+    /// Per slot: the core whose data the line holds (`MemReq::owner` of its writeback). Empty unless
+    /// `track_owners` was called (only a memory that routes by owner needs it).
+    owners: Vec<u16>,
     /// Hit latency in cycles of this cache's clock, and the same in ticks.
     pub hit_cycles: u64,
     pub hit_ticks: Tick,
@@ -95,6 +98,7 @@ impl CacheArray {
             repl: ReplacementPolicy::new(policy, sets as usize, assoc, seed),
             way_masks: [all_ways(assoc); REQ_CLASSES],
             mshr: vec![0; p.mshrs as usize],
+            owners: Vec::new(),
             hit_cycles: p.hit_latency,
             hit_ticks: Clock::new(clock_hz).ticks(p.hit_latency),
             stats: CacheStats::default(),
@@ -219,6 +223,26 @@ impl CacheArray {
 
     pub fn mark_dirty(&mut self, slot: usize) {
         self.state[slot] = LineState::Modified;
+    }
+
+    /// Keep each line's owning core from now on (every slot starts with none).
+    pub fn track_owners(&mut self) {
+        self.owners = vec![NO_OWNER; self.tags.len()];
+    }
+
+    /// The core whose data `slot` holds: the last one to bring or write it, [`NO_OWNER`] if untracked. After
+    /// `insert_state` and before `set_owner`, the displaced line's.
+    #[inline]
+    pub fn owner(&self, slot: usize) -> u16 {
+        self.owners.get(slot).copied().unwrap_or(NO_OWNER)
+    }
+
+    /// `slot` now holds `owner`'s data (nothing when untracked).
+    #[inline]
+    pub fn set_owner(&mut self, slot: usize, owner: u16) {
+        if let Some(o) = self.owners.get_mut(slot) {
+            *o = owner;
+        }
     }
 
     /// Take an MSHR for a miss sent at `t`: returns the MSHR and the tick the miss can go (later if all are busy).

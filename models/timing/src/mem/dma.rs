@@ -57,15 +57,19 @@ impl<M: MemPort> MemSystem<M> {
                     c.stats.hits += 1;
                     c.touch(slot);
                     c.mark_dirty(slot);
+                    c.set_owner(slot, req.owner);
                     self.io.write_hits += 1;
                 }
                 None => {
                     c.stats.misses += 1;
                     c.stats.write_misses += 1;
                     self.io.write_allocs += 1;
-                    let (_, victim) = c.insert_state(line, t + lat, LineState::Modified, req.class);
+                    let (slot, victim) = c.insert_state(line, t + lat, LineState::Modified, req.class);
+                    let victim_owner = c.owner(slot);
+                    // The written data is the queue's core's: its eviction goes to that core's port.
+                    c.set_owner(slot, req.owner);
                     if let Some((v, vs)) = victim {
-                        self.evict_llc_line(s, v, vs.dirty(), t, mode);
+                        self.evict_llc_line(s, v, vs.dirty(), victim_owner, t, mode);
                     }
                 }
             }
@@ -94,7 +98,7 @@ impl<M: MemPort> MemSystem<M> {
                 if mode == Mode::Warm {
                     return t;
                 }
-                self.memory_read(s, line, 0, t + lat)
+                self.memory_read(s, line, req.owner, t + lat)
             }
         };
         self.msg(mode, home, ep, DATA_BYTES, ready)

@@ -18,7 +18,7 @@ use super::check::CoherenceCheck;
 use super::directory::{DirEntry, Directory, LineMap};
 use super::{Agent, CohType, LineState, MemResp, Mode};
 use crate::network::{Endpoint, IdealNetwork, Network, Placement, CONTROL_BYTES, DATA_BYTES};
-use crate::{AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick};
+use crate::{AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick, NO_OWNER};
 use kvsim_params::CacheHierarchy;
 
 /// One core's private caches (one coherence agent: the directory tracks the core, not each array).
@@ -162,9 +162,14 @@ impl<M: MemPort> MemSystem<M> {
                 l2: p.l2_enabled.then(|| CacheArray::new(&p.l2, p.l2.size, 1, hz, 0x3333 + i as u64)),
             })
             .collect();
-        let llc = (0..slices)
+        let mut llc: Vec<CacheArray> = (0..slices)
             .map(|s| CacheArray::new(&p.llc, p.llc.size / per_socket, per_socket, p.uncore_clock, 0x4444 + s))
             .collect();
+        // A memory that gives each core its own port must see an LLC eviction as the core whose data it is: the
+        // LLC then keeps each line's owning core (no other memory needs it, so DDR keeps no such state).
+        if mem.routes_by_owner() {
+            llc.iter_mut().for_each(CacheArray::track_owners);
+        }
         // The two levels of the directory: which cluster each core is in, and where each cluster keeps its level.
         let core_cluster: Vec<u16> = placement.core.iter().map(|&e| net.cluster_of(e)).collect();
         let clusters = core_cluster.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
@@ -643,14 +648,17 @@ impl<M: MemPort> MemSystem<M> {
         c.stats.misses += 1;
         let (mshr, start) = if timed { c.mshr_acquire(t) } else { (0, t) };
         let go = start + lat;
-        let fill = if timed { self.memory_read(s, line, core.unwrap_or(0), go) } else { 0 };
+        let owner = core.map_or(NO_OWNER, |c| c as u16);
+        let fill = if timed { self.memory_read(s, line, owner, go) } else { 0 };
         let c = &mut self.llc[s];
         if timed {
             c.mshr_hold_from(mshr, start, fill);
         }
-        let (_, victim) = c.insert_state(line, fill, LineState::Shared, class);
+        let (slot, victim) = c.insert_state(line, fill, LineState::Shared, class);
+        let victim_owner = c.owner(slot);
+        c.set_owner(slot, owner);
         if let Some((v, vs)) = victim {
-            self.evict_llc_line(s, v, vs.dirty(), go, mode);
+            self.evict_llc_line(s, v, vs.dirty(), victim_owner, go, mode);
         }
         fill
     }
@@ -674,31 +682,33 @@ impl<M: MemPort> MemSystem<M> {
         m[(channel * m.len() / channels.max(1)).min(m.len() - 1)]
     }
 
-    /// A read of `line` from memory, asked by slice `s` at `t`: the request to its controller, the DRAM, the data
-    /// back. Returns when the data is at the slice.
-    pub(super) fn memory_read(&mut self, s: usize, line: u64, requester: usize, t: Tick) -> Tick {
+    /// A read of `line` from memory for core `owner` (the requester, or the core owning a device queue), asked by
+    /// slice `s` at `t`: the request to its controller, the DRAM, the data back. Returns when the data is at the
+    /// slice.
+    pub(super) fn memory_read(&mut self, s: usize, line: u64, owner: u16, t: Tick) -> Tick {
         let (home, mc) = (self.placement.llc_slice[s], self.mem_ctrl_of(line, s));
         let at_mc = self.net.send(home, mc, CONTROL_BYTES, t);
-        let data = self.mem.access(&MemReq::new(line << self.line_shift, AccessKind::Read, requester as u16, at_mc));
+        let data = self.mem.access(&MemReq::new(line << self.line_shift, AccessKind::Read, owner, at_mc));
         self.net.send(mc, home, DATA_BYTES, data)
     }
 
-    /// A dirty line goes from slice `s` to memory at `t` (posted).
-    fn memory_write(&mut self, s: usize, line: u64, t: Tick, mode: Mode) {
+    /// `owner`'s dirty line goes from slice `s` to memory at `t` (posted).
+    fn memory_write(&mut self, s: usize, line: u64, owner: u16, t: Tick, mode: Mode) {
         if mode == Mode::Warm {
             return;
         }
         let (home, mc) = (self.placement.llc_slice[s], self.mem_ctrl_of(line, s));
         let at_mc = self.net.send(home, mc, DATA_BYTES, t);
-        self.mem.access(&MemReq::new(line << self.line_shift, AccessKind::Write, 0, at_mc));
+        self.mem.access(&MemReq::new(line << self.line_shift, AccessKind::Write, owner, at_mc));
     }
 
-    /// The LLC dropped `v`: back-invalidate the private copies (if inclusive) and write back dirty data.
-    pub(super) fn evict_llc_line(&mut self, slice: usize, v: u64, dirty: bool, t: Tick, mode: Mode) {
+    /// The LLC dropped `v`, whose data is `owner`'s (`CacheArray::owner`): back-invalidate the private copies (if
+    /// inclusive) and write back dirty data, as the core whose dirty copy it was if one was.
+    pub(super) fn evict_llc_line(&mut self, slice: usize, v: u64, dirty: bool, owner: u16, t: Tick, mode: Mode) {
         if !self.io_fresh.is_empty() && self.io_fresh.remove(&v).is_some() {
             self.io.leaky_evictions += 1;
         }
-        let mut dirty = dirty;
+        let (mut dirty, mut owner) = (dirty, owner);
         if self.llc_inclusive {
             if let Some(entry) = self.dir.take(v) {
                 let home = self.placement.llc_slice[slice];
@@ -707,12 +717,14 @@ impl<M: MemPort> MemSystem<M> {
                     let inv = self.msg(mode, home, xe, CONTROL_BYTES, t);
                     self.msg(mode, xe, home, CONTROL_BYTES, inv);
                     self.dir.stats.back_invalidations += 1;
-                    dirty |= self.drop_core_copies(x as usize, v, true).dirty();
+                    if self.drop_core_copies(x as usize, v, true).dirty() {
+                        (dirty, owner) = (true, x);
+                    }
                 }
             }
         }
         if dirty {
-            self.memory_write(slice, v, t, mode);
+            self.memory_write(slice, v, owner, t, mode);
         }
     }
 
@@ -761,7 +773,7 @@ impl<M: MemPort> MemSystem<M> {
             // The dirty data goes home but the core keeps a clean copy: it stops being the owner.
             let (home, ep) = (self.placement.llc_slice[self.slice_of(v)], self.placement.core[core]);
             self.msg(mode, ep, home, DATA_BYTES, t);
-            self.llc_writeback(v, t, mode);
+            self.llc_writeback(v, core, t, mode);
             let p = &mut self.cores[core];
             for a in [&mut p.l1i, &mut p.l1d].into_iter().chain(p.l2.as_mut()) {
                 if let Some(s) = a.find(v) {
@@ -782,7 +794,7 @@ impl<M: MemPort> MemSystem<M> {
         self.msg(mode, ep, home, if dirty { DATA_BYTES } else { CONTROL_BYTES }, t);
         if dirty {
             self.dir.stats.putx += 1;
-            self.llc_writeback(v, t, mode);
+            self.llc_writeback(v, core, t, mode);
         } else {
             self.dir.stats.puts += 1;
         }
@@ -792,13 +804,16 @@ impl<M: MemPort> MemSystem<M> {
         }
     }
 
-    fn llc_writeback(&mut self, v: u64, t: Tick, mode: Mode) {
+    /// `core`'s dirty copy of `v` reaches the LLC at `t`: the LLC's line (now `core`'s data) turns dirty, or
+    /// without one the data goes on to memory as `core`'s.
+    fn llc_writeback(&mut self, v: u64, core: usize, t: Tick, mode: Mode) {
         let s = self.slice_of(v);
         if let Some(slot) = self.llc[s].find(v) {
             self.llc[s].mark_dirty(slot);
+            self.llc[s].set_owner(slot, core as u16);
         } else {
             // Not inclusive (or already dropped): straight to memory.
-            self.memory_write(s, v, t, mode);
+            self.memory_write(s, v, core as u16, t, mode);
         }
     }
 

@@ -92,6 +92,10 @@ impl MemPort for StackedDram {
         self.reset_stats(now)
     }
 
+    fn routes_by_owner(&self) -> bool {
+        self.map.by_owner()
+    }
+
     fn access(&mut self, req: &MemReq) -> Tick {
         let (port_index, block) = self.map.route(req, self.ports.len() as u64, self.line);
         let port = &mut self.ports[port_index];

@@ -65,6 +65,10 @@ impl MemPort for NandFlash {
         self.reset_stats(now)
     }
 
+    fn routes_by_owner(&self) -> bool {
+        self.map.by_owner()
+    }
+
     fn access(&mut self, req: &MemReq) -> Tick {
         let (index, _) = self.map.route(req, self.controllers.len() as u64, self.line);
         let c = &mut self.controllers[index];

@@ -28,7 +28,9 @@ pub fn backing(p: &MemoryController) -> Box<dyn MemPort> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PortMap {
     /// Core `i` uses port `i mod ports`: each core owns a slice of the stack (two cores share one beyond
-    /// `ports` cores). Mercury runs one memcached instance per core on its own port this way.
+    /// `ports` cores). Mercury runs one memcached instance per core on its own port this way. The core is the
+    /// request's owner (`MemReq::owner`), so a writeback or a queue's DMA goes to its core's port; a request no
+    /// core owns ([`crate::NO_OWNER`]) goes by its line address over the ports.
     Requester,
     /// Blocks of `block` bytes rotate over the ports.
     Address { block: u64 },
@@ -44,10 +46,21 @@ impl PortMap {
         }
     }
 
+    /// Whether the port follows the request's owning core.
+    pub fn by_owner(&self) -> bool {
+        *self == PortMap::Requester
+    }
+
     /// The port serving `req`, and the request's block index within that port (for bank selection).
     pub fn route(&self, req: &MemReq, ports: u64, line: u64) -> (usize, u64) {
         match *self {
-            PortMap::Requester => ((req.requester as u64 % ports) as usize, req.addr / line),
+            PortMap::Requester if req.owner != crate::NO_OWNER => {
+                ((req.owner as u64 % ports) as usize, req.addr / line)
+            }
+            PortMap::Requester => {
+                let b = req.addr / line;
+                ((b % ports) as usize, b / ports)
+            }
             PortMap::Address { block } => {
                 let b = req.addr / block;
                 ((b % ports) as usize, (b / ports) * (block / line).max(1) + (req.addr % block) / line)
