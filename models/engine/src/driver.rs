@@ -439,6 +439,28 @@ mod tests {
     }
 
     #[test]
+    fn a_queues_dma_reaches_the_stack_on_the_port_of_the_hart_owning_the_queue() {
+        // 4 cores over the 3D DRAM with one port per core (port_map 'requester'); NIC 0 is engine agent 4.
+        let mut system = System { harts: 4, ..System::default() };
+        system.memory.kind = kvsim_params::MemoryControllerKind::Dram3d;
+        assert_eq!(system.memory.dram3d.port_map, kvsim_params::StackedDramPortMap::Requester);
+        system.nics = vec![kvsim_params::Nic { enabled: true, ..Default::default() }];
+        let mut hook = TimingHook::new(&system, 0, timing_system(&system).unwrap(), 0);
+        // DMA reads that miss the LLC, for hart 2's queue and hart 3's, and one for no queue (line 0x20_0040 / 64
+        // = 32769: port 1 by address).
+        hook.io_access(4, Some(2), 0x10_0000, false, 1_000_000);
+        hook.io_access(4, Some(3), 0x20_0000, false, 1_000_000);
+        hook.io_access(4, None, 0x20_0040, false, 1_000_000);
+        let mut out = Vec::new();
+        hook.append_stats(&mut out);
+        let reads = |p: usize| {
+            let name = format!("{}mem.port{p}.reads", kvsim_params::paths::socket(0));
+            out.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no stat {name}")).value
+        };
+        assert_eq!([reads(0), reads(1), reads(2), reads(3)], [0.0, 1.0, 1.0, 1.0]);
+    }
+
+    #[test]
     fn the_network_comes_from_the_socket_tree() {
         use kvsim_timing::network::CONTROL_BYTES;
         let mut system = System { harts: 8, cores_per_cluster: 2, ..System::default() };
