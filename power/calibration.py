@@ -38,10 +38,17 @@ from pathlib import Path
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 
-GROUPS = ("l1", "core_array", "core_logic", "l2p", "cache", "dir", "noc", "mc", "io")
+# One group per core unit McPAT prints a line for (power.fit fits each on that line as well as on the totals, so
+# one unit's law cannot trade its error against another's), plus the parts of a core McPAT has no line for.
+CORE_GROUPS = ("l1", "btb", "bpred", "ibuf", "decoder", "rename", "scheduler", "rob", "regfile", "alu", "mul", "fpu",
+               "bypass", "lsq", "tlb", "pipeline", "undiff")
+GROUPS = CORE_GROUPS + ("l2p", "cache", "dir", "noc", "mc", "io")
 METRICS = ("area", "dyn", "sub", "gate", "rt")
-CORE_GROUPS = ("l1", "core_array", "core_logic")
 ARRAY_GROUPS = ("l1", "l2p", "cache", "dir")
+# Features the runtime law (energy per counted event relative to the energy per access at peak) may use: only
+# ones whose sign is fixed (node levels, in-order, log threads, x86), so bounding every coefficient at 0
+# (power.fit) keeps runtime energy per access at or below peak energy per access for every structure.
+RT_FEATURES = ("inorder", "threads", "x86")
 
 # Reference point of the features (x = 0): a 45 nm hp 4-wide out-of-order core with a 128-entry ROB, a 1 MB
 # array. Chosen to sit inside the sweep so the intercepts are the level of a typical structure.
@@ -78,9 +85,11 @@ def node_weights(node_nm: float) -> dict[str, float]:
 def feature_names(group: str, metric: str) -> tuple[str, ...]:
     """The features the law of ``group`` / ``metric`` uses (the fit solves exactly these coefficients)."""
     names = list(NODE_FEATURES)
+    if metric == "rt":
+        return tuple(names + (list(RT_FEATURES) if group in CORE_GROUPS else []))
     if group in CORE_GROUPS:
-        # the L1s scale with width (ports) but not with the window
-        names += ["width", "inorder", "threads", "x86"] + ([] if group == "l1" else ["rob"])
+        # only the ROB's own law follows the window size: no other unit's size depends on it in McPAT
+        names += ["width", "inorder", "threads", "x86"] + (["rob"] if group == "rob" else [])
     if group in ARRAY_GROUPS:
         names += ["capacity"]
     return tuple(names)
@@ -93,7 +102,7 @@ def platform_features(p) -> dict[str, float]:
     return {
         **w,
         "width": math.log(max(1, c.issue_width) / REF_WIDTH),
-        # clamped at MIN_ROB: McPAT's Cortex-A9 is an out-of-order core with ROB 0
+        # only the ROB structure uses it, and a core with ROB 0 (McPAT's Cortex-A9) has none
         "rob": math.log(max(MIN_ROB, c.rob) / REF_ROB) if c.ooo else 0.0,
         "inorder": 0.0 if c.ooo else 1.0,
         "threads": math.log(max(1, c.threads)),

@@ -53,6 +53,20 @@ COMPONENTS = ("cores", "l2", "l3", "l1dir", "l2dir", "noc", "mc", "niu", "pcie")
 # rose from 9.8% to 13.5% and the leave-one-template-out leakage error from 45% to 66%.
 UNIT_LINES = {
     "l2p": ("L2", ("core.l2",)),
+    "u_icache": ("Instruction Cache", ("core.ifu.icache",)),
+    "u_btb": ("Branch Target Buffer", ("core.ifu.btb",)),
+    "u_bpred": ("Branch Predictor", ("core.ifu.predictor",)),
+    "u_ibuf": ("Instruction Buffer", ("core.ifu.inst_buffer",)),
+    "u_decoder": ("Instruction Decoder", ("core.ifu.decoder",)),
+    "u_rename": ("Renaming Unit", ("core.rename",)),
+    "u_dcache": ("Data Cache", ("core.lsu.dcache",)),
+    "u_mmu": ("Memory Management Unit", ("core.mmu.itlb", "core.mmu.dtlb")),
+    "u_regfile": ("Register Files", ("core.exu.regfile",)),
+    "u_scheduler": ("Instruction Scheduler", ("core.scheduler.iq", "core.scheduler.rob")),
+    "u_alu": ("Integer ALUs", ("core.exu.alus",)),
+    "u_fpu": ("Floating Point Units (FPUs)", ("core.exu.fpus",)),
+    "u_mul": ("Complex ALUs (Mul/Div)", ("core.exu.muls",)),
+    "u_bypass": ("Results Broadcast Bus", ("core.exu.bypass",)),
 }
 SUB_COMPONENTS = {path: key for key, (_, paths) in UNIT_LINES.items() for path in paths}
 FIT_COMPONENTS = COMPONENTS + tuple(UNIT_LINES)
@@ -292,9 +306,12 @@ class _Problem:
         # (a negative exponent could make a bigger array or a wider core smaller or cheaper): bounded at 0
         lb = np.array([(ENERGY_CAPACITY_FLOOR.get(g, 0.0) if f == "capacity" and self.metric in ("dyn", "rt")
                         else 0.0) if f in GROWTH_FEATURES else -np.inf for g, f in self.names])
+        # runtime energy per counted event never above the energy per access at peak (the same structure's):
+        # every runtime coefficient <= 0 (cal.RT_FEATURES are all >= 0), so its factor is <= 1 everywhere
+        ub = np.full(len(self.names), 0.0 if self.metric == "rt" else np.inf)
         x0 = np.zeros(len(self.names)) if self.start is None else self.theta_vector(self.start)
-        x0 = np.maximum(x0, lb)
-        sol = least_squares(self.residuals, x0, jac=self.jacobian, method="trf", bounds=(lb, np.inf),
+        x0 = np.minimum(np.maximum(x0, lb), np.where(np.isfinite(ub), ub - 1e-9, np.inf))
+        sol = least_squares(self.residuals, x0, jac=self.jacobian, method="trf", bounds=(lb, ub),
                             loss="soft_l1", f_scale=F_SCALE, x_scale="jac", max_nfev=self.max_nfev)
         out = {g: {} for g in cal.GROUPS}
         for (g, f), v in zip(self.names, sol.x):
