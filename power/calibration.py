@@ -42,7 +42,7 @@ CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # one unit's law cannot trade its error against another's), plus the parts of a core McPAT has no line for.
 CORE_GROUPS = ("l1", "btb", "bpred", "ibuf", "decoder", "rename", "scheduler", "rob", "regfile", "alu", "mul", "fpu",
                "bypass", "lsq", "tlb", "pipeline", "undiff")
-GROUPS = CORE_GROUPS + ("l2p", "cache", "dir", "noc", "mc", "io")
+GROUPS = CORE_GROUPS + ("l2p", "cache", "dir", "bus", "noc", "mc", "io")
 METRICS = ("area", "dyn", "sub", "gate", "rt")
 ARRAY_GROUPS = ("l1", "l2p", "cache", "dir")
 # Features the runtime law (energy per counted event relative to the energy per access at peak) may use: only
@@ -92,6 +92,11 @@ def feature_names(group: str, metric: str) -> tuple[str, ...]:
         names += ["width", "inorder", "threads", "x86"] + (["rob"] if group == "rob" else [])
     if group in ARRAY_GROUPS:
         names += ["capacity"]
+    if group == "noc":
+        # a router's crossbar grows as the square of the flit width, its buffers and links linearly: McPAT's
+        # routers cost 4-5x the energy per cycle at twice the flit width (sweep: 256 vs 512 bits at 22 nm,
+        # 128 vs 256 bits at 65 nm), more than the blocks' crossbar gives
+        names += ["flit"]
     return tuple(names)
 
 
@@ -108,7 +113,18 @@ def platform_features(p) -> dict[str, float]:
         "threads": math.log(max(1, c.threads)),
         "x86": 1.0 if c.x86 else 0.0,
         "capacity": 0.0,
+        "flit": 0.0,
     }
+
+
+REF_FLIT_BITS = 128
+
+
+def noc_features(base: dict[str, float], flit_bits: float) -> dict[str, float]:
+    """``base`` with the flit width of one network (routers)."""
+    out = dict(base)
+    out["flit"] = math.log(max(1.0, flit_bits) / REF_FLIT_BITS)
+    return out
 
 
 def array_features(base: dict[str, float], capacity_B: float) -> dict[str, float]:

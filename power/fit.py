@@ -85,7 +85,7 @@ SMOOTH = 6.0
 SLOPE = 0.2
 LEVEL_RIDGE = 0.02
 F_SCALE = 0.1
-GROWTH_FEATURES = ("capacity", "width", "rob")
+GROWTH_FEATURES = ("capacity", "width", "rob", "flit")
 # ... except a private L2's energy per access with its capacity: McPAT's barely grows (x1.6 from 256 KB to 2 MB on
 # the sweep's Xeon L2 variants; CACTI re-partitions a bigger array into more, similar sub-arrays), our
 # fixed-organisation blocks' grows x6. The l2p law may flatten that growth down to this exponent (a bigger L2 still

@@ -113,9 +113,12 @@ class _Builder:
 
     # ---------------------------------------------------------------- helpers
     def add(self, path, group, cls, block, peak_c, *, count=1.0, domain="uncore", clock_MHz=None,
-            runtime_c=None, clock_c=0.0, long_channel=False, capacity_B=None, component=None, **kw):
-        """One priced structure. ``capacity_B``: of one instance, for arrays (a feature of their law)."""
+            runtime_c=None, clock_c=0.0, long_channel=False, capacity_B=None, flit_bits=None, component=None,
+            **kw):
+        """One priced structure. ``capacity_B``: of one instance, for arrays; ``flit_bits``: for routers (features
+        of their laws)."""
         x = self.x if capacity_B is None else cal.array_features(self.x, capacity_B)
+        x = x if flit_bits is None else cal.noc_features(x, flit_bits)
         k = {m: cal.factor(group, m, x) for m in cal.METRICS}
         b = _cal(block, k)
         rt = k["dyn"] * k["rt"]
@@ -415,7 +418,7 @@ class _Builder:
             per = bus.c_read * 0.5 + drv.c_read
             if self.act is not None:
                 rc = [0.0 if act is None else act.flits * per]
-            self.add(f"{n.name}.bus", "noc", "noc", blk, n.duty_cycle * per / max(1.0, n.link_throughput),
+            self.add(f"{n.name}.bus", "bus", "noc", blk, n.duty_cycle * per / max(1.0, n.link_throughput),
                      count=n.count, clock_MHz=n.clock_MHz, runtime_c=rc, component="noc")
             return
         buf = array(t, max(1, n.vcs * n.buffer_entries), n.flit_bits, rd_ports=1, wr_ports=1, rw_ports=0,
@@ -429,12 +432,15 @@ class _Builder:
         arb = logic(t, n.in_ports * n.out_ports * max(1, n.vcs) * 60, activity=0.2, name="arbiter")
         router = buf.scaled(n.in_ports) + xbar + arb
         per_flit_router = buf.c_read + buf.c_write + xbar_c + arb.c_read / max(1, n.in_ports)
-        if n.global_link:
-            link_len = math.sqrt(chip_area_mm2 * n.chip_coverage)
-        else:
-            link_len = math.sqrt(chip_area_mm2 * n.chip_coverage / routers)
+        # Links as McPAT prices them: only a network with global links has any (has_global_link; their length
+        # the chip's edge over the mean of the mesh's sides, halved between neighbours). A routers-only network
+        # (has_global_link 0, the exported target's mesh and every mesh of the sweep) is priced as its routers:
+        # McPAT prints no link line for it, and pricing links there put the target-like meshes at 1.65x McPAT.
+        link_len = math.sqrt(chip_area_mm2 * n.chip_coverage) / ((n.nodes_x + n.nodes_y) / 2.0)
+        if routers > 1:
+            link_len /= 2.0
         link = wires(t, n.flit_bits, link_len, pitch_F=8.0, routed_over=n.routed_over)
-        links_per_router = n.out_ports if (n.global_link or routers > 1) else 0
+        links_per_router = (n.in_ports - 1) + (n.out_ports - 1) if n.global_link else 0
         links = link.scaled(links_per_router) if links_per_router else ZERO
         per_hop = per_flit_router + (link.c_read * 0.5 if links_per_router else 0.0)
         if self.act is not None:
@@ -442,7 +448,8 @@ class _Builder:
         # peak: every input port forwards one flit per cycle
         self.add(f"{n.name}.routers", "noc", "noc", router + links,
                  n.duty_cycle * n.in_ports * per_hop / max(1.0, n.link_throughput),
-                 count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rc, component="noc")
+                 count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rc, flit_bits=n.flit_bits,
+                 component="noc")
 
     # ---------------------------------------------------------------- memory controllers and DRAM
     def memory(self):
