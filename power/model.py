@@ -90,6 +90,13 @@ def _embedded_fu(b: Block, area: float) -> Block:
                  b.c_search * EMBEDDED_FU_ENERGY, b.leak_um * area, b.gate_um * area)
 
 
+def mcpat_logic_scaling(node_nm: float) -> float:
+    """McPAT's area scaling of its empirical logic (undifferentiated core, ALUs) from 90 nm: 0.7x per node
+    generation (90, 65, 45, 32, 22 nm: 1, 0.7, 0.49, 0.343, 0.24), not the 0.5x of F^2; continued as the same
+    power law of the node size (x^1.1) between and beyond them."""
+    return (node_nm / 90.0) ** (math.log(1 / 0.7) / math.log(90.0 / 65.0))
+
+
 def undifferentiated_core_mm2(c) -> float:
     """McPAT's undifferentiated core area at 90 nm, mm^2: the part of a core's die no modelled unit covers, from
     McPAT's curve fits of die photos (out-of-order: Merom, Penryn, Prescott, Opteron; in-order: Niagara 1 and 2;
@@ -352,7 +359,8 @@ class _Builder:
         # ---- the undifferentiated core: the die area no unit accounts for (clock spine, control, routing, test)
         undiff_mm2 = undifferentiated_core_mm2(c)
         if undiff_mm2 > 0:
-            gates = undiff_mm2 * (t.F_um / 0.09) ** 2 / (GATE_AREA_F2 * t.F2_mm2 * LOGIC_AREA_SCALE[t.device])
+            area = undiff_mm2 * mcpat_logic_scaling(self.p.node_nm)
+            gates = area / (GATE_AREA_F2 * t.F2_mm2 * LOGIC_AREA_SCALE[t.device])
             u = logic(t, gates, activity=0.0, name="undifferentiated_core")
             self.add("core.undiff", "undiff", cls, u, 0.0, **kw)
 
@@ -427,8 +435,11 @@ class _Builder:
         xw = n.in_ports * n.flit_bits * pitch
         xh = n.out_ports * n.flit_bits * pitch
         xbar_c = n.flit_bits * (xw + xh) * t.c_wire_per_mm * 1.5
-        xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_um,
-                     n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_um)
+        # crosspoint drivers are sized for the wire they drive, whose length grows with the flit width (CACTI's
+        # crossbar): leaking width ~ ports^2 x flit^2, as McPAT's routers leak (x2.9-4 per doubled flit)
+        drive = n.flit_bits / cal.REF_FLIT_BITS
+        xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_um * drive,
+                     n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_um * drive)
         arb = logic(t, n.in_ports * n.out_ports * max(1, n.vcs) * 60, activity=0.2, name="arbiter")
         router = buf.scaled(n.in_ports) + xbar + arb
         per_flit_router = buf.c_read + buf.c_write + xbar_c + arb.c_read / max(1, n.in_ports)
