@@ -10,20 +10,23 @@ multiplicative law per calibration group and metric:
     log k = sum_f theta[metric][group][f] * x_f(structure, platform)
 
 with the features ``x_f`` of ``platform_features()``: a level per technology node, interpolated in log node size
-between the nodes of ``LAW_NODES_NM``; for the core groups log issue width, log ROB size, in-order and threads per
-core, x86 decode; for arrays (caches, directories) log capacity. No term depends on the device type or the
-temperature (see ``power.tech``). The laws are per structure *class*, never per processor: a platform is priced
-from its organisation alone and no McPAT output is an input of the model.
+between the nodes of ``LAW_NODES_NM``; for the core groups log issue width, in-order and threads per core, x86
+decode (and log ROB size for the ROB alone); for arrays (caches, directories) log capacity; for routers log flit
+width. No term depends on the device type or the temperature (see ``power.tech``). The laws are per structure
+*class*, never per processor: a platform is priced from its organisation alone and no McPAT output is an input of
+the model.
 
-Groups (``power.model`` assigns each structure one): ``l1`` (L1 caches with their buffers), ``core_array``
-(other core RAM/CAM: BTB, predictors, RAT, IQ, ROB, RF, LSQ, TLBs), ``core_logic`` (decoders, FUs, bypass,
-pipeline), ``l2p`` (a core's private L2: McPAT prices it with the core's device and core type, and its energy per
-access barely grows with capacity, unlike a shared cache's), ``cache`` (shared L2/L3), ``dir`` (directories),
-``noc``, ``mc``, ``io`` (NIC, PCIe).
+Groups (``power.model`` assigns each structure one): one per core unit McPAT prints a line for, so that each is
+fitted on its own McPAT figure (``power.fit.UNIT_LINES``): ``l1`` (L1 caches with their buffers), ``btb``,
+``bpred``, ``ibuf`` (instruction buffer), ``decoder``, ``rename``, ``scheduler`` (issue queues), ``rob``,
+``regfile``, ``alu``, ``mul``, ``fpu``, ``bypass``, ``lsq``, ``tlb``; the parts of a core McPAT has no line for
+(``pipeline``, ``undiff``: McPAT's undifferentiated core); ``l2p`` (a core's private L2: McPAT prices it with the
+core's device and core type, and its energy per access barely grows with capacity, unlike a shared cache's),
+``cache`` (shared L2/L3), ``dir`` (directories), ``bus`` and ``noc`` (routers), ``mc``, ``io`` (NIC, PCIe).
 
 Metrics: ``area``, ``dyn`` (capacitance switched at peak), ``sub`` and ``gate`` (leaking widths), ``rt`` (runtime
-energy per counted event relative to the peak energy: McPAT charges a counted access differently from a
-peak-rate access).
+energy per counted event relative to the peak energy per access: at most 1, so a counted access never costs more
+than an access at peak rate; its only features are the node levels, in-order, threads and x86).
 
 The coefficients live in ``calibration.json`` beside this file. They are produced by ``power.fit`` from the sweep
 (``sim-scripts/mcpat_compare.py --fit --write``); the same command with ``--cross-validate`` measures how well the
@@ -92,10 +95,12 @@ def feature_names(group: str, metric: str) -> tuple[str, ...]:
         names += ["width", "inorder", "threads", "x86"] + (["rob"] if group == "rob" else [])
     if group in ARRAY_GROUPS:
         names += ["capacity"]
-    if group == "noc":
+    if group == "noc" and metric in ("area", "dyn"):
         # a router's crossbar grows as the square of the flit width, its buffers and links linearly: McPAT's
         # routers cost 4-5x the energy per cycle at twice the flit width (sweep: 256 vs 512 bits at 22 nm,
-        # 128 vs 256 bits at 65 nm), more than the blocks' crossbar gives
+        # 128 vs 256 bits at 65 nm), more than the blocks' crossbar gives. Not for leakage: the blocks' crossbar
+        # drivers already leak as flit^2 (McPAT: x2.9-4 per doubling), and a fitted term extrapolated from the
+        # narrow flits of a fold without the 512-bit point put it at 8x McPAT's.
         names += ["flit"]
     return tuple(names)
 

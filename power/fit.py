@@ -12,7 +12,9 @@ coefficients ``theta`` of the eight groups, with residuals
 
 * ``W_TOTAL x log(ours / McPAT)`` on the processor total of every point,
 * ``W_COMPONENT x log(ours / McPAT)`` on every McPAT component the point has (cores, L2, L3, directories, NoC,
-  memory controllers, NIU, PCIe),
+  memory controllers, NIU, PCIe) and on every core unit McPAT prints (``UNIT_LINES``: L1s, BTB, predictor,
+  instruction buffer, decoder, rename, LSQ, MMU, register files, scheduler, ALUs, FPUs, multipliers, result bus,
+  private L2), so each unit's law is set by its own McPAT figure,
 * a smoothness pull ``SMOOTH x`` (second difference in log node) on the per-node levels, so a node without
   training points is interpolated from its neighbours, a weaker pull ``SLOPE x`` of neighbouring levels together,
   so a node beyond the trained ones takes about the nearest trained level, and a weak pull of the levels towards
@@ -24,7 +26,10 @@ The loss is robust (soft L1 with scale ``F_SCALE`` in log error), close to the m
 acceptance asks for, so a few points McPAT prices unlike the rest do not drag every law.
 
 Runtime dynamic power is fitted after peak dynamic (``rt`` is the runtime energy per counted event relative to the
-peak energy), with every structure's runtime capped at its peak, as the model does.
+peak energy per access), with every structure's runtime capped at its peak, as the model does, and every ``rt``
+coefficient bounded at 0, so a counted access never costs more than an access at peak rate in any group. McPAT's
+runtime figures are often above its own peak (79 of the 122 points in some component); those points cannot be
+matched and are reported apart (``summary``).
 
 ``cross_validate(by)`` is k-fold cross-validation leaving out whole groups of points (``by`` = ``template``,
 ``tech_nm`` or ``device_type``): each fold refits every law without its points, then prices the held-out points with
