@@ -91,7 +91,7 @@ def _embedded_fu(b: Block, area: float) -> Block:
 
 
 def mcpat_logic_scaling(node_nm: float) -> float:
-    """McPAT's area scaling of its empirical logic (undifferentiated core, ALUs) from 90 nm: 0.7x per node
+    """McPAT's area scaling of its empirical logic (here: the undifferentiated core) from 90 nm: 0.7x per node
     generation (90, 65, 45, 32, 22 nm: 1, 0.7, 0.49, 0.343, 0.24), not the 0.5x of F^2; continued as the same
     power law of the node size (x^1.1) between and beyond them."""
     return (node_nm / 90.0) ** (math.log(1 / 0.7) / math.log(90.0 / 65.0))
