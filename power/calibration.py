@@ -10,20 +10,23 @@ multiplicative law per calibration group and metric:
     log k = sum_f theta[metric][group][f] * x_f(structure, platform)
 
 with the features ``x_f`` of ``platform_features()``: a level per technology node, interpolated in log node size
-between the nodes of ``LAW_NODES_NM``; for the core groups log issue width, log ROB size, in-order and threads per
-core, x86 decode; for arrays (caches, directories) log capacity. No term depends on the device type or the
-temperature (see ``power.tech``). The laws are per structure *class*, never per processor: a platform is priced
-from its organisation alone and no McPAT output is an input of the model.
+between the nodes of ``LAW_NODES_NM``; for the core groups log issue width, in-order and threads per core, x86
+decode (and log ROB size for the ROB alone); for arrays (caches, directories) log capacity; for routers log flit
+width. No term depends on the device type or the temperature (see ``power.tech``). The laws are per structure
+*class*, never per processor: a platform is priced from its organisation alone and no McPAT output is an input of
+the model.
 
-Groups (``power.model`` assigns each structure one): ``l1`` (L1 caches with their buffers), ``core_array``
-(other core RAM/CAM: BTB, predictors, RAT, IQ, ROB, RF, LSQ, TLBs), ``core_logic`` (decoders, FUs, bypass,
-pipeline), ``l2p`` (a core's private L2: McPAT prices it with the core's device and core type, and its energy per
-access barely grows with capacity, unlike a shared cache's), ``cache`` (shared L2/L3), ``dir`` (directories),
-``noc``, ``mc``, ``io`` (NIC, PCIe).
+Groups (``power.model`` assigns each structure one): one per core unit McPAT prints a line for, so that each is
+fitted on its own McPAT figure (``power.fit.UNIT_LINES``): ``l1`` (L1 caches with their buffers), ``btb``,
+``bpred``, ``ibuf`` (instruction buffer), ``decoder``, ``rename``, ``scheduler`` (issue queues), ``rob``,
+``regfile``, ``alu``, ``mul``, ``fpu``, ``bypass``, ``lsq``, ``tlb``; the parts of a core McPAT has no line for
+(``pipeline``, ``undiff``: McPAT's undifferentiated core); ``l2p`` (a core's private L2: McPAT prices it with the
+core's device and core type, and its energy per access barely grows with capacity, unlike a shared cache's),
+``cache`` (shared L2/L3), ``dir`` (directories), ``bus`` and ``noc`` (routers), ``mc``, ``io`` (NIC, PCIe).
 
 Metrics: ``area``, ``dyn`` (capacitance switched at peak), ``sub`` and ``gate`` (leaking widths), ``rt`` (runtime
-energy per counted event relative to the peak energy: McPAT charges a counted access differently from a
-peak-rate access).
+energy per counted event relative to the peak energy per access: at most 1, so a counted access never costs more
+than an access at peak rate; its only features are the node levels, in-order, threads and x86).
 
 The coefficients live in ``calibration.json`` beside this file. They are produced by ``power.fit`` from the sweep
 (``sim-scripts/mcpat_compare.py --fit --write``); the same command with ``--cross-validate`` measures how well the
@@ -38,10 +41,17 @@ from pathlib import Path
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 
-GROUPS = ("l1", "core_array", "core_logic", "l2p", "cache", "dir", "noc", "mc", "io")
+# One group per core unit McPAT prints a line for (power.fit fits each on that line as well as on the totals, so
+# one unit's law cannot trade its error against another's), plus the parts of a core McPAT has no line for.
+CORE_GROUPS = ("l1", "btb", "bpred", "ibuf", "decoder", "rename", "scheduler", "rob", "regfile", "alu", "mul", "fpu",
+               "bypass", "lsq", "tlb", "pipeline", "undiff")
+GROUPS = CORE_GROUPS + ("l2p", "cache", "dir", "bus", "noc", "mc", "io")
 METRICS = ("area", "dyn", "sub", "gate", "rt")
-CORE_GROUPS = ("l1", "core_array", "core_logic")
 ARRAY_GROUPS = ("l1", "l2p", "cache", "dir")
+# Features the runtime law (energy per counted event relative to the energy per access at peak) may use: only
+# ones whose sign is fixed (node levels, in-order, log threads, x86), so bounding every coefficient at 0
+# (power.fit) keeps runtime energy per access at or below peak energy per access for every structure.
+RT_FEATURES = ("inorder", "threads", "x86")
 
 # Reference point of the features (x = 0): a 45 nm hp 4-wide out-of-order core with a 128-entry ROB, a 1 MB
 # array. Chosen to sit inside the sweep so the intercepts are the level of a typical structure.
@@ -78,11 +88,20 @@ def node_weights(node_nm: float) -> dict[str, float]:
 def feature_names(group: str, metric: str) -> tuple[str, ...]:
     """The features the law of ``group`` / ``metric`` uses (the fit solves exactly these coefficients)."""
     names = list(NODE_FEATURES)
+    if metric == "rt":
+        return tuple(names + (list(RT_FEATURES) if group in CORE_GROUPS else []))
     if group in CORE_GROUPS:
-        # the L1s scale with width (ports) but not with the window
-        names += ["width", "inorder", "threads", "x86"] + ([] if group == "l1" else ["rob"])
+        # only the ROB's own law follows the window size: no other unit's size depends on it in McPAT
+        names += ["width", "inorder", "threads", "x86"] + (["rob"] if group == "rob" else [])
     if group in ARRAY_GROUPS:
         names += ["capacity"]
+    if group == "noc" and metric in ("area", "dyn"):
+        # a router's crossbar grows as the square of the flit width, its buffers and links linearly: McPAT's
+        # routers cost 4-5x the energy per cycle at twice the flit width (sweep: 256 vs 512 bits at 22 nm,
+        # 128 vs 256 bits at 65 nm), more than the blocks' crossbar gives. Not for leakage: the blocks' crossbar
+        # drivers already leak as flit^2 (McPAT: x2.9-4 per doubling), and a fitted term extrapolated from the
+        # narrow flits of a fold without the 512-bit point put it at 8x McPAT's.
+        names += ["flit"]
     return tuple(names)
 
 
@@ -93,13 +112,24 @@ def platform_features(p) -> dict[str, float]:
     return {
         **w,
         "width": math.log(max(1, c.issue_width) / REF_WIDTH),
-        # clamped at MIN_ROB: McPAT's Cortex-A9 is an out-of-order core with ROB 0
+        # only the ROB structure uses it, and a core with ROB 0 (McPAT's Cortex-A9) has none
         "rob": math.log(max(MIN_ROB, c.rob) / REF_ROB) if c.ooo else 0.0,
         "inorder": 0.0 if c.ooo else 1.0,
         "threads": math.log(max(1, c.threads)),
         "x86": 1.0 if c.x86 else 0.0,
         "capacity": 0.0,
+        "flit": 0.0,
     }
+
+
+REF_FLIT_BITS = 128
+
+
+def noc_features(base: dict[str, float], flit_bits: float) -> dict[str, float]:
+    """``base`` with the flit width of one network (routers)."""
+    out = dict(base)
+    out["flit"] = math.log(max(1.0, flit_bits) / REF_FLIT_BITS)
+    return out
 
 
 def array_features(base: dict[str, float], capacity_B: float) -> dict[str, float]:

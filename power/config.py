@@ -97,6 +97,10 @@ class CoreConfig:
     checkpoints: int = 0
     rs_window: bool = False             # reservation-station window (P6 style) rather than physical-register based
     x86: bool = False
+    # McPAT's "Embedded" core (its ARM Cortex-A9 example): smaller, lower-energy functional units and an
+    # undifferentiated-core area from embedded-processor data rather than desktop dies (power.model.core)
+    embedded: bool = False
+    opt_clockrate: bool = True          # McPAT's opt_clockrate: an embedded core sized for its clock
     machine_bits: int = 64
     vaddr_bits: int = 64
     paddr_bits: int = 52

@@ -48,7 +48,7 @@ CORE_UNITS = {
 UNITS = {"Instruction Fetch Unit": ("core.ifu.",), "Renaming Unit": ("core.rename",),
          "Load Store Unit": ("core.lsu.",), "Memory Management Unit": ("core.mmu.",),
          "Execution Unit": ("core.exu.", "core.scheduler."), "L2": ("core.l2",),
-         "Pipeline (kvsim)": ("core.pipeline",)}
+         "Pipeline (kvsim)": ("core.pipeline",), "Undifferentiated core (kvsim)": ("core.undiff",)}
 
 
 def tree(result) -> pd.DataFrame:

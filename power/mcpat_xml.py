@@ -154,6 +154,8 @@ def _read_core(sysc: _Comp, cc: _Comp) -> tuple[CoreConfig, CoreActivity, float,
         elif kind == "pair":
             setattr(core, attr, _int(v, getattr(core, attr)))
     core.machine_bits = _int(sysc.p("machine_bits"), core.machine_bits)
+    core.embedded = bool(_int(sysc.p("Embedded"), 0))
+    core.opt_clockrate = bool(_int(sysc.p("opt_clockrate"), 1))
     core.vaddr_bits = _int(sysc.p("virtual_address_width"), core.vaddr_bits)
     core.paddr_bits = _int(sysc.p("physical_address_width"), core.paddr_bits)
     duty = dict(core.duty)
@@ -580,6 +582,8 @@ def to_xml(platform: Platform, activity: Activity | None = None, *, policy: str 
     _param(s, "longer_channel_device", p.long_channel)
     _param(s, "power_gating", p.power_gating)
     _param(s, "machine_bits", p.core.machine_bits)
+    _param(s, "Embedded", int(p.core.embedded))
+    _param(s, "opt_clockrate", int(p.core.opt_clockrate))
     _param(s, "virtual_address_width", p.core.vaddr_bits)
     _param(s, "physical_address_width", p.core.paddr_bits)
     _param(s, "virtual_memory_page_size", 4096)

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import calibration as cal
 from .activity import Activity
-from .blocks import ZERO, Block, array, cache_block, logic, wires
+from .blocks import GATE_AREA_F2, LOGIC_AREA_SCALE, ZERO, Block, array, cache_block, logic, wires
 from .config import CacheConfig, DirectoryConfig, NocConfig, Platform
 from .tech import LONG_CHANNEL_SHARE, Technology, technology
 
@@ -74,6 +74,42 @@ FLOP_GATES = 8.0           # one pipeline latch bit
 CACHE_CTRL_GATES = 1.0e5   # cache controller (MSHR control, replacement, fill/evict datapaths, state machines)
 
 
+# McPAT's embedded cores (its Cortex-A9 example, ``Embedded`` = 1) use smaller functional units: an ALU of one
+# 280 x 260 um^2 (90 nm) slice instead of two, a multiplier of three instead of six, an FPU of 4.47 instead of
+# 8.47 mm^2 (VFP and NEON); and half the energy per operation ("according to ARM data") on a base a sixth of the
+# desktop one (1.15/3, 2 x 1.15/3 and 1.15 nJ-class coefficients against 1.15, 2 x 1.15 and 3 x 1.15). Leakage
+# follows the area, as in McPAT.
+EMBEDDED_ALU_AREA = 0.5
+EMBEDDED_MUL_AREA = 0.5
+EMBEDDED_FPU_AREA = 4.47 / 8.47
+EMBEDDED_FU_ENERGY = 0.5 / 3.0
+
+
+def _embedded_fu(b: Block, area: float) -> Block:
+    return Block(b.area_mm2 * area, b.c_read * EMBEDDED_FU_ENERGY, b.c_write * EMBEDDED_FU_ENERGY,
+                 b.c_search * EMBEDDED_FU_ENERGY, b.leak_um * area, b.gate_um * area)
+
+
+def mcpat_logic_scaling(node_nm: float) -> float:
+    """McPAT's area scaling of its empirical logic (here: the undifferentiated core) from 90 nm: 0.7x per node
+    generation (90, 65, 45, 32, 22 nm: 1, 0.7, 0.49, 0.343, 0.24), not the 0.5x of F^2; continued as the same
+    power law of the node size (x^1.1) between and beyond them."""
+    return (node_nm / 90.0) ** (math.log(1 / 0.7) / math.log(90.0 / 65.0))
+
+
+def undifferentiated_core_mm2(c) -> float:
+    """McPAT's undifferentiated core area at 90 nm, mm^2: the part of a core's die no modelled unit covers, from
+    McPAT's curve fits of die photos (out-of-order: Merom, Penryn, Prescott, Opteron; in-order: Niagara 1 and 2;
+    embedded: the Sandia parametrised processor models, nil unless the core is sized for its clock). It is what
+    makes a desktop out-of-order core several mm^2 bigger than the sum of its units, and an embedded one not."""
+    n = max(1, int(c.pipeline_depth))
+    th = max(1, int(c.threads))
+    if c.embedded:
+        return max(0.0, (0.4109 * n - 0.776) * (0.05 if c.opt_clockrate else 0.0)) * (1 + math.log2(th) * 0.0426)
+    base = 3.57 * math.log(n) - 1.2643 if c.ooo else -2.19 * math.log(n) + 6.55
+    return max(0.0, base) * (1 + math.log2(th) * 0.0716)
+
+
 class _Builder:
     def __init__(self, p: Platform, act: Activity | None):
         self.p = p
@@ -84,9 +120,12 @@ class _Builder:
 
     # ---------------------------------------------------------------- helpers
     def add(self, path, group, cls, block, peak_c, *, count=1.0, domain="uncore", clock_MHz=None,
-            runtime_c=None, clock_c=0.0, long_channel=False, capacity_B=None, component=None, **kw):
-        """One priced structure. ``capacity_B``: of one instance, for arrays (a feature of their law)."""
+            runtime_c=None, clock_c=0.0, long_channel=False, capacity_B=None, flit_bits=None, component=None,
+            **kw):
+        """One priced structure. ``capacity_B``: of one instance, for arrays; ``flit_bits``: for routers (features
+        of their laws)."""
         x = self.x if capacity_B is None else cal.array_features(self.x, capacity_B)
+        x = x if flit_bits is None else cal.noc_features(x, flit_bits)
         k = {m: cal.factor(group, m, x) for m in cal.METRICS}
         b = _cal(block, k)
         rt = k["dyn"] * k["rt"]
@@ -142,7 +181,7 @@ class _Builder:
         btb_t, btb_d, _ = self.cache_arrays(CacheConfig("btb", c.btb.capacity_B, c.btb.block_B, c.btb.assoc,
                                                         banks=c.btb.banks, buffers=(0, 0, 0, 0)), c.vaddr_bits)
         btb = btb_t + btb_d
-        self.add("core.ifu.btb", "core_array", cls, btb, d["IFU"] * (btb.c_read),
+        self.add("core.ifu.btb", "btb", cls, btb, d["IFU"] * (btb.c_read),
                  runtime_c=self.core_runtime(lambda a: a.btb_reads * btb.c_read + a.btb_writes * btb.c_write),
                  long_channel=True, **kw)
         if c.ooo:
@@ -151,17 +190,17 @@ class _Builder:
                   + array(t, 2 ** min(c.local_hist_bits, 20), c.local_ctr_bits, name="local_predictor_l2")
                   + array(t, c.chooser_entries, c.chooser_bits, name="chooser")
                   + array(t, max(1, c.ras * th), c.vaddr_bits, name="ras"))
-            self.add("core.ifu.predictor", "core_array", cls, bp, d["IFU"] * bp.c_read,
+            self.add("core.ifu.predictor", "bpred", cls, bp, d["IFU"] * bp.c_read,
                      runtime_c=self.core_runtime(lambda a: a.branches * bp.c_read + a.branch_mispredicts
                                                  * bp.c_write), **kw)
         ib = array(t, max(1, c.inst_buffer * th), c.inst_bits, rd_ports=c.decode_width, wr_ports=c.fetch_width,
                    rw_ports=0, name="instruction_buffer")
-        self.add("core.ifu.inst_buffer", "core_array", cls, ib,
+        self.add("core.ifu.inst_buffer", "ibuf", cls, ib,
                  c.decode_width * ib.c_read + c.fetch_width * ib.c_write,
                  runtime_c=self.core_runtime(lambda a: a.committed_insts * (ib.c_read + ib.c_write)), **kw)
         dec = logic(t, c.decode_width * (DECODE_GATES_X86 if c.x86 else DECODE_GATES_RISC), activity=0.05,
                     name="decoder")
-        self.add("core.ifu.decoder", "core_logic", cls, dec, dec.c_read,
+        self.add("core.ifu.decoder", "decoder", cls, dec, dec.c_read,
                  runtime_c=self.core_runtime(lambda a: a.committed_insts / c.decode_width * dec.c_read), **kw)
 
         # ---- rename
@@ -197,7 +236,7 @@ class _Builder:
                 frd_c = frat.c_read
             wr_c = rat.c_write
             fwr_c = frat.c_write
-            self.add("core.rename", "core_array", cls, ren,
+            self.add("core.rename", "rename", cls, ren,
                      2 * dw * rd_c + dw * wr_c + (2 * rd_c + fwr_c) * min(dw, c.fp_issue_width),
                      runtime_c=self.core_runtime(lambda a: a.rename_reads * rd_c + a.rename_writes * wr_c
                                                  + a.fp_rename_reads * frd_c + a.fp_rename_writes * fwr_c), **kw)
@@ -216,7 +255,7 @@ class _Builder:
                        name="instruction_window")
             fiq = ZERO
         sch = iq + fiq
-        self.add("core.scheduler.iq", "core_array", cls, sch,
+        self.add("core.scheduler.iq", "scheduler", cls, sch,
                  iw * (iq.c_read + iq.c_search) + c.decode_width * iq.c_write
                  + fiw * (fiq.c_read + fiq.c_search + fiq.c_write),
                  runtime_c=self.core_runtime(lambda a: a.iq_reads * iq.c_read + a.iq_writes * iq.c_write
@@ -227,7 +266,7 @@ class _Builder:
             rob_w = c.vaddr_bits + 2 * phys_tag + 8 + (c.machine_bits if c.rs_window else 0)
             rob = array(t, c.rob, rob_w, rd_ports=c.commit_width, wr_ports=c.decode_width, rw_ports=0,
                         name="rob")
-            self.add("core.scheduler.rob", "core_array", cls, rob,
+            self.add("core.scheduler.rob", "rob", cls, rob,
                      c.commit_width * rob.c_read + c.decode_width * rob.c_write,
                      runtime_c=self.core_runtime(lambda a: a.rob_reads * rob.c_read + a.rob_writes * rob.c_write),
                      **kw)
@@ -240,7 +279,7 @@ class _Builder:
         rf = irf + frf
         if c.reg_windows:
             rf = rf + array(t, c.reg_windows * 16 * th, c.machine_bits, name="register_windows")
-        self.add("core.exu.regfile", "core_array", cls, rf,
+        self.add("core.exu.regfile", "regfile", cls, rf,
                  d["ALU"] * (2 * iw * irf.c_read + iw * irf.c_write)
                  + d["FPU"] * (2 * fiw * frf.c_read + fiw * frf.c_write),
                  runtime_c=self.core_runtime(lambda a: a.int_rf_reads * irf.c_read + a.int_rf_writes * irf.c_write
@@ -250,11 +289,15 @@ class _Builder:
         alu = logic(t, ALU_GATES, activity=0.3, name="alu")
         mul = logic(t, MUL_GATES, activity=0.3, name="mul")
         fpu = logic(t, FPU_GATES, activity=0.05, name="fpu")
-        self.add("core.exu.alus", "core_logic", cls, alu.scaled(c.alus), d["ALU"] * c.alus * alu.c_read,
+        if c.embedded:
+            alu = _embedded_fu(alu, EMBEDDED_ALU_AREA)
+            mul = _embedded_fu(mul, EMBEDDED_MUL_AREA)
+            fpu = _embedded_fu(fpu, EMBEDDED_FPU_AREA)
+        self.add("core.exu.alus", "alu", cls, alu.scaled(c.alus), d["ALU"] * c.alus * alu.c_read,
                  runtime_c=self.core_runtime(lambda a: a.int_ops * alu.c_read), **kw)
-        self.add("core.exu.muls", "core_logic", cls, mul.scaled(c.muls), d["MUL"] * c.muls * mul.c_read,
+        self.add("core.exu.muls", "mul", cls, mul.scaled(c.muls), d["MUL"] * c.muls * mul.c_read,
                  runtime_c=self.core_runtime(lambda a: a.mul_ops * mul.c_read), **kw)
-        self.add("core.exu.fpus", "core_logic", cls, fpu.scaled(c.fpus), d["FPU"] * c.fpus * fpu.c_read,
+        self.add("core.exu.fpus", "fpu", cls, fpu.scaled(c.fpus), d["FPU"] * c.fpus * fpu.c_read,
                  runtime_c=self.core_runtime(lambda a: a.fp_ops * fpu.c_read), **kw)
         fu_area = (alu.area_mm2 * c.alus + mul.area_mm2 * c.muls + fpu.area_mm2 * c.fpus + rf.area_mm2)
         bus_len = math.sqrt(max(fu_area, 1e-6)) * 2.0
@@ -262,7 +305,7 @@ class _Builder:
         bypass = wires(t, int((c.machine_bits + phys_tag) * max(1, math.ceil(n_fu))), bus_len, pitch_F=6.0,
                        routed_over=0.8)
         per_result = bypass.c_read / max(1.0, n_fu)
-        self.add("core.exu.bypass", "core_logic", cls, bypass,
+        self.add("core.exu.bypass", "bypass", cls, bypass,
                  per_result * (d["ALU_cdb"] * c.alus + d["MUL_cdb"] * c.muls + d["FPU_cdb"] * c.fpus),
                  runtime_c=self.core_runtime(lambda a: (a.int_ops + a.mul_ops + a.fp_ops) * per_result), **kw)
 
@@ -290,17 +333,17 @@ class _Builder:
             lsq = lsq + sq
             sq_c = sq.c_write + sq.c_search
         if lsq.area_mm2 > 0:
-            self.add("core.lsu.lsq", "core_array", cls, lsq, d["LSU"] * mp * (lq_c + sq_c),
+            self.add("core.lsu.lsq", "lsq", cls, lsq, d["LSU"] * mp * (lq_c + sq_c),
                      runtime_c=self.core_runtime(lambda a: (a.loads + a.stores) * (lq_c + sq_c) / 2), **kw)
 
         # ---- MMU
         tlb_w = (c.vaddr_bits - 12) + (pa - 12) + 8
         itlb = array(t, max(1, c.itlb_entries), tlb_w, cam=True, search_ports=1, name="itlb")
         dtlb = array(t, max(1, c.dtlb_entries), tlb_w, cam=True, search_ports=mp, name="dtlb")
-        self.add("core.mmu.itlb", "core_array", cls, itlb, d["MemManU_I"] * itlb.c_search,
+        self.add("core.mmu.itlb", "tlb", cls, itlb, d["MemManU_I"] * itlb.c_search,
                  runtime_c=self.core_runtime(lambda a: a.itlb_accesses * itlb.c_search
                                              + a.itlb_misses * itlb.c_write), **kw)
-        self.add("core.mmu.dtlb", "core_array", cls, dtlb, d["MemManU_D"] * mp * dtlb.c_search,
+        self.add("core.mmu.dtlb", "tlb", cls, dtlb, d["MemManU_D"] * mp * dtlb.c_search,
                  runtime_c=self.core_runtime(lambda a: a.dtlb_accesses * dtlb.c_search
                                              + a.dtlb_misses * dtlb.c_write), **kw)
 
@@ -309,9 +352,17 @@ class _Builder:
         pipe = logic(t, c.pipeline_depth * stage_bits * FLOP_GATES, activity=0.25, name="pipeline")
         ctrl = logic(t, (2.0e4 + 2.0e4 * c.issue_width) * (2.5 if c.ooo else 1.0) * th, activity=0.05,
                      name="control")
-        self.add("core.pipeline", "core_logic", cls, pipe + ctrl, pipe.c_read + ctrl.c_read,
+        self.add("core.pipeline", "pipeline", cls, pipe + ctrl, pipe.c_read + ctrl.c_read,
                  runtime_c=self.core_runtime(lambda a: a.committed_insts / c.decode_width * pipe.c_read * 0.7),
                  clock_c=pipe.c_read * 0.3 + ctrl.c_read, **kw)
+
+        # ---- the undifferentiated core: the die area no unit accounts for (clock spine, control, routing, test)
+        undiff_mm2 = undifferentiated_core_mm2(c)
+        if undiff_mm2 > 0:
+            area = undiff_mm2 * mcpat_logic_scaling(self.p.node_nm)
+            gates = area / (GATE_AREA_F2 * t.F2_mm2 * LOGIC_AREA_SCALE[t.device])
+            u = logic(t, gates, activity=0.0, name="undifferentiated_core")
+            self.add("core.undiff", "undiff", cls, u, 0.0, **kw)
 
         # ---- private L2 (counted in the core, as McPAT does)
         if c.l2 is not None:
@@ -375,7 +426,7 @@ class _Builder:
             per = bus.c_read * 0.5 + drv.c_read
             if self.act is not None:
                 rc = [0.0 if act is None else act.flits * per]
-            self.add(f"{n.name}.bus", "noc", "noc", blk, n.duty_cycle * per / max(1.0, n.link_throughput),
+            self.add(f"{n.name}.bus", "bus", "noc", blk, n.duty_cycle * per / max(1.0, n.link_throughput),
                      count=n.count, clock_MHz=n.clock_MHz, runtime_c=rc, component="noc")
             return
         buf = array(t, max(1, n.vcs * n.buffer_entries), n.flit_bits, rd_ports=1, wr_ports=1, rw_ports=0,
@@ -384,17 +435,23 @@ class _Builder:
         xw = n.in_ports * n.flit_bits * pitch
         xh = n.out_ports * n.flit_bits * pitch
         xbar_c = n.flit_bits * (xw + xh) * t.c_wire_per_mm * 1.5
-        xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_um,
-                     n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_um)
+        # crosspoint drivers are sized for the wire they drive, whose length grows with the flit width (CACTI's
+        # crossbar): leaking width ~ ports^2 x flit^2, as McPAT's routers leak (x2.9-4 per doubled flit)
+        drive = n.flit_bits / cal.REF_FLIT_BITS
+        xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_um * drive,
+                     n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_um * drive)
         arb = logic(t, n.in_ports * n.out_ports * max(1, n.vcs) * 60, activity=0.2, name="arbiter")
         router = buf.scaled(n.in_ports) + xbar + arb
         per_flit_router = buf.c_read + buf.c_write + xbar_c + arb.c_read / max(1, n.in_ports)
-        if n.global_link:
-            link_len = math.sqrt(chip_area_mm2 * n.chip_coverage)
-        else:
-            link_len = math.sqrt(chip_area_mm2 * n.chip_coverage / routers)
+        # Links as McPAT prices them: only a network with global links has any (has_global_link; their length
+        # the chip's edge over the mean of the mesh's sides, halved between neighbours). A routers-only network
+        # (has_global_link 0, the exported target's mesh and every mesh of the sweep) is priced as its routers:
+        # McPAT prints no link line for it, and pricing links there put the target-like meshes at 1.65x McPAT.
+        link_len = math.sqrt(chip_area_mm2 * n.chip_coverage) / ((n.nodes_x + n.nodes_y) / 2.0)
+        if routers > 1:
+            link_len /= 2.0
         link = wires(t, n.flit_bits, link_len, pitch_F=8.0, routed_over=n.routed_over)
-        links_per_router = n.out_ports if (n.global_link or routers > 1) else 0
+        links_per_router = (n.in_ports - 1) + (n.out_ports - 1) if n.global_link else 0
         links = link.scaled(links_per_router) if links_per_router else ZERO
         per_hop = per_flit_router + (link.c_read * 0.5 if links_per_router else 0.0)
         if self.act is not None:
@@ -402,7 +459,8 @@ class _Builder:
         # peak: every input port forwards one flit per cycle
         self.add(f"{n.name}.routers", "noc", "noc", router + links,
                  n.duty_cycle * n.in_ports * per_hop / max(1.0, n.link_throughput),
-                 count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rc, component="noc")
+                 count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rc, flit_bits=n.flit_bits,
+                 component="noc")
 
     # ---------------------------------------------------------------- memory controllers and DRAM
     def memory(self):
