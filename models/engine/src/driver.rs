@@ -86,8 +86,13 @@ impl ExecHook for TimingHook {
         use kvsim_timing::{AccessKind, MemPort, MemReq, ReqClass};
         let kind = if write { AccessKind::Write } else { AccessKind::Read };
         let time = t.saturating_sub(self.offset);
-        let requester = self.io_requester(agent);
-        let req = MemReq { addr, kind, non_temporal: false, requester, class: ReqClass::Io, time };
+        // An agent below the first I/O agent is a core: a device working in that core's own caches (the zero-copy
+        // NIC) enters the memory system as the core.
+        let (requester, class) = match agent < self.first_io_agent {
+            true => (agent as u16, ReqClass::Core),
+            false => (self.io_requester(agent), ReqClass::Io),
+        };
+        let req = MemReq { addr, kind, non_temporal: false, requester, class, time };
         self.sys.mem.access(&req) + self.offset
     }
     fn numa_placed(&mut self, start: u64, len: u64, socket: u16) {
