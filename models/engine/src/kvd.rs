@@ -142,6 +142,29 @@ mod tests {
     }
 
     #[test]
+    fn a_request_reaches_the_nic_after_its_uplink_share_the_switch_and_the_stacks_own_link() {
+        let nic =
+            kvsim_params::Nic { enabled: true, port_gbps: 10.0, switch: params(12, 200_000), ..Default::default() };
+        let (mut net, mut bus) = crate::net::Net::new(&[nic], None, 1, &[]).unwrap();
+        let mut nics = crate::net::Nics {
+            nics: &mut net.nics,
+            regs: &mut bus.nics,
+            queue_at: &net.queue_at,
+            port_at: &net.port_at,
+        };
+        assert_eq!(nics.wire_send(0, vec![0; 100], 1_000), 1_000, "the client's send starts on the uplink");
+        // 124 bytes at 10/12 Gbit/s (9600 ps per byte), the forwarding latency, 124 bytes at 10 Gbit/s.
+        let arrives = 1_000 + 124 * 9600 + 200_000 + 124 * 800;
+        let mut mem = crate::mem::Memory::new(1 << 20, false, 1);
+        let mut io = |_: u64, _: bool, t: u64| t;
+        let nic = &mut net.nics[0];
+        nic.advance(&mut bus.nics[0], &mut mem, arrives - 1, &mut io).unwrap();
+        assert_eq!(nic.port_stats[0].rx_frames, 0);
+        nic.advance(&mut bus.nics[0], &mut mem, arrives, &mut io).unwrap();
+        assert_eq!(nic.port_stats[0].rx_frames, 1);
+    }
+
+    #[test]
     fn one_stack_alone_gets_the_whole_uplink() {
         let sw = KvdSwitch::new(&params(1, 0), 1).unwrap();
         assert_eq!(sw.share_ps_per_byte, 800.0, "10 Gbit/s: 800 ps per byte");
