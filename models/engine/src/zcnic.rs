@@ -19,6 +19,9 @@
 //! written. TX starts `mmio_latency` after the doorbell; the NIC reads each slot's status and frame lines from the
 //! core's caches, serializes the frame on the port's wire and writes SENT back into the core's caches.
 //!
+//! A frame that waited in the port's RX FIFO for a free slot starts its write no earlier than the step that found
+//! the slot (the core handed it back since the step before).
+//!
 //! Simplifications (named): a frame leaves the port's RX FIFO when its write into the caches starts; the write of
 //! a whole line still fetches the line on a miss, as a core's store would; SENT is set functionally when the NIC
 //! takes the frame (as DD bits are in the ring NIC), its write is timed.
@@ -68,6 +71,9 @@ pub struct ZeroCopy {
     last_visible: Vec<u64>,
     /// Per port: when the TX wire is free.
     tx_wire_free: Vec<u64>,
+    /// The time of the last step: a frame still waiting for a free slot then got one only later, so its write
+    /// starts no earlier than this (slots are handed back between steps).
+    slot_floor: u64,
     /// Lines written into (RX) and read from (TX) the cores' caches; timed RX frames and their latency from
     /// arrival at the port to visibility (ps).
     pub rx_lines: u64,
@@ -168,8 +174,8 @@ impl Nic {
         let Some(io) = io else {
             return write_status(mem, q, slot, len, FLAG_READY, "writing a receive slot's status");
         };
-        let start = arrived + self.timing.as_ref().expect("a timed NIC").mmio_latency;
         let zc = self.zero_copy.as_mut().expect("a zero-copy NIC");
+        let start = arrived.max(zc.slot_floor) + self.timing.as_ref().expect("a timed NIC").mmio_latency;
         let core = zc.queue_core[q];
         let mut written = start;
         for line in lines(slot + FRAME_OFFSET, len as u64) {
@@ -187,9 +193,11 @@ impl Nic {
         Ok(())
     }
 
-    /// Timed: the status words whose line has been written by `now` become visible to their cores.
+    /// Timed, after each step's `advance`: the status words whose line has been written by `now` become visible to
+    /// their cores.
     pub fn publish_zero_copy(&mut self, mem: &mut Memory, now: u64) -> Result<(), DmaFault> {
         let Some(zc) = self.zero_copy.as_mut() else { return Ok(()) };
+        zc.slot_floor = now;
         while zc.pending.front().is_some_and(|r| r.visible <= now) {
             let r = zc.pending.pop_front().unwrap();
             write_status(mem, r.q, r.slot, r.len, FLAG_READY, "writing a receive slot's status")?;

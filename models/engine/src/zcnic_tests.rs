@@ -186,6 +186,33 @@ fn timed_tx_reads_the_send_slot_from_the_cores_caches_and_sends_it_at_exact_tick
 }
 
 #[test]
+fn a_frame_that_waited_for_a_slot_is_written_from_the_step_that_found_one() {
+    let (mut mem, mut regs, mut nic) = setup();
+    let mut io = Recorder::default();
+    for i in 0..8u8 {
+        nic.wire_send(0, frame(100, i), 0);
+    }
+    let first = 5_000_000;
+    nic.advance(&mut regs, &mut mem, first, &mut io).unwrap();
+    nic.publish_zero_copy(&mut mem, first).unwrap();
+    assert_eq!((regs.queues[0].rx_frames, nic.fifo_frames()), (7, 1), "7 slots: the 8th frame waits");
+    // The core takes slot 0 and hands it back; the next step finds it.
+    mem.write_bytes(0, RX, &[0; 4]).unwrap();
+    regs.store(DEVICE_BASE + reg::RX_TAIL, 8, 0, Access::Store).unwrap();
+    io.log.clear();
+    let second = 9_000_000;
+    nic.advance(&mut regs, &mut mem, second, &mut io).unwrap();
+    nic.publish_zero_copy(&mut mem, second).unwrap();
+    // It goes to slot 7, the one the NIC now owns ([7, 0)). It arrived at 8 x 124 x 800 ps, long before; its write
+    // starts from the first step on, not from its arrival.
+    let slot7 = RX + 7 * SLOT_BYTES;
+    assert_eq!(io.log[0], (CORE, slot7 + 64, true, first + MMIO));
+    assert_eq!(io.log[2], (CORE, slot7, true, first + MMIO + COST));
+    assert_eq!(status(&mut mem, slot7), (100, FLAG_READY));
+    assert_eq!(mem.read_bytes(slot7 + FRAME_OFFSET, 100).unwrap(), frame(100, 7));
+}
+
+#[test]
 fn a_zero_copy_round_trip_has_no_descriptor_or_pcie_traffic() {
     let (mut mem, mut regs, mut nic) = setup();
     let mut io = Recorder::default();
