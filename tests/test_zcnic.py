@@ -121,3 +121,10 @@ def test_bad_zero_copy_and_switch_settings_are_refused_naming_the_parameter():
                     nic=Nic(enabled=True, interface="zero_copy"))
     with pytest.raises(ParamError, match=r"Nic.interface = 'zero_copy'.*one-socket system"):
         s.validate()
+
+
+def test_the_capacity_search_starts_at_the_stacks_share_of_the_uplink():
+    from drivers.capacity import MIN_WIRE_FRAME, line_rate_mpps
+
+    assert line_rate_mpps(keyvault.system(cores=2)) == pytest.approx(10e9 / 12 / 8 / MIN_WIRE_FRAME / 1e6)
+    assert line_rate_mpps(keyvault.system(cores=2, switch=False)) == pytest.approx(10e9 / 8 / MIN_WIRE_FRAME / 1e6)
