@@ -84,11 +84,13 @@ class SearchResult:
 
 def line_rate_mpps(system: System) -> float:
     """Frames per second (millions) one port carries at its line rate with the smallest frames (the slowest port
-    of the system's NICs, since the client offers the same load on every port)."""
+    of the system's NICs, since the client offers the same load on every port). A port behind a KVD switch
+    carries at most its share of the switch's uplink."""
     nics = system.active_nics()
     if not nics:
         raise ParamError("the capacity search needs a NIC: System.nic.enabled is False and System.nics is empty")
-    return min(n.port_gbps for n in nics) * 1e9 / 8 / MIN_WIRE_FRAME / 1e6
+    gbps = [min(n.port_gbps, n.switch.share_gbps()) if n.switch.enabled else n.port_gbps for n in nics]
+    return min(gbps) * 1e9 / 8 / MIN_WIRE_FRAME / 1e6
 
 
 def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float = DEFAULT_MAX_LOSS,

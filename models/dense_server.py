@@ -17,6 +17,7 @@ import math
 import warnings
 from dataclasses import dataclass
 
+from .kvd import KVD_POWER_W
 from .params import Param, ParamError, SimObject
 
 GB = 1 << 30  # capacities in GB as architects mean them for memory (4 GB = 8 x 512 MB dies)
@@ -85,7 +86,8 @@ class DenseServer(SimObject):
     phy_power_w = Param.Float(0.3, "one 10 GbE PHY, W (Gutierrez 2014: 300 mW); one per port", min=0.0, max=100.0)
     phys_per_package = Param.Count(2, "PHYs per package (Gutierrez 2014: two)", min=1, max=16)
     phy_package_area = Param.Float(441.0, "PHY package area, mm2 (Gutierrez 2014: 441)", min=1.0, max=1e5)
-    switch_power_w = Param.Float(0.819, "one key-value distributor switch, W (Gutierrez 2014: 819 mW)",
+    switch_power_w = Param.Float(KVD_POWER_W, "one key-value distributor switch, W (Gutierrez 2014: 819 mW; "
+                                 "KvdSwitch.power_w's figure, models/kvd.py)",
                                  min=0.0, max=1000.0)
     switch_package_area = Param.Float(441.0, "package area of a KVD switch, mm2 (assumed: the stacks' 21 x 21 mm "
                                       "BGA; the die is 32 mm2)", min=1.0, max=1e5)

@@ -11,6 +11,7 @@ pointer (tx_completion); NIC DMA writes go to the LLC through DDIO (ddio, ddio_w
 
 from __future__ import annotations
 
+from .kvd import KvdSwitch
 from .params import Param, ParamError, SimObject
 
 
@@ -71,12 +72,26 @@ class Nic(SimObject):
                             "default is 2 of 20)", min=0.0, max=1.0)
     steering_base_port = Param.Count(0x4000, "UDP destination port of core 0's queue: port base + c steers to "
                                      "core c's queue (perfect-match table)", min=1, max=65535)
+    # Zero-copy interface and the KVD switch (models/engine/src/zcnic.rs, kvd.rs) ------------------------------
+    interface = Param.Enum("rings", "how the NIC meets the cores: 'rings' (RX/TX descriptor rings over PCIe, DMA "
+                           "and DDIO, as above) or 'zero_copy' (KeyVault's NIC on the cache hierarchy: per-queue "
+                           "registers and fixed 2 KiB receive and send slots in cacheable memory, no descriptors; "
+                           "the NIC writes a frame and its ready word straight into the owning core's caches and "
+                           "reads replies from there, mmio_latency is then the on-die trip between the NIC and a "
+                           "core, and the pcie_*, rx_wb_* and ddio parameters do not apply). The driver reads it "
+                           "from the INTERFACE register (workloads/ABI.md)", choices=("rings", "zero_copy"))
+    switch = Param.Child(KvdSwitch, "the key-value distributor switch between the ports and the network "
+                         "(KeyVault); off by default")
 
     def validate(self) -> None:
         super().validate()
         if self.rx_wb_threshold > 1 and self.rx_wb_timer == 0:
             raise ParamError(f"Nic.rx_wb_threshold = {self.rx_wb_threshold} needs Nic.rx_wb_timer > 0: without the "
                              "timer a partial write-back group would never reach the guest")
+        if self.interface == "zero_copy" and (self.tx_completion != "descriptor" or self.rx_wb_threshold > 1):
+            raise ParamError(f"Nic.interface = 'zero_copy' has no descriptors: Nic.tx_completion must stay "
+                             f"'descriptor' (got {self.tx_completion!r}) and Nic.rx_wb_threshold 1 (got "
+                             f"{self.rx_wb_threshold})")
         if self.enabled and self.queues and self.queues < self.ports:
             raise ParamError(f"Nic.queues = {self.queues} is fewer than Nic.ports = {self.ports}: every port "
                              "needs a queue")

@@ -132,6 +132,9 @@ class System(SimObject):
             if len(values) > 1:
                 raise ParamError(f"System.nics: every NIC needs the same {field} (the socket's LLC, uncached path "
                                  f"and client share it), not {sorted(values)}")
+        if any(n.interface == "zero_copy" for n in nics) and len(self.sockets) > 1:
+            raise ParamError("Nic.interface = 'zero_copy' writes frames into a core's own caches: it needs a "
+                             f"one-socket system, not System.sockets of {len(self.sockets)}")
         if nics and {n.queues == 0 for n in nics} == {True, False}:
             raise ParamError("System.nics: give every NIC its queues, or none (one queue per hart)")
         ports = sum(n.ports for n in nics)

@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
         if (argc > 1 && argv[1][0] == 'w')
             *(volatile unsigned int *)(regs + 0x18) = 1;      /* 32-bit store: faults */
         if (argc > 1 && argv[1][0] == 'h')
-            (void)*(volatile unsigned long *)(regs + 0x80);  /* past the register block: faults */
+            (void)*(volatile unsigned long *)(regs + 0x88);  /* past the register block: faults */
         if (argc > 1 && argv[1][0] == 'm')
             (void)*(volatile unsigned long *)(regs + 0x14);  /* misaligned: faults */
     }

@@ -126,9 +126,12 @@ struct kvs_req_desc {
 #define KVS_NIC_REG_TX_HEAD_WB 0x70u  /* RW: head-pointer mode: guest address (4-byte aligned) | 1 of a uint32_t
                                          where the NIC writes TX_HEAD after each TX batch; set before CTRL enable */
 #define KVS_NIC_REG_TX_COMPLETION 0x78u /* RO: how sent TX descriptors are reported (KVS_NIC_TX_COMPLETION_*) */
-#define KVS_NIC_REG_BLOCK_LEN  0x80u
+#define KVS_NIC_REG_INTERFACE  0x80u  /* RO: how the NIC meets the cores (KVS_NIC_INTERFACE_*, Nic.interface) */
+#define KVS_NIC_REG_BLOCK_LEN  0x88u
 
 #define KVS_NIC_CTRL_ENABLE    1u
+#define KVS_NIC_INTERFACE_RINGS      0u  /* descriptor rings (this file) */
+#define KVS_NIC_INTERFACE_ZERO_COPY  1u  /* KeyVault's zero-copy slots (ABI.md, "The zero-copy interface") */
 #define KVS_NIC_TX_HEAD_WB_ENABLE          1u
 #define KVS_NIC_TX_COMPLETION_DESCRIPTOR   0u  /* status = DD in each sent descriptor */
 #define KVS_NIC_TX_COMPLETION_HEAD_POINTER 1u  /* TX_HEAD written to TX_HEAD_WB's address; descriptors untouched */

@@ -4,6 +4,8 @@
  *
  * Arguments (NAME=VALUE): port=11211, mem=64MiB (store memory per instance), buckets=16 (log2 of hash buckets per
  * instance), conns=256 (connection slots, a power of two), rx_ring=256, tx_ring=256, burst=32.
+ * The NIC driver is chosen at start from the queue's INTERFACE register: the descriptor rings (kvs/platform_riscv.c),
+ * or KeyVault's zero-copy slots (below; rx_ring slots in each direction), where requests are served in place.
  * selftest=N: no NIC needed (qemu-riscv64): hart 0 plays a client that sends N random GET/SET/DELETE requests
  * through a software queue (selftest_nic=1: through the real NIC driver over kvs/fake_nic.c) and checks every
  * response against its model of the store; exit status 0 when all were right.
@@ -19,6 +21,7 @@
 #include "kvsim_libc.h"
 #include "platform.h"
 #include "platform_riscv.h"
+#include "kvs_abi.h"
 #include "mcd_server.h"
 
 struct mcd_args {
@@ -81,6 +84,109 @@ static unsigned poll_once(struct mcd_server *s, struct plat_queue *q, unsigned b
     }
     if (nout)
         plat_tx_burst(q, out, nout);
+    return n;
+}
+
+/* ---- the zero-copy NIC (KeyVault; workloads/ABI.md, "The zero-copy interface") --------------------------------
+ * No descriptors: the queue's registers name a receive and a send area of fixed 2 KiB slots in cacheable memory. A
+ * slot's first line is its status word (len in the low half, flags in the high half), the frame starts 64 bytes in.
+ * The NIC writes a request into the next receive slot and sets READY; the server answers it in place into the next
+ * send slot, clears the receive status and hands both to the NIC through RX_TAIL and TX_TAIL, once per burst. */
+#define ZC_SLOT 2048u
+#define ZC_FRAME_OFF 64u
+#define ZC_READY 1u /* receive status flag */
+#define ZC_SENT 1u  /* send status flag: the NIC has read the slot out */
+
+struct zc_queue {
+    volatile uint64_t *regs;
+    uint8_t *rx, *tx;
+    unsigned slots;                      /* per area, a power of two */
+    unsigned rx_next, tx_next, tx_clean; /* free-running: next slot to read, to fill, oldest not seen SENT */
+};
+
+static inline volatile uint32_t *zc_status(uint8_t *area, unsigned slots, unsigned i)
+{
+    return (volatile uint32_t *)(area + (size_t)(i & (slots - 1)) * ZC_SLOT);
+}
+
+/* This hart's queue registers when its NIC has the zero-copy interface, else 0 (the ring driver opens it then). */
+static volatile uint64_t *zc_probe(unsigned hart)
+{
+    long qid = plat_nic_simcall(KVS_SIMCALL_NIC_QUEUE_OF, (long)hart);
+    long regs = qid < 0 ? -1 : plat_nic_simcall(KVS_SIMCALL_NIC_QUEUE_REGS, qid);
+    if (regs < 0)
+        return 0;
+    volatile uint64_t *r = (volatile uint64_t *)(uintptr_t)regs;
+    return r[KVS_NIC_REG_INTERFACE / 8] == KVS_NIC_INTERFACE_ZERO_COPY ? r : 0;
+}
+
+static struct zc_queue *zc_open(volatile uint64_t *regs, unsigned slots)
+{
+    struct zc_queue *z = plat_alloc_local(sizeof(*z), 64);
+    uint8_t *rx = plat_alloc_local((size_t)slots * ZC_SLOT, 4096), *tx = plat_alloc_local((size_t)slots * ZC_SLOT, 4096);
+    if (!z || !rx || !tx || slots < 8 || (slots & (slots - 1)))
+        return 0;
+    *z = (struct zc_queue){regs, rx, tx, slots, 0, 0, 0};
+    for (unsigned i = 0; i < slots; i++)
+        *zc_status(rx, slots, i) = 0;
+    regs[KVS_NIC_REG_CTRL / 8] = 0;
+    regs[KVS_NIC_REG_RX_BASE / 8] = (uint64_t)(uintptr_t)rx;
+    regs[KVS_NIC_REG_RX_SIZE / 8] = slots;
+    regs[KVS_NIC_REG_TX_BASE / 8] = (uint64_t)(uintptr_t)tx;
+    regs[KVS_NIC_REG_TX_SIZE / 8] = slots;
+    __asm__ volatile("fence w, o" ::: "memory");
+    regs[KVS_NIC_REG_CTRL / 8] = KVS_NIC_CTRL_ENABLE;
+    regs[KVS_NIC_REG_RX_TAIL / 8] = slots - 1; /* every receive slot but one to the NIC */
+    return z;
+}
+
+/* Send slots whose reply the NIC has read out come back; returns how many the server may fill (the NIC holds at
+ * most slots - 1, so that TX_TAIL never catches up with TX_HEAD). */
+static unsigned zc_tx_room(struct zc_queue *z)
+{
+    while (z->tx_clean != z->tx_next && (*zc_status(z->tx, z->slots, z->tx_clean) >> 16) & ZC_SENT)
+        z->tx_clean++;
+    return z->slots - 1 - (z->tx_next - z->tx_clean);
+}
+
+static void zc_tx_doorbell(struct zc_queue *z)
+{
+    __asm__ volatile("fence w, o" ::: "memory"); /* the replies and their status before the doorbell */
+    z->regs[KVS_NIC_REG_TX_TAIL / 8] = z->tx_next & (z->slots - 1);
+}
+
+/* Serve up to `burst` requests where they landed; the number served. */
+static unsigned zc_poll_once(struct mcd_server *s, struct zc_queue *z, unsigned burst)
+{
+    unsigned n = 0, filled = 0;
+    while (n < burst) {
+        volatile uint32_t *st = zc_status(z->rx, z->slots, z->rx_next);
+        uint32_t word = *st;
+        if (!((word >> 16) & ZC_READY))
+            break;
+        __asm__ volatile("fence r, r" ::: "memory"); /* the status before the frame it covers */
+        while (!zc_tx_room(z)) {
+            if (filled) {
+                zc_tx_doorbell(z);
+                filled = 0;
+            }
+            KVS_CPU_RELAX();
+        }
+        uint8_t *in = (uint8_t *)st + ZC_FRAME_OFF, *out = (uint8_t *)zc_status(z->tx, z->slots, z->tx_next) + ZC_FRAME_OFF;
+        uint32_t len = mcd_server_handle(s, in, word & 0xffffu, out, ZC_SLOT - ZC_FRAME_OFF);
+        if (len) {
+            *zc_status(z->tx, z->slots, z->tx_next) = len; /* flags 0: not sent yet */
+            z->tx_next++;
+            filled++;
+        }
+        *st = 0;
+        z->rx_next++;
+        n++;
+    }
+    if (filled)
+        zc_tx_doorbell(z);
+    if (n) /* the served receive slots back to the NIC */
+        z->regs[KVS_NIC_REG_RX_TAIL / 8] = (z->rx_next + z->slots - 1) & (z->slots - 1);
     return n;
 }
 
@@ -268,7 +374,9 @@ int main(int argc, char **argv)
     }
     if ((a.selftest || (a.bench && !a.bench_all)) && hart != 0)
         hart_exit(0);
-    struct plat_queue *q;
+    struct plat_queue *q = 0;
+    struct zc_queue *zq = 0;
+    volatile uint64_t *zc_regs = 0;
     if (a.selftest && a.selftest_nic) {
         if (fake_nic_install() != 0)
             exit_group(1);
@@ -276,10 +384,12 @@ int main(int argc, char **argv)
         q = plat_queue_open(hart, (unsigned)a.rx_ring, (unsigned)a.tx_ring);
     } else if (a.selftest || a.bench) {
         q = plat_soft_queue_open(64);
+    } else if ((zc_regs = zc_probe(hart)) != 0) {
+        zq = zc_open(zc_regs, (unsigned)a.rx_ring);
     } else {
         q = plat_queue_open(hart, (unsigned)a.rx_ring, (unsigned)a.tx_ring);
     }
-    if (!q) {
+    if (!q && !zq) {
         printf("mcd: hart %u: no NIC queue (none in this system, or bad ring sizes); selftest=N runs without one\n",
                hart);
         exit_group(1);
@@ -312,6 +422,9 @@ int main(int argc, char **argv)
     if (hart == 0)
         printf("mcd: serving UDP ports %u.. (one instance per hart), %llu KiB store per instance\n", port,
                (unsigned long long)(a.mem >> 10));
+    if (zq)
+        for (;;)
+            zc_poll_once(s, zq, (unsigned)a.burst);
     for (;;)
         poll_once(s, q, (unsigned)a.burst);
 }

@@ -86,10 +86,19 @@ impl ExecHook for TimingHook {
         use kvsim_timing::{AccessKind, MemPort, MemReq, ReqClass, NO_OWNER};
         let kind = if write { AccessKind::Write } else { AccessKind::Read };
         let time = t.saturating_sub(self.offset);
-        let requester = self.io_requester(agent);
-        // The hart owning the queue is its core in the memory system (core i is hart i).
-        let owner = owner.map_or(NO_OWNER, |h| h as u16);
-        let req = MemReq { addr, kind, non_temporal: false, requester, owner, class: ReqClass::Io, time };
+        // An agent below the first I/O agent is a core: a device working in that core's own caches (the zero-copy
+        // NIC) enters the memory system as the core.
+        let (requester, class) = match agent < self.first_io_agent {
+            true => (agent as u16, ReqClass::Core),
+            false => (self.io_requester(agent), ReqClass::Io),
+        };
+        // The hart owning the queue is its core in the memory system (core i is hart i); a core is its own owner.
+        let owner = match (owner, class) {
+            (Some(h), _) => h as u16,
+            (None, ReqClass::Core) => requester,
+            (None, _) => NO_OWNER,
+        };
+        let req = MemReq { addr, kind, non_temporal: false, requester, owner, class, time };
         self.sys.mem.access(&req) + self.offset
     }
     fn numa_placed(&mut self, start: u64, len: u64, socket: u16) {

@@ -17,6 +17,7 @@ mod fuzz;
 pub mod hart;
 pub mod isa;
 pub mod keyhash;
+pub mod kvd;
 pub mod mcd;
 pub mod mem;
 pub mod net;
@@ -29,6 +30,7 @@ pub mod store_model;
 pub mod syscall;
 pub mod thread;
 pub mod trap;
+pub mod zcnic;
 pub mod zipf;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

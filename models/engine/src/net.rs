@@ -44,10 +44,19 @@ pub struct Nics<'a> {
 }
 
 impl Nics<'_> {
-    /// Put a frame on global port `port`'s wire at `t` (detailed timing); returns when it starts.
+    /// Put a frame on global port `port`'s wire at `t` (detailed timing); returns when it starts. Behind a KVD
+    /// switch the frame crosses the switch's uplink and the switch first (kvd.rs).
     pub fn wire_send(&mut self, port: usize, frame: Vec<u8>, t: u64) -> u64 {
         let (k, p) = self.port_at[port];
-        self.nics[k].wire_send(p, frame, t)
+        let nic = &mut self.nics[k];
+        match nic.switch.as_mut() {
+            Some(sw) => {
+                let (start, forwarded) = sw.to_stack(p, frame.len(), t);
+                nic.wire_send(p, frame, forwarded);
+                start
+            }
+            None => nic.wire_send(p, frame, t),
+        }
     }
 
     /// A frame arrives at global port `port` (functional): the queue in its NIC, or None if dropped.
@@ -67,7 +76,7 @@ impl Nics<'_> {
     }
 
     pub fn frames_in_flight(&self) -> usize {
-        self.nics.iter().map(|n| n.frames_in_flight()).sum()
+        self.nics.iter().map(|n| n.frames_in_flight() + n.zero_copy.as_ref().map_or(0, |z| z.in_flight())).sum()
     }
 }
 
@@ -170,13 +179,30 @@ impl Net {
             let mut model = Nic::new(k, ports[k], local_port.clone(), table, n.rx_fifo_frames.max(1) as usize);
             model.agent = harts + k;
             model.timing = Some(crate::nictime::NicTiming::new(n, ports[k], local_port.len()));
+            model.switch = crate::kvd::KvdSwitch::new(&n.switch, ports[k]);
+            let interface = match n.interface {
+                kvsim_params::NicInterface::Rings => crate::nic::INTERFACE_RINGS,
+                kvsim_params::NicInterface::ZeroCopy => {
+                    // Each queue's frames go into its owning core's caches: every queue needs a hart.
+                    if let Some(&g) = nic_queues[k].iter().find(|&&g| g >= harts) {
+                        return Err(cfg(format!(
+                            "System.nics[{k}]: Nic.interface = 'zero_copy' writes each queue's frames into its \
+                             core's caches, but queue {g} has no hart ({harts} harts)"
+                        )));
+                    }
+                    model.zero_copy = Some(crate::zcnic::ZeroCopy::new(nic_queues[k].clone(), ports[k]));
+                    crate::nic::INTERFACE_ZERO_COPY
+                }
+            };
             models.push(model);
             let mode = match n.tx_completion {
                 kvsim_params::NicTxCompletion::Descriptor => crate::nic::TX_COMPLETION_DESCRIPTOR,
                 kvsim_params::NicTxCompletion::HeadPointer => crate::nic::TX_COMPLETION_HEAD_POINTER,
                 kvsim_params::NicTxCompletion::ReportStatus => crate::nic::TX_COMPLETION_REPORT_STATUS,
             };
-            bus.nics.push(NicRegs::at(crate::bus::nic_base(k), &local_port).with_tx_completion(mode));
+            bus.nics.push(
+                NicRegs::at(crate::bus::nic_base(k), &local_port).with_tx_completion(mode).with_interface(interface),
+            );
         }
         let client = match client {
             Some(p) => {
@@ -249,6 +275,16 @@ impl Net {
             let dma = |f: DmaFault| StepError::Dma(DmaFault { queue: global[f.queue], ..f });
             let mut out = Vec::new();
             match clock.as_mut() {
+                Some(c) if nic.zero_copy.is_some() => {
+                    let times: Vec<u64> = global.iter().map(|&g| c.queue_time[g]).collect();
+                    let queue_owner = &self.nic_queue_owner[k];
+                    let mut port = AgentPort { agent: nic.agent, queue_owner, memory: &mut *c.io };
+                    let timed: (&[u64], crate::nictime::IoFn) = (&times, &mut port);
+                    nic.transmit_zero_copy(&mut bus.nics[k], mem, Some(timed), &mut out).map_err(dma)?;
+                }
+                None if nic.zero_copy.is_some() => {
+                    nic.transmit_zero_copy(&mut bus.nics[k], mem, None, &mut out).map_err(dma)?;
+                }
                 Some(c) => {
                     let times: Vec<u64> = global.iter().map(|&g| c.queue_time[g]).collect();
                     let queue_owner = &self.nic_queue_owner[k];
@@ -259,6 +295,12 @@ impl Net {
                     let mut plain = Vec::new();
                     nic.transmit(&mut bus.nics[k], mem, &mut plain).map_err(dma)?;
                     out.extend(plain.into_iter().map(|(q, f)| (q, f, 0)));
+                }
+            }
+            if let (Some(sw), Some(_)) = (nic.switch.as_mut(), clock.as_ref()) {
+                let regs = &bus.nics[k];
+                for (q, f, t) in &mut out {
+                    *t = sw.to_network(regs.queues[*q].port as usize, f.len(), *t);
                 }
             }
             sent.extend(out.into_iter().map(|(q, f, t)| (global[q], f, t)));
@@ -284,6 +326,12 @@ impl Net {
                         if let Some(t) = nic.timing.as_mut() {
                             t.reset_stats();
                         }
+                        if let Some(z) = nic.zero_copy.as_mut() {
+                            z.reset_stats();
+                        }
+                        if let Some(sw) = nic.switch.as_mut() {
+                            sw.reset_stats();
+                        }
                     }
                     self.measure_insts = Some(total_insts);
                     event = NetEvent::MeasureStart;
@@ -298,7 +346,8 @@ impl Net {
                 Some(c) => {
                     let queue_owner = &self.nic_queue_owner[k];
                     let mut port = AgentPort { agent: nic.agent, queue_owner, memory: &mut *c.io };
-                    nic.advance(&mut bus.nics[k], mem, c.now, &mut port).map_err(dma)?
+                    nic.advance(&mut bus.nics[k], mem, c.now, &mut port).map_err(dma)?;
+                    nic.publish_zero_copy(mem, c.now).map_err(dma)?;
                 }
                 None => nic.deliver(&mut bus.nics[k], mem).map_err(dma)?,
             }
@@ -312,6 +361,12 @@ impl Net {
         for (nic, regs) in self.nics.iter().zip(&bus.nics) {
             out.extend(nic.stats(regs));
             nic.timing_stats(&mut out);
+            if let Some(z) = &nic.zero_copy {
+                z.stats(&nic.name, &mut out);
+            }
+            if let Some(sw) = &nic.switch {
+                sw.stats(&nic.name, &mut out);
+            }
         }
         if let Some(c) = &self.client {
             out.extend(c.stats());

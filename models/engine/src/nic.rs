@@ -38,8 +38,13 @@ pub mod reg {
     pub const TX_HEAD_WB: u64 = 0x70;
     /// RO: how TX completion is reported: `TX_COMPLETION_DESCRIPTOR` or `TX_COMPLETION_HEAD_POINTER`.
     pub const TX_COMPLETION: u64 = 0x78;
-    pub const BLOCK_LEN: u64 = 0x80;
+    /// RO: how the NIC meets the cores: `INTERFACE_RINGS` or `INTERFACE_ZERO_COPY` (zcnic.rs).
+    pub const INTERFACE: u64 = 0x80;
+    pub const BLOCK_LEN: u64 = 0x88;
 }
+/// INTERFACE values: descriptor rings (this file), or KeyVault's zero-copy slots (`Nic.interface`, zcnic.rs).
+pub const INTERFACE_RINGS: u64 = 0;
+pub const INTERFACE_ZERO_COPY: u64 = 1;
 /// TX_COMPLETION values: DD bits in each sent descriptor; the TX head written to TX_HEAD_WB's address; DD bits only
 /// in the sent descriptors whose `cmd` has `TX_CMD_RS` (report status, as the 82599 with WTHRESH = 0).
 pub const TX_COMPLETION_DESCRIPTOR: u64 = 0;
@@ -121,6 +126,9 @@ pub struct NicRegs {
     /// How TX completion is reported (`Nic.tx_completion`): a `TX_COMPLETION_*` value, the TX_COMPLETION register.
     #[serde(default)]
     pub tx_completion: u64,
+    /// How the NIC meets the cores (`Nic.interface`): an `INTERFACE_*` value, the INTERFACE register.
+    #[serde(default)]
+    pub interface: u64,
 }
 
 fn mmio_fault(addr: u64, size: u8, access: Access, why: &'static str) -> Trap {
@@ -152,7 +160,14 @@ impl NicRegs {
                 })
                 .collect(),
             tx_completion: TX_COMPLETION_DESCRIPTOR,
+            interface: INTERFACE_RINGS,
         }
+    }
+
+    /// The same NIC with the given interface (an `INTERFACE_*` value, `Nic.interface`).
+    pub fn with_interface(mut self, interface: u64) -> NicRegs {
+        self.interface = interface;
+        self
     }
 
     /// The same NIC, reporting TX completion the given way (a `TX_COMPLETION_*` value, `Nic.tx_completion`).
@@ -206,6 +221,7 @@ impl NicRegs {
             reg::RX_FRAMES => x.rx_frames,
             reg::TX_HEAD_WB => x.tx_head_wb,
             reg::TX_COMPLETION => self.tx_completion,
+            reg::INTERFACE => self.interface,
             _ => x.tx_frames,
         })
     }
@@ -213,6 +229,7 @@ impl NicRegs {
     pub fn store(&mut self, addr: u64, size: u8, val: u64, access: Access) -> Result<(), Trap> {
         let (q, r) = self.decode(addr, size, access)?;
         let head_pointer = self.tx_completion == TX_COMPLETION_HEAD_POINTER;
+        let zero_copy = self.interface == INTERFACE_ZERO_COPY;
         let x = &mut self.queues[q];
         match r {
             reg::RX_BASE => x.rx_base = val,
@@ -250,6 +267,9 @@ impl NicRegs {
                             access,
                             "CTRL enable with a bad ring: bases must be 16-byte aligned, sizes powers of two in 8..4096",
                         ));
+                    }
+                    if let Some(why) = zero_copy.then(|| crate::zcnic::enable_error(x.rx_base, x.tx_base)).flatten() {
+                        return Err(mmio_fault(addr, size, access, why));
                     }
                     // The driver must complete TX the way this NIC reports it (TX_COMPLETION): a driver polling DD
                     // bits that never come, or waiting for a head that is never written, would stall silently.
@@ -334,6 +354,10 @@ pub struct Nic {
     pub(crate) port_base: Vec<PortStats>,
     /// Queue counters at the last stats reset: (rx_frames, rx_drops, tx_frames).
     pub(crate) queue_base: Vec<(u64, u64, u64)>,
+    /// The zero-copy interface (`Nic.interface = zero_copy`, zcnic.rs); None: descriptor rings.
+    pub zero_copy: Option<crate::zcnic::ZeroCopy>,
+    /// The KVD switch between the ports and the network (`Nic.switch`, kvd.rs), if enabled.
+    pub switch: Option<crate::kvd::KvdSwitch>,
 }
 
 /// A frame lands in queue q's ring: the frame into its buffer, then `len`, then `status = DD`, then RX_HEAD moves
@@ -433,6 +457,8 @@ impl Nic {
             port_stats: vec![PortStats::default(); ports],
             port_base: vec![PortStats::default(); ports],
             queue_base: vec![(0, 0, 0); nq],
+            zero_copy: None,
+            switch: None,
         }
     }
 
@@ -516,6 +542,10 @@ impl Nic {
                 return Ok(());
             }
             let (q, frame, entered) = self.fifos[p].remove(i).unwrap();
+            if self.zero_copy.is_some() {
+                self.land_zero_copy(regs, mem, (q, p), frame, entered, io.as_deref_mut())?;
+                continue;
+            }
             let x = &regs.queues[q];
             let idx = (x.rx_head + self.reserved(q)) & (x.rx_ring.1 - 1);
             let d = x.rx_ring.0 + idx * DESC_LEN;
@@ -706,7 +736,8 @@ mod tests {
         assert_eq!(regs.load(q_addr(1, reg::RX_FRAMES), 8, Access::Load).unwrap(), 0);
         let why = |t: Trap| t.reason();
         assert!(why(regs.load(q_addr(0, reg::RX_HEAD), 4, Access::Load).unwrap_err()).contains("64-bit"));
-        assert!(why(regs.load(q_addr(0, 0x80), 8, Access::Load).unwrap_err()).contains("no NIC register"));
+        assert!(why(regs.load(q_addr(0, 0x88), 8, Access::Load).unwrap_err()).contains("no NIC register"));
+        assert_eq!(regs.load(q_addr(0, reg::INTERFACE), 8, Access::Load).unwrap(), INTERFACE_RINGS);
         assert!(why(regs.load(q_addr(2, 0), 8, Access::Load).unwrap_err()).contains("no NIC register"));
         assert!(why(regs.store(q_addr(0, 4), 8, 0, Access::Store).unwrap_err()).contains("64-bit"));
         // a bad ring is refused when the queue is enabled

@@ -23,7 +23,7 @@ pub struct DenseServer {
     pub phys_per_package: u64,
     /// PHY package area, mm2 (Gutierrez 2014: 441)
     pub phy_package_area: f64,
-    /// one key-value distributor switch, W (Gutierrez 2014: 819 mW)
+    /// one key-value distributor switch, W (Gutierrez 2014: 819 mW; KvdSwitch.power_w's figure, models/kvd.py)
     pub switch_power_w: f64,
     /// package area of a KVD switch, mm2 (assumed: the stacks' 21 x 21 mm BGA; the die is 32 mm2)
     pub switch_package_area: f64,

@@ -14,6 +14,8 @@ mod dense_server;
 #[rustfmt::skip]
 mod dram;
 #[rustfmt::skip]
+mod kvd;
+#[rustfmt::skip]
 mod link;
 #[rustfmt::skip]
 mod nic;
@@ -34,6 +36,7 @@ pub use self::coherence::*;
 pub use self::core::*;
 pub use self::dense_server::*;
 pub use self::dram::*;
+pub use self::kvd::*;
 pub use self::link::*;
 pub use self::nic::*;
 pub use self::noc::*;
