@@ -1,9 +1,10 @@
 /*
  * main_riscv.c - the memcached-class server as a guest program: one single-threaded instance per hart, each on its
- * own NIC queue and its own UDP port (port=BASE: hart i serves BASE + i), sharing nothing.
+ * own NIC queue and its own port (port=BASE: hart i serves BASE + i, over UDP and TCP), sharing nothing.
  *
  * Arguments (NAME=VALUE): port=11211, mem=64MiB (store memory per instance), buckets=16 (log2 of hash buckets per
- * instance), conns=256 (connection slots, a power of two), rx_ring=256, tx_ring=256, burst=32.
+ * instance), conns=256 (UDP peer slots, a power of two), tcp_conns=16 (TCP connection slots per instance, a power
+ * of two), rx_ring=256, tx_ring=256, burst=32.
  * selftest=N: no NIC needed (qemu-riscv64): hart 0 plays a client that sends N random GET/SET/DELETE requests
  * through a software queue (selftest_nic=1: through the real NIC driver over kvs/fake_nic.c) and checks every
  * response against its model of the store; exit status 0 when all were right.
@@ -22,7 +23,7 @@
 #include "mcd_server.h"
 
 struct mcd_args {
-    uint64_t port, mem, buckets, conns, rx_ring, tx_ring, burst, selftest, selftest_nic, bench, bench_keys,
+    uint64_t port, mem, buckets, conns, tcp_conns, rx_ring, tx_ring, burst, selftest, selftest_nic, bench, bench_keys,
         bench_vlen, bench_all, corrupt_every;
 };
 
@@ -37,13 +38,13 @@ static int prefix(const char *s, const char *p, const char **rest)
 
 static int parse_args(int argc, char **argv, struct mcd_args *a, const char **bad)
 {
-    static const char *const names[] = {"port=", "mem=", "buckets=", "conns=", "rx_ring=", "tx_ring=", "burst=",
+    static const char *const names[] = {"port=", "mem=", "buckets=", "conns=", "tcp_conns=", "rx_ring=", "tx_ring=", "burst=",
                                         "selftest=", "selftest_nic=", "bench=", "bench_keys=", "bench_vlen=",
                                         "bench_all=", "corrupt_every="};
-    uint64_t *fields[] = {&a->port, &a->mem, &a->buckets, &a->conns, &a->rx_ring, &a->tx_ring, &a->burst,
+    uint64_t *fields[] = {&a->port, &a->mem, &a->buckets, &a->conns, &a->tcp_conns, &a->rx_ring, &a->tx_ring, &a->burst,
                           &a->selftest, &a->selftest_nic, &a->bench, &a->bench_keys, &a->bench_vlen,
                           &a->bench_all, &a->corrupt_every};
-    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 256, 256, 32, 0, 0, 0, 1024, 32, 0, 0};
+    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 16, 256, 256, 32, 0, 0, 0, 1024, 32, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *v = 0;
         unsigned f = 0;
@@ -56,27 +57,40 @@ static int parse_args(int argc, char **argv, struct mcd_args *a, const char **ba
         *fields[f] = kvsim_parse_size(v);
     }
     if (a->port == 0 || a->port > 65535 || a->buckets < 4 || a->buckets > 28 || !a->conns ||
-        (a->conns & (a->conns - 1)) || a->burst == 0 || a->burst > 64 || a->bench_keys == 0 ||
+        (a->conns & (a->conns - 1)) || !a->tcp_conns || a->tcp_conns > 4096 || (a->tcp_conns & (a->tcp_conns - 1)) ||
+        a->burst == 0 || a->burst > 64 || a->bench_keys == 0 ||
         a->bench_vlen > 1024) {
-        *bad = "port/buckets/conns/burst/bench_keys/bench_vlen (port 1-65535, buckets 4-28, conns a power of two, "
-               "burst 1-64, bench_keys >= 1, bench_vlen <= 1024)";
+        *bad = "port/buckets/conns/tcp_conns/burst/bench_keys/bench_vlen (port 1-65535, buckets 4-28, conns a power "
+               "of two, tcp_conns a power of two up to 4096, burst 1-64, bench_keys >= 1, bench_vlen <= 1024)";
         return -1;
     }
     return 0;
 }
 
-/* Receive a burst, serve each frame in its own buffer, send the replies; the number of frames received. */
+/* Receive a burst, serve each frame in its own buffer, send the replies; the number of frames received. TCP
+ * segments beyond a frame's one reply (a reply longer than the peer's MSS, data its window held back) leave on the
+ * buffers of the burst's frames that had no reply (bare ACKs, mostly), as a kernel's output path follows its input
+ * path; what does not fit waits for the next burst (the peer's ACKs bring buffers). */
 static unsigned poll_once(struct mcd_server *s, struct plat_queue *q, unsigned burst)
 {
-    struct plat_pkt pkts[64], out[64];
-    unsigned n = plat_rx_burst(q, pkts, burst), nout = 0;
+    struct plat_pkt pkts[64], out[64], spare[64];
+    unsigned n = plat_rx_burst(q, pkts, burst), nout = 0, nspare = 0;
     for (unsigned i = 0; i < n; i++) {
         uint32_t len = mcd_server_handle(s, pkts[i].data, pkts[i].len, pkts[i].data, pkts[i].cap);
         if (len) {
             pkts[i].len = len;
             out[nout++] = pkts[i];
         } else {
-            plat_pkt_drop(q, &pkts[i]);
+            spare[nspare++] = pkts[i];
+        }
+    }
+    for (unsigned i = 0; i < nspare; i++) {
+        uint32_t len = mcd_server_output(s, spare[i].data, spare[i].cap);
+        if (len) {
+            spare[i].len = len;
+            out[nout++] = spare[i];
+        } else {
+            plat_pkt_drop(q, &spare[i]);
         }
     }
     if (nout)
@@ -287,12 +301,15 @@ int main(int argc, char **argv)
     struct mcd_server *s = plat_alloc_local(sizeof(*s), 64);
     void *mem = plat_alloc_local(a.mem, 4096);
     struct mcd_conn *conns = plat_alloc_local(a.conns * sizeof(struct mcd_conn), 64);
+    struct mcd_tcp_conn *tcp = plat_alloc_local(a.tcp_conns * sizeof(struct mcd_tcp_conn), 64);
+    uint16_t *tcp_out = plat_alloc_local(a.tcp_conns * sizeof(uint16_t), 64);
     uint16_t port = (uint16_t)(a.port + hart);
-    if (!s || !mem || !conns || mcd_server_init(s, port, mem, a.mem, (unsigned)a.buckets, conns,
-                                                (unsigned)a.conns) != 0) {
+    if (!s || !mem || !conns || !tcp || !tcp_out ||
+        mcd_server_init(s, port, mem, a.mem, (unsigned)a.buckets, conns, (unsigned)a.conns) != 0) {
         printf("mcd: hart %u: out of memory (mem=%llu)\n", hart, (unsigned long long)a.mem);
         exit_group(1);
     }
+    mcd_server_enable_tcp(s, tcp, tcp_out, (unsigned)a.tcp_conns);
     s->corrupt_every = (uint32_t)a.corrupt_every;
     if (a.selftest)
         exit_group(selftest(s, q, a.selftest, port, (unsigned)a.burst));
@@ -310,7 +327,7 @@ int main(int argc, char **argv)
         exit_group(__atomic_load_n(&failed, __ATOMIC_RELAXED) != 0);
     }
     if (hart == 0)
-        printf("mcd: serving UDP ports %u.. (one instance per hart), %llu KiB store per instance\n", port,
+        printf("mcd: serving UDP and TCP ports %u.. (one instance per hart), %llu KiB store per instance\n", port,
                (unsigned long long)(a.mem >> 10));
     for (;;)
         poll_once(s, q, (unsigned)a.burst);
