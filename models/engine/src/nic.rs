@@ -396,13 +396,14 @@ pub(crate) fn write_back_tx_head(x: &QueueRegs, mem: &mut Memory, q: usize) -> R
     Ok(Some(at))
 }
 
-/// The UDP destination port of an IPv4/UDP frame, as a perfect-match filter sees it.
+/// The destination port of an IPv4/UDP or IPv4/TCP frame (both keep it at the same place), as a perfect-match
+/// filter sees it.
 pub fn udp_dst_port(frame: &[u8]) -> Option<u16> {
     if frame.len() < 14 + 20 || u16::from_be_bytes([frame[12], frame[13]]) != 0x0800 {
         return None;
     }
     let ihl = (frame[14] & 0x0f) as usize * 4;
-    if frame[14] >> 4 != 4 || ihl < 20 || frame[23] != 17 {
+    if frame[14] >> 4 != 4 || ihl < 20 || !matches!(frame[23], 6 | 17) {
         return None;
     }
     let at = 14 + ihl + 2;
