@@ -367,6 +367,8 @@ pub struct Client {
     /// failure of a send (a dropped segment), and client steps spent in the handshakes.
     tcp: Vec<tcp::TcpConn>,
     tcp_next: Vec<usize>,
+    /// TCP: data segments unacknowledged per instance (at most `window`).
+    tcp_segs_out: Vec<u64>,
     pub tcp_stats: TcpStats,
     tcp_failure: Option<String>,
     connect_steps: u64,
@@ -444,6 +446,7 @@ impl Client {
             evictable,
             tcp: Vec::new(),
             tcp_next: Vec::new(),
+            tcp_segs_out: Vec::new(),
             tcp_stats: TcpStats::default(),
             tcp_failure: None,
             connect_steps: 0,
@@ -619,12 +622,13 @@ impl Client {
         }
         let mut touched = Vec::new();
         for (q, frame, at) in responses {
-            touched.push(self.tcp_receive(nics, q, &frame, at)?);
+            let k = self.tcp_receive(nics, q, &frame, at)?;
+            touched.push(self.tcp[k].core);
         }
         touched.sort_unstable();
         touched.dedup();
-        for k in touched {
-            self.tcp_push(nics, k);
+        for core in touched {
+            self.tcp_push_core(nics, core);
         }
         if self.phase == Phase::Connect {
             self.connect_steps += 1;

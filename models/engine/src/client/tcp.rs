@@ -7,7 +7,9 @@
 //!   SYN carries the MSS option `tcp_mss`; the server's SYN-ACK must acknowledge exactly the SYN).
 //! * Sending: a frame of requests (`Pkt`) becomes bytes of the connection's stream (binary-protocol messages, no
 //!   UDP frame header); segments of at most min(`tcp_mss`, the server's MSS) bytes leave while the server's
-//!   advertised window has room, every one with the ACK of everything received piggybacked. Received data not yet
+//!   advertised window has room and the instance has fewer than `Client.window` data segments unacknowledged (so
+//!   that segments never overrun the server's RX ring, as frames do not over UDP), every one with the ACK of
+//!   everything received piggybacked. Received data not yet
 //!   acknowledged by a data segment at the end of a client step gets a bare ACK (the server frees its send
 //!   buffer on ACKs, and sends what its window held back).
 //! * Receiving, every segment checked: IPv4 and TCP checksums (the pseudo-header), the ports of a connection, the
@@ -103,6 +105,9 @@ pub(super) struct TcpConn {
     written_off: u64,
     /// Frames whose first byte is not on the wire yet: (stream offset of that byte, frame id).
     starts: VecDeque<(u64, u32)>,
+    /// Where each data segment in flight ends (sequence numbers): a segment counts against the instance's
+    /// `Client.window` until the server acknowledges it, so the client never overruns the server's RX ring.
+    seg_ends: VecDeque<u32>,
     /// Frames sent on this connection and not yet answered, in order.
     pub awaiting: VecDeque<u32>,
     /// Response bytes received and not yet parsed into messages; the messages of the first awaiting frame so far.
@@ -131,6 +136,7 @@ impl TcpConn {
             sent_off: 0,
             written_off: 0,
             starts: VecDeque::new(),
+            seg_ends: VecDeque::new(),
             awaiting: VecDeque::new(),
             rx: Vec::new(),
             got: Vec::new(),
@@ -303,6 +309,7 @@ impl Client {
         if let Some(t) = self.cfg.tcp {
             self.tcp = (0..self.cfg.cores * t.connections).map(|k| TcpConn::new(k / t.connections, k)).collect();
             self.tcp_next = vec![0; self.cfg.cores];
+            self.tcp_segs_out = vec![0; self.cfg.cores];
         }
     }
 
@@ -341,6 +348,14 @@ impl Client {
         }
     }
 
+    /// Send what the windows allow on every connection of `core`'s instance.
+    pub(super) fn tcp_push_core<W: Wire>(&mut self, wire: &mut W, core: usize) {
+        let per = self.cfg.tcp.map_or(1, |t| t.connections);
+        for k in core * per..(core + 1) * per {
+            self.tcp_push(wire, k);
+        }
+    }
+
     pub(super) fn tcp_all_established(&self) -> bool {
         self.tcp.iter().all(|c| c.state == TcpState::Established)
     }
@@ -361,8 +376,12 @@ impl Client {
 
     /// Send connection k's unsent bytes in segments of at most its MSS while the server's window has room.
     pub(super) fn tcp_push<W: Wire>(&mut self, wire: &mut W, k: usize) {
-        let dport = self.cfg.base_port.wrapping_add(self.tcp[k].core as u16);
+        let core = self.tcp[k].core;
+        let dport = self.cfg.base_port.wrapping_add(core as u16);
         loop {
+            if self.tcp_segs_out[core] >= self.cfg.window {
+                return;
+            }
             let c = &mut self.tcp[k];
             let in_flight = c.snd_nxt.wrapping_sub(c.snd_una);
             let n = c.unsent.len().min(c.snd_wnd.saturating_sub(in_flight) as usize).min(c.mss);
@@ -373,6 +392,9 @@ impl Client {
             let f =
                 build_segment(c.port, dport, c.ip_id, c.snd_nxt, c.rcv_nxt, ACK | PSH, CLIENT_WINDOW, None, &payload);
             c.snd_nxt = c.snd_nxt.wrapping_add(n as u32);
+            c.seg_ends.push_back(c.snd_nxt);
+            self.tcp_segs_out[core] += 1;
+            let c = &mut self.tcp[k];
             c.ack_sent = c.rcv_nxt;
             let (from, to) = (c.sent_off, c.sent_off + n as u64);
             c.sent_off = to;
@@ -412,7 +434,8 @@ impl Client {
     }
 
     /// Take a segment from the server on `queue` at time `at`: check it, advance the connection, and check every
-    /// frame of responses it completes. Returns the connection's index (its window may have opened).
+    /// frame of responses it completes. Returns the connection's index (its window, and its instance's, may have
+    /// opened).
     pub(super) fn tcp_receive<W: Wire>(&mut self, wire: &mut W, queue: usize, frame: &[u8], at: u64) -> CResult<usize> {
         let seg = parse_segment(frame).map_err(|e| format!("a TCP segment on queue {queue}: {e}"))?;
         self.tcp_stats.segments_received += 1;
@@ -475,6 +498,11 @@ impl Client {
         let c = &mut self.tcp[k];
         c.snd_una = seg.ack;
         c.snd_wnd = seg.window as u32;
+        while c.seg_ends.front().is_some_and(|&end| seq_le(end, seg.ack)) {
+            c.seg_ends.pop_front();
+            self.tcp_segs_out[core] -= 1;
+        }
+        let c = &mut self.tcp[k];
         c.rcv_nxt = c.rcv_nxt.wrapping_add(seg.payload.len() as u32);
         c.rx.extend_from_slice(&seg.payload);
         loop {

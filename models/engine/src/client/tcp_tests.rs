@@ -269,3 +269,24 @@ fn frames_take_an_instances_connections_in_turn() {
         assert_eq!(s.sport, CLIENT_TCP_PORT_BASE + ((opaque - 1) % 3) as u16);
     }
 }
+
+#[test]
+fn an_instance_has_at_most_window_data_segments_unacknowledged() {
+    // Client.window = 2: of the 340-byte SET's four 100-byte segments, two leave; each ACK lets one more go.
+    let mut c = established(100, 300, 65535);
+    c.cfg.window = 2;
+    let (_, put) = c.put_req(5);
+    let mut sent = Sent::new();
+    c.send_tcp(&mut sent, 0, 11, Pkt { reqs: vec![put], frame_len: 0, resp_len: 0, load: false, sent_ps: 0 });
+    assert_eq!(sent.len(), 2);
+    let isn = c.tcp[0].iss.wrapping_add(1);
+    // An ACK of half the first segment frees nothing; of all of it, one slot.
+    for (acked, more) in [(50u32, 0usize), (100, 1), (300, 1)] {
+        let ack = from_server(SERVER_ISS.wrapping_add(1), isn.wrapping_add(acked), ACK, 65535, None, &[]);
+        let mut out = Sent::new();
+        c.tcp_receive(&mut out, 0, &ack, 0).unwrap();
+        c.tcp_push_core(&mut out, 0);
+        assert_eq!(out.len(), more, "after an ACK of {acked} bytes");
+    }
+    assert_eq!(c.tcp[0].snd_nxt, isn.wrapping_add(340));
+}
