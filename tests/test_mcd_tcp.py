@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from test_mcd_e2e import check_counts
 
 import configs
 from models.errors import ClientCheckFailed, ConfigError
@@ -17,7 +18,6 @@ from models.params import ParamError
 from models.sim import simulate
 
 from conftest import WORKLOADS
-from test_mcd_e2e import check_counts
 
 mercury = configs.load("mercury")
 

@@ -343,7 +343,7 @@ void mcd_tcp_write(struct mcd_tcp_conn *c, const uint8_t *p, uint32_t n)
 
 uint32_t mcd_tcp_output(struct mcd_tcp_table *t, struct mcd_tcp_conn *c, uint8_t *out, uint32_t cap)
 {
-    if (!c || c->state == MCD_TCP_FREE)
+    if (!c || c->state == MCD_TCP_FREE || cap < MCD_TCP_HDRS_LEN)
         return 0;
     uint16_t window = (uint16_t)mcd_tcp_rcv_room(c);
     uint32_t len = 0;

@@ -727,8 +727,12 @@ mod tests {
         assert_eq!(nic.port_stats[1].rx_no_match, 1);
         assert_eq!(nic.port_stats[0].rx_no_match, 1);
         let mut bad = frame(0x4001, 80, 4);
-        bad[23] = 6; // TCP: not a UDP filter match
+        bad[23] = 1; // ICMP: no port, no filter match
         assert_eq!(nic.receive(&mut regs, 0, bad), None);
+        // TCP keeps its destination port where UDP does: the filter matches it too.
+        let mut tcp = frame(0x4001, 80, 4);
+        tcp[23] = 6;
+        assert_eq!(udp_dst_port(&tcp), Some(0x4001));
         // four more for queue 1: it has 3 descriptors, so 1 waits in the FIFO (depth 4)
         for i in 0..3 {
             assert_eq!(nic.receive(&mut regs, 0, frame(0x4001, 70 + i, 10 + i as u8)), Some(1));
