@@ -1,8 +1,8 @@
 """The memcached-class server's own tests (workloads/mcd).
 
 `make -C workloads/mcd native-test` builds the server's portable core (network stack with UDP and TCP, memcached
-UDP and binary protocol, store) with the host compiler under ASan + UBSan and -Werror and runs its C tests; each C case is reported
-here as its own pytest case. The riscv64 server (freestanding runtime, the KVS server's NIC driver) then runs its
+UDP and binary protocol, store) with the host compiler under ASan + UBSan and -Werror and runs its C tests; each C
+case is reported here as its own pytest case. The riscv64 server (freestanding runtime, the KVS server's NIC driver) then runs its
 self-test under qemu-riscv64: a client on hart 0 sends random GET/SET/DELETE frames and checks every response.
 """
 

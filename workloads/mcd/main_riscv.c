@@ -43,8 +43,8 @@ static int prefix(const char *s, const char *p, const char **rest)
 
 static int parse_args(int argc, char **argv, struct mcd_args *a, const char **bad)
 {
-    static const char *const names[] = {"port=", "mem=", "buckets=", "conns=", "tcp_conns=", "rx_ring=", "tx_ring=", "burst=",
-                                        "selftest=", "selftest_nic=", "bench=", "bench_keys=", "bench_vlen=",
+    static const char *const names[] = {"port=", "mem=", "buckets=", "conns=", "tcp_conns=", "rx_ring=", "tx_ring=",
+                                        "burst=", "selftest=", "selftest_nic=", "bench=", "bench_keys=", "bench_vlen=",
                                         "bench_all=", "bench_tcp=", "corrupt_every="};
     uint64_t *fields[] = {&a->port, &a->mem, &a->buckets, &a->conns, &a->tcp_conns, &a->rx_ring, &a->tx_ring, &a->burst,
                           &a->selftest, &a->selftest_nic, &a->bench, &a->bench_keys, &a->bench_vlen,
@@ -66,8 +66,8 @@ static int parse_args(int argc, char **argv, struct mcd_args *a, const char **ba
         a->burst == 0 || a->burst > 64 || a->bench_keys == 0 ||
         a->bench_vlen > 1024 || (a->bench_tcp && a->tcp_conns < 16)) {
         *bad = "port/buckets/conns/tcp_conns/burst/bench_keys/bench_vlen (port 1-65535, buckets 4-28, conns a power "
-               "of two, tcp_conns a power of two up to 4096 (16 or more with bench_tcp=1), burst 1-64, bench_keys >= 1, "
-               "bench_vlen <= 1024)";
+               "of two, tcp_conns a power of two up to 4096 (16 or more with bench_tcp=1), burst 1-64, "
+               "bench_keys >= 1, bench_vlen <= 1024)";
         return -1;
     }
     return 0;
@@ -415,8 +415,8 @@ int main(int argc, char **argv)
         exit_group(__atomic_load_n(&failed, __ATOMIC_RELAXED) != 0);
     }
     if (hart == 0)
-        printf("mcd: serving UDP and TCP ports %u.. (one instance per hart), %llu KiB store per instance\n", port,
-               (unsigned long long)(a.mem >> 10));
+        printf("mcd: serving UDP ports %u.. and TCP on the same (one instance per hart), %llu KiB store per "
+               "instance\n", port, (unsigned long long)(a.mem >> 10));
     for (;;)
         poll_once(s, q, (unsigned)a.burst);
 }
