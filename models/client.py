@@ -14,12 +14,16 @@ from .params import Param, ParamError, SimObject
 
 DATASETS = {"tiny": (8, 8), "small": (16, 64), "large": (128, 1024), "xlarge": (250, 1152)}
 PROTOCOLS = ("mica", "memcached")
+TRANSPORTS = ("udp", "tcp")
 # The servers' binaries (workloads/*/Makefile) and the protocol each speaks.
 SERVER_PROTOCOL = {"kvs-server": "mica", "mcd-server": "memcached"}
 # The memcached binary protocol's frame sizes (workloads/mcd): Ethernet + IPv4 + UDP (42) + the UDP frame header
 # (8); a request is a 24-byte header, a SET adds 8 bytes of extras and the value; a GET hit's response adds 4 bytes
 # of flags and the value; the key is at most 250 bytes.
 MCD_FRAME_HDR, MCD_MSG_HDR, MCD_MAX_KEY = 50, 24, 250
+# TCP (workloads/mcd/mcd_tcp.h): Ethernet + IPv4 + TCP headers (54) leave 1460 bytes of a 1514-byte frame; the
+# server keeps up to tcp_conns=16 connections per instance (its default).
+TCP_MAX_MSS, MCD_TCP_CONNS_DEFAULT = 1460, 16
 
 
 class Client(SimObject):
@@ -42,6 +46,18 @@ class Client(SimObject):
     protocol = Param.Enum("mica", "what the client speaks: 'mica' (the MICA-style KVS server, workloads/kvs) or "
                           "'memcached' (the memcached binary protocol over UDP, workloads/mcd: GET, SET, DELETE); "
                           "it must match the server (its binary's name)", choices=PROTOCOLS)
+    transport = Param.Enum("udp", "how memcached requests travel: 'udp' (one datagram each way per frame of "
+                           "requests) or 'tcp' (the client opens Client.tcp_connections connections to every "
+                           "instance before the load, with the three-way handshake, and streams its requests over "
+                           "them; it checks the server's checksums, sequence and acknowledgement numbers). 'tcp' needs "
+                           "protocol 'memcached'. Nothing is retransmitted: a segment the NIC drops fails the run",
+                           choices=TRANSPORTS)
+    tcp_connections = Param.Count(1, "TCP connections per server instance (transport 'tcp'); frames of requests "
+                                  "for an instance take its connections in turn. At most the server's tcp_conns= "
+                                  f"argument ({MCD_TCP_CONNS_DEFAULT} by default)", min=1, max=64)
+    tcp_mss = Param.Count(TCP_MAX_MSS, "largest TCP segment payload, bytes (transport 'tcp'): the client's segments "
+                          "and, through the MSS option of its SYN, the server's; below a frame of requests, requests "
+                          "and responses span segments", min=32, max=TCP_MAX_MSS)
     requests_per_packet = Param.Count(1, "requests packed into one frame (fewer when the frame or its response "
                                       "would exceed 1514 bytes)", min=1, max=32)
     requests = Param.Count(10000, "measured requests (M); the run ends when all are answered", min=1)
@@ -93,6 +109,12 @@ class Client(SimObject):
         if self.protocol == "mica" and self.delete_ratio > 0:
             raise ParamError(f"Client.delete_ratio = {self.delete_ratio}: DELETEs are sent only with "
                              "Client.protocol = 'memcached' (allowed: 0 for 'mica')")
+        if self.transport == "tcp" and self.protocol != "memcached":
+            raise ParamError(f"Client.transport = 'tcp' with Client.protocol = {self.protocol!r}: only the memcached "
+                             "server speaks TCP (allowed with protocol 'mica': 'udp')")
+        if self.transport == "tcp" and self.offered_mpps > 0:
+            raise ParamError(f"Client.transport = 'tcp' with Client.offered_mpps = {self.offered_mpps}: TCP runs "
+                             "closed loop (no retransmission, so the client must not overrun the NIC; allowed: 0)")
         if self.protocol == "memcached" and self.enabled:
             k, v = self.sizes()
             if k > MCD_MAX_KEY:

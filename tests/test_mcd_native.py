@@ -1,8 +1,8 @@
 """The memcached-class server's own tests (workloads/mcd).
 
-`make -C workloads/mcd native-test` builds the server's portable core (network stack, memcached UDP and binary
-protocol, store) with the host compiler under ASan + UBSan and -Werror and runs its C tests; each C case is reported
-here as its own pytest case. The riscv64 server (freestanding runtime, the KVS server's NIC driver) then runs its
+`make -C workloads/mcd native-test` builds the server's portable core (network stack with UDP and TCP, memcached
+UDP and binary protocol, store) with the host compiler under ASan + UBSan and -Werror and runs its C tests; each C
+case is reported here as its own pytest case. The riscv64 server (freestanding runtime, the KVS server's NIC driver) then runs its
 self-test under qemu-riscv64: a client on hart 0 sends random GET/SET/DELETE frames and checks every response.
 """
 
@@ -75,13 +75,21 @@ def test_riscv_server_without_nic_or_with_bad_arguments_says_so() -> None:
     assert run.returncode == 2 and "bad argument 'speed=9'" in run.stdout, run.stdout + run.stderr
     run = subprocess.run(["qemu-riscv64", server, "conns=3"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "conns a power of two" in run.stdout, run.stdout + run.stderr
+    for bad in ("tcp_conns=3", "tcp_conns=8192"):
+        run = subprocess.run(["qemu-riscv64", server, bad], capture_output=True, text=True, timeout=60)
+        assert run.returncode == 2 and "tcp_conns a power of two up to 4096" in run.stdout, run.stdout + run.stderr
 
 
-@pytest.mark.parametrize("args", [["bench=300"], ["bench=300", "bench_all=1", "bench_vlen=1000"]],
-                         ids=["one_hart", "all_harts"])
+@pytest.mark.parametrize("args", [["bench=300"], ["bench=300", "bench_all=1", "bench_vlen=1000"],
+                                  ["bench=300", "bench_tcp=1"], ["bench=300", "bench_tcp=1", "bench_vlen=1000"]],
+                         ids=["one_hart", "all_harts", "tcp", "tcp_large_values"])
 def test_riscv_bench_mode_serves_every_get_under_qemu(args: list[str]) -> None:
-    """The GET benchmark (the breakdown's source) answers every GET with a hit, on one or every hart."""
+    """The GET benchmark (the breakdown's source) answers every GET with a hit, on one or every hart, over UDP or
+    over TCP connections (a GET whose segment carried a wrong sequence number would get a bare duplicate ACK, not
+    a hit's reply)."""
     run = subprocess.run(["qemu-riscv64", str(_server()), *args], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     vlen = 1000 if "bench_vlen=1000" in args else 32
+    over = " over TCP" if "bench_tcp=1" in args else ""
     assert f"mcd bench: 300 GETs per phase, 300 hits of {vlen}-byte values" in run.stdout, run.stdout
+    assert run.stdout.rstrip().endswith(f"){over}"), run.stdout

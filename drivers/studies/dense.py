@@ -161,12 +161,13 @@ def table_rows(results: list[StackResult]) -> list[dict[str, Any]]:
 
 
 def breakdown(gets: int, core_kind: str = "a7", clock: str | None = None, l2: bool = False,
-              outdir: pathlib.Path | None = None) -> dict[str, dict[str, float]]:
+              outdir: pathlib.Path | None = None, transport: str = "udp") -> dict[str, dict[str, float]]:
     """The time of a GET split into hashing, network stack and memcached, measured by the server's bench mode
     (workloads/mcd/main_riscv.c: N GETs timed three ways between stats dumps, detailed from its ROI) on one core of
-    a Mercury stack. Per GET: simulated ns and instructions of each phase; memcached = whole - network - hash."""
+    a Mercury stack, over UDP or TCP (`transport`). Per GET: simulated ns and instructions of each phase;
+    memcached = whole - network - hash."""
     system = configs.load("mercury").system(cores=1, core_kind=core_kind, clock=clock, l2=l2, store_mem="8MiB")
-    system.workload.argv = ["bench=%d" % gets, "buckets=12"]
+    system.workload.argv = ["bench=%d" % gets, "buckets=12"] + (["bench_tcp=1"] if transport == "tcp" else [])
     system.detailed_start = "roi"
     system.nic.enabled = False
     system.client.enabled = False                # the bench makes its own frames

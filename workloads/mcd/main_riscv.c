@@ -1,9 +1,10 @@
 /*
  * main_riscv.c - the memcached-class server as a guest program: one single-threaded instance per hart, each on its
- * own NIC queue and its own UDP port (port=BASE: hart i serves BASE + i), sharing nothing.
+ * own NIC queue and its own port (port=BASE: hart i serves BASE + i, over UDP and TCP), sharing nothing.
  *
  * Arguments (NAME=VALUE): port=11211, mem=64MiB (store memory per instance), buckets=16 (log2 of hash buckets per
- * instance), conns=256 (connection slots, a power of two), rx_ring=256, tx_ring=256, burst=32.
+ * instance), conns=256 (UDP peer slots, a power of two), tcp_conns=16 (TCP connection slots per instance, a power
+ * of two), rx_ring=256, tx_ring=256, burst=32.
  * The NIC driver is chosen at start from the queue's INTERFACE register: the descriptor rings (kvs/platform_riscv.c),
  * or KeyVault's zero-copy slots (below; rx_ring slots in each direction), where requests are served in place.
  * selftest=N: no NIC needed (qemu-riscv64): hart 0 plays a client that sends N random GET/SET/DELETE requests
@@ -14,8 +15,13 @@
  * stack alone (parse and checksums, connection lookup, the copy into the socket buffer, building the reply frame
  * with its checksums); and the whole request path. The memcached share of a GET is the whole minus the other two.
  * Detailed timing starts at its ROI_BEGIN. corrupt_every=N (a test hook): every Nth GET hit returns its value
- * with one bit flipped, to show that the client catches a wrong response. With bench_all=1 every hart runs the same benchmark on its own instance
- * (hart 0 marks the phases; the run ends when all are done), to load a whole stack.
+ * with one bit flipped, to show that the client catches a wrong response. With bench_all=1 every hart runs the same
+ * benchmark on its own instance (hart 0 marks the phases; the run ends when all are done), to load a whole stack.
+ * bench_tcp=1: the GETs travel over 16 TCP connections opened before the ROI (the network stack phase is then the
+ * segment's parse and checksum, the connection's state machine, the copy into the receive buffer, the reply's copy
+ * into the send buffer and its segment with checksums); the benchmark's client rewrites each frame's sequence and
+ * acknowledgement numbers (an incremental checksum update, RFC 1624) and reads the reply's, a few instructions
+ * counted with the network stack.
  */
 #include "kvsim.h"
 #include "kvsim_libc.h"
@@ -25,8 +31,8 @@
 #include "mcd_server.h"
 
 struct mcd_args {
-    uint64_t port, mem, buckets, conns, rx_ring, tx_ring, burst, selftest, selftest_nic, bench, bench_keys,
-        bench_vlen, bench_all, corrupt_every;
+    uint64_t port, mem, buckets, conns, tcp_conns, rx_ring, tx_ring, burst, selftest, selftest_nic, bench, bench_keys,
+        bench_vlen, bench_all, bench_tcp, corrupt_every;
 };
 
 static int prefix(const char *s, const char *p, const char **rest)
@@ -40,13 +46,13 @@ static int prefix(const char *s, const char *p, const char **rest)
 
 static int parse_args(int argc, char **argv, struct mcd_args *a, const char **bad)
 {
-    static const char *const names[] = {"port=", "mem=", "buckets=", "conns=", "rx_ring=", "tx_ring=", "burst=",
-                                        "selftest=", "selftest_nic=", "bench=", "bench_keys=", "bench_vlen=",
-                                        "bench_all=", "corrupt_every="};
-    uint64_t *fields[] = {&a->port, &a->mem, &a->buckets, &a->conns, &a->rx_ring, &a->tx_ring, &a->burst,
+    static const char *const names[] = {"port=", "mem=", "buckets=", "conns=", "tcp_conns=", "rx_ring=", "tx_ring=",
+                                        "burst=", "selftest=", "selftest_nic=", "bench=", "bench_keys=", "bench_vlen=",
+                                        "bench_all=", "bench_tcp=", "corrupt_every="};
+    uint64_t *fields[] = {&a->port, &a->mem, &a->buckets, &a->conns, &a->tcp_conns, &a->rx_ring, &a->tx_ring, &a->burst,
                           &a->selftest, &a->selftest_nic, &a->bench, &a->bench_keys, &a->bench_vlen,
-                          &a->bench_all, &a->corrupt_every};
-    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 256, 256, 32, 0, 0, 0, 1024, 32, 0, 0};
+                          &a->bench_all, &a->bench_tcp, &a->corrupt_every};
+    *a = (struct mcd_args){11211, 64u << 20, 16, 256, 16, 256, 256, 32, 0, 0, 0, 1024, 32, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *v = 0;
         unsigned f = 0;
@@ -59,27 +65,41 @@ static int parse_args(int argc, char **argv, struct mcd_args *a, const char **ba
         *fields[f] = kvsim_parse_size(v);
     }
     if (a->port == 0 || a->port > 65535 || a->buckets < 4 || a->buckets > 28 || !a->conns ||
-        (a->conns & (a->conns - 1)) || a->burst == 0 || a->burst > 64 || a->bench_keys == 0 ||
-        a->bench_vlen > 1024) {
-        *bad = "port/buckets/conns/burst/bench_keys/bench_vlen (port 1-65535, buckets 4-28, conns a power of two, "
-               "burst 1-64, bench_keys >= 1, bench_vlen <= 1024)";
+        (a->conns & (a->conns - 1)) || !a->tcp_conns || a->tcp_conns > 4096 || (a->tcp_conns & (a->tcp_conns - 1)) ||
+        a->burst == 0 || a->burst > 64 || a->bench_keys == 0 ||
+        a->bench_vlen > 1024 || (a->bench_tcp && a->tcp_conns < 16)) {
+        *bad = "port/buckets/conns/tcp_conns/burst/bench_keys/bench_vlen (port 1-65535, buckets 4-28, conns a power "
+               "of two, tcp_conns a power of two up to 4096 (16 or more with bench_tcp=1), burst 1-64, "
+               "bench_keys >= 1, bench_vlen <= 1024)";
         return -1;
     }
     return 0;
 }
 
-/* Receive a burst, serve each frame in its own buffer, send the replies; the number of frames received. */
+/* Receive a burst, serve each frame in its own buffer, send the replies; the number of frames received. TCP
+ * segments beyond a frame's one reply (a reply longer than the peer's MSS, data its window held back) leave on the
+ * buffers of the burst's frames that had no reply (bare ACKs, mostly), as a kernel's output path follows its input
+ * path; what does not fit waits for the next burst (the peer's ACKs bring buffers). */
 static unsigned poll_once(struct mcd_server *s, struct plat_queue *q, unsigned burst)
 {
-    struct plat_pkt pkts[64], out[64];
-    unsigned n = plat_rx_burst(q, pkts, burst), nout = 0;
+    struct plat_pkt pkts[64], out[64], spare[64];
+    unsigned n = plat_rx_burst(q, pkts, burst), nout = 0, nspare = 0;
     for (unsigned i = 0; i < n; i++) {
         uint32_t len = mcd_server_handle(s, pkts[i].data, pkts[i].len, pkts[i].data, pkts[i].cap);
         if (len) {
             pkts[i].len = len;
             out[nout++] = pkts[i];
         } else {
-            plat_pkt_drop(q, &pkts[i]);
+            spare[nspare++] = pkts[i];
+        }
+    }
+    for (unsigned i = 0; i < nspare; i++) {
+        uint32_t len = mcd_server_output(s, spare[i].data, spare[i].cap);
+        if (len) {
+            spare[i].len = len;
+            out[nout++] = spare[i];
+        } else {
+            plat_pkt_drop(q, &spare[i]);
         }
     }
     if (nout)
@@ -176,6 +196,22 @@ static unsigned zc_poll_once(struct mcd_server *s, struct zc_queue *z, unsigned 
         uint32_t len = mcd_server_handle(s, in, word & 0xffffu, out, ZC_SLOT - ZC_FRAME_OFF);
         if (len) {
             *zc_status(z->tx, z->slots, z->tx_next) = len; /* flags 0: not sent yet */
+            z->tx_next++;
+            filled++;
+        }
+        for (;;) { /* a TCP segment may leave more segments to send, each in a send slot of its own */
+            while (!zc_tx_room(z)) {
+                if (filled) {
+                    zc_tx_doorbell(z);
+                    filled = 0;
+                }
+                KVS_CPU_RELAX();
+            }
+            volatile uint32_t *more = zc_status(z->tx, z->slots, z->tx_next);
+            uint32_t m = mcd_server_output(s, (uint8_t *)more + ZC_FRAME_OFF, ZC_SLOT - ZC_FRAME_OFF);
+            if (!m)
+                break;
+            *more = m;
             z->tx_next++;
             filled++;
         }
@@ -283,15 +319,67 @@ static int selftest(struct mcd_server *s, struct plat_queue *q, uint64_t n, uint
 
 /* ---- GET breakdown benchmark ----------------------------------------------------------------------------- */
 #define BENCH_FRAMES 256u
+#define BENCH_TCP_CONNS 16u
 
 /* Buffers of one hart's benchmark (allocated per hart: every hart may run it at once). */
 struct bench_bufs {
     uint8_t frames[BENCH_FRAMES][MCD_MAX_FRAME], reply[MCD_MAX_FRAME], payload[MCD_MAX_FRAME], value[1024];
     uint32_t frame_len[BENCH_FRAMES];
+    uint32_t snd_nxt[BENCH_TCP_CONNS], rcv_nxt[BENCH_TCP_CONNS]; /* the benchmark client's end of each connection */
 };
 
+/* Rewrite a 32-bit field of a TCP segment (off bytes into the TCP header) and update the checksum incrementally
+ * (RFC 1624: HC' = ~(~HC + ~m + m')). */
+static void tcp_patch32(uint8_t *f, unsigned off, uint32_t v)
+{
+    uint8_t *tcp = f + MCD_ETH_HLEN + MCD_IP_HLEN;
+    uint32_t sum = (uint16_t)~mcd_get16(tcp + 16);
+    sum += (uint16_t)~mcd_get16(tcp + off) + (uint16_t)~mcd_get16(tcp + off + 2);
+    mcd_put32(tcp + off, v);
+    sum += (uint32_t)mcd_get16(tcp + off) + mcd_get16(tcp + off + 2);
+    mcd_put16(tcp + 16, mcd_csum_fold(sum));
+}
+
+/* Open the benchmark's TCP connections (client ports 40000..): the handshake through the server. */
+static int bench_connect(struct mcd_server *s, struct bench_bufs *bb, struct mcd_flow fl)
+{
+    for (unsigned j = 0; j < BENCH_TCP_CONNS; j++) {
+        fl.src_port = (uint16_t)(40000 + j);
+        uint32_t iss = 0x10000u * j + 1;
+        uint32_t n = mcd_tcp_build(bb->payload, MCD_MAX_FRAME, &fl, 0, iss, 0, MCD_TCP_SYN, 65535, MCD_TCP_MSS, 0, 0,
+                                   0, 0);
+        uint32_t r = mcd_server_handle(s, bb->payload, n, bb->reply, MCD_MAX_FRAME);
+        struct mcd_tcp_seg sa;
+        if (!r || mcd_tcp_parse(bb->reply, r, &sa) != 0 || sa.flags != (MCD_TCP_SYN | MCD_TCP_ACK))
+            return 1;
+        bb->snd_nxt[j] = iss + 1;
+        bb->rcv_nxt[j] = sa.seq + 1;
+        n = mcd_tcp_build(bb->payload, MCD_MAX_FRAME, &fl, 0, iss + 1, sa.seq + 1, MCD_TCP_ACK, 65535, 0, 0, 0, 0, 0);
+        if (mcd_server_handle(s, bb->payload, n, bb->reply, MCD_MAX_FRAME) != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Frame b's next use over TCP: its connection's sequence and acknowledgement numbers. */
+static void bench_tcp_next(struct bench_bufs *bb, unsigned b)
+{
+    unsigned j = b % BENCH_TCP_CONNS;
+    tcp_patch32(bb->frames[b], 4, bb->snd_nxt[j]);
+    tcp_patch32(bb->frames[b], 8, bb->rcv_nxt[j]);
+    bb->snd_nxt[j] += bb->frame_len[b] - MCD_TCP_HDRS_LEN;
+}
+
+/* The server's reply on frame b's connection: the next sequence number expected from it. */
+static void bench_tcp_reply(struct bench_bufs *bb, unsigned b)
+{
+    const uint8_t *r = bb->reply;
+    bb->rcv_nxt[b % BENCH_TCP_CONNS] = mcd_get32(r + MCD_ETH_HLEN + MCD_IP_HLEN + 4) +
+                                       (mcd_get16(r + MCD_ETH_HLEN + 2) - MCD_IP_HLEN - MCD_TCP_HLEN);
+}
+
 /* lead: the hart that marks the ROI and the phase boundaries (hart 0); the others only add load. */
-static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen, uint16_t port, int lead)
+static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen, uint16_t port, int lead, int tcp)
 {
     struct bench_bufs *bb = plat_alloc_local(sizeof(*bb), 64);
     if (!bb)
@@ -309,19 +397,30 @@ static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen,
                           vlen, &cas) != MCD_ST_OK)
             return 1;
     }
-    /* GET frames for random keys from 64 client ports, built once and cycled. */
+    /* GET frames for random keys from 64 client ports (UDP) or on 16 connections (TCP), built once and cycled. */
     struct mcd_flow fl = {{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2}, 0x0a000002u, 0x0a000001u, 40000, port};
+    if (tcp && bench_connect(s, bb, fl) != 0)
+        return 1;
+    /* Where a frame's binary request starts: after the UDP frame header (UDP) or the TCP header. */
+    const uint32_t msg_off = tcp ? MCD_TCP_HDRS_LEN : MCD_HDRS_LEN + MCD_UDP_FRAME_HLEN;
     for (unsigned i = 0; i < BENCH_FRAMES; i++) {
         uint16_t klen = (uint16_t)st_key(key, (unsigned)(rng_next(&rng) % keys));
         struct mcd_udp_hdr h = {(uint16_t)i, 0, 1, 0};
         mcd_udp_hdr_put(payload, &h);
         uint32_t m = mcd_msg_put(payload + 8, payload_cap - 8, MCD_MAGIC_REQ, MCD_OP_GET, 0, i, 0, 0, 0,
                                  (const uint8_t *)key, klen, 0, 0);
-        fl.src_port = (uint16_t)(40000 + i % 64);
-        frame_len[i] = mcd_net_build(frames[i], MCD_MAX_FRAME, &fl, 0, payload, 8 + m);
+        if (tcp) {
+            fl.src_port = (uint16_t)(40000 + i % BENCH_TCP_CONNS);
+            frame_len[i] = mcd_tcp_build(frames[i], MCD_MAX_FRAME, &fl, 0, 0, 0, MCD_TCP_ACK | MCD_TCP_PSH, 65535,
+                                         0, payload + 8, m, 0, 0);
+        } else {
+            fl.src_port = (uint16_t)(40000 + i % 64);
+            frame_len[i] = mcd_net_build(frames[i], MCD_MAX_FRAME, &fl, 0, payload, 8 + m);
+        }
     }
-    /* A GET hit's reply payload: UDP frame header, binary header, 4 bytes of flags, the value. */
-    uint32_t reply_payload = MCD_UDP_FRAME_HLEN + MCD_BIN_HLEN + 4 + vlen;
+    /* A GET hit's reply payload: (UDP: the UDP frame header,) binary header, 4 bytes of flags, the value. */
+    uint32_t reply_payload = (tcp ? 0 : MCD_UDP_FRAME_HLEN) + MCD_BIN_HLEN + 4 + vlen;
+    uint32_t reply_len = (tcp ? MCD_TCP_HDRS_LEN : MCD_HDRS_LEN) + reply_payload;
     uint64_t sink = 0, ok = 0;
     if (lead) {
         kvsim_roi_begin();
@@ -329,13 +428,28 @@ static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen,
     }
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *f = frames[i % BENCH_FRAMES];
-        uint16_t klen = mcd_get16(f + MCD_HDRS_LEN + MCD_UDP_FRAME_HLEN + 2);
-        sink += mcd_hash(f + MCD_HDRS_LEN + MCD_UDP_FRAME_HLEN + MCD_BIN_HLEN, klen);
+        uint16_t klen = mcd_get16(f + msg_off + 2);
+        sink += mcd_hash(f + msg_off + MCD_BIN_HLEN, klen);
     }
     if (lead)
         kvsim_stats_dump(); /* 1: hashing */
     for (uint64_t i = 0; i < n; i++) {
         unsigned b = (unsigned)(i % BENCH_FRAMES);
+        if (tcp) {
+            bench_tcp_next(bb, b);
+            struct mcd_tcp_seg seg;
+            int rst;
+            if (mcd_tcp_parse(frames[b], frame_len[b], &seg) != 0)
+                return 1;
+            struct mcd_tcp_conn *c = mcd_tcp_input(&s->tcp, &seg, &rst);
+            if (!c || rst)
+                return 1;
+            mcd_tcp_consume(c, c->rcv_len);           /* the application takes the request ... */
+            mcd_tcp_write(c, s->sndbuf, reply_payload); /* ... and writes a reply of a hit's size */
+            sink += mcd_tcp_output(&s->tcp, c, reply, reply_cap);
+            bench_tcp_reply(bb, b);
+            continue;
+        }
         struct mcd_flow rf;
         const uint8_t *p;
         uint32_t plen;
@@ -350,15 +464,19 @@ static int bench(struct mcd_server *s, uint64_t n, unsigned keys, unsigned vlen,
         kvsim_stats_dump(); /* 2: network stack */
     for (uint64_t i = 0; i < n; i++) {
         unsigned b = (unsigned)(i % BENCH_FRAMES);
+        if (tcp)
+            bench_tcp_next(bb, b);
         uint32_t len = mcd_server_handle(s, frames[b], frame_len[b], reply, reply_cap);
-        ok += len == MCD_HDRS_LEN + reply_payload;
+        ok += len == reply_len;
+        if (tcp)
+            bench_tcp_reply(bb, b);
     }
     if (!lead)
         return ok != n;
     kvsim_stats_dump(); /* 3: the whole request path */
     kvsim_roi_end();
-    printf("mcd bench: %llu GETs per phase, %llu hits of %u-byte values (sink %llu)\n", (unsigned long long)n,
-           (unsigned long long)ok, vlen, (unsigned long long)(sink & 0xff));
+    printf("mcd bench: %llu GETs per phase, %llu hits of %u-byte values (sink %llu)%s\n", (unsigned long long)n,
+           (unsigned long long)ok, vlen, (unsigned long long)(sink & 0xff), tcp ? " over TCP" : "");
     return ok != n;
 }
 
@@ -397,18 +515,21 @@ int main(int argc, char **argv)
     struct mcd_server *s = plat_alloc_local(sizeof(*s), 64);
     void *mem = plat_alloc_local(a.mem, 4096);
     struct mcd_conn *conns = plat_alloc_local(a.conns * sizeof(struct mcd_conn), 64);
+    struct mcd_tcp_conn *tcp = plat_alloc_local(a.tcp_conns * sizeof(struct mcd_tcp_conn), 64);
+    uint16_t *tcp_out = plat_alloc_local(a.tcp_conns * sizeof(uint16_t), 64);
     uint16_t port = (uint16_t)(a.port + hart);
-    if (!s || !mem || !conns || mcd_server_init(s, port, mem, a.mem, (unsigned)a.buckets, conns,
-                                                (unsigned)a.conns) != 0) {
+    if (!s || !mem || !conns || !tcp || !tcp_out ||
+        mcd_server_init(s, port, mem, a.mem, (unsigned)a.buckets, conns, (unsigned)a.conns) != 0) {
         printf("mcd: hart %u: out of memory (mem=%llu)\n", hart, (unsigned long long)a.mem);
         exit_group(1);
     }
+    mcd_server_enable_tcp(s, tcp, tcp_out, (unsigned)a.tcp_conns);
     s->corrupt_every = (uint32_t)a.corrupt_every;
     if (a.selftest)
         exit_group(selftest(s, q, a.selftest, port, (unsigned)a.burst));
     if (a.bench) {
         static unsigned done, failed;
-        int bad = bench(s, a.bench, (unsigned)a.bench_keys, (unsigned)a.bench_vlen, port, hart == 0);
+        int bad = bench(s, a.bench, (unsigned)a.bench_keys, (unsigned)a.bench_vlen, port, hart == 0, (int)a.bench_tcp);
         if (bad)
             __atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&done, 1, __ATOMIC_ACQ_REL);
@@ -420,8 +541,8 @@ int main(int argc, char **argv)
         exit_group(__atomic_load_n(&failed, __ATOMIC_RELAXED) != 0);
     }
     if (hart == 0)
-        printf("mcd: serving UDP ports %u.. (one instance per hart), %llu KiB store per instance\n", port,
-               (unsigned long long)(a.mem >> 10));
+        printf("mcd: serving UDP ports %u.. and TCP on the same (one instance per hart), %llu KiB store per "
+               "instance\n", port, (unsigned long long)(a.mem >> 10));
     if (zq)
         for (;;)
             zc_poll_once(s, zq, (unsigned)a.burst);

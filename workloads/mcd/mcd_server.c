@@ -1,6 +1,7 @@
 /* mcd_server.c - one request path, as a kernel and memcached would run it: network stack (parse, checksums,
- * connection lookup, copy into the socket buffer), the memcached UDP frame header, the binary protocol, the
- * store, and back out (build in the send buffer, copy into the frame, checksums). */
+ * connection lookup, copy into the socket buffer), the memcached UDP frame header (UDP) or the byte stream cut
+ * into messages (TCP), the binary protocol, the store, and back out (build in the application's send buffer, copy
+ * into the frame (UDP) or into the connection's send buffer and from there into segments (TCP), checksums). */
 #include "mcd_server.h"
 
 int mcd_server_init(struct mcd_server *s, uint16_t port, void *mem, size_t mem_size, unsigned buckets_log2,
@@ -9,6 +10,7 @@ int mcd_server_init(struct mcd_server *s, uint16_t port, void *mem, size_t mem_s
     memset(&s->st, 0, sizeof(s->st));
     s->port = port;
     s->corrupt_every = s->corrupt_count = 0;
+    s->tcp_enabled = 0;
     if (nconns == 0 || (nconns & (nconns - 1)))
         return -1;
     mcd_conns_init(&s->conns, conns, nconns);
@@ -64,12 +66,103 @@ static uint32_t execute(struct mcd_server *s, const struct mcd_msg *m, uint8_t *
     return mcd_msg_put(out, cap, MCD_MAGIC_RES, m->opcode, MCD_ST_EINVAL, m->opaque, 0, 0, 0, 0, 0, 0, 0);
 }
 
+void mcd_server_enable_tcp(struct mcd_server *s, struct mcd_tcp_conn *slots, uint16_t *out_list, unsigned n)
+{
+    mcd_tcp_init(&s->tcp, slots, out_list, n);
+    s->tcp_enabled = 1;
+}
+
+/* The application on a TCP connection: every complete message in the receive buffer, in order, each response
+ * built in the application's buffer and copied into the connection's send buffer. A message still arriving stays
+ * for the next segment; the loop also stops while the send buffer could not take a largest response (the window
+ * the server advertises then shrinks: back-pressure). Returns -1 when the stream cannot be parsed (the connection
+ * must be reset: a byte stream has no datagram boundary to resynchronise on). */
+static int serve_stream(struct mcd_server *s, struct mcd_tcp_conn *c)
+{
+    uint32_t off = 0;
+    int err = 0;
+    while (c->rcv_len - off >= MCD_BIN_HLEN && mcd_tcp_snd_room(c) >= MCD_APPBUF) {
+        const uint8_t *p = c->rcvbuf + off;
+        uint32_t total = MCD_BIN_HLEN + mcd_get32(p + 8);
+        if (p[0] != MCD_MAGIC_REQ || total > MCD_TCP_RCVBUF) {
+            err = -1; /* not a request, or one that could never fit the receive buffer */
+            break;
+        }
+        if (c->rcv_len - off < total)
+            break; /* the message spans segments: the rest is on its way */
+        struct mcd_msg m;
+        if (mcd_msg_parse(p, total, MCD_MAGIC_REQ, &m) != total) {
+            err = -1;
+            break;
+        }
+        uint32_t r = execute(s, &m, s->sndbuf, MCD_APPBUF);
+        if (r == 0) {
+            err = -1;
+            break;
+        }
+        mcd_tcp_write(c, s->sndbuf, r);
+        off += total;
+    }
+    if (off)
+        mcd_tcp_consume(c, off);
+    if (err)
+        s->st.bad_requests++;
+    return err;
+}
+
+static uint32_t handle_tcp(struct mcd_server *s, const uint8_t *in, uint32_t len, uint8_t *out, uint32_t cap)
+{
+    struct mcd_tcp_seg seg;
+    if (!s->tcp_enabled || mcd_tcp_parse(in, len, &seg) != 0) {
+        s->st.bad_frames++;
+        s->tcp.st.bad_segs += s->tcp_enabled;
+        return 0;
+    }
+    if (seg.flow.dst_port != s->port) {
+        s->st.wrong_port++;
+        return 0;
+    }
+    int rst;
+    struct mcd_tcp_conn *c = mcd_tcp_input(&s->tcp, &seg, &rst);
+    if (rst)
+        return mcd_tcp_reset(&s->tcp, &seg, out, cap);
+    if (!c)
+        return 0;
+    if (c->rcv_len && serve_stream(s, c) != 0)
+        return mcd_tcp_abort(&s->tcp, c, out, cap);
+    /* The first segment goes out on this frame's buffer (replies with the ACK piggybacked); the rest wait on the
+     * output list for mcd_server_output. */
+    uint32_t n = mcd_tcp_output(&s->tcp, c, out, cap);
+    if (n)
+        s->st.frames_out++;
+    return n;
+}
+
+uint32_t mcd_server_output(struct mcd_server *s, uint8_t *out, uint32_t cap)
+{
+    if (!s->tcp_enabled)
+        return 0;
+    struct mcd_tcp_conn *c;
+    while ((c = mcd_tcp_next_pending(&s->tcp)) != 0) {
+        uint32_t n = mcd_tcp_output(&s->tcp, c, out, cap);
+        if (n) {
+            s->st.frames_out++;
+            return n;
+        }
+    }
+    return 0;
+}
+
 uint32_t mcd_server_handle(struct mcd_server *s, const uint8_t *in, uint32_t len, uint8_t *out, uint32_t cap)
 {
+    if (len >= MCD_ETH_HLEN + MCD_IP_HLEN && in[MCD_ETH_HLEN + 9] == MCD_IPPROTO_TCP) {
+        s->st.frames_in++;
+        return handle_tcp(s, in, len, out, cap);
+    }
     struct mcd_flow flow;
     const uint8_t *payload;
     uint32_t plen;
-    s->st.frames_in++;
+    s->st.frames_in++; /* a UDP datagram */
     if (mcd_net_parse(in, len, &flow, &payload, &plen) != 0) {
         s->st.bad_frames++;
         return 0;

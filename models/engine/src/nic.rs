@@ -420,13 +420,14 @@ pub(crate) fn write_back_tx_head(x: &QueueRegs, mem: &mut Memory, q: usize) -> R
     Ok(Some(at))
 }
 
-/// The UDP destination port of an IPv4/UDP frame, as a perfect-match filter sees it.
+/// The destination port of an IPv4/UDP or IPv4/TCP frame (both keep it at the same place), as a perfect-match
+/// filter sees it.
 pub fn udp_dst_port(frame: &[u8]) -> Option<u16> {
     if frame.len() < 14 + 20 || u16::from_be_bytes([frame[12], frame[13]]) != 0x0800 {
         return None;
     }
     let ihl = (frame[14] & 0x0f) as usize * 4;
-    if frame[14] >> 4 != 4 || ihl < 20 || frame[23] != 17 {
+    if frame[14] >> 4 != 4 || ihl < 20 || !matches!(frame[23], 6 | 17) {
         return None;
     }
     let at = 14 + ihl + 2;
@@ -757,8 +758,12 @@ mod tests {
         assert_eq!(nic.port_stats[1].rx_no_match, 1);
         assert_eq!(nic.port_stats[0].rx_no_match, 1);
         let mut bad = frame(0x4001, 80, 4);
-        bad[23] = 6; // TCP: not a UDP filter match
+        bad[23] = 1; // ICMP: no port, no filter match
         assert_eq!(nic.receive(&mut regs, 0, bad), None);
+        // TCP keeps its destination port where UDP does: the filter matches it too.
+        let mut tcp = frame(0x4001, 80, 4);
+        tcp[23] = 6;
+        assert_eq!(udp_dst_port(&tcp), Some(0x4001));
         // four more for queue 1: it has 3 descriptors, so 1 waits in the FIFO (depth 4)
         for i in 0..3 {
             assert_eq!(nic.receive(&mut regs, 0, frame(0x4001, 70 + i, 10 + i as u8)), Some(1));

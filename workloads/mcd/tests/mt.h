@@ -45,7 +45,7 @@ static inline uint64_t mt_rand(uint64_t *s)
 #define MT_SERVER_IP 0x0a000001u
 struct mcd_flow mt_flow_to_server(uint16_t client_port, uint16_t server_port);
 
-/* A server with its own zeroed memory (freed by mt_server_free). */
+/* A server with its own zeroed memory and nconns UDP and TCP connection slots each (freed by mt_server_free). */
 struct mcd_server *mt_server_new(uint16_t port, size_t mem, unsigned buckets_log2, unsigned nconns);
 void mt_server_free(struct mcd_server *s);
 

@@ -41,6 +41,7 @@ struct mcd_server *mt_server_new(uint16_t port, size_t mem, unsigned buckets_log
     memset(m, 0, mem);
     if (mcd_server_init(s, port, m, mem, buckets_log2, c, nconns) != 0)
         abort();
+    mcd_server_enable_tcp(s, calloc(nconns, sizeof(struct mcd_tcp_conn)), calloc(nconns, sizeof(uint16_t)), nconns);
     return s;
 }
 
@@ -48,6 +49,8 @@ void mt_server_free(struct mcd_server *s)
 {
     free(s->store.buckets);
     free(s->conns.slots);
+    free(s->tcp.slots);
+    free(s->tcp.out_list);
     free(s);
 }
 

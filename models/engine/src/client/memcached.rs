@@ -180,7 +180,9 @@ impl Client {
         (self.partition(kh), Req { item, op: OP_DELETE, ver, keyhash: kh, mark: prior as u64 })
     }
 
-    pub(super) fn build_mcd_frame(&self, core: usize, opaque: u32, pkt: &Pkt) -> Vec<u8> {
+    /// The memcached UDP frame header (request id = the frame's id modulo 2^16) and every request of `pkt`; over
+    /// TCP the stream carries the requests without the header.
+    pub(super) fn mcd_payload(&self, opaque: u32, pkt: &Pkt) -> Vec<u8> {
         let keys: Vec<Vec<u8>> = pkt.reqs.iter().map(|r| key_of(r.item, self.cfg.key_len)).collect();
         let values: Vec<Vec<u8>> = pkt
             .reqs
@@ -203,6 +205,11 @@ impl Client {
         let mut payload = Vec::with_capacity(pkt.frame_len);
         // Keys are at most MAX_KEY_LEN bytes (resolve_server checked), so encoding cannot fail.
         mcd::encode_datagram(opaque as u16, &reqs, &mut payload).expect("keys fit the memcached limit");
+        payload
+    }
+
+    pub(super) fn build_mcd_frame(&self, core: usize, opaque: u32, pkt: &Pkt) -> Vec<u8> {
+        let payload = self.mcd_payload(opaque, pkt);
         let mut f = Vec::with_capacity(MCD_PAYLOAD_OFF + payload.len());
         push_frame(&mut f, self.cfg.base_port.wrapping_add(core as u16), opaque as u16, &payload);
         f
@@ -235,16 +242,26 @@ impl Client {
         }
         let (req_id, msgs) = mcd::decode_datagram(&frame[MCD_PAYLOAD_OFF..end])
             .map_err(|e| format!("the response to frame {opaque:#x}: {e}"))?;
-        if req_id != opaque as u16 || msgs.len() != pkt.reqs.len() {
+        if req_id != opaque as u16 {
             return Err(format!(
-                "the response to frame {opaque:#x} has request id {req_id:#x} and {} responses; the frame had id \
-                 {:#x} and {} requests",
+                "the response to frame {opaque:#x} has request id {req_id:#x}; the frame had id {:#x}",
+                opaque as u16
+            ));
+        }
+        self.check_mcd_messages(opaque, &pkt, &msgs)
+    }
+
+    /// Check the responses to frame `opaque` (`pkt`, already settled), one per request in order, whatever carried
+    /// them (a UDP datagram, or a TCP stream).
+    pub(super) fn check_mcd_messages(&mut self, opaque: u32, pkt: &Pkt, msgs: &[mcd::Response]) -> CResult<()> {
+        if msgs.len() != pkt.reqs.len() {
+            return Err(format!(
+                "the response to frame {opaque:#x} has {} responses; the frame had {} requests",
                 msgs.len(),
-                opaque as u16,
                 pkt.reqs.len()
             ));
         }
-        for (i, (r, m)) in pkt.reqs.iter().zip(&msgs).enumerate() {
+        for (i, (r, m)) in pkt.reqs.iter().zip(msgs).enumerate() {
             let what = |msg: String| format!("frame {opaque:#x} request {i} (item {}, op {}): {msg}", r.item, r.op);
             if m.opcode != opcode(r.op) as u8 || m.opaque != opaque || !m.key.is_empty() {
                 return Err(what(format!("echo mismatch: opcode {:#04x}, opaque {:#x}", m.opcode, m.opaque)));

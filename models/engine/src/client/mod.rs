@@ -24,10 +24,11 @@
 //!   LRU, plus twice every fuzz frame), or 16 or more distinct keys were ever put into its bucket. Anything else fails the run (`SimError::Client`).
 //!
 //! With `Client.protocol = memcached` the same client speaks the memcached binary protocol to the memcached-class
-//! server (`memcached`: frames, GET/SET/DELETE and their checks).
+//! server (`memcached`: frames, GET/SET/DELETE and their checks), over UDP or, with `Client.transport = tcp`, over
+//! TCP connections opened before the load (`tcp`: handshake, segments, sequence numbers, the stream's messages).
 //!
 //! This file holds the configuration, the state and the phase machine (`step`); `wire` generates, frames, sends and
-//! checks; `memcached` frames and checks the memcached protocol; `stats` reports.
+//! checks; `memcached` frames and checks the memcached protocol; `tcp` carries it over TCP; `stats` reports.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -41,13 +42,17 @@ mod memcached;
 #[cfg(test)]
 mod memcached_tests;
 mod stats;
+mod tcp;
+#[cfg(test)]
+mod tcp_tests;
 #[cfg(test)]
 mod tests;
 mod wire;
 
 pub use memcached::McdServer;
 
-pub use stats::ClientStats;
+pub use stats::{ClientStats, TcpStats};
+pub use tcp::TcpConfig;
 pub use wire::ipv4_checksum;
 
 pub const OP_GET: u8 = 1;
@@ -122,6 +127,8 @@ pub struct ClientConfig {
     pub mcd: Option<McdServer>,
     /// Fraction of measured requests that are DELETEs (memcached only).
     pub delete_ratio: f64,
+    /// Some: memcached over TCP connections (None: over UDP).
+    pub tcp: Option<TcpConfig>,
 }
 
 impl ClientConfig {
@@ -134,7 +141,7 @@ impl ClientConfig {
         core_queue: Vec<usize>,
         queue_port: Vec<usize>,
     ) -> Result<ClientConfig, String> {
-        use kvsim_params::{ClientDataset, ClientMode, ClientPopularity, ClientProtocol};
+        use kvsim_params::{ClientDataset, ClientMode, ClientPopularity, ClientProtocol, ClientTransport};
         let (dk, dv) = match p.dataset {
             ClientDataset::Tiny => (8, 8),
             ClientDataset::Small => (16, 64),
@@ -148,8 +155,17 @@ impl ClientConfig {
             if p.mode == ClientMode::Crew || p.fuzz_frames > 0 {
                 return Err("Client: with protocol 'memcached' the mode is erew and there are no fuzz frames".into());
             }
+            let tcp = match p.transport {
+                ClientTransport::Udp => None,
+                ClientTransport::Tcp => Some(resolve_tcp(p, argv)?),
+            };
             let mut cfg = ClientConfig::resolve(
-                &kvsim_params::Client { protocol: ClientProtocol::Mica, delete_ratio: 0.0, ..p.clone() },
+                &kvsim_params::Client {
+                    protocol: ClientProtocol::Mica,
+                    delete_ratio: 0.0,
+                    transport: ClientTransport::Udp,
+                    ..p.clone()
+                },
                 &[],
                 cores,
                 base_port,
@@ -158,7 +174,12 @@ impl ClientConfig {
             )?;
             // The MICA-only bookkeeping (log bound, buckets) is unused: one bucket keeps its array small.
             (cfg.log_size, cfg.buckets, cfg.mcd, cfg.delete_ratio) = (0, 1, Some(server), p.delete_ratio);
+            cfg.tcp = tcp;
             return Ok(cfg);
+        } else if p.transport == ClientTransport::Tcp {
+            return Err(
+                "Client.transport = 'tcp' needs Client.protocol = 'memcached' (allowed with 'mica': 'udp')".into()
+            );
         } else if p.delete_ratio > 0.0 {
             return Err(format!("Client.delete_ratio = {}: DELETEs need protocol 'memcached'", p.delete_ratio));
         }
@@ -212,8 +233,34 @@ impl ClientConfig {
             queue_port,
             mcd: None,
             delete_ratio: 0.0,
+            tcp: None,
         })
     }
+}
+
+/// The TCP transport's configuration, checked against the memcached server's `tcp_conns=` (its connection slots
+/// per instance; 16 when absent).
+fn resolve_tcp(p: &kvsim_params::Client, argv: &[String]) -> Result<TcpConfig, String> {
+    let mut slots = 16u64;
+    for a in argv {
+        if let Some(v) = a.strip_prefix("tcp_conns=") {
+            slots = v.parse().map_err(|_| format!("Client: cannot read the server argument {a:?}"))?;
+        }
+    }
+    if p.tcp_connections > slots {
+        return Err(format!(
+            "Client.tcp_connections = {} but the memcached server takes {slots} connections per instance \
+             (tcp_conns={slots}): at most {slots}, or raise the server's tcp_conns=",
+            p.tcp_connections
+        ));
+    }
+    if p.offered_mpps > 0.0 {
+        return Err(format!(
+            "Client.transport = 'tcp' with Client.offered_mpps = {}: TCP runs closed loop (allowed: 0)",
+            p.offered_mpps
+        ));
+    }
+    Ok(TcpConfig { connections: p.tcp_connections as usize, mss: p.tcp_mss as usize })
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -252,6 +299,8 @@ pub const WAIT_READY_FACTOR: u64 = 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Phase {
     WaitReady,
+    /// TCP: the connections' handshakes, before the load.
+    Connect,
     Load,
     Fuzz,
     FuzzDrain,
@@ -314,6 +363,15 @@ pub struct Client {
     /// Memcached: the versions that are DELETEs, and per partition whether its instance may evict.
     tombstones: HashSet<(u64, u32)>,
     evictable: Vec<bool>,
+    /// TCP: the connections (instance c's are c * connections ..), the next one per instance, counters, the first
+    /// failure of a send (a dropped segment), and client steps spent in the handshakes.
+    tcp: Vec<tcp::TcpConn>,
+    tcp_next: Vec<usize>,
+    /// TCP: data segments unacknowledged per instance (at most `window`).
+    tcp_segs_out: Vec<u64>,
+    pub tcp_stats: TcpStats,
+    tcp_failure: Option<String>,
+    connect_steps: u64,
 }
 
 type CResult<T> = Result<T, String>;
@@ -353,8 +411,12 @@ impl Client {
             Some(s) => memcached::evictable(cfg.items, cfg.key_len, cores, s.capacity),
             None => Vec::new(),
         };
-        let hdr = if cfg.mcd.is_some() { memcached::MCD_FRAME_HDR } else { PAYLOAD_OFF };
-        Client {
+        let hdr = match (&cfg.mcd, &cfg.tcp) {
+            (Some(_), Some(_)) => tcp::TCP_HDRS,
+            (Some(_), None) => memcached::MCD_FRAME_HDR,
+            _ => PAYLOAD_OFF,
+        };
+        let mut c = Client {
             rng: cfg.seed ^ 0x636c_6965_6e74,
             zipf: cfg.zipf_theta.map(|t| Zipf::new(cfg.items, t)),
             store: StoreModel::new(cfg.items, cores, cfg.buckets),
@@ -382,9 +444,17 @@ impl Client {
             restored: false,
             tombstones: HashSet::new(),
             evictable,
+            tcp: Vec::new(),
+            tcp_next: Vec::new(),
+            tcp_segs_out: Vec::new(),
+            tcp_stats: TcpStats::default(),
+            tcp_failure: None,
+            connect_steps: 0,
             phase: Phase::WaitReady,
             cfg,
-        }
+        };
+        c.tcp_init();
+        c
     }
 
     fn rand(&mut self) -> u64 {
@@ -401,10 +471,11 @@ impl Client {
 
     /// Bytes of a frame's headers before its first request.
     fn header_len(&self) -> usize {
-        if self.cfg.mcd.is_some() {
-            memcached::MCD_FRAME_HDR
-        } else {
-            PAYLOAD_OFF
+        match (&self.cfg.mcd, &self.cfg.tcp) {
+            // A frame of requests over TCP is one segment's worth at the largest MSS.
+            (Some(_), Some(_)) => tcp::TCP_HDRS,
+            (Some(_), None) => memcached::MCD_FRAME_HDR,
+            _ => PAYLOAD_OFF,
         }
     }
 
@@ -427,6 +498,9 @@ impl Client {
         }
         if !self.tombstones.is_empty() {
             return Err("the memcached client has sent DELETEs, which checkpoints do not keep".into());
+        }
+        if self.cfg.tcp.is_some() {
+            return Err("checkpoints do not keep TCP connections (Client.transport = 'tcp'; allowed: 'udp')".into());
         }
         let sorted = |m: &HashMap<u64, u32>| {
             let mut v: Vec<(u64, u32)> = m.iter().map(|(&k, &x)| (k, x)).collect();
@@ -515,6 +589,9 @@ impl Client {
         self.send_at = now;
         let fuzzing = matches!(self.phase, Phase::Fuzz | Phase::FuzzDrain);
         let got_any = !responses.is_empty() || !dropped.is_empty();
+        if self.cfg.tcp.is_some() {
+            return self.step_tcp(nics, responses, dropped, total_insts);
+        }
         for (q, frame, at) in responses {
             if fuzzing {
                 self.check_fuzz_response(&frame);
@@ -522,6 +599,73 @@ impl Client {
                 self.check_response(q, &frame, at)?;
             }
         }
+        self.after_responses(nics, got_any, dropped, total_insts)
+    }
+
+    /// TCP: every segment checked (those completing frames of responses check the responses), windows reopened;
+    /// the handshakes before the load; the phases as over UDP; then a bare ACK where data is unacknowledged.
+    fn step_tcp(
+        &mut self,
+        nics: &mut Nics,
+        responses: Vec<(usize, Vec<u8>, u64)>,
+        dropped: Vec<Vec<u8>>,
+        total_insts: u64,
+    ) -> CResult<ClientEvent> {
+        let got_any = !responses.is_empty();
+        if let Some(frame) = dropped.first() {
+            let port = tcp::parse_segment(frame).map_or(0, |s| s.dport);
+            return Err(format!(
+                "the NIC dropped {} TCP segment(s) (the first to server port {port:#x}): the TCP transport does not \
+                 retransmit, so Client.transport = 'tcp' needs a NIC that never drops",
+                dropped.len()
+            ));
+        }
+        let mut touched = Vec::new();
+        for (q, frame, at) in responses {
+            let k = self.tcp_receive(nics, q, &frame, at)?;
+            touched.push(self.tcp[k].core);
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for core in touched {
+            self.tcp_push_core(nics, core);
+        }
+        if self.phase == Phase::Connect {
+            self.connect_steps += 1;
+            if self.tcp_all_established() {
+                self.insts_at_load = total_insts;
+                self.phase = Phase::Load;
+                self.generated = 0;
+            } else if self.connect_steps >= self.cfg.stall_rounds.saturating_mul(self.cfg.cores.max(1) as u64) {
+                return Err(format!(
+                    "the server did not complete the TCP handshake of {} of {} connections within \
+                     Client.stall_rounds = {} scheduling rounds",
+                    self.tcp.iter().filter(|c| c.state != tcp::TcpState::Established).count(),
+                    self.tcp.len(),
+                    self.cfg.stall_rounds
+                ));
+            }
+        }
+        let event = self.after_responses(nics, got_any, Vec::new(), total_insts)?;
+        if self.phase == Phase::Connect && self.connect_steps == 0 {
+            self.tcp_open(nics);
+        }
+        self.tcp_flush_acks(nics);
+        if let Some(e) = self.tcp_failure.take() {
+            return Err(e);
+        }
+        Ok(event)
+    }
+
+    /// The phase machine after a step's responses are taken.
+    fn after_responses(
+        &mut self,
+        nics: &mut Nics,
+        got_any: bool,
+        dropped: Vec<Vec<u8>>,
+        total_insts: u64,
+    ) -> CResult<ClientEvent> {
+        let fuzzing = matches!(self.phase, Phase::Fuzz | Phase::FuzzDrain);
         // Frames the timed NIC dropped (FIFO overflow): lost, never answered.
         for frame in dropped {
             let Some(opaque) = self.frame_opaque(&frame) else {
@@ -542,7 +686,8 @@ impl Client {
             && self.cfg.core_queue.iter().all(|&q| nics.queue(q).enabled && nics.queue(q).rx_tail != 0)
         {
             self.insts_at_load = total_insts;
-            self.phase = Phase::Load;
+            // Over TCP the connections open first (their SYNs leave at the end of this step).
+            self.phase = if self.cfg.tcp.is_some() { Phase::Connect } else { Phase::Load };
             self.generated = 0;
         } else if self.phase == Phase::WaitReady {
             // A server that never enables its queues would otherwise run forever. Its start-up may be long (it
@@ -630,7 +775,7 @@ impl Client {
                     return Ok(ClientEvent::Loaded);
                 }
             }
-        } else if let (Phase::Measure, Some(now), true) = (self.phase, now, self.cfg.offered_fps > 0.0) {
+        } else if let (Phase::Measure, Some(now), true) = (self.phase, self.send_at, self.cfg.offered_fps > 0.0) {
             // Open loop: frames leave at the offered rate (all ports together), whatever is outstanding.
             self.open_loop = true;
             let per_req = 1e12 / (self.cfg.offered_fps * self.cfg.ports as f64 * self.cfg.requests_per_packet as f64);

@@ -27,6 +27,15 @@ pub struct ClientStats {
     pub deletes: u64,
 }
 
+/// The TCP transport's counters (the whole run: handshakes, load and measured phase).
+#[derive(Debug, Clone, Default)]
+pub struct TcpStats {
+    pub handshakes: u64,
+    pub segments_sent: u64,
+    pub segments_received: u64,
+    pub bare_acks: u64,
+}
+
 impl Client {
     /// Start of the measured phase: forget request counts so far.
     pub fn reset_stats(&mut self) {
@@ -64,6 +73,22 @@ impl Client {
         ];
         if self.cfg.mcd.is_some() {
             out.push(("client.deletes".into(), s.deletes as f64, "measured DELETEs answered (memcached)"));
+        }
+        if self.cfg.tcp.is_some() {
+            let t = &self.tcp_stats;
+            out.push(("client.tcp.connections".into(), self.tcp.len() as f64, "TCP connections (all instances)"));
+            out.push(("client.tcp.handshakes".into(), t.handshakes as f64, "TCP handshakes completed"));
+            out.push((
+                "client.tcp.segments_sent".into(),
+                t.segments_sent as f64,
+                "TCP segments the client sent (whole run: SYNs, data, ACKs)",
+            ));
+            out.push((
+                "client.tcp.segments_received".into(),
+                t.segments_received as f64,
+                "TCP segments from the server, each checked (whole run)",
+            ));
+            out.push(("client.tcp.bare_acks".into(), t.bare_acks as f64, "ACKs the client sent without data"));
         }
         out.push((
             "client.lost_packets".into(),

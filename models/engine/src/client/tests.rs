@@ -31,6 +31,7 @@ pub(super) fn one_core_config() -> ClientConfig {
         queue_port: vec![0],
         mcd: None,
         delete_ratio: 0.0,
+        tcp: None,
     }
 }
 

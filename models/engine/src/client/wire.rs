@@ -99,6 +99,9 @@ impl Client {
     pub(super) fn send(&mut self, nics: &mut Nics, core: usize, pkt: Pkt) {
         let opaque = self.next_opaque;
         self.next_opaque += 1;
+        if self.cfg.tcp.is_some() {
+            return self.send_tcp(nics, core, opaque, pkt);
+        }
         let frame = match self.cfg.mcd {
             Some(_) => self.build_mcd_frame(core, opaque, &pkt),
             None => self.build_frame(core, opaque, &pkt),
@@ -132,6 +135,25 @@ impl Client {
         }
         self.out_per_core[core] += 1;
         self.outstanding.insert(opaque, (core, pkt));
+    }
+
+    /// A frame of requests over TCP: counted as a frame, outstanding, its requests written to a connection of
+    /// the instance (`tcp.rs` sends them within the server's window).
+    pub(super) fn send_tcp<W: tcp::Wire>(&mut self, nics: &mut W, core: usize, opaque: u32, pkt: Pkt) {
+        if pkt.load {
+            self.stats.load_packets += 1;
+        } else {
+            self.stats.packets += 1;
+            for r in &pkt.reqs {
+                self.per_core[core] += 1;
+                let p = self.partition(r.keyhash);
+                self.per_partition[p] += 1;
+            }
+        }
+        let payload = self.mcd_payload(opaque, &pkt);
+        self.out_per_core[core] += 1;
+        self.outstanding.insert(opaque, (core, pkt));
+        self.tcp_write(nics, core, opaque, &payload[crate::mcd::UDP_FRAME_HDR_LEN..]);
     }
 
     /// Send core `c`'s ready packets while its window allows. True if one is still blocked.

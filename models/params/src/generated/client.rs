@@ -25,6 +25,12 @@ pub struct Client {
     pub delete_ratio: f64,
     /// what the client speaks: 'mica' (the MICA-style KVS server, workloads/kvs) or 'memcached' (the memcached binary protocol over UDP, workloads/mcd: GET, SET, DELETE); it must match the server (its binary's name) One of: mica, memcached.
     pub protocol: ClientProtocol,
+    /// how memcached requests travel: 'udp' (one datagram each way per frame of requests) or 'tcp' (the client opens Client.tcp_connections connections to every instance before the load, with the three-way handshake, and streams its requests over them; it checks the server's checksums, sequence and acknowledgement numbers). 'tcp' needs protocol 'memcached'. Nothing is retransmitted: a segment the NIC drops fails the run One of: udp, tcp.
+    pub transport: ClientTransport,
+    /// TCP connections per server instance (transport 'tcp'); frames of requests for an instance take its connections in turn. At most the server's tcp_conns= argument (16 by default)
+    pub tcp_connections: u64,
+    /// largest TCP segment payload, bytes (transport 'tcp'): the client's segments and, through the MSS option of its SYN, the server's; below a frame of requests, requests and responses span segments
+    pub tcp_mss: u64,
     /// requests packed into one frame (fewer when the frame or its response would exceed 1514 bytes)
     pub requests_per_packet: u64,
     /// measured requests (M); the run ends when all are answered
@@ -61,6 +67,9 @@ impl Default for Client {
             get_ratio: 0.95,
             delete_ratio: 0.0,
             protocol: ClientProtocol::Mica,
+            transport: ClientTransport::Udp,
+            tcp_connections: 1,
+            tcp_mss: 1460,
             requests_per_packet: 1,
             requests: 10000,
             mode: ClientMode::Auto,
@@ -151,6 +160,30 @@ impl ClientProtocol {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
     pub const ALL: &'static [Self] = &[ClientProtocol::Mica, ClientProtocol::Memcached];
+}
+
+/// The choices of Client.transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ClientTransport {
+    #[serde(rename = "udp")]
+    Udp,
+    #[serde(rename = "tcp")]
+    Tcp,
+}
+
+impl ClientTransport {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientTransport::Udp => "udp",
+            ClientTransport::Tcp => "tcp",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[ClientTransport::Udp, ClientTransport::Tcp];
 }
 
 /// The choices of Client.mode.
