@@ -85,16 +85,16 @@ def stack(platform: str, cores: int, core_kind: str = "a15", clock: str | None =
           requests: int = 1200, items: int = dense.ITEMS, store_mem: str = dense.STORE_MEM) -> System:
     """One stack of `platform` as its config builds it, running the memcached-class client (dense.GET_RATIO), detailed
     from the measured phase (the bulk load fast-forwards with cache warming). The sweeps' base."""
+    if platform not in PLATFORMS:
+        raise ValueError(f"platform {platform!r}: must be one of {', '.join(PLATFORMS)}")
     module = configs.load(platform)
     client = {"items": items, "requests": requests, "get_ratio": dense.GET_RATIO}
     if platform == "keyvault":
         system = module.system(cores=cores, store_mem=store_mem, **client)
     elif platform == "iridium":
         system = module.system(cores=cores, core_kind=core_kind, clock=clock, store_mem=store_mem, **client)
-    elif platform == "mercury":
-        system = module.system(cores=cores, core_kind=core_kind, clock=clock, l2=l2, store_mem=store_mem, **client)
     else:
-        raise ValueError(f"platform {platform!r}: must be one of {', '.join(PLATFORMS)}")
+        system = module.system(cores=cores, core_kind=core_kind, clock=clock, l2=l2, store_mem=store_mem, **client)
     system.detailed_start = "roi"
     system.warm_caches = True
     return system
@@ -156,7 +156,6 @@ def sweeps(full: bool = False, scale: Scale | None = None) -> list[Sweep]:
 
 def _priced(system: System) -> dict[str, float]:
     import power
-
     from models.sim import simulate
 
     stats = dict(simulate(system).stats)
@@ -243,9 +242,9 @@ def frame(tables: dict[str, Any]) -> Any:
                                    memory_gbps=st["dense.memory_gbps"], capacity_bytes=int(st["dense.capacity_bytes"]),
                                    memory=memory)
             server = configs.load(platform).server()
-            stacks = min(server.stacks, server.max_stacks(figures))
+            stacks, limit = server.fill(figures)
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ServerBudgetWarning)   # max_stacks keeps it within the budget
+                warnings.simplefilter("ignore", ServerBudgetWarning)   # fill() keeps it within the budget
                 srv = server.evaluate(figures, stacks=max(1, stacks))
             gb = figures.capacity_bytes / (1 << 30)
             latency = row.get("cfg.memory.flash.read_latency") if platform == "iridium" else \
@@ -264,7 +263,7 @@ def frame(tables: dict[str, Any]) -> Any:
                 "server req/s per W": srv.requests_per_s_per_w if stacks else 0.0,
                 "server req/s per GB": srv.requests_per_s_per_gb if stacks else 0.0,
                 "GB per server": srv.capacity_gb if stacks else 0.0,
-                "limited by": _server_limit(server, figures, stacks),
+                "limited by": limit,
                 "offered Mfps": st["capacity.mpps_per_port"], "line limited": st["capacity.upper_mpps_per_port"] < 0,
                 "request frame B": st.get("port.rx_frame_bytes", math.nan),
                 "response frame B": st.get("port.tx_frame_bytes", math.nan),
@@ -280,13 +279,6 @@ def frame(tables: dict[str, Any]) -> Any:
     if not df.empty:
         df = df.sort_values(["platform", "core", "cores", "l2", "memory latency ns", "what_if"]).reset_index(drop=True)
     return df
-
-
-def _server_limit(server: Any, figures: StackFigures, stacks: int) -> str:
-    """What stops the server from holding one more stack: its stack count (ports), or the power budget."""
-    if stacks >= server.stacks:
-        return f"{server.stacks} stacks ({server.ports(server.stacks)} ports)"
-    return f"power budget {server.power_budget_w():.0f} W"
 
 
 def _pick(df: Any, platform: str, core: str, cores: int, l2: bool | None = None, latency: float | None = None):
