@@ -88,7 +88,7 @@ def test_port_figures_by_hand():
 
 
 def _point(name, *, mrps, logic_w, gbps, cores=32, model="inorder", l2=False, latency=10_000, offered=None,
-           util=0.5, upper=1.0, pcie=400_000, capacity=4 * GiB):
+           util=0.5, upper=1.0, pcie=400_000, capacity=4 * GiB, queue_ps=300_000.0):
     """A sweep table of one point, as load_sweep gives it (the columns frame() reads)."""
     return name, pd.DataFrame([{
         "status": "ok", "host_seconds": 1.0, "cfg.harts": cores, "cfg.core.model": model, "cfg.caches.l2_enabled": l2,
@@ -98,7 +98,9 @@ def _point(name, *, mrps, logic_w, gbps, cores=32, model="inorder", l2=False, la
         "stat.capacity.upper_mpps_per_port": upper, "stat.client.latency.p95": 20_000.0,
         "stat.client.insts_per_request": 4000.0, "stat.dense.logic_power_w": logic_w, "stat.dense.memory_gbps": gbps,
         "stat.dense.capacity_bytes": float(capacity), "stat.port.rx_utilisation": util,
-        "stat.port.line_rate_mfps": 11.6, "stat.port.rx_frame_bytes": 83.6, "stat.port.tx_frame_bytes": 84.8}])
+        "stat.port.line_rate_mfps": 11.6, "stat.port.rx_frame_bytes": 83.6, "stat.port.tx_frame_bytes": 84.8,
+        "stat.system.socket0.mem.avg_queue_delay_ps": queue_ps, "stat.system.socket0.mem.port0.reads": 30.0,
+        "stat.system.socket0.mem.port0.writes": 10.0, "stat.system.socket0.mem.port1.reads": 60.0}])
 
 
 def test_each_point_is_aggregated_into_its_server():
@@ -148,10 +150,12 @@ def test_the_server_names_the_limit_it_fills_to():
 def test_the_network_diagnosis_reads_the_what_if_point():
     base = _point("dense-mercury-a15-n32", mrps=8.9, logic_w=6.0, gbps=0.0, model="ooo", offered=9.0, util=0.78)
     fast = _point("dense-mercury-a15-n32-pcie", mrps=11.4, logic_w=6.0, gbps=0.0, model="ooo", offered=11.6,
-                  util=1.0, upper=-1.0, pcie=10_000)
+                  util=1.0, upper=-1.0, pcie=10_000, queue_ps=20_000.0)
     notes = ds.network_notes(ds.frame(dict([base, fast])))
     assert "78% busy: not the line rate" in notes[1] and "from 400 ns to 10 ns" in notes[1]
     assert "the ceiling is the PCIe NIC path's latency" in notes[1]
+    assert "mean queueing delay is 300 ns (20 ns in the what-if)" in notes[1]
+    assert "busiest port takes 60% of all accesses" in notes[1]
     # A what-if that changes nothing says so; a stack at its line rate is port-bound.
     same = _point("dense-mercury-a15-n32-pcie", mrps=8.9, logic_w=6.0, gbps=0.0, model="ooo", offered=9.1,
                   util=0.79, pcie=10_000)
