@@ -196,3 +196,12 @@ def test_the_smoke_study_runs_end_to_end(engine, mcd_built, tmp_path):
     assert "## Server table (1.5U)" in text and "## KeyVault vs Mercury" in text and "smoke" in text
     for png in ("dense_cores.png", "dense_memory.png", "dense_keyvault.png"):
         assert (tmp_path / "out" / png).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_study_is_registered_for_the_figures_script():
+    from drivers import studies
+
+    study = studies.get("dense")
+    assert "dense" in studies.ALL and study.make is not None
+    assert [s.name for s in study.sweeps(full=False)] == [s.name for s in ds.sweeps()]
+    assert all(s.name.endswith("-full") for s in study.sweeps(full=True))
