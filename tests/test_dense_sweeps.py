@@ -151,7 +151,12 @@ def test_the_network_diagnosis_reads_the_what_if_point():
     base = _point("dense-mercury-a15-n32", mrps=8.9, logic_w=6.0, gbps=0.0, model="ooo", offered=9.0, util=0.78)
     fast = _point("dense-mercury-a15-n32-pcie", mrps=11.4, logic_w=6.0, gbps=0.0, model="ooo", offered=11.6,
                   util=1.0, upper=-1.0, pcie=10_000, queue_ps=20_000.0)
-    notes = ds.network_notes(ds.frame(dict([base, fast])))
+    l2 = _point("dense-mercury-a15-n32-grid", mrps=11.2, logic_w=6.0, gbps=0.0, model="ooo", offered=11.3, util=0.98,
+                l2=True, queue_ps=150_000.0)
+    notes = ds.network_notes(ds.frame(dict([base, fast, l2])))
+    assert "With the 2 MB L2 the same stack reaches 11.30 M frames/s (98% of the line rate, port-bound; memory " \
+           "queueing 150 ns)" in notes[1]
+    assert notes[0].startswith("Port-bound (a stack with one 10 GbE port): mercury-32 A15 1.5 GHz L2 10 ns (98% of")
     assert "78% busy: not the line rate" in notes[1] and "from 400 ns to 10 ns" in notes[1]
     assert "the ceiling is the PCIe NIC path's latency" in notes[1]
     assert "mean queueing delay is 300 ns (20 ns in the what-if)" in notes[1]
