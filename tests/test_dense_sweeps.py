@@ -88,14 +88,15 @@ def test_port_figures_by_hand():
 
 
 def _point(name, *, mrps, logic_w, gbps, cores=32, model="inorder", l2=False, latency=10_000, offered=None,
-           util=0.5, upper=1.0, pcie=400_000, capacity=4 * GiB, queue_ps=300_000.0):
+           util=0.5, upper=1.0, pcie=400_000, capacity=4 * GiB, queue_ps=300_000.0, p95_ns=20_000.0):
     """A sweep table of one point, as load_sweep gives it (the columns frame() reads)."""
     return name, pd.DataFrame([{
         "status": "ok", "host_seconds": 1.0, "cfg.harts": cores, "cfg.core.model": model, "cfg.caches.l2_enabled": l2,
         "cfg.memory.dram3d.access_latency": latency, "cfg.memory.flash.read_latency": 20_000_000,
         "cfg.nic.pcie_latency": pcie,
         "stat.capacity.mrps": mrps, "stat.capacity.mpps_per_port": offered or mrps, "stat.capacity.probes": 5.0,
-        "stat.capacity.upper_mpps_per_port": upper, "stat.client.latency.p95": 20_000.0,
+        "stat.capacity.upper_mpps_per_port": upper, "stat.client.latency.p95": p95_ns,
+        "stat.client.measured_ns": 1e6,
         "stat.client.insts_per_request": 4000.0, "stat.dense.logic_power_w": logic_w, "stat.dense.memory_gbps": gbps,
         "stat.dense.capacity_bytes": float(capacity), "stat.port.rx_utilisation": util,
         "stat.port.line_rate_mfps": 11.6, "stat.port.rx_frame_bytes": 83.6, "stat.port.tx_frame_bytes": 84.8,
@@ -160,11 +161,16 @@ def test_the_network_diagnosis_reads_the_what_if_point():
     assert "78% busy: not the line rate" in notes[1] and "from 400 ns to 10 ns" in notes[1]
     assert "the ceiling is the PCIe NIC path's latency" in notes[1]
     assert "mean queueing delay is 300 ns (20 ns in the what-if)" in notes[1]
-    assert "busiest port takes 60% of all accesses" in notes[1]
+    assert "busiest port takes 60% of all accesses (2 ports)" in notes[1]
     # A what-if that changes nothing says so; a stack at its line rate is port-bound.
     same = _point("dense-mercury-a15-n32-pcie", mrps=8.9, logic_w=6.0, gbps=0.0, model="ooo", offered=9.1,
                   util=0.79, pcie=10_000)
     assert "the PCIe path is not what limits it" in ds.network_notes(ds.frame(dict([base, same])))[1]
+    # A p95 beyond a tenth of the measured window is a backlog, not a steady state.
+    slow = _point("dense-iridium-a7-n32", mrps=0.014, logic_w=4.0, gbps=0.0, l2=True, p95_ns=500_000.0)
+    notes = ds.network_notes(ds.frame(dict([base, slow])))
+    assert notes[-1].startswith("Not a steady state: at the capacity the search found, the p95 latency of "
+                                "iridium-32 A7 1 GHz exceeds")
     bound = _point("dense-mercury-a15-n32", mrps=11.4, logic_w=6.0, gbps=0.0, model="ooo", offered=11.6, util=0.99)
     notes = ds.network_notes(ds.frame(dict([bound])))
     assert notes[0].startswith("Port-bound (a stack with one 10 GbE port): mercury-32 A15 1.5 GHz")
