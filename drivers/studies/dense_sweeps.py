@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import pathlib
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import configs
@@ -68,7 +68,6 @@ class Scale:
     platforms: tuple[str, ...] = PLATFORMS
     kinds: tuple[str, ...] = ("a7", "a15")
     what_if: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def requests(self, cores: int) -> int:
         return max(cores * self.requests_per_core, self.min_requests)
