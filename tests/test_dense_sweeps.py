@@ -101,7 +101,9 @@ def _point(name, *, mrps, logic_w, gbps, cores=32, model="inorder", l2=False, la
         "stat.dense.capacity_bytes": float(capacity), "stat.port.rx_utilisation": util,
         "stat.port.line_rate_mfps": 11.6, "stat.port.rx_frame_bytes": 83.6, "stat.port.tx_frame_bytes": 84.8,
         "stat.system.socket0.mem.avg_queue_delay_ps": queue_ps, "stat.system.socket0.mem.port0.reads": 30.0,
-        "stat.system.socket0.mem.port0.writes": 10.0, "stat.system.socket0.mem.port1.reads": 60.0}])
+        "stat.system.socket0.mem.port0.writes": 10.0, "stat.system.socket0.mem.port1.reads": 60.0,
+        "stat.system.socket0.core0.load_latency_avg": queue_ps / 30_000, "stat.system.socket0.core1.load_latency_avg":
+        queue_ps / 10_000}])
 
 
 def test_each_point_is_aggregated_into_its_server():
@@ -161,7 +163,8 @@ def test_the_network_diagnosis_reads_the_what_if_point():
     assert "78% busy: not the line rate" in notes[1] and "from 400 ns to 10 ns" in notes[1]
     assert "the ceiling is the PCIe NIC path's latency" in notes[1]
     assert "mean queueing delay is 300 ns (20 ns in the what-if)" in notes[1]
-    assert "busiest port takes 60% of all accesses (2 ports)" in notes[1]
+    assert "busiest port takes 60% of all accesses (2 ports); the cores' mean load latency is 20.0 cycles (1.3 in " \
+           "the what-if)" in notes[1]
     # A what-if that changes nothing says so; a stack at its line rate is port-bound.
     same = _point("dense-mercury-a15-n32-pcie", mrps=8.9, logic_w=6.0, gbps=0.0, model="ooo", offered=9.1,
                   util=0.79, pcie=10_000)

@@ -291,6 +291,7 @@ def frame(tables: dict[str, Any]) -> Any:
                 "insts/request": st.get("client.insts_per_request", math.nan),
                 "mem queue delay ns": st.get("system.socket0.mem.avg_queue_delay_ps", math.nan) / 1e3,
                 "busiest mem port share": busiest_port_share(st),
+                "load latency cycles": common.mean_of(st, "system.socket0.core", ".load_latency_avg"),
                 "mem ports": sum(1 for k in st if k.startswith("system.socket0.mem.port") and k.endswith(".reads")),
                 "measured ms": st.get("client.measured_ns", math.nan) / 1e6,
                 "PCIe latency ns": float(row.get("cfg.nic.pcie_latency", math.nan)) / 1e3,
@@ -371,7 +372,9 @@ def network_notes(df: Any) -> list[str]:
                      "request, idle polling included) nor the port. The memory shows how: its mean queueing delay is "
                      f"{b['mem queue delay ns']:.0f} ns ({w['mem queue delay ns']:.0f} ns in the what-if) while it "
                      f"moves only {b['stack mem GB/s']:.1f} GB/s of 100, and its busiest port takes "
-                     f"{b['busiest mem port share']:.0%} of all accesses ({b['mem ports']} ports). That fits how the model times it: the "
+                     f"{b['busiest mem port share']:.0%} of all accesses ({b['mem ports']} ports); the cores' mean load "
+                     f"latency is {b['load latency cycles']:.1f} cycles ({w['load latency cycles']:.1f} in the "
+                     "what-if). That fits how the model times it: the "
                      "NIC's DMA reaches a stack port timestamped a PCIe latency ahead, and a 3D DRAM port serves its "
                      "requests in call order, so the cores' requests to that port wait behind it.")
         else:
