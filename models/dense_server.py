@@ -156,6 +156,21 @@ class DenseServer(SimObject):
                              requests_per_s_per_w=rps / power if power else math.inf,
                              requests_per_s_per_gb=rps / capacity_gb, capacity_gb=capacity_gb)
 
+    def fill(self, stack: StackFigures) -> tuple[int, str]:
+        """How many stacks like `stack` a server holds (at most self.stacks), and the limit that stops one more:
+        'DenseServer.stacks = N', or the ports, the board area or the power budget, named as the errors and warnings
+        name them. When not even one stack fits the budget, the count is 0 and the budget is named."""
+        fits = self.max_stacks(stack)
+        if fits >= self.stacks:
+            return self.stacks, f"DenseServer.stacks = {self.stacks} ({self.ports()} ports)"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ServerBudgetWarning)
+                self.evaluate(stack, stacks=fits + 1)
+        except ParamError as err:
+            return fits, str(err)
+        return fits, f"power budget {self.power_budget_w():.1f} W"
+
     def max_stacks(self, stack: StackFigures) -> int:
         """The most stacks like `stack` that fit the ports, the board and the power budget (0 if none does)."""
         best = 0

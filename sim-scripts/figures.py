@@ -6,6 +6,8 @@
                                                  # (partition_load, end_to_end, scaling) on the whole servers with
                                                  # short measured windows and coarse capacity searches
     sim-scripts/figures.py --study llc           # one study
+    sim-scripts/figures.py --study dense         # the dense 3D-stacked servers (Mercury, Iridium, KeyVault): one
+                                                 # stack's capacity per point, aggregated into its 1.5U server
     sim-scripts/figures.py --full                # the full 60-core socket, full-length end-to-end runs (slow)
     sim-scripts/figures.py --draw-only           # draw from the points stored so far, running none
     sim-scripts/figures.py --compare             # also three points of each study on the full socket: the error

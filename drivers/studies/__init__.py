@@ -15,7 +15,9 @@ STUDIES = ("core_weight", "llc", "batching", "prefetch")
 # `compare_sweep` (they run the whole server, there is no reduced socket to compare): `full` is the full-length
 # measurement, the default a reduced one (shorter measured windows, fewer probes; each report says which).
 END_TO_END = ("partition_load", "end_to_end", "scaling")
-ALL = STUDIES + END_TO_END
+# The dense 3D-stacked servers (issue 17): the same interface as END_TO_END; capacity searches of one stack each.
+DENSE = ("dense",)
+ALL = STUDIES + END_TO_END + DENSE
 
 
 def get(name: str):
