@@ -128,3 +128,14 @@ def test_the_capacity_search_starts_at_the_stacks_share_of_the_uplink():
 
     assert line_rate_mpps(keyvault.system(cores=2)) == pytest.approx(10e9 / 12 / 8 / MIN_WIRE_FRAME / 1e6)
     assert line_rate_mpps(keyvault.system(cores=2, switch=False)) == pytest.approx(10e9 / 8 / MIN_WIRE_FRAME / 1e6)
+
+
+def test_the_zero_copy_path_serves_memcached_over_tcp(mcd_server, tmp_path):
+    """KeyVault's zero-copy driver serves the memcached server's TCP path too (the client checks every segment and
+    every response); a 100-byte MSS splits the streams into more segments than the standard 1460."""
+    def tcp(mss):
+        st = run(tmp_path / str(mss), 2, mode="functional", requests=600, transport="tcp", tcp_mss=mss, items=512)
+        check_every_response(st, 2, 600, items=512)
+        return st["client.tcp.segments_received"]
+
+    assert tcp(100) > 1.2 * tcp(1460)
