@@ -8,20 +8,27 @@
 //!   `access_latency`; consecutive lines of a port go to consecutive banks;
 //! * its port's data bus, which moves one line per `line_size / port_bandwidth`; this sets a stream's rate.
 //!
-//! Requests to one port are served in call order (the bank and bus keep their next-free tick), which is exact for
-//! a core on its own port (Mercury's one instance per core per port).
+//! Banks and buses are booked in time, not in call order ([`BusyCalendar`]): requests reach a port slightly out of
+//! time order (a queue's DMA is stamped one PCIe latency ahead of its core), and a request waits only where it
+//! would overlap an access already booked, never for the next-free tick of one later in time. The bus is booked by when a line's data is ready, so a line whose bank is free goes ahead
+//! of one still waiting for its bank. Requests in time order queue exactly as on next-free ticks while the lines
+//! of a port are ready in that order too; when a busy bank holds one back, the lines behind it no longer wait
+//! (next-free ticks kept them in call order), so nothing completes later than before.
 //! Writes are timed like reads (a closed-page write also opens and closes its page) and return when their data
 //! is written.
 
+use super::calendar::BusyCalendar;
 use super::{report_stats, PortMap, StatDocs};
 use crate::{AccessKind, MemPort, MemReq, StatSink, Tick};
 use kvsim_params::StackedDram as Params;
 
 #[derive(Debug, Clone, Default)]
 struct Port {
-    bank_free: Vec<Tick>,
-    /// When the bus finished its last line; None while it has moved none.
-    bus_free: Option<Tick>,
+    /// Each bank's closed-page accesses, activate to precharge.
+    banks: Vec<BusyCalendar>,
+    /// The data bus, booked in completion times: a line completing at `done` holds `[done, done + transfer)`
+    /// (its transfer shifted by one transfer, so a line starting before tick 0 is still representable).
+    bus: BusyCalendar,
     reads: u64,
     writes: u64,
     /// Sum over requests of (completion - arrival - access_latency): time lost to busy banks and the bus.
@@ -61,7 +68,7 @@ impl StackedDram {
             line,
             map: PortMap::new(p.port_map == kvsim_params::StackedDramPortMap::Address, line),
             ports: (0..p.ports)
-                .map(|_| Port { bank_free: vec![0; p.banks_per_port as usize], ..Port::default() })
+                .map(|_| Port { banks: vec![BusyCalendar::default(); p.banks_per_port as usize], ..Port::default() })
                 .collect(),
             since: 0,
         }
@@ -99,16 +106,12 @@ impl MemPort for StackedDram {
     fn access(&mut self, req: &MemReq) -> Tick {
         let (port_index, block) = self.map.route(req, self.ports.len() as u64, self.line);
         let port = &mut self.ports[port_index];
-        let bank = (block % port.bank_free.len() as u64) as usize;
-        let start = req.time.max(port.bank_free[bank]);
-        // The requested word arrives `latency` after the access starts, unless the bus is still moving earlier
-        // lines: then one line transfer after the bus frees. Back-to-back lines are thus paced by the bandwidth.
-        let done = match port.bus_free {
-            Some(free) => (start + self.latency).max(free + self.transfer),
-            None => start + self.latency,
-        };
-        port.bus_free = Some(done);
-        port.bank_free[bank] = start + self.latency;
+        let bank = (block % port.banks.len() as u64) as usize;
+        let start = port.banks[bank].book(req.time, self.latency);
+        // The requested word arrives `latency` after the access starts, unless the bus is moving other lines
+        // then: the line ends at the earliest time after that its transfer fits between theirs. Back-to-back lines
+        // are thus paced by the bandwidth.
+        let done = port.bus.book(start + self.latency, self.transfer);
         port.queue_delay += done - req.time - self.latency;
         if req.kind == AccessKind::Write {
             port.writes += 1;

@@ -1,15 +1,18 @@
 //! 3D NAND flash (Gutierrez et al., ASPLOS 2014, Iridium): independent controllers, each serving one page read or
-//! program at a time in arrival (call) order. A read takes `read_latency`, a write (program) `write_latency`;
-//! a request that finds its controller busy waits for it. Writes return when the program completes: a flash
+//! program at a time. A read takes `read_latency`, a write (program) `write_latency`; a request that finds its
+//! controller busy waits for it. A controller is booked in time ([`BusyCalendar`]), not in call order: a request
+//! takes the earliest free interval from its arrival that fits its operation, so a DMA stamped ahead of the cores
+//! delays a core's earlier read only if the two would overlap. Writes return when the program completes: a flash
 //! write is not posted, since the stack has no write buffer in the source design.
 
+use super::calendar::BusyCalendar;
 use super::{report_stats, PortMap, StatDocs};
 use crate::{AccessKind, MemPort, MemReq, StatSink, Tick};
 use kvsim_params::NandFlash as Params;
 
 #[derive(Debug, Clone, Default)]
 struct Controller {
-    free: Tick,
+    busy: BusyCalendar,
     reads: u64,
     writes: u64,
     queue_delay: Tick,
@@ -72,7 +75,6 @@ impl MemPort for NandFlash {
     fn access(&mut self, req: &MemReq) -> Tick {
         let (index, _) = self.map.route(req, self.controllers.len() as u64, self.line);
         let c = &mut self.controllers[index];
-        let start = req.time.max(c.free);
         let service = if req.kind == AccessKind::Write {
             c.writes += 1;
             self.write
@@ -80,9 +82,9 @@ impl MemPort for NandFlash {
             c.reads += 1;
             self.read
         };
+        let start = c.busy.book(req.time, service);
         c.queue_delay += start - req.time;
-        c.free = start + service;
-        c.free
+        start + service
     }
 
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {

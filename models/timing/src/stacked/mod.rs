@@ -3,8 +3,10 @@
 //! so they stand wherever a DDR controller does (behind a cache hierarchy, or alone in tests).
 //!
 //! Both split the stack into independent ports (flash: controllers). [`PortMap`] says which one a request uses.
+//! Each bank, bus and controller is a [`calendar::BusyCalendar`], booked in time rather than call order.
 //! [`backing`] builds a socket's backing memory of whichever kind its parameters name.
 
+pub mod calendar;
 pub mod dram3d;
 pub mod flash;
 
