@@ -132,7 +132,8 @@ def unit_figures(index: pd.DataFrame) -> pd.DataFrame:
             for m, suf in suffixes.items():
                 v = sum(float(tree.loc[x.lstrip("-"), m]) * (-1 if x.startswith("-") else 1) for x in lines)
                 cols[f"{key}_{suf}"][i] = v * (1 if m == "runtime_dynamic_W" else cores) if v > 0 else np.nan
-    return index.assign(**cols)
+    # One concat, not ``assign`` (which inserts the 80 columns one by one and makes pandas warn of fragmentation).
+    return pd.concat([index, pd.DataFrame(cols, index=index.index)], axis=1)
 
 
 def zero_laws() -> dict:

@@ -94,6 +94,26 @@ def test_explain_names_the_component_that_carries_the_error():
     assert comps.mcpat.sum() == pytest.approx(row.mcpat, rel=0.02)
 
 
+def test_unit_figures_read_mcpat_unit_lines_without_fragmentation_warnings():
+    """McPAT's unit lines of the whole sweep come back as one column per unit and metric (chip totals: McPAT's
+    per-core area times the cores), without pandas' fragmentation warnings (one per column before)."""
+    import warnings
+
+    import pandas as pd
+
+    _require_sweep()
+    idx = fit.sweep_index()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.PerformanceWarning)
+        u = fit.unit_figures(idx)
+    assert len(u) == len(idx) and u.columns.is_unique
+    assert {f"{k}_area_mm2" for k in fit.UNIT_LINES} <= set(u.columns)
+    row = u.set_index("name").loc["xeon_base"]
+    per_core = mcpat_tree.parse_out((fit.sweep_dir() / "xeon_base.out").read_text()).drop_duplicates("line")
+    icache = float(per_core.set_index("line").loc["Instruction Cache", "area_mm2"])
+    assert row["u_icache_area_mm2"] == pytest.approx(icache * row["cores"])
+
+
 # ----------------------------------------------------------------------------------------------- private L2
 L2_VARIANTS = ("xeon_base", "xeon_l2p_256k", "xeon_l2p_512k", "xeon_l2p_2m")
 # reached on the four variants (256 KB to 2 MB, 8 banks, 32 B lines, one access per 8 cycles): peak dynamic -22% to
