@@ -438,8 +438,8 @@ class _Builder:
         # crosspoint drivers are sized for the wire they drive, whose length grows with the flit width (CACTI's
         # crossbar): leaking width ~ ports^2 x flit^2, as McPAT's routers leak (x2.9-4 per doubled flit)
         drive = n.flit_bits / cal.REF_FLIT_BITS
-        xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_um * drive,
-                     n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_um * drive)
+        xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_leak_um * drive,
+                     n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_leak_um * drive)
         arb = logic(t, n.in_ports * n.out_ports * max(1, n.vcs) * 60, activity=0.2, name="arbiter")
         router = buf.scaled(n.in_ports) + xbar + arb
         per_flit_router = buf.c_read + buf.c_write + xbar_c + arb.c_read / max(1, n.in_ports)
@@ -479,7 +479,7 @@ class _Builder:
         lin = ch * 3.0 * (t.node_nm_area / 90.0) - te.area_mm2 - fe.area_mm2
         # PHY (DDR I/O, DLLs): analog, area per pin does not shrink with the node (0.02 mm^2 per pin)
         pins = ch * (m.databus_bits + m.addrbus_bits)
-        phy = Block(pins * 0.02 + max(0.0, lin), 0.0, 0.0, 0.0, pins * 200 * t.F_um, pins * 400 * t.F_um)
+        phy = Block(pins * 0.02 + max(0.0, lin), 0.0, 0.0, 0.0, pins * 200 * t.F_leak_um, pins * 400 * t.F_leak_um)
         blk = fe + te + phy
         # Peak: the transaction engine runs every cycle of the DIMM clock; the front end, buffers and PHY switch
         # about half of that capacitance per byte moved (the ratio of clock-driven to traffic-driven power in
@@ -570,8 +570,8 @@ class _Builder:
                 array(t, 64 * c.lanes, 256, rd_ports=1, wr_ports=1, rw_ports=0, name="pcie.buffers")
             phy_area = c.lanes * 0.35 * (p.node_nm / 65.0) ** 0.5 if c.with_phy else 0.0
             phy_W = c.lanes * rate * 1e9 * 2 * 6e-12 if c.with_phy else 0.0   # ~6 pJ/bit per direction (assumed)
-            blk = ctl + Block(phy_area, 0.0, 0.0, 0.0, c.lanes * 2e4 * t.F_um if c.with_phy else 0.0,
-                              c.lanes * 4e4 * t.F_um if c.with_phy else 0.0)
+            blk = ctl + Block(phy_area, 0.0, 0.0, 0.0, c.lanes * 2e4 * t.F_leak_um if c.with_phy else 0.0,
+                              c.lanes * 4e4 * t.F_leak_um if c.with_phy else 0.0)
             rc, rt_J = None, 0.0
             if self.act is not None:
                 a = self.act.nic
