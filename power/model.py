@@ -486,15 +486,19 @@ class _Builder:
             link_len /= 2.0
         link = wires(t, n.flit_bits, link_len, pitch_F=8.0, routed_over=n.routed_over)
         links_per_router = (n.in_ports - 1) + (n.out_ports - 1) if n.global_link else 0
-        links = link.scaled(links_per_router) if links_per_router else ZERO
-        per_hop = per_flit_router + (link.c_read * 0.5 if links_per_router else 0.0)
         if self.act is not None:
-            rc = [0.0 if act is None else act.hops * per_hop]
+            rc = [0.0 if act is None else act.hops * per_flit_router]
         # peak: every input port forwards one flit per cycle
-        self.add(f"{n.name}.routers", "noc", "noc", router + links,
-                 n.duty_cycle * n.in_ports * per_hop / max(1.0, n.link_throughput),
+        peak_rate = n.duty_cycle * n.in_ports / max(1.0, n.link_throughput)
+        self.add(f"{n.name}.routers", "noc", "noc", router, peak_rate * per_flit_router,
                  count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rc, flit_bits=n.flit_bits,
                  component="noc")
+        if links_per_router:
+            # repeated global wires like a bus's: priced with the bus law, not the routers' (fitted on meshes
+            # whose routers have no links, it carried the Alpha 21364's 13 links to 16x McPAT's NoC leakage)
+            rcl = None if self.act is None else [0.0 if act is None else act.hops * link.c_read * 0.5]
+            self.add(f"{n.name}.links", "bus", "noc", link.scaled(links_per_router), peak_rate * link.c_read * 0.5,
+                     count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rcl, component="noc")
 
     # ---------------------------------------------------------------- memory controllers and DRAM
     def memory(self):
