@@ -127,8 +127,9 @@ def array(tech: Technology, entries: int, width_bits: int, *, rd_ports: int = 0,
         # search lines drive every row of the searched width; match lines precharge and discharge per entry
         c_search = bank_entries * width_bits * 2.5 * cg + bank_entries * (width_bits * cwu * cwf * Fc) + c_tree
 
-    cell_leak = (3.0 + 1.0 * (ports - 1)) * Fc
-    leak_um = entries * width_bits * cell_leak + banks * nsub * ports * (rows * 6.0 + cols * 12.0) * Fc
+    Fl = tech.F_leak_um
+    cell_leak = (3.0 + 1.0 * (ports - 1)) * Fl
+    leak_um = entries * width_bits * cell_leak + banks * nsub * ports * (rows * 6.0 + cols * 12.0) * Fl
     gate_um = leak_um * 1.2
     return Block(area_mm2, c_read, c_write, c_search, leak_um, gate_um)
 
@@ -163,8 +164,8 @@ def logic(tech: Technology, gates: float, *, activity: float = 0.15, name: str =
     area_mm2 = gates * GATE_AREA_F2 * tech.F2_mm2 * LOGIC_AREA_SCALE[tech.device]
     c_gate = 3.0 * tech.c_gate_min + tech.c_wire_per_um * 8.0 * F * 10.0
     c_op = gates * activity * c_gate
-    leak_um = gates * 2.0 * F     # about half the devices off, stack effect included
-    gate_um = gates * 4.0 * F
+    leak_um = gates * 2.0 * tech.F_leak_um     # about half the devices off, stack effect included
+    gate_um = gates * 4.0 * tech.F_leak_um
     return Block(area_mm2, c_op, c_op, 0.0, leak_um, gate_um)
 
 
@@ -180,4 +181,5 @@ def wires(tech: Technology, n_wires: int, length_mm: float, *, pitch_F: float = 
     # repeaters: one per 0.5 mm per wire, 40x minimum size
     rep = n_wires * max(1.0, length_mm / 0.5) * 40.0 * 2 * F if repeated else 0.0
     area += rep * 4 * F * 1e-6 * 10
-    return Block(area, c, c, 0.0, rep * 0.5, rep)
+    leak = rep * tech.F_leak_um / F
+    return Block(area, c, c, 0.0, leak * 0.5, leak)

@@ -132,7 +132,8 @@ def unit_figures(index: pd.DataFrame) -> pd.DataFrame:
             for m, suf in suffixes.items():
                 v = sum(float(tree.loc[x.lstrip("-"), m]) * (-1 if x.startswith("-") else 1) for x in lines)
                 cols[f"{key}_{suf}"][i] = v * (1 if m == "runtime_dynamic_W" else cores) if v > 0 else np.nan
-    return index.assign(**cols)
+    # One concat, not ``assign`` (which inserts the 80 columns one by one and makes pandas warn of fragmentation).
+    return pd.concat([index, pd.DataFrame(cols, index=index.index)], axis=1)
 
 
 def zero_laws() -> dict:
@@ -433,6 +434,10 @@ def component_errors(name: str, metric: str, values: dict | None = None) -> pd.D
     idx = sweep_index().set_index("name").loc[name]
     with laws(values if values is not None else cal.LAWS):
         r = price_point(name)
+    return _component_rows(r, idx, metric)
+
+
+def _component_rows(r, idx: pd.Series, metric: str) -> pd.DataFrame:
     s = r.structures
     parts = (["subthreshold_leakage_W", "gate_leakage_W"] if metric == "total_leakage_W" else [metric])
     comp = pd.Series([st.component for st in r.model.structs], index=s.index)
@@ -444,6 +449,49 @@ def component_errors(name: str, metric: str, values: dict | None = None) -> pd.D
             continue
         mc = 0.0 if mc != mc else mc
         rows.append(dict(component=c, kvsim=ours, mcpat=mc, excess=ours - mc))
+    return pd.DataFrame(rows)
+
+
+DEVICE_CODES = {"hp": 0, "lstp": 1, "lop": 2}   # index.csv's device_type
+SOCKET_METRICS = ("area_mm2", "peak_dynamic_W", "total_leakage_W")
+_SHARED = {"l2": "shared cache", "l3": "shared cache"}
+
+
+def socket_components(result, metrics=SOCKET_METRICS) -> pd.DataFrame:
+    """Where a priced socket (an exported platform, no McPAT breakdown of its own) would stand against McPAT, per
+    McPAT component: ours, and our ratio to McPAT on the same component of the sweep points at the socket's node and
+    device type (median over them; for the NoC only points of the same kind, bus or routers), and McPAT's figure
+    that ratio implies (ours / ratio). McPAT counts every NIU on the die, so an off-die NIC is listed with
+    ``on_die`` False but belongs to McPAT's total. Shared L2s and L3s are one model (McPAT's and ours), so their
+    ratios are pooled. A component whose ratio has no sweep point (``n`` 0) keeps ours."""
+    p = result.model.platform
+    index = sweep_index()
+    same = index[(index.tech_nm == p.node_nm) & (index.device_type == DEVICE_CODES[p.device])]
+    routers = any(n.kind != "bus" for n in p.nocs)
+    ratios: dict[tuple[str, str], list[float]] = {}
+    for _, pt in same.iterrows():
+        r = price_point(pt["name"])
+        for m in metrics:
+            for _, row in _component_rows(r, pt, m).iterrows():
+                if row.component == "noc" and bool(pt.noc_type) != routers:
+                    continue
+                if row.mcpat > 0 and row.kvsim > 0:
+                    ratios.setdefault((_SHARED.get(row.component, row.component), m), []).append(row.kvsim / row.mcpat)
+    s = result.structures
+    comp = pd.Series([st.component for st in result.model.structs], index=s.index)
+    rows = []
+    for c in COMPONENTS:
+        mine = s[comp == c]
+        if mine.empty:
+            continue
+        row = dict(component=c, on_die=bool(mine.on_die.all()))
+        for m in metrics:
+            v = float(mine[["subthreshold_leakage_W", "gate_leakage_W"]].to_numpy().sum() if m == "total_leakage_W"
+                      else mine[m].sum())
+            rs = ratios.get((_SHARED.get(c, c), m), [])
+            ratio = float(np.median(rs)) if rs else 1.0
+            row.update({m: v, f"{m}_ratio": ratio, f"{m}_n": len(rs), f"{m}_mcpat_implied": v / ratio})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

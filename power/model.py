@@ -90,11 +90,41 @@ def _embedded_fu(b: Block, area: float) -> Block:
                  b.c_search * EMBEDDED_FU_ENERGY, b.leak_um * area, b.gate_um * area)
 
 
+# McPAT 1.3's empirical logic per table node (CACTI's technology figures): the area scaling of its curve-fitted logic
+# from 90 nm (0.7x per generation, 1.5x at 180 nm) and the transistor density it leaks by (per um^2, relative).
+MCPAT_LOGIC_SCALING = {180.0: 1.5, 90.0: 1.0, 65.0: 0.7, 45.0: 0.49, 32.0: 0.343, 22.0: 0.2401}
+MCPAT_CORE_TX_DENSITY = {180.0: 1.25 * 0.49 * 0.4, 90.0: 1.25 * 0.49, 65.0: 1.25 * 0.7, 45.0: 1.25, 32.0: 1.25 / 0.7,
+                         22.0: 1.25 / 0.49}
+_LOGIC_NODES = tuple(sorted(MCPAT_LOGIC_SCALING, reverse=True))
+_X_PER_GENERATION = math.log(1 / 0.7) / math.log(90.0 / 65.0)
+
+
+def _logic_table(table: dict[float, float], node_nm: float, below_22) -> float:
+    if node_nm <= _LOGIC_NODES[-1]:
+        return below_22(node_nm)
+    for hi, lo in zip(_LOGIC_NODES, _LOGIC_NODES[1:]):
+        if lo <= node_nm <= hi:
+            w = (hi - node_nm) / (hi - lo)      # linear between table nodes, as McPAT interpolates
+            return (1 - w) * table[hi] + w * table[lo]
+    raise ValueError(f"node {node_nm!r} nm is above McPAT's table")
+
+
 def mcpat_logic_scaling(node_nm: float) -> float:
     """McPAT's area scaling of its empirical logic (here: the undifferentiated core) from 90 nm: 0.7x per node
-    generation (90, 65, 45, 32, 22 nm: 1, 0.7, 0.49, 0.343, 0.24), not the 0.5x of F^2; continued as the same
-    power law of the node size (x^1.1) between and beyond them."""
-    return (node_nm / 90.0) ** (math.log(1 / 0.7) / math.log(90.0 / 65.0))
+    generation (180, 90, 65, 45, 32, 22 nm: 1.5, 1, 0.7, 0.49, 0.343, 0.24), not the 0.5x of F^2; linear between
+    table nodes and continued below 22 nm as the same power law of the node size (x^1.1)."""
+    return _logic_table(MCPAT_LOGIC_SCALING, node_nm,
+                        lambda n: MCPAT_LOGIC_SCALING[22.0] * (n / 22.0) ** _X_PER_GENERATION)
+
+
+def undiff_leak_width_ratio(node_nm: float) -> float:
+    """Leaking width of McPAT's undifferentiated core relative to the same core's at 90 nm: McPAT leaks it as its
+    area x the node's transistor density x a minimum device (width ~ F), and area x density is the same at every
+    node from 90 to 22 nm (0.6x of it at 180 nm), so the width goes as F alone; a logic block of the same area
+    (gates ~ area / F^2) would go as area / F, flat from 90 to 22 nm where McPAT's falls 4x."""
+    product = _logic_table({n: MCPAT_LOGIC_SCALING[n] * MCPAT_CORE_TX_DENSITY[n] for n in _LOGIC_NODES}, node_nm,
+                           lambda n: MCPAT_LOGIC_SCALING[22.0] * MCPAT_CORE_TX_DENSITY[22.0])
+    return product / (MCPAT_LOGIC_SCALING[90.0] * MCPAT_CORE_TX_DENSITY[90.0]) * node_nm / 90.0
 
 
 def undifferentiated_core_mm2(c) -> float:
@@ -362,6 +392,10 @@ class _Builder:
             area = undiff_mm2 * mcpat_logic_scaling(self.p.node_nm)
             gates = area / (GATE_AREA_F2 * t.F2_mm2 * LOGIC_AREA_SCALE[t.device])
             u = logic(t, gates, activity=0.0, name="undifferentiated_core")
+            # leaking widths as McPAT's (undiff_leak_width_ratio), at the level of a logic block of its 90 nm area
+            gates90 = undiff_mm2 / (GATE_AREA_F2 * (90e-6) ** 2 * LOGIC_AREA_SCALE[t.device])
+            k = logic(t, gates90).leak_um / t.F_leak_um * 0.09 * undiff_leak_width_ratio(self.p.node_nm) / u.leak_um
+            u = Block(u.area_mm2, u.c_read, u.c_write, u.c_search, u.leak_um * k, u.gate_um * k)
             self.add("core.undiff", "undiff", cls, u, 0.0, **kw)
 
         # ---- private L2 (counted in the core, as McPAT does)
@@ -438,8 +472,8 @@ class _Builder:
         # crosspoint drivers are sized for the wire they drive, whose length grows with the flit width (CACTI's
         # crossbar): leaking width ~ ports^2 x flit^2, as McPAT's routers leak (x2.9-4 per doubled flit)
         drive = n.flit_bits / cal.REF_FLIT_BITS
-        xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_um * drive,
-                     n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_um * drive)
+        xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_leak_um * drive,
+                     n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_leak_um * drive)
         arb = logic(t, n.in_ports * n.out_ports * max(1, n.vcs) * 60, activity=0.2, name="arbiter")
         router = buf.scaled(n.in_ports) + xbar + arb
         per_flit_router = buf.c_read + buf.c_write + xbar_c + arb.c_read / max(1, n.in_ports)
@@ -452,15 +486,19 @@ class _Builder:
             link_len /= 2.0
         link = wires(t, n.flit_bits, link_len, pitch_F=8.0, routed_over=n.routed_over)
         links_per_router = (n.in_ports - 1) + (n.out_ports - 1) if n.global_link else 0
-        links = link.scaled(links_per_router) if links_per_router else ZERO
-        per_hop = per_flit_router + (link.c_read * 0.5 if links_per_router else 0.0)
         if self.act is not None:
-            rc = [0.0 if act is None else act.hops * per_hop]
+            rc = [0.0 if act is None else act.hops * per_flit_router]
         # peak: every input port forwards one flit per cycle
-        self.add(f"{n.name}.routers", "noc", "noc", router + links,
-                 n.duty_cycle * n.in_ports * per_hop / max(1.0, n.link_throughput),
+        peak_rate = n.duty_cycle * n.in_ports / max(1.0, n.link_throughput)
+        self.add(f"{n.name}.routers", "noc", "noc", router, peak_rate * per_flit_router,
                  count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rc, flit_bits=n.flit_bits,
                  component="noc")
+        if links_per_router:
+            # repeated global wires like a bus's: priced with the bus law, not the routers' (fitted on meshes
+            # whose routers have no links, it carried the Alpha 21364's 13 links to 16x McPAT's NoC leakage)
+            rcl = None if self.act is None else [0.0 if act is None else act.hops * link.c_read * 0.5]
+            self.add(f"{n.name}.links", "bus", "noc", link.scaled(links_per_router), peak_rate * link.c_read * 0.5,
+                     count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rcl, component="noc")
 
     # ---------------------------------------------------------------- memory controllers and DRAM
     def memory(self):
@@ -479,7 +517,7 @@ class _Builder:
         lin = ch * 3.0 * (t.node_nm_area / 90.0) - te.area_mm2 - fe.area_mm2
         # PHY (DDR I/O, DLLs): analog, area per pin does not shrink with the node (0.02 mm^2 per pin)
         pins = ch * (m.databus_bits + m.addrbus_bits)
-        phy = Block(pins * 0.02 + max(0.0, lin), 0.0, 0.0, 0.0, pins * 200 * t.F_um, pins * 400 * t.F_um)
+        phy = Block(pins * 0.02 + max(0.0, lin), 0.0, 0.0, 0.0, pins * 200 * t.F_leak_um, pins * 400 * t.F_leak_um)
         blk = fe + te + phy
         # Peak: the transaction engine runs every cycle of the DIMM clock; the front end, buffers and PHY switch
         # about half of that capacitance per byte moved (the ratio of clock-driven to traffic-driven power in
@@ -570,8 +608,8 @@ class _Builder:
                 array(t, 64 * c.lanes, 256, rd_ports=1, wr_ports=1, rw_ports=0, name="pcie.buffers")
             phy_area = c.lanes * 0.35 * (p.node_nm / 65.0) ** 0.5 if c.with_phy else 0.0
             phy_W = c.lanes * rate * 1e9 * 2 * 6e-12 if c.with_phy else 0.0   # ~6 pJ/bit per direction (assumed)
-            blk = ctl + Block(phy_area, 0.0, 0.0, 0.0, c.lanes * 2e4 * t.F_um if c.with_phy else 0.0,
-                              c.lanes * 4e4 * t.F_um if c.with_phy else 0.0)
+            blk = ctl + Block(phy_area, 0.0, 0.0, 0.0, c.lanes * 2e4 * t.F_leak_um if c.with_phy else 0.0,
+                              c.lanes * 4e4 * t.F_leak_um if c.with_phy else 0.0)
             rc, rt_J = None, 0.0
             if self.act is not None:
                 a = self.act.nic

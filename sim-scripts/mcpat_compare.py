@@ -125,6 +125,7 @@ def sockets(console: Console) -> None:
     t = Table(title="the project's sockets (from their configs, exported as McPAT accepts them) vs McPAT 1.3")
     for c in ("socket", "metric", "kvsim", "McPAT", "error", "schema check"):
         t.add_column(c, justify="right")
+    parts = []
     for key, fn in platforms.PLATFORMS.items():
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
@@ -139,6 +140,28 @@ def sockets(console: Console) -> None:
                       "ok" if not problems else "; ".join(problems))
         for x in w:
             console.print(f"[yellow]{key}[/]: {x.message}")
+        parts.append((key, fit.socket_components(r)))
+    console.print(t)
+    for key, d in parts:
+        socket_components(console, key, d)
+
+
+def socket_components(console: Console, key: str, d) -> None:
+    """One exported socket per McPAT component (``power.fit.socket_components``): ours, our ratio to McPAT on that
+    component at the socket's node and device type, and the McPAT figure the ratio implies, against McPAT's total."""
+    t = Table(title=f"{key} per McPAT component: kvsim, kvsim/McPAT on the sweep's points at its node and device "
+                    f"(median, n), the McPAT figure that implies")
+    t.add_column("component")
+    for m in fit.SOCKET_METRICS:
+        t.add_column(SHORT[m], justify="right")
+    for _, r in d.iterrows():
+        t.add_row(r.component + ("" if r.on_die else " (off die here; McPAT puts NIUs on die)"),
+                  *[f"{r[m]:.3g} / {r[f'{m}_ratio']:.2f} (n {r[f'{m}_n']}) = {r[f'{m}_mcpat_implied']:.3g}"
+                    for m in fit.SOCKET_METRICS])
+    implied = {m: d[f"{m}_mcpat_implied"].sum() for m in fit.SOCKET_METRICS}
+    t.add_row("total McPAT would print (implied)",
+              *[f"{implied[m]:.4g} (McPAT's figure {MCPAT_SOCKETS[key][m]:.4g}, "
+                f"{_err(100 * (implied[m] / MCPAT_SOCKETS[key][m] - 1))})" for m in fit.SOCKET_METRICS])
     console.print(t)
 
 

@@ -179,3 +179,22 @@ def test_outputs_dataframe_and_stats(target):
     epr = r.energy_per_request_J()
     assert epr == pytest.approx(r.socket.runtime_power_W * a.seconds / a.requests)
     assert st["power.requests_per_s_per_W"] == pytest.approx(1 / epr)
+
+
+def test_undifferentiated_core_leaks_as_mcpat_by_node():
+    """McPAT leaks its undifferentiated core as area x the node's transistor density x a minimum device: area x
+    density is the same from 90 to 22 nm and 0.6x at 180 nm, so the leaking width goes as F (x1.2 at 180 nm); its
+    area follows McPAT's logic scaling (1.5x at 180 nm, 0.7x per generation below 90 nm). Uncalibrated blocks."""
+    from power import fit
+    base = platforms.xeon_e5_2697v2_socket()
+    width, area = {}, {}
+    with fit.laws(fit.zero_laws()):
+        for node in (180.0, 90.0, 45.0, 22.0):
+            p = copy.deepcopy(base)
+            p.node_nm = node
+            s = {x.path: x for x in power.build(p).structs}["core.undiff"]
+            width[node], area[node] = s.block.leak_um, s.block.area_mm2
+    for node, w in ((180.0, 1.2), (45.0, 0.5), (22.0, 22.0 / 90.0)):
+        assert width[node] / width[90.0] == pytest.approx(w, rel=1e-9), node
+    for node, a in ((180.0, 1.5), (45.0, 0.49), (22.0, 0.2401)):
+        assert area[node] / area[90.0] == pytest.approx(a, rel=1e-9), node

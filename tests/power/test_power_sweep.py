@@ -21,14 +21,17 @@ from power_helpers import synthetic_stats
 # points: the templates' baselines and points of every sweep group.
 FIXED_POINTS = ("alpha_base", "arma9_base", "niagara1_base", "niagara2_base", "penryn_base", "xeon_base",
                 "xeon_n22", "xeon_w2", "xeon_rob256", "penryn_l2_12m", "niagara2_n45", "xeon_t340", "penryn_c4_mesh2x2")
-TOLERANCE_PCT = {"area_mm2": 13.0, "peak_dynamic_W": 21.0, "total_leakage_W": 35.0, "runtime_dynamic_W": 30.0}
+# (area 14%, was 13%: niagara1_base's in-order core at 90 nm went from 12.4% to 13.5% when the undifferentiated
+# core's area took McPAT's 1.5x at 180 nm, the sweep's area MAE going from 6.2% to 6.15%)
+TOLERANCE_PCT = {"area_mm2": 14.0, "peak_dynamic_W": 21.0, "total_leakage_W": 15.0, "runtime_dynamic_W": 30.0}
 # ... except the one point of the 180 nm node (the Alpha 21364), whose leakage the laws' node smoothing pulls
-# towards 90 nm's level: +72% (its undifferentiated core, fitted only on McPAT's core totals, leaks 0.06 W)
-POINT_TOLERANCE_PCT = {("alpha_base", "total_leakage_W"): 75.0}
+# towards 90 nm's level: +24% (+72% before its leaking widths took McPAT's 180 nm layout size, its
+# undifferentiated core McPAT's leaking width by node and its links the bus law)
+POINT_TOLERANCE_PCT = {("alpha_base", "total_leakage_W"): 28.0}
 # in-sample mean absolute error over the whole sweep reached by the shipped laws (+ a small margin): area 6.2%, peak
-# dynamic 7.8%, leakage 8.5%; runtime dynamic 10.2% over the points where McPAT's runtime is not above its own peak
+# dynamic 7.7%, leakage 7.2%; runtime dynamic 10.2% over the points where McPAT's runtime is not above its own peak
 # in any component, 25.3% over all (runtime per access is at most the peak's, structure by structure)
-MAE_PCT = {"area_mm2": 7.0, "peak_dynamic_W": 8.5, "total_leakage_W": 9.5, "runtime_dynamic_W": 11.0}
+MAE_PCT = {"area_mm2": 7.0, "peak_dynamic_W": 8.5, "total_leakage_W": 7.5, "runtime_dynamic_W": 11.0}
 MAE_RUNTIME_ALL_PCT = 26.5
 
 
