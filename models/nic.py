@@ -69,8 +69,33 @@ class Nic(SimObject):
                       "memory (invalidating cached copies)")
     ddio_ways = Param.Float(0.1, "fraction of the LLC's ways DDIO may allocate into (at least one way; Intel's "
                             "default is 2 of 20)", min=0.0, max=1.0)
+    # Attachment: a PCIe card, or a MAC on the logic die (Mercury, Iridium) -------------------------------------
+    attach = Param.Enum("pcie", "how the NIC reaches the cores and memory: 'pcie', a card on its own PCIe link (the "
+                        "pcie_* parameters, mmio_latency); 'on_die', an Ethernet MAC with buffers on the processor's "
+                        "die, as Mercury's integrated 10 GbE MAC: no PCIe link and no TLPs, its DMA enters the die's "
+                        "memory system after on_die_latency over an on-die bus of on_die_bandwidth, its registers "
+                        "answer after on_die_mmio_latency, and its RX FIFO (rx_fifo_frames) is the MAC's receive "
+                        "buffer", choices=("pcie", "on_die"))
+    # Assumed: the MAC sits beside the logic die's memory interfaces, a few cycles of a 1 GHz die away.
+    on_die_latency = Param.Time("4ns", "attach = 'on_die': one-way time between the MAC and the die's memory system "
+                                "for a DMA transfer (a write arrives this long after it leaves the MAC's bus; a read "
+                                "request reaches memory this long after it is issued and its data come back as "
+                                "long; assumed 4 ns)", min="0s", max="10us")
+    # Assumed: a 128-bit bus at 1 GHz each way, far above a 10 GbE port's 1.25 GB/s.
+    on_die_bandwidth = Param.Float(16.0, "attach = 'on_die': GB/s each direction of the bus between the MAC and the "
+                                   "die's memory system (no per-transfer overhead; assumed 16: 128 bits at 1 GHz)",
+                                   min=0.1, max=10000.0)
+    # Assumed: an uncached access to a register on the same die, through its interconnect.
+    on_die_mmio_latency = Param.Time("10ns", "attach = 'on_die': one-way time of a core's uncached access to a MAC "
+                                     "register (what mmio_latency is for a PCIe NIC; assumed 10 ns)",
+                                     min="0s", max="100us")
     steering_base_port = Param.Count(0x4000, "UDP destination port of core 0's queue: port base + c steers to "
                                      "core c's queue (perfect-match table)", min=1, max=65535)
+
+    @property
+    def register_latency(self) -> int:
+        """One-way time of an uncached access to the NIC's registers (ps), for its attachment."""
+        return self.on_die_mmio_latency if self.attach == "on_die" else self.mmio_latency
 
     def validate(self) -> None:
         super().validate()

@@ -162,3 +162,24 @@ def test_write_back_coalescing_needs_its_timer():
         Nic(enabled=True, rx_wb_threshold=4).validate()
     with pytest.raises(ParamError, match="rx_wb_threshold"):
         Nic(enabled=True, rx_wb_threshold=65, rx_wb_timer="2us").validate()
+
+
+def test_attachment_takes_only_its_named_kinds_and_sets_the_register_latency():
+    from models.params import ParamError
+    with pytest.raises(ParamError, match="attach"):
+        Nic(enabled=True, attach="usb").validate()
+    assert Nic().attach == "pcie", "every existing config keeps the PCIe card"
+    assert Nic(mmio_latency="100ns").register_latency == 100_000
+    assert Nic(attach="on_die", on_die_mmio_latency="7ns").register_latency == 7_000
+    with pytest.raises(ParamError, match="on_die_bandwidth"):
+        Nic(attach="on_die", on_die_bandwidth=0.0).validate()
+
+
+def test_nics_sharing_the_uncached_path_need_one_register_latency():
+    """The socket's uncached path has one latency: a PCIe NIC beside an on-die MAC with another register latency
+    is refused, naming it."""
+    from models.params import ParamError
+    s = System(harts=2, nics=[Nic(enabled=True), Nic(enabled=True, attach="on_die")])
+    with pytest.raises(ParamError, match="register_latency"):
+        s._validate_nics()
+    System(harts=2, nics=[Nic(enabled=True, attach="on_die"), Nic(enabled=True, attach="on_die")])._validate_nics()

@@ -22,6 +22,7 @@ pub mod mem;
 pub mod net;
 pub mod nic;
 pub mod nictime;
+pub mod ondie;
 pub mod output;
 pub mod pcie;
 pub mod sim;
