@@ -7,6 +7,12 @@ bytes of preamble, start delimiter, FCS and inter-frame gap), wait in the bounde
 PCIe link (descriptor fetch, data, descriptor write-back, coalesced per rx_wb_threshold / rx_wb_timer; per-TLP
 overhead and latency) and become visible to the guest at their time; TX completion is written back as DD bits or as a head
 pointer (tx_completion); NIC DMA writes go to the LLC through DDIO (ddio, ddio_ways) or to memory.
+
+`attach = 'on_die'` makes the NIC an Ethernet MAC on the logic die (Mercury's and Iridium's integrated 10 GbE MAC,
+models/engine/src/ondie.rs): the same rings, registers and RX FIFO (the MAC's receive buffer), but its DMA crosses
+an on-die bus into the die's memory system instead of a PCIe link, and the statistics show `nicK.on_die.*` instead
+of `nicK.pcie.*`. Such a MAC may have a buffer SRAM (sram_size; models/engine/src/macsram.rs) where the guest driver
+keeps its rings and packet buffers.
 """
 
 from __future__ import annotations
@@ -89,6 +95,15 @@ class Nic(SimObject):
     on_die_mmio_latency = Param.Time("10ns", "attach = 'on_die': one-way time of a core's uncached access to a MAC "
                                      "register (what mmio_latency is for a PCIe NIC; assumed 10 ns)",
                                      min="0s", max="100us")
+    # The MAC's buffer SRAM (attach = 'on_die'): where the guest driver may place its rings and packet buffers.
+    sram_size = Param.Size(0, "attach = 'on_die': bytes of on-die SRAM beside the MAC at a device address range "
+                           "(workloads/ABI.md, 'The MAC's buffer SRAM'), split evenly over the NIC's queues; the "
+                           "guest driver places a queue's descriptor rings and packet buffers in its slice, and the "
+                           "memory system serves those lines at sram_latency instead of from memory. 0: none, rings "
+                           "and buffers live in memory", min=0, max="1GiB")
+    # Assumed: a few-MiB SRAM macro at 28 nm answers in about 2 ns (CACTI-class figure, not from the source).
+    sram_latency = Param.Time("2ns", "time the MAC's buffer SRAM takes to serve a line to the memory system (a miss "
+                              "of a ring or buffer line from the caches; assumed 2 ns)", min="0s", max="1us")
     steering_base_port = Param.Count(0x4000, "UDP destination port of core 0's queue: port base + c steers to "
                                      "core c's queue (perfect-match table)", min=1, max=65535)
 
@@ -102,6 +117,9 @@ class Nic(SimObject):
         if self.rx_wb_threshold > 1 and self.rx_wb_timer == 0:
             raise ParamError(f"Nic.rx_wb_threshold = {self.rx_wb_threshold} needs Nic.rx_wb_timer > 0: without the "
                              "timer a partial write-back group would never reach the guest")
+        if self.sram_size and self.attach != "on_die":
+            raise ParamError(f"Nic.sram_size = {self.sram_size} needs Nic.attach = 'on_die': the buffer SRAM is the "
+                             f"integrated MAC's, not a PCIe card's (attach = {self.attach!r})")
         if self.enabled and self.queues and self.queues < self.ports:
             raise ParamError(f"Nic.queues = {self.queues} is fewer than Nic.ports = {self.ports}: every port "
                              "needs a queue")

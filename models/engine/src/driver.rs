@@ -238,6 +238,7 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
         sys.mem.uncached = (crate::abi::DEVICE_BASE, crate::abi::DEVICE_END + 1);
         sys.mem.uncached_ticks = crate::nictime::register_latency(nic);
     }
+    crate::macsram::attach(&mut sys.mem.mem, &crate::sim::system_nics(system));
     Ok(sys)
 }
 

@@ -17,6 +17,7 @@ mod fuzz;
 pub mod hart;
 pub mod isa;
 pub mod keyhash;
+pub mod macsram;
 pub mod mcd;
 pub mod mem;
 pub mod net;

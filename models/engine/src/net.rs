@@ -29,6 +29,8 @@ pub struct Net {
     pub queue_at: Vec<(usize, usize)>,
     pub port_at: Vec<(usize, usize)>,
     pub nic_queues: Vec<Vec<usize>>,
+    /// Bytes of each NIC's buffer SRAM (`Nic.sram_size`; 0: none).
+    pub sram: Vec<u64>,
     /// Instructions (all harts) when the measured phase started.
     pub measure_insts: Option<u64>,
 }
@@ -188,8 +190,18 @@ impl Net {
             }
             None => None,
         };
-        let net =
-            Net { nics: models, client, hart_queue, queue_port, queue_at, port_at, nic_queues, measure_insts: None };
+        let sram = nics.iter().map(|n| n.sram_size).collect();
+        let net = Net {
+            nics: models,
+            client,
+            hart_queue,
+            queue_port,
+            queue_at,
+            port_at,
+            nic_queues,
+            sram,
+            measure_insts: None,
+        };
         Ok((net, bus))
     }
 
@@ -199,6 +211,12 @@ impl Net {
     }
 
     /// Address of global queue q's registers.
+    /// Queue q's slice of its NIC's buffer SRAM: (base, bytes), (0, 0) without one.
+    pub fn queue_sram(&self, q: usize) -> Option<(u64, u64)> {
+        let &(k, l) = self.queue_at.get(q)?;
+        Some(crate::macsram::queue_slice(k, l, self.nic_queues[k].len(), self.sram[k]))
+    }
+
     pub fn queue_regs(&self, q: usize) -> Option<u64> {
         let &(k, l) = self.queue_at.get(q)?;
         Some(crate::bus::nic_base(k) + l as u64 * crate::nic::QUEUE_STRIDE)

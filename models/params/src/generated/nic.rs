@@ -47,6 +47,10 @@ pub struct Nic {
     pub on_die_bandwidth: f64,
     /// attach = 'on_die': one-way time of a core's uncached access to a MAC register (what mmio_latency is for a PCIe NIC; assumed 10 ns) [ps]
     pub on_die_mmio_latency: u64,
+    /// attach = 'on_die': bytes of on-die SRAM beside the MAC at a device address range (workloads/ABI.md, 'The MAC's buffer SRAM'), split evenly over the NIC's queues; the guest driver places a queue's descriptor rings and packet buffers in its slice, and the memory system serves those lines at sram_latency instead of from memory. 0: none, rings and buffers live in memory [bytes]
+    pub sram_size: u64,
+    /// time the MAC's buffer SRAM takes to serve a line to the memory system (a miss of a ring or buffer line from the caches; assumed 2 ns) [ps]
+    pub sram_latency: u64,
     /// UDP destination port of core 0's queue: port base + c steers to core c's queue (perfect-match table)
     pub steering_base_port: u64,
 }
@@ -76,6 +80,8 @@ impl Default for Nic {
             on_die_latency: 4000,
             on_die_bandwidth: 16.0,
             on_die_mmio_latency: 10000,
+            sram_size: 0,
+            sram_latency: 2000,
             steering_base_port: 16384,
         }
     }
