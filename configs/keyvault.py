@@ -8,6 +8,7 @@ the KVD switch (the NIC is the PCIe NIC model)."""
 
 from models import System
 from models.dense_server import DenseServer
+from models.nic import Nic
 from models.stacked import Stack
 
 from . import mercury
@@ -33,4 +34,4 @@ def server(stacks: int = 144) -> DenseServer:
 def system(cores: int = 16, latency: str = "10ns", store_mem: str = "64MiB", **client_kw) -> System:
     _check(cores)
     return mercury.system(cores=cores, core_kind="a15", clock="1.5GHz", l2=True, latency=latency,
-                          store_mem=store_mem, **client_kw)
+                          store_mem=store_mem, nic=Nic(enabled=True, ports=1, port_gbps=10.0), **client_kw)

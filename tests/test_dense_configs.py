@@ -67,3 +67,14 @@ def test_mcd_server_starts_on_a_mercury_stack_in_the_engine(engine, tmp_path):
     assert b"mcd: serving UDP ports 16384.." in result.stdout, result.stdout + result.stderr
     assert result.stats["system.hart0.insts"] > 100_000 and result.stats["system.hart1.insts"] > 100_000
     assert result.exit_code is None          # still serving when the instruction budget ran out
+
+
+def test_mercury_and_iridium_use_the_integrated_mac_and_keyvault_keeps_its_nic():
+    mercury, iridium, keyvault = (configs.load(n) for n in ("mercury", "iridium", "keyvault"))
+    m, i, k = mercury.system(cores=4), iridium.system(cores=4), keyvault.system(cores=4)
+    assert (m.nic.attach, m.nic.sram_size, m.nic.port_gbps, m.nic.ports) == ("on_die", 0, 10.0, 1)
+    assert (i.nic.attach, i.nic.sram_size) == ("on_die", 2 << 20), "Iridium's rings and buffers in the MAC's SRAM"
+    assert iridium.system(cores=4, sram=0).nic.sram_size == 0
+    assert k.nic.attach == "pcie", "KeyVault's own NIC is another model"
+    for s in (m, i, k):
+        s.validate()

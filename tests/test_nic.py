@@ -243,14 +243,14 @@ def test_rings_and_buffers_in_the_macs_sram_take_an_iridium_stack_off_its_flash(
     iridium = configs.load("iridium")
 
     def run(sram: str) -> dict:
-        s = iridium.system(cores=2, items=1024, requests=300)
-        s.nic.attach, s.nic.sram_size = "on_die", sram
+        s = iridium.system(cores=2, items=1024, requests=300, sram=sram)
+        assert s.nic.attach == "on_die"
         r = simulate(s)
         assert r.stop_reason == "client_done" and r.stats["client.requests"] == 300
         assert r.stats["client.loss"] == 0
         return r.stats
 
-    flash, sram = run("0"), run("256KiB")
+    flash, sram = run(0), run(iridium.SRAM_SIZE)
     assert "system.socket0.mem.mac_sram.reads" not in flash
     assert sram["system.socket0.mem.mac_sram.reads"] > 300 and sram["system.socket0.mem.mac_sram.writes"] > 300
     assert sram["system.socket0.mem.reads"] < flash["system.socket0.mem.reads"] / 5
