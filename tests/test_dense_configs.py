@@ -78,3 +78,12 @@ def test_mercury_and_iridium_use_the_integrated_mac_and_keyvault_keeps_its_nic()
     assert k.nic.attach == "pcie", "KeyVault's own NIC is another model"
     for s in (m, i, k):
         s.validate()
+
+
+def test_the_power_model_prices_no_pcie_link_for_an_integrated_mac():
+    from power.from_config import platform_from_config
+    mercury, keyvault = configs.load("mercury"), configs.load("keyvault")
+    on_die = platform_from_config(mercury.system(cores=4).to_dict())
+    card = platform_from_config(keyvault.system(cores=4).to_dict())
+    assert (on_die.nic.on_die, on_die.pcie.count) == (True, 0)
+    assert (card.nic.on_die, card.pcie.count) == (False, 1)
