@@ -87,3 +87,14 @@ def test_the_power_model_prices_no_pcie_link_for_an_integrated_mac():
     card = platform_from_config(keyvault.system(cores=4).to_dict())
     assert (on_die.nic.on_die, on_die.pcie.count) == (True, 0)
     assert (card.nic.on_die, card.pcie.count) == (False, 1)
+
+
+def test_the_activity_of_an_integrated_mac_misses_no_pcie_counters():
+    from power.activity import from_stats
+    from power.from_config import platform_from_config
+    platform = platform_from_config(configs.load("mercury").system(cores=4).to_dict())
+    stats = {"sim_seconds": 1e-3, "system.nic0.on_die.up_bytes": 1000.0, "system.nic0.port0.rx_bytes": 900.0}
+    act = from_stats(stats, platform)
+    assert act.nic.rx_bytes == 900.0
+    assert not [k for k in act.missing if ".pcie." in k]
+    assert [k for k in from_stats({"sim_seconds": 1e-3}, platform).missing if ".pcie." in k], "a PCIe NIC's are named"

@@ -180,14 +180,6 @@ impl NicLink {
             NicLink::OnDie(_) => None,
         }
     }
-
-    /// The on-die bus, for an on-die MAC.
-    pub fn on_die(&self) -> Option<&OnDieBus> {
-        match self {
-            NicLink::OnDie(b) => Some(b),
-            NicLink::Pcie(_) => None,
-        }
-    }
 }
 
 #[cfg(test)]
