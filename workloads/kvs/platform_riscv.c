@@ -4,7 +4,8 @@
  *
  * Per queue the driver owns one RX and one TX descriptor ring and a pool of 2 KiB packet buffers, all allocated
  * NUMA-locally, or, when the NIC is an integrated MAC with a buffer SRAM, in the queue's slice of that SRAM (the
- * rings first, then as many buffers as fit, up to the usual count). RX: the NIC owns descriptors [RX_HEAD, RX_TAIL); the driver polls the DD bit of the next
+ * rings first, then as many buffers as fit, up to the usual count). RX: the NIC owns descriptors [RX_HEAD,
+ * RX_TAIL); the driver polls the DD bit of the next
  * descriptor in memory (never the head register), hands the buffer to the KVS core, and re-posts a free buffer in
  * its slot, writing RX_TAIL once per poll. TX: the driver fills descriptors at its tail, writes TX_TAIL once per
  * burst, and reclaims buffers the NIC has sent, as the NIC reports them (TX_COMPLETION): those whose descriptors

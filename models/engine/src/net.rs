@@ -210,13 +210,13 @@ impl Net {
         self.nics.iter().all(|n| n.timing.is_some())
     }
 
-    /// Address of global queue q's registers.
     /// Queue q's slice of its NIC's buffer SRAM: (base, bytes), (0, 0) without one.
     pub fn queue_sram(&self, q: usize) -> Option<(u64, u64)> {
         let &(k, l) = self.queue_at.get(q)?;
         Some(crate::macsram::queue_slice(k, l, self.nic_queues[k].len(), self.sram[k]))
     }
 
+    /// Address of global queue q's registers.
     pub fn queue_regs(&self, q: usize) -> Option<u64> {
         let &(k, l) = self.queue_at.get(q)?;
         Some(crate::bus::nic_base(k) + l as u64 * crate::nic::QUEUE_STRIDE)
