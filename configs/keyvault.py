@@ -12,6 +12,7 @@ before (the PCIe NIC on its own 10 GbE port), for comparison."""
 
 from models import System
 from models.dense_server import DenseServer
+from models.nic import Nic
 from models.stacked import Stack
 
 from . import mercury
@@ -44,8 +45,10 @@ def system(cores: int = 16, latency: str = "10ns", store_mem: str = "64MiB", nic
     """One KeyVault stack; `nic` is Nic.interface ('zero_copy', or 'rings' for the PCIe NIC), `switch` puts the
     stack behind its KVD switch (off: on its own 10 GbE port)."""
     _check(cores)
+    # The stack's NIC is its own (not Mercury's integrated MAC): the zero-copy NIC on the cache hierarchy, or for
+    # comparison (nic = 'rings') the PCIe NIC with descriptor rings on one 10 GbE port.
     s = mercury.system(cores=cores, core_kind="a15", clock="1.5GHz", l2=True, latency=latency,
-                       store_mem=store_mem, **client_kw)
+                       store_mem=store_mem, nic=Nic(enabled=True, ports=1, port_gbps=10.0), **client_kw)
     s.nic.interface = nic
     if nic == "zero_copy":
         s.nic.mmio_latency = NIC_CORE_LATENCY

@@ -8,8 +8,8 @@ optional private 2 MB L2. Values the source does not give are commented "assumed
 What is wired: `stack()` and `server()` are the stack's memory (models.stacked) and the server
 (models.dense_server). `system()` runs one memcached-class instance per core against the ghost client speaking the
 memcached binary protocol over UDP (Client.protocol = 'memcached'), with the stack's cores and caches and its memory
-behind them (`memory()`: System.memory.kind = 'dram3d', built by kvsim_timing::stacked::backing). Not modelled
-yet: the integrated MAC (the NIC is the PCIe NIC model, one 10 GbE port).
+behind them (`memory()`: System.memory.kind = 'dram3d', built by kvsim_timing::stacked::backing), and the
+integrated 10 GbE MAC on the logic die (`integrated_mac()`: Nic.attach = 'on_die', no PCIe; one port per stack).
 """
 
 from models import System, Workload
@@ -109,21 +109,31 @@ def server(stacks: int = 96) -> DenseServer:
     return DenseServer(stacks=stacks, stacks_per_port=1)
 
 
+def integrated_mac(sram: str | int = 0) -> Nic:
+    """The integrated 10 GbE MAC with its buffers on the logic die (source: one Ethernet port per stack, 120 mW,
+    0.43 mm2, PHY off-stack). It forwards a frame to the core whose UDP port it names (perfect-match steering). Its
+    receive buffer is the RX FIFO: 512 frames (assumed). DMA and register latencies and the on-die bus are the
+    Nic.on_die_* defaults (assumed, commented in models/nic.py). `sram`: its buffer SRAM for the driver's rings and
+    packet buffers (0: none; Iridium's)."""
+    return Nic(enabled=True, ports=1, port_gbps=10.0, attach="on_die", rx_fifo_frames=512, sram_size=sram)
+
+
 def client(cores: int, items: int = 65536, requests: int = 10000, get_ratio: float = 0.9,
            delete_ratio: float = 0.0, **kw) -> Client:
-    """The ghost client speaking memcached. At most 512 frames are outstanding in all (the NIC's RX FIFO holds 512
-    frames: beyond that, a functional run would drop frames and stall)."""
+    """The ghost client speaking memcached. At most 512 frames are outstanding in all (the MAC's receive buffer, its
+    RX FIFO, holds 512 frames: beyond that, a functional run would drop frames and stall)."""
     return Client(enabled=True, protocol="memcached", items=items, requests=requests, get_ratio=get_ratio,
                   delete_ratio=delete_ratio, window=max(1, min(32, 512 // cores)), **kw)
 
 
 def system(cores: int = 16, core_kind: str = "a7", clock: str | None = None, l2: bool = False,
-           latency: str = "10ns", store_mem: str = "64MiB", **client_kw) -> System:
+           latency: str = "10ns", store_mem: str = "64MiB", nic: Nic | None = None, **client_kw) -> System:
     """One Mercury stack with `cores` cores running one memcached-class instance each; `client_kw` go to
-    `client()` (items, requests, get_ratio, delete_ratio, and any Client parameter)."""
+    `client()` (items, requests, get_ratio, delete_ratio, and any Client parameter). `nic`: the stack's NIC
+    (default: the integrated MAC, `integrated_mac()`)."""
     stack(cores, latency)                       # the port-sharing check (ParamError beyond 32 cores)
     c = core(core_kind, clock)
-    nic = Nic(enabled=True, ports=1, port_gbps=10.0)   # one 10 GbE port per stack (source); PCIe path assumed
+    nic = nic or integrated_mac()               # the integrated 10 GbE MAC, one port per stack (source)
     return System(
         harts=cores,
         clock=c.clock,

@@ -7,6 +7,12 @@ bytes of preamble, start delimiter, FCS and inter-frame gap), wait in the bounde
 PCIe link (descriptor fetch, data, descriptor write-back, coalesced per rx_wb_threshold / rx_wb_timer; per-TLP
 overhead and latency) and become visible to the guest at their time; TX completion is written back as DD bits or as a head
 pointer (tx_completion); NIC DMA writes go to the LLC through DDIO (ddio, ddio_ways) or to memory.
+
+`attach = 'on_die'` makes the NIC an Ethernet MAC on the logic die (Mercury's and Iridium's integrated 10 GbE MAC,
+models/engine/src/ondie.rs): the same rings, registers and RX FIFO (the MAC's receive buffer), but its DMA crosses
+an on-die bus into the die's memory system instead of a PCIe link, and the statistics show `nicK.on_die.*` instead
+of `nicK.pcie.*`. Such a MAC may have a buffer SRAM (sram_size; models/engine/src/macsram.rs) where the guest driver
+keeps its rings and packet buffers.
 """
 
 from __future__ import annotations
@@ -70,6 +76,35 @@ class Nic(SimObject):
                       "memory (invalidating cached copies)")
     ddio_ways = Param.Float(0.1, "fraction of the LLC's ways DDIO may allocate into (at least one way; Intel's "
                             "default is 2 of 20)", min=0.0, max=1.0)
+    # Attachment: a PCIe card, or a MAC on the logic die (Mercury, Iridium) -------------------------------------
+    attach = Param.Enum("pcie", "how the NIC reaches the cores and memory: 'pcie', a card on its own PCIe link (the "
+                        "pcie_* parameters, mmio_latency); 'on_die', an Ethernet MAC with buffers on the processor's "
+                        "die, as Mercury's integrated 10 GbE MAC: no PCIe link and no TLPs, its DMA enters the die's "
+                        "memory system after on_die_latency over an on-die bus of on_die_bandwidth, its registers "
+                        "answer after on_die_mmio_latency, and its RX FIFO (rx_fifo_frames) is the MAC's receive "
+                        "buffer", choices=("pcie", "on_die"))
+    # Assumed: the MAC sits beside the logic die's memory interfaces, a few cycles of a 1 GHz die away.
+    on_die_latency = Param.Time("4ns", "attach = 'on_die': one-way time between the MAC and the die's memory system "
+                                "for a DMA transfer (a write arrives this long after it leaves the MAC's bus; a read "
+                                "request reaches memory this long after it is issued and its data come back as "
+                                "long; assumed 4 ns)", min="0s", max="10us")
+    # Assumed: a 128-bit bus at 1 GHz each way, far above a 10 GbE port's 1.25 GB/s.
+    on_die_bandwidth = Param.Float(16.0, "attach = 'on_die': GB/s each direction of the bus between the MAC and the "
+                                   "die's memory system (no per-transfer overhead; assumed 16: 128 bits at 1 GHz)",
+                                   min=0.1, max=10000.0)
+    # Assumed: an uncached access to a register on the same die, through its interconnect.
+    on_die_mmio_latency = Param.Time("10ns", "attach = 'on_die': one-way time of a core's uncached access to a MAC "
+                                     "register (what mmio_latency is for a PCIe NIC; assumed 10 ns)",
+                                     min="0s", max="100us")
+    # The MAC's buffer SRAM (attach = 'on_die'): where the guest driver may place its rings and packet buffers.
+    sram_size = Param.Size(0, "attach = 'on_die': bytes of on-die SRAM beside the MAC at a device address range "
+                           "(workloads/ABI.md, 'The MAC's buffer SRAM'), split evenly over the NIC's queues; the "
+                           "guest driver places a queue's descriptor rings and packet buffers in its slice, and the "
+                           "memory system serves those lines at sram_latency instead of from memory. 0: none, rings "
+                           "and buffers live in memory", min=0, max="1GiB")
+    # Assumed: a few-MiB SRAM macro at 28 nm answers in about 2 ns (CACTI-class figure, not from the source).
+    sram_latency = Param.Time("2ns", "time the MAC's buffer SRAM takes to serve a line to the memory system (a miss "
+                              "of a ring or buffer line from the caches; assumed 2 ns)", min="0s", max="1us")
     steering_base_port = Param.Count(0x4000, "UDP destination port of core 0's queue: port base + c steers to "
                                      "core c's queue (perfect-match table)", min=1, max=65535)
     # Zero-copy interface and the KVD switch (models/engine/src/zcnic.rs, kvd.rs) ------------------------------
@@ -83,6 +118,11 @@ class Nic(SimObject):
     switch = Param.Child(KvdSwitch, "the key-value distributor switch between the ports and the network "
                          "(KeyVault); off by default")
 
+    @property
+    def register_latency(self) -> int:
+        """One-way time of an uncached access to the NIC's registers (ps), for its attachment."""
+        return self.on_die_mmio_latency if self.attach == "on_die" else self.mmio_latency
+
     def validate(self) -> None:
         super().validate()
         if self.rx_wb_threshold > 1 and self.rx_wb_timer == 0:
@@ -92,6 +132,9 @@ class Nic(SimObject):
             raise ParamError(f"Nic.interface = 'zero_copy' has no descriptors: Nic.tx_completion must stay "
                              f"'descriptor' (got {self.tx_completion!r}) and Nic.rx_wb_threshold 1 (got "
                              f"{self.rx_wb_threshold})")
+        if self.sram_size and self.attach != "on_die":
+            raise ParamError(f"Nic.sram_size = {self.sram_size} needs Nic.attach = 'on_die': the buffer SRAM is the "
+                             f"integrated MAC's, not a PCIe card's (attach = {self.attach!r})")
         if self.enabled and self.queues and self.queues < self.ports:
             raise ParamError(f"Nic.queues = {self.queues} is fewer than Nic.ports = {self.ports}: every port "
                              "needs a queue")

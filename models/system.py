@@ -127,7 +127,7 @@ class System(SimObject):
             raise ParamError(f"System.nic.{changed[0]} is set but System.nics lists the NICs: describe them in one "
                              "place (set System.nics.K.<name>; nic is the shorthand for a one-NIC system)")
         nics = self.active_nics()
-        for field in ("ddio", "ddio_ways", "mmio_latency", "steering_base_port"):
+        for field in ("ddio", "ddio_ways", "register_latency", "steering_base_port"):
             values = {getattr(n, field) for n in nics}
             if len(values) > 1:
                 raise ParamError(f"System.nics: every NIC needs the same {field} (the socket's LLC, uncached path "

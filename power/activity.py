@@ -234,6 +234,8 @@ def from_stats(stats: dict, platform, *, socket: int = 0, strict: bool = False) 
                 setattr(nic, key, getattr(nic, key) + sum(float(stats[k]) for k in port_keys))
             else:
                 missing.append(f"system.nic{n}.port*.{leaf}")
+        if f"system.nic{n}.on_die.up_bytes" in stats:
+            continue                # an integrated MAC (Nic.attach = 'on_die'): no PCIe link, no PCIe counters
         nic.pcie_tlps += get(f"system.nic{n}.pcie.tlps")
         nic.pcie_bytes += get(f"system.nic{n}.pcie.up_bytes") + get(f"system.nic{n}.pcie.down_bytes")
     requests = float(stats.get("client.requests", 0.0))

@@ -189,8 +189,11 @@ def _platform(v: dict, index: int) -> Platform:
     nic = NicConfig(count=len(nics), ports=max([int(n.get("ports", 1)) for n in nics] or [1]),
                     port_gbps=max([float(n.get("port_gbps", 10.0)) for n in nics] or [10.0]),
                     buffer_KB=int(tech["nic_buffer"]) // 1024, queues=int(tech["nic_queues"]),
-                    clock_MHz=_mhz(tech["nic_clock"]), on_die=False)
-    pcie = PcieConfig(count=len(nics), lanes=max([int(n.get("pcie_lanes", 8)) for n in nics] or [8]),
+                    clock_MHz=_mhz(tech["nic_clock"]),
+                    on_die=bool(nics) and all(n.get("attach") == "on_die" for n in nics))
+    # An integrated MAC (Nic.attach = 'on_die') has no PCIe link to price.
+    pcie = PcieConfig(count=sum(n.get("attach", "pcie") != "on_die" for n in nics),
+                      lanes=max([int(n.get("pcie_lanes", 8)) for n in nics] or [8]),
                       gen=max([int(n.get("pcie_gen", 2)) for n in nics] or [2]), with_phy=True,
                       clock_MHz=_mhz(tech["pcie_clock"]))
     name = str(tech["part"]) + (f" socket{index}" if index else "")

@@ -67,3 +67,34 @@ def test_mcd_server_starts_on_a_mercury_stack_in_the_engine(engine, tmp_path):
     assert b"mcd: serving UDP ports 16384.." in result.stdout, result.stdout + result.stderr
     assert result.stats["system.hart0.insts"] > 100_000 and result.stats["system.hart1.insts"] > 100_000
     assert result.exit_code is None          # still serving when the instruction budget ran out
+
+
+def test_mercury_and_iridium_use_the_integrated_mac_and_keyvault_keeps_its_nic():
+    mercury, iridium, keyvault = (configs.load(n) for n in ("mercury", "iridium", "keyvault"))
+    m, i, k = mercury.system(cores=4), iridium.system(cores=4), keyvault.system(cores=4)
+    assert (m.nic.attach, m.nic.sram_size, m.nic.port_gbps, m.nic.ports) == ("on_die", 0, 10.0, 1)
+    assert (i.nic.attach, i.nic.sram_size) == ("on_die", 2 << 20), "Iridium's rings and buffers in the MAC's SRAM"
+    assert iridium.system(cores=4, sram=0).nic.sram_size == 0
+    assert k.nic.attach == "pcie", "KeyVault's own NIC is another model"
+    for s in (m, i, k):
+        s.validate()
+
+
+def test_the_power_model_prices_no_pcie_link_for_an_integrated_mac():
+    from power.from_config import platform_from_config
+    mercury, keyvault = configs.load("mercury"), configs.load("keyvault")
+    on_die = platform_from_config(mercury.system(cores=4).to_dict())
+    card = platform_from_config(keyvault.system(cores=4).to_dict())
+    assert (on_die.nic.on_die, on_die.pcie.count) == (True, 0)
+    assert (card.nic.on_die, card.pcie.count) == (False, 1)
+
+
+def test_the_activity_of_an_integrated_mac_misses_no_pcie_counters():
+    from power.activity import from_stats
+    from power.from_config import platform_from_config
+    platform = platform_from_config(configs.load("mercury").system(cores=4).to_dict())
+    stats = {"sim_seconds": 1e-3, "system.nic0.on_die.up_bytes": 1000.0, "system.nic0.port0.rx_bytes": 900.0}
+    act = from_stats(stats, platform)
+    assert act.nic.rx_bytes == 900.0
+    assert not [k for k in act.missing if ".pcie." in k]
+    assert [k for k in from_stats({"sim_seconds": 1e-3}, platform).missing if ".pcie." in k], "a PCIe NIC's are named"

@@ -51,6 +51,23 @@ def test_a_port_fed_beyond_line_rate_receives_exactly_line_rate(kvs_server):
     assert r.stop_reason == "client_done"
 
 
+def test_an_on_die_mac_receives_line_rate_without_pcie_and_sooner(kvs_server):
+    """Nic.attach = 'on_die' (Mercury's integrated MAC): the port still receives exactly line rate, the statistics
+    show the MAC's on-die bus and no PCIe link, and a frame reaches the guest far sooner than over PCIe (a 400 ns
+    link crossing at least) at a light load."""
+    r = simulate(timed(get_ratio=1.0, offered_mpps=40.0, nic={"attach": "on_die"}))
+    s = r.stats
+    assert s["system.nic0.port0.rx_frames_per_s"] == pytest.approx(10e9 / 8 / (80 + 24), rel=1e-3)
+    assert not [k for k in s if k.startswith("system.nic0.pcie")]
+    assert s["system.nic0.on_die.up_bytes.rx_data"] >= 80 * s["system.nic0.port0.rx_frames"] * 0.99
+    light = {k: simulate(timed(offered_mpps=0.3, requests=300, nic={"attach": k})).stats for k in ("pcie", "on_die")}
+    # On the die: the frame's 80 bytes (5 ns at 16 GB/s), its descriptor (1 ns) and 4 ns to memory.
+    assert light["on_die"]["system.nic0.rx_dma_latency_ns"] == pytest.approx(10.0, abs=0.5)
+    assert light["pcie"]["system.nic0.rx_dma_latency_ns"] > 400.0
+    assert light["on_die"]["client.latency.p50"] < light["pcie"]["client.latency.p50"] - 1.0
+    assert light["on_die"]["client.loss"] == 0 and "system.nic0.pcie.up_bytes" in light["pcie"]
+
+
 def test_a_slow_server_makes_the_rx_fifo_drop(kvs_server):
     # Two cores answer about 12 M requests/s; a 100 GbE port offered 40 M frames/s overwhelms them.
     r = simulate(timed(gbps=100.0, offered_mpps=40.0, nic={"rx_fifo_frames": 64}))

@@ -162,3 +162,96 @@ def test_write_back_coalescing_needs_its_timer():
         Nic(enabled=True, rx_wb_threshold=4).validate()
     with pytest.raises(ParamError, match="rx_wb_threshold"):
         Nic(enabled=True, rx_wb_threshold=65, rx_wb_timer="2us").validate()
+
+
+def test_attachment_takes_only_its_named_kinds_and_sets_the_register_latency():
+    from models.params import ParamError
+    with pytest.raises(ParamError, match="attach"):
+        Nic(enabled=True, attach="usb").validate()
+    assert Nic().attach == "pcie", "every existing config keeps the PCIe card"
+    assert Nic(mmio_latency="100ns").register_latency == 100_000
+    assert Nic(attach="on_die", on_die_mmio_latency="7ns").register_latency == 7_000
+    with pytest.raises(ParamError, match="on_die_bandwidth"):
+        Nic(attach="on_die", on_die_bandwidth=0.0).validate()
+
+
+def test_nics_sharing_the_uncached_path_need_one_register_latency():
+    """The socket's uncached path has one latency: a PCIe NIC beside an on-die MAC with another register latency
+    is refused, naming it."""
+    from models.params import ParamError
+    s = System(harts=2, nics=[Nic(enabled=True), Nic(enabled=True, attach="on_die")])
+    with pytest.raises(ParamError, match="register_latency"):
+        s._validate_nics()
+    System(harts=2, nics=[Nic(enabled=True, attach="on_die"), Nic(enabled=True, attach="on_die")])._validate_nics()
+
+
+SRAM_PROBE = r"""
+#include "kvsim.h"
+#include "kvsim_libc.h"
+
+/* Asks for its queue's slice of the MAC's buffer SRAM, writes its first and last words and reads them back. */
+int main(void) {
+    long q = kvsim_call2(0x4b560009, kvsim_hart_id(), 0);
+    long base = kvsim_call2(0x4b560020, q, 0), bytes = kvsim_call2(0x4b560021, q, 0);
+    long ok = 0;
+    if (base > 0) {
+        volatile unsigned long *first = (unsigned long *)base, *last = (unsigned long *)(base + bytes - 8);
+        *first = 0x1234 + q;
+        *last = 0x5678 + q;
+        ok = *first == 0x1234 + q && *last == 0x5678 + q;
+    }
+    printf("hart %ld q %ld base %lx bytes %ld ok %ld bad %ld\n", kvsim_hart_id(), q, base, bytes, ok,
+           kvsim_call2(0x4b560020, 4096, 0));
+    hart_exit(0);
+    return 0;
+}
+"""
+
+
+def test_each_queue_finds_its_slice_of_the_macs_buffer_sram(engine, tmp_path):
+    """NIC_QUEUE_SRAM / NIC_QUEUE_SRAM_BYTES (workloads/ABI.md): NIC k's SRAM starts at 0x31_0000_0000 + k GiB and is
+    split evenly over its queues in whole pages; the guest can use its slice as memory. Without SRAM: 0."""
+    src = tmp_path / "sram_probe.c"
+    src.write_text(SRAM_PROBE)
+    binary = cross_compile([src], tmp_path / "sram_probe", runtime=True)
+    nics = [Nic(enabled=True, attach="on_die", queues=1, sram_size="64KiB"),
+            Nic(enabled=True, attach="on_die", queues=2, sram_size="40KiB")]
+    got = lines(simulate(System(harts=3, workload=Workload(binary=str(binary)), nics=nics)))
+    # NIC 0: one queue, the whole 64 KiB. NIC 1: 40 KiB over two queues = 20 KiB each (5 pages).
+    want = {0: (0x31_0000_0000, 65536), 1: (0x31_4000_0000, 20480), 2: (0x31_4000_0000 + 20480, 20480)}
+    for h, (base, size) in want.items():
+        assert (int(got[h]["base"], 16), int(got[h]["bytes"])) == (base, size), got[h]
+        assert got[h]["ok"] == "1" and got[h]["bad"] == "-19"
+    plain = lines(simulate(System(harts=1, workload=Workload(binary=str(binary)), nic=Nic(enabled=True))))
+    assert (plain[0]["base"], plain[0]["bytes"], plain[0]["ok"]) == ("0", "0", "0")
+
+
+@pytest.fixture(scope="module")
+def mcd_server(engine):
+    import subprocess
+
+    from conftest import WORKLOADS
+    build = subprocess.run(["make", "-s", "-C", str(WORKLOADS / "mcd"), "riscv"], capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout + build.stderr
+
+
+def test_rings_and_buffers_in_the_macs_sram_take_an_iridium_stack_off_its_flash(mcd_server):
+    """A 2-core Iridium stack (3D NAND behind the caches): with its rings and packet buffers in the MAC's SRAM the
+    driver's and the MAC's traffic stays on the die, the flash serves only the store's lines, and the stack answers
+    many times more requests per second; every response is checked either way."""
+    import configs
+    iridium = configs.load("iridium")
+
+    def run(sram: str) -> dict:
+        s = iridium.system(cores=2, items=1024, requests=300, sram=sram)
+        assert s.nic.attach == "on_die"
+        r = simulate(s)
+        assert r.stop_reason == "client_done" and r.stats["client.requests"] == 300
+        assert r.stats["client.loss"] == 0
+        return r.stats
+
+    flash, sram = run(0), run(iridium.SRAM_SIZE)
+    assert "system.socket0.mem.mac_sram.reads" not in flash
+    assert sram["system.socket0.mem.mac_sram.reads"] > 300 and sram["system.socket0.mem.mac_sram.writes"] > 300
+    assert sram["system.socket0.mem.reads"] < flash["system.socket0.mem.reads"] / 5
+    assert sram["client.throughput_mrps"] > 10 * flash["client.throughput_mrps"]

@@ -173,6 +173,10 @@ struct kvs_nic_tx_desc {
 #define KVS_SIMCALL_NIC_QUEUE_NIC   0x4b56000du /* (queue) -> index of the NIC the queue belongs to, or -19 */
 /* () -> 0; ends the hart's turn, then the engine writes System.checkpoint_to (the whole functional state) */
 #define KVS_SIMCALL_CHECKPOINT      0x4b56000eu
+/* The integrated MAC's buffer SRAM (Nic.sram_size; ABI.md "The MAC's buffer SRAM"): the queue's slice, where the
+ * driver places its descriptor rings and packet buffers. */
+#define KVS_SIMCALL_NIC_QUEUE_SRAM       0x4b560020u /* (queue) -> base address of its slice, 0 (none) or -19 */
+#define KVS_SIMCALL_NIC_QUEUE_SRAM_BYTES 0x4b560021u /* (queue) -> bytes of its slice, 0 (none) or -19 */
 
 /* ------------------------------------------------------------------------------------------------------------ */
 /* Static checks: sizes and offsets are the contract.                                                            */

@@ -3,7 +3,9 @@
  * poll-mode driver for the kvsim NIC (workloads/ABI.md, "The NIC").
  *
  * Per queue the driver owns one RX and one TX descriptor ring and a pool of 2 KiB packet buffers, all allocated
- * NUMA-locally. RX: the NIC owns descriptors [RX_HEAD, RX_TAIL); the driver polls the DD bit of the next
+ * NUMA-locally, or, when the NIC is an integrated MAC with a buffer SRAM, in the queue's slice of that SRAM (the
+ * rings first, then as many buffers as fit, up to the usual count). RX: the NIC owns descriptors [RX_HEAD,
+ * RX_TAIL); the driver polls the DD bit of the next
  * descriptor in memory (never the head register), hands the buffer to the KVS core, and re-posts a free buffer in
  * its slot, writing RX_TAIL once per poll. TX: the driver fills descriptors at its tail, writes TX_TAIL once per
  * burst, and reclaims buffers the NIC has sent, as the NIC reports them (TX_COMPLETION): those whose descriptors
@@ -69,12 +71,13 @@ static inline uint8_t *buf_addr(const struct plat_queue *q, uint32_t b)
     return q->bufs + (size_t)b * KVS_NIC_BUF_SIZE;
 }
 
-static struct plat_queue *queue_alloc(unsigned nbufs)
+/* A queue with nbufs packet buffers at bufs (NULL: allocated here). */
+static struct plat_queue *queue_alloc(unsigned nbufs, uint8_t *bufs)
 {
     struct plat_queue *q = plat_alloc_local(sizeof(*q), 64);
     if (!q)
         return 0;
-    q->bufs = plat_alloc_local((size_t)nbufs * KVS_NIC_BUF_SIZE, 4096);
+    q->bufs = bufs ? bufs : plat_alloc_local((size_t)nbufs * KVS_NIC_BUF_SIZE, 4096);
     q->free_list = plat_alloc_local(nbufs * sizeof(uint32_t), 64);
     if (!q->bufs || !q->free_list)
         return 0;
@@ -146,14 +149,32 @@ struct plat_queue *plat_queue_open(unsigned core, unsigned rx_ring, unsigned tx_
     long port = plat_nic_simcall(KVS_SIMCALL_NIC_QUEUE_PORT, qid);
     if (regs < 0 || port < 0 || rx_ring < 8 || tx_ring < 8 || (rx_ring & (rx_ring - 1)) || (tx_ring & (tx_ring - 1)))
         return 0;
-    struct plat_queue *q = queue_alloc(rx_ring + tx_ring + 2 * 32);
+    unsigned nbufs = rx_ring + tx_ring + 2 * 32;
+    size_t rings = rx_ring * sizeof(struct kvs_nic_rx_desc) + tx_ring * sizeof(struct kvs_nic_tx_desc);
+    /* The MAC's buffer SRAM, if the queue has a slice of it that holds its rings and at least 16 buffers. */
+    long sram = plat_nic_simcall(KVS_SIMCALL_NIC_QUEUE_SRAM, qid);
+    uint8_t *slice = 0;
+    if (sram > 0) {
+        long bytes = plat_nic_simcall(KVS_SIMCALL_NIC_QUEUE_SRAM_BYTES, qid);
+        size_t fit = bytes > (long)rings ? ((size_t)bytes - rings) / KVS_NIC_BUF_SIZE : 0;
+        if (fit >= 16) {
+            slice = (uint8_t *)(uintptr_t)sram;
+            nbufs = fit < nbufs ? (unsigned)fit : nbufs;
+        }
+    }
+    struct plat_queue *q = queue_alloc(nbufs, slice ? slice + rings : 0);
     if (!q)
         return 0;
     q->regs = (volatile uint64_t *)(uintptr_t)regs;
     q->qid = (unsigned)qid;
     q->port = (unsigned)port;
-    q->rx = plat_alloc_local(rx_ring * sizeof(struct kvs_nic_rx_desc), 4096);
-    q->tx = plat_alloc_local(tx_ring * sizeof(struct kvs_nic_tx_desc), 4096);
+    if (slice) { /* rings at the slice's start (page aligned), buffers after them (2 KiB multiples from there) */
+        q->rx = (struct kvs_nic_rx_desc *)slice;
+        q->tx = (struct kvs_nic_tx_desc *)(slice + rx_ring * sizeof(struct kvs_nic_rx_desc));
+    } else {
+        q->rx = plat_alloc_local(rx_ring * sizeof(struct kvs_nic_rx_desc), 4096);
+        q->tx = plat_alloc_local(tx_ring * sizeof(struct kvs_nic_tx_desc), 4096);
+    }
     q->rx_buf_of = plat_alloc_local(rx_ring * sizeof(uint32_t), 64);
     q->tx_buf_of = plat_alloc_local(tx_ring * sizeof(uint32_t), 64);
     if (!q->rx || !q->tx || !q->rx_buf_of || !q->tx_buf_of)
@@ -185,7 +206,7 @@ struct plat_queue *plat_queue_open(unsigned core, unsigned rx_ring, unsigned tx_
 
 struct plat_queue *plat_soft_queue_open(unsigned nbufs)
 {
-    return queue_alloc(nbufs);
+    return queue_alloc(nbufs, 0);
 }
 
 unsigned plat_rx_burst(struct plat_queue *q, struct plat_pkt *pkts, unsigned max)

@@ -56,6 +56,10 @@ pub mod simcall {
     pub const CHECKPOINT: u64 = 0x4b56_000e;
     pub const ALLOC_ON: u64 = 0x4b56_000f;
     pub const SOCKET_OF_ADDR: u64 = 0x4b56_0010;
+    /// (queue) -> base address of the queue's slice of its MAC's buffer SRAM, 0 when the NIC has none.
+    pub const NIC_QUEUE_SRAM: u64 = 0x4b56_0020;
+    /// (queue) -> bytes of the queue's slice of its MAC's buffer SRAM, 0 when the NIC has none.
+    pub const NIC_QUEUE_SRAM_BYTES: u64 = 0x4b56_0021;
 }
 
 /// Linux errno values returned (negated) in a0.

@@ -244,10 +244,12 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
         let ways = ((assoc as f64 * nic.ddio_ways).round() as u64).clamp(1, assoc);
         let mask = if ways >= 64 { u64::MAX } else { (1u64 << ways) - 1 };
         sys.mem.set_llc_way_mask(kvsim_timing::ReqClass::Io, mask);
-        // Doorbells and register reads: uncached accesses to the device range, `mmio_latency` one way.
+        // Doorbells and register reads: uncached accesses to the device range, `mmio_latency` one way (on an
+        // on-die MAC, `on_die_mmio_latency`).
         sys.mem.uncached = (crate::abi::DEVICE_BASE, crate::abi::DEVICE_END + 1);
-        sys.mem.uncached_ticks = nic.mmio_latency;
+        sys.mem.uncached_ticks = crate::nictime::register_latency(nic);
     }
+    crate::macsram::attach(&mut sys.mem.mem, &crate::sim::system_nics(system));
     Ok(sys)
 }
 

@@ -31,6 +31,8 @@ pub struct Net {
     pub nic_queues: Vec<Vec<usize>>,
     /// NIC k's queue l -> the hart owning it (its DMA is done for that hart's core), None when no hart does.
     pub nic_queue_owner: Vec<Vec<Option<usize>>>,
+    /// Bytes of each NIC's buffer SRAM (`Nic.sram_size`; 0: none).
+    pub sram: Vec<u64>,
     /// Instructions (all harts) when the measured phase started.
     pub measure_insts: Option<u64>,
 }
@@ -224,6 +226,7 @@ impl Net {
             }
         }
         let nic_queue_owner = nic_queues.iter().map(|g| g.iter().map(|&g| owner[g]).collect()).collect();
+        let sram = nics.iter().map(|n| n.sram_size).collect();
         let net = Net {
             nics: models,
             client,
@@ -233,6 +236,7 @@ impl Net {
             port_at,
             nic_queues,
             nic_queue_owner,
+            sram,
             measure_insts: None,
         };
         Ok((net, bus))
@@ -241,6 +245,12 @@ impl Net {
     /// Every NIC has its timing side (detailed timing may drive it).
     pub fn timed(&self) -> bool {
         self.nics.iter().all(|n| n.timing.is_some())
+    }
+
+    /// Queue q's slice of its NIC's buffer SRAM: (base, bytes), (0, 0) without one.
+    pub fn queue_sram(&self, q: usize) -> Option<(u64, u64)> {
+        let &(k, l) = self.queue_at.get(q)?;
+        Some(crate::macsram::queue_slice(k, l, self.nic_queues[k].len(), self.sram[k]))
     }
 
     /// Address of global queue q's registers.

@@ -31,7 +31,8 @@ use crate::nic::{
     complete_rx, complete_tx_descriptor, write_back_tx_head, DmaFault, Nic, NicRegs, DESC_LEN, MIN_FRAME,
     TX_COMPLETION_DESCRIPTOR, TX_HEAD_WB_LEN,
 };
-use crate::pcie::{PcieLink, Traffic};
+use crate::ondie::NicLink;
+use crate::pcie::Traffic;
 
 /// Bytes each frame adds on the wire: preamble + SFD (8), FCS (4), inter-frame gap (12).
 pub const WIRE_OVERHEAD: u64 = 24;
@@ -67,7 +68,8 @@ pub struct PortTimingStats {
 pub struct NicTiming {
     /// ps per byte on each port's wire.
     pub ps_per_byte: f64,
-    pub link: PcieLink,
+    /// The path to the host: the PCIe link, or the on-die MAC's bus (`Nic.attach`).
+    pub link: NicLink,
     pub mmio_latency: u64,
     /// Per port: frames on the wire, with the time they have fully arrived.
     wire_rx: Vec<VecDeque<(u64, Vec<u8>)>>,
@@ -102,8 +104,8 @@ impl NicTiming {
         let bps = p.port_gbps * 1e9;
         NicTiming {
             ps_per_byte: 8.0 * 1e12 / bps,
-            link: PcieLink::new(p.pcie_gen, p.pcie_lanes, p.pcie_max_payload, p.pcie_tlp_overhead, p.pcie_latency),
-            mmio_latency: p.mmio_latency,
+            link: NicLink::new(p),
+            mmio_latency: register_latency(p),
             wire_rx: vec![VecDeque::new(); ports],
             rx_wire_free: vec![0; ports],
             tx_wire_free: vec![0; ports],
@@ -166,7 +168,7 @@ impl NicTiming {
                 run_start = i;
             }
         }
-        let visible = (done + self.link.latency).max(self.last_visible[q]);
+        let visible = (done + self.link.latency()).max(self.last_visible[q]);
         self.last_visible[q] = visible;
         let mut line = u64::MAX;
         for f in &group {
@@ -280,7 +282,7 @@ impl Nic {
         let tm = self.timing.as_mut().unwrap();
         // Descriptor prefetch: RX descriptors are fetched 8 at a time (one 128-byte read per 8 frames), on the
         // link but off the frame's path.
-        let lat = tm.link.latency;
+        let lat = tm.link.latency();
         if idx.is_multiple_of(DESC_FETCH) {
             tm.link.read(DESC_FETCH * DESC_LEN, s, Traffic::RxDescFetch, &mut |t| io.queue_access(q, d, false, t));
         }
@@ -384,7 +386,7 @@ impl Nic {
             match write_back_tx_head(x, mem, q)? {
                 Some(at) => {
                     let left = tm.link.write_up(TX_HEAD_WB_LEN, batch_done, Traffic::TxCompletion);
-                    io.queue_access(q, at & !63, true, left + tm.link.latency);
+                    io.queue_access(q, at & !63, true, left + tm.link.latency());
                 }
                 None if mode == TX_COMPLETION_DESCRIPTOR => {
                     tm.link.write_up(DESC_LEN, batch_done, Traffic::TxCompletion);
@@ -421,47 +423,10 @@ impl Nic {
                 "TX wire bandwidth used in detailed timing, Gbit/s (frame + 24 bytes per frame)",
             ));
         }
-        let l = &tm.link;
-        out.push((
-            format!("{name}.pcie.up_bytes"),
-            l.up_bytes as f64,
-            "bytes device -> host on the PCIe link (TLP overhead included)",
-        ));
-        out.push((
-            format!("{name}.pcie.down_bytes"),
-            l.down_bytes as f64,
-            "bytes host -> device on the PCIe link (TLP overhead included)",
-        ));
-        out.push((format!("{name}.pcie.tlps"), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
-        for what in Traffic::ALL {
-            let (up, down) = (l.up_by[what as usize], l.down_by[what as usize]);
-            let t = what.name();
-            out.push((
-                format!("{name}.pcie.up_bytes.{t}"),
-                up.bytes as f64,
-                "bytes device -> host of this kind of traffic (TLP overhead included)",
-            ));
-            out.push((
-                format!("{name}.pcie.up_tlps.{t}"),
-                up.tlps as f64,
-                "TLPs device -> host of this kind of traffic",
-            ));
-            out.push((
-                format!("{name}.pcie.down_bytes.{t}"),
-                down.bytes as f64,
-                "bytes host -> device of this kind of traffic (TLP overhead included)",
-            ));
+        match &tm.link {
+            NicLink::Pcie(l) => pcie_stats(name, l, out),
+            NicLink::OnDie(b) => b.stats(name, out),
         }
-        out.push((
-            format!("{name}.pcie.up_busy_ps"),
-            l.up_busy as f64,
-            "time the device -> host direction was busy (ps)",
-        ));
-        out.push((
-            format!("{name}.pcie.down_busy_ps"),
-            l.down_busy as f64,
-            "time the host -> device direction was busy (ps)",
-        ));
         out.push((
             format!("{name}.rx_writebacks"),
             tm.rx_writebacks as f64,
@@ -479,6 +444,50 @@ impl Nic {
             mean,
             "mean time from arrival at the port to visibility in the RX ring (FIFO wait, PCIe), ns",
         ));
+    }
+}
+
+/// The PCIe link's statistics under `{name}.pcie.`.
+fn pcie_stats(name: &str, l: &crate::pcie::PcieLink, out: &mut Vec<(String, f64, &'static str)>) {
+    out.push((
+        format!("{name}.pcie.up_bytes"),
+        l.up_bytes as f64,
+        "bytes device -> host on the PCIe link (TLP overhead included)",
+    ));
+    out.push((
+        format!("{name}.pcie.down_bytes"),
+        l.down_bytes as f64,
+        "bytes host -> device on the PCIe link (TLP overhead included)",
+    ));
+    out.push((format!("{name}.pcie.tlps"), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
+    for what in Traffic::ALL {
+        let (up, down) = (l.up_by[what as usize], l.down_by[what as usize]);
+        let t = what.name();
+        out.push((
+            format!("{name}.pcie.up_bytes.{t}"),
+            up.bytes as f64,
+            "bytes device -> host of this kind of traffic (TLP overhead included)",
+        ));
+        out.push((format!("{name}.pcie.up_tlps.{t}"), up.tlps as f64, "TLPs device -> host of this kind of traffic"));
+        out.push((
+            format!("{name}.pcie.down_bytes.{t}"),
+            down.bytes as f64,
+            "bytes host -> device of this kind of traffic (TLP overhead included)",
+        ));
+    }
+    out.push((format!("{name}.pcie.up_busy_ps"), l.up_busy as f64, "time the device -> host direction was busy (ps)"));
+    out.push((
+        format!("{name}.pcie.down_busy_ps"),
+        l.down_busy as f64,
+        "time the host -> device direction was busy (ps)",
+    ));
+}
+
+/// One-way time of a core's uncached access to the NIC's registers, for its attachment (`Nic.attach`).
+pub fn register_latency(p: &kvsim_params::Nic) -> u64 {
+    match p.attach {
+        kvsim_params::NicAttach::Pcie => p.mmio_latency,
+        kvsim_params::NicAttach::OnDie => p.on_die_mmio_latency,
     }
 }
 
@@ -616,7 +625,7 @@ mod tests {
         nic.advance(&mut regs, &mut mem, u64::MAX / 4, &mut |_, _, t| t).unwrap();
         let tm = nic.timing.as_ref().unwrap();
         assert!(!tm.busy());
-        (tm.rx_writebacks, regs.queues[0].rx_frames, tm.link.tlps)
+        (tm.rx_writebacks, regs.queues[0].rx_frames, tm.link.pcie().unwrap().tlps)
     }
 
     #[test]
@@ -787,7 +796,7 @@ mod tx_completion_tests {
                 assert_eq!(head_wb(&mut mem) as u64, (b + 1) * 8 % TX_SIZE, "the head after each batch");
             }
         }
-        let l = &nic.timing.as_ref().unwrap().link;
+        let l = nic.timing.as_ref().unwrap().link.pcie().unwrap();
         (l.up_by[Traffic::RxWriteback as usize], l.up_by[Traffic::TxCompletion as usize], mem)
     }
 

@@ -184,6 +184,11 @@ impl Machine {
         };
         if !system.nics.is_empty() {
             let (net, bus) = crate::net::Net::new(&system.nics, system.client.as_ref(), harts, &system.argv)?;
+            // The MACs' buffer SRAMs are guest memory the driver may use (crate::macsram).
+            for (k, &size) in net.sram.iter().enumerate().filter(|(_, &s)| s > 0) {
+                let (start, end) = crate::macsram::window(k, size);
+                m.mem.regions.mmaps.insert(start, end);
+            }
             m.mem.devices = Some(Box::new(bus));
             m.net = Some(Box::new(net));
         } else if system.client.is_some() {

@@ -583,6 +583,13 @@ impl Machine {
                     None => neg(errno::ENODEV),
                 }
             }
+            simcall::NIC_QUEUE_SRAM | simcall::NIC_QUEUE_SRAM_BYTES => {
+                match self.net.as_ref().and_then(|n| n.queue_sram(usize::try_from(a[0]).unwrap_or(usize::MAX))) {
+                    Some((base, _)) if nr == simcall::NIC_QUEUE_SRAM => base,
+                    Some((_, bytes)) => bytes,
+                    None => neg(errno::ENODEV),
+                }
+            }
             simcall::NIC_COUNT => self.net.as_ref().map_or(0, |n| n.nics.len() as u64),
             // Taken at the end of this hart's turn (sim.rs), which the call ends.
             simcall::CHECKPOINT => {

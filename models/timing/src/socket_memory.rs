@@ -122,6 +122,13 @@ impl SocketMemories {
         self.map.place(start, len, socket)
     }
 
+    /// Put a model in front of socket `s`'s memory (an address window another memory serves, say): `wrap` takes
+    /// the socket's memory and returns what answers for it from now on.
+    pub fn wrap_port(&mut self, s: usize, wrap: impl FnOnce(SocketPort) -> SocketPort) {
+        let old = std::mem::replace(&mut self.ports[s], SocketPort::other(crate::FixedLatency::default()));
+        self.ports[s] = wrap(old);
+    }
+
     /// Socket `s`'s memory.
     pub fn port(&self, s: usize) -> &SocketPort {
         &self.ports[s]

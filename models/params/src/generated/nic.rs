@@ -40,6 +40,18 @@ pub struct Nic {
     pub ddio: bool,
     /// fraction of the LLC's ways DDIO may allocate into (at least one way; Intel's default is 2 of 20)
     pub ddio_ways: f64,
+    /// how the NIC reaches the cores and memory: 'pcie', a card on its own PCIe link (the pcie_* parameters, mmio_latency); 'on_die', an Ethernet MAC with buffers on the processor's die, as Mercury's integrated 10 GbE MAC: no PCIe link and no TLPs, its DMA enters the die's memory system after on_die_latency over an on-die bus of on_die_bandwidth, its registers answer after on_die_mmio_latency, and its RX FIFO (rx_fifo_frames) is the MAC's receive buffer One of: pcie, on_die.
+    pub attach: NicAttach,
+    /// attach = 'on_die': one-way time between the MAC and the die's memory system for a DMA transfer (a write arrives this long after it leaves the MAC's bus; a read request reaches memory this long after it is issued and its data come back as long; assumed 4 ns) [ps]
+    pub on_die_latency: u64,
+    /// attach = 'on_die': GB/s each direction of the bus between the MAC and the die's memory system (no per-transfer overhead; assumed 16: 128 bits at 1 GHz)
+    pub on_die_bandwidth: f64,
+    /// attach = 'on_die': one-way time of a core's uncached access to a MAC register (what mmio_latency is for a PCIe NIC; assumed 10 ns) [ps]
+    pub on_die_mmio_latency: u64,
+    /// attach = 'on_die': bytes of on-die SRAM beside the MAC at a device address range (workloads/ABI.md, 'The MAC's buffer SRAM'), split evenly over the NIC's queues; the guest driver places a queue's descriptor rings and packet buffers in its slice, and the memory system serves those lines at sram_latency instead of from memory. 0: none, rings and buffers live in memory [bytes]
+    pub sram_size: u64,
+    /// time the MAC's buffer SRAM takes to serve a line to the memory system (a miss of a ring or buffer line from the caches; assumed 2 ns) [ps]
+    pub sram_latency: u64,
     /// UDP destination port of core 0's queue: port base + c steers to core c's queue (perfect-match table)
     pub steering_base_port: u64,
     /// how the NIC meets the cores: 'rings' (RX/TX descriptor rings over PCIe, DMA and DDIO, as above) or 'zero_copy' (KeyVault's NIC on the cache hierarchy: per-queue registers and fixed 2 KiB receive and send slots in cacheable memory, no descriptors; the NIC writes a frame and its ready word straight into the owning core's caches and reads replies from there, mmio_latency is then the on-die trip between the NIC and a core, and the pcie_*, rx_wb_* and ddio parameters do not apply). The driver reads it from the INTERFACE register (workloads/ABI.md) One of: rings, zero_copy.
@@ -69,6 +81,12 @@ impl Default for Nic {
             tx_completion: NicTxCompletion::Descriptor,
             ddio: true,
             ddio_ways: 0.1,
+            attach: NicAttach::Pcie,
+            on_die_latency: 4000,
+            on_die_bandwidth: 16.0,
+            on_die_mmio_latency: 10000,
+            sram_size: 0,
+            sram_latency: 2000,
             steering_base_port: 16384,
             interface: NicInterface::Rings,
             switch: KvdSwitch::default(),
@@ -101,6 +119,30 @@ impl NicTxCompletion {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
     pub const ALL: &'static [Self] = &[NicTxCompletion::Descriptor, NicTxCompletion::HeadPointer, NicTxCompletion::ReportStatus];
+}
+
+/// The choices of Nic.attach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum NicAttach {
+    #[serde(rename = "pcie")]
+    Pcie,
+    #[serde(rename = "on_die")]
+    OnDie,
+}
+
+impl NicAttach {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NicAttach::Pcie => "pcie",
+            NicAttach::OnDie => "on_die",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[NicAttach::Pcie, NicAttach::OnDie];
 }
 
 /// The choices of Nic.interface.
