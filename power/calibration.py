@@ -22,7 +22,8 @@ fitted on its own McPAT figure (``power.fit.UNIT_LINES``): ``l1`` (L1 caches wit
 ``regfile``, ``alu``, ``mul``, ``fpu``, ``bypass``, ``lsq``, ``tlb``; the parts of a core McPAT has no line for
 (``pipeline``, ``undiff``: McPAT's undifferentiated core); ``l2p`` (a core's private L2: McPAT prices it with the
 core's device and core type, and its energy per access barely grows with capacity, unlike a shared cache's),
-``cache`` (shared L2/L3), ``dir`` (directories), ``bus`` and ``noc`` (routers), ``mc``, ``io`` (NIC, PCIe).
+``cache`` (shared L2/L3), ``dir`` (directories), ``bus`` and ``noc`` (routers: crossbar and arbiter),
+``noc_buffer`` (routers' input buffers), ``mc``, ``io`` (NIC, PCIe).
 
 Metrics: ``area``, ``dyn`` (capacitance switched at peak), ``sub`` and ``gate`` (leaking widths), ``rt`` (runtime
 energy per counted event relative to the peak energy per access: at most 1, so a counted access never costs more
@@ -45,7 +46,7 @@ CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # one unit's law cannot trade its error against another's), plus the parts of a core McPAT has no line for.
 CORE_GROUPS = ("l1", "btb", "bpred", "ibuf", "decoder", "rename", "scheduler", "rob", "regfile", "alu", "mul", "fpu",
                "bypass", "lsq", "tlb", "pipeline", "undiff")
-GROUPS = CORE_GROUPS + ("l2p", "cache", "dir", "bus", "noc", "mc", "io")
+GROUPS = CORE_GROUPS + ("l2p", "cache", "dir", "bus", "noc", "noc_buffer", "mc", "io")
 METRICS = ("area", "dyn", "sub", "gate", "rt")
 ARRAY_GROUPS = ("l1", "l2p", "cache", "dir")
 # Features the runtime law (energy per counted event relative to the energy per access at peak) may use: only

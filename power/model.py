@@ -13,6 +13,7 @@ capacitance switched by the counted events times V^2, over the interval.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -475,8 +476,14 @@ class _Builder:
         xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_leak_um * drive,
                      n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_leak_um * drive)
         arb = logic(t, n.in_ports * n.out_ports * max(1, n.vcs) * 60, activity=0.2, name="arbiter")
-        router = buf.scaled(n.in_ports) + xbar + arb
-        per_flit_router = buf.c_read + buf.c_write + xbar_c + arb.c_read / max(1, n.in_ports)
+        # The input buffers are SRAM arrays (McPAT prices them with CACTI, one read and one write port) with their
+        # own law; the routers' law, fitted on meshes whose buffers are a single flit per port (McPAT's default),
+        # is the crossbar's and arbiter's. Under the routers' law the Alpha 21364's 2 x 128 flits per port leaked
+        # 14x McPAT's router. (Under the shared caches' law they made that law trade the L2s' leakage against the
+        # Niagara 2's 16-flit buffers, which put the HP points' leakage with HP left out at 18% instead of 12%.)
+        router = xbar + arb
+        per_flit_buffer = buf.c_read + buf.c_write
+        per_flit_router = xbar_c + arb.c_read / max(1, n.in_ports)
         # Links as McPAT prices them: only a network with global links has any (has_global_link; their length
         # the chip's edge over the mean of the mesh's sides, halved between neighbours). A routers-only network
         # (has_global_link 0, the exported target's mesh and every mesh of the sweep) is priced as its routers:
@@ -493,6 +500,10 @@ class _Builder:
         self.add(f"{n.name}.routers", "noc", "noc", router, peak_rate * per_flit_router,
                  count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rc, flit_bits=n.flit_bits,
                  component="noc")
+        rcb = None if self.act is None else [0.0 if act is None else act.hops * per_flit_buffer]
+        self.add(f"{n.name}.router_buffers", "noc_buffer", "noc", buf.scaled(n.in_ports), peak_rate * per_flit_buffer,
+                 count=routers * n.count, clock_MHz=n.clock_MHz, runtime_c=rcb,
+                 component="noc")
         if links_per_router:
             # repeated global wires like a bus's: priced with the bus law, not the routers' (fitted on meshes
             # whose routers have no links, it carried the Alpha 21364's 13 links to 16x McPAT's NoC leakage)
@@ -508,16 +519,28 @@ class _Builder:
             return
         ch = m.channels_per_mc
         addr = p.core.paddr_bits
-        fe = (array(t, max(1, m.req_window) * ch, addr + 16, cam=True, search_ports=1, name="mc.request_queue")
-              + array(t, max(1, m.io_buffer) * ch, m.block_B * 8 // 4, name="mc.io_buffer"))
+        # Front end as McPAT builds it: per channel a request reorder queue (a CAM on address + opcode) and a
+        # read and a write buffer of bus words (data bus with its ECC bits), each with a read, a write and (the
+        # queue) a search port per channel of the controller, so multi-channel controllers grow as ch^2 x ports.
+        bus_bits = m.databus_bits + math.ceil(m.databus_bits / 8)
+        queue = array(t, max(1, m.req_window), addr + 16, rd_ports=ch, wr_ports=ch, rw_ports=0, cam=True,
+                      search_ports=ch, name="mc.request_queue")
+        buffers = array(t, max(1, m.io_buffer), bus_bits, rd_ports=ch, wr_ports=ch, rw_ports=0,
+                        name="mc.io_buffer").scaled(2)
+        fe = (queue + buffers).scaled(ch)
         # transaction engine (scheduler, timing state machines, refresh, ECC): clocked every DIMM-bus cycle
         te = logic(t, ch * 1.0e5, activity=0.25, name="mc.transaction_engine")
-        # The controller is I/O-bound: its layout is set by the channel's pins and bump pitch, so its area
-        # shrinks about linearly with F (not F^2); referenced to 3 mm^2 per channel at 90 nm.
-        lin = ch * 3.0 * (t.node_nm_area / 90.0) - te.area_mm2 - fe.area_mm2
-        # PHY (DDR I/O, DLLs): analog, area per pin does not shrink with the node (0.02 mm^2 per pin)
+        # Transaction engine and PHY areas as McPAT prices them (empirical laws from Niagara 1/2 die photos for a
+        # high-performance controller, Cadence ChipEstimator IP figures for a low-power one), per channel, on the
+        # bus width with its ECC bits: the high-performance engine and PHY grow with ln(peak transfer rate) and
+        # linearly with F (I/O-bound layouts), and the PHY is always there; the low-power engine is 0.15 mm^2
+        # per 72 bits at 65 nm scaling as F^2, its PHY (only with ``with_phy``) 20% of a 16-bit DDR3-2133 PHY's
+        # 1.3 mm^2 at 40 nm, scaled with clock x transfer rate x width and F^2.
+        te_area, phy_area = mc_backend_phy_area_mm2(m, t.node_nm_area)
+        te = dataclasses.replace(te, area_mm2=te_area)
+        # PHY (DDR I/O, DLLs): its leaking width per pin
         pins = ch * (m.databus_bits + m.addrbus_bits)
-        phy = Block(pins * 0.02 + max(0.0, lin), 0.0, 0.0, 0.0, pins * 200 * t.F_leak_um, pins * 400 * t.F_leak_um)
+        phy = Block(phy_area, 0.0, 0.0, 0.0, pins * 200 * t.F_leak_um, pins * 400 * t.F_leak_um)
         blk = fe + te + phy
         # Peak: the transaction engine runs every cycle of the DIMM clock; the front end, buffers and PHY switch
         # about half of that capacitance per byte moved (the ratio of clock-driven to traffic-driven power in
@@ -737,3 +760,22 @@ class Model:
         return Result(self, area=area, peak=peak, runtime=runtime, sub=sub, gate=gate, clock=clock,
                       core_vdd=np.array(vc),
                       core_MHz=np.array(fc), uncore_vdd=vu, temperature_K=T, label=label)
+
+
+def mc_backend_phy_area_mm2(m, node_nm_area: float) -> tuple[float, float]:
+    """McPAT 1.3's transaction-engine and PHY areas (mm^2) of one memory controller (all its channels)."""
+    bus = m.databus_bits + math.ceil(m.databus_bits / 8)        # data bus with its ECC bits
+    ch = m.channels_per_mc
+    if not m.low_power:
+        f = node_nm_area / 90.0
+        rate = math.log(2.0 * m.peak_MBps)
+        backend = max(0.0, (2.7927 * rate - 19.862) / 2.0) * bus / 128.0 * f * ch
+        phy = max(0.0, (6.4323 * rate - 48.134) / 2.0) * bus / 128.0 * f * ch
+        return backend, phy
+    backend = 0.15 * bus / 72.0 * (node_nm_area / 65.0) ** 2 * ch
+    if not m.with_phy:
+        return backend, 0.0
+    transfers_per_s = 2.0 * m.io_clock_MHz * 1e6                  # DDR: two transfers per bus clock
+    phy = (1.3 * 0.2 / 2133e6 * transfers_per_s / 17066.0 * m.peak_MBps * bus / 16.0
+           * (node_nm_area / 40.0) ** 2 * ch)
+    return backend, phy
