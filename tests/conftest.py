@@ -122,6 +122,14 @@ def engine(workloads_built) -> None:
         pytest.fail(_engine_problem[0], pytrace=False)
 
 
+@pytest.fixture(scope="session")
+def mcd_server(engine) -> pathlib.Path:
+    """The memcached-class server's guest binary (workloads/mcd), built once per session."""
+    build = subprocess.run(["make", "-s", "-C", str(WORKLOADS / "mcd"), "riscv"], capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout + build.stderr
+    return WORKLOADS / "build" / "mcd" / "mcd-server"
+
+
 def cross_compile(sources: list[pathlib.Path], output: pathlib.Path, *, extra: list[str] | None = None,
                   runtime: bool = False) -> pathlib.Path:
     """Compile and link a freestanding static riscv64 program (as the workloads Makefile does). With runtime,

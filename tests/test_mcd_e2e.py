@@ -9,8 +9,6 @@ models/engine/src/client/memcached_tests.rs, and end to end here by a server who
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 import configs
@@ -18,16 +16,7 @@ from models.errors import ClientCheckFailed, ConfigError
 from models.params import ParamError
 from models.sim import simulate
 
-from conftest import WORKLOADS
-
 mercury = configs.load("mercury")
-
-
-@pytest.fixture(scope="module")
-def mcd_server(engine):
-    build = subprocess.run(["make", "-s", "-C", str(WORKLOADS / "mcd"), "riscv"], capture_output=True, text=True)
-    assert build.returncode == 0, build.stdout + build.stderr
-    return mercury.MCD_SERVER
 
 
 def run(tmp_path, cores, mode="functional", store_mem="4MiB", **client):

@@ -7,8 +7,6 @@ check the statistics on top, and that bad transports are refused before the run.
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 from test_mcd_e2e import check_counts
 
@@ -17,16 +15,7 @@ from models.errors import ClientCheckFailed, ConfigError
 from models.params import ParamError
 from models.sim import simulate
 
-from conftest import WORKLOADS
-
 mercury = configs.load("mercury")
-
-
-@pytest.fixture(scope="module")
-def mcd_server(engine):
-    build = subprocess.run(["make", "-s", "-C", str(WORKLOADS / "mcd"), "riscv"], capture_output=True, text=True)
-    assert build.returncode == 0, build.stdout + build.stderr
-    return mercury.MCD_SERVER
 
 
 def run(tmp_path, cores, mode="functional", store_mem="4MiB", **client):

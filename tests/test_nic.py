@@ -226,15 +226,6 @@ def test_each_queue_finds_its_slice_of_the_macs_buffer_sram(engine, tmp_path):
     assert (plain[0]["base"], plain[0]["bytes"], plain[0]["ok"]) == ("0", "0", "0")
 
 
-@pytest.fixture(scope="module")
-def mcd_server(engine):
-    import subprocess
-
-    from conftest import WORKLOADS
-    build = subprocess.run(["make", "-s", "-C", str(WORKLOADS / "mcd"), "riscv"], capture_output=True, text=True)
-    assert build.returncode == 0, build.stdout + build.stderr
-
-
 def test_rings_and_buffers_in_the_macs_sram_take_an_iridium_stack_off_its_flash(mcd_server):
     """A 2-core Iridium stack (3D NAND behind the caches): with its rings and packet buffers in the MAC's SRAM the
     driver's and the MAC's traffic stays on the die, the flash serves only the store's lines, and the stack answers

@@ -7,8 +7,6 @@ Exact ticks of the RX and TX paths and of the switch are the Rust tests in zcnic
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 import configs
@@ -18,17 +16,10 @@ from models.params import ParamError
 from models.sim import simulate
 from models.socket import Socket
 
-from conftest import WORKLOADS, make_system
+from conftest import make_system
 
 keyvault = configs.load("keyvault")
 mercury = configs.load("mercury")
-
-
-@pytest.fixture(scope="module")
-def mcd_server(engine):
-    build = subprocess.run(["make", "-s", "-C", str(WORKLOADS / "mcd"), "riscv"], capture_output=True, text=True)
-    assert build.returncode == 0, build.stdout + build.stderr
-    return mercury.MCD_SERVER
 
 
 def run(tmp_path, cores, mode="detailed", requests=1000, **kw):

@@ -61,28 +61,34 @@ int mcd_net_parse(const uint8_t *f, uint32_t len, struct mcd_flow *flow, const u
     return 0;
 }
 
+void mcd_net_put_ipv4(uint8_t *f, const struct mcd_flow *flow, uint16_t ip_id, uint8_t proto, uint32_t ip_payload)
+{
+    memcpy(f, flow->dst_mac, 6);
+    memcpy(f + 6, flow->src_mac, 6);
+    mcd_put16(f + 12, MCD_ETHERTYPE_IPV4);
+    uint8_t *ip = f + MCD_ETH_HLEN;
+    ip[0] = 0x45;
+    ip[1] = 0;
+    mcd_put16(ip + 2, (uint16_t)(MCD_IP_HLEN + ip_payload));
+    mcd_put16(ip + 4, ip_id);
+    mcd_put16(ip + 6, 0x4000); /* don't fragment */
+    ip[8] = 64;
+    ip[9] = proto;
+    mcd_put16(ip + 10, 0);
+    mcd_put32(ip + 12, flow->src_ip);
+    mcd_put32(ip + 16, flow->dst_ip);
+    mcd_put16(ip + 10, mcd_csum_fold(mcd_csum_add(0, ip, MCD_IP_HLEN)));
+}
+
 uint32_t mcd_net_build(uint8_t *f, uint32_t cap, const struct mcd_flow *flow, uint16_t ip_id, const uint8_t *payload,
                        uint32_t plen)
 {
     uint32_t len = MCD_HDRS_LEN + plen;
     if (len > cap || len > MCD_MAX_FRAME)
         return 0;
-    memcpy(f, flow->dst_mac, 6);
-    memcpy(f + 6, flow->src_mac, 6);
-    mcd_put16(f + 12, MCD_ETHERTYPE_IPV4);
-    uint8_t *ip = f + MCD_ETH_HLEN, *udp = ip + MCD_IP_HLEN;
+    uint8_t *udp = f + MCD_ETH_HLEN + MCD_IP_HLEN;
     memmove(udp + MCD_UDP_HLEN, payload, plen); /* payload may already sit in f */
-    ip[0] = 0x45;
-    ip[1] = 0;
-    mcd_put16(ip + 2, (uint16_t)(MCD_IP_HLEN + MCD_UDP_HLEN + plen));
-    mcd_put16(ip + 4, ip_id);
-    mcd_put16(ip + 6, 0x4000); /* don't fragment */
-    ip[8] = 64;
-    ip[9] = MCD_IPPROTO_UDP;
-    mcd_put16(ip + 10, 0);
-    mcd_put32(ip + 12, flow->src_ip);
-    mcd_put32(ip + 16, flow->dst_ip);
-    mcd_put16(ip + 10, mcd_csum_fold(mcd_csum_add(0, ip, MCD_IP_HLEN)));
+    mcd_net_put_ipv4(f, flow, ip_id, MCD_IPPROTO_UDP, MCD_UDP_HLEN + plen);
     mcd_put16(udp, flow->src_port);
     mcd_put16(udp + 2, flow->dst_port);
     mcd_put16(udp + 4, (uint16_t)(MCD_UDP_HLEN + plen));

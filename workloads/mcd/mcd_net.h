@@ -43,6 +43,10 @@ int mcd_net_parse(const uint8_t *frame, uint32_t len, struct mcd_flow *flow, con
                   uint32_t *plen);
 /* Build a frame for flow (from src to dst) around a copy of payload, with both checksums. Returns the frame
  * length, or 0 if it would not fit cap. */
+/* The Ethernet II and IPv4 headers (checksummed, don't fragment, TTL 64) of a frame from `flow` carrying
+ * `ip_payload` bytes of protocol `proto`: the UDP and TCP builders share them. */
+void mcd_net_put_ipv4(uint8_t *frame, const struct mcd_flow *flow, uint16_t ip_id, uint8_t proto,
+                      uint32_t ip_payload);
 uint32_t mcd_net_build(uint8_t *frame, uint32_t cap, const struct mcd_flow *flow, uint16_t ip_id,
                        const uint8_t *payload, uint32_t plen);
 /* The flow of the reply to flow: addresses and ports swapped. */

@@ -65,21 +65,8 @@ uint32_t mcd_tcp_build(uint8_t *f, uint32_t cap, const struct mcd_flow *flow, ui
     uint32_t len = MCD_ETH_HLEN + MCD_IP_HLEN + tcp_len;
     if (len > cap || len > MCD_MAX_FRAME)
         return 0;
-    memcpy(f, flow->dst_mac, 6);
-    memcpy(f + 6, flow->src_mac, 6);
-    mcd_put16(f + 12, MCD_ETHERTYPE_IPV4);
-    uint8_t *ip = f + MCD_ETH_HLEN, *tcp = ip + MCD_IP_HLEN;
-    ip[0] = 0x45;
-    ip[1] = 0;
-    mcd_put16(ip + 2, (uint16_t)(MCD_IP_HLEN + tcp_len));
-    mcd_put16(ip + 4, ip_id);
-    mcd_put16(ip + 6, 0x4000); /* don't fragment */
-    ip[8] = 64;
-    ip[9] = MCD_IPPROTO_TCP;
-    mcd_put16(ip + 10, 0);
-    mcd_put32(ip + 12, flow->src_ip);
-    mcd_put32(ip + 16, flow->dst_ip);
-    mcd_put16(ip + 10, mcd_csum_fold(mcd_csum_add(0, ip, MCD_IP_HLEN)));
+    uint8_t *tcp = f + MCD_ETH_HLEN + MCD_IP_HLEN;
+    mcd_net_put_ipv4(f, flow, ip_id, MCD_IPPROTO_TCP, tcp_len);
     mcd_put16(tcp, flow->src_port);
     mcd_put16(tcp + 2, flow->dst_port);
     mcd_put32(tcp + 4, seq);
