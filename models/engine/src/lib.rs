@@ -23,6 +23,8 @@ pub mod mcd;
 pub mod mem;
 pub mod net;
 pub mod nic;
+#[cfg(test)]
+mod nic_fixture;
 pub mod nictime;
 pub mod ondie;
 pub mod output;

@@ -494,9 +494,8 @@ pub fn register_latency(p: &kvsim_params::Nic) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::{DEVICE_BASE, PAGE_SIZE};
-    use crate::nic::{reg, QUEUE_STRIDE};
-    use crate::trap::Access;
+    use crate::abi::PAGE_SIZE;
+    use crate::nic_fixture::{udp_frame as frame, Rings};
 
     const RING: u64 = 0x10_0000;
     const BUFS: u64 = 0x10_4000;
@@ -531,31 +530,10 @@ mod tests {
         let mut p = params(gbps, fifo);
         (p.rx_wb_threshold, p.rx_wb_timer) = (wb_threshold, wb_timer);
         nic.timing = Some(NicTiming::new(&p, 1, 1));
-        let a = |r| DEVICE_BASE + r;
-        let size = 4096u64;
-        regs.store(a(reg::RX_BASE), 8, RING, Access::Store).unwrap();
-        regs.store(a(reg::RX_SIZE), 8, size, Access::Store).unwrap();
-        regs.store(a(reg::TX_BASE), 8, RING + 0x10000, Access::Store).unwrap();
-        regs.store(a(reg::TX_SIZE), 8, 8, Access::Store).unwrap();
-        regs.store(a(reg::CTRL), 8, 1, Access::Store).unwrap();
-        for i in 0..size {
-            let mut d = (BUFS + i * 256).to_le_bytes().to_vec();
-            d.extend_from_slice(&256u16.to_le_bytes());
-            d.extend_from_slice(&[0; 6]);
-            mem.write_bytes(0, RING + 16 * i, &d).unwrap();
-        }
-        regs.store(a(reg::RX_TAIL), 8, size - 1, Access::Store).unwrap();
-        let _ = QUEUE_STRIDE;
+        let rings =
+            Rings { rx_ring: RING, rx_size: 4096, tx_ring: RING + 0x10000, tx_size: 8, bufs: BUFS, head_wb: None };
+        rings.enable(&mut regs, &mut mem);
         (mem, regs, nic)
-    }
-
-    fn frame(len: usize) -> Vec<u8> {
-        let mut f = vec![0u8; len];
-        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
-        f[14] = 0x45;
-        f[23] = 17;
-        f[36..38].copy_from_slice(&0x4000u16.to_be_bytes());
-        f
     }
 
     /// Feed `n` frames of `len` bytes all at time 0 (far faster than line rate); the arrival rate is the line rate.
@@ -680,10 +658,9 @@ mod tests {
 mod tx_completion_tests {
     use super::*;
     use crate::abi::{DEVICE_BASE, PAGE_SIZE};
-    use crate::nic::{
-        reg, DD, TX_CMD_RS, TX_COMPLETION_HEAD_POINTER as HEAD, TX_COMPLETION_REPORT_STATUS as RS, TX_HEAD_WB_ENABLE,
-    };
+    use crate::nic::{reg, DD, TX_CMD_RS, TX_COMPLETION_HEAD_POINTER as HEAD, TX_COMPLETION_REPORT_STATUS as RS};
     const DESCRIPTOR: u64 = TX_COMPLETION_DESCRIPTOR;
+    use crate::nic_fixture::{udp_frame as frame, Rings};
     use crate::pcie::{lane_bytes_per_s, TrafficCount};
     use crate::trap::Access;
 
@@ -696,15 +673,6 @@ mod tx_completion_tests {
     const LATENCY: u64 = 400_000;
     /// The driver asks for a status report on every 16th TX descriptor (as DPDK does every 32nd).
     const RS_EVERY: u64 = 16;
-
-    fn frame(len: usize) -> Vec<u8> {
-        let mut f = vec![0u8; len];
-        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
-        f[14] = 0x45;
-        f[23] = 17;
-        f[36..38].copy_from_slice(&0x4000u16.to_be_bytes());
-        f
-    }
 
     /// One queue on a 10 GbE port over PCIe 4.0 x16, RX write-back groups of 4 (2 us timer), a 256-entry RX ring
     /// all posted, a 16-entry TX ring; in head-pointer mode the driver registers HWB before enabling the queue.
@@ -727,21 +695,9 @@ mod tx_completion_tests {
             ..Default::default()
         };
         nic.timing = Some(NicTiming::new(&p, 1, 1));
-        let a = |r| DEVICE_BASE + r;
-        for (r, v) in [(reg::RX_BASE, RING), (reg::RX_SIZE, 256), (reg::TX_BASE, TX_RING), (reg::TX_SIZE, TX_SIZE)] {
-            regs.store(a(r), 8, v, Access::Store).unwrap();
-        }
-        if mode == HEAD {
-            regs.store(a(reg::TX_HEAD_WB), 8, HWB | TX_HEAD_WB_ENABLE, Access::Store).unwrap();
-        }
-        regs.store(a(reg::CTRL), 8, 1, Access::Store).unwrap();
-        for i in 0..256u64 {
-            let mut d = (BUFS + i * 256).to_le_bytes().to_vec();
-            d.extend_from_slice(&256u16.to_le_bytes());
-            d.extend_from_slice(&[0; 6]);
-            mem.write_bytes(0, RING + 16 * i, &d).unwrap();
-        }
-        regs.store(a(reg::RX_TAIL), 8, 255, Access::Store).unwrap();
+        let head_wb = (mode == HEAD).then_some(HWB);
+        let rings = Rings { rx_ring: RING, rx_size: 256, tx_ring: TX_RING, tx_size: TX_SIZE, bufs: BUFS, head_wb };
+        rings.enable(&mut regs, &mut mem);
         (mem, regs, nic)
     }
 

@@ -213,7 +213,8 @@ mod tests {
 mod mac_tests {
     use crate::abi::{DEVICE_BASE, PAGE_SIZE};
     use crate::mem::Memory;
-    use crate::nic::{reg, Nic, NicRegs, TX_COMPLETION_HEAD_POINTER, TX_HEAD_WB_ENABLE};
+    use crate::nic::{reg, Nic, NicRegs, TX_COMPLETION_HEAD_POINTER};
+    use crate::nic_fixture::{udp_frame as frame, Rings};
     use crate::nictime::NicTiming;
     use crate::trap::Access;
 
@@ -230,15 +231,6 @@ mod mac_tests {
 
     fn bus_ps(bytes: u64) -> u64 {
         (bytes as f64 * 62.5).round() as u64
-    }
-
-    fn frame(len: usize) -> Vec<u8> {
-        let mut f = vec![0u8; len];
-        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
-        f[14] = 0x45;
-        f[23] = 17;
-        f[36..38].copy_from_slice(&0x4000u16.to_be_bytes());
-        f
     }
 
     /// One queue on a 10 GbE on-die MAC, an RX ring of `ring` descriptors all posted (256-byte buffers), a TX ring
@@ -261,21 +253,9 @@ mod mac_tests {
         };
         nic.timing = Some(NicTiming::new(&p, 1, 1));
         assert_eq!(nic.timing.as_ref().unwrap().mmio_latency, MMIO, "the MAC's registers, not a PCIe card's");
-        let a = |r| DEVICE_BASE + r;
-        for (r, v) in [(reg::RX_BASE, RING), (reg::RX_SIZE, ring), (reg::TX_BASE, TX_RING), (reg::TX_SIZE, TX_SIZE)] {
-            regs.store(a(r), 8, v, Access::Store).unwrap();
-        }
-        if mode == TX_COMPLETION_HEAD_POINTER {
-            regs.store(a(reg::TX_HEAD_WB), 8, HWB | TX_HEAD_WB_ENABLE, Access::Store).unwrap();
-        }
-        regs.store(a(reg::CTRL), 8, 1, Access::Store).unwrap();
-        for i in 0..ring {
-            let mut d = (BUFS + i * 256).to_le_bytes().to_vec();
-            d.extend_from_slice(&256u16.to_le_bytes());
-            d.extend_from_slice(&[0; 6]);
-            mem.write_bytes(0, RING + 16 * i, &d).unwrap();
-        }
-        regs.store(a(reg::RX_TAIL), 8, ring - 1, Access::Store).unwrap();
+        let head_wb = (mode == TX_COMPLETION_HEAD_POINTER).then_some(HWB);
+        let rings = Rings { rx_ring: RING, rx_size: ring, tx_ring: TX_RING, tx_size: TX_SIZE, bufs: BUFS, head_wb };
+        rings.enable(&mut regs, &mut mem);
         (mem, regs, nic)
     }
 

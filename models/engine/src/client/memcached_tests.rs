@@ -2,6 +2,7 @@
 //! byte, a miss or DELETE result no version explains, and a wrong echo fail the run.
 
 use super::memcached::{flags_of, push_frame, resolve_server, udp_checksum, McdServer, MCD_PAYLOAD_OFF};
+use super::tests::{get_outstanding, outstanding};
 use super::*;
 
 const BASE: u16 = 0x4000;
@@ -16,11 +17,6 @@ fn client(capacity: u64) -> Client {
         delete_ratio: 0.1,
         ..super::tests::one_core_config()
     })
-}
-
-fn outstanding(c: &mut Client, opaque: u32, reqs: Vec<Req>) {
-    c.outstanding.insert(opaque, (0, Pkt { reqs, frame_len: 0, resp_len: 0, load: false, sent_ps: 0 }));
-    c.out_per_core[0] += 1;
 }
 
 /// A response frame from the server on port BASE: (opcode, status, extras, value) per message, all with `opaque`.
@@ -58,12 +54,7 @@ fn miss() -> (u8, u16, Vec<u8>, Vec<u8>) {
 
 /// Item 3 stored at version 1 and acknowledged; a GET of it outstanding as frame 7.
 fn with_get(capacity: u64) -> (Client, Req) {
-    let mut c = client(capacity);
-    let (_, put) = c.put_req(3);
-    c.store.ack(3, put.ver, put.mark, false);
-    let (_, get) = c.get_req(3);
-    outstanding(&mut c, 7, vec![get]);
-    (c, get)
+    get_outstanding(client(capacity))
 }
 
 #[test]

@@ -40,7 +40,7 @@ fn client(log_size: u64) -> Client {
 }
 
 /// Put `reqs` outstanding as frame `opaque` to core 0.
-fn outstanding(c: &mut Client, opaque: u32, reqs: Vec<Req>) {
+pub(super) fn outstanding(c: &mut Client, opaque: u32, reqs: Vec<Req>) {
     c.outstanding.insert(opaque, (0, Pkt { reqs, frame_len: 0, resp_len: 0, load: false, sent_ps: 0 }));
     c.out_per_core[0] += 1;
 }
@@ -64,9 +64,12 @@ fn response(opaque: u32, entries: &[(u8, u8, u64, Vec<u8>)]) -> Vec<u8> {
     f
 }
 
-/// Item 3 stored at version 1 and acknowledged; a GET of it outstanding as frame 7.
 fn with_get(log_size: u64) -> (Client, Req) {
-    let mut c = client(log_size);
+    get_outstanding(client(log_size))
+}
+
+/// Item 3 stored at version 1 and acknowledged in `c`; a GET of it outstanding as frame 7.
+pub(super) fn get_outstanding(mut c: Client) -> (Client, Req) {
     let (_, put) = c.put_req(3);
     c.store.ack(3, put.ver, put.mark, false);
     let (_, get) = c.get_req(3);

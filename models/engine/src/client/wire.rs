@@ -107,16 +107,7 @@ impl Client {
             None => self.build_frame(core, opaque, &pkt),
         };
         let q = self.cfg.core_queue[core];
-        if pkt.load {
-            self.stats.load_packets += 1;
-        } else {
-            self.stats.packets += 1;
-            for r in &pkt.reqs {
-                self.per_core[core] += 1;
-                let p = self.partition(r.keyhash);
-                self.per_partition[p] += 1;
-            }
-        }
+        self.count_sent(core, &pkt);
         let mut pkt = pkt;
         match self.send_at {
             // Detailed timing: onto the port's wire at this time; frames the NIC drops come back (`step`).
@@ -137,9 +128,8 @@ impl Client {
         self.outstanding.insert(opaque, (core, pkt));
     }
 
-    /// A frame of requests over TCP: counted as a frame, outstanding, its requests written to a connection of
-    /// the instance (`tcp.rs` sends them within the server's window).
-    pub(super) fn send_tcp<W: tcp::Wire>(&mut self, nics: &mut W, core: usize, opaque: u32, pkt: Pkt) {
+    /// Count a frame about to leave: a load frame, or a measured one with its requests per core and partition.
+    fn count_sent(&mut self, core: usize, pkt: &Pkt) {
         if pkt.load {
             self.stats.load_packets += 1;
         } else {
@@ -150,6 +140,12 @@ impl Client {
                 self.per_partition[p] += 1;
             }
         }
+    }
+
+    /// A frame of requests over TCP: counted as a frame, outstanding, its requests written to a connection of
+    /// the instance (`tcp.rs` sends them within the server's window).
+    pub(super) fn send_tcp<W: tcp::Wire>(&mut self, nics: &mut W, core: usize, opaque: u32, pkt: Pkt) {
+        self.count_sent(core, &pkt);
         let payload = self.mcd_payload(opaque, &pkt);
         self.out_per_core[core] += 1;
         self.outstanding.insert(opaque, (core, pkt));
