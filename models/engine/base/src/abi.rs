@@ -1,0 +1,153 @@
+//! The constants of the workload ABI (`workloads/ABI.md`): memory map, system call and simulator call numbers.
+//! Keep this file and ABI.md in step; `workloads/runtime/kvsim.h` mirrors it on the guest side.
+
+/// Guest page size (bytes).
+pub const PAGE_SIZE: u64 = 4096;
+pub const PAGE_SHIFT: u32 = 12;
+
+/// Top of hart 0's stack. Hart i's stack top is `STACK_TOP - i * (stack_size + STACK_GUARD)`.
+pub const STACK_TOP: u64 = 0x3f_ffff_0000;
+/// Unmapped gap below every hart's stack, so an overflow faults.
+pub const STACK_GUARD: u64 = 64 * 1024;
+/// Anonymous mmap regions are carved downwards from here.
+pub const MMAP_TOP: u64 = 0x20_0000_0000;
+/// Range reserved for devices (NIC registers), inclusive bounds.
+pub const DEVICE_BASE: u64 = 0x30_0000_0000;
+pub const DEVICE_END: u64 = 0x30_ffff_ffff;
+
+/// Linux riscv64 (asm-generic) system call numbers the engine implements.
+pub mod sys {
+    pub const READLINKAT: u64 = 78;
+    pub const WRITE: u64 = 64;
+    pub const WRITEV: u64 = 66;
+    pub const EXIT: u64 = 93;
+    pub const EXIT_GROUP: u64 = 94;
+    pub const SET_TID_ADDRESS: u64 = 96;
+    pub const SET_ROBUST_LIST: u64 = 99;
+    pub const CLOCK_GETTIME: u64 = 113;
+    pub const UNAME: u64 = 160;
+    pub const BRK: u64 = 214;
+    pub const MUNMAP: u64 = 215;
+    pub const MMAP: u64 = 222;
+    pub const MPROTECT: u64 = 226;
+    pub const PRLIMIT64: u64 = 261;
+    pub const GETRANDOM: u64 = 278;
+    pub const RSEQ: u64 = 293;
+}
+
+/// Simulator calls: `ecall` with a7 in `SIMCALL_FIRST..=SIMCALL_LAST`.
+pub mod simcall {
+    pub const FIRST: u64 = 0x4b56_0000;
+    pub const LAST: u64 = 0x4b56_00ff;
+    pub const HART_ID: u64 = 0x4b56_0000;
+    pub const NUM_HARTS: u64 = 0x4b56_0001;
+    pub const ROI_BEGIN: u64 = 0x4b56_0002;
+    pub const ROI_END: u64 = 0x4b56_0003;
+    pub const SOCKET_OF: u64 = 0x4b56_0004;
+    pub const ALLOC_LOCAL: u64 = 0x4b56_0005;
+    pub const STATS_DUMP: u64 = 0x4b56_0006;
+    pub const STATS_RESET: u64 = 0x4b56_0007;
+    pub const NIC_NUM_QUEUES: u64 = 0x4b56_0008;
+    pub const NIC_QUEUE_OF: u64 = 0x4b56_0009;
+    pub const NIC_QUEUE_REGS: u64 = 0x4b56_000a;
+    pub const NIC_QUEUE_PORT: u64 = 0x4b56_000b;
+    pub const NIC_COUNT: u64 = 0x4b56_000c;
+    pub const NIC_QUEUE_NIC: u64 = 0x4b56_000d;
+    pub const CHECKPOINT: u64 = 0x4b56_000e;
+    pub const ALLOC_ON: u64 = 0x4b56_000f;
+    pub const SOCKET_OF_ADDR: u64 = 0x4b56_0010;
+    /// (queue) -> base address of the queue's slice of its MAC's buffer SRAM, 0 when the NIC has none.
+    pub const NIC_QUEUE_SRAM: u64 = 0x4b56_0020;
+    /// (queue) -> bytes of the queue's slice of its MAC's buffer SRAM, 0 when the NIC has none.
+    pub const NIC_QUEUE_SRAM_BYTES: u64 = 0x4b56_0021;
+}
+
+/// Linux errno values returned (negated) in a0.
+pub mod errno {
+    pub const ENOENT: i64 = 2;
+    pub const EBADF: i64 = 9;
+    pub const ENOMEM: i64 = 12;
+    pub const ENODEV: i64 = 19;
+    pub const EFAULT: i64 = 14;
+    pub const EINVAL: i64 = 22;
+    pub const ENOSYS: i64 = 38;
+}
+
+/// Auxiliary vector keys the initial stack carries.
+pub mod auxv {
+    pub const AT_NULL: u64 = 0;
+    pub const AT_PHDR: u64 = 3;
+    pub const AT_PHNUM: u64 = 5;
+    pub const AT_PAGESZ: u64 = 6;
+    pub const AT_ENTRY: u64 = 9;
+    pub const AT_RANDOM: u64 = 25;
+}
+
+/// Top of hart `i`'s stack (exclusive) for a given per-hart stack size.
+pub fn stack_top(hart: u64, stack_size: u64) -> u64 {
+    STACK_TOP - hart * (stack_size + STACK_GUARD)
+}
+
+/// Frequency of the `time` CSR (rdtime): 10 MHz, as on QEMU's virt machine; derived from simulated time.
+pub const TIMEBASE_HZ: u64 = 10_000_000;
+
+/// Names of Linux calls, for the error that stops a run at one the engine does not implement.
+pub fn syscall_name(nr: u64) -> Option<&'static str> {
+    Some(match nr {
+        17 => "getcwd",
+        23 => "dup",
+        24 => "dup3",
+        25 => "fcntl",
+        29 => "ioctl",
+        35 => "unlinkat",
+        48 => "faccessat",
+        56 => "openat",
+        57 => "close",
+        59 => "pipe2",
+        61 => "getdents64",
+        62 => "lseek",
+        63 => "read",
+        64 => "write",
+        65 => "readv",
+        66 => "writev",
+        67 => "pread64",
+        68 => "pwrite64",
+        78 => "readlinkat",
+        79 => "newfstatat",
+        80 => "fstat",
+        98 => "futex",
+        101 => "nanosleep",
+        113 => "clock_gettime",
+        129 => "kill",
+        130 => "tkill",
+        131 => "tgkill",
+        134 => "rt_sigaction",
+        135 => "rt_sigprocmask",
+        160 => "uname",
+        179 => "sysinfo",
+        198 => "socket",
+        214 => "brk",
+        215 => "munmap",
+        220 => "clone",
+        221 => "execve",
+        222 => "mmap",
+        226 => "mprotect",
+        233 => "madvise",
+        260 => "wait4",
+        261 => "prlimit64",
+        278 => "getrandom",
+        435 => "clone3",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn stack_layout_matches_abi() {
+        assert_eq!(stack_top(0, 1 << 20), 0x3f_ffff_0000);
+        assert_eq!(stack_top(1, 1 << 20), 0x3f_ffff_0000 - (1 << 20) - 65536);
+        assert!(MMAP_TOP < DEVICE_BASE && DEVICE_END < stack_top(4095, 1 << 20) - (1 << 20));
+    }
+}

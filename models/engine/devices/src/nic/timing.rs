@@ -1,0 +1,829 @@
+//! The NIC's timing (detailed mode): line rate, the bounded RX FIFO in time, PCIe DMA and DDIO, doorbells.
+//!
+//! * RX: a frame the client sends at time t is serialized on the port's wire at line rate: it has arrived when
+//!   `max(t, wire free) + (bytes + 24) * 8 / rate` has passed (24 bytes: preamble and start delimiter 8, FCS 4,
+//!   inter-frame gap 12; frames are padded to 60 bytes without FCS). It is steered and enters the port's RX FIFO,
+//!   which holds `rx_fifo_frames` frames from their arrival until their DMA has left the PCIe link; a frame that
+//!   arrives at a full FIFO is dropped (counted per port and queue). A frame whose queue owns a free descriptor
+//!   is DMA-written over the NIC's PCIe link, shared by its ports; the RX descriptors are prefetched 8 at a time
+//!   (their fetch occupies the link but not the frame's path). The frame's lines go to the memory system as I/O
+//!   writes (DDIO into the LLC, or memory). Its descriptor write-back is coalesced as Intel's 82598/82599 do it
+//!   (WTHRESH and the ITR flush): a queue's completed descriptors wait on the NIC until `rx_wb_threshold` of them
+//!   are ready, or until `rx_wb_timer` after the first, and then go up in one PCIe write (two when the group wraps
+//!   the ring). The guest sees the frame (DD, RX_HEAD) once its write-back has reached the host: `Nic::advance`
+//!   applies a delivery when the simulated time reaches it.
+//! * TX: the NIC starts a queue's TX work `mmio_latency` after the doorbell (taken as the time of the queue's
+//!   hart at the step), reads the new descriptors in one PCIe read, then each frame (I/O reads: LLC or memory),
+//!   and serializes it on the port's wire; the client receives it at the end of its serialization. TX completion
+//!   (`Nic.tx_completion`): one 16-byte descriptor write-back per batch of a queue (descriptor mode), one 4-byte
+//!   head write-back per batch, which also reaches the memory system (head pointer), or one 16-byte write-back per
+//!   descriptor the driver marked RS (report status).
+//! * Every transfer on the link is counted by kind (`pcie::Traffic`): `pcie.up_bytes.<kind>` and friends show
+//!   where the link's time goes.
+//!
+//! Events are processed in time order up to the step's time (the least time of the live harts). Descriptor
+//! ownership is the guest's state at the step (steps come after every scheduling turn).
+
+use std::collections::VecDeque;
+
+use kvsim_isa::memory::Memory;
+use crate::nic::{
+    complete_rx, complete_tx_descriptor, write_back_tx_head, DmaFault, Nic, NicRegs, DESC_LEN, MIN_FRAME,
+    TX_COMPLETION_DESCRIPTOR, TX_HEAD_WB_LEN,
+};
+use crate::on_die_mac::NicLink;
+use crate::pcie::Traffic;
+
+pub use kvsim_base::frame::WIRE_OVERHEAD;
+
+/// RX descriptors fetched per PCIe read.
+pub const DESC_FETCH: u64 = 8;
+
+/// The NIC's DMA port into the memory system (`bus::DmaPort`).
+pub type IoFn<'a> = &'a mut dyn crate::bus::DmaPort;
+
+/// An RX DMA on its way to the guest. While its write-back waits for its group, `visible` is the time its data
+/// left the link (the write-back may go from then on).
+struct Inflight {
+    visible: u64,
+    entered: u64,
+    q: usize,
+    desc: u64,
+    buf: u64,
+    frame: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PortTimingStats {
+    pub rx_arrived: u64,
+    pub rx_wire_bytes: u64,
+    pub first_rx: Option<u64>,
+    pub last_rx: u64,
+    pub tx_wire_bytes: u64,
+    pub first_tx: Option<u64>,
+    pub last_tx: u64,
+}
+
+pub struct NicTiming {
+    /// ps per byte on each port's wire.
+    pub ps_per_byte: f64,
+    /// The path to the host: the PCIe link, or the on-die MAC's bus (`Nic.attach`).
+    pub link: NicLink,
+    pub mmio_latency: u64,
+    /// Per port: frames on the wire, with the time they have fully arrived.
+    wire_rx: Vec<VecDeque<(u64, Vec<u8>)>>,
+    rx_wire_free: Vec<u64>,
+    tx_wire_free: Vec<u64>,
+    /// Per port: when the frames whose DMA has started leave the FIFO.
+    departing: Vec<VecDeque<u64>>,
+    /// DMAs written back, by the time the guest may see them (per queue in ring order).
+    inflight: VecDeque<Inflight>,
+    /// Per queue: DMAs whose data are done and whose descriptor write-back waits for its group.
+    pending_wb: Vec<Vec<Inflight>>,
+    /// Per queue: when its last write-back becomes visible (a later group never overtakes it).
+    last_visible: Vec<u64>,
+    wb_threshold: usize,
+    wb_timer: u64,
+    /// PCIe writes that carried RX descriptor write-backs.
+    pub rx_writebacks: u64,
+    /// Per queue: descriptors taken by DMAs not yet visible.
+    reserved: Vec<u64>,
+    /// Frames the FIFO dropped since the client last took them.
+    pub dropped: Vec<Vec<u8>>,
+    pub ports: Vec<PortTimingStats>,
+    /// DMA (RX) deliveries and their latency from arrival at the port to visibility (sum, ps).
+    pub rx_dmas: u64,
+    pub rx_dma_ps: u64,
+    /// Whether detailed timing ever drove the NIC (its statistics are reported only then).
+    pub used: bool,
+}
+
+impl NicTiming {
+    pub fn new(p: &kvsim_params::Nic, ports: usize, queues: usize) -> NicTiming {
+        let bps = p.port_gbps * 1e9;
+        NicTiming {
+            ps_per_byte: 8.0 * 1e12 / bps,
+            link: NicLink::new(p),
+            mmio_latency: register_latency(p),
+            wire_rx: vec![VecDeque::new(); ports],
+            rx_wire_free: vec![0; ports],
+            tx_wire_free: vec![0; ports],
+            departing: vec![VecDeque::new(); ports],
+            inflight: VecDeque::new(),
+            pending_wb: (0..queues).map(|_| Vec::new()).collect(),
+            last_visible: vec![0; queues],
+            wb_threshold: p.rx_wb_threshold.max(1) as usize,
+            wb_timer: p.rx_wb_timer,
+            rx_writebacks: 0,
+            reserved: vec![0; queues],
+            dropped: Vec::new(),
+            ports: vec![PortTimingStats::default(); ports],
+            rx_dmas: 0,
+            rx_dma_ps: 0,
+            used: false,
+        }
+    }
+
+    /// Serialization time of a frame of `len` bytes (without FCS) on a port.
+    pub fn wire_ps(&self, len: usize) -> u64 {
+        ((len.max(MIN_FRAME) as u64 + WIRE_OVERHEAD) as f64 * self.ps_per_byte).round() as u64
+    }
+
+    pub fn reset_stats(&mut self) {
+        for s in &mut self.ports {
+            *s = PortTimingStats::default();
+        }
+        self.link.reset_stats();
+        self.rx_dmas = 0;
+        self.rx_dma_ps = 0;
+        self.rx_writebacks = 0;
+    }
+
+    /// Frames still on their way (wire, FIFO departure, DMA, waiting for their write-back).
+    pub fn busy(&self) -> bool {
+        !self.inflight.is_empty()
+            || self.pending_wb.iter().any(|g| !g.is_empty())
+            || self.wire_rx.iter().any(|w| !w.is_empty())
+    }
+
+    /// When queue q's waiting write-back group must go (the timer of its first descriptor), if it has one.
+    fn wb_deadline(&self, q: usize) -> Option<u64> {
+        self.pending_wb[q].first().map(|f| f.visible + self.wb_timer)
+    }
+
+    /// Write queue q's waiting descriptors back, starting at `at`: one PCIe write per run of adjacent descriptors
+    /// (the group is one run unless it wraps the ring). The frames become visible when the last write arrives.
+    fn flush_writeback(&mut self, q: usize, at: u64, io: IoFn) {
+        let group = std::mem::take(&mut self.pending_wb[q]);
+        if group.is_empty() {
+            return;
+        }
+        let mut done = at;
+        let mut run_start = 0;
+        for i in 1..=group.len() {
+            if i == group.len() || group[i].desc != group[i - 1].desc + DESC_LEN {
+                done = done.max(self.link.write_up((i - run_start) as u64 * DESC_LEN, at, Traffic::RxWriteback));
+                self.rx_writebacks += 1;
+                run_start = i;
+            }
+        }
+        let visible = (done + self.link.latency()).max(self.last_visible[q]);
+        self.last_visible[q] = visible;
+        let mut line = u64::MAX;
+        for f in &group {
+            if f.desc & !63 != line {
+                line = f.desc & !63;
+                io.queue_access(q, line, true, visible);
+            }
+        }
+        // Keep `inflight` sorted by visibility (stable: equal times keep their order).
+        let at = self.inflight.partition_point(|f| f.visible <= visible);
+        for (k, mut f) in group.into_iter().enumerate() {
+            self.rx_dma_ps += visible - f.entered;
+            f.visible = visible;
+            self.inflight.insert(at + k, f);
+        }
+    }
+}
+
+impl Nic {
+    /// The client puts a frame on port `port`'s wire at time `t` (detailed timing); it goes out when the wire is
+    /// free (a sender cannot exceed line rate). Returns that time.
+    pub fn wire_send(&mut self, port: usize, frame: Vec<u8>, t: u64) -> u64 {
+        let tm = self.timing.as_mut().expect("a timed NIC");
+        let start = t.max(tm.rx_wire_free[port]);
+        let done = start + tm.wire_ps(frame.len());
+        tm.rx_wire_free[port] = done;
+        tm.wire_rx[port].push_back((done, frame));
+        start
+    }
+
+    /// Frames on the wire, in the FIFOs or in DMA.
+    pub fn frames_in_flight(&self) -> usize {
+        self.fifo_frames()
+            + self.timing.as_ref().map_or(0, |t| {
+                t.inflight.len()
+                    + t.pending_wb.iter().map(|g| g.len()).sum::<usize>()
+                    + t.wire_rx.iter().map(|w| w.len()).sum::<usize>()
+            })
+    }
+
+    /// Advance the RX side to time `now`: arrivals, FIFO, DMA, deliveries the guest may now see.
+    pub fn advance(&mut self, regs: &mut NicRegs, mem: &mut Memory, now: u64, io: IoFn) -> Result<(), DmaFault> {
+        self.timing.as_mut().expect("a timed NIC").used = true;
+        loop {
+            let tm = self.timing.as_ref().expect("a timed NIC");
+            let next = (0..self.ports)
+                .filter_map(|p| tm.wire_rx[p].front().map(|(t, _)| (*t, p)))
+                .filter(|&(t, _)| t <= now)
+                .min();
+            let horizon = next.map_or(now, |(t, _)| t);
+            self.drain_until(regs, mem, horizon, io)?;
+            let Some((t, p)) = next else { break };
+            let (_, frame) = self.timing.as_mut().unwrap().wire_rx[p].pop_front().unwrap();
+            self.arrive(regs, p, frame, t);
+        }
+        // Write-back groups whose timer has expired by now.
+        let tm = self.timing.as_mut().unwrap();
+        for q in 0..tm.pending_wb.len() {
+            if let Some(due) = tm.wb_deadline(q).filter(|&d| d <= now) {
+                tm.flush_writeback(q, due, io);
+            }
+        }
+        // Deliveries whose write-back has reached the host.
+        while tm.inflight.front().is_some_and(|f| f.visible <= now) {
+            let f = tm.inflight.pop_front().unwrap();
+            tm.reserved[f.q] -= 1;
+            complete_rx(regs, mem, f.q, f.desc, f.buf, &f.frame)?;
+        }
+        Ok(())
+    }
+
+    /// A frame has fully arrived at `port` at `t`: the NIC's one RX entry (steering, FIFO admission) with the
+    /// FIFO's space still held by frames whose DMA has not left the link; a dropped frame goes back to the client.
+    fn arrive(&mut self, regs: &mut NicRegs, port: usize, frame: Vec<u8>, t: u64) {
+        let tm = self.timing.as_mut().unwrap();
+        let ps = &mut tm.ports[port];
+        ps.rx_arrived += 1;
+        ps.rx_wire_bytes += frame.len().max(MIN_FRAME) as u64 + crate::nic::timing::WIRE_OVERHEAD;
+        ps.first_rx.get_or_insert(t);
+        ps.last_rx = t;
+        let dep = &mut tm.departing[port];
+        while dep.front().is_some_and(|&d| d <= t) {
+            dep.pop_front();
+        }
+        let held = dep.len();
+        if let Err(frame) = self.admit(regs, port, frame, t, held) {
+            self.timing.as_mut().unwrap().dropped.push(frame);
+        }
+    }
+
+    /// Start every DMA that can start by `horizon` (in time order across ports).
+    fn drain_until(&mut self, regs: &mut NicRegs, mem: &mut Memory, horizon: u64, io: IoFn) -> Result<(), DmaFault> {
+        self.drain(regs, mem, horizon, Some(io))
+    }
+
+    /// The timed half of an RX DMA: frame `frame` of queue q (from port p, in the FIFO since `entered`) goes to
+    /// descriptor `d` (ring index `idx`), buffer `buf`, starting at `s`. Its data cross the link now; the guest
+    /// sees it when its descriptor's write-back group has been written.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn start_dma(
+        &mut self,
+        q: usize,
+        p: usize,
+        idx: u64,
+        d: u64,
+        buf: u64,
+        frame: Vec<u8>,
+        (s, entered): (u64, u64),
+        io: IoFn,
+    ) {
+        let tm = self.timing.as_mut().unwrap();
+        // Descriptor prefetch: RX descriptors are fetched 8 at a time (one 128-byte read per 8 frames), on the
+        // link but off the frame's path.
+        let lat = tm.link.latency();
+        if idx.is_multiple_of(DESC_FETCH) {
+            tm.link.read(DESC_FETCH * DESC_LEN, s, Traffic::RxDescFetch, &mut |t| io.queue_access(q, d, false, t));
+        }
+        let data_done = tm.link.write_up(frame.len() as u64, s, Traffic::RxData);
+        let at_host = data_done + lat;
+        let mut line = buf & !63;
+        while line < buf + frame.len() as u64 {
+            io.queue_access(q, line, true, at_host);
+            line += 64;
+        }
+        tm.departing[p].push_back(data_done);
+        tm.reserved[q] += 1;
+        tm.rx_dmas += 1;
+        // A group whose timer expired before this descriptor completed went up without it.
+        if let Some(due) = tm.wb_deadline(q).filter(|&d| d < data_done) {
+            tm.flush_writeback(q, due, io);
+        }
+        tm.pending_wb[q].push(Inflight { visible: data_done, entered, q, desc: d, buf, frame });
+        if tm.pending_wb[q].len() >= tm.wb_threshold {
+            tm.flush_writeback(q, data_done, io);
+        }
+    }
+
+    /// Descriptors of queue q taken by DMAs the guest cannot see yet.
+    pub(crate) fn reserved(&self, q: usize) -> u64 {
+        self.timing.as_ref().map_or(0, |t| t.reserved[q])
+    }
+
+    /// Send what the TX rings hold (detailed timing): `queue_time[q]` is when queue q's doorbell is taken to have
+    /// rung. Appends (queue, frame, time the client has it).
+    pub fn transmit_timed(
+        &mut self,
+        regs: &mut NicRegs,
+        mem: &mut Memory,
+        queue_time: &[u64],
+        io: IoFn,
+        out: &mut Vec<(usize, Vec<u8>, u64)>,
+    ) -> Result<(), DmaFault> {
+        let mode = regs.tx_completion;
+        for (q, x) in regs.queues.iter_mut().enumerate() {
+            if !x.enabled || x.tx_head == x.tx_tail {
+                continue;
+            }
+            let port = x.port as usize;
+            let tm = self.timing.as_mut().unwrap();
+            let t0 = queue_time[q] + tm.mmio_latency;
+            let n = (x.tx_tail.wrapping_sub(x.tx_head)) & (x.tx_ring.1 - 1);
+            let first = x.tx_ring.0 + x.tx_head * DESC_LEN;
+            let descs_at = tm
+                .link
+                .read(n * DESC_LEN, t0, Traffic::TxDescFetch, &mut |t| io.queue_access(q, first & !63, false, t));
+            // When the batch's last frame has reached the NIC: its TX completion is written back then.
+            let mut batch_done = descs_at;
+            while x.tx_head != x.tx_tail {
+                let fault = |what, trap| DmaFault { queue: q, what, trap };
+                let d = x.tx_ring.0 + x.tx_head * DESC_LEN;
+                let desc = mem.read_bytes(d, 16).map_err(|t| fault("reading a TX descriptor", t))?;
+                let addr = u64::from_le_bytes(desc[0..8].try_into().unwrap());
+                let len = u16::from_le_bytes([desc[8], desc[9]]) as usize;
+                let mut frame_got = batch_done;
+                if len > crate::nic::MAX_FRAME {
+                    self.port_stats[port].tx_bad_len += 1;
+                } else {
+                    let mut frame =
+                        mem.read_bytes(addr, len as u64).map_err(|t| fault("reading a frame from a TX buffer", t))?;
+                    if frame.len() < MIN_FRAME {
+                        frame.resize(MIN_FRAME, 0);
+                    }
+                    let got = tm.link.read(len as u64, descs_at, Traffic::TxData, &mut |t| {
+                        let mut ready = t;
+                        let mut line = addr & !63;
+                        while line < addr + len as u64 {
+                            ready = ready.max(io.queue_access(q, line, false, t));
+                            line += 64;
+                        }
+                        ready
+                    });
+                    let done = got.max(tm.tx_wire_free[port]) + tm.wire_ps(frame.len());
+                    tm.tx_wire_free[port] = done;
+                    let ps = &mut tm.ports[port];
+                    ps.tx_wire_bytes += frame.len() as u64 + WIRE_OVERHEAD;
+                    ps.first_tx.get_or_insert(done);
+                    ps.last_tx = done;
+                    self.port_stats[port].tx_frames += 1;
+                    self.port_stats[port].tx_bytes += frame.len() as u64;
+                    x.tx_frames += 1;
+                    batch_done = batch_done.max(got);
+                    frame_got = got;
+                    out.push((q, frame, done));
+                }
+                // Report-status mode: a descriptor that asked for it is written back once its frame is read.
+                if complete_tx_descriptor(mode, mem, q, d, &desc)? {
+                    tm.link.write_up(DESC_LEN, frame_got, Traffic::TxCompletion);
+                }
+                x.tx_head = (x.tx_head + 1) & (x.tx_ring.1 - 1);
+            }
+            // Descriptor and head-pointer modes: one TX completion write per batch of a queue (the report-status
+            // point is the batch's last descriptor): its 16-byte descriptor with DD (the DD bits of the batch's other
+            // descriptors are set functionally but not charged), or the 4-byte head to TX_HEAD_WB's address, which
+            // lands in the memory system like any DMA write (the driver reads it there).
+            match write_back_tx_head(x, mem, q)? {
+                Some(at) => {
+                    let left = tm.link.write_up(TX_HEAD_WB_LEN, batch_done, Traffic::TxCompletion);
+                    io.queue_access(q, at & !63, true, left + tm.link.latency());
+                }
+                None if mode == TX_COMPLETION_DESCRIPTOR => {
+                    tm.link.write_up(DESC_LEN, batch_done, Traffic::TxCompletion);
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Timing statistics under the NIC's name.
+    pub fn timing_stats(&self, out: &mut Vec<(String, f64, &'static str)>) {
+        let Some(tm) = self.timing.as_ref().filter(|t| t.used) else { return };
+        let name = &self.name;
+        for (p, s) in tm.ports.iter().enumerate() {
+            let pre = format!("{name}.port{p}");
+            let span = |first: Option<u64>, last: u64| first.map_or(0, |f| last - f);
+            let rx_span = span(s.first_rx, s.last_rx);
+            let tx_span = span(s.first_tx, s.last_tx);
+            let rate = |n: f64, ps: u64| if ps > 0 { n / (ps as f64 * 1e-12) } else { 0.0 };
+            out.push((
+                format!("{pre}.rx_frames_per_s"),
+                rate(s.rx_arrived.saturating_sub(1) as f64, rx_span),
+                "frames per second arriving at the port in detailed timing (first to last arrival)",
+            ));
+            out.push((
+                format!("{pre}.rx_wire_gbps"),
+                rate(s.rx_wire_bytes as f64 * 8e-9, rx_span),
+                "RX wire bandwidth used in detailed timing, Gbit/s (frame + 24 bytes per frame)",
+            ));
+            out.push((
+                format!("{pre}.tx_wire_gbps"),
+                rate(s.tx_wire_bytes as f64 * 8e-9, tx_span),
+                "TX wire bandwidth used in detailed timing, Gbit/s (frame + 24 bytes per frame)",
+            ));
+        }
+        match &tm.link {
+            NicLink::Pcie(l) => pcie_stats(name, l, out),
+            NicLink::OnDie(b) => b.stats(name, out),
+        }
+        out.push((
+            format!("{name}.rx_writebacks"),
+            tm.rx_writebacks as f64,
+            "PCIe writes carrying RX descriptor write-backs (coalesced per Nic.rx_wb_threshold / rx_wb_timer)",
+        ));
+        let per = if tm.rx_dmas > 0 { tm.rx_writebacks as f64 / tm.rx_dmas as f64 } else { 0.0 };
+        out.push((
+            format!("{name}.rx_writebacks_per_frame"),
+            per,
+            "RX descriptor write-back PCIe writes per frame DMA-written",
+        ));
+        let mean = if tm.rx_dmas > 0 { tm.rx_dma_ps as f64 / tm.rx_dmas as f64 * 1e-3 } else { 0.0 };
+        out.push((
+            format!("{name}.rx_dma_latency_ns"),
+            mean,
+            "mean time from arrival at the port to visibility in the RX ring (FIFO wait, PCIe), ns",
+        ));
+    }
+}
+
+/// The PCIe link's statistics under `{name}.pcie.`.
+fn pcie_stats(name: &str, l: &crate::pcie::PcieLink, out: &mut Vec<(String, f64, &'static str)>) {
+    out.push((
+        format!("{name}.pcie.up_bytes"),
+        l.up_bytes as f64,
+        "bytes device -> host on the PCIe link (TLP overhead included)",
+    ));
+    out.push((
+        format!("{name}.pcie.down_bytes"),
+        l.down_bytes as f64,
+        "bytes host -> device on the PCIe link (TLP overhead included)",
+    ));
+    out.push((format!("{name}.pcie.tlps"), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
+    for what in Traffic::ALL {
+        let (up, down) = (l.up_by[what as usize], l.down_by[what as usize]);
+        let t = what.name();
+        out.push((
+            format!("{name}.pcie.up_bytes.{t}"),
+            up.bytes as f64,
+            "bytes device -> host of this kind of traffic (TLP overhead included)",
+        ));
+        out.push((format!("{name}.pcie.up_tlps.{t}"), up.tlps as f64, "TLPs device -> host of this kind of traffic"));
+        out.push((
+            format!("{name}.pcie.down_bytes.{t}"),
+            down.bytes as f64,
+            "bytes host -> device of this kind of traffic (TLP overhead included)",
+        ));
+    }
+    out.push((format!("{name}.pcie.up_busy_ps"), l.up_busy as f64, "time the device -> host direction was busy (ps)"));
+    out.push((
+        format!("{name}.pcie.down_busy_ps"),
+        l.down_busy as f64,
+        "time the host -> device direction was busy (ps)",
+    ));
+}
+
+/// One-way time of a core's uncached access to the NIC's registers, for its attachment (`Nic.attach`).
+pub fn register_latency(p: &kvsim_params::Nic) -> u64 {
+    match p.attach {
+        kvsim_params::NicAttach::Pcie => p.mmio_latency,
+        kvsim_params::NicAttach::OnDie => p.on_die_mmio_latency,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvsim_base::abi::PAGE_SIZE;
+    use crate::nic::fixture::{udp_frame as frame, Rings};
+
+    const RING: u64 = 0x10_0000;
+    const BUFS: u64 = 0x10_4000;
+
+    fn params(gbps: f64, fifo: u64) -> kvsim_params::Nic {
+        kvsim_params::Nic {
+            enabled: true,
+            port_gbps: gbps,
+            rx_fifo_frames: fifo,
+            pcie_gen: 4,
+            pcie_lanes: 16,
+            pcie_max_payload: 256,
+            pcie_tlp_overhead: 24,
+            pcie_latency: 400_000,
+            mmio_latency: 100_000,
+            ..Default::default()
+        }
+    }
+
+    /// One queue on one port with a 4096-entry ring, all posted.
+    fn setup(gbps: f64, fifo: u64) -> (Memory, NicRegs, Nic) {
+        setup_wb(gbps, fifo, 1, 0)
+    }
+
+    /// The same, with RX write-back coalescing (threshold, timer in ps).
+    fn setup_wb(gbps: f64, fifo: u64, wb_threshold: u64, wb_timer: u64) -> (Memory, NicRegs, Nic) {
+        let mut mem = Memory::new(1 << 26, false, 1);
+        mem.regions.heap_start = RING;
+        mem.regions.brk = RING + 4096 * PAGE_SIZE;
+        let mut regs = NicRegs::new(&[0]);
+        let mut nic = Nic::new(0, 1, vec![0], [(0x4000, 0)], fifo as usize);
+        let mut p = params(gbps, fifo);
+        (p.rx_wb_threshold, p.rx_wb_timer) = (wb_threshold, wb_timer);
+        nic.timing = Some(NicTiming::new(&p, 1, 1));
+        let rings =
+            Rings { rx_ring: RING, rx_size: 4096, tx_ring: RING + 0x10000, tx_size: 8, bufs: BUFS, head_wb: None };
+        rings.enable(&mut regs, &mut mem);
+        (mem, regs, nic)
+    }
+
+    /// Feed `n` frames of `len` bytes all at time 0 (far faster than line rate); the arrival rate is the line rate.
+    fn arrival_rate(gbps: f64, len: usize, n: usize) -> f64 {
+        let (mut mem, mut regs, mut nic) = setup(gbps, 1 << 16);
+        for _ in 0..n {
+            nic.wire_send(0, frame(len), 0);
+        }
+        nic.advance(&mut regs, &mut mem, u64::MAX / 4, &mut |_, _, t| t).unwrap();
+        let mut out = Vec::new();
+        nic.timing_stats(&mut out);
+        assert_eq!(nic.timing.as_ref().unwrap().ports[0].rx_arrived, n as u64);
+        out.iter().find(|s| s.0 == "system.nic0.port0.rx_frames_per_s").unwrap().1
+    }
+
+    #[test]
+    fn a_nic_fed_faster_than_line_rate_delivers_exactly_line_rate() {
+        let r100 = arrival_rate(100.0, 88, 2000);
+        assert!((r100 / 1e6 - 111.607).abs() < 0.01, "100 GbE, 88-byte frames: {} Mfps", r100 / 1e6);
+        let r10 = arrival_rate(10.0, 88, 2000);
+        assert!((r10 / 1e6 - 11.1607).abs() < 0.001, "10 GbE: {} Mfps", r10 / 1e6);
+    }
+
+    #[test]
+    fn a_slow_consumer_makes_the_fifo_drop() {
+        // 16-frame FIFO, 8 free descriptors, 100 frames at line rate: 8 delivered, 16 wait, the rest dropped.
+        let (mut mem, mut regs, mut nic) = setup(10.0, 16);
+        regs.queues[0].rx_tail = 8;
+        for _ in 0..100 {
+            nic.wire_send(0, frame(64), 0);
+        }
+        nic.advance(&mut regs, &mut mem, 1_000_000_000, &mut |_, _, t| t).unwrap();
+        assert_eq!(regs.queues[0].rx_frames, 8);
+        assert_eq!(nic.fifo_frames(), 16);
+        assert_eq!(nic.port_stats[0].rx_fifo_overflows, 76);
+        assert_eq!(regs.queues[0].rx_drops, 76);
+        assert_eq!(nic.timing.as_ref().unwrap().dropped.len(), 76);
+    }
+
+    #[test]
+    fn deliveries_become_visible_at_their_time_and_dma_lines_go_to_memory() {
+        let (mut mem, mut regs, mut nic) = setup(100.0, 64);
+        nic.wire_send(0, frame(200), 0);
+        let mut writes = Vec::new();
+        // Before the frame has crossed the wire, PCIe and latency: nothing visible.
+        nic.advance(&mut regs, &mut mem, 100_000, &mut |a, w, t| {
+            if w {
+                writes.push(a)
+            }
+            t
+        })
+        .unwrap();
+        assert_eq!(regs.queues[0].rx_head, 0);
+        assert_eq!(writes, vec![BUFS, BUFS + 64, BUFS + 128, BUFS + 192, RING], "4 data lines, then the descriptor");
+        nic.advance(&mut regs, &mut mem, 2_000_000, &mut |_, _, t| t).unwrap();
+        assert_eq!(regs.queues[0].rx_head, 1);
+        assert_eq!(mem.read_bytes(BUFS, 200).unwrap(), frame(200));
+    }
+
+    /// Exact ticks at a closure DMA port: the RX data lines of a 200-byte frame reach the port when the frame has
+    /// crossed the 100 GbE wire (224 bytes with the preamble, FCS and gap, 80 ps a byte: 17.92 ns) and then the
+    /// PCIe link (after the descriptor prefetch that the ring's first frame starts), plus the link's latency; the
+    /// descriptor write-back reaches the port at the tick the guest sees the frame, and not a picosecond before.
+    #[test]
+    fn rx_dma_writes_reach_a_closure_port_at_exact_ticks() {
+        let (mut mem, mut regs, mut nic) = setup(100.0, 64);
+        let arrival = 224 * 80;
+        assert_eq!(nic.timing.as_ref().unwrap().wire_ps(200), arrival);
+        let mut link = nic.timing.as_ref().unwrap().link.clone();
+        link.read(DESC_FETCH * DESC_LEN, arrival, Traffic::RxDescFetch, &mut |t| t);
+        let at_host = link.write_up(200, arrival, Traffic::RxData) + link.latency();
+        let visible = link.write_up(DESC_LEN, at_host - link.latency(), Traffic::RxWriteback) + link.latency();
+        nic.wire_send(0, frame(200), 0);
+        let mut log: Vec<(u64, bool, u64)> = Vec::new();
+        let mut port = |addr: u64, write: bool, t: u64| {
+            log.push((addr, write, t));
+            t
+        };
+        nic.advance(&mut regs, &mut mem, arrival - 1, &mut port).unwrap();
+        assert!(log.is_empty(), "nothing before the frame has crossed the wire: {log:?}");
+        nic.advance(&mut regs, &mut mem, visible - 1, &mut port).unwrap();
+        let data: Vec<_> = log.iter().filter(|x| x.1 && x.0 >= BUFS).copied().collect();
+        let lines: Vec<_> = (0..4).map(|i| (BUFS + 64 * i, true, at_host)).collect();
+        assert_eq!(data, lines, "four 64-byte lines, all at the tick the data reach the host");
+        assert_eq!(log.iter().filter(|x| x.1 && x.0 == RING).map(|x| x.2).collect::<Vec<_>>(), vec![visible]);
+        assert_eq!(regs.queues[0].rx_head, 0, "not visible one picosecond early");
+        nic.advance(&mut regs, &mut mem, visible, &mut port).unwrap();
+        assert_eq!(regs.queues[0].rx_head, 1);
+    }
+
+    /// `n` frames sent at once at 10 GbE with the given coalescing, run to the end: (write-back PCIe writes,
+    /// frames the guest sees, TLPs on the link).
+    fn writebacks(threshold: u64, timer: u64, n: usize) -> (u64, u64, u64) {
+        let (mut mem, mut regs, mut nic) = setup_wb(10.0, 1 << 16, threshold, timer);
+        for _ in 0..n {
+            nic.wire_send(0, frame(88), 0);
+        }
+        nic.advance(&mut regs, &mut mem, u64::MAX / 4, &mut |_, _, t| t).unwrap();
+        let tm = nic.timing.as_ref().unwrap();
+        assert!(!tm.busy());
+        (tm.rx_writebacks, regs.queues[0].rx_frames, tm.link.pcie().unwrap().tlps)
+    }
+
+    #[test]
+    fn coalescing_writes_back_threshold_descriptors_per_pcie_write() {
+        let timer = 1_000_000_000; // 1 ms: only the last partial group waits for it
+        let (one, seen, tlps_one) = writebacks(1, 0, 64);
+        assert_eq!((one, seen), (64, 64), "without coalescing every descriptor is its own write");
+        let (four, seen, tlps_four) = writebacks(4, timer, 64);
+        assert_eq!((four, seen), (16, 64));
+        assert_eq!(tlps_one - tlps_four, 48, "48 fewer write TLPs, nothing else changes");
+        assert_eq!(writebacks(16, timer, 64).0, 4);
+        // 64 = 12 x 5 + 4: twelve full groups and the rest when the timer fires.
+        assert_eq!(writebacks(5, timer, 64), (13, 64, tlps_one - 51));
+        let mut out = Vec::new();
+        let (mut mem, mut regs, mut nic) = setup_wb(10.0, 64, 4, timer);
+        for _ in 0..8 {
+            nic.wire_send(0, frame(88), 0);
+        }
+        nic.advance(&mut regs, &mut mem, u64::MAX / 4, &mut |_, _, t| t).unwrap();
+        nic.timing_stats(&mut out);
+        let get = |k: &str| out.iter().find(|s| s.0 == k).unwrap().1;
+        assert_eq!(get("system.nic0.rx_writebacks"), 2.0);
+        assert_eq!(get("system.nic0.rx_writebacks_per_frame"), 0.25);
+    }
+
+    #[test]
+    fn a_partial_group_becomes_visible_when_its_timer_fires() {
+        let timer = 2_000_000; // 2 us
+        let (mut mem, mut regs, mut nic) = setup_wb(100.0, 64, 4, timer);
+        for _ in 0..3 {
+            nic.wire_send(0, frame(88), 0);
+        }
+        // All three frames are on the NIC with their data written well before 1.9 us; none is visible.
+        nic.advance(&mut regs, &mut mem, 1_900_000, &mut |_, _, t| t).unwrap();
+        let first_done = nic.timing.as_ref().unwrap().pending_wb[0][0].visible;
+        assert_eq!(nic.timing.as_ref().unwrap().pending_wb[0].len(), 3);
+        let due = first_done + timer;
+        nic.advance(&mut regs, &mut mem, due - 1, &mut |_, _, t| t).unwrap();
+        assert_eq!((nic.timing.as_ref().unwrap().rx_writebacks, regs.queues[0].rx_head), (0, 0));
+        // At the deadline one write of 3 x 16 bytes + 24 bytes of TLP overhead leaves on PCIe 4.0 x16 (31.5 GB/s)
+        // and arrives 400 ns later.
+        let ser = (72.0f64 * 1e12 / (16e9 * 128.0 / 130.0 / 8.0 * 16.0)).round() as u64;
+        let visible = due + ser + 400_000;
+        nic.advance(&mut regs, &mut mem, visible - 1, &mut |_, _, t| t).unwrap();
+        assert_eq!((nic.timing.as_ref().unwrap().rx_writebacks, regs.queues[0].rx_head), (1, 0));
+        nic.advance(&mut regs, &mut mem, visible, &mut |_, _, t| t).unwrap();
+        assert_eq!(regs.queues[0].rx_head, 3, "the whole group at once");
+    }
+}
+
+#[cfg(test)]
+mod tx_completion_tests {
+    use super::*;
+    use kvsim_base::abi::{DEVICE_BASE, PAGE_SIZE};
+    use crate::nic::{reg, DD, TX_CMD_RS, TX_COMPLETION_HEAD_POINTER as HEAD, TX_COMPLETION_REPORT_STATUS as RS};
+    const DESCRIPTOR: u64 = TX_COMPLETION_DESCRIPTOR;
+    use crate::nic::fixture::{udp_frame as frame, Rings};
+    use crate::pcie::{lane_bytes_per_s, TrafficCount};
+    use kvsim_isa::trap::Access;
+
+    const RING: u64 = 0x10_0000;
+    const TX_RING: u64 = RING + 0x1_0000;
+    const TX_SIZE: u64 = 16;
+    const BUFS: u64 = 0x20_0000;
+    /// The driver's head write-back location (in head-pointer mode).
+    const HWB: u64 = RING + 0x2_0040;
+    const LATENCY: u64 = 400_000;
+    /// The driver asks for a status report on every 16th TX descriptor (as DPDK does every 32nd).
+    const RS_EVERY: u64 = 16;
+
+    /// One queue on a 10 GbE port over PCIe 4.0 x16, RX write-back groups of 4 (2 us timer), a 256-entry RX ring
+    /// all posted, a 16-entry TX ring; in head-pointer mode the driver registers HWB before enabling the queue.
+    fn setup(mode: u64) -> (Memory, NicRegs, Nic) {
+        let mut mem = Memory::new(1 << 26, false, 1);
+        mem.regions.heap_start = RING;
+        mem.regions.brk = RING + 1024 * PAGE_SIZE;
+        let mut regs = NicRegs::new(&[0]).with_tx_completion(mode);
+        let mut nic = Nic::new(0, 1, vec![0], [(0x4000, 0)], 1024);
+        let p = kvsim_params::Nic {
+            enabled: true,
+            port_gbps: 10.0,
+            rx_fifo_frames: 1024,
+            pcie_gen: 4,
+            pcie_lanes: 16,
+            pcie_latency: LATENCY,
+            mmio_latency: 100_000,
+            rx_wb_threshold: 4,
+            rx_wb_timer: 2_000_000,
+            ..Default::default()
+        };
+        nic.timing = Some(NicTiming::new(&p, 1, 1));
+        let head_wb = (mode == HEAD).then_some(HWB);
+        let rings = Rings { rx_ring: RING, rx_size: 256, tx_ring: TX_RING, tx_size: TX_SIZE, bufs: BUFS, head_wb };
+        rings.enable(&mut regs, &mut mem);
+        (mem, regs, nic)
+    }
+
+    /// The driver queues `n` 88-byte frames at its tail (report status asked on every `RS_EVERY`-th descriptor) and
+    /// rings TX_TAIL once; the NIC sends them with the doorbell taken at `t`. DMA writes the memory system sees are
+    /// appended to `writes` as (line, time).
+    fn send_batch(mem: &mut Memory, regs: &mut NicRegs, nic: &mut Nic, n: u64, t: u64, writes: &mut Vec<(u64, u64)>) {
+        let mut tail = regs.queues[0].tx_tail;
+        for _ in 0..n {
+            let buf = BUFS + 0x10_0000 + tail * 256;
+            mem.write_bytes(0, buf, &frame(88)).unwrap();
+            let mut d = buf.to_le_bytes().to_vec();
+            d.extend_from_slice(&88u16.to_le_bytes());
+            let cmd = if (tail + 1).is_multiple_of(RS_EVERY) { TX_CMD_RS } else { 0 };
+            d.extend_from_slice(&cmd.to_le_bytes());
+            d.extend_from_slice(&[0; 4]);
+            mem.write_bytes(0, TX_RING + tail * 16, &d).unwrap();
+            tail = (tail + 1) % TX_SIZE;
+        }
+        regs.store(DEVICE_BASE + reg::TX_TAIL, 8, tail, Access::Store).unwrap();
+        let mut out = Vec::new();
+        let mut io = |a: u64, w: bool, at: u64| {
+            if w {
+                writes.push((a, at));
+            }
+            at
+        };
+        nic.transmit_timed(regs, mem, &[t], &mut io, &mut out).unwrap();
+        assert_eq!(out.len() as u64, n);
+    }
+
+    fn status(mem: &mut Memory, i: u64) -> u16 {
+        u16::from_le_bytes(mem.read_bytes(TX_RING + i * 16 + 12, 2).unwrap().try_into().unwrap())
+    }
+
+    fn head_wb(mem: &mut Memory) -> u32 {
+        u32::from_le_bytes(mem.read_bytes(HWB, 4).unwrap().try_into().unwrap())
+    }
+
+    /// 64 requests in, 64 responses out in 8 batches of 8: (RX write-back, TX completion) upstream counters.
+    fn per_frame(mode: u64) -> (TrafficCount, TrafficCount, Memory) {
+        let (mut mem, mut regs, mut nic) = setup(mode);
+        for _ in 0..64 {
+            nic.wire_send(0, frame(88), 0);
+        }
+        nic.advance(&mut regs, &mut mem, 1_000_000_000, &mut |_, _, t| t).unwrap();
+        assert_eq!(regs.queues[0].rx_frames, 64);
+        let mut writes = Vec::new();
+        for b in 0..8u64 {
+            send_batch(&mut mem, &mut regs, &mut nic, 8, 1_000_000_000 + b * 10_000_000, &mut writes);
+            if mode == HEAD {
+                assert_eq!(head_wb(&mut mem) as u64, (b + 1) * 8 % TX_SIZE, "the head after each batch");
+            }
+        }
+        let l = nic.timing.as_ref().unwrap().link.pcie().unwrap();
+        (l.up_by[Traffic::RxWriteback as usize], l.up_by[Traffic::TxCompletion as usize], mem)
+    }
+
+    #[test]
+    fn write_backs_per_frame_in_each_tx_completion_mode() {
+        // RX is the same in both modes: 64 descriptors in groups of 4, one 64-byte write + 24 bytes of TLP each.
+        // TX: one completion write per batch of 8: a 16-byte descriptor, or a 4-byte head, + 24 bytes.
+        // Report status: one 16-byte descriptor written back per descriptor that asked (every 16th: 4 of 64).
+        let (rx_d, tx_d, mut mem_d) = per_frame(DESCRIPTOR);
+        let (rx_h, tx_h, mut mem_h) = per_frame(HEAD);
+        let (rx_r, tx_r, mut mem_r) = per_frame(RS);
+        assert_eq!(rx_d, TrafficCount { tlps: 16, bytes: 16 * (64 + 24) });
+        assert_eq!((rx_h, rx_r), (rx_d, rx_d));
+        assert_eq!(tx_d, TrafficCount { tlps: 8, bytes: 8 * (16 + 24) });
+        assert_eq!(tx_h, TrafficCount { tlps: 8, bytes: 8 * (4 + 24) });
+        assert_eq!(tx_r, TrafficCount { tlps: 4, bytes: 4 * (16 + 24) });
+        // Per frame: 24/64 write-back TLPs and 27 bytes (descriptor), 24/64 and 25.5 (head pointer), 20/64 and 24.5
+        // (report status).
+        assert_eq!((rx_d.bytes + tx_d.bytes) as f64 / 64.0, 27.0);
+        assert_eq!((rx_h.bytes + tx_h.bytes) as f64 / 64.0, 25.5);
+        assert_eq!((rx_r.bytes + tx_r.bytes) as f64 / 64.0, 24.5);
+        // Descriptor mode sets DD in every sent descriptor; head-pointer mode leaves them untouched; report status
+        // sets it only where asked.
+        assert!((0..TX_SIZE).all(|i| status(&mut mem_d, i) == DD));
+        assert!((0..TX_SIZE).all(|i| status(&mut mem_h, i) == 0));
+        assert!((0..TX_SIZE).all(|i| status(&mut mem_r, i) == if i == TX_SIZE - 1 { DD } else { 0 }));
+        assert_eq!((head_wb(&mut mem_d), head_wb(&mut mem_r)), (0, 0), "only head-pointer mode writes the head");
+    }
+
+    #[test]
+    fn the_head_write_back_reaches_memory_at_its_exact_tick() {
+        // One frame at doorbell time 0 on an idle PCIe 4.0 x16 link (31.5 GB/s, 400 ns each way, MMIO 100 ns):
+        // descriptor read (24-byte request up, 16 + 24 down), frame read (24 up, 88 + 24 down), then the head
+        // (4 + 24 up) arrives 400 ns after it has left.
+        let (mut mem, mut regs, mut nic) = setup(HEAD);
+        let ser = |b: u64| (b as f64 * 1e12 / (lane_bytes_per_s(4) * 16.0)).round() as u64;
+        let descs_at = 100_000 + ser(24) + LATENCY + ser(16 + 24) + LATENCY;
+        let got = descs_at + ser(24) + LATENCY + ser(88 + 24) + LATENCY;
+        let mut writes = Vec::new();
+        send_batch(&mut mem, &mut regs, &mut nic, 1, 0, &mut writes);
+        assert_eq!(writes, vec![(HWB & !63, got + ser(4 + 24) + LATENCY)]);
+        assert_eq!((head_wb(&mut mem), status(&mut mem, 0)), (1, 0));
+    }
+}

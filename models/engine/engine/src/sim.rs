@@ -1,0 +1,558 @@
+//! The SE-mode machine and its scheduler: loads the ELF, builds every hart's Linux initial stack, then runs the
+//! harts in turn, `quantum` instructions each, in hart order, on one host thread (deterministic), performing
+//! their system calls, until every hart has exited or a limit is reached.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use kvsim_params::System;
+
+mod checkpoint_hooks;
+mod net_step;
+
+pub use crate::config::{system_nics, EngineConfig};
+
+use kvsim_base::abi::{self, auxv, DEVICE_END, MMAP_TOP, PAGE_SHIFT, PAGE_SIZE};
+use kvsim_isa::elf::{self, Image};
+use kvsim_base::error::{SimError, SimResult};
+use kvsim_isa::hart::{Counters, Hart};
+use kvsim_isa::exec::{self, ExecHook, NoHook, Stop, Tracer};
+use kvsim_isa::memory::{page_up, Memory};
+use kvsim_base::output::{HartSummary, RunOutput, Stat, StopReason};
+use kvsim_isa::trap::Trap;
+use kvsim_devices::bus::DeviceBus;
+
+pub struct Machine {
+    pub mem: Memory,
+    pub harts: Vec<Hart>,
+    /// The guest's Linux process (output, exit status, mmap allocator, NUMA placements, threads): the os crate.
+    pub process: kvsim_os::process::Process,
+    /// Total instructions (all harts) at the first ROI_BEGIN and at the last ROI_END.
+    pub roi_begin: Option<u64>,
+    pub roi_end: Option<u64>,
+    pub stats_dumps: u64,
+    /// The snapshots STATS_DUMP took (sim_ticks, stats).
+    pub stat_dumps: Vec<(u64, Vec<Stat>)>,
+    pub stats_resets: u64,
+    quantum: u64,
+    max_insts: u64,
+    /// Per-hart instruction cap derived from System.max_time (u64::MAX = none).
+    time_cap: u64,
+    /// System.max_time (ps; 0 = none), for harts whose time comes from a timing hook.
+    max_time: u64,
+    /// `run` returns `StopReason::Pause` at the first turn that starts with this many instructions or more done
+    /// (u64::MAX = never): mode switches and progress reports, always between turns, so pausing never changes
+    /// the interleaving.
+    pub pause_at: u64,
+    /// `run` returns `StopReason::Pause` right after the first ROI_BEGIN (the switch to detailed timing).
+    pub pause_on_roi: bool,
+    /// The hart whose turn comes next when `run` resumes after a pause (round-robin order).
+    pub(crate) next_turn: usize,
+    /// The NIC and the ghost client (System.nic, System.client), stepped after every turn.
+    pub net: Option<Box<crate::net::Net>>,
+    /// Where to write a checkpoint when the client's measured phase starts ("" = none; emptied once written),
+    /// the configuration it records, the binary, and what was written (directory, bytes).
+    pub checkpoint_to: String,
+    checkpoint_config: serde_json::Value,
+    binary: String,
+    pub checkpoint_written: Option<(String, u64)>,
+    /// The guest called CHECKPOINT: its hart's turn ends and the checkpoint is written after it.
+    pub(crate) checkpoint_pending: bool,
+    /// System.checkpoint_at_insts (0: off).
+    checkpoint_at: u64,
+    /// The background check of a restored checkpoint's page file (checkpoint.rs).
+    pub(crate) page_check: Option<std::thread::JoinHandle<Result<(), String>>>,
+}
+
+fn config(msg: impl Into<String>) -> SimError {
+    SimError::Config(msg.into())
+}
+
+impl Machine {
+    /// Check the configuration, load the image and set up every hart.
+    pub fn new(system: &EngineConfig, image: &Image) -> SimResult<Machine> {
+        let harts = system.harts as usize;
+        if harts == 0 {
+            return Err(config("System.harts must be at least 1"));
+        }
+        if system.quantum == 0 {
+            return Err(config("System.quantum must be at least 1"));
+        }
+        if system.clock == 0 {
+            return Err(config("System.clock must be positive"));
+        }
+        let allow = system.misaligned == kvsim_params::SystemMisaligned::Allow;
+        if system.stack_size > 1 << 40 {
+            return Err(config(format!("System.stack_size of {} bytes is too large", system.stack_size)));
+        }
+        let stack_size = page_up(system.stack_size.max(PAGE_SIZE));
+        let lowest_stack = (harts as u64)
+            .checked_mul(stack_size + abi::STACK_GUARD)
+            .and_then(|span| abi::STACK_TOP.checked_sub(span))
+            .filter(|&low| low > DEVICE_END);
+        if lowest_stack.is_none() {
+            return Err(config(format!(
+                "{harts} stacks of {stack_size} bytes do not fit between the device range and STACK_TOP"
+            )));
+        }
+        let mut mem = Memory::new(system.mem_limit, allow, harts);
+        for seg in &image.segments {
+            mem.regions.elf.push((seg.vaddr & !(PAGE_SIZE - 1), page_up(seg.vaddr + seg.memsz)));
+        }
+        mem.regions.heap_start = page_up(image.end);
+        mem.regions.brk = mem.regions.heap_start;
+        for i in 0..harts as u64 {
+            let top = abi::stack_top(i, stack_size);
+            mem.regions.stacks.push((top - stack_size, top));
+        }
+        let load_fault = |t: Trap| SimError::Guest {
+            kind: t.kind(),
+            hart: 0,
+            pc: image.entry,
+            insn: 0,
+            reason: format!("loading the ELF: {}", t.reason()),
+        };
+        for seg in &image.segments {
+            mem.write_bytes(0, seg.vaddr, &seg.data).map_err(load_fault)?;
+        }
+        // The segments' pages get their flags (a page two segments share gets both), as Linux maps them.
+        let mut seg_prot: std::collections::BTreeMap<u64, u8> = std::collections::BTreeMap::new();
+        for seg in &image.segments {
+            let prot = (if seg.flags & 4 != 0 { kvsim_isa::memory::PROT_READ } else { 0 })
+                | (if seg.flags & 2 != 0 { kvsim_isa::memory::PROT_WRITE } else { 0 })
+                | (if seg.flags & 1 != 0 { kvsim_isa::memory::PROT_EXEC } else { 0 });
+            for vpn in seg.vaddr >> PAGE_SHIFT..page_up(seg.vaddr + seg.memsz) >> PAGE_SHIFT {
+                *seg_prot.entry(vpn).or_insert(0) |= prot;
+            }
+        }
+        for (vpn, prot) in seg_prot {
+            mem.set_prot(vpn << PAGE_SHIFT, (vpn + 1) << PAGE_SHIFT, prot);
+        }
+        let time_cap = if system.max_time == 0 {
+            u64::MAX
+        } else {
+            ((system.max_time as u128 * system.clock as u128) / 1_000_000_000_000u128).min(u64::MAX as u128) as u64
+        };
+        let mut m = Machine {
+            mem,
+            harts: Vec::with_capacity(harts),
+            process: kvsim_os::process::Process {
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                group_exit: None,
+                mmap_low: MMAP_TOP,
+                numa: kvsim_timing::numa::NumaMap::new(system.hart_socket.iter().copied().max().unwrap_or(0) + 1),
+                hart_socket: system.hart_socket.clone(),
+                numa_pending: Vec::new(),
+                rng: system.seed ^ 0x6b76_7369_6d00_0000,
+                stack_size,
+                threads: kvsim_os::thread::Threads::new(harts, image.tls),
+            },
+            roi_begin: None,
+            roi_end: None,
+            stats_dumps: 0,
+            stat_dumps: Vec::new(),
+            stats_resets: 0,
+            quantum: system.quantum,
+            max_insts: system.max_insts,
+            time_cap,
+            max_time: system.max_time,
+            pause_at: u64::MAX,
+            pause_on_roi: false,
+            next_turn: 0,
+            net: None,
+            checkpoint_to: String::new(),
+            checkpoint_config: serde_json::Value::Null,
+            binary: String::new(),
+            checkpoint_written: None,
+            checkpoint_pending: false,
+            checkpoint_at: 0,
+            page_check: None,
+        };
+        if !system.nics.is_empty() {
+            let (net, bus) = crate::net::Net::new(&system.nics, system.client.as_ref(), harts, &system.argv)?;
+            // The MACs' buffer SRAMs are guest memory the driver may use (kvsim_devices::mac_sram).
+            for (k, &size) in net.sram.iter().enumerate().filter(|(_, &s)| s > 0) {
+                let (start, end) = kvsim_devices::mac_sram::window(k, size);
+                m.mem.regions.mmaps.insert(start, end);
+            }
+            m.mem.devices = Some(Box::new(bus));
+            m.net = Some(Box::new(net));
+        } else if system.client.is_some() {
+            return Err(config("System.client.enabled needs System.nic.enabled"));
+        }
+        for i in 0..harts {
+            let sp = m.build_stack(i, system, image)?;
+            let mut hart = Hart::new(i, image.entry, sp, system.clock);
+            // A Linux process starts on hart 0; the others wait for clone.
+            hart.idle = image.tls && i > 0;
+            m.harts.push(hart);
+        }
+        m.os().place_stacks();
+        if !system.restore_from.is_empty() {
+            let dir = std::path::Path::new(&system.restore_from);
+            crate::checkpoint::restore(&mut m, &system.resolved, &system.binary, dir).map_err(config)?;
+        }
+        m.checkpoint_to = system.checkpoint_to.clone();
+        m.checkpoint_at = system.checkpoint_at_insts;
+        m.checkpoint_config = system.resolved.clone();
+        m.binary = system.binary.clone();
+        Ok(m)
+    }
+
+    /// Write hart `i`'s Linux initial stack (argc, argv, envp, auxv, strings, AT_RANDOM bytes); returns sp.
+    fn build_stack(&mut self, i: usize, system: &EngineConfig, image: &Image) -> SimResult<u64> {
+        let top = abi::stack_top(i as u64, self.process.stack_size);
+        let bottom = top - self.process.stack_size;
+        let mut pos = top;
+        let too_big = || config(format!("argv and env do not fit in a stack of {} bytes", system.stack_size));
+        let fault = |t: Trap| SimError::Guest {
+            kind: t.kind(),
+            hart: i,
+            pc: image.entry,
+            insn: 0,
+            reason: format!("building the initial stack: {}", t.reason()),
+        };
+        let mut push_bytes = |mem: &mut Memory, bytes: &[u8]| -> SimResult<u64> {
+            pos = pos.saturating_sub(bytes.len() as u64);
+            if pos < bottom + PAGE_SIZE {
+                return Err(too_big());
+            }
+            mem.write_bytes(i, pos, bytes).map_err(fault)?;
+            Ok(pos)
+        };
+        let mut strings = vec![system.binary.clone()];
+        strings.extend(system.argv.iter().cloned());
+        let argc = strings.len();
+        strings.extend(system.env.iter().cloned());
+        let mut addrs = Vec::with_capacity(strings.len());
+        for s in &strings {
+            let mut b = s.as_bytes().to_vec();
+            b.push(0);
+            addrs.push(push_bytes(&mut self.mem, &b)?);
+        }
+        let mut random = [0u8; 16];
+        let mut seed = self.process.rng ^ (i as u64).wrapping_mul(0x1234_5678_9abc_def1);
+        random[..8].copy_from_slice(&kvsim_base::random::splitmix64(&mut seed).to_le_bytes());
+        random[8..].copy_from_slice(&kvsim_base::random::splitmix64(&mut seed).to_le_bytes());
+        let at_random = push_bytes(&mut self.mem, &random)?;
+        let aux = [
+            (auxv::AT_PHDR, image.phdr),
+            (auxv::AT_PHNUM, image.phnum),
+            (auxv::AT_PAGESZ, PAGE_SIZE),
+            (auxv::AT_ENTRY, image.entry),
+            (auxv::AT_RANDOM, at_random),
+            (auxv::AT_NULL, 0),
+        ];
+        let mut words: Vec<u64> = vec![argc as u64];
+        words.extend_from_slice(&addrs[..argc]);
+        words.push(0);
+        words.extend_from_slice(&addrs[argc..]);
+        words.push(0);
+        for (k, v) in aux {
+            words.push(k);
+            words.push(v);
+        }
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let sp = pos.saturating_sub(bytes.len() as u64) & !15;
+        if sp < bottom + PAGE_SIZE {
+            return Err(too_big());
+        }
+        self.mem.write_bytes(i, sp, &bytes).map_err(fault)?;
+        Ok(sp)
+    }
+
+    pub fn total_insts(&self) -> u64 {
+        self.harts.iter().map(|h| h.cnt.insts).sum()
+    }
+
+    pub fn reset_stats(&mut self) {
+        for h in &mut self.harts {
+            h.base = h.cnt;
+        }
+        self.stats_resets += 1;
+    }
+
+    fn guest_error(&self, hid: usize, pc: u64, insn: u32, t: &Trap) -> SimError {
+        SimError::Guest { kind: t.kind(), hart: hid, pc, insn, reason: t.reason() }
+    }
+
+    /// Run until every hart has exited or a limit is reached.
+    /// With a hook that keeps time (`ExecHook::time_ps`), every turn goes to the live hart furthest behind in
+    /// simulated time (the lowest id among equals), for `quantum` instructions; otherwise harts take turns in
+    /// hart order.
+    pub fn run<H: ExecHook>(&mut self, hook: &mut H, tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
+        let stop = self.run_turns(hook, tracer);
+        // A restored checkpoint's page file is checked in the background: the run reports nothing until it passes.
+        if let Some(check) = self.page_check.take() {
+            if check.is_finished() || !matches!(stop, Ok(StopReason::Pause)) {
+                check.join().map_err(|_| SimError::Bug("the page file check panicked".into()))?.map_err(config)?;
+            } else {
+                self.page_check = Some(check);
+            }
+        }
+        stop
+    }
+
+    fn run_turns<H: ExecHook>(&mut self, hook: &mut H, mut tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
+        let mut total = self.total_insts();
+        let timed = H::ACTIVE && hook.time_ps(0).is_some();
+        // NUMA placements made since the last run (between phases, or by the caller) reach this hook first.
+        for (start, len, socket) in self.process.numa_pending.drain(..) {
+            hook.numa_placed(start, len, socket);
+        }
+        let mut first = std::mem::take(&mut self.next_turn);
+        loop {
+            let mut progressed = false;
+            let n = self.harts.len();
+            for turn in 0..n {
+                // After a pause, the interrupted round resumes where it stopped.
+                if !timed && turn < first {
+                    continue;
+                }
+                let hid = if timed { self.furthest_behind().unwrap_or(0) } else { turn };
+                if !self.harts[hid].runnable() {
+                    continue;
+                }
+                if total >= self.pause_at {
+                    self.next_turn = hid;
+                    return Ok(StopReason::Pause);
+                }
+                let mut budget = self.quantum;
+                if self.max_insts > 0 {
+                    if total >= self.max_insts {
+                        return Ok(StopReason::MaxInsts);
+                    }
+                    budget = budget.min(self.max_insts - total);
+                }
+                if timed {
+                    if self.max_time > 0 && self.harts[hid].time_ps() >= self.max_time {
+                        budget = 0;
+                    }
+                } else {
+                    budget = budget.min(self.time_cap.saturating_sub(self.harts[hid].cnt.insts));
+                }
+                if budget == 0 {
+                    continue;
+                }
+                progressed = true;
+                while budget > 0 {
+                    let before = self.harts[hid].cnt.insts;
+                    let hart = &mut self.harts[hid];
+                    let stop = match (hid, tracer.as_deref_mut()) {
+                        (0, Some(t)) => exec::run::<H, true>(hart, &mut self.mem, budget, hook, Some(t)),
+                        _ => exec::run::<H, false>(hart, &mut self.mem, budget, hook, None),
+                    };
+                    let done = self.harts[hid].cnt.insts - before;
+                    budget -= done;
+                    total += done;
+                    if timed {
+                        self.harts[hid].timed_ps = hook.time_ps(hid);
+                    }
+                    match stop {
+                        Stop::Budget => break,
+                        Stop::Ecall => {
+                            let (resets, dumps) = (self.stats_resets, self.stat_dumps.len());
+                            if let Err(t) = self.syscall(hid) {
+                                let pc = self.harts[hid].pc.wrapping_sub(4);
+                                return Err(self.guest_error(hid, pc, 0x73, &t));
+                            }
+                            for (start, len, socket) in self.process.numa_pending.drain(..) {
+                                hook.numa_placed(start, len, socket);
+                            }
+                            if H::ACTIVE {
+                                if self.stat_dumps.len() > dumps {
+                                    if let Some((_, snapshot)) = self.stat_dumps.last_mut() {
+                                        hook.append_stats(snapshot);
+                                    }
+                                }
+                                if self.stats_resets > resets {
+                                    hook.reset_stats();
+                                }
+                            }
+                            if self.pause_on_roi && self.roi_begin.is_some() {
+                                self.next_turn = hid;
+                                return Ok(StopReason::Pause);
+                            }
+                            if !self.harts[hid].runnable() || self.checkpoint_pending {
+                                break;
+                            }
+                        }
+                        Stop::Fault(t) => {
+                            let pc = self.harts[hid].pc;
+                            let insn = match t {
+                                Trap::Unmapped { access: kvsim_isa::trap::Access::Fetch, .. }
+                                | Trap::Misaligned { access: kvsim_isa::trap::Access::Fetch, .. } => 0,
+                                // (A fetch that hit mem_limit finds no page here either, so gives 0.)
+                                _ => self.mem.insn_word(pc),
+                            };
+                            return Err(self.guest_error(hid, pc, insn, &t));
+                        }
+                    }
+                }
+                if self.process.group_exit.is_some() || self.harts.iter().all(|h| h.exited()) {
+                    return Ok(StopReason::Exit);
+                }
+                if self.max_insts > 0 && total >= self.max_insts {
+                    return Ok(StopReason::MaxInsts);
+                }
+                if self.net.is_some() {
+                    if let Some(stop) = self.net_step(hook, total, hid)? {
+                        return Ok(stop);
+                    }
+                }
+                self.checkpoint_after_turn(hid, total)?;
+            }
+            if !self.harts.iter().any(|h| h.runnable()) && self.harts.iter().any(|h| h.futex.is_some()) {
+                if let Err(msg) = self.os().resolve_all_waiting() {
+                    let h = self.harts.iter().find(|h| h.futex.is_some()).map_or(0, |h| h.id);
+                    return Err(SimError::Guest {
+                        kind: kvsim_base::error::FaultKind::Deadlock,
+                        hart: h,
+                        pc: self.harts[h].pc.wrapping_sub(4),
+                        insn: 0x73,
+                        reason: msg,
+                    });
+                }
+                first = 0;
+                continue;
+            }
+            if !progressed && first == 0 {
+                return Ok(StopReason::MaxTime);
+            }
+            first = 0;
+        }
+    }
+
+    /// The live hart with the least simulated time (the lowest id among equals).
+    fn furthest_behind(&self) -> Option<usize> {
+        let mut best: Option<(u64, usize)> = None;
+        for (i, h) in self.harts.iter().enumerate() {
+            if !h.runnable() || (self.max_time > 0 && h.time_ps() >= self.max_time) {
+                continue;
+            }
+            if best.is_none_or(|(t, _)| h.time_ps() < t) {
+                best = Some((h.time_ps(), i));
+            }
+        }
+        best.map(|(_, i)| i)
+    }
+
+    /// The statistics, in a stable order, each with a one-line description.
+    pub fn stats(&self, sim_ticks: u64) -> Vec<Stat> {
+        let mut out = Vec::new();
+        let mut push =
+            |name: String, value: u64, desc: &str| out.push(Stat { name, value: value as f64, desc: desc.to_string() });
+        let mut sum = Counters::default();
+        for h in &self.harts {
+            let c = h.cnt.minus(&h.base);
+            for (name, value, desc) in c.named() {
+                push(format!("system.hart{}.{name}", h.id), value, desc);
+            }
+            push(format!("system.hart{}.sim_ticks", h.id), h.time_ps(), "simulated time of this hart (ps)");
+            sum.insts += c.insts;
+        }
+        push("system.insts".into(), sum.insts, "instructions executed by all harts");
+        push("system.sim_ticks".into(), sim_ticks, "simulated time: the latest hart's time (ps)");
+        push("system.mem.pages_touched".into(), self.mem.pages_touched, "guest pages allocated on first touch");
+        push("system.mem.resident_pages".into(), self.mem.resident_pages(), "guest pages resident at the end");
+        let (b, e) = (self.roi_begin, self.roi_end);
+        push("system.roi.begin_insts".into(), b.unwrap_or(0), "total instructions at the first ROI_BEGIN");
+        push("system.roi.end_insts".into(), e.unwrap_or(0), "total instructions at the last ROI_END");
+        let roi = match (b, e) {
+            (Some(b), Some(e)) if e >= b => e - b,
+            _ => 0,
+        };
+        push("system.roi.insts".into(), roi, "instructions (all harts) between ROI_BEGIN and ROI_END");
+        push("system.stats_dumps".into(), self.stats_dumps, "STATS_DUMP simulator calls");
+        push("system.stats_resets".into(), self.stats_resets, "stats resets (STATS_RESET and the first ROI_BEGIN)");
+        for (name, value, desc) in self.process.numa_stats() {
+            push(name, value, desc);
+        }
+        if let Some((_, bytes)) = &self.checkpoint_written {
+            push(
+                "system.checkpoint.bytes".into(),
+                *bytes,
+                "bytes of the checkpoint this run wrote (System.checkpoint_to)",
+            );
+        }
+        if let (Some(net), Some(bus)) = (self.net.as_deref(), DeviceBus::of(&self.mem)) {
+            let measured = net.measure_insts.map_or(0, |b| self.total_insts() - b);
+            for (name, value, desc) in net.stats(bus, measured) {
+                out.push(Stat { name, value, desc: desc.to_string() });
+            }
+        }
+        out
+    }
+
+    /// Simulated time: the latest hart's.
+    pub fn sim_ticks(&self) -> u64 {
+        kvsim_isa::hart::sim_ticks(&self.harts)
+    }
+
+    pub fn output(&self, stop: StopReason) -> RunOutput {
+        let sim_ticks = self.sim_ticks();
+        let all_exited = self.harts.iter().all(|h| h.exited());
+        let exit_code = self.process.group_exit.or(if all_exited { self.harts[0].exit_code } else { None });
+        RunOutput {
+            stop,
+            exit_code,
+            stdout: self.process.stdout.clone(),
+            stderr: self.process.stderr.clone(),
+            harts: self.harts.iter().map(|h| HartSummary { insts: h.cnt.insts, exit_code: h.exit_code }).collect(),
+            sim_ticks,
+            stats: self.stats(sim_ticks),
+            stat_dumps: self.stat_dumps.clone(),
+            numa_ranges: self.process.numa.ranges().to_vec(),
+        }
+    }
+}
+
+/// Run the configured workload functionally.
+pub fn run(system: &System) -> SimResult<RunOutput> {
+    run_config(&EngineConfig::from_system(system), &mut NoHook)
+}
+
+/// Run the configured workload, telling `hook` about every instruction (a timing model).
+pub fn run_with_hook<H: ExecHook>(system: &System, hook: &mut H) -> SimResult<RunOutput> {
+    run_config(&EngineConfig::from_system(system), hook)
+}
+
+pub fn run_config<H: ExecHook>(system: &EngineConfig, hook: &mut H) -> SimResult<RunOutput> {
+    let image = elf::load(&system.binary).map_err(SimError::Elf)?;
+    let mut machine = Machine::new(system, &image)?;
+    let mut tracer = if system.trace_file.is_empty() {
+        None
+    } else {
+        let f = File::create(&system.trace_file)
+            .map_err(|e| config(format!("cannot create trace_file {}: {e}", system.trace_file)))?;
+        Some(Tracer::new(Box::new(BufWriter::with_capacity(1 << 20, f))))
+    };
+    let result = machine.run(hook, tracer.as_mut());
+    if let Some(t) = tracer.as_mut() {
+        if t.error.is_none() {
+            if let Err(e) = t.out.flush() {
+                t.error = Some(e);
+            }
+        }
+        if let Some(e) = &t.error {
+            return Err(config(format!("writing trace_file {}: {e}", system.trace_file)));
+        }
+    }
+    let stop = result?;
+    Ok(machine.output(stop))
+}
+
+impl Machine {
+    /// Put guest addresses [start, start + len) on `socket`'s memory (a NUMA allocation from a system call): the
+    /// engine's map changes at once and the running hook (a timing model) is told after the call. An error names a
+    /// socket that does not exist.
+    pub fn place_numa(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
+        self.process.place_numa(start, len, socket)
+    }
+}
+
+#[cfg(test)]
+pub mod tests;
+#[cfg(test)]
+mod exec_tests;

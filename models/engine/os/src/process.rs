@@ -1,0 +1,66 @@
+//! The state of the guest's Linux process, which the engine's `Machine` owns and the Linux calls change.
+
+use kvsim_isa::hart::Hart;
+use kvsim_isa::memory::Memory;
+use kvsim_timing::numa::NumaMap;
+
+use crate::thread::Threads;
+
+/// What a Linux process has beyond its harts and memory.
+pub struct Process {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// exit_group's status, once called.
+    pub group_exit: Option<i64>,
+    /// Lowest address handed out by the mmap allocator so far (it grows down from MMAP_TOP).
+    pub mmap_low: u64,
+    /// Which socket's memory holds each guest address (NUMA allocations, the harts' stacks); the timing side's
+    /// memory system finds each line's home socket from it.
+    pub numa: NumaMap,
+    /// The socket of each hart (EngineConfig.hart_socket): SOCKET_OF and ALLOC_LOCAL read it.
+    pub hart_socket: Vec<u16>,
+    /// Placements made by a system call that the running hook has not been told of yet (`place_numa`).
+    pub numa_pending: Vec<(u64, u64, u16)>,
+    /// getrandom's generator state (from System.seed).
+    pub rng: u64,
+    pub stack_size: u64,
+    /// Threads of a Linux process (clone, futex, thread exit).
+    pub threads: Threads,
+}
+
+impl Process {
+    /// Place guest addresses [start, start + len) on `socket`'s memory; the running timing hook hears of it at its
+    /// next turn (`numa_pending`).
+    pub fn place_numa(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
+        self.numa.place(start, len, socket)?;
+        self.numa_pending.push((start, len, socket));
+        Ok(())
+    }
+
+    /// Bytes and ranges of guest address space placed on each socket (NUMA allocations and stacks).
+    pub fn numa_stats(&self) -> Vec<(String, u64, &'static str)> {
+        let sockets = self.numa.sockets() as usize;
+        let (mut bytes, mut ranges) = (vec![0u64; sockets], vec![0u64; sockets]);
+        for &(s, e, k) in self.numa.ranges() {
+            bytes[k as usize] += e - s;
+            ranges[k as usize] += 1;
+        }
+        let mut out = Vec::with_capacity(2 * sockets);
+        for k in 0..sockets {
+            out.push((
+                format!("system.numa.socket{k}.bytes_placed"),
+                bytes[k],
+                "guest address space placed in this socket's memory (NUMA allocations, stacks; the rest is on socket 0)",
+            ));
+            out.push((format!("system.numa.socket{k}.ranges"), ranges[k], "address ranges placed on this socket"));
+        }
+        out
+    }
+}
+
+/// What a Linux call works on: the process, its harts and guest memory, borrowed from the machine for one call.
+pub struct Linux<'a> {
+    pub process: &'a mut Process,
+    pub harts: &'a mut [Hart],
+    pub mem: &'a mut Memory,
+}
