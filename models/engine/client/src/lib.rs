@@ -34,24 +34,24 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::key_hash::{bucket_of, keyhash, partition_of};
 use crate::store_model::{BucketCounts, StoreModel, LOAD_MARK};
-use kvsim_base::random::splitmix64;
 use crate::zipf::{unit, Zipf};
+use kvsim_base::random::splitmix64;
 
 pub mod key_hash;
 mod memcached;
 pub mod memcached_binary;
-mod port;
-pub mod store_model;
-pub mod zipf;
 #[cfg(test)]
 mod memcached_tests;
+mod port;
 mod stats;
+pub mod store_model;
 mod tcp;
 #[cfg(test)]
 mod tcp_tests;
 #[cfg(test)]
 mod tests;
 mod wire;
+pub mod zipf;
 
 pub use memcached::McdServer;
 pub use port::NicPort;
@@ -687,9 +687,7 @@ impl Client {
             }
         }
         let mut event = ClientEvent::Nothing;
-        if self.phase == Phase::WaitReady
-            && self.cfg.core_queue.iter().all(|&q| nics.rx_posted(q))
-        {
+        if self.phase == Phase::WaitReady && self.cfg.core_queue.iter().all(|&q| nics.rx_posted(q)) {
             self.insts_at_load = total_insts;
             // Over TCP the connections open first (their SYNs leave at the end of this step).
             self.phase = if self.cfg.tcp.is_some() { Phase::Connect } else { Phase::Load };
@@ -701,13 +699,8 @@ impl Client {
             let limit =
                 self.cfg.stall_rounds.saturating_mul(WAIT_READY_FACTOR).saturating_mul(self.cfg.cores.max(1) as u64);
             if self.wait_ready_steps >= limit {
-                let waiting: Vec<String> = self
-                    .cfg
-                    .core_queue
-                    .iter()
-                    .filter(|&&q| !(nics.rx_posted(q)))
-                    .map(|q| q.to_string())
-                    .collect();
+                let waiting: Vec<String> =
+                    self.cfg.core_queue.iter().filter(|&&q| !(nics.rx_posted(q))).map(|q| q.to_string()).collect();
                 return Err(format!(
                     "the server never made its NIC queues ready: after {} scheduling rounds ({total_insts} \
                      instructions) queue(s) {} are not enabled with RX buffers posted (limit: {WAIT_READY_FACTOR} x \

@@ -253,7 +253,12 @@ impl Client {
 
     /// Check the responses to frame `opaque` (`pkt`, already settled), one per request in order, whatever carried
     /// them (a UDP datagram, or a TCP stream).
-    pub(super) fn check_mcd_messages(&mut self, opaque: u32, pkt: &Pkt, msgs: &[memcached_binary::Response]) -> CResult<()> {
+    pub(super) fn check_mcd_messages(
+        &mut self,
+        opaque: u32,
+        pkt: &Pkt,
+        msgs: &[memcached_binary::Response],
+    ) -> CResult<()> {
         if msgs.len() != pkt.reqs.len() {
             return Err(format!(
                 "the response to frame {opaque:#x} has {} responses; the frame had {} requests",

@@ -436,7 +436,13 @@ impl Client {
     /// Take a segment from the server on `queue` at time `at`: check it, advance the connection, and check every
     /// frame of responses it completes. Returns the connection's index (its window, and its instance's, may have
     /// opened).
-    pub(super) fn tcp_receive<W: Wire + ?Sized>(&mut self, wire: &mut W, queue: usize, frame: &[u8], at: u64) -> CResult<usize> {
+    pub(super) fn tcp_receive<W: Wire + ?Sized>(
+        &mut self,
+        wire: &mut W,
+        queue: usize,
+        frame: &[u8],
+        at: u64,
+    ) -> CResult<usize> {
         let seg = parse_segment(frame).map_err(|e| format!("a TCP segment on queue {queue}: {e}"))?;
         self.tcp_stats.segments_received += 1;
         let k = seg.dport.wrapping_sub(CLIENT_TCP_PORT_BASE) as usize;

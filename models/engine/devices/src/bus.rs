@@ -5,8 +5,8 @@
 //! Today's devices are NICs. NIC k's window starts at `nic_base(k)`: the windows are `NIC_WINDOW` apart, room for
 //! the most queues a NIC may have, and a NIC with fewer queues leaves the rest of its window unmapped.
 
-use kvsim_base::abi::{DEVICE_BASE, DEVICE_END};
 use crate::nic::{NicRegs, MAX_QUEUES, QUEUE_STRIDE};
+use kvsim_base::abi::{DEVICE_BASE, DEVICE_END};
 use std::any::Any;
 
 use kvsim_isa::memory::Memory;

@@ -211,11 +211,11 @@ mod tests {
 /// A frame's RX and TX paths through an on-die MAC, to the tick, and its line rate for small frames.
 #[cfg(test)]
 mod mac_tests {
-    use kvsim_base::abi::{DEVICE_BASE, PAGE_SIZE};
-    use kvsim_isa::memory::Memory;
-    use crate::nic::{reg, Nic, NicRegs, TX_COMPLETION_HEAD_POINTER};
     use crate::nic::fixture::{udp_frame as frame, Rings};
     use crate::nic::timing::NicTiming;
+    use crate::nic::{reg, Nic, NicRegs, TX_COMPLETION_HEAD_POINTER};
+    use kvsim_base::abi::{DEVICE_BASE, PAGE_SIZE};
+    use kvsim_isa::memory::Memory;
     use kvsim_isa::trap::Access;
 
     const RING: u64 = 0x10_0000;

@@ -27,9 +27,9 @@ use kvsim_isa::hart::Hart;
 use kvsim_isa::memory::PAGE_RECORD;
 
 const PAGE_SIZE: usize = GUEST_PAGE as usize;
+use crate::sim::Machine;
 use kvsim_devices::bus::DeviceBus;
 use kvsim_devices::nic::{NicRegs, PortStats};
-use crate::sim::Machine;
 
 pub const FORMAT: &str = "kvsim-checkpoint";
 pub const FORMAT_VERSION: u32 = 1;
@@ -541,7 +541,8 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
         *h = saved;
         h.clock = clock;
     }
-    (m.process.stdout, m.process.stderr, m.process.group_exit, m.process.mmap_low, m.process.rng) = (st.stdout, st.stderr, st.group_exit, st.mmap_low, st.rng);
+    (m.process.stdout, m.process.stderr, m.process.group_exit, m.process.mmap_low, m.process.rng) =
+        (st.stdout, st.stderr, st.group_exit, st.mmap_low, st.rng);
     (m.roi_begin, m.roi_end, m.stats_dumps, m.stats_resets) =
         (st.roi_begin, st.roi_end, st.stats_dumps, st.stats_resets);
     m.next_turn = st.next_turn;
@@ -566,8 +567,8 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvsim_isa::asm::*;
     use crate::sim::tests::run_words;
+    use kvsim_isa::asm::*;
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("kvsim-ckpt-{name}-{}", std::process::id()));

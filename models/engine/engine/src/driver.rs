@@ -20,11 +20,11 @@ use kvsim_timing::inst::InstInfo;
 use kvsim_timing::system::TimingSystem;
 use kvsim_timing::StatSink;
 
-use kvsim_isa::elf;
-use kvsim_base::error::{SimError, SimResult};
-use kvsim_isa::exec::{ExecHook, NoHook, Tracer};
-use kvsim_base::output::{RunOutput, Stat, StopReason};
 use crate::sim::{EngineConfig, Machine};
+use kvsim_base::error::{SimError, SimResult};
+use kvsim_base::output::{RunOutput, Stat, StopReason};
+use kvsim_isa::elf;
+use kvsim_isa::exec::{ExecHook, NoHook, Tracer};
 
 /// Detailed timing: every executed instruction goes to its hart's core model.
 pub struct TimingHook {
@@ -362,7 +362,8 @@ fn drive(
     }
     let mut sys = timing_system(system)?;
     // Lines placed before timing or warming starts (the harts' stacks, NUMA allocations): their homes.
-    let take_numa = |sys: &mut TimingSystem, m: &Machine| sys.set_numa(m.process.numa.clone()).map_err(SimError::Config);
+    let take_numa =
+        |sys: &mut TimingSystem, m: &Machine| sys.set_numa(m.process.numa.clone()).map_err(SimError::Config);
     // Fast-forward (purely functional) up to the start of warming, or of detailed timing.
     let warm_from = if system.warm_caches { system.warm_start_insts } else { u64::MAX };
     let ff = Until { insts: start.insts.min(warm_from), roi: start.roi };
@@ -391,8 +392,8 @@ fn drive(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvsim_isa::asm::*;
     use crate::sim::tests::{machine_with, ENTRY};
+    use kvsim_isa::asm::*;
 
     fn hook() -> TimingHook {
         let sys = TimingSystem::new(

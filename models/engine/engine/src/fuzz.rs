@@ -4,11 +4,11 @@
 
 use proptest::prelude::*;
 
+use crate::sim::tests::machine_with;
+use crate::sim::EngineConfig;
 use kvsim_isa::decode::{decode, Op};
 use kvsim_isa::exec::NoHook;
 use kvsim_isa::fpu;
-use crate::sim::tests::machine_with;
-use crate::sim::EngineConfig;
 
 /// Cases per property when PROPTEST_CASES is not set: a brief run that keeps `make test` fast.
 const BRIEF_CASES: u32 = 2000;

@@ -1,21 +1,16 @@
 //! The MAC's SRAM in a whole memory system built from a configuration (`driver::timing_system`).
 
 use kvsim_devices::mac_sram::{window, MacSram};
+use kvsim_params::{MemoryController, MemoryControllerKind, Nic, NicAttach, System};
 use kvsim_timing::socket_memory::SocketPort;
 use kvsim_timing::{AccessKind, MemPort, MemReq};
-use kvsim_params::{MemoryController, MemoryControllerKind, Nic, NicAttach, System};
 
 /// One core over 3D NAND (20 us reads), an integrated MAC with `sram` bytes of SRAM answering in `latency` ps.
 fn system(sram: u64, latency: u64) -> kvsim_timing::system::TimingSystem {
     let mut system = System { harts: 1, ..System::default() };
     system.memory = MemoryController { kind: MemoryControllerKind::Flash, ..Default::default() };
-    system.nic = Nic {
-        enabled: true,
-        attach: NicAttach::OnDie,
-        sram_size: sram,
-        sram_latency: latency,
-        ..Default::default()
-    };
+    system.nic =
+        Nic { enabled: true, attach: NicAttach::OnDie, sram_size: sram, sram_latency: latency, ..Default::default() };
     crate::driver::timing_system(&system).unwrap()
 }
 

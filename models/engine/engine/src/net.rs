@@ -2,11 +2,11 @@
 //! sends what its TX rings hold to the client, the client checks it and sends new frames to the port of each
 //! request's partition, and each NIC moves frames from its RX FIFOs into its RX rings.
 
-use kvsim_devices::bus::{AgentPort, DeviceBus};
-use kvsim_client::{Client, ClientConfig, ClientEvent, NicPort};
 use kvsim_base::error::SimError;
-use kvsim_isa::memory::Memory;
+use kvsim_client::{Client, ClientConfig, ClientEvent, NicPort};
+use kvsim_devices::bus::{AgentPort, DeviceBus};
 use kvsim_devices::nic::{DmaFault, Nic, NicRegs, QueueRegs};
+use kvsim_isa::memory::Memory;
 
 /// What the machine should do after a network step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,7 +204,8 @@ impl Net {
                              core's caches, but queue {g} has no hart ({harts} harts)"
                         )));
                     }
-                    model.zero_copy = Some(kvsim_devices::nic::zero_copy::ZeroCopy::new(nic_queues[k].clone(), ports[k]));
+                    model.zero_copy =
+                        Some(kvsim_devices::nic::zero_copy::ZeroCopy::new(nic_queues[k].clone(), ports[k]));
                     kvsim_devices::nic::INTERFACE_ZERO_COPY
                 }
             };
@@ -215,7 +216,9 @@ impl Net {
                 kvsim_params::NicTxCompletion::ReportStatus => kvsim_devices::nic::TX_COMPLETION_REPORT_STATUS,
             };
             bus.nics.push(
-                NicRegs::at(kvsim_devices::bus::nic_base(k), &local_port).with_tx_completion(mode).with_interface(interface),
+                NicRegs::at(kvsim_devices::bus::nic_base(k), &local_port)
+                    .with_tx_completion(mode)
+                    .with_interface(interface),
             );
         }
         let client = match client {
@@ -592,15 +595,15 @@ mod tests {
 
     #[test]
     fn a_request_reaches_the_nic_after_its_uplink_share_the_switch_and_the_stacks_own_link() {
-        let nic =
-            kvsim_params::Nic { enabled: true, port_gbps: 10.0, switch: kvsim_params::KvdSwitch { enabled: true, stacks: 12, latency: 200_000, ..Default::default() }, ..Default::default() };
-        let (mut net, mut bus) = super::Net::new(&[nic], None, 1, &[]).unwrap();
-        let mut nics = super::Nics {
-            nics: &mut net.nics,
-            regs: &mut bus.nics,
-            queue_at: &net.queue_at,
-            port_at: &net.port_at,
+        let nic = kvsim_params::Nic {
+            enabled: true,
+            port_gbps: 10.0,
+            switch: kvsim_params::KvdSwitch { enabled: true, stacks: 12, latency: 200_000, ..Default::default() },
+            ..Default::default()
         };
+        let (mut net, mut bus) = super::Net::new(&[nic], None, 1, &[]).unwrap();
+        let mut nics =
+            super::Nics { nics: &mut net.nics, regs: &mut bus.nics, queue_at: &net.queue_at, port_at: &net.port_at };
         assert_eq!(nics.wire_send(0, vec![0; 100], 1_000), 1_000, "the client's send starts on the uplink");
         // 124 bytes at 10/12 Gbit/s (9600 ps per byte), the forwarding latency, 124 bytes at 10 Gbit/s.
         let arrives = 1_000 + 124 * 9600 + 200_000 + 124 * 800;

@@ -13,14 +13,14 @@ mod net_step;
 pub use crate::config::{system_nics, EngineConfig};
 
 use kvsim_base::abi::{self, auxv, DEVICE_END, MMAP_TOP, PAGE_SHIFT, PAGE_SIZE};
-use kvsim_isa::elf::{self, Image};
 use kvsim_base::error::{SimError, SimResult};
-use kvsim_isa::hart::{Counters, Hart};
-use kvsim_isa::exec::{self, ExecHook, NoHook, Stop, Tracer};
-use kvsim_isa::memory::{page_up, Memory};
 use kvsim_base::output::{HartSummary, RunOutput, Stat, StopReason};
-use kvsim_isa::trap::Trap;
 use kvsim_devices::bus::DeviceBus;
+use kvsim_isa::elf::{self, Image};
+use kvsim_isa::exec::{self, ExecHook, NoHook, Stop, Tracer};
+use kvsim_isa::hart::{Counters, Hart};
+use kvsim_isa::memory::{page_up, Memory};
+use kvsim_isa::trap::Trap;
 
 pub struct Machine {
     pub mem: Memory,
@@ -553,6 +553,6 @@ impl Machine {
 }
 
 #[cfg(test)]
-pub mod tests;
-#[cfg(test)]
 mod exec_tests;
+#[cfg(test)]
+pub mod tests;

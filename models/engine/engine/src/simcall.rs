@@ -116,11 +116,11 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::tests::{machine_with, ENTRY};
+    use crate::sim::EngineConfig;
     use kvsim_base::error::{FaultKind, SimError};
     use kvsim_isa::asm::*;
     use kvsim_isa::exec::NoHook;
-    use crate::sim::tests::{machine_with, ENTRY};
-    use crate::sim::EngineConfig;
 
     /// A machine of 4 harts, two on each of 2 sockets, running nothing yet.
     fn two_sockets() -> Machine {
@@ -172,7 +172,11 @@ mod tests {
         let m = two_sockets();
         for (hid, &(bottom, top)) in m.mem.regions.stacks.iter().enumerate() {
             let want = [0, 0, 1, 1][hid];
-            assert_eq!((m.process.numa.socket_of(bottom), m.process.numa.socket_of(top - 1)), (want, want), "hart {hid}");
+            assert_eq!(
+                (m.process.numa.socket_of(bottom), m.process.numa.socket_of(top - 1)),
+                (want, want),
+                "hart {hid}"
+            );
         }
         let stats = m.process.numa_stats();
         assert_eq!(stats[0], ("system.numa.socket0.bytes_placed".into(), 2 * m.process.stack_size, stats[0].2));

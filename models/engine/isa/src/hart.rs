@@ -8,7 +8,6 @@ pub struct FutexWait {
     pub has_timeout: bool,
 }
 
-
 macro_rules! counters {
     ($($field:ident: $desc:literal),* $(,)?) => {
         /// Activity counters of one hart (the `system.hartN.*` statistics). Plain fields, so the executor's

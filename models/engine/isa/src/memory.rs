@@ -10,9 +10,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use kvsim_base::abi::{DEVICE_BASE, DEVICE_END, PAGE_SHIFT, PAGE_SIZE};
 use crate::decode::Decoded;
 use crate::trap::{Access, Trap};
+use kvsim_base::abi::{DEVICE_BASE, DEVICE_END, PAGE_SHIFT, PAGE_SIZE};
 
 /// A multiplicative hasher for page numbers (keys are already well spread; SipHash would be wasted work).
 #[derive(Default)]

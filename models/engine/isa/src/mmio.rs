@@ -77,7 +77,10 @@ mod tests {
         let mut mem = memory_with_recorder();
         mem.store::<2>(0, DEVICE_BASE + 0x10, 0xabcd_1234).unwrap();
         mem.store::<8>(0, DEVICE_BASE + 0x18, u64::MAX).unwrap();
-        assert_eq!(recorder(&mem).stores, vec![(DEVICE_BASE + 0x10, 2, 0xabcd_1234), (DEVICE_BASE + 0x18, 8, u64::MAX)]);
+        assert_eq!(
+            recorder(&mem).stores,
+            vec![(DEVICE_BASE + 0x10, 2, 0xabcd_1234), (DEVICE_BASE + 0x18, 8, u64::MAX)]
+        );
         assert_eq!(mem.resident_pages(), 0, "no guest page was touched");
         // An ordinary address below the device range is plain memory: the device sees nothing.
         mem.store::<8>(0, DEVICE_BASE - 8, 7).unwrap_or(());

@@ -1,10 +1,10 @@
 //! System calls (the Linux subset of workloads/ABI.md) and simulator calls, performed after a hart's `ecall`.
 
-use kvsim_base::abi::{self, errno, sys, PAGE_SIZE};
-use kvsim_isa::memory::page_up;
 use crate::process::Linux;
-use kvsim_isa::trap::Trap;
+use kvsim_base::abi::{self, errno, sys, PAGE_SIZE};
 use kvsim_base::random::splitmix64;
+use kvsim_isa::memory::page_up;
+use kvsim_isa::trap::Trap;
 
 const MAP_SHARED: u64 = 0x01;
 const MAP_PRIVATE: u64 = 0x02;
@@ -276,7 +276,8 @@ impl Linux<'_> {
     fn brk(&mut self, new: u64) -> u64 {
         let r = &self.mem.regions;
         let old = r.brk;
-        if new < r.heap_start || page_up(new) == 0 || page_up(new).saturating_add(HEAP_MMAP_GAP) > self.process.mmap_low {
+        if new < r.heap_start || page_up(new) == 0 || page_up(new).saturating_add(HEAP_MMAP_GAP) > self.process.mmap_low
+        {
             return old;
         }
         if page_up(new) < page_up(old) {
@@ -427,5 +428,4 @@ impl Linux<'_> {
             self.numa_place(start, end - start, 0);
         }
     }
-
 }

@@ -11,9 +11,9 @@
 //! to the lowest-numbered waiters, so runs are deterministic. When every thread waits, a wait with a timeout
 //! returns ETIMEDOUT; if none has a timeout the run stops with a deadlock error instead of hanging.
 
+use crate::linux::PID;
 use crate::process::Linux;
 use kvsim_isa::hart::FutexWait;
-use crate::linux::PID;
 use kvsim_isa::trap::Trap;
 
 const CLONE_VM: u64 = 0x100;

@@ -1,9 +1,9 @@
 //! What the NIC's timing tests (`nic/timing.rs`, `on_die_mac.rs`) set up as a driver would: a queue's rings, every RX
 //! descriptor posted, and the frames they receive.
 
+use crate::nic::{reg, NicRegs, TX_HEAD_WB_ENABLE};
 use kvsim_base::abi::DEVICE_BASE;
 use kvsim_isa::memory::Memory;
-use crate::nic::{reg, NicRegs, TX_HEAD_WB_ENABLE};
 use kvsim_isa::trap::Access;
 
 /// Bytes of the buffer each posted RX descriptor names.

@@ -271,7 +271,9 @@ impl NicRegs {
                             "CTRL enable with a bad ring: bases must be 16-byte aligned, sizes powers of two in 8..4096",
                         ));
                     }
-                    if let Some(why) = zero_copy.then(|| crate::nic::zero_copy::enable_error(x.rx_base, x.tx_base)).flatten() {
+                    if let Some(why) =
+                        zero_copy.then(|| crate::nic::zero_copy::enable_error(x.rx_base, x.tx_base)).flatten()
+                    {
                         return Err(mmio_fault(addr, size, access, why));
                     }
                     // The driver must complete TX the way this NIC reports it (TX_COMPLETION): a driver polling DD

@@ -26,13 +26,13 @@
 
 use std::collections::VecDeque;
 
-use kvsim_isa::memory::Memory;
 use crate::nic::{
     complete_rx, complete_tx_descriptor, write_back_tx_head, DmaFault, Nic, NicRegs, DESC_LEN, MIN_FRAME,
     TX_COMPLETION_DESCRIPTOR, TX_HEAD_WB_LEN,
 };
 use crate::on_die_mac::NicLink;
 use crate::pcie::Traffic;
+use kvsim_isa::memory::Memory;
 
 pub use kvsim_base::frame::WIRE_OVERHEAD;
 
@@ -493,8 +493,8 @@ pub fn register_latency(p: &kvsim_params::Nic) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvsim_base::abi::PAGE_SIZE;
     use crate::nic::fixture::{udp_frame as frame, Rings};
+    use kvsim_base::abi::PAGE_SIZE;
 
     const RING: u64 = 0x10_0000;
     const BUFS: u64 = 0x10_4000;
@@ -606,18 +606,18 @@ mod tests {
         let at_host = link.write_up(200, arrival, Traffic::RxData) + link.latency();
         let visible = link.write_up(DESC_LEN, at_host - link.latency(), Traffic::RxWriteback) + link.latency();
         nic.wire_send(0, frame(200), 0);
-        let mut log: Vec<(u64, bool, u64)> = Vec::new();
+        let log: std::cell::RefCell<Vec<(u64, bool, u64)>> = Default::default();
         let mut port = |addr: u64, write: bool, t: u64| {
-            log.push((addr, write, t));
+            log.borrow_mut().push((addr, write, t));
             t
         };
         nic.advance(&mut regs, &mut mem, arrival - 1, &mut port).unwrap();
-        assert!(log.is_empty(), "nothing before the frame has crossed the wire: {log:?}");
+        assert!(log.borrow().is_empty(), "nothing before the frame has crossed the wire: {log:?}");
         nic.advance(&mut regs, &mut mem, visible - 1, &mut port).unwrap();
-        let data: Vec<_> = log.iter().filter(|x| x.1 && x.0 >= BUFS).copied().collect();
+        let data: Vec<_> = log.borrow().iter().filter(|x| x.1 && x.0 >= BUFS).copied().collect();
         let lines: Vec<_> = (0..4).map(|i| (BUFS + 64 * i, true, at_host)).collect();
         assert_eq!(data, lines, "four 64-byte lines, all at the tick the data reach the host");
-        assert_eq!(log.iter().filter(|x| x.1 && x.0 == RING).map(|x| x.2).collect::<Vec<_>>(), vec![visible]);
+        assert_eq!(log.borrow().iter().filter(|x| x.1 && x.0 == RING).map(|x| x.2).collect::<Vec<_>>(), vec![visible]);
         assert_eq!(regs.queues[0].rx_head, 0, "not visible one picosecond early");
         nic.advance(&mut regs, &mut mem, visible, &mut port).unwrap();
         assert_eq!(regs.queues[0].rx_head, 1);
@@ -687,8 +687,8 @@ mod tests {
 #[cfg(test)]
 mod tx_completion_tests {
     use super::*;
-    use kvsim_base::abi::{DEVICE_BASE, PAGE_SIZE};
     use crate::nic::{reg, DD, TX_CMD_RS, TX_COMPLETION_HEAD_POINTER as HEAD, TX_COMPLETION_REPORT_STATUS as RS};
+    use kvsim_base::abi::{DEVICE_BASE, PAGE_SIZE};
     const DESCRIPTOR: u64 = TX_COMPLETION_DESCRIPTOR;
     use crate::nic::fixture::{udp_frame as frame, Rings};
     use crate::pcie::{lane_bytes_per_s, TrafficCount};

@@ -29,9 +29,9 @@
 use std::collections::VecDeque;
 
 use crate::bus::DmaPort;
-use kvsim_isa::memory::Memory;
-use crate::nic::{DmaFault, Nic, NicRegs, MAX_FRAME, MIN_FRAME};
 use crate::nic::timing::{IoFn, WIRE_OVERHEAD};
+use crate::nic::{DmaFault, Nic, NicRegs, MAX_FRAME, MIN_FRAME};
+use kvsim_isa::memory::Memory;
 
 /// Bytes of one receive or send slot.
 pub const SLOT_BYTES: u64 = 2048;

@@ -1,6 +1,6 @@
 use super::*;
-use kvsim_base::abi::{DEVICE_BASE, PAGE_SIZE};
 use crate::nic::{reg, INTERFACE_RINGS, INTERFACE_ZERO_COPY};
+use kvsim_base::abi::{DEVICE_BASE, PAGE_SIZE};
 use kvsim_isa::trap::Access;
 
 const RX: u64 = 0x10_0000;

@@ -225,9 +225,9 @@ fn decoded_instructions_are_invalidated_by_stores() {
 
 #[test]
 fn instruction_straddling_a_page_is_invalidated_by_a_store_to_the_next_page() {
-    use kvsim_base::output::StopReason;
     use crate::sim::tests::{machine_with, ENTRY};
     use crate::sim::EngineConfig;
+    use kvsim_base::output::StopReason;
     let mut code = 0x0001u16.to_le_bytes().to_vec(); // c.nop: the following words are 2 mod 4
     code.extend(bytes(&[lui(5, 0x11), li(7, 0)]));
     while ENTRY + code.len() as u64 != 0x10ffe {

@@ -2,11 +2,11 @@
 //! report (the store loaded, the measured phase starting, the client finished) steers the run.
 
 use super::Machine;
-use kvsim_devices::bus::DmaPort;
-use kvsim_base::error::{SimError, SimResult};
-use kvsim_isa::exec::ExecHook;
 use crate::net::{NetEvent, StepError, TimedStep};
+use kvsim_base::error::{SimError, SimResult};
 use kvsim_base::output::StopReason;
+use kvsim_devices::bus::DmaPort;
+use kvsim_isa::exec::ExecHook;
 
 impl Machine {
     /// Step the NIC and the client after hart `hid`'s turn: a finished client stops the run; its measured phase
