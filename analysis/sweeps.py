@@ -1,4 +1,4 @@
-"""A sweep's result store (drivers/sweep.py) as one pandas DataFrame, and as Parquet.
+"""A sweep's result store (drivers/sweep/) as one pandas DataFrame, and as Parquet.
 
 One row per point of the sweep, in the sweep's order: `key`, `index`, `status` ('ok', 'failed', or 'missing' for a
 point not run yet), `error`, `host_seconds`, then `param.<path>` (the values the sweep varied), `cfg.<path>` (the
