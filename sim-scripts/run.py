@@ -27,6 +27,7 @@ from rich.table import Table  # noqa: E402
 from rich.text import Text  # noqa: E402
 
 import configs  # noqa: E402
+from models import param_path  # noqa: E402
 from models.errors import OutputError, RunInterrupted, SimError  # noqa: E402
 from models.params import ParamError, SimObject  # noqa: E402
 from models.sim import simulate  # noqa: E402
@@ -36,32 +37,20 @@ DEFAULT_CONFIG = "kvs_default"
 
 
 def apply_override(system: SimObject, assignment: str) -> None:
-    """`a.b.c=value` (`nics.1.x`: an element of a list): value is read as JSON when it parses (numbers, lists,
+    """`path=value`, the path in the grammar of models/param_path.py (`caches.llc.size`, `nics[1].pcie_lanes`, also
+    `nics.1.pcie_lanes`, `workload.argv[prefetch]`): value is read as JSON when it parses (numbers, lists,
     booleans), else as a string."""
     path, sep, text = assignment.partition("=")
     if not sep:
         raise ParamError(f"--set {assignment!r}: expected NAME=VALUE")
-    *parents, leaf = path.strip().split(".")
-    target = system
-    for part in parents:
-        if isinstance(target, list):
-            # An entry of a list of parameter objects: `nics.1.port_gbps`.
-            if not part.isdigit() or int(part) >= len(target):
-                raise ParamError(f"--set {assignment!r}: {part!r} is not an index of that list (it has "
-                                 f"{len(target)} entries)")
-            target = target[int(part)]
-            continue
-        param = target._params.get(part)
-        if param is None or param.kind != "child":
-            children = [n for n, p in target._params.items() if p.kind == "child"]
-            raise ParamError(f"--set {assignment!r}: {type(target).__name__} has no parameter object {part!r} "
-                             f"(its parameter objects: {', '.join(children) or 'none'})")
-        target = getattr(target, part)
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
         value = text
-    setattr(target, leaf, value)
+    try:
+        param_path.set_value(system, path.strip(), value)
+    except ParamError as err:
+        raise ParamError(f"--set {assignment!r}: {err}") from None
 
 
 class ProgressLine:

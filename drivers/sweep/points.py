@@ -7,6 +7,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from models import param_path
 from models.params import ParamError, SimObject
 from models.system import System
 
@@ -37,34 +38,13 @@ class Base:
 
 
 def set_path(system: SimObject, path: str, value: Any) -> None:
-    """Set one parameter by its dotted path; `workload.argv[name]` replaces (or appends) the guest argument
-    `name=value`. Errors are ParamErrors that name the path."""
+    """Set one parameter by its path (models/param_path.py: `caches.llc.size`, `sockets[1].cores`;
+    `workload.argv[name]` replaces, or appends, the guest argument `name=value`). Errors are ParamErrors that name
+    the path."""
     try:
-        if path.endswith("]") and "[" in path:
-            head, name = path[:-1].split("[", 1)
-            target = _walk(system, head.split("."))
-            argv = [a for a in getattr(target[0], target[1]) if not a.startswith(f"{name}=")]
-            setattr(target[0], target[1], [*argv, f"{name}={value}"])
-            return
-        obj, leaf = _walk(system, path.split("."))
-        setattr(obj, leaf, value)
+        param_path.set_value(system, path, value)
     except ParamError as err:
         raise ParamError(f"parameter {path!r} = {value!r}: {err}") from None
-
-
-def _walk(system: SimObject, parts: list[str]) -> tuple[SimObject, str]:
-    obj = system
-    for i, part in enumerate(parts[:-1]):
-        child = obj._params.get(part)
-        if child is None or child.kind != "child" or child.many:
-            raise ParamError(f"{'.'.join(parts[:i + 1])} is not a sub-object of {type(obj).__name__} (it has "
-                             f"{', '.join(n for n, p in obj._params.items() if p.kind == 'child' and not p.many)})")
-        obj = getattr(obj, part)
-    if parts[-1] not in obj._params:
-        raise ParamError(f"{type(obj).__name__} has no parameter {parts[-1]!r}; its parameters are: "
-                         f"{', '.join(obj._params)}")
-    return obj, parts[-1]
-
 
 
 @dataclass
