@@ -12,7 +12,7 @@ stand-in for a kind the engine cannot build: models.dram.ENGINE_BACKING_KINDS).
 
 `python -m drivers.studies.dense table|breakdown|bench [--platform NAME] [--requests-per-core N]` prints the figures.
 The studies' sweeps (cores, A7 vs A15, memory latency, L2, KeyVault vs Mercury, the server table) are
-drivers/studies/dense_sweeps.py, run by `sim-scripts/figures.py --study dense`.
+drivers/studies/dense_sweeps.py (the study `dense` of drivers.studies), run by `sim-scripts/figures.py --study dense`.
 """
 
 from __future__ import annotations
@@ -219,20 +219,6 @@ def bench(name: str = "Mercury-32 (A7, 1 GHz)", rate_mpps: float | None = None,
         out["detailed_host_s_per_sim_s"] = out["detailed_host_s"] / out["detailed_sim_s"]
         out["detailed_mips"] = out["detailed_insts"] / out["detailed_host_s"] / 1e6
     return out
-
-
-def sweeps(full: bool = False) -> list:
-    """The studies' sweeps (drivers.studies.dense_sweeps): `sim-scripts/figures.py --study dense`."""
-    from . import dense_sweeps
-
-    return dense_sweeps.sweeps(full)
-
-
-def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
-    """The studies' tables, plots and report into `outdir` (results/figures/dense/)."""
-    from . import dense_sweeps
-
-    return dense_sweeps.make(tables, outdir, full)
 
 
 def main(argv: list[str] | None = None) -> int:
