@@ -59,17 +59,23 @@ class StatGroup:
         prefix = self.path(*indices)
         return f"{prefix}.{counter}" if prefix else counter
 
-    def regex(self, counter: str | None = None) -> re.Pattern:
-        """Matches the full names of this group's counters (or of one), capturing the fields by name."""
+    def _fields_regex(self) -> str:
         text, pos = "", 0
         for m in _FIELD.finditer(self.pattern):
             text += re.escape(self.pattern[pos:m.start()])
             text += rf"(?P<{m.group(1)}>[a-z0-9_]+)" if m.group(1) in self.names else rf"(?P<{m.group(1)}>\d+)"
             pos = m.end()
-        text += re.escape(self.pattern[pos:])
+        return text + re.escape(self.pattern[pos:])
+
+    def regex(self, counter: str | None = None) -> re.Pattern:
+        """Matches the full names of this group's counters (or of one), capturing the fields by name."""
         leaves = [counter] if counter is not None else list(self.counters)
         leaf = "(?:" + "|".join(re.escape(c) for c in leaves) + ")"
-        return re.compile(f"{text}\\.{leaf}" if self.pattern else leaf)
+        return re.compile(f"{self._fields_regex()}\\.{leaf}" if self.pattern else leaf)
+
+    def below(self) -> re.Pattern:
+        """Matches the start of any name below an instance of this group (its prefix and the dot)."""
+        return re.compile(self._fields_regex() + r"\.")
 
     def instances(self, stats: Iterable[str], counter: str, **fixed: int | str) -> list[tuple]:
         """The field values (as tuples, sorted) of every instance of the group that wrote `counter` in `stats`,
@@ -130,6 +136,7 @@ _ALL = [
     StatGroup("roi", "system.roi", ("begin_insts", "end_insts", "insts"), "the guest's region of interest"),
     StatGroup("timing", "system.timing", ("start_ticks",), "when detailed timing started"),
     StatGroup("guest_memory", "system.mem", ("pages_touched", "resident_pages"), "guest pages allocated on touch"),
+    StatGroup("checkpoint", "system.checkpoint", ("bytes",), "the checkpoint a run wrote (System.checkpoint_to)"),
     StatGroup("hart", "system.hart{hart}", (
         "atomics", "branches", "fences", "fp_ops", "insts", "jumps", "loads", "ntl_hints", "prefetches", "sim_ticks",
         "simcalls", "stores", "syscalls", "taken_branches"), "one hart's functional counts"),
@@ -193,7 +200,8 @@ GROUPS: dict[str, StatGroup] = {g.name: g for g in _ALL}
 
 RUN, CLIENT, CLIENT_LATENCY = GROUPS["run"], GROUPS["client"], GROUPS["client_latency"]
 HART, NUMA, SOCKET_LINK = GROUPS["hart"], GROUPS["numa"], GROUPS["socket_link"]
-SYSTEM_DIRECTORY = GROUPS["system_directory"]
+SYSTEM_DIRECTORY, SYSTEM_DDIO = GROUPS["system_directory"], GROUPS["system_ddio"]
+TIMING, CHECKPOINT = GROUPS["timing"], GROUPS["checkpoint"]
 SOCKET, CORE, PRIVATE_CACHE = GROUPS["socket"], GROUPS["core"], GROUPS["private_cache"]
 LLC, LLC_SLICE, DIRECTORY, DDIO = GROUPS["llc"], GROUPS["llc_slice"], GROUPS["directory"], GROUPS["ddio"]
 NOC, ROUTER, LINK = GROUPS["noc"], GROUPS["router"], GROUPS["link"]
@@ -202,8 +210,9 @@ NIC, NIC_PORT, NIC_QUEUE, PCIE, ON_DIE = (GROUPS[n] for n in ("nic", "nic_port",
 
 
 def sockets(stats: Iterable[str]) -> list[int]:
-    """The sockets a run reported (those whose cores wrote `cycles`), in order."""
-    return sorted({s for s, _ in CORE.instances(stats, "cycles")})
+    """The sockets a run reported (those with any statistic below `system.socket{k}.`), in order."""
+    below = SOCKET.below()
+    return sorted({int(m["socket"]) for key in stats if (m := below.match(key)) is not None})
 
 
 def _check_declarations() -> None:

@@ -27,11 +27,10 @@ from rich.table import Table  # noqa: E402
 from rich.text import Text  # noqa: E402
 
 import configs  # noqa: E402
-from models import param_path  # noqa: E402
+from models import param_path, stats_paths  # noqa: E402
 from models.errors import OutputError, RunInterrupted, SimError  # noqa: E402
 from models.params import ParamError, SimObject  # noqa: E402
 from models.sim import simulate  # noqa: E402
-from models.socket import socket_path  # noqa: E402
 
 DEFAULT_CONFIG = "kvs_default"
 
@@ -98,29 +97,7 @@ def add_power(result, system) -> None:
         write_outputs(result, config, result.outdir)
 
 
-def _mean(stats: dict[str, float], prefix: str, suffix: str) -> float | None:
-    values = [v for k, v in stats.items() if k.startswith(prefix) and k.endswith(suffix)]
-    return sum(values) / len(values) if values else None
-
-
-def _socket_prefixes(stats: dict[str, float]) -> list[str]:
-    """The statistics prefix of every socket the run reported (`system.socket0.`, `system.socket1.`, ...)."""
-    prefixes = []
-    while any(k.startswith(f"{socket_path(len(prefixes))}.") for k in stats):
-        prefixes.append(f"{socket_path(len(prefixes))}.")
-    return prefixes
-
-
-def _core_ipcs(stats: dict[str, float]) -> list[float]:
-    """Every core's IPC, socket by socket."""
-    return [v for prefix in _socket_prefixes(stats) for k, v in stats.items()
-            if k.startswith(f"{prefix}core") and k.endswith(".ipc")]
-
-
-def _socket_mean(stats: dict[str, float], suffix: str) -> float | None:
-    """The mean over every socket's statistics ending in `suffix`."""
-    values = [v for prefix in _socket_prefixes(stats) for k, v in stats.items()
-              if k.startswith(prefix) and k.endswith(suffix)]
+def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
@@ -148,16 +125,16 @@ def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     rows += [("requests checked", f"{stats['client.requests']:,.0f} ({stats['client.hits']:,.0f} GET hits, "
                                   f"{stats['client.misses']:,.0f} misses)"),
              ("instructions / request", f"{stats['client.insts_per_request']:.1f}")]
-    ipc = _core_ipcs(stats)
+    ipc = stats_paths.CORE.values(stats, "ipc")
     if ipc:
         rows.append(("IPC (mean of cores)", f"{sum(ipc) / len(ipc):.3f}"))
-    sockets = len(_socket_prefixes(stats))
-    for label, suffix in (("L1D MPKI (mean)", ".l1d.mpki"),
-                          ("LLC MPKI" + (f" (mean of {sockets} sockets)" if sockets > 1 else ""), "llc.mpki")):
-        value = _socket_mean(stats, suffix)
-        if value is not None:
-            rows.append((label, f"{value:.2f}"))
-    batch = _mean(stats, "system.nic", ".rx_batch_mean")
+    sockets = len(stats_paths.sockets(stats))
+    for label, values in (("L1D MPKI (mean)", stats_paths.PRIVATE_CACHE.values(stats, "mpki", cache="l1d")),
+                          ("LLC MPKI" + (f" (mean of {sockets} sockets)" if sockets > 1 else ""),
+                           stats_paths.LLC.values(stats, "mpki"))):
+        if values:
+            rows.append((label, f"{_mean(values):.2f}"))
+    batch = _mean(stats_paths.NIC_QUEUE.values(stats, "rx_batch_mean"))
     if batch is not None:
         rows.append(("RX batch (mean)", f"{batch:.1f} packets per poll"))
     return rows
@@ -217,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row("simulated time", f"{result.sim_seconds * 1e3:.3f} ms")
     table.add_row("host time", f"{result.host_seconds:.2f} s")
     table.add_row("speed", f"{result.mips:.1f} simulated MIPS")
-    ipc = _core_ipcs(result.stats)
+    ipc = stats_paths.CORE.values(result.stats, "ipc")
     if ipc:
         table.add_row("mode", f"detailed (timing from {system.detailed_start})")
         if len(ipc) <= 16:

@@ -2,11 +2,13 @@
 reading through them (power/activity.py).
 
 Short real runs of the four platform shapes (one socket on a mesh, the Xeon's ring with private L2s, Mercury's 3D
-DRAM stack with its on-die MAC, four sockets with their links) together write every declared counter; every counter
-they write is declared (but the power model's own `power.*` and the NIC's batch-size histogram buckets)."""
+DRAM stack with its on-die MAC, four sockets with their links) and one run that writes a checkpoint together write
+every declared counter; every counter they write is declared (but the power model's own `power.*` and the NIC's
+batch-size histogram buckets)."""
 
 from __future__ import annotations
 
+import pathlib
 import re
 
 import pytest
@@ -26,10 +28,17 @@ RUNS = {
 HISTOGRAM_BUCKET = re.compile(r"system\.nic\d+\.rx_batch_size::\d+")
 
 
+def _checkpointing(tmp: pathlib.Path):
+    system = configs.load("kvs_default").system(harts=1, requests=200, items=1024)
+    system.checkpoint_to = str(tmp / "checkpoint")
+    return system
+
+
 @pytest.fixture(scope="module")
-def runs(engine):
+def runs(engine, tmp_path_factory):
     out = {}
-    for name, make in RUNS.items():
+    tmp = tmp_path_factory.mktemp("stats_paths")
+    for name, make in [*RUNS.items(), ("checkpoint", lambda: _checkpointing(tmp))]:
         system = make()
         result = simulate(system)
         assert result.stats["client.requests"] > 0, name

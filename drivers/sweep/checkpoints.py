@@ -10,6 +10,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
+from models import stats_paths as paths
 from models.system import System
 
 from .store import atomic_write_json, engine_hash, file_hash
@@ -76,7 +77,7 @@ def prepare_checkpoint(store: str, point: Point) -> dict[str, Any]:
             progress_file.write_text(f"loading the data set: {insts:,} instructions")
 
         result = simulate(system, progress=progress, progress_every=20_000_000)
-        record.update(status="ok", error=None, bytes=int(result.stats["system.checkpoint.bytes"]),
+        record.update(status="ok", error=None, bytes=int(result.stats[paths.CHECKPOINT.stat("bytes")]),
                       insts=result.insts, config=system.to_dict())
     except Exception as err:  # every point of the group is recorded failed with this error
         record.update(status="failed", error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc())

@@ -65,6 +65,13 @@ pub fn guest_memory() -> String {
 /// The counters the engine writes below `guest_memory`.
 pub const GUEST_MEMORY_COUNTERS: &[&str] = &["pages_touched", "resident_pages"];
 
+/// `system.checkpoint.`: the checkpoint a run wrote (System.checkpoint_to).
+pub fn checkpoint() -> String {
+    String::from("system.checkpoint.")
+}
+/// The counters the engine writes below `checkpoint`.
+pub const CHECKPOINT_COUNTERS: &[&str] = &["bytes"];
+
 /// `system.hart{hart}.`: one hart's functional counts.
 pub fn hart(hart: usize) -> String {
     format!("system.hart{hart}.")
