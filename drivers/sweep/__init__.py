@@ -7,8 +7,9 @@ A sweep is Python::
           ties={"core.issue_width": ("core.fetch_width", "core.commit_width")})
 
 Spaces: `Grid` (every combination), `List` (explicit points), `Zip` (axes walked together), `Random` and
-`LatinHypercube` (n points over ranges, seeded), and `Product` of any of them. A parameter path is the dotted
-path of the configuration tree (`caches.llc.size`); `workload.argv[prefetch]` sets the guest's `prefetch=` argument.
+`LatinHypercube` (n points over ranges, seeded), and `Product` of any of them. A parameter path is a path of the
+configuration tree in models/param_path.py's grammar (`caches.llc.size`, `sockets[1].cores`);
+`workload.argv[prefetch]` sets the guest's `prefetch=` argument.
 `ties` copy a varied value to other paths (fetch and commit width follow the issue width).
 
 Every point is resolved and validated before any runs: an unknown parameter, an empty axis or an out-of-range value
@@ -34,6 +35,10 @@ store (a resumed or extended sweep reuses them); the report gives their disk use
 Back-ends: a local process pool (default, `jobs` workers) or a Dask distributed cluster (`scheduler` = its address,
 or a `distributed.Client`). A rich progress bar shows points done with the ETA, and the running point's own progress
 (workers write it to `progress/<key>`, which the driver polls).
+
+One module per concern: `space` (the design spaces), `points` (the sweep, its points and the parameter setter),
+`store` (point keys and the store's atomic records), `checkpoints` (shared data sets), `evaluators` (what one point
+measures) and `execute` (running the points on a process pool or Dask). This package re-exports their public names.
 """
 
 from .checkpoints import (
