@@ -107,3 +107,9 @@ def test_run_set_and_the_sweep_use_the_one_grammar():
     assert other.to_dict() == system.to_dict()
     with pytest.raises(ParamError, match=r"parameter 'nics\[1\].pcie_lanez' = 1: .*its parameters are"):
         sw.set_path(other, "nics[1].pcie_lanez", 1)
+
+
+def test_a_sweep_tie_spelled_in_the_old_form_still_follows_its_leader():
+    point = sw.build_point(sw.Base("xeon_e5_2697v2_socket", cores=12), {"nics[0].pcie_lanes": 4},
+                           {"nics.0.pcie_lanes": ("nics[1].pcie_lanes",)})
+    assert [n.pcie_lanes for n in point.nics] == [4, 4]

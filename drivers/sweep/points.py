@@ -62,8 +62,9 @@ class Sweep:
     def resolve(self) -> list["Point"]:
         """Every point, resolved and validated (ParamError naming the parameter before anything runs). Points whose
         keys coincide are one point."""
+        varied = {param_path.canonical(p) for p in self.space.paths()}
         for tied in self.ties:
-            if tied not in self.space.paths():
+            if param_path.canonical(tied) not in varied:
                 raise ParamError(f"sweep {self.name!r}: tie on {tied!r}, which the sweep does not vary")
         measure = {"evaluator": self.evaluator, "options": self.options}
         # Only an evaluator that simulates the point's own configuration can restore it (not a synthetic one).
@@ -106,9 +107,10 @@ class Point:
 def build_point(base: Base, params: dict[str, Any], ties: dict[str, tuple[str, ...]], sweep: str = "") -> System:
     try:
         system = base.build()
+        followers = {param_path.canonical(leader): paths for leader, paths in ties.items()}
         for path, value in params.items():
             set_path(system, path, value)
-            for follower in ties.get(path, ()):
+            for follower in followers.get(param_path.canonical(path), ()):
                 set_path(system, follower, value)
         system.validate()
     except ParamError as err:
