@@ -1,8 +1,5 @@
 """The one grammar of parameter paths (models/param_path.py) and its users: --set, the sweep runner, analysis."""
 
-import importlib.util
-import pathlib
-
 import pytest
 
 import configs
@@ -11,14 +8,7 @@ from models import param_path
 from models.param_path import Step
 from models.params import ParamError
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _run_cli():
-    spec = importlib.util.spec_from_file_location("run_cli", ROOT / "sim-scripts" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from conftest import sim_script
 
 
 def test_parse_names_indices_and_keys():
@@ -94,7 +84,7 @@ def test_get_and_flatten_on_a_resolved_configuration_agree():
 
 
 def test_run_set_and_the_sweep_use_the_one_grammar():
-    run = _run_cli()
+    run = sim_script("run")
     system = configs.load("xeon_e5_2697v2_socket").system(cores=12)
     run.apply_override(system, "nics[1].pcie_lanes=16")
     run.apply_override(system, "workload.argv[prefetch]=0")

@@ -91,19 +91,24 @@ def _sample(path: str, spec: Any, u: float) -> Any:
 
 
 @dataclass
-class Random(Space):
-    """n points drawn independently and uniformly (seeded) from each axis' choices or (low, high) range."""
+class _Sampled(Space):
+    """n points sampled (seeded) from each axis' choices or (low, high) range; subclasses say how."""
     axes: dict[str, Any]
     n: int
     seed: int = 1
 
     def __post_init__(self):
-        _check_axes("Random", self.axes)
+        _check_axes(type(self).__name__, self.axes)
         if self.n < 1:
-            raise ParamError(f"Random: n = {self.n}: must be at least 1")
+            raise ParamError(f"{type(self).__name__}: n = {self.n}: must be at least 1")
 
     def paths(self):
         return list(self.axes)
+
+
+@dataclass
+class Random(_Sampled):
+    """n points drawn independently and uniformly (seeded) from each axis' choices or (low, high) range."""
 
     def points(self):
         rng = random.Random(self.seed)
@@ -111,19 +116,8 @@ class Random(Space):
 
 
 @dataclass
-class LatinHypercube(Space):
+class LatinHypercube(_Sampled):
     """n points whose projections on every axis fall one in each of n equal strata (scipy's LHS, seeded)."""
-    axes: dict[str, Any]
-    n: int
-    seed: int = 1
-
-    def __post_init__(self):
-        _check_axes("LatinHypercube", self.axes)
-        if self.n < 1:
-            raise ParamError(f"LatinHypercube: n = {self.n}: must be at least 1")
-
-    def paths(self):
-        return list(self.axes)
 
     def points(self):
         from scipy.stats import qmc
