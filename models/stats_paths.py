@@ -199,6 +199,8 @@ _ALL = [
 GROUPS: dict[str, StatGroup] = {g.name: g for g in _ALL}
 
 RUN, CLIENT, CLIENT_LATENCY = GROUPS["run"], GROUPS["client"], GROUPS["client_latency"]
+CLIENT_LOAD, CLIENT_CORE, CLIENT_PARTITION = GROUPS["client_load"], GROUPS["client_core"], GROUPS["client_partition"]
+SYSTEM, ROI, GUEST_MEMORY = GROUPS["system"], GROUPS["roi"], GROUPS["guest_memory"]
 HART, NUMA, SOCKET_LINK = GROUPS["hart"], GROUPS["numa"], GROUPS["socket_link"]
 SYSTEM_DIRECTORY, SYSTEM_DDIO = GROUPS["system_directory"], GROUPS["system_ddio"]
 TIMING, CHECKPOINT = GROUPS["timing"], GROUPS["checkpoint"]

@@ -234,8 +234,9 @@ def _kind_label(platform: str, row: Any) -> str:
 
 def busiest_port_share(stats: dict[str, float]) -> float:
     """The busiest memory port's (or flash controller's) share of all accesses of the measured phase."""
-    per_port = [stats[paths.STACK_PORT.stat(0, p, "reads")] + stats[paths.STACK_PORT.stat(0, p, "writes")]
-                for _, p in paths.STACK_PORT.instances(stats, "reads", socket=0)]
+    ports = {p for counter in ("reads", "writes") for _, p in paths.STACK_PORT.instances(stats, counter, socket=0)}
+    per_port = [sum(stats.get(paths.STACK_PORT.stat(0, p, counter), 0.0) for counter in ("reads", "writes"))
+                for p in ports]
     total = sum(per_port)
     return max(per_port) / total if total else math.nan
 
