@@ -20,9 +20,10 @@ Per core i (CORE, ``system.socket{s}.core{i}.``)
 
 TLBs (per core): the engine has no TLB model (SE mode translates no address), so the lookups are derived from
     what it counts: every instruction-cache access looks up the ITLB (``itlb.accesses`` = ``l1i.reads``) and every
-    load and store the DTLB (``dtlb.accesses`` = ``loads`` + ``stores``); misses are taken as none
-    (``TLB_MISSES_ASSUMED``: the KVS keeps its data in hugepages, whose reach covers the data sets here). A TLB
-    model that writes ``itlb.*``/``dtlb.*`` would be read instead, after declaring its counters.
+    load and store the DTLB (``dtlb.accesses`` = ``loads`` + ``stores``). Misses are not simulated and are taken as
+    none (``TLB_MISSES_ASSUMED``, an assumed value: the KVS keeps its data in the hugepage arena of workloads/ABI.md,
+    so misses are rare, but their number is not measured; a miss costs one TLB write in the model). A TLB model that
+    writes ``itlb.*``/``dtlb.*`` would be read instead, after declaring its counters.
 
 FP (per core): when the core reports its FP classes (``fp_add_ops``, ``fp_mul_ops``, ``fp_fma_ops``,
     ``fp_cvt_ops``, ``fp_div_ops``) the FP counters are derived from them (``derive_fp``), not read: ``fp_ops`` is
@@ -76,7 +77,7 @@ FP_CLASSES = ("fp_add_ops", "fp_mul_ops", "fp_fma_ops", "fp_cvt_ops", "fp_div_op
 # Source operands per FP class (RISC-V formats: add/sub/min/max/compare/sign-injection 2, mul 2, FMA 3, conversions
 # and moves 1, divide 2; square root, which shares the divide class, has 1).
 FP_SOURCES = {"fp_add_ops": 2, "fp_mul_ops": 2, "fp_fma_ops": 3, "fp_cvt_ops": 1, "fp_div_ops": 2}
-# Assumed (the engine has no TLB model; see the module doc): no TLB misses.
+# Assumed, not measured (the engine has no TLB model; see the module doc): no TLB misses.
 TLB_MISSES_ASSUMED = 0.0
 # The shared cache and the directory the engine runs, by the names the power platform gives them.
 LLC = "llc"
