@@ -179,7 +179,11 @@ _ALL = [
         "read_queue_latency_avg", "reads", "refreshes", "row_conflicts", "row_hit_rate", "row_hits", "row_misses",
         "write_bw", "write_bytes", "write_drains", "write_queue_latency_avg", "writes"), "one DDR channel"),
     StatGroup("stack_port", "system.socket{socket}.mem.port{port}", ("reads", "writes"),
-              "one port of a 3D-stacked memory (DRAM or flash)"),
+              "one port of a 3D-stacked DRAM"),
+    StatGroup("flash_controller", "system.socket{socket}.mem.controller{controller}", ("reads", "writes"),
+              "one controller of a 3D-stacked NAND flash"),
+    StatGroup("mac_sram", "system.socket{socket}.mem.mac_sram", ("reads", "writes"),
+              "the integrated MAC's SRAM holding the NIC rings and buffers (Nic.rings_in = 'mac_sram')"),
     StatGroup("nic", "system.nic{nic}", (
         "rx_batch_size::0", "rx_batch_size::more", "rx_dma_latency_ns", "rx_writebacks", "rx_writebacks_per_frame"),
         "one NIC (rx_batch_size::N is the histogram of packets per poll, N = 0 .. 32, then more)"),
@@ -192,6 +196,11 @@ _ALL = [
     StatGroup("pcie", "system.nic{nic}.pcie", (
         "down_busy_ps", "down_bytes", "tlps", "up_busy_ps", "up_bytes", *_breakdown("down_bytes"),
         *_breakdown("up_bytes"), *_breakdown("up_tlps")), "a NIC's PCIe link (up: device to host)"),
+    StatGroup("kvd_switch", "system.nic{nic}.switch", (
+        "down_busy_ps", "down_frames", "down_wire_bytes", "share_gbps", "up_busy_ps", "up_frames", "up_wire_bytes"),
+        "KeyVault's key-value distributor switch in front of a NIC"),
+    StatGroup("zero_copy", "system.nic{nic}.zc", ("rx_latency_ns", "rx_lines", "tx_lines"),
+              "a zero-copy NIC's (Nic.interface) transfers"),
     StatGroup("on_die", "system.nic{nic}.on_die", (
         "down_busy_ps", "down_bytes", "transfers", "up_busy_ps", "up_bytes", *_breakdown("down_bytes"),
         *_breakdown("up_bytes")), "an integrated MAC's on-die port (Nic.attach = 'on_die')"),
@@ -208,6 +217,8 @@ SOCKET, CORE, PRIVATE_CACHE = GROUPS["socket"], GROUPS["core"], GROUPS["private_
 LLC, LLC_SLICE, DIRECTORY, DDIO = GROUPS["llc"], GROUPS["llc_slice"], GROUPS["directory"], GROUPS["ddio"]
 NOC, ROUTER, LINK = GROUPS["noc"], GROUPS["router"], GROUPS["link"]
 MEMORY, CHANNEL, STACK_PORT = GROUPS["memory"], GROUPS["channel"], GROUPS["stack_port"]
+FLASH_CONTROLLER, MAC_SRAM = GROUPS["flash_controller"], GROUPS["mac_sram"]
+KVD_SWITCH, ZERO_COPY = GROUPS["kvd_switch"], GROUPS["zero_copy"]
 NIC, NIC_PORT, NIC_QUEUE, PCIE, ON_DIE = (GROUPS[n] for n in ("nic", "nic_port", "nic_queue", "pcie", "on_die"))
 
 

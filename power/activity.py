@@ -48,7 +48,10 @@ Memory: DDR channels (CHANNEL, ``system.socket{s}.mem.channel{k}.``): ``reads``,
     ``activates``, ``precharges``, ``refreshes``. A 3D-stacked DRAM (``System.memory.kind = 'dram3d'``; STACK_PORT,
     ``system.socket{s}.mem.port{k}.``, summed over its ports): ``reads``, ``writes``; its banks are closed-page
     (Gutierrez et al., ASPLOS 2014), so every access activates and precharges a row; it counts no refreshes (the
-    model then prices refresh at one per tREFI). A flash stack has no device model here: pricing it is an error.
+    model then prices refresh at one per tREFI). A 3D-stacked flash (``'flash'``; FLASH_CONTROLLER,
+    ``system.socket{s}.mem.controller{k}.``): its controllers' ``reads`` and ``writes`` are the memory traffic (no
+    rows to open); the power platform has no flash device model and prices DDR devices in its place (a gap of
+    power/from_config, not of the counts).
 
 NICs (NIC_PORT ``system.nic{n}.port{p}.``, summed over the ports): ``rx_bytes``, ``tx_bytes``, ``rx_frames``,
     ``tx_frames``; PCIe (PCIE ``system.nic{n}.pcie.``): ``tlps``, ``up_bytes``, ``down_bytes``; a NIC whose MAC is
@@ -300,17 +303,17 @@ def _memory(get: _Reader, platform, socket: int) -> DramActivity:
                 setattr(dram, f_, getattr(dram, f_) + get(paths.CHANNEL.stat(socket, k, f_)))
         get.check(f"DDR memory of socket {socket} ({channels} channel(s))")
         return dram
-    if kind == "dram3d":
-        ports = paths.STACK_PORT.instances(get.stats, "reads", socket=socket)
-        if not ports:
-            get(paths.STACK_PORT.stat(socket, 0, "reads"))
-            get(paths.STACK_PORT.stat(socket, 0, "writes"))
+    if kind in ("dram3d", "flash"):
+        group, what = (paths.STACK_PORT, "3D-stacked DRAM") if kind == "dram3d" else \
+            (paths.FLASH_CONTROLLER, "3D-stacked flash")
+        ports = group.instances(get.stats, "reads", socket=socket) or [(socket, 0)]
         for _, k in ports:
-            dram.reads += get(paths.STACK_PORT.stat(socket, k, "reads"))
-            dram.writes += get(paths.STACK_PORT.stat(socket, k, "writes"))
-        get.check(f"3D-stacked DRAM of socket {socket}")
-        # Closed page: every access opens its row and closes it again.
-        dram.activates = dram.precharges = dram.reads + dram.writes
+            dram.reads += get(group.stat(socket, k, "reads"))
+            dram.writes += get(group.stat(socket, k, "writes"))
+        get.check(f"{what} of socket {socket}")
+        if kind == "dram3d":
+            # Closed page: every access opens its row and closes it again.
+            dram.activates = dram.precharges = dram.reads + dram.writes
         return dram
     raise ValueError(f"power.activity: socket {socket}'s memory is {kind!r} (System.memory.kind): the power model "
                      "has no device model for it, so it cannot be priced")
@@ -364,8 +367,9 @@ def stats_names(platform, *, socket: int = 0) -> list[str]:
         names += [paths.DIRECTORY.stat(socket, k) for k in DIRECTORY_REQUESTS + ("back_invalidations",)]
     for _ in platform.nocs:
         names += [paths.NOC.stat(socket, k) for k in NOC_COUNTERS]
-    if getattr(platform, "memory", "ddr") == "dram3d":
-        names += [paths.STACK_PORT.stat(socket, 0, k) for k in ("reads", "writes")]
+    if getattr(platform, "memory", "ddr") in ("dram3d", "flash"):
+        group = paths.STACK_PORT if platform.memory == "dram3d" else paths.FLASH_CONTROLLER
+        names += [group.stat(socket, 0, k) for k in ("reads", "writes")]
     else:
         channels = platform.dram.channels if platform.dram is not None else \
             platform.mc.count * platform.mc.channels_per_mc

@@ -2,7 +2,8 @@
 reading through them (power/activity.py).
 
 Short real runs of the four platform shapes (one socket on a mesh, the Xeon's ring with private L2s, Mercury's 3D
-DRAM stack with its on-die MAC, four sockets with their links) and one run that writes a checkpoint together write
+DRAM stack with its on-die MAC, four sockets with their links, KeyVault's zero-copy NIC behind its switch,
+Iridium's flash stack with the MAC's SRAM) and one run that writes a checkpoint together write
 every declared counter; every counter they write is declared (but the power model's own `power.*` and the NIC's
 batch-size histogram buckets)."""
 
@@ -24,6 +25,8 @@ RUNS = {
     "xeon": lambda: configs.load("xeon_e5_2697v2_socket").system(cores=2, requests=1000, items=4096),
     "mercury": lambda: configs.load("mercury").system(cores=2, requests=500, items=4096),
     "quad": lambda: configs.load("brps_target_quad").system(cores_per_socket=2, requests=800, items=4096),
+    "keyvault": lambda: configs.load("keyvault").system(cores=2, requests=300, items=2048),
+    "iridium": lambda: configs.load("iridium").system(cores=2, requests=300, items=2048),
 }
 HISTOGRAM_BUCKET = re.compile(r"system\.nic\d+\.rx_batch_size::\d+")
 
@@ -119,6 +122,16 @@ def test_a_missing_counter_is_an_error_naming_it(runs, run, counter, component):
     del (stats := dict(stats))[counter]
     with pytest.raises(MissingCounters, match=re.escape(component) + ".*" + re.escape(counter)):
         power.price_run(stats, config)
+
+
+def test_a_flash_stacks_controller_traffic_is_counted(runs):
+    stats, config = runs["iridium"]
+    from power.activity import from_stats
+    from power.from_config import platform_from_config
+
+    act = from_stats(stats, platform_from_config(config))
+    assert act.dram.reads == sum(paths.FLASH_CONTROLLER.values(stats, "reads")) > 0
+    assert act.dram.activates == 0                      # no DRAM rows in a flash stack
 
 
 def test_a_four_socket_run_is_priced_from_the_machine_wide_directory(runs):

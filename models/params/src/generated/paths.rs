@@ -189,12 +189,26 @@ pub fn channel(socket: usize, channel: usize) -> String {
 /// The counters the engine writes below `channel`.
 pub const CHANNEL_COUNTERS: &[&str] = &["activates", "bus_utilization", "forwarded_reads", "precharges", "read_bw", "read_bytes", "read_latency_avg", "read_queue_latency_avg", "reads", "refreshes", "row_conflicts", "row_hit_rate", "row_hits", "row_misses", "write_bw", "write_bytes", "write_drains", "write_queue_latency_avg", "writes"];
 
-/// `system.socket{socket}.mem.port{port}.`: one port of a 3D-stacked memory (DRAM or flash).
+/// `system.socket{socket}.mem.port{port}.`: one port of a 3D-stacked DRAM.
 pub fn stack_port(socket: usize, port: usize) -> String {
     format!("system.socket{socket}.mem.port{port}.")
 }
 /// The counters the engine writes below `stack_port`.
 pub const STACK_PORT_COUNTERS: &[&str] = &["reads", "writes"];
+
+/// `system.socket{socket}.mem.controller{controller}.`: one controller of a 3D-stacked NAND flash.
+pub fn flash_controller(socket: usize, controller: usize) -> String {
+    format!("system.socket{socket}.mem.controller{controller}.")
+}
+/// The counters the engine writes below `flash_controller`.
+pub const FLASH_CONTROLLER_COUNTERS: &[&str] = &["reads", "writes"];
+
+/// `system.socket{socket}.mem.mac_sram.`: the integrated MAC's SRAM holding the NIC rings and buffers (Nic.rings_in = 'mac_sram').
+pub fn mac_sram(socket: usize) -> String {
+    format!("system.socket{socket}.mem.mac_sram.")
+}
+/// The counters the engine writes below `mac_sram`.
+pub const MAC_SRAM_COUNTERS: &[&str] = &["reads", "writes"];
 
 /// `system.nic{nic}.`: one NIC (rx_batch_size::N is the histogram of packets per poll, N = 0 .. 32, then more).
 pub fn nic(nic: usize) -> String {
@@ -223,6 +237,20 @@ pub fn pcie(nic: usize) -> String {
 }
 /// The counters the engine writes below `pcie`.
 pub const PCIE_COUNTERS: &[&str] = &["down_busy_ps", "down_bytes", "tlps", "up_busy_ps", "up_bytes", "down_bytes.rx_data", "down_bytes.rx_desc_fetch", "down_bytes.rx_writeback", "down_bytes.tx_completion", "down_bytes.tx_data", "down_bytes.tx_desc_fetch", "up_bytes.rx_data", "up_bytes.rx_desc_fetch", "up_bytes.rx_writeback", "up_bytes.tx_completion", "up_bytes.tx_data", "up_bytes.tx_desc_fetch", "up_tlps.rx_data", "up_tlps.rx_desc_fetch", "up_tlps.rx_writeback", "up_tlps.tx_completion", "up_tlps.tx_data", "up_tlps.tx_desc_fetch"];
+
+/// `system.nic{nic}.switch.`: KeyVault's key-value distributor switch in front of a NIC.
+pub fn kvd_switch(nic: usize) -> String {
+    format!("system.nic{nic}.switch.")
+}
+/// The counters the engine writes below `kvd_switch`.
+pub const KVD_SWITCH_COUNTERS: &[&str] = &["down_busy_ps", "down_frames", "down_wire_bytes", "share_gbps", "up_busy_ps", "up_frames", "up_wire_bytes"];
+
+/// `system.nic{nic}.zc.`: a zero-copy NIC's (Nic.interface) transfers.
+pub fn zero_copy(nic: usize) -> String {
+    format!("system.nic{nic}.zc.")
+}
+/// The counters the engine writes below `zero_copy`.
+pub const ZERO_COPY_COUNTERS: &[&str] = &["rx_latency_ns", "rx_lines", "tx_lines"];
 
 /// `system.nic{nic}.on_die.`: an integrated MAC's on-die port (Nic.attach = 'on_die').
 pub fn on_die(nic: usize) -> String {
