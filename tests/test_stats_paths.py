@@ -1,7 +1,7 @@
 """The statistics paths declared once (models/stats_paths.py) against what the engine writes, and the power model
 reading through them (power/activity.py).
 
-Short real runs of the four platform shapes (one socket on a mesh, the Xeon's ring with private L2s, Mercury's 3D
+Short real runs of six platforms (one socket on a mesh, the Xeon's ring with private L2s, Mercury's 3D
 DRAM stack with its on-die MAC, four sockets with their links, KeyVault's zero-copy NIC behind its switch,
 Iridium's flash stack with the MAC's SRAM) and one run that writes a checkpoint together write
 every declared counter; every counter they write is declared (but the power model's own `power.*` and the NIC's
