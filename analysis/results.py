@@ -12,16 +12,14 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from models import param_path
 
-def _flatten(tree: Any, prefix: str, out: dict[str, Any]) -> None:
-    if isinstance(tree, dict):
-        for key, value in tree.items():
-            _flatten(value, f"{prefix}.{key}" if prefix else key, out)
-    elif isinstance(tree, list) and tree and all(isinstance(v, dict) for v in tree):
-        for i, value in enumerate(tree):
-            _flatten(value, f"{prefix}[{i}]", out)
-    else:
-        out[prefix] = json.dumps(tree) if isinstance(tree, list) else tree
+
+def config_columns(config: dict[str, Any]) -> dict[str, Any]:
+    """A resolved configuration as `cfg.<path>` columns, the paths in models/param_path.py's grammar
+    (`cfg.caches.llc.size`, `cfg.nics[0].socket`); a list that is not of parameter objects is one JSON cell."""
+    return {f"cfg.{path}": json.dumps(value) if isinstance(value, list) else value
+            for path, value in param_path.flatten(config).items()}   # canonical already
 
 
 def load_run(run_dir: str | pathlib.Path) -> dict[str, Any]:
@@ -31,9 +29,7 @@ def load_run(run_dir: str | pathlib.Path) -> dict[str, Any]:
     if missing:
         raise FileNotFoundError(f"{run_dir} is not a finished run: {', '.join(missing)} missing")
     row: dict[str, Any] = {"run": run_dir.name}
-    config: dict[str, Any] = {}
-    _flatten(json.loads((run_dir / "config.json").read_text()), "", config)
-    row.update({f"cfg.{k}": v for k, v in config.items()})
+    row.update(config_columns(json.loads((run_dir / "config.json").read_text())))
     row.update({f"stat.{k}": v for k, v in json.loads((run_dir / "stats.json").read_text()).items()})
     return row
 

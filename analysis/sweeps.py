@@ -1,4 +1,4 @@
-"""A sweep's result store (drivers/sweep.py) as one pandas DataFrame, and as Parquet.
+"""A sweep's result store (drivers/sweep/) as one pandas DataFrame, and as Parquet.
 
 One row per point of the sweep, in the sweep's order: `key`, `index`, `status` ('ok', 'failed', or 'missing' for a
 point not run yet), `error`, `host_seconds`, then `param.<path>` (the values the sweep varied), `cfg.<path>` (the
@@ -14,16 +14,16 @@ from typing import Any
 
 import pandas as pd
 
-from .results import _flatten
+from models import param_path
+
+from .results import config_columns
 
 
 def _row(record: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"key": record["key"], "index": record.get("index"), "status": record["status"],
                            "error": record.get("error"), "host_seconds": record.get("host_seconds")}
-    row.update({f"param.{k}": v for k, v in record.get("params", {}).items()})
-    config: dict[str, Any] = {}
-    _flatten(record.get("config", {}), "", config)
-    row.update({f"cfg.{k}": v for k, v in config.items()})
+    row.update({param_path.column("param", k): v for k, v in record.get("params", {}).items()})
+    row.update(config_columns(record.get("config", {})))
     row.update({f"stat.{k}": v for k, v in record.get("stats", {}).items()})
     return row
 
@@ -48,7 +48,7 @@ def load_sweep(store: str | pathlib.Path, *, include_missing: bool = False) -> p
     # A point stored by an earlier version of the sweep that varied fewer parameters (same resolved configuration,
     # so the same key) lacks the newer param.* values: they are its configuration's.
     for path in json.loads(manifest_path.read_text()).get("paths", []):
-        column, resolved = f"param.{path}", f"cfg.{path}"
+        column, resolved = param_path.column("param", path), param_path.column("cfg", path)
         if resolved in frame:
             frame[column] = frame[column].fillna(frame[resolved]) if column in frame else frame[resolved]
     return frame.reset_index(drop=True)

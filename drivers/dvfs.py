@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 import power
+from models import stats_paths as paths
 from models.core import Core
 from models.params import ParamError
 from models.system import System
@@ -103,11 +104,12 @@ class Assignment:
 
 def load_from_stats(stats: dict, cores: int) -> np.ndarray:
     """Each core's load: the measured requests the client sent to its queue (`client.core{c}.requests`)."""
-    missing = [f"client.core{c}.requests" for c in range(cores) if f"client.core{c}.requests" not in stats]
+    names = [paths.CLIENT_CORE.stat(c, "requests") for c in range(cores)]
+    missing = [name for name in names if name not in stats]
     if missing:
         raise ValueError(f"the run's stats lack the client's per-core load ({', '.join(missing[:3])}"
                          f"{' ...' if len(missing) > 3 else ''}): the DVFS policy needs a run with the ghost client")
-    return np.array([float(stats[f"client.core{c}.requests"]) for c in range(cores)])
+    return np.array([float(stats[name]) for name in names])
 
 
 def choose(load, policy: DvfsPolicy = DvfsPolicy()) -> list[str]:

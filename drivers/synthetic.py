@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from models import stats_paths as paths
+
 from .capacity import Outcome
 
 
@@ -56,6 +58,6 @@ def evaluate_point(make_system, options: dict[str, Any], report) -> dict[str, An
     rob, width = core["rob_entries"], core["issue_width"]
     ipc = width * (1 - 0.9 ** min(rob, 256)) / (1 + 0.2 * width)
     size = client["value_size"] or {"tiny": 8, "small": 64, "large": 1024, "xlarge": 1152}[client["dataset"]]
-    return {"stats": {"client.throughput_mrps": 10.0 * ipc / (1 + size / 512), "system.socket0.core0.ipc": ipc,
-                      "client.latency.p95": 1000.0 / ipc,
-                      "system.socket0.llc.mpki": config["caches"]["llc"]["size"] / 2**20}}
+    return {"stats": {paths.CLIENT.stat("throughput_mrps"): 10.0 * ipc / (1 + size / 512),
+                      paths.CORE.stat(0, 0, "ipc"): ipc, paths.CLIENT_LATENCY.stat("p95"): 1000.0 / ipc,
+                      paths.LLC.stat(0, "mpki"): config["caches"]["llc"]["size"] / 2**20}}

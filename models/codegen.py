@@ -1,7 +1,8 @@
-"""Generate the Rust mirror of every SimObject's parameters (models/params/src/generated/, one file per module).
+"""Generate the Rust mirror of every SimObject's parameters (models/params/src/generated/, one file per module) and
+of the statistics paths (generated/paths.rs, `kvsim_params::paths`, from models/stats_paths.py).
 
 The Python classes are the one declaration; the Rust structs are derived from them and checked to be current by a
-test, so the two sides cannot drift. Run `python -m models.codegen` after changing a parameter.
+test, so the two sides cannot drift. Run `python -m models.codegen` after changing a parameter or a statistics path.
 """
 
 from __future__ import annotations
@@ -180,9 +181,43 @@ def render_files() -> dict[str, str]:
     mod_lines = [HEADER, "//! One module per Python model module; everything is re-exported so paths stay "
                  "`kvsim_params::X`.", ""]
     mod_lines += [line for stem in stems for line in ("#[rustfmt::skip]", f"mod {stem};")]
+    mod_lines += ["#[rustfmt::skip]", "pub mod paths;"]
     mod_lines += [""] + [f"pub use self::{stem}::*;" for stem in stems] + [""]
     files["mod.rs"] = "\n".join(mod_lines)
+    files["paths.rs"] = render_paths()
     return files
+
+
+def _rust_path_fn(group) -> list[str]:
+    """One statistics path as a Rust function returning its prefix with the trailing dot."""
+    from .stats_paths import GROUPS
+
+    tail = group.rust_tail()
+    fields = [f for f in group.fields if f"{{{f}}}" in tail]
+    args = ", ".join(f"{f}: &str" if f in group.names else f"{f}: usize" for f in fields)
+    below = f" Below `{group.parent}`'s prefix." if group.parent else ""
+    body = f'format!("{tail}.")' if fields else f'String::from("{tail}.")'
+    counters = ", ".join(json.dumps(c) for c in group.counters)
+    lines = _doc_lines(f"`{tail}.`: {group.doc}.{below}", "")
+    lines += [f"pub fn {group.name}({args}) -> String {{", f"    {body}", "}"]
+    if group.counters:
+        lines += _doc_lines(f"The counters the engine writes below `{group.name}`.", "")
+        lines += [f"pub const {group.name.upper()}_COUNTERS: &[&str] = &[{counters}];"]
+    assert group.parent is None or group.parent in GROUPS
+    return lines
+
+
+def render_paths() -> str:
+    """`generated/paths.rs`: every statistics path of models/stats_paths.py (but the run's top level, which has no
+    prefix) as a function giving its prefix, and its counters."""
+    from .stats_paths import GROUPS
+
+    lines = [HEADER, "//! Statistics paths from a model's place in the tree, declared once in `models/stats_paths.py`.",
+             "//! Prefixes end in a dot, ready for a `StatSink`.", ""]
+    for group in GROUPS.values():
+        if group.pattern:
+            lines += _rust_path_fn(group) + [""]
+    return "\n".join(lines)
 
 
 def render() -> str:

@@ -21,6 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from . import stats_paths
 from .errors import HostMemoryError, OutputError, RunInterrupted, SimError
 from .system import System
 
@@ -226,7 +227,7 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
             write_status(out, f"failed: {type(err).__name__}: {err}")
         raise
     result = result_from_raw(raw, time.perf_counter() - started)
-    if system.mode == "detailed" and "system.timing.start_ticks" not in result.stats \
+    if system.mode == "detailed" and stats_paths.TIMING.stat("start_ticks") not in result.stats \
             and result.stop_reason != "interrupted":
         warnings.warn(f"detailed timing never started (detailed_start={system.detailed_start!r}; the run ended "
                       f"with {result.stop_reason!r} after {result.insts:,} instructions): every instruction ran "

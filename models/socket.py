@@ -12,8 +12,8 @@ target; with a slice per core, core c's slice shares its router when the cores f
 single-socket config and `--set` path (`harts=8`, `caches.llc.size=...`, `core.rob_entries=...`) keeps working.
 `System.socket_list()` gives the sockets either way; the Rust side has the same rule (`System::socket_list`).
 
-Statistics paths come from here (and from `kvsim_params::paths` on the Rust side, which spells them the same way);
-no model writes a path such as "system.socket0." itself.
+Statistics paths are declared in models/stats_paths.py (the Rust `kvsim_params::paths` is generated from it); the
+functions below name a socket's places with them, and no model writes a path such as "system.socket0." itself.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .core import Core
 from .dram import MemoryController
 from .noc import Noc
 from .params import Param, ParamError, SimObject
+from .stats_paths import CORE, LINK, LLC_SLICE, NOC, ROUTER, SOCKET
 
 
 class Socket(SimObject):
@@ -58,29 +59,29 @@ class Socket(SimObject):
                              "are attached to this socket: give one (x, y) per NIC, or none")
 
 
-# ---- statistics paths ---------------------------------------------------------------------------------------------
+# ---- statistics paths (declared in models/stats_paths.py, with the counters below each) ---------------------------
 
 def socket_path(socket: int) -> str:
-    return f"system.socket{socket}"
+    return SOCKET.path(socket)
 
 
 def core_path(socket: int, core: int) -> str:
     """A core and its private caches: `system.socket0.core17` (then `.l1d.misses`, `.ipc`, ...)."""
-    return f"{socket_path(socket)}.core{core}"
+    return CORE.path(socket, core)
 
 
 def llc_slice_path(socket: int, slice_: int) -> str:
-    return f"{socket_path(socket)}.llc.slice{slice_}"
+    return LLC_SLICE.path(socket, slice_)
 
 
 def noc_path(socket: int) -> str:
-    return f"{socket_path(socket)}.noc"
+    return NOC.path(socket)
 
 
 def router_path(socket: int, router: int) -> str:
-    return f"{noc_path(socket)}.router{router}"
+    return ROUTER.path(socket, router)
 
 
 def link_path(socket: int, src_router: int, dst_router: int) -> str:
     """The directed link between two neighbouring routers: `system.socket0.noc.link3_4`."""
-    return f"{noc_path(socket)}.link{src_router}_{dst_router}"
+    return LINK.path(socket, src_router, dst_router)

@@ -256,6 +256,7 @@ class Platform:
     nocs: list[NocConfig] = field(default_factory=list)
     mc: MemCtrlConfig = field(default_factory=MemCtrlConfig)
     dram: DramConfig | None = None
+    memory: str = "ddr"                 # what backs the caches (System.memory.kind): 'ddr', 'dram3d' or 'flash'
     nic: NicConfig = field(default_factory=NicConfig)
     pcie: PcieConfig = field(default_factory=PcieConfig)
     power_gating: bool = False

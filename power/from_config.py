@@ -206,6 +206,7 @@ def _platform(v: dict, index: int) -> Platform:
                          peak_MBps=2 * io_clock * 8, databus_bits=64, addrbus_bits=32, ranks=ranks, with_phy=True),
         dram=DramConfig(device, channels=channels, ranks_per_channel=ranks,
                         devices_per_rank=int(tech["dram_devices_per_rank"])),
+        memory=str(mem.get("kind", "ddr")),
         nic=nic, pcie=pcie, uncore_clock_MHz=uncore if uncore != clock else None,
         tdp_W=float(tech["tdp"]) or None)
 

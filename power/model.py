@@ -22,11 +22,9 @@ import numpy as np
 from . import calibration as cal
 from .activity import Activity
 from .blocks import GATE_AREA_F2, LOGIC_AREA_SCALE, ZERO, Block, array, cache_block, logic, wires
+from .classes import ON_DIE_CLASSES
 from .config import CacheConfig, DirectoryConfig, NocConfig, Platform
 from .tech import LONG_CHANNEL_SHARE, Technology, technology
-
-ON_DIE_CLASSES = ("cores", "caches", "noc", "mc", "io")
-OFF_DIE_CLASSES = ("dram", "nic")
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .model import OFF_DIE_CLASSES, ON_DIE_CLASSES
+from .classes import OFF_DIE_CLASSES, ON_DIE_CLASSES
 
 COLUMNS = ["area_mm2", "peak_dynamic_W", "runtime_dynamic_W", "subthreshold_leakage_W", "gate_leakage_W"]
 

@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from models import stats_paths  # noqa: E402
 from models.sim import simulate  # noqa: E402
 from models.system import System, Workload  # noqa: E402
 
@@ -144,8 +145,8 @@ def detailed_bench(console: Console, opts, functional_mips: float, qemu_mips: fl
         st = result.stats
         # Stats count from the program's ROI_BEGIN (a stats reset); MPKI and IPC describe that region.
         table.add_row(label, f"{result.insts:,}", f"{result.host_seconds:.2f}", f"{result.mips:,.1f}",
-                      f"{st['system.socket0.core0.l1d.mpki']:.1f}", f"{st['system.socket0.llc.mpki']:.1f}",
-                      f"{st['system.socket0.core0.ipc']:.3f}")
+                      f"{st[stats_paths.PRIVATE_CACHE.stat(0, 0, 'l1d', 'mpki')]:.1f}",
+                      f"{st[stats_paths.LLC.stat(0, 'mpki')]:.1f}", f"{st[stats_paths.CORE.stat(0, 0, 'ipc')]:.3f}")
     table.caption = "MPKI and IPC: the program's measured region (from ROI_BEGIN); MIPS: the whole run"
     Console(width=max(console.width, 112)).print(table)
     console.print(f"for comparison: functional {functional_mips:,.1f} MIPS, qemu-riscv64 {qemu_mips:,.1f} MIPS "

@@ -36,7 +36,10 @@ T0 = time.time()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from configs import brps_target_socket, kvs_functional  # noqa: E402
+from models import stats_paths  # noqa: E402
 from models.sim import simulate  # noqa: E402
+
+CHECKPOINT_BYTES = stats_paths.CHECKPOINT.stat("bytes")
 
 
 def server_args(items: int, harts: int) -> tuple[str, ...]:
@@ -107,9 +110,9 @@ def run(s, label: str):
                  progress_every=100_000)
     st = r.stats
     print(f"{label}: wall {time.time() - T0:.2f} s, phases began by {seen}, {mem.text()}, requests "
-          f"{st['client.requests']:.0f}, llc.mpki {st.get('system.socket0.llc.mpki', 0):.3f}, throughput "
+          f"{st['client.requests']:.0f}, llc.mpki {st.get(stats_paths.LLC.stat(0, 'mpki'), 0):.3f}, throughput "
           f"{st.get('client.throughput_mrps', 0):.3f} Mrps"
-          + (f", checkpoint {st['system.checkpoint.bytes']:.0f} bytes" if "system.checkpoint.bytes" in st else ""),
+          + (f", checkpoint {st[CHECKPOINT_BYTES]:.0f} bytes" if CHECKPOINT_BYTES in st else ""),
           flush=True)
 
 

@@ -27,41 +27,29 @@ from rich.table import Table  # noqa: E402
 from rich.text import Text  # noqa: E402
 
 import configs  # noqa: E402
+from models import param_path, stats_paths  # noqa: E402
 from models.errors import OutputError, RunInterrupted, SimError  # noqa: E402
 from models.params import ParamError, SimObject  # noqa: E402
 from models.sim import simulate  # noqa: E402
-from models.socket import socket_path  # noqa: E402
 
 DEFAULT_CONFIG = "kvs_default"
 
 
 def apply_override(system: SimObject, assignment: str) -> None:
-    """`a.b.c=value` (`nics.1.x`: an element of a list): value is read as JSON when it parses (numbers, lists,
+    """`path=value`, the path in the grammar of models/param_path.py (`caches.llc.size`, `nics[1].pcie_lanes`, also
+    `nics.1.pcie_lanes`, `workload.argv[prefetch]`): value is read as JSON when it parses (numbers, lists,
     booleans), else as a string."""
     path, sep, text = assignment.partition("=")
     if not sep:
         raise ParamError(f"--set {assignment!r}: expected NAME=VALUE")
-    *parents, leaf = path.strip().split(".")
-    target = system
-    for part in parents:
-        if isinstance(target, list):
-            # An entry of a list of parameter objects: `nics.1.port_gbps`.
-            if not part.isdigit() or int(part) >= len(target):
-                raise ParamError(f"--set {assignment!r}: {part!r} is not an index of that list (it has "
-                                 f"{len(target)} entries)")
-            target = target[int(part)]
-            continue
-        param = target._params.get(part)
-        if param is None or param.kind != "child":
-            children = [n for n, p in target._params.items() if p.kind == "child"]
-            raise ParamError(f"--set {assignment!r}: {type(target).__name__} has no parameter object {part!r} "
-                             f"(its parameter objects: {', '.join(children) or 'none'})")
-        target = getattr(target, part)
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
         value = text
-    setattr(target, leaf, value)
+    try:
+        param_path.set_value(system, path.strip(), value)
+    except ParamError as err:
+        raise ParamError(f"--set {assignment!r}: {err}") from None
 
 
 class ProgressLine:
@@ -109,29 +97,7 @@ def add_power(result, system) -> None:
         write_outputs(result, config, result.outdir)
 
 
-def _mean(stats: dict[str, float], prefix: str, suffix: str) -> float | None:
-    values = [v for k, v in stats.items() if k.startswith(prefix) and k.endswith(suffix)]
-    return sum(values) / len(values) if values else None
-
-
-def _socket_prefixes(stats: dict[str, float]) -> list[str]:
-    """The statistics prefix of every socket the run reported (`system.socket0.`, `system.socket1.`, ...)."""
-    prefixes = []
-    while any(k.startswith(f"{socket_path(len(prefixes))}.") for k in stats):
-        prefixes.append(f"{socket_path(len(prefixes))}.")
-    return prefixes
-
-
-def _core_ipcs(stats: dict[str, float]) -> list[float]:
-    """Every core's IPC, socket by socket."""
-    return [v for prefix in _socket_prefixes(stats) for k, v in stats.items()
-            if k.startswith(f"{prefix}core") and k.endswith(".ipc")]
-
-
-def _socket_mean(stats: dict[str, float], suffix: str) -> float | None:
-    """The mean over every socket's statistics ending in `suffix`."""
-    values = [v for prefix in _socket_prefixes(stats) for k, v in stats.items()
-              if k.startswith(prefix) and k.endswith(suffix)]
+def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
@@ -159,16 +125,16 @@ def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     rows += [("requests checked", f"{stats['client.requests']:,.0f} ({stats['client.hits']:,.0f} GET hits, "
                                   f"{stats['client.misses']:,.0f} misses)"),
              ("instructions / request", f"{stats['client.insts_per_request']:.1f}")]
-    ipc = _core_ipcs(stats)
+    ipc = stats_paths.CORE.values(stats, "ipc")
     if ipc:
         rows.append(("IPC (mean of cores)", f"{sum(ipc) / len(ipc):.3f}"))
-    sockets = len(_socket_prefixes(stats))
-    for label, suffix in (("L1D MPKI (mean)", ".l1d.mpki"),
-                          ("LLC MPKI" + (f" (mean of {sockets} sockets)" if sockets > 1 else ""), "llc.mpki")):
-        value = _socket_mean(stats, suffix)
-        if value is not None:
-            rows.append((label, f"{value:.2f}"))
-    batch = _mean(stats, "system.nic", ".rx_batch_mean")
+    sockets = len(stats_paths.sockets(stats))
+    for label, values in (("L1D MPKI (mean)", stats_paths.PRIVATE_CACHE.values(stats, "mpki", cache="l1d")),
+                          ("LLC MPKI" + (f" (mean of {sockets} sockets)" if sockets > 1 else ""),
+                           stats_paths.LLC.values(stats, "mpki"))):
+        if values:
+            rows.append((label, f"{_mean(values):.2f}"))
+    batch = _mean(stats_paths.NIC_QUEUE.values(stats, "rx_batch_mean"))
     if batch is not None:
         rows.append(("RX batch (mean)", f"{batch:.1f} packets per poll"))
     return rows
@@ -228,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row("simulated time", f"{result.sim_seconds * 1e3:.3f} ms")
     table.add_row("host time", f"{result.host_seconds:.2f} s")
     table.add_row("speed", f"{result.mips:.1f} simulated MIPS")
-    ipc = _core_ipcs(result.stats)
+    ipc = stats_paths.CORE.values(result.stats, "ipc")
     if ipc:
         table.add_row("mode", f"detailed (timing from {system.detailed_start})")
         if len(ipc) <= 16:

@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(opts.root.resolve()))
     from configs import brps_target_socket as target
     from drivers import capacity
+    from models import stats_paths
 
     def make(rate: float):
         return target.system(requests=opts.requests, offered_mpps=rate)
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"throughput: {s['client.throughput_mrps']:.3f} M requests/s; loss {best.loss:.4f}")
     print(f"p95 latency: {s['client.latency.p95'] / 1e3:.3f} us")
     print(f"LLC MPKI: {stat('llc.mpki')}")
-    batches = [v for k, v in s.items() if k.startswith("system.nic") and k.endswith(".rx_batch_mean")]
+    batches = stats_paths.NIC_QUEUE.values(s, "rx_batch_mean")
     batch = f"{sum(batches) / len(batches):.1f}" if batches else "-"
     print(f"instructions per request: {s['client.insts_per_request']:.0f}; RX batch (mean over NICs): {batch}")
     print(f"mesh link utilisation: mean {stat('noc.link_utilization_avg')}, max {stat('noc.link_utilization_max')}")

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import re
 import sys
 import time
 
@@ -40,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 import configs  # noqa: E402
 from configs import brps_target_socket, xeon_e5_2697v2_socket  # noqa: E402
 from drivers import capacity  # noqa: E402
+from models import stats_paths  # noqa: E402
 from models.sim import RunResult, simulate  # noqa: E402
 from models.socket import core_path, socket_path  # noqa: E402
 
@@ -113,15 +113,14 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         return sum(s.get(f"{socket_path(k)}.{name}", 0.0) for k in sockets)
 
     # Every NIC's queues and ports (system.nic{K}.queue{Q}., system.nic{K}.port{P}.).
-    def nic_keys(kind: str, leaf: str) -> list[str]:
-        return [k for k in s if re.fullmatch(rf"system\.nic\d+\.{kind}\d+\.{leaf}", k)]
-
-    batches = sum(s[k] for k in nic_keys("queue", "rx_batches"))
-    batch = (sum(s[k] * s[k.removesuffix("rx_batches") + "rx_batch_mean"] for k in nic_keys("queue", "rx_batches"))
-             / batches) if batches else 0.0
+    queues = stats_paths.NIC_QUEUE.instances(s, "rx_batches")
+    batches = sum(s[stats_paths.NIC_QUEUE.stat(*q, "rx_batches")] for q in queues)
+    batch = (sum(s[stats_paths.NIC_QUEUE.stat(*q, "rx_batches")] * s[stats_paths.NIC_QUEUE.stat(*q, "rx_batch_mean")]
+                 for q in queues) / batches) if batches else 0.0
     hits, misses = socket_sum("ddio.core_read_hits"), socket_sum("ddio.core_read_misses")
     if not hits + misses:      # several sockets share one memory system: its DDIO counters are the system's
-        hits, misses = s.get("system.ddio.core_read_hits", 0.0), s.get("system.ddio.core_read_misses", 0.0)
+        ddio = stats_paths.SYSTEM_DDIO
+        hits, misses = s.get(ddio.stat("core_read_hits"), 0.0), s.get(ddio.stat("core_read_misses"), 0.0)
     return {
         "throughput_mrps": s.get("client.throughput_mrps", 0.0),
         "loss": s.get("client.loss", 0.0),
@@ -135,8 +134,8 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "llc_miss_rate": socket_mean("llc.miss_rate"),
         "mem_read_gbs": socket_sum("mem.read_bw") / 1e9,
         "mem_write_gbs": socket_sum("mem.write_bw") / 1e9,
-        "net_rx_gbps": sum(s[k] for k in nic_keys("port", "rx_wire_gbps")),
-        "net_tx_gbps": sum(s[k] for k in nic_keys("port", "tx_wire_gbps")),
+        "net_rx_gbps": sum(stats_paths.NIC_PORT.values(s, "rx_wire_gbps")),
+        "net_tx_gbps": sum(stats_paths.NIC_PORT.values(s, "tx_wire_gbps")),
         "p95_us": s.get("client.latency.p95", 0.0) / 1e3,
         "ddio_core_hit": hits / (hits + misses) if hits + misses else float("nan"),
     }

@@ -243,7 +243,7 @@ def test_the_guest_checkpoint_call(engine, tmp_path):
     assert back.stdout == scratch.stdout and back.stats == scratch.stats
 
 
-# The sweep runner shares one checkpoint between the points of a data set (drivers/sweep.py, share_checkpoint).
+# The sweep runner shares one checkpoint between the points of a data set (drivers/sweep/, share_checkpoint).
 
 def shared_sweep(name, points, **base):
     from drivers.sweep import Base, List, Sweep

@@ -89,12 +89,13 @@ def test_the_power_model_prices_no_pcie_link_for_an_integrated_mac():
     assert (card.nic.on_die, card.pcie.count) == (False, 1)
 
 
-def test_the_activity_of_an_integrated_mac_misses_no_pcie_counters():
-    from power.activity import from_stats
+def test_the_activity_of_an_integrated_mac_needs_no_pcie_counters():
+    from power.activity import MissingCounters, _nic
+    from power.activity import _Reader as Reader
     from power.from_config import platform_from_config
     platform = platform_from_config(configs.load("mercury").system(cores=4).to_dict())
-    stats = {"sim_seconds": 1e-3, "system.nic0.on_die.up_bytes": 1000.0, "system.nic0.port0.rx_bytes": 900.0}
-    act = from_stats(stats, platform)
-    assert act.nic.rx_bytes == 900.0
-    assert not [k for k in act.missing if ".pcie." in k]
-    assert [k for k in from_stats({"sim_seconds": 1e-3}, platform).missing if ".pcie." in k], "a PCIe NIC's are named"
+    port = {f"system.nic0.port0.{k}": 900.0 for k in ("rx_bytes", "tx_bytes", "rx_frames", "tx_frames")}
+    nic = _nic(Reader({"system.nic0.on_die.up_bytes": 1000.0, **port}), platform)
+    assert nic.rx_bytes == 900.0 and nic.pcie_bytes == 0.0
+    with pytest.raises(MissingCounters, match=r"NIC 0 .*system\.nic0\.pcie\.tlps"):
+        _nic(Reader(port), platform)

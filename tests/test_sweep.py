@@ -1,4 +1,4 @@
-"""The sweep runner (drivers/sweep.py) with a synthetic evaluator (drivers/synthetic.py): resume after kill -9,
+"""The sweep runner (drivers/sweep/) with a synthetic evaluator (drivers/synthetic.py): resume after kill -9,
 failed points, the Dask back-end, the key, the spaces and bad sweeps. The configurations are the real ones
 (configs/brps_target_socket.py), resolved and validated; only the measurement is made up."""
 

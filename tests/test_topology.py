@@ -133,10 +133,10 @@ def test_statistics_paths_come_from_the_tree():
     assert paths.link_path(0, 3, 4) + ".flits" == "system.socket0.noc.link3_4.flits"
     assert paths.router_path(0, 5) == "system.socket0.noc.router5"
     assert paths.llc_slice_path(0, 3) == "system.socket0.llc.slice3"
-    # The engine spells them the same way (kvsim_params::paths), and no engine or model code writes a socket's
-    # path as a literal.
-    rust = (ROOT / "models" / "params" / "src" / "lib.rs").read_text()
-    assert 'format!("system.socket{socket}.core{core}.")' in rust and 'format!("link{from}_{to}.")' in rust
+    # The engine spells them the same way (kvsim_params::paths, generated from models/stats_paths.py), and no
+    # engine or model code writes a socket's path as a literal.
+    rust = (ROOT / "models" / "params" / "src" / "generated" / "paths.rs").read_text()
+    assert 'format!("system.socket{socket}.core{core}.")' in rust and 'format!("link{src}_{dst}.")' in rust
     for source in (ROOT / "models").rglob("*.rs"):
         code = source.read_text().split("#[cfg(test)]")[0]
         if source.parent.name != "tests":

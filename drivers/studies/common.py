@@ -17,10 +17,10 @@ Reduced scale keeps per-core resources in proportion to the 60-core socket (plat
 from __future__ import annotations
 
 import pathlib
-import re
 from typing import Any
 
 from configs import brps_target_socket
+from models import stats_paths as paths
 from models.nic import Nic
 from models.system import System
 
@@ -76,51 +76,53 @@ def scale_text(cores: int) -> str:
             f"{s.memory.channels} DDR4-2400 channel(s)")
 
 
-# Every NIC's queues and ports (system.nic{k}.queue{q}.*, system.nic{k}.port{p}.*): a socket has several NICs.
-NIC_QUEUE = re.compile(r"system\.nic\d+\.queue\d+\.")
-NIC_PORT = re.compile(r"system\.nic\d+\.port\d+\.")
+def values_of(row: Any, group: paths.StatGroup, counter: str, **fixed: int | str) -> list[float]:
+    """The (non-NaN) values of `counter` of every instance of a declared statistics group in `row` (a stats dict
+    or a table row's stats), some fields fixed: every core of socket 0 is `values_of(r, CORE, "ipc", socket=0)`."""
+    rx = group.regex(counter)
+    out = []
+    for key, value in row.items():
+        m = rx.fullmatch(key) if isinstance(key, str) else None
+        if m is not None and value == value and all(str(m[f]) == str(v) for f, v in fixed.items()):
+            out.append(value)
+    return out
 
 
-def _matches(key: str, prefix: str | re.Pattern[str], suffix: str) -> bool:
-    starts = prefix.match(key) is not None if isinstance(prefix, re.Pattern) else key.startswith(prefix)
-    return starts and key.endswith(suffix)
-
-
-def mean_of(row: Any, prefix: str | re.Pattern[str], suffix: str) -> float:
-    """The mean of the (non-NaN) values whose keys start with `prefix` (a string or a pattern) and end in `suffix`."""
-    values = [v for k, v in row.items() if _matches(k, prefix, suffix) and v == v]
+def mean_of(row: Any, group: paths.StatGroup, counter: str, **fixed: int | str) -> float:
+    """The mean of `values_of` (NaN when there is none)."""
+    values = values_of(row, group, counter, **fixed)
     return sum(values) / len(values) if values else float("nan")
 
 
-def sum_of(row: Any, prefix: str | re.Pattern[str], suffix: str) -> float:
-    return sum(v for k, v in row.items() if _matches(k, prefix, suffix) and v == v)
+def sum_of(row: Any, group: paths.StatGroup, counter: str, **fixed: int | str) -> float:
+    return sum(values_of(row, group, counter, **fixed))
 
 
 def figures_of(row: Any) -> dict[str, float]:
     """The figures the studies plot, from one table row (stat.* columns) at the point's capacity."""
     r = {k[5:]: v for k, v in row.items() if isinstance(k, str) and k.startswith("stat.")}
     cores = int(row.get("cfg.harts", 1))
-    batches = sum_of(r, NIC_QUEUE, ".rx_batches")
-    cycles = sum_of(r, "system.socket0.core", ".cycles")
+    batches = sum_of(r, paths.NIC_QUEUE, "rx_batches")
+    cycles = sum_of(r, paths.CORE, "cycles", socket=0)
     clock_ghz = row.get("cfg.core.clock", 2.5e9) / 1e9
     return {
         "throughput_mrps": r.get("capacity.mrps", r.get("client.throughput_mrps", float("nan"))),
         "capacity_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
         "p95_us": r.get("client.latency.p95", float("nan")) / 1e3,
         "p50_us": r.get("client.latency.p50", float("nan")) / 1e3,
-        "net_rx_gbps": sum_of(r, NIC_PORT, ".rx_wire_gbps"),
-        "net_tx_gbps": sum_of(r, NIC_PORT, ".tx_wire_gbps"),
-        "l1d_mpki": mean_of(r, "system.socket0.core", ".l1d.mpki"),
-        "llc_mpki": r.get("system.socket0.llc.mpki", float("nan")),
-        "mem_read_gbs": r.get("system.socket0.mem.read_bw", float("nan")) / 1e9,
-        "mem_write_gbs": r.get("system.socket0.mem.write_bw", float("nan")) / 1e9,
-        "ipc": mean_of(r, "system.socket0.core", ".ipc"),
-        "rx_batch": mean_of(r, NIC_QUEUE, ".rx_batch_mean"),
+        "net_rx_gbps": sum_of(r, paths.NIC_PORT, "rx_wire_gbps"),
+        "net_tx_gbps": sum_of(r, paths.NIC_PORT, "tx_wire_gbps"),
+        "l1d_mpki": mean_of(r, paths.PRIVATE_CACHE, "mpki", socket=0, cache="l1d"),
+        "llc_mpki": r.get(paths.LLC.stat(0, "mpki"), float("nan")),
+        "mem_read_gbs": r.get(paths.MEMORY.stat(0, "read_bw"), float("nan")) / 1e9,
+        "mem_write_gbs": r.get(paths.MEMORY.stat(0, "write_bw"), float("nan")) / 1e9,
+        "ipc": mean_of(r, paths.CORE, "ipc", socket=0),
+        "rx_batch": mean_of(r, paths.NIC_QUEUE, "rx_batch_mean"),
         # Core time per RX batch: every core's cycles in the measured phase over the batches it took (at capacity
         # the cores are never idle, so this is the time to process one batch).
         "ns_per_rx_batch": cycles / clock_ghz / batches if batches else float("nan"),
         # The same per packet of those batches (batches grow with load, so time per batch alone can mislead).
-        "ns_per_rx_packet": cycles / clock_ghz / batches / mean_of(r, NIC_QUEUE, ".rx_batch_mean")
+        "ns_per_rx_packet": cycles / clock_ghz / batches / mean_of(r, paths.NIC_QUEUE, "rx_batch_mean")
         if batches else float("nan"),
         "cores": cores,
     }

@@ -12,7 +12,7 @@ stand-in for a kind the engine cannot build: models.dram.ENGINE_BACKING_KINDS).
 
 `python -m drivers.studies.dense table|breakdown|bench [--platform NAME] [--requests-per-core N]` prints the figures.
 The studies' sweeps (cores, A7 vs A15, memory latency, L2, KeyVault vs Mercury, the server table) are
-drivers/studies/dense_sweeps.py, run by `sim-scripts/figures.py --study dense`.
+drivers/studies/dense_sweeps.py (the study `dense` of drivers.studies), run by `sim-scripts/figures.py --study dense`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import configs
 from drivers import capacity as cap
+from models import stats_paths as paths
 from models.dense_server import DenseServer, ServerFigures, StackFigures
 from models.sim import simulate
 from models.system import System
@@ -76,11 +77,11 @@ def stack_system(name: str, rate_mpps: float = 0.0, *, requests_per_core: int = 
 
 def memory_gbps(stats: dict[str, float]) -> float:
     """Memory traffic of the measured phase, GB/s (1e9 bytes/s): the stack's own counter, or the DDR channels'."""
-    if "system.socket0.mem.bandwidth_gbps" in stats:
-        return stats["system.socket0.mem.bandwidth_gbps"]
+    if paths.MEMORY.stat(0, "bandwidth_gbps") in stats:
+        return stats[paths.MEMORY.stat(0, "bandwidth_gbps")]
     secs = stats["client.measured_ns"] * 1e-9
-    moved = sum(v for k, v in stats.items() if k.startswith("system.socket0.mem.channel")
-                and k.endswith(("read_bytes", "write_bytes")))
+    moved = sum(paths.CHANNEL.values(stats, "read_bytes", socket=0) + paths.CHANNEL.values(stats, "write_bytes",
+                                                                                          socket=0))
     return moved / secs / 1e9 if secs > 0 else 0.0
 
 
@@ -183,7 +184,7 @@ def breakdown(gets: int, core_kind: str = "a7", clock: str | None = None, l2: bo
     for i, phase in enumerate(("hash", "network stack", "whole GET")):
         (t0, s0), (t1, s1) = dumps[i], dumps[i + 1]
         out[phase] = {"ns": (t1 - t0) / 1e3 / gets,
-                      "insts": (s1["system.hart0.insts"] - s0["system.hart0.insts"]) / gets}
+                      "insts": (s1[paths.HART.stat(0, "insts")] - s0[paths.HART.stat(0, "insts")]) / gets}
     out["memcached"] = {k: out["whole GET"][k] - out["network stack"][k] - out["hash"][k] for k in ("ns", "insts")}
     return out
 
@@ -219,20 +220,6 @@ def bench(name: str = "Mercury-32 (A7, 1 GHz)", rate_mpps: float | None = None,
         out["detailed_host_s_per_sim_s"] = out["detailed_host_s"] / out["detailed_sim_s"]
         out["detailed_mips"] = out["detailed_insts"] / out["detailed_host_s"] / 1e6
     return out
-
-
-def sweeps(full: bool = False) -> list:
-    """The studies' sweeps (drivers.studies.dense_sweeps): `sim-scripts/figures.py --study dense`."""
-    from . import dense_sweeps
-
-    return dense_sweeps.sweeps(full)
-
-
-def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
-    """The studies' tables, plots and report into `outdir` (results/figures/dense/)."""
-    from . import dense_sweeps
-
-    return dense_sweeps.make(tables, outdir, full)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,6 +23,7 @@ Scales: `REDUCED` (`make figures`) and `FULL` (`--full`) differ in measured requ
 
 from __future__ import annotations
 
+import functools
 import math
 import pathlib
 import warnings
@@ -32,6 +33,7 @@ from typing import Any, Callable
 import configs
 from drivers import capacity as cap
 from drivers.sweep import Base, Grid, List, Sweep
+from models import stats_paths as paths
 from models.dense_server import ServerBudgetWarning, StackFigures
 from models.system import System
 
@@ -172,9 +174,10 @@ def _priced(system: System) -> dict[str, float]:
 def port_figures(stats: dict[str, float], offered_mpps: float, port_gbps: float) -> dict[str, float]:
     """The 10 GbE port at the capacity: mean request and response frame (bytes, without FCS), the line rate in
     frames/s for that request frame, and the offered load's share of it (the port's RX utilisation)."""
-    rx_frames, tx_frames = stats.get("system.nic0.port0.rx_frames", 0.0), stats.get("system.nic0.port0.tx_frames", 0.0)
-    rx_bytes = stats.get("system.nic0.port0.rx_bytes", 0.0) / rx_frames if rx_frames else math.nan
-    tx_bytes = stats.get("system.nic0.port0.tx_bytes", 0.0) / tx_frames if tx_frames else math.nan
+    port = functools.partial(paths.NIC_PORT.stat, 0, 0)
+    rx_frames, tx_frames = stats.get(port("rx_frames"), 0.0), stats.get(port("tx_frames"), 0.0)
+    rx_bytes = stats.get(port("rx_bytes"), 0.0) / rx_frames if rx_frames else math.nan
+    tx_bytes = stats.get(port("tx_bytes"), 0.0) / tx_frames if tx_frames else math.nan
     line = port_gbps * 1e9 / 8 / (rx_bytes + WIRE_OVERHEAD) / 1e6 if rx_frames else math.nan
     return {"port.rx_frame_bytes": rx_bytes, "port.tx_frame_bytes": tx_bytes, "port.line_rate_mfps": line,
             "port.rx_utilisation": offered_mpps / line if rx_frames else math.nan,
@@ -231,13 +234,11 @@ def _kind_label(platform: str, row: Any) -> str:
 
 def busiest_port_share(stats: dict[str, float]) -> float:
     """The busiest memory port's (or flash controller's) share of all accesses of the measured phase."""
-    per_port: dict[str, float] = {}
-    for k, v in stats.items():
-        if k.startswith("system.socket0.mem.port") and k.endswith((".reads", ".writes")):
-            port = k.rsplit(".", 1)[0]
-            per_port[port] = per_port.get(port, 0.0) + v
-    total = sum(per_port.values())
-    return max(per_port.values()) / total if total else math.nan
+    ports = {p for counter in ("reads", "writes") for _, p in paths.STACK_PORT.instances(stats, counter, socket=0)}
+    per_port = [sum(stats.get(paths.STACK_PORT.stat(0, p, counter), 0.0) for counter in ("reads", "writes"))
+                for p in ports]
+    total = sum(per_port)
+    return max(per_port) / total if total else math.nan
 
 
 def frame(tables: dict[str, Any]) -> Any:
@@ -289,10 +290,10 @@ def frame(tables: dict[str, Any]) -> Any:
                 "port-bound": bool(st.get("port.rx_utilisation", 0.0) >= PORT_BOUND
                                    or st["capacity.upper_mpps_per_port"] < 0),
                 "insts/request": st.get("client.insts_per_request", math.nan),
-                "mem queue delay ns": st.get("system.socket0.mem.avg_queue_delay_ps", math.nan) / 1e3,
+                "mem queue delay ns": st.get(paths.MEMORY.stat(0, "avg_queue_delay_ps"), math.nan) / 1e3,
                 "busiest mem port share": busiest_port_share(st),
-                "load latency cycles": common.mean_of(st, "system.socket0.core", ".load_latency_avg"),
-                "mem ports": sum(1 for k in st if k.startswith("system.socket0.mem.port") and k.endswith(".reads")),
+                "load latency cycles": common.mean_of(st, paths.CORE, "load_latency_avg", socket=0),
+                "mem ports": len(paths.STACK_PORT.instances(st, "reads", socket=0)),
                 "measured ms": st.get("client.measured_ns", math.nan) / 1e6,
                 "PCIe latency ns": float(row.get("cfg.nic.pcie_latency", math.nan)) / 1e3,
                 "probes": int(st["capacity.probes"]), "host s": float(row.get("host_seconds", math.nan)),

@@ -24,6 +24,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from models import stats_paths as paths
+
 from ..sweep import Base, Grid, Sweep
 from . import common, servers
 
@@ -109,7 +111,7 @@ def sustained_mrps(stats: dict[str, float]) -> float:
     offered = stats.get("client.offered_mpps", 0.0)
     if not offered:
         return float("nan")
-    ports = max(1, len({k.rsplit(".", 1)[0] for k in stats if common.NIC_PORT.match(k)}))
+    ports = max(1, len(paths.NIC_PORT.instances(stats, "rx_frames")))
     loss = capacity.outcome_from_stats(stats, offered / ports).loss
     sent = stats.get("client.requests", 0.0) + stats.get("client.lost_requests", 0.0)
     per_frame = sent / stats["client.packets"] if stats.get("client.packets") else 1.0

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 import configs
+from models import stats_paths as paths
 
 from ..sweep import Base, Grid, Sweep
 from . import common
@@ -182,10 +183,9 @@ def expected_core_share(items: int, cores: int, mode: str, get_ratio: float = 0.
 
 def per_core_counts(row: Any) -> np.ndarray:
     """client.core{c}.requests of a table row (stat.* columns) or a stats dict, in core order."""
-    prefix = "stat.client.core" if any(str(k).startswith("stat.") for k in row.keys()) else "client.core"
-    counts = {int(k[len(prefix):].split(".")[0]): v for k, v in row.items()
-              if isinstance(k, str) and k.startswith(prefix) and k.endswith(".requests")}
-    return np.array([counts[c] for c in range(len(counts))], dtype=float)
+    stats = {str(k).removeprefix("stat."): v for k, v in row.items()}
+    cores = [c for (c,) in paths.CLIENT_CORE.instances(stats, "requests")]
+    return np.array([stats[paths.CLIENT_CORE.stat(c, "requests")] for c in cores], dtype=float)
 
 
 def load_summary(load: np.ndarray) -> dict[str, float]:

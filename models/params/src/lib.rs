@@ -41,37 +41,17 @@ impl Socket {
     }
 }
 
-/// Statistics paths from a model's place in the tree (spelled as `models/socket.py` spells them). Prefixes end in
-/// a dot, ready for a `StatSink`.
-pub mod paths {
-    /// `system.socket{S}.`
-    pub fn socket(socket: usize) -> String {
-        format!("system.socket{socket}.")
-    }
-    /// `system.socket{S}.core{N}.`: a core and its private caches.
-    pub fn core(socket: usize, core: usize) -> String {
-        format!("system.socket{socket}.core{core}.")
-    }
-    /// `system.socket{S}.noc.`
-    pub fn noc(socket: usize) -> String {
-        format!("system.socket{socket}.noc.")
-    }
-    /// Below a network's prefix: `router{R}.`
-    pub fn router(router: usize) -> String {
-        format!("router{router}.")
-    }
-    /// Below a network's prefix: `link{A}_{B}.`, the directed link from router A to its neighbour B.
-    pub fn link(from: usize, to: usize) -> String {
-        format!("link{from}_{to}.")
-    }
+// `paths` (statistics paths, `kvsim_params::paths::core(0, 3)`) is generated too, from `models/stats_paths.py`.
 
-    #[cfg(test)]
-    mod tests {
-        #[test]
-        fn paths_follow_the_tree() {
-            assert_eq!(super::core(1, 17), "system.socket1.core17.");
-            assert_eq!(super::noc(0) + &super::link(3, 4), "system.socket0.noc.link3_4.");
-            assert_eq!(super::noc(0) + &super::router(5), "system.socket0.noc.router5.");
-        }
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths_follow_the_tree() {
+        use super::paths;
+        assert_eq!(paths::core(1, 17), "system.socket1.core17.");
+        assert_eq!(paths::noc(0) + &paths::link(3, 4), "system.socket0.noc.link3_4.");
+        assert_eq!(paths::noc(0) + &paths::router(5), "system.socket0.noc.router5.");
+        assert_eq!(paths::private_cache(0, 2, "l1d"), "system.socket0.core2.l1d.");
+        assert!(paths::CHANNEL_COUNTERS.contains(&"activates"));
     }
 }

@@ -29,6 +29,8 @@ mod stacked;
 mod system;
 #[rustfmt::skip]
 mod technology;
+#[rustfmt::skip]
+pub mod paths;
 
 pub use self::cache::*;
 pub use self::client::*;

@@ -1,0 +1,97 @@
+"""Shared checkpoints: the points of a sweep that share a data set load it once and restore it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pathlib
+import shutil
+import time
+import traceback
+from typing import TYPE_CHECKING, Any
+
+from models import stats_paths as paths
+from models.system import System
+
+from .store import atomic_write_json, engine_hash, file_hash
+
+if TYPE_CHECKING:
+    from .points import Point
+
+CHECKPOINTS = "checkpoints"       # the store's folder of shared checkpoints, one per data set
+
+
+def shares_data_set(system: System) -> bool:
+    """Can this point restore a shared checkpoint? It needs the client's bulk load (the checkpoint is taken at its
+    end) and must not name a checkpoint of its own."""
+    return system.client.enabled and system.client.bulk_load and not system.restore_from and \
+        not system.checkpoint_to
+
+
+def data_set_key(config: dict[str, Any]) -> str:
+    """The key of the data set a point's checkpoint holds: what a restore refuses to change (the engine's own list),
+    the guest binary's content and the engine's. Points with equal keys can restore one checkpoint."""
+    from models import _engine
+
+    blob = {"identity": json.loads(_engine.checkpoint_identity(json.dumps(config))),
+            "binary": file_hash(config["workload"]["binary"]), "engine": engine_hash()}
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
+
+
+def checkpoint_dir(store: str | pathlib.Path, data_set: str) -> pathlib.Path:
+    return pathlib.Path(store) / CHECKPOINTS / data_set
+
+
+def loader_system(point: Point, target: pathlib.Path) -> System:
+    """The run that loads the point's data set and checkpoints it: the point's configuration, functional (timing
+    is not in a checkpoint), with one measured request after the checkpoint."""
+    system = point.system()
+    system.mode, system.detailed_start, system.warm_caches, system.warm_start_insts = "functional", "start", False, 0
+    system.max_insts, system.max_time = 0, 0
+    system.client.requests = 1
+    system.checkpoint_to = str(target)
+    return system
+
+
+def prepare_checkpoint(store: str, point: Point) -> dict[str, Any]:
+    """In a worker: load `point`'s data set and checkpoint it (unless the store has it already). Returns a record
+    (status 'ok' or 'failed' with the error), also stored as checkpoints/<key>.json."""
+    from models.sim import simulate
+
+    target = checkpoint_dir(store, point.data_set)
+    record_path = target.parent / f"{point.data_set}.json"
+    if (target / "manifest.json").is_file() and record_path.is_file():
+        return {**json.loads(record_path.read_text()), "loaded": False}
+    for stale in target.parent.glob(f".{point.data_set}.partial-*"):   # a loader killed mid-write
+        shutil.rmtree(stale, ignore_errors=True)
+    if target.exists():                                                  # written, but its record was not
+        shutil.rmtree(target)
+    progress_file = pathlib.Path(store) / "progress" / f"load-{point.data_set}"
+    started = time.time()
+    record: dict[str, Any] = {"data_set": point.data_set, "point": point.key, "params": point.params}
+    try:
+        system = loader_system(point, target)
+        progress_file.parent.mkdir(parents=True, exist_ok=True)
+
+        def progress(insts: int, ticks: int, phase: str) -> None:
+            progress_file.write_text(f"loading the data set: {insts:,} instructions")
+
+        result = simulate(system, progress=progress, progress_every=20_000_000)
+        record.update(status="ok", error=None, bytes=int(result.stats[paths.CHECKPOINT.stat("bytes")]),
+                      insts=result.insts, config=system.to_dict())
+    except Exception as err:  # every point of the group is recorded failed with this error
+        record.update(status="failed", error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc())
+    record["host_seconds"] = time.time() - started
+    if record["status"] == "ok":
+        atomic_write_json(record_path, record)
+    progress_file.unlink(missing_ok=True)
+    return {**record, "loaded": True}
+
+
+
+def checkpoint_bytes(store: str | pathlib.Path) -> int:
+    """Disk used by a store's shared checkpoints."""
+    root = pathlib.Path(store) / CHECKPOINTS
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.is_dir() else 0
+
+

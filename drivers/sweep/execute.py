@@ -1,0 +1,294 @@
+"""Execution: run the points not yet stored, and the loads of their shared data sets, on a local process pool or
+a Dask cluster, with a progress bar."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import pathlib
+import signal
+import time
+import traceback
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
+
+from .checkpoints import checkpoint_bytes, checkpoint_dir, prepare_checkpoint
+from .points import Point, Sweep, _resolve_callable
+from .store import atomic_write_json, store_dir, stored_points
+
+
+def run_point(store: str, point: Point) -> dict[str, Any]:
+    """Run one point in a worker and store its record (status 'ok' or 'failed' with the error). Returns it."""
+    store_path = pathlib.Path(store)
+    progress_file = store_path / "progress" / point.key
+    last = [0.0]
+
+    def report(text: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.2:        # rate-limited: the driver polls a few times a second
+            last[0] = now
+            try:
+                progress_file.parent.mkdir(parents=True, exist_ok=True)
+                progress_file.write_text(text)
+            except OSError:
+                pass
+
+    started = time.time()
+    record: dict[str, Any] = {"key": point.key, "index": point.index, "params": point.params}
+    if point.restore_from:
+        record["data_set"] = point.data_set
+    try:
+        record["config"] = point.system().to_dict()
+        out = _resolve_callable(point.evaluator)(point.run_system, point.options, report)
+        record.update(status="ok", error=None, **out)
+    except Exception as err:  # a failed point is a result too: recorded, and the sweep goes on
+        record.update(status="failed", error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc(),
+                      stats={})
+    record["host_seconds"] = time.time() - started
+    atomic_write_json(store_path / "points" / f"{point.key}.json", record)
+    progress_file.unlink(missing_ok=True)
+    return record
+
+
+@dataclass
+class SweepReport:
+    store: pathlib.Path
+    points: int
+    skipped: int                   # already stored before this run
+    ran: int
+    failed: int                    # failed points in the store after this run
+    host_seconds: float
+    loads: int = 0                 # shared data sets loaded (and checkpointed) by this run
+    checkpoint_bytes: int = 0      # disk used by the store's shared checkpoints
+
+
+def run(sweep: Sweep, *, store: str | pathlib.Path | None = None, jobs: int | None = None,
+        scheduler: Any = None, retry_failed: bool = False, progress: bool = True) -> SweepReport:
+    """Run every point of `sweep` not yet in its store. `scheduler`: a Dask scheduler address or a
+    distributed.Client (else a local process pool of `jobs` workers, by default the host's CPU count)."""
+    started = time.time()
+    points = sweep.resolve()                      # every ParamError happens here, before anything runs
+    path = store_dir(sweep.name, store)
+    (path / "points").mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path / "sweep.json", {"name": sweep.name, "base": {"config": sweep.base.config,
+                                                                         "kwargs": sweep.base.kwargs},
+                                            "paths": sweep.space.paths(), "ties": sweep.ties,
+                                            "evaluator": sweep.evaluator, "options": sweep.options,
+                                            "keys": [p.key for p in points]})
+    done = stored_points(path)
+    todo = [p for p in points if p.key not in done or (retry_failed and done[p.key]["status"] == "failed")]
+    skipped = len(points) - len(todo)
+    todo, loads = _share_checkpoints(str(path), points, todo, jobs, scheduler, progress, sweep.name)
+    if todo:
+        runner = _run_dask if scheduler is not None else _run_local
+        runner(str(path), todo, skipped, len(points), jobs, scheduler, progress, sweep.name)
+    final = stored_points(path)
+    failed = sum(1 for p in points if final.get(p.key, {}).get("status") == "failed")
+    return SweepReport(path, len(points), skipped, len(points) - skipped, failed, time.time() - started, loads,
+                       checkpoint_bytes(path))
+
+
+
+def _share_checkpoints(store: str, points: list[Point], todo: list[Point], jobs: int | None, scheduler: Any,
+                       progress: bool = False, name: str = "") -> tuple[list[Point], int]:
+    """Load every data set the points to run share (the first point of each group in sweep order loads it) and
+    point them at its checkpoint. The points of a data set that failed to load are stored failed with its error.
+    Returns the points left to run and the number of data sets loaded."""
+    needed = {p.data_set for p in todo if p.data_set}
+    if not needed:
+        return todo, 0
+    loaders = list({p.data_set: p for p in reversed(points) if p.data_set in needed}.values())
+    with _Progress(store, f"{name}: loading {len(loaders)} data set(s)", len(points) - len(todo), len(points),
+                   progress) as bar:
+        results = {r["data_set"]: r for r in _prepare_all(store, loaders, jobs, scheduler, bar.poll)}
+    runnable = []
+    for p in todo:
+        r = results.get(p.data_set) if p.data_set else None
+        if r is not None and r["status"] != "ok":
+            atomic_write_json(pathlib.Path(store) / "points" / f"{p.key}.json",
+                              {"key": p.key, "index": p.index, "params": p.params, "status": "failed",
+                               "data_set": p.data_set, "error": f"loading the shared data set failed: {r['error']}",
+                               "stats": {}, "host_seconds": 0.0})
+            continue
+        runnable.append(replace(p, restore_from=str(checkpoint_dir(store, p.data_set))) if r is not None else p)
+    return runnable, sum(1 for r in results.values() if r["loaded"] and r["status"] == "ok")
+
+
+
+def _prepare_all(store: str, loaders: list[Point], jobs: int | None, scheduler: Any,
+                 poll: Callable[[], None] = lambda: None) -> list[dict[str, Any]]:
+    """Run prepare_checkpoint for every loader point, in parallel on the sweep's back-end. A worker that dies is a
+    failed load."""
+    def died(point: Point, err: BaseException) -> dict[str, Any]:
+        return {"data_set": point.data_set, "status": "failed", "loaded": True,
+                "error": f"the loader's worker died: {type(err).__name__}: {err}"}
+
+    if scheduler is not None:
+        from distributed import Client
+
+        client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+        try:
+            futures = [client.submit(prepare_checkpoint, store, p, key=f"kvsim-load-{p.data_set}", pure=False)
+                       for p in loaders]
+            out = []
+            for p, fut in zip(loaders, futures):
+                try:
+                    out.append(fut.result())
+                except Exception as err:
+                    out.append(died(p, err))
+            return out
+        finally:
+            if client is not scheduler:
+                client.close()
+    pool = _local_pool(min(len(loaders), jobs or os.cpu_count() or 1))
+    try:
+        futures = [pool.submit(prepare_checkpoint, store, p) for p in loaders]
+        pending = set(futures)
+        while pending:                                   # the loaders' progress on the bar (their progress files)
+            _, pending = cf.wait(pending, timeout=0.5)
+            poll()
+        out = []
+        for p, fut in zip(loaders, futures):
+            try:
+                out.append(fut.result())
+            except cf.process.BrokenProcessPool as err:
+                out.append(died(p, err))
+        pool.shutdown()
+        return out
+    except BaseException:
+        _stop(pool)
+        raise
+
+
+
+class _Progress:
+    """The bar over points (with ETA) and a line for the running point's own progress."""
+
+    def __init__(self, store: str, name: str, done: int, total: int, enabled: bool):
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress_dir = pathlib.Path(store) / "progress"
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), disable=not enabled)
+        self.points = self.bar.add_task(f"sweep {name}", total=total, completed=done)
+        self.current = self.bar.add_task("", total=None)
+        self.failed = 0
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.bar.__exit__(*exc)
+
+    def finished(self, record: dict[str, Any]) -> None:
+        self.failed += record["status"] == "failed"
+        self.bar.update(self.points, advance=1,
+                        description=f"points ({self.failed} failed)" if self.failed else "points")
+
+    def poll(self) -> None:
+        lines = []
+        for f in sorted(self.progress_dir.glob("*")):
+            try:
+                lines.append(f"{f.name[:8]}: {f.read_text()}")
+            except OSError:
+                continue
+        self.bar.update(self.current, description="  " + ("; ".join(lines[:2]) or "waiting for a point"))
+
+
+def _ignore_sigint() -> None:
+    # Workers leave Ctrl-C to the driver, which stops them: an interrupted point is not a failed point.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _local_pool(jobs: int) -> cf.ProcessPoolExecutor:
+    # spawn: workers start clean (no inherited threads or locks from the driver) and import what they need.
+    return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=_ignore_sigint)
+
+
+def _stop(pool: cf.ProcessPoolExecutor) -> None:
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+
+
+def _run_local(store, todo, done, total, jobs, _scheduler, progress, name):
+    jobs = jobs or os.cpu_count() or 1
+    stored = set()
+    with _Progress(store, name, done, total, progress) as bar:
+        pool = _local_pool(jobs)
+        try:
+            futures = {pool.submit(run_point, store, p): p for p in todo}
+            pending = set(futures)
+            while pending:
+                finished, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    record = fut.result()        # BrokenProcessPool when a worker died: handled below
+                    stored.add(record["key"])
+                    bar.finished(record)
+                bar.poll()
+            pool.shutdown()
+        except cf.process.BrokenProcessPool:
+            # A worker died (the process crashed, not a Python error, which run_point records). Every pending
+            # future fails with the pool, so rerun the points not stored one per fresh worker: the one that
+            # crashes again is recorded as failed, the others run.
+            _stop(pool)
+            for point in todo:
+                if point.key in stored or (pathlib.Path(store) / "points" / f"{point.key}.json").exists():
+                    continue
+                with _local_pool(1) as single:
+                    bar.finished(_record_of(single.submit(run_point, store, point), point, store))
+        except BaseException:
+            _stop(pool)
+            raise
+
+
+def _record_of(fut, point: Point, store: str) -> dict[str, Any]:
+    """The worker's record; a worker that died (the process, e.g. an engine crash) is recorded as failed here."""
+    try:
+        return fut.result()
+    except Exception as err:
+        record = {"key": point.key, "index": point.index, "params": point.params, "status": "failed",
+                  "error": f"worker died: {type(err).__name__}: {err}", "stats": {}, "host_seconds": 0.0}
+        atomic_write_json(pathlib.Path(store) / "points" / f"{point.key}.json", record)
+        return record
+
+
+def _run_dask(store, todo, done, total, _jobs, scheduler, progress, name):
+    from distributed import Client, as_completed
+
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        futures = {client.submit(run_point, store, p, key=f"kvsim-{name}-{p.key}", pure=False): p for p in todo}
+        with _Progress(store, name, done, total, progress) as bar:
+            for fut in as_completed(list(futures)):
+                bar.finished(_record_of(fut, futures[fut], store))
+                bar.poll()
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+def load_sweep_module(path: str | pathlib.Path) -> Iterable[Sweep]:
+    """The sweeps a Python file defines: SWEEP, SWEEPS, or sweep()/sweeps()."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(pathlib.Path(path).stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for attr in ("SWEEP", "SWEEPS", "sweep", "sweeps"):
+        value = getattr(module, attr, None)
+        if value is None:
+            continue
+        value = value() if callable(value) else value
+        return [value] if isinstance(value, Sweep) else list(value)
+    raise ValueError(f"{path} defines no SWEEP, SWEEPS, sweep() or sweeps()")

@@ -1,0 +1,86 @@
+"""The per-point store: a point's key (its resolved configuration, the binaries that run it, what is measured),
+and its record written atomically, so a stopped sweep resumes without redoing or losing a point."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import pathlib
+import tempfile
+from typing import Any
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+DEFAULT_STORE = ROOT / "results" / "sweeps"
+
+
+@functools.lru_cache(maxsize=64)
+def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_hash(path: str | pathlib.Path) -> str:
+    """Content hash of a file ('' when it does not exist: e.g. a guest binary not built yet)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ""
+    return _file_sha256(str(path), st.st_mtime_ns, st.st_size)
+
+
+def engine_hash() -> str:
+    """Content hash of the built engine extension (a rebuilt simulator may give other results)."""
+    import models
+
+    libs = sorted(pathlib.Path(models.__file__).parent.glob("_engine*.so"))
+    return file_hash(libs[0]) if libs else ""
+
+
+def point_key(config: dict[str, Any], measure: dict[str, Any]) -> str:
+    """The key of a point: its resolved configuration, the content of the binaries that run it, and what is
+    measured. Anything else (the order of the sweep, the host, the time) does not enter."""
+    blob = {"config": config, "binary": file_hash(config["workload"]["binary"]), "engine": engine_hash(),
+            "measure": measure}
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
+
+
+
+def atomic_write_json(path: pathlib.Path, data: Any) -> None:
+    """Write to a temporary name in the same folder, fsync, rename over `path`, fsync the folder: a reader sees
+    the old file or the whole new one, never a part, even after kill -9 or a power cut."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        pathlib.Path(tmp).unlink(missing_ok=True)
+        raise
+    dirfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dirfd)
+    finally:
+        os.close(dirfd)
+
+
+def store_dir(name: str, store: str | pathlib.Path | None = None) -> pathlib.Path:
+    return pathlib.Path(store) if store is not None else DEFAULT_STORE / name
+
+
+def stored_points(store: pathlib.Path) -> dict[str, dict[str, Any]]:
+    """Every finished point's record in a store, by key."""
+    out = {}
+    for path in (store / "points").glob("*.json"):
+        record = json.loads(path.read_text())
+        out[record["key"]] = record
+    return out
+
+

@@ -1,0 +1,240 @@
+"""Statistics paths, declared once for both languages: where in the stats tree every model writes its counters.
+
+Each `StatGroup` is one kind of place in the tree (a core, an LLC slice, a DRAM channel, a NIC port ...): its path
+pattern, with a field for every index (`system.socket{socket}.core{core}`), and the counters the engine writes
+below it. Python reads statistics through these groups (`CORE.stat(0, 3, "ipc")` is
+`system.socket0.core3.ipc`; an undeclared counter is a KeyError, so a name cannot drift silently), and
+`python -m models.codegen` writes the Rust mirror, `kvsim_params::paths` (one function per group giving its prefix,
+ending in a dot, ready for a `StatSink`, and its counter names). `tests/test_stats_paths.py` runs short simulations
+of the one-socket, ring, 3D-stack and four-socket platforms and checks that the engine writes every declared counter
+of every group, so the declaration cannot drift from the engine.
+
+The power model's own outputs (`power.*`, written by power/report.py) are not engine statistics and are not here.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+@dataclass(frozen=True)
+class StatGroup:
+    """One place in the stats tree. `pattern` names its fields in braces (`system.nic{nic}.port{port}`; a field is
+    an index unless it is listed in `names`, whose values are words such as `l1d`); `counters` are the leaf names
+    the engine writes below it (a dotted leaf such as `up_bytes.rx_data` is a breakdown of `up_bytes`). `parent`:
+    the group whose prefix this one extends in the Rust API (`noc` for `router` and `link`, which the engine
+    writes below a network's own prefix)."""
+
+    name: str
+    pattern: str
+    counters: tuple[str, ...]
+    doc: str
+    parent: str | None = None
+    names: tuple[str, ...] = ()
+    fields: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "fields", tuple(_FIELD.findall(self.pattern)))
+
+    def path(self, *args: int | str) -> str:
+        """The group's prefix for these indices, without the trailing dot: `CORE.path(0, 3)` ->
+        `system.socket0.core3`."""
+        if len(args) != len(self.fields):
+            raise TypeError(f"stats path {self.name}: needs {', '.join(self.fields) or 'no index'}, "
+                            f"got {len(args)} value(s)")
+        return self.pattern.format(**dict(zip(self.fields, args)))
+
+    def stat(self, *args: int | str) -> str:
+        """The full name of one counter: `CORE.stat(0, 3, "ipc")`. The counter must be declared (KeyError naming
+        the group's counters otherwise)."""
+        *indices, counter = args
+        if counter not in self.counters:
+            raise KeyError(f"stats path {self.name} ({self.pattern}) declares no counter {counter!r}; it has: "
+                           f"{', '.join(self.counters)}")
+        prefix = self.path(*indices)
+        return f"{prefix}.{counter}" if prefix else counter
+
+    def _fields_regex(self) -> str:
+        text, pos = "", 0
+        for m in _FIELD.finditer(self.pattern):
+            text += re.escape(self.pattern[pos:m.start()])
+            text += rf"(?P<{m.group(1)}>[a-z0-9_]+)" if m.group(1) in self.names else rf"(?P<{m.group(1)}>\d+)"
+            pos = m.end()
+        return text + re.escape(self.pattern[pos:])
+
+    def regex(self, counter: str | None = None) -> re.Pattern:
+        """Matches the full names of this group's counters (or of one), capturing the fields by name."""
+        leaves = [counter] if counter is not None else list(self.counters)
+        leaf = "(?:" + "|".join(re.escape(c) for c in leaves) + ")"
+        return re.compile(f"{self._fields_regex()}\\.{leaf}" if self.pattern else leaf)
+
+    def below(self) -> re.Pattern:
+        """Matches the start of any name below an instance of this group (its prefix and the dot)."""
+        return re.compile(self._fields_regex() + r"\.")
+
+    def instances(self, stats: Iterable[str], counter: str, **fixed: int | str) -> list[tuple]:
+        """The field values (as tuples, sorted) of every instance of the group that wrote `counter` in `stats`,
+        with some fields fixed: `CORE.instances(stats, "ipc", socket=0)` -> [(0, 0), (0, 1), ...]."""
+        if counter not in self.counters:
+            raise KeyError(f"stats path {self.name} declares no counter {counter!r}")
+        rx = self.regex(counter)
+        out = set()
+        for key in stats:
+            m = rx.fullmatch(key)
+            if m is None:
+                continue
+            values = tuple(v if f in self.names else int(v) for f, v in zip(self.fields, m.groups()))
+            if all(values[self.fields.index(f)] == v for f, v in fixed.items()):
+                out.add(values)
+        return sorted(out)
+
+    def values(self, stats: Mapping[str, float], counter: str, **fixed: int | str) -> list[float]:
+        """The values of `counter` of every instance present in `stats` (in index order)."""
+        return [float(stats[self.stat(*idx, counter)]) for idx in self.instances(stats, counter, **fixed)]
+
+    def rust_tail(self) -> str:
+        """The part of the pattern the Rust function formats (below the parent's prefix when it has one)."""
+        if self.parent is None:
+            return self.pattern
+        parent = GROUPS[self.parent].pattern
+        return self.pattern[len(parent) + 1:]
+
+
+_CACHE = ("accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses",
+          "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses",
+          "reads", "upgrades", "write_misses", "writebacks", "writes")
+_DIRECTORY = ("back_invalidations", "cluster_resolved", "forwards", "gets", "getx", "invalidations", "io_snoops",
+              "puts", "putx", "upgrades")
+_DDIO = ("core_read_hits", "core_read_misses", "dma_read_forwards", "dma_read_hits", "dma_read_misses", "enabled",
+         "leaky_evictions", "mmio_accesses", "write_allocs", "write_hits", "writes_to_memory")
+_TRAFFIC = ("rx_data", "rx_desc_fetch", "rx_writeback", "tx_completion", "tx_data", "tx_desc_fetch")
+
+
+def _breakdown(counter: str) -> tuple[str, ...]:
+    return tuple(f"{counter}.{kind}" for kind in _TRAFFIC)
+
+
+_ALL = [
+    StatGroup("run", "", ("sim_seconds",), "the run as a whole: simulated seconds of the measured interval"),
+    StatGroup("client", "client", (
+        "deletes", "gets", "hits", "insts_per_request", "items", "key_size", "loss", "lost_packets", "lost_requests",
+        "measured_ns", "misses", "offered_mpps", "packets", "puts", "requests", "responses_checked",
+        "throughput_mrps", "value_size"), "the ghost client: requests, checking, throughput and loss"),
+    StatGroup("client_latency", "client.latency", ("mean", "p50", "p95", "p99", "p999", "samples"),
+              "the client's round-trip latency distribution (ns)"),
+    StatGroup("client_load", "client.load", ("insts", "insts_per_put", "packets", "requests"),
+              "the client's bulk load of the store"),
+    StatGroup("client_core", "client.core{core}", ("requests",), "requests the client sent to one server core"),
+    StatGroup("client_partition", "client.partition{partition}", ("requests",),
+              "requests the client sent to one partition of the store"),
+    StatGroup("system", "system", ("insts", "sim_ticks", "stats_dumps", "stats_resets"), "the whole machine"),
+    StatGroup("roi", "system.roi", ("begin_insts", "end_insts", "insts"), "the guest's region of interest"),
+    StatGroup("timing", "system.timing", ("start_ticks",), "when detailed timing started"),
+    StatGroup("guest_memory", "system.mem", ("pages_touched", "resident_pages"), "guest pages allocated on touch"),
+    StatGroup("checkpoint", "system.checkpoint", ("bytes",), "the checkpoint a run wrote (System.checkpoint_to)"),
+    StatGroup("hart", "system.hart{hart}", (
+        "atomics", "branches", "fences", "fp_ops", "insts", "jumps", "loads", "ntl_hints", "prefetches", "sim_ticks",
+        "simcalls", "stores", "syscalls", "taken_branches"), "one hart's functional counts"),
+    StatGroup("numa", "system.numa.socket{socket}", ("bytes_placed", "ranges"),
+              "the NUMA map: guest memory placed in one socket's memory"),
+    StatGroup("socket_link", "system.link{src}_{dst}", (
+        "bytes", "flits", "messages", "payload_bw", "payload_bytes", "utilization"),
+        "the directed inter-socket link from socket src to socket dst"),
+    StatGroup("system_directory", "system.directory", _DIRECTORY,
+              "the machine-wide coherence directory of a multi-socket run"),
+    StatGroup("system_ddio", "system.ddio", _DDIO, "direct cache access (DDIO) of a multi-socket run"),
+    StatGroup("socket", "system.socket{socket}", (), "one socket (its parts below)"),
+    StatGroup("core", "system.socket{socket}.core{core}", (
+        "alu_ops", "atomics", "branch_mispredicts", "branches", "btb_reads", "btb_writes", "clock",
+        "committed_insts", "cpi", "cycles", "div_ops", "fences", "forwarded_loads", "fp_add_ops", "fp_cvt_ops",
+        "fp_div_ops", "fp_fma_ops", "fp_iq_reads", "fp_iq_wakeups", "fp_iq_writes", "fp_mul_ops", "fp_ops",
+        "fp_rename_reads", "fp_rename_writes", "fp_rf_reads", "fp_rf_writes", "icache_stall_cycles", "int_ops",
+        "int_rf_reads", "int_rf_writes", "ipc", "iq_reads", "iq_wakeups", "iq_writes", "jumps", "load_latency_avg",
+        "loads", "lq_occupancy_avg", "mispredict_rate", "mul_ops", "nops", "prefetches", "rename_reads",
+        "rename_writes", "rob_occupancy_avg", "rob_reads", "rob_writes", "sq_occupancy_avg", "stores",
+        "system_ops"), "a core's timing model (its private caches below it)"),
+    StatGroup("private_cache", "system.socket{socket}.core{core}.{cache}", _CACHE,
+              "a core's private cache: cache is l1i, l1d or l2", names=("cache",)),
+    StatGroup("llc", "system.socket{socket}.llc", _CACHE, "the socket's shared LLC, summed over its slices"),
+    StatGroup("llc_slice", "system.socket{socket}.llc.slice{slice}", _CACHE, "one slice of the shared LLC"),
+    StatGroup("directory", "system.socket{socket}.directory", _DIRECTORY, "the socket's coherence directory"),
+    StatGroup("ddio", "system.socket{socket}.ddio", _DDIO, "the socket's direct cache access (DDIO)"),
+    StatGroup("noc", "system.socket{socket}.noc", (
+        "avg_hops", "flits", "hops", "link_utilization_avg", "link_utilization_max", "local_messages",
+        "message_hops", "messages"), "the socket's on-chip network (mesh or ring)"),
+    StatGroup("router", "system.socket{socket}.noc.router{router}", ("flits",), "one router of the network",
+              parent="noc"),
+    StatGroup("link", "system.socket{socket}.noc.link{src}_{dst}", ("flits", "messages", "utilization"),
+              "the directed link from router src to its neighbour dst", parent="noc"),
+    StatGroup("memory", "system.socket{socket}.mem", (
+        "avg_queue_delay_ps", "bandwidth_gbps", "bytes", "read_bw", "reads", "write_bw", "writes"),
+        "the socket's memory (DDR channels or a 3D stack)"),
+    StatGroup("channel", "system.socket{socket}.mem.channel{channel}", (
+        "activates", "bus_utilization", "forwarded_reads", "precharges", "read_bw", "read_bytes", "read_latency_avg",
+        "read_queue_latency_avg", "reads", "refreshes", "row_conflicts", "row_hit_rate", "row_hits", "row_misses",
+        "write_bw", "write_bytes", "write_drains", "write_queue_latency_avg", "writes"), "one DDR channel"),
+    StatGroup("stack_port", "system.socket{socket}.mem.port{port}", ("reads", "writes"),
+              "one port of a 3D-stacked DRAM"),
+    StatGroup("flash_controller", "system.socket{socket}.mem.controller{controller}", ("reads", "writes"),
+              "one controller of a 3D-stacked NAND flash"),
+    StatGroup("mac_sram", "system.socket{socket}.mem.mac_sram", ("reads", "writes"),
+              "the integrated MAC's SRAM holding the NIC rings and buffers (Nic.rings_in = 'mac_sram')"),
+    StatGroup("nic", "system.nic{nic}", (
+        "rx_batch_size::0", "rx_batch_size::more", "rx_dma_latency_ns", "rx_writebacks", "rx_writebacks_per_frame"),
+        "one NIC (rx_batch_size::N is the histogram of packets per poll, N = 0 .. 32, then more)"),
+    StatGroup("nic_port", "system.nic{nic}.port{port}", (
+        "rx_bytes", "rx_drops", "rx_fifo_overflows", "rx_frames", "rx_frames_per_s", "rx_no_match", "rx_too_long",
+        "rx_wire_gbps", "tx_bad_len", "tx_bytes", "tx_frames", "tx_wire_gbps"), "one Ethernet port of a NIC"),
+    StatGroup("nic_queue", "system.nic{nic}.queue{queue}", (
+        "rx_batch_max", "rx_batch_mean", "rx_batches", "rx_drops", "rx_frames", "tx_doorbells", "tx_frames"),
+        "one RX/TX queue pair of a NIC"),
+    StatGroup("pcie", "system.nic{nic}.pcie", (
+        "down_busy_ps", "down_bytes", "tlps", "up_busy_ps", "up_bytes", *_breakdown("down_bytes"),
+        *_breakdown("up_bytes"), *_breakdown("up_tlps")), "a NIC's PCIe link (up: device to host)"),
+    StatGroup("kvd_switch", "system.nic{nic}.switch", (
+        "down_busy_ps", "down_frames", "down_wire_bytes", "share_gbps", "up_busy_ps", "up_frames", "up_wire_bytes"),
+        "KeyVault's key-value distributor switch in front of a NIC"),
+    StatGroup("zero_copy", "system.nic{nic}.zc", ("rx_latency_ns", "rx_lines", "tx_lines"),
+              "a zero-copy NIC's (Nic.interface) transfers"),
+    StatGroup("on_die", "system.nic{nic}.on_die", (
+        "down_busy_ps", "down_bytes", "transfers", "up_busy_ps", "up_bytes", *_breakdown("down_bytes"),
+        *_breakdown("up_bytes")), "an integrated MAC's on-die port (Nic.attach = 'on_die')"),
+]
+GROUPS: dict[str, StatGroup] = {g.name: g for g in _ALL}
+
+RUN, CLIENT, CLIENT_LATENCY = GROUPS["run"], GROUPS["client"], GROUPS["client_latency"]
+CLIENT_LOAD, CLIENT_CORE, CLIENT_PARTITION = GROUPS["client_load"], GROUPS["client_core"], GROUPS["client_partition"]
+SYSTEM, ROI, GUEST_MEMORY = GROUPS["system"], GROUPS["roi"], GROUPS["guest_memory"]
+HART, NUMA, SOCKET_LINK = GROUPS["hart"], GROUPS["numa"], GROUPS["socket_link"]
+SYSTEM_DIRECTORY, SYSTEM_DDIO = GROUPS["system_directory"], GROUPS["system_ddio"]
+TIMING, CHECKPOINT = GROUPS["timing"], GROUPS["checkpoint"]
+SOCKET, CORE, PRIVATE_CACHE = GROUPS["socket"], GROUPS["core"], GROUPS["private_cache"]
+LLC, LLC_SLICE, DIRECTORY, DDIO = GROUPS["llc"], GROUPS["llc_slice"], GROUPS["directory"], GROUPS["ddio"]
+NOC, ROUTER, LINK = GROUPS["noc"], GROUPS["router"], GROUPS["link"]
+MEMORY, CHANNEL, STACK_PORT = GROUPS["memory"], GROUPS["channel"], GROUPS["stack_port"]
+FLASH_CONTROLLER, MAC_SRAM = GROUPS["flash_controller"], GROUPS["mac_sram"]
+KVD_SWITCH, ZERO_COPY = GROUPS["kvd_switch"], GROUPS["zero_copy"]
+NIC, NIC_PORT, NIC_QUEUE, PCIE, ON_DIE = (GROUPS[n] for n in ("nic", "nic_port", "nic_queue", "pcie", "on_die"))
+
+
+def sockets(stats: Iterable[str]) -> list[int]:
+    """The sockets a run reported (those with any statistic below `system.socket{k}.`), in order."""
+    below = SOCKET.below()
+    return sorted({int(m["socket"]) for key in stats if (m := below.match(key)) is not None})
+
+
+def _check_declarations() -> None:
+    for g in _ALL:
+        assert g.name.isidentifier() and len(set(g.counters)) == len(g.counters), g.name
+        assert set(g.names) <= set(g.fields), g.name
+        assert all(f in string.ascii_lowercase + "_" for f in "".join(g.fields)), g.name
+        if g.parent is not None:
+            assert g.pattern.startswith(GROUPS[g.parent].pattern + "."), g.name
+
+
+_check_declarations()

@@ -1,0 +1,142 @@
+"""The statistics paths declared once (models/stats_paths.py) against what the engine writes, and the power model
+reading through them (power/activity.py).
+
+Short real runs of six platforms (one socket on a mesh, the Xeon's ring with private L2s, Mercury's 3D
+DRAM stack with its on-die MAC, four sockets with their links, KeyVault's zero-copy NIC behind its switch,
+Iridium's flash stack with the MAC's SRAM) and one run that writes a checkpoint together write
+every declared counter; every counter they write is declared (but the power model's own `power.*` and the NIC's
+batch-size histogram buckets)."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+import configs
+import power
+from models import stats_paths as paths
+from models.sim import simulate
+from power.activity import MissingCounters
+
+RUNS = {
+    "kvs_default": lambda: configs.load("kvs_default").system(harts=2, requests=1000, items=4096),
+    "xeon": lambda: configs.load("xeon_e5_2697v2_socket").system(cores=2, requests=1000, items=4096),
+    "mercury": lambda: configs.load("mercury").system(cores=2, requests=500, items=4096),
+    "quad": lambda: configs.load("brps_target_quad").system(cores_per_socket=2, requests=800, items=4096),
+    "keyvault": lambda: configs.load("keyvault").system(cores=2, requests=300, items=2048),
+    "iridium": lambda: configs.load("iridium").system(cores=2, requests=300, items=2048),
+}
+HISTOGRAM_BUCKET = re.compile(r"system\.nic\d+\.rx_batch_size::\d+")
+
+
+def _checkpointing(tmp: pathlib.Path):
+    system = configs.load("kvs_default").system(harts=1, requests=200, items=1024)
+    system.checkpoint_to = str(tmp / "checkpoint")
+    return system
+
+
+@pytest.fixture(scope="module")
+def runs(engine, tmp_path_factory):
+    out = {}
+    tmp = tmp_path_factory.mktemp("stats_paths")
+    for name, make in [*RUNS.items(), ("checkpoint", lambda: _checkpointing(tmp))]:
+        system = make()
+        result = simulate(system)
+        assert result.stats["client.requests"] > 0, name
+        out[name] = (dict(result.stats), system.to_dict())
+    return out
+
+
+def test_the_engine_writes_every_declared_counter(runs):
+    written = set().union(*(stats for stats, _ in runs.values()))
+    never = [f"{g.pattern}.{c}" if g.pattern else c for g in paths.GROUPS.values() for c in g.counters
+             if not any(map(g.regex(c).fullmatch, written))]
+    assert never == [], f"declared in models/stats_paths.py but written by none of {list(RUNS)}: {never}"
+
+
+def test_every_counter_the_engine_writes_is_declared(runs):
+    rxs = [g.regex() for g in paths.GROUPS.values()]
+    for name, (stats, _) in runs.items():
+        undeclared = sorted(k for k in stats if not k.startswith("power.") and not HISTOGRAM_BUCKET.fullmatch(k)
+                            and not any(rx.fullmatch(k) for rx in rxs))
+        assert undeclared == [], f"{name} writes statistics models/stats_paths.py does not declare: {undeclared}"
+
+
+def test_paths_name_the_tree():
+    assert paths.CORE.stat(1, 17, "ipc") == "system.socket1.core17.ipc"
+    assert paths.PRIVATE_CACHE.stat(0, 3, "l1d", "misses") == "system.socket0.core3.l1d.misses"
+    assert paths.LINK.stat(0, 3, 4, "flits") == "system.socket0.noc.link3_4.flits"
+    assert paths.SOCKET_LINK.stat(0, 1, "bytes") == "system.link0_1.bytes"
+    assert paths.RUN.stat("sim_seconds") == "sim_seconds"
+    with pytest.raises(KeyError, match="declares no counter 'flitz'; it has: avg_hops, flits, hops"):
+        paths.NOC.stat(0, "flitz")
+    stats = {"system.socket0.core0.ipc": 1.0, "system.socket0.core2.ipc": 2.0, "system.socket1.core0.ipc": 3.0}
+    assert paths.CORE.instances(stats, "ipc", socket=0) == [(0, 0), (0, 2)]
+    assert paths.CORE.values(stats, "ipc") == [1.0, 2.0, 3.0]
+
+
+def test_the_rust_paths_are_generated_from_the_declaration():
+    from models import codegen
+
+    rust = codegen.render_paths()
+    assert 'pub fn core(socket: usize, core: usize) -> String {\n    format!("system.socket{socket}.core{core}.")' in rust
+    assert 'pub fn link(src: usize, dst: usize) -> String {\n    format!("link{src}_{dst}.")' in rust
+    assert 'pub fn router(router: usize) -> String {\n    format!("router{router}.")' in rust
+    for group in paths.GROUPS.values():
+        if group.pattern:
+            assert f"pub fn {group.name}(" in rust
+
+
+# ---- the power model reads through the declaration --------------------------------------------------------------
+
+def test_the_xeon_rings_flits_are_priced(runs):
+    stats, config = runs["xeon"]
+    assert stats[paths.NOC.stat(0, "flits")] > 0
+    assert power.price_run(stats, config).stats()["power.noc.runtime_dynamic_W"] > 0
+
+
+def test_mercurys_stack_accesses_are_priced(runs):
+    stats, config = runs["mercury"]
+    accesses = sum(paths.STACK_PORT.values(stats, "reads") + paths.STACK_PORT.values(stats, "writes"))
+    assert accesses > 0
+    priced = power.price_run(stats, config).stats()
+    idle = dict(stats)
+    for k in [k for k in stats if paths.STACK_PORT.regex().fullmatch(k)]:
+        idle[k] = 0.0
+    unused = power.price_run(idle, config).stats()
+    assert priced["power.dram.runtime_dynamic_W"] > unused["power.dram.runtime_dynamic_W"] > 0
+    assert priced["power.mc.runtime_dynamic_W"] > unused["power.mc.runtime_dynamic_W"]
+
+
+@pytest.mark.parametrize("run,counter,component", [
+    ("xeon", "system.socket0.noc.flits", "on-chip network (ring) of socket 0"),
+    ("xeon", "system.socket0.core1.l2.read_misses", "core 1 of socket 0"),
+    ("mercury", "system.socket0.mem.port3.writes", "3D-stacked DRAM of socket 0"),
+    ("kvs_default", "system.socket0.mem.channel0.activates", "DDR memory of socket 0"),
+    ("kvs_default", "system.nic0.pcie.tlps", "NIC 0"),
+])
+def test_a_missing_counter_is_an_error_naming_it(runs, run, counter, component):
+    stats, config = runs[run]
+    del (stats := dict(stats))[counter]
+    with pytest.raises(MissingCounters, match=re.escape(component) + ".*" + re.escape(counter)):
+        power.price_run(stats, config)
+
+
+def test_a_flash_stacks_controller_traffic_is_counted(runs):
+    stats, config = runs["iridium"]
+    from power.activity import from_stats
+    from power.from_config import platform_from_config
+
+    act = from_stats(stats, platform_from_config(config))
+    assert act.dram.reads == sum(paths.FLASH_CONTROLLER.values(stats, "reads")) > 0
+    assert act.dram.activates == 0                      # no DRAM rows in a flash stack
+
+
+def test_a_four_socket_run_is_priced_from_the_machine_wide_directory(runs):
+    stats, config = runs["quad"]
+    assert paths.SYSTEM_DIRECTORY.stat("gets") in stats and paths.DIRECTORY.stat(0, "gets") not in stats
+    priced = power.price_run(stats, config)
+    assert priced.stats()["power.warnings.missing_stats"] == 0
+    assert all(r.stats()["power.socket.runtime_dynamic_W"] > 0 for r in priced.sockets)
