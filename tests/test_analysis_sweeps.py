@@ -1,6 +1,5 @@
 """A sweep's store as one DataFrame and as Parquet (analysis/sweeps.py), and the run summary's figures."""
 
-import importlib.util
 import json
 import time
 
@@ -8,7 +7,7 @@ import pandas as pd
 import pytest
 
 from analysis.sweeps import load_sweep, write_parquet
-from drivers.sweep import ROOT, Base, atomic_write_json
+from drivers.sweep import Base, atomic_write_json
 
 
 def synthetic_store(path, n):
@@ -58,10 +57,9 @@ def test_a_folder_that_is_not_a_store_is_refused(tmp_path):
 
 
 def _run_script():
-    spec = importlib.util.spec_from_file_location("run_script", ROOT / "sim-scripts" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from drivers.cli import run
+
+    return run
 
 
 def test_the_run_summary_leads_with_throughput_loss_latency_and_power():
