@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
-"""Run one simulation from a config in configs/ and print its summary.
+"""Run one simulation from a config in configs/ and print its summary (`kvsim run`, `make run`).
 
-    sim-scripts/run.py                                  # the default run
-    sim-scripts/run.py functional_default --set harts=4 --set workload.argv='["100"]'
-    sim-scripts/run.py --list
+    kvsim run                                           # the default run (kvs_default)
+    kvsim run functional_default --set harts=4 --set workload.argv='["100"]'
+    kvsim run mercury --arg core_kind=a15 --arg cores=4 # arguments of the config's system()
+    kvsim run xeon_e5_2697v2_socket --mcpat ../shared/tools/mcpat/mcpat   # also real McPAT on the run
 
 Outputs go to results/<config>-<timestamp>/ (config.json, stats.txt, stats.json, stats_series.csv when the guest
-dumped stats, guest output) unless --outdir. A live line shows the instructions run, simulated time, the mode
-(fast-forward, warming, detailed) and the speed, updated every --progress-every instructions; Ctrl-C stops the run.
+dumped stats, guest output, provenance.json) unless --outdir. A detailed run is priced by the power model (power.*
+in its stats; --no-power to skip) and, with --mcpat PATH or $KVSIM_MCPAT, by McPAT itself (mcpat/ in the run
+folder). A live line shows the phase, instructions, simulated time, speed and, when a bound is known, the ETA;
+Ctrl-C stops the run. A run restored from a checkpoint warms up with as many requests as the load it stands for
+(no more than Client.warmup_requests' 400,000) unless client.warmup_requests is set.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import pathlib
 import time
 
@@ -26,8 +29,10 @@ from rich.text import Text
 import configs
 from models.errors import OutputError, RunInterrupted, SimError
 from models.params import ParamError, SimObject
-from models.sim import simulate
+from models.sim import simulate, sized_warmup_requests, write_status
 from models.socket import socket_path
+
+from .names import check_path, parse_config_args, parse_value, unknown
 
 DEFAULT_CONFIG = "kvs_default"
 
@@ -38,6 +43,7 @@ def apply_override(system: SimObject, assignment: str) -> None:
     path, sep, text = assignment.partition("=")
     if not sep:
         raise ParamError(f"--set {assignment!r}: expected NAME=VALUE")
+    root = system
     *parents, leaf = path.strip().split(".")
     target = system
     for part in parents:
@@ -50,60 +56,100 @@ def apply_override(system: SimObject, assignment: str) -> None:
             continue
         param = target._params.get(part)
         if param is None or param.kind != "child":
+            check_path(root, path.strip())      # names the closest paths
             children = [n for n, p in target._params.items() if p.kind == "child"]
             raise ParamError(f"--set {assignment!r}: {type(target).__name__} has no parameter object {part!r} "
                              f"(its parameter objects: {', '.join(children) or 'none'})")
         target = getattr(target, part)
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        value = text
-    setattr(target, leaf, value)
+    if not isinstance(target, list) and leaf not in target._params:
+        check_path(root, path.strip())          # names the closest paths
+    setattr(target, leaf, parse_value(text))
+
+
+def eta_text(done: float, total: float, seconds: float) -> str:
+    """`, ETA 1m05s` from the share done so far and the host time it took ('' when nothing is done yet)."""
+    if done <= 0 or total <= 0 or seconds <= 0:
+        return ""
+    left = max(0.0, seconds * (total - done) / done)
+    return f", ETA {int(left // 60)}m{int(left % 60):02d}s" if left >= 60 else f", ETA {left:.0f}s"
 
 
 class ProgressLine:
-    """The live line: phase, instructions, simulated time, host speed. Called by the engine between turns."""
+    """The live line: phase, instructions, simulated time, host speed, and the ETA when the run has a bound: its
+    instruction limit, or its measured requests when the engine reports the requests answered so far (a fourth
+    argument of the callback; `requests` is how many the client measures)."""
 
-    def __init__(self, name: str, max_insts: int):
-        self.name, self.max_insts = name, max_insts
+    def __init__(self, name: str, max_insts: int, requests: int = 0):
+        self.name, self.max_insts, self.requests = name, max_insts, requests
         self.started = time.perf_counter()
         self.text = Text(f"{name}: starting ...")
 
-    def __call__(self, insts: int, sim_ticks: int, phase: str) -> None:
+    def __call__(self, insts: int, sim_ticks: int, phase: str, answered: int | None = None) -> None:
         secs = time.perf_counter() - self.started
         mips = insts / secs / 1e6 if secs > 0 else 0.0
-        of = f" of {self.max_insts:,} ({100 * insts / self.max_insts:.0f}%)" if self.max_insts else ""
+        of, eta = "", ""
+        if self.max_insts:
+            of = f" of {self.max_insts:,} ({100 * insts / self.max_insts:.0f}%)"
+            eta = eta_text(insts, self.max_insts, secs)
+        answers = ""
+        if answered is not None and self.requests:
+            answers = f", {answered:,} of {self.requests:,} requests answered"
+            if phase == "detailed":
+                if self.detailed_at is None:
+                    self.detailed_at = (secs, answered)
+                since, base = self.detailed_at
+                eta = eta_text(answered - base, self.requests - base, secs - since) or eta
         self.text = Text.assemble((f"{self.name} ", "bold"), (f"[{phase}] ", "cyan"),
-                                  f"{insts:,} instructions{of}, {sim_ticks * 1e-9:.3f} ms simulated, "
-                                  f"{secs:.1f} s, {mips:.1f} MIPS")
+                                  f"{insts:,} instructions{of}{answers}, {sim_ticks * 1e-9:.3f} ms simulated, "
+                                  f"{secs:.1f} s, {mips:.1f} MIPS{eta}")
         if self.live is not None:
             self.live.update(self.text)
 
     live: Live | None = None
+    detailed_at: tuple[float, int] | None = None
 
 
-def run_with_progress(console: Console, name: str, system, outdir: pathlib.Path, every: int):
+def run_with_progress(console: Console, name: str, system, outdir: pathlib.Path, every: int,
+                      provenance: dict | None = None):
     if every <= 0 or not console.is_terminal:
         with console.status(f"simulating {name} ..."):
-            return simulate(system, outdir)
-    line = ProgressLine(name, system.max_insts)
+            return simulate(system, outdir, provenance=provenance)
+    line = ProgressLine(name, system.max_insts, system.client.requests if system.client.enabled else 0)
     with Live(line.text, console=console, refresh_per_second=4, transient=True) as live:
         line.live = live
-        return simulate(system, outdir, progress=line, progress_every=every)
+        return simulate(system, outdir, progress=line, progress_every=every, provenance=provenance)
 
 
-def add_power(result, system) -> None:
-    """Price the finished run from its own configuration and add the power model's figures to its stats/files."""
+def add_power(result, system):
+    """Price the finished run from its own configuration and add the power model's figures to its stats/files.
+    Returns the priced result (power.price_run)."""
     import power
     from models.sim import write_outputs
 
     config = system.to_dict()
     priced = power.price_run(result.stats, config)
+    sockets = getattr(priced, "sockets", None) or [priced]
+    platform = ", ".join(sorted({s.model.platform.name for s in sockets}))
     for name, value in priced.stats().items():
         result.stats[name] = value
-        result.descriptions[name] = f"power model ({priced.model.platform.name}, as the run's config.json)"
+        result.descriptions[name] = f"power model ({platform}, as the run's config.json)"
     if result.outdir is not None:
         write_outputs(result, config, result.outdir)
+    return priced
+
+
+def add_mcpat(result, system, priced, mcpat: str) -> dict:
+    """Run McPAT itself on the priced run (drivers/cli/mcpat_run.py) and add its totals to the run's stats."""
+    from models.sim import write_outputs
+
+    from . import mcpat_run
+
+    totals = mcpat_run.run(priced, result.outdir, mcpat)
+    for name, value in mcpat_run.stats(totals).items():
+        result.stats[name] = value
+        result.descriptions[name] = "McPAT 1.3 on the run's McPAT XML export (mcpat/ in the run folder)"
+    write_outputs(result, system.to_dict(), result.outdir)
+    return totals
 
 
 def _mean(stats: dict[str, float], prefix: str, suffix: str) -> float | None:
@@ -171,41 +217,101 @@ def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     return rows
 
 
+def power_rows(stats: dict[str, float]) -> list[tuple[str, str]]:
+    """Power rows for a run without the ghost client (kvs_summary has them for KVS runs)."""
+    for total in ("socket", "system"):
+        if f"power.{total}.runtime_power_W" in stats:
+            return [("power (runtime)", f"{stats[f'power.{total}.runtime_power_W']:.2f} W (peak "
+                                        f"{stats[f'power.{total}.peak_power_W']:.1f} W)")]
+    return []
+
+
+def mcpat_rows(totals: dict) -> list[tuple[str, str]]:
+    rows = []
+    for socket, both in totals.items():
+        m, k = both["mcpat"], both["model"]
+        rows.append((f"McPAT {socket}", f"runtime dynamic {m['runtime_dynamic_W']:.2f} W (model "
+                     f"{k['runtime_dynamic_W']:.2f} W), peak dynamic {m['peak_dynamic_W']:.1f} W (model "
+                     f"{k['peak_dynamic_W']:.1f} W), area {m['area_mm2']:.0f} mm2 (model {k['area_mm2']:.0f})"))
+    return rows
+
+
+def build_system(name: str, config_args: list[str], overrides: list[str]):
+    """The config's system with its --arg arguments and --set overrides; unknown names are refused with the
+    closest known ones. Returns (system, the system() arguments, whether client.warmup_requests was set)."""
+    if name not in configs.available():
+        raise ParamError(unknown("config", name, configs.available()))
+    module = configs.load(name)
+    kwargs = parse_config_args(module, config_args)
+    system = module.system(**kwargs)
+    for assignment in overrides:
+        apply_override(system, assignment)
+    warmup_set = any(a.partition("=")[0].strip() == "client.warmup_requests" for a in overrides) \
+        or "warmup_requests" in kwargs
+    return system, kwargs, warmup_set
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("config", nargs="?", default=DEFAULT_CONFIG, help="a module of configs/")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
+    parser = argparse.ArgumentParser(prog="kvsim run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config", nargs="?", default=DEFAULT_CONFIG, help="a module of configs/ (kvsim configs)")
+    parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                        help="override a parameter (kvsim params lists them)")
+    parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                        help="an argument of the config's system() (kvsim configs NAME lists them)")
     parser.add_argument("--outdir", help="where to write the run's files (default results/<config>-<time>)")
-    parser.add_argument("--list", action="store_true", help="list the configs and exit")
-    parser.add_argument("--power", action="store_true", help="price the run with the power model from its own "
-                        "configuration (System.technology holds the power-only values); adds power.* to the stats")
+    parser.add_argument("--list", action="store_true", help="list the configs and exit (as kvsim configs)")
+    parser.add_argument("--power", action="store_true", help="require pricing: refuse a run that cannot be priced "
+                        "(a detailed run is priced by default)")
+    parser.add_argument("--no-power", action="store_true", help="do not price the run")
+    parser.add_argument("--mcpat", metavar="PATH", help="also run McPAT (this binary) on the run's McPAT XML "
+                        "export; default $KVSIM_MCPAT when set")
     parser.add_argument("--progress-every", type=int, default=10_000_000, metavar="N",
                         help="update the progress line every N instructions (0: no progress line)")
     args = parser.parse_args(argv)
     console = Console()
     if args.list:
-        for name in configs.available():
-            console.print(f"[bold]{name}[/]: {' '.join((configs.load(name).__doc__ or '').split('. ')[0].split()).rstrip('.')}.")
+        from .params import list_configs
+
+        list_configs(console)
         return 0
+    outdir = None
+    notes: list[tuple[str, str]] = []
     try:
-        system = configs.load(args.config).system()
-        for assignment in args.set:
-            apply_override(system, assignment)
+        from . import mcpat_run
+
+        mcpat = None if args.no_power else mcpat_run.mcpat_path(args.mcpat)
+        system, config_args, warmup_set = build_system(args.config, args.arg, args.set)
+        if system.restore_from and not warmup_set:
+            system.client.warmup_requests = sized_warmup_requests(system)
+        if system.restore_from:
+            notes.append(("warm-up after restore", f"{system.client.warmup_requests:,} requests" +
+                          ("" if warmup_set else " (sized to the run: its items, at most 400,000)")))
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         outdir = pathlib.Path(args.outdir or configs.ROOT / "results" / f"{args.config}-{stamp}")
-        if args.power and system.mode != "detailed":
-            raise ParamError("--power needs a detailed run: System.mode is 'functional' (try --set mode=detailed)")
-        result = run_with_progress(console, args.config, system, outdir, args.progress_every)
-        if args.power:
-            add_power(result, system)
-    except (ParamError, SimError, ValueError) as err:
+        if (args.power or mcpat) and system.mode != "detailed":
+            raise ParamError(f"{'--power' if args.power else '--mcpat'} needs a detailed run: System.mode is "
+                             "'functional' (try --set mode=detailed)")
+        result = run_with_progress(console, args.config, system, outdir, args.progress_every,
+                                   {"config_name": args.config, "config_args": config_args})
+        priced = None
+        if system.mode == "detailed" and not args.no_power:
+            try:
+                priced = add_power(result, system)
+            except (ValueError, KeyError) as err:
+                if args.power or mcpat:
+                    raise
+                notes.append(("power", f"not priced: {type(err).__name__}: {err}"))
+        if mcpat:
+            notes += mcpat_rows(add_mcpat(result, system, priced, mcpat))
+    except (ParamError, SimError, ValueError, OSError, RuntimeError) as err:
         console.print(f"[bold red]{type(err).__name__}[/]: ", end="")
         console.print(str(err), markup=False, highlight=False)
-        status = outdir / "status" if "outdir" in locals() else None
+        status = outdir / "status" if outdir is not None else None
         if status is not None and status.is_file() and status.read_text().startswith("ok"):
-            # The simulation finished but a later step (pricing) failed: the folder must not look finished.
-            status.write_text(f"failed: {type(err).__name__}: {err}\n")
-        if isinstance(err, SimError) and not isinstance(err, OutputError) and 'outdir' in locals():
+            # The simulation finished but a later step (pricing, McPAT) failed: the folder must not look finished.
+            write_status(outdir, f"failed: {type(err).__name__}: {err}")
+        if isinstance(err, SimError) and not isinstance(err, OutputError) and outdir is not None:
             console.print(f"the guest's output so far and the status are in {outdir}", markup=False)
         return 2
     except RunInterrupted as stop:
@@ -216,13 +322,18 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[bold red]interrupted[/]")
         return 130
     table = Table(title=f"kvsim: {args.config}", show_header=False)
-    for label, row in kvs_summary(result.stats):
+    rows = kvs_summary(result.stats)
+    rows += [] if any(label.startswith("power") for label, _ in rows) else power_rows(result.stats)
+    for label, row in rows + notes:
         table.add_row(label, row)
     table.add_row("stopped by", result.stop_reason)
     table.add_row("exit code", str(result.exit_code))
     table.add_row("harts", str(len(result.harts)))
-    table.add_row("instructions", f"{result.insts:,}")
-    table.add_row("simulated time", f"{result.sim_seconds * 1e3:.3f} ms")
+    if "sim_seconds" in result.stats:
+        table.add_row("measured interval", f"{result.stats['sim_seconds'] * 1e3:.3f} ms, "
+                                           f"{result.stats.get('sim_insts', 0):,.0f} instructions (stats.txt)")
+    table.add_row("instructions (whole run)", f"{result.insts:,}")
+    table.add_row("simulated time (whole run)", f"{result.sim_seconds * 1e3:.3f} ms")
     table.add_row("host time", f"{result.host_seconds:.2f} s")
     table.add_row("speed", f"{result.mips:.1f} simulated MIPS")
     ipc = _core_ipcs(result.stats)
