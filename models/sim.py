@@ -89,7 +89,8 @@ _UNITS = ((re.compile(r"(_ticks|_ps)$"), "ps"), (re.compile(r"^sim_seconds$|_sec
           (re.compile(r"_mpps$"), "M frames/s"), (re.compile(r"_per_s$"), "1/s"), (re.compile(r"_gbps$"), "Gbit/s"),
           (re.compile(r"\.ipc$"), "instructions/cycle"), (re.compile(r"mpki$"), "misses/1000 instructions"),
           (re.compile(r"cycles$"), "cycles"), (re.compile(r"bytes(\.\w+)?$"), "bytes"),
-          (re.compile(r"(miss_rate|loss|utilization\w*|_fraction)$"), "fraction"), (re.compile(r"sim_freq$"), "ticks/s"))
+          (re.compile(r"(miss_rate|loss|utilization\w*|_fraction)$"), "fraction"), (re.compile(r"sim_freq$"), "ticks/s"),
+          (re.compile(r"\.clock$|_hz$"), "Hz"))
 # Names of figures that are means, ratios or shares, not counts (no unit is guessed for them).
 _NOT_COUNTS = re.compile(r"(mean|avg|rate|ratio|per_|util|frac|occupancy|share|_bw)")
 
