@@ -9,13 +9,16 @@ runtime dynamic power: McPAT's and the model's). McPAT is not part of kvsim: it 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pathlib
 import subprocess
+import warnings
 from typing import Any
 
 from power import mcpat_tree, mcpat_xml
+from power.mcpat_rules import McpatExportWarning
 
 ENV = "KVSIM_MCPAT"
 # McPAT takes 4-25 s and about 1 GB per configuration (tools/mcpat README); a hung one is stopped.
@@ -34,6 +37,21 @@ def mcpat_path(given: str | None) -> str | None:
     return path
 
 
+def mcpat_activity(result):
+    """The activity McPAT is given. McPAT 1.3 refuses cores that differ (per-core activity) when the L2 is private
+    ("Number of private L2 does not match number of cores": the export writes one L2 type for them); such a run
+    is given as homogeneous cores, each the mean core, which keeps every chip total McPAT prices. Returns
+    (activity, note)."""
+    activity = result.model.activity
+    cores = activity.cores
+    if result.model.platform.core.l2 is None or len(cores) <= 1 or all(c == cores[0] for c in cores):
+        return activity, "per-core activity as priced"
+    mean = mcpat_xml.per_core_share(mcpat_xml.chip_total(cores, len(cores)), len(cores))
+    return dataclasses.replace(activity, cores=[mean]), ("cores written as homogeneous (the mean core, same chip "
+                                                         "totals): McPAT 1.3 refuses differing cores with a "
+                                                         "private L2")
+
+
 def _processor(tree) -> dict[str, float]:
     row = tree[tree.line == "Processor"]
     if row.empty:
@@ -49,7 +67,11 @@ def run(priced, outdir: pathlib.Path, mcpat: str) -> dict[str, Any]:
     sockets = getattr(priced, "sockets", None) or [priced]
     totals: dict[str, Any] = {}
     for k, result in enumerate(sockets):
-        xml = mcpat_xml.write(folder / f"socket{k}.xml", result.model.platform, result.model.activity)
+        activity, note = mcpat_activity(result)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", McpatExportWarning)
+            xml = mcpat_xml.write(folder / f"socket{k}.xml", result.model.platform, activity)
+        rounded = [str(w.message) for w in caught if issubclass(w.category, McpatExportWarning)]
         proc = subprocess.run([mcpat, "-infile", str(xml), "-print_level", "5"], capture_output=True, text=True,
                               timeout=TIMEOUT_S)
         (folder / f"socket{k}.out").write_text(proc.stdout)
@@ -59,7 +81,8 @@ def run(priced, outdir: pathlib.Path, mcpat: str) -> dict[str, Any]:
                               f"{proc.stderr.strip()[-300:]}")
         mcpat_tree.compare(result, proc.stdout).to_csv(folder / f"socket{k}_tree.csv", index=False)
         totals[f"socket{k}"] = {"mcpat": _processor(mcpat_tree.parse_out(proc.stdout)),
-                                "model": _processor(mcpat_tree.tree(result))}
+                                "model": _processor(mcpat_tree.tree(result)), "note": note,
+                                "export_warnings": rounded}
     (folder / "totals.json").write_text(json.dumps({"mcpat": mcpat, **totals}, indent=2) + "\n")
     return totals
 

@@ -233,6 +233,7 @@ def mcpat_rows(totals: dict) -> list[tuple[str, str]]:
         rows.append((f"McPAT {socket}", f"runtime dynamic {m['runtime_dynamic_W']:.2f} W (model "
                      f"{k['runtime_dynamic_W']:.2f} W), peak dynamic {m['peak_dynamic_W']:.1f} W (model "
                      f"{k['peak_dynamic_W']:.1f} W), area {m['area_mm2']:.0f} mm2 (model {k['area_mm2']:.0f})"))
+        rows += [(f"McPAT {socket} input", text) for text in both["export_warnings"]]
     return rows
 
 
