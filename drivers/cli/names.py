@@ -16,12 +16,17 @@ def close_matches(name: str, choices: list[str], n: int = 3) -> list[str]:
     return difflib.get_close_matches(name, choices, n=n, cutoff=0.6)
 
 
-def unknown(what: str, name: str, choices: list[str]) -> str:
-    """The message for an unknown name: the closest known ones when some are close, else every known one."""
+def suggestion(name: str, choices: list[str]) -> str:
+    """`did you mean 'a' or 'b'?` naming the closest known names, else `known: ...` listing them all."""
     near = close_matches(name, choices)
     if near:
-        return f"unknown {what} {name!r}; did you mean {' or '.join(repr(n) for n in near)}?"
-    return f"unknown {what} {name!r}; known: {', '.join(choices)}"
+        return f"did you mean {' or '.join(repr(n) for n in near)}?"
+    return f"known: {', '.join(choices)}"
+
+
+def unknown(what: str, name: str, choices: list[str]) -> str:
+    """The message for an unknown name: the closest known ones when some are close, else every known one."""
+    return f"unknown {what} {name!r}; {suggestion(name, choices)}"
 
 
 def walk(obj: SimObject, prefix: str = "") -> Iterator[tuple[str, SimObject, str]]:
@@ -50,19 +55,25 @@ def object_paths(obj: SimObject, prefix: str = "") -> Iterator[str]:
             yield from object_paths(child, f"{path}.")
 
 
-def check_path(system: SimObject, path: str, *, objects: bool = False) -> None:
-    """Raise ParamError naming the closest paths when `path` is not a parameter of `system` (with `objects`, a
-    parameter object such as `caches.llc` is accepted too)."""
+def path_hint(system: SimObject, path: str, *, objects: bool = False) -> str:
+    """`; did you mean 'a' or 'b'?` naming the parameter paths of `system` closest to `path` (with `objects`,
+    parameter objects such as `caches.llc` too), or a pointer to `kvsim params` when none is close."""
     leaves = [p for p, _, _ in walk(system)]
     known = leaves + (list(object_paths(system)) if objects else [])
-    if path in known:
-        return
     # A path whose last part is right but sits elsewhere (`rob_entries` for `core.rob_entries`) is close too.
     tail = [p for p in leaves if p.rsplit(".", 1)[-1] == path.rsplit(".", 1)[-1]]
     near = close_matches(path, known) or tail[:3]
-    hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else \
-        " (`kvsim params` lists every parameter)"
-    raise ParamError(f"{type(system).__name__} has no parameter {path!r}{hint}")
+    if near:
+        return f"; did you mean {' or '.join(repr(n) for n in near)}?"
+    return " (`kvsim params` lists every parameter)"
+
+
+def check_path(system: SimObject, path: str, *, objects: bool = False) -> None:
+    """Raise ParamError naming the closest paths when `path` is not a parameter of `system` (with `objects`, a
+    parameter object such as `caches.llc` is accepted too)."""
+    known = [p for p, _, _ in walk(system)] + (list(object_paths(system)) if objects else [])
+    if path not in known:
+        raise ParamError(f"{type(system).__name__} has no parameter {path!r}{path_hint(system, path, objects=objects)}")
 
 
 def parse_value(text: str) -> Any:

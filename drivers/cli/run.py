@@ -32,7 +32,7 @@ from models.params import ParamError, SimObject
 from models.sim import simulate, sized_warmup_requests, write_status
 from models.socket import socket_path
 
-from .names import check_path, parse_config_args, parse_value, unknown
+from .names import parse_config_args, parse_value, path_hint, suggestion
 
 DEFAULT_CONFIG = "kvs_default"
 
@@ -56,13 +56,13 @@ def apply_override(system: SimObject, assignment: str) -> None:
             continue
         param = target._params.get(part)
         if param is None or param.kind != "child":
-            check_path(root, path.strip())      # names the closest paths
             children = [n for n, p in target._params.items() if p.kind == "child"]
             raise ParamError(f"--set {assignment!r}: {type(target).__name__} has no parameter object {part!r} "
-                             f"(its parameter objects: {', '.join(children) or 'none'})")
+                             f"(its parameter objects: {', '.join(children) or 'none'})"
+                             + path_hint(root, path.strip()))
         target = getattr(target, part)
     if not isinstance(target, list) and leaf not in target._params:
-        check_path(root, path.strip())          # names the closest paths
+        raise ParamError(f"{type(target).__name__} has no parameter {leaf!r}" + path_hint(root, path.strip()))
     setattr(target, leaf, parse_value(text))
 
 
@@ -241,7 +241,7 @@ def build_system(name: str, config_args: list[str], overrides: list[str]):
     """The config's system with its --arg arguments and --set overrides; unknown names are refused with the
     closest known ones. Returns (system, the system() arguments, whether client.warmup_requests was set)."""
     if name not in configs.available():
-        raise ParamError(unknown("config", name, configs.available()))
+        raise configs.UnknownConfig(f"no config named {name!r}; {suggestion(name, configs.available())}")
     module = configs.load(name)
     kwargs = parse_config_args(module, config_args)
     system = module.system(**kwargs)
