@@ -284,3 +284,20 @@ def test_progress_line_shows_requests_answered_and_an_eta():
     line(500, 0, "functional")
     assert "ETA 4s" in line.text.plain
     assert run_cli.eta_text(1, 4, 60) == ", ETA 3m00s"
+
+
+def test_kvsim_run_sizes_a_restored_runs_warm_up_and_says_so(tmp_path, engine):
+    ckpt = tmp_path / "ckpt"
+    small = ["--set", "client.requests=500", "--set", "client.items=4096"]
+    made = kvsim_cmd("run", "kvs_default", *small, "--set", f"checkpoint_to={ckpt}", "--outdir", str(tmp_path / "a"))
+    assert made.returncode == 0, made.stdout + made.stderr
+    restored = kvsim_cmd("run", "kvs_default", *small, "--set", f"restore_from={ckpt}", "--outdir",
+                         str(tmp_path / "b"))
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert "warm-up after restore" in restored.stdout and "4,096 requests (sized to the run" in restored.stdout
+    config = json.loads((tmp_path / "b" / "config.json").read_text())
+    assert config["client"]["warmup_requests"] == 4096
+    told = kvsim_cmd("run", "kvs_default", *small, "--set", f"restore_from={ckpt}", "--set",
+                     "client.warmup_requests=1000", "--outdir", str(tmp_path / "c"))
+    assert told.returncode == 0 and "1,000 requests" in told.stdout and "sized to the run" not in told.stdout
+    assert json.loads((tmp_path / "c" / "config.json").read_text())["client"]["warmup_requests"] == 1000
