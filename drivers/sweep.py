@@ -39,7 +39,6 @@ or a `distributed.Client`). A rich progress bar shows points done with the ETA, 
 from __future__ import annotations
 
 import concurrent.futures as cf
-import functools
 import hashlib
 import importlib
 import itertools
@@ -56,6 +55,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
+from models import provenance
 from models.params import ParamError, SimObject
 from models.system import System
 
@@ -261,30 +261,15 @@ def _walk(system: SimObject, parts: list[str]) -> tuple[SimObject, str]:
     return obj, parts[-1]
 
 
-@functools.lru_cache(maxsize=64)
-def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def file_hash(path: str | pathlib.Path) -> str:
     """Content hash of a file ('' when it does not exist: e.g. a guest binary not built yet)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return ""
-    return _file_sha256(str(path), st.st_mtime_ns, st.st_size)
+    return provenance.file_sha256(path) or ""
 
 
 def engine_hash() -> str:
     """Content hash of the built engine extension (a rebuilt simulator may give other results)."""
-    import models
-
-    libs = sorted(pathlib.Path(models.__file__).parent.glob("_engine*.so"))
-    return file_hash(libs[0]) if libs else ""
+    lib = provenance.engine_library()
+    return file_hash(lib) if lib else ""
 
 
 def point_key(config: dict[str, Any], measure: dict[str, Any]) -> str:
