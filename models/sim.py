@@ -71,6 +71,8 @@ class RunResult:
 
     @property
     def sim_seconds(self) -> float:
+        """The whole run's simulated time (the latest hart's). The measured interval's, which rates use, is
+        stats["sim_seconds"]."""
         return self.sim_ticks * 1e-12
 
 

@@ -32,6 +32,8 @@ from drivers import studies
 from drivers import sweep as sweeps
 from drivers.studies import common
 
+from .names import one_of
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -87,9 +89,10 @@ def compare(study, reduced: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--study", action="append", choices=studies.ALL, help="only these studies")
+    parser.add_argument("--study", action="append", type=one_of("study", studies.ALL),
+                        help=f"only these studies ({', '.join(studies.ALL)})")
     parser.add_argument("--full", action="store_true", help="the full 60-core socket instead of the reduced one")
-    parser.add_argument("--compare", nargs="*", choices=studies.STUDIES, metavar="STUDY",
+    parser.add_argument("--compare", nargs="*", type=one_of("study", studies.STUDIES), metavar="STUDY",
                         help="also run 3 points of each study (or of the studies named) on the full socket and "
                         "report the reduced scale's error")
     parser.add_argument("--jobs", type=int, help="local worker processes (default: the host's CPU count)")

@@ -38,6 +38,8 @@ def usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if sys.argv and sys.argv[0].endswith("__main__.py"):
+        sys.argv[0] = "kvsim"          # `python -m drivers.cli`: the commands' help and messages say kvsim
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage())

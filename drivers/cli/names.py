@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import json
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from models.params import ParamError, SimObject
 
@@ -27,6 +27,18 @@ def suggestion(name: str, choices: list[str]) -> str:
 def unknown(what: str, name: str, choices: list[str]) -> str:
     """The message for an unknown name: the closest known ones when some are close, else every known one."""
     return f"unknown {what} {name!r}; {suggestion(name, choices)}"
+
+
+def one_of(what: str, choices) -> Callable[[str], str]:
+    """An argparse `type` accepting one of `choices` and answering any other name with the closest ones."""
+    import argparse
+
+    def check(name: str) -> str:
+        if name not in choices:
+            raise argparse.ArgumentTypeError(unknown(what, name, list(choices)))
+        return name
+
+    return check
 
 
 def walk(obj: SimObject, prefix: str = "") -> Iterator[tuple[str, SimObject, str]]:

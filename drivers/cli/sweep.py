@@ -17,14 +17,18 @@ import argparse
 from rich.console import Console
 
 from analysis.sweeps import load_sweep, write_parquet
+from drivers import studies
 from drivers import sweep as sweeps
 from models.params import ParamError
+
+from .names import one_of
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", nargs="?", help="a Python file defining the sweep")
-    parser.add_argument("--study", help="a study of drivers/studies (core_weight, llc, batching, prefetch)")
+    parser.add_argument("--study", type=one_of("study", studies.ALL),
+                        help=f"a study of drivers/studies ({', '.join(studies.ALL)})")
     parser.add_argument("--full", action="store_true", help="with --study: the full 60-core socket")
     parser.add_argument("--store", help="the result store (default results/sweeps/<name>)")
     parser.add_argument("--jobs", type=int, help="local worker processes (default: the host's CPU count)")
@@ -35,8 +39,6 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(stderr=True)
     try:
         if args.study:
-            from drivers import studies
-
             todo = studies.get(args.study).sweeps(full=args.full)
         elif args.file:
             todo = sweeps.load_sweep_module(args.file)
