@@ -301,3 +301,19 @@ def test_kvsim_run_sizes_a_restored_runs_warm_up_and_says_so(tmp_path, engine):
                      "client.warmup_requests=1000", "--outdir", str(tmp_path / "c"))
     assert told.returncode == 0 and "1,000 requests" in told.stdout and "sized to the run" not in told.stdout
     assert json.loads((tmp_path / "c" / "config.json").read_text())["client"]["warmup_requests"] == 1000
+
+
+def test_an_unknown_study_gets_did_you_mean():
+    out = kvsim_cmd("figures", "--study", "lcc")
+    assert out.returncode == 2 and "did you mean 'llc'" in out.stderr
+    out = kvsim_cmd("sweep", "--study", "core_wieght")
+    assert out.returncode == 2 and "did you mean 'core_weight'" in out.stderr
+
+
+def test_a_multi_socket_summary_has_the_systems_power_and_requests_per_watt():
+    stats = {"client.requests": 10.0, "client.hits": 9.0, "client.misses": 0.0, "client.insts_per_request": 5.0,
+             "client.throughput_mrps": 1.0, "power.system.runtime_power_W": 100.0, "power.system.peak_power_W": 300.0,
+             "power.energy_per_request_J": 1e-6, "power.requests_per_s_per_W": 1e6}
+    rows = dict(run_cli.kvs_summary(stats))
+    assert rows["power (runtime)"].startswith("100.00 W (peak 300.0 W)") and "whole system" in rows["power (runtime)"]
+    assert rows["requests/s per watt"].startswith("1,000,000")

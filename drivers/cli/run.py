@@ -178,6 +178,17 @@ def _socket_mean(stats: dict[str, float], suffix: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def power_rows(stats: dict[str, float]) -> list[tuple[str, str]]:
+    """The priced run's power: one socket's (power.socket.*) or, on several sockets, the system's (power.system.*:
+    every socket and the links between them)."""
+    for total in ("socket", "system"):
+        if f"power.{total}.runtime_power_W" in stats:
+            return [("power (runtime)", f"{stats[f'power.{total}.runtime_power_W']:.2f} W (peak "
+                                        f"{stats[f'power.{total}.peak_power_W']:.1f} W)"
+                                        + (" for the whole system" if total == "system" else ""))]
+    return []
+
+
 def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     """The KVS figures of a run with the ghost client (empty otherwise): first what a user came for (throughput,
     loss, latency, power and requests/s per watt when priced), then the figures that explain it."""
@@ -193,9 +204,9 @@ def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     if stats.get("client.latency.samples"):
         rows.append(("latency p50 / p95 / p99", " / ".join(f"{stats[f'client.latency.{p}'] / 1e3:.2f}"
                                                           for p in ("p50", "p95", "p99")) + " us round trip"))
-    if "power.socket.runtime_power_W" in stats:
-        rows.append(("power (runtime)", f"{stats['power.socket.runtime_power_W']:.2f} W (peak "
-                                        f"{stats.get('power.socket.peak_power_W', 0.0):.1f} W)"))
+    power = power_rows(stats)
+    if power:
+        rows += power
         if stats.get("power.energy_per_request_J", 0) > 0 and stats.get("client.throughput_mrps"):
             rows.append(("requests/s per watt", f"{stats['power.requests_per_s_per_W']:,.0f} "
                          f"({stats['power.energy_per_request_J'] * 1e9:.1f} nJ per request)"))
@@ -215,15 +226,6 @@ def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     if batch is not None:
         rows.append(("RX batch (mean)", f"{batch:.1f} packets per poll"))
     return rows
-
-
-def power_rows(stats: dict[str, float]) -> list[tuple[str, str]]:
-    """Power rows for a run without the ghost client (kvs_summary has them for KVS runs)."""
-    for total in ("socket", "system"):
-        if f"power.{total}.runtime_power_W" in stats:
-            return [("power (runtime)", f"{stats[f'power.{total}.runtime_power_W']:.2f} W (peak "
-                                        f"{stats[f'power.{total}.peak_power_W']:.1f} W)")]
-    return []
 
 
 def mcpat_rows(totals: dict) -> list[tuple[str, str]]:
