@@ -317,3 +317,20 @@ def test_a_multi_socket_summary_has_the_systems_power_and_requests_per_watt():
     rows = dict(run_cli.kvs_summary(stats))
     assert rows["power (runtime)"].startswith("100.00 W (peak 300.0 W)") and "whole system" in rows["power (runtime)"]
     assert rows["requests/s per watt"].startswith("1,000,000")
+
+
+def test_an_open_loop_runs_eta_comes_from_its_simulated_window():
+    import configs
+
+    system = configs.load("brps_target_socket").system(cores=4, requests=12000, offered_mpps=10.0)
+    ports = sum(n.ports for n in system.active_nics())
+    assert run_cli.open_loop_window_ps(system) == round(12000 / (10e6 * ports) * 1e12)
+    system.client.offered_mpps = 0.0
+    assert run_cli.open_loop_window_ps(system) == 0, "closed loop: no window known in advance"
+    line = run_cli.ProgressLine("x", max_insts=0, window_ps=1_000_000)
+    line(10, 500_000, "warming")
+    assert "ETA" not in line.text.plain
+    line(20, 500_000, "detailed")
+    line.started -= 3                 # three host seconds for a quarter of the window
+    line(30, 750_000, "detailed")
+    assert "ETA 9s" in line.text.plain

@@ -74,13 +74,26 @@ def eta_text(done: float, total: float, seconds: float) -> str:
     return f", ETA {int(left // 60)}m{int(left % 60):02d}s" if left >= 60 else f", ETA {left:.0f}s"
 
 
+def open_loop_window_ps(system) -> int:
+    """The simulated time an open-loop client's detailed phase lasts (ps): its requests (and a restored run's
+    warm-up) at the offered rate of every port; 0 when the client is closed loop or absent."""
+    client = system.client
+    if not client.enabled or client.offered_mpps <= 0:
+        return 0
+    ports = sum(nic.ports for nic in system.active_nics())
+    rate = client.offered_mpps * 1e6 * max(1, ports) * client.requests_per_packet     # requests per second
+    requests = client.requests + (client.warmup_requests if system.restore_from else 0)
+    return round(requests / rate * 1e12)
+
+
 class ProgressLine:
     """The live line: phase, instructions, simulated time, host speed, and the ETA when the run has a bound: its
-    instruction limit, or its measured requests when the engine reports the requests answered so far (a fourth
-    argument of the callback; `requests` is how many the client measures)."""
+    instruction limit; an open-loop client's simulated window (`window_ps`, from the offered load); or its
+    measured requests when the engine reports the requests answered so far (a fourth argument of the callback;
+    `requests` is how many the client measures)."""
 
-    def __init__(self, name: str, max_insts: int, requests: int = 0):
-        self.name, self.max_insts, self.requests = name, max_insts, requests
+    def __init__(self, name: str, max_insts: int, requests: int = 0, window_ps: int = 0):
+        self.name, self.max_insts, self.requests, self.window_ps = name, max_insts, requests, window_ps
         self.started = time.perf_counter()
         self.text = Text(f"{name}: starting ...")
 
@@ -91,6 +104,11 @@ class ProgressLine:
         if self.max_insts:
             of = f" of {self.max_insts:,} ({100 * insts / self.max_insts:.0f}%)"
             eta = eta_text(insts, self.max_insts, secs)
+        if self.window_ps and phase == "detailed":
+            if self.timed_at is None:
+                self.timed_at = (secs, sim_ticks)
+            since, start = self.timed_at
+            eta = eta_text(sim_ticks - start, self.window_ps, secs - since) or eta
         answers = ""
         if answered is not None and self.requests:
             answers = f", {answered:,} of {self.requests:,} requests answered"
@@ -106,7 +124,8 @@ class ProgressLine:
             self.live.update(self.text)
 
     live: Live | None = None
-    detailed_at: tuple[float, int] | None = None
+    detailed_at: tuple[float, int] | None = None     # (host seconds, requests answered) when detailed timing began
+    timed_at: tuple[float, int] | None = None        # (host seconds, simulated ticks) when detailed timing began
 
 
 def run_with_progress(console: Console, name: str, system, outdir: pathlib.Path, every: int,
@@ -114,7 +133,8 @@ def run_with_progress(console: Console, name: str, system, outdir: pathlib.Path,
     if every <= 0 or not console.is_terminal:
         with console.status(f"simulating {name} ..."):
             return simulate(system, outdir, provenance=provenance)
-    line = ProgressLine(name, system.max_insts, system.client.requests if system.client.enabled else 0)
+    line = ProgressLine(name, system.max_insts, system.client.requests if system.client.enabled else 0,
+                        open_loop_window_ps(system))
     with Live(line.text, console=console, refresh_per_second=4, transient=True) as live:
         line.live = live
         return simulate(system, outdir, progress=line, progress_every=every, provenance=provenance)
