@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import pathlib
+import subprocess
 import time
 
 from rich.console import Console
@@ -205,7 +206,11 @@ def power_rows(stats: dict[str, float]) -> list[tuple[str, str]]:
         if f"power.{total}.runtime_power_W" in stats:
             return [("power (runtime)", f"{stats[f'power.{total}.runtime_power_W']:.2f} W (peak "
                                         f"{stats[f'power.{total}.peak_power_W']:.1f} W)"
-                                        + (" for the whole system" if total == "system" else ""))]
+                                        + (" for the whole system" if total == "system" else ""))] + \
+                ([("power warnings", f"{stats['power.warnings.missing_stats']:.0f} counters the power model "
+                                     "reads are missing (power.warnings.missing_stats): what they count is not "
+                                     "priced")]
+                 if stats.get("power.warnings.missing_stats") else [])
     return []
 
 
@@ -303,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from . import mcpat_run
 
+        if args.no_power and (args.mcpat or args.power):
+            raise ParamError("--no-power cannot be combined with --power or --mcpat")
         mcpat = None if args.no_power else mcpat_run.mcpat_path(args.mcpat)
         system, config_args, warmup_set = build_system(args.config, args.arg, args.set)
         if system.restore_from and not warmup_set:
@@ -327,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                 notes.append(("power", f"not priced: {type(err).__name__}: {err}"))
         if mcpat:
             notes += mcpat_rows(add_mcpat(result, system, priced, mcpat))
-    except (ParamError, SimError, ValueError, OSError, RuntimeError) as err:
+    except (ParamError, SimError, ValueError, OSError, RuntimeError, subprocess.SubprocessError) as err:
         console.print(f"[bold red]{type(err).__name__}[/]: ", end="")
         console.print(str(err), markup=False, highlight=False)
         status = outdir / "status" if outdir is not None else None
