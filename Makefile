@@ -4,12 +4,14 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
+# The `kvsim` command (pyproject.toml [project.scripts]), installed into the venv with the engine.
+KVSIM := $(VENV)/bin/kvsim
 STAMPS := .stamps
 RUST_SOURCES := Cargo.toml $(shell find models -name '*.rs' -o -name Cargo.toml 2>/dev/null)
 SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all setup system-packages python-env engine workloads run lint test test-rust test-python bench bench-server fuzz figures clean
+.PHONY: all setup system-packages python-env engine workloads run lint test test-rust test-python bench bench-server fuzz figures validate clean
 
 all: engine workloads
 
@@ -55,7 +57,7 @@ workloads: $(STAMPS)/system-packages
 	@$(MAKE) -s -C workloads
 
 run: engine workloads
-	@$(PY) sim-scripts/run.py
+	@$(KVSIM) run
 
 # The house rules: rustfmt (rustfmt.toml), clippy with warnings as errors, ruff ([tool.ruff] in pyproject.toml).
 # Clippy checks the release profile, so it reuses the dependencies the engine's build compiled.
@@ -79,7 +81,7 @@ fuzz:
 	PROPTEST_CASES=$(FUZZ_CASES) nice -n 10 cargo test -p kvsim-engine --release -q fuzz
 
 bench: engine workloads
-	@$(PY) sim-scripts/bench.py
+	@$(KVSIM) bench
 
 # 1 ms of simulated time of the quad-socket target at its highest sustained load: host seconds and peak memory.
 bench-server: engine workloads
@@ -90,8 +92,12 @@ bench-server: engine workloads
 # on three full-socket points per study, COMPARE="core_weight batching" for some studies; STUDY="end_to_end
 # scaling" for some studies only).
 figures: engine workloads
-	@nice -n 10 $(PY) sim-scripts/figures.py $(if $(FULL),--full) $(if $(COMPARE),--compare $(filter-out 1,$(COMPARE))) \
+	@nice -n 10 $(KVSIM) figures $(if $(FULL),--full) $(if $(COMPARE),--compare $(filter-out 1,$(COMPARE))) \
 		$(foreach s,$(STUDY),--study $(s))
+
+# The Xeon E5-2697 v2 runs beside the published measurements (`kvsim validate --help` for its options).
+validate: engine workloads
+	@nice -n 10 $(KVSIM) validate
 
 clean:
 	rm -rf $(STAMPS) target workloads/build models/_engine*.so

@@ -5,10 +5,17 @@ stats_series.csv (the guest's STATS_DUMP snapshots, a time series: one row per d
 the guest took any, and stdout/stderr of the guest. Host timing (seconds, MIPS) is kept apart from the stats so
 identical configurations give bit-identical stats files.
 
+stats.txt holds two sections, as a gem5 user expects: the measured interval (every counter since the last stats
+reset, which the client's measured phase or the guest's ROI_BEGIN/STATS_RESET makes; `sim_seconds`, `sim_ticks`
+and `sim_insts` are that interval's, so a rate computed from the section is right) and the whole run (figures that
+are not reset: the latest hart's time `system.sim_ticks`, the bulk load, pages touched, ...). Descriptions carry
+units. stats.json keeps every figure under the same names, flat.
+
 Every run directory also gets a `status` file: "running" while the run goes on, then "ok: <stop reason>",
 "interrupted: ..." or "failed: <error class>: <message>". The directory is checked (created, writable) and the
 files of a previous run in it are removed before the simulation starts; config.json is written first, and on a
-failure or an interrupt the guest's output so far is still written beside the status.
+failure or an interrupt the guest's output so far is still written beside the status. `provenance.json`
+(models/provenance.py) records the command, config, commit, engine and guest hashes, host and the same status.
 """
 
 from __future__ import annotations
@@ -16,18 +23,19 @@ from __future__ import annotations
 import csv
 import json
 import pathlib
+import re
 import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import stats_paths
+from . import provenance, stats_paths
 from .errors import HostMemoryError, OutputError, RunInterrupted, SimError
 from .system import System
 
 # The files a run writes (a reused outdir loses these before a new run starts).
 RUN_FILES = ("config.json", "stats.json", "stats.txt", "stats_series.csv", "guest.stdout", "guest.stderr",
-             "host.json", "status", "numa.csv")
+             "host.json", "status", "numa.csv", provenance.FILE)
 
 
 class DetailedTimingNeverStarted(UserWarning):
@@ -63,17 +71,99 @@ class RunResult:
 
     @property
     def sim_seconds(self) -> float:
+        """The whole run's simulated time (the latest hart's). The measured interval's, which rates use, is
+        stats["sim_seconds"]."""
         return self.sim_ticks * 1e-12
 
 
+# Figures that are not reset with the stats (they cover the whole run, from the first instruction) or describe the
+# configuration rather than count: stats.txt puts them in their own section, after the measured interval.
+WHOLE_RUN_STATS = re.compile(
+    r"^(system\.sim_ticks|system\.hart\d+\.sim_ticks|system\.timing\.start_ticks|system\.mem\..*|system\.roi\..*"
+    r"|system\.stats_(dumps|resets)|system\.numa\..*|client\.(items|key_size|value_size|responses_checked)"
+    r"|client\.load\..*|client\.fuzz\..*)$")
+TICKS_PER_SECOND = 10**12   # one tick is a picosecond
+
+# Units by name, for descriptions that do not give one (gem5 prints `# description (Unit)`).
+_UNITS = ((re.compile(r"(_ticks|_ps)$"), "ps"), (re.compile(r"^sim_seconds$|_seconds$"), "s"),
+          (re.compile(r"(_ns|latency\.(mean|p\d+))$"), "ns"), (re.compile(r"_W$"), "W"),
+          (re.compile(r"_J$"), "J"), (re.compile(r"_mm2$"), "mm^2"), (re.compile(r"_mrps$"), "M requests/s"),
+          (re.compile(r"_mpps$"), "M frames/s"), (re.compile(r"_per_s$"), "1/s"), (re.compile(r"_gbps$"), "Gbit/s"),
+          (re.compile(r"\.ipc$"), "instructions/cycle"), (re.compile(r"mpki$"), "misses/1000 instructions"),
+          (re.compile(r"cycles$"), "cycles"), (re.compile(r"bytes(\.\w+)?$"), "bytes"),
+          (re.compile(r"(miss_rate|loss|utilization\w*|_fraction)$"), "fraction"), (re.compile(r"sim_freq$"), "ticks/s"),
+          (re.compile(r"\.clock$|_hz$"), "Hz"))
+# Names of figures that are means, ratios or shares, not counts (no unit is guessed for them).
+_NOT_COUNTS = re.compile(r"(mean|avg|rate|ratio|per_|util|frac|occupancy|share|_bw)")
+
+
+def unit_of(name: str, value: float) -> str | None:
+    """The unit of statistic `name`: from its name's suffix, else 'count' for a whole number that is not a mean or
+    a ratio; None when it cannot be told."""
+    for pattern, unit in _UNITS:
+        if pattern.search(name):
+            return unit
+    if float(value).is_integer() and not _NOT_COUNTS.search(name.rsplit(".", 1)[-1]):
+        return "count"
+    return None
+
+
+def with_unit(description: str, name: str, value: float) -> str:
+    """`description (unit)` unless the description already names its unit in parentheses."""
+    unit = unit_of(name, value)
+    # A short unit (s, ns, W) counts as given only in parentheses; a longer one (Gbit/s, cycles) anywhere.
+    given = rf"\([^)]*\b{re.escape(unit)}\b" if unit and len(unit) <= 2 else rf"(?<!\w){re.escape(unit or '')}"
+    if unit is None or re.search(given, description):
+        return description
+    return f"{description} ({unit})" if description else f"({unit})"
+
+
+def interval_stats(stats: dict[str, float]) -> dict[str, float]:
+    """gem5's interval figures for the measured interval (since the last stats reset): sim_ticks (its length; known
+    when detailed timing ran, or when nothing was reset and the interval is the whole run), sim_freq and sim_insts
+    (the instructions of every hart in it)."""
+    out: dict[str, float] = {}
+    if "sim_seconds" in stats:
+        out["sim_ticks"] = round(stats["sim_seconds"] * TICKS_PER_SECOND)
+    elif stats.get("system.stats_resets", 0) == 0 and "system.sim_ticks" in stats:
+        out["sim_ticks"] = stats["system.sim_ticks"]
+        out["sim_seconds"] = stats["system.sim_ticks"] / TICKS_PER_SECOND
+    out["sim_freq"] = TICKS_PER_SECOND
+    if "system.insts" in stats:
+        out["sim_insts"] = stats["system.insts"]
+    return out
+
+
+INTERVAL_DESCRIPTIONS = {
+    "sim_seconds": "simulated seconds of the measured interval (since the last stats reset)",
+    "sim_ticks": "simulated ticks of the measured interval (since the last stats reset)",
+    "sim_freq": "ticks per simulated second",
+    "sim_insts": "instructions of every hart in the measured interval",
+}
+
+
 def format_stats_txt(stats: dict[str, float], descriptions: dict[str, str]) -> str:
-    """gem5's stats.txt layout: a begin marker, one `name value # description` line per statistic, an end marker."""
-    lines = ["", "---------- Begin Simulation Statistics ----------"]
+    """gem5's stats.txt layout: the measured interval between gem5's begin and end markers (one
+    `name value # description (unit)` line per statistic, sim_* first), then the whole-run figures in a section of
+    their own (gem5's parsers read the first and skip it)."""
+    names = sorted(stats, key=lambda n: (not n.startswith("sim_"), 0))
+    interval = [n for n in names if not WHOLE_RUN_STATS.match(n)]
+    whole = [n for n in names if WHOLE_RUN_STATS.match(n)]
     width = max((len(name) for name in stats), default=0) + 2
-    for name, value in stats.items():
-        text = f"{int(value)}" if float(value).is_integer() else f"{value:.6f}"
-        lines.append(f"{name:<{width}}{text:>20}   # {descriptions.get(name, '')}".rstrip())
-    lines += ["", "---------- End Simulation Statistics   ----------", ""]
+
+    def line(name: str) -> str:
+        value = stats[name]
+        # 12 significant digits: a rate computed from the file agrees with one from stats.json.
+        text = f"{int(value)}" if float(value).is_integer() else f"{value:.12g}"
+        desc = with_unit(descriptions.get(name) or INTERVAL_DESCRIPTIONS.get(name, ""), name, value)
+        return f"{name:<{width}}{text:>20}   # {desc}".rstrip()
+
+    lines = ["", "---------- Begin Simulation Statistics ----------", *map(line, interval),
+             "", "---------- End Simulation Statistics   ----------", ""]
+    if whole:
+        lines += ["---------- Begin Whole-Run Statistics ----------",
+                  "# not reset with the stats: from the first instruction to the end of the run", *map(line, whole),
+                  "", "---------- End Whole-Run Statistics   ----------", ""]
     return "\n".join(lines)
 
 
@@ -158,6 +248,13 @@ def prepare_outdir(outdir: pathlib.Path) -> None:
 
 def write_status(outdir: pathlib.Path, text: str) -> None:
     (outdir / "status").write_text(text.rstrip("\n") + "\n")
+    provenance.set_status(outdir, text.strip())
+
+
+def start_provenance(out: pathlib.Path, config: dict[str, Any], extra: dict[str, Any] | None) -> None:
+    """Write provenance.json as the run starts; `extra` (config_name, config_args, command) comes from the front
+    end that knows them."""
+    provenance.write(out, provenance.collect(config, **(extra or {})))
 
 
 def result_from_raw(raw: dict[str, Any], host_seconds: float) -> RunResult:
@@ -187,7 +284,7 @@ ProgressFn = Callable[[int, int, str], None]
 
 
 def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progress: ProgressFn | None = None,
-             progress_every: int = 10_000_000) -> RunResult:
+             progress_every: int = 10_000_000, provenance: dict[str, Any] | None = None) -> RunResult:
     """Run `system` to completion (or to its instruction/time limit). Raises a models.errors.SimError subclass
     naming the hart, PC and reason when the guest faults. With `outdir`, writes the run's files there. With
     `progress`, calls progress(insts, sim_ticks, phase) about every `progress_every` instructions (an exception
@@ -196,7 +293,10 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
 
     Ctrl-C (SIGINT) stops the run between turns: the results so far are written (with `outdir`) and
     `RunInterrupted` (a KeyboardInterrupt) is raised carrying them as `.result`. A SimError carries the partial
-    results as `.result` too (None when the run never started), and the outdir keeps the guest's output so far."""
+    results as `.result` too (None when the run never started), and the outdir keeps the guest's output so far.
+
+    `provenance` adds what only the caller knows to the folder's provenance.json: config_name, config_args (the
+    arguments of the config's system()) and command (default: this process's command line)."""
     from . import _engine  # the Rust extension, built by `make engine`
 
     system.validate()
@@ -206,6 +306,7 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
     if out is not None:
         prepare_outdir(out)
         (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        start_provenance(out, config, provenance)
         write_status(out, "running")
     started = time.perf_counter()
     try:
@@ -227,6 +328,7 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
             write_status(out, f"failed: {type(err).__name__}: {err}")
         raise
     result = result_from_raw(raw, time.perf_counter() - started)
+    result.stats.update(interval_stats(result.stats))
     if system.mode == "detailed" and stats_paths.TIMING.stat("start_ticks") not in result.stats \
             and result.stop_reason != "interrupted":
         warnings.warn(f"detailed timing never started (detailed_start={system.detailed_start!r}; the run ended "
@@ -243,3 +345,12 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
     if result.stop_reason == "interrupted":
         raise RunInterrupted(result)
     return result
+
+
+def sized_warmup_requests(system: System) -> int:
+    """Warm-up requests for a run restored from a checkpoint, sized to the run: as many as the bulk load the restore
+    stands for (Client.items PUTs, which warm a cold run's caches), and no more than Client.warmup_requests'
+    default (400,000: measured enough for 1 Mi items on 4 cores with a 45 MiB LLC, models/client.py)."""
+    from .client import Client
+
+    return min(Client.warmup_requests.default, system.client.items)

@@ -1,91 +1,11 @@
 #!/usr/bin/env python3
 """Estimated die area, TDP-class peak power and the power at each operating point, for one socket of the
-billion-RPS target and one socket of the Xeon E5-2697 v2 (power model; no simulation needed).
+See drivers/cli/power_report.py (`--help`).
 
-    sim-scripts/power_report.py
-    sim-scripts/power_report.py --platform brps-target --xml target.xml   # also write McPAT XML
-
-Peak power is McPAT's TDP-class figure: every structure at its peak access rate, plus leakage, at the die
-temperature of the platform table. Off-die parts (DRAM devices, NIC chips) are listed separately.
+A thin wrapper: the code is the installed kvsim package's (`make engine` installs it into .venv).
 """
 
-from __future__ import annotations
-
-import argparse
-import pathlib
-import sys
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
-
-import power  # noqa: E402
-from power import dvfs, mcpat_xml, platforms  # noqa: E402
-
-
-def report(console: Console, key: str, xml: str | None = None) -> None:
-    p = platforms.PLATFORMS[key]()
-    model = power.build(p)
-    points = dvfs.operating_points(model, platforms.OPERATING_POINTS[p.name])
-    nominal = dvfs.evaluate_point(model, points["normal"])
-    die = nominal.die
-    console.rule(f"[bold]{p.name}[/]: {p.cores} cores, {p.node_nm:g} nm {p.device}, {p.temperature_K:g} K")
-    console.print(f"die area                      {die.area_mm2:8.1f} mm^2")
-    console.print(f"peak power (TDP class)        {die.peak_power_W:8.1f} W at normal "
-                  f"({points['normal'].MHz:.0f} MHz, {points['normal'].vdd:.3f} V): "
-                  f"peak dynamic {die.peak_dynamic_W:.1f} W + leakage {die.leakage_W:.1f} W")
-    if p.tdp_W:
-        console.print(f"TDP check at normal           {dvfs.tdp_check(nominal, p.tdp_W, 'peak')}"
-                      + ("  (budget assumed)" if key == "brps-target" else "  (Intel TDP)"))
-    t = Table(title="by component class at normal", show_lines=False)
-    for c in ("class", "area mm^2", "peak dyn W", "sub leak W", "gate leak W", "peak W"):
-        t.add_column(c, justify="right")
-    for cls, row in nominal.by_class().iterrows():
-        t.add_row(cls + ("" if cls in ("cores", "caches", "noc", "mc", "io") else " (off die)"),
-                  f"{row.area_mm2:.1f}", f"{row.peak_dynamic_W:.1f}", f"{row.subthreshold_leakage_W:.2f}",
-                  f"{row.gate_leakage_W:.2f}", f"{row.peak_power_W:.1f}")
-    console.print(t)
-    t = Table(title="operating points (all cores; uncore at nominal supply)")
-    for c in ("point", "MHz", "Vdd V", "area mm^2", "peak dyn W", "leakage W", "peak W", "cores W"):
-        t.add_column(c, justify="right")
-    for name, pt in points.items():
-        r = dvfs.evaluate_point(model, pt)
-        cores = r.by_class().loc["cores"]
-        t.add_row(name, f"{pt.MHz:.0f}", f"{pt.vdd:.3f}", f"{r.area_mm2:.1f}", f"{r.peak_dynamic_W:.1f}",
-                  f"{r.leakage_W:.1f}", f"{r.peak_power_W:.1f}", f"{cores.peak_power_W:.1f}")
-    console.print(t)
-    lo, hi = dvfs.clock_range_MHz(model.tech)
-    curve = dvfs.vf_curve(model.tech)
-    console.print(f"V-f table at {p.node_nm:g} nm {p.device}: clocks {lo:.0f} to {hi:.0f} MHz at {curve.vmin:.3f} to "
-                  f"{curve.vmax:.3f} V (a per-core point outside it is refused; per-core DVFS from a run's load: "
-                  "sim-scripts/dvfs_study.py)")
-    if key == "brps-target":
-        # the paper's skewed-load DVFS: lightly loaded cores low, hottest cores turbo
-        n = p.cores
-        mix = ["turbo"] * 6 + ["normal"] * 24 + ["low"] * (n - 30)
-        r = dvfs.evaluate_assignment(model, mix, points)
-        console.print(f"mixed per-core assignment (6 turbo, 24 normal, {n - 30} low): peak "
-                      f"{r.peak_power_W:.1f} W; " + str(dvfs.tdp_check(r, p.tdp_W, "peak")))
-    if xml:
-        mcpat_xml.write(xml, p)
-        console.print(f"McPAT XML written to {xml}")
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--platform", choices=sorted(platforms.PLATFORMS), action="append",
-                    help="platform(s) to report (default: both)")
-    ap.add_argument("--xml", help="write the platform as McPAT XML to this file (one platform only)")
-    args = ap.parse_args()
-    keys = args.platform or ["brps-target", "xeon-e5-2697v2"]
-    if args.xml and len(keys) != 1:
-        ap.error("--xml needs exactly one --platform")
-    console = Console(width=120)
-    for k in keys:
-        report(console, k, args.xml)
-    return 0
-
+from drivers.cli.power_report import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

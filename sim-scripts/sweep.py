@@ -1,71 +1,11 @@
 #!/usr/bin/env python3
 """Run a design-space sweep and write its table.
+See drivers/cli/sweep.py (`--help`).
 
-    sim-scripts/sweep.py my_sweep.py                 # a Python file defining SWEEP (or SWEEPS, sweep(), sweeps())
-    sim-scripts/sweep.py --study core_weight         # one of the paper's studies (drivers/studies/), reduced scale
-    sim-scripts/sweep.py my_sweep.py --scheduler tcp://host:8786   # on a Dask cluster instead of local processes
-
-Finished points are stored under results/sweeps/<name>/ (or --store) as they finish; running the same command again
-resumes, skipping them. The table (one row per point: parameters, statistics, power) is written as
-results/sweeps/<name>/table.parquet and table.csv.
+A thin wrapper: the code is the installed kvsim package's (`make engine` installs it into .venv).
 """
 
-from __future__ import annotations
-
-import argparse
-import pathlib
-import sys
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-from rich.console import Console  # noqa: E402
-
-from analysis.sweeps import load_sweep, write_parquet  # noqa: E402
-from drivers import sweep as sweeps  # noqa: E402
-from models.params import ParamError  # noqa: E402
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("file", nargs="?", help="a Python file defining the sweep")
-    parser.add_argument("--study", help="a study of drivers/studies (core_weight, llc, batching, prefetch)")
-    parser.add_argument("--full", action="store_true", help="with --study: the full 60-core socket")
-    parser.add_argument("--store", help="the result store (default results/sweeps/<name>)")
-    parser.add_argument("--jobs", type=int, help="local worker processes (default: the host's CPU count)")
-    parser.add_argument("--scheduler", help="a Dask scheduler address: run the points on that cluster")
-    parser.add_argument("--retry-failed", action="store_true", help="run the points that failed before again")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
-    console = Console(stderr=True)
-    try:
-        if args.study:
-            from drivers import studies
-
-            todo = studies.get(args.study).sweeps(full=args.full)
-        elif args.file:
-            todo = sweeps.load_sweep_module(args.file)
-        else:
-            parser.error("give a sweep file or --study")
-        for sw in todo:
-            report = sweeps.run(sw, store=args.store, jobs=args.jobs, scheduler=args.scheduler,
-                                retry_failed=args.retry_failed, progress=not args.no_progress)
-            table = load_sweep(report.store)
-            write_parquet(table, report.store / "table.parquet")
-            table.to_csv(report.store / "table.csv", index=False)
-            console.print(f"sweep [bold]{sw.name}[/]: {report.points} points, {report.skipped} already stored, "
-                          f"{report.ran} run, {report.failed} failed, {report.host_seconds:.1f} s"
-                          + (f", {report.loads} data set(s) loaded, shared checkpoints "
-                             f"{report.checkpoint_bytes / 1e9:.2f} GB on disk" if report.checkpoint_bytes else "")
-                          + " -> "
-                          f"{report.store / 'table.parquet'}")
-    except (ParamError, ValueError, FileNotFoundError) as err:
-        console.print(f"[bold red]{type(err).__name__}[/]: {err}")
-        return 2
-    except KeyboardInterrupt:
-        console.print("[bold red]interrupted[/]: finished points are stored; run the same command to resume")
-        return 130
-    return 0
-
+from drivers.cli.sweep import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

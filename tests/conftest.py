@@ -78,16 +78,6 @@ def run_engine(binary: pathlib.Path | str, args: list[str] | tuple[str, ...] = (
     return simulate(make_system(binary, args, env=env, **params))
 
 
-def sim_script(name: str):
-    """A script of sim-scripts/ loaded as a module (they are files, not a package), e.g. sim_script("run")."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(f"{name}_script", ROOT / "sim-scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def as_guest_run(result) -> GuestRun:
     return GuestRun(bytes(result.stdout), bytes(result.stderr), result.exit_code)
 

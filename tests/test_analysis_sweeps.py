@@ -9,8 +9,6 @@ import pytest
 from analysis.sweeps import load_sweep, write_parquet
 from drivers.sweep import Base, atomic_write_json
 
-from conftest import sim_script
-
 
 def synthetic_store(path, n):
     """A store of n points written as the runner writes them: real resolved configurations, made-up stats (a few
@@ -59,7 +57,9 @@ def test_a_folder_that_is_not_a_store_is_refused(tmp_path):
 
 
 def _run_script():
-    return sim_script("run")
+    from drivers.cli import run
+
+    return run
 
 
 def test_the_run_summary_leads_with_throughput_loss_latency_and_power():

@@ -129,14 +129,8 @@ def test_the_kvs_server_on_two_nics(engine):
 
 
 def test_set_reaches_one_nic_of_the_list():
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parent.parent / "sim-scripts" / "run.py"
-    spec = importlib.util.spec_from_file_location("run_cli", path)
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
     from configs import xeon_e5_2697v2_socket as xeon
+    from drivers.cli import run
 
     system = xeon.system(cores=12)
     run.apply_override(system, "nics.1.pcie_lanes=16")

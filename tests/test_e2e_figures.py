@@ -279,12 +279,9 @@ def test_a_reduced_end_to_end_point_on_a_share_of_a_socket(tmp_path):
 
 
 def _script(name):
-    import importlib.util
+    import importlib
 
-    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), ROOT / "sim-scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"drivers.cli.{name.replace('-', '_')}")
 
 
 def test_the_xeon_validation_sums_and_averages_over_both_sockets():

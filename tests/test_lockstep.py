@@ -4,19 +4,14 @@ synthesized from qemu's, so the tool is tested even where the engine is not invo
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, TEST_PROGRAMS
+from drivers.cli import lockstep
 
-_spec = importlib.util.spec_from_file_location("lockstep", ROOT / "sim-scripts" / "lockstep.py")
-lockstep = importlib.util.module_from_spec(_spec)
-sys.modules["lockstep"] = lockstep   # dataclasses look their module up there
-_spec.loader.exec_module(lockstep)
+from conftest import TEST_PROGRAMS
 
 # Programs and arguments: ~20-40 thousand instructions each, traces of tens of MB (fparith's argument selects its
 # short sample: one rounding mode, every fourth edge value).

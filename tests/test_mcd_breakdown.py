@@ -17,10 +17,9 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from drivers.studies.dense import breakdown
 
-from drivers.studies.dense import breakdown  # noqa: E402
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow

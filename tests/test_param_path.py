@@ -8,8 +8,6 @@ from models import param_path
 from models.param_path import Step
 from models.params import ParamError
 
-from conftest import sim_script
-
 
 def test_parse_names_indices_and_keys():
     assert param_path.parse("caches.llc.size") == (Step("name", "caches"), Step("name", "llc"), Step("name", "size"))
@@ -84,7 +82,8 @@ def test_get_and_flatten_on_a_resolved_configuration_agree():
 
 
 def test_run_set_and_the_sweep_use_the_one_grammar():
-    run = sim_script("run")
+    from drivers.cli import run
+
     system = configs.load("xeon_e5_2697v2_socket").system(cores=12)
     run.apply_override(system, "nics[1].pcie_lanes=16")
     run.apply_override(system, "workload.argv[prefetch]=0")

@@ -17,7 +17,7 @@ from conftest import BUILD, ROOT, TEST_PROGRAMS, make_system, run_engine
 
 GLIBC = BUILD / "glibc"
 PY = sys.executable
-RUN = [PY, str(ROOT / "sim-scripts" / "run.py")]
+RUN = [PY, "-m", "drivers.cli.run"]   # run from ROOT: this checkout's code
 
 
 def wait_for_status(outdir: pathlib.Path, want: str, timeout: float = 60) -> None:

@@ -1,4 +1,4 @@
-"""sim-scripts/run.py, the command `make run` uses: it runs a config, writes the run folder and prints the summary;
+"""`kvsim run` (drivers/cli/run.py; sim-scripts/run.py wraps it), the command `make run` uses: it runs a config, writes the run folder and prints the summary;
 bad input is reported by name with exit status 2, not a traceback."""
 
 import json
@@ -9,7 +9,7 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-RUN = [sys.executable, str(ROOT / "sim-scripts" / "run.py")]
+RUN = [sys.executable, "-m", "drivers.cli.run"]   # from ROOT: this checkout's code
 
 
 def run(*args, cwd=ROOT):
@@ -38,7 +38,6 @@ def test_bad_parameter_is_named_with_its_range(tmp_path):
 def test_every_config_builds_a_valid_system():
     listing = run("--list")
     assert listing.returncode == 0
-    sys.path.insert(0, str(ROOT))
     import configs
     for name in configs.available():
         assert name in listing.stdout
@@ -65,10 +64,8 @@ def test_power_option_refuses_a_functional_run(tmp_path):
 
 def test_summary_covers_every_socket():
     """The summary's IPC and MPKI rows take every socket's cores and LLC, not only socket 0's."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("run_script", ROOT / "sim-scripts" / "run.py")
-    run_script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run_script)
+    from drivers.cli import run as run_script
+
     stats = {"client.requests": 10.0, "client.hits": 10.0, "client.misses": 0.0, "client.insts_per_request": 500.0,
              "system.socket0.core0.ipc": 1.0, "system.socket0.core1.ipc": 2.0, "system.socket0.llc.mpki": 1.0,
              "system.socket1.core0.ipc": 3.0, "system.socket1.core1.ipc": 6.0, "system.socket1.llc.mpki": 3.0}

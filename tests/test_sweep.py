@@ -60,7 +60,7 @@ def test_kill_9_then_resume_gives_the_uninterrupted_table(tmp_path):
     sweep_file = tmp_path / "killed_sweep.py"
     sweep_file.write_text(SWEEP_FILE.format(sleep=300))
     store = tmp_path / "store"
-    cmd = [sys.executable, str(ROOT / "sim-scripts" / "sweep.py"), str(sweep_file), "--store", str(store),
+    cmd = [sys.executable, "-m", "drivers.cli.sweep", str(sweep_file), "--store", str(store),
            "--jobs", "2", "--no-progress"]
     proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)

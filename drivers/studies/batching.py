@@ -14,6 +14,8 @@ import pathlib
 
 import pandas as pd
 
+from analysis import style
+
 from ..sweep import CAPACITY_EVALUATOR, Base, Sweep, Zip
 from . import common
 
@@ -58,32 +60,28 @@ def frame(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("requests_per_packet").reset_index(drop=True)
 
 
-def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
+    plt = style.pyplot()
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     x = df.requests_per_packet
-    axes[0].plot(x, df.throughput_mrps, marker="o")
-    axes[0].set_ylabel("throughput (M requests/s)")
+    axes[0].plot(x, df.throughput_mrps, marker="o", label="capacity (< 1% loss)")
+    if "throughput_upper_mrps" in df:
+        style.interval(axes[0], x, df.throughput_mrps, df.throughput_upper_mrps)
+    style.rate_axis(axes[0], "throughput (M requests/s)")
     axes[1].plot(x, df.net_rx_gbps, marker="o", label="RX (requests)")
     axes[1].plot(x, df.net_tx_gbps, marker="s", label="TX (responses)")
-    axes[1].set_ylabel("network bandwidth (Gb/s, on the wire)")
-    axes[1].legend()
+    style.rate_axis(axes[1], "network bandwidth (Gb/s, on the wire)")
     axes[2].plot(x, df.p95_us, marker="o", label="p95 round trip (simulated)")
     axes[2].plot(x, df.p95_with_model_wait_us, marker="s", linestyle="--",
                  label="+ mean client batching wait (model)")
-    axes[2].set_ylabel("latency (us)")
-    axes[2].legend()
+    style.rate_axis(axes[2], "latency (us)")
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xticks(list(x), [str(v) for v in x])
         ax.set_xlabel("requests per packet")
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        style.legend_outside(ax, loc="upper left", bbox_to_anchor=(0.0, -0.18))
+    style.save(fig, path, caption)
 
 
 def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
@@ -91,7 +89,7 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
     df = frame(tables[f"batching-{cores}c"])
     csv, png = outdir / "batching.csv", outdir / "batching.png"
     df.to_csv(csv, index=False)
-    plot(df, png)
+    plot(df, png, style.conditions_of(df, full=full, cores=cores))
     cols = ["requests_per_packet", "throughput_mrps", "net_rx_gbps", "net_tx_gbps", "p50_us", "p95_us",
             "model_wait_mean_us", "model_wait_max_us", "rx_batch", "ipc"]
     t = df.set_index("requests_per_packet").throughput_mrps

@@ -125,7 +125,19 @@ def figures_of(row: Any) -> dict[str, float]:
         "ns_per_rx_packet": cycles / clock_ghz / batches / mean_of(r, paths.NIC_QUEUE, "rx_batch_mean")
         if batches else float("nan"),
         "cores": cores,
+        # The capacity's interval: below the first failing probe's offered load, in the throughput's units (NaN:
+        # not a capacity search, or limited by the line rate); and the point's conditions, for the captions.
+        "throughput_upper_mrps": _capacity_upper(r),
+        "items": row.get("cfg.client.items", float("nan")),
+        "requests": row.get("cfg.client.requests", float("nan")),
     }
+
+
+def _capacity_upper(r: dict[str, float]) -> float:
+    from analysis.style import capacity_upper
+
+    return float(capacity_upper(r.get("capacity.mrps", float("nan")), r.get("capacity.mpps_per_port", float("nan")),
+                                r.get("capacity.upper_mpps_per_port", float("nan"))))
 
 
 def write_report(path: pathlib.Path, title: str, intro: str, config_diff: list[str], table_md: str,

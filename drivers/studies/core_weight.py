@@ -9,6 +9,8 @@ import pathlib
 
 import pandas as pd
 
+from analysis import style
+
 from ..sweep import CAPACITY_EVALUATOR, Base, Grid, List, Product, Sweep, Zip
 from . import common
 
@@ -72,10 +74,8 @@ def headline(df: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
+    plt = style.pyplot()
 
     fig, axes = plt.subplots(1, len(DATASETS), figsize=(16, 4), sharey=False)
     for ax, ds in zip(axes, DATASETS):
@@ -83,15 +83,20 @@ def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
         for w in WIDTHS:
             line = sub[sub.issue_width == w].sort_values("rob")
             ax.plot(range(len(line)), line.normalized, marker="o", label=f"{w}-issue")
+            if "throughput_upper_mrps" in line:
+                style.interval(ax, range(len(line)), line.normalized,
+                               line.throughput_upper_mrps / line.throughput_mrps * line.normalized)
+            if w == style.CHOSEN_ISSUE_WIDTH and style.CHOSEN_ROB in list(line.rob):
+                chosen = list(line.rob).index(style.CHOSEN_ROB)
+                style.design_point(ax, chosen, float(line.normalized.iloc[chosen]),
+                                   f"the paper's choice ({style.CHOSEN_ISSUE_WIDTH}-issue, ROB {style.CHOSEN_ROB})")
         ax.set_xticks(range(len(ROBS)), [str(r) for r in ROBS])
         ax.set_title(f"{ds} items")
         ax.set_xlabel("ROB entries (1 = in-order issue)")
-        ax.grid(alpha=0.3)
+        style.rate_axis(ax)
     axes[0].set_ylabel("throughput, normalized to ROB 1 / 1-issue")
-    axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    style.legend_outside(axes[-1])
+    style.save(fig, path, caption)
 
 
 def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
@@ -99,7 +104,7 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
     df = frame(tables[f"core_weight-{cores}c"])
     csv, png = outdir / "core_weight.csv", outdir / "core_weight.png"
     df.to_csv(csv, index=False)
-    plot(df, png)
+    plot(df, png, style.conditions_of(df, full=full, cores=cores))
     heads = headline(df)
     table_md = common.markdown_table(pd.DataFrame({"ratio": list(heads), "value": list(heads.values())}))
     pivot = df.pivot_table(index=["dataset", "issue_width"], columns="rob", values="throughput_mrps")

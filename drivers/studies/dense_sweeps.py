@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import configs
+from analysis import style
 from drivers import capacity as cap
 from drivers.sweep import Base, Grid, List, Sweep
 from models import stats_paths as paths
@@ -413,10 +414,16 @@ def _series(df: Any) -> list[tuple[str, Any]]:
     return out
 
 
+def conditions_text(df: Any) -> str:
+    """The dense figures' conditions: one stack's capacity per point (a capacity search), scaled to the server."""
+    extra = "one stack's capacity (< 1% loss) per point, aggregated into its 1.5U server"
+    if "reduced" in getattr(df, "columns", ()):
+        extra += "; reduced scale" if bool(df["reduced"].any()) else "; full scale"
+    return style.conditions(extra=extra)
+
+
 def plot_cores(df: Any, path: pathlib.Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
 
     metrics = [("stack M req/s", "M requests/s"), ("stack req/s per W", "requests/s per W"),
                ("stack req/s per GB", "requests/s per GB"), ("server M req/s", "M requests/s"),
@@ -432,17 +439,13 @@ def plot_cores(df: Any, path: pathlib.Path) -> None:
         ax.set_ylabel(unit)
         ax.set_title(("per stack: " if col.startswith("stack") else "per 1.5U server: ") + unit)
         ax.grid(alpha=0.3, which="both")
-    axes.flat[0].legend(fontsize=8)
+    style.legend_outside(axes.flat[2])
     fig.suptitle("Mercury-n and Iridium-n (DRAM 10 ns, flash read 20 us; Mercury without L2, Iridium with)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    style.save(fig, path, "Rates on log axes: they span orders of magnitude. " + conditions_text(df))
 
 
 def plot_memory(df: Any, path: pathlib.Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
 
     sel = df[(df.platform == "mercury") & ~df.what_if]
     cores = sel.cores.max()
@@ -455,12 +458,10 @@ def plot_memory(df: Any, path: pathlib.Path) -> None:
     for ax, col in zip(axes, ("per stack: M requests/s", "per 1.5U: requests/s per W", "per 1.5U: requests/s per GB")):
         ax.set_xlabel("3D DRAM closed-page latency (ns)")
         ax.set_title(col)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+        style.rate_axis(ax)
+    style.legend_outside(axes[-1])
     fig.suptitle(f"Mercury-{cores}: memory latency, with and without L2")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    style.save(fig, path, conditions_text(df))
 
 
 def keyvault_frame(df: Any) -> Any:
@@ -482,9 +483,7 @@ def keyvault_frame(df: Any) -> Any:
 
 
 def plot_keyvault(kv: Any, path: pathlib.Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
     stacks = list(dict.fromkeys(kv["stack"]))
@@ -498,12 +497,10 @@ def plot_keyvault(kv: Any, path: pathlib.Path) -> None:
         ax.set_xlabel("cores per stack")
         ax.set_title({"stack M req/s": "per stack: M requests/s", "server M req/s": "per 1.5U: M requests/s",
                       "server req/s per W": "per 1.5U: requests/s per W"}[col])
-        ax.grid(alpha=0.3, axis="y")
-    axes[0].legend(fontsize=8)
+        style.rate_axis(ax)
+    style.legend_outside(axes[-1])
     fig.suptitle("KeyVault vs Mercury")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    style.save(fig, path)
 
 
 STUDY_COLUMNS = ["platform", "core", "cores", "l2", "memory latency ns", "stack M req/s", "p95 us", "stack W",

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from analysis import style
 from models import stats_paths as paths
 
 from ..sweep import Base, Grid, Sweep
@@ -307,12 +308,10 @@ def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(cols).reset_index(drop=True) if rows else pd.DataFrame(rows)
 
 
-def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
+def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     """The paper's layout: per server, groups of bars (one group per workload x GET ratio, one bar per mode) of
     throughput, and the same bars of p95 latency below with the 100 us bound."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
     import numpy as np
 
     socket_counts = sorted(df.sockets.unique())
@@ -336,13 +335,13 @@ def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
             axes[row, col].set_xticks(x, names)
             axes[row, col].grid(axis="y", alpha=0.3)
         axes[0, col].set_title(f"{sockets}-socket server ({sockets * servers.CORES_PER_SOCKET} cores)")
-        axes[0, col].set_ylabel("throughput (billion requests/s)")
-        axes[1, col].set_ylabel("p95 round trip (us)")
-        axes[1, col].axhline(100.0, color="red", linewidth=0.8, linestyle="--", label="100 us")
-        axes[0, col].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        style.rate_axis(axes[0, col], "throughput (billion requests/s)")
+        style.throughput_references(axes[0, col], scale=1e-3)
+        style.rate_axis(axes[1, col], "p95 round trip (us)")
+        style.reference(axes[1, col], 100.0, "100 us bound")
+    style.legend_outside(axes[0, -1])
+    style.legend_outside(axes[1, -1])
+    style.save(fig, path, caption)
 
 
 def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
@@ -354,7 +353,9 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
     notes = [f"scale: {scale.name} ({scale.requests_per_core} measured requests per core per probe, {scale.items:,} "
              f"items, {scale.resolution:.0%} search resolution, at most {scale.max_probes} probes)"]
     if not df.empty:
-        plot(df, png)
+        plot(df, png, style.conditions(
+            full=None, items=scale.items, window=f"{scale.name} scale: {scale.requests_per_core:,} measured requests "
+            f"per core per probe, capacity to {scale.resolution:.0%}, whole servers"))
         paths.append(png)
         over = df[~df.p95_under_100us]
         if len(over):

@@ -9,6 +9,8 @@ import pathlib
 
 import pandas as pd
 
+from analysis import style
+
 from ..sweep import CAPACITY_EVALUATOR, Base, Grid, Sweep
 from . import common
 
@@ -56,25 +58,28 @@ def frame(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("llc_per_core_kb").reset_index(drop=True)
 
 
-def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
+    plt = style.pyplot()
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
     x = range(len(df))
     ax.bar(x, df.throughput_mrps, color="tab:blue", label="throughput")
-    ax.set_ylabel("throughput (M requests/s)")
+    if "throughput_upper_mrps" in df:
+        style.interval(ax, list(x), df.throughput_mrps, df.throughput_upper_mrps)
+    style.rate_axis(ax, "throughput (M requests/s)")
+    if style.CHOSEN_LLC_PER_CORE_KB in list(df.llc_per_core_kb):
+        chosen = list(df.llc_per_core_kb).index(style.CHOSEN_LLC_PER_CORE_KB)
+        style.design_point(ax, chosen, float(df.throughput_mrps.iloc[chosen]),
+                           f"the paper's choice ({style.CHOSEN_LLC_PER_CORE_KB} KB per core)")
     ax.set_xticks(list(x), [f"{k} KB" if k < 1024 else f"{k // 1024} MB" for k in df.llc_per_core_kb])
     ax.set_xlabel("LLC capacity per core")
     ax2 = ax.twinx()
     ax2.plot(list(x), df.llc_mpki, color="tab:red", marker="o", label="LLC MPKI")
-    ax2.set_ylabel("LLC MPKI")
-    ax2.set_ylim(bottom=0)
-    fig.legend(loc="upper left", bbox_to_anchor=(0.12, 0.88))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    style.rate_axis(ax2, "LLC MPKI")
+    ax2.grid(False)
+    ax2.spines["right"].set_visible(True)
+    style.legend_outside(fig, bbox_to_anchor=(1.0, 0.95))
+    style.save(fig, path, caption)
 
 
 def headline(df: pd.DataFrame) -> dict[str, float]:
@@ -88,7 +93,7 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
     df = frame(tables[f"llc-{cores}c"])
     csv, png = outdir / "llc.csv", outdir / "llc.png"
     df.to_csv(csv, index=False)
-    plot(df, png)
+    plot(df, png, style.conditions_of(df, full=full, cores=cores))
     heads = headline(df)
     cols = ["llc_per_core_kb", "throughput_mrps", "llc_mpki", "l1d_mpki", "mem_read_gbs", "mem_write_gbs",
             "p95_us", "ipc"]

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 import configs
+from analysis import style
 from models import stats_paths as paths
 
 from ..sweep import Base, Grid, Sweep
@@ -239,10 +240,8 @@ def _items_text(items: int) -> str:
     return f"{items >> 20}Mi" if items >= 1 << 20 else f"{items >> 10}Ki"
 
 
-def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
+    plt = style.pyplot()
     import matplotlib.ticker
 
     counts = sorted(df.cores.unique())
@@ -262,12 +261,11 @@ def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
         ax.set_xlabel("per-core load / mean load")
         ax.set_title(f"{mode.upper()}, Zipf {THETA}")
         ax.grid(alpha=0.3, which="both")
-        ax.axvline(1.0, color="grey", linewidth=0.8)
-        ax.legend(title="simulated (solid), expected (dotted)", fontsize=8, title_fontsize=8)
+        style.reference(ax, 1.0, "mean load", axis="x")
+        ax.set_ylim(0, 1.0)
     np.atleast_1d(axes)[0].set_ylabel("fraction of cores (CDF)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    style.legend_outside(np.atleast_1d(axes)[-1], title="simulated (solid), expected (dotted)")
+    style.save(fig, path, caption)
 
 
 def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
@@ -277,8 +275,9 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
     df.to_csv(csv, index=False)
     summ = summary(df)
     summ.to_csv(sum_csv, index=False)
-    plot(df, png)
     per_core = FULL_REQUESTS_PER_CORE if full else REQUESTS_PER_CORE
+    plot(df, png, style.conditions(full=full, window=f"functional runs of {per_core:,} requests per core",
+                                   items=int(df["items"].iloc[0]) if "items" in df and len(df) else None))
     report = common.write_report(
         outdir / "partition_load.md", "Per-core load under Zipf 0.99 (EREW and CREW)",
         __doc__.split("\n\n")[0].replace("\n", " ") + "\n\n" + __doc__.split("\n\n")[2].replace("\n", " "),

@@ -9,6 +9,8 @@ import pathlib
 
 import pandas as pd
 
+from analysis import style
+
 from ..sweep import CAPACITY_EVALUATOR, Grid, List, Sweep
 from . import common, llc
 
@@ -50,23 +52,26 @@ METRICS = [("throughput_mrps", "throughput (M req/s)"), ("l1d_mpki", "L1D MPKI")
            ("mem_read_gbs", "memory read (GB/s)"), ("ns_per_rx_batch", "core time per RX batch (ns)")]
 
 
-def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
+    plt = style.pyplot()
 
     fig, axes = plt.subplots(1, len(METRICS), figsize=(18, 3.8))
     groups = sorted(df["items"].unique(), reverse=True)
     for ax, (col, label) in zip(axes, METRICS):
         for j, state in enumerate(("on", "off")):
             vals = [float(df[(df["items"] == g) & (df.prefetch == state)][col].iloc[0]) for g in groups]
-            ax.bar([i + 0.38 * j for i in range(len(groups))], vals, width=0.38, label=f"prefetch {state}")
+            xs = [i + 0.38 * j for i in range(len(groups))]
+            ax.bar(xs, vals, width=0.38, label=f"prefetch {state}" + (" (the paper's design)" if state == "on"
+                                                                      else ""))
+            if col == "throughput_mrps" and "throughput_upper_mrps" in df:
+                ups = [float(df[(df["items"] == g) & (df.prefetch == state)].throughput_upper_mrps.iloc[0])
+                       for g in groups]
+                style.interval(ax, xs, vals, ups)
         ax.set_xticks([i + 0.19 for i in range(len(groups))], [f"{g:,} items" for g in groups], fontsize=8)
         ax.set_title(label, fontsize=10)
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        style.rate_axis(ax)
+    style.legend_outside(axes[-1])
+    style.save(fig, path, caption)
 
 
 def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
@@ -74,7 +79,7 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
     df = frame({k: v for k, v in tables.items() if k.startswith(f"prefetch-{cores}c")})
     csv, png = outdir / "prefetch.csv", outdir / "prefetch.png"
     df.to_csv(csv, index=False)
-    plot(df, png)
+    plot(df, png, style.conditions_of(df, full=full, cores=cores))
     heads = {}
     for items in sorted(df["items"].unique(), reverse=True):
         on = df[(df["items"] == items) & (df.prefetch == "on")].iloc[0]

@@ -12,6 +12,8 @@ import re
 
 import pandas as pd
 
+from analysis import style
+
 from ..sweep import List, Sweep
 from . import common, end_to_end, servers
 
@@ -117,23 +119,19 @@ def why(df: pd.DataFrame) -> list[str]:
             f"{one.rx_batch_mean:.2f} -> {most.rx_batch_mean:.2f} packets: a lower load per port batches less)."]
 
 
-def plot(df: pd.DataFrame, path: pathlib.Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
+    plt = style.pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(df.sockets, df.throughput_mrps / 1e3, marker="o", label="simulated")
     ax.plot(df.sockets, df.linear_mrps / 1e3, linestyle="--", color="grey", label="linear from 1 socket")
     ax.set_xticks(list(df.sockets))
     ax.set_xlabel("sockets (60 cores, 3 x 100 GbE each)")
-    ax.set_ylabel("throughput (billion requests/s)")
+    style.rate_axis(ax, "throughput (billion requests/s)")
+    style.throughput_references(ax, scale=1e-3)
     ax.set_title("Uniform, 95% GET, EREW")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    style.legend_outside(ax)
+    style.save(fig, path, caption)
 
 
 def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
@@ -143,7 +141,9 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
     df.to_csv(csv, index=False)
     paths = [csv]
     if not df.empty:
-        plot(df, png)
+        plot(df, png, style.conditions(
+            full=None, items=scale.items, window=f"{scale.name} scale: {scale.requests_per_core:,} measured requests "
+            f"per core per probe, capacity to {scale.resolution:.0%}, whole servers"))
         paths.append(png)
     cols = ["sockets", "throughput_mrps", "linear_mrps", "efficiency", "p95_us", "busiest_core_load",
             "insts_per_request", "ipc_mean", "rx_batch_mean", "link_util_mean", "link_util_max",

@@ -3,7 +3,6 @@ and its record written atomically, so a stopped sweep resumes without redoing or
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -11,34 +10,21 @@ import pathlib
 import tempfile
 from typing import Any
 
+from models import provenance
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 DEFAULT_STORE = ROOT / "results" / "sweeps"
 
 
-@functools.lru_cache(maxsize=64)
-def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def file_hash(path: str | pathlib.Path) -> str:
     """Content hash of a file ('' when it does not exist: e.g. a guest binary not built yet)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return ""
-    return _file_sha256(str(path), st.st_mtime_ns, st.st_size)
+    return provenance.file_sha256(path) or ""
 
 
 def engine_hash() -> str:
     """Content hash of the built engine extension (a rebuilt simulator may give other results)."""
-    import models
-
-    libs = sorted(pathlib.Path(models.__file__).parent.glob("_engine*.so"))
-    return file_hash(libs[0]) if libs else ""
+    lib = provenance.engine_library()
+    return file_hash(lib) if lib else ""
 
 
 def point_key(config: dict[str, Any], measure: dict[str, Any]) -> str:

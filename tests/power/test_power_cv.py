@@ -33,7 +33,7 @@ def test_cross_validate_script_end_to_end_on_a_subset():
     """One leave-one-template-out fold on a subset of the sweep, through the script itself: the summary per metric
     and the worst points with their cause are printed, and the fold's points are exactly the held-out ones."""
     _require_sweep()
-    cmd = [sys.executable, str(ROOT / "sim-scripts" / "mcpat_compare.py"), "--quiet", "--cross-validate", "template",
+    cmd = [sys.executable, "-m", "drivers.cli.mcpat_compare", "--quiet", "--cross-validate", "template",
            "--folds", "Alpha21364", "--points", "^(alpha_|xeon_(base|n22|n90|w2|rob64|l2p_512k|mc4))",
            "--max-nfev", "15"]
     t0 = time.perf_counter()
@@ -51,11 +51,11 @@ def test_cross_validate_script_end_to_end_on_a_subset():
 
 def test_cross_validate_rejects_unknown_groupings_and_folds():
     _require_sweep()
-    script = str(ROOT / "sim-scripts" / "mcpat_compare.py")
-    bad = subprocess.run([sys.executable, script, "--quiet", "--cross-validate", "vendor"], capture_output=True,
+    script = ["-m", "drivers.cli.mcpat_compare"]
+    bad = subprocess.run([sys.executable, *script, "--quiet", "--cross-validate", "vendor"], capture_output=True,
                          text=True, timeout=300, cwd=ROOT)
     assert bad.returncode == 2 and "unknown grouping 'vendor'" in bad.stderr
-    bad = subprocess.run([sys.executable, script, "--quiet", "--cross-validate", "template", "--folds", "Itanium",
+    bad = subprocess.run([sys.executable, *script, "--quiet", "--cross-validate", "template", "--folds", "Itanium",
                           "--points", "^alpha_"], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert bad.returncode == 2 and "Itanium" in bad.stderr and "Alpha21364" in bad.stderr
 

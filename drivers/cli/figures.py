@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The paper's sensitivity and end-to-end studies: run their sweeps and draw their figures (`make figures`).
+
+    sim-scripts/figures.py                       # every study, reduced: the four sensitivity studies at reduced
+                                                 # scale (4 cores, resources in proportion), the end-to-end ones
+                                                 # (partition_load, end_to_end, scaling) on the whole servers with
+                                                 # short measured windows and coarse capacity searches
+    sim-scripts/figures.py --study llc           # one study
+    sim-scripts/figures.py --study dense         # the dense 3D-stacked servers (Mercury, Iridium, KeyVault): one
+                                                 # stack's capacity per point, aggregated into its 1.5U server
+    sim-scripts/figures.py --full                # the full 60-core socket, full-length end-to-end runs (slow)
+    sim-scripts/figures.py --draw-only           # draw from the points stored so far, running none
+    sim-scripts/figures.py --compare             # also three points of each study on the full socket: the error
+                                                 # of the reduced scale (--compare llc batching: those studies)
+
+Each study writes its plot (PNG), CSV and Markdown report to results/figures/<study>/; the sweep stores are under
+results/sweeps/ and resume, so a second run only draws (or finishes what was stopped). results/figures/summary.md
+lists the sweeps with their host time and points per host hour (summary-<studies>.md for a run of some studies).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import time
+
+import pandas as pd
+from rich.console import Console
+
+from analysis.sweeps import load_sweep, write_parquet
+from drivers import studies
+from drivers import sweep as sweeps
+from drivers.studies import common
+
+from .names import one_of
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
+    if args.draw_only:
+        # The points stored so far (a sweep stopped part way, or run elsewhere), without running any.
+        store = sweeps.store_dir(sw.name, pathlib.Path(args.store) / sw.name if args.store else None)
+        if not (store / "sweep.json").exists():
+            console.print(f"sweep [bold]{sw.name}[/]: nothing stored yet")
+            return pd.DataFrame({"status": pd.Series([], dtype=str)})
+        table = load_sweep(store)
+        console.print(f"sweep [bold]{sw.name}[/]: drawing the {len(table)} point(s) stored")
+        return table
+    report = sweeps.run(sw, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
+                        store=pathlib.Path(args.store) / sw.name if args.store else None)
+    table = load_sweep(report.store)
+    write_parquet(table, report.store / "table.parquet")
+    table.to_csv(report.store / "table.csv", index=False)
+    point_seconds = float(table.host_seconds.sum())
+    summary.append({"sweep": sw.name, "points": report.points, "run now": report.ran, "failed": report.failed,
+                    "wall s (this run)": round(report.host_seconds, 1),
+                    "sum of point host s": round(point_seconds, 1),
+                    "points per host hour (1 worker)": round(3600 * len(table) / point_seconds, 1)
+                    if point_seconds else float("nan")})
+    console.print(f"sweep [bold]{sw.name}[/]: {report.points} points ({report.skipped} stored before, "
+                  f"{report.ran} run, {report.failed} failed) in {report.host_seconds:.0f} s")
+    return table
+
+
+def compare(study, reduced: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
+    """Each full-socket point beside the reduced point with the same varied parameters: per-core throughput, LLC
+    MPKI, p95 latency, and the reduced scale's error."""
+    # Measured requests scale with the cores (a run's length per core is what is kept), so they do not identify a point.
+    params = [c for c in full.columns if c.startswith("param.") and c != "param.client.requests"]
+    rows = []
+    for _, frow in full[full.status == "ok"].iterrows():
+        match = reduced[(reduced.status == "ok")]
+        for c in params:
+            match = match[match[c] == frow[c]] if c in match else match.iloc[0:0]
+        if match.empty:
+            continue
+        f, r = common.figures_of(frow), common.figures_of(match.iloc[0])
+        row = {c[6:]: frow[c] for c in params}
+        for name, fv, rv in (("throughput per core (M req/s)", f["throughput_mrps"] / f["cores"],
+                              r["throughput_mrps"] / r["cores"]), ("LLC MPKI", f["llc_mpki"], r["llc_mpki"]),
+                             ("p95 (us)", f["p95_us"], r["p95_us"])):
+            row[f"{name} full"] = fv
+            row[f"{name} reduced"] = rv
+            row[f"{name} error"] = f"{(rv - fv) / fv * 100:+.1f}%" if fv else "n/a"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--study", action="append", type=one_of("study", studies.ALL),
+                        help=f"only these studies ({', '.join(studies.ALL)})")
+    parser.add_argument("--full", action="store_true", help="the full 60-core socket instead of the reduced one")
+    parser.add_argument("--compare", nargs="*", type=one_of("study", studies.STUDIES), metavar="STUDY",
+                        help="also run 3 points of each study (or of the studies named) on the full socket and "
+                        "report the reduced scale's error")
+    parser.add_argument("--jobs", type=int, help="local worker processes (default: the host's CPU count)")
+    parser.add_argument("--scheduler", help="a Dask scheduler address")
+    parser.add_argument("--store", help="root of the sweep stores (default results/sweeps)")
+    parser.add_argument("--outdir", default=str(ROOT / "results" / "figures"), help="where figures go")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--draw-only", action="store_true",
+                        help="run no point: draw from the points stored so far (a sweep stopped part way)")
+    args = parser.parse_args(argv)
+    console = Console(stderr=True)
+    outroot = pathlib.Path(args.outdir)
+    summary: list[dict] = []
+    started = time.time()
+    for name in args.study or studies.ALL:
+        study = studies.get(name)
+        tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(full=args.full)}
+        outdir = outroot / name
+        outdir.mkdir(parents=True, exist_ok=True)
+        paths = study.make(tables, outdir, args.full)
+        if args.compare is not None and (not args.compare or name in args.compare) and not args.full \
+                and hasattr(study, "compare_sweep"):
+            sw = study.compare_sweep()
+            full = run_sweep(sw, args, console, summary)
+            reduced = pd.concat(list(tables.values()), ignore_index=True)
+            cmp = compare(study, reduced, full)
+            cmp.to_csv(outdir / f"{name}_reduced_vs_full.csv", index=False)
+            with (outdir / f"{name}.md").open("a") as f:
+                f.write(f"\n## Reduced ({common.REDUCED_CORES} cores) vs full ({common.FULL_CORES} cores)\n\n"
+                        + common.markdown_table(cmp) + "\n")
+            paths.append(outdir / f"{name}_reduced_vs_full.csv")
+        console.print(f"study [bold]{name}[/]: " + ", ".join(str(p) for p in paths))
+    outroot.mkdir(parents=True, exist_ok=True)
+    # A run of some studies only keeps the summary of a whole run (summary.md, curated) and writes its own.
+    summary_path = outroot / ("summary.md" if not args.study else f"summary-{'-'.join(args.study)}.md")
+    summary_path.write_text(
+        "# Sweeps behind the figures\n\n" + common.markdown_table(pd.DataFrame(summary)) +
+        f"\n\nTotal wall time of this run: {time.time() - started:.0f} s.\n")
+    console.print(f"all done in {time.time() - started:.0f} s; {summary_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
