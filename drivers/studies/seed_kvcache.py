@@ -1,0 +1,67 @@
+"""KV-Cache's experiment on four Xeon E5-4640 (configs/kvcache_e5_4640_quad.py; Waddington et al.): the throughput
+and latency of 64-byte GETs per socket (one socket with its NIC) and with four NICs (four sockets, one NIC each).
+
+Each point is a capacity search in detailed timing (drivers.studies.seeds) with a latency curve below it, at reduced
+scale (2 of each socket's 8 cores, few items, short windows, 5% resolution). Per socket = the 4-socket server's
+throughput over 4, beside the 1-socket run's.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import pandas as pd
+
+from ..sweep import Base, List, Sweep
+from . import seeds
+
+NAME = "seed_kvcache"
+SOCKETS = (1, 4)                # one socket with its NIC; the whole server with four NICs
+CORES_PER_SOCKET = 2            # reduced (8 per socket in full)
+ITEMS = 1 << 13                 # reduced
+REQUESTS_PER_CORE = 200         # measured requests per core per probe (reduced)
+RESOLUTION = 0.05
+CURVE = (0.5, 0.9)
+COMMAND = f"nice -n 15 .venv/bin/python sim-scripts/figures.py --study {NAME} --jobs 1"
+
+
+def sweeps(full: bool = False) -> list[Sweep]:
+    return [Sweep(f"seed-kvcache-{s}s", Base("kvcache_e5_4640_quad", sockets=s, cores_per_socket=CORES_PER_SOCKET,
+                                             items=ITEMS, requests=REQUESTS_PER_CORE * CORES_PER_SOCKET * s),
+                  List([{"client.get_ratio": 1.0}]), evaluator=seeds.EVALUATOR,
+                  options={"resolution": RESOLUTION, "curve": list(CURVE)}) for s in SOCKETS]
+
+
+def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+    rows, curves = [], []
+    for table in tables.values():
+        for _, row in table.query("status == 'ok'").iterrows():
+            sockets = int(row["cfg.harts"]) // CORES_PER_SOCKET
+            fig = seeds.point_figures(row)
+            rows.append({"sockets (= NICs)": sockets, "cores": int(row["cfg.harts"]), **fig,
+                         "per socket M req/s": fig["throughput_mrps"] / sockets})
+            curves += seeds.curve_rows(row, f"{sockets} socket(s)")
+    df, curve_df = pd.DataFrame(rows), pd.DataFrame(curves)
+    paths = []
+    for frame, stem in ((df, "throughput"), (curve_df, "latency")):
+        frame.to_csv(outdir / f"{NAME}_{stem}.csv", index=False)
+        paths.append(outdir / f"{NAME}_{stem}.csv")
+    pngs = []
+    if len(df):
+        seeds.plot_bars(df, "sockets (= NICs)", "per socket M req/s", outdir / f"{NAME}_per_socket.png",
+                        "sustained per socket (M requests/s)", "KV-Cache on 4 x E5-4640: 64-byte GETs (reduced)")
+        seeds.plot_curves(curve_df, outdir / f"{NAME}_latency.png", "KV-Cache on E5-4640: latency vs load")
+        pngs = [f"{NAME}_per_socket.png", f"{NAME}_latency.png"]
+        paths += [outdir / p for p in pngs]
+    report = seeds.write(
+        outdir, NAME, "KV-Cache platform: four Xeon E5-4640, one 10 GbE NIC per socket (reduced scale)",
+        __doc__.split("\n\n")[0].replace("\n", " "),
+        [f"platform: configs/kvcache_e5_4640_quad.py; REDUCED to {CORES_PER_SOCKET} cores per socket (each socket "
+         "keeps its whole LLC, memory and NIC)",
+         f"REDUCED: {ITEMS:,} items (16 B keys, 64 B values), {REQUESTS_PER_CORE} measured requests per core per "
+         f"probe, capacity to {RESOLUTION:.0%}; latency curve at {', '.join(f'{f:.0%}' for f in CURVE)} of capacity"],
+        [("Throughput per socket and with four NICs", df), ("Latency against throughput", curve_df)], pngs,
+        ["the workload is the memcached-class server over UDP, not KV-Cache's own store and user-level stack "
+         "(configs/kvcache_e5_4640_quad.py says what differs)", "not calibrated to the paper's figures"],
+        COMMAND)
+    return paths + [report]

@@ -1,0 +1,108 @@
+"""MICA's experiments on MICA's own server (configs/mica_e5_2680_dual.py; Lim et al., NSDI 2014): the throughput of
+EREW MICA for each of its four workloads (Uniform or Zipf 0.99, 50% or 95% GET, Tiny items), the load of the
+hottest of its 16 partitions under skew, and latency against throughput.
+
+Throughput and latency: the server in detailed timing (reduced to 4 cores per socket), a capacity search per workload (drivers.studies
+.seeds), at reduced scale (fewer items, short windows, 5% resolution). Partition load: the 16-core server run
+functionally under Zipf 0.99 (which core a request goes to is the client's seeded choice, made before any timing:
+drivers/studies/partition_load.py), the hottest partition's requests over the mean partition's.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import pandas as pd
+
+from configs import _multisocket
+from configs import mica_e5_2680_dual as mica
+from models.system import System
+
+from ..sweep import RUN_EVALUATOR, Base, Grid, Sweep
+from . import seeds
+
+NAME = "seed_mica"
+CORES_PER_SOCKET = 4            # reduced: 4 of each socket's 8 cores, on 2 of its 4 ports (2 cores per port, as full)
+ITEMS = 1 << 14                 # reduced: the paper's 192 Mi keys do not fit a short simulation
+REQUESTS_PER_CORE = 250         # measured requests per core per probe (reduced)
+CURVE = (0.5, 0.9)              # fractions of capacity for the latency curve (reduced from seeds.CURVE)
+RESOLUTION = 0.05               # the capacity search's resolution (reduced)
+PARTITION_ITEMS = 1 << 20       # the functional partition-load runs (client counts only)
+PARTITION_REQUESTS_PER_CORE = 2000
+WORKLOAD_AXES = {"client.popularity": ["uniform", "zipf"], "client.get_ratio": [0.95, 0.5]}
+COMMAND = f"nice -n 15 .venv/bin/python sim-scripts/figures.py --study {NAME} --jobs 1"
+
+
+def functional_server(items: int = PARTITION_ITEMS, requests_per_core: int = PARTITION_REQUESTS_PER_CORE) -> System:
+    """The 16-core server run functionally (the partition-load runs: the client's counts need no timing), each
+    partition's index sized for its share of the items."""
+    cores = mica.SOCKETS * mica.CORES_PER_SOCKET
+    s = _multisocket.functional(mica.system(items=items, requests=requests_per_core * cores))
+    buckets = 1 << max(10, (items // cores // 8 - 1).bit_length())     # one 15-entry bucket per 8 items
+    s.workload.argv = ["mode=erew", "log_mib=32", f"buckets={buckets}"]
+    return s
+
+
+def sweeps(full: bool = False) -> list[Sweep]:
+    cores = mica.SOCKETS * CORES_PER_SOCKET
+    throughput = Sweep("seed-mica", Base("mica_e5_2680_dual", cores_per_socket=CORES_PER_SOCKET, items=ITEMS,
+                                         requests=REQUESTS_PER_CORE * cores),
+                       Grid(WORKLOAD_AXES), evaluator=seeds.EVALUATOR,
+                       options={"resolution": RESOLUTION, "curve": list(CURVE)})
+    partitions = Sweep("seed-mica-partitions", Base(f"drivers.studies.{NAME}:functional_server"),
+                       Grid({"client.popularity": ["zipf"], "client.get_ratio": [0.95, 0.5]}),
+                       evaluator=RUN_EVALUATOR)
+    return [throughput, partitions]
+
+
+def label(row) -> str:
+    return f"{row['param.client.popularity']} {round(100 * row['param.client.get_ratio'])}% GET"
+
+
+def partition_rows(table: pd.DataFrame) -> list[dict]:
+    rows = []
+    for _, row in table[table.status == "ok"].iterrows():
+        st = seeds.stats_of(row)
+        per = [st[f"client.partition{c}.requests"] for c in range(int(row["cfg.harts"]))]
+        mean = sum(per) / len(per)
+        rows.append({"workload": label(row), "partitions": len(per), "requests": int(sum(per)),
+                     "hottest / mean": max(per) / mean, "coldest / mean": min(per) / mean,
+                     "hottest partition": per.index(max(per))})
+    return rows
+
+
+def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+    thr, curves = [], []
+    for _, row in tables["seed-mica"].query("status == 'ok'").iterrows():
+        thr.append({"workload": label(row), **seeds.point_figures(row)})
+        curves += seeds.curve_rows(row, label(row))
+    thr_df, curve_df = pd.DataFrame(thr), pd.DataFrame(curves)
+    part_df = pd.DataFrame(partition_rows(tables["seed-mica-partitions"]))
+    paths = []
+    for df, stem in ((thr_df, "throughput"), (curve_df, "latency"), (part_df, "partitions")):
+        df.to_csv(outdir / f"{NAME}_{stem}.csv", index=False)
+        paths.append(outdir / f"{NAME}_{stem}.csv")
+    pngs = []
+    if len(thr_df):
+        seeds.plot_bars(thr_df, "workload", "throughput_mrps", outdir / f"{NAME}_throughput.png",
+                        "sustained (M requests/s)", "MICA EREW, dual E5-2680, 8 x 10 GbE (reduced)")
+        seeds.plot_curves(curve_df, outdir / f"{NAME}_latency.png", "MICA on dual E5-2680: latency vs load")
+        pngs = [f"{NAME}_throughput.png", f"{NAME}_latency.png"]
+        paths += [outdir / p for p in pngs]
+    report = seeds.write(
+        outdir, NAME, "MICA on its own server: dual Xeon E5-2680, eight 10 GbE ports (reduced scale)",
+        __doc__.split("\n\n")[0].replace("\n", " "),
+        [f"platform: configs/mica_e5_2680_dual.py; throughput and latency REDUCED to {CORES_PER_SOCKET} cores per "
+         f"socket ({mica.SOCKETS * CORES_PER_SOCKET} cores, {mica.SOCKETS * CORES_PER_SOCKET // 2} ports; each socket "
+         "keeps its whole LLC and memory)",
+         f"REDUCED: {ITEMS:,} Tiny items (paper: 192 Mi), {REQUESTS_PER_CORE} measured requests per core per probe, "
+         f"capacity to {RESOLUTION:.0%}; latency curve at {', '.join(f'{f:.0%}' for f in CURVE)} of capacity",
+         f"partition load: functional runs of the 16-core server, {PARTITION_ITEMS:,} items, "
+         f"{PARTITION_REQUESTS_PER_CORE} requests per core"],
+        [("Throughput per workload", thr_df), ("Load of the hottest of the 16 partitions (Zipf 0.99)", part_df),
+         ("Latency against throughput", curve_df)],
+        pngs,
+        ["throughput_mrps: the rate sustained at capacity (offered less loss); p50/p99: round trip at capacity",
+         "not calibrated to the paper's figures: the platform is built from its hardware facts"],
+        COMMAND)
+    return paths + [report]
