@@ -9,6 +9,7 @@ import pytest
 from configs import kvcache_e5_4640_quad as kvcache
 from configs import mica_e5_2680_dual as mica
 from configs import tilepro64 as tile
+from drivers import studies
 from models.params import ParamError
 from models.sim import simulate
 
@@ -132,3 +133,12 @@ def test_kvcache_refuses_a_nic_on_a_socket_that_does_not_exist():
         kvcache.system(nic_sockets=[0, 4, 1, 2]).validate()
     with pytest.raises(ValueError, match="1 to 4 sockets"):
         kvcache.system(sockets=5)
+
+
+# ---- the studies ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", studies.SEEDS)
+def test_seed_studies_resolve_and_validate_their_points(name):
+    """Every point of the study's sweeps builds a valid System before anything runs (a ParamError otherwise)."""
+    sweeps = studies.get(name).sweeps()
+    assert sweeps and all(sw.resolve() for sw in sweeps)

@@ -42,17 +42,11 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
                          "per socket M req/s": fig["throughput_mrps"] / sockets})
             curves += seeds.curve_rows(row, f"{sockets} socket(s)")
     df, curve_df = pd.DataFrame(rows), pd.DataFrame(curves)
-    paths = []
-    for frame, stem in ((df, "throughput"), (curve_df, "latency")):
-        frame.to_csv(outdir / f"{NAME}_{stem}.csv", index=False)
-        paths.append(outdir / f"{NAME}_{stem}.csv")
-    pngs = []
-    if len(df):
-        seeds.plot_bars(df, "sockets (= NICs)", "per socket M req/s", outdir / f"{NAME}_per_socket.png",
-                        "sustained per socket (M requests/s)", "KV-Cache on 4 x E5-4640: 64-byte GETs (reduced)")
-        seeds.plot_curves(curve_df, outdir / f"{NAME}_latency.png", "KV-Cache on E5-4640: latency vs load")
-        pngs = [f"{NAME}_per_socket.png", f"{NAME}_latency.png"]
-        paths += [outdir / p for p in pngs]
+    paths = seeds.save_tables(outdir, NAME, {"throughput": df, "latency": curve_df})
+    pngs = seeds.plot_throughput_and_latency(df, "sockets (= NICs)", "per socket M req/s", curve_df, outdir, NAME,
+                                             "sustained per socket (M requests/s)",
+                                             "KV-Cache, E5-4640, 64-byte GETs (reduced)")
+    paths += [outdir / p for p in pngs]
     report = seeds.write(
         outdir, NAME, "KV-Cache platform: four Xeon E5-4640, one 10 GbE NIC per socket (reduced scale)",
         __doc__.split("\n\n")[0].replace("\n", " "),

@@ -78,17 +78,10 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
         curves += seeds.curve_rows(row, label(row))
     thr_df, curve_df = pd.DataFrame(thr), pd.DataFrame(curves)
     part_df = pd.DataFrame(partition_rows(tables["seed-mica-partitions"]))
-    paths = []
-    for df, stem in ((thr_df, "throughput"), (curve_df, "latency"), (part_df, "partitions")):
-        df.to_csv(outdir / f"{NAME}_{stem}.csv", index=False)
-        paths.append(outdir / f"{NAME}_{stem}.csv")
-    pngs = []
-    if len(thr_df):
-        seeds.plot_bars(thr_df, "workload", "throughput_mrps", outdir / f"{NAME}_throughput.png",
-                        "sustained (M requests/s)", "MICA EREW, dual E5-2680, 8 x 10 GbE (reduced)")
-        seeds.plot_curves(curve_df, outdir / f"{NAME}_latency.png", "MICA on dual E5-2680: latency vs load")
-        pngs = [f"{NAME}_throughput.png", f"{NAME}_latency.png"]
-        paths += [outdir / p for p in pngs]
+    paths = seeds.save_tables(outdir, NAME, {"throughput": thr_df, "latency": curve_df, "partitions": part_df})
+    pngs = seeds.plot_throughput_and_latency(thr_df, "workload", "throughput_mrps", curve_df, outdir, NAME,
+                                             "sustained (M requests/s)", "MICA EREW on dual E5-2680 (reduced)")
+    paths += [outdir / p for p in pngs]
     report = seeds.write(
         outdir, NAME, "MICA on its own server: dual Xeon E5-2680, eight 10 GbE ports (reduced scale)",
         __doc__.split("\n\n")[0].replace("\n", " "),

@@ -55,10 +55,7 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
                      f"{NODES} nodes M req/s": NODES * fig["throughput_mrps"], f"{NODES} nodes W": NODES * watts})
         curves += seeds.curve_rows(row, f"{int(row['cfg.harts'])} shards")
     df, curve_df = pd.DataFrame(rows), pd.DataFrame(curves)
-    paths = []
-    for frame, stem in ((df, "node"), (curve_df, "latency")):
-        frame.to_csv(outdir / f"{NAME}_{stem}.csv", index=False)
-        paths.append(outdir / f"{NAME}_{stem}.csv")
+    paths = seeds.save_tables(outdir, NAME, {"node": df, "latency": curve_df})
     pngs = []
     if len(df):
         seeds.plot_curves(curve_df, outdir / f"{NAME}_latency.png", "TILEPro64 node, memcached shards: latency")

@@ -85,6 +85,15 @@ def curve_rows(row: Any, label: str) -> list[dict[str, Any]]:
     return rows
 
 
+def save_tables(outdir: pathlib.Path, name: str, frames: dict[str, pd.DataFrame]) -> list[pathlib.Path]:
+    """Each table as `<name>_<stem>.csv` in `outdir`; their paths."""
+    paths = []
+    for stem, frame in frames.items():
+        frame.to_csv(outdir / f"{name}_{stem}.csv", index=False)
+        paths.append(outdir / f"{name}_{stem}.csv")
+    return paths
+
+
 def plot_curves(curves: pd.DataFrame, path: pathlib.Path, title: str) -> None:
     """Latency (p50 solid, p99 dashed) against the answered rate, one line per point."""
     import matplotlib
@@ -120,6 +129,16 @@ def plot_bars(df: pd.DataFrame, x: str, y: str, path: pathlib.Path, ylabel: str,
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_throughput_and_latency(df: pd.DataFrame, x: str, y: str, curves: pd.DataFrame, outdir: pathlib.Path,
+                                name: str, ylabel: str, title: str) -> list[str]:
+    """The throughput bars (`y` per `x`) and the latency curves of a study; the PNGs' names (none without points)."""
+    if not len(df):
+        return []
+    plot_bars(df, x, y, outdir / f"{name}_throughput.png", ylabel, title)
+    plot_curves(curves, outdir / f"{name}_latency.png", f"{title}: latency against load")
+    return [f"{name}_throughput.png", f"{name}_latency.png"]
 
 
 def write(outdir: pathlib.Path, name: str, title: str, intro: str, scale: list[str], tables: list[tuple[str, Any]],
