@@ -2,7 +2,7 @@
 and latency of 64-byte GETs per socket (one socket with its NIC) and with four NICs (four sockets, one NIC each).
 
 Each point is a capacity search in detailed timing (drivers.studies.seeds) with a latency curve below it, at reduced
-scale (2 of each socket's 8 cores, few items, short windows, 5% resolution). Per socket = the 4-socket server's
+scale (2 of each socket's 8 cores, few items, short windows, 10% resolution). Per socket = the 4-socket server's
 throughput over 4, beside the 1-socket run's.
 """
 
@@ -18,10 +18,10 @@ from . import seeds
 NAME = "seed_kvcache"
 SOCKETS = (1, 4)                # one socket with its NIC; the whole server with four NICs
 CORES_PER_SOCKET = 2            # reduced (8 per socket in full)
-ITEMS = 1 << 13                 # reduced
-REQUESTS_PER_CORE = 200         # measured requests per core per probe (reduced)
-RESOLUTION = 0.05
-CURVE = (0.5, 0.9)
+ITEMS = 1 << 12                 # reduced
+REQUESTS_PER_CORE = 150         # measured requests per core per probe (reduced)
+RESOLUTION = 0.1
+CURVE = (0.5,)
 COMMAND = f"nice -n 15 .venv/bin/python sim-scripts/figures.py --study {NAME} --jobs 1"
 
 

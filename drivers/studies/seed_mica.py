@@ -2,8 +2,8 @@
 EREW MICA for each of its four workloads (Uniform or Zipf 0.99, 50% or 95% GET, Tiny items), the load of the
 hottest of its 16 partitions under skew, and latency against throughput.
 
-Throughput and latency: the server in detailed timing (reduced to 4 cores per socket), a capacity search per workload (drivers.studies
-.seeds), at reduced scale (fewer items, short windows, 5% resolution). Partition load: the 16-core server run
+Throughput and latency: the server in detailed timing (reduced to 2 cores per socket), a capacity search per workload (drivers.studies
+.seeds), at reduced scale (fewer items, short windows, 10% resolution). Partition load: the 16-core server run
 functionally under Zipf 0.99 (which core a request goes to is the client's seeded choice, made before any timing:
 drivers/studies/partition_load.py), the hottest partition's requests over the mean partition's.
 """
@@ -22,13 +22,13 @@ from ..sweep import RUN_EVALUATOR, Base, Grid, Sweep
 from . import seeds
 
 NAME = "seed_mica"
-CORES_PER_SOCKET = 4            # reduced: 4 of each socket's 8 cores, on 2 of its 4 ports (2 cores per port, as full)
-ITEMS = 1 << 14                 # reduced: the paper's 192 Mi keys do not fit a short simulation
-REQUESTS_PER_CORE = 250         # measured requests per core per probe (reduced)
-CURVE = (0.5, 0.9)              # fractions of capacity for the latency curve (reduced from seeds.CURVE)
-RESOLUTION = 0.05               # the capacity search's resolution (reduced)
-PARTITION_ITEMS = 1 << 20       # the functional partition-load runs (client counts only)
-PARTITION_REQUESTS_PER_CORE = 2000
+CORES_PER_SOCKET = 2            # reduced: 2 of each socket's 8 cores on one port (2 cores per port, as in full)
+ITEMS = 1 << 12                 # reduced: the paper's 192 Mi keys do not fit a short simulation
+REQUESTS_PER_CORE = 200         # measured requests per core per probe (reduced)
+CURVE = (0.5,)                  # fractions of capacity for the latency curve (reduced from seeds.CURVE)
+RESOLUTION = 0.1               # the capacity search's resolution (reduced)
+PARTITION_ITEMS = 1 << 16       # the functional partition-load runs (client counts only)
+PARTITION_REQUESTS_PER_CORE = 1000
 WORKLOAD_AXES = {"client.popularity": ["uniform", "zipf"], "client.get_ratio": [0.95, 0.5]}
 COMMAND = f"nice -n 15 .venv/bin/python sim-scripts/figures.py --study {NAME} --jobs 1"
 

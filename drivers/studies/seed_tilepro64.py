@@ -4,7 +4,7 @@ nodes, and requests/s per watt.
 
 One point: all 64 tiles, one shard each, under the memcached-class mix (90% GET, Tiny items), in detailed timing, a
 capacity search (drivers.studies.seeds) priced by the power model at the node's 90 nm (the chip's cores, caches,
-mesh, memory controllers and I/O, plus its DRAM), at reduced scale (few items, short windows, 5% resolution). Four
+mesh, memory controllers and I/O, plus its DRAM), at reduced scale (few items, short windows, 10% resolution). Four
 nodes share nothing, so their throughput and power are four times one node's (the paper's server aggregation);
 the network between the nodes and the clients is not modelled.
 """
@@ -22,10 +22,10 @@ from . import seeds
 
 NAME = "seed_tilepro64"
 NODES = 4                       # four nodes (the issue's aggregation)
-ITEMS = 1 << 14                 # reduced
-REQUESTS_PER_SHARD = 100        # measured requests per shard per probe (reduced)
-RESOLUTION = 0.05
-CURVE = (0.5, 0.9)
+ITEMS = 1 << 12                 # reduced
+REQUESTS_PER_SHARD = 40         # measured requests per shard per probe (reduced)
+RESOLUTION = 0.1
+CURVE = (0.5,)
 GET_RATIO = 0.9                 # the memcached-class mix of the dense-server studies (assumed, drivers/studies/dense.py)
 COMMAND = f"nice -n 15 .venv/bin/python sim-scripts/figures.py --study {NAME} --jobs 1"
 
