@@ -6,7 +6,7 @@
 | 2 x Intel Xeon E5-2680, 8 cores each, 2.7 GHz               | SOCKETS, CORES_PER_SOCKET, CLOCK, `core()`        |
 | 20 MB L3 per socket (shared)                                | `caches()`                                        |
 | 4 channels of DDR3-1600 per socket, 32 GB per socket        | `memory()`, MEM_PER_SOCKET                        |
-| 4 x Intel X520-DA2 (dual-port 10 GbE, 82599), 2 per socket, | `nic()`: each card is its 82599 controller on its |
+| 4 x dual-port Intel X520 (82599 controller), 2 per socket,   | `nic()`: each card is its 82599 controller on its |
 |   PCIe 2.0 x8 each: 8 ports, 4 per socket                   |   own PCIe 2.0 x8 link, 2 ports                   |
 | MICA, EREW, one partition per core, DPDK                    | `system()`: kvs-server mode=erew, one queue/core  |
 | Tiny items (8 B / 8 B) over 192 Mi keys; uniform or Zipf    | `system(popularity=..., get_ratio=...)`           |
@@ -14,7 +14,7 @@
 
 Values the paper does not give are commented "assumed". The core, cache latencies and the 82599's PCIe behaviour are
 those of the Ivy Bridge-EP baseline (configs/xeon_e5_2697v2_socket.py): Sandy Bridge-EP has the same out-of-order
-window (ROB 168, load buffer 64, store buffer 36: Intel's optimization reference manual, section 2.2) and the same
+window (ROB 168, load buffer 64, store buffer 36: Intel's optimization reference manual, Sandy Bridge) and the same
 82599 NIC controller, so they are taken from there, not repeated.
 
 `system(cores_per_socket=N)` gives a reduced server with N active cores per socket and ceil(N / 2) ports per socket
@@ -85,7 +85,7 @@ def memory() -> MemoryController:
 
 
 def nic(ports: int = PORTS_PER_NIC) -> Nic:
-    """One X520-DA2 card: its 82599ES controller (two 10 GbE ports) on the card's own PCIe 2.0 x8 link (Intel X520
+    """One dual-port X520 card: its 82599ES controller (two 10 GbE ports) on the card's own PCIe 2.0 x8 link (Intel X520
     product brief: PCIe 2.0 x8, 5 GT/s). The 82599's DMA, write-back and TX-completion behaviour under DPDK is the
     baseline's (`xeon_e5_2697v2_socket.nic`); DDIO in 2 of 20 ways (Sandy Bridge-EP introduced DDIO)."""
     return ivy.nic(ports)

@@ -79,8 +79,8 @@ def caches() -> CacheHierarchy:
     """16 KB L1I and 8 KB L1D per tile (product brief), 2-way, 2 MSHRs for the L1D (assumed: a short in-order
     pipeline with a non-blocking load or two). The tiles' 64 KB L2s as one 64-slice LLC, one slice per tile
     (product brief: 64 KB, the L2s together form the distributed L3), 4-way (assumed), not inclusive (a tile's L1
-    may hold remote-homed lines its home does not keep, as on the chip; assumed), 7-cycle slice lookup (assumed:
-    the product brief's local L2 hit is about 8 cycles; the mesh adds the trip to a remote home)."""
+    may hold remote-homed lines its home does not keep, as on the chip; assumed), 7-cycle slice lookup (assumed,
+    with the L1 miss about 8 cycles to a local L2 hit; the mesh adds the trip to a remote home)."""
     return CacheHierarchy(
         l1i=Cache(size="16KiB", assoc=2, hit_latency=1, mshrs=2),
         l1d=Cache(size="8KiB", assoc=2, hit_latency=2, mshrs=2),
