@@ -60,7 +60,9 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
          f"REDUCED: {ITEMS:,} items (16 B keys, 64 B values), {REQUESTS_PER_CORE} measured requests per core per "
          f"probe, capacity to {RESOLUTION:.0%}; latency curve at {', '.join(f'{f:.0%}' for f in CURVE)} of capacity"],
         [("Throughput per socket and with four NICs", df), ("Latency against throughput", curve_df)], pngs,
-        ["the workload is the memcached-class server over UDP, not KV-Cache's own store and user-level stack "
+        ["busiest_port_tx_gbps: the port's transmit rate on the wire at capacity; a 64-byte GET response is a "
+         "142-byte frame (166 bytes on the wire), so one 10 GbE port carries at most 7.5 M responses/s",
+         "the workload is the memcached-class server over UDP, not KV-Cache's own store and user-level stack "
          "(configs/kvcache_e5_4640_quad.py says what differs)", "not calibrated to the paper's figures"],
         COMMAND)
     return paths + [report]

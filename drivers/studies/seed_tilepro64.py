@@ -51,6 +51,7 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
         watts = st["power.socket.runtime_power_W"]
         rows.append({"shards": int(row["cfg.harts"]), **fig, "die W": st["power.die.runtime_power_W"],
                      "DRAM W": st["power.dram.runtime_power_W"], "node W": watts,
+                     "cores W": st["power.cores.runtime_power_W"], "die mm2": st["power.die.area_mm2"],
                      "node K req/s per W": fig["throughput_mrps"] * 1e3 / watts,
                      f"{NODES} nodes M req/s": NODES * fig["throughput_mrps"], f"{NODES} nodes W": NODES * watts})
         curves += seeds.curve_rows(row, f"{int(row['cfg.harts'])} shards")
@@ -71,6 +72,9 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
         [("One node and four", df), ("Latency against throughput", curve_df)], pngs,
         ["node W: the power model's runtime power of the chip (die) and its DRAM at the measured load, at 90 nm; "
          "not wall power (no board, PHYs, fans or supplies)",
+         "the power model prices each tile from its timing parameters as a generic 3-issue RV64 core (register files, "
+         "FP units, predictor) at 90 nm: the die comes out far larger than a TILEPro64 (die mm2) and its power with "
+         "it, so node W and requests/s per W are the model's, not a trustworthy prediction for the VLIW tile",
          "approximations of the platform (RV64 in-order cores for the VLIW tiles, line-interleaved homes, DDR2 "
          "timings on the DDR3 model, kvsim's network path instead of Linux): configs/tilepro64.py",
          "not calibrated to the paper's figures"],

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from models import stats_paths as paths
 from models.system import System
 
 from ..sweep import evaluate_capacity, evaluate_run
@@ -66,6 +67,8 @@ def point_figures(row: Any) -> dict[str, float]:
             "p99_us": st.get("client.latency.p99", float("nan")) / 1e3,
             "loss": st.get("client.loss", float("nan")),
             "insts_per_request": st.get("client.insts_per_request", float("nan")),
+            # The busiest port's transmit rate on the wire (responses): how near the network is to its limit.
+            "busiest_port_tx_gbps": max(common.values_of(st, paths.NIC_PORT, "tx_wire_gbps"), default=float("nan")),
             "host_s": st.get("seeds.host_seconds", float("nan"))}
 
 
