@@ -142,3 +142,16 @@ def test_seed_studies_resolve_and_validate_their_points(name):
     """Every point of the study's sweeps builds a valid System before anything runs (a ParamError otherwise)."""
     sweeps = studies.get(name).sweeps()
     assert sweeps and all(sw.resolve() for sw in sweeps)
+
+
+@pytest.mark.parametrize("name", studies.SEEDS)
+def test_seed_studies_report_a_sweep_with_no_points_as_such(name, tmp_path):
+    """Drawing before any point is stored (figures.py --draw-only) writes the tables and a report saying so."""
+    import pandas as pd
+
+    study = studies.get(name)
+    empty = {sw.name: pd.DataFrame({"status": pd.Series([], dtype=str)}) for sw in study.sweeps()}
+    written = study.make(empty, tmp_path, False)
+    report = (tmp_path / f"{name}.md").read_text()
+    assert "(no points)" in report and "REDUCED" in report
+    assert all(p.exists() for p in written) and not list(tmp_path.glob("*.png"))
