@@ -17,7 +17,9 @@ STUDIES = ("core_weight", "llc", "batching", "prefetch")
 END_TO_END = ("partition_load", "end_to_end", "scaling")
 # The dense 3D-stacked servers (issue 17): the same interface as END_TO_END; capacity searches of one stack each.
 DENSE = ("dense",)
-ALL = STUDIES + END_TO_END + DENSE
+# The other systems of the seed papers (issue 30): MICA's server, the TILEPro64 node, KV-Cache's server.
+SEEDS = ("seed_mica", "seed_tilepro64", "seed_kvcache")
+ALL = STUDIES + END_TO_END + DENSE + SEEDS
 # A study whose interface lives in a module of another name: the dense study's sweeps and report are
 # dense_sweeps.py, which uses the stack measurement of dense.py (so dense.py does not import it back).
 MODULES = {"dense": "dense_sweeps"}
