@@ -14,6 +14,7 @@ from models.dram import MemoryController
 from models.nic import Nic
 from models.noc import Noc
 from models.technology import Technology
+from models.tlb import Mmu
 
 from . import WORKLOAD_BUILD
 
@@ -28,7 +29,20 @@ def core() -> Core:
     # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts). 3 integer ALUs, 2 load ports,
     # 1 store port, gshare 4096 / 12 bits, 14-cycle mispredict penalty: assumed (the models' defaults).
     return Core(model="ooo", clock=CLOCK, fetch_width=4, issue_width=4, commit_width=4, rob_entries=168,
-                lq_entries=64, sq_entries=36)
+                lq_entries=64, sq_entries=36, mmu=mmu())
+
+
+# The engine's mmap area (workloads/ABI.md: below MMAP_TOP = 0x20_0000_0000, growing down), where ALLOC_LOCAL and
+# ALLOC_ON carve the server's log, index, descriptor rings and packet buffers: MICA and DPDK take these from 2 MB
+# hugepages, so the model maps the area's upper 64 GiB with 2 MB pages (the engine may register exact ranges later).
+HUGE_AREA = (0x10_0000_0000, 0x20_0000_0000)
+
+
+def mmu() -> Mmu:
+    # Ivy Bridge's TLBs (models/tlb.py: Intel's optimization manual, "TLB Parameters"): ITLB 128 x 4-way (4 KB) and
+    # 8 (2 MB), DTLB 64 x 4-way (4 KB) and 32 x 4-way (2 MB), STLB 512 x 4-way (4 KB only); x86-64's 4-level table.
+    # The STLB's 7 cycles and 32 paging-structure-cache entries per level are assumed (the models' defaults).
+    return Mmu(enabled=True, levels=4, huge_pages="area", huge_start=HUGE_AREA[0], huge_end=HUGE_AREA[1])
 
 
 def caches(cores: int) -> CacheHierarchy:

@@ -26,6 +26,7 @@ pub mod socket_memory;
 pub mod stacked;
 pub mod synth;
 pub mod system;
+pub mod tlb;
 
 /// Simulated time in picoseconds.
 pub type Tick = u64;
