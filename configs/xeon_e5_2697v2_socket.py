@@ -12,6 +12,7 @@ from models.client import Client
 from models.core import Core
 from models.dram import MemoryController
 from models.nic import Nic
+from models.prefetch import Prefetcher
 from models.noc import Noc
 from models.technology import Technology
 from models.tlb import Mmu
@@ -48,10 +49,13 @@ def mmu() -> Mmu:
 def caches(cores: int) -> CacheHierarchy:
     return CacheHierarchy(
         l1i=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=4),      # 32 KB, 8-way (spec); 4 cycles, 4 MSHRs assumed
-        l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=10),     # 32 KB, 8-way (spec); 10 fill buffers (spec)
+        l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=10,      # 32 KB, 8-way (spec); 10 fill buffers (spec)
+                  prefetch=Prefetcher(next_line=True, ip_stride=True)),  # Ivy Bridge's two L1D prefetchers
         l2_enabled=True,
-        l2=Cache(size="256KiB", assoc=8, hit_latency=12, mshrs=16),    # 256 KB, 8-way (spec); 12 cycles, 16 MSHRs
-                                                                       # assumed
+        l2=Cache(size="256KiB", assoc=8, hit_latency=12, mshrs=16,     # 256 KB, 8-way (spec); 12 cycles, 16 MSHRs
+                 prefetch=Prefetcher(streamer=True, adjacent_line=True)),  # assumed; its streamer and spatial
+                                                                       # prefetcher (models/prefetch.py: Intel's
+                                                                       # manual; all four on, the BIOS default)
         # 30 MB per socket, shared, inclusive (spec), 20-way (assumed); 2.5 MB per core slice on the ring: a run
         # with fewer cores keeps the whole socket's LLC. A slice's own lookup: 24 cycles, assumed (about 30 cycles
         # load-to-use once the ring's average trip, about 3 hops each way, is added by the network).

@@ -573,6 +573,7 @@ impl Core {
                 return i.max(self.sq_done[k]) + self.l1.l1d;
             }
         }
+        mem.set_pc(self.id, inst.pc);
         let mut req = MemReq::new(inst.mem_addr, AccessKind::Read, self.id, self.clock.tick(i));
         req.non_temporal = inst.non_temporal;
         req.class = ReqClass::Core;
