@@ -12,8 +12,8 @@ from models.client import Client
 from models.core import Core
 from models.dram import MemoryController
 from models.nic import Nic
-from models.prefetch import Prefetcher
 from models.noc import Noc
+from models.prefetch import Prefetcher
 from models.technology import Technology
 from models.tlb import Mmu
 

@@ -284,9 +284,9 @@ impl Core {
         let (clock, id) = (self.clock, self.id);
         match &mut self.mmu {
             None => cycle,
-            Some(m) => m.translate(side, va, cycle, |addr, c| {
-                clock.cycle_at_or_after(pte_read(mem, id, addr, clock.tick(c)))
-            }),
+            Some(m) => {
+                m.translate(side, va, cycle, |addr, c| clock.cycle_at_or_after(pte_read(mem, id, addr, clock.tick(c))))
+            }
         }
     }
 

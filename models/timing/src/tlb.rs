@@ -95,9 +95,9 @@ impl TlbArray {
         }
         let key = page << 16 | asid as u64;
         let base = self.set_base(page);
-        let way = (base..base + self.assoc)
-            .find(|&w| self.keys[w] == key)
-            .unwrap_or_else(|| (base..base + self.assoc).min_by_key(|&w| (self.keys[w] != EMPTY, self.stamps[w])).unwrap_or(base));
+        let way = (base..base + self.assoc).find(|&w| self.keys[w] == key).unwrap_or_else(|| {
+            (base..base + self.assoc).min_by_key(|&w| (self.keys[w] != EMPTY, self.stamps[w])).unwrap_or(base)
+        });
         self.clock += 1;
         self.keys[way] = key;
         self.stamps[way] = self.clock;

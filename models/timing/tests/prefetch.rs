@@ -59,7 +59,8 @@ fn the_streamer_fills_the_lines_ahead_into_the_l2_and_the_rest_of_the_pass_hits(
 
 #[test]
 fn the_streamer_follows_a_descending_stream_and_stops_at_its_distance() {
-    let mut m = system(Prefetcher::default(), Prefetcher { streamer: true, streamer_distance: 4, ..Prefetcher::default() });
+    let mut m =
+        system(Prefetcher::default(), Prefetcher { streamer: true, streamer_distance: 4, ..Prefetcher::default() });
     for (i, k) in [40u64, 39, 38, 37, 36].into_iter().enumerate() {
         read(&mut m, PAGE + k * 64, i as u64 * APART);
     }

@@ -476,7 +476,15 @@ impl<M: MemPort> MemSystem<M> {
     /// A core's request leaves its private caches at `t`: first to its cluster's directory (when the cluster
     /// has one), which resolves it if the cluster can; else on to the line's home. `exclusive_ok`: a read may be
     /// granted E when nobody else holds the line (not for instruction fetches).
-    pub(super) fn request_ex(&mut self, core: usize, line: u64, typ: CohType, t: Tick, mode: Mode, exclusive_ok: bool) -> MemResp {
+    pub(super) fn request_ex(
+        &mut self,
+        core: usize,
+        line: u64,
+        typ: CohType,
+        t: Tick,
+        mode: Mode,
+        exclusive_ok: bool,
+    ) -> MemResp {
         let ep = self.placement.core[core];
         let home = self.placement.llc_slice[self.slice_of(line)];
         let cluster = self.core_cluster[core];

@@ -123,7 +123,8 @@ impl Prefetchers {
         let mut out = Candidates::default();
         let offset = addr & ((1 << self.line_shift) - 1);
         if self.next_line {
-            let ascending = line == self.last_line.wrapping_add(1) || (line == self.last_line && offset > self.last_offset);
+            let ascending =
+                line == self.last_line.wrapping_add(1) || (line == self.last_line && offset > self.last_offset);
             if ascending && self.same_page(line, line + 1) {
                 out.push(line + 1);
             }
@@ -137,7 +138,9 @@ impl Prefetchers {
                 if stride != 0 && stride == e.stride && stride.abs() <= MAX_STRIDE {
                     let target = addr.wrapping_add((stride * self.stride_degree) as u64);
                     let target_line = target >> self.line_shift;
-                    if target_line != line && target_line >> self.lines_per_page_shift == line >> self.lines_per_page_shift {
+                    if target_line != line
+                        && target_line >> self.lines_per_page_shift == line >> self.lines_per_page_shift
+                    {
                         out.push(target_line);
                     }
                 }
