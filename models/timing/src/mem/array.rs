@@ -285,10 +285,16 @@ impl CacheArray {
         }
     }
 
-    /// An MSHR free at `t`, if any (a prefetch does not wait for one).
+    /// The MSHR a hardware prefetch at `t` takes: Some(None) when untimed (warming holds none), Some(Some(i)) for
+    /// one free at `t`, None (the prefetch is dropped and counted) when every one is busy: a prefetch never waits.
     #[inline]
-    pub fn mshr_free_at(&self, t: Tick) -> Option<usize> {
-        self.mshr.iter().position(|&busy| busy <= t)
+    pub fn prefetch_mshr(&mut self, t: Tick, timed: bool) -> Option<Option<usize>> {
+        if !timed {
+            return Some(None);
+        }
+        let free = self.mshr.iter().position(|&busy| busy <= t);
+        self.pf.dropped += free.is_none() as u64;
+        free.map(Some)
     }
 
     /// Take an MSHR for a miss sent at `t`: returns the MSHR and the tick the miss can go (later if all are busy).

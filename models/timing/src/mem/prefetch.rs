@@ -211,18 +211,7 @@ impl<M: MemPort> MemSystem<M> {
             if l1d.find(cand).is_some() {
                 continue;
             }
-            let timed = mode == Mode::Timed;
-            let start = if timed {
-                match l1d.mshr_free_at(t) {
-                    Some(i) => Some(i),
-                    None => {
-                        l1d.pf.dropped += 1;
-                        continue;
-                    }
-                }
-            } else {
-                None
-            };
+            let Some(start) = l1d.prefetch_mshr(t, mode == Mode::Timed) else { continue };
             let lat = l1d.hit_ticks;
             let (resp, fresh) = self.below_l1(core, cand, AccessKind::Read, false, t + lat, mode);
             let l1d = &mut self.cores[core].l1d;
@@ -252,18 +241,7 @@ impl<M: MemPort> MemSystem<M> {
             if in_l1d || l2.find(cand).is_some() {
                 continue;
             }
-            let timed = mode == Mode::Timed;
-            let mshr = if timed {
-                match l2.mshr_free_at(t) {
-                    Some(i) => Some(i),
-                    None => {
-                        l2.pf.dropped += 1;
-                        continue;
-                    }
-                }
-            } else {
-                None
-            };
+            let Some(mshr) = l2.prefetch_mshr(t, mode == Mode::Timed) else { continue };
             let lat = l2.hit_ticks;
             let resp = self.request_ex(core, cand, CohType::GetS, t + lat, mode, true);
             let Some(l2) = self.cores[core].l2.as_mut() else { return };
