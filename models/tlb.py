@@ -60,8 +60,8 @@ class Mmu(SimObject):
     huge_end = Param.Size("0B", "end of the 2 MB-page area when huge_pages = 'area' (rounded up to 2 MB)",
                           min=0, max=1 << 46)
     table_base = Param.Size(1 << 46, "where the model's page-table pages live: an address range no "
-                            "guest address reaches (tables are placed by the address they map, one range per "
-                            "level below this base)", min=1 << 40, max=1 << 56)
+                            "guest address reaches (tables are placed by the address they map, one 2^40-byte "
+                            "range per level below this base, so at least 2^43)", min=1 << 43, max=1 << 56)
 
     def __init__(self, **values):
         values.setdefault("itlb_4k", Tlb(entries=128, assoc=4))

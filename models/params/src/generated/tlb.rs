@@ -31,7 +31,7 @@ pub struct Mmu {
     pub huge_start: u64,
     /// end of the 2 MB-page area when huge_pages = 'area' (rounded up to 2 MB) [bytes]
     pub huge_end: u64,
-    /// where the model's page-table pages live: an address range no guest address reaches (tables are placed by the address they map, one range per level below this base) [bytes]
+    /// where the model's page-table pages live: an address range no guest address reaches (tables are placed by the address they map, one 2^40-byte range per level below this base, so at least 2^43) [bytes]
     pub table_base: u64,
 }
 
