@@ -26,6 +26,7 @@ from models.noc import Noc
 from models.technology import Technology
 
 from . import WORKLOAD_BUILD
+from .xeon_e5_2697v2_socket import mmu as xeon_mmu
 
 KVS_SERVER = WORKLOAD_BUILD / "kvs" / "kvs-server"
 
@@ -49,7 +50,10 @@ def core() -> Core:
     # Out of order, 3-issue, 64-entry ROB (paper). LQ 32 / SQ 24, 3 ALUs, gshare with 4096 counters, 14-cycle
     # mispredict penalty: assumed (models/core.py). One FP unit: assumed (a KVS server does little FP; the power
     # model prices the units declared here).
-    return Core(model="ooo", clock=CLOCK, issue_width=3, fetch_width=3, commit_width=3, rob_entries=64, fp_units=1)
+    # Address translation: assumed Ivy Bridge's TLBs and x86-64's 4-level table with the server's memory in 2 MB
+    # pages (the paper names none; configs/xeon_e5_2697v2_socket.py gives the figures and the huge-page area).
+    return Core(model="ooo", clock=CLOCK, issue_width=3, fetch_width=3, commit_width=3, rob_entries=64, fp_units=1,
+                mmu=xeon_mmu())
 
 
 def cluster_size(cores: int) -> int:

@@ -13,7 +13,9 @@ from models.core import Core
 from models.dram import MemoryController
 from models.nic import Nic
 from models.noc import Noc
+from models.prefetch import Prefetcher
 from models.technology import Technology
+from models.tlb import Mmu
 
 from . import WORKLOAD_BUILD
 
@@ -28,16 +30,32 @@ def core() -> Core:
     # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts). 3 integer ALUs, 2 load ports,
     # 1 store port, gshare 4096 / 12 bits, 14-cycle mispredict penalty: assumed (the models' defaults).
     return Core(model="ooo", clock=CLOCK, fetch_width=4, issue_width=4, commit_width=4, rob_entries=168,
-                lq_entries=64, sq_entries=36)
+                lq_entries=64, sq_entries=36, mmu=mmu())
+
+
+# The engine's mmap area (workloads/ABI.md: below MMAP_TOP = 0x20_0000_0000, growing down), where ALLOC_LOCAL and
+# ALLOC_ON carve the server's log, index, descriptor rings and packet buffers: MICA and DPDK take these from 2 MB
+# hugepages, so the model maps the area's upper 64 GiB with 2 MB pages (the engine may register exact ranges later).
+HUGE_AREA = (0x10_0000_0000, 0x20_0000_0000)
+
+
+def mmu() -> Mmu:
+    # Ivy Bridge's TLBs (models/tlb.py: Intel's optimization manual, "TLB Parameters"): ITLB 128 x 4-way (4 KB) and
+    # 8 (2 MB), DTLB 64 x 4-way (4 KB) and 32 x 4-way (2 MB), STLB 512 x 4-way (4 KB only); x86-64's 4-level table.
+    # The STLB's 7 cycles and 32 paging-structure-cache entries per level are assumed (the models' defaults).
+    return Mmu(enabled=True, levels=4, huge_pages="area", huge_start=HUGE_AREA[0], huge_end=HUGE_AREA[1])
 
 
 def caches(cores: int) -> CacheHierarchy:
     return CacheHierarchy(
         l1i=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=4),      # 32 KB, 8-way (spec); 4 cycles, 4 MSHRs assumed
-        l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=10),     # 32 KB, 8-way (spec); 10 fill buffers (spec)
+        l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=10,      # 32 KB, 8-way (spec); 10 fill buffers (spec)
+                  prefetch=Prefetcher(next_line=True, ip_stride=True)),  # Ivy Bridge's two L1D prefetchers
         l2_enabled=True,
-        l2=Cache(size="256KiB", assoc=8, hit_latency=12, mshrs=16),    # 256 KB, 8-way (spec); 12 cycles, 16 MSHRs
-                                                                       # assumed
+        l2=Cache(size="256KiB", assoc=8, hit_latency=12, mshrs=16,     # 256 KB, 8-way (spec); 12 cycles, 16 MSHRs
+                 prefetch=Prefetcher(streamer=True, adjacent_line=True)),  # assumed; its streamer and spatial
+                                                                       # prefetcher (models/prefetch.py: Intel's
+                                                                       # manual; all four on, the BIOS default)
         # 30 MB per socket, shared, inclusive (spec), 20-way (assumed); 2.5 MB per core slice on the ring: a run
         # with fewer cores keeps the whole socket's LLC. A slice's own lookup: 24 cycles, assumed (about 30 cycles
         # load-to-use once the ring's average trip, about 3 hops each way, is added by the network).

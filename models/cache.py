@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .coherence import Directory
 from .params import Param, ParamError, SimObject
+from .prefetch import Prefetcher
 
 
 def _is_pow2(n: int) -> bool:
@@ -32,6 +33,8 @@ class Cache(SimObject):
                         "for the L1D they bound the core's memory-level parallelism (Ivy Bridge: 10 fill buffers)",
                         min=1, max=1024)
     inclusive = Param.Bool(False, "evicting a line back-invalidates it in the levels above (used for the LLC)")
+    # Hardware prefetchers (models/prefetch.py), composed into the cache like its replacement policy; all off.
+    prefetch = Param.Child(Prefetcher, "this cache's hardware prefetchers (models/prefetch.py); all off by default")
 
     def validate(self) -> None:
         super().validate()

@@ -7,6 +7,7 @@ Section 6). Values the paper does not give are marked "assumed" in their doc.
 from __future__ import annotations
 
 from .params import Param, ParamError, SimObject
+from .tlb import Mmu
 
 
 def _is_pow2(n: int) -> bool:
@@ -69,6 +70,8 @@ class Core(SimObject):
     mispredict_penalty = Param.Count(14, "cycles from a mispredicted branch's resolution to the dispatch of the "
                                      "right path (front-end refill; assumed, Ivy Bridge is ~14-17)",
                                      min=0, max=100)
+    # Address translation (models/tlb.py): TLBs, paging-structure caches and the page walker; off by default.
+    mmu = Param.Child(Mmu, "TLBs and page walks (models/tlb.py); off unless the platform turns them on")
 
     def validate(self) -> None:
         super().validate()

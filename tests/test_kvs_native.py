@@ -57,6 +57,10 @@ SELFTESTS = [
     ["selftest_nic=1"],
     ["selftest_nic=1", "rx_ring=8", "tx_ring=16"],
     ["selftest_nic=1", "mode=crew", "rx_ring=16", "tx_ring=16", "selftest_batch=4"],
+    # MICA's DPDK life cycle: the fake NIC in report-status mode writes DD only where the driver set RS, once per
+    # reclaim group (32 by default; 8 here), and the driver reclaims buffers a whole group at a time.
+    ["selftest_nic=1", "selftest_rs=1"],
+    ["selftest_nic=1", "selftest_rs=1", "tx_ring=64", "tx_rs=8", "buf_headroom=0", "buf_meta=128"],
 ]
 
 
@@ -85,6 +89,13 @@ def test_riscv_selftest_under_qemu(args: list[str]) -> None:
         assert frames_in == frames_out and nic_drops == client_drops and frames_in > 0, run.stdout
         if "rx_ring=8" in args:
             assert nic_drops > 0, run.stdout  # bursts of up to 12 frames overflow an RX ring that holds 7
+        writebacks = int(re.search(r"(\d+) TX write-backs", run.stdout).group(1))
+        if "selftest_rs=1" in args:
+            group = next((int(a.split("=")[1]) for a in args if a.startswith("tx_rs=")), 32)
+            # The ring starts at descriptor 0 and every descriptor is sent in order: one write-back per group.
+            assert writebacks == frames_out // group and writebacks > 0, run.stdout
+        else:
+            assert writebacks == frames_out, run.stdout  # descriptor mode: every descriptor written back
 
 
 def test_riscv_server_without_nic_says_so() -> None:

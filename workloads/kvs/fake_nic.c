@@ -16,6 +16,7 @@ static struct {
     uint64_t rx_head, tx_head, rx_size, tx_size;
     struct kvs_nic_rx_desc *rx;
     struct kvs_nic_tx_desc *tx;
+    uint64_t tx_writebacks; /* TX descriptors whose DD this NIC wrote */
 } fn;
 
 #define REG(off) fn.regs[(off) / 8]
@@ -41,6 +42,8 @@ int fake_nic_install(void)
     fn.regs = kvsim_alloc_local(4096, 4096);
     if (!fn.regs)
         return -1;
+    /* Descriptor mode (DD in every sent descriptor) unless fake_nic_report_status switches it. */
+    REG(KVS_NIC_REG_TX_COMPLETION) = KVS_NIC_TX_COMPLETION_DESCRIPTOR;
     REG(KVS_NIC_REG_QUEUE_ID) = 0;
     REG(KVS_NIC_REG_PORT_ID) = 0;
     plat_nic_simcall = fake_call;
@@ -92,9 +95,17 @@ int fake_nic_transmit(uint8_t *out, uint32_t cap, uint32_t *len)
     struct kvs_nic_tx_desc *d = &fn.tx[fn.tx_head];
     *len = d->len;
     memcpy(out, (const void *)(uintptr_t)d->addr, d->len < cap ? d->len : cap);
-    d->status = KVS_NIC_DESC_DD;
+    if (REG(KVS_NIC_REG_TX_COMPLETION) != KVS_NIC_TX_COMPLETION_REPORT_STATUS || (d->cmd & KVS_NIC_TX_CMD_RS)) {
+        d->status = KVS_NIC_DESC_DD;
+        fn.tx_writebacks++;
+    }
     fn.tx_head = (fn.tx_head + 1) & (fn.tx_size - 1);
     REG(KVS_NIC_REG_TX_HEAD) = fn.tx_head;
     REG(KVS_NIC_REG_TX_FRAMES)++;
     return 1;
 }
+
+/* Report-status mode, before the queue opens: DD only in sent descriptors whose cmd has RS (the 82599's). */
+void fake_nic_report_status(void) { REG(KVS_NIC_REG_TX_COMPLETION) = KVS_NIC_TX_COMPLETION_REPORT_STATUS; }
+
+uint64_t fake_nic_tx_writebacks(void) { return fn.tx_writebacks; }

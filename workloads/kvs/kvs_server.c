@@ -32,8 +32,15 @@ void kvs_config_default(struct kvs_config *cfg, unsigned partitions)
     cfg->buckets = 1ull << 16;
     cfg->housekeeping_log2 = 16;
     cfg->crew_max_spins = 1ull << 30;
+    /* MICA's DPDK set-up (src/net_common.c): 128 RX and 512 TX descriptors per queue; TX reclaimed in groups of 32
+     * (the ixgbe poll-mode driver's default tx_rs_thresh); buffers of 2,048 data bytes after 128 bytes of headroom
+     * (RTE_PKTMBUF_HEADROOM) and the mbuf header, 64 bytes (one line: DPDK 1.x's struct rte_mbuf, assumed). */
     cfg->rx_ring = 128;
-    cfg->tx_ring = 128;
+    cfg->tx_ring = 512;
+    cfg->tx_rs = 0; /* 0: the driver's default, 32, at most a quarter of the TX ring */
+    cfg->buf_data = 2048;
+    cfg->buf_headroom = 128;
+    cfg->buf_meta = 64;
     cfg->numa_report = 0;
 }
 
@@ -104,11 +111,25 @@ int kvs_config_parse(struct kvs_config *cfg, int argc, char **argv, const char *
             cfg->buckets = n;
         } else if (str_prefix(a, "rx_ring=", &v) || str_prefix(a, "tx_ring=", &v)) {
             if (parse_u64(v, &n) || !pow2(n) || n < 8 || n > 4096)
-                return -1;
+                return -1; /* the 82599 takes at most 4,096 descriptors per ring */
             if (a[0] == 'r')
                 cfg->rx_ring = (unsigned)n;
             else
                 cfg->tx_ring = (unsigned)n;
+        } else if (str_prefix(a, "tx_rs=", &v)) {
+            if (parse_u64(v, &n) || !pow2(n) || n > 1024)
+                return -1;
+            cfg->tx_rs = (unsigned)n;
+        } else if (str_prefix(a, "buf_data=", &v) || str_prefix(a, "buf_headroom=", &v) ||
+                   str_prefix(a, "buf_meta=", &v)) {
+            if (parse_u64(v, &n) || n % 64 || n > 65535)
+                return -1; /* whole lines; the RX descriptor's buf_size is 16 bits */
+            if (a[4] == 'd')
+                cfg->buf_data = (unsigned)n;
+            else if (a[4] == 'h')
+                cfg->buf_headroom = (unsigned)n;
+            else
+                cfg->buf_meta = (unsigned)n;
         } else if (str_prefix(a, "numa_report=", &v)) {
             if (parse_u64(v, &n) || n > 1)
                 return -1;
@@ -122,6 +143,15 @@ int kvs_config_parse(struct kvs_config *cfg, int argc, char **argv, const char *
         }
     }
     *bad = 0;
+    return 0;
+}
+
+const char *kvs_config_check(const struct kvs_config *cfg)
+{
+    if (cfg->tx_rs && cfg->tx_rs * 4 > cfg->tx_ring)
+        return "tx_rs: a reclaim group is at most a quarter of tx_ring (and a power of two)";
+    if (cfg->buf_data < KVS_MIN_BUF_DATA)
+        return "buf_data: the data room must hold a full Ethernet frame (1,536 bytes, a multiple of 64)";
     return 0;
 }
 

@@ -12,6 +12,9 @@
 #define KVS_MAX_PARTITIONS 1024u
 #define KVS_MAX_BURST      32u
 
+/* The smallest data room the driver may post: a full 1,518-byte Ethernet frame, rounded up to whole lines. */
+#define KVS_MIN_BUF_DATA 1536u
+
 struct kvs_config {
     unsigned partitions;      /* = cores (one partition per core) */
     unsigned crew;            /* 0: EREW, 1: CREW */
@@ -22,6 +25,8 @@ struct kvs_config {
     unsigned housekeeping_log2; /* housekeeping every 2^n polls */
     uint64_t crew_max_spins;  /* CREW reader patience before KVS_RES_BUSY */
     unsigned rx_ring, tx_ring; /* NIC descriptor ring entries per queue (guest driver) */
+    unsigned tx_rs;           /* TX descriptors reclaimed per group, RS once per group (DPDK tx_rs_thresh; 0: 32) */
+    unsigned buf_data, buf_headroom, buf_meta; /* packet buffer: data room, headroom before it, metadata header */
     unsigned numa_report;     /* 1: print where each partition's memory is, once all are set up */
 };
 
@@ -67,6 +72,8 @@ struct kvs_core {
  * (power of two) housekeeping_log2=N rx_ring=N tx_ring=N (powers of two, 8..4096) numa_report=0|1. Unknown or bad arguments:
  * returns -1 and names it in *bad. */
 void kvs_config_default(struct kvs_config *cfg, unsigned partitions);
+/* NULL when `cfg`'s arguments fit together and the NIC; else what is wrong, naming the argument. */
+const char *kvs_config_check(const struct kvs_config *cfg);
 int kvs_config_parse(struct kvs_config *cfg, int argc, char **argv, const char **bad);
 
 /* Allocate (on core `core`'s socket, whichever thread calls it) and initialize core `core`'s partition and

@@ -185,9 +185,10 @@ static int selftest(struct kvs_core *c, uint64_t nreq, unsigned batch)
     if (g_use_fake_nic) {
         struct plat_nic_counters ctr;
         plat_queue_counters(c->q, &ctr);
-        printf("kvs selftest: fake NIC: %llu frames in, %llu out, %llu dropped (client saw %llu)\n",
+        printf("kvs selftest: fake NIC: %llu frames in, %llu out, %llu dropped (client saw %llu), %llu TX write-backs\n",
                (unsigned long long)ctr.rx_frames, (unsigned long long)ctr.tx_frames,
-               (unsigned long long)ctr.rx_drops, (unsigned long long)dropped);
+               (unsigned long long)ctr.rx_drops, (unsigned long long)dropped,
+               (unsigned long long)fake_nic_tx_writebacks());
         if (ctr.rx_drops != dropped || ctr.rx_frames != ctr.tx_frames)
             bad++;
     }
@@ -209,7 +210,7 @@ static void report_placement(const struct kvs_shared *sh)
 int main(int argc, char **argv)
 {
     unsigned hart = plat_core_id(), harts = plat_num_cores();
-    uint64_t selftest_n = 0, selftest_batch = 0, selftest_nic = 0;
+    uint64_t selftest_n = 0, selftest_batch = 0, selftest_nic = 0, selftest_rs = 0;
     char *args[64];
     int nargs = 0;
     for (int i = 0; i < argc; i++) {
@@ -219,6 +220,8 @@ int main(int argc, char **argv)
                 selftest_n = selftest_n * 10 + (uint64_t)(*v - '0');
         } else if (i > 0 && prefix(argv[i], "selftest_nic=", &v)) {
             selftest_nic = *v == '1';
+        } else if (i > 0 && prefix(argv[i], "selftest_rs=", &v)) {
+            selftest_rs = *v == '1'; /* the fake NIC in report-status mode (DD only where the driver set RS) */
         } else if (i > 0 && prefix(argv[i], "selftest_batch=", &v)) {
             for (selftest_batch = 0; *v >= '0' && *v <= '9'; v++)
                 selftest_batch = selftest_batch * 10 + (uint64_t)(*v - '0');
@@ -235,6 +238,12 @@ int main(int argc, char **argv)
             printf("kvs: bad argument '%s'\n", bad);
             exit_group(2);
         }
+        const char *why = kvs_config_check(&g_shared.cfg);
+        if (why) {
+            printf("kvs: bad arguments: %s\n", why);
+            exit_group(2);
+        }
+        plat_set_driver(g_shared.cfg.tx_rs, g_shared.cfg.buf_data, g_shared.cfg.buf_headroom, g_shared.cfg.buf_meta);
         __atomic_store_n(&g_cfg_ready, 1, __ATOMIC_RELEASE);
     } else {
         while (!__atomic_load_n(&g_cfg_ready, __ATOMIC_ACQUIRE))
@@ -242,8 +251,12 @@ int main(int argc, char **argv)
     }
     const struct kvs_config *cfg = &g_shared.cfg;
     struct plat_queue *q;
-    if (selftest_n && selftest_nic && hart == 0 && fake_nic_install() != 0)
-        exit_group(1);
+    if (selftest_n && selftest_nic && hart == 0) {
+        if (fake_nic_install() != 0)
+            exit_group(1);
+        if (selftest_rs)
+            fake_nic_report_status();
+    }
     g_use_fake_nic = selftest_n && selftest_nic;
     if (selftest_n && !selftest_nic)
         q = g_soft = plat_soft_queue_open(64);

@@ -2,7 +2,8 @@
  * platform_riscv.c - the guest implementation of platform.h: simulator calls from workloads/runtime/kvsim.h and a
  * poll-mode driver for the kvsim NIC (workloads/ABI.md, "The NIC").
  *
- * Per queue the driver owns one RX and one TX descriptor ring and a pool of 2 KiB packet buffers, all allocated
+ * Per queue the driver owns one RX and one TX descriptor ring and a cache of packet buffers (DPDK mbufs: a metadata
+ * header, headroom, then a 2 KiB data room by default; plat_set_driver), all allocated
  * NUMA-locally, or, when the NIC is an integrated MAC with a buffer SRAM, in the queue's slice of that SRAM (the
  * rings first, then as many buffers as fit, up to the usual count). RX: the NIC owns descriptors [RX_HEAD,
  * RX_TAIL); the driver polls the DD bit of the next
@@ -66,9 +67,24 @@ static inline void fence_before_doorbell(void) { __asm__ volatile("fence w, o" :
 /* A descriptor's DD bit is read before the packet data and length it covers. */
 static inline void fence_after_dd(void) { __asm__ volatile("fence r, r" ::: "memory"); }
 
+/* The driver's set-up (plat_set_driver): MICA's by default, as kvs_config_default gives it. */
+static unsigned g_tx_rs = 32, g_buf_data = KVS_NIC_BUF_SIZE, g_buf_headroom = 128, g_buf_meta = 64;
+
+void plat_set_driver(unsigned tx_rs, unsigned data, unsigned headroom, unsigned meta)
+{
+    g_tx_rs = tx_rs ? tx_rs : 32; /* DPDK's ixgbe default tx_rs_thresh */
+    g_buf_data = data;
+    g_buf_headroom = headroom;
+    g_buf_meta = meta;
+}
+
+/* A buffer's bytes: the metadata header (DPDK's mbuf), the headroom, the data room. */
+static inline size_t buf_stride(void) { return (size_t)g_buf_meta + g_buf_headroom + g_buf_data; }
+
+/* The data room of buffer b (what RX descriptors post and packets point to). */
 static inline uint8_t *buf_addr(const struct plat_queue *q, uint32_t b)
 {
-    return q->bufs + (size_t)b * KVS_NIC_BUF_SIZE;
+    return q->bufs + (size_t)b * buf_stride() + g_buf_meta + g_buf_headroom;
 }
 
 /* A queue with nbufs packet buffers at bufs (NULL: allocated here). */
@@ -77,7 +93,7 @@ static struct plat_queue *queue_alloc(unsigned nbufs, uint8_t *bufs)
     struct plat_queue *q = plat_alloc_local(sizeof(*q), 64);
     if (!q)
         return 0;
-    q->bufs = bufs ? bufs : plat_alloc_local((size_t)nbufs * KVS_NIC_BUF_SIZE, 4096);
+    q->bufs = bufs ? bufs : plat_alloc_local((size_t)nbufs * buf_stride(), 4096);
     q->free_list = plat_alloc_local(nbufs * sizeof(uint32_t), 64);
     if (!q->bufs || !q->free_list)
         return 0;
@@ -95,7 +111,7 @@ static void rx_refill(struct plat_queue *q)
         uint32_t b = q->free_list[--q->nfree];
         struct kvs_nic_rx_desc *d = &q->rx[q->rx_tail];
         d->addr = (uint64_t)(uintptr_t)buf_addr(q, b);
-        d->buf_size = KVS_NIC_BUF_SIZE;
+        d->buf_size = (uint16_t)g_buf_data;
         d->len = 0;
         d->status = 0;
         q->rx_buf_of[q->rx_tail] = b;
@@ -149,14 +165,15 @@ struct plat_queue *plat_queue_open(unsigned core, unsigned rx_ring, unsigned tx_
     long port = plat_nic_simcall(KVS_SIMCALL_NIC_QUEUE_PORT, qid);
     if (regs < 0 || port < 0 || rx_ring < 8 || tx_ring < 8 || (rx_ring & (rx_ring - 1)) || (tx_ring & (tx_ring - 1)))
         return 0;
-    unsigned nbufs = rx_ring + tx_ring + 2 * 32;
+    /* MICA's per-core buffer cache: (RX + TX + one burst) buffers per port (its socket's pool holds the rest). */
+    unsigned nbufs = rx_ring + tx_ring + 32;
     size_t rings = rx_ring * sizeof(struct kvs_nic_rx_desc) + tx_ring * sizeof(struct kvs_nic_tx_desc);
     /* The MAC's buffer SRAM, if the queue has a slice of it that holds its rings and at least 16 buffers. */
     long sram = plat_nic_simcall(KVS_SIMCALL_NIC_QUEUE_SRAM, qid);
     uint8_t *slice = 0;
     if (sram > 0) {
         long bytes = plat_nic_simcall(KVS_SIMCALL_NIC_QUEUE_SRAM_BYTES, qid);
-        size_t fit = bytes > (long)rings ? ((size_t)bytes - rings) / KVS_NIC_BUF_SIZE : 0;
+        size_t fit = bytes > (long)rings ? ((size_t)bytes - rings) / buf_stride() : 0;
         if (fit >= 16) {
             slice = (uint8_t *)(uintptr_t)sram;
             nbufs = fit < nbufs ? (unsigned)fit : nbufs;
@@ -196,7 +213,7 @@ struct plat_queue *plat_queue_open(unsigned core, unsigned rx_ring, unsigned tx_
     } else {
         reg_write(q, KVS_NIC_REG_TX_HEAD_WB, 0);
         if (reg_read(q, KVS_NIC_REG_TX_COMPLETION) == KVS_NIC_TX_COMPLETION_REPORT_STATUS)
-            q->tx_rs_every = tx_ring >= 128 ? 32 : tx_ring / 4; /* DPDK: 32, and at most a quarter of the ring */
+            q->tx_rs_every = g_tx_rs * 4 <= tx_ring ? g_tx_rs : tx_ring / 4; /* at most a quarter of the ring */
     }
     fence_before_doorbell();
     reg_write(q, KVS_NIC_REG_CTRL, KVS_NIC_CTRL_ENABLE); /* heads and tails are 0 now */
@@ -215,7 +232,7 @@ unsigned plat_rx_burst(struct plat_queue *q, struct plat_pkt *pkts, unsigned max
     if (!q->regs) {
         while (n < max && q->soft_rx_n) {
             uint32_t b = q->soft_rx[q->soft_rx_head];
-            pkts[n] = (struct plat_pkt){buf_addr(q, b), q->soft_rx_len[q->soft_rx_head], KVS_NIC_BUF_SIZE, b, 0};
+            pkts[n] = (struct plat_pkt){buf_addr(q, b), q->soft_rx_len[q->soft_rx_head], g_buf_data, b, 0};
             q->soft_rx_head = (q->soft_rx_head + 1) % SOFT_FIFO;
             q->soft_rx_n--;
             n++;
@@ -230,7 +247,7 @@ unsigned plat_rx_burst(struct plat_queue *q, struct plat_pkt *pkts, unsigned max
             break;
         fence_after_dd();
         uint32_t b = q->rx_buf_of[q->rx_next];
-        pkts[n] = (struct plat_pkt){buf_addr(q, b), d->len, KVS_NIC_BUF_SIZE, b, 0};
+        pkts[n] = (struct plat_pkt){buf_addr(q, b), d->len, g_buf_data, b, 0};
         d->status = 0; /* consumed: a stale DD must never be seen again */
         q->rx_next = (q->rx_next + 1) & q->rx_mask;
         n++;
@@ -311,7 +328,7 @@ unsigned plat_queue_port(const struct plat_queue *q) { return q->port; }
 
 int plat_soft_inject(struct plat_queue *q, const uint8_t *frame, uint32_t len)
 {
-    if (q->regs || !q->nfree || q->soft_rx_n == SOFT_FIFO || len > KVS_NIC_BUF_SIZE) {
+    if (q->regs || !q->nfree || q->soft_rx_n == SOFT_FIFO || len > g_buf_data) {
         q->soft_rx_drops++;
         return -1;
     }

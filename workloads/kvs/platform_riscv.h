@@ -11,8 +11,15 @@ extern long (*plat_nic_simcall)(long nr, long arg);
 
 /* fake_nic.c: a software NIC queue behind the real driver, for qemu-riscv64. */
 int fake_nic_install(void);
+void fake_nic_report_status(void);
+uint64_t fake_nic_tx_writebacks(void);
 int fake_nic_deliver(const uint8_t *frame, uint32_t len);
 int fake_nic_transmit(uint8_t *out, uint32_t cap, uint32_t *len);
+
+/* The driver's set-up, before any queue opens: TX descriptors reclaimed in groups of `tx_rs` (RS once per group, in
+ * report-status mode), and each packet buffer a `meta`-byte metadata header, `headroom` bytes, then `data` bytes of
+ * data room (the RX descriptors post the data room). */
+void plat_set_driver(unsigned tx_rs, unsigned data, unsigned headroom, unsigned meta);
 
 unsigned plat_queue_id(const struct plat_queue *q);
 unsigned plat_queue_port(const struct plat_queue *q);

@@ -18,6 +18,7 @@
 
 use crate::bpred::BranchPredictor;
 use crate::inst::{InstClass, InstInfo, PrefetchKind};
+use crate::tlb::{pte_read, Mmu, Side};
 use crate::{ratio, AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick};
 use kvsim_params::Core as CoreParams;
 
@@ -145,6 +146,8 @@ pub struct Core {
     div_free: Vec<u64>,
     fdiv_free: Vec<u64>,
     bp: BranchPredictor,
+    /// Address translation (TLBs, page walks), when the core's `mmu` is enabled.
+    mmu: Option<Box<Mmu>>,
     /// Commit cycle at the last stats reset (the `cycles` statistic counts from it).
     base_cycle: u64,
     pub stats: CoreStats,
@@ -208,6 +211,7 @@ impl Core {
             div_free: vec![0; p.div_units as usize],
             fdiv_free: vec![0; p.fp_div_units as usize],
             bp: BranchPredictor::new(p),
+            mmu: p.mmu.enabled.then(|| Box::new(Mmu::new(&p.mmu))),
             base_cycle: 0,
             stats: CoreStats::default(),
         }
@@ -234,6 +238,9 @@ impl Core {
     /// Start the statistics afresh (a stats reset: ROI_BEGIN, STATS_RESET); the timing state is kept.
     pub fn reset_stats(&mut self) {
         self.stats = CoreStats::default();
+        if let Some(m) = &mut self.mmu {
+            m.reset_stats();
+        }
         self.base_cycle = self.commit_cycle;
     }
 
@@ -265,6 +272,24 @@ impl Core {
         }
     }
 
+    /// The core's MMU, if it models translation (for flushes, ASIDs and huge-page ranges).
+    pub fn mmu_mut(&mut self) -> Option<&mut Mmu> {
+        self.mmu.as_deref_mut()
+    }
+
+    /// The cycle at which `va`'s translation for `side`, looked up at `cycle`, is ready: `cycle` without an MMU or
+    /// on an L1 TLB hit; a walk's page-table reads go through `mem` as this core's loads.
+    #[inline]
+    fn translate<M: MemPort + ?Sized>(&mut self, side: Side, va: u64, cycle: u64, mem: &mut M) -> u64 {
+        let (clock, id) = (self.clock, self.id);
+        match &mut self.mmu {
+            None => cycle,
+            Some(m) => {
+                m.translate(side, va, cycle, |addr, c| clock.cycle_at_or_after(pte_read(mem, id, addr, clock.tick(c))))
+            }
+        }
+    }
+
     #[inline]
     fn mem_cycles(&self, done: Tick) -> u64 {
         self.clock.cycle_at_or_after(done)
@@ -282,6 +307,12 @@ impl Core {
         let line = inst.pc >> self.line_shift;
         if line != self.last_fetch_line {
             self.last_fetch_line = line;
+            // An ITLB miss holds fetch until the translation is ready.
+            let translated = self.translate(Side::Inst, inst.pc, self.fetch_cycle, mem);
+            if translated > self.fetch_cycle {
+                self.fetch_cycle = translated;
+                self.fetch_slots = 0;
+            }
             let t = self.clock.tick(self.fetch_cycle);
             let done = mem.access(&MemReq::new(inst.pc, AccessKind::IFetch, self.id, t));
             // A hit is pipelined; only the cycles beyond it stall fetch.
@@ -355,6 +386,8 @@ impl Core {
             InstClass::FpDiv | InstClass::FpSqrt => self.stats.fp_div_ops += 1,
             _ => {}
         }
+        // The cycle a store's translation is ready: its line is fetched for ownership from then.
+        let mut store_at = 0;
         let (issue, complete) = match class {
             InstClass::IntAlu | InstClass::Branch | InstClass::Jump | InstClass::Fence | InstClass::System => {
                 let i = self.take_slot(ready, FU_ALU);
@@ -405,14 +438,16 @@ impl Core {
                 // A read-modify-write at L1D, after older stores have drained (ordered like a locked op).
                 let i = self.take_slot(ready.max(self.last_store_release), FU_LOAD);
                 self.stats.atomics += 1;
-                let mut req = MemReq::new(inst.mem_addr, AccessKind::Write, self.id, self.clock.tick(i));
+                let at = self.translate(Side::Data, inst.mem_addr, i, mem);
+                let mut req = MemReq::new(inst.mem_addr, AccessKind::Write, self.id, self.clock.tick(at));
                 req.non_temporal = inst.non_temporal;
-                let c = self.mem_cycles(mem.access(&req)).max(i + 1);
+                let c = self.mem_cycles(mem.access(&req)).max(at + 1);
                 (i, c)
             }
             InstClass::Store => {
                 let i = self.take_slot(ready, FU_STORE);
-                (i, i + 1)
+                store_at = self.translate(Side::Data, inst.mem_addr, i, mem);
+                (i, store_at + 1)
             }
             InstClass::Prefetch => {
                 let i = self.take_slot(ready, FU_LOAD);
@@ -421,7 +456,9 @@ impl Core {
                     PrefetchKind::Instruction => AccessKind::IFetch,
                     _ => AccessKind::Prefetch,
                 };
-                let mut req = MemReq::new(inst.mem_addr, kind, self.id, self.clock.tick(i));
+                let side = if kind == AccessKind::IFetch { Side::Inst } else { Side::Data };
+                let at = self.translate(side, inst.mem_addr, i, mem);
+                let mut req = MemReq::new(inst.mem_addr, kind, self.id, self.clock.tick(at));
                 req.non_temporal = inst.non_temporal;
                 mem.access(&req); // holds an MSHR until its fill; nobody waits for it
                 (i, i + 1)
@@ -498,7 +535,7 @@ impl Core {
         if is_store {
             self.stats.stores += 1;
             // Fetch the line for ownership at issue; the store leaves the store buffer, in order, after commit.
-            let mut req = MemReq::new(inst.mem_addr, AccessKind::Write, self.id, self.clock.tick(issue));
+            let mut req = MemReq::new(inst.mem_addr, AccessKind::Write, self.id, self.clock.tick(store_at));
             req.non_temporal = inst.non_temporal;
             let owned = self.mem_cycles(mem.access(&req));
             let release = c.max(owned).max(self.last_store_release);
@@ -523,6 +560,7 @@ impl Core {
     /// A load issued at cycle `i`: forwarded from an older store still in the store queue, else from memory.
     #[inline]
     fn load<M: MemPort + ?Sized>(&mut self, inst: &InstInfo, i: u64, mem: &mut M) -> u64 {
+        let i = self.translate(Side::Data, inst.mem_addr, i, mem);
         let word = inst.mem_addr >> 3;
         // Search the SQ youngest first for a store to the same word that has not yet drained (if the filter says
         // one may exist).
@@ -535,6 +573,7 @@ impl Core {
                 return i.max(self.sq_done[k]) + self.l1.l1d;
             }
         }
+        mem.set_pc(self.id, inst.pc);
         let mut req = MemReq::new(inst.mem_addr, AccessKind::Read, self.id, self.clock.tick(i));
         req.non_temporal = inst.non_temporal;
         req.class = ReqClass::Core;
@@ -629,5 +668,8 @@ impl Core {
         }
         out.add(prefix, "fp_rf_reads", 0.0, "FP register-file reads (none)");
         out.add(prefix, "fp_rf_writes", 0.0, "FP register-file writes (none)");
+        if let Some(m) = &self.mmu {
+            m.stats(prefix, out);
+        }
     }
 }

@@ -26,6 +26,7 @@ pub mod socket_memory;
 pub mod stacked;
 pub mod synth;
 pub mod system;
+pub mod tlb;
 
 /// Simulated time in picoseconds.
 pub type Tick = u64;
@@ -87,6 +88,10 @@ impl MemReq {
 /// Writebacks of dirty lines are posted: `access` with `Write` to a memory returns when the write is accepted.
 pub trait MemPort {
     fn access(&mut self, req: &MemReq) -> Tick;
+    /// The core `requester` is about to issue a load of the instruction at `pc` (an IP-based prefetcher keys on it;
+    /// nothing else needs it).
+    #[inline]
+    fn set_pc(&mut self, _requester: u16, _pc: u64) {}
     /// Append this model's statistics, each name prefixed with `prefix` (e.g. "system.mem.").
     /// `now` is the simulated time the run reached, for rates and bandwidths.
     fn stats(&self, _prefix: &str, _now: Tick, _out: &mut StatSink) {}

@@ -19,6 +19,7 @@ use crate::mem::{MemSystem, SocketHomes};
 use crate::network::{Network, Placement};
 use crate::numa::NumaMap;
 use crate::socket_memory::{socket_memory, SocketMemories, SocketPort};
+use crate::tlb::Side;
 use crate::{AccessKind, MemPort, StatSink, Tick};
 use kvsim_params::{CacheHierarchy, Core as CoreParams, MemoryController, SocketLink};
 
@@ -123,12 +124,39 @@ impl TimingSystem {
 
     /// Take the engine's NUMA map (when warming or detailed timing starts): every line's home from now on.
     pub fn set_numa(&mut self, map: NumaMap) -> Result<(), String> {
-        self.mem.mem.set_map(map)
+        let placed: Vec<(u64, u64, u16)> = map.ranges().to_vec();
+        self.mem.mem.set_map(map)?;
+        for (start, end, socket) in placed {
+            self.place_tables(start, end - start, socket)?;
+        }
+        Ok(())
     }
 
     /// The engine placed [start, start + len) on `socket`'s memory (a NUMA allocation).
     pub fn numa_placed(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
-        self.mem.mem.place(start, len, socket)
+        self.mem.mem.place(start, len, socket)?;
+        self.place_tables(start, len, socket)
+    }
+
+    /// The page-table pages of the two lowest levels that map [start, start + len) live on the socket of the data
+    /// (the kernel allocates them on the node of the first touch, which NUMA-local data gets from its own socket).
+    fn place_tables(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
+        let Some(mmu) = self.cores.first_mut().and_then(Core::mmu_mut) else { return Ok(()) };
+        let spans = [mmu.table_span(1, start, len), mmu.table_span(2, start, len)];
+        for (a, b) in spans {
+            self.mem.mem.place(a, b - a, socket)?;
+        }
+        Ok(())
+    }
+
+    /// The engine mapped [start, start + len) with 2 MB pages (a hugepage allocation): every core's MMU translates
+    /// it with 2 MB pages from now on (and flushes its TLBs, as a kernel changing a mapping would).
+    pub fn map_huge(&mut self, start: u64, len: u64) {
+        for c in &mut self.cores {
+            if let Some(m) = c.mmu_mut() {
+                m.map_huge(start, len);
+            }
+        }
     }
 
     fn from_mem(cores: &[CoreParams], caches: &CacheHierarchy, mem: MemSystem<SocketMemories>) -> Self {
@@ -188,6 +216,7 @@ impl TimingSystem {
         let line = info.pc >> 6;
         if self.warm_fetch_line[hart] != line {
             self.warm_fetch_line[hart] = line;
+            self.warm_translate(hart, Side::Inst, info.pc);
             self.mem.warm_access(hart, info.pc, AccessKind::IFetch, false);
         }
         let kind = match info.class {
@@ -199,7 +228,21 @@ impl TimingSystem {
             },
             _ => return,
         };
+        let side = if kind == AccessKind::IFetch { Side::Inst } else { Side::Data };
+        self.warm_translate(hart, side, info.mem_addr);
         self.mem.warm_access(hart, info.mem_addr, kind, info.non_temporal);
+    }
+
+    /// Warming: the TLBs and paging-structure caches fill and the walk's page-table reads warm the caches, in no
+    /// time.
+    #[inline]
+    fn warm_translate(&mut self, hart: usize, side: Side, va: u64) {
+        let Some(mmu) = self.cores[hart].mmu_mut() else { return };
+        let mem = &mut self.mem;
+        mmu.translate(side, va, 0, |addr, c| {
+            mem.warm_access(hart, addr, AccessKind::Read, false);
+            c
+        });
     }
 
     /// Simulated ticks since the last stats reset (the measured interval).

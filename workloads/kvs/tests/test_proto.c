@@ -452,11 +452,38 @@ KT_TEST(config_parse)
     KT_EQ(c.numa_report, 1);
     char *bads[][2] = {{"kvs", "numa_report=2"}, {"kvs", "mode=xrew"}, {"kvs", "buckets=1000"}, {"kvs", "log_mib=3"}, {"kvs", "prefetch=2"},
                        {"kvs", "frobnicate=1"}, {"kvs", "log_kib="}, {"kvs", "rx_ring=4"}, {"kvs", "tx_ring=100"},
-                       {"kvs", "buckets=99999999999999999999999"}};
+                       {"kvs", "buckets=99999999999999999999999"}, {"kvs", "rx_ring=8192"}, {"kvs", "tx_rs=24"},
+                       {"kvs", "buf_data=2000"}, {"kvs", "buf_headroom=65536"}, {"kvs", "buf_meta=1"}};
     for (unsigned i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
         KT_EQ(kvs_config_parse(&c, 2, bads[i], &bad), -1);
         KT_CHECK(bad == bads[i][1]);
     }
+}
+
+/* MICA's DPDK set-up by default; the driver's arguments, and what does not fit together or the NIC. */
+KT_TEST(config_driver_arguments)
+{
+    struct kvs_config c;
+    kvs_config_default(&c, 1);
+    KT_EQ(c.rx_ring, 128);
+    KT_EQ(c.tx_ring, 512);
+    KT_EQ(c.buf_data, 2048);
+    KT_EQ(c.buf_headroom, 128);
+    KT_CHECK(kvs_config_check(&c) == 0);
+    const char *bad;
+    char *ok[] = {"kvs", "tx_ring=256", "tx_rs=64", "buf_data=4096", "buf_headroom=0", "buf_meta=128"};
+    KT_EQ(kvs_config_parse(&c, 6, ok, &bad), 0);
+    KT_EQ(c.tx_rs, 64);
+    KT_EQ(c.buf_data, 4096);
+    KT_EQ(c.buf_headroom, 0);
+    KT_EQ(c.buf_meta, 128);
+    KT_CHECK(kvs_config_check(&c) == 0);
+    char *group[] = {"kvs", "tx_ring=64", "tx_rs=32"}; /* a group of half the ring: more than a quarter */
+    KT_EQ(kvs_config_parse(&c, 3, group, &bad), 0);
+    KT_CHECK(kvs_config_check(&c) != 0 && kvs_config_check(&c)[0] == 't');
+    char *small[] = {"kvs", "tx_rs=16", "buf_data=1024"}; /* no room for a full frame */
+    KT_EQ(kvs_config_parse(&c, 3, small, &bad), 0);
+    KT_CHECK(kvs_config_check(&c) != 0 && kvs_config_check(&c)[0] == 'b');
 }
 
 /* CREW: a remote GET whose response value lands on top of its own key in the buffer, and whose read is retried

@@ -22,6 +22,8 @@ mod nic;
 #[rustfmt::skip]
 mod noc;
 #[rustfmt::skip]
+mod prefetch;
+#[rustfmt::skip]
 mod socket;
 #[rustfmt::skip]
 mod stacked;
@@ -29,6 +31,8 @@ mod stacked;
 mod system;
 #[rustfmt::skip]
 mod technology;
+#[rustfmt::skip]
+mod tlb;
 #[rustfmt::skip]
 pub mod paths;
 
@@ -42,7 +46,9 @@ pub use self::kvd::*;
 pub use self::link::*;
 pub use self::nic::*;
 pub use self::noc::*;
+pub use self::prefetch::*;
 pub use self::socket::*;
 pub use self::stacked::*;
 pub use self::system::*;
 pub use self::technology::*;
+pub use self::tlb::*;

@@ -2,6 +2,7 @@
 //! per requester class, and a replacement policy (a component it owns). It answers lookups and installs; what a
 //! miss or a state change means for other caches is the hierarchy's business (`hierarchy.rs`).
 
+use super::prefetch::PrefetchStats;
 use super::replacement::{Replacement, ReplacementPolicy};
 use super::LineState;
 use crate::{ratio, Clock, ReqClass, StatSink, Tick, NO_OWNER, REQ_CLASSES};
@@ -74,6 +75,10 @@ pub struct CacheArray {
     /// Per slot: the core whose data the line holds (`MemReq::owner` of its writeback). Empty unless
     /// `track_owners` was called (only a memory that routes by owner needs it).
     owners: Vec<u16>,
+    /// Per slot: brought by a hardware prefetch and not used since. Empty unless the cache has prefetchers.
+    prefetched: Vec<bool>,
+    /// What became of this cache's hardware prefetches.
+    pub pf: PrefetchStats,
     /// Hit latency in cycles of this cache's clock, and the same in ticks.
     pub hit_cycles: u64,
     pub hit_ticks: Tick,
@@ -99,6 +104,8 @@ impl CacheArray {
             way_masks: [all_ways(assoc); REQ_CLASSES],
             mshr: vec![0; p.mshrs as usize],
             owners: Vec::new(),
+            prefetched: Vec::new(),
+            pf: PrefetchStats::default(),
             hit_cycles: p.hit_latency,
             hit_ticks: Clock::new(clock_hz).ticks(p.hit_latency),
             stats: CacheStats::default(),
@@ -190,6 +197,11 @@ impl CacheArray {
         let way = self.repl.victim(set, self.way_masks[class as usize], |w| tags[base + w] == INVALID);
         let slot = base + way;
         let old = self.tags[slot];
+        if let Some(m) = self.prefetched.get_mut(slot) {
+            if std::mem::take(m) && old != INVALID {
+                self.pf.useless += 1;
+            }
+        }
         let victim = if old == INVALID {
             None
         } else {
@@ -216,6 +228,9 @@ impl CacheArray {
     /// Remove `line` if present; returns the state it had.
     pub fn invalidate(&mut self, line: u64) -> Option<LineState> {
         let slot = self.find(line)?;
+        if let Some(m) = self.prefetched.get_mut(slot) {
+            self.pf.useless += std::mem::take(m) as u64;
+        }
         self.tags[slot] = INVALID;
         self.repl.forget(slot);
         Some(std::mem::replace(&mut self.state[slot], LineState::Invalid))
@@ -243,6 +258,43 @@ impl CacheArray {
         if let Some(o) = self.owners.get_mut(slot) {
             *o = owner;
         }
+    }
+
+    /// Keep track of lines hardware prefetches bring (the cache has prefetchers).
+    pub fn track_prefetches(&mut self) {
+        self.prefetched = vec![false; self.tags.len()];
+    }
+
+    /// `slot` was filled by a hardware prefetch.
+    #[inline]
+    pub fn mark_prefetched(&mut self, slot: usize) {
+        if let Some(m) = self.prefetched.get_mut(slot) {
+            *m = true;
+        }
+    }
+
+    /// A demand access used `slot`: a prefetched line's first use counts as useful (late if its data was still on
+    /// the way).
+    #[inline]
+    pub fn demand_use(&mut self, slot: usize, late: bool) {
+        if let Some(m) = self.prefetched.get_mut(slot) {
+            if std::mem::take(m) {
+                self.pf.useful += 1;
+                self.pf.late += late as u64;
+            }
+        }
+    }
+
+    /// The MSHR a hardware prefetch at `t` takes: Some(None) when untimed (warming holds none), Some(Some(i)) for
+    /// one free at `t`, None (the prefetch is dropped and counted) when every one is busy: a prefetch never waits.
+    #[inline]
+    pub fn prefetch_mshr(&mut self, t: Tick, timed: bool) -> Option<Option<usize>> {
+        if !timed {
+            return Some(None);
+        }
+        let free = self.mshr.iter().position(|&busy| busy <= t);
+        self.pf.dropped += free.is_none() as u64;
+        free.map(Some)
     }
 
     /// Take an MSHR for a miss sent at `t`: returns the MSHR and the tick the miss can go (later if all are busy).

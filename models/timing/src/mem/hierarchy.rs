@@ -16,6 +16,7 @@
 use super::array::CacheArray;
 use super::check::CoherenceCheck;
 use super::directory::{DirEntry, Directory, LineMap};
+use super::prefetch::Prefetchers;
 use super::{Agent, CohType, LineState, MemResp, Mode};
 use crate::network::{Endpoint, IdealNetwork, Network, Placement, CONTROL_BYTES, DATA_BYTES};
 use crate::{AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick, NO_OWNER};
@@ -27,6 +28,11 @@ pub struct PrivateCaches {
     pub l1i: CacheArray,
     pub l1d: CacheArray,
     pub l2: Option<CacheArray>,
+    /// The hardware prefetchers of the L1D and of the L2 (None: all off).
+    pub l1d_pf: Option<Box<Prefetchers>>,
+    pub l2_pf: Option<Box<Prefetchers>>,
+    /// The PC of the core's latest load (for the IP-based stride prefetcher; `MemPort::set_pc`).
+    pub pc: u64,
 }
 
 impl PrivateCaches {
@@ -156,10 +162,25 @@ impl<M: MemPort> MemSystem<M> {
         let cores = core_clocks
             .iter()
             .enumerate()
-            .map(|(i, &hz)| PrivateCaches {
-                l1i: CacheArray::new(&p.l1i, p.l1i.size, 1, hz, 0x1111 + i as u64),
-                l1d: CacheArray::new(&p.l1d, p.l1d.size, 1, hz, 0x2222 + i as u64),
-                l2: p.l2_enabled.then(|| CacheArray::new(&p.l2, p.l2.size, 1, hz, 0x3333 + i as u64)),
+            .map(|(i, &hz)| {
+                let mut l1d = CacheArray::new(&p.l1d, p.l1d.size, 1, hz, 0x2222 + i as u64);
+                let mut l2 = p.l2_enabled.then(|| CacheArray::new(&p.l2, p.l2.size, 1, hz, 0x3333 + i as u64));
+                let l1d_pf = Prefetchers::new(&p.l1d.prefetch, p.l1d.line_size).map(Box::new);
+                let l2_pf = l2.as_ref().and_then(|_| Prefetchers::new(&p.l2.prefetch, p.l2.line_size)).map(Box::new);
+                if l1d_pf.is_some() {
+                    l1d.track_prefetches();
+                }
+                if let (Some(l2), Some(_)) = (l2.as_mut(), &l2_pf) {
+                    l2.track_prefetches();
+                }
+                PrivateCaches {
+                    l1i: CacheArray::new(&p.l1i, p.l1i.size, 1, hz, 0x1111 + i as u64),
+                    l1d,
+                    l2,
+                    l1d_pf,
+                    l2_pf,
+                    pc: 0,
+                }
             })
             .collect();
         let mut llc: Vec<CacheArray> = (0..slices)
@@ -276,8 +297,21 @@ impl<M: MemPort> MemSystem<M> {
         }
     }
 
-    /// The walk for a core's access (timed or warming). Returns when it completes.
+    /// The walk for a core's access (timed or warming), then what the L1D's prefetchers make of a load. Returns
+    /// when the access completes.
     fn core_walk(&mut self, req: &MemReq, mode: Mode) -> Tick {
+        if req.kind != AccessKind::Read || self.cores[req.requester as usize].l1d_pf.is_none() {
+            return self.core_walk_demand(req, mode);
+        }
+        let core = req.requester as usize;
+        let misses = self.cores[core].l1d.stats.misses;
+        let done = self.core_walk_demand(req, mode);
+        let miss = self.cores[core].l1d.stats.misses != misses;
+        self.l1d_prefetch(core, req.addr, req.addr >> self.line_shift, miss, req.time, mode);
+        done
+    }
+
+    fn core_walk_demand(&mut self, req: &MemReq, mode: Mode) -> Tick {
         let timed = mode == Mode::Timed;
         let line = req.addr >> self.line_shift;
         let t = req.time;
@@ -295,6 +329,7 @@ impl<M: MemPort> MemSystem<M> {
         if let Some(slot) = l1.find(line) {
             l1.touch(slot);
             let (state, ready) = (l1.state(slot), l1.ready(slot));
+            l1.demand_use(slot, timed && ready > t);
             let done = if ready <= t || !timed {
                 l1.stats.hits += 1;
                 t + lat
@@ -345,7 +380,24 @@ impl<M: MemPort> MemSystem<M> {
 
     /// An L1 miss for `line` leaves the L1 at `t`: returns when its data reaches the L1, the state granted, and
     /// whether the data came from outside the core.
-    fn below_l1(
+    pub(super) fn below_l1(
+        &mut self,
+        core: usize,
+        line: u64,
+        kind: AccessKind,
+        non_temporal: bool,
+        t: Tick,
+        mode: Mode,
+    ) -> (MemResp, bool) {
+        let out = self.l2_walk(core, line, kind, non_temporal, t, mode);
+        if self.cores[core].l2_pf.is_some() {
+            // The L2's prefetchers watch every request from the L1s; `fresh` (from outside the core) is an L2 miss.
+            self.l2_prefetch(core, line, out.1, t, mode);
+        }
+        out
+    }
+
+    fn l2_walk(
         &mut self,
         core: usize,
         line: u64,
@@ -366,6 +418,7 @@ impl<M: MemPort> MemSystem<M> {
         if let Some(slot) = l2.find(line) {
             l2.touch(slot);
             let (state, ready) = (l2.state(slot), l2.ready(slot));
+            l2.demand_use(slot, timed && ready > t);
             let done = if ready <= t || !timed {
                 l2.stats.hits += 1;
                 t + lat
@@ -423,7 +476,15 @@ impl<M: MemPort> MemSystem<M> {
     /// A core's request leaves its private caches at `t`: first to its cluster's directory (when the cluster
     /// has one), which resolves it if the cluster can; else on to the line's home. `exclusive_ok`: a read may be
     /// granted E when nobody else holds the line (not for instruction fetches).
-    fn request_ex(&mut self, core: usize, line: u64, typ: CohType, t: Tick, mode: Mode, exclusive_ok: bool) -> MemResp {
+    pub(super) fn request_ex(
+        &mut self,
+        core: usize,
+        line: u64,
+        typ: CohType,
+        t: Tick,
+        mode: Mode,
+        exclusive_ok: bool,
+    ) -> MemResp {
         let ep = self.placement.core[core];
         let home = self.placement.llc_slice[self.slice_of(line)];
         let cluster = self.core_cluster[core];
@@ -750,7 +811,7 @@ impl<M: MemPort> MemSystem<M> {
     }
 
     /// A copy of `v` in state `vs` left `level` of `core`'s private caches at `t`.
-    fn private_evict(&mut self, core: usize, v: u64, vs: LineState, level: Level, t: Tick, mode: Mode) {
+    pub(super) fn private_evict(&mut self, core: usize, v: u64, vs: LineState, level: Level, t: Tick, mode: Mode) {
         if level == Level::L1 && vs.dirty() {
             if let Some(l2) = self.cores[core].l2.as_mut() {
                 // The dirty L1 copy goes into the core's L2 (it stays in the core: no directory message).
@@ -819,7 +880,7 @@ impl<M: MemPort> MemSystem<M> {
 
     /// Debug check mode: record what this access did to `core`'s copy of `line` and check the invariants.
     #[inline]
-    fn checked(&mut self, core: usize, line: u64, write: bool, fresh: bool) {
+    pub(super) fn checked(&mut self, core: usize, line: u64, write: bool, fresh: bool) {
         if self.check.is_some() {
             self.check_access(core, line, write, fresh);
         }
@@ -868,7 +929,7 @@ impl<M: MemPort> MemSystem<M> {
 
 /// Which private level a copy left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Level {
+pub(super) enum Level {
     L1,
     L2,
 }
@@ -877,6 +938,13 @@ impl<M: MemPort> MemPort for MemSystem<M> {
     #[inline]
     fn access(&mut self, req: &MemReq) -> Tick {
         self.access_mode(req, Mode::Timed)
+    }
+
+    #[inline]
+    fn set_pc(&mut self, requester: u16, pc: u64) {
+        if let Some(p) = self.cores.get_mut(requester as usize) {
+            p.pc = pc;
+        }
     }
 
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {

@@ -18,6 +18,7 @@ pub mod check;
 pub mod directory;
 pub mod dma;
 pub mod hierarchy;
+pub mod prefetch;
 pub mod replacement;
 pub mod report;
 pub mod sharers;

@@ -3,6 +3,7 @@
 
 use super::array::{write_stats, CacheStats};
 use super::hierarchy::{IoStats, MemSystem};
+use super::prefetch::write_prefetch_stats;
 use crate::{MemPort, StatSink, Tick};
 
 impl<M: MemPort> MemSystem<M> {
@@ -25,6 +26,12 @@ impl<M: MemPort> MemSystem<M> {
         write_stats(&p.l1d.stats, &format!("{prefix}l1d."), insts, ticks, out);
         if let Some(l2) = &p.l2 {
             write_stats(&l2.stats, &format!("{prefix}l2."), insts, ticks, out);
+        }
+        if p.l1d_pf.is_some() {
+            write_prefetch_stats(&p.l1d.pf, &format!("{prefix}l1d.prefetcher."), out);
+        }
+        if let (Some(l2), Some(_)) = (&p.l2, &p.l2_pf) {
+            write_prefetch_stats(&l2.pf, &format!("{prefix}l2.prefetcher."), out);
         }
     }
 
@@ -127,8 +134,10 @@ impl<M: MemPort> MemSystem<M> {
         for p in &mut self.cores {
             p.l1i.stats = CacheStats::default();
             p.l1d.stats = CacheStats::default();
+            p.l1d.pf = Default::default();
             if let Some(l2) = &mut p.l2 {
                 l2.stats = CacheStats::default();
+                l2.pf = Default::default();
             }
         }
         for s in &mut self.llc {

@@ -1,0 +1,40 @@
+"""Parameters of a cache's hardware prefetchers (read by kvsim-timing's `mem/prefetch.rs`), a component of the cache
+as its replacement policy is. Every prefetcher is off by default: a platform switches on the ones its cache has.
+
+Ivy Bridge's four (Intel's 64 and IA-32 Architectures Optimization Reference Manual, 248966, Sandy Bridge chapter,
+"Data Prefetching", which Ivy Bridge keeps), none of which crosses a 4 KB page:
+* L1D, DCU (next-line, "streaming") prefetcher: an ascending access to recently loaded data fetches the next line.
+* L1D, IP-based stride prefetcher: a load instruction seen with a regular stride (forward or backward, up to 2 KB)
+  prefetches the current address plus the stride.
+* L2, spatial prefetcher: completes every line fetched into the L2 with its pair in the 128-byte-aligned chunk.
+* L2, streamer: watches the L1's requests for ascending and descending sequences within a 4 KB page; a detected
+  stream prefetches the lines ahead, up to two per L2 lookup and up to 20 lines ahead of the load; it tracks 32
+  streams (a forward and a backward one per page).
+"""
+
+from __future__ import annotations
+
+from .params import Param, SimObject
+
+
+class Prefetcher(SimObject):
+    """The hardware prefetchers of one cache (each off unless switched on)."""
+
+    next_line = Param.Bool(False, "next-line (Intel's DCU) prefetcher: an access to the line after the last one this "
+                           "cache saw fetches the line after it (same 4 KB page)")
+    ip_stride = Param.Bool(False, "IP-based stride prefetcher: a load PC seen twice with one stride (up to 2 KB, "
+                           "either direction) prefetches address + stride x degree (same 4 KB page)")
+    ip_stride_entries = Param.Count(64, "load PCs the stride prefetcher tracks (direct-mapped by PC; assumed)",
+                                    min=1, max=4096)
+    ip_stride_degree = Param.Count(1, "strides ahead the stride prefetcher fetches (Ivy Bridge: one line)", min=1,
+                                   max=8)
+    streamer = Param.Bool(False, "stream prefetcher: ascending or descending misses within a 4 KB page start a "
+                          "stream; each later access in it prefetches the lines ahead, `streamer_degree` per access, "
+                          "at most `streamer_distance` lines ahead (Intel's L2 streamer)")
+    streamer_streams = Param.Count(32, "streams tracked (Ivy Bridge: 32), LRU", min=1, max=256)
+    streamer_degree = Param.Count(2, "lines prefetched per access that advances a stream (Ivy Bridge: up to 2)",
+                                  min=1, max=8)
+    streamer_distance = Param.Count(20, "farthest a stream runs ahead of its last access, in lines (Ivy Bridge: "
+                                    "20)", min=1, max=63)
+    adjacent_line = Param.Bool(False, "spatial (adjacent-line) prefetcher: a miss fetches the other line of its "
+                               "128-byte-aligned pair")

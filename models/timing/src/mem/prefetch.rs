@@ -1,0 +1,269 @@
+//! Hardware prefetchers, a component of a cache as its replacement policy is (parameters `Prefetcher` in
+//! `models/prefetch.py`). Each watches the accesses its cache sees and names lines to fetch; the hierarchy
+//! (`hierarchy.rs`) issues them like misses of that cache and counts what became of them.
+//!
+//! Ivy Bridge's four (Intel's optimization manual, "Data Prefetching"), none crossing a 4 KB page:
+//! * next-line (the L1D's DCU prefetcher): an access to the line after the last one seen, or an ascending access
+//!   within the last line seen, fetches the next line;
+//! * IP-based stride (L1D): a load PC seen twice with one stride of at most 2 KB fetches address + stride x degree;
+//! * streamer (L2): a second access in one direction within a 4 KB page confirms a stream; every later access in
+//!   it fetches the next `degree` lines not yet fetched, at most `distance` lines ahead of the access;
+//! * adjacent line (L2's spatial prefetcher): a miss fetches the other line of its 128-byte pair.
+
+use kvsim_params::Prefetcher as PrefetchParams;
+
+/// Lines per 4 KB page (the page-boundary rule) for 64-byte lines; set from the line size.
+const PAGE_BYTES: u64 = 4096;
+/// The farthest stride the IP prefetcher follows (Intel: half a 4 KB page).
+const MAX_STRIDE: i64 = 2048;
+
+/// What became of a cache's hardware prefetches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrefetchStats {
+    /// Prefetches sent (the line was absent and an MSHR was free).
+    pub issued: u64,
+    /// Prefetched lines a demand access then used (first use).
+    pub useful: u64,
+    /// Of those, used before their data had arrived (the demand merged with the prefetch).
+    pub late: u64,
+    /// Prefetched lines evicted or invalidated before any use.
+    pub useless: u64,
+    /// Candidates dropped because every MSHR was busy.
+    pub dropped: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct StrideEntry {
+    pc: u64,
+    last: u64,
+    stride: i64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Stream {
+    page: u64,
+    last: u64,
+    /// +1 ascending, -1 descending, 0 not yet known.
+    dir: i64,
+    confirmed: bool,
+    /// The next line the stream will prefetch (beyond those already fetched).
+    next: u64,
+    stamp: u64,
+}
+
+/// The prefetchers of one cache (any subset on).
+#[derive(Debug, Clone)]
+pub struct Prefetchers {
+    next_line: bool,
+    adjacent: bool,
+    stride: Vec<StrideEntry>,
+    stride_degree: i64,
+    streams: Vec<Stream>,
+    stream_degree: u64,
+    stream_distance: u64,
+    clock: u64,
+    line_shift: u32,
+    lines_per_page_shift: u32,
+    last_line: u64,
+    last_offset: u64,
+}
+
+/// Candidate lines of one access (at most this many).
+pub const MAX_CANDIDATES: usize = 12;
+
+/// A short list of lines to prefetch, without allocating.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Candidates {
+    pub lines: [u64; MAX_CANDIDATES],
+    pub n: usize,
+}
+
+impl Candidates {
+    fn push(&mut self, line: u64) {
+        if self.n < MAX_CANDIDATES && !self.lines[..self.n].contains(&line) {
+            self.lines[self.n] = line;
+            self.n += 1;
+        }
+    }
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.lines[..self.n].iter().copied()
+    }
+}
+
+impl Prefetchers {
+    /// The prefetchers `p` switches on, for `line_size`-byte lines; None when every one is off.
+    pub fn new(p: &PrefetchParams, line_size: u64) -> Option<Self> {
+        if !(p.next_line || p.ip_stride || p.streamer || p.adjacent_line) {
+            return None;
+        }
+        Some(Prefetchers {
+            next_line: p.next_line,
+            adjacent: p.adjacent_line,
+            stride: if p.ip_stride { vec![StrideEntry::default(); p.ip_stride_entries as usize] } else { Vec::new() },
+            stride_degree: p.ip_stride_degree as i64,
+            streams: if p.streamer { vec![Stream::default(); p.streamer_streams as usize] } else { Vec::new() },
+            stream_degree: p.streamer_degree,
+            stream_distance: p.streamer_distance,
+            clock: 0,
+            line_shift: line_size.max(1).trailing_zeros(),
+            lines_per_page_shift: (PAGE_BYTES / line_size.max(1)).trailing_zeros(),
+            last_line: u64::MAX,
+            last_offset: 0,
+        })
+    }
+
+    #[inline]
+    fn same_page(&self, a: u64, b: u64) -> bool {
+        a >> self.lines_per_page_shift == b >> self.lines_per_page_shift
+    }
+
+    /// A demand access (a load, or for a lower level a request from the level above) to byte `addr` of `line` by
+    /// instruction `pc` (0: unknown), a miss or not: the lines to prefetch.
+    pub fn observe(&mut self, addr: u64, line: u64, pc: u64, miss: bool) -> Candidates {
+        let mut out = Candidates::default();
+        let offset = addr & ((1 << self.line_shift) - 1);
+        if self.next_line {
+            let ascending =
+                line == self.last_line.wrapping_add(1) || (line == self.last_line && offset > self.last_offset);
+            if ascending && self.same_page(line, line + 1) {
+                out.push(line + 1);
+            }
+            (self.last_line, self.last_offset) = (line, offset);
+        }
+        if !self.stride.is_empty() && pc != 0 {
+            let k = ((pc >> 1) ^ (pc >> 9)) as usize % self.stride.len();
+            let e = &mut self.stride[k];
+            if e.pc == pc {
+                let stride = addr.wrapping_sub(e.last) as i64;
+                if stride != 0 && stride == e.stride && stride.abs() <= MAX_STRIDE {
+                    let target = addr.wrapping_add((stride * self.stride_degree) as u64);
+                    let target_line = target >> self.line_shift;
+                    if target_line != line
+                        && target_line >> self.lines_per_page_shift == line >> self.lines_per_page_shift
+                    {
+                        out.push(target_line);
+                    }
+                }
+                e.stride = stride;
+            } else {
+                *e = StrideEntry { pc, last: addr, stride: 0 };
+            }
+            e.last = addr;
+        }
+        if !self.streams.is_empty() {
+            self.stream(line, &mut out);
+        }
+        if self.adjacent && miss {
+            out.push(line ^ 1);
+        }
+        out
+    }
+
+    fn stream(&mut self, line: u64, out: &mut Candidates) {
+        self.clock += 1;
+        let page = line >> self.lines_per_page_shift;
+        let Some(i) = self.streams.iter().position(|s| s.page == page && s.stamp != 0) else {
+            let i = (0..self.streams.len()).min_by_key(|&i| self.streams[i].stamp).unwrap_or(0);
+            self.streams[i] = Stream { page, last: line, dir: 0, confirmed: false, next: line, stamp: self.clock };
+            return;
+        };
+        let s = &mut self.streams[i];
+        s.stamp = self.clock;
+        let dir = (line as i64 - s.last as i64).signum();
+        if dir == 0 {
+            return;
+        }
+        s.confirmed = dir == s.dir;
+        if !s.confirmed {
+            (s.dir, s.next) = (dir, line);
+        }
+        s.last = line;
+        if !s.confirmed {
+            return;
+        }
+        // The lines ahead of the access not yet fetched: `degree` of them, no farther than `distance`.
+        let (degree, distance, shift) = (self.stream_degree, self.stream_distance as i64, self.lines_per_page_shift);
+        let mut next = if (s.next as i64 - line as i64) * dir > 0 { s.next } else { (line as i64 + dir) as u64 };
+        for _ in 0..degree {
+            if (next as i64 - line as i64) * dir > distance || next >> shift != page {
+                break;
+            }
+            out.push(next);
+            next = (next as i64 + dir) as u64;
+        }
+        s.next = next;
+    }
+}
+
+use super::hierarchy::{Level, MemSystem};
+use super::{CohType, Mode};
+use crate::{AccessKind, MemPort, ReqClass, StatSink, Tick};
+
+impl<M: MemPort> MemSystem<M> {
+    /// The L1D's prefetchers saw `core`'s load of byte `addr` (line `line`, a miss or not) at `t`: fetch what they
+    /// name into the L1D.
+    pub(super) fn l1d_prefetch(&mut self, core: usize, addr: u64, line: u64, miss: bool, t: Tick, mode: Mode) {
+        let p = &mut self.cores[core];
+        let Some(pf) = p.l1d_pf.as_mut() else { return };
+        let candidates = pf.observe(addr, line, p.pc, miss);
+        for cand in candidates.iter() {
+            let l1d = &mut self.cores[core].l1d;
+            if l1d.find(cand).is_some() {
+                continue;
+            }
+            let Some(start) = l1d.prefetch_mshr(t, mode == Mode::Timed) else { continue };
+            let lat = l1d.hit_ticks;
+            let (resp, fresh) = self.below_l1(core, cand, AccessKind::Read, false, t + lat, mode);
+            let l1d = &mut self.cores[core].l1d;
+            if let Some(i) = start {
+                l1d.mshr_hold_from(i, t, resp.done);
+            }
+            let (slot, victim) = l1d.insert_state(cand, resp.done, resp.state, ReqClass::Core);
+            l1d.mark_prefetched(slot);
+            l1d.pf.issued += 1;
+            if let Some((v, vs)) = victim {
+                self.private_evict(core, v, vs, Level::L1, t, mode);
+            }
+            self.checked(core, cand, false, fresh);
+        }
+    }
+
+    /// The L2's prefetchers saw a request for `line` from `core`'s L1s at `t` (an L2 miss or not): fetch what they
+    /// name into the L2.
+    pub(super) fn l2_prefetch(&mut self, core: usize, line: u64, miss: bool, t: Tick, mode: Mode) {
+        let p = &mut self.cores[core];
+        let Some(pf) = p.l2_pf.as_mut() else { return };
+        let candidates = pf.observe(line << self.line_shift, line, 0, miss);
+        for cand in candidates.iter() {
+            let p = &mut self.cores[core];
+            let in_l1d = p.l1d.find(cand).is_some();
+            let Some(l2) = p.l2.as_mut() else { return };
+            if in_l1d || l2.find(cand).is_some() {
+                continue;
+            }
+            let Some(mshr) = l2.prefetch_mshr(t, mode == Mode::Timed) else { continue };
+            let lat = l2.hit_ticks;
+            let resp = self.request_ex(core, cand, CohType::GetS, t + lat, mode, true);
+            let Some(l2) = self.cores[core].l2.as_mut() else { return };
+            if let Some(i) = mshr {
+                l2.mshr_hold_from(i, t, resp.done);
+            }
+            let (slot, victim) = l2.insert_state(cand, resp.done, resp.state, ReqClass::Core);
+            l2.mark_prefetched(slot);
+            l2.pf.issued += 1;
+            if let Some((v, vs)) = victim {
+                self.private_evict(core, v, vs, Level::L2, t, mode);
+            }
+            self.checked(core, cand, false, true);
+        }
+    }
+}
+
+/// A cache's prefetch counters under `prefix` (e.g. "system.core0.l2.prefetcher.").
+pub fn write_prefetch_stats(s: &PrefetchStats, prefix: &str, out: &mut StatSink) {
+    out.add(prefix, "issued", s.issued as f64, "hardware prefetches sent (line absent, an MSHR free)");
+    out.add(prefix, "useful", s.useful as f64, "prefetched lines a demand access then used");
+    out.add(prefix, "late", s.late as f64, "useful prefetches whose data had not yet arrived at the first use");
+    out.add(prefix, "useless", s.useless as f64, "prefetched lines evicted or invalidated before any use");
+    out.add(prefix, "dropped", s.dropped as f64, "prefetches not sent: every MSHR was busy");
+}

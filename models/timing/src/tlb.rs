@@ -1,0 +1,438 @@
+//! Address translation of one core (parameters `Mmu` in `models/tlb.py`): L1 instruction and data TLBs and a
+//! second-level TLB (STLB), each an LRU set-associative array per page size (4 KB and 2 MB), paging-structure
+//! caches (PSCs) for the table entries above the leaf, and a page walker whose reads of page-table entries (PTEs)
+//! are ordinary loads through the cache hierarchy, one after the other.
+//!
+//! What is translated: SE mode maps guest addresses one to one, so the addresses the core sees are virtual and
+//! physical at once. The model translates them over a radix table of its own (4 levels as x86-64, or 3 as Sv39),
+//! whose table pages sit at addresses fixed by the addresses they map (`pte_addr`), above every guest address
+//! (`table_base`): the walk's reads hit or miss in the caches exactly as the table's lines would. Which addresses
+//! are 2 MB pages is a [`PageMap`]: a parameter's area, or ranges the engine registers (`map_huge`).
+//!
+//! Timing: an L1 TLB hit costs nothing beyond the L1 cache's latency (the lookup is in parallel, VIPT); an L1
+//! miss spends `stlb_latency` cycles in the STLB; an STLB miss then walks: one dependent read per level below the
+//! deepest PSC hit (a 2 MB page ends one level early), each at the cache latency it meets. The interface a real
+//! MMU needs is here too: ASIDs and flushes (all, one ASID, one page).
+
+use crate::{AccessKind, MemPort, MemReq, StatSink, Tick};
+use kvsim_params::{Mmu as MmuParams, MmuHugePages, Tlb as TlbParams};
+
+/// Page sizes: index 0 is 4 KB, 1 is 2 MB.
+pub const PAGE_SHIFTS: [u32; 2] = [12, 21];
+const SIZE_NAMES: [&str; 2] = ["4k", "2m"];
+const EMPTY: u64 = u64::MAX;
+/// Each level's table pages get a region of this size below `table_base` (the leaf level's tables for a 48-bit
+/// address space take 2^39 bytes).
+const LEVEL_REGION: u64 = 1 << 40;
+/// Virtual addresses are taken modulo 2^48 (x86-64's canonical width; Sv39 uses the low 39 bits).
+const VA_MASK: u64 = (1 << 48) - 1;
+
+/// Which side of the core asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Inst,
+    Data,
+}
+
+/// Lookups and misses of one TLB array.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TlbStats {
+    pub accesses: u64,
+    pub misses: u64,
+}
+
+/// One LRU set-associative TLB array for one page size; a key is (page number << 16 | ASID).
+#[derive(Debug, Clone)]
+pub struct TlbArray {
+    sets: u64,
+    assoc: usize,
+    keys: Vec<u64>,
+    stamps: Vec<u64>,
+    clock: u64,
+    pub stats: TlbStats,
+}
+
+impl TlbArray {
+    pub fn new(p: &TlbParams) -> Self {
+        let assoc = p.assoc.max(1) as usize;
+        let sets = p.entries / assoc as u64;
+        let n = (sets as usize) * assoc;
+        TlbArray { sets, assoc, keys: vec![EMPTY; n], stamps: vec![0; n], clock: 0, stats: TlbStats::default() }
+    }
+
+    /// Holds no entries (this TLB does not take this page size).
+    pub fn is_empty(&self) -> bool {
+        self.sets == 0
+    }
+
+    #[inline]
+    fn set_base(&self, page: u64) -> usize {
+        (page % self.sets) as usize * self.assoc
+    }
+
+    /// Look `page` of `asid` up; a hit becomes most recently used.
+    #[inline]
+    pub fn lookup(&mut self, page: u64, asid: u16) -> bool {
+        if self.sets == 0 {
+            return false;
+        }
+        let key = page << 16 | asid as u64;
+        let base = self.set_base(page);
+        for w in base..base + self.assoc {
+            if self.keys[w] == key {
+                self.clock += 1;
+                self.stamps[w] = self.clock;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Install `page` of `asid` in its set's least recently used (or empty) way.
+    pub fn insert(&mut self, page: u64, asid: u16) {
+        if self.sets == 0 {
+            return;
+        }
+        let key = page << 16 | asid as u64;
+        let base = self.set_base(page);
+        let way = (base..base + self.assoc).find(|&w| self.keys[w] == key).unwrap_or_else(|| {
+            (base..base + self.assoc).min_by_key(|&w| (self.keys[w] != EMPTY, self.stamps[w])).unwrap_or(base)
+        });
+        self.clock += 1;
+        self.keys[way] = key;
+        self.stamps[way] = self.clock;
+    }
+
+    /// Drop every entry for which `drop(page, asid)` holds.
+    pub fn flush_where(&mut self, drop: impl Fn(u64, u16) -> bool) {
+        for k in &mut self.keys {
+            if *k != EMPTY && drop(*k >> 16, *k as u16) {
+                *k = EMPTY;
+            }
+        }
+    }
+}
+
+/// Which addresses are 2 MB pages: every address, or a sorted list of disjoint 2 MB-aligned ranges.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageMap {
+    all: bool,
+    ranges: Vec<(u64, u64)>,
+}
+
+impl PageMap {
+    /// The map a core's parameters describe.
+    pub fn from_params(p: &MmuParams) -> Self {
+        let mut m = PageMap { all: p.huge_pages == MmuHugePages::All, ranges: Vec::new() };
+        if p.huge_pages == MmuHugePages::Area {
+            m.map_huge(p.huge_start, p.huge_end.saturating_sub(p.huge_start));
+        }
+        m
+    }
+
+    /// Map every 2 MB page that overlaps [start, start + len) with 2 MB pages (as a hugepage allocator would).
+    pub fn map_huge(&mut self, start: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let mask = (1u64 << PAGE_SHIFTS[1]) - 1;
+        let (mut s, mut e) = (start & !mask, start.saturating_add(len).saturating_add(mask) & !mask);
+        // Merge with every range it touches; the list stays sorted and disjoint.
+        let mut kept = Vec::with_capacity(self.ranges.len() + 1);
+        for &(a, b) in &self.ranges {
+            if b < s || a > e {
+                kept.push((a, b));
+            } else {
+                s = s.min(a);
+                e = e.max(b);
+            }
+        }
+        let at = kept.partition_point(|&(a, _)| a < s);
+        kept.insert(at, (s, e));
+        self.ranges = kept;
+    }
+
+    /// The page size index (0: 4 KB, 1: 2 MB) of `addr`.
+    #[inline]
+    pub fn size_of(&self, addr: u64) -> usize {
+        if self.all {
+            return 1;
+        }
+        let i = self.ranges.partition_point(|&(a, _)| a <= addr);
+        (i > 0 && addr < self.ranges[i - 1].1) as usize
+    }
+
+    pub fn ranges(&self) -> &[(u64, u64)] {
+        &self.ranges
+    }
+}
+
+/// A small fully associative LRU cache of upper-level table entries (one per level above the leaf).
+#[derive(Debug, Clone, Default)]
+struct Psc {
+    keys: Vec<u64>,
+    stamps: Vec<u64>,
+    clock: u64,
+}
+
+impl Psc {
+    fn new(entries: usize) -> Self {
+        Psc { keys: vec![EMPTY; entries], stamps: vec![0; entries], clock: 0 }
+    }
+    fn lookup(&mut self, key: u64) -> bool {
+        if let Some(w) = self.keys.iter().position(|&k| k == key) {
+            self.clock += 1;
+            self.stamps[w] = self.clock;
+            return true;
+        }
+        false
+    }
+    fn insert(&mut self, key: u64) {
+        if self.keys.is_empty() || self.lookup(key) {
+            return;
+        }
+        let w = (0..self.keys.len()).min_by_key(|&w| (self.keys[w] != EMPTY, self.stamps[w])).unwrap_or(0);
+        self.clock += 1;
+        self.keys[w] = key;
+        self.stamps[w] = self.clock;
+    }
+    fn flush(&mut self) {
+        self.keys.iter_mut().for_each(|k| *k = EMPTY);
+    }
+}
+
+/// Page walks, per side and page size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalkStats {
+    pub walks: u64,
+    /// Cycles from the STLB miss to the translation (the walk's reads, one after another).
+    pub cycles: u64,
+    pub pte_reads: u64,
+}
+
+/// One core's TLBs, PSCs and page walker.
+#[derive(Debug, Clone)]
+pub struct Mmu {
+    levels: u32,
+    /// [4 KB, 2 MB] arrays of each TLB.
+    itlb: [TlbArray; 2],
+    dtlb: [TlbArray; 2],
+    stlb: [TlbArray; 2],
+    /// psc[k] caches entries of level k + 2 (the levels above the leaf).
+    psc: Vec<Psc>,
+    stlb_cycles: u64,
+    table_base: u64,
+    pub pages: PageMap,
+    asid: u16,
+    /// The 4 KB page (with the ASID) and the size index of the last L1 hit per side: a repeat costs no lookup.
+    last: [(u64, usize); 2],
+    /// [side][size]
+    pub walks: [[WalkStats; 2]; 2],
+    pub psc_hits: u64,
+}
+
+impl Mmu {
+    pub fn new(p: &MmuParams) -> Self {
+        let pair = |a: &TlbParams, b: &TlbParams| [TlbArray::new(a), TlbArray::new(b)];
+        let levels = p.levels.clamp(3, 4) as u32;
+        Mmu {
+            levels,
+            itlb: pair(&p.itlb_4k, &p.itlb_2m),
+            dtlb: pair(&p.dtlb_4k, &p.dtlb_2m),
+            stlb: pair(&p.stlb_4k, &p.stlb_2m),
+            psc: (2..=levels).map(|_| Psc::new(p.pwc_entries as usize)).collect(),
+            stlb_cycles: p.stlb_latency,
+            table_base: p.table_base,
+            pages: PageMap::from_params(p),
+            asid: 0,
+            last: [(EMPTY, 0); 2],
+            walks: Default::default(),
+            psc_hits: 0,
+        }
+    }
+
+    /// The address space (ASID) translations are looked up in from now on.
+    pub fn set_asid(&mut self, asid: u16) {
+        self.asid = asid;
+        self.last = [(EMPTY, 0); 2];
+    }
+
+    /// The address of the level-`level` entry (1 = leaf of a 4 KB page) that maps `va`.
+    pub fn pte_addr(&self, level: u32, va: u64) -> u64 {
+        let va = va & VA_MASK;
+        let table = va >> (12 + 9 * level);
+        let index = (va >> (12 + 9 * (level - 1))) & 511;
+        self.table_base - level as u64 * LEVEL_REGION + table * 4096 + index * 8
+    }
+
+    /// The table pages of `level` that map [start, start + len): the range to place on the socket that holds the
+    /// data (page tables are allocated where the data's first touch is, as Linux does).
+    pub fn table_span(&self, level: u32, start: u64, len: u64) -> (u64, u64) {
+        let first = self.pte_addr(level, start) & !4095;
+        let last = self.pte_addr(level, start + len.max(1) - 1) & !4095;
+        (first, last + 4096)
+    }
+
+    /// Register [start, start + len) as 2 MB pages (the engine's hugepage allocations).
+    pub fn map_huge(&mut self, start: u64, len: u64) {
+        self.pages.map_huge(start, len);
+        self.flush_all(); // a mapping changed size: the hardware would be told by a flush
+    }
+
+    /// Drop every translation and cached table entry.
+    pub fn flush_all(&mut self) {
+        self.flush_where(|_, _, _| true);
+        self.psc.iter_mut().for_each(Psc::flush);
+    }
+
+    /// Drop the translations of address space `asid` (the PSCs, untagged here, are flushed whole).
+    pub fn flush_asid(&mut self, asid: u16) {
+        self.flush_where(|_, _, a| a == asid);
+        self.psc.iter_mut().for_each(Psc::flush);
+    }
+
+    /// Drop the translation of `va` in address space `asid` (an `invlpg` or `sfence.vma va, asid`), in every TLB.
+    pub fn flush_page(&mut self, va: u64, asid: u16) {
+        let va = va & VA_MASK;
+        self.flush_where(|size, page, a| a == asid && page == va >> PAGE_SHIFTS[size]);
+        self.psc.iter_mut().for_each(Psc::flush);
+    }
+
+    fn flush_where(&mut self, drop: impl Fn(usize, u64, u16) -> bool) {
+        for arrays in [&mut self.itlb, &mut self.dtlb, &mut self.stlb] {
+            for (size, a) in arrays.iter_mut().enumerate() {
+                a.flush_where(|page, asid| drop(size, page, asid));
+            }
+        }
+        self.last = [(EMPTY, 0); 2];
+    }
+
+    /// Translate `va` for `side`, looked up at cycle `cycle`: the cycle the translation is ready (`cycle` on an L1
+    /// hit). `read(addr, cycle)` performs one page-table read at `cycle` and returns the cycle its data arrives.
+    #[inline]
+    pub fn translate(&mut self, side: Side, va: u64, cycle: u64, read: impl FnMut(u64, u64) -> u64) -> u64 {
+        let va = va & VA_MASK;
+        let memo = (va >> 12) << 16 | self.asid as u64;
+        let s = side as usize;
+        let (last, size) = self.last[s];
+        if last == memo {
+            self.l1(side)[size].stats.accesses += 1;
+            return cycle;
+        }
+        self.translate_slow(side, va, memo, cycle, read)
+    }
+
+    fn l1(&mut self, side: Side) -> &mut [TlbArray; 2] {
+        match side {
+            Side::Inst => &mut self.itlb,
+            Side::Data => &mut self.dtlb,
+        }
+    }
+
+    #[cold]
+    fn translate_slow(&mut self, side: Side, va: u64, memo: u64, cycle: u64, read: impl FnMut(u64, u64) -> u64) -> u64 {
+        let asid = self.asid;
+        // Both L1 arrays are probed at once; the one holding the page answers.
+        let l1 = self.l1(side);
+        let hit = (0..2).find(|&k| l1[k].lookup(va >> PAGE_SHIFTS[k], asid));
+        let size = match hit {
+            Some(k) => {
+                l1[k].stats.accesses += 1;
+                self.last[side as usize] = (memo, k);
+                return cycle;
+            }
+            None => self.pages.size_of(va),
+        };
+        let page = va >> PAGE_SHIFTS[size];
+        let l1 = self.l1(side);
+        l1[size].stats.accesses += 1;
+        l1[size].stats.misses += 1;
+        let mut ready = cycle + self.stlb_cycles;
+        let stlb = &mut self.stlb[size];
+        let stlb_hit = if stlb.is_empty() {
+            false
+        } else {
+            stlb.stats.accesses += 1;
+            let h = stlb.lookup(page, asid);
+            stlb.stats.misses += !h as u64;
+            h
+        };
+        if !stlb_hit {
+            let (done, reads) = self.walk(va, size, ready, read);
+            let w = &mut self.walks[side as usize][size];
+            w.walks += 1;
+            w.cycles += done - ready;
+            w.pte_reads += reads;
+            ready = done;
+            self.stlb[size].insert(page, asid);
+        }
+        let l1 = self.l1(side);
+        if !l1[size].is_empty() {
+            l1[size].insert(page, asid);
+            self.last[side as usize] = (memo, size);
+        }
+        ready
+    }
+
+    /// Walk the table for `va` (page size index `size`) from cycle `cycle`: the cycle the leaf entry arrives and
+    /// the entries read.
+    fn walk(&mut self, va: u64, size: usize, cycle: u64, mut read: impl FnMut(u64, u64) -> u64) -> (u64, u64) {
+        let leaf = 1 + size as u32;
+        // The deepest level whose entry (pointing to a table) a PSC holds: the walk reads only below it.
+        let mut start = self.levels;
+        for level in leaf + 1..=self.levels {
+            if self.psc[level as usize - 2].lookup(va >> (12 + 9 * (level - 1))) {
+                self.psc_hits += 1;
+                start = level - 1;
+                break;
+            }
+        }
+        let mut t = cycle;
+        for level in (leaf..=start).rev() {
+            t = read(self.pte_addr(level, va), t);
+            if level > leaf {
+                self.psc[level as usize - 2].insert(va >> (12 + 9 * (level - 1)));
+            }
+        }
+        (t, (start + 1 - leaf) as u64)
+    }
+
+    /// Start the statistics afresh.
+    pub fn reset_stats(&mut self) {
+        for arrays in [&mut self.itlb, &mut self.dtlb, &mut self.stlb] {
+            arrays.iter_mut().for_each(|a| a.stats = TlbStats::default());
+        }
+        self.walks = Default::default();
+        self.psc_hits = 0;
+    }
+
+    /// `itlb.4k.accesses`, `dtlb.2m.misses`, `dtlb.4k.walk_cycles`, `stlb.4k.misses`, `mmu.psc_hits` ... under
+    /// `prefix` (a core's). Arrays with no entries report nothing.
+    pub fn stats(&self, prefix: &str, out: &mut StatSink) {
+        for (name, arrays, side) in
+            [("itlb", &self.itlb, Some(Side::Inst)), ("dtlb", &self.dtlb, Some(Side::Data)), ("stlb", &self.stlb, None)]
+        {
+            for (k, a) in arrays.iter().enumerate() {
+                if a.is_empty() && side.is_none() {
+                    continue;
+                }
+                let p = format!("{prefix}{name}.{}.", SIZE_NAMES[k]);
+                out.add(&p, "accesses", a.stats.accesses as f64, "lookups of translations of this page size");
+                out.add(&p, "misses", a.stats.misses as f64, "lookups that missed");
+                if let Some(side) = side {
+                    let w = &self.walks[side as usize][k];
+                    out.add(&p, "walks", w.walks as f64, "page walks (misses of this TLB and the STLB)");
+                    out.add(&p, "walk_cycles", w.cycles as f64, "cycles from the STLB miss to the translation");
+                    out.add(&p, "pte_reads", w.pte_reads as f64, "page-table entries read by the walks");
+                }
+            }
+        }
+        out.add(prefix, "mmu.psc_hits", self.psc_hits as f64, "walks shortened by a paging-structure cache hit");
+    }
+}
+
+/// A page-table read as a core's load through `mem` (the walk's reads go through the L1D, as Intel's page walker
+/// does); returns when its data arrives.
+pub fn pte_read<M: MemPort + ?Sized>(mem: &mut M, core: u16, addr: u64, t: Tick) -> Tick {
+    mem.access(&MemReq::new(addr, AccessKind::Read, core, t))
+}

@@ -1,0 +1,128 @@
+//! Hardware prefetchers through the real hierarchy (one core, an L2, memory of a fixed latency): what each fetches,
+//! into which cache, never across a 4 KB page, and the counters of what became of it.
+
+use kvsim_params::{CacheHierarchy, Prefetcher};
+use kvsim_timing::mem::MemSystem;
+use kvsim_timing::synth::hierarchy_params;
+use kvsim_timing::{AccessKind, FixedLatency, MemPort, MemReq, StatSink};
+
+const PAGE: u64 = 0x40_0000; // a 4 KB-aligned page; line k of it is PAGE / 64 + k
+const APART: u64 = 1_000_000; // 1 us between accesses: every fill is done before the next access
+
+fn system(l1d: Prefetcher, l2: Prefetcher) -> MemSystem<FixedLatency> {
+    let mut p: CacheHierarchy = hierarchy_params();
+    p.l2_enabled = true;
+    p.l1d.prefetch = l1d;
+    p.l2.prefetch = l2;
+    MemSystem::new(&p, &[2_500_000_000], FixedLatency::new(50_000))
+}
+
+fn read(m: &mut MemSystem<FixedLatency>, addr: u64, t: u64) -> u64 {
+    m.access(&MemReq::new(addr, AccessKind::Read, 0, t))
+}
+
+fn line(k: u64) -> u64 {
+    PAGE / 64 + k
+}
+
+fn l2_has(m: &MemSystem<FixedLatency>, k: u64) -> bool {
+    m.cores[0].l2.as_ref().expect("l2").contains(line(k))
+}
+
+fn stats(m: &MemSystem<FixedLatency>) -> StatSink {
+    let mut out = StatSink::new();
+    m.core_stats(0, "c.", None, &mut out);
+    out
+}
+
+#[test]
+fn the_streamer_fills_the_lines_ahead_into_the_l2_and_the_rest_of_the_pass_hits() {
+    let mut m = system(Prefetcher::default(), Prefetcher { streamer: true, ..Prefetcher::default() });
+    for k in 0..6 {
+        read(&mut m, PAGE + k * 64, k * APART);
+    }
+    // Confirmed by the third access (line 2); from then each access fetches the next two lines not yet fetched.
+    assert!((0..=10).all(|k| l2_has(&m, k)), "lines 0-10 in the L2");
+    assert!(!l2_has(&m, 11));
+    assert!(!m.cores[0].l1d.contains(line(6)), "the streamer fills the L2, not the L1D");
+    for k in 6..64 {
+        read(&mut m, PAGE + k * 64, k * APART);
+    }
+    let s = stats(&m);
+    assert_eq!(s.get("c.l2.misses"), Some(3.0), "only the lines before the stream was confirmed miss");
+    assert_eq!(s.get("c.l2.hits"), Some(61.0));
+    assert_eq!(s.get("c.l2.prefetcher.issued"), Some(61.0));
+    assert_eq!(s.get("c.l2.prefetcher.useful"), Some(61.0));
+    assert_eq!(s.get("c.l2.prefetcher.late"), Some(0.0));
+    assert!(!m.cores[0].l2.as_ref().expect("l2").contains(line(64)), "no prefetch crosses the 4 KB page");
+}
+
+#[test]
+fn the_streamer_follows_a_descending_stream_and_stops_at_its_distance() {
+    let mut m =
+        system(Prefetcher::default(), Prefetcher { streamer: true, streamer_distance: 4, ..Prefetcher::default() });
+    for (i, k) in [40u64, 39, 38, 37, 36].into_iter().enumerate() {
+        read(&mut m, PAGE + k * 64, i as u64 * APART);
+    }
+    // Accesses 38, 37, 36 each fetch two lines below, never more than 4 lines below the access.
+    assert!((32..=35).all(|k| l2_has(&m, k)));
+    assert!(!l2_has(&m, 31), "line 31 is 5 below the last access: beyond the distance");
+}
+
+#[test]
+fn the_adjacent_line_prefetcher_fetches_the_pair_of_a_missed_line() {
+    let mut m = system(Prefetcher::default(), Prefetcher { adjacent_line: true, ..Prefetcher::default() });
+    read(&mut m, PAGE + 6 * 64, 0);
+    assert!(l2_has(&m, 7) && !m.cores[0].l1d.contains(line(7)), "line 6's pair, 7, into the L2");
+    read(&mut m, PAGE + 9 * 64, APART);
+    assert!(l2_has(&m, 8) && !l2_has(&m, 10), "line 9's pair is 8 (the 128-byte chunk), not 10");
+    read(&mut m, PAGE + 7 * 64, 2 * APART);
+    let s = stats(&m);
+    assert_eq!(s.get("c.l2.prefetcher.issued"), Some(2.0));
+    assert_eq!(s.get("c.l2.prefetcher.useful"), Some(1.0));
+}
+
+#[test]
+fn a_prefetch_used_before_its_data_arrives_is_late_and_an_unused_one_useless() {
+    let mut m = system(Prefetcher::default(), Prefetcher { adjacent_line: true, ..Prefetcher::default() });
+    read(&mut m, PAGE, 0); // fetches line 1 too, arriving ~50 ns later
+    read(&mut m, PAGE + 64, 1_000); // 1 ns later: merges with the prefetch
+    let s = stats(&m);
+    assert_eq!((s.get("c.l2.prefetcher.useful"), s.get("c.l2.prefetcher.late")), (Some(1.0), Some(1.0)));
+    // Fill the L2 set of line 3 (8 ways, 512 sets: lines 3 + 512 k) so the prefetched line 3 leaves unused.
+    read(&mut m, PAGE + 2 * 64, APART);
+    for k in 1..=8 {
+        read(&mut m, PAGE + (2 + 512 * k) * 64 + (1 << 30), (k + 1) * APART);
+    }
+    let s = stats(&m);
+    assert!(s.get("c.l2.prefetcher.useless").unwrap_or(0.0) >= 1.0, "{:?}", s.get("c.l2.prefetcher.useless"));
+}
+
+#[test]
+fn the_next_line_prefetcher_fetches_into_the_l1d_within_the_page() {
+    let mut m = system(Prefetcher { next_line: true, ..Prefetcher::default() }, Prefetcher::default());
+    read(&mut m, PAGE + 10 * 64, 0);
+    read(&mut m, PAGE + 11 * 64, APART);
+    assert!(m.cores[0].l1d.contains(line(12)), "ascending: the next line into the L1D");
+    read(&mut m, PAGE + 62 * 64, 2 * APART);
+    read(&mut m, PAGE + 63 * 64, 3 * APART);
+    assert!(!m.cores[0].l1d.contains(line(64)), "not across the page");
+    assert_eq!(stats(&m).get("c.l1d.prefetcher.issued"), Some(1.0));
+}
+
+#[test]
+fn the_ip_stride_prefetcher_follows_one_loads_stride() {
+    let mut m = system(Prefetcher { ip_stride: true, ..Prefetcher::default() }, Prefetcher::default());
+    for (i, off) in [0u64, 256, 512].into_iter().enumerate() {
+        m.set_pc(0, 0x1234);
+        read(&mut m, PAGE + off, i as u64 * APART);
+    }
+    assert!(m.cores[0].l1d.contains(line(12)), "512 + 256 = 768: line 12");
+    // Another PC interleaved does not disturb it; a stride that leaves the page fetches nothing.
+    for (i, off) in [1536u64, 2560, 3584].into_iter().enumerate() {
+        m.set_pc(0, 0x5678);
+        read(&mut m, PAGE + off, (10 + i as u64) * APART);
+    }
+    assert!(!m.cores[0].l1d.contains((PAGE + 4608) / 64), "not across the page");
+    assert_eq!(stats(&m).get("c.l1d.prefetcher.issued"), Some(1.0));
+}
