@@ -160,6 +160,15 @@ _ALL = [
         "system_ops"), "a core's timing model (its private caches below it)"),
     StatGroup("private_cache", "system.socket{socket}.core{core}.{cache}", _CACHE,
               "a core's private cache: cache is l1i, l1d or l2", names=("cache",)),
+    StatGroup("prefetcher", "system.socket{socket}.core{core}.{cache}.prefetcher",
+              ("issued", "useful", "late", "useless", "dropped"),
+              "a private cache's hardware prefetchers (Cache.prefetch): cache is l1d or l2", names=("cache",)),
+    StatGroup("tlb", "system.socket{socket}.core{core}.{tlb}.{page}",
+              ("accesses", "misses", "walks", "walk_cycles", "pte_reads"),
+              "a core's TLB for one page size (Mmu): tlb is itlb, dtlb or stlb, page 4k or 2m (the STLB has no "
+              "walks of its own)", names=("tlb", "page")),
+    StatGroup("mmu", "system.socket{socket}.core{core}.mmu", ("psc_hits",),
+              "a core's page walker: walks shortened by a paging-structure cache"),
     StatGroup("llc", "system.socket{socket}.llc", _CACHE, "the socket's shared LLC, summed over its slices"),
     StatGroup("llc_slice", "system.socket{socket}.llc.slice{slice}", _CACHE, "one slice of the shared LLC"),
     StatGroup("directory", "system.socket{socket}.directory", _DIRECTORY, "the socket's coherence directory"),
@@ -214,6 +223,7 @@ HART, NUMA, SOCKET_LINK = GROUPS["hart"], GROUPS["numa"], GROUPS["socket_link"]
 SYSTEM_DIRECTORY, SYSTEM_DDIO = GROUPS["system_directory"], GROUPS["system_ddio"]
 TIMING, CHECKPOINT = GROUPS["timing"], GROUPS["checkpoint"]
 SOCKET, CORE, PRIVATE_CACHE = GROUPS["socket"], GROUPS["core"], GROUPS["private_cache"]
+PREFETCHER, TLB, MMU = GROUPS["prefetcher"], GROUPS["tlb"], GROUPS["mmu"]
 LLC, LLC_SLICE, DIRECTORY, DDIO = GROUPS["llc"], GROUPS["llc_slice"], GROUPS["directory"], GROUPS["ddio"]
 NOC, ROUTER, LINK = GROUPS["noc"], GROUPS["router"], GROUPS["link"]
 MEMORY, CHANNEL, STACK_PORT = GROUPS["memory"], GROUPS["channel"], GROUPS["stack_port"]

@@ -18,12 +18,11 @@ Per core i (CORE, ``system.socket{s}.core{i}.``)
     ``l1d.writes``, ``l1d.read_misses``, ``l1d.write_misses``, and for a private L2 ``l2.reads``, ``l2.writes``,
     ``l2.read_misses``, ``l2.write_misses``
 
-TLBs (per core): the engine has no TLB model (SE mode translates no address), so the lookups are derived from
-    what it counts: every instruction-cache access looks up the ITLB (``itlb.accesses`` = ``l1i.reads``) and every
+TLBs (per core): with the TLB model on (``Mmu.enabled``) its counters are read (TLB ``{itlb,dtlb}.{4k,2m}.accesses``
+    and ``misses``, summed over page sizes). Without it the lookups are derived from what the core counts: every instruction-cache access looks up the ITLB (``itlb.accesses`` = ``l1i.reads``) and every
     load and store the DTLB (``dtlb.accesses`` = ``loads`` + ``stores``). Misses are not simulated and are taken as
     none (``TLB_MISSES_ASSUMED``, an assumed value: the KVS keeps its data in the hugepage arena of workloads/ABI.md,
-    so misses are rare, but their number is not measured; a miss costs one TLB write in the model). A TLB model that
-    writes ``itlb.*``/``dtlb.*`` would be read instead, after declaring its counters.
+    so misses are rare, but their number is not measured; a miss costs one TLB write in the model).
 
 FP (per core): when the core reports its FP classes (``fp_add_ops``, ``fp_mul_ops``, ``fp_fma_ops``,
     ``fp_cvt_ops``, ``fp_div_ops``) the FP counters are derived from them (``derive_fp``), not read: ``fp_ops`` is
@@ -272,9 +271,22 @@ def _core(get: _Reader, platform, socket: int, i: int) -> CoreActivity:
         for k in counters:
             kw[f"{cache}_{k}"] = get(paths.PRIVATE_CACHE.stat(socket, i, cache, k))
     get.check(f"core {i} of socket {socket}")
-    kw.update(itlb_accesses=kw["l1i_reads"], itlb_misses=TLB_MISSES_ASSUMED,
-              dtlb_accesses=kw["loads"] + kw["stores"], dtlb_misses=TLB_MISSES_ASSUMED)
+    kw.update(_tlbs(get.stats, socket, i, kw))
     return CoreActivity(**kw)
+
+
+def _tlbs(stats, socket: int, i: int, kw: dict[str, float]) -> dict[str, float]:
+    """ITLB and DTLB lookups and misses: the TLB model's own counters (summed over page sizes) when the run had
+    one (`Mmu.enabled`), else derived from the core's accesses with TLB_MISSES_ASSUMED misses."""
+    out = {}
+    for tlb, derived in (("itlb", kw["l1i_reads"]), ("dtlb", kw["loads"] + kw["stores"])):
+        pages = paths.TLB.instances(stats, "accesses", socket=socket, core=i, tlb=tlb)
+        if pages:
+            out[f"{tlb}_accesses"] = sum(float(stats[paths.TLB.stat(*p, "accesses")]) for p in pages)
+            out[f"{tlb}_misses"] = sum(float(stats[paths.TLB.stat(*p, "misses")]) for p in pages)
+        else:
+            out[f"{tlb}_accesses"], out[f"{tlb}_misses"] = derived, TLB_MISSES_ASSUMED
+    return out
 
 
 def _directory(get: _Reader, name: str, socket: int) -> CacheActivity:

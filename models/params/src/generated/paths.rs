@@ -126,6 +126,27 @@ pub fn private_cache(socket: usize, core: usize, cache: &str) -> String {
 /// The counters the engine writes below `private_cache`.
 pub const PRIVATE_CACHE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes"];
 
+/// `system.socket{socket}.core{core}.{cache}.prefetcher.`: a private cache's hardware prefetchers (Cache.prefetch): cache is l1d or l2.
+pub fn prefetcher(socket: usize, core: usize, cache: &str) -> String {
+    format!("system.socket{socket}.core{core}.{cache}.prefetcher.")
+}
+/// The counters the engine writes below `prefetcher`.
+pub const PREFETCHER_COUNTERS: &[&str] = &["issued", "useful", "late", "useless", "dropped"];
+
+/// `system.socket{socket}.core{core}.{tlb}.{page}.`: a core's TLB for one page size (Mmu): tlb is itlb, dtlb or stlb, page 4k or 2m (the STLB has no walks of its own).
+pub fn tlb(socket: usize, core: usize, tlb: &str, page: &str) -> String {
+    format!("system.socket{socket}.core{core}.{tlb}.{page}.")
+}
+/// The counters the engine writes below `tlb`.
+pub const TLB_COUNTERS: &[&str] = &["accesses", "misses", "walks", "walk_cycles", "pte_reads"];
+
+/// `system.socket{socket}.core{core}.mmu.`: a core's page walker: walks shortened by a paging-structure cache.
+pub fn mmu(socket: usize, core: usize) -> String {
+    format!("system.socket{socket}.core{core}.mmu.")
+}
+/// The counters the engine writes below `mmu`.
+pub const MMU_COUNTERS: &[&str] = &["psc_hits"];
+
 /// `system.socket{socket}.llc.`: the socket's shared LLC, summed over its slices.
 pub fn llc(socket: usize) -> String {
     format!("system.socket{socket}.llc.")
