@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import warnings
+
 from .cache import CacheHierarchy
-from .client import Client, server_mode
+from .client import (
+    KVS_BINARY,
+    Client,
+    ServerEvicts,
+    kvs_eviction_warning,
+    kvs_server_argv,
+    kvs_server_memory,
+    server_mode,
+)
 from .core import Core
 from .dram import MemoryController
 from .link import SocketLink
@@ -114,6 +125,38 @@ class System(SimObject):
             if self.client.mode != "auto" and self.client.mode != mode:
                 raise ParamError(f"System.client.mode = {self.client.mode!r} but the server runs mode={mode} "
                                  "(its argv): set both the same, or client.mode='auto'")
+            self._validate_kvs_data_set()
+
+    def serves_kvs(self) -> bool:
+        """The MICA-style KVS server runs against the ghost client (its log and index hold the client's data set)."""
+        return self.client.enabled and os.path.basename(self.workload.binary) == KVS_BINARY
+
+    def server_argv(self) -> list[str]:
+        """The guest's arguments as the engine gets them: for the KVS server, its log and index sized from the
+        client's data set (one partition per hart) where System.workload.argv gives no size."""
+        if self.serves_kvs():
+            return kvs_server_argv(self.workload.argv, self.client, self.harts)
+        return list(self.workload.argv)
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        out["workload"]["argv"] = self.server_argv()
+        return out
+
+    def _validate_kvs_data_set(self) -> None:
+        """The KVS server's storage against the data set: guest memory it cannot have is an error, a log or index
+        too small to hold it (explicit sizes) a warning naming them."""
+        if not self.serves_kvs():
+            return
+        argv = self.server_argv()
+        need = kvs_server_memory(argv, self.client, self.harts) + self.stack_size * self.harts
+        if need > self.mem_limit:
+            raise ParamError(f"System.mem_limit = {self.mem_limit} bytes: the KVS server's {self.harts} partitions "
+                             f"(index and log for Client.items = {self.client.items:,}) and stacks touch at least "
+                             f"{need} bytes; raise System.mem_limit or lower Client.items")
+        why = kvs_eviction_warning(argv, self.client, self.harts)
+        if why is not None:
+            warnings.warn(why, ServerEvicts, stacklevel=3)
 
     def active_nics(self) -> list[Nic]:
         """The NICs the engine simulates: the enabled entries of `nics`, or `nic` alone when `nics` is empty."""
@@ -170,6 +213,9 @@ class System(SimObject):
                                      "detailed multi-socket model needs every socket's caches alike (one memory "
                                      "system spans them)")
         for i, socket in enumerate(self.socket_list()):
+            if self.mode == "detailed":
+                clocks = [c.clock for c in (list(socket.core_models) or [socket.core])]
+                socket.caches.check_latencies("System" if not self.sockets else f"System.sockets[{i}]", max(clocks))
             if socket.caches.l1d.line_size != 64:
                 where = "System.caches" if not self.sockets else f"System.sockets[{i}].caches"
                 raise ParamError(f"{where} line_size = {socket.caches.l1d.line_size}: the DRAM model moves "
