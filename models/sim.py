@@ -21,6 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .client import ServerEvicts, kvs_eviction_warning, kvs_server_capacity
 from .errors import HostMemoryError, OutputError, RunInterrupted, SimError
 from .system import System
 
@@ -50,6 +51,9 @@ class RunResult:
     numa_ranges: list[tuple[int, int, int]] = field(repr=False, default_factory=list)
     host_seconds: float = 0.0
     outdir: pathlib.Path | None = None
+    # "ok: <stop reason>" (with a warning appended when GETs missed), or "incomplete: ..." when the client's
+    # measured phase did not finish (run_status); the run folder's `status` says the same.
+    status: str = ""
 
     @property
     def insts(self) -> int:
@@ -155,6 +159,30 @@ def prepare_outdir(outdir: pathlib.Path) -> None:
         raise OutputError(f"cannot write the run's outputs to {outdir}: {err.strerror or err}") from None
 
 
+def run_status(system: System, result: RunResult) -> str:
+    """A finished run's status. With the client on, a run is complete only when it stopped because every measured
+    request was answered ("client_done"); any other stop (max_insts, max_time, the guest's exit) left the measured
+    phase unfinished and is "incomplete: ...". GET misses (evictions the client accepted) are flagged in the status
+    and as a ServerEvicts warning naming the server's sizes."""
+    if system.client.enabled and result.stop_reason != "client_done":
+        answered = result.stats.get("client.requests", 0)
+        return (f"incomplete: stopped by {result.stop_reason} (exit code {result.exit_code}) after "
+                f"{result.insts:,} instructions, before the client's measured phase finished ({answered:,.0f} of "
+                f"{system.client.requests:,} measured requests answered); its statistics do not describe the "
+                "configured run")
+    status = f"ok: {result.stop_reason}"
+    misses = result.stats.get("client.misses", 0)
+    if system.serves_kvs() and misses > 0:
+        argv = system.server_argv()
+        log, buckets, _ = kvs_server_capacity(argv)
+        why = kvs_eviction_warning(argv, system.client, system.harts) or "the sizes should have held the data set"
+        text = (f"{misses:,.0f} of {result.stats.get('client.gets', 0):,.0f} measured GETs missed: the server "
+                f"evicted items (log {log / 2**20:g} MiB and {buckets:,} buckets per partition; {why})")
+        warnings.warn(text, ServerEvicts, stacklevel=3)
+        status += f"; warning: {text}"
+    return status
+
+
 def write_status(outdir: pathlib.Path, text: str) -> None:
     (outdir / "status").write_text(text.rstrip("\n") + "\n")
 
@@ -231,14 +259,12 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
         warnings.warn(f"detailed timing never started (detailed_start={system.detailed_start!r}; the run ended "
                       f"with {result.stop_reason!r} after {result.insts:,} instructions): every instruction ran "
                       "functionally and there are no timing statistics", DetailedTimingNeverStarted, stacklevel=2)
+    result.status = run_status(system, result) if result.stop_reason != "interrupted" else \
+        f"interrupted: stopped by a signal after {result.insts:,} instructions; the files hold the results so far"
     if out is not None:
         result.outdir = out
         write_outputs(result, config, out)
-        if result.stop_reason == "interrupted":
-            write_status(out, f"interrupted: stopped by a signal after {result.insts:,} instructions; the files "
-                              "hold the results so far")
-        else:
-            write_status(out, f"ok: {result.stop_reason}")
+        write_status(out, result.status)
     if result.stop_reason == "interrupted":
         raise RunInterrupted(result)
     return result
