@@ -15,9 +15,9 @@ from .params import Param, ParamError, SimObject
 # The fastest an SRAM array of a given capacity can be looked up (a floor, not a model of the latency): CACTI-class
 # results put a 32 KiB L1's access at about 0.4-0.6 ns at 22-32 nm; once wires dominate, an array's access time grows
 # about as the square root of its capacity (its side, which the word and bit lines cross, grows so). The floor
-# takes a lenient 0.25 ns at 32 KiB and that square-root law (assumed rule), so only hit latencies far below what
-# the capacity allows are refused: a 2 GiB LLC slice needs 64 ns, a 1.5 MiB one 1.7 ns, a 32 KiB L1 0.25 ns.
-FLOOR_REF_BYTES, FLOOR_REF_NS = 32 << 10, 0.25
+# takes half the low end, 0.2 ns at 32 KiB, and that square-root law (assumed rule), so only hit latencies far
+# below what the capacity allows are refused: a 2 GiB LLC slice needs 51 ns, a 1.5 MiB one 1.4 ns, 32 KiB 0.2 ns.
+FLOOR_REF_BYTES, FLOOR_REF_NS = 32 << 10, 0.2
 
 
 def hit_latency_floor(size: int, clock_hz: int) -> int:

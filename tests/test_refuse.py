@@ -91,12 +91,12 @@ def test_a_hit_latency_far_below_the_capacity_is_refused():
     and what they need."""
     system = configs.load("kvs_default").system()
     system.caches.llc.size = "4GiB"
-    with pytest.raises(ParamError, match=r"System.caches.llc.hit_latency = 10 cycles is below the 160 cycles an array "
+    with pytest.raises(ParamError, match=r"System.caches.llc.hit_latency = 10 cycles is below the 128 cycles an array "
                                          r"of System.caches.llc.size = 4294967296 bytes in 2 slices"):
         system.validate()
-    system.caches.llc.hit_latency = 160
+    system.caches.llc.hit_latency = 128
     system.validate()
-    system.caches.l1d.size = "2MiB"                     # a 2 MiB L1 in 4 cycles at 2.5 GHz: 2 ns, 5 cycles
+    system.caches.l1d.size = "3MiB"                     # a 3 MiB L1 in 4 cycles at 2.5 GHz: 1.96 ns, 5 cycles
     with pytest.raises(ParamError, match=r"System.caches.l1d.hit_latency = 4 cycles is below the 5 cycles"):
         system.validate()
     # Functional runs do not time the caches: nothing to refuse.
