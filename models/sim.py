@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .client import ServerEvicts, kvs_eviction_warning, kvs_server_capacity
+from .durable import CHECKSUMS, atomic_write, write_checksums
 from .errors import HostMemoryError, OutputError, RunInterrupted, SimError
 from .system import System
 
 # The files a run writes (a reused outdir loses these before a new run starts).
 RUN_FILES = ("config.json", "stats.json", "stats.txt", "stats_series.csv", "guest.stdout", "guest.stderr",
-             "host.json", "status", "numa.csv")
+             "host.json", "status", "numa.csv", CHECKSUMS)
 
 
 class DetailedTimingNeverStarted(UserWarning):
@@ -82,20 +83,21 @@ def format_stats_txt(stats: dict[str, float], descriptions: dict[str, str]) -> s
 
 def write_outputs(result: RunResult, config: dict[str, Any], outdir: pathlib.Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    (outdir / "stats.json").write_text(json.dumps(result.stats, indent=1) + "\n")
-    (outdir / "stats.txt").write_text(format_stats_txt(result.stats, result.descriptions))
+    atomic_write(outdir / "config.json", json.dumps(config, indent=2) + "\n")
+    atomic_write(outdir / "stats.json", json.dumps(result.stats, indent=1) + "\n")
+    atomic_write(outdir / "stats.txt", format_stats_txt(result.stats, result.descriptions))
     if result.stat_dumps:
         write_stats_series(result.stat_dumps, outdir / "stats_series.csv")
     if result.numa_ranges:
         # The NUMA map's placed ranges (bytes [start, end) on socket); every other address is on socket 0.
         rows = "".join(f"{start},{end},{socket}\n" for start, end, socket in result.numa_ranges)
-        (outdir / "numa.csv").write_text("start,end,socket\n" + rows)
-    (outdir / "guest.stdout").write_bytes(result.stdout)
-    (outdir / "guest.stderr").write_bytes(result.stderr)
+        atomic_write(outdir / "numa.csv", "start,end,socket\n" + rows)
+    atomic_write(outdir / "guest.stdout", result.stdout)
+    atomic_write(outdir / "guest.stderr", result.stderr)
     summary = {"stop_reason": result.stop_reason, "exit_code": result.exit_code, "insts": result.insts,
                "sim_seconds": result.sim_seconds, "host_seconds": result.host_seconds, "mips": result.mips}
-    (outdir / "host.json").write_text(json.dumps(summary, indent=2) + "\n")
+    atomic_write(outdir / "host.json", json.dumps(summary, indent=2) + "\n")
+    write_checksums(outdir, [name for name in RUN_FILES if name not in ("status", CHECKSUMS)])
 
 
 # Host bytes per cache line the timing model keeps (tag, ready time, LRU stamp, dirty bit; the LLC also a sharer
@@ -184,7 +186,7 @@ def run_status(system: System, result: RunResult) -> str:
 
 
 def write_status(outdir: pathlib.Path, text: str) -> None:
-    (outdir / "status").write_text(text.rstrip("\n") + "\n")
+    atomic_write(outdir / "status", text.rstrip("\n") + "\n")
 
 
 def result_from_raw(raw: dict[str, Any], host_seconds: float) -> RunResult:
@@ -232,7 +234,7 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
     out = pathlib.Path(outdir) if outdir is not None else None
     if out is not None:
         prepare_outdir(out)
-        (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
         write_status(out, "running")
     started = time.perf_counter()
     try:
@@ -263,8 +265,18 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
         f"interrupted: stopped by a signal after {result.insts:,} instructions; the files hold the results so far"
     if out is not None:
         result.outdir = out
-        write_outputs(result, config, out)
-        write_status(out, result.status)
+        try:
+            write_outputs(result, config, out)
+            write_status(out, result.status)
+        except OSError as err:   # a full disk: the folder says why if it can, the caller keeps the result
+            failure = OutputError(f"cannot write the run's outputs to {out}: {err.strerror or err} ({err.filename}); "
+                                  "the folder's files are not a finished run")
+            failure.result = result
+            try:
+                write_status(out, f"failed: OutputError: {failure}")
+            except OSError:
+                pass
+            raise failure from None
     if result.stop_reason == "interrupted":
         raise RunInterrupted(result)
     return result
