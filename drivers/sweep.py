@@ -53,9 +53,11 @@ import signal
 import tempfile
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
+from models.durable import DamagedFile, read_sealed_json, seal
 from models.params import ParamError, SimObject
 from models.system import System
 
@@ -559,7 +561,7 @@ def atomic_write_json(path: pathlib.Path, data: Any) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(data, f, separators=(",", ":"))
+            json.dump(seal(data) if isinstance(data, dict) else data, f, separators=(",", ":"))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -581,7 +583,11 @@ def stored_points(store: pathlib.Path) -> dict[str, dict[str, Any]]:
     """Every finished point's record in a store, by key."""
     out = {}
     for path in (store / "points").glob("*.json"):
-        record = json.loads(path.read_text())
+        try:
+            record = read_sealed_json(path)
+        except DamagedFile as err:      # not a result: said, and the point runs again
+            warnings.warn(f"{err}; the point runs again", stacklevel=2)
+            continue
         out[record["key"]] = record
     return out
 
