@@ -12,6 +12,8 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from models.durable import read_sealed_json, verify_checksums
+
 
 def _flatten(tree: Any, prefix: str, out: dict[str, Any]) -> None:
     if isinstance(tree, dict):
@@ -30,11 +32,16 @@ def load_run(run_dir: str | pathlib.Path) -> dict[str, Any]:
     missing = [name for name in ("config.json", "stats.json") if not (run_dir / name).exists()]
     if missing:
         raise FileNotFoundError(f"{run_dir} is not a finished run: {', '.join(missing)} missing")
+    status = run_dir / "status"
+    if status.is_file() and status.read_text(errors="replace").startswith("running"):
+        raise FileNotFoundError(f"{run_dir} is not a finished run: its status says running (still running, or "
+                                "killed before it finished)")
+    verify_checksums(run_dir)                              # DamagedFile names a file changed since it was written
     row: dict[str, Any] = {"run": run_dir.name}
     config: dict[str, Any] = {}
-    _flatten(json.loads((run_dir / "config.json").read_text()), "", config)
+    _flatten(read_sealed_json(run_dir / "config.json"), "", config)
     row.update({f"cfg.{k}": v for k, v in config.items()})
-    row.update({f"stat.{k}": v for k, v in json.loads((run_dir / "stats.json").read_text()).items()})
+    row.update({f"stat.{k}": v for k, v in read_sealed_json(run_dir / "stats.json").items()})
     return row
 
 
