@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import pathlib
+import shutil
 import tempfile
 from typing import Any
 
@@ -19,6 +20,10 @@ from typing import Any
 CHECKSUMS = "checksums.sha256"
 # The field of a sealed JSON record that holds the SHA-256 of the rest of it.
 SEAL = "sha256"
+# The permissions an ordinary new file gets (mkstemp's are private): read once, as os.umask can only be read by
+# setting it.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 class DamagedFile(ValueError):
@@ -32,11 +37,15 @@ def atomic_write(path: str | pathlib.Path, data: bytes | str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as err:            # a full disk: say which file could not be written
+        pathlib.Path(tmp).unlink(missing_ok=True)
+        raise OSError(err.errno, f"{err.strerror or err}: cannot write {path}", str(path)) from None
     except BaseException:
         pathlib.Path(tmp).unlink(missing_ok=True)
         raise
@@ -98,3 +107,24 @@ def verify_checksums(folder: str | pathlib.Path) -> None:
             raise DamagedFile(f"{path} is missing (listed in {listing})")
         if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
             raise DamagedFile(f"{path} is damaged: its SHA-256 differs from the one written with it ({listing})")
+
+
+def remove_dead_partials(target: str | pathlib.Path) -> list[pathlib.Path]:
+    """Remove what writers killed while writing `target` left: folders `.<name>.partial-<pid>` beside it (the
+    engine's checkpoint writer's temporary name) whose process is gone. Returns what was removed."""
+    target = pathlib.Path(target)
+    removed = []
+    for partial in target.parent.glob(f".{target.name}.partial-*"):
+        pid = partial.name.rsplit("-", 1)[-1]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue                     # its writer is alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue                     # alive, someone else's
+        shutil.rmtree(partial, ignore_errors=True)
+        removed.append(partial)
+    return removed
