@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .client import ServerEvicts, kvs_eviction_warning, kvs_server_capacity
-from .durable import CHECKSUMS, atomic_write, write_checksums
+from .durable import CHECKSUMS, atomic_write, remove_dead_partials, verify_checksums, write_checksums
 from .errors import HostMemoryError, OutputError, RunInterrupted, SimError
 from .system import System
 
@@ -185,6 +185,23 @@ def run_status(system: System, result: RunResult) -> str:
     return status
 
 
+def check_checkpoint_files(system: System) -> None:
+    """Before a run: a checkpoint to restore whose manifest changed since it was written (the engine checks the
+    other files' CRC-32s, but not the manifest's stored configuration) is refused naming it; what killed writers
+    of the checkpoint to write left behind is removed."""
+    if system.restore_from and pathlib.Path(system.restore_from).is_dir():
+        verify_checksums(system.restore_from)
+    if system.checkpoint_to:
+        remove_dead_partials(system.checkpoint_to)
+
+
+def seal_checkpoint(system: System) -> None:
+    """After a run that wrote a checkpoint: the SHA-256 of its manifest beside it (checksums.sha256)."""
+    target = pathlib.Path(system.checkpoint_to) if system.checkpoint_to else None
+    if target is not None and (target / "manifest.json").is_file() and not (target / CHECKSUMS).exists():
+        write_checksums(target, ["manifest.json"])
+
+
 def write_status(outdir: pathlib.Path, text: str) -> None:
     atomic_write(outdir / "status", text.rstrip("\n") + "\n")
 
@@ -236,6 +253,7 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
         prepare_outdir(out)
         atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
         write_status(out, "running")
+    check_checkpoint_files(system)
     started = time.perf_counter()
     try:
         if progress is None:
@@ -256,6 +274,7 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
             write_status(out, f"failed: {type(err).__name__}: {err}")
         raise
     result = result_from_raw(raw, time.perf_counter() - started)
+    seal_checkpoint(system)
     if system.mode == "detailed" and "system.timing.start_ticks" not in result.stats \
             and result.stop_reason != "interrupted":
         warnings.warn(f"detailed timing never started (detailed_start={system.detailed_start!r}; the run ended "
