@@ -50,14 +50,13 @@ import pathlib
 import random
 import shutil
 import signal
-import tempfile
 import time
 import traceback
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
-from models.durable import DamagedFile, read_sealed_json, seal
+from models.durable import DamagedFile, atomic_write, read_sealed_json, seal
 from models.params import ParamError, SimObject
 from models.system import System
 
@@ -556,23 +555,9 @@ def _resolve_callable(name: str) -> Callable:
 
 def atomic_write_json(path: pathlib.Path, data: Any) -> None:
     """Write to a temporary name in the same folder, fsync, rename over `path`, fsync the folder: a reader sees
-    the old file or the whole new one, never a part, even after kill -9 or a power cut."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(seal(data) if isinstance(data, dict) else data, f, separators=(",", ":"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        pathlib.Path(tmp).unlink(missing_ok=True)
-        raise
-    dirfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dirfd)
-    finally:
-        os.close(dirfd)
+    the old file or the whole new one, never a part, even after kill -9 or a power cut. A record is sealed with
+    its SHA-256 (models/durable.py), so a changed one is found when it is read."""
+    atomic_write(path, json.dumps(seal(data) if isinstance(data, dict) else data, separators=(",", ":")))
 
 
 def store_dir(name: str, store: str | pathlib.Path | None = None) -> pathlib.Path:
