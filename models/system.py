@@ -125,7 +125,46 @@ class System(SimObject):
             if self.client.mode != "auto" and self.client.mode != mode:
                 raise ParamError(f"System.client.mode = {self.client.mode!r} but the server runs mode={mode} "
                                  "(its argv): set both the same, or client.mode='auto'")
+            self._validate_client_queues()
             self._validate_kvs_data_set()
+
+    def queue_ports(self) -> list[tuple[int, int]]:
+        """(NIC, port) of every NIC queue in global order, as the engine lays them out (engine net.rs): with every
+        NIC's queues 0, one queue per hart spread over all ports in contiguous blocks (NIC 0's first); otherwise
+        each NIC's own queues spread over its ports."""
+        nics = self.active_nics()
+        ports = [max(1, n.ports) for n in nics]
+        first = [sum(ports[:k]) for k in range(len(nics))]
+        if all(n.queues == 0 for n in nics):
+            total = sum(ports)
+            out = []
+            for q in range(self.harts):
+                port = q * total // self.harts
+                k = max(i for i, f in enumerate(first) if f <= port)
+                out.append((k, port - first[k]))
+            return out
+        return [(k, local * ports[k] // n.queues) for k, n in enumerate(nics) for local in range(n.queues)]
+
+    def _validate_client_queues(self) -> None:
+        """The client needs a queue for every hart; closed loop, it keeps up to Client.window frames outstanding
+        per queue and never retransmits, so every frame it may have outstanding on a port must fit that port's RX
+        FIFO (a dropped frame would stall the run until Client.stall_rounds fails it)."""
+        queues = self.queue_ports()
+        if len(queues) < self.harts:
+            raise ParamError(f"System.nics: {len(queues)} NIC queues in all but the client needs one for every hart "
+                             f"(System.harts = {self.harts}): set Nic.queues = 0 (one per hart) or more queues")
+        if self.client.offered_mpps > 0:
+            return
+        nics = self.active_nics()
+        for k, port in sorted(set(queues)):
+            on_port = queues.count((k, port))
+            if self.client.window * on_port > nics[k].rx_fifo_frames:
+                where = f"System.nics[{k}]" if self.nics else "System.nic"
+                raise ParamError(
+                    f"Client.window = {self.client.window} frames per queue x {on_port} queues on port {port} of "
+                    f"{where} exceeds its {where}.rx_fifo_frames = {nics[k].rx_fifo_frames}: the closed-loop client "
+                    "never retransmits, so a frame the FIFO drops stalls the run; lower Client.window to "
+                    f"{nics[k].rx_fifo_frames // on_port} or raise rx_fifo_frames")
 
     def serves_kvs(self) -> bool:
         """The MICA-style KVS server runs against the ghost client (its log and index hold the client's data set)."""
@@ -216,6 +255,13 @@ class System(SimObject):
             if self.mode == "detailed":
                 clocks = [c.clock for c in (list(socket.core_models) or [socket.core])]
                 socket.caches.check_latencies("System" if not self.sockets else f"System.sockets[{i}]", max(clocks))
+                timings = socket.memory.resolved_timings()
+                if timings["t_rfc"] >= timings["t_refi"]:
+                    where = "System.memory" if not self.sockets else f"System.sockets[{i}].memory"
+                    raise ParamError(f"{where}.t_refi = {timings['t_refi']} ps is not longer than {where}.t_rfc = "
+                                     f"{timings['t_rfc']} ps: every rank would refresh all the time and no access "
+                                     "would ever be served (the run hangs); tREFI must exceed tRFC (JEDEC DDR4: "
+                                     "7.8 us and 350 ns)")
             if socket.caches.l1d.line_size != 64:
                 where = "System.caches" if not self.sockets else f"System.sockets[{i}].caches"
                 raise ParamError(f"{where} line_size = {socket.caches.l1d.line_size}: the DRAM model moves "
