@@ -263,11 +263,13 @@ def kvs_eviction_warning(argv: list[str], client: Client, partitions: int) -> st
 
 
 def kvs_server_memory(argv: list[str], client: Client, partitions: int) -> int:
-    """Guest bytes the server's partitions touch at least once the data set is loaded: every partition's index
-    and the log its items fill."""
+    """Guest bytes the server's partitions are expected to touch once the data set is loaded: the log its items
+    fill and the index pages their buckets are on (n keys over P pages touch P (1 - (1 - 1/P)^n) of them)."""
     log, buckets, _ = kvs_server_capacity(argv)
-    n = partition_items_bound(client.items, partitions)
-    return partitions * (buckets * KVS_BUCKET_BYTES + min(log, n * kvs_item_bytes(*client.sizes())))
+    n = client.items / partitions
+    pages = max(1, buckets * KVS_BUCKET_BYTES // 4096)
+    touched = pages * -math.expm1(n * math.log1p(-1 / pages)) if pages > 1 else 1
+    return int(partitions * (touched * 4096 + min(log, n * kvs_item_bytes(*client.sizes()))))
 
 
 class ServerEvicts(UserWarning):

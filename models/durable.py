@@ -77,7 +77,7 @@ def read_sealed_json(path: str | pathlib.Path) -> dict[str, Any]:
                           "recompute it") from None
     if not isinstance(record, dict):
         raise DamagedFile(f"{path} is damaged: it holds a {type(record).__name__}, not a record")
-    if SEAL in record and record[SEAL] != hashlib.sha256(_canonical(record)).hexdigest():
+    if SEAL in record and record.pop(SEAL) != hashlib.sha256(_canonical(record)).hexdigest():
         raise DamagedFile(f"{path} is damaged: its content does not match its SHA-256 (changed since it was "
                           "written); delete it to recompute it")
     return record
@@ -91,9 +91,9 @@ def write_checksums(folder: str | pathlib.Path, names: list[str]) -> None:
     atomic_write(folder / CHECKSUMS, "".join(lines))
 
 
-def verify_checksums(folder: str | pathlib.Path) -> None:
+def verify_checksums(folder: str | pathlib.Path, missing_ok: bool = False) -> None:
     """Check every file listed in `folder`/checksums.sha256 (none listed, no file: nothing to check); DamagedFile
-    names the first that is missing or differs."""
+    names the first that differs or (unless missing_ok) is missing."""
     folder = pathlib.Path(folder)
     listing = folder / CHECKSUMS
     if not listing.is_file():
@@ -104,6 +104,8 @@ def verify_checksums(folder: str | pathlib.Path) -> None:
             raise DamagedFile(f"{listing} is damaged: cannot read the line {line!r}")
         path = folder / name
         if not path.is_file():
+            if missing_ok:
+                continue
             raise DamagedFile(f"{path} is missing (listed in {listing})")
         if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
             raise DamagedFile(f"{path} is damaged: its SHA-256 differs from the one written with it ({listing})")

@@ -190,7 +190,7 @@ def check_checkpoint_files(system: System) -> None:
     other files' CRC-32s, but not the manifest's stored configuration) is refused naming it; what killed writers
     of the checkpoint to write left behind is removed."""
     if system.restore_from and pathlib.Path(system.restore_from).is_dir():
-        verify_checksums(system.restore_from)
+        verify_checksums(system.restore_from, missing_ok=True)     # no manifest: the engine says what it is
     if system.checkpoint_to:
         remove_dead_partials(system.checkpoint_to)
 

@@ -151,7 +151,7 @@ class System(SimObject):
         FIFO (a dropped frame would stall the run until Client.stall_rounds fails it)."""
         queues = self.queue_ports()
         if len(queues) < self.harts:
-            raise ParamError(f"System.nics: {len(queues)} NIC queues in all but the client needs one for every hart "
+            raise ParamError(f"System.nics: {len(queues)} NIC queues in all but the client needs a queue for every hart "
                              f"(System.harts = {self.harts}): set Nic.queues = 0 (one per hart) or more queues")
         if self.client.offered_mpps > 0:
             return
@@ -188,11 +188,11 @@ class System(SimObject):
         if not self.serves_kvs():
             return
         argv = self.server_argv()
-        need = kvs_server_memory(argv, self.client, self.harts) + self.stack_size * self.harts
+        need = kvs_server_memory(argv, self.client, self.harts)
         if need > self.mem_limit:
             raise ParamError(f"System.mem_limit = {self.mem_limit} bytes: the KVS server's {self.harts} partitions "
-                             f"(index and log for Client.items = {self.client.items:,}) and stacks touch at least "
-                             f"{need} bytes; raise System.mem_limit or lower Client.items")
+                             f"(index and log for Client.items = {self.client.items:,}) touch about {need} bytes; "
+                             "raise System.mem_limit or lower Client.items")
         why = kvs_eviction_warning(argv, self.client, self.harts)
         if why is not None:
             warnings.warn(why, ServerEvicts, stacklevel=3)

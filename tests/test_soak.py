@@ -92,6 +92,6 @@ def test_fewer_nic_queues_than_harts_is_refused_before_the_run():
     """4 harts, 2 queues: the engine refused it only once the run started (soak seed 1, #5)."""
     system = configs.load("kvs_default").system(harts=4)
     system.nic.queues = 2
-    with pytest.raises(ParamError, match=r"System.nics: 2 NIC queues in all but the client needs one for every hart "
+    with pytest.raises(ParamError, match=r"System.nics: 2 NIC queues in all but the client needs a queue for every hart "
                                          r"\(System.harts = 4\)"):
         system.validate()
