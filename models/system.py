@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 
@@ -126,6 +127,7 @@ class System(SimObject):
                 raise ParamError(f"System.client.mode = {self.client.mode!r} but the server runs mode={mode} "
                                  "(its argv): set both the same, or client.mode='auto'")
             self._validate_client_queues()
+            self._validate_client_patience()
             self._validate_kvs_data_set()
 
     def queue_ports(self) -> list[tuple[int, int]]:
@@ -165,6 +167,30 @@ class System(SimObject):
                     f"{where} exceeds its {where}.rx_fifo_frames = {nics[k].rx_fifo_frames}: the closed-loop client "
                     "never retransmits, so a frame the FIFO drops stalls the run; lower Client.window to "
                     f"{nics[k].rx_fifo_frames // on_port} or raise rx_fifo_frames")
+
+    def _validate_client_patience(self) -> None:
+        """The client fails a run after Client.stall_rounds scheduling rounds without a response (a lost one).
+        Rounds are counted, not time: in detailed mode a round lasts at least System.quantum instructions at the
+        fastest core's issue width, and the NICs' latencies must fit twice in that window, or a healthy run with
+        slow devices fails as a lost response."""
+        if self.mode != "detailed":
+            return
+        fastest = max(c.clock * c.issue_width for c in self.hart_cores())       # instructions per second
+        window_ps = self.client.stall_rounds * self.quantum / fastest * 1e12
+        for k, n in enumerate(self.active_nics()):
+            on_die = n.attach == "on_die"
+            one_way = (n.on_die_latency if on_die else n.pcie_latency) + \
+                (n.on_die_mmio_latency if on_die else n.mmio_latency) + (n.switch.latency if n.switch.enabled else 0)
+            if window_ps < 4 * one_way:
+                where = f"System.nics[{k}]" if self.nics else "System.nic"
+                need = math.ceil(self.client.stall_rounds * 4 * one_way / window_ps)
+                raise ParamError(
+                    f"Client.stall_rounds = {self.client.stall_rounds} rounds of System.quantum = {self.quantum} "
+                    f"instructions last at least {window_ps / 1e6:.1f} us of simulated time, less than twice a "
+                    f"request's round trip through {where} ({one_way / 1e6:.1f} us each way: its "
+                    f"{'on_die' if on_die else 'pcie'}_latency, register latency and switch): the client would fail "
+                    f"a healthy run as a lost response; raise Client.stall_rounds to at least {need} or "
+                    "System.quantum")
 
     def serves_kvs(self) -> bool:
         """The MICA-style KVS server runs against the ghost client (its log and index hold the client's data set)."""

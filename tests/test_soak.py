@@ -95,3 +95,16 @@ def test_fewer_nic_queues_than_harts_is_refused_before_the_run():
     with pytest.raises(ParamError, match=r"System.nics: 2 NIC queues in all but the client needs a queue for every hart "
                                          r"\(System.harts = 4\)"):
         system.validate()
+
+
+def test_a_stall_window_shorter_than_the_nics_round_trip_is_refused():
+    """88 us of PCIe latency each way with System.quantum = 1: the client's 100,000-round stall window is 13 us
+    of simulated time, so a healthy run failed as 'no response' (soak seed 7, #164)."""
+    system = configs.load("kvs_default").system(harts=1)
+    system.quantum = 1
+    system.nic.pcie_latency = "88us"
+    with pytest.raises(ParamError, match=r"Client.stall_rounds = 100000 rounds of System.quantum = 1 instructions "
+                                         r"last at least 13.3 us of simulated time.*System.nic \(88.1 us each way"):
+        system.validate()
+    system.client.stall_rounds = 3_000_000
+    system.validate()
