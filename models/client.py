@@ -208,6 +208,35 @@ def kvs_server_sizes(client: Client, partitions: int) -> tuple[int, int]:
     return log, buckets
 
 
+# The KVS server's arguments and what it accepts (workloads/kvs/kvs_server.c, kvs_config_parse): a value it
+# refuses makes it exit with "bad argument" before serving.
+_POW2 = lambda lo, hi: (lambda n: lo <= n <= hi and n & (n - 1) == 0, f"a power of two in [{lo}, {hi}]")  # noqa: E731
+KVS_SERVER_ARGS = {
+    "prefetch": (lambda n: n <= 1, "0 or 1"), "lru": (lambda n: n <= 1, "0 or 1"),
+    "numa_report": (lambda n: n <= 1, "0 or 1"), "log_mib": _POW2(1, 1 << 20), "log_kib": _POW2(4, 1 << 30),
+    "buckets": _POW2(1, 1 << 32), "rx_ring": _POW2(8, 4096), "tx_ring": _POW2(8, 4096),
+    "housekeeping_log2": (lambda n: n <= 40, "in [0, 40]"),
+}
+
+
+def check_kvs_server_args(argv: list[str]) -> None:
+    """Refuse, before the run, an argument the KVS server would refuse at start-up (naming it and what it takes)."""
+    for arg in argv:
+        name, _, value = arg.partition("=")
+        if name == "mode":
+            if value not in ("erew", "crew"):
+                raise ParamError(f"System.workload.argv: {arg!r}: the KVS server's mode is 'erew' or 'crew'")
+            continue
+        if name in ("selftest", "selftest_nic", "selftest_batch"):
+            continue
+        if name not in KVS_SERVER_ARGS:
+            raise ParamError(f"System.workload.argv: {arg!r}: the KVS server has no argument {name!r} (it takes "
+                             f"mode, {', '.join(KVS_SERVER_ARGS)})")
+        ok, allowed = KVS_SERVER_ARGS[name]
+        if not value.isdigit() or not ok(int(value)):
+            raise ParamError(f"System.workload.argv: {arg!r}: the KVS server takes {name}= {allowed}")
+
+
 def kvs_server_capacity(argv: list[str]) -> tuple[int, int, bool]:
     """(log bytes, buckets, lru) per partition that the server's arguments give (its defaults where absent)."""
     log, buckets, lru = KVS_SERVER_DEFAULT_LOG, KVS_SERVER_DEFAULT_BUCKETS, True

@@ -11,6 +11,7 @@ from .client import (
     KVS_BINARY,
     Client,
     ServerEvicts,
+    check_kvs_server_args,
     kvs_eviction_warning,
     kvs_server_argv,
     kvs_server_memory,
@@ -110,6 +111,8 @@ class System(SimObject):
         self._validate_sockets()
         if not self.workload.binary:
             raise ParamError("System.workload.binary is empty: name the riscv64 ELF to run")
+        if os.path.basename(self.workload.binary) == KVS_BINARY:
+            check_kvs_server_args(self.workload.argv)
         self._validate_timing()
         if self.stack_size * self.harts > self.mem_limit:
             raise ParamError(f"System.stack_size x harts = {self.stack_size * self.harts} bytes exceeds "

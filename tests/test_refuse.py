@@ -130,3 +130,18 @@ def test_guest_memory_for_the_data_set_is_a_named_limit():
         system.validate()
     system.mem_limit = "64GiB"
     system.validate()
+
+
+def test_server_arguments_the_kvs_server_refuses_are_refused_before_the_run():
+    """buckets=8738 (the LLC study's full-scale index, not a power of two) made the server exit at start-up with
+    'bad argument' and the run end 'ok' with no request answered."""
+    for arg, allowed in (("buckets=8738", "a power of two"), ("log_mib=3", "a power of two"),
+                         ("rx_ring=4", r"a power of two in \[8, 4096\]"), ("lru=2", "0 or 1"),
+                         ("mode=rcu", "'erew' or 'crew'"), ("log_size=16", "no argument 'log_size'")):
+        system = kvs(server_args=(arg,))
+        with pytest.raises(ParamError, match=rf"System.workload.argv: '{arg}': .*{allowed}"):
+            system.validate()
+    from drivers.studies import llc
+
+    for sweep in llc.sweeps(full=True):
+        sweep.resolve()                                  # the study's points are valid at full scale
