@@ -219,6 +219,18 @@ KVS_SERVER_ARGS = {
 }
 
 
+# The servers take up to 32 frames from a queue per poll and answer them together (workloads/kvs/kvs_server.c,
+# mcd), and a request costs at most about 4,000 instructions (assumed: above the largest client.insts_per_request
+# the test suite's runs report, 3,215, which counts the polling between requests too).
+SERVER_RX_BURST, INSTS_PER_REQUEST_BOUND = 32, 4000
+
+
+def stall_window_insts(client: Client) -> int:
+    """Instructions per hart the client must wait, at least, before calling a response lost: twice a full RX burst
+    of its largest frames' work."""
+    return 2 * min(client.window, SERVER_RX_BURST) * client.requests_per_packet * INSTS_PER_REQUEST_BOUND
+
+
 def check_kvs_server_args(argv: list[str]) -> None:
     """Refuse, before the run, an argument the KVS server would refuse at start-up (naming it and what it takes)."""
     for arg in argv:

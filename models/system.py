@@ -9,6 +9,7 @@ import warnings
 from .cache import CacheHierarchy
 from .client import (
     KVS_BINARY,
+    SERVER_RX_BURST,
     Client,
     ServerEvicts,
     check_kvs_server_args,
@@ -16,6 +17,7 @@ from .client import (
     kvs_server_argv,
     kvs_server_memory,
     server_mode,
+    stall_window_insts,
 )
 from .core import Core
 from .dram import MemoryController
@@ -173,9 +175,18 @@ class System(SimObject):
 
     def _validate_client_patience(self) -> None:
         """The client fails a run after Client.stall_rounds scheduling rounds without a response (a lost one).
-        Rounds are counted, not time: in detailed mode a round lasts at least System.quantum instructions at the
-        fastest core's issue width, and the NICs' latencies must fit twice in that window, or a healthy run with
-        slow devices fails as a lost response."""
+        Rounds are counted, not time or work: the rounds' instructions must cover a burst of the server's work
+        (stall_window_insts), and in detailed mode a round lasts at least System.quantum instructions at the
+        fastest core's issue width, where the NICs' latencies must fit twice; otherwise a healthy run fails as a
+        lost response."""
+        need_insts = stall_window_insts(self.client)
+        if self.client.stall_rounds * self.quantum < need_insts:
+            raise ParamError(
+                f"Client.stall_rounds = {self.client.stall_rounds} rounds of System.quantum = {self.quantum} "
+                f"instructions per hart are fewer than the {need_insts:,} a server may spend on one burst of "
+                f"frames ({min(self.client.window, SERVER_RX_BURST)} of Client.requests_per_packet = "
+                f"{self.client.requests_per_packet}, twice): the client would fail a healthy run as a lost response; "
+                f"raise Client.stall_rounds to at least {-(-need_insts // self.quantum)} or System.quantum")
         if self.mode != "detailed":
             return
         fastest = max(c.clock * c.issue_width for c in self.hart_cores())       # instructions per second

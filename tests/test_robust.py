@@ -132,7 +132,7 @@ def test_a_server_that_never_readies_its_queues_is_reported(workloads_built, eng
 
     system = configs.load("kvs_functional").system()
     system.workload.binary = str(TEST_PROGRAMS / "faults" / "spin_forever")
-    system.client.stall_rounds = 20
+    system.client.stall_rounds = 300          # the fewest that cover a burst of the server's work (System.validate)
     with pytest.raises(ClientCheckFailed, match="never made its NIC queues ready"):
         simulate(system)
 

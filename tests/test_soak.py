@@ -102,9 +102,23 @@ def test_a_stall_window_shorter_than_the_nics_round_trip_is_refused():
     of simulated time, so a healthy run failed as 'no response' (soak seed 7, #164)."""
     system = configs.load("kvs_default").system(harts=1)
     system.quantum = 1
+    system.client.stall_rounds = 300_000                          # enough instructions for a burst of frames
     system.nic.pcie_latency = "88us"
-    with pytest.raises(ParamError, match=r"Client.stall_rounds = 100000 rounds of System.quantum = 1 instructions "
-                                         r"last at least 13.3 us of simulated time.*System.nic \(88.1 us each way"):
+    with pytest.raises(ParamError, match=r"Client.stall_rounds = 300000 rounds of System.quantum = 1 instructions "
+                                         r"last at least 40.0 us of simulated time.*System.nic \(88.1 us each way"):
         system.validate()
     system.client.stall_rounds = 3_000_000
+    system.validate()
+
+
+def test_a_stall_window_shorter_than_a_burst_of_the_servers_work_is_refused():
+    """System.quantum = 1 in a functional run: 100,000 rounds are 100,000 instructions per hart, less than the
+    server spends on a burst of 32 frames of 3 requests, so a healthy run failed as 'no response' (soak seed 11,
+    #140)."""
+    system = configs.load("kvs_functional").system(harts=3, requests_per_packet=3)
+    system.quantum = 1
+    with pytest.raises(ParamError, match=r"Client.stall_rounds = 100000 rounds of System.quantum = 1 instructions "
+                                         r"per hart are fewer than the 768,000 a server may spend on one burst"):
+        system.validate()
+    system.client.stall_rounds = 768_000
     system.validate()
