@@ -6,7 +6,8 @@ the guest took any, and stdout/stderr of the guest. Host timing (seconds, MIPS) 
 identical configurations give bit-identical stats files.
 
 Every run directory also gets a `status` file: "running" while the run goes on, then "ok: <stop reason>",
-"interrupted: ..." or "failed: <error class>: <message>". The directory is checked (created, writable) and the
+"incomplete: ..." (run_status), "interrupted: ..." or "failed: <error class>: <message>". Its files are written
+atomically and listed with their SHA-256 in checksums.sha256 (models/durable.py). The directory is checked (created, writable) and the
 files of a previous run in it are removed before the simulation starts; config.json is written first, and on a
 failure or an interrupt the guest's output so far is still written beside the status.
 """
@@ -247,13 +248,13 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
 
     system.validate()
     check_host_memory(system)
+    check_checkpoint_files(system)
     config = system.to_dict()
     out = pathlib.Path(outdir) if outdir is not None else None
     if out is not None:
         prepare_outdir(out)
         atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
         write_status(out, "running")
-    check_checkpoint_files(system)
     started = time.perf_counter()
     try:
         if progress is None:
