@@ -14,9 +14,10 @@ checkpoint and restores it (twice, for determinism).
     python -m drivers.soak --replay results/soak/failures/0007.json      (one failure again, in this process)
 
 Every configuration run is a line of <out>/soak.jsonl; every failure also <out>/failures/NNNN.json (its spec, to
-replay). Outcomes: ok, panic (EngineBug), client (ClientCheckFailed), guest (a guest fault), refused (the engine
-refused what the parameter classes accepted: a limit not named before the run), hang (the watchdog), crash (the
-child died), nondeterministic, incomplete, error (anything else).
+replay). Outcomes: ok, slow (still making progress when the watchdog's patience ran out: the budget did not bound
+it; not a failure), panic (EngineBug), client (ClientCheckFailed), guest (a guest fault), refused (the engine
+refused what the parameter classes accepted: a limit not named before the run), hang (no instruction for the
+watchdog's period), crash (the child died), nondeterministic, incomplete, error (anything else).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ SUBTREES = ("core", "caches", "noc", "memory", "nic", "client")
 SYSTEM_FIELDS = ("mode", "detailed_start", "warm_caches", "quantum", "seed")
 CHANGE = 0.12                 # chance that a parameter leaves its config's value
 CHECKPOINT_SHARE = 0.15       # runs that checkpoint and restore
-WATCHDOG_SECONDS = 120        # a run (two of them, for determinism) that takes longer is a hang
+WATCHDOG_SECONDS = 120        # a child whose instruction count does not move for this long is a hang
+SLOW_FACTOR = 4               # one that moves but has not finished after this many watchdog periods is slow
 # The most a drawn value may be, so a run takes seconds (the declared maximum when it is lower).
 BUDGET = {"harts": 4, "client.items": 4096, "client.requests": 400, "client.warmup_requests": 400,
           "client.fuzz_frames": 200, "client.window": 64, "quantum": 20_000, "detailed_start_insts": 3_000_000,
@@ -189,7 +191,19 @@ def _classify(err: BaseException) -> str:
 
 def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """Run a spec twice (restored twice from one checkpoint when it checkpoints) and check both runs."""
-    from models.sim import simulate
+    from models.sim import simulate as run
+
+    progress_file = os.environ.get("KVSIM_SOAK_PROGRESS")
+    done = [0]
+
+    def progress(insts: int, ticks: int, phase: str) -> None:     # for the parent's watchdog (never changes results)
+        if progress_file:
+            pathlib.Path(progress_file).write_text(f"{done[0] + insts}")
+
+    def simulate(system):
+        result = run(system, progress=progress, progress_every=1_000_000)
+        done[0] += result.insts
+        return result
 
     started = time.monotonic()
     result: dict[str, Any] = {"outcome": "ok", "error": None}
@@ -237,18 +251,41 @@ def check_run(run, system: System) -> None:
 # -- The soak, in the parent --------------------------------------------------------------------------------------
 
 def run_child(spec: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """Run a spec in a child process; the watchdog kills it (and what it started) after `timeout` seconds."""
-    proc = subprocess.Popen([sys.executable, "-m", "drivers.soak", "--run", json.dumps(spec)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return {"outcome": "hang", "error": f"no result after {timeout:g} s (watchdog)", "seconds": timeout}
+    """Run a spec in a child process under the watchdog: a child whose instruction count (its progress reports)
+    has not moved for `timeout` seconds is a hang; one still moving after SLOW_FACTOR x `timeout` is slow (its
+    budget was too large, not a failure). Either is killed with what it started."""
+    with tempfile.TemporaryDirectory(prefix="kvsim-soak-watch-") as watch:
+        progress = pathlib.Path(watch) / "insts"
+        env = {**os.environ, "KVSIM_SOAK_PROGRESS": str(progress)}
+        with open(pathlib.Path(watch) / "out", "w+") as out, open(pathlib.Path(watch) / "err", "w+") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "drivers.soak", "--run", json.dumps(spec)], cwd=ROOT,
+                                    stdout=out, stderr=err, text=True, start_new_session=True, env=env)
+            started = last_move = time.monotonic()
+            insts = ""
+            while proc.poll() is None:
+                time.sleep(min(0.05 + 0.1 * (time.monotonic() - started), 1.0))
+                now = time.monotonic()
+                seen = progress.read_text() if progress.exists() else ""
+                if seen != insts:
+                    insts, last_move = seen, now
+                outcome = "hang" if now - last_move > timeout else "slow" if now - started > SLOW_FACTOR * timeout \
+                    else None
+                if outcome:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    what = f"no instruction for {timeout:g} s" if outcome == "hang" else \
+                        f"still running after {now - started:.0f} s"
+                    return {"outcome": outcome, "error": f"{what} (watchdog; {insts or 0} instructions reached)",
+                            "seconds": round(now - started, 1)}
+            out.seek(0)
+            err.seek(0)
+            return _child_result(proc.returncode, out.read(), err.read())
+
+
+def _child_result(returncode: int, out: str, err: str) -> dict[str, Any]:
     lines = [line for line in out.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        return {"outcome": "crash", "error": f"exit status {proc.returncode}: {err.strip()[-2000:]}"}
+    if returncode != 0 or not lines:
+        return {"outcome": "crash", "error": f"exit status {returncode}: {err.strip()[-2000:]}"}
     return json.loads(lines[-1])
 
 
@@ -271,7 +308,7 @@ def soak(seed: int, minutes: float, out: pathlib.Path | None = None, count: int 
         if out is not None:
             with open(out / "soak.jsonl", "a") as f:
                 f.write(json.dumps(record) + "\n")
-            if record["outcome"] != "ok":
+            if record["outcome"] not in ("ok", "slow"):     # slow: the budget did not bound it, not a failure
                 (out / "failures" / f"{seed}-{record['n']:04d}.json").write_text(json.dumps(record, indent=1))
     return records
 
@@ -326,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
     print(f"soak: {len(records)} configurations from seed {args.seed}: "
           + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
-    return 0 if set(outcomes) <= {"ok"} else 1
+    return 0 if set(outcomes) <= {"ok", "slow"} else 1
 
 
 if __name__ == "__main__":

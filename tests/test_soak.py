@@ -50,7 +50,7 @@ def test_the_watchdog_stops_a_run_that_does_not_finish():
     spec = soak.draw_valid(random.Random(1))[0]
     started = time.monotonic()
     record = soak.run_child(spec, timeout=0.3)                     # not even the interpreter starts in time
-    assert record["outcome"] == "hang" and "watchdog" in record["error"]
+    assert record["outcome"] == "hang" and "no instruction for 0.3 s (watchdog" in record["error"]
     assert time.monotonic() - started < 10
 
 
@@ -58,7 +58,7 @@ def test_a_short_fixed_seed_soak_finds_nothing(engine, tmp_path):
     """CI's soak: about a minute of configurations from seed 1 (make soak runs it for longer)."""
     records = soak.soak(seed=1, minutes=1.0, out=tmp_path, timeout=45, log=lambda line: None)
     assert len(records) >= 5
-    failures = [(r["n"], r["outcome"], r["error"], r["spec"]) for r in records if r["outcome"] != "ok"]
+    failures = [(r["n"], r["outcome"], r["error"], r["spec"]) for r in records if r["outcome"] not in ("ok", "slow")]
     assert not failures, failures
     assert (tmp_path / "soak.jsonl").read_text().count("\n") == len(records)
 
