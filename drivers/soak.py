@@ -191,7 +191,7 @@ def _classify(err: BaseException) -> str:
 
 def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """Run a spec twice (restored twice from one checkpoint when it checkpoints) and check both runs."""
-    from models.sim import simulate as run
+    from models.sim import simulate as engine_run
 
     progress_file = os.environ.get("KVSIM_SOAK_PROGRESS")
     done = [0]
@@ -201,7 +201,7 @@ def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
             pathlib.Path(progress_file).write_text(f"{done[0] + insts}")
 
     def simulate(system):
-        result = run(system, progress=progress, progress_every=1_000_000)
+        result = engine_run(system, progress=progress, progress_every=1_000_000)
         done[0] += result.insts
         return result
 
