@@ -11,7 +11,7 @@ RUST_SOURCES := Cargo.toml $(shell find models -name '*.rs' -o -name Cargo.toml 
 SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all setup system-packages python-env engine workloads run lint test test-rust test-python bench bench-server fuzz figures validate clean
+.PHONY: all setup system-packages python-env engine workloads run lint test test-rust test-python bench bench-server fuzz faults soak figures validate clean
 
 all: engine workloads
 
@@ -79,6 +79,21 @@ test-python: engine workloads
 FUZZ_CASES ?= 1000000
 fuzz:
 	PROPTEST_CASES=$(FUZZ_CASES) nice -n 10 cargo test -p kvsim-engine --release -q fuzz
+
+# Fault injection on every write path (tests/test_faults.py: kill -9, a full tmpfs, damaged files, a killed Dask
+# worker) for many rounds; `make test` runs a few. FAULT_ROUNDS rounds, FAULT_SEED the seed of the random points.
+FAULT_ROUNDS ?= 20
+FAULT_SEED ?= 27
+faults: engine workloads
+	KVSIM_FAULT_ROUNDS=$(FAULT_ROUNDS) KVSIM_FAULT_SEED=$(FAULT_SEED) nice -n 10 $(PY) -m pytest -q tests/test_faults.py
+
+# The random-configuration soak (drivers/soak.py): valid configurations drawn from the parameters' declared ranges,
+# each run briefly under a watchdog, checked for panics, hangs, the coherence and client checks and determinism.
+# SOAK_MINUTES of it from seed SOAK_SEED; failures are written under results/soak/.
+SOAK_MINUTES ?= 30
+SOAK_SEED ?= 1
+soak: engine workloads
+	nice -n 10 $(PY) -m drivers.soak --minutes $(SOAK_MINUTES) --seed $(SOAK_SEED) --out results/soak
 
 bench: engine workloads
 	@$(KVSIM) bench

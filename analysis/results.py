@@ -18,6 +18,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from models import param_path
+from models.durable import read_sealed_json, verify_checksums
 
 # Statuses of a run whose statistics are complete (a folder from before status files existed has none).
 FINISHED = ("ok", "unknown")
@@ -62,6 +63,10 @@ def load_run(run_dir: str | pathlib.Path) -> dict[str, Any]:
     missing = [name for name in ("config.json", "stats.json") if not (run_dir / name).exists()]
     if missing:
         raise FileNotFoundError(f"{run_dir} is not a finished run: {', '.join(missing)} missing")
+    status = run_dir / "status"
+    if status.is_file() and status.read_text(errors="replace").startswith("running"):
+        raise FileNotFoundError(f"{run_dir} is not a finished run: its status says running (still running, or "
+                                "killed before it finished)")
     return _row(run_dir, with_stats=True)
 
 
@@ -70,10 +75,12 @@ def _row(run_dir: pathlib.Path, *, with_stats: bool) -> dict[str, Any]:
     row: dict[str, Any] = {"run": run_dir.name, "status": status,
                            "stop_reason": detail if status == "ok" else None}
     row.update(_provenance(run_dir))
-    if (run_dir / "config.json").exists():
-        row.update(config_columns(json.loads((run_dir / "config.json").read_text())))
     if with_stats:
-        row.update({f"stat.{k}": v for k, v in json.loads((run_dir / "stats.json").read_text()).items()})
+        verify_checksums(run_dir)                          # DamagedFile names a file changed since it was written
+    if (run_dir / "config.json").exists():
+        row.update(config_columns(read_sealed_json(run_dir / "config.json")))
+    if with_stats:
+        row.update({f"stat.{k}": v for k, v in read_sealed_json(run_dir / "stats.json").items()})
     return row
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from models import param_path
+from models.durable import read_sealed_json
 
 from .results import config_columns
 
@@ -41,7 +42,7 @@ def load_sweep(store: str | pathlib.Path, *, include_missing: bool = False) -> p
     for i, key in enumerate(keys):
         path = store / "points" / f"{key}.json"
         if path.exists():
-            rows.append(_row(json.loads(path.read_text())))
+            rows.append(_row(read_sealed_json(path)))     # DamagedFile names a damaged point
         elif include_missing:
             rows.append({"key": key, "index": i, "status": "missing"})
     frame = pd.DataFrame(rows)

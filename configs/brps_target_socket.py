@@ -148,7 +148,7 @@ def system(cores: int = CORES, requests: int = 60000, items: int = 1 << 16, offe
         memory=memory(),
         cores_per_cluster=CORES_PER_CLUSTER,
         noc=noc(nics=ports),           # each NIC on its own mesh-edge router
-        workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=16", "buckets=16384"]),
+        workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew"]),   # log and index sized from the items
         nics=[nic() for _ in range(ports)],   # 3 NICs of one port each (fewer when fewer cores)
         client=Client(enabled=True, mode="erew", **settings),
         technology=technology(),

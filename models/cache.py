@@ -7,9 +7,24 @@ the billion-RPS target (32 KB L1s, no private L2, a 768 KB-per-core shared LLC);
 
 from __future__ import annotations
 
+import math
+
 from .coherence import Directory
 from .params import Param, ParamError, SimObject
 from .prefetch import Prefetcher
+
+# The fastest an SRAM array of a given capacity can be looked up (a floor, not a model of the latency): CACTI-class
+# results put a 32 KiB L1's access at about 0.4-0.6 ns at 22-32 nm; once wires dominate, an array's access time grows
+# about as the square root of its capacity (its side, which the word and bit lines cross, grows so). The floor
+# takes half the low end, 0.2 ns at 32 KiB, and that square-root law (assumed rule), so only hit latencies far
+# below what the capacity allows are refused: a 2 GiB LLC slice needs 51 ns, a 1.5 MiB one 1.4 ns, 32 KiB 0.2 ns.
+FLOOR_REF_BYTES, FLOOR_REF_NS = 32 << 10, 0.2
+
+
+def hit_latency_floor(size: int, clock_hz: int) -> int:
+    """The fewest cycles of a `clock_hz` clock in which an array of `size` bytes can be looked up (at least 1)."""
+    ns = FLOOR_REF_NS * math.sqrt(size / FLOOR_REF_BYTES)
+    return max(1, math.ceil(ns * clock_hz * 1e-9 - 1e-9))
 
 
 def _is_pow2(n: int) -> bool:
@@ -73,6 +88,7 @@ class CacheHierarchy(SimObject):
 
     def validate(self) -> None:
         super().validate()
+        self._validate_inclusion()
         lines = {c.line_size for c in (self.l1i, self.l1d, self.l2, self.llc)}
         if len(lines) != 1:
             raise ParamError(f"CacheHierarchy: every level must use one line_size, not {sorted(lines)}")
@@ -80,3 +96,32 @@ class CacheHierarchy(SimObject):
         if per_slice < self.llc.assoc * self.llc.line_size:
             raise ParamError(f"CacheHierarchy.llc_slices = {self.llc_slices}: a slice of {per_slice} bytes is "
                              f"smaller than one set")
+
+    def private_levels(self) -> list[tuple[str, Cache]]:
+        """(name, cache) of each core's private levels."""
+        return [("l1i", self.l1i), ("l1d", self.l1d)] + ([("l2", self.l2)] if self.l2_enabled else [])
+
+    def _validate_inclusion(self) -> None:
+        """An inclusive LLC holds every line of the private caches, so none of them can be larger than it."""
+        if not self.llc.inclusive:
+            return
+        for name, cache in self.private_levels():
+            if cache.size > self.llc.size:
+                raise ParamError(f"CacheHierarchy.{name}.size = {cache.size} bytes exceeds CacheHierarchy.llc.size = "
+                                 f"{self.llc.size} bytes: the inclusive LLC must hold every line of the caches "
+                                 "above it (make the LLC larger, the private cache smaller, or llc.inclusive False)")
+
+    def check_latencies(self, where: str, core_clock: int) -> None:
+        """Refuse a hit latency below what the array's capacity allows (hit_latency_floor): the private caches in
+        cycles of the (fastest) core clock, the LLC per slice in cycles of the uncore clock."""
+        arrays = [(name, cache, cache.size, core_clock) for name, cache in self.private_levels()]
+        arrays.append(("llc", self.llc, self.llc.size // self.llc_slices, self.uncore_clock))
+        for name, cache, array, clock in arrays:
+            floor = hit_latency_floor(array, clock)
+            if cache.hit_latency < floor:
+                slices = f" in {self.llc_slices} slices of {array} bytes" if name == "llc" else ""
+                raise ParamError(
+                    f"{where}.caches.{name}.hit_latency = {cache.hit_latency} cycles is below the {floor} cycles an "
+                    f"array of {where}.caches.{name}.size = {cache.size} bytes{slices} needs at {clock / 1e9:g} GHz "
+                    f"(assumed floor: {FLOOR_REF_NS} ns at 32 KiB, growing as the square root of the capacity; "
+                    f"models/cache.py): raise hit_latency to at least {floor} or shrink the cache")

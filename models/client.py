@@ -8,6 +8,7 @@ count it used as `client.items`).
 
 from __future__ import annotations
 
+import math
 import os
 
 from .params import Param, ParamError, SimObject
@@ -141,3 +142,176 @@ def server_mode(argv: list[str]) -> str:
     """The KVS server's access mode from its arguments (mode=erew|crew; erew when absent)."""
     modes = [a.split("=", 1)[1] for a in argv if a.startswith("mode=")]
     return modes[-1] if modes else "erew"
+
+
+# The MICA-style server's storage (workloads/kvs/kvs_store.h): a log item is a 24-byte header, the key and the
+# value each padded to 8 bytes; an index bucket is 128 bytes of 15 entries. With no log_mib=/log_kib= and buckets=
+# argument the server takes 64 MiB and 65536 buckets per partition (kvs_server.c, kvs_config_default).
+KVS_BINARY = "kvs-server"
+KVS_ITEM_HEADER, KVS_BUCKET_BYTES, KVS_BUCKET_ENTRIES = 24, 128, 15
+KVS_SERVER_DEFAULT_LOG, KVS_SERVER_DEFAULT_BUCKETS = 64 << 20, 1 << 16
+# Sizing from the item count (kvs_server_sizes): the smallest sizes it gives are the ones every config passed before
+# the sizes followed the item count (16 MiB and 16384 buckets per partition), so those configs keep their
+# statistics (assumed: they are not derived, only known to hold the configs' data sets).
+KVS_MIN_LOG, KVS_MIN_BUCKETS = 16 << 20, 1 << 14
+# A sized index may drop at most this many items per partition on average to full buckets (the lossy index's
+# only loss when the log holds the data set); the run warns when an explicit index drops a whole item or more.
+KVS_SIZED_INDEX_LOSS, KVS_WARN_INDEX_LOSS = 0.01, 1.0
+
+
+def _pad8(n: int) -> int:
+    return (n + 7) & ~7
+
+
+def kvs_item_bytes(key: int, value: int) -> int:
+    """Bytes one item occupies in the server's log (kvs_item_alloc_size)."""
+    return KVS_ITEM_HEADER + _pad8(key) + _pad8(value)
+
+
+def partition_items_bound(items: int, partitions: int) -> int:
+    """Items the fullest partition holds, to about four standard deviations: keys go to partitions by their hash,
+    so a partition's count is binomial(items, 1 / partitions)."""
+    share = items / partitions
+    return math.ceil(share + 4.0 * math.sqrt(share * (1.0 - 1.0 / partitions))) if partitions > 1 else items
+
+
+def index_loss(items: int, buckets: int) -> float:
+    """Items a partition's index is expected to drop because more than 15 keys hash to one bucket: with keys
+    spread uniformly a bucket's keys are Poisson(items / buckets), and each bucket drops E[(X - 15)+]."""
+    lam = items / buckets
+    term, below, mean_below = math.exp(-lam), 0.0, 0.0     # P(X = k), P(X <= 15), E[X; X <= 15]
+    for k in range(KVS_BUCKET_ENTRIES + 1):
+        if k:
+            term *= lam / k
+        below += term
+        mean_below += k * term
+    # E[(X - 15)+] = E[X] - E[X; X <= 15] - 15 P(X > 15)
+    per_bucket = max(0.0, lam - mean_below - KVS_BUCKET_ENTRIES * (1.0 - below))
+    return per_bucket * buckets
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, math.ceil(n) - 1).bit_length()
+
+
+def kvs_server_sizes(client: Client, partitions: int) -> tuple[int, int]:
+    """(log bytes, buckets) per partition that hold the client's whole data set without eviction: the log twice
+    the fullest partition's items (with LRU re-append, a read item is re-appended once it is half a log behind the
+    tail; live data in half the log is never re-appended, and in-place PUTs do not move the tail), the index the
+    fewest buckets (a power of two) that drop under KVS_SIZED_INDEX_LOSS items; never below KVS_MIN_LOG and
+    KVS_MIN_BUCKETS."""
+    n = partition_items_bound(client.items, partitions)
+    log = max(KVS_MIN_LOG, _next_pow2(2 * n * kvs_item_bytes(*client.sizes())))
+    buckets = KVS_MIN_BUCKETS
+    while index_loss(n, buckets) > KVS_SIZED_INDEX_LOSS:
+        buckets *= 2
+    return log, buckets
+
+
+# The KVS server's arguments and what it accepts (workloads/kvs/kvs_server.c, kvs_config_parse): a value it
+# refuses makes it exit with "bad argument" before serving.
+_POW2 = lambda lo, hi: (lambda n: lo <= n <= hi and n & (n - 1) == 0, f"a power of two in [{lo}, {hi}]")  # noqa: E731
+KVS_SERVER_ARGS = {
+    "prefetch": (lambda n: n <= 1, "0 or 1"), "lru": (lambda n: n <= 1, "0 or 1"),
+    "numa_report": (lambda n: n <= 1, "0 or 1"), "log_mib": _POW2(1, 1 << 20), "log_kib": _POW2(4, 1 << 30),
+    "buckets": _POW2(1, 1 << 32), "rx_ring": _POW2(8, 4096), "tx_ring": _POW2(8, 4096),
+    "housekeeping_log2": (lambda n: n <= 40, "in [0, 40]"),
+}
+
+
+# The servers take up to 32 frames from a queue per poll and answer them together (workloads/kvs/kvs_server.c,
+# mcd), and a request costs at most about 4,000 instructions (assumed: above the largest client.insts_per_request
+# the test suite's runs report, 3,215, which counts the polling between requests too).
+SERVER_RX_BURST, INSTS_PER_REQUEST_BOUND = 32, 4000
+
+
+def stall_window_insts(client: Client) -> int:
+    """Instructions per hart the client must wait, at least, before calling a response lost: twice a full RX burst
+    of its largest frames' work."""
+    return 2 * min(client.window, SERVER_RX_BURST) * client.requests_per_packet * INSTS_PER_REQUEST_BOUND
+
+
+def check_kvs_server_args(argv: list[str]) -> None:
+    """Refuse, before the run, an argument the KVS server would refuse at start-up (naming it and what it takes)."""
+    for arg in argv:
+        name, _, value = arg.partition("=")
+        if name == "mode":
+            if value not in ("erew", "crew"):
+                raise ParamError(f"System.workload.argv: {arg!r}: the KVS server's mode is 'erew' or 'crew'")
+            continue
+        if name in ("selftest", "selftest_nic", "selftest_batch"):
+            continue
+        if name not in KVS_SERVER_ARGS:
+            raise ParamError(f"System.workload.argv: {arg!r}: the KVS server has no argument {name!r} (it takes "
+                             f"mode, {', '.join(KVS_SERVER_ARGS)})")
+        ok, allowed = KVS_SERVER_ARGS[name]
+        if not value.isdigit() or not ok(int(value)):
+            raise ParamError(f"System.workload.argv: {arg!r}: the KVS server takes {name}= {allowed}")
+
+
+def kvs_server_capacity(argv: list[str]) -> tuple[int, int, bool]:
+    """(log bytes, buckets, lru) per partition that the server's arguments give (its defaults where absent)."""
+    log, buckets, lru = KVS_SERVER_DEFAULT_LOG, KVS_SERVER_DEFAULT_BUCKETS, True
+    for a in argv:
+        name, _, value = a.partition("=")
+        if not value.isdigit():
+            continue
+        if name == "log_mib":
+            log = int(value) << 20
+        elif name == "log_kib":
+            log = int(value) << 10
+        elif name == "buckets":
+            buckets = int(value)
+        elif name == "lru":
+            lru = value == "1"
+    return log, buckets, lru
+
+
+def kvs_server_argv(argv: list[str], client: Client, partitions: int) -> list[str]:
+    """The server's arguments with its log and index sized from the data set (kvs_server_sizes) where the user gave
+    no size: log_mib= (log_kib= below 1 MiB) when neither log size is given, buckets= when it is not."""
+    given = {a.split("=", 1)[0] for a in argv}
+    log, buckets = kvs_server_sizes(client, partitions)
+    extra = []
+    if not given & {"log_mib", "log_kib"}:
+        extra.append(f"log_mib={log >> 20}" if log >= 1 << 20 else f"log_kib={log >> 10}")
+    if "buckets" not in given:
+        extra.append(f"buckets={buckets}")
+    return [*argv, *extra]
+
+
+def kvs_eviction_warning(argv: list[str], client: Client, partitions: int) -> str | None:
+    """Why the server's log or index (its resolved arguments) cannot hold the client's data set, naming the sizes;
+    None when they hold it (then every GET of a loaded item must hit)."""
+    log, buckets, lru = kvs_server_capacity(argv)
+    n = partition_items_bound(client.items, partitions)
+    data = n * kvs_item_bytes(*client.sizes())
+    room = log // 2 if lru else log
+    problems = []
+    if data > room:
+        problems.append(f"the log ({log / 2**20:g} MiB per partition{', lru=1: half of it before re-appends' if lru else ''}) "
+                        f"holds {room // kvs_item_bytes(*client.sizes()):,} items")
+    loss = index_loss(n, buckets)
+    if loss >= KVS_WARN_INDEX_LOSS:
+        problems.append(f"the index ({buckets:,} buckets of {KVS_BUCKET_ENTRIES} per partition) drops about "
+                        f"{loss:,.0f} of them to full buckets")
+    if not problems:
+        return None
+    return (f"the KVS server will evict: up to {n:,} items ({data / 2**20:.1f} MiB of log) per partition "
+            f"(Client.items = {client.items:,} over {partitions} partitions) but " + " and ".join(problems) +
+            "; GETs of evicted items miss. Remove log_mib=/log_kib=/buckets= from System.workload.argv to size them "
+            "from the item count, or give larger ones")
+
+
+def kvs_server_memory(argv: list[str], client: Client, partitions: int) -> int:
+    """Guest bytes the server's partitions are expected to touch once the data set is loaded: the log its items
+    fill and the index pages their buckets are on (n keys over P pages touch P (1 - (1 - 1/P)^n) of them)."""
+    log, buckets, _ = kvs_server_capacity(argv)
+    n = client.items / partitions
+    pages = max(1, buckets * KVS_BUCKET_BYTES // 4096)
+    touched = pages * -math.expm1(n * math.log1p(-1 / pages)) if pages > 1 else 1
+    return int(partitions * (touched * 4096 + min(log, n * kvs_item_bytes(*client.sizes()))))
+
+
+class ServerEvicts(UserWarning):
+    """The KVS server's log or index is too small for the client's data set: GETs of evicted items miss."""

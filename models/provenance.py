@@ -21,6 +21,8 @@ import subprocess
 import sys
 from typing import Any
 
+from .durable import atomic_write
+
 FILE = "provenance.json"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -99,7 +101,7 @@ def collect(config: dict[str, Any], *, config_name: str | None = None,
 
 
 def write(outdir: pathlib.Path, record: dict[str, Any]) -> None:
-    (outdir / FILE).write_text(json.dumps(record, indent=2) + "\n")
+    atomic_write(pathlib.Path(outdir) / FILE, json.dumps(record, indent=2) + "\n")
 
 
 def read(outdir: pathlib.Path) -> dict[str, Any] | None:

@@ -12,7 +12,8 @@ are not reset: the latest hart's time `system.sim_ticks`, the bulk load, pages t
 units. stats.json keeps every figure under the same names, flat.
 
 Every run directory also gets a `status` file: "running" while the run goes on, then "ok: <stop reason>",
-"interrupted: ..." or "failed: <error class>: <message>". The directory is checked (created, writable) and the
+"incomplete: ..." (run_status), "interrupted: ..." or "failed: <error class>: <message>". Its files are written
+atomically and listed with their SHA-256 in checksums.sha256 (models/durable.py). The directory is checked (created, writable) and the
 files of a previous run in it are removed before the simulation starts; config.json is written first, and on a
 failure or an interrupt the guest's output so far is still written beside the status. `provenance.json`
 (models/provenance.py) records the command, config, commit, engine and guest hashes, host and the same status.
@@ -30,12 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import provenance, stats_paths
+from .client import ServerEvicts, kvs_eviction_warning, kvs_server_capacity
+from .durable import CHECKSUMS, atomic_write, remove_dead_partials, verify_checksums, write_checksums
 from .errors import HostMemoryError, OutputError, RunInterrupted, SimError
 from .system import System
 
 # The files a run writes (a reused outdir loses these before a new run starts).
 RUN_FILES = ("config.json", "stats.json", "stats.txt", "stats_series.csv", "guest.stdout", "guest.stderr",
-             "host.json", "status", "numa.csv", provenance.FILE)
+             "host.json", "status", "numa.csv", provenance.FILE, CHECKSUMS)
 
 
 class DetailedTimingNeverStarted(UserWarning):
@@ -59,6 +62,9 @@ class RunResult:
     numa_ranges: list[tuple[int, int, int]] = field(repr=False, default_factory=list)
     host_seconds: float = 0.0
     outdir: pathlib.Path | None = None
+    # "ok: <stop reason>" (with a warning appended when GETs missed), or "incomplete: ..." when the client's
+    # measured phase did not finish (run_status); the run folder's `status` says the same.
+    status: str = ""
 
     @property
     def insts(self) -> int:
@@ -169,20 +175,22 @@ def format_stats_txt(stats: dict[str, float], descriptions: dict[str, str]) -> s
 
 def write_outputs(result: RunResult, config: dict[str, Any], outdir: pathlib.Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    (outdir / "stats.json").write_text(json.dumps(result.stats, indent=1) + "\n")
-    (outdir / "stats.txt").write_text(format_stats_txt(result.stats, result.descriptions))
+    atomic_write(outdir / "config.json", json.dumps(config, indent=2) + "\n")
+    atomic_write(outdir / "stats.json", json.dumps(result.stats, indent=1) + "\n")
+    atomic_write(outdir / "stats.txt", format_stats_txt(result.stats, result.descriptions))
     if result.stat_dumps:
         write_stats_series(result.stat_dumps, outdir / "stats_series.csv")
     if result.numa_ranges:
         # The NUMA map's placed ranges (bytes [start, end) on socket); every other address is on socket 0.
         rows = "".join(f"{start},{end},{socket}\n" for start, end, socket in result.numa_ranges)
-        (outdir / "numa.csv").write_text("start,end,socket\n" + rows)
-    (outdir / "guest.stdout").write_bytes(result.stdout)
-    (outdir / "guest.stderr").write_bytes(result.stderr)
+        atomic_write(outdir / "numa.csv", "start,end,socket\n" + rows)
+    atomic_write(outdir / "guest.stdout", result.stdout)
+    atomic_write(outdir / "guest.stderr", result.stderr)
     summary = {"stop_reason": result.stop_reason, "exit_code": result.exit_code, "insts": result.insts,
                "sim_seconds": result.sim_seconds, "host_seconds": result.host_seconds, "mips": result.mips}
-    (outdir / "host.json").write_text(json.dumps(summary, indent=2) + "\n")
+    atomic_write(outdir / "host.json", json.dumps(summary, indent=2) + "\n")
+    # status and provenance.json change after this (the final status), so they are not sealed
+    write_checksums(outdir, [name for name in RUN_FILES if name not in ("status", provenance.FILE, CHECKSUMS)])
 
 
 # Host bytes per cache line the timing model keeps (tag, ready time, LRU stamp, dirty bit; the LLC also a sharer
@@ -246,8 +254,49 @@ def prepare_outdir(outdir: pathlib.Path) -> None:
         raise OutputError(f"cannot write the run's outputs to {outdir}: {err.strerror or err}") from None
 
 
+def run_status(system: System, result: RunResult) -> str:
+    """A finished run's status. With the client on, a run is complete only when it stopped because every measured
+    request was answered ("client_done"); any other stop (max_insts, max_time, the guest's exit) left the measured
+    phase unfinished and is "incomplete: ...". GET misses (evictions the client accepted) are flagged in the status
+    and as a ServerEvicts warning naming the server's sizes."""
+    if system.client.enabled and result.stop_reason != "client_done":
+        answered = result.stats.get("client.requests", 0)
+        return (f"incomplete: stopped by {result.stop_reason} (exit code {result.exit_code}) after "
+                f"{result.insts:,} instructions, before the client's measured phase finished ({answered:,.0f} of "
+                f"{system.client.requests:,} measured requests answered); its statistics do not describe the "
+                "configured run")
+    status = f"ok: {result.stop_reason}"
+    misses = result.stats.get("client.misses", 0)
+    if system.serves_kvs() and misses > 0:
+        argv = system.server_argv()
+        log, buckets, _ = kvs_server_capacity(argv)
+        why = kvs_eviction_warning(argv, system.client, system.harts) or "the sizes should have held the data set"
+        text = (f"{misses:,.0f} of {result.stats.get('client.gets', 0):,.0f} measured GETs missed: the server "
+                f"evicted items (log {log / 2**20:g} MiB and {buckets:,} buckets per partition; {why})")
+        warnings.warn(text, ServerEvicts, stacklevel=3)
+        status += f"; warning: {text}"
+    return status
+
+
+def check_checkpoint_files(system: System) -> None:
+    """Before a run: a checkpoint to restore whose manifest changed since it was written (the engine checks the
+    other files' CRC-32s, but not the manifest's stored configuration) is refused naming it; what killed writers
+    of the checkpoint to write left behind is removed."""
+    if system.restore_from and pathlib.Path(system.restore_from).is_dir():
+        verify_checksums(system.restore_from, missing_ok=True)     # no manifest: the engine says what it is
+    if system.checkpoint_to:
+        remove_dead_partials(system.checkpoint_to)
+
+
+def seal_checkpoint(system: System) -> None:
+    """After a run that wrote a checkpoint: the SHA-256 of its manifest beside it (checksums.sha256)."""
+    target = pathlib.Path(system.checkpoint_to) if system.checkpoint_to else None
+    if target is not None and (target / "manifest.json").is_file() and not (target / CHECKSUMS).exists():
+        write_checksums(target, ["manifest.json"])
+
+
 def write_status(outdir: pathlib.Path, text: str) -> None:
-    (outdir / "status").write_text(text.rstrip("\n") + "\n")
+    atomic_write(outdir / "status", text.rstrip("\n") + "\n")
     provenance.set_status(outdir, text.strip())
 
 
@@ -301,11 +350,12 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
 
     system.validate()
     check_host_memory(system)
+    check_checkpoint_files(system)
     config = system.to_dict()
     out = pathlib.Path(outdir) if outdir is not None else None
     if out is not None:
         prepare_outdir(out)
-        (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
         start_provenance(out, config, provenance)
         write_status(out, "running")
     started = time.perf_counter()
@@ -329,19 +379,28 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
         raise
     result = result_from_raw(raw, time.perf_counter() - started)
     result.stats.update(interval_stats(result.stats))
+    seal_checkpoint(system)
     if system.mode == "detailed" and stats_paths.TIMING.stat("start_ticks") not in result.stats \
             and result.stop_reason != "interrupted":
         warnings.warn(f"detailed timing never started (detailed_start={system.detailed_start!r}; the run ended "
                       f"with {result.stop_reason!r} after {result.insts:,} instructions): every instruction ran "
                       "functionally and there are no timing statistics", DetailedTimingNeverStarted, stacklevel=2)
+    result.status = run_status(system, result) if result.stop_reason != "interrupted" else \
+        f"interrupted: stopped by a signal after {result.insts:,} instructions; the files hold the results so far"
     if out is not None:
         result.outdir = out
-        write_outputs(result, config, out)
-        if result.stop_reason == "interrupted":
-            write_status(out, f"interrupted: stopped by a signal after {result.insts:,} instructions; the files "
-                              "hold the results so far")
-        else:
-            write_status(out, f"ok: {result.stop_reason}")
+        try:
+            write_outputs(result, config, out)
+            write_status(out, result.status)
+        except OSError as err:   # a full disk: the folder says why if it can, the caller keeps the result
+            failure = OutputError(f"cannot write the run's outputs to {out}: {err.strerror or err} ({err.filename}); "
+                                  "the folder's files are not a finished run")
+            failure.result = result
+            try:
+                write_status(out, f"failed: OutputError: {failure}")
+            except OSError:
+                pass
+            raise failure from None
     if result.stop_reason == "interrupted":
         raise RunInterrupted(result)
     return result

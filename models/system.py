@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
+import math
+import os
+import warnings
+
 from .cache import CacheHierarchy
-from .client import Client, server_mode
+from .client import (
+    KVS_BINARY,
+    SERVER_RX_BURST,
+    Client,
+    ServerEvicts,
+    check_kvs_server_args,
+    kvs_eviction_warning,
+    kvs_server_argv,
+    kvs_server_memory,
+    server_mode,
+    stall_window_insts,
+)
 from .core import Core
 from .dram import MemoryController
 from .link import SocketLink
@@ -98,6 +113,8 @@ class System(SimObject):
         self._validate_sockets()
         if not self.workload.binary:
             raise ParamError("System.workload.binary is empty: name the riscv64 ELF to run")
+        if os.path.basename(self.workload.binary) == KVS_BINARY:
+            check_kvs_server_args(self.workload.argv)
         self._validate_timing()
         if self.stack_size * self.harts > self.mem_limit:
             raise ParamError(f"System.stack_size x harts = {self.stack_size * self.harts} bytes exceeds "
@@ -114,6 +131,111 @@ class System(SimObject):
             if self.client.mode != "auto" and self.client.mode != mode:
                 raise ParamError(f"System.client.mode = {self.client.mode!r} but the server runs mode={mode} "
                                  "(its argv): set both the same, or client.mode='auto'")
+            self._validate_client_queues()
+            self._validate_client_patience()
+            self._validate_kvs_data_set()
+
+    def queue_ports(self) -> list[tuple[int, int]]:
+        """(NIC, port) of every NIC queue in global order, as the engine lays them out (engine net.rs): with every
+        NIC's queues 0, one queue per hart spread over all ports in contiguous blocks (NIC 0's first); otherwise
+        each NIC's own queues spread over its ports."""
+        nics = self.active_nics()
+        ports = [max(1, n.ports) for n in nics]
+        first = [sum(ports[:k]) for k in range(len(nics))]
+        if all(n.queues == 0 for n in nics):
+            total = sum(ports)
+            out = []
+            for q in range(self.harts):
+                port = q * total // self.harts
+                k = max(i for i, f in enumerate(first) if f <= port)
+                out.append((k, port - first[k]))
+            return out
+        return [(k, local * ports[k] // n.queues) for k, n in enumerate(nics) for local in range(n.queues)]
+
+    def _validate_client_queues(self) -> None:
+        """The client needs a queue for every hart; closed loop, it keeps up to Client.window frames outstanding
+        per queue and never retransmits, so every frame it may have outstanding on a port must fit that port's RX
+        FIFO (a dropped frame would stall the run until Client.stall_rounds fails it)."""
+        queues = self.queue_ports()
+        if len(queues) < self.harts:
+            raise ParamError(f"System.nics: {len(queues)} NIC queues in all but the client needs a queue for every hart "
+                             f"(System.harts = {self.harts}): set Nic.queues = 0 (one per hart) or more queues")
+        if self.client.offered_mpps > 0:
+            return
+        nics = self.active_nics()
+        for k, port in sorted(set(queues)):
+            on_port = queues.count((k, port))
+            if self.client.window * on_port > nics[k].rx_fifo_frames:
+                where = f"System.nics[{k}]" if self.nics else "System.nic"
+                raise ParamError(
+                    f"Client.window = {self.client.window} frames per queue x {on_port} queues on port {port} of "
+                    f"{where} exceeds its {where}.rx_fifo_frames = {nics[k].rx_fifo_frames}: the closed-loop client "
+                    "never retransmits, so a frame the FIFO drops stalls the run; lower Client.window to "
+                    f"{nics[k].rx_fifo_frames // on_port} or raise rx_fifo_frames")
+
+    def _validate_client_patience(self) -> None:
+        """The client fails a run after Client.stall_rounds scheduling rounds without a response (a lost one).
+        Rounds are counted, not time or work: the rounds' instructions must cover a burst of the server's work
+        (stall_window_insts), and in detailed mode a round lasts at least System.quantum instructions at the
+        fastest core's issue width, where the NICs' latencies must fit twice; otherwise a healthy run fails as a
+        lost response."""
+        need_insts = stall_window_insts(self.client)
+        if self.client.stall_rounds * self.quantum < need_insts:
+            raise ParamError(
+                f"Client.stall_rounds = {self.client.stall_rounds} rounds of System.quantum = {self.quantum} "
+                f"instructions per hart are fewer than the {need_insts:,} a server may spend on one burst of "
+                f"frames ({min(self.client.window, SERVER_RX_BURST)} of Client.requests_per_packet = "
+                f"{self.client.requests_per_packet}, twice): the client would fail a healthy run as a lost response; "
+                f"raise Client.stall_rounds to at least {-(-need_insts // self.quantum)} or System.quantum")
+        if self.mode != "detailed":
+            return
+        fastest = max(c.clock * c.issue_width for c in self.hart_cores())       # instructions per second
+        window_ps = self.client.stall_rounds * self.quantum / fastest * 1e12
+        for k, n in enumerate(self.active_nics()):
+            on_die = n.attach == "on_die"
+            one_way = (n.on_die_latency if on_die else n.pcie_latency) + \
+                (n.on_die_mmio_latency if on_die else n.mmio_latency) + (n.switch.latency if n.switch.enabled else 0)
+            if window_ps < 4 * one_way:
+                where = f"System.nics[{k}]" if self.nics else "System.nic"
+                need = math.ceil(self.client.stall_rounds * 4 * one_way / window_ps)
+                raise ParamError(
+                    f"Client.stall_rounds = {self.client.stall_rounds} rounds of System.quantum = {self.quantum} "
+                    f"instructions last at least {window_ps / 1e6:.1f} us of simulated time, less than twice a "
+                    f"request's round trip through {where} ({one_way / 1e6:.1f} us each way: its "
+                    f"{'on_die' if on_die else 'pcie'}_latency, register latency and switch): the client would fail "
+                    f"a healthy run as a lost response; raise Client.stall_rounds to at least {need} or "
+                    "System.quantum")
+
+    def serves_kvs(self) -> bool:
+        """The MICA-style KVS server runs against the ghost client (its log and index hold the client's data set)."""
+        return self.client.enabled and os.path.basename(self.workload.binary) == KVS_BINARY
+
+    def server_argv(self) -> list[str]:
+        """The guest's arguments as the engine gets them: for the KVS server, its log and index sized from the
+        client's data set (one partition per hart) where System.workload.argv gives no size."""
+        if self.serves_kvs():
+            return kvs_server_argv(self.workload.argv, self.client, self.harts)
+        return list(self.workload.argv)
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        out["workload"]["argv"] = self.server_argv()
+        return out
+
+    def _validate_kvs_data_set(self) -> None:
+        """The KVS server's storage against the data set: guest memory it cannot have is an error, a log or index
+        too small to hold it (explicit sizes) a warning naming them."""
+        if not self.serves_kvs():
+            return
+        argv = self.server_argv()
+        need = kvs_server_memory(argv, self.client, self.harts)
+        if need > self.mem_limit:
+            raise ParamError(f"System.mem_limit = {self.mem_limit} bytes: the KVS server's {self.harts} partitions "
+                             f"(index and log for Client.items = {self.client.items:,}) touch about {need} bytes; "
+                             "raise System.mem_limit or lower Client.items")
+        why = kvs_eviction_warning(argv, self.client, self.harts)
+        if why is not None:
+            warnings.warn(why, ServerEvicts, stacklevel=3)
 
     def active_nics(self) -> list[Nic]:
         """The NICs the engine simulates: the enabled entries of `nics`, or `nic` alone when `nics` is empty."""
@@ -170,6 +292,16 @@ class System(SimObject):
                                      "detailed multi-socket model needs every socket's caches alike (one memory "
                                      "system spans them)")
         for i, socket in enumerate(self.socket_list()):
+            if self.mode == "detailed":
+                clocks = [c.clock for c in (list(socket.core_models) or [socket.core])]
+                socket.caches.check_latencies("System" if not self.sockets else f"System.sockets[{i}]", max(clocks))
+                timings = socket.memory.resolved_timings()
+                if timings["t_rfc"] >= timings["t_refi"]:
+                    where = "System.memory" if not self.sockets else f"System.sockets[{i}].memory"
+                    raise ParamError(f"{where}.t_refi = {timings['t_refi']} ps is not longer than {where}.t_rfc = "
+                                     f"{timings['t_rfc']} ps: every rank would refresh all the time and no access "
+                                     "would ever be served (the run hangs); tREFI must exceed tRFC (JEDEC DDR4: "
+                                     "7.8 us and 350 ns)")
             if socket.caches.l1d.line_size != 64:
                 where = "System.caches" if not self.sockets else f"System.sockets[{i}].caches"
                 raise ParamError(f"{where} line_size = {socket.caches.l1d.line_size}: the DRAM model moves "

@@ -265,12 +265,12 @@ def test_same_seed_same_stats_and_several_ports(kvs_server):
 
 
 def test_the_client_needs_a_queue_per_hart(kvs_server):
-    from models.errors import ConfigError
+    from models.params import ParamError
 
     system = kvs_functional.system(harts=4, server_args=SERVER_ARGS)
     system.nic.queues = 2
     system.nic.ports = 1
-    with pytest.raises(ConfigError, match="queue for every hart"):
+    with pytest.raises(ParamError, match="queue for every hart"):       # refused before the run (System.validate)
         simulate(system)
 
 

@@ -132,7 +132,7 @@ def test_a_server_that_never_readies_its_queues_is_reported(workloads_built, eng
 
     system = configs.load("kvs_functional").system()
     system.workload.binary = str(TEST_PROGRAMS / "faults" / "spin_forever")
-    system.client.stall_rounds = 20
+    system.client.stall_rounds = 300          # the fewest that cover a burst of the server's work (System.validate)
     with pytest.raises(ClientCheckFailed, match="never made its NIC queues ready"):
         simulate(system)
 
@@ -208,6 +208,8 @@ def test_host_memory_is_checked_before_allocation(workloads_built, engine):
 
     system = make_system(GLIBC / "hello", mode="detailed", harts=16)
     system.caches.l1i.size = system.caches.l1d.size = system.caches.llc.size = "4GiB"
+    for cache in (system.caches.l1i, system.caches.l1d, system.caches.llc):
+        cache.hit_latency = 1000       # what 4 GiB arrays need at least (models/cache.py, hit_latency_floor)
     need = sum(host_memory_estimate(system).values())
     assert need > 16 * (8 << 30) // 64 * 25
     have = host_memory_available()

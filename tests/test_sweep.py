@@ -240,7 +240,7 @@ def test_the_progress_shows_points_and_the_running_points_own_progress(tmp_path)
     point = synthetic_sweep(sleep_ms=0).resolve()[0]
     record = sw.run_point(str(tmp_path), point)
     assert record["status"] == "ok" and not (tmp_path / "progress" / point.key).exists()
-    assert json.loads((tmp_path / "points" / f"{point.key}.json").read_text()) == record
+    assert sw.stored_points(tmp_path)[point.key] == record
 
 
 def test_a_run_point_with_power_is_priced_from_its_own_configuration(engine):

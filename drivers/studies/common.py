@@ -52,6 +52,7 @@ def target(cores: int = REDUCED_CORES, items: int = 1 << 16, requests_per_core: 
                        for _ in range(nics)]
         system.memory.channels = max(1, round(CHANNELS_PER_CORE * cores))
     if buckets:
+        buckets = 1 << (buckets - 1).bit_length()    # the server takes a power of two (it refused 8738 at 60 cores)
         system.workload.argv = [a for a in system.workload.argv if not a.startswith("buckets=")] + \
             [f"buckets={buckets}"]
     if warm_last_insts:

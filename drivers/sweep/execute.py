@@ -216,8 +216,9 @@ def _local_pool(jobs: int) -> cf.ProcessPoolExecutor:
 
 
 def _stop(pool: cf.ProcessPoolExecutor) -> None:
+    workers = list((getattr(pool, "_processes", None) or {}).values())    # shutdown forgets them
     pool.shutdown(wait=False, cancel_futures=True)
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    for proc in workers:
         proc.terminate()
 
 

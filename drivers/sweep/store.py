@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import pathlib
-import tempfile
+import warnings
 from typing import Any
 
 from models import provenance
+from models.durable import DamagedFile, atomic_write, read_sealed_json, seal
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 DEFAULT_STORE = ROOT / "results" / "sweeps"
@@ -38,23 +38,9 @@ def point_key(config: dict[str, Any], measure: dict[str, Any]) -> str:
 
 def atomic_write_json(path: pathlib.Path, data: Any) -> None:
     """Write to a temporary name in the same folder, fsync, rename over `path`, fsync the folder: a reader sees
-    the old file or the whole new one, never a part, even after kill -9 or a power cut."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, separators=(",", ":"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        pathlib.Path(tmp).unlink(missing_ok=True)
-        raise
-    dirfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dirfd)
-    finally:
-        os.close(dirfd)
+    the old file or the whole new one, never a part, even after kill -9 or a power cut. A record is sealed with
+    its SHA-256 (models/durable.py), so a changed one is found when it is read."""
+    atomic_write(path, json.dumps(seal(data) if isinstance(data, dict) else data, separators=(",", ":")))
 
 
 def store_dir(name: str, store: str | pathlib.Path | None = None) -> pathlib.Path:
@@ -65,7 +51,11 @@ def stored_points(store: pathlib.Path) -> dict[str, dict[str, Any]]:
     """Every finished point's record in a store, by key."""
     out = {}
     for path in (store / "points").glob("*.json"):
-        record = json.loads(path.read_text())
+        try:
+            record = read_sealed_json(path)
+        except DamagedFile as err:      # not a result: said, and the point runs again
+            warnings.warn(f"{err}; the point runs again", stacklevel=2)
+            continue
         out[record["key"]] = record
     return out
 

@@ -1,0 +1,132 @@
+"""Files that survive a crash and say when they are damaged: atomic writes (a temporary name in the same folder,
+fsync, rename, fsync of the folder), JSON records sealed with their own SHA-256, and a run folder's checksum list.
+
+A reader of these files gets the whole old file or the whole new one, never a part (kill -9, a full disk, a power
+cut), and a file changed after it was written (truncated, a flipped bit) raises DamagedFile naming it instead of
+loading as good.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import tempfile
+from typing import Any
+
+# A run folder's checksums, in sha256sum's format (`sha256sum -c checksums.sha256` checks them by hand too).
+CHECKSUMS = "checksums.sha256"
+# The field of a sealed JSON record that holds the SHA-256 of the rest of it.
+SEAL = "sha256"
+# The permissions an ordinary new file gets (mkstemp's are private): read once, as os.umask can only be read by
+# setting it.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+class DamagedFile(ValueError):
+    """A stored result is unreadable, truncated or changed since it was written; the message names the file."""
+
+
+def atomic_write(path: str | pathlib.Path, data: bytes | str) -> None:
+    """Write `data` to `path` so a reader sees the old file or the whole new one, never a part; a failure (a full
+    disk) leaves the old file and no temporary behind and raises the OSError."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as err:            # a full disk: say which file could not be written
+        pathlib.Path(tmp).unlink(missing_ok=True)
+        raise OSError(err.errno, f"{err.strerror or err}: cannot write {path}", str(path)) from None
+    except BaseException:
+        pathlib.Path(tmp).unlink(missing_ok=True)
+        raise
+    dirfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dirfd)
+    finally:
+        os.close(dirfd)
+
+
+def _canonical(record: dict[str, Any]) -> bytes:
+    return json.dumps({k: v for k, v in record.items() if k != SEAL}, sort_keys=True,
+                      separators=(",", ":")).encode()
+
+
+def seal(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with its SHA-256 (over its canonical JSON without the seal) in the `sha256` field."""
+    return {**record, SEAL: hashlib.sha256(_canonical(record)).hexdigest()}
+
+
+def read_sealed_json(path: str | pathlib.Path) -> dict[str, Any]:
+    """A JSON record written sealed; DamagedFile names the file when it is not JSON, not a record, or its seal does
+    not match. A record without a seal (written before records were sealed) is returned as it is."""
+    path = pathlib.Path(path)
+    try:
+        record = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DamagedFile(f"{path} is damaged (truncated or changed since it was written: {err}); delete it to "
+                          "recompute it") from None
+    if not isinstance(record, dict):
+        raise DamagedFile(f"{path} is damaged: it holds a {type(record).__name__}, not a record")
+    if SEAL in record and record.pop(SEAL) != hashlib.sha256(_canonical(record)).hexdigest():
+        raise DamagedFile(f"{path} is damaged: its content does not match its SHA-256 (changed since it was "
+                          "written); delete it to recompute it")
+    return record
+
+
+def write_checksums(folder: str | pathlib.Path, names: list[str]) -> None:
+    """Write `folder`/checksums.sha256: the SHA-256 of each named file that exists (sha256sum's format)."""
+    folder = pathlib.Path(folder)
+    lines = [f"{hashlib.sha256((folder / n).read_bytes()).hexdigest()}  {n}\n" for n in names
+             if (folder / n).is_file()]
+    atomic_write(folder / CHECKSUMS, "".join(lines))
+
+
+def verify_checksums(folder: str | pathlib.Path, missing_ok: bool = False) -> None:
+    """Check every file listed in `folder`/checksums.sha256 (none listed, no file: nothing to check); DamagedFile
+    names the first that differs or (unless missing_ok) is missing."""
+    folder = pathlib.Path(folder)
+    listing = folder / CHECKSUMS
+    if not listing.is_file():
+        return
+    for line in listing.read_text(errors="replace").splitlines():
+        digest, _, name = line.partition("  ")
+        if len(digest) != 64 or not name:
+            raise DamagedFile(f"{listing} is damaged: cannot read the line {line!r}")
+        path = folder / name
+        if not path.is_file():
+            if missing_ok:
+                continue
+            raise DamagedFile(f"{path} is missing (listed in {listing})")
+        if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            raise DamagedFile(f"{path} is damaged: its SHA-256 differs from the one written with it ({listing})")
+
+
+def remove_dead_partials(target: str | pathlib.Path) -> list[pathlib.Path]:
+    """Remove what writers killed while writing `target` left: folders `.<name>.partial-<pid>` beside it (the
+    engine's checkpoint writer's temporary name) whose process is gone. Returns what was removed."""
+    target = pathlib.Path(target)
+    removed = []
+    for partial in target.parent.glob(f".{target.name}.partial-*"):
+        pid = partial.name.rsplit("-", 1)[-1]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue                     # its writer is alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue                     # alive, someone else's
+        shutil.rmtree(partial, ignore_errors=True)
+        removed.append(partial)
+    return removed

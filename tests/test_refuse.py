@@ -1,0 +1,147 @@
+"""What cannot be right is refused or flagged before (or right after) a run: a KVS server too small for its data
+set, cache hierarchies that cannot be built, a run stopped before its measured phase finished, and limits of the
+simulator (guest memory for the data set)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import configs
+from models.params import ParamError
+
+
+def kvs(**client):
+    return configs.load("kvs_functional").system(**client)
+
+
+def argv_of(system) -> list[str]:
+    return system.to_dict()["workload"]["argv"]
+
+
+def test_the_kvs_server_is_sized_from_the_item_count():
+    """`--set client.items=2000000` on kvs_default: 500k Tiny items (40 bytes each in the log) per partition need
+    more than the 16 MiB log and 16384-bucket index the config used to pass; the sizes follow the items, and the
+    default item count keeps the sizes (and so the statistics) it had."""
+    from models.client import ServerEvicts
+
+    system = configs.load("kvs_default").system()
+    assert argv_of(system) == ["mode=erew", "log_mib=16", "buckets=16384"]
+    system.client.items = 2_000_000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ServerEvicts)
+        system.validate()
+    assert argv_of(system) == ["mode=erew", "log_mib=64", "buckets=262144"]
+    # Larger items need a larger log: 65536 Large items (1176 bytes) on 4 partitions.
+    assert "log_mib=64" in argv_of(kvs(dataset="large"))
+    # What the user gives is honoured.
+    assert argv_of(kvs(server_args=("log_kib=512",)))[1:] == ["log_kib=512", "buckets=16384"]
+
+
+def test_sizes_that_cannot_hold_the_data_set_warn_naming_them():
+    from models.client import ServerEvicts
+
+    system = kvs(server_args=("log_mib=16", "buckets=16384"), items=2_000_000)
+    with pytest.warns(ServerEvicts, match=r"Client.items = 2,000,000 over 4 partitions\) but the log \(16 MiB per "
+                                          r"partition.* and the index \(16,384 buckets"):
+        system.validate()
+
+
+def test_misses_from_a_too_small_log_are_flagged_after_the_run(tmp_path, engine):
+    """A run whose GETs miss because the server evicted says so in its status and warns, naming the sizes."""
+    from models.client import ServerEvicts
+    from models.sim import simulate
+
+    system = kvs(harts=1, server_args=("log_kib=64", "buckets=64"), items=4096, requests=2000)
+    with pytest.warns(ServerEvicts) as caught:
+        result = simulate(system, tmp_path / "run")
+    assert result.stats["client.misses"] > 100
+    assert any("measured GETs missed" in str(w.message) and "log 0.0625 MiB and 64 buckets" in str(w.message)
+               for w in caught)
+    status = (tmp_path / "run" / "status").read_text()
+    assert status.startswith("ok: client_done; warning:") and "GETs missed" in status, status
+
+
+def test_a_larger_data_set_gets_a_log_that_holds_it(engine):
+    """16384 Large items on one hart (19 MB of log) evicted from the 16 MiB log the config used to pass; sized from
+    the items, every GET hits."""
+    from models.sim import simulate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = simulate(kvs(harts=1, dataset="large", items=16384, requests=3000))
+    assert result.stats["client.misses"] == 0 and result.stats["client.hits"] == result.stats["client.gets"] > 2000
+    assert result.status == "ok: client_done"
+
+
+def test_an_l1_larger_than_its_inclusive_llc_is_refused():
+    system = configs.load("kvs_default").system()        # 4 cores: a 3 MiB LLC
+    system.caches.l1d.size = "8MiB"
+    system.caches.l1d.hit_latency = 40                  # not the latency floor: the inclusion is what is wrong
+    with pytest.raises(ParamError, match=r"CacheHierarchy.l1d.size = 8388608 bytes exceeds CacheHierarchy.llc.size "
+                                         r"= 3145728 bytes"):
+        system.validate()
+    system.caches.llc.inclusive = False                 # a non-inclusive LLC may be smaller (Mercury's)
+    system.validate()
+
+
+def test_a_hit_latency_far_below_the_capacity_is_refused():
+    """A 4 GiB LLC (2 slices of 2 GiB) cannot answer in the small LLC's 10 cycles; the floor names the parameters
+    and what they need."""
+    system = configs.load("kvs_default").system()
+    system.caches.llc.size = "4GiB"
+    with pytest.raises(ParamError, match=r"System.caches.llc.hit_latency = 10 cycles is below the 128 cycles an array "
+                                         r"of System.caches.llc.size = 4294967296 bytes in 2 slices"):
+        system.validate()
+    system.caches.llc.hit_latency = 128
+    system.validate()
+    system.caches.l1d.size = "3MiB"                     # a 3 MiB L1 in 4 cycles at 2.5 GHz: 1.96 ns, 5 cycles
+    with pytest.raises(ParamError, match=r"System.caches.l1d.hit_latency = 4 cycles is below the 5 cycles"):
+        system.validate()
+    # Functional runs do not time the caches: nothing to refuse.
+    functional = kvs()
+    functional.caches.llc.size = "4GiB"
+    functional.validate()
+
+
+def test_every_config_passes_the_cache_checks():
+    for name in configs.available():
+        system = configs.load(name).system()
+        system.validate()
+
+
+def test_a_run_stopped_before_the_measured_phase_is_incomplete(tmp_path, engine):
+    from models.sim import simulate
+
+    system = kvs(harts=2)
+    system.max_insts = 2_000_000
+    result = simulate(system, tmp_path / "run")
+    assert result.stop_reason == "max_insts"
+    assert result.status.startswith("incomplete: stopped by max_insts"), result.status
+    assert "0 of 50,000 measured requests answered" in result.status
+    assert (tmp_path / "run" / "status").read_text() == result.status + "\n"
+
+
+def test_guest_memory_for_the_data_set_is_a_named_limit():
+    """2^28 Tiny items need over 10 GiB of log and index in the guest: refused before the run, naming mem_limit."""
+    system = kvs(items=1 << 28)
+    with pytest.raises(ParamError, match=r"System.mem_limit = 4294967296 bytes: the KVS server's 4 partitions"):
+        system.validate()
+    system.mem_limit = "64GiB"
+    system.validate()
+
+
+def test_server_arguments_the_kvs_server_refuses_are_refused_before_the_run():
+    """buckets=8738 (the LLC study's full-scale index, not a power of two) made the server exit at start-up with
+    'bad argument' and the run end 'ok' with no request answered."""
+    for arg, allowed in (("buckets=8738", "a power of two"), ("log_mib=3", "a power of two"),
+                         ("rx_ring=4", r"a power of two in \[8, 4096\]"), ("lru=2", "0 or 1"),
+                         ("mode=rcu", "'erew' or 'crew'"), ("log_size=16", "no argument 'log_size'")):
+        system = kvs(server_args=(arg,))
+        with pytest.raises(ParamError, match=rf"System.workload.argv: '{arg}': .*{allowed}"):
+            system.validate()
+    from drivers.studies import llc
+
+    for sweep in llc.sweeps(full=True):
+        sweep.resolve()                                  # the study's points are valid at full scale
