@@ -541,21 +541,21 @@ class _Builder:
         # PHY (DDR I/O, DLLs): its leaking width per pin
         pins = ch * (m.databus_bits + m.addrbus_bits)
         phy = Block(phy_area, 0.0, 0.0, 0.0, pins * 200 * t.F_leak_um, pins * 400 * t.F_leak_um)
-        blk = fe + te + phy
         # Peak: the transaction engine runs every cycle of the DIMM clock; the front end, buffers and PHY switch
         # about half of that capacitance per byte moved (the ratio of clock-driven to traffic-driven power in
-        # published controller breakdowns).
+        # published controller breakdowns). Three structures, as McPAT prints them (one law: ``mc``).
         mc_clk = m.io_clock_MHz
         per_byte = 0.5 * te.c_read / ch
         bytes_per_cycle = m.peak_MBps * ch / mc_clk
-        peak_c_mc = te.c_read + bytes_per_cycle * per_byte
-        rc = None
+        rc = rz = None
         if self.act is not None:
             d = self.act.dram
             nacc = d.reads + d.writes
-            rc = [nacc * m.block_B * per_byte]
-        self.add("mc", "mc", "mc", blk, peak_c_mc, count=m.count, domain="fixed", clock_MHz=mc_clk,
-                 runtime_c=rc, clock_c=te.c_read * 0.3, component="mc")
+            rc, rz = [nacc * m.block_B * per_byte], [0.0]
+        kw = dict(count=m.count, domain="fixed", clock_MHz=mc_clk, component="mc")
+        self.add("mc.front_end", "mc", "mc", fe, bytes_per_cycle * per_byte, runtime_c=rc, **kw)
+        self.add("mc.transaction_engine", "mc", "mc", te, te.c_read, runtime_c=rz, clock_c=te.c_read * 0.3, **kw)
+        self.add("mc.phy", "mc", "mc", phy, 0.0, runtime_c=rz, **kw)
 
         if p.dram is not None:
             self.dram()
