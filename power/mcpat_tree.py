@@ -112,7 +112,7 @@ UNCORE_LINES = {
     "NOC": (("NOC", "BUSES"), "noc", 1),
     "Router (one)": (("Router",), ".router", 2),
     "Virtual Channel Buffer": (("Virtual Channel Buffer",), ".router_buffers", 3),
-    "Crossbar + Arbiter": (("Crossbar", "Arbiter"), ".routers", 3),
+    "Crossbar + Arbiter": (("Crossbar", "Arbiter"), ".routers", 3),     # area: the router less its buffers
     "Per Router Links": (("Per Router Links",), ".links", 3),
     "Bus (one)": (("Bus",), ".bus", 2),
 }
@@ -170,8 +170,13 @@ def parse_blocks(text: str) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=["line", "level", *METRICS])
     parts = df[df.line.isin(["Crossbar", "Arbiter"])]
     if len(parts):
-        df = pd.concat([df, pd.DataFrame([dict(line="Crossbar + Arbiter", level=3,
-                                               **parts[list(METRICS)].fillna(0.0).sum().to_dict())])],
+        row = parts[list(METRICS)].fillna(0.0).sum()
+        # McPAT's router is its buffers high and buffers plus crossbar wide: the crossbar's share of the router's
+        # area is the router less its buffers, not the crossbar's own printed square
+        by = df.drop_duplicates("line").set_index("line")
+        if {"Router (one)", "Virtual Channel Buffer"} <= set(by.index):
+            row["area_mm2"] = by.loc["Router (one)", "area_mm2"] - by.loc["Virtual Channel Buffer", "area_mm2"]
+        df = pd.concat([df, pd.DataFrame([dict(line="Crossbar + Arbiter", level=3, **row.to_dict())])],
                        ignore_index=True)
     return df
 
