@@ -37,6 +37,7 @@ from .config import CacheConfig, DirectoryConfig, NocConfig, Platform
 from .tech import LONG_CHANNEL_SHARE, Technology, technology
 
 ON_DIE_CLASSES = ("cores", "caches", "noc", "mc", "io")
+REF_ROUTER_PORTS = 5        # a mesh router's ports (four neighbours and the local node): the crossbar's reference
 OFF_DIE_CLASSES = ("dram", "nic")
 
 
@@ -491,9 +492,11 @@ class _Builder:
         # stacked buffers, not the crossbar's own square
         strip_mm2 = n.in_ports * array_height_mm(t, rows, cols, ports=vcs + 1) * n.out_ports * n.flit_bits * \
             PORT_PITCH_F * t.F_array_um * 1e-3
-        # crosspoint drivers are sized for the wire they drive, whose length grows with the flit width (CACTI's
-        # crossbar): leaking width ~ ports^2 x flit^2, as McPAT's routers leak (x2.9-4 per doubled flit)
-        drive = n.flit_bits / cal.REF_FLIT_BITS
+        # crosspoint drivers are sized for the wire they drive: an output line runs past every input's flit
+        # (CACTI's Crossbar::output_buffer, a line of inputs x flit tracks), so the drivers grow with inputs x
+        # flit and the leaking width as inputs^2 x outputs x flit^2 (McPAT's routers: x2.9-4 per doubled flit; the
+        # target's 7-port routers leaked 0.62x McPAT's, the Xeon's 3-port ring stops 1.8x, with flit alone)
+        drive = n.in_ports * n.flit_bits / (REF_ROUTER_PORTS * cal.REF_FLIT_BITS)
         xbar = Block(strip_mm2, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_leak_um * drive,
                      n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_leak_um * drive)
         arb = logic(t, n.in_ports * n.out_ports * max(1, n.vcs) * 60, activity=0.2, name="arbiter")
