@@ -13,7 +13,7 @@ exit with status 0, so a bad export is easy to miss. The rules encoded here:
 * CACTI's array rules (its ``InputParameter::error_checking``): every bank of a cache holds at least 64 bytes and,
   unless fully associative, at least 16 sets (the stacks' vestigial 256-byte LLC in four banks of one set, or
   their 12-byte directory, make McPAT stop with "no valid data array organizations found"); so does a return-
-  address stack under 16 entries or 64 bytes (``RAS_size`` x the virtual address in bytes).
+  address stack of 8 48-bit entries (``cacti_min_entries``: measured, 16 run).
 
 ``legalize(platform, policy)`` makes a platform follow the rules before writing: ``policy="round"`` rounds the
 temperature to the nearest allowed value, each associativity to the nearest power of two and a cache too small
@@ -75,10 +75,11 @@ def cacti_min_capacity_B(block_B: int, assoc: int, banks: int = 1) -> int:
 
 
 def cacti_min_entries(width_bits: int) -> int:
-    """The fewest entries of ``width_bits`` (rounded up to bytes) CACTI builds an array of: ``CACTI_MIN_ROWS`` and
-    64 bytes in all (an 8-entry return-address stack makes McPAT stop with "no valid data array organizations
-    found")."""
-    return max(CACTI_MIN_ROWS, math.ceil(CACTI_MIN_BANK_B / math.ceil(width_bits / 8)))
+    """The fewest entries of ``width_bits`` (rounded up to bytes) McPAT's CACTI builds a return-address stack of, as
+    measured with McPAT 1.3: with 48-bit addresses (6-byte entries) 8 entries stop it ("no valid data array
+    organizations found") and 16 run; McPAT's own Cortex-A9 example runs 4 entries of 32-bit addresses. Entries of a
+    power-of-two number of bytes have no measured minimum (1); others take ``CACTI_MIN_ROWS``."""
+    return 1 if is_power_of_two(math.ceil(width_bits / 8)) else CACTI_MIN_ROWS
 
 
 def legal_temperature(t_K: float) -> int:
@@ -112,8 +113,8 @@ def legalize(p: Platform, policy: str = "round") -> Platform:
                        f"{TEMPERATURE_STEP_K} K in {TEMPERATURE_MIN_K}-{TEMPERATURE_MAX_K} K)")
     ras = max(p.core.ras, cacti_min_entries(p.core.vaddr_bits))
     if ras != p.core.ras:
-        changes.append(f"core.ras={p.core.ras} -> {ras} (CACTI's smallest array: {CACTI_MIN_BANK_B} bytes of "
-                       f"{math.ceil(p.core.vaddr_bits / 8)}-byte return addresses)")
+        changes.append(f"core.ras={p.core.ras} -> {ras} (CACTI's smallest array of "
+                       f"{math.ceil(p.core.vaddr_bits / 8)}-byte return addresses: {ras} entries)")
     core = replace(p.core, ras=ras, icache=fix_cache("core.icache", p.core.icache),
                    dcache=fix_cache("core.dcache", p.core.dcache), btb=fix_cache("core.btb", p.core.btb),
                    l2=fix_cache("core.l2", p.core.l2))
@@ -201,8 +202,8 @@ def check(xml_text: str) -> list[str]:
             problems.append(f"{cid}.prediction_width is missing (McPAT then drops the branch predictor and BTB)")
         ras, va = _number(cp.get("RAS_size")), _number(sp.get("virtual_address_width"))
         if ras is not None and va and ras < cacti_min_entries(int(va)):
-            problems.append(f"{cid}.RAS_size={ras:g}: below CACTI's smallest array ({CACTI_MIN_BANK_B} bytes of "
-                            f"{va:g}-bit addresses)")
+            problems.append(f"{cid}.RAS_size={ras:g}: below CACTI's smallest array of {va:g}-bit addresses "
+                            f"({cacti_min_entries(int(va))} entries)")
         c = _number(cp.get("clock_rate"))
         if c is None or c <= 0:
             problems.append(f"{cid}.clock_rate={cp.get('clock_rate')!r}: must be > 0 MHz")
