@@ -70,6 +70,46 @@ def _check(name: str, value: float, lo: float, hi: float | None = None) -> None:
         raise ValueError(f"{name}={value!r} is out of range: allowed {rng}")
 
 
+@dataclass(frozen=True)
+class _Geometry:
+    F: float                # layout feature size, um
+    ports: int
+    cell_w_F: float
+    cell_h_F: float
+    bank_entries: int
+    rows: int               # per sub-array
+    cols: int
+    nsub: int               # sub-arrays per bank
+    sub_h_um: float         # one sub-array's height: cells and its column strip (precharge, mux, sense, write)
+
+
+def _geometry(tech: Technology, entries: int, width_bits: int, ports: int, cam: bool, search_ports: int,
+              banks: int) -> _Geometry:
+    """The array's organisation (cells per port, sub-arrays of at most 256 x 512): geometry in units of F; areas
+    use the layout feature size."""
+    ports = max(1, ports)
+    F = tech.F_array_um
+    cwf = SRAM_CELL_W_F + 2 * PORT_PITCH_F * (ports - 1)
+    chf = SRAM_CELL_H_F + PORT_PITCH_F * (ports - 1)
+    if cam:
+        sp = max(1, search_ports)
+        cwf = cwf * 1.5 + 2 * PORT_PITCH_F * (sp - 1)
+        chf = chf * 1.2 + PORT_PITCH_F * (sp - 1)
+    bank_entries = max(1, math.ceil(entries / banks))
+    bank_bits = bank_entries * width_bits
+    rows = min(bank_entries, MAX_SUB_ROWS)
+    cols = min(math.ceil(bank_bits / rows), MAX_SUB_COLS)
+    nsub = max(1, math.ceil(bank_bits / (rows * cols)))
+    return _Geometry(F, ports, cwf, chf, bank_entries, rows, cols, nsub, (rows * chf + 150.0 * ports) * F)
+
+
+def array_height_mm(tech: Technology, entries: int, width_bits: int, *, ports: int = 1) -> float:
+    """Height of an array's sub-arrays stacked in a square-ish bank (mm): what a router's crossbar runs beside
+    (McPAT's router is its input ports' buffers high and buffers plus crossbar wide)."""
+    g = _geometry(tech, entries, width_bits, ports, False, 0, 1)
+    return g.sub_h_um * math.ceil(math.sqrt(g.nsub)) * 1e-3
+
+
 def array(tech: Technology, entries: int, width_bits: int, *, rd_ports: int = 0, wr_ports: int = 0,
           rw_ports: int = 1, cam: bool = False, search_ports: int = 0, banks: int = 1,
           access_bits: int | None = None, name: str = "array") -> Block:
@@ -83,26 +123,13 @@ def array(tech: Technology, entries: int, width_bits: int, *, rd_ports: int = 0,
     for pn, pv in (("rd_ports", rd_ports), ("wr_ports", wr_ports), ("rw_ports", rw_ports),
                    ("search_ports", search_ports)):
         _check(f"{name}.{pn}", pv, 0, 64)
-    ports = max(1, rd_ports + wr_ports + rw_ports)
-    # geometry in units of F; areas use the layout feature size, wire lengths for capacitance the drawn one
-    F = tech.F_array_um
-    Fc = tech.F_um
-    cwf = SRAM_CELL_W_F + 2 * PORT_PITCH_F * (ports - 1)
-    chf = SRAM_CELL_H_F + PORT_PITCH_F * (ports - 1)
-    if cam:
-        sp = max(1, search_ports)
-        cwf = cwf * 1.5 + 2 * PORT_PITCH_F * (sp - 1)
-        chf = chf * 1.2 + PORT_PITCH_F * (sp - 1)
-    cw, ch = cwf * F, chf * F
-    bank_entries = max(1, math.ceil(entries / banks))
-    bank_bits = bank_entries * width_bits
-    rows = min(bank_entries, MAX_SUB_ROWS)
-    cols = min(math.ceil(bank_bits / rows), MAX_SUB_COLS)
-    nsub = max(1, math.ceil(bank_bits / (rows * cols)))
+    g = _geometry(tech, entries, width_bits, rd_ports + wr_ports + rw_ports, cam, search_ports, banks)
+    ports, cwf, chf, cw = g.ports, g.cell_w_F, g.cell_h_F, g.cell_w_F * g.F
+    F, Fc = g.F, tech.F_um
+    bank_entries, rows, cols, nsub = g.bank_entries, g.rows, g.cols, g.nsub
     lr = math.log2(max(rows, 2))
     dec_w = (60.0 + 10.0 * lr) * F * ports
-    col_h = 150.0 * F * ports
-    sub_area_um2 = (rows * ch + col_h) * (cols * cw + dec_w)
+    sub_area_um2 = g.sub_h_um * (cols * cw + dec_w)
     bank_um2 = nsub * sub_area_um2 * (1.0 + 0.06 * math.log2(nsub + 1))
     # per bank: predecoders, control, and the input/output latches and drivers of every port
     abits0 = width_bits if access_bits is None else max(1, int(access_bits))

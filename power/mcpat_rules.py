@@ -9,10 +9,15 @@ exit with status 0, so a bad export is easy to miss. The rules encoded here:
 * every core component has ``prediction_width`` (without it McPAT drops the branch predictor and BTB) and the
   predictor and BTB components;
 * ``core_tech_node`` within McPAT's range (22-180 nm), ``device_type`` 0/1/2, clocks > 0, ``number_of_cores`` >= 1,
-  a cache's capacity at least one set (block x associativity).
+  a cache's capacity at least one set (block x associativity);
+* CACTI's array rules (its ``InputParameter::error_checking``): every bank of a cache holds at least 64 bytes and,
+  unless fully associative, at least 16 sets (the stacks' vestigial 256-byte LLC in four banks of one set, or
+  their 12-byte directory, make McPAT stop with "no valid data array organizations found"); so does a return-
+  address stack of 8 48-bit entries (``cacti_min_entries``: measured, 16 run).
 
 ``legalize(platform, policy)`` makes a platform follow the rules before writing: ``policy="round"`` rounds the
-temperature to the nearest allowed value and each associativity to the nearest power of two, with a
+temperature to the nearest allowed value, each associativity to the nearest power of two and a cache too small
+for CACTI up to its smallest array (16 sets, 64 bytes a bank), with a
 ``McpatExportWarning`` naming what changed; ``policy="refuse"`` raises ``McpatExportError`` instead.
 ``check(xml_text)`` lists every rule an XML breaks (empty list: McPAT accepts it).
 """
@@ -55,6 +60,28 @@ def nearest_power_of_two(n: float) -> int:
     return lo if n / lo < hi / n else hi
 
 
+CACTI_MIN_BANK_B = 64
+# Fewest rows (sets a bank, entries of an array) McPAT's CACTI organises: measured with McPAT 1.3 on the Mercury
+# export, an 8-set 512-byte LLC and an 8-entry return-address stack stop it ("no valid data array organizations
+# found"), 16 sets run.
+CACTI_MIN_ROWS = 16
+
+
+def cacti_min_capacity_B(block_B: int, assoc: int, banks: int = 1) -> int:
+    """The smallest capacity CACTI builds for a cache of this block, associativity (0: fully associative) and
+    banks: at least 64 bytes a bank and, unless fully associative, ``CACTI_MIN_ROWS`` sets a bank."""
+    per_bank = CACTI_MIN_BANK_B if assoc == 0 else max(CACTI_MIN_BANK_B, CACTI_MIN_ROWS * block_B * assoc)
+    return per_bank * max(1, banks)
+
+
+def cacti_min_entries(width_bits: int) -> int:
+    """The fewest entries of ``width_bits`` (rounded up to bytes) McPAT's CACTI builds a return-address stack of, as
+    measured with McPAT 1.3: with 48-bit addresses (6-byte entries) 8 entries stop it ("no valid data array
+    organizations found") and 16 run; McPAT's own Cortex-A9 example runs 4 entries of 32-bit addresses. Entries of a
+    power-of-two number of bytes have no measured minimum (1); others take ``CACTI_MIN_ROWS``."""
+    return 1 if is_power_of_two(math.ceil(width_bits / 8)) else CACTI_MIN_ROWS
+
+
 def legal_temperature(t_K: float) -> int:
     t = TEMPERATURE_STEP_K * round(t_K / TEMPERATURE_STEP_K)
     return int(min(TEMPERATURE_MAX_K, max(TEMPERATURE_MIN_K, t)))
@@ -67,17 +94,28 @@ def legalize(p: Platform, policy: str = "round") -> Platform:
     changes: list[str] = []
 
     def fix_cache(where: str, c: CacheConfig | None) -> CacheConfig | None:
-        if c is None or is_power_of_two(c.assoc):
+        if c is None:
             return c
-        a = nearest_power_of_two(c.assoc)
-        changes.append(f"{where}.assoc={c.assoc} -> {a} (McPAT needs a power of two)")
-        return replace(c, assoc=a)
+        if not is_power_of_two(c.assoc):
+            a = nearest_power_of_two(c.assoc)
+            changes.append(f"{where}.assoc={c.assoc} -> {a} (McPAT needs a power of two)")
+            c = replace(c, assoc=a)
+        smallest = cacti_min_capacity_B(c.block_B, c.assoc, c.banks)
+        if c.capacity_B < smallest:
+            changes.append(f"{where}.capacity_B={c.capacity_B} -> {smallest} (CACTI's smallest array: "
+                           f"{CACTI_MIN_ROWS} sets, {CACTI_MIN_BANK_B} bytes a bank)")
+            c = replace(c, capacity_B=smallest)
+        return c
 
     temperature = legal_temperature(p.temperature_K)
     if temperature != p.temperature_K:
         changes.append(f"temperature_K={p.temperature_K:g} -> {temperature} (McPAT needs a multiple of "
                        f"{TEMPERATURE_STEP_K} K in {TEMPERATURE_MIN_K}-{TEMPERATURE_MAX_K} K)")
-    core = replace(p.core, icache=fix_cache("core.icache", p.core.icache),
+    ras = max(p.core.ras, cacti_min_entries(p.core.vaddr_bits))
+    if ras != p.core.ras:
+        changes.append(f"core.ras={p.core.ras} -> {ras} (CACTI's smallest array of "
+                       f"{math.ceil(p.core.vaddr_bits / 8)}-byte return addresses: {ras} entries)")
+    core = replace(p.core, ras=ras, icache=fix_cache("core.icache", p.core.icache),
                    dcache=fix_cache("core.dcache", p.core.dcache), btb=fix_cache("core.btb", p.core.btb),
                    l2=fix_cache("core.l2", p.core.l2))
     caches = [fix_cache(c.name, c) for c in p.caches]
@@ -87,6 +125,11 @@ def legalize(p: Platform, policy: str = "round") -> Platform:
             a = nearest_power_of_two(d.assoc)
             changes.append(f"{d.name}.assoc={d.assoc} -> {a} (McPAT needs a power of two)")
             d = replace(d, assoc=a)
+        smallest = cacti_min_capacity_B(d.block_B, d.assoc if d.kind == "cache" else 0, 1)
+        if d.capacity_B < smallest:
+            changes.append(f"{d.name}.capacity_B={d.capacity_B} -> {smallest} (CACTI's smallest array: "
+                           f"{CACTI_MIN_ROWS} sets, {CACTI_MIN_BANK_B} bytes a bank)")
+            d = replace(d, capacity_B=smallest)
         dirs.append(d)
     if not changes:
         return p
@@ -157,6 +200,10 @@ def check(xml_text: str) -> list[str]:
         cp = _params(core)
         if _number(cp.get("prediction_width")) is None:
             problems.append(f"{cid}.prediction_width is missing (McPAT then drops the branch predictor and BTB)")
+        ras, va = _number(cp.get("RAS_size")), _number(sp.get("virtual_address_width"))
+        if ras is not None and va and ras < cacti_min_entries(int(va)):
+            problems.append(f"{cid}.RAS_size={ras:g}: below CACTI's smallest array of {va:g}-bit addresses "
+                            f"({cacti_min_entries(int(va))} entries)")
         c = _number(cp.get("clock_rate"))
         if c is None or c <= 0:
             problems.append(f"{cid}.clock_rate={cp.get('clock_rate')!r}: must be > 0 MHz")
@@ -176,8 +223,9 @@ def check(xml_text: str) -> list[str]:
             cap, block, assoc = v[0], v[1], v[2]
             if assoc != int(assoc) or not is_power_of_two(int(assoc)):
                 problems.append(f"{cid}.{name}: associativity {assoc:g} is not a power of two")
-            elif cap < block * assoc:
-                problems.append(f"{cid}.{name}: capacity {cap:g} B is less than one set ({block:g} x {assoc:g})")
+            elif cap < cacti_min_capacity_B(int(block), int(assoc), int(v[3]) if len(v) > 3 and v[3] >= 1 else 1):
+                problems.append(f"{cid}.{name}: capacity {cap:g} B is below CACTI's smallest array (16 sets of "
+                                f"{block:g} x {assoc:g} B, {CACTI_MIN_BANK_B} B a bank)")
         if "Dir_config" in p:
             v = _numbers(p["Dir_config"])
             if v is None or len(v) < 3:
@@ -190,6 +238,8 @@ def check(xml_text: str) -> list[str]:
                                     f"not {assoc:g}")
             elif assoc != int(assoc) or not is_power_of_two(int(assoc)):
                 problems.append(f"{cid}.Dir_config: associativity {assoc:g} is not a power of two")
+            if v[0] < cacti_min_capacity_B(int(v[1]), int(assoc) if p.get("Directory_type", "0") != "0" else 0):
+                problems.append(f"{cid}.Dir_config: capacity {v[0]:g} B is below CACTI's smallest array")
         for clk in ("clockrate", "mc_clock"):
             if clk in p and cid != "system.flashc":
                 c = _number(p[clk])

@@ -51,12 +51,16 @@ UNITS = {"Instruction Fetch Unit": ("core.ifu.",), "Renaming Unit": ("core.renam
          "Pipeline (kvsim)": ("core.pipeline",), "Undifferentiated core (kvsim)": ("core.undiff",)}
 
 
-def tree(result) -> pd.DataFrame:
+def tree(result, niu_on_die: bool = False) -> pd.DataFrame:
     """kvsim's figures as McPAT's tree: columns ``line``, ``level`` (0 processor, 1 totals, 2 core, 3 unit, 4
-    sub-unit; McPAT's printout has level 5 for parts of sub-units), ``parent`` and the five metrics."""
+    sub-unit; McPAT's printout has level 5 for parts of sub-units), ``parent`` and the five metrics; then the
+    uncore blocks (``uncore_tree``). ``niu_on_die``: count the NICs on the die, as McPAT does with every NIU of its
+    input (kvsim's PCIe-attached NICs are off die)."""
     s = result.structures
     comp = [x.component for x in result.model.structs]
     s = s.assign(mcpat_component=comp)
+    if niu_on_die:
+        s.loc[s.mcpat_component == "niu", "on_die"] = True
     cores = max(1, result.model.platform.cores)
     rows = []
 
@@ -87,7 +91,94 @@ def tree(result) -> pd.DataFrame:
                         sub = core[core.component.isin(paths)]
                         if len(sub):
                             add(line, 4, unit, sub, per_core=True)
-    return pd.DataFrame(rows)
+    return pd.concat([pd.DataFrame(rows), uncore_tree(result)], ignore_index=True)
+
+
+# McPAT's blocks after the core (one instance each, except ``NOC``: all routers or buses; runtime dynamic power
+# always over all instances, as McPAT prints it): kvsim line -> (McPAT's block or line names, kvsim components or
+# struct path suffixes, level). Names here are unique in the tree: a shared cache's block is ``L2 (one)``, apart
+# from the core's private ``L2``.
+UNCORE_LINES = {
+    "L2 (one)": (("L2",), "l2", 1),
+    "L3 (one)": (("L3",), "l3", 1),
+    "First Level Directory (one)": (("First Level Directory",), "l1dir", 1),
+    "Second Level Directory (one)": (("Second Level Directory",), "l2dir", 1),
+    "Memory Controller (one)": (("Memory Controller",), "mc", 1),
+    "Front End Engine": (("Front End Engine",), ".front_end", 2),
+    "Transaction Engine": (("Transaction Engine",), ".transaction_engine", 2),
+    "PHY": (("PHY",), ".phy", 2),
+    "NIU (one)": (("NIU",), "niu", 1),
+    "PCIe (one)": (("PCIe",), "pcie", 1),
+    "NOC": (("NOC", "BUSES"), "noc", 1),
+    "Router (one)": (("Router",), ".router", 2),
+    "Virtual Channel Buffer": (("Virtual Channel Buffer",), ".router_buffers", 3),
+    "Crossbar + Arbiter": (("Crossbar", "Arbiter"), ".routers", 3),     # area: the router less its buffers
+    "Per Router Links": (("Per Router Links",), ".links", 3),
+    "Bus (one)": (("Bus",), ".bus", 2),
+}
+_BLOCK_HEADERS = {"L2", "L3", "First Level Directory", "Second Level Directory", "Memory Controller", "NIU", "PCIe",
+                  "NOC", "BUSES"}
+
+
+def uncore_tree(result) -> pd.DataFrame:
+    """kvsim's uncore as McPAT's blocks (``UNCORE_LINES``): per instance for area, peak and leakage, over all
+    instances for runtime dynamic power."""
+    s = result.structures
+    structs = result.model.structs
+    comp = pd.Series([x.component for x in structs], index=s.index)
+    count = pd.Series([x.count for x in structs], index=s.index)
+    rows = []
+    for line, (_, key, level) in UNCORE_LINES.items():
+        if key.startswith("."):
+            parts = (key,) if key != ".router" else (".routers", ".router_buffers", ".links")
+            sel = s.component.str.endswith(parts) & comp.isin(["noc", "mc"])
+        else:
+            sel = comp == key
+        if not sel.any():
+            continue
+        # one instance: the structures' count (routers x networks, controllers, slices); a controller's parts are
+        # per controller, a router's per router
+        n = float(count[sel].max()) if key not in ("noc",) else 1.0
+        vals = s.loc[sel, list(METRICS)].sum()
+        per = vals / max(1.0, n)
+        per["runtime_dynamic_W"] = vals["runtime_dynamic_W"]
+        rows.append(dict(line=line, level=level, parent="", **{m: float(per[m]) for m in METRICS}))
+    return pd.DataFrame(rows, columns=["line", "level", "parent", *METRICS])
+
+
+def parse_blocks(text: str) -> pd.DataFrame:
+    """McPAT's uncore blocks (shared caches, directories, memory controller, NIU, PCIe, NoC with its routers and
+    their parts) as rows named like ``UNCORE_LINES``; a ``Crossbar + Arbiter`` row sums those two lines."""
+    names = {m: line for line, (mcpat, _, _) in UNCORE_LINES.items() for m in mcpat if line != "Crossbar + Arbiter"}
+    rows: list[dict] = []
+    for block in re.split(r"^\*{20,}\s*$", text, flags=re.M):
+        lines = [x for x in block.splitlines() if x.strip()]
+        if not lines or lines[0].strip().rstrip(":").strip() not in _BLOCK_HEADERS:
+            continue
+        current = None
+        for raw in lines:
+            v = _VALUE.match(raw)
+            if v:
+                if current is not None:
+                    current.setdefault(_OUT_KEYS[v.group(1)], float(v.group(2)))
+                continue
+            if "=" in raw:
+                continue
+            name = raw.strip().rstrip(":").strip()
+            current = dict(line=names.get(name, name), level=UNCORE_LINES.get(names.get(name, ""), ("", "", 4))[2])
+            rows.append(current)
+    df = pd.DataFrame(rows, columns=["line", "level", *METRICS])
+    parts = df[df.line.isin(["Crossbar", "Arbiter"])]
+    if len(parts):
+        row = parts[list(METRICS)].fillna(0.0).sum()
+        # McPAT's router is its buffers high and buffers plus crossbar wide: the crossbar's share of the router's
+        # area is the router less its buffers, not the crossbar's own printed square
+        by = df.drop_duplicates("line").set_index("line")
+        if {"Router (one)", "Virtual Channel Buffer"} <= set(by.index):
+            row["area_mm2"] = by.loc["Router (one)", "area_mm2"] - by.loc["Virtual Channel Buffer", "area_mm2"]
+        df = pd.concat([df, pd.DataFrame([dict(line="Crossbar + Arbiter", level=3, **row.to_dict())])],
+                       ignore_index=True)
+    return df
 
 
 _LINE = re.compile(r"^(\s*)([A-Za-z][^=]*?):\s*(.*)$")
@@ -148,10 +239,11 @@ def parse_out(text: str) -> pd.DataFrame:
     return df
 
 
-def compare(result, mcpat_out: str) -> pd.DataFrame:
+def compare(result, mcpat_out: str, niu_on_die: bool = False) -> pd.DataFrame:
     """kvsim's tree beside McPAT's, line by line, with % errors (lines only one side has keep NaN on the other)."""
-    ours = tree(result).set_index("line")
-    theirs = parse_out(mcpat_out).set_index("line")
+    ours = tree(result, niu_on_die).drop_duplicates("line").set_index("line")
+    theirs = pd.concat([parse_out(mcpat_out), parse_blocks(mcpat_out)], ignore_index=True)
+    theirs = theirs.drop_duplicates("line").set_index("line")
     names = list(ours.index) + [n for n in theirs.index if n not in ours.index]
     rows = []
     for n in names:

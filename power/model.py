@@ -21,10 +21,23 @@ import numpy as np
 
 from . import calibration as cal
 from .activity import Activity
-from .blocks import GATE_AREA_F2, LOGIC_AREA_SCALE, ZERO, Block, array, cache_block, logic, wires
+from .blocks import (
+    GATE_AREA_F2,
+    LOGIC_AREA_SCALE,
+    PORT_PITCH_F,
+    ZERO,
+    Block,
+    array,
+    array_height_mm,
+    cache_block,
+    logic,
+    wires,
+)
 from .classes import ON_DIE_CLASSES
 from .config import CacheConfig, DirectoryConfig, NocConfig, Platform
 from .tech import LONG_CHANNEL_SHARE, Technology, technology
+
+REF_ROUTER_PORTS = 5        # a mesh router's ports (four neighbours and the local node): the crossbar's reference
 
 
 @dataclass
@@ -462,16 +475,28 @@ class _Builder:
             self.add(f"{n.name}.bus", "bus", "noc", blk, n.duty_cycle * per / max(1.0, n.link_throughput),
                      count=n.count, clock_MHz=n.clock_MHz, runtime_c=rc, component="noc")
             return
-        buf = array(t, max(1, n.vcs * n.buffer_entries), n.flit_bits, rd_ports=1, wr_ports=1, rw_ports=0,
+        # An input port's buffer as McPAT builds it (CACTI's Router::buffer_stats): one mat of VCs x entries rows
+        # and flit x VCs columns, a write port per VC and one read port; its cells grow with the ports, so the
+        # buffer grows as VCs^2 x entries x flit (x the ports' cell growth), not as VCs x entries x flit.
+        vcs = max(1, n.vcs)
+        rows, cols = max(1, vcs * n.buffer_entries), n.flit_bits * vcs
+        buf = array(t, rows, cols, rd_ports=1, wr_ports=vcs, rw_ports=0, access_bits=n.flit_bits,
                     name=f"{n.name}.vc_buffer")
         pitch = 4.0 * t.F_um * 1e-3  # mm per crossbar track
         xw = n.in_ports * n.flit_bits * pitch
         xh = n.out_ports * n.flit_bits * pitch
         xbar_c = n.flit_bits * (xw + xh) * t.c_wire_per_mm * 1.5
-        # crosspoint drivers are sized for the wire they drive, whose length grows with the flit width (CACTI's
-        # crossbar): leaking width ~ ports^2 x flit^2, as McPAT's routers leak (x2.9-4 per doubled flit)
-        drive = n.flit_bits / cal.REF_FLIT_BITS
-        xbar = Block(xw * xh, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_leak_um * drive,
+        # McPAT's router is its input ports' buffers high and buffers plus crossbar wide (Router::get_router_area):
+        # the crossbar's share of the die is the strip of the crossbar's width (a track per output bit) beside the
+        # stacked buffers, not the crossbar's own square
+        strip_mm2 = n.in_ports * array_height_mm(t, rows, cols, ports=vcs + 1) * n.out_ports * n.flit_bits * \
+            PORT_PITCH_F * t.F_array_um * 1e-3
+        # crosspoint drivers are sized for the wire they drive: an output line runs past every input's flit
+        # (CACTI's Crossbar::output_buffer, a line of inputs x flit tracks), so the drivers grow with inputs x
+        # flit and the leaking width as inputs^2 x outputs x flit^2 (McPAT's routers: x2.9-4 per doubled flit; the
+        # target's 7-port routers leaked 0.62x McPAT's, the Xeon's 3-port ring stops 1.8x, with flit alone)
+        drive = n.in_ports * n.flit_bits / (REF_ROUTER_PORTS * cal.REF_FLIT_BITS)
+        xbar = Block(strip_mm2, xbar_c, xbar_c, 0.0, n.in_ports * n.out_ports * n.flit_bits * 6 * t.F_leak_um * drive,
                      n.in_ports * n.out_ports * n.flit_bits * 12 * t.F_leak_um * drive)
         arb = logic(t, n.in_ports * n.out_ports * max(1, n.vcs) * 60, activity=0.2, name="arbiter")
         # The input buffers are SRAM arrays (McPAT prices them with CACTI, one read and one write port) with their
@@ -539,21 +564,21 @@ class _Builder:
         # PHY (DDR I/O, DLLs): its leaking width per pin
         pins = ch * (m.databus_bits + m.addrbus_bits)
         phy = Block(phy_area, 0.0, 0.0, 0.0, pins * 200 * t.F_leak_um, pins * 400 * t.F_leak_um)
-        blk = fe + te + phy
         # Peak: the transaction engine runs every cycle of the DIMM clock; the front end, buffers and PHY switch
         # about half of that capacitance per byte moved (the ratio of clock-driven to traffic-driven power in
-        # published controller breakdowns).
+        # published controller breakdowns). Three structures, as McPAT prints them (one law: ``mc``).
         mc_clk = m.io_clock_MHz
         per_byte = 0.5 * te.c_read / ch
         bytes_per_cycle = m.peak_MBps * ch / mc_clk
-        peak_c_mc = te.c_read + bytes_per_cycle * per_byte
-        rc = None
+        rc = rz = None
         if self.act is not None:
             d = self.act.dram
             nacc = d.reads + d.writes
-            rc = [nacc * m.block_B * per_byte]
-        self.add("mc", "mc", "mc", blk, peak_c_mc, count=m.count, domain="fixed", clock_MHz=mc_clk,
-                 runtime_c=rc, clock_c=te.c_read * 0.3, component="mc")
+            rc, rz = [nacc * m.block_B * per_byte], [0.0]
+        kw = dict(count=m.count, domain="fixed", clock_MHz=mc_clk, component="mc")
+        self.add("mc.front_end", "mc", "mc", fe, bytes_per_cycle * per_byte, runtime_c=rc, **kw)
+        self.add("mc.transaction_engine", "mc", "mc", te, te.c_read, runtime_c=rz, clock_c=te.c_read * 0.3, **kw)
+        self.add("mc.phy", "mc", "mc", phy, 0.0, runtime_c=rz, **kw)
 
         if p.dram is not None:
             self.dram()

@@ -4,6 +4,8 @@ billion-RPS target and one socket of the Xeon E5-2697 v2 (power model; no simula
 
     sim-scripts/power_report.py
     sim-scripts/power_report.py --platform brps-target --xml target.xml   # also write McPAT XML
+    sim-scripts/power_report.py --run RUN_DIR     # a one-socket Xeon run (stats.json, config.json) priced, with
+                                                  # what McPAT-class models leave out, beside the measured Xeon
 
 Peak power is McPAT's TDP-class figure: every structure at its peak access rate, plus leakage, at the die
 temperature of the platform table. Off-die parts (DRAM devices, NIC chips) are listed separately.
@@ -12,6 +14,8 @@ temperature of the platform table. Off-die parts (DRAM devices, NIC chips) are l
 from __future__ import annotations
 
 import argparse
+import json
+import pathlib
 import sys
 
 from rich.console import Console
@@ -69,12 +73,52 @@ def report(console: Console, key: str, xml: str | None = None) -> None:
         console.print(f"McPAT XML written to {xml}")
 
 
+# validation.md (measured at the wall on the dual-socket E5-2697 v2 under MICA): CPUs 255 W for two sockets at
+# 120.5 M requests/s, four NICs 62 W. Only here, for the comparison; nothing in power/ is fitted to them.
+MEASURED_CPU_W_PER_SOCKET = 255.0 / 2
+MEASURED_MRPS_PER_SOCKET = 120.5 / 2
+MEASURED_NICS_W_PER_SOCKET = 62.0 / 2
+
+
+def run_report(console: Console, run_dir: str) -> None:
+    from power import unmodelled
+
+    d = pathlib.Path(run_dir)
+    stats = json.loads((d / "stats.json").read_text())
+    config = json.loads((d / "config.json").read_text())
+    r = power.price_run(stats, config)
+    if not hasattr(r, "model"):
+        raise SystemExit(f"{run_dir}: a one-socket run is needed (this one has several sockets)")
+    mrps = float(stats.get("client.throughput_mrps", 0.0))
+    t = Table(title=f"{r.model.platform.name}: {r.model.platform.cores} cores at {mrps:.1f} M requests/s "
+                    f"(measured: {MEASURED_CPU_W_PER_SOCKET:.1f} W a socket at {MEASURED_MRPS_PER_SOCKET:.2f} M "
+                    f"requests/s)")
+    for c in ("part", "W", "running total W", "source"):
+        t.add_column(c, justify="right" if c != "source" and c != "part" else "left")
+    total = 0.0
+    for part in unmodelled.parts(r):
+        total += part.watts
+        t.add_row(part.name, f"{part.watts:.1f}", f"{total:.1f}", part.source)
+    console.print(t)
+    console.print(f"die, model + the parts above: {total:.1f} W against the measured {MEASURED_CPU_W_PER_SOCKET:.1f} W "
+                  f"({100 * (total / MEASURED_CPU_W_PER_SOCKET - 1):+.0f}%); throughput {mrps:.1f} against "
+                  f"{MEASURED_MRPS_PER_SOCKET:.2f} M requests/s a socket")
+    nic = float(r.structures.loc[r.structures["class"] == "nic", "runtime_power_W"].sum())
+    console.print(f"NICs (the model's NIC chips, runtime + leakage): {nic:.1f} W against the measured "
+                  f"{MEASURED_NICS_W_PER_SOCKET:.1f} W a socket's share")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--platform", choices=sorted(platforms.PLATFORMS), action="append",
                     help="platform(s) to report (default: both)")
     ap.add_argument("--xml", help="write the platform as McPAT XML to this file (one platform only)")
+    ap.add_argument("--run", metavar="RUN_DIR", help="price a one-socket run (stats.json, config.json) with what "
+                                                    "McPAT-class models leave out, beside the measured Xeon")
     args = ap.parse_args(argv)
+    if args.run:
+        run_report(Console(width=160), args.run)
+        return 0
     keys = args.platform or ["brps-target", "xeon-e5-2697v2"]
     if args.xml and len(keys) != 1:
         ap.error("--xml needs exactly one --platform")
