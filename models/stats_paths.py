@@ -120,7 +120,9 @@ def _breakdown(counter: str) -> tuple[str, ...]:
 
 
 _ALL = [
-    StatGroup("run", "", ("sim_seconds",), "the run as a whole: simulated seconds of the measured interval"),
+    StatGroup("run", "", ("sim_seconds", "sim_ticks", "sim_freq", "sim_insts"),
+              "the measured interval as gem5 names it (models/sim.py interval_stats: seconds, ticks, ticks per second, "
+              "instructions)"),
     StatGroup("client", "client", (
         "deletes", "gets", "hits", "insts_per_request", "items", "key_size", "loss", "lost_packets", "lost_requests",
         "measured_ns", "misses", "offered_mpps", "packets", "puts", "requests", "responses_checked",
