@@ -81,6 +81,8 @@ FP_CLASSES = ("fp_add_ops", "fp_mul_ops", "fp_fma_ops", "fp_cvt_ops", "fp_div_op
 FP_SOURCES = {"fp_add_ops": 2, "fp_mul_ops": 2, "fp_fma_ops": 3, "fp_cvt_ops": 1, "fp_div_ops": 2}
 # Assumed, not measured (the engine has no TLB model; see the module doc): no TLB misses.
 TLB_MISSES_ASSUMED = 0.0
+# The page sizes the timing model's TLBs report (models/timing/src/tlb.rs SIZE_NAMES).
+TLB_PAGE_SIZES = ("4k", "2m")
 # The shared cache and the directory the engine runs, by the names the power platform gives them.
 LLC = "llc"
 DIRECTORY = "directory"
@@ -280,10 +282,11 @@ def _tlbs(stats, socket: int, i: int, kw: dict[str, float]) -> dict[str, float]:
     one (`Mmu.enabled`), else derived from the core's accesses with TLB_MISSES_ASSUMED misses."""
     out = {}
     for tlb, derived in (("itlb", kw["l1i_reads"]), ("dtlb", kw["loads"] + kw["stores"])):
-        pages = paths.TLB.instances(stats, "accesses", socket=socket, core=i, tlb=tlb)
+        # Direct look-ups, not a scan of every statistic: this runs for every core of every priced run.
+        pages = [p for p in TLB_PAGE_SIZES if paths.TLB.stat(socket, i, tlb, p, "accesses") in stats]
         if pages:
-            out[f"{tlb}_accesses"] = sum(float(stats[paths.TLB.stat(*p, "accesses")]) for p in pages)
-            out[f"{tlb}_misses"] = sum(float(stats[paths.TLB.stat(*p, "misses")]) for p in pages)
+            out[f"{tlb}_accesses"] = sum(float(stats[paths.TLB.stat(socket, i, tlb, p, "accesses")]) for p in pages)
+            out[f"{tlb}_misses"] = sum(float(stats[paths.TLB.stat(socket, i, tlb, p, "misses")]) for p in pages)
         else:
             out[f"{tlb}_accesses"], out[f"{tlb}_misses"] = derived, TLB_MISSES_ASSUMED
     return out
