@@ -154,9 +154,12 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
 def _predict(lo: Probe | None, hi: Probe, max_loss: float) -> float:
     """The offered load at which the loss reaches `max_loss`, predicted from the bracket's ends: an overloaded
     server answers at most its service rate, so it sustains at most answered / (1 - max_loss) (the lowest failed
-    probe's answered rate); with a sustained probe too, the loss interpolated linearly between the two ends may
+    probe's served rate); with a sustained probe too, the loss interpolated linearly between the two ends may
     place it lower (a server whose loss rises smoothly before it saturates)."""
-    bound = min(hi.offered_mpps, hi.answered_mpps / (1 - max_loss))
+    # A probe near capacity answered what its loss says (the loss takes the short run's one round trip off its
+    # span); a deeply overloaded one's backlog makes that correction overstate it: there the plain answered rate.
+    served = hi.answered_mpps if hi.loss > 0.5 else hi.offered_mpps * (1 - hi.loss)
+    bound = min(hi.offered_mpps, served / (1 - max_loss))
     if lo is not None and hi.loss > lo.loss:
         span = hi.offered_mpps - lo.offered_mpps
         bound = min(bound, lo.offered_mpps + span * (max_loss - lo.loss) / (hi.loss - lo.loss))
