@@ -203,7 +203,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
         };
         let generation = mem.code_generation();
         let limit = block.len().min((budget - n) as usize);
-        for &d in &block[..limit] {
+        for d in &block[..limit] {
             if TRACE {
                 if let Some(t) = tracer.as_deref_mut() {
                     t.record(pc, &h.x);
@@ -512,7 +512,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 // Every other operation is a computational F/D one.
                 op => {
                     debug_assert!(op.is_fp_compute());
-                    match fp_compute(op, &d, x, &mut h.fcsr, a, b) {
+                    match fp_compute(op, d, x, &mut h.fcsr, a, b) {
                         Ok(v) => wr!(v),
                         Err(why) => break 'run Stop::Fault(Trap::Illegal(why)),
                     }
