@@ -64,7 +64,7 @@ impl BlockCache {
     /// Keep `block` as the block at `pc`. The pointer returned stays valid until the cache is cleared, which only
     /// `get` does, at the next lookup after decoded code changed.
     pub fn insert(&mut self, pc: u64, block: Block) -> *const Block {
-        let b: *const Block = &*self.map.entry(pc).insert_entry(Box::new(block)).into_mut().as_ref();
+        let b: *const Block = self.map.entry(pc).insert_entry(Box::new(block)).into_mut().as_ref();
         self.table[(pc >> 1) as usize & (TABLE - 1)] = (pc, b);
         b
     }
