@@ -9,20 +9,32 @@ and so its answered rate, shows it.
 The search:
 1. Saturate: probe at the upper bound (by default the line rate of the port for the smallest frame). If that
    sustains, the capacity is the line rate (the network, not the server, is the limit) and we stop.
-2. Bracket: the saturating probe's answered rate is an estimate of the capacity. Probe there, then step away from
-   it geometrically (by 2, 4, 8 ... times the resolution) until one probe sustains and one does not.
-3. Refine: bisect (geometric midpoint) until the bracket's upper end is within the resolution of its lower end.
+2. Predict: an overloaded server answers at its service rate, so the saturating probe's answered rate A bounds the
+   capacity: a server that answers at most A sustains at most A / (1 - max_loss). Probe just below that (half the
+   resolution); when it sustains, the probe one resolution above it closes the bracket. A server whose loss
+   follows that bound (drops at the FIFO once the cores are busy) is found in three probes.
+3. Bracket and refine: when a probe lands on the side it was not predicted to, the next prediction uses the new
+   end (the lowest failed probe's answered rate, and the loss interpolated between the bracket's ends); after
+   misses, steps grow geometrically (2, 4, 8 ... times the resolution) from the end that held, and after two in a
+   row inside a bracket the search bisects (geometric midpoint), so it ends even where the predictions are poor.
 The answer is the highest probe that sustained: the true capacity lies in [answer, answer x (1 + resolution)).
 
 The search does not care what answers a probe: `search` takes any function offered-load -> Outcome (a simulated
 server in `simulated_server`, a synthetic model in the tests), so its convergence is tested without simulating.
 Starting from the measured answered rate, not from the line rate, is what makes a slow server (an in-order
 single-issue core answers a few percent of line rate) come out right instead of quantised to zero.
+
+Probes of a server with a large data set restore it (`capacity(restore=...)`): the first probe checkpoints the
+store at the end of its bulk load, and the others restore that checkpoint and warm their caches over
+`client.warmup_requests` requests of their own mix instead of loading (and warming over) every item again.
 """
 
 from __future__ import annotations
 
 import math
+import pathlib
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -120,42 +132,66 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
     first = run(high, "saturate")
     if first.sustained(max_loss):
         return SearchResult(first, probes, resolution, max_loss, math.inf)
-    # Bracket around the answered rate: lo sustains, hi does not.
-    hi = high
-    guess = min(max(first.answered_mpps, high * 1e-6), high / (1 + resolution))
-    step = 2 * resolution
-    p = run(guess, "bracket")
-    if p.sustained(max_loss):
-        lo = guess
-        while True:                # step up until a probe fails (or the next step would reach the failed bound)
-            rate = lo * (1 + step)
-            if rate >= hi / (1 + resolution):
-                break
-            p = run(rate, "bracket")
-            if not p.sustained(max_loss):
-                hi = rate
-                break
-            lo, step = rate, step * 2
-    else:
-        hi = guess
-        lo = 0.0
-        while True:
-            rate = hi / (1 + step)
-            p = run(rate, "bracket")
-            if p.sustained(max_loss):
-                lo = rate
-                break
-            hi, step = rate, step * 2
-            if rate < high * 1e-6:
-                return SearchResult(None, probes, resolution, max_loss, hi)
-    while hi > lo * (1 + resolution):
-        rate = math.sqrt(lo * hi)
-        if run(rate, "refine").sustained(max_loss):
-            lo = rate
+    floor = high * 1e-6
+    lo: Probe | None = None        # the highest probe that sustained
+    hi = first                     # the lowest probe that failed
+    misses = 0                     # predictions in a row that landed on the wrong side
+    while lo is None or hi.offered_mpps > lo.offered_mpps * (1 + resolution):
+        rate = _next_rate(lo, hi, max_loss, resolution, misses, floor)
+        expect = lo is None or rate < _predict(lo, hi, max_loss)
+        p = run(rate, "bracket" if lo is None else "refine")
+        if p.sustained(max_loss):
+            misses = 0 if expect else misses + 1
+            lo = p if lo is None or p.offered_mpps > lo.offered_mpps else lo
         else:
-            hi = rate
-    best = max((p for p in probes if p.sustained(max_loss)), key=lambda p: p.offered_mpps)
-    return SearchResult(best, probes, resolution, max_loss, hi)
+            misses = misses + 1 if expect else 0
+            hi = p if p.offered_mpps < hi.offered_mpps else hi
+            if lo is None and rate <= floor:
+                return SearchResult(None, probes, resolution, max_loss, hi.offered_mpps)
+    return SearchResult(lo, probes, resolution, max_loss, hi.offered_mpps)
+
+
+def _predict(lo: Probe | None, hi: Probe, max_loss: float) -> float:
+    """The offered load at which the loss reaches `max_loss`, predicted from the bracket's ends: an overloaded
+    server answers at most its service rate, so it sustains at most answered / (1 - max_loss) (the lowest failed
+    probe's served rate); with a sustained probe too, the loss interpolated linearly between the two ends may
+    place it lower (a server whose loss rises smoothly before it saturates)."""
+    # A probe near capacity answered what its loss says (the loss takes the short run's one round trip off its
+    # span); a deeply overloaded one's backlog makes that correction overstate it: there the plain answered rate.
+    served = hi.answered_mpps if hi.loss > 0.5 else hi.offered_mpps * (1 - hi.loss)
+    bound = min(hi.offered_mpps, served / (1 - max_loss))
+    if lo is not None and hi.loss > lo.loss:
+        span = hi.offered_mpps - lo.offered_mpps
+        bound = min(bound, lo.offered_mpps + span * (max_loss - lo.loss) / (hi.loss - lo.loss))
+    return bound
+
+
+def _next_rate(lo: Probe | None, hi: Probe, max_loss: float, resolution: float, misses: int,
+               floor: float) -> float:
+    """Where to probe next. Before any probe sustained: just below the prediction (half the resolution), so that
+    the probe after it, one resolution higher, closes the bracket; after predictions that missed, a geometric step
+    (2, 4, 8 ... resolutions) from the failed end. Within a bracket: the probe that closes it on the side the
+    prediction is near, stepping geometrically after misses; in its interior, just below the prediction, or the
+    geometric midpoint once predictions keep missing."""
+    t = _predict(lo, hi, max_loss)
+    step = resolution * 2 ** misses
+    if lo is None:
+        rate = t / (1 + resolution / 2)
+        if misses:
+            rate = min(rate, hi.offered_mpps / (1 + step))
+        return max(min(rate, hi.offered_mpps / (1 + resolution)), floor)
+    low, top = lo.offered_mpps * (1 + resolution), hi.offered_mpps / (1 + resolution)
+    if low >= top:                 # any probe between closes the bracket
+        return math.sqrt(lo.offered_mpps * hi.offered_mpps)
+    if t <= low:
+        rate = lo.offered_mpps * (1 + step)
+    elif t >= top:
+        rate = hi.offered_mpps / (1 + step)
+    elif misses >= 2:
+        rate = math.sqrt(lo.offered_mpps * hi.offered_mpps)
+    else:
+        rate = t / (1 + resolution / 2)
+    return min(max(rate, low), top)
 
 
 def outcome_from_stats(stats: dict[str, float], offered_per_port: float, result: Any = None) -> Outcome:
@@ -202,9 +238,49 @@ def simulated_server(make_system: Callable[[float], System], *,
 def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAULT_MAX_LOSS,
              resolution: float = DEFAULT_RESOLUTION, high: float | None = None,
              progress: Callable[[Probe], None] | None = None,
-             simulate_fn: Callable[[System], dict[str, float]] | None = None) -> SearchResult:
-    """The capacity of a simulated server (see the module doc). `high` defaults to the port's line rate."""
+             simulate_fn: Callable[[System], dict[str, float]] | None = None,
+             restore: bool | None = None, checkpoint: str | pathlib.Path | None = None) -> SearchResult:
+    """The capacity of a simulated server (see the module doc). `high` defaults to the port's line rate.
+
+    `restore`: the first probe writes a checkpoint at the end of its bulk load and every later probe restores it
+    (warming over `client.warmup_requests` requests of its own mix) instead of loading the store again. None (the
+    default) restores when that is the cheaper way to a warm store: the data set has more items than the warm-up
+    has requests. `checkpoint` is the folder to write it to (kept); by default a temporary one, removed after."""
+    probe = make_system(1.0)
     if high is None:
-        high = line_rate_mpps(make_system(1.0))
-    return search(simulated_server(make_system, simulate_fn=simulate_fn), high, max_loss=max_loss,
-                  resolution=resolution, progress=progress)
+        high = line_rate_mpps(probe)
+    if restore is None:
+        restore = loads_data_set(probe) and probe.client.items > probe.client.warmup_requests
+    elif restore and not loads_data_set(probe):
+        raise ParamError("capacity search with restore=True: the probes must load a data set (client.enabled and "
+                         "client.bulk_load, no System.restore_from or System.checkpoint_to of their own)")
+    if not restore:
+        return search(simulated_server(make_system, simulate_fn=simulate_fn), high, max_loss=max_loss,
+                      resolution=resolution, progress=progress)
+    folder = pathlib.Path(checkpoint) if checkpoint else pathlib.Path(tempfile.mkdtemp(prefix="kvsim-capacity-"))
+    target = folder / "data-set"
+    if target.exists():
+        raise ParamError(f"capacity search checkpoint = {str(folder)!r}: it already holds {target.name}/ (a "
+                         "checkpoint of another search?); give an empty folder")
+
+    def restoring(rate: float) -> System:
+        system = make_system(rate)
+        if target.exists():
+            system.restore_from = str(target)
+        else:                      # the first probe loads the store and checkpoints it at the end of the load
+            system.checkpoint_to = str(target)
+        return system
+
+    try:
+        return search(simulated_server(restoring, simulate_fn=simulate_fn), high, max_loss=max_loss,
+                      resolution=resolution, progress=progress)
+    finally:
+        if not checkpoint:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def loads_data_set(system: System) -> bool:
+    """Does a run of `system` bulk-load the client's store (so that a checkpoint at the end of the load can
+    replace the load)?"""
+    return system.client.enabled and system.client.bulk_load and not system.restore_from and \
+        not system.checkpoint_to

@@ -2,6 +2,7 @@
 is known in closed form, and on small real runs of an in-order single-issue core and a 4-issue one."""
 
 import math
+import pathlib
 
 import pytest
 
@@ -37,8 +38,20 @@ def test_converges_within_the_stated_resolution(cap, resolution):
     assert truth <= res.offered_mpps * (1 + resolution), "and within the resolution of it"
     assert res.upper_mpps <= res.offered_mpps * (1 + resolution)
     assert res.probes[0].stage == "saturate" and res.probes[0].offered_mpps == LINE
-    # The bracket starts from the answered rate, so a slow server costs no more probes than a fast one.
-    assert len(res.probes) <= 12
+    # The saturating probe's answered rate predicts the threshold of a server that drops what it cannot serve:
+    # one probe just below it sustains, the one a resolution above fails, whatever the capacity.
+    assert len(res.probes) == 3
+
+
+SYNTHETIC = [QueueServer(c) for c in (0.05, 0.8, 1.7, 10.0, 37.0, 120.0, 146.0, 1000.0)] + \
+    [QueueServer(20.0, background_loss=0.004), QueueServer(20.0, knee=0.3)]
+
+
+def test_at_most_four_probes_a_point_on_average():
+    """The synthetic cases at 1%: the search of a server whose loss rises smoothly before capacity (the knee)
+    needs more, one that is line-limited a single probe."""
+    counts = [len(capacity.search(server, LINE).probes) for server in SYNTHETIC]
+    assert sum(counts) / len(counts) <= 4, counts
 
 
 def test_slow_server_is_not_quantised_to_zero():
@@ -116,3 +129,44 @@ def test_real_capacity_of_an_in_order_and_a_4_issue_core(kvs_server, rob, width)
     assert res.best is not None and not res.line_limited, "one core cannot take 100 GbE of tiny requests"
     assert res.best.loss < 0.01 and res.upper_mpps <= res.offered_mpps * 1.05
     assert any(not p.sustained(0.01) and p.offered_mpps == res.upper_mpps for p in res.probes)
+
+
+def fake_simulation(server, seen):
+    """simulate_fn for `capacity.capacity`: the statistics of `server` at the probe's load; records each probe's
+    checkpoint settings and writes a stand-in for the checkpoint a probe is asked to write."""
+    def simulate(system):
+        seen.append((system.checkpoint_to, system.restore_from))
+        if system.checkpoint_to:
+            pathlib.Path(system.checkpoint_to).mkdir(parents=True)
+        rate = system.client.offered_mpps
+        return {"client.offered_mpps": rate, "client.packets": 1.0, "client.requests": 1.0,
+                "client.throughput_mrps": server(rate).answered_mpps, "client.loss": 0.0}
+    return simulate
+
+
+def test_probes_restore_the_first_probes_checkpoint(tmp_path):
+    """A data set larger than the warm-up: the saturating probe loads the store and checkpoints it at the end of
+    the load; every later probe restores it. A small one is loaded by every probe, as before."""
+    from configs import brps_target_socket
+
+    def make(items, warmup):
+        def system(rate):
+            return brps_target_socket.system(cores=2, items=items, offered_mpps=rate, warmup_requests=warmup)
+        return system
+
+    seen = []
+    res = capacity.capacity(make(1 << 20, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), seen),
+                            checkpoint=tmp_path)
+    target = str(tmp_path / "data-set")
+    assert seen[0] == (target, "") and all(s == ("", target) for s in seen[1:]) and len(seen) == len(res.probes)
+    assert (tmp_path / "data-set").is_dir(), "a checkpoint folder given is kept"
+    with pytest.raises(ParamError, match="already holds"):
+        capacity.capacity(make(1 << 20, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), []),
+                          checkpoint=tmp_path)
+    seen = []
+    capacity.capacity(make(4096, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), seen))
+    assert all(s == ("", "") for s in seen)
+    seen = []
+    capacity.capacity(make(4096, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), seen), restore=True)
+    folder = pathlib.Path(seen[0][0]).parent
+    assert seen[1][1] == seen[0][0] and not folder.exists(), "a temporary checkpoint is removed after the search"

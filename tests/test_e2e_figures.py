@@ -145,8 +145,9 @@ def test_the_evaluator_keeps_to_its_probe_budget(monkeypatch):
     low = end_to_end.evaluate(make, {"resolution": 0.02, "max_probes": 30, "start_from": 3.0 / 1.05}, lambda _: None)
     assert low["probes"][0]["offered_mpps"] == pytest.approx(3.0) and low["probes"][0]["sustained"]
     assert 7.0 / 1.02 <= low["stats"]["capacity.mpps_per_port"] <= 7.0 / 0.99
-    few = end_to_end.evaluate(make, {"resolution": 0.001, "max_probes": 3}, lambda _: None)
-    assert few["stats"]["capacity.budget_hit"] == 1.0 and len(few["probes"]) == 3
+    # (drivers.capacity finds this server in three probes: saturate, just below the predicted threshold, above it)
+    few = end_to_end.evaluate(make, {"resolution": 0.001, "max_probes": 2}, lambda _: None)
+    assert few["stats"]["capacity.budget_hit"] == 1.0 and len(few["probes"]) == 2
     assert few["stats"]["capacity.mpps_per_port"] == max(p["offered_mpps"] for p in few["probes"] if p["sustained"])
 
 

@@ -190,321 +190,337 @@ pub fn run<H: ExecHook, const TRACE: bool>(
     let mut tracer = tracer;
     let mut n = 0u64;
     let mut pc = h.pc;
-    let mut code_vpn = u64::MAX;
-    let mut code: *mut Decoded = std::ptr::null_mut();
-    let stop = loop {
+    // A block at a time: its instructions run without a lookup each, the budget checked once per block. A store
+    // that changes decoded code (the generation moves) ends the block after it.
+    let stop = 'run: loop {
         if n >= budget {
             break Stop::Budget;
         }
-        let vpn = pc >> 12;
-        if vpn != code_vpn {
-            code = mem.code_page(vpn);
-            code_vpn = vpn;
-        }
-        // SAFETY: code points at a live code page of CODE_SLOTS entries; the index is < 2048.
-        let d = unsafe { *code.add(((pc & 0xfff) >> 1) as usize) };
-        if TRACE && d.op != Op::Undecoded {
-            if let Some(t) = tracer.as_deref_mut() {
-                t.record(pc, &h.x);
-            }
-        }
-        let x = &mut h.x;
-        // SAFETY: the decoder only produces register numbers below 64 (5-bit fields, plus 32 for FP registers), and
-        // the decoded-instruction cache holds nothing but decoder output.
-        let rd = d.rd as usize;
-        let (a, b) = unsafe { (*x.get_unchecked(d.rs1 as usize), *x.get_unchecked(d.rs2 as usize)) };
-        debug_assert!(rd < 64 && d.rs1 < 64 && d.rs2 < 64);
-        macro_rules! wr {
-            ($v:expr) => {{
-                let v: u64 = $v;
-                // SAFETY: rd < 64, as above.
-                unsafe { *x.get_unchecked_mut(rd) = v };
-            }};
-        }
-        let imm = d.imm as i64 as u64;
-        let mut next = pc.wrapping_add(d.len as u64);
-        let mut ea = 0u64;
-        let mut taken = false;
-        macro_rules! tri {
-            ($e:expr) => {
-                match $e {
-                    Ok(v) => v,
-                    Err(t) => break Stop::Fault(t),
+        let block = match mem.block(pc) {
+            // SAFETY: the block stays in the cache until the next lookup (blocks.rs), after this one has run.
+            Ok(b) => unsafe { &(*b).insts },
+            Err(t) => break Stop::Fault(t),
+        };
+        let generation = mem.code_generation();
+        let limit = block.len().min((budget - n) as usize);
+        for d in &block[..limit] {
+            if TRACE {
+                if let Some(t) = tracer.as_deref_mut() {
+                    t.record(pc, &h.x);
                 }
-            };
-        }
-        macro_rules! branch {
-            ($cond:expr) => {{
-                h.cnt.branches += 1;
-                if $cond {
+            }
+            let x = &mut h.x;
+            // SAFETY: the decoder only produces register numbers below 64 (5-bit fields, plus 32 for FP registers), and
+            // the decoded-instruction cache holds nothing but decoder output.
+            let rd = d.rd as usize;
+            let (a, b) = unsafe { (*x.get_unchecked(d.rs1 as usize), *x.get_unchecked(d.rs2 as usize)) };
+            debug_assert!(rd < 64 && d.rs1 < 64 && d.rs2 < 64);
+            macro_rules! wr {
+                ($v:expr) => {{
+                    let v: u64 = $v;
+                    // SAFETY: rd < 64, as above.
+                    unsafe { *x.get_unchecked_mut(rd) = v };
+                }};
+            }
+            let imm = d.imm as i64 as u64;
+            let mut next = pc.wrapping_add(d.len as u64);
+            let mut ea = 0u64;
+            let mut taken = false;
+            macro_rules! tri {
+                ($e:expr) => {
+                    match $e {
+                        Ok(v) => v,
+                        Err(t) => break 'run Stop::Fault(t),
+                    }
+                };
+            }
+            macro_rules! branch {
+                ($cond:expr) => {{
+                    h.cnt.branches += 1;
+                    if $cond {
+                        next = pc.wrapping_add(imm);
+                        taken = true;
+                        h.cnt.taken_branches += 1;
+                    }
+                }};
+            }
+            macro_rules! load {
+                ($n:literal, $conv:expr) => {{
+                    ea = a.wrapping_add(imm);
+                    let v = tri!(mem.load::<$n>(ea));
+                    wr!($conv(v));
+                    h.cnt.loads += 1;
+                }};
+            }
+            macro_rules! store {
+                ($n:literal) => {{
+                    ea = a.wrapping_add(imm);
+                    tri!(mem.store::<$n>(hid, ea, b));
+                    h.cnt.stores += 1;
+                    check_code!();
+                }};
+            }
+            macro_rules! amo_w {
+                ($f:expr) => {{
+                    ea = a;
+                    let old = tri!(mem.load_atomic::<4>(ea)) as u32;
+                    let new: u32 = $f(old, b as u32);
+                    tri!(mem.store_atomic::<4>(hid, ea, new as u64));
+                    wr!(sext32(old as u64));
+                    h.cnt.atomics += 1;
+                    check_code!();
+                }};
+            }
+            macro_rules! amo_d {
+                ($f:expr) => {{
+                    ea = a;
+                    let old = tri!(mem.load_atomic::<8>(ea));
+                    let new: u64 = $f(old, b);
+                    tri!(mem.store_atomic::<8>(hid, ea, new));
+                    wr!(old);
+                    h.cnt.atomics += 1;
+                    check_code!();
+                }};
+            }
+            // After an instruction: keep x0 zero, tell the hook, advance.
+            macro_rules! retire {
+                () => {{
+                    x[0] = 0;
+                    if H::ACTIVE {
+                        let class = op_class(d.op);
+                        let size = mem_size(d.op);
+                        let is_mem = size != 0 || class == InstClass::Prefetch;
+                        let non_temporal = is_mem && h.ntl_pending;
+                        if is_mem {
+                            h.ntl_pending = false;
+                        }
+                        if d.op == Op::Ntl {
+                            h.ntl_pending = true;
+                        }
+                        let info = InstInfo {
+                            pc,
+                            len: d.len,
+                            class,
+                            dst: d.rd,
+                            src1: d.rs1,
+                            src2: d.rs2,
+                            src3: if class == InstClass::FpFma {
+                                (super::decode::FREG + (d.raw >> 27)) as u8
+                            } else {
+                                0
+                            },
+                            mem_addr: if is_mem { ea } else { 0 },
+                            mem_size: size,
+                            taken: taken || class == InstClass::Jump,
+                            next_pc: next,
+                            non_temporal,
+                            prefetch_kind: match d.op {
+                                Op::PrefetchW => PrefetchKind::Write,
+                                Op::PrefetchI => PrefetchKind::Instruction,
+                                _ => PrefetchKind::Read,
+                            },
+                        };
+                        hook.on_inst(hid, &info);
+                    }
+                    let _ = (ea, taken);
+                    pc = next;
+                    n += 1;
+                }};
+            }
+            // After a store: leave the block if it changed decoded code (the block itself, perhaps).
+            macro_rules! check_code {
+                () => {
+                    if mem.code_generation() != generation {
+                        retire!();
+                        continue 'run;
+                    }
+                };
+            }
+            match d.op {
+                Op::Addi => wr!(a.wrapping_add(imm)),
+                Op::Add => wr!(a.wrapping_add(b)),
+                Op::Ld => load!(8, |v| v),
+                Op::Sd => store!(8),
+                Op::Lw => load!(4, sext32),
+                Op::Sw => store!(4),
+                Op::Beq => branch!(a == b),
+                Op::Bne => branch!(a != b),
+                Op::Blt => branch!((a as i64) < (b as i64)),
+                Op::Bge => branch!((a as i64) >= (b as i64)),
+                Op::Bltu => branch!(a < b),
+                Op::Bgeu => branch!(a >= b),
+                Op::Jal => {
+                    wr!(next);
                     next = pc.wrapping_add(imm);
-                    taken = true;
-                    h.cnt.taken_branches += 1;
+                    h.cnt.jumps += 1;
                 }
-            }};
-        }
-        macro_rules! load {
-            ($n:literal, $conv:expr) => {{
-                ea = a.wrapping_add(imm);
-                let v = tri!(mem.load::<$n>(ea));
-                wr!($conv(v));
-                h.cnt.loads += 1;
-            }};
-        }
-        macro_rules! store {
-            ($n:literal) => {{
-                ea = a.wrapping_add(imm);
-                tri!(mem.store::<$n>(hid, ea, b));
-                h.cnt.stores += 1;
-            }};
-        }
-        macro_rules! amo_w {
-            ($f:expr) => {{
-                ea = a;
-                let old = tri!(mem.load_atomic::<4>(ea)) as u32;
-                let new: u32 = $f(old, b as u32);
-                tri!(mem.store_atomic::<4>(hid, ea, new as u64));
-                wr!(sext32(old as u64));
-                h.cnt.atomics += 1;
-            }};
-        }
-        macro_rules! amo_d {
-            ($f:expr) => {{
-                ea = a;
-                let old = tri!(mem.load_atomic::<8>(ea));
-                let new: u64 = $f(old, b);
-                tri!(mem.store_atomic::<8>(hid, ea, new));
-                wr!(old);
-                h.cnt.atomics += 1;
-            }};
-        }
-        // After an instruction: keep x0 zero, tell the hook, advance.
-        macro_rules! retire {
-            () => {{
-                x[0] = 0;
-                if H::ACTIVE {
-                    let class = op_class(d.op);
-                    let size = mem_size(d.op);
-                    let is_mem = size != 0 || class == InstClass::Prefetch;
-                    let non_temporal = is_mem && h.ntl_pending;
-                    if is_mem {
-                        h.ntl_pending = false;
+                Op::Jalr => {
+                    let target = a.wrapping_add(imm) & !1;
+                    wr!(next);
+                    next = target;
+                    h.cnt.jumps += 1;
+                }
+                Op::Lui => wr!(imm),
+                Op::Auipc => wr!(pc.wrapping_add(imm)),
+                Op::Lb => load!(1, |v: u64| v as i8 as i64 as u64),
+                Op::Lh => load!(2, |v: u64| v as i16 as i64 as u64),
+                Op::Lbu => load!(1, |v| v),
+                Op::Lhu => load!(2, |v| v),
+                Op::Lwu => load!(4, |v| v),
+                Op::Sb => store!(1),
+                Op::Sh => store!(2),
+                Op::Slti => wr!(((a as i64) < (imm as i64)) as u64),
+                Op::Sltiu => wr!((a < imm) as u64),
+                Op::Xori => wr!(a ^ imm),
+                Op::Ori => wr!(a | imm),
+                Op::Andi => wr!(a & imm),
+                Op::Slli => wr!(a << (imm & 63)),
+                Op::Srli => wr!(a >> (imm & 63)),
+                Op::Srai => wr!(((a as i64) >> (imm & 63)) as u64),
+                Op::Sub => wr!(a.wrapping_sub(b)),
+                Op::Sll => wr!(a << (b & 63)),
+                Op::Slt => wr!(((a as i64) < (b as i64)) as u64),
+                Op::Sltu => wr!((a < b) as u64),
+                Op::Xor => wr!(a ^ b),
+                Op::Srl => wr!(a >> (b & 63)),
+                Op::Sra => wr!(((a as i64) >> (b & 63)) as u64),
+                Op::Or => wr!(a | b),
+                Op::And => wr!(a & b),
+                Op::Addiw => wr!(sext32(a.wrapping_add(imm))),
+                Op::Slliw => wr!(sext32(((a as u32) << (imm & 31)) as u64)),
+                Op::Srliw => wr!(sext32(((a as u32) >> (imm & 31)) as u64)),
+                Op::Sraiw => wr!(((a as i32) >> (imm & 31)) as i64 as u64),
+                Op::Addw => wr!(sext32(a.wrapping_add(b))),
+                Op::Subw => wr!(sext32(a.wrapping_sub(b))),
+                Op::Sllw => wr!(sext32(((a as u32) << (b & 31)) as u64)),
+                Op::Srlw => wr!(sext32(((a as u32) >> (b & 31)) as u64)),
+                Op::Sraw => wr!(((a as i32) >> (b & 31)) as i64 as u64),
+                Op::Mul => wr!(a.wrapping_mul(b)),
+                Op::Mulh => wr!(((a as i64 as i128 * b as i64 as i128) >> 64) as u64),
+                Op::Mulhsu => wr!(((a as i64 as i128).wrapping_mul(b as i128) >> 64) as u64),
+                Op::Mulhu => wr!(((a as u128 * b as u128) >> 64) as u64),
+                Op::Div => wr!(if b == 0 { u64::MAX } else { (a as i64).wrapping_div(b as i64) as u64 }),
+                Op::Divu => wr!(a.checked_div(b).unwrap_or(u64::MAX)),
+                Op::Rem => wr!(if b == 0 { a } else { (a as i64).wrapping_rem(b as i64) as u64 }),
+                Op::Remu => wr!(if b == 0 { a } else { a % b }),
+                Op::Mulw => wr!(sext32((a as u32).wrapping_mul(b as u32) as u64)),
+                Op::Divw => {
+                    let (p, q) = (a as i32, b as i32);
+                    wr!(if q == 0 { u64::MAX } else { p.wrapping_div(q) as i64 as u64 })
+                }
+                Op::Divuw => {
+                    let (p, q) = (a as u32, b as u32);
+                    wr!(p.checked_div(q).map_or(u64::MAX, |v| sext32(v as u64)))
+                }
+                Op::Remw => {
+                    let (p, q) = (a as i32, b as i32);
+                    wr!(if q == 0 { p as i64 as u64 } else { p.wrapping_rem(q) as i64 as u64 })
+                }
+                Op::Remuw => {
+                    let (p, q) = (a as u32, b as u32);
+                    wr!(if q == 0 { sext32(p as u64) } else { sext32((p % q) as u64) })
+                }
+                Op::LrW => {
+                    ea = a;
+                    let v = tri!(mem.load_atomic::<4>(ea));
+                    mem.reserve(hid, ea);
+                    wr!(sext32(v));
+                    h.cnt.atomics += 1;
+                }
+                Op::LrD => {
+                    ea = a;
+                    let v = tri!(mem.load_atomic::<8>(ea));
+                    mem.reserve(hid, ea);
+                    wr!(v);
+                    h.cnt.atomics += 1;
+                }
+                Op::ScW | Op::ScD => {
+                    ea = a;
+                    let size = if d.op == Op::ScW { 4u8 } else { 8 };
+                    if ea & (size as u64 - 1) != 0 {
+                        break 'run Stop::Fault(Trap::Misaligned { addr: ea, size, access: Access::Atomic });
                     }
-                    if d.op == Op::Ntl {
-                        h.ntl_pending = true;
-                    }
-                    let info = InstInfo {
-                        pc,
-                        len: d.len,
-                        class,
-                        dst: d.rd,
-                        src1: d.rs1,
-                        src2: d.rs2,
-                        src3: if class == InstClass::FpFma { (super::decode::FREG + (d.raw >> 27)) as u8 } else { 0 },
-                        mem_addr: if is_mem { ea } else { 0 },
-                        mem_size: size,
-                        taken: taken || class == InstClass::Jump,
-                        next_pc: next,
-                        non_temporal,
-                        prefetch_kind: match d.op {
-                            Op::PrefetchW => PrefetchKind::Write,
-                            Op::PrefetchI => PrefetchKind::Instruction,
-                            _ => PrefetchKind::Read,
-                        },
-                    };
-                    hook.on_inst(hid, &info);
-                }
-                let _ = (ea, taken);
-                pc = next;
-                n += 1;
-            }};
-        }
-        match d.op {
-            Op::Addi => wr!(a.wrapping_add(imm)),
-            Op::Add => wr!(a.wrapping_add(b)),
-            Op::Ld => load!(8, |v| v),
-            Op::Sd => store!(8),
-            Op::Lw => load!(4, sext32),
-            Op::Sw => store!(4),
-            Op::Beq => branch!(a == b),
-            Op::Bne => branch!(a != b),
-            Op::Blt => branch!((a as i64) < (b as i64)),
-            Op::Bge => branch!((a as i64) >= (b as i64)),
-            Op::Bltu => branch!(a < b),
-            Op::Bgeu => branch!(a >= b),
-            Op::Jal => {
-                wr!(next);
-                next = pc.wrapping_add(imm);
-                h.cnt.jumps += 1;
-            }
-            Op::Jalr => {
-                let target = a.wrapping_add(imm) & !1;
-                wr!(next);
-                next = target;
-                h.cnt.jumps += 1;
-            }
-            Op::Lui => wr!(imm),
-            Op::Auipc => wr!(pc.wrapping_add(imm)),
-            Op::Lb => load!(1, |v: u64| v as i8 as i64 as u64),
-            Op::Lh => load!(2, |v: u64| v as i16 as i64 as u64),
-            Op::Lbu => load!(1, |v| v),
-            Op::Lhu => load!(2, |v| v),
-            Op::Lwu => load!(4, |v| v),
-            Op::Sb => store!(1),
-            Op::Sh => store!(2),
-            Op::Slti => wr!(((a as i64) < (imm as i64)) as u64),
-            Op::Sltiu => wr!((a < imm) as u64),
-            Op::Xori => wr!(a ^ imm),
-            Op::Ori => wr!(a | imm),
-            Op::Andi => wr!(a & imm),
-            Op::Slli => wr!(a << (imm & 63)),
-            Op::Srli => wr!(a >> (imm & 63)),
-            Op::Srai => wr!(((a as i64) >> (imm & 63)) as u64),
-            Op::Sub => wr!(a.wrapping_sub(b)),
-            Op::Sll => wr!(a << (b & 63)),
-            Op::Slt => wr!(((a as i64) < (b as i64)) as u64),
-            Op::Sltu => wr!((a < b) as u64),
-            Op::Xor => wr!(a ^ b),
-            Op::Srl => wr!(a >> (b & 63)),
-            Op::Sra => wr!(((a as i64) >> (b & 63)) as u64),
-            Op::Or => wr!(a | b),
-            Op::And => wr!(a & b),
-            Op::Addiw => wr!(sext32(a.wrapping_add(imm))),
-            Op::Slliw => wr!(sext32(((a as u32) << (imm & 31)) as u64)),
-            Op::Srliw => wr!(sext32(((a as u32) >> (imm & 31)) as u64)),
-            Op::Sraiw => wr!(((a as i32) >> (imm & 31)) as i64 as u64),
-            Op::Addw => wr!(sext32(a.wrapping_add(b))),
-            Op::Subw => wr!(sext32(a.wrapping_sub(b))),
-            Op::Sllw => wr!(sext32(((a as u32) << (b & 31)) as u64)),
-            Op::Srlw => wr!(sext32(((a as u32) >> (b & 31)) as u64)),
-            Op::Sraw => wr!(((a as i32) >> (b & 31)) as i64 as u64),
-            Op::Mul => wr!(a.wrapping_mul(b)),
-            Op::Mulh => wr!(((a as i64 as i128 * b as i64 as i128) >> 64) as u64),
-            Op::Mulhsu => wr!(((a as i64 as i128).wrapping_mul(b as i128) >> 64) as u64),
-            Op::Mulhu => wr!(((a as u128 * b as u128) >> 64) as u64),
-            Op::Div => wr!(if b == 0 { u64::MAX } else { (a as i64).wrapping_div(b as i64) as u64 }),
-            Op::Divu => wr!(a.checked_div(b).unwrap_or(u64::MAX)),
-            Op::Rem => wr!(if b == 0 { a } else { (a as i64).wrapping_rem(b as i64) as u64 }),
-            Op::Remu => wr!(if b == 0 { a } else { a % b }),
-            Op::Mulw => wr!(sext32((a as u32).wrapping_mul(b as u32) as u64)),
-            Op::Divw => {
-                let (p, q) = (a as i32, b as i32);
-                wr!(if q == 0 { u64::MAX } else { p.wrapping_div(q) as i64 as u64 })
-            }
-            Op::Divuw => {
-                let (p, q) = (a as u32, b as u32);
-                wr!(p.checked_div(q).map_or(u64::MAX, |v| sext32(v as u64)))
-            }
-            Op::Remw => {
-                let (p, q) = (a as i32, b as i32);
-                wr!(if q == 0 { p as i64 as u64 } else { p.wrapping_rem(q) as i64 as u64 })
-            }
-            Op::Remuw => {
-                let (p, q) = (a as u32, b as u32);
-                wr!(if q == 0 { sext32(p as u64) } else { sext32((p % q) as u64) })
-            }
-            Op::LrW => {
-                ea = a;
-                let v = tri!(mem.load_atomic::<4>(ea));
-                mem.reserve(hid, ea);
-                wr!(sext32(v));
-                h.cnt.atomics += 1;
-            }
-            Op::LrD => {
-                ea = a;
-                let v = tri!(mem.load_atomic::<8>(ea));
-                mem.reserve(hid, ea);
-                wr!(v);
-                h.cnt.atomics += 1;
-            }
-            Op::ScW | Op::ScD => {
-                ea = a;
-                let size = if d.op == Op::ScW { 4u8 } else { 8 };
-                if ea & (size as u64 - 1) != 0 {
-                    break Stop::Fault(Trap::Misaligned { addr: ea, size, access: Access::Atomic });
-                }
-                if mem.take_reservation(hid, ea) {
-                    if size == 4 {
-                        tri!(mem.store_atomic::<4>(hid, ea, b));
+                    if mem.take_reservation(hid, ea) {
+                        if size == 4 {
+                            tri!(mem.store_atomic::<4>(hid, ea, b));
+                        } else {
+                            tri!(mem.store_atomic::<8>(hid, ea, b));
+                        }
+                        wr!(0);
                     } else {
-                        tri!(mem.store_atomic::<8>(hid, ea, b));
+                        wr!(1);
                     }
-                    wr!(0);
-                } else {
-                    wr!(1);
+                    h.cnt.atomics += 1;
+                    check_code!();
                 }
-                h.cnt.atomics += 1;
-            }
-            Op::AmoSwapW => amo_w!(|_o: u32, s: u32| s),
-            Op::AmoAddW => amo_w!(|o: u32, s: u32| o.wrapping_add(s)),
-            Op::AmoXorW => amo_w!(|o: u32, s: u32| o ^ s),
-            Op::AmoAndW => amo_w!(|o: u32, s: u32| o & s),
-            Op::AmoOrW => amo_w!(|o: u32, s: u32| o | s),
-            Op::AmoMinW => amo_w!(|o: u32, s: u32| (o as i32).min(s as i32) as u32),
-            Op::AmoMaxW => amo_w!(|o: u32, s: u32| (o as i32).max(s as i32) as u32),
-            Op::AmoMinuW => amo_w!(|o: u32, s: u32| o.min(s)),
-            Op::AmoMaxuW => amo_w!(|o: u32, s: u32| o.max(s)),
-            Op::AmoSwapD => amo_d!(|_o: u64, s: u64| s),
-            Op::AmoAddD => amo_d!(|o: u64, s: u64| o.wrapping_add(s)),
-            Op::AmoXorD => amo_d!(|o: u64, s: u64| o ^ s),
-            Op::AmoAndD => amo_d!(|o: u64, s: u64| o & s),
-            Op::AmoOrD => amo_d!(|o: u64, s: u64| o | s),
-            Op::AmoMinD => amo_d!(|o: u64, s: u64| (o as i64).min(s as i64) as u64),
-            Op::AmoMaxD => amo_d!(|o: u64, s: u64| (o as i64).max(s as i64) as u64),
-            Op::AmoMinuD => amo_d!(|o: u64, s: u64| o.min(s)),
-            Op::AmoMaxuD => amo_d!(|o: u64, s: u64| o.max(s)),
-            Op::Fence => h.cnt.fences += 1,
-            Op::FenceI => {
-                mem.flush_code();
-                h.cnt.fences += 1;
-            }
-            Op::PrefetchR | Op::PrefetchW | Op::PrefetchI => {
-                ea = a.wrapping_add(imm);
-                h.cnt.prefetches += 1;
-            }
-            Op::Ntl => h.cnt.ntl_hints += 1,
-            Op::Nop => {}
-            // Singles are NaN-boxed when loaded; a store writes the register's low bits as they are.
-            Op::Flw => load!(4, |v: u64| v | 0xffff_ffff_0000_0000),
-            Op::Fld => load!(8, |v| v),
-            Op::Fsw => store!(4),
-            Op::Fsd => store!(8),
-            Op::CsrFp => wr!(csr_fp(&mut h.fcsr, d.raw, d.imm, a)),
-            Op::CsrRead => {
-                let retired = h.cnt.insts + n;
-                wr!(match d.imm {
-                    0xc01 => match if H::ACTIVE { hook.time_ps(hid) } else { None } {
-                        Some(ps) =>
-                            ((ps as u128 * kvsim_base::abi::TIMEBASE_HZ as u128) / 1_000_000_000_000u128) as u64,
-                        None =>
-                            ((retired as u128 * kvsim_base::abi::TIMEBASE_HZ as u128) / h.clock.max(1) as u128) as u64,
-                    },
-                    _ => retired,
-                });
-            }
-            Op::Ecall => {
-                retire!();
-                break Stop::Ecall;
-            }
-            Op::Ebreak => break Stop::Fault(Trap::Ebreak),
-            Op::BadCsr => break Stop::Fault(Trap::Csr(d.imm as u16)),
-            Op::Illegal => break Stop::Fault(Trap::Illegal(d.illegal_reason())),
-            // Not in the cache yet: decode it into its slot, then dispatch again.
-            Op::Undecoded => match mem.fetch_decode(pc) {
-                Ok(_) => continue,
-                Err(t) => break Stop::Fault(t),
-            },
-            // Every other operation is a computational F/D one.
-            op => {
-                debug_assert!(op.is_fp_compute());
-                match fp_compute(op, &d, x, &mut h.fcsr, a, b) {
-                    Ok(v) => wr!(v),
-                    Err(why) => break Stop::Fault(Trap::Illegal(why)),
+                Op::AmoSwapW => amo_w!(|_o: u32, s: u32| s),
+                Op::AmoAddW => amo_w!(|o: u32, s: u32| o.wrapping_add(s)),
+                Op::AmoXorW => amo_w!(|o: u32, s: u32| o ^ s),
+                Op::AmoAndW => amo_w!(|o: u32, s: u32| o & s),
+                Op::AmoOrW => amo_w!(|o: u32, s: u32| o | s),
+                Op::AmoMinW => amo_w!(|o: u32, s: u32| (o as i32).min(s as i32) as u32),
+                Op::AmoMaxW => amo_w!(|o: u32, s: u32| (o as i32).max(s as i32) as u32),
+                Op::AmoMinuW => amo_w!(|o: u32, s: u32| o.min(s)),
+                Op::AmoMaxuW => amo_w!(|o: u32, s: u32| o.max(s)),
+                Op::AmoSwapD => amo_d!(|_o: u64, s: u64| s),
+                Op::AmoAddD => amo_d!(|o: u64, s: u64| o.wrapping_add(s)),
+                Op::AmoXorD => amo_d!(|o: u64, s: u64| o ^ s),
+                Op::AmoAndD => amo_d!(|o: u64, s: u64| o & s),
+                Op::AmoOrD => amo_d!(|o: u64, s: u64| o | s),
+                Op::AmoMinD => amo_d!(|o: u64, s: u64| (o as i64).min(s as i64) as u64),
+                Op::AmoMaxD => amo_d!(|o: u64, s: u64| (o as i64).max(s as i64) as u64),
+                Op::AmoMinuD => amo_d!(|o: u64, s: u64| o.min(s)),
+                Op::AmoMaxuD => amo_d!(|o: u64, s: u64| o.max(s)),
+                Op::Fence => h.cnt.fences += 1,
+                Op::FenceI => {
+                    mem.flush_code();
+                    h.cnt.fences += 1;
                 }
-                h.cnt.fp_ops += 1;
+                Op::PrefetchR | Op::PrefetchW | Op::PrefetchI => {
+                    ea = a.wrapping_add(imm);
+                    h.cnt.prefetches += 1;
+                }
+                Op::Ntl => h.cnt.ntl_hints += 1,
+                Op::Nop => {}
+                // Singles are NaN-boxed when loaded; a store writes the register's low bits as they are.
+                Op::Flw => load!(4, |v: u64| v | 0xffff_ffff_0000_0000),
+                Op::Fld => load!(8, |v| v),
+                Op::Fsw => store!(4),
+                Op::Fsd => store!(8),
+                Op::CsrFp => wr!(csr_fp(&mut h.fcsr, d.raw, d.imm, a)),
+                Op::CsrRead => {
+                    let retired = h.cnt.insts + n;
+                    wr!(match d.imm {
+                        0xc01 => match if H::ACTIVE { hook.time_ps(hid) } else { None } {
+                            Some(ps) =>
+                                ((ps as u128 * kvsim_base::abi::TIMEBASE_HZ as u128) / 1_000_000_000_000u128) as u64,
+                            None =>
+                                ((retired as u128 * kvsim_base::abi::TIMEBASE_HZ as u128) / h.clock.max(1) as u128)
+                                    as u64,
+                        },
+                        _ => retired,
+                    });
+                }
+                Op::Ecall => {
+                    retire!();
+                    break 'run Stop::Ecall;
+                }
+                Op::Ebreak => break 'run Stop::Fault(Trap::Ebreak),
+                Op::BadCsr => break 'run Stop::Fault(Trap::Csr(d.imm as u16)),
+                Op::Illegal => break 'run Stop::Fault(Trap::Illegal(d.illegal_reason())),
+                Op::Undecoded => unreachable!("a pre-decoded block holds decoded instructions only"),
+                // Every other operation is a computational F/D one.
+                op => {
+                    debug_assert!(op.is_fp_compute());
+                    match fp_compute(op, d, x, &mut h.fcsr, a, b) {
+                        Ok(v) => wr!(v),
+                        Err(why) => break 'run Stop::Fault(Trap::Illegal(why)),
+                    }
+                    h.cnt.fp_ops += 1;
+                }
             }
+            retire!();
         }
-        retire!();
     };
     h.pc = pc;
     h.cnt.insts += n;

@@ -10,7 +10,8 @@
 //! - underflow is detected after rounding and raised only together with inexact.
 //!
 //! Rounding and the flags of add, sub, mul, div, FMA and the conversions come from `rustc_apfloat`; square roots are
-//! computed exactly here with an integer square root.
+//! computed exactly here with an integer square root. `fpu_host` takes the common case (round to nearest, finite
+//! normal results, inexact already raised) to the host's own arithmetic, which gives the same bits and flags.
 
 use rustc_apfloat::ieee::{Double, Single};
 use rustc_apfloat::{Float, FloatConvert, Round, Status, StatusAnd};
@@ -388,7 +389,16 @@ fn sext32(v: u64) -> u64 {
 /// Execute the computational F/D instruction `op` (its word `raw`) on operand values `a`, `b`, `c` (rs1, rs2,
 /// rs3 registers: integer or FP as the instruction says). Returns the value for rd and accrues the exception flags
 /// into `fcsr`. Errors: a dynamic rounding mode while frm is reserved (an illegal instruction, as on hardware).
+#[inline]
 pub fn execute(op: Op, raw: u32, a: u64, b: u64, c: u64, fcsr: &mut u32) -> Result<u64, &'static str> {
+    match super::fpu_host::execute(op, raw, a, b, c, *fcsr) {
+        Some(v) => Ok(v),
+        None => execute_soft(op, raw, a, b, c, fcsr),
+    }
+}
+
+/// `execute` in software (rustc_apfloat and the rules above) for every case: what the host path must agree with.
+pub fn execute_soft(op: Op, raw: u32, a: u64, b: u64, c: u64, fcsr: &mut u32) -> Result<u64, &'static str> {
     use Op::*;
     type S = Single;
     type D = Double;

@@ -1,13 +1,16 @@
-//! kvsim's RISC-V functional model: harts (`hart`), the decoder (`decode`), the executor (`exec`) and its FPU
-//! (`fpu`), sparse guest memory (`memory`) with devices behind the `Mmio` trait (`mmio`), the ELF loader (`elf`) and
-//! the traps an instruction can raise (`trap`). `asm` encodes instructions for tests. Nothing here knows of the
-//! devices, the operating system or the machine that drives it.
+//! kvsim's RISC-V functional model: harts (`hart`), the decoder (`decode`), the executor (`exec`) over pre-decoded
+//! basic blocks (`blocks`) and its FPU (`fpu`, with `fpu_host` for the common case), sparse guest memory (`memory`)
+//! with devices behind the `Mmio` trait (`mmio`), the ELF loader (`elf`) and the traps an instruction can raise
+//! (`trap`). `asm` encodes instructions for tests. Nothing here knows of the devices, the operating system or the
+//! machine that drives it.
 
 pub mod asm;
+pub mod blocks;
 pub mod decode;
 pub mod elf;
 pub mod exec;
 pub mod fpu;
+mod fpu_host;
 pub mod hart;
 pub mod memory;
 pub mod mmio;

@@ -128,6 +128,9 @@ pub struct Memory {
     /// A restored checkpoint's page file, mapped privately (copy-on-write): pages pointing into it are not heap
     /// blocks and are never freed one by one.
     backing: Option<memmap2::MmapMut>,
+    /// Changes to decoded code so far (stores into it, fence.i, unmapping): the block cache's generation.
+    code_generation: u64,
+    blocks: crate::blocks::BlockCache,
 }
 
 const NO_RESV: u64 = u64::MAX;
@@ -181,6 +184,8 @@ impl Memory {
             prot: PageMap::default(),
             devices: None,
             backing: None,
+            code_generation: 0,
+            blocks: Default::default(),
         }
     }
 
@@ -624,6 +629,52 @@ impl Memory {
         Ok(())
     }
 
+    /// How many times decoded code has changed: the executor leaves a block when a store changes it.
+    #[inline(always)]
+    pub fn code_generation(&self) -> u64 {
+        self.code_generation
+    }
+
+    /// The pre-decoded block at `pc` (decoded now if it is not cached). A fault decoding its first instruction is
+    /// the fetch fault of `pc`; a later instruction that cannot be fetched ends the block before it, so that its
+    /// fault comes when it is reached.
+    #[inline(always)]
+    pub fn block(&mut self, pc: u64) -> Result<*const crate::blocks::Block, Trap> {
+        match self.blocks.get(pc, self.code_generation) {
+            Some(b) => Ok(b),
+            None => self.decode_block(pc),
+        }
+    }
+
+    #[cold]
+    fn decode_block(&mut self, pc: u64) -> Result<*const crate::blocks::Block, Trap> {
+        use crate::blocks::{ends_block, Block, MAX_INSTS};
+        let mut insts = Vec::with_capacity(8);
+        let mut at = pc;
+        loop {
+            // SAFETY: code_page returns a live code page; the slot index is < CODE_SLOTS.
+            let cached = unsafe { *self.code_page(at >> PAGE_SHIFT).add(((at & (PAGE_SIZE - 1)) >> 1) as usize) };
+            let d = if cached.op != crate::decode::Op::Undecoded {
+                cached
+            } else {
+                match self.fetch_decode(at) {
+                    Ok(d) => d,
+                    Err(t) if insts.is_empty() => return Err(t),
+                    Err(_) => break,
+                }
+            };
+            insts.push(d);
+            at = at.wrapping_add(d.len as u64);
+            // A control transfer, the longest block, or the next instruction on another page ends it.
+            if ends_block(d.op) || insts.len() == MAX_INSTS || at & (PAGE_SIZE - 1) < d.len as u64 {
+                break;
+            }
+        }
+        let generation = self.code_generation;
+        let _ = self.blocks.get(pc, generation); // empties the cache if decoded code changed since its last use
+        Ok(self.blocks.insert(pc, Block { insts }))
+    }
+
     /// The instruction word at `pc` (16 bits if compressed), read without touching pages; 0 if unreadable.
     /// For error reports: the executor does not carry the word on its hot path.
     pub fn insn_word(&self, pc: u64) -> u32 {
@@ -642,6 +693,7 @@ impl Memory {
 
     /// A store hit a page holding decoded code: forget the instructions the bytes [addr, addr+len) may be part of.
     fn invalidate_code(&mut self, addr: u64, len: u64) {
+        self.code_generation += 1;
         let vpn = addr >> PAGE_SHIFT;
         let off = addr & (PAGE_SIZE - 1);
         if off < 2 {
@@ -659,6 +711,7 @@ impl Memory {
     }
 
     fn clear_last_slot(&mut self, vpn: u64) {
+        self.code_generation += 1;
         if let Some(&c) = self.code.get(&vpn) {
             // SAFETY: live code page.
             unsafe { (*c)[CODE_SLOTS - 1] = Decoded::UNDECODED };
@@ -666,6 +719,7 @@ impl Memory {
     }
 
     fn clear_code_page(&mut self, vpn: u64) {
+        self.code_generation += 1;
         if let Some(&c) = self.code.get(&vpn) {
             // SAFETY: live code page.
             unsafe { (*c).fill(Decoded::UNDECODED) };
@@ -674,6 +728,7 @@ impl Memory {
 
     /// fence.i: forget every decoded instruction.
     pub fn flush_code(&mut self) {
+        self.code_generation += 1;
         for &c in self.code.values() {
             // SAFETY: live code pages.
             unsafe { (*c).fill(Decoded::UNDECODED) };
@@ -777,6 +832,43 @@ mod tests {
         m.store::<1>(1, 0x10_0047, 1).unwrap(); // same granule, other hart
         assert!(!m.take_reservation(0, 0x10_0040));
         assert!(!m.take_reservation(0, 0x10_0040));
+    }
+
+    #[test]
+    fn blocks_end_at_control_transfers_and_are_invalidated_by_stores_and_fence_i() {
+        use crate::asm::*;
+        use crate::decode::Op;
+        let mut m = mem_with_heap(1 << 20);
+        let base = 0x10_0000;
+        // addi a0, a0, 1; addi a1, a1, 2; beq x0, x0, -8; addi a2, a2, 3 (another block)
+        for (i, w) in [addi(10, 10, 1), addi(11, 11, 2), b(-8, 0, 0, 0), addi(12, 12, 3)].iter().enumerate() {
+            m.store::<4>(0, base + 4 * i as u64, *w as u64).unwrap();
+        }
+        let ops =
+            |m: &mut Memory, pc| unsafe { (*m.block(pc).unwrap()).insts.iter().map(|d| d.op).collect::<Vec<_>>() };
+        assert_eq!(ops(&mut m, base), [Op::Addi, Op::Addi, Op::Beq]);
+        // After it, zeros: the all-zero instruction is illegal, which ends a block too.
+        assert_eq!(ops(&mut m, base + 12), [Op::Addi, Op::Illegal]);
+        let first = m.block(base).unwrap();
+        assert_eq!(m.block(base).unwrap(), first, "cached");
+        // A store into the block (the second instruction becomes an xori) changes decoded code: decoded again.
+        let g = m.code_generation();
+        m.store::<4>(0, base + 4, i(7, 11, 4, 11, 0x13) as u64).unwrap();
+        assert!(m.code_generation() > g);
+        assert_eq!(ops(&mut m, base), [Op::Addi, Op::Xori, Op::Beq]);
+        // A store to a page without decoded code changes nothing.
+        let g = m.code_generation();
+        m.store::<8>(0, base + 0x2000, 7).unwrap();
+        assert_eq!(m.code_generation(), g);
+        // fence.i forgets every block.
+        m.flush_code();
+        assert!(m.code_generation() > g);
+        assert_eq!(ops(&mut m, base), [Op::Addi, Op::Xori, Op::Beq]);
+        // A fetch fault at the block's start is its fault; a page end ends a block.
+        assert!(m.block(0x5000).is_err());
+        m.store::<4>(0, base + PAGE_SIZE - 4, addi(10, 10, 1) as u64).unwrap();
+        m.store::<4>(0, base + PAGE_SIZE, addi(10, 10, 1) as u64).unwrap();
+        assert_eq!(ops(&mut m, base + PAGE_SIZE - 4), [Op::Addi]);
     }
 
     #[test]

@@ -1,0 +1,77 @@
+//! Pre-decoded basic blocks: the instructions from a PC up to the next control transfer (or a page end, or
+//! `MAX_INSTS`), decoded once and kept contiguous, so the executor runs a block without looking up each
+//! instruction, and checks its budget once per block.
+//!
+//! Invalidation is by generation: guest memory counts every change to decoded code (a store to a page holding
+//! decoded instructions, fence.i, unmapping or losing execute permission: `Memory::code_generation`), and the cache
+//! empties itself at its next lookup after a change. The executor checks the generation after every store, so a
+//! store into the running block takes effect from the next instruction, as with the decoded-instruction cache.
+
+use crate::decode::{Decoded, Op};
+use crate::memory::PageMap;
+
+/// Longest block (instructions).
+pub const MAX_INSTS: usize = 64;
+/// Entries of the direct-mapped table in front of the map (a power of two).
+const TABLE: usize = 4096;
+const NO_PC: u64 = u64::MAX;
+
+pub struct Block {
+    pub insts: Vec<Decoded>,
+}
+
+/// Does a block end after this operation? Control transfers (the next PC is not the following instruction) and
+/// the operations that stop the executor or change decoded code.
+pub fn ends_block(op: Op) -> bool {
+    use Op::*;
+    matches!(op, Beq | Bne | Blt | Bge | Bltu | Bgeu | Jal | Jalr | Ecall | Ebreak | FenceI | BadCsr | Illegal)
+}
+
+pub struct BlockCache {
+    map: PageMap<Box<Block>>,
+    table: Box<[(u64, *const Block)]>,
+    generation: u64,
+}
+
+impl Default for BlockCache {
+    fn default() -> Self {
+        BlockCache {
+            map: PageMap::default(),
+            table: vec![(NO_PC, std::ptr::null()); TABLE].into_boxed_slice(),
+            generation: 0,
+        }
+    }
+}
+
+impl BlockCache {
+    /// The block at `pc` if cached and decoded code has not changed since (generation `generation`).
+    #[inline(always)]
+    pub fn get(&mut self, pc: u64, generation: u64) -> Option<*const Block> {
+        if generation != self.generation {
+            self.clear(generation);
+            return None;
+        }
+        // SAFETY: the index is masked to the table's size.
+        let e = unsafe { *self.table.get_unchecked((pc >> 1) as usize & (TABLE - 1)) };
+        if e.0 == pc {
+            return Some(e.1);
+        }
+        let b: *const Block = &**self.map.get(&pc)?;
+        self.table[(pc >> 1) as usize & (TABLE - 1)] = (pc, b);
+        Some(b)
+    }
+
+    /// Keep `block` as the block at `pc`. The pointer returned stays valid until the cache is cleared, which only
+    /// `get` does, at the next lookup after decoded code changed.
+    pub fn insert(&mut self, pc: u64, block: Block) -> *const Block {
+        let b: *const Block = self.map.entry(pc).insert_entry(Box::new(block)).into_mut().as_ref();
+        self.table[(pc >> 1) as usize & (TABLE - 1)] = (pc, b);
+        b
+    }
+
+    fn clear(&mut self, generation: u64) {
+        self.map.clear();
+        self.table.fill((NO_PC, std::ptr::null()));
+        self.generation = generation;
+    }
+}
