@@ -145,8 +145,9 @@ def fake_simulation(server, seen):
 
 
 def test_probes_restore_the_first_probes_checkpoint(tmp_path):
-    """A data set larger than the warm-up: the saturating probe loads the store and checkpoints it at the end of
-    the load; every later probe restores it. A small one is loaded by every probe, as before."""
+    """restore=None with a data set larger than the warm-up: the saturating probe loads the store and checkpoints it
+    at the end of the load; every later probe restores it. A small one is loaded by every probe, as is every data
+    set by default (restore=False)."""
     from configs import brps_target_socket
 
     def make(items, warmup):
@@ -155,16 +156,19 @@ def test_probes_restore_the_first_probes_checkpoint(tmp_path):
         return system
 
     seen = []
+    capacity.capacity(make(1 << 20, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), seen))
+    assert all(s == ("", "") for s in seen), "by default every probe loads the data set"
+    seen = []
     res = capacity.capacity(make(1 << 20, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), seen),
-                            checkpoint=tmp_path)
+                            checkpoint=tmp_path, restore=None)
     target = str(tmp_path / "data-set")
     assert seen[0] == (target, "") and all(s == ("", target) for s in seen[1:]) and len(seen) == len(res.probes)
     assert (tmp_path / "data-set").is_dir(), "a checkpoint folder given is kept"
     with pytest.raises(ParamError, match="already holds"):
         capacity.capacity(make(1 << 20, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), []),
-                          checkpoint=tmp_path)
+                          checkpoint=tmp_path, restore=None)
     seen = []
-    capacity.capacity(make(4096, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), seen))
+    capacity.capacity(make(4096, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), seen), restore=None)
     assert all(s == ("", "") for s in seen)
     seen = []
     capacity.capacity(make(4096, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), seen), restore=True)
