@@ -29,7 +29,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PEER = ROOT / "workloads" / "peer"
 BUILD_SCRIPT = PEER / "build.sh"
-BIN = ROOT / "workloads" / "build" / "peer" / "bin"
+BIN = PEER / "build" / "bin"
 QEMU = "qemu-riscv64"
 # The guest's working directory holds in/ (read-only inputs) and out/ (what the program writes).
 GUEST_CWD = "/peer"
@@ -38,7 +38,7 @@ MAX_INSTS = 2_000_000_000
 
 @dataclasses.dataclass(frozen=True)
 class Peer:
-    """One program of the suite and how it is run. `name` is its binary in workloads/build/peer/bin."""
+    """One program of the suite and how it is run. `name` is its binary in workloads/peer/build/bin."""
 
     name: str
     kind: str

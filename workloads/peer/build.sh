@@ -4,14 +4,14 @@
 # riscv64 exactly as a user would build them: plain `riscv64-linux-gnu-gcc -static -O2`, no simulator-specific
 # flags. Nothing but these rules is committed.
 #
-#   build.sh [PROGRAM...]     build the named programs (default: all) into workloads/build/peer/bin/
+#   build.sh [PROGRAM...]     build the named programs (default: all) into workloads/peer/build/bin/
 #
-# A program is rebuilt only when this script or its source package's version changed (a stamp per program holds
-# both). The Debian mirror is the one the machine's apt sources already use (no host name is written here).
+# A program is rebuilt only when its build rules or its source package's version changed (a stamp per program
+# holds both). The Debian mirror is the one the machine's apt sources already use (no host name is written here).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-OUT=${PEER_OUT:-$HERE/../build/peer}
+OUT=${PEER_OUT:-$HERE/build}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 BIN=$OUT/bin
@@ -178,14 +178,15 @@ main() {
   local programs=("$@") p pkg dir version stamp start
   [ ${#programs[@]} -gt 0 ] || read -r -a programs <<< "$ALL"
   command -v "$CC" >/dev/null || { echo "peer: $CC is missing (Debian package gcc-riscv64-linux-gnu)" >&2; exit 1; }
-  local self_hash
-  self_hash=$(sha256sum "$0" | cut -c1-16)
+  local rules_hash
   for p in "${programs[@]}"; do
+    # The program's own rules and the shared ones: editing one program's rules rebuilds only that program.
+    rules_hash=$( { declare -f compile link "build_$p"; echo "$CC $CFLAGS"; } | sha256sum | cut -c1-16)
     pkg=${PACKAGE[$p]:-}
     [ -n "$pkg" ] || { echo "peer: unknown program $p (known: $ALL)" >&2; exit 1; }
     stamp="$OUT/stamps/$p"
     if [ -x "$BIN/$p" ] && [ -f "$stamp" ] && [ -f "$APT/lists/.updated" ] &&
-       [ "$(cat "$stamp")" = "$self_hash $(source_version "$pkg")" ]; then
+       [ "$(cat "$stamp")" = "$rules_hash $(source_version "$pkg")" ]; then
       continue
     fi
     apt_ready
@@ -195,7 +196,7 @@ main() {
     OBJ=$OUT/obj/$p
     rm -rf "$OBJ" "$BIN/$p"
     if ! ( "build_$p" "$dir" ) || [ ! -x "$BIN/$p" ]; then echo "peer: building $p failed" >&2; exit 1; fi
-    mkdir -p "$OUT/stamps" && echo "$self_hash $version" > "$stamp"
+    mkdir -p "$OUT/stamps" && echo "$rules_hash $version" > "$stamp"
     echo "peer: built $p ($pkg $version) in $((SECONDS - start)) s"
   done
 }
