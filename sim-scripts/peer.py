@@ -8,7 +8,8 @@ the same.
     sim-scripts/peer.py --strace        list the Linux calls each program makes under qemu-riscv64 (-strace)
 
 Every program sees the same tree: its inputs read-only under `in/`, a writable `out/` (under qemu: a temporary
-folder; under kvsim: Workload.files and the in-memory scratch directory), the working directory at the top."""
+folder; under kvsim: Workload.files and the in-memory scratch directory), the working directory at the top, which
+is also HOME (SQLite's shell looks there for its start-up file). The environment is otherwise empty."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ PEERS = [
     Peer("pcre2grep", "regular expressions", ("-n", "-i", "-o", r"\b(s[a-z]+a|[a-z]+ing)\b", "in/corpus.txt")),
     Peer("jq", "JSON processor", ("-S", "-f", "in/select.jq", "in/orders.json")),
     Peer("fftutil", "numerical kernel (kissfft)", ("-n", "1024", "-R", "in/signal.f32", "out/spectrum.f32")),
-    Peer("zstd", "threaded compressor (2 workers)", ("-q", "-T2", "-19", "in/corpus.txt", "-o", "out/corpus.zst"),
+    Peer("zstd", "threaded compressor (2 workers)", ("-q", "-T2", "-9", "in/corpus.txt", "-o", "out/corpus.zst"),
          harts=4, cheap=False),
     Peer("sqlite3", "database engine on a file", ("out/orders.db",), stdin="in/orders.sql", cheap=False),
 ]
@@ -90,7 +91,7 @@ def make_orders_json() -> bytes:
     rand = _lcg(7)
     orders = [{"id": i, "customer": f"c{next(rand) % 40}", "amount": (next(rand) % 10000) / 100,
                "tags": [["red", "blue", "green", "gold"][next(rand) % 4] for _ in range(next(rand) % 3)]}
-              for i in range(1500)]
+              for i in range(400)]
     return json.dumps({"orders": orders}, indent=1).encode()
 
 
@@ -138,7 +139,8 @@ def run_qemu(peer: Peer, *, strace: bool = False, timeout: float = 600) -> Outco
         start = time.perf_counter()
         try:
             proc = subprocess.run([QEMU, *(["-strace"] if strace else []), str(BIN / peer.name), *peer.args],
-                                  cwd=work, stdin=stdin, capture_output=True, timeout=timeout, env={})
+                                  cwd=work, stdin=stdin, capture_output=True, timeout=timeout,
+                                  env={"HOME": str(work)})
         finally:
             if peer.stdin:
                 stdin.close()
@@ -152,7 +154,7 @@ def run_kvsim(peer: Peer, mode: str, **params) -> Outcome:
 
     with tempfile.TemporaryDirectory(prefix=f"peer-{peer.name}-") as tmp:
         work = make_inputs(pathlib.Path(tmp))
-        workload = Workload(binary=str(BIN / peer.name), argv=list(peer.args), cwd=GUEST_CWD,
+        workload = Workload(binary=str(BIN / peer.name), argv=list(peer.args), cwd=GUEST_CWD, env=[f"HOME={GUEST_CWD}"],
                             files=[f"{work / 'in'}={GUEST_CWD}/in"], scratch=f"{GUEST_CWD}/out",
                             stdin=str(work / peer.stdin) if peer.stdin else "")
         system = System(workload=workload, harts=peer.harts, mode=mode, max_insts=MAX_INSTS,
