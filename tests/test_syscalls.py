@@ -11,11 +11,12 @@ import subprocess
 import pytest
 from test_qemu_diff import assert_same
 
-from conftest import BUILD, QEMU, GuestRun, as_guest_run
 from models.errors import MemoryFault
 from models.params import ParamError
 from models.sim import simulate
 from models.system import System, Workload
+
+from conftest import BUILD, QEMU, GuestRun, as_guest_run
 
 FILES = BUILD / "glibc" / "files"
 MEMCALLS = BUILD / "glibc" / "memcalls"

@@ -12,7 +12,7 @@ const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const RLIMIT_STACK: u64 = 3;
 /// More Linux riscv64 (asm-generic) call numbers: what static glibc uses at start-up and for ordinary programs.
-mod linux {
+mod calls {
     pub const IOCTL: u64 = 29;
     pub const FUTEX: u64 = 98;
     pub const NANOSLEEP: u64 = 101;
@@ -38,7 +38,7 @@ mod linux {
     pub const EAFNOSUPPORT: i64 = 97;
 }
 
-pub use linux::{CLONE, FUTEX};
+pub use calls::{CLONE, FUTEX};
 
 /// The guest's process id (its main thread's tid); thread ids are `PID + hart`.
 pub const PID: u64 = 1000;
@@ -83,19 +83,19 @@ impl Linux<'_> {
                 self.process.threads.clear_child_tid[hid] = a[0];
                 PID + hid as u64
             }
-            sys::SET_ROBUST_LIST | linux::SCHED_YIELD => 0,
-            linux::MADVISE => self.madvise(a[0], a[1], a[2]),
-            linux::MREMAP => return self.mremap(hid, a[0], a[1], a[2], a[3], a[4]).map(Some),
+            sys::SET_ROBUST_LIST | calls::SCHED_YIELD => 0,
+            calls::MADVISE => self.madvise(a[0], a[1], a[2]),
+            calls::MREMAP => return self.mremap(hid, a[0], a[1], a[2], a[3], a[4]).map(Some),
             // No network stack: glibc's name-service lookups then fall back to files.
-            linux::SOCKET => neg(linux::EAFNOSUPPORT),
+            calls::SOCKET => neg(calls::EAFNOSUPPORT),
             sys::MPROTECT => self.mprotect(a[0], a[1], a[2]),
-            linux::GETPID | linux::GETPPID => PID - (nr == linux::GETPPID) as u64,
-            linux::GETTID => PID + hid as u64,
-            linux::GETUID | linux::GETEUID | linux::GETGID | linux::GETEGID => 0,
-            linux::IOCTL => neg(linux::ENOTTY),
+            calls::GETPID | calls::GETPPID => PID - (nr == calls::GETPPID) as u64,
+            calls::GETTID => PID + hid as u64,
+            calls::GETUID | calls::GETEUID | calls::GETGID | calls::GETEGID => 0,
+            calls::IOCTL => neg(calls::ENOTTY),
             // No signals are ever delivered: handlers and masks are accepted and the old ones read as empty.
-            linux::RT_SIGACTION | linux::RT_SIGPROCMASK => {
-                let (old, size) = if nr == linux::RT_SIGACTION { (a[2], 16 + a[3]) } else { (a[2], a[3]) };
+            calls::RT_SIGACTION | calls::RT_SIGPROCMASK => {
+                let (old, size) = if nr == calls::RT_SIGACTION { (a[2], 16 + a[3]) } else { (a[2], a[3]) };
                 if old != 0 {
                     if let Err(t) = self.mem.write_bytes(hid, old, &vec![0u8; size.min(256) as usize]) {
                         return Self::efault(t);
@@ -103,8 +103,8 @@ impl Linux<'_> {
                 }
                 0
             }
-            linux::NANOSLEEP | linux::CLOCK_NANOSLEEP => 0,
-            linux::SCHED_GETAFFINITY => {
+            calls::NANOSLEEP | calls::CLOCK_NANOSLEEP => 0,
+            calls::SCHED_GETAFFINITY => {
                 // Every hart of the system is available.
                 let bytes = (self.harts.len() as u64).div_ceil(64) * 8;
                 if a[1] < bytes {
@@ -120,7 +120,7 @@ impl Linux<'_> {
                     }
                 }
             }
-            linux::SYSINFO => {
+            calls::SYSINFO => {
                 // struct sysinfo (64-bit, 112 bytes): uptime, loads, then totalram at 32, freeram at 40, procs at
                 // 80, mem_unit at 104. RAM is System.mem_limit.
                 let (total, used) = self.mem.usage();
@@ -135,10 +135,10 @@ impl Linux<'_> {
                     Err(t) => return Self::efault(t),
                 }
             }
-            linux::CLONE => return self.clone_thread(hid, a),
+            calls::CLONE => return self.clone_thread(hid, a),
             // glibc tries clone3 first and falls back to clone on ENOSYS, as with a kernel before 5.3.
-            linux::CLONE3 => neg(errno::ENOSYS),
-            linux::FUTEX => return self.futex(hid, a),
+            calls::CLONE3 => neg(errno::ENOSYS),
+            calls::FUTEX => return self.futex(hid, a),
             sys::CLOCK_GETTIME => {
                 let ps = self.harts[hid].time_ps();
                 let ns = ps / 1000;
