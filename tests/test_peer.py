@@ -8,6 +8,7 @@ peer-build` all of them. The expected results are never stored: qemu produces th
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import pytest
 
@@ -17,6 +18,7 @@ from conftest import ROOT
 def _load_suite():
     spec = importlib.util.spec_from_file_location("peer_suite", ROOT / "sim-scripts" / "peer.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
