@@ -11,7 +11,8 @@ RUST_SOURCES := Cargo.toml $(shell find models -name '*.rs' -o -name Cargo.toml 
 SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: all setup system-packages python-env engine workloads run lint test test-rust test-python bench bench-server fuzz faults soak figures validate clean
+.PHONY: all setup system-packages python-env engine workloads run lint test test-rust test-python bench bench-server fuzz faults soak figures validate clean \
+	peer peer-build peer-cheap
 
 all: engine workloads
 
@@ -71,8 +72,23 @@ test: lint engine workloads test-rust test-python
 test-rust: $(STAMPS)/system-packages
 	cargo test --workspace --release -q
 
-test-python: engine workloads
+test-python: engine workloads peer-cheap
 	$(PY) -m pytest -q
+
+# The peer suite (workloads/peer/, sim-scripts/peer.py): well-known open-source programs built from Debian's source
+# packages with plain `riscv64-linux-gnu-gcc -static -O2`, run under kvsim (functional and detailed) and
+# qemu-riscv64 on the same files. `peer-build` builds them all (about 10 minutes on this 2-core host, then cached
+# per program); `make test` builds only the cheap ones (about 4 minutes, once) and tests/test_peer.py skips the rest
+# while they are absent. PEER="lua jq" runs some programs only.
+PEER_CHEAP := lua minigzip bzip2 lz4 pcre2grep jq fftutil
+peer-build: $(STAMPS)/system-packages
+	@nice -n 10 bash workloads/peer/build.sh $(PEER)
+
+peer-cheap: $(STAMPS)/system-packages
+	@nice -n 10 bash workloads/peer/build.sh $(PEER_CHEAP)
+
+peer: engine peer-build
+	@$(PY) sim-scripts/peer.py --no-build $(PEER)
 
 # A long fuzzing run of the decoder, the executor, the FPU and the client's response parsing (proptest; `make test`
 # runs a brief one). FUZZ_CASES sets the cases per property.

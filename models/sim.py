@@ -60,6 +60,8 @@ class RunResult:
     stat_dumps: list[tuple[int, dict[str, float]]] = field(repr=False, default_factory=list)
     # The NUMA map's placed ranges: (start, end, socket) each, sorted; every other address is on socket 0.
     numa_ranges: list[tuple[int, int, int]] = field(repr=False, default_factory=list)
+    # What the guest left in its scratch directory (Workload.scratch): {absolute guest path: bytes}.
+    scratch_files: dict[str, bytes] = field(repr=False, default_factory=dict)
     host_seconds: float = 0.0
     outdir: pathlib.Path | None = None
     # "ok: <stop reason>" (with a warning appended when GETs missed), or "incomplete: ..." when the client's
@@ -312,7 +314,8 @@ def result_from_raw(raw: dict[str, Any], host_seconds: float) -> RunResult:
                      stderr=raw["stderr"], sim_ticks=raw["sim_ticks"], harts=raw["harts"], stats=stats,
                      descriptions={name: desc for name, _, desc in raw["stats"]}, host_seconds=host_seconds,
                      stat_dumps=[(ticks, dict(values)) for ticks, values in raw["stat_dumps"]],
-                     numa_ranges=[tuple(r) for r in raw.get("numa_ranges", [])])
+                     numa_ranges=[tuple(r) for r in raw.get("numa_ranges", [])],
+                     scratch_files={path: bytes(data) for path, data in raw.get("scratch_files", [])})
 
 
 def write_stats_series(dumps: list[tuple[int, dict[str, float]]], path: pathlib.Path) -> None:

@@ -35,6 +35,48 @@ class Workload(SimObject):
     binary = Param.Str("", "path of the statically linked riscv64 ELF that every hart runs")
     argv = Param.StrList([], "arguments passed after the program name")
     env = Param.StrList([], "environment strings, NAME=value")
+    # The guest's file tree (SE mode; workloads/ABI.md "Files"). Host files are read, never written or followed.
+    files = Param.StrList([], "host files or folders mapped read-only into the guest's file tree: 'HOST=GUEST' "
+                          "(GUEST an absolute guest path) or 'HOST' (at /<its name>); a folder brings its whole tree")
+    scratch = Param.Str("", "absolute guest path of a writable directory that lives in the simulator's memory "
+                        "('' = none): what the program writes there is in the run's result (scratch_files) and, "
+                        "with scratch_save, written to the host at the end")
+    scratch_size = Param.Size("256MiB", "most bytes the scratch directory's files may hold (then ENOSPC)",
+                              min="4KiB", max="64GiB")
+    scratch_save = Param.Str("", "host folder where the scratch directory's tree is written when the run ends "
+                             "('' = discarded with the run)")
+    cwd = Param.Str("/", "the guest's working directory (absolute; it must exist in the tree above)")
+    stdin = Param.Str("", "host file read as the guest's standard input ('' = an empty pipe)")
+
+    def validate(self) -> None:
+        super().validate()
+        import pathlib
+
+        guest_paths = []
+        for entry in self.files:
+            host, sep, guest = entry.partition("=")
+            if not host or (sep and not guest):
+                raise ParamError(f"Workload.files entry {entry!r}: must be 'HOST' or 'HOST=GUEST'")
+            if not pathlib.Path(host).exists():
+                raise ParamError(f"Workload.files entry {entry!r}: host path {host!r} does not exist")
+            guest = guest or "/" + pathlib.Path(host).resolve().name
+            guest_paths.append(self._guest_path("files", guest))
+        if self.scratch:
+            guest_paths.append(self._guest_path("scratch", self.scratch))
+        self._guest_path("cwd", self.cwd)
+        if len(set(guest_paths)) != len(guest_paths):
+            raise ParamError(f"Workload.files/scratch: two entries at the same guest path ({sorted(guest_paths)})")
+        if self.stdin and not pathlib.Path(self.stdin).is_file():
+            raise ParamError(f"Workload.stdin = {self.stdin!r}: not a readable host file")
+        if self.scratch_save and not self.scratch:
+            raise ParamError("Workload.scratch_save is set but Workload.scratch is empty: there is nothing to save")
+
+    @staticmethod
+    def _guest_path(name: str, path: str) -> str:
+        parts = path.split("/")
+        if not path.startswith("/") or any(p in (".", "..") for p in parts) or "\0" in path:
+            raise ParamError(f"Workload.{name} guest path {path!r}: must be absolute, without '.' or '..'")
+        return "/" + "/".join(p for p in parts if p)
 
 
 class System(SimObject):

@@ -92,54 +92,7 @@ pub fn stack_top(hart: u64, stack_size: u64) -> u64 {
 pub const TIMEBASE_HZ: u64 = 10_000_000;
 
 /// Names of Linux calls, for the error that stops a run at one the engine does not implement.
-pub fn syscall_name(nr: u64) -> Option<&'static str> {
-    Some(match nr {
-        17 => "getcwd",
-        23 => "dup",
-        24 => "dup3",
-        25 => "fcntl",
-        29 => "ioctl",
-        35 => "unlinkat",
-        48 => "faccessat",
-        56 => "openat",
-        57 => "close",
-        59 => "pipe2",
-        61 => "getdents64",
-        62 => "lseek",
-        63 => "read",
-        64 => "write",
-        65 => "readv",
-        66 => "writev",
-        67 => "pread64",
-        68 => "pwrite64",
-        78 => "readlinkat",
-        79 => "newfstatat",
-        80 => "fstat",
-        98 => "futex",
-        101 => "nanosleep",
-        113 => "clock_gettime",
-        129 => "kill",
-        130 => "tkill",
-        131 => "tgkill",
-        134 => "rt_sigaction",
-        135 => "rt_sigprocmask",
-        160 => "uname",
-        179 => "sysinfo",
-        198 => "socket",
-        214 => "brk",
-        215 => "munmap",
-        220 => "clone",
-        221 => "execve",
-        222 => "mmap",
-        226 => "mprotect",
-        233 => "madvise",
-        260 => "wait4",
-        261 => "prlimit64",
-        278 => "getrandom",
-        435 => "clone3",
-        _ => return None,
-    })
-}
+pub use crate::syscall_table::syscall_name;
 
 #[cfg(test)]
 mod tests {

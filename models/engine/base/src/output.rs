@@ -61,6 +61,8 @@ pub struct RunOutput {
     pub stat_dumps: Vec<(u64, Vec<Stat>)>,
     /// The NUMA map's placed ranges (start, end, socket); every other address is on socket 0.
     pub numa_ranges: Vec<(u64, u64, u16)>,
+    /// The files of the scratch directory (Workload.scratch) at the end: (absolute guest path, bytes).
+    pub scratch_files: Vec<(String, Vec<u8>)>,
 }
 
 /// Most STATS_DUMP snapshots a run keeps (later calls are only counted).

@@ -128,6 +128,10 @@ struct MachineState {
     prot: Option<Vec<(u64, u8)>>,
     #[serde(default)]
     clear_child_tid: Option<Vec<u64>>,
+    /// The file tree's state: open descriptors and offsets, the scratch tree's files (mapped host files by path:
+    /// a restored run reads them again). Absent from older checkpoints: the restored run keeps its new tree.
+    #[serde(default)]
+    fs: Option<kvsim_os::fs::FileSystem>,
 }
 
 /// Writes one chunk, counting its bytes and a CRC-32 per block; `budget` (tests) fails writes past it like a full
@@ -328,6 +332,7 @@ fn capture(m: &Machine) -> Result<MachineState, String> {
         measure_insts,
         client,
         numa: Some(m.process.numa.clone()),
+        fs: Some(m.process.fs.clone()),
         reservations: Some(reservations),
         prot: Some(prot),
         clear_child_tid: Some(m.process.threads.clear_child_tid.clone()),
@@ -546,6 +551,9 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     (m.roi_begin, m.roi_end, m.stats_dumps, m.stats_resets) =
         (st.roi_begin, st.roi_end, st.stats_dumps, st.stats_resets);
     m.next_turn = st.next_turn;
+    if let Some(fs) = st.fs {
+        m.process.fs = fs;
+    }
     if let Some(numa) = st.numa {
         m.process.numa = numa;
     }
@@ -641,6 +649,25 @@ mod tests {
         // Another socket count is refused, naming both.
         let err = restore(&mut machine(&[0, 0]), &Value::Null, &binary, &target).unwrap_err();
         assert!(err.contains("NUMA map has 2 sockets, this system has 1"), "{err}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn open_files_and_the_scratch_tree_survive_a_checkpoint() {
+        use kvsim_os::fs::flags::{AT_FDCWD, O_CREAT, O_WRONLY};
+        let (_, binary, dir) = setup("files");
+        let mut cfg = crate::sim::EngineConfig::with_binary("/t");
+        cfg.fs.scratch = Some("/out".into());
+        cfg.fs.scratch_size = 1 << 20;
+        let mut m = crate::sim::tests::machine_with(&bytes(&[nop()]), &cfg);
+        let fd = m.process.fs.openat(AT_FDCWD, "/out/log", O_WRONLY | O_CREAT, 0o644, 0).unwrap() as i64;
+        m.process.fs.write(fd, b"before ", None, 0).unwrap();
+        let target = dir.join("ck");
+        write(&m, &Value::Null, &binary, &target, None).unwrap();
+        let mut r = crate::sim::tests::machine_with(&bytes(&[nop()]), &cfg);
+        restore(&mut r, &Value::Null, &binary, &target).unwrap();
+        r.process.fs.write(fd, b"after", None, 0).unwrap();
+        assert_eq!(r.process.fs.scratch_files(), vec![("/out/log".to_string(), b"before after".to_vec())]);
         fs::remove_dir_all(&dir).unwrap();
     }
 

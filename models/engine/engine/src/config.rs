@@ -20,6 +20,9 @@ pub struct EngineConfig {
     pub binary: String,
     pub argv: Vec<String>,
     pub env: Vec<String>,
+    /// The guest's file tree (Workload.files, scratch, cwd, stdin) and where to save the scratch tree.
+    pub fs: kvsim_os::fs::FsConfig,
+    pub scratch_save: String,
     /// The NICs (System.nics, or System.nic when the list is empty and it is enabled) and the ghost client.
     pub nics: Vec<kvsim_params::Nic>,
     pub client: Option<kvsim_params::Client>,
@@ -47,6 +50,8 @@ impl EngineConfig {
             binary: s.workload.binary.clone(),
             argv: s.workload.argv.clone(),
             env: s.workload.env.clone(),
+            fs: fs_config(&s.workload),
+            scratch_save: s.workload.scratch_save.clone(),
             nics: system_nics(s),
             client: s.client.enabled.then(|| s.client.clone()),
             checkpoint_to: s.checkpoint_to.clone(),
@@ -59,6 +64,29 @@ impl EngineConfig {
     /// The defaults of models/system.py (the generated `System::default()`), running `binary`.
     pub fn with_binary(binary: &str) -> EngineConfig {
         EngineConfig { binary: binary.into(), ..EngineConfig::from_system(&System::default()) }
+    }
+}
+
+/// The file tree Workload names: 'HOST=GUEST' or 'HOST' (at /<its name>) entries, the scratch directory, the
+/// working directory and standard input (models/system.py has checked them).
+pub fn fs_config(w: &kvsim_params::Workload) -> kvsim_os::fs::FsConfig {
+    let mounts = w
+        .files
+        .iter()
+        .map(|entry| match entry.split_once('=') {
+            Some((host, guest)) => (host.to_string(), guest.to_string()),
+            None => {
+                let name = std::path::Path::new(entry).file_name().map(|n| n.to_string_lossy().into_owned());
+                (entry.clone(), format!("/{}", name.unwrap_or_default()))
+            }
+        })
+        .collect();
+    kvsim_os::fs::FsConfig {
+        mounts,
+        scratch: (!w.scratch.is_empty()).then(|| w.scratch.clone()),
+        scratch_size: w.scratch_size,
+        cwd: if w.cwd.is_empty() { "/".into() } else { w.cwd.clone() },
+        stdin: (!w.stdin.is_empty()).then(|| w.stdin.clone()),
     }
 }
 

@@ -335,6 +335,12 @@ pub fn run_system_keeping_output(
         Err(e) => return Err((e, Some(m.output(StopReason::Exit)))),
     };
     let mut out = m.output(stop);
+    if !m.scratch_save.is_empty() {
+        if let Err(e) = m.process.fs.save_scratch(std::path::Path::new(&m.scratch_save)) {
+            let msg = format!("Workload.scratch_save: cannot write the scratch tree to {}: {e}", m.scratch_save);
+            return Err((SimError::Config(msg), Some(out)));
+        }
+    }
     if let Some(mut hook) = hook {
         hook.sys.finish();
         hook.append_stats(&mut out.stats);

@@ -121,6 +121,11 @@ fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, 
     }
     dict.set_item("stat_dumps", dumps)?;
     dict.set_item("numa_ranges", out.numa_ranges.clone())?;
+    let files = PyList::empty(py);
+    for (path, data) in &out.scratch_files {
+        files.append((path.as_str(), PyBytes::new(py, data)))?;
+    }
+    dict.set_item("scratch_files", files)?;
     Ok(dict)
 }
 

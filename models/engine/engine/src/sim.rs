@@ -27,6 +27,8 @@ pub struct Machine {
     pub harts: Vec<Hart>,
     /// The guest's Linux process (output, exit status, mmap allocator, NUMA placements, threads): the os crate.
     pub process: kvsim_os::process::Process,
+    /// Workload.scratch_save: the host folder the scratch tree is written to at the end ("" = discarded).
+    pub scratch_save: String,
     /// Total instructions (all harts) at the first ROI_BEGIN and at the last ROI_END.
     pub roi_begin: Option<u64>,
     pub roi_end: Option<u64>,
@@ -147,7 +149,9 @@ impl Machine {
                 rng: system.seed ^ 0x6b76_7369_6d00_0000,
                 stack_size,
                 threads: kvsim_os::thread::Threads::new(harts, image.tls),
+                fs: kvsim_os::fs::FileSystem::new(&system.fs).map_err(|e| config(format!("Workload.files: {e}")))?,
             },
+            scratch_save: system.scratch_save.clone(),
             roi_begin: None,
             roi_end: None,
             stats_dumps: 0,
@@ -469,6 +473,9 @@ impl Machine {
         for (name, value, desc) in self.process.numa_stats() {
             push(name, value, desc);
         }
+        for (name, value, desc) in self.process.fs.stats.named() {
+            push(format!("system.os.fs.{name}"), value, desc);
+        }
         if let Some((_, bytes)) = &self.checkpoint_written {
             push(
                 "system.checkpoint.bytes".into(),
@@ -504,6 +511,7 @@ impl Machine {
             stats: self.stats(sim_ticks),
             stat_dumps: self.stat_dumps.clone(),
             numa_ranges: self.process.numa.ranges().to_vec(),
+            scratch_files: self.process.fs.scratch_files(),
         }
     }
 }

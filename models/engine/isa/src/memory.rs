@@ -239,7 +239,8 @@ impl Memory {
         self.resident
     }
 
-    fn prot_of(&self, vpn: u64) -> u8 {
+    /// The permissions of page `vpn` (mremap keeps them when it moves pages).
+    pub fn prot_of(&self, vpn: u64) -> u8 {
         self.prot.get(&vpn).copied().unwrap_or(PROT_DEFAULT)
     }
 

@@ -6,21 +6,14 @@ use kvsim_base::random::splitmix64;
 use kvsim_isa::memory::page_up;
 use kvsim_isa::trap::Trap;
 
-const MAP_SHARED: u64 = 0x01;
+pub const MAP_SHARED: u64 = 0x01;
 const MAP_PRIVATE: u64 = 0x02;
 const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const RLIMIT_STACK: u64 = 3;
 /// More Linux riscv64 (asm-generic) call numbers: what static glibc uses at start-up and for ordinary programs.
-/// (Named `linux::X` at their uses, as the kernel's own tables name them; the file kept the module's name.)
-#[allow(clippy::module_inception)]
-mod linux {
+mod calls {
     pub const IOCTL: u64 = 29;
-    pub const OPENAT: u64 = 56;
-    pub const CLOSE: u64 = 57;
-    pub const READ: u64 = 63;
-    pub const NEWFSTATAT: u64 = 79;
-    pub const FSTAT: u64 = 80;
     pub const FUTEX: u64 = 98;
     pub const NANOSLEEP: u64 = 101;
     pub const CLOCK_NANOSLEEP: u64 = 115;
@@ -39,14 +32,13 @@ mod linux {
     pub const SYSINFO: u64 = 179;
     pub const CLONE3: u64 = 435;
     pub const MADVISE: u64 = 233;
+    pub const MREMAP: u64 = 216;
+    pub const SOCKET: u64 = 198;
     pub const ENOTTY: i64 = 25;
-    /// newfstatat's flag: operate on the descriptor itself (empty path).
-    pub const AT_EMPTY_PATH: u64 = 0x1000;
-    /// st_mode of a pipe: what the guest's standard streams are (as under a test harness).
-    pub const S_IFIFO: u32 = 0o010000 | 0o600;
+    pub const EAFNOSUPPORT: i64 = 97;
 }
 
-pub use linux::{CLONE, FUTEX};
+pub use calls::{CLONE, FUTEX};
 
 /// The guest's process id (its main thread's tid); thread ids are `PID + hart`.
 pub const PID: u64 = 1000;
@@ -71,37 +63,10 @@ impl Linux<'_> {
     /// Perform Linux call `nr` for hart `hid` with arguments `a` (a0..a5): the value for a0, or None to leave it.
     /// Err only for calls that stop the run (unsupported numbers, exceeding mem_limit while copying).
     pub fn call(&mut self, hid: usize, nr: u64, a: [u64; 6]) -> Result<Option<u64>, Trap> {
+        if let Some(r) = self.file_call(hid, nr, a) {
+            return Ok(Some(r));
+        }
         let r = match nr {
-            sys::WRITE => {
-                let bytes = match self.mem.read_bytes(a[1], a[2]) {
-                    Ok(b) => b,
-                    Err(t) => return Self::efault(t),
-                };
-                self.write_fd(a[0], &bytes)
-            }
-            sys::WRITEV => {
-                if a[2] > 1024 {
-                    return Ok(Some(neg(errno::EINVAL)));
-                }
-                let mut all = Vec::new();
-                for i in 0..a[2] {
-                    let iov = a[1].wrapping_add(16 * i);
-                    let base = self.mem.read_bytes(iov, 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
-                    let len = self
-                        .mem
-                        .read_bytes(iov.wrapping_add(8), 8)
-                        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
-                    let (base, len) = match (base, len) {
-                        (Ok(b), Ok(l)) => (b, l),
-                        (Err(t), _) | (_, Err(t)) => return Self::efault(t),
-                    };
-                    match self.mem.read_bytes(base, len) {
-                        Ok(b) => all.extend_from_slice(&b),
-                        Err(t) => return Self::efault(t),
-                    }
-                }
-                self.write_fd(a[0], &all)
-            }
             sys::EXIT => {
                 self.exit_thread(hid, a[0]);
                 return Ok(None);
@@ -118,49 +83,19 @@ impl Linux<'_> {
                 self.process.threads.clear_child_tid[hid] = a[0];
                 PID + hid as u64
             }
-            sys::SET_ROBUST_LIST | linux::MADVISE | linux::SCHED_YIELD => 0,
+            sys::SET_ROBUST_LIST | calls::SCHED_YIELD => 0,
+            calls::MADVISE => self.madvise(a[0], a[1], a[2]),
+            calls::MREMAP => return self.mremap(hid, a[0], a[1], a[2], a[3], a[4]).map(Some),
+            // No network stack: glibc's name-service lookups then fall back to files.
+            calls::SOCKET => neg(calls::EAFNOSUPPORT),
             sys::MPROTECT => self.mprotect(a[0], a[1], a[2]),
-            linux::GETPID | linux::GETPPID => PID - (nr == linux::GETPPID) as u64,
-            linux::GETTID => PID + hid as u64,
-            linux::GETUID | linux::GETEUID | linux::GETGID | linux::GETEGID => 0,
-            linux::IOCTL => neg(linux::ENOTTY),
-            linux::OPENAT => neg(errno::ENOENT),
-            linux::CLOSE => {
-                if a[0] <= 2 {
-                    0
-                } else {
-                    neg(errno::EBADF)
-                }
-            }
-            // Standard input is empty.
-            linux::READ => {
-                if a[0] == 0 {
-                    0
-                } else {
-                    neg(errno::EBADF)
-                }
-            }
-            linux::FSTAT | linux::NEWFSTATAT => {
-                let (fd, buf) = if nr == linux::FSTAT { (a[0], a[1]) } else { (a[0], a[2]) };
-                if nr == linux::NEWFSTATAT && a[3] & linux::AT_EMPTY_PATH == 0 {
-                    neg(errno::ENOENT)
-                } else if fd > 2 {
-                    neg(errno::EBADF)
-                } else {
-                    // struct stat (asm-generic, 128 bytes): st_mode at 16, st_nlink at 20, st_blksize at 56.
-                    let mut st = [0u8; 128];
-                    st[16..20].copy_from_slice(&linux::S_IFIFO.to_le_bytes());
-                    st[20..24].copy_from_slice(&1u32.to_le_bytes());
-                    st[56..60].copy_from_slice(&4096u32.to_le_bytes());
-                    match self.mem.write_bytes(hid, buf, &st) {
-                        Ok(()) => 0,
-                        Err(t) => return Self::efault(t),
-                    }
-                }
-            }
+            calls::GETPID | calls::GETPPID => PID - (nr == calls::GETPPID) as u64,
+            calls::GETTID => PID + hid as u64,
+            calls::GETUID | calls::GETEUID | calls::GETGID | calls::GETEGID => 0,
+            calls::IOCTL => neg(calls::ENOTTY),
             // No signals are ever delivered: handlers and masks are accepted and the old ones read as empty.
-            linux::RT_SIGACTION | linux::RT_SIGPROCMASK => {
-                let (old, size) = if nr == linux::RT_SIGACTION { (a[2], 16 + a[3]) } else { (a[2], a[3]) };
+            calls::RT_SIGACTION | calls::RT_SIGPROCMASK => {
+                let (old, size) = if nr == calls::RT_SIGACTION { (a[2], 16 + a[3]) } else { (a[2], a[3]) };
                 if old != 0 {
                     if let Err(t) = self.mem.write_bytes(hid, old, &vec![0u8; size.min(256) as usize]) {
                         return Self::efault(t);
@@ -168,8 +103,8 @@ impl Linux<'_> {
                 }
                 0
             }
-            linux::NANOSLEEP | linux::CLOCK_NANOSLEEP => 0,
-            linux::SCHED_GETAFFINITY => {
+            calls::NANOSLEEP | calls::CLOCK_NANOSLEEP => 0,
+            calls::SCHED_GETAFFINITY => {
                 // Every hart of the system is available.
                 let bytes = (self.harts.len() as u64).div_ceil(64) * 8;
                 if a[1] < bytes {
@@ -185,7 +120,7 @@ impl Linux<'_> {
                     }
                 }
             }
-            linux::SYSINFO => {
+            calls::SYSINFO => {
                 // struct sysinfo (64-bit, 112 bytes): uptime, loads, then totalram at 32, freeram at 40, procs at
                 // 80, mem_unit at 104. RAM is System.mem_limit.
                 let (total, used) = self.mem.usage();
@@ -200,10 +135,10 @@ impl Linux<'_> {
                     Err(t) => return Self::efault(t),
                 }
             }
-            linux::CLONE => return self.clone_thread(hid, a),
+            calls::CLONE => return self.clone_thread(hid, a),
             // glibc tries clone3 first and falls back to clone on ENOSYS, as with a kernel before 5.3.
-            linux::CLONE3 => neg(errno::ENOSYS),
-            linux::FUTEX => return self.futex(hid, a),
+            calls::CLONE3 => neg(errno::ENOSYS),
+            calls::FUTEX => return self.futex(hid, a),
             sys::CLOCK_GETTIME => {
                 let ps = self.harts[hid].time_ps();
                 let ns = ps / 1000;
@@ -250,29 +185,38 @@ impl Linux<'_> {
                     Err(t) => return Self::efault(t),
                 }
             }
-            sys::READLINKAT => neg(errno::ENOENT),
             sys::RSEQ => neg(errno::ENOSYS),
             sys::BRK => self.brk(a[0]),
-            sys::MMAP => {
-                let addr = self.mmap(a[0], a[1], a[3]);
-                if (addr as i64) > 0 && a[2] & 7 != kvsim_isa::memory::PROT_DEFAULT as u64 {
-                    self.mem.set_prot(addr, addr + page_up(a[1]), (a[2] & 7) as u8);
-                }
-                addr
-            }
+            sys::MMAP => return self.mmap_call(hid, a).map(Some),
             sys::MUNMAP => self.munmap(a[0], a[1]),
             _ => return Err(Trap::Syscall(nr)),
         };
         Ok(Some(r))
     }
 
-    fn write_fd(&mut self, fd: u64, bytes: &[u8]) -> u64 {
-        match fd {
-            1 => self.process.stdout.extend_from_slice(bytes),
-            2 => self.process.stderr.extend_from_slice(bytes),
-            _ => return neg(errno::EBADF),
+    /// mmap: anonymous memory, or a private copy of a file's bytes (a read-only shared mapping is the same).
+    fn mmap_call(&mut self, hid: usize, a: [u64; 6]) -> Result<u64, Trap> {
+        let (len, prot, flags) = (a[1], a[2], a[3]);
+        let contents = if flags & MAP_ANONYMOUS == 0 {
+            match self.file_mapping(a[4] as i64, a[5], len, prot, flags) {
+                Ok(bytes) => Some(bytes),
+                Err(e) => return Ok(neg(e)),
+            }
+        } else {
+            None
+        };
+        let anon_flags = if contents.is_some() { (flags & !MAP_SHARED) | MAP_PRIVATE | MAP_ANONYMOUS } else { flags };
+        let addr = self.mmap(a[0], len, anon_flags);
+        if (addr as i64) < 0 {
+            return Ok(addr);
         }
-        bytes.len() as u64
+        if let Some(bytes) = contents {
+            self.mem.write_bytes(hid, addr, &bytes)?;
+        }
+        if prot & 7 != kvsim_isa::memory::PROT_DEFAULT as u64 {
+            self.mem.set_prot(addr, addr + page_up(len), (prot & 7) as u8);
+        }
+        Ok(addr)
     }
 
     fn brk(&mut self, new: u64) -> u64 {
@@ -290,7 +234,7 @@ impl Linux<'_> {
     }
 
     /// Does [start, end) overlap an existing mapping?
-    fn mmap_overlap(&self, start: u64, end: u64) -> Option<(u64, u64)> {
+    pub(crate) fn mmap_overlap(&self, start: u64, end: u64) -> Option<(u64, u64)> {
         self.mem.regions.mmaps.range(..end).next_back().map(|(&s, &e)| (s, e)).filter(|&(_, e)| e > start)
     }
 
@@ -322,7 +266,13 @@ impl Linux<'_> {
         if len == 0 || len > abi::MMAP_TOP {
             return neg(errno::ENOMEM);
         }
-        if flags & MAP_FIXED != 0 {
+        if flags & crate::mem_calls::MAP_FIXED_NOREPLACE != 0 {
+            let taken = addr.checked_add(len).is_none_or(|end| self.mmap_overlap(addr, end).is_some());
+            if taken && addr & (PAGE_SIZE - 1) == 0 {
+                return neg(crate::fs::errno::EEXIST);
+            }
+        }
+        if flags & (MAP_FIXED | crate::mem_calls::MAP_FIXED_NOREPLACE) != 0 {
             let floor = page_up(self.mem.regions.brk).saturating_add(HEAP_MMAP_GAP);
             if addr & (PAGE_SIZE - 1) != 0 || addr < floor || addr.checked_add(len).is_none_or(|e| e > abi::MMAP_TOP) {
                 return neg(errno::EINVAL);
@@ -365,7 +315,7 @@ impl Linux<'_> {
     }
 
     /// Remove [start, end) from the anonymous mappings and free its pages.
-    fn unmap_range(&mut self, start: u64, end: u64) {
+    pub(crate) fn unmap_range(&mut self, start: u64, end: u64) {
         let hit: Vec<(u64, u64)> =
             self.mem.regions.mmaps.range(..end).filter(|&(_, &e)| e > start).map(|(&s, &e)| (s, e)).collect();
         for (s, e) in hit {
@@ -428,6 +378,28 @@ impl Linux<'_> {
     pub fn numa_forget(&mut self, start: u64, end: u64) {
         if self.process.numa.ranges().iter().any(|&(s, e, k)| s < end && e > start && k != 0) {
             self.numa_place(start, end - start, 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::FsConfig;
+    use crate::test_support::Fixture;
+    use kvsim_base::syscall_table::{Status, TABLE};
+
+    /// workloads/SYSCALLS.md's table and the dispatcher agree: every refused call stops the run, every other one
+    /// returns, and a number outside the table stops it too.
+    #[test]
+    fn syscall_table_matches_the_dispatcher() {
+        let outside = [(500, Status::Refused)];
+        for (nr, status) in TABLE.iter().map(|e| (e.nr, e.status)).chain(outside) {
+            let mut m = Fixture::new(&FsConfig::default());
+            // clone as glibc's pthread_create calls it (a fork-like clone stops the run).
+            let args = if nr == CLONE { [0x3d_0f00, 0, 0, 0, 0, 0] } else { [0; 6] };
+            let refused = matches!(m.linux().call(0, nr, args), Err(Trap::Syscall(n)) if n == nr);
+            assert_eq!(refused, status == Status::Refused, "call {nr}");
         }
     }
 }

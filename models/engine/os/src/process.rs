@@ -4,6 +4,7 @@ use kvsim_isa::hart::Hart;
 use kvsim_isa::memory::Memory;
 use kvsim_timing::numa::NumaMap;
 
+use crate::fs::FileSystem;
 use crate::thread::Threads;
 
 /// What a Linux process has beyond its harts and memory.
@@ -26,6 +27,8 @@ pub struct Process {
     pub stack_size: u64,
     /// Threads of a Linux process (clone, futex, thread exit).
     pub threads: Threads,
+    /// The guest's file tree and file descriptors (Workload.files, scratch, stdin).
+    pub fs: FileSystem,
 }
 
 impl Process {

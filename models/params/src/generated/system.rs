@@ -194,6 +194,18 @@ pub struct Workload {
     pub argv: Vec<String>,
     /// environment strings, NAME=value
     pub env: Vec<String>,
+    /// host files or folders mapped read-only into the guest's file tree: 'HOST=GUEST' (GUEST an absolute guest path) or 'HOST' (at /<its name>); a folder brings its whole tree
+    pub files: Vec<String>,
+    /// absolute guest path of a writable directory that lives in the simulator's memory ('' = none): what the program writes there is in the run's result (scratch_files) and, with scratch_save, written to the host at the end
+    pub scratch: String,
+    /// most bytes the scratch directory's files may hold (then ENOSPC) [bytes]
+    pub scratch_size: u64,
+    /// host folder where the scratch directory's tree is written when the run ends ('' = discarded with the run)
+    pub scratch_save: String,
+    /// the guest's working directory (absolute; it must exist in the tree above)
+    pub cwd: String,
+    /// host file read as the guest's standard input ('' = an empty pipe)
+    pub stdin: String,
 }
 
 impl Default for Workload {
@@ -203,6 +215,12 @@ impl Default for Workload {
             binary: String::from(""),
             argv: vec![],
             env: vec![],
+            files: vec![],
+            scratch: String::from(""),
+            scratch_size: 268435456,
+            scratch_save: String::from(""),
+            cwd: String::from("/"),
+            stdin: String::from(""),
         }
     }
 }
