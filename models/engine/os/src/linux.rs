@@ -12,6 +12,8 @@ const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const RLIMIT_STACK: u64 = 3;
 /// More Linux riscv64 (asm-generic) call numbers: what static glibc uses at start-up and for ordinary programs.
+/// (Named `linux::X` at their uses, as the kernel's own tables name them; the file kept the module's name.)
+#[allow(clippy::module_inception)]
 mod linux {
     pub const IOCTL: u64 = 29;
     pub const OPENAT: u64 = 56;
