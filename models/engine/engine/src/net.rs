@@ -520,7 +520,7 @@ mod tests {
     #[derive(Default)]
     struct Recorder(Vec<(usize, Option<usize>, u64, bool)>);
 
-    impl kvsim_devices::bus::DmaPort for Recorder {
+    impl kvsim_devices::dma::DmaPort for Recorder {
         fn agent(&self) -> usize {
             usize::MAX
         }

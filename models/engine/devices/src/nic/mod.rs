@@ -344,7 +344,7 @@ pub struct DmaFault {
 pub struct Nic {
     /// Statistics prefix: `system.nic{K}`.
     pub name: String,
-    /// Agent id of its DMA (`bus::DmaPort`): after the cores'.
+    /// Agent id of its DMA (`dma::DmaPort`): after the cores'.
     pub agent: usize,
     pub ports: usize,
     pub queue_port: Vec<u64>,

@@ -39,8 +39,8 @@ pub use kvsim_base::frame::WIRE_OVERHEAD;
 /// RX descriptors fetched per PCIe read.
 pub const DESC_FETCH: u64 = 8;
 
-/// The NIC's DMA port into the memory system (`bus::DmaPort`).
-pub type IoFn<'a> = &'a mut dyn crate::bus::DmaPort;
+/// The NIC's DMA port into the memory system (`dma::DmaPort`).
+pub type IoFn<'a> = &'a mut dyn crate::dma::DmaPort;
 
 /// An RX DMA on its way to the guest. While its write-back waits for its group, `visible` is the time its data
 /// left the link (the write-back may go from then on).

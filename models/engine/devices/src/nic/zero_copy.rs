@@ -28,7 +28,7 @@
 
 use std::collections::VecDeque;
 
-use crate::bus::DmaPort;
+use crate::dma::DmaPort;
 use crate::nic::timing::{IoFn, WIRE_OVERHEAD};
 use crate::nic::{DmaFault, Nic, NicRegs, MAX_FRAME, MIN_FRAME};
 use kvsim_isa::memory::Memory;
