@@ -167,7 +167,7 @@ impl Nic {
             let (q, frame, entered) = self.fifos[p].remove(i).unwrap();
             if let Some(zc) = self.zero_copy.as_mut() {
                 let timed = io.as_deref_mut().map(|io| (self.timing.as_ref().expect("a timed NIC").mmio_latency, io));
-                zc.land(regs, mem, q, frame, entered, timed, &mut self.port_stats[p])?;
+                zc.land(regs, mem, q, (frame, entered), timed, &mut self.port_stats[p])?;
                 continue;
             }
             let x = &regs.queues[q];

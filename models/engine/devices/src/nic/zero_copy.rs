@@ -148,8 +148,7 @@ impl ZeroCopy {
         regs: &mut NicRegs,
         mem: &mut Memory,
         q: usize,
-        frame: Vec<u8>,
-        arrived: u64,
+        (frame, arrived): (Vec<u8>, u64),
         timed: Option<(u64, &mut (dyn DmaPort + 'd))>,
         port: &mut PortStats,
     ) -> Result<(), DmaFault> {
