@@ -8,8 +8,7 @@
 //! model). A reply that has left the NIC's port is forwarded `latency` later onto its share of the uplink, and the
 //! client has it when its last byte has left the uplink. Each direction of each port is a FIFO in call order.
 
-use crate::nic::timing::WIRE_OVERHEAD;
-use crate::nic::MIN_FRAME;
+use kvsim_base::frame::{MIN_FRAME, WIRE_OVERHEAD};
 
 /// Per direction: frames, bytes on the wire (with the 24 bytes per frame), busy time (ps).
 #[derive(Debug, Clone, Copy, Default)]

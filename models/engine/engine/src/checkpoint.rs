@@ -27,9 +27,11 @@ use kvsim_isa::hart::Hart;
 use kvsim_isa::memory::PAGE_RECORD;
 
 const PAGE_SIZE: usize = GUEST_PAGE as usize;
-use crate::sim::Machine;
+use crate::sim::{CheckpointWriter, EngineConfig, Machine};
+use kvsim_base::error::{SimError, SimResult};
 use kvsim_devices::bus::DeviceBus;
 use kvsim_devices::nic::{NicRegs, PortStats};
+use kvsim_isa::elf::Image;
 
 pub const FORMAT: &str = "kvsim-checkpoint";
 pub const FORMAT_VERSION: u32 = 1;
@@ -194,6 +196,38 @@ fn block_crcs(bytes: &[u8]) -> Vec<u32> {
 fn file_crc(path: &str) -> Result<(u64, u32), String> {
     let data = fs::read(path).map_err(|e| format!("cannot read the binary {path}: {e}"))?;
     Ok((data.len() as u64, crc32fast::hash(&data)))
+}
+
+/// The machine of `system` (`Machine::new`), restored from System.restore_from when set, and writing
+/// System.checkpoint_to when its scheduler calls for it: the run driver builds its machines here.
+pub fn machine(system: &EngineConfig, image: &Image) -> SimResult<Machine> {
+    let mut m = Machine::new(system, image)?;
+    if !system.restore_from.is_empty() {
+        let dir = Path::new(&system.restore_from);
+        restore(&mut m, &system.resolved, &system.binary, dir).map_err(SimError::Config)?;
+    }
+    if !system.checkpoint_to.is_empty() {
+        m.checkpoint_writer = Some(Box::new(ToDirectory {
+            dir: PathBuf::from(&system.checkpoint_to),
+            config: system.resolved.clone(),
+            binary: system.binary.clone(),
+        }));
+    }
+    Ok(m)
+}
+
+/// Writes the machine's checkpoint into a new directory, recording the resolved configuration and the binary.
+struct ToDirectory {
+    dir: PathBuf,
+    config: Value,
+    binary: String,
+}
+
+impl CheckpointWriter for ToDirectory {
+    fn write(&mut self, m: &Machine) -> Result<(String, u64), String> {
+        let w = write(m, &self.config, &self.binary, &self.dir, None)?;
+        Ok((w.dir.display().to_string(), w.bytes))
+    }
 }
 
 /// What a checkpoint took: its directory and bytes on disk.

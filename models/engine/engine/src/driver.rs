@@ -298,6 +298,26 @@ pub fn socket_network(
     kvsim_timing::noc::build_boxed(params, nics).map_err(SimError::Config)
 }
 
+/// Run the configured workload functionally.
+pub fn run(system: &System) -> SimResult<RunOutput> {
+    run_config(&EngineConfig::from_system(system), &mut NoHook)
+}
+
+/// Run the configured workload, telling `hook` about every instruction (a timing model).
+pub fn run_with_hook<H: ExecHook>(system: &System, hook: &mut H) -> SimResult<RunOutput> {
+    run_config(&EngineConfig::from_system(system), hook)
+}
+
+/// Run the workload of `system` in one phase with `hook` (restoring and writing checkpoints as configured).
+pub fn run_config<H: ExecHook>(system: &EngineConfig, hook: &mut H) -> SimResult<RunOutput> {
+    let image = elf::load(&system.binary).map_err(SimError::Elf)?;
+    let mut machine = crate::checkpoint::machine(system, &image)?;
+    let mut tracer = open_tracer(system)?;
+    let result = machine.run(hook, tracer.as_mut());
+    close_tracer(system, tracer)?;
+    Ok(machine.output(result?))
+}
+
 /// Run `system` through its modes (module docs). `progress` is called every `every` instructions (0 = never);
 /// an error it returns stops the run with that error.
 pub fn run_system(
@@ -326,7 +346,7 @@ pub fn run_system_keeping_output(
         SystemDetailedStart::Insts => Until { insts: system.detailed_start_insts, roi: false },
     };
     let image = elf::load(&cfg.binary).map_err(|e| (SimError::Elf(e), None))?;
-    let mut m = Machine::new(&cfg, &image).map_err(|e| (e, None))?;
+    let mut m = crate::checkpoint::machine(&cfg, &image).map_err(|e| (e, None))?;
     let mut tracer = open_tracer(&cfg).map_err(|e| (e, None))?;
     let result = drive(&mut m, system, detailed, start, every, progress, tracer.as_mut());
     let closed = close_tracer(&cfg, tracer);
@@ -586,5 +606,47 @@ mod tests {
         assert!(a > b * 18 / 10, "hart 0 (fast clock) ran {a}, hart 1 (slow) ran {b}");
         let (ta, tb) = (m.harts[0].time_ps(), m.harts[1].time_ps());
         assert!(ta.abs_diff(tb) < 20 * 800, "times stay within about a quantum: {ta} vs {tb}");
+    }
+
+    // The trace format and the functional benchmark run whole programs through `run_config`.
+    #[test]
+    fn trace_lines_have_the_documented_format() {
+        let path = std::env::temp_dir().join(format!("kvsim-trace-{}.txt", std::process::id()));
+        let prog = std::env::temp_dir().join(format!("kvsim-trace-{}.elf", std::process::id()));
+        std::fs::write(&prog, elf::tiny_elf(0x10000, &bytes(&[li(5, -1), li(10, 3), li(17, 93), ecall()]))).unwrap();
+        let mut cfg = EngineConfig::with_binary(prog.to_str().unwrap());
+        cfg.trace_file = path.to_str().unwrap().into();
+        let out = run_config(&cfg, &mut NoHook).unwrap();
+        assert_eq!(out.exit_code, Some(3));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4);
+        for l in &lines {
+            let f: Vec<&str> = l.split(' ').collect();
+            assert_eq!(f.len(), 64, "pc, x1..x31, f0..f31");
+            assert!(f
+                .iter()
+                .all(|x| x.len() == 16 && x.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())));
+        }
+        assert!(lines[0].starts_with("0000000000010078 0000000000000000 0000003ffff"));
+        assert!(lines[1].starts_with("000000000001007c "));
+        assert_eq!(lines[1].split(' ').nth(5).unwrap(), "ffffffffffffffff"); // x5 after li t0, -1
+        assert!(lines[3].split(' ').skip(32).all(|f| f == "0000000000000000"), "f0..f31 untouched"); // no FP code
+        std::fs::remove_file(&path).ok();
+        std::fs::remove_file(&prog).ok();
+    }
+
+    /// `KVSIM_BENCH=/path/to/elf cargo test --release -p kvsim-engine bench_functional -- --ignored --nocapture`
+    /// prints the functional speed on that program (host time is measured here only, never in stats).
+    #[test]
+    #[ignore]
+    fn bench_functional() {
+        let Ok(path) = std::env::var("KVSIM_BENCH") else { return };
+        let cfg = EngineConfig::with_binary(&path);
+        let started = std::time::Instant::now();
+        let out = run_config(&cfg, &mut NoHook).unwrap();
+        let secs = started.elapsed().as_secs_f64();
+        let insts: u64 = out.harts.iter().map(|h| h.insts).sum();
+        println!("{path}: {insts} instructions in {secs:.3} s = {:.1} MIPS", insts as f64 / secs / 1e6);
     }
 }

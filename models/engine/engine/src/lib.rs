@@ -10,7 +10,7 @@
 //! engine   (this crate: Python boundary, run driver `driver`, scheduler `sim`, simulator calls `simcall`,
 //!   |       the NICs-and-client step `net`, checkpoints of the whole machine `checkpoint`)
 //!   +-- client   (ghost client: requests, UDP/memcached/TCP codecs, checking, store model; `NicPort` trait)
-//!   +-- devices  (device bus implementing isa's `Mmio`, `DmaPort`, NICs, KVD switch, PCIe, on-die MAC, MAC SRAM)
+//!   +-- devices  (device bus implementing isa's `Mmio`, `dma::DmaPort`, NICs, KVD switch, PCIe, on-die MAC, MAC SRAM)
 //!   +-- os       (SE mode: Linux calls, threads, the `Process` state)
 //!   +-- isa      (harts, decode, execute, FPU, guest memory with devices behind `Mmio`, ELF, traps)
 //!         +-- base   (ABI constants, errors, run output, random numbers, frame facts)

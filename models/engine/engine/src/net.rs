@@ -50,15 +50,7 @@ impl NicPort for Nics<'_> {
     /// switch the frame crosses the switch's uplink and the switch first (devices: kvd_switch.rs).
     fn wire_send(&mut self, port: usize, frame: Vec<u8>, t: u64) -> u64 {
         let (k, p) = self.port_at[port];
-        let nic = &mut self.nics[k];
-        match nic.switch.as_mut() {
-            Some(sw) => {
-                let (start, forwarded) = sw.to_stack(p, frame.len(), t);
-                nic.wire_send(p, frame, forwarded);
-                start
-            }
-            None => nic.wire_send(p, frame, t),
-        }
+        self.nics[k].arrive_from_network(p, frame, t)
     }
 
     /// A frame arrives at global port `port` (functional): the queue in its NIC, or None if dropped.
@@ -82,7 +74,7 @@ impl NicPort for Nics<'_> {
     }
 
     fn frames_in_flight(&self) -> usize {
-        self.nics.iter().map(|n| n.frames_in_flight() + n.zero_copy.as_ref().map_or(0, |z| z.in_flight())).sum()
+        self.nics.iter().map(|n| n.frames_in_flight()).sum()
     }
 }
 
@@ -322,11 +314,8 @@ impl Net {
                     out.extend(plain.into_iter().map(|(q, f)| (q, f, 0)));
                 }
             }
-            if let (Some(sw), Some(_)) = (nic.switch.as_mut(), clock.as_ref()) {
-                let regs = &bus.nics[k];
-                for (q, f, t) in &mut out {
-                    *t = sw.to_network(regs.queues[*q].port as usize, f.len(), *t);
-                }
+            if clock.is_some() {
+                nic.forward_to_network(&bus.nics[k], &mut out);
             }
             sent.extend(out.into_iter().map(|(q, f, t)| (global[q], f, t)));
         }
@@ -348,15 +337,6 @@ impl Net {
                     c.reset_stats();
                     for (nic, regs) in self.nics.iter_mut().zip(bus.nics.iter_mut()) {
                         nic.reset_stats(regs);
-                        if let Some(t) = nic.timing.as_mut() {
-                            t.reset_stats();
-                        }
-                        if let Some(z) = nic.zero_copy.as_mut() {
-                            z.reset_stats();
-                        }
-                        if let Some(sw) = nic.switch.as_mut() {
-                            sw.reset_stats();
-                        }
                     }
                     self.measure_insts = Some(total_insts);
                     event = NetEvent::MeasureStart;
@@ -385,13 +365,7 @@ impl Net {
         let mut out = Vec::new();
         for (nic, regs) in self.nics.iter().zip(&bus.nics) {
             out.extend(nic.stats(regs));
-            nic.timing_stats(&mut out);
-            if let Some(z) = &nic.zero_copy {
-                z.stats(&nic.name, &mut out);
-            }
-            if let Some(sw) = &nic.switch {
-                sw.stats(&nic.name, &mut out);
-            }
+            nic.parts_stats(&mut out);
         }
         if let Some(c) = &self.client {
             out.extend(c.stats());
@@ -520,7 +494,7 @@ mod tests {
     #[derive(Default)]
     struct Recorder(Vec<(usize, Option<usize>, u64, bool)>);
 
-    impl kvsim_devices::bus::DmaPort for Recorder {
+    impl kvsim_devices::dma::DmaPort for Recorder {
         fn agent(&self) -> usize {
             usize::MAX
         }

@@ -2,22 +2,18 @@
 //! harts in turn, `quantum` instructions each, in hart order, on one host thread (deterministic), performing
 //! their system calls, until every hart has exited or a limit is reached.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-
-use kvsim_params::System;
-
 mod checkpoint_hooks;
 mod net_step;
 
 pub use crate::config::{system_nics, EngineConfig};
+pub use checkpoint_hooks::CheckpointWriter;
 
 use kvsim_base::abi::{self, auxv, DEVICE_END, MMAP_TOP, PAGE_SHIFT, PAGE_SIZE};
 use kvsim_base::error::{SimError, SimResult};
 use kvsim_base::output::{HartSummary, RunOutput, Stat, StopReason};
 use kvsim_devices::bus::DeviceBus;
-use kvsim_isa::elf::{self, Image};
-use kvsim_isa::exec::{self, ExecHook, NoHook, Stop, Tracer};
+use kvsim_isa::elf::Image;
+use kvsim_isa::exec::{self, ExecHook, Stop, Tracer};
 use kvsim_isa::hart::{Counters, Hart};
 use kvsim_isa::memory::{page_up, Memory};
 use kvsim_isa::trap::Trap;
@@ -52,11 +48,9 @@ pub struct Machine {
     pub(crate) next_turn: usize,
     /// The NIC and the ghost client (System.nic, System.client), stepped after every turn.
     pub net: Option<Box<crate::net::Net>>,
-    /// Where to write a checkpoint when the client's measured phase starts ("" = none; emptied once written),
-    /// the configuration it records, the binary, and what was written (directory, bytes).
-    pub checkpoint_to: String,
-    checkpoint_config: serde_json::Value,
-    binary: String,
+    /// What writes a checkpoint when the client's measured phase starts (System.checkpoint_to; None: no
+    /// checkpoint; taken once written), and what was written (directory, bytes).
+    pub checkpoint_writer: Option<Box<dyn CheckpointWriter>>,
     pub checkpoint_written: Option<(String, u64)>,
     /// The guest called CHECKPOINT: its hart's turn ends and the checkpoint is written after it.
     pub(crate) checkpoint_pending: bool,
@@ -71,7 +65,8 @@ fn config(msg: impl Into<String>) -> SimError {
 }
 
 impl Machine {
-    /// Check the configuration, load the image and set up every hart.
+    /// Check the configuration, load the image and set up every hart. The machine neither restores nor writes a
+    /// checkpoint: `checkpoint::machine` builds one that does (System.restore_from, System.checkpoint_to).
     pub fn new(system: &EngineConfig, image: &Image) -> SimResult<Machine> {
         let harts = system.harts as usize;
         if harts == 0 {
@@ -165,12 +160,10 @@ impl Machine {
             pause_on_roi: false,
             next_turn: 0,
             net: None,
-            checkpoint_to: String::new(),
-            checkpoint_config: serde_json::Value::Null,
-            binary: String::new(),
+            checkpoint_writer: None,
             checkpoint_written: None,
             checkpoint_pending: false,
-            checkpoint_at: 0,
+            checkpoint_at: system.checkpoint_at_insts,
             page_check: None,
         };
         if !system.nics.is_empty() {
@@ -193,14 +186,6 @@ impl Machine {
             m.harts.push(hart);
         }
         m.os().place_stacks();
-        if !system.restore_from.is_empty() {
-            let dir = std::path::Path::new(&system.restore_from);
-            crate::checkpoint::restore(&mut m, &system.resolved, &system.binary, dir).map_err(config)?;
-        }
-        m.checkpoint_to = system.checkpoint_to.clone();
-        m.checkpoint_at = system.checkpoint_at_insts;
-        m.checkpoint_config = system.resolved.clone();
-        m.binary = system.binary.clone();
         Ok(m)
     }
 
@@ -514,41 +499,6 @@ impl Machine {
             scratch_files: self.process.fs.scratch_files(),
         }
     }
-}
-
-/// Run the configured workload functionally.
-pub fn run(system: &System) -> SimResult<RunOutput> {
-    run_config(&EngineConfig::from_system(system), &mut NoHook)
-}
-
-/// Run the configured workload, telling `hook` about every instruction (a timing model).
-pub fn run_with_hook<H: ExecHook>(system: &System, hook: &mut H) -> SimResult<RunOutput> {
-    run_config(&EngineConfig::from_system(system), hook)
-}
-
-pub fn run_config<H: ExecHook>(system: &EngineConfig, hook: &mut H) -> SimResult<RunOutput> {
-    let image = elf::load(&system.binary).map_err(SimError::Elf)?;
-    let mut machine = Machine::new(system, &image)?;
-    let mut tracer = if system.trace_file.is_empty() {
-        None
-    } else {
-        let f = File::create(&system.trace_file)
-            .map_err(|e| config(format!("cannot create trace_file {}: {e}", system.trace_file)))?;
-        Some(Tracer::new(Box::new(BufWriter::with_capacity(1 << 20, f))))
-    };
-    let result = machine.run(hook, tracer.as_mut());
-    if let Some(t) = tracer.as_mut() {
-        if t.error.is_none() {
-            if let Err(e) = t.out.flush() {
-                t.error = Some(e);
-            }
-        }
-        if let Some(e) = &t.error {
-            return Err(config(format!("writing trace_file {}: {e}", system.trace_file)));
-        }
-    }
-    let stop = result?;
-    Ok(machine.output(stop))
 }
 
 impl Machine {

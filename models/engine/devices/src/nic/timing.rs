@@ -26,9 +26,9 @@
 
 use std::collections::VecDeque;
 
-use crate::nic::{
-    complete_rx, complete_tx_descriptor, write_back_tx_head, DmaFault, Nic, NicRegs, DESC_LEN, MIN_FRAME,
-    TX_COMPLETION_DESCRIPTOR, TX_HEAD_WB_LEN,
+use crate::nic::regs::{
+    complete_rx, complete_tx_descriptor, write_back_tx_head, DmaFault, NicRegs, PortStats, DESC_LEN, MAX_FRAME,
+    MIN_FRAME, TX_COMPLETION_DESCRIPTOR, TX_HEAD_WB_LEN,
 };
 use crate::on_die_mac::NicLink;
 use crate::pcie::Traffic;
@@ -39,8 +39,8 @@ pub use kvsim_base::frame::WIRE_OVERHEAD;
 /// RX descriptors fetched per PCIe read.
 pub const DESC_FETCH: u64 = 8;
 
-/// The NIC's DMA port into the memory system (`bus::DmaPort`).
-pub type IoFn<'a> = &'a mut dyn crate::bus::DmaPort;
+/// The NIC's DMA port into the memory system (`dma::DmaPort`).
+pub type IoFn<'a> = &'a mut dyn crate::dma::DmaPort;
 
 /// An RX DMA on its way to the guest. While its write-back waits for its group, `visible` is the time its data
 /// left the link (the write-back may go from then on).
@@ -184,90 +184,69 @@ impl NicTiming {
             self.inflight.insert(at + k, f);
         }
     }
-}
 
-impl Nic {
-    /// The client puts a frame on port `port`'s wire at time `t` (detailed timing); it goes out when the wire is
-    /// free (a sender cannot exceed line rate). Returns that time.
+    /// The client puts a frame on port `port`'s wire at time `t`; it goes out when the wire is free (a sender
+    /// cannot exceed line rate). Returns that time.
     pub fn wire_send(&mut self, port: usize, frame: Vec<u8>, t: u64) -> u64 {
-        let tm = self.timing.as_mut().expect("a timed NIC");
-        let start = t.max(tm.rx_wire_free[port]);
-        let done = start + tm.wire_ps(frame.len());
-        tm.rx_wire_free[port] = done;
-        tm.wire_rx[port].push_back((done, frame));
+        let start = t.max(self.rx_wire_free[port]);
+        let done = start + self.wire_ps(frame.len());
+        self.rx_wire_free[port] = done;
+        self.wire_rx[port].push_back((done, frame));
         start
     }
 
-    /// Frames on the wire, in the FIFOs or in DMA.
-    pub fn frames_in_flight(&self) -> usize {
-        self.fifo_frames()
-            + self.timing.as_ref().map_or(0, |t| {
-                t.inflight.len()
-                    + t.pending_wb.iter().map(|g| g.len()).sum::<usize>()
-                    + t.wire_rx.iter().map(|w| w.len()).sum::<usize>()
-            })
+    /// Frames on the wire, in DMA, or waiting for their write-back.
+    pub fn in_flight(&self) -> usize {
+        self.inflight.len()
+            + self.pending_wb.iter().map(|g| g.len()).sum::<usize>()
+            + self.wire_rx.iter().map(|w| w.len()).sum::<usize>()
     }
 
-    /// Advance the RX side to time `now`: arrivals, FIFO, DMA, deliveries the guest may now see.
-    pub fn advance(&mut self, regs: &mut NicRegs, mem: &mut Memory, now: u64, io: IoFn) -> Result<(), DmaFault> {
-        self.timing.as_mut().expect("a timed NIC").used = true;
-        loop {
-            let tm = self.timing.as_ref().expect("a timed NIC");
-            let next = (0..self.ports)
-                .filter_map(|p| tm.wire_rx[p].front().map(|(t, _)| (*t, p)))
-                .filter(|&(t, _)| t <= now)
-                .min();
-            let horizon = next.map_or(now, |(t, _)| t);
-            self.drain_until(regs, mem, horizon, io)?;
-            let Some((t, p)) = next else { break };
-            let (_, frame) = self.timing.as_mut().unwrap().wire_rx[p].pop_front().unwrap();
-            self.arrive(regs, p, frame, t);
-        }
-        // Write-back groups whose timer has expired by now.
-        let tm = self.timing.as_mut().unwrap();
-        for q in 0..tm.pending_wb.len() {
-            if let Some(due) = tm.wb_deadline(q).filter(|&d| d <= now) {
-                tm.flush_writeback(q, due, io);
-            }
-        }
-        // Deliveries whose write-back has reached the host.
-        while tm.inflight.front().is_some_and(|f| f.visible <= now) {
-            let f = tm.inflight.pop_front().unwrap();
-            tm.reserved[f.q] -= 1;
-            complete_rx(regs, mem, f.q, f.desc, f.buf, &f.frame)?;
-        }
-        Ok(())
+    /// The earliest frame that has fully arrived by `now`: (its time, its port), the lower port first among equals.
+    pub fn next_arrival(&self, now: u64) -> Option<(u64, usize)> {
+        (0..self.wire_rx.len())
+            .filter_map(|p| self.wire_rx[p].front().map(|(t, _)| (*t, p)))
+            .filter(|&(t, _)| t <= now)
+            .min()
     }
 
-    /// A frame has fully arrived at `port` at `t`: the NIC's one RX entry (steering, FIFO admission) with the
-    /// FIFO's space still held by frames whose DMA has not left the link; a dropped frame goes back to the client.
-    fn arrive(&mut self, regs: &mut NicRegs, port: usize, frame: Vec<u8>, t: u64) {
-        let tm = self.timing.as_mut().unwrap();
-        let ps = &mut tm.ports[port];
+    /// Take the frame at the head of port `port`'s wire (`next_arrival` named it) and count its arrival at `t`.
+    /// Returns the frame and how many FIFO places frames whose DMA has not left the link still hold.
+    pub fn arrive(&mut self, port: usize, t: u64) -> (Vec<u8>, usize) {
+        let (_, frame) = self.wire_rx[port].pop_front().expect("a frame on the wire");
+        let ps = &mut self.ports[port];
         ps.rx_arrived += 1;
-        ps.rx_wire_bytes += frame.len().max(MIN_FRAME) as u64 + crate::nic::timing::WIRE_OVERHEAD;
+        ps.rx_wire_bytes += frame.len().max(MIN_FRAME) as u64 + WIRE_OVERHEAD;
         ps.first_rx.get_or_insert(t);
         ps.last_rx = t;
-        let dep = &mut tm.departing[port];
+        let dep = &mut self.departing[port];
         while dep.front().is_some_and(|&d| d <= t) {
             dep.pop_front();
         }
-        let held = dep.len();
-        if let Err(frame) = self.admit(regs, port, frame, t, held) {
-            self.timing.as_mut().unwrap().dropped.push(frame);
-        }
+        (frame, dep.len())
     }
 
-    /// Start every DMA that can start by `horizon` (in time order across ports).
-    fn drain_until(&mut self, regs: &mut NicRegs, mem: &mut Memory, horizon: u64, io: IoFn) -> Result<(), DmaFault> {
-        self.drain(regs, mem, horizon, Some(io))
+    /// Write-back groups whose timer has expired by `now` go up; then the deliveries whose write-back has reached
+    /// the host by `now` land in their rings.
+    pub fn complete(&mut self, regs: &mut NicRegs, mem: &mut Memory, now: u64, io: IoFn) -> Result<(), DmaFault> {
+        for q in 0..self.pending_wb.len() {
+            if let Some(due) = self.wb_deadline(q).filter(|&d| d <= now) {
+                self.flush_writeback(q, due, io);
+            }
+        }
+        while self.inflight.front().is_some_and(|f| f.visible <= now) {
+            let f = self.inflight.pop_front().unwrap();
+            self.reserved[f.q] -= 1;
+            complete_rx(regs, mem, f.q, f.desc, f.buf, &f.frame)?;
+        }
+        Ok(())
     }
 
     /// The timed half of an RX DMA: frame `frame` of queue q (from port p, in the FIFO since `entered`) goes to
     /// descriptor `d` (ring index `idx`), buffer `buf`, starting at `s`. Its data cross the link now; the guest
     /// sees it when its descriptor's write-back group has been written.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn start_dma(
+    pub fn start_dma(
         &mut self,
         q: usize,
         p: usize,
@@ -278,46 +257,46 @@ impl Nic {
         (s, entered): (u64, u64),
         io: IoFn,
     ) {
-        let tm = self.timing.as_mut().unwrap();
         // Descriptor prefetch: RX descriptors are fetched 8 at a time (one 128-byte read per 8 frames), on the
         // link but off the frame's path.
-        let lat = tm.link.latency();
+        let lat = self.link.latency();
         if idx.is_multiple_of(DESC_FETCH) {
-            tm.link.read(DESC_FETCH * DESC_LEN, s, Traffic::RxDescFetch, &mut |t| io.queue_access(q, d, false, t));
+            self.link.read(DESC_FETCH * DESC_LEN, s, Traffic::RxDescFetch, &mut |t| io.queue_access(q, d, false, t));
         }
-        let data_done = tm.link.write_up(frame.len() as u64, s, Traffic::RxData);
+        let data_done = self.link.write_up(frame.len() as u64, s, Traffic::RxData);
         let at_host = data_done + lat;
         let mut line = buf & !63;
         while line < buf + frame.len() as u64 {
             io.queue_access(q, line, true, at_host);
             line += 64;
         }
-        tm.departing[p].push_back(data_done);
-        tm.reserved[q] += 1;
-        tm.rx_dmas += 1;
+        self.departing[p].push_back(data_done);
+        self.reserved[q] += 1;
+        self.rx_dmas += 1;
         // A group whose timer expired before this descriptor completed went up without it.
-        if let Some(due) = tm.wb_deadline(q).filter(|&d| d < data_done) {
-            tm.flush_writeback(q, due, io);
+        if let Some(due) = self.wb_deadline(q).filter(|&d| d < data_done) {
+            self.flush_writeback(q, due, io);
         }
-        tm.pending_wb[q].push(Inflight { visible: data_done, entered, q, desc: d, buf, frame });
-        if tm.pending_wb[q].len() >= tm.wb_threshold {
-            tm.flush_writeback(q, data_done, io);
+        self.pending_wb[q].push(Inflight { visible: data_done, entered, q, desc: d, buf, frame });
+        if self.pending_wb[q].len() >= self.wb_threshold {
+            self.flush_writeback(q, data_done, io);
         }
     }
 
     /// Descriptors of queue q taken by DMAs the guest cannot see yet.
-    pub(crate) fn reserved(&self, q: usize) -> u64 {
-        self.timing.as_ref().map_or(0, |t| t.reserved[q])
+    pub fn reserved(&self, q: usize) -> u64 {
+        self.reserved[q]
     }
 
-    /// Send what the TX rings hold (detailed timing): `queue_time[q]` is when queue q's doorbell is taken to have
-    /// rung. Appends (queue, frame, time the client has it).
-    pub fn transmit_timed(
+    /// Send what the TX rings hold: `queue_time[q]` is when queue q's doorbell is taken to have rung; the ports'
+    /// frame counters are the NIC's `port_stats`. Appends (queue, frame, time the client has it).
+    pub fn transmit(
         &mut self,
         regs: &mut NicRegs,
         mem: &mut Memory,
         queue_time: &[u64],
         io: IoFn,
+        port_stats: &mut [PortStats],
         out: &mut Vec<(usize, Vec<u8>, u64)>,
     ) -> Result<(), DmaFault> {
         let mode = regs.tx_completion;
@@ -326,11 +305,10 @@ impl Nic {
                 continue;
             }
             let port = x.port as usize;
-            let tm = self.timing.as_mut().unwrap();
-            let t0 = queue_time[q] + tm.mmio_latency;
+            let t0 = queue_time[q] + self.mmio_latency;
             let n = (x.tx_tail.wrapping_sub(x.tx_head)) & (x.tx_ring.1 - 1);
             let first = x.tx_ring.0 + x.tx_head * DESC_LEN;
-            let descs_at = tm
+            let descs_at = self
                 .link
                 .read(n * DESC_LEN, t0, Traffic::TxDescFetch, &mut |t| io.queue_access(q, first & !63, false, t));
             // When the batch's last frame has reached the NIC: its TX completion is written back then.
@@ -342,15 +320,15 @@ impl Nic {
                 let addr = u64::from_le_bytes(desc[0..8].try_into().unwrap());
                 let len = u16::from_le_bytes([desc[8], desc[9]]) as usize;
                 let mut frame_got = batch_done;
-                if len > crate::nic::MAX_FRAME {
-                    self.port_stats[port].tx_bad_len += 1;
+                if len > MAX_FRAME {
+                    port_stats[port].tx_bad_len += 1;
                 } else {
                     let mut frame =
                         mem.read_bytes(addr, len as u64).map_err(|t| fault("reading a frame from a TX buffer", t))?;
                     if frame.len() < MIN_FRAME {
                         frame.resize(MIN_FRAME, 0);
                     }
-                    let got = tm.link.read(len as u64, descs_at, Traffic::TxData, &mut |t| {
+                    let got = self.link.read(len as u64, descs_at, Traffic::TxData, &mut |t| {
                         let mut ready = t;
                         let mut line = addr & !63;
                         while line < addr + len as u64 {
@@ -359,14 +337,14 @@ impl Nic {
                         }
                         ready
                     });
-                    let done = got.max(tm.tx_wire_free[port]) + tm.wire_ps(frame.len());
-                    tm.tx_wire_free[port] = done;
-                    let ps = &mut tm.ports[port];
+                    let done = got.max(self.tx_wire_free[port]) + self.wire_ps(frame.len());
+                    self.tx_wire_free[port] = done;
+                    let ps = &mut self.ports[port];
                     ps.tx_wire_bytes += frame.len() as u64 + WIRE_OVERHEAD;
                     ps.first_tx.get_or_insert(done);
                     ps.last_tx = done;
-                    self.port_stats[port].tx_frames += 1;
-                    self.port_stats[port].tx_bytes += frame.len() as u64;
+                    port_stats[port].tx_frames += 1;
+                    port_stats[port].tx_bytes += frame.len() as u64;
                     x.tx_frames += 1;
                     batch_done = batch_done.max(got);
                     frame_got = got;
@@ -374,7 +352,7 @@ impl Nic {
                 }
                 // Report-status mode: a descriptor that asked for it is written back once its frame is read.
                 if complete_tx_descriptor(mode, mem, q, d, &desc)? {
-                    tm.link.write_up(DESC_LEN, frame_got, Traffic::TxCompletion);
+                    self.link.write_up(DESC_LEN, frame_got, Traffic::TxCompletion);
                 }
                 x.tx_head = (x.tx_head + 1) & (x.tx_ring.1 - 1);
             }
@@ -384,11 +362,11 @@ impl Nic {
             // lands in the memory system like any DMA write (the driver reads it there).
             match write_back_tx_head(x, mem, q)? {
                 Some(at) => {
-                    let left = tm.link.write_up(TX_HEAD_WB_LEN, batch_done, Traffic::TxCompletion);
-                    io.queue_access(q, at & !63, true, left + tm.link.latency());
+                    let left = self.link.write_up(TX_HEAD_WB_LEN, batch_done, Traffic::TxCompletion);
+                    io.queue_access(q, at & !63, true, left + self.link.latency());
                 }
                 None if mode == TX_COMPLETION_DESCRIPTOR => {
-                    tm.link.write_up(DESC_LEN, batch_done, Traffic::TxCompletion);
+                    self.link.write_up(DESC_LEN, batch_done, Traffic::TxCompletion);
                 }
                 None => {}
             }
@@ -396,11 +374,12 @@ impl Nic {
         Ok(())
     }
 
-    /// Timing statistics under the NIC's name.
-    pub fn timing_stats(&self, out: &mut Vec<(String, f64, &'static str)>) {
-        let Some(tm) = self.timing.as_ref().filter(|t| t.used) else { return };
-        let name = &self.name;
-        for (p, s) in tm.ports.iter().enumerate() {
+    /// Timing statistics under the NIC's name `name` (none unless detailed timing drove the NIC).
+    pub fn stats(&self, name: &str, out: &mut Vec<(String, f64, &'static str)>) {
+        if !self.used {
+            return;
+        }
+        for (p, s) in self.ports.iter().enumerate() {
             let pre = format!("{name}.port{p}");
             let span = |first: Option<u64>, last: u64| first.map_or(0, |f| last - f);
             let rx_span = span(s.first_rx, s.last_rx);
@@ -422,22 +401,22 @@ impl Nic {
                 "TX wire bandwidth used in detailed timing, Gbit/s (frame + 24 bytes per frame)",
             ));
         }
-        match &tm.link {
+        match &self.link {
             NicLink::Pcie(l) => pcie_stats(name, l, out),
             NicLink::OnDie(b) => b.stats(name, out),
         }
         out.push((
             format!("{name}.rx_writebacks"),
-            tm.rx_writebacks as f64,
+            self.rx_writebacks as f64,
             "PCIe writes carrying RX descriptor write-backs (coalesced per Nic.rx_wb_threshold / rx_wb_timer)",
         ));
-        let per = if tm.rx_dmas > 0 { tm.rx_writebacks as f64 / tm.rx_dmas as f64 } else { 0.0 };
+        let per = if self.rx_dmas > 0 { self.rx_writebacks as f64 / self.rx_dmas as f64 } else { 0.0 };
         out.push((
             format!("{name}.rx_writebacks_per_frame"),
             per,
             "RX descriptor write-back PCIe writes per frame DMA-written",
         ));
-        let mean = if tm.rx_dmas > 0 { tm.rx_dma_ps as f64 / tm.rx_dmas as f64 * 1e-3 } else { 0.0 };
+        let mean = if self.rx_dmas > 0 { self.rx_dma_ps as f64 / self.rx_dmas as f64 * 1e-3 } else { 0.0 };
         out.push((
             format!("{name}.rx_dma_latency_ns"),
             mean,
@@ -494,6 +473,7 @@ pub fn register_latency(p: &kvsim_params::Nic) -> u64 {
 mod tests {
     use super::*;
     use crate::nic::fixture::{udp_frame as frame, Rings};
+    use crate::nic::Nic;
     use kvsim_base::abi::PAGE_SIZE;
 
     const RING: u64 = 0x10_0000;
@@ -687,6 +667,7 @@ mod tests {
 #[cfg(test)]
 mod tx_completion_tests {
     use super::*;
+    use crate::nic::Nic;
     use crate::nic::{reg, DD, TX_CMD_RS, TX_COMPLETION_HEAD_POINTER as HEAD, TX_COMPLETION_REPORT_STATUS as RS};
     use kvsim_base::abi::{DEVICE_BASE, PAGE_SIZE};
     const DESCRIPTOR: u64 = TX_COMPLETION_DESCRIPTOR;

@@ -28,9 +28,9 @@
 
 use std::collections::VecDeque;
 
-use crate::bus::DmaPort;
-use crate::nic::timing::{IoFn, WIRE_OVERHEAD};
-use crate::nic::{DmaFault, Nic, NicRegs, MAX_FRAME, MIN_FRAME};
+use crate::dma::DmaPort;
+use crate::nic::regs::{DmaFault, NicRegs, PortStats, MAX_FRAME, MIN_FRAME};
+use crate::nic::timing::{IoFn, NicTiming, WIRE_OVERHEAD};
 use kvsim_isa::memory::Memory;
 
 /// Bytes of one receive or send slot.
@@ -44,12 +44,6 @@ pub const FLAG_READY: u16 = 1;
 /// TX status flag: the NIC has read the slot out (the core may reuse it).
 pub const FLAG_SENT: u16 = 1;
 const LINE: u64 = 64;
-
-/// Why a queue cannot start in zero-copy mode (checked when CTRL enables it), or None.
-pub fn enable_error(rx_base: u64, tx_base: u64) -> Option<&'static str> {
-    (!rx_base.is_multiple_of(LINE) || !tx_base.is_multiple_of(LINE))
-        .then_some("CTRL enable: zero-copy slot areas (RX_BASE, TX_BASE) must be 64-byte aligned")
-}
 
 /// A status word that becomes visible to the core at its time.
 #[derive(Debug, Clone, Copy)]
@@ -143,25 +137,24 @@ impl ZeroCopy {
             "mean time from a frame's arrival at the port to its status word in the core's cache, ns",
         ));
     }
-}
 
-impl Nic {
-    /// A frame of queue q (from port p; it arrived at `arrived`) lands in the queue's next receive slot (the caller
-    /// checked that the NIC owns one). Untimed (`io` None) the core sees it at once; timed, the NIC writes it into
-    /// the owning core's caches from `arrived + mmio_latency` on and the core sees it when `publish` reaches the time
-    /// its status line was written.
-    pub(crate) fn land_zero_copy<'d>(
+    /// A frame of queue q (it arrived at `arrived` at port `port`) lands in the queue's next receive slot (the caller
+    /// checked that the NIC owns one); `port` counts it when it is too long for a slot. Untimed (`timed` None) the core
+    /// sees it at once; timed (the NIC's register latency and its DMA port), the NIC writes it into the owning
+    /// core's caches from `arrived + mmio_latency` on and the core sees it when `publish` reaches the time its
+    /// status line was written.
+    pub fn land<'d>(
         &mut self,
         regs: &mut NicRegs,
         mem: &mut Memory,
-        (q, p): (usize, usize),
-        frame: Vec<u8>,
-        arrived: u64,
-        io: Option<&mut (dyn DmaPort + 'd)>,
+        q: usize,
+        (frame, arrived): (Vec<u8>, u64),
+        timed: Option<(u64, &mut (dyn DmaPort + 'd))>,
+        port: &mut PortStats,
     ) -> Result<(), DmaFault> {
         if frame.len() > SLOT_FRAME_MAX {
             regs.queues[q].rx_drops += 1;
-            self.port_stats[p].rx_too_long += 1;
+            port.rx_too_long += 1;
             return Ok(());
         }
         let x = &mut regs.queues[q];
@@ -171,48 +164,48 @@ impl Nic {
         x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
         x.rx_frames += 1;
         let len = frame.len() as u16;
-        let Some(io) = io else {
+        let Some((mmio_latency, io)) = timed else {
             return write_status(mem, q, slot, len, FLAG_READY, "writing a receive slot's status");
         };
-        let zc = self.zero_copy.as_mut().expect("a zero-copy NIC");
-        let start = arrived.max(zc.slot_floor) + self.timing.as_ref().expect("a timed NIC").mmio_latency;
-        let core = zc.queue_core[q];
+        let start = arrived.max(self.slot_floor) + mmio_latency;
+        let core = self.queue_core[q];
         let mut written = start;
         for line in lines(slot + FRAME_OFFSET, len as u64) {
             written = written.max(io.access_as(core, Some(core), line, true, start));
-            zc.rx_lines += 1;
+            self.rx_lines += 1;
         }
         // The status line goes last: the core must never see READY before the frame.
-        let visible = io.access_as(core, Some(core), slot, true, written).max(zc.last_visible[q]);
-        zc.rx_lines += 1;
-        zc.last_visible[q] = visible;
-        zc.rx_timed += 1;
-        zc.rx_latency_ps += visible - arrived;
-        let at = zc.pending.partition_point(|r| r.visible <= visible);
-        zc.pending.insert(at, Ready { visible, q, slot, len });
+        let visible = io.access_as(core, Some(core), slot, true, written).max(self.last_visible[q]);
+        self.rx_lines += 1;
+        self.last_visible[q] = visible;
+        self.rx_timed += 1;
+        self.rx_latency_ps += visible - arrived;
+        let at = self.pending.partition_point(|r| r.visible <= visible);
+        self.pending.insert(at, Ready { visible, q, slot, len });
         Ok(())
     }
 
     /// Timed, after each step's `advance`: the status words whose line has been written by `now` become visible to
     /// their cores.
-    pub fn publish_zero_copy(&mut self, mem: &mut Memory, now: u64) -> Result<(), DmaFault> {
-        let Some(zc) = self.zero_copy.as_mut() else { return Ok(()) };
-        zc.slot_floor = now;
-        while zc.pending.front().is_some_and(|r| r.visible <= now) {
-            let r = zc.pending.pop_front().unwrap();
+    pub fn publish(&mut self, mem: &mut Memory, now: u64) -> Result<(), DmaFault> {
+        self.slot_floor = now;
+        while self.pending.front().is_some_and(|r| r.visible <= now) {
+            let r = self.pending.pop_front().unwrap();
             write_status(mem, r.q, r.slot, r.len, FLAG_READY, "writing a receive slot's status")?;
         }
         Ok(())
     }
 
     /// Send what the send slots hold, [TX_HEAD, TX_TAIL) of every queue, in queue order: appends (queue, frame,
-    /// time the frame has left the port: 0 untimed). Timed (`timed`: each queue's doorbell time and the memory
-    /// system), the NIC starts `mmio_latency` after the doorbell and reads the slots from the core's caches.
-    pub fn transmit_zero_copy(
+    /// time the frame has left the port: 0 untimed); `port_stats` are the NIC's port counters. Timed (`timed`: each
+    /// queue's doorbell time, the memory system and the NIC's wire timing), the NIC starts `mmio_latency` after the
+    /// doorbell and reads the slots from the core's caches.
+    pub fn transmit(
         &mut self,
         regs: &mut NicRegs,
         mem: &mut Memory,
-        mut timed: Option<(&[u64], IoFn)>,
+        mut timed: Option<(&[u64], IoFn, &mut NicTiming)>,
+        port_stats: &mut [PortStats],
         out: &mut Vec<(usize, Vec<u8>, u64)>,
     ) -> Result<(), DmaFault> {
         for (q, x) in regs.queues.iter_mut().enumerate() {
@@ -225,7 +218,7 @@ impl Nic {
                 let word = mem.read_bytes(slot, 2).map_err(fault(q, "reading a send slot's status"))?;
                 let len = u16::from_le_bytes([word[0], word[1]]) as usize;
                 if len > MAX_FRAME {
-                    self.port_stats[port].tx_bad_len += 1;
+                    port_stats[port].tx_bad_len += 1;
                 } else {
                     let mut frame = mem
                         .read_bytes(slot + FRAME_OFFSET, len as u64)
@@ -235,10 +228,12 @@ impl Nic {
                     }
                     let left = match timed.as_mut() {
                         None => 0,
-                        Some((queue_time, io)) => self.send_timed(q, port, slot, &frame, len, queue_time[q], *io),
+                        Some((queue_time, io, tm)) => {
+                            self.send_timed(q, port, slot, (&frame, len), queue_time[q], *io, tm)
+                        }
                     };
-                    self.port_stats[port].tx_frames += 1;
-                    self.port_stats[port].tx_bytes += frame.len() as u64;
+                    port_stats[port].tx_frames += 1;
+                    port_stats[port].tx_bytes += frame.len() as u64;
                     x.tx_frames += 1;
                     out.push((q, frame, left));
                 }
@@ -250,25 +245,32 @@ impl Nic {
         Ok(())
     }
 
-    /// The timed part of sending one slot's frame (`len` bytes in the slot; `frame` as padded for the wire):
-    /// returns when its last byte has left the port.
+    /// The timed part of sending one slot's frame (`len` bytes in the slot; `frame` as padded for the wire) on the
+    /// NIC's wire (`tm`): returns when its last byte has left the port.
     #[allow(clippy::too_many_arguments)]
-    fn send_timed(&mut self, q: usize, port: usize, slot: u64, frame: &[u8], len: usize, rang: u64, io: IoFn) -> u64 {
-        let tm = self.timing.as_mut().expect("a timed NIC");
+    fn send_timed(
+        &mut self,
+        q: usize,
+        port: usize,
+        slot: u64,
+        (frame, len): (&[u8], usize),
+        rang: u64,
+        io: IoFn,
+        tm: &mut NicTiming,
+    ) -> u64 {
         tm.used = true;
         let start = rang + tm.mmio_latency;
-        let zc = self.zero_copy.as_mut().expect("a zero-copy NIC");
-        let core = zc.queue_core[q];
+        let core = self.queue_core[q];
         let status = io.access_as(core, Some(core), slot, false, start);
         let mut got = status;
         for line in lines(slot + FRAME_OFFSET, len as u64) {
             got = got.max(io.access_as(core, Some(core), line, false, status));
-            zc.tx_lines += 1;
+            self.tx_lines += 1;
         }
-        zc.tx_lines += 1;
+        self.tx_lines += 1;
         io.access_as(core, Some(core), slot, true, got); // SENT, into the core's cache
-        let left = got.max(zc.tx_wire_free[port]) + tm.wire_ps(frame.len());
-        zc.tx_wire_free[port] = left;
+        let left = got.max(self.tx_wire_free[port]) + tm.wire_ps(frame.len());
+        self.tx_wire_free[port] = left;
         let ps = &mut tm.ports[port];
         ps.tx_wire_bytes += frame.len() as u64 + WIRE_OVERHEAD;
         ps.first_tx.get_or_insert(left);

@@ -1,4 +1,5 @@
 use super::*;
+use crate::nic::Nic;
 use crate::nic::{reg, INTERFACE_RINGS, INTERFACE_ZERO_COPY};
 use kvsim_base::abi::{DEVICE_BASE, PAGE_SIZE};
 use kvsim_isa::trap::Access;

@@ -1,8 +1,15 @@
 //! When the running machine writes its checkpoint: at the end of the turn in which the guest asked for one, the
-//! client's store finished loading, or System.checkpoint_at_insts was reached. The format is checkpoint.rs's.
+//! client's store finished loading, or System.checkpoint_at_insts was reached. How it is written (the format) is
+//! the engine's `checkpoint` module, which sits above the scheduler and lends it a `CheckpointWriter`.
 
 use super::{config, Machine};
 use kvsim_base::error::SimResult;
+
+/// Writes a checkpoint of the whole machine (`checkpoint::machine` installs one for System.checkpoint_to).
+pub trait CheckpointWriter: Send {
+    /// Write `m`'s state; returns the directory written and its bytes on disk.
+    fn write(&mut self, m: &Machine) -> Result<(String, u64), String>;
+}
 
 impl Machine {
     /// At the end of hart `hid`'s turn, with `total` instructions done: write the checkpoint the guest asked for
@@ -17,16 +24,12 @@ impl Machine {
 
     /// At the end of hart `hid`'s turn: write the checkpoint System.checkpoint_to asks for, if not yet written.
     pub(super) fn write_checkpoint(&mut self, hid: usize) -> SimResult<()> {
-        if self.checkpoint_to.is_empty() {
-            return Ok(());
-        }
+        let Some(mut writer) = self.checkpoint_writer.take() else { return Ok(()) };
         // A restored run resumes with the next hart, as this one does (a turn is never split).
         self.next_turn = (hid + 1) % self.harts.len();
-        let dir = std::mem::take(&mut self.checkpoint_to);
-        let written = crate::checkpoint::write(self, &self.checkpoint_config, &self.binary, dir.as_ref(), None);
+        let written = writer.write(self);
         self.next_turn = 0;
-        let w = written.map_err(config)?;
-        self.checkpoint_written = Some((w.dir.display().to_string(), w.bytes));
+        self.checkpoint_written = Some(written.map_err(config)?);
         Ok(())
     }
 }

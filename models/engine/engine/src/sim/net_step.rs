@@ -5,7 +5,7 @@ use super::Machine;
 use crate::net::{NetEvent, StepError, TimedStep};
 use kvsim_base::error::{SimError, SimResult};
 use kvsim_base::output::StopReason;
-use kvsim_devices::bus::DmaPort;
+use kvsim_devices::dma::DmaPort;
 use kvsim_isa::exec::ExecHook;
 
 impl Machine {

@@ -1,9 +1,11 @@
-//! The machine's tests: the Linux initial stack, end-to-end programs, guest faults, limits, the trace format, and
+//! The machine's tests: the Linux initial stack, end-to-end programs, guest faults, limits, and
 //! random programs and system call arguments that must never panic. The helpers are shared with other modules' tests.
 
 use super::*;
 use kvsim_base::error::FaultKind;
 use kvsim_isa::asm::*;
+use kvsim_isa::elf;
+use kvsim_isa::exec::NoHook;
 
 /// Where `tiny_elf` puts the first instruction.
 pub const ENTRY: u64 = 0x10078;
@@ -252,31 +254,6 @@ fn limits_stop_the_run() {
 }
 
 #[test]
-fn trace_lines_have_the_documented_format() {
-    let path = std::env::temp_dir().join(format!("kvsim-trace-{}.txt", std::process::id()));
-    let prog = std::env::temp_dir().join(format!("kvsim-trace-{}.elf", std::process::id()));
-    std::fs::write(&prog, elf::tiny_elf(0x10000, &bytes(&[li(5, -1), li(10, 3), li(17, 93), ecall()]))).unwrap();
-    let mut cfg = EngineConfig::with_binary(prog.to_str().unwrap());
-    cfg.trace_file = path.to_str().unwrap().into();
-    let out = run_config(&cfg, &mut NoHook).unwrap();
-    assert_eq!(out.exit_code, Some(3));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4);
-    for l in &lines {
-        let f: Vec<&str> = l.split(' ').collect();
-        assert_eq!(f.len(), 64, "pc, x1..x31, f0..f31");
-        assert!(f.iter().all(|x| x.len() == 16 && x.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())));
-    }
-    assert!(lines[0].starts_with("0000000000010078 0000000000000000 0000003ffff"));
-    assert!(lines[1].starts_with("000000000001007c "));
-    assert_eq!(lines[1].split(' ').nth(5).unwrap(), "ffffffffffffffff"); // x5 after li t0, -1
-    assert!(lines[3].split(' ').skip(32).all(|f| f == "0000000000000000"), "f0..f31 untouched"); // no FP code
-    std::fs::remove_file(&path).ok();
-    std::fs::remove_file(&prog).ok();
-}
-
-#[test]
 fn random_programs_never_panic() {
     let mut seed = 12345u64;
     let mut faults = 0;
@@ -375,20 +352,6 @@ fn random_syscall_arguments_never_panic() {
             Err(e) => panic!("{e:?}"),
         }
     }
-}
-
-/// `KVSIM_BENCH=/path/to/elf cargo test --release -p kvsim-engine bench_functional -- --ignored --nocapture`
-/// prints the functional speed on that program (host time is measured here only, never in stats).
-#[test]
-#[ignore]
-fn bench_functional() {
-    let Ok(path) = std::env::var("KVSIM_BENCH") else { return };
-    let cfg = EngineConfig::with_binary(&path);
-    let started = std::time::Instant::now();
-    let out = run_config(&cfg, &mut NoHook).unwrap();
-    let secs = started.elapsed().as_secs_f64();
-    let insts: u64 = out.harts.iter().map(|h| h.insts).sum();
-    println!("{path}: {insts} instructions in {secs:.3} s = {:.1} MIPS", insts as f64 / secs / 1e6);
 }
 
 #[test]
