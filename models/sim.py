@@ -22,6 +22,7 @@ failure or an interrupt the guest's output so far is still written beside the st
 from __future__ import annotations
 
 import csv
+import inspect
 import json
 import pathlib
 import re
@@ -331,15 +332,30 @@ def write_stats_series(dumps: list[tuple[int, dict[str, float]]], path: pathlib.
             out.writerow([i, ticks, *(repr(values[n]) if n in values else "" for n in names)])
 
 
-# progress(insts, sim_ticks, phase): called about every `progress_every` instructions during a run.
-ProgressFn = Callable[[int, int, str], None]
+# progress(insts, sim_ticks, phase[, answered]): called about every `progress_every` instructions during a run;
+# a callback that takes a fourth argument also gets the measured requests answered so far (None without a client).
+ProgressFn = Callable[..., None]
+
+
+def _engine_progress(progress: ProgressFn) -> Callable[[int, int, str, int | None], None]:
+    """The engine calls back with four arguments; a three-argument callback (the API before `answered`) is
+    adapted, so existing callers keep working."""
+    try:
+        params = inspect.signature(progress).parameters.values()
+    except (TypeError, ValueError):       # a builtin without a signature: give it what it was always given
+        return lambda insts, ticks, phase, answered: progress(insts, ticks, phase)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) >= 4 or any(p.kind == p.VAR_POSITIONAL for p in params):
+        return progress
+    return lambda insts, ticks, phase, answered: progress(insts, ticks, phase)
 
 
 def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progress: ProgressFn | None = None,
              progress_every: int = 10_000_000, provenance: dict[str, Any] | None = None) -> RunResult:
     """Run `system` to completion (or to its instruction/time limit). Raises a models.errors.SimError subclass
     naming the hart, PC and reason when the guest faults. With `outdir`, writes the run's files there. With
-    `progress`, calls progress(insts, sim_ticks, phase) about every `progress_every` instructions (an exception
+    `progress`, calls progress(insts, sim_ticks, phase) (or progress(insts, sim_ticks, phase, answered), the measured
+    requests answered so far, when it takes four arguments) about every `progress_every` instructions (an exception
     it raises stops the run and propagates); reports happen between scheduling turns, so they never change the
     results.
 
@@ -366,7 +382,7 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
         if progress is None:
             raw = _engine.run(json.dumps(config))
         else:
-            raw = _engine.run(json.dumps(config), progress, progress_every)
+            raw = _engine.run(json.dumps(config), _engine_progress(progress), progress_every)
     except SimError as err:
         partial = getattr(err, "partial", None)
         err.result = result_from_raw(partial, time.perf_counter() - started) if partial else None

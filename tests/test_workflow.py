@@ -334,3 +334,25 @@ def test_an_open_loop_runs_eta_comes_from_its_simulated_window():
     line.started -= 3                 # three host seconds for a quarter of the window
     line(30, 750_000, "detailed")
     assert "ETA 9s" in line.text.plain
+
+
+def test_the_engine_reports_requests_answered_to_a_four_argument_progress_callback():
+    """The engine's progress reports carry the measured requests answered so far (what the progress line shows);
+    a three-argument callback, the API before that, still works."""
+    import configs
+    from models.sim import simulate
+
+    def small():
+        system = configs.load("kvs_default").system()
+        system.client.requests, system.client.items = 2000, 2048
+        return system
+
+    seen: list[tuple[str, int | None]] = []
+    result = simulate(small(), progress=lambda i, t, phase, answered: seen.append((phase, answered)),
+                      progress_every=20_000)
+    answered = [a for phase, a in seen if phase == "detailed"]
+    assert answered and all(a is not None for a in answered)
+    assert answered == sorted(answered) and 0 < answered[-1] <= result.stats["client.requests"] == 2000
+    three: list[int] = []
+    simulate(small(), progress=lambda i, t, phase: three.append(i), progress_every=200_000)
+    assert three == sorted(three) and three

@@ -140,6 +140,8 @@ pub struct Progress {
     pub sim_ticks: u64,
     /// "fast-forward", "warming" or "detailed".
     pub phase: &'static str,
+    /// Measured requests the ghost client has had answered so far (None: the run has no client).
+    pub answered: Option<u64>,
 }
 
 /// Where a phase ends (besides the end of the run).
@@ -183,7 +185,8 @@ fn phase<H: ExecHook>(
         if (until.roi && m.roi_begin.is_some()) || m.total_insts() >= until.insts {
             return Ok(None);
         }
-        match progress(&Progress { insts: m.total_insts(), sim_ticks: m.sim_ticks(), phase: name }) {
+        let answered = m.net.as_ref().and_then(|net| net.client.as_ref()).map(|client| client.stats.requests);
+        match progress(&Progress { insts: m.total_insts(), sim_ticks: m.sim_ticks(), phase: name, answered }) {
             Err(SimError::Interrupted) => return Ok(Some(StopReason::Interrupted)),
             other => other?,
         }

@@ -134,7 +134,8 @@ fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, 
 /// (the guest's STATS_DUMP snapshots: a list of (sim_ticks, [(name, value), ...])) and numa_ranges (the NUMA
 /// map's placed ranges: a list of (start, end, socket)).
 ///
-/// `progress`, if given, is called as `progress(insts, sim_ticks, phase)` about every `progress_every`
+/// `progress`, if given, is called as `progress(insts, sim_ticks, phase, answered)` (answered: the measured
+/// requests answered so far, None without a client) about every `progress_every`
 /// instructions (between scheduling turns, with the GIL taken back briefly; the run itself holds no GIL). If it
 /// raises, the run stops and the exception propagates. Pending signals are checked at every report (or every
 /// `SIGNAL_CHECK_EVERY` instructions without a callback): Ctrl-C stops the run between turns with stop_reason
@@ -170,7 +171,7 @@ fn run<'py>(
                         return Ok(());
                     }
                     next_report = p.insts.saturating_add(report_every);
-                    match callback.call1(py, (p.insts, p.sim_ticks, p.phase)) {
+                    match callback.call1(py, (p.insts, p.sim_ticks, p.phase, p.answered)) {
                         Ok(_) => Ok(()),
                         Err(e) => {
                             *raised = Some(e);
