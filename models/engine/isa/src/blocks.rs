@@ -8,7 +8,7 @@
 //! store into the running block takes effect from the next instruction, as with the decoded-instruction cache.
 
 use crate::decode::{Decoded, Op};
-use crate::memory::PageMap;
+use crate::page_map::PageMap;
 
 /// Longest block (instructions).
 pub const MAX_INSTS: usize = 64;

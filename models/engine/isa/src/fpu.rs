@@ -19,12 +19,7 @@ use std::cmp::Ordering;
 
 use super::decode::Op;
 
-/// fflags bits.
-pub const NX: u32 = 0x01;
-pub const UF: u32 = 0x02;
-pub const OF: u32 = 0x04;
-pub const DZ: u32 = 0x08;
-pub const NV: u32 = 0x10;
+pub use crate::fflags::{DZ, NV, NX, OF, UF};
 
 const BOX: u64 = 0xffff_ffff_0000_0000;
 

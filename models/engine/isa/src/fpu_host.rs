@@ -11,7 +11,7 @@
 //! rounding mode, zeros, subnormal or non-finite results, a program that cleared fflags) takes the software path.
 
 use super::decode::Op;
-use super::fpu::NX;
+use crate::fflags::NX;
 
 const BOX: u64 = 0xffff_ffff_0000_0000;
 
@@ -144,7 +144,7 @@ mod tests {
             let single = matches!(op, Op::FaddS | Op::FsubS | Op::FmulS | Op::FdivS | Op::FsqrtS) || i % OPS.len() > 13;
             let (a, b, c) = (operand(&mut rng, single), operand(&mut rng, single), operand(&mut rng, single));
             for (rm, frm) in [(0, 0), (7 << 12, 0), (7 << 12, 1), (1 << 12, 0)] {
-                for flags in [NX, 0, NX | fpu::OF] {
+                for flags in [NX, 0, NX | crate::fflags::OF] {
                     let fcsr = frm << 5 | flags;
                     let mut soft_fcsr = fcsr;
                     let soft = fpu::execute_soft(op, rm, a, b, c, &mut soft_fcsr).unwrap();

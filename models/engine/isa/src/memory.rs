@@ -7,30 +7,13 @@
 //! them without borrowing the maps. Data pages are freed only by munmap/brk shrinking, which flushes the TLBs.
 //! Code pages are never freed (only cleared), so harts may keep pointers to them.
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeMap;
 
 use crate::decode::Decoded;
 use crate::trap::{Access, Trap};
 use kvsim_base::abi::{DEVICE_BASE, DEVICE_END, PAGE_SHIFT, PAGE_SIZE};
 
-/// A multiplicative hasher for page numbers (keys are already well spread; SipHash would be wasted work).
-#[derive(Default)]
-pub struct PageHasher(u64);
-impl Hasher for PageHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (n ^ (n >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-pub type PageMap<V> = HashMap<u64, V, BuildHasherDefault<PageHasher>>;
+pub use crate::page_map::{PageHasher, PageMap};
 
 /// `repr(C)` so a checkpoint's page file can be mapped as an array of pages (`PAGE_RECORD` bytes each).
 #[repr(C, align(8))]
