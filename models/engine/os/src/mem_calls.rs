@@ -4,7 +4,7 @@ use kvsim_base::abi::{self, errno, PAGE_SHIFT, PAGE_SIZE};
 use kvsim_isa::memory::{page_up, PROT_DEFAULT};
 use kvsim_isa::trap::Trap;
 
-use crate::linux::{neg, MAP_SHARED};
+use crate::numbers::{neg, MAP_SHARED};
 use crate::process::Linux;
 
 const MREMAP_MAYMOVE: u64 = 1;

@@ -5,7 +5,6 @@ use kvsim_isa::memory::Memory;
 use kvsim_timing::numa::NumaMap;
 
 use crate::fs::FileSystem;
-use crate::thread::Threads;
 
 /// What a Linux process has beyond its harts and memory.
 pub struct Process {
@@ -66,4 +65,19 @@ pub struct Linux<'a> {
     pub process: &'a mut Process,
     pub harts: &'a mut [Hart],
     pub mem: &'a mut Memory,
+}
+
+/// Per-process thread state.
+#[derive(Debug, Clone, Default)]
+pub struct Threads {
+    /// Linux process model (only hart 0 starts; the others wait for clone).
+    pub linux: bool,
+    /// Per hart: the address set_tid_address / CLONE_CHILD_CLEARTID gave (cleared and woken at thread exit).
+    pub clear_child_tid: Vec<u64>,
+}
+
+impl Threads {
+    pub fn new(harts: usize, linux: bool) -> Threads {
+        Threads { linux, clear_child_tid: vec![0; harts] }
+    }
 }

@@ -5,8 +5,8 @@ use kvsim_isa::memory::Memory;
 use kvsim_timing::numa::NumaMap;
 
 use crate::fs::{FileSystem, FsConfig};
+use crate::process::Threads;
 use crate::process::{Linux, Process};
-use crate::thread::Threads;
 
 /// Where the test process's heap starts (its break).
 pub const HEAP: u64 = 0x10_0000;

@@ -11,7 +11,7 @@
 //! to the lowest-numbered waiters, so runs are deterministic. When every thread waits, a wait with a timeout
 //! returns ETIMEDOUT; if none has a timeout the run stops with a deadlock error instead of hanging.
 
-use crate::linux::PID;
+use crate::numbers::{CLONE, FUTEX, PID};
 use crate::process::Linux;
 use kvsim_isa::hart::FutexWait;
 use kvsim_isa::trap::Trap;
@@ -37,27 +37,14 @@ fn neg(e: i64) -> u64 {
     (-e) as u64
 }
 
-/// Per-process thread state.
-#[derive(Debug, Clone, Default)]
-pub struct Threads {
-    /// Linux process model (only hart 0 starts; the others wait for clone).
-    pub linux: bool,
-    /// Per hart: the address set_tid_address / CLONE_CHILD_CLEARTID gave (cleared and woken at thread exit).
-    pub clear_child_tid: Vec<u64>,
-}
-
-impl Threads {
-    pub fn new(harts: usize, linux: bool) -> Threads {
-        Threads { linux, clear_child_tid: vec![0; harts] }
-    }
-}
+pub use crate::process::Threads;
 
 impl Linux<'_> {
     /// clone: only threads (CLONE_VM | CLONE_THREAD); a fork stops the run as an unsupported call.
     pub fn clone_thread(&mut self, hid: usize, a: [u64; 6]) -> Result<Option<u64>, Trap> {
         let (flags, newsp, parent_tid, tls, child_tid) = (a[0], a[1], a[2], a[3], a[4]);
         if flags & (CLONE_VM | CLONE_THREAD) != CLONE_VM | CLONE_THREAD {
-            return Err(Trap::Syscall(crate::linux::CLONE));
+            return Err(Trap::Syscall(CLONE));
         }
         let Some(child) = (0..self.harts.len()).find(|&i| i != hid && self.harts[i].idle) else {
             return Ok(Some(neg(EAGAIN)));
@@ -135,7 +122,7 @@ impl Linux<'_> {
                 Ok(None)
             }
             FUTEX_WAKE | FUTEX_WAKE_BITSET => Ok(Some(self.futex_wake(addr, val.min(u32::MAX as u64)))),
-            _ => Err(Trap::Syscall(crate::linux::FUTEX)),
+            _ => Err(Trap::Syscall(FUTEX)),
         }
     }
 
