@@ -37,19 +37,12 @@ or a `distributed.Client`). A rich progress bar shows points done with the ETA, 
 (workers write it to `progress/<key>`, which the driver polls).
 
 One module per concern: `space` (the design spaces), `points` (the sweep, its points and the parameter setter),
-`store` (point keys and the store's atomic records), `checkpoints` (shared data sets), `evaluators` (what one point
+`store` (point keys and the store's atomic records), `data_set` (which points share a data set), `checkpoints` (shared data sets' checkpoints), `evaluators` (what one point
 measures) and `execute` (running the points on a process pool or Dask). This package re-exports their public names.
 """
 
-from .checkpoints import (
-    CHECKPOINTS,
-    checkpoint_bytes,
-    checkpoint_dir,
-    data_set_key,
-    loader_system,
-    prepare_checkpoint,
-    shares_data_set,
-)
+from .checkpoints import CHECKPOINTS, checkpoint_bytes, checkpoint_dir, loader_system, prepare_checkpoint
+from .data_set import data_set_key, shares_data_set
 from .evaluators import evaluate_capacity, evaluate_run
 from .execute import SweepReport, _Progress, _record_of, load_sweep_module, run, run_point
 from .points import CAPACITY_EVALUATOR, RUN_EVALUATOR, Base, Point, Sweep, build_point, set_path

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import pathlib
 import shutil
@@ -13,29 +12,12 @@ from typing import TYPE_CHECKING, Any
 from models import stats_paths as paths
 from models.system import System
 
-from .store import atomic_write_json, engine_hash, file_hash
+from .store import atomic_write_json
 
 if TYPE_CHECKING:
     from .points import Point
 
 CHECKPOINTS = "checkpoints"       # the store's folder of shared checkpoints, one per data set
-
-
-def shares_data_set(system: System) -> bool:
-    """Can this point restore a shared checkpoint? It needs the client's bulk load (the checkpoint is taken at its
-    end) and must not name a checkpoint of its own."""
-    return system.client.enabled and system.client.bulk_load and not system.restore_from and \
-        not system.checkpoint_to
-
-
-def data_set_key(config: dict[str, Any]) -> str:
-    """The key of the data set a point's checkpoint holds: what a restore refuses to change (the engine's own list),
-    the guest binary's content and the engine's. Points with equal keys can restore one checkpoint."""
-    from models import _engine
-
-    blob = {"identity": json.loads(_engine.checkpoint_identity(json.dumps(config))),
-            "binary": file_hash(config["workload"]["binary"]), "engine": engine_hash()}
-    return hashlib.sha256(json.dumps(blob, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
 
 
 def checkpoint_dir(store: str | pathlib.Path, data_set: str) -> pathlib.Path:

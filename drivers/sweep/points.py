@@ -11,7 +11,7 @@ from models import param_path
 from models.params import ParamError, SimObject
 from models.system import System
 
-from .checkpoints import data_set_key, shares_data_set
+from .data_set import data_set_key, shares_data_set
 from .space import Space
 from .store import point_key
 
