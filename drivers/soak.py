@@ -23,6 +23,7 @@ watchdog's period), crash (the child died), nondeterministic, incomplete, error 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import hashlib
 import json
 import math
@@ -48,6 +49,7 @@ CHANGE = 0.12                 # chance that a parameter leaves its config's valu
 CHECKPOINT_SHARE = 0.15       # runs that checkpoint and restore
 WATCHDOG_SECONDS = 120        # a child whose instruction count does not move for this long is a hang
 SLOW_FACTOR = 4               # one that moves but has not finished after this many watchdog periods is slow
+PR_SET_PDEATHSIG = 1           # prctl option (linux/prctl.h): a signal for the child when its parent dies
 # The most a drawn value may be, so a run takes seconds (the declared maximum when it is lower).
 BUDGET = {"harts": 4, "client.items": 4096, "client.requests": 400, "client.warmup_requests": 400,
           "client.fuzz_frames": 200, "client.window": 64, "quantum": 20_000, "detailed_start_insts": 3_000_000,
@@ -259,27 +261,44 @@ def run_child(spec: dict[str, Any], timeout: float) -> dict[str, Any]:
         env = {**os.environ, "KVSIM_SOAK_PROGRESS": str(progress)}
         with open(pathlib.Path(watch) / "out", "w+") as out, open(pathlib.Path(watch) / "err", "w+") as err:
             proc = subprocess.Popen([sys.executable, "-m", "drivers.soak", "--run", json.dumps(spec)], cwd=ROOT,
-                                    stdout=out, stderr=err, text=True, start_new_session=True, env=env)
-            started = last_move = time.monotonic()
-            insts = ""
-            while proc.poll() is None:
-                time.sleep(min(0.05 + 0.1 * (time.monotonic() - started), 1.0))
-                now = time.monotonic()
-                seen = progress.read_text() if progress.exists() else ""
-                if seen != insts:
-                    insts, last_move = seen, now
-                outcome = "hang" if now - last_move > timeout else "slow" if now - started > SLOW_FACTOR * timeout \
-                    else None
-                if outcome:
+                                    stdout=out, stderr=err, text=True, start_new_session=True, env=env,
+                                    preexec_fn=_die_with_parent)
+            try:
+                return _watch(proc, progress, timeout, out, err)
+            finally:
+                if proc.poll() is None:       # the soak is stopping (Ctrl-C, an error): its child goes with it
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
-                    what = f"no instruction for {timeout:g} s" if outcome == "hang" else \
-                        f"still running after {now - started:.0f} s"
-                    return {"outcome": outcome, "error": f"{what} (watchdog; {insts or 0} instructions reached)",
-                            "seconds": round(now - started, 1)}
-            out.seek(0)
-            err.seek(0)
-            return _child_result(proc.returncode, out.read(), err.read())
+
+
+def _die_with_parent() -> None:
+    """In the child, before it runs: the kernel kills it when the soak dies, even by SIGKILL (prctl
+    PR_SET_PDEATHSIG), so no child outlives its soak (one from a killed soak once ran on for two hours)."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _watch(proc: subprocess.Popen, progress: pathlib.Path, timeout: float, out, err) -> dict[str, Any]:
+    """Wait for the child, killing it as a hang or as slow (see run_child)."""
+    started = last_move = time.monotonic()
+    insts = ""
+    while proc.poll() is None:
+        time.sleep(min(0.05 + 0.1 * (time.monotonic() - started), 1.0))
+        now = time.monotonic()
+        seen = progress.read_text() if progress.exists() else ""
+        if seen != insts:
+            insts, last_move = seen, now
+        outcome = "hang" if now - last_move > timeout else "slow" if now - started > SLOW_FACTOR * timeout \
+            else None
+        if outcome:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            what = f"no instruction for {timeout:g} s" if outcome == "hang" else \
+                f"still running after {now - started:.0f} s"
+            return {"outcome": outcome, "error": f"{what} (watchdog; {insts or 0} instructions reached)",
+                    "seconds": round(now - started, 1)}
+    out.seek(0)
+    err.seek(0)
+    return _child_result(proc.returncode, out.read(), err.read())
 
 
 def _child_result(returncode: int, out: str, err: str) -> dict[str, Any]:
