@@ -181,6 +181,13 @@ def assign(system: System, load, policy: DvfsPolicy = DvfsPolicy()) -> Assignmen
                       vdd=np.array([volts[p] for p in points]), load=load)
 
 
+def _at_clock(core: Core, mhz: float) -> Core:
+    """A copy of `core` (its parameter objects too, e.g. its MMU) at `mhz`."""
+    out = copy.deepcopy(core)
+    out.clock = int(round(mhz * 1e6))
+    return out
+
+
 def apply(system: System, assignment: Assignment) -> System:
     """A copy of `system` whose cores run at the assignment's clocks (per-core `Core` models, same parameters
     otherwise); checked against the V-f table."""
@@ -188,8 +195,7 @@ def apply(system: System, assignment: Assignment) -> System:
     if len(assignment.points) != len(slots):
         raise ValueError(f"the assignment covers {len(assignment.points)} cores but the system has {len(slots)}")
     out = copy.deepcopy(system)
-    models = [Core(**{**core.to_dict(), "clock": int(round(mhz * 1e6))})
-              for (_, core), mhz in zip(slots, assignment.MHz, strict=True)]
+    models = [_at_clock(core, mhz) for (_, core), mhz in zip(slots, assignment.MHz, strict=True)]
     if not out.sockets:
         out.cores = models
     else:
