@@ -137,6 +137,8 @@ _ALL = [
     StatGroup("system", "system", ("insts", "sim_ticks", "stats_dumps", "stats_resets"), "the whole machine"),
     StatGroup("roi", "system.roi", ("begin_insts", "end_insts", "insts"), "the guest's region of interest"),
     StatGroup("timing", "system.timing", ("start_ticks",), "when detailed timing started"),
+    StatGroup("guest_files", "system.os.fs", ("opens", "bytes_read", "bytes_written"),
+              "the SE-mode guest's file tree (Workload.files, scratch): opens and bytes through its calls"),
     StatGroup("guest_memory", "system.mem", ("pages_touched", "resident_pages"), "guest pages allocated on touch"),
     StatGroup("checkpoint", "system.checkpoint", ("bytes",), "the checkpoint a run wrote (System.checkpoint_to)"),
     StatGroup("hart", "system.hart{hart}", (

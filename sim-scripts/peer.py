@@ -214,7 +214,6 @@ def main() -> int:
             calls = strace_calls(peer)
             print(f"{peer.name}: " + " ".join(f"{c}×{n}" for c, n in sorted(calls.items())))
         return 0
-    sys.path.insert(0, str(ROOT))
     modes = args.modes.split(",")
     failed = 0
     print(f"{'program':10} {'kind':36} {'instructions':>13} " + " ".join(f"{m + ' = qemu':>18}" for m in modes))

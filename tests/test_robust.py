@@ -113,7 +113,7 @@ def test_reused_outdir_loses_the_previous_runs_files(tmp_path, workloads_built, 
 
 @pytest.mark.parametrize("args,message", [
     (["no_such_config"], "UnknownConfig: no config named 'no_such_config'"),
-    (["functional_default", "--set", "nosuch.x=1"], "System has no parameter object 'nosuch'"),
+    (["functional_default", "--set", "nosuch.x=1"], "System has no parameter 'nosuch'"),
     (["functional_default", "--set", "nosuch=1"], "System has no parameter 'nosuch'"),
     (["functional_default", "--power"], "--power needs a detailed run"),
 ])

@@ -46,10 +46,16 @@ def test_draws_come_from_the_declared_ranges_and_a_seed_repeats_them():
     assert any(s["checkpoint"] for s in specs) and {s["base"] for s in specs} == set(soak.BASES)
 
 
-def test_the_watchdog_stops_a_run_that_does_not_finish():
+def test_the_watchdog_stops_a_run_that_does_not_finish(tmp_path, monkeypatch):
+    """A child that never reports an instruction (here a stand-in interpreter that only sleeps) is a hang, killed
+    with its process group after the watchdog's period."""
+    stuck = tmp_path / "stuck-python"
+    stuck.write_text("#!/bin/sh\nexec sleep 60\n")
+    stuck.chmod(0o755)
+    monkeypatch.setattr(soak.sys, "executable", str(stuck))
     spec = soak.draw_valid(random.Random(1))[0]
     started = time.monotonic()
-    record = soak.run_child(spec, timeout=0.3)                     # not even the interpreter starts in time
+    record = soak.run_child(spec, timeout=0.3)
     assert record["outcome"] == "hang" and "no instruction for 0.3 s (watchdog" in record["error"]
     assert time.monotonic() - started < 10
 

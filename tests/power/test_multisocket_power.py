@@ -9,7 +9,6 @@ import pytest
 
 import power
 from configs import brps_target_socket
-from models.core import Core
 from models.socket import Socket
 from models.system import System
 from power import dvfs, links
@@ -19,13 +18,20 @@ from power.report import SystemResult
 from power_helpers import synthetic_stats
 
 
+def _at(core, clock):
+    """A copy of `core` (its MMU too) at `clock`."""
+    out = copy.deepcopy(core)
+    out.clock = clock
+    return out
+
+
 def _config(sockets: int, cores: int = 4, clocks: list[list[str]] | None = None) -> dict:
     """A detailed config of `sockets` target sockets of `cores` cores each (the to_dict of a System; detailed
     multi-socket timing is not validated yet, the power model prices the dict)."""
     one = brps_target_socket.system(cores=cores)
     socks = []
     for k in range(sockets):
-        models = [Core(**{**one.core.to_dict(), "clock": c}) for c in clocks[k]] if clocks else []
+        models = [_at(one.core, c) for c in clocks[k]] if clocks else []
         socks.append(Socket(cores=cores, cores_per_cluster=2, core=one.core, core_models=models, caches=one.caches,
                             memory=one.memory, noc=one.noc))
     system = System(harts=sockets * cores, sockets=socks, workload=one.workload, nics=one.nics,

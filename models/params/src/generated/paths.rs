@@ -58,6 +58,13 @@ pub fn timing() -> String {
 /// The counters the engine writes below `timing`.
 pub const TIMING_COUNTERS: &[&str] = &["start_ticks"];
 
+/// `system.os.fs.`: the SE-mode guest's file tree (Workload.files, scratch): opens and bytes through its calls.
+pub fn guest_files() -> String {
+    String::from("system.os.fs.")
+}
+/// The counters the engine writes below `guest_files`.
+pub const GUEST_FILES_COUNTERS: &[&str] = &["opens", "bytes_read", "bytes_written"];
+
 /// `system.mem.`: guest pages allocated on touch.
 pub fn guest_memory() -> String {
     String::from("system.mem.")
