@@ -63,6 +63,8 @@ class DirectoryConfig:
     output_bits: int = 8
     count: int = 1
     level: int = 1                      # 1: L1 directory (McPAT L1Directory), 2: L2 directory
+    buffers: tuple[int, int, int, int] = (8, 8, 8, 8)  # a directory cache's MSHR, fill, prefetch, write-back
+    #                                     buffer entries (McPAT's buffer_sizes; the export's default, assumed)
 
 
 @dataclass

@@ -231,6 +231,16 @@ def chip_total(acts: list[CoreActivity], n_cores: int) -> CoreActivity:
     return out
 
 
+def _buffer_sizes(v, key: str) -> tuple[int, int, int, int]:
+    """A directory's ``buffer_sizes`` (MSHR, fill, prefetch, write-back entries); McPAT's default 8 each when the
+    input has none."""
+    if v is None:
+        return (8, 8, 8, 8)
+    if not isinstance(v, list) or len(v) != 4:
+        raise McpatXmlError(f"{key}.buffer_sizes={v!r} needs four entries (MSHR, fill, prefetch, write-back)")
+    return tuple(int(x) for x in v)
+
+
 def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
     """Read a McPAT input XML (a path or the XML text) into a ``Platform`` and its ``Activity``."""
     text = str(path_or_text)
@@ -324,7 +334,8 @@ def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
         d = DirectoryConfig(name=name, kind="cam" if _int(k.p("Directory_type"), 0) == 0 else "cache",
                             capacity_B=int(v[0]), block_B=int(v[1]), assoc=int(v[2] or 0),
                             clock_MHz=k.clock(), throughput_cycles=float(v[4] or 1),
-                            latency_cycles=float(v[5] or 1), output_bits=int(v[6] or 8), count=count, level=level)
+                            latency_cycles=float(v[5] or 1), output_bits=int(v[6] or 8), count=count, level=level,
+                            buffers=_buffer_sizes(k.p("buffer_sizes"), key))
         plat.directories.append(d)
         activity.directories[name] = CacheActivity(reads=float(k.s("read_accesses")),
                                                     writes=float(k.s("write_accesses")),
@@ -611,7 +622,7 @@ def to_xml(platform: Platform, activity: Activity | None = None, *, policy: str 
         _param(el, "Directory_type", 0 if d.kind == "cam" else 1)
         _param(el, "Dir_config", [d.capacity_B, d.block_B, d.assoc, 1, d.throughput_cycles, d.latency_cycles,
                                   d.output_bits])
-        _param(el, "buffer_sizes", [8, 8, 8, 8])
+        _param(el, "buffer_sizes", list(d.buffers))
         _clock(el, d.clock_MHz, p.clock_MHz)
         _param(el, "vdd", 0)
         _param(el, "power_gating_vcc", -1)

@@ -422,13 +422,17 @@ class _Builder:
 
     # ---------------------------------------------------------------- shared caches and directories
     def shared_cache(self, c: CacheConfig):
+        self._cache_struct(c, self.act.caches.get(c.name) if self.act is not None else None,
+                           component=f"l{c.level}", missing=f"cache {c.name}")
+
+    def _cache_struct(self, c: CacheConfig, a, *, component: str, missing: str):
+        """A shared cache (or a directory cache) with its buffers and controller, under the shared caches' law."""
         tag, data, buf = self.cache_arrays(c, self.p.core.paddr_bits)
         b = tag + data + buf
         rc = None
         if self.act is not None:
-            a = self.act.caches.get(c.name)
             if a is None:
-                self.act.missing.append(f"cache {c.name}")
+                self.act.missing.append(missing)
                 rc = [0.0]
             else:
                 rc = [a.reads * (tag.c_read + data.c_read) + a.writes * (tag.c_read + data.c_write)
@@ -436,7 +440,7 @@ class _Builder:
         self.add(f"{c.name}", "cache", "caches", b,
                  c.duty_cycle * (tag.c_read + data.c_read),
                  count=c.count, clock_MHz=c.clock_MHz, runtime_c=rc, long_channel=True, capacity_B=c.capacity_B,
-                 component=f"l{c.level}")
+                 component=component)
 
     def directory(self, dcfg: DirectoryConfig):
         t = self.t
@@ -447,10 +451,16 @@ class _Builder:
                         access_bits=max(8, dcfg.output_bits * 8), name=dcfg.name)
             rd, wr = blk.c_search + blk.c_read, blk.c_write
         else:
-            tag, data = cache_block(t, dcfg.capacity_B, dcfg.block_B, dcfg.assoc, paddr_bits=self.p.core.paddr_bits,
-                                    rw_ports=1, name=dcfg.name)
-            blk = tag + data
-            rd, wr = tag.c_read + data.c_read, tag.c_read + data.c_write
+            # A directory cache is built as the shared cache it is (McPAT builds its type-1 directory as a
+            # SharedCache): tag then data arrays (read sequentially, as a lower-level cache), its miss, fill,
+            # prefetch and write-back buffers and its controller, under the shared caches' law. Priced as a
+            # tag+data pair under the CAM directories' law, the target's 120 KB directory slice of 5-byte
+            # entries was a quarter of McPAT's area (0.097 against 0.376 mm^2).
+            cc = CacheConfig(dcfg.name, dcfg.capacity_B, dcfg.block_B, dcfg.assoc, clock_MHz=dcfg.clock_MHz,
+                             throughput_cycles=dcfg.throughput_cycles, latency_cycles=dcfg.latency_cycles,
+                             sequential=True, buffers=dcfg.buffers, count=dcfg.count)
+            return self._cache_struct(cc, self.act.directories.get(dcfg.name) if self.act is not None else None,
+                                      component=f"l{dcfg.level}dir", missing=f"directory {dcfg.name}")
         rc = None
         if self.act is not None:
             a = self.act.directories.get(dcfg.name)
@@ -647,23 +657,52 @@ class _Builder:
                      component="niu")
         c = p.pcie
         if c.count > 0:
-            rate = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0}.get(c.gen)
-            if rate is None:
+            lane_gbps = PCIE_LANE_GBPS.get(c.gen)
+            if lane_gbps is None:
                 raise ValueError(f"pcie.gen={c.gen!r} is out of range: allowed 1 to 5")
             ctl = logic(t, 1.5e5 + 4.0e4 * c.lanes, activity=0.25, name="pcie.controller") + \
                 array(t, 64 * c.lanes, 256, rd_ports=1, wr_ports=1, rw_ports=0, name="pcie.buffers")
             phy_area = c.lanes * 0.35 * (p.node_nm / 65.0) ** 0.5 if c.with_phy else 0.0
-            phy_W = c.lanes * rate * 1e9 * 2 * 6e-12 if c.with_phy else 0.0   # ~6 pJ/bit per direction (assumed)
             blk = ctl + Block(phy_area, 0.0, 0.0, 0.0, c.lanes * 2e4 * t.F_leak_um if c.with_phy else 0.0,
                               c.lanes * 4e4 * t.F_leak_um if c.with_phy else 0.0)
+            ctl_W, serdes_W, serdes_J_bit = pcie_lane_power(c, p.node_nm, t.vdd)
+            lane_W = ctl_W + (serdes_W if c.with_phy else 0.0)
             rc, rt_J = None, 0.0
             if self.act is not None:
                 a = self.act.nic
+                # counted TLPs and bytes through the controller's logic; every bit moved through the SerDes
                 rc = [a.pcie_tlps * ctl.c_read * 4 + a.pcie_bytes / 32 * ctl.c_write * 0.2]
-                rt_J = a.pcie_bytes * 8 * 6e-12
-            self.add("pcie", "io", "io", blk, c.duty_cycle * ctl.c_read, count=c.count, domain="fixed",
-                     clock_MHz=c.clock_MHz, runtime_c=rc, clock_c=ctl.c_read * 0.1, fixed_peak_W=c.count * phy_W,
-                     fixed_runtime_J=rt_J, idle_fixed_W=c.count * phy_W * 0.3, component="pcie")
+                rt_J = a.pcie_bytes * 8 * serdes_J_bit if c.with_phy else 0.0
+            # peak: every lane's controller and SerDes at their published per-lane power (pcie_lane_power), not
+            # the logic block's fitted capacitance; the block prices area, leakage and counted runtime events
+            self.add("pcie", "io", "io", blk, 0.0, count=c.count, domain="fixed",
+                     clock_MHz=c.clock_MHz, runtime_c=rc, clock_c=ctl.c_read * 0.1,
+                     fixed_peak_W=c.count * c.lanes * lane_W * c.duty_cycle, fixed_runtime_J=rt_J,
+                     idle_fixed_W=c.count * c.lanes * (serdes_W if c.with_phy else 0.0) * PCIE_SERDES_IDLE_SHARE,
+                     component="pcie")
+
+
+# PCIe lane data rates after line coding (Gb/s): 8b/10b for generations 1-2, 128b/130b from generation 3 (PCI-SIG
+# base specifications)
+PCIE_LANE_GBPS = {1: 2.5 * 0.8, 2: 5.0 * 0.8, 3: 8.0 * 128 / 130, 4: 16.0 * 128 / 130, 5: 32.0 * 128 / 130}
+# A PCIe controller (PHY logic, data-link and transaction layers) per lane and cycle at 65 nm and 1.1 V: Cadence
+# ChipEstimate's x8 high-performance (3.75 nJ a cycle) and low-power (2.21 nJ) controllers, as McPAT's technical
+# report cites them; dynamic energy scales with the feature size and V^2.
+PCIE_CTRL_J_PER_LANE_CYCLE_65NM = {False: 3.75e-9 / 8, True: 2.21e-9 / 8}
+# SerDes power per Gb/s of lane rate at 90 nm and 1.2 V: 10 mW per Gb/s (the figure McPAT's report cites); it
+# scales with the feature size and V^2 as the controller does.
+SERDES_W_PER_GBPS_90NM = 0.01
+# share of a SerDes' power it draws idle (L0, no traffic): clock recovery and termination stay on (assumed)
+PCIE_SERDES_IDLE_SHARE = 0.3
+
+
+def pcie_lane_power(c, node_nm: float, vdd: float) -> tuple[float, float, float]:
+    """One PCIe lane's controller power at its clock, its SerDes power at the generation's lane rate (W), and the
+    SerDes energy per bit (J). McPAT prices every SerDes at PCIe 2.0's 4 Gb/s whatever the generation; here the
+    lane carries its generation's rate (``PCIE_LANE_GBPS``), the energy per bit being the node's."""
+    ctl_J = PCIE_CTRL_J_PER_LANE_CYCLE_65NM[bool(c.low_power)] * (node_nm / 65.0) * (vdd / 1.1) ** 2
+    serdes_J_bit = SERDES_W_PER_GBPS_90NM * 1e-9 * (node_nm / 90.0) * (vdd / 1.2) ** 2
+    return ctl_J * c.clock_MHz * 1e6, serdes_J_bit * PCIE_LANE_GBPS[c.gen] * 1e9, serdes_J_bit
 
 
 def _long_channel_share(s: Struct, p: Platform) -> float:

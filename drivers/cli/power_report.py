@@ -97,8 +97,9 @@ def run_report(console: Console, run_dir: str) -> None:
         t.add_column(c, justify="right" if c != "source" and c != "part" else "left")
     total = 0.0
     for part in unmodelled.parts(r):
-        total += part.watts
-        t.add_row(part.name, f"{part.watts:.1f}", f"{total:.1f}", part.source)
+        if part.in_total:
+            total += part.watts
+        t.add_row(part.name, f"{part.watts:.1f}", f"{total:.1f}" if part.in_total else "-", part.source)
     console.print(t)
     console.print(f"die, model + the parts above: {total:.1f} W against the measured {MEASURED_CPU_W_PER_SOCKET:.1f} W "
                   f"({100 * (total / MEASURED_CPU_W_PER_SOCKET - 1):+.0f}%); throughput {mrps:.1f} against "

@@ -16,24 +16,71 @@ def xeon_result():
     return power.build(p, a).evaluate()
 
 
+def _part(parts, words):
+    return next(p for p in parts if words in p.name)
+
+
 def test_parts_start_from_the_model_and_each_adds_power(xeon_result):
     parts = unmodelled.parts(xeon_result)
     assert parts[0].watts == pytest.approx(float(xeon_result.die.runtime_dynamic_W + xeon_result.die.leakage_W))
-    assert all(p.watts > 0 for p in parts)
-    assert [p.assumed for p in parts][-2:] == [True, True]
+    # the XML's counts are zero: no memory traffic, so no DDR I/O; every other part adds power
+    assert _part(parts, "DDR I/O").watts == 0.0
+    assert all(p.watts > 0 for p in parts if "DDR I/O" not in p.name)
+    assert all(p.assumed for p in parts[-4:])
 
 
 def test_clock_distribution_is_its_published_share_of_the_chip(xeon_result):
     parts = unmodelled.parts(xeon_result)
-    before = sum(p.watts for p in parts[:3])
-    clock = next(p for p in parts if "clock distribution" in p.name)
-    assert clock.watts / (before + clock.watts) == pytest.approx(unmodelled.CLOCK_SHARE)
+    k = parts.index(_part(parts, "clock distribution"))
+    before = sum(p.watts for p in parts[:k])
+    assert parts[k].watts / (before + parts[k].watts) == pytest.approx(unmodelled.CLOCK_SHARE)
 
 
 def test_qpi_is_two_link_ends_of_qpi_1_1():
     per_link = 2 * links.QPI_LANES * links.QPI_RATE_GT * 1e9 * links.ENERGY_PER_BIT_J
     parts = unmodelled.parts(power.build(platforms.xeon_e5_2697v2_socket()).evaluate())
-    assert parts[-1].watts == pytest.approx(2 * per_link / 2)
+    assert _part(parts, "QPI").watts == pytest.approx(2 * per_link / 2)
+
+
+def test_regulator_losses_are_the_power_before_them_at_the_assumed_efficiency(xeon_result):
+    parts = unmodelled.parts(xeon_result)
+    k = parts.index(_part(parts, "voltage-regulator"))
+    before = sum(p.watts for p in parts[:k])
+    assert parts[k].watts == pytest.approx(before * (1 / unmodelled.VR_EFFICIENCY - 1))
+
+
+def test_uncore_at_the_core_supply_raises_only_the_uncore(xeon_result):
+    parts = unmodelled.parts(xeon_result)
+    uncore = _part(parts, "LLC, directories and ring")
+    m = xeon_result.model
+    at = dict(core_vdd=unmodelled.ASSUMED_CORE_VDD, core_MHz=3000.0)
+    s_nom, s_up = m.evaluate(**at).structures, m.evaluate(**at, uncore_vdd=unmodelled.ASSUMED_CORE_VDD).structures
+    core = s_nom["class"] == "cores"
+    assert (s_up.loc[core, "leakage_W"] == s_nom.loc[core, "leakage_W"]).all()
+    assert uncore.watts > 0 and uncore.assumed
+
+
+def test_ddr_io_is_the_run_s_bits_at_the_dram_s_energy_per_bit():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p, a = mcpat_xml.read(mcpat_xml.to_xml(platforms.xeon_e5_2697v2_socket()))
+    a.dram.reads, a.dram.writes = 1.0e6, 2.0e5
+    r = power.build(p, a).evaluate()
+    bits = 1.2e6 * p.dram.devices_per_rank * p.dram.device.burst * p.dram.device.width_bits
+    want = bits * p.dram.device.io_pj_per_bit * 1e-12 / a.seconds
+    assert _part(unmodelled.parts(r), "DDR I/O").watts == pytest.approx(want)
+
+
+def test_leakage_at_temperature_is_sized_beside_the_total(xeon_result):
+    parts = unmodelled.parts(xeon_result)
+    hot = parts[-1]
+    assert not hot.in_total and all(p.in_total for p in parts[:-1])
+    m = xeon_result.model
+    at = dict(core_vdd=unmodelled.ASSUMED_CORE_VDD, core_MHz=3000.0, uncore_vdd=unmodelled.ASSUMED_CORE_VDD)
+    T = m.tech.temperature_K
+    want = float(m.evaluate(**at, temperature_K=T + unmodelled.HOTTER_JUNCTION_K).die.leakage_W
+                 - m.evaluate(**at, temperature_K=T).die.leakage_W)
+    assert hot.watts == pytest.approx(want) and hot.watts > 0
 
 
 def test_turbo_raises_the_cores_clock_and_supply(xeon_result):
