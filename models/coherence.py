@@ -21,6 +21,12 @@ class Directory(SimObject):
                           min=0, max=1000)
     cluster_latency = Param.Count(4, "cycles of the uncore clock for the cluster-level lookup a request makes "
                                   "when its cluster has two or more cores (assumed 4)", min=0, max=1000)
+    remote_lines = Param.Bool(True, "on several sockets, a socket's LLC also caches lines homed on other sockets "
+                              "(clean copies, as Intel's LLCs do): a core's request for another socket's line first "
+                              "looks in its own socket's LLC slice, and a read that finds the copy there does not "
+                              "cross the inter-socket link; the home directory tracks which sockets' LLCs hold a "
+                              "copy and invalidates them before any core may write the line (off: only the home "
+                              "socket's LLC caches a line; no effect on one socket)")
     check = Param.Bool(False, "debug mode: after every access check that a line has one writer or only readers, that "
                        "the directory's sharers are exactly the caches holding it, and that no core reads a stale "
                        "copy; a breach stops the run with an engine error (slow: for tests)")

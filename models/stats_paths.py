@@ -108,8 +108,13 @@ class StatGroup:
 _CACHE = ("accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses",
           "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses",
           "reads", "upgrades", "write_misses", "writebacks", "writes")
+# The LLC's own counters beside a cache's: its misses split by cause (each per thousand instructions too) and its
+# remote lines (copies of other sockets' lines). Definitions: LLC_METRICS below.
+_LLC = _CACHE + ("demand_misses", "demand_mpki", "sw_prefetch_misses", "sw_prefetch_mpki", "hw_prefetch_misses",
+                 "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits", "remote_misses", "remote_fills",
+                 "remote_evictions", "remote_invalidations")
 _DIRECTORY = ("back_invalidations", "cluster_resolved", "forwards", "gets", "getx", "invalidations", "io_snoops",
-              "puts", "putx", "upgrades")
+              "puts", "putx", "socket_invalidations", "upgrades")
 _DDIO = ("core_read_hits", "core_read_misses", "dma_read_forwards", "dma_read_hits", "dma_read_misses", "enabled",
          "leaky_evictions", "mmio_accesses", "write_allocs", "write_hits", "writes_to_memory")
 _TRAFFIC = ("rx_data", "rx_desc_fetch", "rx_writeback", "tx_completion", "tx_data", "tx_desc_fetch")
@@ -173,8 +178,8 @@ _ALL = [
               "walks of its own)", names=("tlb", "page")),
     StatGroup("mmu", "system.socket{socket}.core{core}.mmu", ("psc_hits",),
               "a core's page walker: walks shortened by a paging-structure cache"),
-    StatGroup("llc", "system.socket{socket}.llc", _CACHE, "the socket's shared LLC, summed over its slices"),
-    StatGroup("llc_slice", "system.socket{socket}.llc.slice{slice}", _CACHE, "one slice of the shared LLC"),
+    StatGroup("llc", "system.socket{socket}.llc", _LLC, "the socket's shared LLC, summed over its slices"),
+    StatGroup("llc_slice", "system.socket{socket}.llc.slice{slice}", _LLC, "one slice of the shared LLC"),
     StatGroup("directory", "system.socket{socket}.directory", _DIRECTORY, "the socket's coherence directory"),
     StatGroup("ddio", "system.socket{socket}.ddio", _DDIO, "the socket's direct cache access (DDIO)"),
     StatGroup("noc", "system.socket{socket}.noc", (

@@ -105,7 +105,9 @@ impl TimingSystem {
         }
         let (net, placement) = SystemNetwork::new(nets, link)?;
         let clocks: Vec<u64> = cores.iter().map(|c| c.clock).collect();
-        let homes = SocketHomes { slices_per_socket: caches.llc_slices.max(1), ctrl };
+        let core_socket =
+            socket_cores.iter().enumerate().flat_map(|(k, &n)| std::iter::repeat_n(k as u16, n)).collect();
+        let homes = SocketHomes { slices_per_socket: caches.llc_slices.max(1), core_socket, ctrl };
         let memory = SocketMemories::new(memories);
         let mem = MemSystem::with_sockets(caches, &clocks, memory, Box::new(net), placement, Some(homes));
         let mut sys = Self::from_mem(&cores, caches, mem);

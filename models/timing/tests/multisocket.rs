@@ -51,8 +51,15 @@ fn ideal_socket(cores: u16) -> SocketParts {
 }
 
 fn ideal_system(sockets: u16, cores: u16, link: &SocketLink) -> TimingSystem {
+    ideal_system_with(sockets, cores, link, true)
+}
+
+/// As `ideal_system`; `remote_lines`: each socket's LLC also caches the other sockets' lines (the default).
+fn ideal_system_with(sockets: u16, cores: u16, link: &SocketLink, remote_lines: bool) -> TimingSystem {
     let parts = (0..sockets).map(|_| ideal_socket(cores)).collect();
-    let mut sys = TimingSystem::multi_socket(parts, &hierarchy_params(), link).unwrap();
+    let mut caches = hierarchy_params();
+    caches.directory.remote_lines = remote_lines;
+    let mut sys = TimingSystem::multi_socket(parts, &caches, link).unwrap();
     sys.set_numa(numa(sockets)).unwrap();
     sys.mem.enable_check();
     sys
@@ -93,19 +100,23 @@ fn a_remote_chase_costs_the_local_one_plus_the_link_each_way_on_ideal_networks()
     let local = L1 + LLC + MEM;
     assert_eq!(chase(&mut sys, 0, LOCAL, 64), local, "socket 0's core, socket 0's memory");
     assert_eq!(chase(&mut sys, 2, REMOTE, 64), local, "socket 1's core, socket 1's memory");
-    // The request crosses one way (its header flit), the line the other (9 flits), each after the link latency.
-    let remote = local + CTRL_HOLD + LINK_LAT + DATA_HOLD + LINK_LAT;
+    // The request looks in its own socket's slice first (remote lines: the directory's tag lookup finds no copy),
+    // then crosses one way (its header flit), the line the other (9 flits), each after the link latency.
+    let remote = local + DIR + CTRL_HOLD + LINK_LAT + DATA_HOLD + LINK_LAT;
     assert_eq!(chase(&mut sys, 0, REMOTE + 0x80_0000, 64), remote, "socket 0's core, socket 1's memory");
     assert_eq!(chase(&mut sys, 3, LOCAL + 0x80_0000, 64), remote, "socket 1's core, socket 0's memory");
     // A different latency shows through one for one, each way.
     let slow = SocketLink { latency: 55_000, ..SocketLink::default() };
     let mut sys = ideal_system(2, 2, &slow);
-    assert_eq!(chase(&mut sys, 3, LOCAL, 64), local + CTRL_HOLD + DATA_HOLD + 2 * 55_000);
+    assert_eq!(chase(&mut sys, 3, LOCAL, 64), local + DIR + CTRL_HOLD + DATA_HOLD + 2 * 55_000);
+    // Without remote lines the request goes straight to the home.
+    let mut sys = ideal_system_with(2, 2, &SocketLink::default(), false);
+    assert_eq!(chase(&mut sys, 3, LOCAL, 64), local + CTRL_HOLD + DATA_HOLD + 2 * LINK_LAT);
 }
 
 #[test]
-fn each_lines_home_is_its_numa_socket_and_only_that_sockets_llc_caches_it() {
-    let mut sys = ideal_system(2, 1, &SocketLink::default());
+fn each_lines_home_is_its_numa_socket_and_without_remote_lines_only_that_sockets_llc_caches_it() {
+    let mut sys = ideal_system_with(2, 1, &SocketLink::default(), false);
     let t = sys.mem.access(&rd(0, REMOTE, 0));
     assert_eq!(sys.mem.slice_of(REMOTE >> 6), 1);
     assert_eq!(sys.mem.slice_of(LOCAL >> 6), 0);
@@ -126,8 +137,9 @@ fn each_lines_home_is_its_numa_socket_and_only_that_sockets_llc_caches_it() {
 
 #[test]
 fn a_line_written_on_socket_0_and_read_on_socket_1_moves_through_the_directory_across_the_link() {
-    // Home on socket 0: core 0 (socket 0) writes, core 2 (socket 1) reads. The read's request crosses 1 -> 0 to the
-    // home, the home forwards it to the owner (socket 0, no crossing), the owner's data crosses 0 -> 1.
+    // Home on socket 0: core 0 (socket 0) writes, core 2 (socket 1) reads. The read's request looks in socket 1's
+    // slice (no copy), crosses 1 -> 0 to the home, the home forwards it to the owner (socket 0, no crossing), the
+    // owner's data crosses 0 -> 1.
     let mut sys = ideal_system(2, 2, &SocketLink::default());
     let a = LOCAL + 0x40;
     let w = sys.mem.access(&MemReq::new(a, AccessKind::Write, 0, 0));
@@ -136,7 +148,7 @@ fn a_line_written_on_socket_0_and_read_on_socket_1_moves_through_the_directory_a
     let done = sys.mem.access(&rd(2, a, t));
     let (gets, forwards) = (sys.mem.dir.stats.gets, sys.mem.dir.stats.forwards);
     assert_eq!((gets, forwards), (1, 1));
-    assert_eq!(done - t, L1 + (CTRL_HOLD + LINK_LAT) + DIR + L1 + (DATA_HOLD + LINK_LAT));
+    assert_eq!(done - t, L1 + DIR + (CTRL_HOLD + LINK_LAT) + DIR + L1 + (DATA_HOLD + LINK_LAT));
     let out = link_stats(&sys);
     let g = |n: &str| out.get(n).unwrap();
     assert_eq!((g("system.link1_0.messages"), g("system.link1_0.flits")), (1.0, 1.0), "the request");
@@ -216,19 +228,19 @@ fn on_the_meshes_a_remote_chase_adds_the_trips_to_and_from_the_link_ports() {
     // slice to the controller and back in router 0's crossbar, the line back one hop.
     let local = L1 + HOP + LLC + XBAR + MEM + (XBAR + DATA_TAIL) + (HOP + DATA_TAIL);
     assert_eq!(chase(&mut sys, 3, LOCAL, 32), local);
-    // Core 3 of socket 1 (global 7, also on router 1) chases socket 0's memory: one hop to its port (router 0),
-    // the link, the crossbar of socket 0's router 0 to the slice; the line back through the crossbar to the port,
-    // the link, one hop to the core.
-    let to_home = HOP + CTRL_HOLD + LINK_LAT + XBAR;
+    // Core 3 of socket 1 (global 7, also on router 1) chases socket 0's memory: one hop to its socket's slice
+    // (router 0), whose lookup finds no copy, the crossbar to the port, the link, the crossbar of socket 0's router
+    // 0 to the slice; the line back through the crossbar to the port, the link, one hop to the core.
+    let to_home = HOP + DIR + XBAR + CTRL_HOLD + LINK_LAT + XBAR;
     let back = (XBAR + DATA_TAIL) + DATA_HOLD + LINK_LAT + (HOP + DATA_TAIL);
     let remote = L1 + to_home + LLC + XBAR + MEM + (XBAR + DATA_TAIL) + back;
     assert_eq!(chase(&mut sys, 7, LOCAL + 0x80_0000, 32), remote);
-    assert_eq!(remote - local, 2 * LINK_LAT + CTRL_HOLD + DATA_HOLD + 2 * XBAR + DATA_TAIL);
+    assert_eq!(remote - local, DIR + 2 * LINK_LAT + CTRL_HOLD + DATA_HOLD + 3 * XBAR + DATA_TAIL);
     let out = link_stats(&sys);
     // Lines 4 KiB apart share an L1 set (8 ways): from the 9th load on, each evicts a clean line, whose PUTS goes
-    // home (posted: it delays nothing). Socket 1's mesh carries each request to the port, each line from it and
-    // the 24 PUTS to it; the link 1 -> 0 the requests and the PUTS, 0 -> 1 the lines.
-    assert_eq!(out.get("system.socket1.noc.messages"), Some((32 * 2 + 24) as f64));
+    // home (posted: it delays nothing). Socket 1's mesh carries each request to its slice and on to the port, each
+    // line from it and the 24 PUTS to it; the link 1 -> 0 the requests and the PUTS, 0 -> 1 the lines.
+    assert_eq!(out.get("system.socket1.noc.messages"), Some((32 * 3 + 24) as f64));
     assert_eq!(out.get("system.link1_0.messages"), Some((32 + 24) as f64));
     assert_eq!((out.get("system.link0_1.messages"), out.get("system.link0_1.flits")), (Some(32.0), Some(32.0 * 9.0)));
     assert!(
@@ -253,7 +265,7 @@ fn four_sockets_are_fully_connected_and_a_message_crosses_only_its_own_pair_of_l
     }
     sys.set_numa(map).unwrap();
     let local = L1 + LLC + MEM;
-    let remote = local + CTRL_HOLD + DATA_HOLD + 2 * LINK_LAT;
+    let remote = local + DIR + CTRL_HOLD + DATA_HOLD + 2 * LINK_LAT;
     // Core 3 (socket 3) reads socket 2's memory, core 1 (socket 1) socket 0's, core 2 its own.
     let t = 1_000_000;
     assert_eq!(sys.mem.access(&rd(3, 2 * REGION + 0x40, t)) - t, remote);

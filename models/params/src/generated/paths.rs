@@ -105,7 +105,7 @@ pub fn system_directory() -> String {
     String::from("system.directory.")
 }
 /// The counters the engine writes below `system_directory`.
-pub const SYSTEM_DIRECTORY_COUNTERS: &[&str] = &["back_invalidations", "cluster_resolved", "forwards", "gets", "getx", "invalidations", "io_snoops", "puts", "putx", "upgrades"];
+pub const SYSTEM_DIRECTORY_COUNTERS: &[&str] = &["back_invalidations", "cluster_resolved", "forwards", "gets", "getx", "invalidations", "io_snoops", "puts", "putx", "socket_invalidations", "upgrades"];
 
 /// `system.ddio.`: direct cache access (DDIO) of a multi-socket run.
 pub fn system_ddio() -> String {
@@ -159,21 +159,21 @@ pub fn llc(socket: usize) -> String {
     format!("system.socket{socket}.llc.")
 }
 /// The counters the engine writes below `llc`.
-pub const LLC_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes"];
+pub const LLC_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes", "demand_misses", "demand_mpki", "sw_prefetch_misses", "sw_prefetch_mpki", "hw_prefetch_misses", "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits", "remote_misses", "remote_fills", "remote_evictions", "remote_invalidations"];
 
 /// `system.socket{socket}.llc.slice{slice}.`: one slice of the shared LLC.
 pub fn llc_slice(socket: usize, slice: usize) -> String {
     format!("system.socket{socket}.llc.slice{slice}.")
 }
 /// The counters the engine writes below `llc_slice`.
-pub const LLC_SLICE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes"];
+pub const LLC_SLICE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes", "demand_misses", "demand_mpki", "sw_prefetch_misses", "sw_prefetch_mpki", "hw_prefetch_misses", "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits", "remote_misses", "remote_fills", "remote_evictions", "remote_invalidations"];
 
 /// `system.socket{socket}.directory.`: the socket's coherence directory.
 pub fn directory(socket: usize) -> String {
     format!("system.socket{socket}.directory.")
 }
 /// The counters the engine writes below `directory`.
-pub const DIRECTORY_COUNTERS: &[&str] = &["back_invalidations", "cluster_resolved", "forwards", "gets", "getx", "invalidations", "io_snoops", "puts", "putx", "upgrades"];
+pub const DIRECTORY_COUNTERS: &[&str] = &["back_invalidations", "cluster_resolved", "forwards", "gets", "getx", "invalidations", "io_snoops", "puts", "putx", "socket_invalidations", "upgrades"];
 
 /// `system.socket{socket}.ddio.`: the socket's direct cache access (DDIO).
 pub fn ddio(socket: usize) -> String {

@@ -35,6 +35,20 @@ pub struct CacheStats {
     pub upgrades: u64,
     /// Lines removed because another agent wrote them (coherence invalidations).
     pub coherence_invalidations: u64,
+    /// The LLC's misses by what asked (they sum to `misses`): cores' loads, stores, atomics and instruction fetches
+    /// (and their page walks), software prefetches, the private caches' hardware prefetchers, I/O agents' DMA.
+    pub demand_misses: u64,
+    pub sw_prefetch_misses: u64,
+    pub hw_prefetch_misses: u64,
+    pub dma_misses: u64,
+    /// Remote lines (an LLC slice's copies of lines homed on other sockets): reads of this socket's cores that the
+    /// copy served, requests that found no copy here and went on to the home, copies installed, copies this
+    /// slice dropped to make room, copies the home invalidated.
+    pub remote_hits: u64,
+    pub remote_misses: u64,
+    pub remote_fills: u64,
+    pub remote_evictions: u64,
+    pub remote_invalidations: u64,
 }
 
 impl CacheStats {
@@ -55,6 +69,15 @@ impl CacheStats {
         self.mshr_busy_ticks += b.mshr_busy_ticks;
         self.upgrades += b.upgrades;
         self.coherence_invalidations += b.coherence_invalidations;
+        self.demand_misses += b.demand_misses;
+        self.sw_prefetch_misses += b.sw_prefetch_misses;
+        self.hw_prefetch_misses += b.hw_prefetch_misses;
+        self.dma_misses += b.dma_misses;
+        self.remote_hits += b.remote_hits;
+        self.remote_misses += b.remote_misses;
+        self.remote_fills += b.remote_fills;
+        self.remote_evictions += b.remote_evictions;
+        self.remote_invalidations += b.remote_invalidations;
     }
 }
 
@@ -392,4 +415,28 @@ pub fn write_stats(s: &CacheStats, prefix: &str, insts: Option<u64>, ticks: Opti
             "average MSHRs busy (misses outstanding) over the measured interval",
         );
     }
+}
+
+/// The LLC's statistics: a cache's ([`write_stats`]), its misses split by what asked, each also per thousand
+/// instructions when `insts` is known (the definitions: `models/stats_paths.py`, LLC_METRICS), and its remote
+/// lines' counters.
+pub fn write_llc_stats(s: &CacheStats, prefix: &str, insts: Option<u64>, ticks: Option<Tick>, out: &mut StatSink) {
+    write_stats(s, prefix, insts, ticks, out);
+    let split = [
+        ("demand", s.demand_misses, "misses of cores' loads, stores, atomics and instruction fetches (and page walks)"),
+        ("sw_prefetch", s.sw_prefetch_misses, "misses of software prefetches (prefetch.r/.w/.i)"),
+        ("hw_prefetch", s.hw_prefetch_misses, "misses of the private caches' hardware prefetchers"),
+        ("dma", s.dma_misses, "DMA accesses that missed: DDIO write allocations, writes to memory, reads from memory"),
+    ];
+    for (name, n, doc) in split {
+        out.add(prefix, &format!("{name}_misses"), n as f64, doc);
+        if let Some(i) = insts {
+            out.add(prefix, &format!("{name}_mpki"), ratio(n as f64 * 1000.0, i as f64), "per thousand instructions");
+        }
+    }
+    out.add(prefix, "remote_hits", s.remote_hits as f64, "reads served by this LLC's copy of another socket's line");
+    out.add(prefix, "remote_misses", s.remote_misses as f64, "requests for another socket's line that found no copy");
+    out.add(prefix, "remote_fills", s.remote_fills as f64, "copies of other sockets' lines installed");
+    out.add(prefix, "remote_evictions", s.remote_evictions as f64, "copies of other sockets' lines replaced");
+    out.add(prefix, "remote_invalidations", s.remote_invalidations as f64, "copies the home invalidated for a write");
 }

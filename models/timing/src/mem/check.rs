@@ -5,7 +5,10 @@
 //!   directory's owner;
 //! * every read returns the latest write: each line carries a version, bumped by every write (a core's store or
 //!   an I/O agent's DMA); a core's copy records the version it received, and a hit on a copy whose version is
-//!   not the line's current one (a stale copy that should have been invalidated) is a breach.
+//!   not the line's current one (a stale copy that should have been invalidated) is a breach;
+//! * on several sockets with remote lines ([`super::remote`]): the home's socket set is exactly the sockets whose
+//!   LLC holds a copy; no core outside a copy's socket holds the line writable; a copy whose socket has no owning
+//!   core holds the latest version, and a read the copy serves gets it.
 //!
 //! The timing model's functional shadow so may never disagree with the execution that drives it.
 
@@ -18,13 +21,37 @@ use crate::MemPort;
 pub struct CoherenceCheck {
     version: LineMap<u64>,
     copy: Vec<LineMap<u64>>,
+    /// Per socket: the version its LLC's copy of another socket's line holds (remote lines).
+    socket_copy: Vec<LineMap<u64>>,
     /// Accesses checked (a test can assert the check ran).
     pub checked: u64,
 }
 
 impl CoherenceCheck {
     pub fn new(cores: usize) -> Self {
-        CoherenceCheck { version: LineMap::default(), copy: vec![LineMap::default(); cores], checked: 0 }
+        CoherenceCheck {
+            version: LineMap::default(),
+            copy: vec![LineMap::default(); cores],
+            socket_copy: vec![LineMap::default(); 64],
+            checked: 0,
+        }
+    }
+
+    /// Socket `socket`'s LLC took (or refreshed) a copy of `line` with its latest data.
+    pub fn remote_filled(&mut self, socket: usize, line: u64) {
+        let now = self.current(line);
+        self.socket_copy[socket].insert(line, now);
+    }
+
+    /// Socket `socket`'s LLC dropped its copy of `line`.
+    pub fn remote_dropped(&mut self, socket: usize, line: u64) {
+        self.socket_copy[socket].remove(&line);
+    }
+
+    /// Socket `socket`'s copy of `line` answers a read: it must hold the latest version.
+    pub fn remote_serves(&self, socket: usize, line: u64) {
+        let (have, now) = (self.socket_copy[socket].get(&line).copied(), self.current(line));
+        assert_eq!(have, Some(now), "socket {socket}'s LLC served a stale copy of line {line:#x}: {have:?}, not {now}");
     }
 
     /// `core` no longer holds `line`.
@@ -101,14 +128,48 @@ impl<M: MemPort> MemSystem<M> {
                 "line {line:#x}: the writer is not the owner"
             );
         }
+        self.check_remote_copies(line, &writers, &owners);
         if let Some(c) = self.check.as_mut() {
             c.checked += 1;
         }
     }
 
+    /// Remote lines: the copies of `line` in other sockets' LLCs against the home's socket set and the writers.
+    fn check_remote_copies(&self, line: u64, writers: &[u16], owners: &[u16]) {
+        let Some(h) = self.homes.as_ref() else { return };
+        let sockets = h.ctrl.len();
+        let home = self.socket_of_slice(self.slice_of(line));
+        let per = h.slices_per_socket;
+        let listed = self.dir.remote_sockets(line);
+        let ch = self.check.as_ref();
+        for k in (0..sockets).filter(|&k| k != home) {
+            let held = self.llc[(k as u64 * per + line % per) as usize].contains(line);
+            let recorded = ch.is_some_and(|c| c.socket_copy[k].contains_key(&line));
+            assert_eq!(
+                held,
+                listed >> k & 1 == 1,
+                "line {line:#x}: socket {k}'s copy and the home's socket set differ"
+            );
+            assert_eq!(held, recorded, "line {line:#x}: socket {k}'s copy and its record disagree");
+            if !held {
+                continue;
+            }
+            if let Some(&w) = writers.iter().find(|&&w| self.socket_of_core(w as usize) != k) {
+                panic!("line {line:#x}: core {w} may write it while socket {k}'s LLC holds a copy");
+            }
+            if !owners.iter().any(|&o| self.socket_of_core(o as usize) == k) {
+                if let Some(c) = ch {
+                    c.remote_serves(k, line);
+                }
+            }
+        }
+        assert_eq!(listed >> home & 1, 0, "line {line:#x}: its home socket {home} is in its remote set");
+    }
+
     /// Check every line any private cache or the directory knows (slow: for tests).
     pub fn check_all(&mut self) {
         let mut lines: Vec<u64> = self.dir.lines().map(|(&l, _)| l).collect();
+        lines.extend(self.dir.remote_lines().map(|(&l, _)| l));
         for p in &self.cores {
             lines.extend(p.l1i.lines().chain(p.l1d.lines()));
             if let Some(l2) = &p.l2 {

@@ -53,6 +53,8 @@ pub struct DirectoryStats {
     pub back_invalidations: u64,
     /// I/O agents' requests (DMA reads and writes) that found private copies.
     pub io_snoops: u64,
+    /// Invalidations of copies in other sockets' LLCs (remote lines), each acknowledged, before a write.
+    pub socket_invalidations: u64,
 }
 
 /// A multiplicative hash for line numbers (the keys are already well spread; SipHash would cost more).
@@ -79,6 +81,9 @@ pub type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
 #[derive(Debug, Clone, Default)]
 pub struct Directory {
     entries: LineMap<DirEntry>,
+    /// Lines homed here that other sockets' LLCs hold copies of (remote lines): a bit per socket. Exact: a socket
+    /// whose LLC drops its copy tells the home.
+    remote: LineMap<u64>,
     /// Ticks of a home directory lookup (at the uncore clock) and of a cluster-level lookup.
     pub home_ticks: u64,
     pub cluster_ticks: u64,
@@ -87,7 +92,13 @@ pub struct Directory {
 
 impl Directory {
     pub fn new(home_ticks: u64, cluster_ticks: u64) -> Self {
-        Directory { entries: LineMap::default(), home_ticks, cluster_ticks, stats: DirectoryStats::default() }
+        Directory {
+            entries: LineMap::default(),
+            remote: LineMap::default(),
+            home_ticks,
+            cluster_ticks,
+            stats: DirectoryStats::default(),
+        }
     }
 
     pub fn get(&self, line: u64) -> Option<&DirEntry> {
@@ -114,6 +125,35 @@ impl Directory {
     /// Nobody holds `line` any more; returns who did.
     pub fn take(&mut self, line: u64) -> Option<DirEntry> {
         self.entries.remove(&line)
+    }
+
+    /// The sockets (a bit each) whose LLCs hold a copy of `line`, homed on another socket.
+    #[inline]
+    pub fn remote_sockets(&self, line: u64) -> u64 {
+        if self.remote.is_empty() {
+            return 0;
+        }
+        self.remote.get(&line).copied().unwrap_or(0)
+    }
+
+    /// Socket `socket`'s LLC took a copy of `line`.
+    pub fn add_remote(&mut self, line: u64, socket: usize) {
+        *self.remote.entry(line).or_insert(0) |= 1 << socket;
+    }
+
+    /// Socket `socket`'s LLC no longer holds `line`.
+    pub fn remove_remote(&mut self, line: u64, socket: usize) {
+        if let Some(m) = self.remote.get_mut(&line) {
+            *m &= !(1u64 << socket);
+            if *m == 0 {
+                self.remote.remove(&line);
+            }
+        }
+    }
+
+    /// Lines some other socket's LLC holds a copy of (for checks).
+    pub fn remote_lines(&self) -> impl Iterator<Item = (&u64, &u64)> {
+        self.remote.iter()
     }
 
     /// Lines with an entry (for checks).

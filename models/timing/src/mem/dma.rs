@@ -36,6 +36,10 @@ impl<M: MemPort> MemSystem<M> {
                     self.drop_core_copies(x as usize, line, false);
                 }
             }
+            if self.remote_lines {
+                // The whole line is overwritten: every other socket's LLC copy goes.
+                acks = acks.max(self.invalidate_remote(line, None, home, home, decide, mode));
+            }
             let c = &mut self.llc[s];
             c.stats.accesses += 1;
             c.stats.writes += 1;
@@ -44,6 +48,7 @@ impl<M: MemPort> MemSystem<M> {
                 // Plain DMA: the line goes to memory; the LLC's copy is dropped.
                 self.io.writes_to_memory += 1;
                 c.stats.misses += 1;
+                c.stats.dma_misses += 1;
                 c.invalidate(line);
                 if mode == Mode::Warm {
                     return t;
@@ -62,6 +67,7 @@ impl<M: MemPort> MemSystem<M> {
                 }
                 None => {
                     c.stats.misses += 1;
+                    c.stats.dma_misses += 1;
                     c.stats.write_misses += 1;
                     self.io.write_allocs += 1;
                     let (slot, victim) = c.insert_state(line, t + lat, LineState::Modified, req.class);
@@ -95,6 +101,7 @@ impl<M: MemPort> MemSystem<M> {
             None => {
                 self.io.read_misses += 1;
                 c.stats.misses += 1;
+                c.stats.dma_misses += 1;
                 if mode == Mode::Warm {
                     return t;
                 }

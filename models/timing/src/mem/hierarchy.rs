@@ -17,7 +17,7 @@ use super::array::CacheArray;
 use super::check::CoherenceCheck;
 use super::directory::{DirEntry, Directory, LineMap};
 use super::prefetch::Prefetchers;
-use super::{Agent, CohType, LineState, MemResp, Mode};
+use super::{Agent, CohType, LineState, MemResp, Mode, Origin};
 use crate::network::{Endpoint, IdealNetwork, Network, Placement, CONTROL_BYTES, DATA_BYTES};
 use crate::{AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick, NO_OWNER};
 use kvsim_params::CacheHierarchy;
@@ -91,16 +91,21 @@ pub struct MemSystem<M: MemPort> {
     pub check: Option<CoherenceCheck>,
     /// Several sockets: where each socket's LLC slices and memory controllers are (None: one socket).
     pub(crate) homes: Option<Box<SocketHomes>>,
+    /// Several sockets: each socket's LLC also caches other sockets' lines ([`super::remote`]).
+    pub(crate) remote_lines: bool,
+    /// What started the walk now running (the LLC counts its misses by it).
+    pub(super) origin: Origin,
 }
 
 /// The sockets of a memory system that spans several: a line's home slice and memory controller are on the socket
 /// whose memory holds it (the backing memory's [`MemPort::home_socket`], the NUMA map). Every socket has the same
 /// number of LLC slices; socket k's are `k x slices_per_socket ..`, and a line is interleaved over its home
-/// socket's slices. A socket's LLC therefore caches only its own memory's lines; another socket's lines live in
-/// the requesting cores' private caches (a simplification: Intel's LLCs also cache remote lines).
+/// socket's slices (and, as a remote line, over each other socket's: [`super::remote`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SocketHomes {
     pub slices_per_socket: u64,
+    /// The socket of each core.
+    pub core_socket: Vec<u16>,
     /// Socket k's memory-controller endpoints are `placement.mem_ctrl[ctrl[k].0 .. ctrl[k].1]`.
     pub ctrl: Vec<(usize, usize)>,
 }
@@ -158,7 +163,10 @@ impl<M: MemPort> MemSystem<M> {
         assert_eq!(placement.llc_slice.len() as u64, slices, "the placement needs one endpoint per LLC slice");
         if let Some(h) = &homes {
             assert_eq!(h.slices_per_socket, per_socket, "every socket has the hierarchy's LLC slices");
+            assert_eq!(h.core_socket.len(), core_clocks.len(), "every core has a socket");
+            assert!(h.ctrl.len() <= 64, "the directory keeps a bit per socket");
         }
+        let remote_lines = p.directory.remote_lines && homes.as_ref().is_some_and(|h| h.ctrl.len() > 1);
         let cores = core_clocks
             .iter()
             .enumerate()
@@ -221,6 +229,8 @@ impl<M: MemPort> MemSystem<M> {
             uncached_ticks: 0,
             check: None,
             homes: homes.map(Box::new),
+            remote_lines,
+            origin: Origin::Demand,
         }
     }
 
@@ -300,6 +310,7 @@ impl<M: MemPort> MemSystem<M> {
     /// The walk for a core's access (timed or warming), then what the L1D's prefetchers make of a load. Returns
     /// when the access completes.
     fn core_walk(&mut self, req: &MemReq, mode: Mode) -> Tick {
+        self.origin = if req.kind == AccessKind::Prefetch { Origin::SwPrefetch } else { Origin::Demand };
         if req.kind != AccessKind::Read || self.cores[req.requester as usize].l1d_pf.is_none() {
             return self.core_walk_demand(req, mode);
         }
@@ -307,6 +318,7 @@ impl<M: MemPort> MemSystem<M> {
         let misses = self.cores[core].l1d.stats.misses;
         let done = self.core_walk_demand(req, mode);
         let miss = self.cores[core].l1d.stats.misses != misses;
+        self.origin = Origin::HwPrefetch;
         self.l1d_prefetch(core, req.addr, req.addr >> self.line_shift, miss, req.time, mode);
         done
     }
@@ -392,7 +404,9 @@ impl<M: MemPort> MemSystem<M> {
         let out = self.l2_walk(core, line, kind, non_temporal, t, mode);
         if self.cores[core].l2_pf.is_some() {
             // The L2's prefetchers watch every request from the L1s; `fresh` (from outside the core) is an L2 miss.
+            let origin = std::mem::replace(&mut self.origin, Origin::HwPrefetch);
             self.l2_prefetch(core, line, out.1, t, mode);
+            self.origin = origin;
         }
         out
     }
@@ -489,6 +503,9 @@ impl<M: MemPort> MemSystem<M> {
         let home = self.placement.llc_slice[self.slice_of(line)];
         let cluster = self.core_cluster[core];
         let Some(cdir) = self.cluster_dir.get(cluster as usize).copied().flatten() else {
+            if let Some(p) = self.remote_slice(core, line) {
+                return self.remote_request(core, line, typ, p, ep, t, mode, exclusive_ok);
+            }
             let arrive = self.msg(mode, ep, home, CONTROL_BYTES, t);
             return self.home_core(core, line, typ, arrive, mode, exclusive_ok);
         };
@@ -496,6 +513,9 @@ impl<M: MemPort> MemSystem<M> {
         if let Some(resp) = self.resolve_in_cluster(core, line, typ, cdir, decide, mode) {
             self.dir.stats.cluster_resolved += 1;
             return resp;
+        }
+        if let Some(p) = self.remote_slice(core, line) {
+            return self.remote_request(core, line, typ, p, cdir, decide, mode, exclusive_ok);
         }
         let arrive = self.msg(mode, cdir, home, CONTROL_BYTES, decide);
         self.home_core(core, line, typ, arrive, mode, exclusive_ok)
@@ -525,7 +545,11 @@ impl<M: MemPort> MemSystem<M> {
                 self.dir.stats.gets += 1;
                 Some(MemResp { done, state: LineState::Shared })
             }
-            CohType::GetX | CohType::Upgrade if local(owner) && entry.holders().iter().all(|&x| local(x)) => {
+            CohType::GetX | CohType::Upgrade
+                if local(owner)
+                    && entry.holders().iter().all(|&x| local(x))
+                    && !self.remote_copies_elsewhere(line, core) =>
+            {
                 let entry = entry.clone();
                 let done = self.take_exclusive(core, line, typ, &entry, cdir, decide, mode);
                 Some(MemResp { done, state: LineState::Modified })
@@ -546,7 +570,7 @@ impl<M: MemPort> MemSystem<M> {
     }
 
     /// Downgrade `owner`'s copies of `line` after a forwarded read by another core; updates the entry.
-    fn downgrade_owner(&mut self, owner: u16, line: u64) {
+    pub(super) fn downgrade_owner(&mut self, owner: u16, line: u64) {
         let p = &mut self.cores[owner as usize];
         let mut still_owner = false;
         for a in [&mut p.l1i, &mut p.l1d].into_iter().chain(p.l2.as_mut()) {
@@ -601,6 +625,11 @@ impl<M: MemPort> MemSystem<M> {
             self.dir.stats.invalidations += 1;
             self.drop_core_copies(x as usize, line, false);
         }
+        if self.remote_lines {
+            // Other sockets' LLC copies go too; the writer's socket keeps its own (reads there reach the owner).
+            let keep = Some(self.socket_of_core(core));
+            done = done.max(self.invalidate_remote(line, keep, from, ep, decide, mode));
+        }
         if let Some(o) = data_owner {
             // The forward doubles as the invalidation: the owner sends its data and drops its copy.
             let data = self.forward_read(o, ep, from, decide, mode);
@@ -622,7 +651,7 @@ impl<M: MemPort> MemSystem<M> {
     }
 
     /// A core's request reaches the line's home at `arrive`.
-    fn home_core(
+    pub(super) fn home_core(
         &mut self,
         core: usize,
         line: u64,
@@ -649,6 +678,8 @@ impl<M: MemPort> MemSystem<M> {
                 }
                 let ready = self.llc_data(Some(core), line, arrive, ReqClass::Core, mode).max(decide);
                 let done = self.msg(mode, home, ep, DATA_BYTES, ready);
+                // No exclusive grant while other sockets' LLCs hold copies: the core could write without asking.
+                let exclusive_ok = exclusive_ok && !self.remote_copies_elsewhere(line, core);
                 let e = self.dir.entry(line);
                 let state = if e.owner == Some(c) {
                     LineState::Shared // the core already owns it (a fetch of a line it holds in its data caches)
@@ -707,6 +738,11 @@ impl<M: MemPort> MemSystem<M> {
             return ready.max(t + lat);
         }
         c.stats.misses += 1;
+        match self.origin {
+            Origin::Demand => c.stats.demand_misses += 1,
+            Origin::SwPrefetch => c.stats.sw_prefetch_misses += 1,
+            Origin::HwPrefetch => c.stats.hw_prefetch_misses += 1,
+        }
         let (mshr, start) = if timed { c.mshr_acquire(t) } else { (0, t) };
         let go = start + lat;
         let owner = core.map_or(NO_OWNER, |c| c as u16);
@@ -766,6 +802,9 @@ impl<M: MemPort> MemSystem<M> {
     /// The LLC dropped `v`, whose data is `owner`'s (`CacheArray::owner`): back-invalidate the private copies (if
     /// inclusive) and write back dirty data, as the core whose dirty copy it was if one was.
     pub(super) fn evict_llc_line(&mut self, slice: usize, v: u64, dirty: bool, owner: u16, t: Tick, mode: Mode) {
+        if self.is_remote_copy(slice, v) {
+            return self.remote_evicted(slice, v, t, mode);
+        }
         if !self.io_fresh.is_empty() && self.io_fresh.remove(&v).is_some() {
             self.io.leaky_evictions += 1;
         }
@@ -782,6 +821,11 @@ impl<M: MemPort> MemSystem<M> {
                         (dirty, owner) = (true, x);
                     }
                 }
+            }
+            if self.remote_lines {
+                // Inclusive of the other sockets' copies too (a copy's owner may have written back past it).
+                let home = self.placement.llc_slice[slice];
+                self.invalidate_remote(v, None, home, home, t, mode);
             }
         }
         if dirty {
@@ -869,6 +913,9 @@ impl<M: MemPort> MemSystem<M> {
     /// without one the data goes on to memory as `core`'s.
     fn llc_writeback(&mut self, v: u64, core: usize, t: Tick, mode: Mode) {
         let s = self.slice_of(v);
+        if self.remote_lines {
+            self.remote_refresh(core, v);
+        }
         if let Some(slot) = self.llc[s].find(v) {
             self.llc[s].mark_dirty(slot);
             self.llc[s].set_owner(slot, core as u16);

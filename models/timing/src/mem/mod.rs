@@ -10,6 +10,7 @@
 //!   cluster level above it.
 //! * [`hierarchy::MemSystem`]: the socket's private caches, the sliced LLC, the directory and the network; ONE
 //!   walk serves timed core accesses, cache warming (no time) and I/O agents' DMA.
+//! * [`remote`]: remote lines, a socket's LLC copies of lines homed on other sockets (several sockets only).
 //! * [`check::CoherenceCheck`]: a debug mode that checks single-writer/multiple-reader and data versions after
 //!   every access (tests).
 
@@ -19,6 +20,7 @@ pub mod directory;
 pub mod dma;
 pub mod hierarchy;
 pub mod prefetch;
+pub mod remote;
 pub mod replacement;
 pub mod report;
 pub mod sharers;
@@ -86,6 +88,18 @@ pub enum Agent {
 pub enum Mode {
     Timed,
     Warm,
+}
+
+/// What started the walk now running (so the LLC can count its misses by cause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Origin {
+    /// A core's load, store, atomic or instruction fetch (or its page walk).
+    #[default]
+    Demand,
+    /// A core's software prefetch instruction.
+    SwPrefetch,
+    /// A private cache's hardware prefetcher.
+    HwPrefetch,
 }
 
 /// What a walk answers: when the access completes and the state the requester's copy was granted.

@@ -1,7 +1,7 @@
 //! The memory system's statistics: each private cache, the LLC (total and per slice), the directory's
 //! transactions and DDIO's counters, and their reset.
 
-use super::array::{write_stats, CacheStats};
+use super::array::{write_llc_stats, write_stats, CacheStats};
 use super::hierarchy::{IoStats, MemSystem};
 use super::prefetch::write_prefetch_stats;
 use crate::{MemPort, StatSink, Tick};
@@ -47,11 +47,11 @@ impl<M: MemPort> MemSystem<M> {
         for s in &self.llc {
             total.add(&s.stats);
         }
-        write_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
+        write_llc_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
         self.coherence_stats(prefix, out);
         if self.llc.len() > 1 {
             for (i, s) in self.llc.iter().enumerate() {
-                write_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
+                write_llc_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
             }
         }
     }
@@ -72,10 +72,10 @@ impl<M: MemPort> MemSystem<M> {
         for s in slices {
             total.add(&s.stats);
         }
-        write_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
+        write_llc_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
         if slices.len() > 1 {
             for (i, s) in slices.iter().enumerate() {
-                write_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
+                write_llc_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
             }
         }
     }
@@ -94,6 +94,12 @@ impl<M: MemPort> MemSystem<M> {
         out.add(&p, "invalidations", d.invalidations as f64, "invalidations sent for writes (each acknowledged)");
         out.add(&p, "back_invalidations", d.back_invalidations as f64, "invalidations for LLC evictions (inclusion)");
         out.add(&p, "io_snoops", d.io_snoops as f64, "DMA requests that found the line in a core's caches");
+        out.add(
+            &p,
+            "socket_invalidations",
+            d.socket_invalidations as f64,
+            "invalidations of other sockets' LLC copies of a line before a write (remote lines)",
+        );
         let io = &self.io;
         let d = format!("{prefix}ddio.");
         out.add(&d, "enabled", self.ddio as u64 as f64, "DDIO on (I/O writes allocate in the LLC) or off (to memory)");

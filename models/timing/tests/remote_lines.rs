@@ -1,0 +1,222 @@
+//! Remote lines (`mem/remote.rs`): a socket's LLC caches lines homed on other sockets, the home directory tracks
+//! which sockets hold a copy and invalidates them before a write. Exact ticks on ideal on-chip networks (every
+//! on-chip message free, so only the caches and the link count; the link is `models/link.py`'s QPI-like default:
+//! a control message 1 flit of 0.5 ns, a line 9, 20 ns one way), then the coherence invariants under random
+//! traffic on two and four sockets.
+
+use kvsim_params::{Cache, CacheHierarchy, SocketLink};
+use kvsim_timing::interconnect::SocketNet;
+use kvsim_timing::mem::Mode;
+use kvsim_timing::network::{IdealNetwork, Placement};
+use kvsim_timing::numa::NumaMap;
+use kvsim_timing::socket_memory::SocketPort;
+use kvsim_timing::synth::{cache_params, core_params, hierarchy_params};
+use kvsim_timing::system::{SocketParts, TimingSystem};
+use kvsim_timing::{AccessKind, FixedLatency, MemPort, MemReq, ReqClass, StatSink, Tick};
+
+const CYCLE: Tick = 400; // 2.5 GHz
+const L1: Tick = 4 * CYCLE; // synth::hierarchy_params
+const LLC: Tick = 20 * CYCLE;
+const DIR: Tick = 10 * CYCLE; // the directory's (and a slice's tag) lookup
+const MEM: Tick = 60_000;
+const LINK_LAT: Tick = 20_000;
+const CTRL_HOLD: Tick = 500;
+const DATA_HOLD: Tick = 9 * 500;
+
+/// Socket k's memory is [k x REGION, (k + 1) x REGION).
+const REGION: u64 = 0x100_0000;
+
+/// `sockets` sockets of `cores` cores (clusters of `per_cluster`), `slices` LLC slices each (slice i in cluster
+/// i), on ideal networks of `hop` ps per message; `h` the caches of every socket. Check mode on.
+fn system(sockets: u16, cores: u16, per_cluster: u16, h: &CacheHierarchy, hop: Tick) -> TimingSystem {
+    let slices = h.llc_slices as u16;
+    let parts = (0..sockets)
+        .map(|_| {
+            let n = cores;
+            let placement = Placement {
+                core: (0..n).collect(),
+                llc_slice: (n..n + slices).collect(),
+                mem_ctrl: vec![n + slices],
+                io: vec![n + slices + 1],
+            };
+            let mut net = IdealNetwork::new(hop);
+            net.clusters = (0..n).map(|c| c / per_cluster).chain(0..slices).chain([u16::MAX; 3]).collect();
+            SocketParts {
+                cores: vec![core_params(); n as usize],
+                memory: SocketPort::other(FixedLatency::new(MEM)),
+                net: SocketNet { net: Box::new(net), placement, port: n + slices + 2 },
+            }
+        })
+        .collect();
+    let mut sys = TimingSystem::multi_socket(parts, h, &SocketLink::default()).unwrap();
+    let mut map = NumaMap::new(sockets);
+    for k in 1..sockets {
+        map.place(k as u64 * REGION, REGION, k).unwrap();
+    }
+    sys.set_numa(map).unwrap();
+    sys.mem.enable_check();
+    sys
+}
+
+fn two_sockets(remote_lines: bool) -> TimingSystem {
+    let mut h = hierarchy_params();
+    h.directory.remote_lines = remote_lines;
+    system(2, 2, 1, &h, 0)
+}
+
+fn rd(core: u16, addr: u64, t: Tick) -> MemReq {
+    MemReq::new(addr, AccessKind::Read, core, t)
+}
+
+fn stat(sys: &TimingSystem, name: &str) -> f64 {
+    let mut out = StatSink::new();
+    sys.stats("", &mut out);
+    out.get(name).unwrap_or_else(|| panic!("no statistic {name}"))
+}
+
+fn link_messages(sys: &TimingSystem) -> (f64, f64) {
+    (stat(sys, "system.link0_1.messages"), stat(sys, "system.link1_0.messages"))
+}
+
+#[test]
+fn a_line_read_twice_from_another_socket_crosses_the_link_once() {
+    // Socket 1's line; cores 0 and 1 are socket 0's.
+    let a = REGION + 0x40;
+    let mut sys = two_sockets(true);
+    let t = 1_000_000;
+    // The first read looks in socket 0's slice (no copy), crosses to the home, misses its LLC, reads memory; the line
+    // comes back across the link and socket 0's slice keeps a copy on the way. Core 0 holds it exclusively (E).
+    let first = sys.mem.access(&rd(0, a, t));
+    assert_eq!(first - t, L1 + DIR + (CTRL_HOLD + LINK_LAT) + LLC + MEM + (DATA_HOLD + LINK_LAT));
+    assert!(sys.mem.llc[0].contains(a >> 6) && sys.mem.llc[1].contains(a >> 6), "a copy on socket 0, the home's");
+    assert_eq!(link_messages(&sys), (1.0, 1.0), "the request, the line");
+    // The second read, by socket 0's other core, finds the copy in its own socket's slice: core 0 owns the line, so
+    // the slice forwards it to core 0, which answers. Nothing crosses the link.
+    let t = first + 1_000;
+    let second = sys.mem.access(&rd(1, a, t));
+    assert_eq!(second - t, L1 + DIR + L1);
+    assert_eq!(link_messages(&sys), (1.0, 1.0), "the second read stayed on socket 0");
+    assert_eq!(stat(&sys, "system.socket0.llc.remote_hits"), 1.0);
+    assert_eq!(stat(&sys, "system.socket0.llc.remote_fills"), 1.0);
+
+    // A line nobody on socket 0 owns: core 2 (socket 1, the home's) reads it first (E), core 0's read is forwarded
+    // to it across the link (core 2 keeps a shared copy), and socket 0's slice keeps the line; core 1's read is then
+    // answered by the slice's copy after its hit latency.
+    let b = REGION + 0x1000;
+    let t = second + 1_000;
+    let t = sys.mem.access(&rd(2, b, t)) + 1_000;
+    let done = sys.mem.access(&rd(0, b, t));
+    assert_eq!(done - t, L1 + DIR + (CTRL_HOLD + LINK_LAT) + DIR + L1 + (DATA_HOLD + LINK_LAT));
+    let t = done + 1_000;
+    assert_eq!(sys.mem.access(&rd(1, b, t)) - t, L1 + LLC);
+    assert_eq!(link_messages(&sys), (2.0, 2.0), "only core 0's read of b crossed");
+
+    // Without remote lines the second reader's request crosses to the home and the line crosses back again.
+    let mut sys = two_sockets(false);
+    let first = sys.mem.access(&rd(0, a, 1_000_000));
+    let t = first + 1_000;
+    let second = sys.mem.access(&rd(1, a, t));
+    // (Core 0, the owner, is on the reader's socket: the forward crosses back, the data stays on socket 0.)
+    assert_eq!(second - t, L1 + (CTRL_HOLD + LINK_LAT) + DIR + (CTRL_HOLD + LINK_LAT) + L1, "the home forwards");
+    assert_eq!(link_messages(&sys), (2.0, 2.0));
+    assert!(!sys.mem.llc[0].contains(a >> 6));
+}
+
+#[test]
+fn a_write_on_another_socket_invalidates_the_copy_and_the_next_read_crosses_again() {
+    let b = REGION + 0x1000;
+    let mut sys = two_sockets(true);
+    // Cores 2 (home socket), 0 and 1 read b: socket 0's slice holds a copy, cores 0 and 1 and 2 share the line.
+    let mut t = 1_000_000;
+    for core in [2, 0, 1] {
+        t = sys.mem.access(&rd(core, b, t)) + 1_000;
+    }
+    assert!(sys.mem.llc[0].contains(b >> 6));
+    // Core 2 writes: the home invalidates both cores of socket 0 and socket 0's copy, each acknowledged.
+    t = sys.mem.access(&MemReq::new(b, AccessKind::Write, 2, t)) + 1_000;
+    assert!(!sys.mem.llc[0].contains(b >> 6), "the copy went");
+    assert_eq!(stat(&sys, "system.directory.socket_invalidations"), 1.0);
+    assert_eq!(stat(&sys, "system.socket0.llc.remote_invalidations"), 1.0);
+    // Core 1's next read finds no copy: it crosses to the home, which forwards it to the writer (the check mode
+    // verifies it gets the written data, not the old copy's).
+    let before = link_messages(&sys);
+    let done = sys.mem.access(&rd(1, b, t));
+    assert_eq!(done - t, L1 + DIR + (CTRL_HOLD + LINK_LAT) + DIR + L1 + (DATA_HOLD + LINK_LAT));
+    assert_eq!(link_messages(&sys), (before.0 + 1.0, before.1 + 1.0));
+    assert_eq!(stat(&sys, "system.socket0.llc.remote_misses"), 2.0, "core 0's first read, this one");
+}
+
+#[test]
+fn a_dma_write_at_the_home_invalidates_every_sockets_copy() {
+    let b = REGION + 0x2000;
+    let mut sys = two_sockets(true);
+    let t = sys.mem.access(&rd(0, b, 1_000_000)) + 1_000;
+    assert!(sys.mem.llc[0].contains(b >> 6));
+    let dma = MemReq { class: ReqClass::Io, ..MemReq::new(b, AccessKind::Write, 0, t) };
+    let t = sys.mem.access(&dma) + 1_000;
+    assert!(!sys.mem.llc[0].contains(b >> 6));
+    // Core 1 reads the DMA's data from the home (the check mode verifies the version).
+    sys.mem.access(&rd(1, b, t));
+    assert!(sys.mem.llc[0].contains(b >> 6));
+}
+
+/// Random traffic from every socket's cores to lines homed on every socket, through small caches (so private
+/// copies, home lines and remote copies are all evicted, written back and back-invalidated), with DMA and
+/// warming mixed in; the check mode verifies after every access, over every line, SWMR, exact sharers, the
+/// home's exact socket sets, no writer beside another socket's copy and data versions (a stale copy that serves a
+/// read is a breach). Returns the remote hits (the traffic must exercise them).
+fn random_traffic(sockets: u16, per_cluster: u16, l2: bool, inclusive: bool, seed: u64) -> u64 {
+    let mut h = hierarchy_params();
+    h.l1d = cache_params(64 * 4, 2, 4, 4);
+    h.l1i = cache_params(64 * 4, 2, 4, 4);
+    h.l2_enabled = l2;
+    h.l2 = cache_params(64 * 8, 2, 8, 4);
+    h.llc = Cache { inclusive, ..cache_params(64 * 16, 4, 20, 8) };
+    h.llc_slices = 2;
+    let cores = 4u16;
+    let mut sys = system(sockets, cores, per_cluster, &h, 700);
+    let mut x = seed | 1;
+    let mut t = 0;
+    for i in 0..12_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let core = (x % (sockets * cores) as u64) as u16;
+        let home = (x >> 44) % sockets as u64;
+        let addr = home * REGION + ((x >> 8) % 20) * 64 + (x >> 40) % 8 * 8;
+        t += (x >> 20) % 3000;
+        let req = match (x >> 32) % 10 {
+            0..=4 => rd(core, addr, t),
+            5..=6 => MemReq::new(addr, AccessKind::Write, core, t),
+            7 => MemReq::new(addr, AccessKind::IFetch, core, t),
+            8 => MemReq::new(addr, AccessKind::Prefetch, core, t),
+            _ => MemReq {
+                class: ReqClass::Io,
+                ..MemReq::new(addr, if (x >> 36) & 1 == 1 { AccessKind::Write } else { AccessKind::Read }, 0, t)
+            },
+        };
+        if i % 4000 < 400 {
+            sys.mem.access_mode(&req, Mode::Warm);
+        } else {
+            assert!(sys.mem.access(&req) >= t, "completion before the request");
+        }
+        sys.mem.check_all();
+    }
+    assert!(sys.mem.check.as_ref().unwrap().checked > 100_000);
+    // Every LLC miss has one cause.
+    for s in &sys.mem.llc {
+        let c = &s.stats;
+        assert_eq!(c.misses, c.demand_misses + c.sw_prefetch_misses + c.hw_prefetch_misses + c.dma_misses);
+    }
+    sys.mem.llc.iter().map(|s| s.stats.remote_hits).sum()
+}
+
+#[test]
+fn coherence_invariants_hold_with_remote_lines_on_two_and_four_sockets() {
+    for sockets in [2u16, 4] {
+        for (per_cluster, l2, inclusive) in [(1, false, true), (2, false, true), (2, true, true), (2, true, false)] {
+            let hits = random_traffic(sockets, per_cluster, l2, inclusive, 11 + sockets as u64);
+            assert!(hits > 100, "{sockets} sockets: remote copies served {hits} reads");
+        }
+    }
+}
