@@ -129,7 +129,7 @@ _ALL = [
               "the measured interval as gem5 names it (models/sim.py interval_stats: seconds, ticks, ticks per second, "
               "instructions)"),
     StatGroup("client", "client", (
-        "deletes", "gets", "hits", "insts_per_request", "items", "key_size", "loss", "lost_packets", "lost_requests",
+        "deletes", "gets", "hits", "insts_per_request", "insts_per_request_idle", "insts_per_request_work", "items", "key_size", "loss", "lost_packets", "lost_requests",
         "measured_ns", "misses", "offered_mpps", "packets", "puts", "requests", "responses_checked",
         "throughput_mrps", "value_size"), "the ghost client: requests, checking, throughput and loss"),
     StatGroup("client_latency", "client.latency", ("mean", "p50", "p95", "p99", "p999", "samples"),
@@ -147,8 +147,9 @@ _ALL = [
     StatGroup("guest_memory", "system.mem", ("pages_touched", "resident_pages"), "guest pages allocated on touch"),
     StatGroup("checkpoint", "system.checkpoint", ("bytes",), "the checkpoint a run wrote (System.checkpoint_to)"),
     StatGroup("hart", "system.hart{hart}", (
-        "atomics", "branches", "fences", "fp_ops", "insts", "jumps", "loads", "ntl_hints", "prefetches", "sim_ticks",
-        "simcalls", "stores", "syscalls", "taken_branches"), "one hart's functional counts"),
+        "atomics", "branches", "busy_poll_insts", "fences", "fp_ops", "idle_poll_insts", "insts", "jumps", "loads",
+        "ntl_hints", "polls_busy", "polls_idle", "prefetches", "sim_ticks", "simcalls", "stores", "syscalls",
+        "taken_branches"), "one hart's functional counts (the poll counters: the server's poll-end hints)"),
     StatGroup("numa", "system.numa.socket{socket}", ("bytes_placed", "ranges"),
               "the NUMA map: guest memory placed in one socket's memory"),
     StatGroup("socket_link", "system.link{src}_{dst}", (
@@ -224,6 +225,33 @@ _ALL = [
         *_breakdown("up_bytes")), "an integrated MAC's on-die port (Nic.attach = 'on_die')"),
 ]
 GROUPS: dict[str, StatGroup] = {g.name: g for g in _ALL}
+
+# The definitions a report states beside the metrics it plots (cite them by key: `METRIC_DEFINITIONS["llc.demand_mpki"]`).
+LLC_METRICS: dict[str, str] = {
+    "llc.misses": "LLC lookups at a line's home slice that missed and went to memory (a DDIO write allocation counts "
+                  "as a miss); copies of other sockets' lines are counted apart (remote_*)",
+    "llc.demand_mpki": "LLC misses of the cores' demand accesses (loads, stores, atomics, instruction fetches and the "
+                       "page walks they cause) per thousand instructions of the socket's cores",
+    "llc.sw_prefetch_mpki": "LLC misses of software prefetch instructions (prefetch.r/.w/.i, MICA's prefetchnta) "
+                            "per thousand instructions",
+    "llc.hw_prefetch_mpki": "LLC misses of the private caches' hardware prefetchers per thousand instructions "
+                            "(zero with the prefetchers off, the default)",
+    "llc.dma_mpki": "DMA accesses that missed the LLC (DDIO write allocations, DMA writes to memory with DDIO off, "
+                    "DMA reads served by memory) per thousand instructions; the four split MPKIs sum to llc.mpki",
+    "llc.remote_hits": "reads by a socket's cores of lines homed on another socket that the socket's own LLC copy "
+                       "answered (they did not cross the inter-socket link); remote_misses went on to the home",
+}
+METRIC_DEFINITIONS: dict[str, str] = {
+    **LLC_METRICS,
+    "client.insts_per_request": "instructions of all harts in the measured phase per measured request: request "
+                                "processing and idle polling together",
+    "client.insts_per_request_work": "instructions of the server's polls that found frames (receiving, processing "
+                                     "and answering them, and the poll itself) per measured request",
+    "client.insts_per_request_idle": "instructions of the server's polls that found no frame (idle polling) per "
+                                     "measured request; work + idle is insts_per_request less the instructions "
+                                     "since each hart's last poll ended",
+    "client.throughput_mrps": "the highest offered load with < 1% loss (drivers/capacity.py), in M requests/s",
+}
 
 RUN, CLIENT, CLIENT_LATENCY = GROUPS["run"], GROUPS["client"], GROUPS["client_latency"]
 CLIENT_LOAD, CLIENT_CORE, CLIENT_PARTITION = GROUPS["client_load"], GROUPS["client_core"], GROUPS["client_partition"]

@@ -400,5 +400,6 @@ unsigned kvs_core_poll(struct kvs_core *c)
     }
     if ((c->st.polls & c->hk_mask) == 0)
         housekeeping(c);
+    KVS_POLL_END(n);
     return n;
 }

@@ -3,6 +3,11 @@
 
 /// Guest page size (bytes).
 pub const PAGE_SIZE: u64 = 4096;
+
+/// The poll-end hint's immediate: `slti x0, rs1, 0x4b5` (SLTI with rd = x0 is a HINT the RISC-V spec designates for
+/// custom use) marks the end of one poll of a server's loop, rs1 holding the frames it found (workloads/ABI.md,
+/// "Hints the timing models see"). Functionally a no-op.
+pub const POLL_END_HINT: i32 = 0x4b5;
 pub const PAGE_SHIFT: u32 = 12;
 
 /// Top of hart 0's stack. Hart i's stack top is `STACK_TOP - i * (stack_size + STACK_GUARD)`.

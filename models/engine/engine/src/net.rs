@@ -360,8 +360,15 @@ impl Net {
         Ok(event)
     }
 
-    /// Statistics of the NICs and the client; `insts` is the instruction count of the measured phase.
-    pub fn stats(&self, bus: &DeviceBus, measured_insts: u64) -> Vec<(String, f64, &'static str)> {
+    /// Statistics of the NICs and the client; `measured_insts` is the instruction count of the measured phase,
+    /// `poll_insts` (when the server marks its polls) the instructions of its polls that found frames and of those
+    /// that found none.
+    pub fn stats(
+        &self,
+        bus: &DeviceBus,
+        measured_insts: u64,
+        poll_insts: Option<(u64, u64)>,
+    ) -> Vec<(String, f64, &'static str)> {
         let mut out = Vec::new();
         for (nic, regs) in self.nics.iter().zip(&bus.nics) {
             out.extend(nic.stats(regs));
@@ -377,6 +384,19 @@ impl Net {
                 "instructions of all harts in the measured phase per measured request (idle polling included; \
                  run with get_ratio 1.0 or 0.0 for GETs or PUTs alone)",
             ));
+            if let (Some((busy, idle)), true) = (poll_insts, req > 0) {
+                out.push((
+                    "client.insts_per_request_work".into(),
+                    busy as f64 / req as f64,
+                    "instructions of the server's polls that found frames (receiving, processing and answering \
+                     them) per measured request (the server's poll-end hints, workloads/ABI.md)",
+                ));
+                out.push((
+                    "client.insts_per_request_idle".into(),
+                    idle as f64 / req as f64,
+                    "instructions of the server's polls that found no frame (idle polling) per measured request",
+                ));
+            }
         }
         out
     }
@@ -464,7 +484,7 @@ mod tests {
         let ring1 = MEM + (RING * 16 + RING * 256);
         let last = mem.read_bytes(ring1 + RING * 16 + (n - 1) * 256, 88).unwrap();
         assert_eq!(last, frame(0x4001, (n - 1) as u8));
-        let stats = net.stats(&bus, 0);
+        let stats = net.stats(&bus, 0, None);
         let get = |k: &str| stats.iter().find(|s| s.0 == k).unwrap_or_else(|| panic!("no stat {k}")).1;
         // Line rate with 88-byte frames: 10 (40) Gbit/s / 8 / (88 + 24) bytes.
         // Exact up to the last bit of the floating-point division.

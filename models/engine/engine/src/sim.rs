@@ -440,6 +440,10 @@ impl Machine {
             }
             push(format!("system.hart{}.sim_ticks", h.id), h.time_ps(), "simulated time of this hart (ps)");
             sum.insts += c.insts;
+            sum.idle_poll_insts += c.idle_poll_insts;
+            sum.busy_poll_insts += c.busy_poll_insts;
+            sum.polls_idle += c.polls_idle;
+            sum.polls_busy += c.polls_busy;
         }
         push("system.insts".into(), sum.insts, "instructions executed by all harts");
         push("system.sim_ticks".into(), sim_ticks, "simulated time: the latest hart's time (ps)");
@@ -470,7 +474,9 @@ impl Machine {
         }
         if let (Some(net), Some(bus)) = (self.net.as_deref(), DeviceBus::of(&self.mem)) {
             let measured = net.measure_insts.map_or(0, |b| self.total_insts() - b);
-            for (name, value, desc) in net.stats(bus, measured) {
+            // The harts' counters run from the last stats reset, which the client's measurement start makes.
+            let polls = (sum.polls_idle + sum.polls_busy > 0).then_some((sum.busy_poll_insts, sum.idle_poll_insts));
+            for (name, value, desc) in net.stats(bus, measured, polls) {
                 out.push(Stat { name, value, desc: desc.to_string() });
             }
         }

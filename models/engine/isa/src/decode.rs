@@ -111,6 +111,8 @@ pub enum Op {
     PrefetchI,
     /// Zihintntl hint: the next memory instruction is non-temporal; `imm` is the hint register (2..=5).
     Ntl,
+    /// The poll-end hint (`slti x0, rs1, kvsim_base::abi::POLL_END_HINT`): rs1 holds the frames the poll found.
+    PollEnd,
     /// No effect (nop and the other hint encodings).
     Nop,
     /// csrrw/csrrs/csrrc (and the immediate forms) on fflags (1), frm (2) or fcsr (3); `imm` is the CSR number,
@@ -334,6 +336,7 @@ pub fn decode32(raw: u32) -> Decoded {
         }
         0x13 => match f3 {
             0 => d(Op::Addi, rd, rs1, 0, imm_i),
+            2 if rd == 0 && imm_i == kvsim_base::abi::POLL_END_HINT => d(Op::PollEnd, 0, rs1, 0, 0),
             2 => d(Op::Slti, rd, rs1, 0, imm_i),
             3 => d(Op::Sltiu, rd, rs1, 0, imm_i),
             4 => d(Op::Xori, rd, rs1, 0, imm_i),
@@ -785,6 +788,8 @@ mod tests {
         (0x00500033, Op::Ntl, 0, 0, 0, 5, 4),
         (0x00200033, Op::Ntl, 0, 0, 0, 2, 4),
         (0x00600033, Op::Add, 0, 0, 6, 0, 4),
+        (0x4b552013, Op::PollEnd, 0, 10, 0, 0, 4), // slti x0, a0, 0x4b5
+        (0x4b652013, Op::Slti, 0, 10, 0, 0x4b6, 4), // another SLTI x0: a plain (no-effect) SLTI
         (0x00256013, Op::Nop, 0, 0, 0, 0, 4), // ORI x0 with imm[4:0] = 2: no prefetch kind
         // F and D (f_n is 32 + n)
         (0xffc12007, Op::Flw, 32, 2, 0, -4, 4),

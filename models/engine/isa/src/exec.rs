@@ -481,6 +481,20 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                     h.cnt.prefetches += 1;
                 }
                 Op::Ntl => h.cnt.ntl_hints += 1,
+                Op::PollEnd => {
+                    // This poll's instructions: since the previous poll ended (or the stats were reset), this one
+                    // included.
+                    let retired = h.cnt.insts + n + 1;
+                    let insts = retired - h.poll_mark.max(h.base.insts);
+                    h.poll_mark = retired;
+                    if a == 0 {
+                        h.cnt.polls_idle += 1;
+                        h.cnt.idle_poll_insts += insts;
+                    } else {
+                        h.cnt.polls_busy += 1;
+                        h.cnt.busy_poll_insts += insts;
+                    }
+                }
                 Op::Nop => {}
                 // Singles are NaN-boxed when loaded; a store writes the register's low bits as they are.
                 Op::Flw => load!(4, |v: u64| v | 0xffff_ffff_0000_0000),

@@ -45,6 +45,10 @@ counters! {
     syscalls: "Linux system calls made",
     simcalls: "simulator calls made",
     fp_ops: "floating-point computational instructions executed (F/D, not counting loads and stores)",
+    polls_idle: "polls of a server loop that found no frame (poll-end hints with rs1 = 0)",
+    polls_busy: "polls of a server loop that found frames (poll-end hints with rs1 > 0)",
+    idle_poll_insts: "instructions of the polls that found no frame (from the previous poll-end hint to this one)",
+    busy_poll_insts: "instructions of the polls that found frames: receiving, processing and answering them",
 }
 
 /// Serde: a checkpoint saves every hart whole (checkpoint.rs), so a new field is saved with no other change.
@@ -75,6 +79,9 @@ pub struct Hart {
     pub ntl_pending: bool,
     /// Simulated time (ps) from the timing model, once detailed timing has started (None: functional time).
     pub timed_ps: Option<u64>,
+    /// `cnt.insts` after the latest poll-end hint (the next poll's instructions start after it).
+    #[serde(default)]
+    pub poll_mark: u64,
 }
 
 impl Hart {
@@ -95,6 +102,7 @@ impl Hart {
             futex: None,
             ntl_pending: false,
             timed_ps: None,
+            poll_mark: 0,
         }
     }
 

@@ -7,7 +7,7 @@ pub fn client() -> String {
     String::from("client.")
 }
 /// The counters the engine writes below `client`.
-pub const CLIENT_COUNTERS: &[&str] = &["deletes", "gets", "hits", "insts_per_request", "items", "key_size", "loss", "lost_packets", "lost_requests", "measured_ns", "misses", "offered_mpps", "packets", "puts", "requests", "responses_checked", "throughput_mrps", "value_size"];
+pub const CLIENT_COUNTERS: &[&str] = &["deletes", "gets", "hits", "insts_per_request", "insts_per_request_idle", "insts_per_request_work", "items", "key_size", "loss", "lost_packets", "lost_requests", "measured_ns", "misses", "offered_mpps", "packets", "puts", "requests", "responses_checked", "throughput_mrps", "value_size"];
 
 /// `client.latency.`: the client's round-trip latency distribution (ns).
 pub fn client_latency() -> String {
@@ -79,12 +79,12 @@ pub fn checkpoint() -> String {
 /// The counters the engine writes below `checkpoint`.
 pub const CHECKPOINT_COUNTERS: &[&str] = &["bytes"];
 
-/// `system.hart{hart}.`: one hart's functional counts.
+/// `system.hart{hart}.`: one hart's functional counts (the poll counters: the server's poll-end hints).
 pub fn hart(hart: usize) -> String {
     format!("system.hart{hart}.")
 }
 /// The counters the engine writes below `hart`.
-pub const HART_COUNTERS: &[&str] = &["atomics", "branches", "fences", "fp_ops", "insts", "jumps", "loads", "ntl_hints", "prefetches", "sim_ticks", "simcalls", "stores", "syscalls", "taken_branches"];
+pub const HART_COUNTERS: &[&str] = &["atomics", "branches", "busy_poll_insts", "fences", "fp_ops", "idle_poll_insts", "insts", "jumps", "loads", "ntl_hints", "polls_busy", "polls_idle", "prefetches", "sim_ticks", "simcalls", "stores", "syscalls", "taken_branches"];
 
 /// `system.numa.socket{socket}.`: the NUMA map: guest memory placed in one socket's memory.
 pub fn numa(socket: usize) -> String {

@@ -149,6 +149,19 @@ fn hints_are_no_ops_but_counted() {
     assert_eq!((h.cnt.prefetches, h.cnt.ntl_hints), (2, 1));
 }
 
+#[test]
+fn poll_end_hints_split_the_instructions_into_idle_and_busy_polls() {
+    // Two nops and a poll-end with a0 = 0 (an idle poll of 3 instructions), a nop and a poll-end with a1 = 3 (a busy
+    // poll of 2), then a nop and an SLTI x0 with another immediate (no hint: the next poll's, uncounted).
+    let (idle_end, busy_end, plain) = (0x4b55_2013, 0x4b55_a013, 0x4b65_2013);
+    let words = [nop(), nop(), idle_end, nop(), busy_end, nop(), plain];
+    let m = run_words(&words, &[(10, 0), (11, 3)]);
+    let c = &m.harts[0].cnt;
+    assert_eq!((c.polls_idle, c.idle_poll_insts), (1, 3));
+    assert_eq!((c.polls_busy, c.busy_poll_insts), (1, 2));
+    assert_eq!((m.harts[0].x[0], m.harts[0].x[10], m.harts[0].x[11]), (0, 0, 3));
+}
+
 struct Recorder(Vec<InstInfo>);
 impl ExecHook for Recorder {
     const ACTIVE: bool = true;
