@@ -16,6 +16,7 @@
 use super::array::CacheArray;
 use super::check::CoherenceCheck;
 use super::directory::{DirEntry, Directory, LineMap};
+use super::dma::IoStats;
 use super::prefetch::Prefetchers;
 use super::{Agent, CohType, LineState, MemResp, Mode, Origin};
 use crate::network::{Endpoint, IdealNetwork, Network, Placement, CONTROL_BYTES, DATA_BYTES};
@@ -44,22 +45,6 @@ impl PrivateCaches {
         }
         s
     }
-}
-
-/// What I/O (DMA) traffic did in the LLC.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct IoStats {
-    pub write_hits: u64,
-    pub write_allocs: u64,
-    pub writes_to_memory: u64,
-    pub read_hits: u64,
-    pub read_misses: u64,
-    /// DMA reads of a line a core held dirty: the owner supplied the data.
-    pub read_forwards: u64,
-    pub core_read_hits: u64,
-    pub core_read_misses: u64,
-    pub leaky_evictions: u64,
-    pub mmio_accesses: u64,
 }
 
 /// A socket's cache hierarchy over a backing memory `M`. Core `i`'s requests carry `requester = i`.

@@ -27,7 +27,8 @@ pub mod sharers;
 
 pub use array::{CacheArray, CacheStats};
 pub use directory::{DirEntry, Directory, DirectoryStats};
-pub use hierarchy::{IoStats, MemSystem, PrivateCaches, SocketHomes};
+pub use dma::IoStats;
+pub use hierarchy::{MemSystem, PrivateCaches, SocketHomes};
 pub use replacement::Replacement;
 pub use sharers::SharerSet;
 

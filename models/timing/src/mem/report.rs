@@ -2,7 +2,8 @@
 //! transactions and DDIO's counters, and their reset.
 
 use super::array::{write_llc_stats, write_stats, CacheStats};
-use super::hierarchy::{IoStats, MemSystem};
+use super::dma::IoStats;
+use super::hierarchy::MemSystem;
 use super::prefetch::write_prefetch_stats;
 use crate::{MemPort, StatSink, Tick};
 
