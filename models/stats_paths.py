@@ -142,6 +142,10 @@ _ALL = [
     StatGroup("system", "system", ("insts", "sim_ticks", "stats_dumps", "stats_resets"), "the whole machine"),
     StatGroup("roi", "system.roi", ("begin_insts", "end_insts", "insts"), "the guest's region of interest"),
     StatGroup("timing", "system.timing", ("start_ticks",), "when detailed timing started"),
+    StatGroup("sampling", "sampling", ("enabled", "windows", "window_insts", "warmup_insts", "warming_insts",
+                                       "timed_insts", "warmed_insts", "confidence", "cpi", "cpi_ci", "ipc",
+                                       "ipc_low", "ipc_high"),
+              "statistical sampling of the detailed phase (System.sampling; written by sampled runs only)"),
     StatGroup("guest_files", "system.os.fs", ("opens", "bytes_read", "bytes_written"),
               "the SE-mode guest's file tree (Workload.files, scratch): opens and bytes through its calls"),
     StatGroup("guest_memory", "system.mem", ("pages_touched", "resident_pages"), "guest pages allocated on touch"),
@@ -258,7 +262,7 @@ CLIENT_LOAD, CLIENT_CORE, CLIENT_PARTITION = GROUPS["client_load"], GROUPS["clie
 SYSTEM, ROI, GUEST_MEMORY = GROUPS["system"], GROUPS["roi"], GROUPS["guest_memory"]
 HART, NUMA, SOCKET_LINK = GROUPS["hart"], GROUPS["numa"], GROUPS["socket_link"]
 SYSTEM_DIRECTORY, SYSTEM_DDIO = GROUPS["system_directory"], GROUPS["system_ddio"]
-TIMING, CHECKPOINT = GROUPS["timing"], GROUPS["checkpoint"]
+TIMING, CHECKPOINT, SAMPLING = GROUPS["timing"], GROUPS["checkpoint"], GROUPS["sampling"]
 SOCKET, CORE, PRIVATE_CACHE = GROUPS["socket"], GROUPS["core"], GROUPS["private_cache"]
 PREFETCHER, TLB, MMU = GROUPS["prefetcher"], GROUPS["tlb"], GROUPS["mmu"]
 LLC, LLC_SLICE, DIRECTORY, DDIO = GROUPS["llc"], GROUPS["llc_slice"], GROUPS["directory"], GROUPS["ddio"]

@@ -25,6 +25,7 @@ from .link import SocketLink
 from .nic import Nic
 from .noc import Noc
 from .params import Param, ParamError, SimObject
+from .sampling import Sampling
 from .socket import Socket
 from .technology import Technology
 
@@ -121,6 +122,8 @@ class System(SimObject):
                              "the caches: their contents and replacement state warm up, no time is accounted")
     warm_start_insts = Param.Count(0, "with warm_caches, instructions (all harts) run purely functionally before "
                                    "warming begins (0: warm through the whole fast-forward)", max=10**15)
+    sampling = Param.Child(Sampling, "statistical sampling of the detailed phase (SMARTS-style: periodic detailed "
+                           "windows, functional warming between them); off by default")
     core = Param.Child(Core, "timing model of every hart's core (detailed mode), unless `cores` overrides it "
                        "(socket 0's, see `sockets`)")
     cores = Param.Children(Core, "per-hart cores, hart i on cores[i] (heterogeneous systems); empty: every hart "
@@ -321,6 +324,8 @@ class System(SimObject):
                              "'roi' or 'insts', not 'start'")
         if self.warm_start_insts and not self.warm_caches:
             raise ParamError("System.warm_start_insts is set but System.warm_caches is False")
+        if self.sampling.enabled and self.mode != "detailed":
+            raise ParamError("System.sampling.enabled samples the detailed phase: it needs System.mode = 'detailed'")
         if self.detailed_start == "insts" and self.warm_start_insts >= self.detailed_start_insts > 0 \
                 and self.warm_caches:
             raise ParamError(f"System.warm_start_insts = {self.warm_start_insts} must be below "

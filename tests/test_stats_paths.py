@@ -27,8 +27,15 @@ RUNS = {
     "quad": lambda: configs.load("brps_target_quad").system(cores_per_socket=2, requests=800, items=4096),
     "keyvault": lambda: configs.load("keyvault").system(cores=2, requests=300, items=2048),
     "iridium": lambda: configs.load("iridium").system(cores=2, requests=300, items=2048),
+    "sampled": lambda: _sampled(configs.load("kvs_default").system(harts=2, requests=1000, items=4096)),
 }
 HISTOGRAM_BUCKET = re.compile(r"system\.nic\d+\.rx_batch_size::\d+")
+
+
+def _sampled(system):
+    system.sampling.enabled = True
+    system.sampling.period_insts_per_hart = 4000
+    return system
 
 
 def _checkpointing(tmp: pathlib.Path):

@@ -333,6 +333,11 @@ def main(argv: list[str] | None = None) -> int:
     ipc = stats_paths.CORE.values(result.stats, "ipc")
     if ipc:
         table.add_row("mode", f"detailed (timing from {system.detailed_start})")
+    if result.stats.get(stats_paths.SAMPLING.stat("enabled")):
+        st = lambda name: result.stats[stats_paths.SAMPLING.stat(name)]  # noqa: E731
+        table.add_row("SAMPLED", f"{st('windows'):.0f} windows of {st('window_insts'):,.0f} instructions; counters "
+                                 f"cover the windows only; IPC {st('ipc'):.3f} in [{st('ipc_low'):.3f}, "
+                                 f"{st('ipc_high'):.3f}] at {st('confidence'):.1%}")
         if len(ipc) <= 16:
             table.add_row("IPC per core", ", ".join(f"{v:.3f}" for v in ipc))
         else:

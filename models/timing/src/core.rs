@@ -150,6 +150,8 @@ pub struct Core {
     mmu: Option<Box<Mmu>>,
     /// Commit cycle at the last stats reset (the `cycles` statistic counts from it).
     base_cycle: u64,
+    /// Cycles skipped since the last stats reset (sampling's functional warming): not measured.
+    skipped_cycles: u64,
     pub stats: CoreStats,
 }
 
@@ -213,6 +215,7 @@ impl Core {
             bp: BranchPredictor::new(p),
             mmu: p.mmu.enabled.then(|| Box::new(Mmu::new(&p.mmu))),
             base_cycle: 0,
+            skipped_cycles: 0,
             stats: CoreStats::default(),
         }
     }
@@ -242,11 +245,59 @@ impl Core {
             m.reset_stats();
         }
         self.base_cycle = self.commit_cycle;
+        self.skipped_cycles = 0;
     }
 
-    /// Cycles since the last stats reset.
+    /// Cycles since the last stats reset, less those skipped (`skip`).
     pub fn measured_cycles(&self) -> u64 {
-        self.commit_cycle - self.base_cycle
+        self.commit_cycle - self.base_cycle - self.skipped_cycles
+    }
+
+    /// Sampling's functional warming: `cycles` pass while instructions run untimed. Every stage of the pipeline
+    /// moves to the new commit cycle (nothing older is still in flight there: the ROB, queues, registers and units
+    /// all free before it), fetch restarts its line, and the skipped cycles are not measured.
+    pub fn skip(&mut self, cycles: u64) {
+        let now = self.commit_cycle + cycles;
+        self.commit_cycle = now;
+        self.fetch_cycle = self.fetch_cycle.max(now);
+        self.disp_cycle = self.disp_cycle.max(now);
+        self.last_issue = self.last_issue.max(now);
+        self.serialize_until = self.serialize_until.max(now);
+        (self.fetch_slots, self.disp_slots, self.commit_slots) = (0, 0, 0);
+        self.last_fetch_line = u64::MAX;
+        self.skipped_cycles += cycles;
+    }
+
+    /// Sampling's functional warming: the branch predictor learns from `inst` as it would when timed (direction
+    /// counters and history, BTB, return-address stack), with no time and no statistics.
+    pub fn warm_branch(&mut self, inst: &InstInfo) {
+        match inst.class {
+            InstClass::Branch => {
+                self.bp.conditional(inst.pc, inst.taken);
+            }
+            InstClass::Jump => {
+                self.predict_jump(inst);
+            }
+            _ => {}
+        }
+    }
+
+    /// A jump's prediction (JAL always right; a return by the return-address stack; else the BTB), training them.
+    #[inline]
+    fn predict_jump(&mut self, inst: &InstInfo) -> bool {
+        let link = inst.dst == 1 || inst.dst == 5;
+        let via_link = inst.src1 == 1 || inst.src1 == 5;
+        let ok = if inst.src1 == 0 {
+            true // JAL: the target is in the instruction
+        } else if via_link && !link {
+            self.bp.pop_return(inst.next_pc)
+        } else {
+            self.bp.indirect(inst.pc, inst.next_pc)
+        };
+        if link {
+            self.bp.push_return(inst.pc + inst.len as u64);
+        }
+        ok
     }
 
     /// Change the clock (DVFS) from the last commit on (instructions in flight beyond it run at the new clock).
@@ -354,13 +405,13 @@ impl Core {
         // ---- issue: sources ready, unit and slot free
         let mut ready = d + 1;
         if inst.src1 != 0 {
-            ready = ready.max(self.reg_ready[inst.src1 as usize]);
+            ready = ready.max(self.reg_ready[(inst.src1 & 63) as usize]);
         }
         if inst.src2 != 0 {
-            ready = ready.max(self.reg_ready[inst.src2 as usize]);
+            ready = ready.max(self.reg_ready[(inst.src2 & 63) as usize]);
         }
         if inst.src3 != 0 {
-            ready = ready.max(self.reg_ready[inst.src3 as usize]);
+            ready = ready.max(self.reg_ready[(inst.src3 & 63) as usize]);
         }
         if self.in_order {
             ready = ready.max(self.last_issue);
@@ -468,7 +519,7 @@ impl Core {
             self.last_issue = issue;
         }
         if inst.dst != 0 {
-            self.reg_ready[inst.dst as usize] = complete;
+            self.reg_ready[(inst.dst & 63) as usize] = complete; // (register numbers are below 64: no bounds check)
         }
 
         // ---- branch prediction: a wrong guess redirects fetch after resolution
@@ -479,19 +530,7 @@ impl Core {
             }
             InstClass::Jump => {
                 self.stats.jumps += 1;
-                let link = inst.dst == 1 || inst.dst == 5;
-                let via_link = inst.src1 == 1 || inst.src1 == 5;
-                let ok = if inst.src1 == 0 {
-                    true // JAL: the target is in the instruction
-                } else if via_link && !link {
-                    self.bp.pop_return(inst.next_pc)
-                } else {
-                    self.bp.indirect(inst.pc, inst.next_pc)
-                };
-                if link {
-                    self.bp.push_return(inst.pc + inst.len as u64);
-                }
-                ok
+                self.predict_jump(inst)
             }
             _ => true,
         };

@@ -201,6 +201,14 @@ impl Psc {
     }
 }
 
+/// An MMU's statistics alone: its TLB arrays' (ITLB, DTLB, STLB; 4 KB and 2 MB), its walks and PSC hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmuStats {
+    arrays: [[TlbStats; 2]; 3],
+    walks: [[WalkStats; 2]; 2],
+    psc_hits: u64,
+}
+
 /// Page walks, per side and page size.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WalkStats {
@@ -395,6 +403,22 @@ impl Mmu {
             }
         }
         (t, (start + 1 - leaf) as u64)
+    }
+
+    /// The statistics alone (sampling keeps them across functional warming, whose lookups are not measured).
+    pub fn stats_snapshot(&self) -> MmuStats {
+        let arrays = [&self.itlb, &self.dtlb, &self.stlb].map(|a| [a[0].stats, a[1].stats]);
+        MmuStats { arrays, walks: self.walks, psc_hits: self.psc_hits }
+    }
+
+    /// Put back statistics taken by `stats_snapshot` (the TLBs' contents stay as they are).
+    pub fn restore_stats(&mut self, s: &MmuStats) {
+        for (arrays, saved) in [&mut self.itlb, &mut self.dtlb, &mut self.stlb].into_iter().zip(s.arrays) {
+            arrays[0].stats = saved[0];
+            arrays[1].stats = saved[1];
+        }
+        self.walks = s.walks;
+        self.psc_hits = s.psc_hits;
     }
 
     /// Start the statistics afresh.

@@ -20,6 +20,7 @@ use kvsim_timing::inst::InstInfo;
 use kvsim_timing::system::TimingSystem;
 use kvsim_timing::StatSink;
 
+use crate::sampling::Sampler;
 use crate::sim::{EngineConfig, Machine};
 use kvsim_base::error::{SimError, SimResult};
 use kvsim_base::output::{RunOutput, Stat, StopReason};
@@ -38,6 +39,8 @@ pub struct TimingHook {
     /// of each engine DMA agent id from `first_io_agent` on (NIC k is agent harts + k).
     pub io_agents: Vec<u16>,
     pub first_io_agent: usize,
+    /// Sampling of the detailed phase (System.sampling; None: every instruction is timed).
+    pub sampler: Option<Box<Sampler>>,
 }
 
 impl TimingHook {
@@ -57,7 +60,7 @@ impl TimingHook {
                 }
             }
         }
-        TimingHook { sys, socket, offset, io_agents, first_io_agent: system.harts as usize }
+        TimingHook { sys, socket, offset, io_agents, first_io_agent: system.harts as usize, sampler: None }
     }
 
     /// The memory system's requester id for engine agent `agent`'s DMA.
@@ -73,7 +76,12 @@ impl ExecHook for TimingHook {
     const ACTIVE: bool = true;
     #[inline(always)]
     fn on_inst(&mut self, hart: usize, info: &InstInfo) {
-        self.sys.on_inst(hart, info);
+        match self.sampler.as_deref_mut() {
+            None => {
+                self.sys.on_inst(hart, info);
+            }
+            Some(s) => s.on_inst(&mut self.sys, hart, info),
+        }
     }
     #[inline]
     fn time_ps(&self, hart: usize) -> Option<u64> {
@@ -81,6 +89,9 @@ impl ExecHook for TimingHook {
     }
     fn reset_stats(&mut self) {
         self.sys.reset_stats();
+        if let Some(s) = self.sampler.as_deref_mut() {
+            s.reset(&mut self.sys);
+        }
     }
     fn io_access(&mut self, agent: usize, owner: Option<usize>, addr: u64, write: bool, t: u64) -> u64 {
         use kvsim_timing::{AccessKind, MemPort, MemReq, ReqClass, NO_OWNER};
@@ -114,6 +125,9 @@ impl ExecHook for TimingHook {
             value: self.sys.measured_ticks() as f64 * 1e-12,
             desc: "simulated seconds of the measured interval (detailed timing, since the last stats reset)".into(),
         });
+        if let Some(s) = &self.sampler {
+            s.stats(out);
+        }
     }
 }
 
@@ -365,6 +379,9 @@ pub fn run_system_keeping_output(
         }
     }
     if let Some(mut hook) = hook {
+        if let Some(s) = hook.sampler.as_deref_mut() {
+            s.finish(&mut hook.sys);
+        }
         hook.sys.finish();
         hook.append_stats(&mut out.stats);
         out.stats.push(Stat {
@@ -414,6 +431,7 @@ fn drive(
         h.timed_ps = Some(offset);
     }
     let mut hook = TimingHook::new(system, 0, sys, offset);
+    hook.sampler = Sampler::new(&system.sampling, system.harts, system.seed);
     let stop = phase(m, &mut hook, FOREVER, "detailed", every, progress, tracer)?;
     Ok((stop.expect("a run without a phase end ends"), Some(hook)))
 }
@@ -430,7 +448,7 @@ mod tests {
             &kvsim_timing::synth::hierarchy_params(),
             &kvsim_timing::synth::dram_params(),
         );
-        TimingHook { sys, socket: 0, offset: 0, io_agents: Vec::new(), first_io_agent: 1 }
+        TimingHook { sys, socket: 0, offset: 0, io_agents: Vec::new(), first_io_agent: 1, sampler: None }
     }
 
     #[test]
@@ -599,7 +617,7 @@ mod tests {
             &kvsim_timing::synth::hierarchy_params(),
             &kvsim_timing::synth::dram_params(),
         );
-        let mut h = TimingHook { sys, socket: 0, offset: 0, io_agents: Vec::new(), first_io_agent: 1 };
+        let mut h = TimingHook { sys, socket: 0, offset: 0, io_agents: Vec::new(), first_io_agent: 1, sampler: None };
         h.sys.set_clock(1, 1_250_000_000); // hart 1 at half the clock: it should get about half the instructions
         for hart in &mut m.harts {
             hart.timed_ps = Some(0);

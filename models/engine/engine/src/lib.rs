@@ -29,6 +29,7 @@ mod fuzz;
 #[cfg(test)]
 mod mac_sram_tests;
 pub mod net;
+pub mod sampling;
 pub mod sim;
 pub mod simcall;
 

@@ -94,7 +94,9 @@ impl Tracer {
     }
 }
 
-/// Resource class of an operation (for the timing hook).
+/// Resource class of an operation (for the timing hook). Inlined: a call per timed instruction was 1.2% of a
+/// detailed run.
+#[inline(always)]
 pub fn op_class(op: Op) -> InstClass {
     use Op::*;
     match op {
@@ -126,6 +128,7 @@ pub fn op_class(op: Op) -> InstClass {
 }
 
 /// Bytes accessed by a memory operation (0 for others; prefetches report one cache line's worth as 0).
+#[inline(always)]
 pub fn mem_size(op: Op) -> u8 {
     use Op::*;
     match op {

@@ -24,6 +24,8 @@ mod noc;
 #[rustfmt::skip]
 mod prefetch;
 #[rustfmt::skip]
+mod sampling;
+#[rustfmt::skip]
 mod socket;
 #[rustfmt::skip]
 mod stacked;
@@ -47,6 +49,7 @@ pub use self::link::*;
 pub use self::nic::*;
 pub use self::noc::*;
 pub use self::prefetch::*;
+pub use self::sampling::*;
 pub use self::socket::*;
 pub use self::stacked::*;
 pub use self::system::*;

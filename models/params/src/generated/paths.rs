@@ -58,6 +58,13 @@ pub fn timing() -> String {
 /// The counters the engine writes below `timing`.
 pub const TIMING_COUNTERS: &[&str] = &["start_ticks"];
 
+/// `sampling.`: statistical sampling of the detailed phase (System.sampling; written by sampled runs only).
+pub fn sampling() -> String {
+    String::from("sampling.")
+}
+/// The counters the engine writes below `sampling`.
+pub const SAMPLING_COUNTERS: &[&str] = &["enabled", "windows", "window_insts", "warmup_insts", "warming_insts", "timed_insts", "warmed_insts", "confidence", "cpi", "cpi_ci", "ipc", "ipc_low", "ipc_high"];
+
 /// `system.os.fs.`: the SE-mode guest's file tree (Workload.files, scratch): opens and bytes through its calls.
 pub fn guest_files() -> String {
     String::from("system.os.fs.")

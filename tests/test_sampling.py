@@ -1,0 +1,77 @@
+"""Sampling of the detailed phase (System.sampling, models/sampling.py): a sampled run's interval covers the full
+run's value, a sampled run is deterministic given its seed and says it was sampled, and bad settings are refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from configs import detailed_default
+from models import stats_paths as paths
+from models.params import ParamError
+from models.sim import simulate
+from models.system import System
+
+
+def _kvmix(rounds: int = 2, sampled: bool = False, seed: int = 1) -> System:
+    system = detailed_default.system(rounds=rounds)
+    system.seed = seed
+    if sampled:
+        system.sampling.enabled = True
+    return system
+
+
+def _full_ipc(stats: dict) -> float:
+    """Instructions per cycle per core over the measured interval: all cores' instructions over all their cycles
+    (the quantity the sampled windows estimate)."""
+    insts = sum(paths.CORE.values(stats, "committed_insts"))
+    cycles = sum(paths.CORE.values(stats, "cycles"))
+    return insts / cycles
+
+
+@pytest.fixture(scope="module")
+def runs(engine):
+    return {"full": simulate(_kvmix()).stats, "sampled": simulate(_kvmix(sampled=True)).stats,
+            "again": simulate(_kvmix(sampled=True)).stats, "seed2": simulate(_kvmix(sampled=True, seed=2)).stats}
+
+
+def test_the_sampled_interval_covers_the_full_runs_ipc(runs):
+    full, sampled = runs["full"], runs["sampled"]
+    stat = lambda name: sampled[paths.SAMPLING.stat(name)]  # noqa: E731
+    truth = _full_ipc(full)
+    assert stat("windows") >= 30, "too few windows for an interval"
+    assert stat("ipc_low") <= truth <= stat("ipc_high"), (
+        f"full run IPC {truth:.4f} outside the sampled interval [{stat('ipc_low'):.4f}, {stat('ipc_high'):.4f}]")
+    # The interval is informative: narrower than 10% of the value.
+    assert stat("ipc_high") - stat("ipc_low") < 0.1 * truth
+    # Most instructions were warmed, not timed: that is the point.
+    assert stat("warmed_insts") > 3 * stat("timed_insts")
+
+
+def test_a_sampled_run_says_so_and_counts_only_its_windows(runs):
+    full, sampled = runs["full"], runs["sampled"]
+    assert sampled[paths.SAMPLING.stat("enabled")] == 1
+    assert not any(k.startswith("sampling.") for k in full), "an unsampled run writes no sampling statistics"
+    timed = sampled[paths.SAMPLING.stat("timed_insts")]
+    assert sum(paths.CORE.values(sampled, "committed_insts")) == timed
+    # The L1D's accesses are those of the timed instructions: warming's were put back.
+    l1d = sum(paths.PRIVATE_CACHE.values(sampled, "accesses", cache="l1d"))
+    l1d_full = sum(paths.PRIVATE_CACHE.values(full, "accesses", cache="l1d"))
+    insts_full = sum(paths.CORE.values(full, "committed_insts"))
+    assert l1d < l1d_full * timed / insts_full * 1.5
+
+
+def test_sampling_is_deterministic_given_the_seed(runs):
+    assert runs["sampled"] == runs["again"]
+    cpi = paths.SAMPLING.stat("cpi")
+    assert runs["sampled"][cpi] != runs["seed2"][cpi], "another seed draws other windows"
+
+
+def test_bad_sampling_settings_are_refused_before_the_run():
+    system = _kvmix(sampled=True)
+    system.sampling.window_insts_per_hart = system.sampling.period_insts_per_hart
+    with pytest.raises(ParamError, match="period_insts_per_hart"):
+        system.validate()
+    system = System(workload=_kvmix().workload)
+    system.sampling.enabled = True
+    with pytest.raises(ParamError, match="mode = 'detailed'"):
+        system.validate()
