@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub struct Sampling {
     /// sample the detailed phase (periodic detailed windows with functional warming of caches, TLBs and branch predictors between them) instead of timing every instruction
     pub enabled: bool,
-    /// instructions per hart from the start of one detailed window to the next (assumed: about 50 windows in a 20 M-instruction target-socket run)
+    /// instructions per hart from the start of one detailed window to the next (assumed; see the module doc)
     pub period_insts_per_hart: u64,
     /// instructions per hart timed but not measured at the start of each window (SMARTS: 2,000)
     pub warmup_insts_per_hart: u64,

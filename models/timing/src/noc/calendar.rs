@@ -18,21 +18,21 @@ pub struct LinkCalendar {
     /// The latest slot booked.
     newest: u64,
     /// Ring of slots by index mod WINDOW: which slot an entry holds, and the ticks taken in it from its start (a
-    /// slot fills front to back). Allocated on first use, so idle links cost nothing.
-    tags: Vec<u64>,
-    used: Vec<Tick>,
+    /// slot fills front to back), side by side so a booking touches one host cache line. Allocated on first use,
+    /// so idle links cost nothing.
+    ring: Vec<(u64, Tick)>,
 }
 
 impl LinkCalendar {
     pub fn new(slot: Tick) -> Self {
-        LinkCalendar { slot: slot.max(1), newest: 0, tags: Vec::new(), used: Vec::new() }
+        LinkCalendar { slot: slot.max(1), newest: 0, ring: Vec::new() }
     }
 
     /// When a transfer of `dur` ticks from `t` on would end, booking nothing (to choose among parallel links).
     pub fn peek(&self, t: Tick, dur: Tick) -> Tick {
         let slot = self.slot;
         let (mut i, mut off) = (t / slot, t % slot);
-        if self.tags.is_empty() {
+        if self.ring.is_empty() {
             return t + dur;
         }
         if i + WINDOW <= self.newest {
@@ -41,7 +41,8 @@ impl LinkCalendar {
         let mut rem = dur;
         loop {
             let k = (i & (WINDOW - 1)) as usize;
-            let used = if self.tags[k] == i { self.used[k] } else { 0 };
+            let (tag, used) = self.ring[k];
+            let used = if tag == i { used } else { 0 };
             let from = off.max(used).min(slot);
             let take = rem.min(slot - from);
             rem -= take;
@@ -55,9 +56,8 @@ impl LinkCalendar {
 
     /// Take `dur` ticks of the link from `t` on; returns when the transfer ends.
     pub fn reserve(&mut self, t: Tick, dur: Tick) -> Tick {
-        if self.tags.is_empty() {
-            self.tags = vec![0; WINDOW as usize];
-            self.used = vec![0; WINDOW as usize];
+        if self.ring.is_empty() {
+            self.ring = vec![(0, 0); WINDOW as usize];
         }
         let slot = self.slot;
         let (mut i, mut off) = (t / slot, t % slot);
@@ -66,16 +66,15 @@ impl LinkCalendar {
         }
         let mut rem = dur;
         loop {
-            let k = (i & (WINDOW - 1)) as usize;
-            if self.tags[k] != i {
+            let entry = &mut self.ring[(i & (WINDOW - 1)) as usize];
+            if entry.0 != i {
                 // The entry held a slot older than the window: it starts empty for this one.
-                self.tags[k] = i;
-                self.used[k] = 0;
+                *entry = (i, 0);
             }
-            let from = off.max(self.used[k]).min(slot);
+            let from = off.max(entry.1).min(slot);
             let take = rem.min(slot - from);
             if take > 0 {
-                self.used[k] = from + take;
+                entry.1 = from + take;
             }
             self.newest = self.newest.max(i);
             rem -= take;
