@@ -14,9 +14,12 @@ hart: 556 windows in the kvmix test's 11 M instructions on one core, 21 in a 20,
 23 M instructions on 60 cores). The first window starts after a random share of the first
 period drawn from System.seed, so a run is deterministic given its seed and different seeds draw different samples.
 
-A sampled run's statistics say so (`sampling.enabled`); its counters cover the detailed windows only (the warming in
-between is not counted), and `sampling.cpi`, `sampling.cpi_ci`, `sampling.ipc` and the interval give the estimate.
-Off by default: it changes what a run measures.
+A sampled run's statistics say so (`sampling.enabled`); the cores', caches', TLBs' and directory's counters cover
+the detailed windows only (the warming in between is put back), and `sampling.cpi`, `sampling.cpi_ci`,
+`sampling.ipc` and the interval give the estimate. The client's throughput and latency, the NICs' and the DRAM's
+figures cover the whole phase, whose time between windows is the estimate (not a measurement). Off by default: on
+the target socket the estimate's interval is wide (about +-12% from 21 windows) and the warming costs most of what
+timing does, so it is not yet shown to be safe or worth it there.
 """
 
 from __future__ import annotations

@@ -176,7 +176,13 @@ impl Sampler {
         let mut push = |name: &str, value: f64, desc: &str| {
             out.push(Stat { name: format!("sampling.{name}"), value, desc: desc.to_string() })
         };
-        push("enabled", 1.0, "1: the detailed phase was sampled (System.sampling): counters cover its windows only");
+        push(
+            "enabled",
+            1.0,
+            "1: the detailed phase was SAMPLED (System.sampling): core, cache, TLB and directory counters cover its \
+             windows; between them time advanced at each core's estimated CPI, which the client's, NIC and memory \
+             figures include",
+        );
         push("windows", self.samples.len() as f64, "measured windows (samples)");
         push("window_insts", self.window as f64, "instructions (all harts) measured per window");
         push("warmup_insts", self.warmup as f64, "instructions (all harts) timed, not measured, before each window");
@@ -199,7 +205,7 @@ pub fn normal_quantile(p: f64) -> f64 {
         -3.969683028665376e1,
         2.209460984245205e2,
         -2.759285104469687e2,
-        1.383577518672690e2,
+        1.38357751867269e2,
         -3.066479806614716e1,
         2.506628277459239,
     ];
