@@ -1,0 +1,141 @@
+"""The steady-state stopping rule (drivers/steady_state.py) on a synthetic server: it stops when it should, and its
+interval covers the true throughput at the stated rate (issue 28's acceptance)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.signal import lfilter
+
+from drivers import steady_state as ss
+
+MEAN_SERVICE = 1e-3          # the synthetic server's mean service time per request: true throughput 1000 per unit
+TRUE_RATE = 1 / MEAN_SERVICE
+
+
+def service_times(n: int, rng: np.random.Generator, phi: float = 0.95, sigma: float = 0.3) -> np.ndarray:
+    """n correlated service times with mean exactly MEAN_SERVICE: MEAN_SERVICE x exp(a - var/2), `a` a stationary
+    Gaussian AR(1) (coefficient `phi`, standard deviation `sigma`): a queue whose speed drifts, so that successive
+    requests are far from independent (correlation time about 1 / (1 - phi) requests)."""
+    noise = rng.normal(0.0, sigma * math.sqrt(1 - phi * phi), n)
+    a = lfilter([1.0], [1.0, -phi], noise, zi=[phi * rng.normal(0.0, sigma)])[0]   # starts stationary
+    return MEAN_SERVICE * np.exp(a - sigma * sigma / 2)
+
+
+def synthetic(seed: int, utilization=lambda length: 1.0, batches: int = ss.BATCHES, **kw):
+    """run_window for the synthetic server: a window of `length` requests answered back to back."""
+    rng = np.random.default_rng(seed)
+
+    def run(length: int) -> ss.Window:
+        done = np.cumsum(service_times(length, rng, **kw))
+        rates, throughput = ss.batch_rates(np.concatenate(([0.0], done)), np.arange(length + 1), batches)
+        return ss.Window(length, rates, throughput, utilization(length))
+    return run
+
+
+def test_batch_rates_of_a_constant_server_are_its_rate():
+    times = np.arange(0, 1001) * 0.5            # one request every 0.5: rate 2
+    rates, overall = ss.batch_rates(times, np.arange(1001), 10)
+    assert np.allclose(rates, 2.0) and overall == pytest.approx(2.0)
+    assert len(rates) == 10
+
+
+def test_batch_rates_leave_out_start_up_and_drain():
+    # A server that answers slowly in its first and last 4% of requests (start-up and drain) and at rate 1 between:
+    # with 23 stretches (21 batches + 2 cut), those ends fall in the stretches left out.
+    counts = np.arange(2301)
+    steps = np.where((counts[1:] < 92) | (counts[1:] > 2208), 10.0, 1.0)
+    rates, overall = ss.batch_rates(np.concatenate(([0.0], np.cumsum(steps))), counts, 21)
+    assert np.allclose(rates, 1.0) and overall == pytest.approx(1.0)
+
+
+def test_batch_rates_refuse_bad_samples():
+    with pytest.raises(ValueError, match="non-decreasing"):
+        ss.batch_rates([0, 2, 1], [0, 1, 2])
+    with pytest.raises(ValueError, match="did not grow"):
+        ss.batch_rates([0, 1, 2], [5, 5, 5])
+    with pytest.raises(ValueError, match="progress_every"):     # 50 requests answered in no time: batches of 0 s
+        ss.batch_rates([0, 1, 1, 2], [0, 50, 100, 150], 20)
+
+
+def test_a_noiseless_saturated_server_stops_at_the_first_window():
+    res = ss.measure(synthetic(1, sigma=1e-9), 1000)
+    assert res.converged and len(res.windows) == 1 and res.reason == "converged"
+    assert res.throughput == pytest.approx(TRUE_RATE, rel=1e-6)
+
+
+def test_the_window_grows_until_the_interval_is_within_2_percent():
+    for seed in range(5):
+        res = ss.measure(synthetic(seed), 1000, max_windows=10)
+        assert res.converged
+        lengths = [w.length for w in res.windows]
+        assert lengths == [1000 * 2 ** i for i in range(len(lengths))]
+        assert len(lengths) >= 3              # this server needs ~40k requests: the first windows are too short
+        for w in res.windows[:-1]:            # every earlier window was too imprecise ...
+            _, half = ss.interval(w.batch_rates)
+            assert half / w.throughput > ss.TARGET
+        assert res.relative_half_width <= ss.TARGET   # ... and the last one is precise enough
+
+
+def test_an_unsaturated_server_never_converges_and_says_why():
+    res = ss.measure(synthetic(3, utilization=lambda n: 0.80), 32000, max_windows=4)
+    assert not res.converged and len(res.windows) == 4
+    assert "busiest core 80.0% < 95% busy" in res.reason
+    assert "interval" not in res.reason       # the interval was reached: only saturation is missing
+
+
+def test_it_waits_for_the_busiest_core_to_saturate():
+    # Precise from the first window, but the busiest core is only saturated from 16k requests on (a warm-up).
+    res = ss.measure(synthetic(4, sigma=1e-9, utilization=lambda n: min(1.0, n / 16000)), 1000)
+    assert res.converged and res.last.length == 16000 and len(res.windows) == 5
+
+
+def test_a_missing_utilization_is_an_error():
+    with pytest.raises(ValueError, match="utilization is missing"):
+        ss.measure(synthetic(5, utilization=lambda n: float("nan")), 1000)
+
+
+def test_bad_parameters_are_refused_before_any_window():
+    calls = []
+
+    def run(n):
+        calls.append(n)
+        raise AssertionError("must not run")
+    for kw in ({"target": 0}, {"growth": 1.0}, {"saturation": 1.5}, {"max_windows": 0}):
+        with pytest.raises(ss.ParamError):
+            ss.measure(run, 1000, **kw)
+    with pytest.raises(ss.ParamError):
+        ss.measure(run, 0)
+    assert calls == []
+
+
+def coverage(seeds: int, batches: int = ss.BATCHES) -> float:
+    covered = 0
+    for seed in range(seeds):
+        res = ss.measure(synthetic(1000 + seed, batches=batches), 1000, max_windows=12)
+        assert res.converged
+        covered += abs(res.throughput - TRUE_RATE) <= res.half_width
+    return covered / seeds
+
+
+def test_the_interval_covers_the_true_mean_at_the_stated_rate_over_200_seeds():
+    # 200 seeds: the count covered is Binomial(200, 0.95) if the rule is right, standard deviation 1.5%; the band
+    # is about +-3 standard deviations (0.905 .. 0.995).
+    rate = coverage(200)
+    assert 0.905 <= rate <= 0.995, rate
+
+
+def test_an_interval_from_short_batches_does_not_cover():
+    # The same rule with batches far shorter than the service's correlation (about 20 requests): the batch means
+    # are correlated, the interval too narrow, and the coverage far below 95%. (So the test above can fail.)
+    rng = np.random.default_rng(7)
+    covered = 0
+    for _ in range(200):
+        n = 4000
+        done = np.cumsum(service_times(n, rng))
+        rates, throughput = ss.batch_rates(np.concatenate(([0.0], done)), np.arange(n + 1), 1000)
+        _, half = ss.interval(rates)
+        covered += abs(throughput - TRUE_RATE) <= half
+    assert covered / 200 < 0.8
