@@ -123,6 +123,67 @@ def choose(load, policy: DvfsPolicy = DvfsPolicy()) -> list[str]:
     return [LOW if r <= policy.low_below else TURBO if r >= policy.turbo_above else NORMAL for r in rel]
 
 
+@dataclass(frozen=True)
+class PaperPolicy:
+    """The paper's experiment (platforms.md §2; issue 28 item 5): on each socket, the `coldest` least loaded cores
+    to the low point (1.5 GHz) and the `hottest` most loaded to turbo (3.5 GHz), the rest at normal (2.5 GHz),
+    whatever the loads' values; the study then compares total processor power with every core at normal. Among equal
+    loads a lower core number counts as colder (a uniform load still moves 20 + 6 cores: the rank is all it uses)."""
+
+    coldest: int = 20               # paper: the 20 coldest cores of a socket
+    hottest: int = 6                # paper: the 6 hottest
+    low_MHz: float = 1500.0         # paper
+    normal_MHz: float = 2500.0      # paper
+    turbo_MHz: float = 3500.0       # paper
+
+    def MHz(self, point: str) -> float:
+        return {LOW: self.low_MHz, NORMAL: self.normal_MHz, TURBO: self.turbo_MHz}[point]
+
+
+def choose_ranked(load, sockets: list[int], policy: PaperPolicy = PaperPolicy()) -> list[str]:
+    """The paper's point for each core: per socket (`sockets` = its core counts, in hart order) the `coldest`
+    lowest loads low and the `hottest` highest turbo. A socket with fewer than coldest + hottest cores is refused."""
+    load = np.asarray(load, dtype=float)
+    if load.ndim != 1 or len(load) != sum(sockets) or np.any(~np.isfinite(load)) or np.any(load < 0):
+        raise ValueError(f"load must be one finite, non-negative number per core ({sum(sockets)}), not {load!r}")
+    if policy.coldest < 0 or policy.hottest < 0:
+        raise ParamError(f"PaperPolicy coldest = {policy.coldest}, hottest = {policy.hottest}: must be >= 0")
+    points = [NORMAL] * len(load)
+    start = 0
+    for k, n in enumerate(sockets):
+        if policy.coldest + policy.hottest > n:
+            raise ParamError(f"socket {k} has {n} cores: the paper's policy moves {policy.coldest} coldest + "
+                             f"{policy.hottest} hottest cores; give a socket of at least {policy.coldest + policy.hottest}")
+        order = sorted(range(start, start + n), key=lambda c: (load[c], c))   # coldest first, ties by core number
+        for c in order[:policy.coldest]:
+            points[c] = LOW
+        for c in order[n - policy.hottest:]:
+            points[c] = TURBO
+        start += n
+    return points
+
+
+def assign_paper(system: System, load, policy: PaperPolicy = PaperPolicy()) -> Assignment:
+    """The paper's operating points for every core of `system` from `load` (one number per core), with each point's
+    voltage from the node's V-f relation (a point outside its table is a `ParamError`)."""
+    points = choose_ranked(load, [s.cores for s in system.socket_list()], policy)
+    return _assignment(system, points, np.asarray(load, dtype=float), policy.MHz)
+
+
+def _assignment(system: System, points: list[str], load: np.ndarray, mhz_of) -> Assignment:
+    tech = _technology(system)
+    lo, hi = vf.clock_range_MHz(tech)
+    curve = vf.vf_curve(tech)
+    for i, p in enumerate(points):
+        mhz = mhz_of(p)
+        if not (lo * (1 - 1e-9) <= mhz <= hi * (1 + 1e-9)):
+            raise ParamError(f"core {i}: DVFS point {p} = {mhz:.0f} MHz is outside the V-f table of the "
+                             f"{tech.node_nm:g} nm {tech.device} node: allowed {lo:.0f} to {hi:.0f} MHz")
+    volts = {p: curve.voltage(mhz_of(p)) for p in set(points)}
+    return Assignment(points=points, MHz=np.array([mhz_of(p) for p in points]),
+                      vdd=np.array([volts[p] for p in points]), load=load)
+
+
 # ---- the configuration's cores and its V-f table --------------------------------------------------------------
 
 def _technology(system: System):
@@ -167,18 +228,7 @@ def assign(system: System, load, policy: DvfsPolicy = DvfsPolicy()) -> Assignmen
     load = np.asarray(load, dtype=float)
     if load.shape != (n,):
         raise ValueError(f"load has {load.size} entries but the system has {n} cores: give one per core")
-    points = choose(load, policy)
-    tech = _technology(system)
-    lo, hi = vf.clock_range_MHz(tech)
-    curve = vf.vf_curve(tech)
-    for i, p in enumerate(points):
-        mhz = policy.MHz(p)
-        if not (lo * (1 - 1e-9) <= mhz <= hi * (1 + 1e-9)):
-            raise ParamError(f"core {i}: DVFS point {p} = {mhz:.0f} MHz is outside the V-f table of the "
-                             f"{tech.node_nm:g} nm {tech.device} node: allowed {lo:.0f} to {hi:.0f} MHz")
-    volts = {p: curve.voltage(policy.MHz(p)) for p in set(points)}
-    return Assignment(points=points, MHz=np.array([policy.MHz(p) for p in points]),
-                      vdd=np.array([volts[p] for p in points]), load=load)
+    return _assignment(system, choose(load, policy), load, policy.MHz)
 
 
 def _at_clock(core: Core, mhz: float) -> Core:
@@ -316,12 +366,14 @@ def summary(stats: dict, priced, budget: BudgetCheck) -> dict[str, float]:
 
 
 def study(system: System, policy: DvfsPolicy = DvfsPolicy(), *, budget_W: float | None = None,
-          server_budget_W: float | None = None, run=None, report=print):
+          server_budget_W: float | None = None, run=None, report=print, paper: PaperPolicy | None = None):
     """Run `system` with every core at the policy's normal clock, plan the per-core points from its load, run the
     planned configuration, and price and budget-check both. `run(system, label)` simulates one configuration and
-    returns its stats (default: one simulation; a capacity search can stand in). Returns (table, plan,
-    {label: stats}); the table has one row per configuration: throughput, p95, loss, die and total power, and
-    whether it is within budget."""
+    returns its stats (default: one simulation; a capacity search can stand in). With `paper`, the paper's
+    experiment too (row 'paper': its coldest cores low and hottest turbo on each socket, from the same load, no
+    back-off: the paper compares the power). Returns (table, plan, {label: stats}); the table has one row per
+    configuration: throughput, p95, loss, die and total power, whether it is within budget, and its core counts
+    per operating point."""
     if run is None:
         from models.sim import simulate
 
@@ -344,9 +396,19 @@ def study(system: System, policy: DvfsPolicy = DvfsPolicy(), *, budget_W: float 
     check2 = check_budget(priced2, p.system.to_dict(), budget_W, server_budget_W)
     rows["dvfs"] = summary(runs["dvfs"], priced2, check2)
     report(f"DVFS run: {check2}")
+    counts = {"baseline": {NORMAL: len(p.assignment.points)}, "dvfs": p.assignment.counts()}
+    if paper is not None:
+        a = assign_paper(base, load_from_stats(runs["baseline"], len(core_slots(base))), paper)
+        configured = apply(base, a)
+        report(f"the paper's experiment: {a.counts()}")
+        runs["paper"] = run(configured, "paper")
+        priced3 = power.price_run(runs["paper"], configured.to_dict())
+        check3 = check_budget(priced3, configured.to_dict(), budget_W, server_budget_W)
+        rows["paper"] = summary(runs["paper"], priced3, check3)
+        counts["paper"] = a.counts()
+        report(f"the paper's run: {check3}")
     table = pd.DataFrame(rows).T
     for label in rows:
         for k in POINTS:
-            table.loc[label, f"cores_{k}"] = float(p.assignment.counts()[k] if label == "dvfs" else
-                                                   (len(p.assignment.points) if k == NORMAL else 0))
+            table.loc[label, f"cores_{k}"] = float(counts[label].get(k, 0))
     return table, p, runs

@@ -207,3 +207,55 @@ def test_prediction_scales_each_cores_counters_with_its_clock():
         power.price_run(stats, fast.to_dict()).by_class().loc["caches", "runtime_dynamic_W"], rel=1e-12)
     assert got.by_class().loc["cores", "runtime_dynamic_W"] > power.price_run(
         stats, fast.to_dict()).by_class().loc["cores", "runtime_dynamic_W"]
+
+
+def test_the_papers_experiment_moves_the_20_coldest_and_6_hottest_cores_of_each_socket():
+    rng = np.random.default_rng(3)
+    load = rng.permutation(60).astype(float)            # distinct loads 0..59 on one 60-core socket
+    points = dvfs.choose_ranked(load, [60])
+    assert [points[c] for c in np.argsort(load)[:20]] == ["low"] * 20
+    assert [points[c] for c in np.argsort(load)[-6:]] == ["turbo"] * 6
+    assert points.count("normal") == 34
+    # Two sockets: the rank is per socket, so a socket whose loads are all below the other's still gets 6 turbo.
+    two = np.concatenate([load, load + 1000])
+    p2 = dvfs.choose_ranked(two, [60, 60])
+    assert p2[:60] == points and p2[60:] == points
+    # Among equal loads a lower core number counts as colder (a uniform load still moves 26 cores: only rank counts).
+    flat = dvfs.choose_ranked([5.0] * 30, [30])
+    assert flat == ["low"] * 20 + ["normal"] * 4 + ["turbo"] * 6
+    with pytest.raises(ParamError, match="at least 26"):
+        dvfs.choose_ranked([1.0] * 8, [8])
+    with pytest.raises(ValueError, match="one finite"):
+        dvfs.choose_ranked([1.0] * 59, [60])
+
+
+def test_the_papers_experiment_sets_the_clocks_and_voltages():
+    system = brps_target_socket.system(cores=26)
+    load = np.arange(26, dtype=float)
+    a = dvfs.assign_paper(system, load)
+    assert list(a.MHz) == [1500] * 20 + [3500] * 6
+    assert a.vdd[0] == pytest.approx(0.5693, abs=5e-4) and a.vdd[-1] == pytest.approx(0.9810, abs=5e-4)
+    configured = dvfs.apply(system, a)
+    assert [c.clock for c in configured.cores] == [1_500_000_000] * 20 + [3_500_000_000] * 6
+
+
+def test_study_with_the_papers_experiment_runs_it_beside_the_policy():
+    load = [300, 10, 60, 61, 100, 124, 125, 20] * 4 - np.arange(32) * 0.01   # 32 cores, distinct loads
+    system, stats = _measured(32, list(load))
+    seen = {}
+
+    def run(s, label):
+        seen[label] = [c.clock // 1_000_000 for c in s.cores]
+        return dict(stats)
+
+    table, plan, runs = dvfs.study(system, budget_W=1e3, run=run, report=lambda _: None, paper=dvfs.PaperPolicy())
+    assert list(table.index) == ["baseline", "dvfs", "paper"]
+    assert sorted(seen["paper"]).count(1500) == 20 and sorted(seen["paper"]).count(3500) == 6
+    hottest = int(np.argmax(load))
+    assert seen["paper"][hottest] == 3500 and seen["paper"][int(np.argmin(load))] == 1500
+    assert (table.loc["paper", "cores_low"], table.loc["paper", "cores_turbo"]) == (20, 6)
+    # Each row is priced at its own clocks: the paper's has 20 cores at 1.5 GHz and 6 at 3.5 GHz of the same activity.
+    assert table.loc["paper", "die_power_W"] == pytest.approx(
+        power.price_run(runs["paper"], dvfs.apply(dvfs.at_clock(system, 2500),
+                                                  dvfs.assign_paper(system, load)).to_dict()).runtime_power_W)
+    assert table.loc["paper", "die_power_W"] != pytest.approx(table.loc["baseline", "die_power_W"])
