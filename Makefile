@@ -118,13 +118,14 @@ bench: engine workloads
 bench-server: engine workloads
 	@$(PY) sim-scripts/bench_server.py
 
-# The sensitivity and end-to-end studies' figures, CSVs and reports under results/figures/ (reduced scale; FULL=1
-# for the full 60-core socket and full-length end-to-end runs; COMPARE=1 to also measure the reduced scale's error
-# on three full-socket points per study, COMPARE="core_weight batching" for some studies; STUDY="end_to_end
-# scaling" for some studies only).
+# The sensitivity and end-to-end studies' figures, CSVs and reports under results/figures/ at the paper's
+# conditions (full platform, 192 Mi items, steady-state windows) for the points that carry each conclusion; FULL=1
+# for every point; ITEMS=N for a smaller data set (labelled reduced); REDUCED=1 for the 4-core share with the
+# studies' own data sets (COMPARE=1 with it also measures the reduced share's error on three full-socket points
+# per study, COMPARE="core_weight batching" for some studies); STUDY="end_to_end scaling" for some studies only.
 figures: engine workloads
-	@nice -n 10 $(KVSIM) figures $(if $(FULL),--full) $(if $(COMPARE),--compare $(filter-out 1,$(COMPARE))) \
-		$(foreach s,$(STUDY),--study $(s))
+	@nice -n 10 $(KVSIM) figures $(if $(FULL),--full) $(if $(REDUCED),--reduced) $(if $(ITEMS),--items $(ITEMS)) \
+		$(if $(COMPARE),--compare $(filter-out 1,$(COMPARE))) $(foreach s,$(STUDY),--study $(s))
 
 # The Xeon E5-2697 v2 runs beside the published measurements (`kvsim validate --help` for its options).
 validate: engine workloads

@@ -28,6 +28,8 @@ XEON_BASELINE_MRPS = 120.5
 # The design points the paper chose (../shared/spec/validation.md and platforms.md §2).
 CHOSEN_ROB, CHOSEN_ISSUE_WIDTH = 64, 3
 CHOSEN_LLC_PER_CORE_KB = 768
+# The legend of a steady-state throughput's interval (drivers/steady_state.py).
+STEADY_INTERVAL = "95% interval (batch means over the window)"
 
 RC = {
     "figure.dpi": 110, "savefig.dpi": 150, "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,

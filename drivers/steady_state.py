@@ -134,22 +134,23 @@ def measure(run_window: Callable[[int], Window], first: int, *, target: float = 
     +-`target` and its busiest core is saturated (see the module doc)."""
     if first < 1:
         raise ParamError(f"steady state: first window = {first}: must be at least 1")
-    if not 0 < target < 1 or not 0 < saturation <= 1 or growth <= 1 or max_windows < 1:
+    if not 0 < target < 1 or not 0 <= saturation <= 1 or growth <= 1 or max_windows < 1:
         raise ParamError(f"steady state: target {target}, saturation {saturation}, growth {growth}, max_windows "
-                         f"{max_windows}: need 0 < target < 1, 0 < saturation <= 1, growth > 1, max_windows >= 1")
+                         f"{max_windows}: need 0 < target < 1, 0 <= saturation <= 1 (0: not required, for a server "
+                         "whose limit is not a core, e.g. the line rate), growth > 1, max_windows >= 1")
     windows: list[Window] = []
     length = first
     while True:
         w = run_window(length)
-        if not math.isfinite(w.busiest_utilization):
+        if saturation > 0 and not math.isfinite(w.busiest_utilization):
             raise ValueError(f"window {length}: the busiest core's utilization is missing ({w.busiest_utilization})")
         windows.append(w)
         _, half = interval(w.batch_rates, confidence)
         relative = half / w.throughput if w.throughput > 0 else float("inf")
-        precise, saturated = relative <= target, w.busiest_utilization >= saturation
+        precise, saturated = relative <= target, saturation == 0 or w.busiest_utilization >= saturation
         if report:
             report(f"window {length}: throughput {w.throughput:.4g} +- {100 * relative:.2f}%, busiest core "
-                   f"{100 * w.busiest_utilization:.1f}% busy")
+                   f"{100 * w.busiest_utilization:.1f}% busy")    # nan% when saturation is not required
         if precise and saturated:
             return SteadyState(windows, half, True, "converged", target, saturation)
         if len(windows) >= max_windows:
@@ -159,3 +160,54 @@ def measure(run_window: Callable[[int], Window], first: int, *, target: float = 
             return SteadyState(windows, half, False, f"stopped after {len(windows)} windows: " + "; ".join(missing),
                                target, saturation)
         length = int(math.ceil(length * growth))
+
+
+# ---- a simulated server -----------------------------------------------------------------------------------------
+
+def busiest_queue_rate(stats: dict[str, float]) -> float:
+    """Responses per simulated second of the busiest NIC queue (each core serves one queue): its TX frames over
+    the measured span. A run without the NIC queues' or the client's counters is an error."""
+    from models import stats_paths as paths
+
+    tx = paths.NIC_QUEUE.values(stats, "tx_frames")
+    span = stats.get("client.measured_ns", 0.0)
+    if not tx or not span > 0:
+        raise ValueError("the run has no NIC queue TX counters or no measured span (client.measured_ns): the "
+                         "busiest core's utilization cannot be measured")
+    return max(tx) / (span * 1e-9)
+
+
+def simulated_window(make_system: Callable[[int], Any], service_rate: float | None, *,
+                     batches: int = BATCHES, samples_per_batch: int = 8) -> Callable[[int], Window]:
+    """run_window for a simulated server: `make_system(requests)` is the point's configuration with that many
+    measured requests (restored from the shared data set when it has one). The answered requests are sampled over
+    simulated time through the run's progress reports; the batch means come from those samples (batch_rates).
+    The busiest core's utilization is its queue's response rate over `service_rate`, the same queue's rate in a
+    run where it was overloaded (a backlog the whole window: its service rate); None when no overloaded run exists
+    (a line-limited server): the utilization is then NaN and the caller must not require saturation."""
+    from models.sim import simulate
+
+    def run(requests: int) -> Window:
+        system = make_system(requests)
+        # About `samples_per_batch` samples per batch: instructions per request are not known in advance; a
+        # polling server runs a few thousand per request per core (assumed bound), so sample finely.
+        every = max(20_000, requests * system.harts * 2000 // ((batches + 2) * samples_per_batch) // system.harts)
+        times: list[float] = []
+        counts: list[float] = []
+
+        def progress(insts: int, ticks: int, phase: str, answered: int | None) -> None:
+            if answered:
+                times.append(float(ticks))
+                counts.append(float(answered))
+
+        result = simulate(system, progress=progress, progress_every=every)
+        stats = dict(result.stats)
+        end = stats.get("client.requests", 0.0)
+        if counts and end > counts[-1]:             # the last answer comes after the last report
+            times.append(float(result.sim_ticks))
+            counts.append(end)
+        rates, throughput = batch_rates(np.asarray(times) * 1e-12, counts, batches)
+        util = busiest_queue_rate(stats) / service_rate if service_rate else float("nan")
+        return Window(requests, rates / 1e6, throughput / 1e6, util,
+                      stats.get("client.latency.p95", float("nan")), stats)
+    return run

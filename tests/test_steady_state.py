@@ -103,7 +103,7 @@ def test_bad_parameters_are_refused_before_any_window():
     def run(n):
         calls.append(n)
         raise AssertionError("must not run")
-    for kw in ({"target": 0}, {"growth": 1.0}, {"saturation": 1.5}, {"max_windows": 0}):
+    for kw in ({"target": 0}, {"growth": 1.0}, {"saturation": 1.5}, {"saturation": -0.1}, {"max_windows": 0}):
         with pytest.raises(ss.ParamError):
             ss.measure(run, 1000, **kw)
     with pytest.raises(ss.ParamError):
@@ -139,3 +139,9 @@ def test_an_interval_from_short_batches_does_not_cover():
         _, half = ss.interval(rates)
         covered += abs(throughput - TRUE_RATE) <= half
     assert covered / 200 < 0.8
+
+
+def test_saturation_can_be_waived_for_a_server_limited_elsewhere():
+    # A line-limited server has no overloaded probe to measure a core's service rate against: saturation 0.
+    res = ss.measure(synthetic(6, sigma=1e-9, utilization=lambda n: float("nan")), 1000, saturation=0.0)
+    assert res.converged and len(res.windows) == 1

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """The paper's sensitivity and end-to-end studies: run their sweeps and draw their figures (`make figures`).
 
-    sim-scripts/figures.py                       # every study, reduced: the four sensitivity studies at reduced
-                                                 # scale (4 cores, resources in proportion), the end-to-end ones
-                                                 # (partition_load, end_to_end, scaling) on the whole servers with
-                                                 # short measured windows and coarse capacity searches
+    sim-scripts/figures.py                       # every study at the paper's conditions (issue 28): the full
+                                                 # platform (the 60-core socket; the whole servers), the paper's
+                                                 # data set (192 Mi tiny items, loaded once into a checkpoint that
+                                                 # every point and probe restores), steady-state windows, and the
+                                                 # points that carry each study's conclusion (studies that take
+                                                 # Conditions; the others run their full-scale sweeps)
+    sim-scripts/figures.py --full                # every point of every design space at those conditions (slow)
+    sim-scripts/figures.py --items 16777216      # a smaller data set, explicitly: every output says it is reduced
+    sim-scripts/figures.py --reduced             # the reduced share: 4 cores with per-core resources in proportion
+                                                 # and the studies' own small data sets (every output says so)
     sim-scripts/figures.py --study llc           # one study
     sim-scripts/figures.py --study dense         # the dense 3D-stacked servers (Mercury, Iridium, KeyVault): one
                                                  # stack's capacity per point, aggregated into its 1.5U server
-    sim-scripts/figures.py --full                # the full 60-core socket, full-length end-to-end runs (slow)
     sim-scripts/figures.py --draw-only           # draw from the points stored so far, running none
-    sim-scripts/figures.py --compare             # also three points of each study on the full socket: the error
-                                                 # of the reduced scale (--compare llc batching: those studies)
+    sim-scripts/figures.py --reduced --compare   # also three points of each study on the full socket: the error
+                                                 # of the reduced share (--compare llc batching: those studies)
 
 Each study writes its plot (PNG), CSV and Markdown report to results/figures/<study>/; the sweep stores are under
 results/sweeps/ and resume, so a second run only draws (or finishes what was stopped). results/figures/summary.md
@@ -21,6 +26,7 @@ lists the sweeps with their host time and points per host hour (summary-<studies
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import pathlib
 import time
 
@@ -47,6 +53,10 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
         table = load_sweep(store)
         console.print(f"sweep [bold]{sw.name}[/]: drawing the {len(table)} point(s) stored")
         return table
+    if sw.share_checkpoint and not sw.checkpoints:
+        # One folder of shared checkpoints for every study: a data set loaded by one sweep is restored by the next.
+        root = pathlib.Path(args.store) if args.store else sweeps.DEFAULT_STORE
+        sw = dataclasses.replace(sw, checkpoints=str(root / sweeps.CHECKPOINTS))
     report = sweeps.run(sw, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
                         store=pathlib.Path(args.store) / sw.name if args.store else None)
     table = load_sweep(report.store)
@@ -91,7 +101,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--study", action="append", type=one_of("study", studies.ALL),
                         help=f"only these studies ({', '.join(studies.ALL)})")
-    parser.add_argument("--full", action="store_true", help="the full 60-core socket instead of the reduced one")
+    parser.add_argument("--full", action="store_true", help="every point of each design space (default: the points "
+                        "that carry each study's conclusion), at the paper's conditions")
+    parser.add_argument("--reduced", action="store_true", help="the reduced share of the socket (4 cores) and the "
+                        "studies' own small data sets, instead of the paper's conditions")
+    parser.add_argument("--items", type=int, help=f"tiny items in the data set (default: the paper's "
+                        f"{common.PAPER_ITEMS:,}); a smaller one is labelled reduced in every output")
     parser.add_argument("--compare", nargs="*", type=one_of("study", studies.STUDIES), metavar="STUDY",
                         help="also run 3 points of each study (or of the studies named) on the full socket and "
                         "report the reduced scale's error")
@@ -107,13 +122,26 @@ def main(argv: list[str] | None = None) -> int:
     outroot = pathlib.Path(args.outdir)
     summary: list[dict] = []
     started = time.time()
-    for name in args.study or studies.ALL:
+    if args.reduced and (args.full or args.items):
+        parser.error("--reduced takes the studies' own data sets on a 4-core share: not with --full or --items")
+    conditions = common.Conditions(reduced=args.reduced, items=None if args.reduced else
+                                   (args.items or common.PAPER_ITEMS), all_points=args.full)
+    names = args.study or studies.ALL
+    if not args.reduced and not args.draw_only and any(studies.takes_conditions(studies.get(n)) for n in names):
+        common.check_fits(conditions.items, common.FULL_CORES)    # before any work: the data set must fit
+    for name in names:
         study = studies.get(name)
-        tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(full=args.full)}
+        if studies.takes_conditions(study):
+            sweep_list, make = study.sweeps(conditions=conditions), \
+                lambda tables, outdir: study.make(tables, outdir, conditions=conditions)
+        else:                              # a study without Conditions: its full-scale sweeps unless --reduced
+            sweep_list, make = study.sweeps(full=not args.reduced), \
+                lambda tables, outdir: study.make(tables, outdir, not args.reduced)
+        tables = {sw.name: run_sweep(sw, args, console, summary) for sw in sweep_list}
         outdir = outroot / name
         outdir.mkdir(parents=True, exist_ok=True)
-        paths = study.make(tables, outdir, args.full)
-        if args.compare is not None and (not args.compare or name in args.compare) and not args.full \
+        paths = make(tables, outdir)
+        if args.compare is not None and (not args.compare or name in args.compare) and args.reduced \
                 and hasattr(study, "compare_sweep"):
             sw = study.compare_sweep()
             full = run_sweep(sw, args, console, summary)

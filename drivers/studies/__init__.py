@@ -19,10 +19,20 @@ END_TO_END = ("partition_load", "end_to_end", "scaling")
 DENSE = ("dense",)
 # The other systems of the seed papers (issue 30): MICA's server, the TILEPro64 node, KV-Cache's server.
 SEEDS = ("seed_mica", "seed_tilepro64", "seed_kvcache")
-ALL = STUDIES + END_TO_END + DENSE + SEEDS
+# The DVFS study as the paper defines it, beside the project's policy (issue 28 item 5): one skewed socket.
+DVFS = ("dvfs",)
+ALL = STUDIES + END_TO_END + DVFS + DENSE + SEEDS
 # A study whose interface lives in a module of another name: the dense study's sweeps and report are
 # dense_sweeps.py, which uses the stack measurement of dense.py (so dense.py does not import it back).
-MODULES = {"dense": "dense_sweeps"}
+MODULES = {"dense": "dense_sweeps", "dvfs": "dvfs_socket"}
+
+
+def takes_conditions(study) -> bool:
+    """Whether a study's sweeps() and make() take `conditions` (drivers.studies.common.Conditions: the paper's
+    conditions by default, issue 28) rather than only the older `full` flag."""
+    import inspect
+
+    return "conditions" in inspect.signature(study.sweeps).parameters
 
 
 def get(name: str):

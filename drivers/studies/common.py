@@ -17,6 +17,7 @@ Reduced scale keeps per-core resources in proportion to the 60-core socket (plat
 from __future__ import annotations
 
 import pathlib
+from dataclasses import dataclass
 from typing import Any
 
 from configs import brps_target_socket
@@ -33,6 +34,97 @@ NICS_PER_CORE = brps_target_socket.NICS / FULL_CORES
 CHANNELS_PER_CORE = brps_target_socket.memory().channels / FULL_CORES
 REQUESTS_PER_CORE = 500            # measured requests per core per run: enough for a stable answered rate here
 CAPACITY_RESOLUTION = 0.02         # the studies' capacity search resolution (relative); the search's default is 1%
+PAPER_ITEMS = 192 << 20            # kvs-workload.md: the Tiny data set, 192 Mi items (MICA's)
+# A restored point warms its caches over this many requests of its own mix per core (client.warmup_requests):
+# measured at 4 cores by the LLC study (llc.WARMUP_REQUESTS_PER_CORE: 100k requests in all were within 1.1% of
+# 800k in LLC MPKI); scaled with the cores, as the LLC is.
+WARMUP_REQUESTS_PER_CORE = 25_000
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What a study runs at. The default is the paper's: the full platform (the 60-core socket; the dual and quad
+    servers), the paper's data set (PAPER_ITEMS tiny items, loaded once per sweep into a shared checkpoint that every
+    point and probe restores), and the points that carry each study's conclusion (the paper's design point and its
+    neighbours on each axis). `reduced` takes a 4-core share of the socket instead (per-core resources in proportion);
+    `items` a smaller data set (None: the study's own choice, as before issue 28); `all_points` the whole design
+    space. Each is explicit and every output says which (`text`)."""
+    reduced: bool = False
+    items: int | None = PAPER_ITEMS
+    all_points: bool = False
+
+    @property
+    def cores(self) -> int:
+        return REDUCED_CORES if self.reduced else FULL_CORES
+
+    @property
+    def full(self) -> bool:
+        return not self.reduced
+
+    def items_or(self, own: int) -> int:
+        """The data set of a study whose own choice at this scale is `own`."""
+        return own if self.items is None else self.items
+
+    def tag(self) -> str:
+        """For sweep names: a sweep's store holds one set of conditions."""
+        items = "" if self.items is None else f"-{_items_short(self.items)}"
+        return f"{self.cores}c{items}" + ("" if self.all_points or self.reduced else "-key")
+
+    def text(self, items: int | None = None) -> str:
+        """The conditions in words, for every output (CSV column, report, plot caption)."""
+        n = items if items is not None else self.items
+        scale = (f"reduced: a {REDUCED_CORES}-core share of the 60-core socket" if self.reduced
+                 else "full platform")
+        if n is None:
+            data = "the study's own data set"
+        elif n == PAPER_ITEMS:
+            data = f"the paper's data set ({_items_short(n)} tiny items)"
+        else:
+            data = f"reduced data set: {_items_short(n)} tiny items (the paper's is {_items_short(PAPER_ITEMS)})"
+        points = "every point" if self.all_points or self.reduced else "the points that carry the conclusion"
+        return f"{scale}; {data}; {points}"
+
+
+def _items_short(n: int) -> str:
+    return f"{n >> 20}Mi" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n >> 10}Ki" if n % 1024 == 0 else str(n)
+
+
+def conditions_for(full: bool | None, conditions: Conditions | None) -> Conditions:
+    """A study's conditions from the older `full` flag (True: the 60-core socket, every point, the study's own data
+    set; False: the reduced share) or the Conditions given; neither: the paper's (Conditions())."""
+    if conditions is not None:
+        if full is not None:
+            raise ValueError("give either full= or conditions=, not both")
+        return conditions
+    if full is None:
+        return Conditions()
+    return Conditions(reduced=not full, items=None, all_points=True)
+
+
+def guest_memory_bytes(items: int, partitions: int, dataset: str = "tiny") -> int:
+    """Host memory the KVS server's store touches for `items` over `partitions` (its log as written, its whole
+    index as sized from the item count): the data set's own footprint, which the engine's up-front estimate does
+    not include (guest pages are allocated on touch)."""
+    from models.client import KVS_BUCKET_BYTES, DATASETS, kvs_item_bytes, kvs_server_sizes
+    from models.client import Client
+
+    client = Client(enabled=True, items=items, dataset=dataset)
+    _, buckets = kvs_server_sizes(client, partitions)
+    return items * kvs_item_bytes(*DATASETS[dataset]) + partitions * buckets * KVS_BUCKET_BYTES
+
+
+def check_fits(items: int, partitions: int, available: int | None = None) -> None:
+    """Refuse, before any run, a data set whose store does not fit the host's available memory (with the engine's
+    own estimate on top), naming what it needs and how to run a smaller one explicitly."""
+    from models.params import ParamError
+    from models.sim import host_memory_available
+
+    have = host_memory_available() if available is None else available
+    need = guest_memory_bytes(items, partitions)
+    if have is not None and need > have:
+        raise ParamError(f"{items:,} tiny items over {partitions} partitions need about {need / 2**30:.1f} GiB of "
+                         f"host memory for the store alone; the host has {have / 2**30:.1f} GiB available. Run a "
+                         "smaller data set explicitly (--items N; every output then says it is reduced)")
 
 
 def target(cores: int = REDUCED_CORES, items: int = 1 << 16, requests_per_core: int = REQUESTS_PER_CORE,
@@ -106,8 +198,19 @@ def figures_of(row: Any) -> dict[str, float]:
     batches = sum_of(r, paths.NIC_QUEUE, "rx_batches")
     cycles = sum_of(r, paths.CORE, "cycles", socket=0)
     clock_ghz = row.get("cfg.core.clock", 2.5e9) / 1e9
+    steady = "steady.throughput" in r          # the steady-state window at the capacity (drivers/steady_state.py)
+    nan = float("nan")
     return {
-        "throughput_mrps": r.get("capacity.mrps", r.get("client.throughput_mrps", float("nan"))),
+        # With the steady-state rule: the throughput of its last window at the capacity's offered load, with the
+        # half-width of its 95% interval (batch means) and its p95; else the capacity search's best probe.
+        "throughput_mrps": r["steady.throughput"] if steady else r.get("capacity.mrps",
+                                                                      r.get("client.throughput_mrps", nan)),
+        "throughput_ci_mrps": r["steady.half_width"] if steady else nan,
+        "search_mrps": r.get("capacity.mrps", nan),
+        "window_requests": r.get("steady.window", nan),
+        "steady_converged": r.get("steady.converged", nan),
+        "busiest_utilization": r.get("steady.busiest_utilization", nan),
+        "p95_steady_us": r.get("steady.p95_ns", nan) / 1e3,
         "capacity_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
         "p95_us": r.get("client.latency.p95", float("nan")) / 1e3,
         "p50_us": r.get("client.latency.p50", float("nan")) / 1e3,

@@ -34,15 +34,22 @@ def _base(cores: int, items: int) -> Base:
                 warm_last_insts=WARM_LAST_INSTS, warmup_requests=WARMUP_REQUESTS_PER_CORE * cores)
 
 
-def _sweep(name, cores, items, kbs) -> Sweep:
+KEY_PER_CORE_KB = [512, 768, 1024]   # the paper's choice (768 KB per core) and its neighbours
+
+
+def _sweep(name, cores, items, kbs, steady: bool = False) -> Sweep:
+    options = {"resolution": common.CAPACITY_RESOLUTION, **({"steady": True} if steady else {})}
     return Sweep(name, _base(cores, items), Grid({"caches.llc.size": [kb * 1024 * cores for kb in kbs]}),
-                 evaluator=CAPACITY_EVALUATOR, options={"resolution": common.CAPACITY_RESOLUTION},
+                 evaluator=CAPACITY_EVALUATOR, options=options,
                  share_checkpoint=True)   # the data set is loaded once; every probe of every point restores it
 
 
-def sweeps(full: bool = False) -> list[Sweep]:
-    cores = common.FULL_CORES if full else common.REDUCED_CORES
-    return [_sweep(f"llc-{cores}c", cores, FULL_ITEMS if full else REDUCED_ITEMS, PER_CORE_KB)]
+def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
+    c = common.conditions_for(full, conditions)
+    if c.items is None:          # the study's own data sets (before issue 28)
+        return [_sweep(f"llc-{c.cores}c", c.cores, FULL_ITEMS if c.full else REDUCED_ITEMS, PER_CORE_KB)]
+    kbs = PER_CORE_KB if c.all_points or c.reduced else KEY_PER_CORE_KB
+    return [_sweep(f"llc-{c.tag()}", c.cores, c.items, kbs, steady=True)]
 
 
 def compare_sweep() -> Sweep:
@@ -64,7 +71,10 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     fig, ax = plt.subplots(figsize=(6.5, 4))
     x = range(len(df))
     ax.bar(x, df.throughput_mrps, color="tab:blue", label="throughput")
-    if "throughput_upper_mrps" in df:
+    if df.throughput_ci_mrps.notna().any():      # the steady-state window's 95% interval
+        style.interval(ax, list(x), df.throughput_mrps, df.throughput_mrps + df.throughput_ci_mrps,
+                       df.throughput_mrps - df.throughput_ci_mrps, label=style.STEADY_INTERVAL)
+    elif "throughput_upper_mrps" in df:
         style.interval(ax, list(x), df.throughput_mrps, df.throughput_upper_mrps)
     style.rate_axis(ax, "throughput (M requests/s)")
     if style.CHOSEN_LLC_PER_CORE_KB in list(df.llc_per_core_kb):
@@ -83,17 +93,23 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
 
 
 def headline(df: pd.DataFrame) -> dict[str, float]:
-    t = df.set_index("llc_per_core_kb").throughput_mrps
-    return {"256 KB -> 512 KB": t[512] / t[256], "512 KB -> 768 KB": t[768] / t[512],
-            "768 KB -> 1 MB": t[1024] / t[768], "768 KB -> 2 MB": t[2048] / t[768]}
+    t = df.set_index("llc_per_core_kb").throughput_mrps.to_dict()
+
+    def ratio(a: int, b: int) -> float:          # NaN where a point was not run (the key points only)
+        return t[b] / t[a] if a in t and b in t else float("nan")
+    return {"256 KB -> 512 KB": ratio(256, 512), "512 KB -> 768 KB": ratio(512, 768),
+            "768 KB -> 1 MB": ratio(768, 1024), "768 KB -> 2 MB": ratio(768, 2048)}
 
 
-def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
-    cores = common.FULL_CORES if full else common.REDUCED_CORES
-    df = frame(tables[f"llc-{cores}c"])
+def make(tables, outdir: pathlib.Path, full: bool | None = None,
+         conditions: common.Conditions | None = None) -> list[pathlib.Path]:
+    c = common.conditions_for(full, conditions)
+    cores = c.cores
+    df = frame(next(iter(tables.values())) if len(tables) == 1 else tables[f"llc-{c.tag()}"])
+    df["conditions"] = c.text(int(df["items"].iloc[0]) if len(df) else None)
     csv, png = outdir / "llc.csv", outdir / "llc.png"
     df.to_csv(csv, index=False)
-    plot(df, png, style.conditions_of(df, full=full, cores=cores))
+    plot(df, png, style.conditions_of(df, full=c.full, cores=cores, extra=df["conditions"].iloc[0] if len(df) else ""))
     heads = headline(df)
     cols = ["llc_per_core_kb", "throughput_mrps", "llc_mpki", "l1d_mpki", "mem_read_gbs", "mem_write_gbs",
             "p95_us", "ipc"]

@@ -50,11 +50,50 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
     stats.update({"capacity.mpps_per_port": res.offered_mpps, "capacity.upper_mpps_per_port":
                   res.upper_mpps if not res.line_limited else -1.0, "capacity.probes": float(len(res.probes)),
                   "capacity.mrps": stats.get("client.throughput_mrps", 0.0)})
+    out: dict[str, Any] = {"probes": res.table()}
+    if options.get("steady") and res.best:
+        steady, windows = steady_window(make, res, options, report)
+        stats.update(steady)
+        out["windows"] = windows
     if options.get("power") and res.best:
         import power
 
         stats.update(power.price_run(stats, make(res.offered_mpps).to_dict()).stats())
-    return {"stats": stats, "probes": res.table()}
+    return {"stats": stats, **out}
+
+
+def steady_window(make: Callable[[float], System], res: Any, options: dict[str, Any],
+                  report: Callable[[str], None]) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """At the capacity found, the steady-state rule (drivers/steady_state.py): windows from twice the probes'
+    measured requests, doubling until the throughput's 95% interval is within options['steady_target'] (2%) and
+    the busiest core is saturated (its queue's response rate over its rate in the lowest failed probe, where it
+    was overloaded). A line-limited server has no failed probe: saturation is not required there, and the record
+    says so (steady.saturation_required = 0). The stats are the last window's, under steady.* (its p95 too)."""
+    from .. import capacity
+    from .. import steady_state as ss
+
+    failed = [p for p in res.probes if not p.sustained(res.max_loss)]
+    overloaded = min(failed, key=lambda p: p.offered_mpps) if failed else None
+    service = ss.busiest_queue_rate(overloaded.stats) if overloaded else None
+    rate = res.offered_mpps
+
+    def at(requests: int) -> System:
+        system = make(rate)
+        system.client.requests = requests
+        return system
+
+    first = 2 * make(rate).client.requests
+    found = ss.measure(ss.simulated_window(at, service), first, target=options.get("steady_target", ss.TARGET),
+                       saturation=ss.SATURATION if service else 0.0,
+                       max_windows=options.get("steady_max_windows", ss.MAX_WINDOWS), report=report)
+    last = found.last.stats
+    loss = capacity.outcome_from_stats(last, rate).loss
+    stats = {**found.stats(), "steady.saturation_required": float(service is not None),
+             "steady.p95_ns": found.last.p95, "steady.loss": loss,
+             "steady.sustained": float(loss < res.max_loss)}
+    windows = [{"requests": w.length, "throughput_mrps": w.throughput, "busiest_utilization": w.busiest_utilization,
+                "p95_ns": w.p95, "batch_rates": [float(x) for x in w.batch_rates]} for w in found.windows]
+    return stats, windows
 
 
 evaluate_capacity.restores = True   # every probe restores the shared checkpoint

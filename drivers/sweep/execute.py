@@ -79,19 +79,20 @@ def run(sweep: Sweep, *, store: str | pathlib.Path | None = None, jobs: int | No
     done = stored_points(path)
     todo = [p for p in points if p.key not in done or (retry_failed and done[p.key]["status"] == "failed")]
     skipped = len(points) - len(todo)
-    todo, loads = _share_checkpoints(str(path), points, todo, jobs, scheduler, progress, sweep.name)
+    todo, loads = _share_checkpoints(str(path), points, todo, jobs, scheduler, progress, sweep.name,
+                                     sweep.checkpoints or str(path))
     if todo:
         runner = _run_dask if scheduler is not None else _run_local
         runner(str(path), todo, skipped, len(points), jobs, scheduler, progress, sweep.name)
     final = stored_points(path)
     failed = sum(1 for p in points if final.get(p.key, {}).get("status") == "failed")
     return SweepReport(path, len(points), skipped, len(points) - skipped, failed, time.time() - started, loads,
-                       checkpoint_bytes(path))
+                       checkpoint_bytes(sweep.checkpoints or path))
 
 
 
 def _share_checkpoints(store: str, points: list[Point], todo: list[Point], jobs: int | None, scheduler: Any,
-                       progress: bool = False, name: str = "") -> tuple[list[Point], int]:
+                       progress: bool = False, name: str = "", root: str = "") -> tuple[list[Point], int]:
     """Load every data set the points to run share (the first point of each group in sweep order loads it) and
     point them at its checkpoint. The points of a data set that failed to load are stored failed with its error.
     Returns the points left to run and the number of data sets loaded."""
@@ -101,7 +102,7 @@ def _share_checkpoints(store: str, points: list[Point], todo: list[Point], jobs:
     loaders = list({p.data_set: p for p in reversed(points) if p.data_set in needed}.values())
     with _Progress(store, f"{name}: loading {len(loaders)} data set(s)", len(points) - len(todo), len(points),
                    progress) as bar:
-        results = {r["data_set"]: r for r in _prepare_all(store, loaders, jobs, scheduler, bar.poll)}
+        results = {r["data_set"]: r for r in _prepare_all(root or store, loaders, jobs, scheduler, bar.poll)}
     runnable = []
     for p in todo:
         r = results.get(p.data_set) if p.data_set else None
@@ -111,7 +112,8 @@ def _share_checkpoints(store: str, points: list[Point], todo: list[Point], jobs:
                                "data_set": p.data_set, "error": f"loading the shared data set failed: {r['error']}",
                                "stats": {}, "host_seconds": 0.0})
             continue
-        runnable.append(replace(p, restore_from=str(checkpoint_dir(store, p.data_set))) if r is not None else p)
+        runnable.append(replace(p, restore_from=str(checkpoint_dir(root or store, p.data_set))) if r is not None
+                        else p)
     return runnable, sum(1 for r in results.values() if r["loaded"] and r["status"] == "ok")
 
 

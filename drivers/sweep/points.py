@@ -57,7 +57,13 @@ class Sweep:
     ties: dict[str, tuple[str, ...]] = field(default_factory=dict)
     evaluator: str = RUN_EVALUATOR
     options: dict[str, Any] = field(default_factory=dict)
-    share_checkpoint: bool = False     # points sharing a data set load it once and restore it (module doc)
+    # Points sharing a data set load it once and restore it (module doc): the default (issue 28), since a large data
+    # set's load is most of a point's host time. False makes every point (every probe) load its own.
+    share_checkpoint: bool = True
+    # Where the shared checkpoints live: '' = the sweep's own store (checkpoints/); a folder shared by several
+    # sweeps lets them restore one load of the same data set (the key covers the binary, its arguments, the engine
+    # and everything a restore refuses to change). One sweep process at a time per folder.
+    checkpoints: str = ""
 
     def resolve(self) -> list["Point"]:
         """Every point, resolved and validated (ParamError naming the parameter before anything runs). Points whose
