@@ -1,0 +1,88 @@
+"""The studies' conditions (issue 28): the paper's by default (full platform, 192 Mi items, the points that carry
+each conclusion, shared checkpoints, steady-state windows), the reduced ones explicit and said in every output; the
+data set's memory checked before any run; the DVFS study's table and report."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from drivers import studies
+from drivers.studies import common, dvfs_socket, llc
+from drivers.sweep import Sweep
+from models.params import ParamError
+
+
+def test_the_default_is_the_papers_conditions():
+    c = common.Conditions()
+    assert (c.cores, c.items, c.all_points, c.full) == (60, 192 * 2**20, False, True)
+    assert common.conditions_for(None, None) == c
+    assert "full platform" in c.text() and "the paper's data set (192Mi tiny items)" in c.text()
+    assert "reduced" not in c.text()
+    # The older flag keeps its meaning: the study's own data sets, every point.
+    assert common.conditions_for(False, None) == common.Conditions(reduced=True, items=None, all_points=True)
+    assert common.conditions_for(True, None).cores == 60
+    with pytest.raises(ValueError, match="either"):
+        common.conditions_for(True, c)
+
+
+def test_a_reduced_choice_says_so_and_names_its_store_apart():
+    small = common.Conditions(items=16 << 20)
+    assert "reduced data set: 16Mi tiny items (the paper's is 192Mi)" in small.text()
+    share = common.Conditions(reduced=True, items=None)
+    assert share.text().startswith("reduced: a 4-core share")
+    tags = {common.Conditions().tag(), small.tag(), share.tag(), common.Conditions(all_points=True).tag()}
+    assert len(tags) == 4 and common.Conditions().tag() == "60c-192Mi-key"
+
+
+def test_sweeps_share_checkpoints_by_default():
+    assert Sweep.__dataclass_fields__["share_checkpoint"].default is True
+
+
+def test_the_llc_study_at_the_papers_conditions_runs_its_design_point_and_neighbours():
+    (sweep,) = llc.sweeps(conditions=common.Conditions(items=1 << 22))
+    points = sweep.resolve()
+    assert sorted(p.params["caches.llc.size"] // 60 // 1024 for p in points) == [512, 768, 1024]
+    assert all(p.system().harts == 60 and p.system().client.items == 1 << 22 for p in points)
+    assert sweep.share_checkpoint and sweep.options["steady"] and len({p.data_set for p in points}) == 1
+    (every,) = llc.sweeps(conditions=common.Conditions(items=1 << 22, all_points=True))
+    assert len(every.resolve()) == len(llc.PER_CORE_KB)
+    assert studies.takes_conditions(llc) and studies.takes_conditions(studies.get("dvfs"))
+
+
+def test_the_papers_data_set_is_refused_before_any_run_when_it_does_not_fit():
+    # 192 Mi tiny items: 7.5 GiB of log and 15 GiB of index over 60 partitions (the index sized from the items).
+    need = common.guest_memory_bytes(common.PAPER_ITEMS, 60)
+    assert 22 * 2**30 < need < 23 * 2**30
+    with pytest.raises(ParamError, match=r"need about 22\.\d GiB .*\(--items N"):
+        common.check_fits(common.PAPER_ITEMS, 60, available=16 * 2**30)
+    common.check_fits(16 << 20, 60, available=16 * 2**30)      # 1.6 GiB: fits
+
+
+def _dvfs_table(items: int) -> pd.DataFrame:
+    stats = {}
+    for label, (low, normal, turbo, mrps, watts) in {"baseline": (0, 60, 0, 100.0, 150.0),
+                                                     "dvfs": (30, 25, 5, 104.0, 140.0),
+                                                     "paper": (20, 34, 6, 103.0, 145.0)}.items():
+        p = f"stat.dvfs.{label}."
+        stats.update({p + "cores_low": low, p + "cores_normal": normal, p + "cores_turbo": turbo,
+                      p + "steady.throughput": mrps, p + "steady.half_width": 1.0, p + "p95_us": 12.0,
+                      p + "die_power_W": watts - 20, p + "total_power_W": watts, p + "within_budget": 1.0,
+                      p + "steady.window": 60000.0})
+    return pd.DataFrame([{"status": "ok", "cfg.client.items": items, "cfg.harts": 60, "host_seconds": 1.0,
+                          **stats}])
+
+
+def test_the_dvfs_study_compares_total_power_beside_the_policy(tmp_path):
+    c = common.Conditions(items=16 << 20)
+    (sweep,) = dvfs_socket.sweeps(conditions=c)
+    assert sweep.name == "dvfs-60c-16Mi-key" and sweep.share_checkpoint
+    paths = dvfs_socket.make({sweep.name: _dvfs_table(16 << 20)}, tmp_path, conditions=c)
+    csv = pd.read_csv(paths[0])
+    assert list(csv.configuration) == list(dvfs_socket.LABELS.values())
+    assert csv.power_vs_baseline.tolist() == pytest.approx([1.0, 140 / 150, 145 / 150])
+    assert (csv.cores_low.tolist(), csv.cores_turbo.tolist()) == ([0, 30, 20], [0, 5, 6])
+    assert csv.conditions.str.contains("reduced data set: 16Mi").all()
+    report = paths[-1].read_text()
+    assert "20 coldest cores at 1.5 GHz, 6 hottest at 3.5 GHz" in report and "reduced data set" in report
+    assert any(p.suffix == ".png" for p in paths)
