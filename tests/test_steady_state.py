@@ -145,3 +145,24 @@ def test_saturation_can_be_waived_for_a_server_limited_elsewhere():
     # A line-limited server has no overloaded probe to measure a core's service rate against: saturation 0.
     res = ss.measure(synthetic(6, sigma=1e-9, utilization=lambda n: float("nan")), 1000, saturation=0.0)
     assert res.converged and len(res.windows) == 1
+
+
+def test_a_simulated_window_gives_batch_means_of_the_answered_requests(engine):
+    from drivers.studies import common
+
+    def make(requests: int):
+        s = common.target(2, items=1 << 12, requests_per_core=1)
+        s.client.requests = requests
+        return s
+
+    w = ss.simulated_window(make, None)(4000)
+    assert len(w.batch_rates) == ss.BATCHES and np.all(w.batch_rates > 0)
+    # The batches' throughput is the client's own over the same run, less its start-up and drain.
+    assert w.throughput == pytest.approx(w.stats["client.throughput_mrps"], rel=0.15)
+    assert math.isnan(w.busiest_utilization)                    # no overloaded run to compare with
+    rate = ss.busiest_queue_rate(w.stats)
+    assert rate > 0
+    # Against its own rate as the service rate, the busiest core is exactly "saturated".
+    assert ss.simulated_window(make, rate)(4000).busiest_utilization == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="no NIC queue"):
+        ss.busiest_queue_rate({"client.measured_ns": 1.0})
