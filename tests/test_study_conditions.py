@@ -86,3 +86,33 @@ def test_the_dvfs_study_compares_total_power_beside_the_policy(tmp_path):
     report = paths[-1].read_text()
     assert "20 coldest cores at 1.5 GHz, 6 hottest at 3.5 GHz" in report and "reduced data set" in report
     assert any(p.suffix == ".png" for p in paths)
+
+
+KEY_COUNTS = {"core_weight": 6, "llc": 3, "batching": 3, "prefetch": 2}
+
+
+@pytest.mark.parametrize("name", sorted(KEY_COUNTS))
+def test_each_socket_study_draws_its_key_points_at_the_conditions_it_ran(tmp_path, name):
+    import dataclasses
+
+    from analysis.sweeps import load_sweep
+    from drivers import sweep as sw
+
+    study = studies.get(name)
+    c = common.Conditions(items=1 << 22)
+    tables = {}
+    for s in study.sweeps(conditions=c):
+        assert s.options.get("steady") and s.share_checkpoint
+        s = dataclasses.replace(s, evaluator="drivers.synthetic:evaluate_point", options={"sleep_ms": 0})
+        report = sw.run(s, store=tmp_path / s.name, jobs=1, progress=False)
+        assert report.failed == 0 and report.points == KEY_COUNTS[name]
+        table = load_sweep(report.store)
+        assert (table["cfg.harts"] == 60).all() and (table["cfg.client.items"] == 1 << 22).all()
+        tables[s.name] = table
+    out = tmp_path / "figures"
+    out.mkdir()
+    paths = study.make(tables, out, conditions=c)
+    assert {p.suffix for p in paths} == {".csv", ".png", ".md"}
+    csv = pd.read_csv(next(p for p in paths if p.suffix == ".csv"))
+    assert len(csv) == KEY_COUNTS[name]
+    assert csv.conditions.str.contains("full platform; reduced data set: 4Mi tiny items").all()

@@ -131,16 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         common.check_fits(conditions.items, common.FULL_CORES)    # before any work: the data set must fit
     for name in names:
         study = studies.get(name)
-        if studies.takes_conditions(study):
-            sweep_list, make = study.sweeps(conditions=conditions), \
-                lambda tables, outdir: study.make(tables, outdir, conditions=conditions)
-        else:                              # a study without Conditions: its full-scale sweeps unless --reduced
-            sweep_list, make = study.sweeps(full=not args.reduced), \
-                lambda tables, outdir: study.make(tables, outdir, not args.reduced)
-        tables = {sw.name: run_sweep(sw, args, console, summary) for sw in sweep_list}
+        # A study without Conditions runs its full-scale sweeps unless --reduced.
+        kwargs = {"conditions": conditions} if studies.takes_conditions(study) else {"full": not args.reduced}
+        tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(**kwargs)}
         outdir = outroot / name
         outdir.mkdir(parents=True, exist_ok=True)
-        paths = make(tables, outdir)
+        paths = study.make(tables, outdir, **kwargs)
         if args.compare is not None and (not args.compare or name in args.compare) and args.reduced \
                 and hasattr(study, "compare_sweep"):
             sw = study.compare_sweep()

@@ -23,17 +23,26 @@ PER_PACKET = [1, 2, 4, 8, 16, 32]
 FRAMES_PER_CORE = 250   # measured frames per core per probe at any batch size (so a run is long enough)
 
 
-def _sweep(name: str, cores: int, per_packet: list[int]) -> Sweep:
-    return Sweep(name, Base("drivers.studies.common:target", cores=cores),
+KEY_PER_PACKET = [1, 4, 32]   # no packing, MICA-like packing (assumed: 4) and the most the study packs
+
+
+def _sweep(name: str, cores: int, per_packet: list[int], items: int | None = None) -> Sweep:
+    base = Base("drivers.studies.common:target", cores=cores) if items is None else \
+        Base("drivers.studies.common:target", cores=cores, items=items,
+             warmup_requests=common.WARMUP_REQUESTS_PER_CORE * cores)
+    return Sweep(name, base,
                  Zip({"client.requests_per_packet": per_packet,
                       "client.requests": [max(common.REQUESTS_PER_CORE, FRAMES_PER_CORE * n) * cores
                                           for n in per_packet]}),
-                 evaluator=CAPACITY_EVALUATOR, options={"resolution": common.CAPACITY_RESOLUTION})
+                 evaluator=CAPACITY_EVALUATOR, options={"resolution": common.CAPACITY_RESOLUTION,
+                                                        **({} if items is None else {"steady": True})})
 
 
-def sweeps(full: bool = False) -> list[Sweep]:
-    cores = common.FULL_CORES if full else common.REDUCED_CORES
-    return [_sweep(f"batching-{cores}c", cores, PER_PACKET)]
+def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
+    c = common.conditions_for(full, conditions)
+    if c.items is None:          # the study's own data set (before issue 28)
+        return [_sweep(f"batching-{c.cores}c", c.cores, PER_PACKET)]
+    return [_sweep(f"batching-{c.tag()}", c.cores, PER_PACKET if c.all_points else KEY_PER_PACKET, c.items)]
 
 
 def compare_sweep() -> Sweep:
@@ -66,7 +75,10 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     x = df.requests_per_packet
     axes[0].plot(x, df.throughput_mrps, marker="o", label="capacity (< 1% loss)")
-    if "throughput_upper_mrps" in df:
+    if df.throughput_ci_mrps.notna().any():
+        style.interval(axes[0], x, df.throughput_mrps, df.throughput_mrps + df.throughput_ci_mrps,
+                       df.throughput_mrps - df.throughput_ci_mrps, label=style.STEADY_INTERVAL)
+    elif "throughput_upper_mrps" in df:
         style.interval(axes[0], x, df.throughput_mrps, df.throughput_upper_mrps)
     style.rate_axis(axes[0], "throughput (M requests/s)")
     axes[1].plot(x, df.net_rx_gbps, marker="o", label="RX (requests)")
@@ -84,19 +96,23 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     style.save(fig, path, caption)
 
 
-def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
-    cores = common.FULL_CORES if full else common.REDUCED_CORES
-    df = frame(tables[f"batching-{cores}c"])
+def make(tables, outdir: pathlib.Path, full: bool | None = None,
+         conditions: common.Conditions | None = None) -> list[pathlib.Path]:
+    c = common.conditions_for(full, conditions)
+    cores = c.cores
+    df = frame(next(iter(tables.values())))
+    df["conditions"] = c.text(int(df["items"].iloc[0]) if len(df) and c.items is not None else None)
     csv, png = outdir / "batching.csv", outdir / "batching.png"
     df.to_csv(csv, index=False)
-    plot(df, png, style.conditions_of(df, full=full, cores=cores))
+    plot(df, png, style.conditions_of(df, full=c.full, cores=cores, extra=df["conditions"].iloc[0] if len(df) else ""))
     cols = ["requests_per_packet", "throughput_mrps", "net_rx_gbps", "net_tx_gbps", "p50_us", "p95_us",
             "model_wait_mean_us", "model_wait_max_us", "rx_batch", "ipc"]
-    t = df.set_index("requests_per_packet").throughput_mrps
-    heads = {f"1 -> {n} requests per packet": t[n] / t[1] for n in PER_PACKET[1:]}
+    t = df.set_index("requests_per_packet").throughput_mrps.to_dict()
+    heads = {f"1 -> {n} requests per packet": t[n] / t[1] if n in t and 1 in t else float("nan")
+             for n in PER_PACKET[1:]}
     report = common.write_report(
         outdir / "batching.md", "Client-side batching", __doc__.replace("\n", " ").replace("  ", "\n\n"),
-        [f"scale: {common.scale_text(cores)}",
+        [f"conditions: {df['conditions'].iloc[0] if len(df) else c.text()}", f"scale: {common.scale_text(cores)}",
          "client.requests_per_packet = " + ", ".join(map(str, PER_PACKET)),
          f"client.requests = max({common.REQUESTS_PER_CORE}, {FRAMES_PER_CORE} x requests per packet) x cores",
          f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution (frames/s), reported "

@@ -105,8 +105,7 @@ def guest_memory_bytes(items: int, partitions: int, dataset: str = "tiny") -> in
     """Host memory the KVS server's store touches for `items` over `partitions` (its log as written, its whole
     index as sized from the item count): the data set's own footprint, which the engine's up-front estimate does
     not include (guest pages are allocated on touch)."""
-    from models.client import KVS_BUCKET_BYTES, DATASETS, kvs_item_bytes, kvs_server_sizes
-    from models.client import Client
+    from models.client import DATASETS, KVS_BUCKET_BYTES, Client, kvs_item_bytes, kvs_server_sizes
 
     client = Client(enabled=True, items=items, dataset=dataset)
     _, buckets = kvs_server_sizes(client, partitions)

@@ -28,16 +28,30 @@ TIES = {"core.issue_width": ("core.fetch_width", "core.commit_width", "core.int_
 ITEMS = {"tiny": 1 << 15, "small": 1 << 15, "large": 1 << 13, "xlarge": 1 << 13}
 
 
-def _sweep(name: str, cores: int, space) -> Sweep:
-    return Sweep(name, Base("drivers.studies.common:target", cores=cores, items=ITEMS["tiny"]), space, ties=TIES,
-                 evaluator=CAPACITY_EVALUATOR, options={"resolution": common.CAPACITY_RESOLUTION})
+def _sweep(name: str, cores: int, space, items: int | None = None) -> Sweep:
+    base = Base("drivers.studies.common:target", cores=cores, items=ITEMS["tiny"]) if items is None else \
+        Base("drivers.studies.common:target", cores=cores, items=items,
+             warmup_requests=common.WARMUP_REQUESTS_PER_CORE * cores)
+    return Sweep(name, base, space, ties=TIES, evaluator=CAPACITY_EVALUATOR,
+                 options={"resolution": common.CAPACITY_RESOLUTION, **({} if items is None else {"steady": True})})
 
 
-def sweeps(full: bool = False) -> list[Sweep]:
-    cores = common.FULL_CORES if full else common.REDUCED_CORES
-    return [_sweep(f"core_weight-{cores}c", cores,
-                   Product(Zip({"client.dataset": DATASETS, "client.items": [ITEMS[d] for d in DATASETS]}),
-                           Grid({"core.issue_width": WIDTHS, "core.rob_entries": ROBS})))]
+# The paper's choice (3-issue, ROB 64), its neighbours on each axis, and the in-order single-issue core the
+# throughput is normalized to; on the paper's data set (Tiny).
+KEY_POINTS = [(1, 1), (3, 64), (3, 32), (3, 128), (2, 64), (4, 64)]
+
+
+def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
+    c = common.conditions_for(full, conditions)
+    if c.items is None:          # the study's own data sets (before issue 28)
+        return [_sweep(f"core_weight-{c.cores}c", c.cores,
+                       Product(Zip({"client.dataset": DATASETS, "client.items": [ITEMS[d] for d in DATASETS]}),
+                               Grid({"core.issue_width": WIDTHS, "core.rob_entries": ROBS})))]
+    if c.all_points:             # every shape on the conditions' tiny data set (the others: --reduced)
+        space = Grid({"core.issue_width": WIDTHS, "core.rob_entries": ROBS})
+    else:
+        space = List([{"core.issue_width": w, "core.rob_entries": r} for w, r in KEY_POINTS])
+    return [_sweep(f"core_weight-{c.tag()}", c.cores, space, c.items)]
 
 
 COMPARE_POINTS = [{"client.dataset": "tiny", "client.items": ITEMS["tiny"], "core.issue_width": w,
@@ -53,7 +67,8 @@ def frame(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, row in table[table.status == "ok"].iterrows():
         f = common.figures_of(row)
-        rows.append({"dataset": row["param.client.dataset"], "issue_width": row["param.core.issue_width"],
+        rows.append({"dataset": row.get("param.client.dataset", row.get("cfg.client.dataset")),
+                     "issue_width": row["param.core.issue_width"],
                      "rob": row["param.core.rob_entries"], **f})
     out = pd.DataFrame(rows)
     base = out[(out.rob == 1) & (out.issue_width == 1)].set_index("dataset")["throughput_mrps"]
@@ -66,7 +81,7 @@ def headline(df: pd.DataFrame) -> dict[str, float]:
         sel = df[(df.dataset == ds) & (df.issue_width == w) & (df.rob == r)].throughput_mrps
         return float(sel.iloc[0]) if len(sel) else float("nan")
     out = {}
-    for ds in DATASETS:
+    for ds in [d for d in DATASETS if d in set(df.dataset)]:
         out[f"{ds}: ROB 1 -> 64 at issue 1"] = t(ds, 1, 64) / t(ds, 1, 1)
         out[f"{ds}: issue 1 -> 3 at ROB 64"] = t(ds, 3, 64) / t(ds, 1, 64)
         out[f"{ds}: ROB 64 -> 256 at issue 3"] = t(ds, 3, 256) / t(ds, 3, 64)
@@ -77,18 +92,26 @@ def headline(df: pd.DataFrame) -> dict[str, float]:
 def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     plt = style.pyplot()
 
-    fig, axes = plt.subplots(1, len(DATASETS), figsize=(16, 4), sharey=False)
-    for ax, ds in zip(axes, DATASETS):
+    present = [d for d in DATASETS if d in set(df.dataset)]
+    fig, axes = plt.subplots(1, len(present), figsize=(4 * len(present), 4), sharey=False, squeeze=False)
+    axes = axes[0]
+    for ax, ds in zip(axes, present):
         sub = df[df.dataset == ds]
         for w in WIDTHS:
             line = sub[sub.issue_width == w].sort_values("rob")
-            ax.plot(range(len(line)), line.normalized, marker="o", label=f"{w}-issue")
-            if "throughput_upper_mrps" in line:
-                style.interval(ax, range(len(line)), line.normalized,
-                               line.throughput_upper_mrps / line.throughput_mrps * line.normalized)
+            if line.empty:
+                continue
+            x = [ROBS.index(r) for r in line.rob]         # each ROB at its place, whichever points were run
+            ax.plot(x, line.normalized, marker="o", label=f"{w}-issue")
+            scale = line.normalized / line.throughput_mrps
+            if line.throughput_ci_mrps.notna().any():
+                style.interval(ax, x, line.normalized, line.normalized + line.throughput_ci_mrps * scale,
+                               line.normalized - line.throughput_ci_mrps * scale, label=style.STEADY_INTERVAL)
+            elif "throughput_upper_mrps" in line:
+                style.interval(ax, x, line.normalized, line.throughput_upper_mrps * scale)
             if w == style.CHOSEN_ISSUE_WIDTH and style.CHOSEN_ROB in list(line.rob):
                 chosen = list(line.rob).index(style.CHOSEN_ROB)
-                style.design_point(ax, chosen, float(line.normalized.iloc[chosen]),
+                style.design_point(ax, ROBS.index(style.CHOSEN_ROB), float(line.normalized.iloc[chosen]),
                                    f"the paper's choice ({style.CHOSEN_ISSUE_WIDTH}-issue, ROB {style.CHOSEN_ROB})")
         ax.set_xticks(range(len(ROBS)), [str(r) for r in ROBS])
         ax.set_title(f"{ds} items")
@@ -99,19 +122,22 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     style.save(fig, path, caption)
 
 
-def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
-    cores = common.FULL_CORES if full else common.REDUCED_CORES
-    df = frame(tables[f"core_weight-{cores}c"])
+def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool | None = None,
+         conditions: common.Conditions | None = None) -> list[pathlib.Path]:
+    c = common.conditions_for(full, conditions)
+    cores = c.cores
+    df = frame(next(iter(tables.values())))
+    df["conditions"] = c.text(int(df["items"].iloc[0]) if len(df) and c.items is not None else None)
     csv, png = outdir / "core_weight.csv", outdir / "core_weight.png"
     df.to_csv(csv, index=False)
-    plot(df, png, style.conditions_of(df, full=full, cores=cores))
+    plot(df, png, style.conditions_of(df, full=c.full, cores=cores, extra=df["conditions"].iloc[0] if len(df) else ""))
     heads = headline(df)
     table_md = common.markdown_table(pd.DataFrame({"ratio": list(heads), "value": list(heads.values())}))
     pivot = df.pivot_table(index=["dataset", "issue_width"], columns="rob", values="throughput_mrps")
     report = common.write_report(
         outdir / "core_weight.md", "Core weight: throughput vs ROB size and issue width",
         __doc__.split("\n\n")[0].replace("\n", " "),
-        [f"scale: {common.scale_text(cores)}", "core.rob_entries in " + ", ".join(map(str, ROBS)),
+        [f"conditions: {df['conditions'].iloc[0] if len(df) else c.text()}", f"scale: {common.scale_text(cores)}", "core.rob_entries in " + ", ".join(map(str, ROBS)),
          "core.issue_width in 1-4, with core.fetch_width, core.commit_width and core.int_alus equal to it",
          "client.dataset in " + ", ".join(DATASETS) + "; client.items " +
          ", ".join(f"{d} {n:,}" for d, n in ITEMS.items()) + " (uniform, 95% GET, EREW)",

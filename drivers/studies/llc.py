@@ -115,7 +115,7 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
             "p95_us", "ipc"]
     report = common.write_report(
         outdir / "llc.md", "LLC capacity per core", __doc__.split("\n\n")[0].replace("\n", " "),
-        [f"scale: {common.scale_text(cores)} (the LLC size is the swept value)",
+        [f"conditions: {df['conditions'].iloc[0] if len(df) else c.text()}", f"scale: {common.scale_text(cores)} (the LLC size is the swept value)",
          "caches.llc.size = " + ", ".join(f"{k} KB" for k in PER_CORE_KB) + " x cores",
          f"client.items = {int(df['items'].iloc[0])} (tiny: 40-byte log entries), index buckets per partition = "
          f"items / cores / 8; DDIO (nic.ddio_ways) 10% as in the config",

@@ -17,17 +17,20 @@ from . import common, llc
 DATA_SETS = {"large data set": llc.REDUCED_ITEMS, "small data set": 1 << 16}
 
 
-def _sweep(name: str, cores: int, items: int, space) -> Sweep:
+def _sweep(name: str, cores: int, items: int, space, steady: bool = False) -> Sweep:
     return Sweep(name, llc._base(cores, items), space, evaluator=CAPACITY_EVALUATOR,
-                 options={"resolution": common.CAPACITY_RESOLUTION},
+                 options={"resolution": common.CAPACITY_RESOLUTION, **({"steady": True} if steady else {})},
                  share_checkpoint=True)   # once per server argument list (prefetch=0/1) and data set
 
 
-def sweeps(full: bool = False) -> list[Sweep]:
-    cores = common.FULL_CORES if full else common.REDUCED_CORES
-    items = {"large data set": llc.FULL_ITEMS if full else llc.REDUCED_ITEMS, "small data set": 1 << 16}
-    return [_sweep(f"prefetch-{cores}c-{n}", cores, n, Grid({"workload.argv[prefetch]": [1, 0]}))
-            for n in items.values()]
+def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
+    c = common.conditions_for(full, conditions)
+    if c.items is None:          # the study's own data sets (before issue 28)
+        items = {"large data set": llc.FULL_ITEMS if c.full else llc.REDUCED_ITEMS, "small data set": 1 << 16}
+        return [_sweep(f"prefetch-{c.cores}c-{n}", c.cores, n, Grid({"workload.argv[prefetch]": [1, 0]}))
+                for n in items.values()]
+    # The conditions' data set, prefetch on (the paper's design) and off: the two points carry the conclusion.
+    return [_sweep(f"prefetch-{c.tag()}", c.cores, c.items, Grid({"workload.argv[prefetch]": [1, 0]}), steady=True)]
 
 
 def compare_sweep() -> Sweep:
@@ -63,7 +66,11 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
             xs = [i + 0.38 * j for i in range(len(groups))]
             ax.bar(xs, vals, width=0.38, label=f"prefetch {state}" + (" (the paper's design)" if state == "on"
                                                                       else ""))
-            if col == "throughput_mrps" and "throughput_upper_mrps" in df:
+            sel = [df[(df["items"] == g) & (df.prefetch == state)].iloc[0] for g in groups]
+            if col == "throughput_mrps" and any(r.throughput_ci_mrps == r.throughput_ci_mrps for r in sel):
+                style.interval(ax, xs, vals, [v + r.throughput_ci_mrps for v, r in zip(vals, sel)],
+                               [v - r.throughput_ci_mrps for v, r in zip(vals, sel)], label=style.STEADY_INTERVAL)
+            elif col == "throughput_mrps" and "throughput_upper_mrps" in df:
                 ups = [float(df[(df["items"] == g) & (df.prefetch == state)].throughput_upper_mrps.iloc[0])
                        for g in groups]
                 style.interval(ax, xs, vals, ups)
@@ -74,12 +81,15 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     style.save(fig, path, caption)
 
 
-def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
-    cores = common.FULL_CORES if full else common.REDUCED_CORES
+def make(tables, outdir: pathlib.Path, full: bool | None = None,
+         conditions: common.Conditions | None = None) -> list[pathlib.Path]:
+    c = common.conditions_for(full, conditions)
+    cores = c.cores
     df = frame({k: v for k, v in tables.items() if k.startswith(f"prefetch-{cores}c")})
+    df["conditions"] = c.text(int(df["items"].iloc[0]) if len(df) and c.items is not None else None)
     csv, png = outdir / "prefetch.csv", outdir / "prefetch.png"
     df.to_csv(csv, index=False)
-    plot(df, png, style.conditions_of(df, full=full, cores=cores))
+    plot(df, png, style.conditions_of(df, full=c.full, cores=cores, extra=df["conditions"].iloc[0] if len(df) else ""))
     heads = {}
     for items in sorted(df["items"].unique(), reverse=True):
         on = df[(df["items"] == items) & (df.prefetch == "on")].iloc[0]
@@ -91,7 +101,7 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
             "ns_per_rx_batch", "rx_batch", "ns_per_rx_packet", "ipc", "p95_us"]
     report = common.write_report(
         outdir / "prefetch.md", "Software prefetch on and off", __doc__.split("\n\n")[0].replace("\n", " "),
-        [f"scale: {common.scale_text(cores)}", "workload.argv: prefetch=1 (the server's default) or prefetch=0",
+        [f"conditions: {df['conditions'].iloc[0] if len(df) else c.text()}", f"scale: {common.scale_text(cores)}", "workload.argv: prefetch=1 (the server's default) or prefetch=0",
          "client.items = " + " and ".join(f"{n:,}" for n in sorted(df["items"].unique(), reverse=True)),
          f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution; the other figures are "
          "the capacity point's"],
