@@ -4,6 +4,7 @@ data set's memory checked before any run; the DVFS study's table and report."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -116,3 +117,24 @@ def test_each_socket_study_draws_its_key_points_at_the_conditions_it_ran(tmp_pat
     csv = pd.read_csv(next(p for p in paths if p.suffix == ".csv"))
     assert len(csv) == KEY_COUNTS[name]
     assert csv.conditions.str.contains("full platform; reduced data set: 4Mi tiny items").all()
+
+
+def test_the_headline_table_sets_reduced_and_full_side_by_side(tmp_path):
+    from drivers.studies import headlines
+
+    for folder, kbs, mrps, cond in (("reduced", [256, 512, 768, 1024, 2048], [8, 9, 10, 10.2, 10.3], None),
+                                    ("full", [512, 768, 1024], [90, 110, 111], "full platform; reduced data set")):
+        (tmp_path / folder / "llc").mkdir(parents=True)
+        df = pd.DataFrame({"llc_per_core_kb": kbs, "throughput_mrps": mrps})
+        if cond:
+            df["conditions"] = cond
+        df.to_csv(tmp_path / folder / "llc" / "llc.csv", index=False)
+    df, conditions = headlines.table(tmp_path / "reduced", tmp_path / "full")
+    rows = df.set_index("ratio")
+    assert rows.loc["512 KB -> 768 KB", "reduced"] == pytest.approx(10 / 9)
+    assert rows.loc["512 KB -> 768 KB", "paper's conditions"] == pytest.approx(110 / 90)
+    assert rows.loc["512 KB -> 768 KB", "full / reduced"] == pytest.approx((110 / 90) / (10 / 9))
+    assert np.isnan(rows.loc["256 KB -> 512 KB", "paper's conditions"])       # not run at full: n/a, not dropped
+    assert conditions["llc"][1] == "full platform; reduced data set"
+    out = headlines.write(tmp_path / "reduced", tmp_path / "full", tmp_path / "t.md").read_text()
+    assert "| llc | 256 KB -> 512 KB | 1.12 | n/a |" in out

@@ -113,13 +113,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, help="local worker processes (default: the host's CPU count)")
     parser.add_argument("--scheduler", help="a Dask scheduler address")
     parser.add_argument("--store", help="root of the sweep stores (default results/sweeps)")
-    parser.add_argument("--outdir", default=str(ROOT / "results" / "figures"), help="where figures go")
+    parser.add_argument("--outdir", help="where figures go (default results/figures; with --reduced "
+                        "results/figures-reduced, so the two sets stand side by side)")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--draw-only", action="store_true",
                         help="run no point: draw from the points stored so far (a sweep stopped part way)")
     args = parser.parse_args(argv)
     console = Console(stderr=True)
-    outroot = pathlib.Path(args.outdir)
+    outroot = pathlib.Path(args.outdir) if args.outdir else ROOT / "results" / ("figures-reduced" if args.reduced
+                                                                                else "figures")
     summary: list[dict] = []
     started = time.time()
     if args.reduced and (args.full or args.items):
@@ -150,6 +152,11 @@ def main(argv: list[str] | None = None) -> int:
             paths.append(outdir / f"{name}_reduced_vs_full.csv")
         console.print(f"study [bold]{name}[/]: " + ", ".join(str(p) for p in paths))
     outroot.mkdir(parents=True, exist_ok=True)
+    if not args.reduced and (ROOT / "results" / "figures-reduced").is_dir():
+        from drivers.studies import headlines      # the headline ratios beside the reduced run's
+
+        console.print(f"headline ratios: {headlines.write(ROOT / 'results' / 'figures-reduced', outroot,
+                                                           outroot / 'reduced_vs_full.md')}")
     # A run of some studies only keeps the summary of a whole run (summary.md, curated) and writes its own.
     summary_path = outroot / ("summary.md" if not args.study else f"summary-{'-'.join(args.study)}.md")
     summary_path.write_text(

@@ -96,6 +96,13 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     style.save(fig, path, caption)
 
 
+def headline(df: pd.DataFrame) -> dict[str, float]:
+    """Throughput with N requests per packet over one per packet (NaN where a point was not run)."""
+    t = df.set_index("requests_per_packet").throughput_mrps.to_dict()
+    return {f"1 -> {n} requests per packet": t[n] / t[1] if n in t and 1 in t else float("nan")
+            for n in PER_PACKET[1:]}
+
+
 def make(tables, outdir: pathlib.Path, full: bool | None = None,
          conditions: common.Conditions | None = None) -> list[pathlib.Path]:
     c = common.conditions_for(full, conditions)
@@ -107,9 +114,7 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
     plot(df, png, style.conditions_of(df, full=c.full, cores=cores, extra=df["conditions"].iloc[0] if len(df) else ""))
     cols = ["requests_per_packet", "throughput_mrps", "net_rx_gbps", "net_tx_gbps", "p50_us", "p95_us",
             "model_wait_mean_us", "model_wait_max_us", "rx_batch", "ipc"]
-    t = df.set_index("requests_per_packet").throughput_mrps.to_dict()
-    heads = {f"1 -> {n} requests per packet": t[n] / t[1] if n in t and 1 in t else float("nan")
-             for n in PER_PACKET[1:]}
+    heads = headline(df)
     report = common.write_report(
         outdir / "batching.md", "Client-side batching", __doc__.replace("\n", " ").replace("  ", "\n\n"),
         [f"conditions: {df['conditions'].iloc[0] if len(df) else c.text()}", f"scale: {common.scale_text(cores)}",

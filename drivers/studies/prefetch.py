@@ -81,6 +81,21 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     style.save(fig, path, caption)
 
 
+def headline(df: pd.DataFrame, by_items: bool = True) -> dict[str, float]:
+    """Prefetch off over on, per data set: throughput, time per RX batch, time per received packet. Without
+    `by_items` the largest data set's only, named without its size (to set runs of different sizes side by side)."""
+    heads = {}
+    sizes = sorted(df["items"].unique(), reverse=True)
+    for items in sizes if by_items else sizes[:1]:
+        on = df[(df["items"] == items) & (df.prefetch == "on")].iloc[0]
+        off = df[(df["items"] == items) & (df.prefetch == "off")].iloc[0]
+        name = f"{items:,} items: " if by_items else "large data set: "
+        heads[name + "throughput off / on"] = off.throughput_mrps / on.throughput_mrps
+        heads[name + "time per RX batch off / on"] = off.ns_per_rx_batch / on.ns_per_rx_batch
+        heads[name + "time per received packet off / on"] = off.ns_per_rx_packet / on.ns_per_rx_packet
+    return heads
+
+
 def make(tables, outdir: pathlib.Path, full: bool | None = None,
          conditions: common.Conditions | None = None) -> list[pathlib.Path]:
     c = common.conditions_for(full, conditions)
@@ -90,13 +105,7 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
     csv, png = outdir / "prefetch.csv", outdir / "prefetch.png"
     df.to_csv(csv, index=False)
     plot(df, png, style.conditions_of(df, full=c.full, cores=cores, extra=df["conditions"].iloc[0] if len(df) else ""))
-    heads = {}
-    for items in sorted(df["items"].unique(), reverse=True):
-        on = df[(df["items"] == items) & (df.prefetch == "on")].iloc[0]
-        off = df[(df["items"] == items) & (df.prefetch == "off")].iloc[0]
-        heads[f"{items:,} items: throughput off / on"] = off.throughput_mrps / on.throughput_mrps
-        heads[f"{items:,} items: time per RX batch off / on"] = off.ns_per_rx_batch / on.ns_per_rx_batch
-        heads[f"{items:,} items: time per received packet off / on"] = off.ns_per_rx_packet / on.ns_per_rx_packet
+    heads = headline(df)
     cols = ["items", "prefetch", "throughput_mrps", "l1d_mpki", "llc_mpki", "mem_read_gbs", "mem_write_gbs",
             "ns_per_rx_batch", "rx_batch", "ns_per_rx_packet", "ipc", "p95_us"]
     report = common.write_report(
