@@ -153,10 +153,11 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"study [bold]{name}[/]: " + ", ".join(str(p) for p in paths))
     outroot.mkdir(parents=True, exist_ok=True)
     if not args.reduced and (ROOT / "results" / "figures-reduced").is_dir():
-        from drivers.studies import headlines      # the headline ratios beside the reduced run's
+        # The headline ratios beside the reduced run's.
+        from drivers.studies import headlines
 
-        console.print(f"headline ratios: {headlines.write(ROOT / 'results' / 'figures-reduced', outroot,
-                                                           outroot / 'reduced_vs_full.md')}")
+        written = headlines.write(ROOT / "results" / "figures-reduced", outroot, outroot / "reduced_vs_full.md")
+        console.print(f"headline ratios: {written}")
     # A run of some studies only keeps the summary of a whole run (summary.md, curated) and writes its own.
     summary_path = outroot / ("summary.md" if not args.study else f"summary-{'-'.join(args.study)}.md")
     summary_path.write_text(

@@ -35,7 +35,8 @@ def _sweep(name: str, cores: int, per_packet: list[int], items: int | None = Non
                       "client.requests": [max(common.REQUESTS_PER_CORE, FRAMES_PER_CORE * n) * cores
                                           for n in per_packet]}),
                  evaluator=CAPACITY_EVALUATOR, options={"resolution": common.CAPACITY_RESOLUTION,
-                                                        **({} if items is None else {"steady": True})})
+                                                        **({} if items is None else {"steady": True})},
+                 share_checkpoint=items is not None)   # as core_weight._sweep
 
 
 def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:

@@ -32,8 +32,11 @@ def _sweep(name: str, cores: int, space, items: int | None = None) -> Sweep:
     base = Base("drivers.studies.common:target", cores=cores, items=ITEMS["tiny"]) if items is None else \
         Base("drivers.studies.common:target", cores=cores, items=items,
              warmup_requests=common.WARMUP_REQUESTS_PER_CORE * cores)
+    # The study's own small data sets (items None) load with every probe and warm over the whole load, as
+    # before issue 28 (a restore warms over client.warmup_requests of the mix, far more than 2^15 items' load).
     return Sweep(name, base, space, ties=TIES, evaluator=CAPACITY_EVALUATOR,
-                 options={"resolution": common.CAPACITY_RESOLUTION, **({} if items is None else {"steady": True})})
+                 options={"resolution": common.CAPACITY_RESOLUTION, **({} if items is None else {"steady": True})},
+                 share_checkpoint=items is not None)
 
 
 # The paper's choice (3-issue, ROB 64), its neighbours on each axis, and the in-order single-issue core the

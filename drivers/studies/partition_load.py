@@ -91,7 +91,10 @@ def _sweep(cores: int, full: bool) -> Sweep:
     per_core = FULL_REQUESTS_PER_CORE if full else REQUESTS_PER_CORE
     return Sweep(f"partition-load-{cores}c", Base("drivers.studies.partition_load:system", cores=cores,
                                                   requests_per_core=per_core),
-                 Grid({"client.mode": list(MODES)}), ties={"client.mode": ("workload.argv[mode]",)})
+                 Grid({"client.mode": list(MODES)}), ties={"client.mode": ("workload.argv[mode]",)},
+                 # The mode is in the checkpoint's identity, so no two points share a data set; a restore would
+                 # only add its warm-up to these functional runs.
+                 share_checkpoint=False)
 
 
 def sweeps(full: bool = False) -> list[Sweep]:

@@ -51,7 +51,8 @@ def sweeps(full: bool = False) -> list[Sweep]:
                        options={"resolution": RESOLUTION, "curve": list(CURVE)})
     partitions = Sweep("seed-mica-partitions", Base(f"drivers.studies.{NAME}:functional_server"),
                        Grid({"client.popularity": ["zipf"], "client.get_ratio": [0.95, 0.5]}),
-                       evaluator=RUN_EVALUATOR)
+                       evaluator=RUN_EVALUATOR,
+                       share_checkpoint=False)   # functional, one point per data set: a restore adds only its warm-up
     return [throughput, partitions]
 
 
