@@ -22,7 +22,8 @@ from .results import config_columns
 
 def _row(record: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"key": record["key"], "index": record.get("index"), "status": record["status"],
-                           "error": record.get("error"), "host_seconds": record.get("host_seconds")}
+                           "error": record.get("error"), "host_seconds": record.get("host_seconds"),
+                           "cpu_seconds": record.get("cpu_seconds", float("nan"))}   # NaN: recorded before it was
     row.update({param_path.column("param", k): v for k, v in record.get("params", {}).items()})
     row.update(config_columns(record.get("config", {})))
     row.update({f"stat.{k}": v for k, v in record.get("stats", {}).items()})

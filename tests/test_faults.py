@@ -344,7 +344,7 @@ def sweep_of(sleep: int, robs=ROBS):
 def comparable(store):
     from analysis.sweeps import load_sweep
 
-    return load_sweep(store).drop(columns=["host_seconds"]).sort_values("key").reset_index(drop=True)
+    return load_sweep(store).drop(columns=["host_seconds", "cpu_seconds"]).sort_values("key").reset_index(drop=True)
 
 
 def test_kill_9_at_random_points_of_a_sweep(tmp_path, rng):

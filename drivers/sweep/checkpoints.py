@@ -49,7 +49,7 @@ def prepare_checkpoint(store: str, point: Point) -> dict[str, Any]:
     if target.exists():                                                  # written, but its record was not
         shutil.rmtree(target)
     progress_file = pathlib.Path(store) / "progress" / f"load-{point.data_set}"
-    started = time.time()
+    started, started_cpu = time.time(), time.process_time()
     record: dict[str, Any] = {"data_set": point.data_set, "point": point.key, "params": point.params}
     try:
         system = loader_system(point, target)
@@ -64,6 +64,7 @@ def prepare_checkpoint(store: str, point: Point) -> dict[str, Any]:
     except Exception as err:  # every point of the group is recorded failed with this error
         record.update(status="failed", error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc())
     record["host_seconds"] = time.time() - started
+    record["cpu_seconds"] = time.process_time() - started_cpu
     if record["status"] == "ok":
         atomic_write_json(record_path, record)
     progress_file.unlink(missing_ok=True)
