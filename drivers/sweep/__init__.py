@@ -22,7 +22,8 @@ temporary name, fsync'd, renamed. A point that raises is stored with status 'fai
 on. Running the sweep again skips every stored point, so a sweep stopped by Ctrl-C, kill -9 or a crash resumes
 without redoing or losing a point (`retry_failed` reruns the failed ones).
 
-Points that share a data set load it once (`share_checkpoint=True`): points whose configurations agree on
+Points that share a data set load it once (`share_checkpoint`, True by default; `checkpoints` names a folder
+several sweeps share, else the store's own): points whose configurations agree on
 everything a checkpoint restore refuses to change (the binary, its arguments, harts, items, dataset, seeds ...:
 the engine's `checkpoint_identity`) form a group; before its points run, one functional run of the group's first
 point loads the store and checkpoints it into `checkpoints/<data set key>/`, and every point of the group (every
