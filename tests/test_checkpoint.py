@@ -291,6 +291,28 @@ def test_a_sweep_loads_its_data_set_once_and_every_point_equals_a_run_that_loads
         sorted({p.data_set for p in more.resolve()})
 
 
+def test_sweeps_with_a_shared_checkpoint_folder_load_a_data_set_once_between_them(kvs_server, tmp_path):
+    import dataclasses
+
+    from drivers import sweep as sw
+
+    shared = tmp_path / "shared-checkpoints"
+    first = dataclasses.replace(shared_sweep("first", [{**DETAILED, "core.rob_entries": 16}]),
+                                checkpoints=str(shared))
+    second = dataclasses.replace(shared_sweep("second", [{**DETAILED, "core.rob_entries": 64}]),
+                                 checkpoints=str(shared))
+    a = sw.run(first, store=tmp_path / "first", jobs=1, progress=False)
+    b = sw.run(second, store=tmp_path / "second", jobs=1, progress=False)
+    assert (a.loads, b.loads, a.failed, b.failed) == (1, 0, 0, 0)      # the second sweep restores the first's load
+    (data_set,) = {p.data_set for p in second.resolve()}
+    assert (shared / "checkpoints" / data_set / "manifest.json").is_file()
+    assert not (tmp_path / "second" / "checkpoints").exists()
+    record = next(iter(sw.stored_points(tmp_path / "second").values()))
+    assert record["data_set"] == data_set and record["cpu_seconds"] > 0
+    (point,) = second.resolve()
+    assert json.dumps(record["stats"], sort_keys=True) == json.dumps(simulate(point.system()).stats, sort_keys=True)
+
+
 def test_a_data_set_that_fails_to_load_fails_its_points_with_the_reason(kvs_server, tmp_path):
     from drivers import sweep as sw
 

@@ -56,7 +56,7 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
     if sw.share_checkpoint and not sw.checkpoints:
         # One folder of shared checkpoints for every study: a data set loaded by one sweep is restored by the next.
         root = pathlib.Path(args.store) if args.store else sweeps.DEFAULT_STORE
-        sw = dataclasses.replace(sw, checkpoints=str(root / sweeps.CHECKPOINTS))
+        sw = dataclasses.replace(sw, checkpoints=str(root))          # root/checkpoints/<data set key>
     report = sweeps.run(sw, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
                         store=pathlib.Path(args.store) / sw.name if args.store else None)
     table = load_sweep(report.store)

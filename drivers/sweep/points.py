@@ -60,9 +60,10 @@ class Sweep:
     # Points sharing a data set load it once and restore it (module doc): the default (issue 28), since a large data
     # set's load is most of a point's host time. False makes every point (every probe) load its own.
     share_checkpoint: bool = True
-    # Where the shared checkpoints live: '' = the sweep's own store (checkpoints/); a folder shared by several
-    # sweeps lets them restore one load of the same data set (the key covers the binary, its arguments, the engine
-    # and everything a restore refuses to change). One sweep process at a time per folder.
+    # Where the shared checkpoints live: in <checkpoints>/checkpoints/, '' = the sweep's own store. A folder shared
+    # by several sweeps (the figures use the sweeps' root, results/sweeps) lets them restore one load of the same
+    # data set (the key covers the binary, its arguments, the engine and everything a restore refuses to change).
+    # One sweep process at a time per folder.
     checkpoints: str = ""
 
     def resolve(self) -> list["Point"]:
