@@ -138,3 +138,23 @@ def test_the_headline_table_sets_reduced_and_full_side_by_side(tmp_path):
     assert conditions["llc"][1] == "full platform; reduced data set"
     out = headlines.write(tmp_path / "reduced", tmp_path / "full", tmp_path / "t.md").read_text()
     assert "| llc | 256 KB -> 512 KB | 1.12 | n/a |" in out
+
+
+def test_the_end_to_end_and_scaling_studies_at_the_papers_conditions():
+    from drivers.studies import end_to_end, scaling
+
+    c = common.Conditions(items=1 << 22)
+    e2e = {s.name: s for s in end_to_end.sweeps(conditions=c)}
+    assert set(e2e) == {"e2e-4s-60c-4Mi-key", "e2e-4s-60c-4Mi-key-T", "e2e-2s-60c-4Mi-key", "e2e-2s-60c-4Mi-key-T"}
+    quad = e2e["e2e-4s-60c-4Mi-key"]
+    points = quad.resolve()
+    assert len(points) == 4 and {p.params["client.get_ratio"] for p in points} == {0.95}     # key: 95% GET
+    assert quad.share_checkpoint and quad.options["steady"] and end_to_end.evaluate.restores
+    assert len({p.data_set for p in points}) == 2               # one load per steering mode (in the identity)
+    assert all(p.system().client.items == 1 << 22 and p.system().harts == 240 for p in points)
+    every = end_to_end.sweeps(conditions=common.Conditions(items=1 << 22, all_points=True))
+    assert len(every[0].resolve()) == 8
+    # The older sweeps keep loading with every probe (no restore: their warm-up is the whole load).
+    assert not any(s.share_checkpoint for s in end_to_end.sweeps(full=False))
+    one = scaling.sweeps(conditions=c)
+    assert one[0].name == "e2e-1s-60c-4Mi-key" and one[0].share_checkpoint and len(one[0].resolve()) == 1

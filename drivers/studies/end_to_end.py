@@ -63,9 +63,13 @@ def dvfs_available() -> bool:
     return importlib.util.find_spec("drivers.dvfs") is not None
 
 
-def _base(sockets: int, scale: Scale, cores: int = 0) -> Base:
+def _base(sockets: int, scale: Scale, cores: int = 0, warm: bool = False) -> Base:
+    if not warm:
+        return Base("drivers.studies.servers:server", sockets=sockets, items=scale.items,
+                    requests_per_core=scale.requests_per_core, cores=cores)
     return Base("drivers.studies.servers:server", sockets=sockets, items=scale.items,
-                requests_per_core=scale.requests_per_core, cores=cores)
+                requests_per_core=scale.requests_per_core, cores=cores,
+                warmup_requests=common.WARMUP_REQUESTS_PER_CORE * (cores or servers.CORES_PER_SOCKET * sockets))
 
 
 def _options(scale: Scale, sockets: int, dvfs: bool = False) -> dict[str, Any]:
@@ -75,25 +79,44 @@ def _options(scale: Scale, sockets: int, dvfs: bool = False) -> dict[str, Any]:
     return out
 
 
-def server_sweeps(sockets: int, scale: Scale, cores: int = 0, name: str = "") -> list[Sweep]:
+def server_sweeps(sockets: int, scale: Scale, cores: int = 0, name: str = "",
+                  conditions: common.Conditions | None = None) -> list[Sweep]:
     """The e2e sweeps of one server: every workload x GET ratio x mode, and (when the DVFS policy exists) the skewed
-    workloads again with DVFS + turbo."""
+    workloads again with DVFS + turbo. With `conditions` (the paper's, issue 28): the data set loaded once per
+    steering mode (the mode is in the checkpoint's identity) and restored by every probe, a steady-state window at
+    each capacity, and unless conditions.all_points the 95% GET points only (the paper's headline workloads)."""
     name = name or f"e2e-{sockets}s" + ("" if scale is FULL else f"-{scale.name}")
     ties = {"client.mode": ("workload.argv[mode]",)}
-    out = [Sweep(name, _base(sockets, scale, cores),
-                 Grid({"client.popularity": list(WORKLOADS), "client.get_ratio": list(GET_RATIOS),
-                       "client.mode": list(MODES)}), ties=ties, evaluator=EVALUATOR, options=_options(scale, sockets))]
+    paper = conditions is not None
+    gets = list(GET_RATIOS) if not paper or conditions.all_points else [0.95]
+    steady = {"steady": True} if paper else {}
+    out = [Sweep(name, _base(sockets, scale, cores, warm=paper),
+                 Grid({"client.popularity": list(WORKLOADS), "client.get_ratio": gets,
+                       "client.mode": list(MODES)}), ties=ties, evaluator=EVALUATOR,
+                 options={**_options(scale, sockets), **steady}, share_checkpoint=paper)]
     if dvfs_available():
-        out.append(Sweep(f"{name}-T", _base(sockets, scale, cores),
-                         Grid({"client.popularity": ["zipf"], "client.get_ratio": list(GET_RATIOS),
+        out.append(Sweep(f"{name}-T", _base(sockets, scale, cores, warm=paper),
+                         Grid({"client.popularity": ["zipf"], "client.get_ratio": gets,
                                "client.mode": list(MODES)}), ties=ties, evaluator=EVALUATOR,
-                         options=_options(scale, sockets, dvfs=True)))
+                         options={**_options(scale, sockets, dvfs=True), **steady}, share_checkpoint=paper))
     return out
 
 
-def sweeps(full: bool = False) -> list[Sweep]:
-    scale = FULL if full else REDUCED
-    return [sw for s in SERVERS if servers.available(s) for sw in server_sweeps(s, scale)]
+def scale_of(c: common.Conditions) -> Scale:
+    """The measurement of the conditions: the older reduced and full ones for the studies' own data sets; at the
+    paper's, short probes (the steady-state window measures the capacity found) to the studies' 2% resolution."""
+    if c.items is None:
+        return FULL if c.full else REDUCED
+    return Scale(f"paper-{c.tag()}", requests_per_core=REDUCED.requests_per_core, items=c.items,
+                 resolution=common.CAPACITY_RESOLUTION, max_probes=12)
+
+
+def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
+    c = common.conditions_for(full, conditions)
+    scale = scale_of(c)
+    paper = c if c.items is not None else None
+    return [sw for s in SERVERS if servers.available(s)
+            for sw in server_sweeps(s, scale, name=f"e2e-{s}s-{c.tag()}" if paper else "", conditions=paper)]
 
 
 # ---- the evaluator: a capacity search with a probe budget, and the DVFS hook -----------------------------------
@@ -255,6 +278,13 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
         upper = min(failed) if failed else float("inf")
     stats = dict(best.stats if best else {})
     stats.update(extra)
+    out: dict[str, Any] = {}
+    if options.get("steady") and best is not None:
+        from ..sweep.evaluators import steady_window
+
+        found = capacity.SearchResult(best, probes, resolution, max_loss, upper)
+        steady, out["windows"] = steady_window(make, found, options, report)
+        stats.update(steady)
     power_error = None
     if best is not None and options.get("power", True):
         priced, power_error = price(best.stats, make(best.offered_mpps))
@@ -267,10 +297,13 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
                   "capacity.mrps": stats.get("client.throughput_mrps", 0.0)})
     table = [{"probe": i, "stage": p.stage, "offered_mpps": p.offered_mpps, "loss": p.loss,
               "answered_mpps": p.answered_mpps, "sustained": p.sustained(max_loss)} for i, p in enumerate(probes)]
-    out = {"stats": stats, "probes": table}
+    out.update(stats=stats, probes=table)
     if power_error:
         out["power_error"] = power_error
     return out
+
+
+evaluate.restores = True     # every probe runs the point's own configuration: it can restore a shared data set
 
 
 # ---- figures ----------------------------------------------------------------------------------------------------
@@ -292,8 +325,10 @@ def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                 "workload": WORKLOADS[row["param.client.popularity"]][1],
                 "get_ratio": float(row["param.client.get_ratio"]),
                 "mode": label(row["param.client.mode"], name.endswith("-T")),
-                "throughput_mrps": sustained_mrps(r), "answered_mrps": f["throughput_mrps"],
-                "p95_us": f["p95_us"], "p50_us": f["p50_us"],
+                # With the steady-state window: its throughput, 95% interval and p95; else the search's probe.
+                "throughput_mrps": f["throughput_mrps"] if "steady.throughput" in r else sustained_mrps(r),
+                "throughput_ci_mrps": f["throughput_ci_mrps"], "answered_mrps": f["throughput_mrps"],
+                "p95_us": f["p95_steady_us"] if "steady.throughput" in r else f["p95_us"], "p50_us": f["p50_us"],
                 "p95_under_100us": bool(f["p95_us"] < 100.0),
                 "offered_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
                 "loss": r.get("client.loss", float("nan")), "probes": r.get("capacity.probes", float("nan")),
@@ -323,12 +358,16 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
         d = df[df.sockets == sockets]
         x = np.arange(len(groups))
         for i, mode in enumerate(modes):
-            tp, p95 = [], []
+            tp, ci, p95 = [], [], []
             for w, g in groups:
                 m = d[(d.workload == w) & (d.get_ratio == g) & (d["mode"] == mode)]
                 tp.append(m.throughput_mrps.iloc[0] / 1e3 if len(m) else np.nan)
+                ci.append(m.throughput_ci_mrps.iloc[0] / 1e3 if len(m) else np.nan)
                 p95.append(m.p95_us.iloc[0] if len(m) else np.nan)
-            axes[0, col].bar(x + (i - (len(modes) - 1) / 2) * width, tp, width, label=mode)
+            at = x + (i - (len(modes) - 1) / 2) * width
+            axes[0, col].bar(at, tp, width, label=mode)
+            style.interval(axes[0, col], at, tp, np.array(tp) + np.array(ci), np.array(tp) - np.array(ci),
+                           label=style.STEADY_INTERVAL if i == 0 else None)
             axes[1, col].bar(x + (i - (len(modes) - 1) / 2) * width, p95, width, label=mode)
         names = [f"{w.split(' ')[0]}\n{int(g * 100)}% GET" for w, g in groups]
         for row in (0, 1):
@@ -344,9 +383,13 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     style.save(fig, path, caption)
 
 
-def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
-    scale = FULL if full else REDUCED
+def make(tables, outdir: pathlib.Path, full: bool | None = None,
+         conditions: common.Conditions | None = None) -> list[pathlib.Path]:
+    c = common.conditions_for(full, conditions)
+    scale = scale_of(c)
     df = frame(tables)
+    if not df.empty:
+        df["conditions"] = c.text(scale.items if c.items is not None else None)
     csv, png = outdir / "end_to_end.csv", outdir / "end_to_end.png"
     df.to_csv(csv, index=False)
     paths = [csv]
@@ -355,7 +398,7 @@ def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
     if not df.empty:
         plot(df, png, style.conditions(
             full=None, items=scale.items, window=f"{scale.name} scale: {scale.requests_per_core:,} measured requests "
-            f"per core per probe, capacity to {scale.resolution:.0%}, whole servers"))
+            f"per core per probe, capacity to {scale.resolution:.0%}, whole servers", extra=df["conditions"].iloc[0]))
         paths.append(png)
         over = df[~df.p95_under_100us]
         if len(over):

@@ -20,16 +20,19 @@ from . import common, end_to_end, servers
 SOCKETS = (1, 2, 4)
 
 
-def _sweep(sockets: int, scale: end_to_end.Scale, cores: int = 0) -> Sweep:
-    e2e = end_to_end.server_sweeps(sockets, scale, cores)[0]
+def _sweep(sockets: int, scale: end_to_end.Scale, cores: int = 0,
+           conditions: common.Conditions | None = None) -> Sweep:
+    name = f"e2e-{sockets}s-{conditions.tag()}" if conditions is not None else ""
+    e2e = end_to_end.server_sweeps(sockets, scale, cores, name=name, conditions=conditions)[0]
     return Sweep(e2e.name, e2e.base, List([{"client.popularity": "uniform", "client.get_ratio": 0.95,
                                              "client.mode": "erew"}]), ties=e2e.ties, evaluator=e2e.evaluator,
-                 options=e2e.options)
+                 options=e2e.options, share_checkpoint=e2e.share_checkpoint)
 
 
-def sweeps(full: bool = False) -> list[Sweep]:
-    scale = end_to_end.FULL if full else end_to_end.REDUCED
-    return [_sweep(s, scale) for s in SOCKETS if servers.available(s)]
+def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
+    c = common.conditions_for(full, conditions)
+    scale = end_to_end.scale_of(c)
+    return [_sweep(s, scale, conditions=c if c.items is not None else None) for s in SOCKETS if servers.available(s)]
 
 
 def _mean(stats: dict, pattern: str) -> float:
@@ -134,16 +137,20 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     style.save(fig, path, caption)
 
 
-def make(tables, outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
-    scale = end_to_end.FULL if full else end_to_end.REDUCED
+def make(tables, outdir: pathlib.Path, full: bool | None = None,
+         conditions: common.Conditions | None = None) -> list[pathlib.Path]:
+    c = common.conditions_for(full, conditions)
+    scale = end_to_end.scale_of(c)
     df = frame(tables)
+    if not df.empty:
+        df["conditions"] = c.text(scale.items if c.items is not None else None)
     csv, png = outdir / "scaling.csv", outdir / "scaling.png"
     df.to_csv(csv, index=False)
     paths = [csv]
     if not df.empty:
         plot(df, png, style.conditions(
             full=None, items=scale.items, window=f"{scale.name} scale: {scale.requests_per_core:,} measured requests "
-            f"per core per probe, capacity to {scale.resolution:.0%}, whole servers"))
+            f"per core per probe, capacity to {scale.resolution:.0%}, whole servers", extra=df["conditions"].iloc[0]))
         paths.append(png)
     cols = ["sockets", "throughput_mrps", "linear_mrps", "efficiency", "p95_us", "busiest_core_load",
             "insts_per_request", "ipc_mean", "rx_batch_mean", "link_util_mean", "link_util_max",

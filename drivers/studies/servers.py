@@ -24,10 +24,11 @@ def available(sockets: int) -> bool:
 
 def server(sockets: int = 1, items: int = 1 << 16, requests_per_core: int = 500, popularity: str = "uniform",
            get_ratio: float = 0.95, mode: str = "erew", offered_mpps: float = 0.0, cores: int = 0,
-           warm_last_insts: int = 0) -> System:
+           warm_last_insts: int = 0, warmup_requests: int = 0) -> System:
     """The `sockets`-socket target serving the STANDARD workload (tiny items) with `popularity` ('uniform' or
     'zipf', theta 0.99), `get_ratio` and `mode` ('erew' or 'crew': the client's steering and the server's mode=).
-    `cores` > 0 takes a share of a one-socket server (common.target, for tests and microbenchmarks)."""
+    `cores` > 0 takes a share of a one-socket server (common.target, for tests and microbenchmarks).
+    `warmup_requests` > 0 sets client.warmup_requests (a restored run warms its caches over that many)."""
     if sockets not in SERVER_CONFIGS:
         raise ValueError(f"sockets = {sockets}: the target servers have {', '.join(map(str, SERVER_CONFIGS))}")
     if mode not in ("erew", "crew"):
@@ -45,5 +46,7 @@ def server(sockets: int = 1, items: int = 1 << 16, requests_per_core: int = 500,
             system.warm_start_insts = max(0, items * 450 - warm_last_insts)   # ~450 instructions per loaded PUT
     c = system.client
     c.popularity, c.get_ratio, c.mode, c.offered_mpps = popularity, get_ratio, mode, offered_mpps
+    if warmup_requests:
+        c.warmup_requests = warmup_requests
     system.workload.argv = [a for a in system.workload.argv if not a.startswith("mode=")] + [f"mode={mode}"]
     return system
