@@ -158,3 +158,19 @@ def test_the_end_to_end_and_scaling_studies_at_the_papers_conditions():
     assert not any(s.share_checkpoint for s in end_to_end.sweeps(full=False))
     one = scaling.sweeps(conditions=c)
     assert one[0].name == "e2e-1s-60c-4Mi-key" and one[0].share_checkpoint and len(one[0].resolve()) == 1
+
+
+def test_the_dvfs_study_runs_its_three_configurations_on_a_small_socket(engine):
+    # 26 cores: the fewest the paper's experiment can move (20 coldest + 6 hottest); one short window each.
+    def make():
+        return dvfs_socket.skewed_socket(26, items=1 << 12, requests_per_core=40)
+
+    out = dvfs_socket.evaluate(make, {"max_windows": 1}, lambda text: None)
+    st = out["stats"]
+    assert (st["dvfs.paper.cores_low"], st["dvfs.paper.cores_turbo"]) == (20, 6)
+    assert st["dvfs.baseline.cores_normal"] == 26
+    for label in ("baseline", "dvfs", "paper"):
+        assert st[f"dvfs.{label}.steady.throughput"] > 0 and st[f"dvfs.{label}.total_power_W"] > 0
+    # The paper's 20 cores at 1.5 GHz and 6 at 3.5 GHz do not draw what 26 cores at 2.5 GHz draw.
+    assert st["dvfs.paper.total_power_W"] != pytest.approx(st["dvfs.baseline.total_power_W"])
+    assert len(out["plan"]["point"]) == 26                    # the project's plan, one point per core, is recorded
