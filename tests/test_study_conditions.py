@@ -174,3 +174,16 @@ def test_the_dvfs_study_runs_its_three_configurations_on_a_small_socket(engine):
     # The paper's 20 cores at 1.5 GHz and 6 at 3.5 GHz do not draw what 26 cores at 2.5 GHz draw.
     assert st["dvfs.paper.total_power_W"] != pytest.approx(st["dvfs.baseline.total_power_W"])
     assert len(out["plan"]["point"]) == 26                    # the project's plan, one point per core, is recorded
+
+
+def test_the_figures_command_refuses_a_data_set_that_does_not_fit_before_any_work(tmp_path, monkeypatch):
+    import models.sim
+    from drivers.cli import figures
+
+    monkeypatch.setattr(models.sim, "host_memory_available", lambda: 4 * 2**30)
+    rc = figures.main(["--study", "llc", "--store", str(tmp_path / "sweeps"), "--outdir", str(tmp_path / "out"),
+                       "--no-progress"])
+    assert rc == 2 and not (tmp_path / "sweeps").exists() and not (tmp_path / "out").exists()
+    # An explicit smaller data set passes the check (here only resolved: --draw-only runs nothing).
+    assert figures.main(["--study", "llc", "--items", str(1 << 22), "--store", str(tmp_path / "sweeps"),
+                         "--outdir", str(tmp_path / "out"), "--no-progress", "--draw-only"]) == 0

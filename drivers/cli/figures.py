@@ -37,6 +37,7 @@ from analysis.sweeps import load_sweep, write_parquet
 from drivers import studies
 from drivers import sweep as sweeps
 from drivers.studies import common
+from models.params import ParamError
 
 from .names import one_of
 
@@ -130,12 +131,19 @@ def main(argv: list[str] | None = None) -> int:
                                    (args.items or common.PAPER_ITEMS), all_points=args.full)
     names = args.study or studies.ALL
     if not args.reduced and not args.draw_only and any(studies.takes_conditions(studies.get(n)) for n in names):
-        common.check_fits(conditions.items, common.FULL_CORES)    # before any work: the data set must fit
+        try:                               # before any work: the data set must fit
+            common.check_fits(conditions.items, common.FULL_CORES)
+        except ParamError as err:
+            console.print(f"[bold red]error:[/] {err}")
+            return 2
     for name in names:
         study = studies.get(name)
         # A study without Conditions runs its full-scale sweeps unless --reduced.
         kwargs = {"conditions": conditions} if studies.takes_conditions(study) else {"full": not args.reduced}
         tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(**kwargs)}
+        if args.draw_only and not any((t.status == "ok").any() for t in tables.values()):
+            console.print(f"study [bold]{name}[/]: no point stored at these conditions, nothing to draw")
+            continue
         outdir = outroot / name
         outdir.mkdir(parents=True, exist_ok=True)
         paths = study.make(tables, outdir, **kwargs)
