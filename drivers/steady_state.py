@@ -202,11 +202,15 @@ def simulated_window(make_system: Callable[[int], Any], service_rate: float | No
 
         result = simulate(system, progress=progress, progress_every=every)
         stats = dict(result.stats)
-        end = stats.get("client.requests", 0.0)
-        if counts and end > counts[-1]:             # the last answer comes after the last report
-            times.append(float(result.sim_ticks))
-            counts.append(end)
-        rates, throughput = batch_rates(np.asarray(times) * 1e-12, counts, batches)
+        # A report's simulated time is the reporting moment's (harts advance in quanta, so two reports can be a
+        # little out of order on a large machine, as a 60-core run showed): the time reached so far is the running
+        # maximum. The count answered never falls.
+        t = np.maximum.accumulate(np.asarray(times)) if times else np.asarray(times)
+        n = np.maximum.accumulate(np.asarray(counts)) if counts else np.asarray(counts)
+        if len(t) < 2:
+            raise ValueError(f"window of {requests} requests: {len(t)} progress report(s) during the measured phase; "
+                             f"need at least 2 (progress_every = {every:,} instructions)")
+        rates, throughput = batch_rates(t * 1e-12, n, batches)
         util = busiest_queue_rate(stats) / service_rate if service_rate else float("nan")
         return Window(requests, rates / 1e6, throughput / 1e6, util,
                       stats.get("client.latency.p95", float("nan")), stats)
