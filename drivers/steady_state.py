@@ -202,9 +202,9 @@ def simulated_window(make_system: Callable[[int], Any], service_rate: float | No
 
         result = simulate(system, progress=progress, progress_every=every)
         stats = dict(result.stats)
-        # A report's simulated time is the reporting moment's (harts advance in quanta, so two reports can be a
-        # little out of order on a large machine, as a 60-core run showed): the time reached so far is the running
-        # maximum. The count answered never falls.
+        # A report's simulated time is the reporting moment's; harts advance in quanta, so two reports may be a
+        # little out of order on a large machine (assumed cause of a 60-core window that batch_rates refused; not
+        # isolated): the time reached so far is the running maximum. The count answered never falls.
         t = np.maximum.accumulate(np.asarray(times)) if times else np.asarray(times)
         n = np.maximum.accumulate(np.asarray(counts)) if counts else np.asarray(counts)
         if len(t) < 2:
