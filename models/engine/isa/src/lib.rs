@@ -16,4 +16,5 @@ pub mod hart;
 pub mod memory;
 pub mod mmio;
 pub mod page_map;
+pub mod privileged;
 pub mod trap;

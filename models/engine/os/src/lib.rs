@@ -6,6 +6,7 @@
 
 mod file_calls;
 pub mod fs;
+pub mod full_system;
 pub mod linux;
 mod mem_calls;
 pub mod numbers;
