@@ -316,6 +316,9 @@ impl Platform {
     }
 }
 
+/// The reason of the refused access that ends a slice at a power-off store (see `Platform::store`).
+pub const POWER_STOP: &str = "the machine powers off";
+
 fn refuse(addr: u64, size: u8, access: Access, why: &'static str) -> Trap {
     Trap::Mmio { addr, size, access, why }
 }
@@ -344,14 +347,16 @@ impl Mmio for Platform {
                 Some(())
             }
             // The SiFive test device: 0x5555 powers off with success, 0xN3333 with failure code N, 0x7777 resets.
+            // The store then stops the executor (as a refused access the machine recognises by `power`), so that
+            // nothing after it runs.
             a if a == TEST && size == 4 => {
                 self.power = match val & 0xffff {
                     0x5555 => Some(PowerRequest::Off { code: 0 }),
                     0x3333 => Some(PowerRequest::Off { code: ((val >> 16) as u32).max(1) }),
                     0x7777 => Some(PowerRequest::Reset),
-                    _ => self.power,
+                    _ => return Ok(()),
                 };
-                Some(())
+                return Err(refuse(addr, size, access, POWER_STOP));
             }
             _ => None,
         };

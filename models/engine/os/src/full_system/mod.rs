@@ -389,6 +389,13 @@ impl Machine {
     /// The executor stopped on a fault at hart `h`'s PC: a system instruction to finish here, or an exception.
     fn fault(&mut self, h: usize, trap: Trap) -> Result<(), String> {
         let pc = self.harts[h].pc;
+        if matches!(trap, Trap::Mmio { why: devices::POWER_STOP, .. }) {
+            // The store that powered the machine off completed: retire it.
+            let len = if self.mem.fetch_word(pc).unwrap_or(0) & 3 == 3 { 4 } else { 2 };
+            self.harts[h].pc = pc + len;
+            self.harts[h].cnt.insts += 1;
+            return Ok(());
+        }
         let mut word = 0;
         let trap = match trap {
             Trap::Csr(_) | Trap::Illegal(_) => match self.mem.fetch_word(pc) {
