@@ -116,7 +116,8 @@ pub mod cause {
 }
 
 /// misa: RV64 with I, M, A, F, D, C, S and U.
-pub const MISA_VALUE: u64 = (2 << 62) | (1 << 0) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 8) | (1 << 12) | (1 << 18) | (1 << 20);
+pub const MISA_VALUE: u64 =
+    (2 << 62) | (1 << 0) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 8) | (1 << 12) | (1 << 18) | (1 << 20);
 /// satp modes this machine implements: Bare and Sv39 (WARL: a write naming another mode has no effect).
 pub const SATP_MODE_SV39: u64 = 8;
 const SATP_MODE_SHIFT: u32 = 60;
@@ -142,7 +143,13 @@ pub enum Effect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SysInst {
     /// csrrw/csrrs/csrrc (`op` 1/2/3) and their immediate forms; `src` is rs1 or the immediate.
-    Csr { csr: u16, op: u32, rd: u8, src_reg: Option<u8>, imm: u64 },
+    Csr {
+        csr: u16,
+        op: u32,
+        rd: u8,
+        src_reg: Option<u8>,
+        imm: u64,
+    },
     Mret,
     Sret,
     Wfi,

@@ -146,14 +146,8 @@ fn system_instructions_decode_from_their_words() {
     assert_eq!(decode_sys(0x1200_0073), Some(SysInst::SfenceVma));
     assert_eq!(decode_sys(0x12b5_0073), Some(SysInst::SfenceVma), "sfence.vma a0, a1");
     // csrrw a0, mstatus, a1 and csrrsi zero, sstatus, 2.
-    assert_eq!(
-        decode_sys(0x3005_9573),
-        Some(SysInst::Csr { csr: 0x300, op: 1, rd: 10, src_reg: Some(11), imm: 0 })
-    );
-    assert_eq!(
-        decode_sys(0x1001_6073),
-        Some(SysInst::Csr { csr: 0x100, op: 2, rd: 0, src_reg: None, imm: 2 })
-    );
+    assert_eq!(decode_sys(0x3005_9573), Some(SysInst::Csr { csr: 0x300, op: 1, rd: 10, src_reg: Some(11), imm: 0 }));
+    assert_eq!(decode_sys(0x1001_6073), Some(SysInst::Csr { csr: 0x100, op: 2, rd: 0, src_reg: None, imm: 2 }));
     assert_eq!(decode_sys(0x0000_0013), None);
 }
 

@@ -82,9 +82,7 @@ impl Trap {
             | Trap::Unmapped { .. }
             | Trap::Protection { .. }
             | Trap::Mmio { .. }
-            | Trap::PageFault { .. } => {
-                FaultKind::Memory
-            }
+            | Trap::PageFault { .. } => FaultKind::Memory,
             Trap::Limit { .. } => FaultKind::MemoryLimit,
             Trap::Illegal(_) | Trap::Csr(_) | Trap::Ebreak => FaultKind::IllegalInstruction,
             Trap::Syscall(_) => FaultKind::UnsupportedSyscall,
@@ -110,7 +108,11 @@ impl Trap {
                 format!("{} {} address {addr:#x}: its page has no {right} permission", access.noun(), access.towards())
             }
             Trap::PageFault { addr, access } => {
-                format!("{} {} address {addr:#x}: page fault (Sv39 translation refused it)", access.noun(), access.towards())
+                format!(
+                    "{} {} address {addr:#x}: page fault (Sv39 translation refused it)",
+                    access.noun(),
+                    access.towards()
+                )
             }
             Trap::Mmio { addr, size, access, why } => {
                 format!("{} of {size} bytes at {addr:#x} (device range): {why}", access.noun())

@@ -90,8 +90,14 @@ fn run() -> Result<(), String> {
         m.mem.xlate_stats(),
     );
     for (h, p) in m.prv.iter().enumerate() {
-        eprintln!("fs_run: hart {h}: pc {:#x}, {} mode, traps to S {}, to M {}, interrupts {}", m.harts[h].pc,
-            kvsim_os::full_system::privilege_name(p.prv), p.traps_to_s, p.traps_to_m, p.interrupts);
+        eprintln!(
+            "fs_run: hart {h}: pc {:#x}, {} mode, traps to S {}, to M {}, interrupts {}",
+            m.harts[h].pc,
+            kvsim_os::full_system::privilege_name(p.prv),
+            p.traps_to_s,
+            p.traps_to_m,
+            p.interrupts
+        );
     }
     result.map(|_| ())
 }

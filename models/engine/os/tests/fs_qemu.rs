@@ -46,7 +46,8 @@ fn kvsim(elf: &[u8], supervisor: bool) -> (String, End) {
 #[test]
 fn bare_metal_programs_print_what_they_print_on_qemu_system_riscv64() {
     let dir = build();
-    let mut names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     names.sort();
     assert!(names.len() >= 2, "programs built: {names:?}");
     for name in names {

@@ -29,7 +29,9 @@ pub mod map {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PowerRequest {
     /// Power off; `code` 0 is success (the test device's 0x5555, an SBI shutdown with reason "none").
-    Off { code: u32 },
+    Off {
+        code: u32,
+    },
     Reset,
 }
 

@@ -44,7 +44,7 @@ impl Default for FsConfig {
             clock_hz: 1_000_000_000,
             dram_bytes: 256 << 20,
             quantum: 10_000,
-            bootargs: "console=ttyS0 panic=-1".into(),
+            bootargs: "earlycon console=ttyS0 panic=-1".into(),
         }
     }
 }
@@ -62,7 +62,9 @@ pub enum HartRun {
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
-    PowerOff { code: u32 },
+    PowerOff {
+        code: u32,
+    },
     Reset,
     /// The instruction limit of the run was reached.
     InstLimit,
@@ -132,7 +134,10 @@ impl Machine {
                 let (text_offset, image_size) = kernel_header(kernel)?;
                 let load = map::DRAM + text_offset.max(1 << 21);
                 if load + image_size > dtb_addr {
-                    return Err(format!("the kernel ({image_size} bytes) does not fit in {} bytes of memory", cfg.dram_bytes));
+                    return Err(format!(
+                        "the kernel ({image_size} bytes) does not fit in {} bytes of memory",
+                        cfg.dram_bytes
+                    ));
                 }
                 mem.write_bytes(0, load, kernel).map_err(|t| t.reason())?;
                 let initrd = match initramfs {
@@ -413,8 +418,8 @@ impl Machine {
             },
             t => t,
         };
-        let (c, tval) = exception_of(&trap, pc, word)
-            .ok_or_else(|| format!("hart {h} at pc {pc:#x}: {}", trap.reason()))?;
+        let (c, tval) =
+            exception_of(&trap, pc, word).ok_or_else(|| format!("hart {h} at pc {pc:#x}: {}", trap.reason()))?;
         let goes_to_m = self.prv[h].prv == PRV_M || (self.prv[h].medeleg >> c) & 1 == 0;
         if self.firmware && goes_to_m {
             return Err(format!(

@@ -52,13 +52,8 @@ fn sbi(ext: u64, fid: u32) -> Vec<u32> {
 /// An S-mode program: timer interrupt enabled, set_timer(`tick`), then a loop; the handler records time, instret,
 /// sepc and scause in s2..s5 and shuts the machine down.
 fn timer_program(tick: u32) -> Vec<u32> {
-    let mut p = Vec::new();
-    // stvec = the handler (patched below: auipc t0, 0; addi t0, t0, off).
-    p.push(0x0000_0297);
-    p.push(0); // placeholder
-    p.push(csrrw(0, 0x105, 5));
-    p.push(addi(5, 0, 32)); // STIE
-    p.push(csrrs(0, 0x104, 5));
+    // stvec = the handler (patched below: auipc t0, 0; addi t0, t0, off), then STIE.
+    let mut p = vec![0x0000_0297, 0, csrrw(0, 0x105, 5), addi(5, 0, 32), csrrs(0, 0x104, 5)];
     p.extend(li32(A0, tick));
     p.extend(sbi(eid::TIME, 0));
     p.push(csrrsi(0x100, 2)); // sstatus.SIE
@@ -121,14 +116,8 @@ fn sbi_base_calls_answer_with_this_implementation_and_unknown_calls_are_not_supp
 #[test]
 fn a_privilege_change_m_to_u_and_back_by_ecall_costs_one_instruction_each_way() {
     // M mode: mtvec = handler, mepc = the U code, MPP = U (0), mret; U: ecall; handler: s2 = mcause, power off.
-    let mut p = Vec::new();
-    p.push(0x0000_0297); // auipc t0, 0
-    p.push(0); // addi t0, t0, handler
-    p.push(csrrw(0, 0x305, 5));
-    p.push(0x0000_0297); // auipc t0, 0
-    p.push(0); // addi t0, t0, user code
-    p.push(csrrw(0, 0x341, 5));
-    p.push(MRET);
+    // auipc t0, 0; addi t0, t0, handler (patched); csrw mtvec; auipc; addi t0, t0, user code (patched); csrw mepc.
+    let mut p = vec![0x0000_0297, 0, csrrw(0, 0x305, 5), 0x0000_0297, 0, csrrw(0, 0x341, 5), MRET];
     let user = p.len();
     p.push(ECALL);
     let handler = p.len();
