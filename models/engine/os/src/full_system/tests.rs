@@ -226,3 +226,33 @@ fn the_device_tree_is_a_well_formed_blob_naming_every_hart_and_the_command_line(
     assert_eq!(prop("linux,initrd-start"), [0, 0, 0, 0, 0x88, 0, 0, 0]);
     assert_eq!(prop("interrupts-extended").len(), 4 * 4 * 3, "CLINT: two lines per hart (first such property)");
 }
+
+#[test]
+fn hsm_starts_a_second_hart_at_the_callers_time_and_it_stops_itself() {
+    let ld_t0_a2 = 0x0006_3283; // ld t0, 0(a2)
+    let beqz_t0_back4 = 0xfe02_8ee3; // beqz t0, -4
+    let mut p = vec![0x0000_0597, 0, addi(A0, 0, 1), 0x0000_0617, 0]; // auipc a1; addi a1 (secondary); li a0, 1; auipc a2; addi a2 (marker)
+    p.extend(sbi(eid::HSM, 0));
+    p.push(addi(18, A0, 0)); // s2 = error
+    p.extend([ld_t0_a2, beqz_t0_back4]);
+    p.push(addi(19, 5, 0)); // s3 = marker
+    p.extend([addi(A0, 0, 0), addi(A1, 0, 0)]);
+    p.extend(sbi(eid::SRST, 0));
+    let secondary = p.len();
+    p.push(addi(5, A0, 41)); // t0 = hart id + 41
+    p.push(0x0055_b023); // sd t0, 0(a1)
+    p.extend(sbi(eid::HSM, 1)); // hart_stop
+    p.push(jal_self());
+    let marker = p.len() + 4;
+    p.extend([0; 8]);
+    p[1] = addi(A1, A1, 4 * secondary as i32);
+    p[4] = addi(12, 12, 4 * (marker as i32 - 3));
+    let cfg = FsConfig { harts: 2, ..FsConfig::default() };
+    let mut m = supervisor(&p, cfg);
+    assert_eq!(m.run_state, vec![HartRun::Running, HartRun::Stopped], "hart 1 waits for hart_start");
+    assert_eq!(m.run(1_000_000), Ok(End::PowerOff { code: 0 }));
+    assert_eq!((m.harts[0].x[18], m.harts[0].x[19]), (0, 42), "hart_start succeeded; hart 1 wrote 1 + 41");
+    assert_eq!(m.run_state[1], HartRun::Stopped, "hart 1 stopped itself");
+    assert_eq!(m.harts[1].cnt.insts, 2 + 4, "two instructions and the hart_stop call");
+    assert!(m.harts[1].idle_ps > 0, "hart 1 started at hart 0's time, not at zero");
+}
