@@ -3,6 +3,25 @@
  * (a gigapage, a 4 KiB page three levels down, the A and D bits the hardware sets), a load page fault taken in M
  * and one delegated to S, an instruction page fault from U mode, and the M-mode timer interrupt taken from wfi.
  * Every line it prints must be identical on both machines. */
+/* Continue at `label` (in M mode) after the next trap. */
+    .macro resume_at label
+    la t0, \label
+    la t1, resume
+    sd t0, 0(t1)
+    .endm
+/* mret into `code` at privilege `mpp` (0 = U, 1 = S). */
+    .macro mret_to code, mpp
+    la t0, \code
+    csrw mepc, t0
+    li t0, 3 << 11
+    csrc mstatus, t0
+    .if \mpp
+    li t0, \mpp << 11
+    csrs mstatus, t0
+    .endif
+    mret
+    .endm
+
     .section .text.start
     .globl _start
 _start:
@@ -20,23 +39,13 @@ _start:
     csrw mtvec, t0
 
     /* 1: an ecall in M mode: cause 11. */
-    la t0, step2
-    la t1, resume
-    sd t0, 0(t1)
+    resume_at step2
     ecall
 
 step2:
     /* 2: mret to S mode (bare); S says so and calls M: cause 9. */
-    la t0, step3
-    la t1, resume
-    sd t0, 0(t1)
-    li t0, 3 << 11
-    csrc mstatus, t0
-    li t0, 1 << 11
-    csrs mstatus, t0
-    la t0, s_hello
-    csrw mepc, t0
-    mret
+    resume_at step3
+    mret_to s_hello, 1
 
 step3:
     /* 3: Sv39. root[0] = gigapage 0 (devices), root[2] = gigapage 0x80000000 (identity, code and data),
@@ -76,16 +85,8 @@ step3:
     or t0, t0, t1
     csrw satp, t0
     sfence.vma
-    la t0, step4
-    la t1, resume
-    sd t0, 0(t1)
-    la t0, s_paged
-    csrw mepc, t0
-    li t0, 3 << 11
-    csrc mstatus, t0
-    li t0, 1 << 11
-    csrs mstatus, t0
-    mret
+    resume_at step4
+    mret_to s_paged, 1
 
 step4:
     /* The leaf PTE now has A and D set by the hardware; the store reached the physical page. */
@@ -101,16 +102,8 @@ step4:
     ld a0, 0(t0)
     call puthex
     /* 4: an S-mode load from an unmapped page: load page fault (13) in M with the address in mtval. */
-    la t0, step5
-    la t1, resume
-    sd t0, 0(t1)
-    la t0, s_fault
-    csrw mepc, t0
-    li t0, 3 << 11
-    csrc mstatus, t0
-    li t0, 1 << 11
-    csrs mstatus, t0
-    mret
+    resume_at step5
+    mret_to s_fault, 1
 
 step5:
     /* 5: the same fault delegated to S (medeleg bit 13): S's handler reports it, then calls M. */
@@ -118,47 +111,25 @@ step5:
     csrw medeleg, t0
     la t0, s_trap
     csrw stvec, t0
-    la t0, step6
-    la t1, resume
-    sd t0, 0(t1)
-    la t0, s_fault
-    csrw mepc, t0
-    li t0, 3 << 11
-    csrc mstatus, t0
-    li t0, 1 << 11
-    csrs mstatus, t0
-    mret
+    resume_at step6
+    mret_to s_fault, 1
 
 step6:
     csrw medeleg, zero
     /* 6: mret to U mode with translation on: U may not fetch from a page without U: instruction page fault (12). */
-    la t0, step7
-    la t1, resume
-    sd t0, 0(t1)
-    la t0, u_code
-    csrw mepc, t0
-    li t0, 3 << 11
-    csrc mstatus, t0
-    mret
+    resume_at step7
+    mret_to u_code, 0
 
 step7:
     /* 7: translation off, U mode runs and calls M: cause 8. */
     csrw satp, zero
     sfence.vma
-    la t0, step8
-    la t1, resume
-    sd t0, 0(t1)
-    la t0, u_code
-    csrw mepc, t0
-    li t0, 3 << 11
-    csrc mstatus, t0
-    mret
+    resume_at step8
+    mret_to u_code, 0
 
 step8:
     /* 8: the M-mode timer: mtimecmp = now + 50 ticks, wfi, interrupt cause 7. */
-    la t0, step9
-    la t1, resume
-    sd t0, 0(t1)
+    resume_at step9
     rdtime t0
     addi t0, t0, 50
     li t1, 0x2004000
