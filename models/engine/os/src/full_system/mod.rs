@@ -44,7 +44,7 @@ impl Default for FsConfig {
             clock_hz: 1_000_000_000,
             dram_bytes: 256 << 20,
             quantum: 10_000,
-            bootargs: "earlycon console=ttyS0 panic=-1".into(),
+            bootargs: "earlycon console=ttyS0 panic=-1 initramfs_async=0".into(),
         }
     }
 }
