@@ -67,7 +67,9 @@ def main() -> int:
     print(ours.stderr.strip())
     print(f"fs_boot: kvsim {t_ours:.1f} s host (exit {ours.returncode}), qemu-system-riscv64 {t_theirs:.1f} s host "
           f"(exit {theirs.returncode})")
-    a, b = kernel_lines(ours.stdout), kernel_lines(theirs.stdout)
+    # qemu's guest time follows the host clock: on a loaded host its kernel may report a slow timer interrupt.
+    a = kernel_lines(ours.stdout)
+    b = [x for x in kernel_lines(theirs.stdout) if not x.startswith("hrtimer: interrupt took")]
     same = sum(1 for x, y in zip(a, b) if x == y)
     print(f"fs_boot: kvsim printed {len(a)} kernel console lines, qemu {len(b)}; {same} equal at the same position")
     expected = [x for x in set(a) ^ set(b) if FIRMWARE_LINES.search(x)]
