@@ -8,17 +8,18 @@ PY := $(VENV)/bin/python
 KVSIM := $(VENV)/bin/kvsim
 STAMPS := .stamps
 RUST_SOURCES := Cargo.toml $(shell find models -name '*.rs' -o -name Cargo.toml 2>/dev/null)
-SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64
+SYSTEM_TOOLS := riscv64-linux-gnu-gcc qemu-riscv64 qemu-system-riscv64
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: all setup system-packages python-env engine workloads run lint test test-rust test-python bench bench-server fuzz faults soak figures validate clean \
-	peer peer-build peer-cheap
+	peer peer-build peer-cheap fs-image
 
 all: engine workloads
 
 setup: system-packages python-env
 
-# Debian packages: the riscv64 cross compiler and qemu-user (the functional reference). Installed with apt-get when
+# Debian packages: the riscv64 cross compiler, qemu-user (the functional reference in SE mode) and qemu-system-misc
+# (qemu-system-riscv64, the reference in FS mode). Installed with apt-get when
 # running as root; otherwise we say what to install.
 system-packages: $(STAMPS)/system-packages
 $(STAMPS)/system-packages:
@@ -28,10 +29,10 @@ $(STAMPS)/system-packages:
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing Debian packages for:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	      gcc-riscv64-linux-gnu qemu-user python3-venv >/dev/null || exit 1; \
+	      gcc-riscv64-linux-gnu qemu-user qemu-system-misc python3-venv >/dev/null || exit 1; \
 	  else \
 	    echo "kvsim needs:$$missing. Install them with:"; \
-	    echo "  sudo apt-get install gcc-riscv64-linux-gnu qemu-user python3-venv"; exit 1; \
+	    echo "  sudo apt-get install gcc-riscv64-linux-gnu qemu-user qemu-system-misc python3-venv"; exit 1; \
 	  fi; \
 	fi
 	@command -v cargo >/dev/null || { echo "kvsim needs a Rust toolchain (cargo): see https://rustup.rs"; exit 1; }
@@ -56,6 +57,12 @@ $(STAMPS)/engine: $(RUST_SOURCES) pyproject.toml $(STAMPS)/python-env
 # The riscv64 programs (test programs, benchmarks, the KVS server).
 workloads: $(STAMPS)/system-packages
 	@$(MAKE) -s -C workloads
+
+# FS mode's image (workloads/fs/): Debian's linux-source-6.1 cross-compiled from workloads/fs/linux.config, and an
+# initramfs with a static /init. Skipped when its inputs have not changed. Needs linux-source-6.1, flex, bison, bc
+# and cpio (the script says so when one is missing).
+fs-image: $(STAMPS)/system-packages
+	@nice -n 10 bash workloads/fs/build.sh
 
 run: engine workloads
 	@$(KVSIM) run

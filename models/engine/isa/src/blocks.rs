@@ -69,6 +69,11 @@ impl BlockCache {
         b
     }
 
+    /// Forget every block at the next lookup (FS mode: the translation they were fetched under changed).
+    pub fn invalidate(&mut self) {
+        self.generation = u64::MAX;
+    }
+
     fn clear(&mut self, generation: u64) {
         self.map.clear();
         self.table.fill((NO_PC, std::ptr::null()));

@@ -511,9 +511,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                         0xc01 => match if H::ACTIVE { hook.time_ps(hid) } else { None } {
                             Some(ps) =>
                                 ((ps as u128 * kvsim_base::abi::TIMEBASE_HZ as u128) / 1_000_000_000_000u128) as u64,
-                            None =>
-                                ((retired as u128 * kvsim_base::abi::TIMEBASE_HZ as u128) / h.clock.max(1) as u128)
-                                    as u64,
+                            None => crate::hart::time_ticks(retired, h.clock, h.idle_ps),
                         },
                         _ => retired,
                     });

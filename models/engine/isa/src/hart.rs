@@ -82,6 +82,10 @@ pub struct Hart {
     /// `cnt.insts` after the latest poll-end hint (the next poll's instructions start after it).
     #[serde(default)]
     pub poll_mark: u64,
+    /// FS mode: time spent asleep in wfi (ps), which functional time adds to the instructions' time. Always 0 in
+    /// SE mode.
+    #[serde(default)]
+    pub idle_ps: u64,
 }
 
 impl Hart {
@@ -103,6 +107,7 @@ impl Hart {
             ntl_pending: false,
             timed_ps: None,
             poll_mark: 0,
+            idle_ps: 0,
         }
     }
 
@@ -122,9 +127,25 @@ impl Hart {
     pub fn time_ps(&self) -> u64 {
         match self.timed_ps {
             Some(t) => t,
-            None => insts_to_ps(self.cnt.insts, self.clock),
+            None => insts_to_ps(self.cnt.insts, self.clock) + self.idle_ps,
         }
     }
+
+    /// The `time` CSR in functional mode after `retired` instructions: timebase ticks (abi::TIMEBASE_HZ) of the
+    /// instructions' time at `clock` plus the time asleep, rounded down. Without sleep this is
+    /// retired * TIMEBASE_HZ / clock, as SE mode has always read it.
+    #[inline]
+    pub fn functional_time_ticks(&self, retired: u64) -> u64 {
+        time_ticks(retired, self.clock, self.idle_ps)
+    }
+}
+
+/// `Hart::functional_time_ticks` from the fields it reads (the executor holds the registers borrowed).
+#[inline]
+pub fn time_ticks(retired: u64, clock: u64, idle_ps: u64) -> u64 {
+    let clock = clock.max(1) as u128;
+    let num = (retired as u128 * 1_000_000_000_000 + idle_ps as u128 * clock) * kvsim_base::abi::TIMEBASE_HZ as u128;
+    (num / (clock * 1_000_000_000_000)) as u64
 }
 
 pub fn insts_to_ps(insts: u64, clock: u64) -> u64 {

@@ -1,8 +1,10 @@
 //! kvsim's RISC-V functional model: harts (`hart`), the decoder (`decode`), the executor (`exec`) over pre-decoded
 //! basic blocks (`blocks`) and its FPU (`fpu`, with `fpu_host` for the common case), sparse guest memory (`memory`)
 //! with devices behind the `Mmio` trait (`mmio`), the ELF loader (`elf`) and the traps an instruction can raise
-//! (`trap`). `asm` encodes instructions for tests. Nothing here knows of the devices, the operating system or the
-//! machine that drives it.
+//! (`trap`). `asm` encodes instructions for tests. For full-system mode, `privileged` holds a hart's M/S/U state
+//! (CSRs, traps and delegation, interrupts, xret/wfi/sfence.vma) and guest memory translates through Sv39 page
+//! tables (`memory`'s `sv39` part) once `Memory::enable_full_system` is called; SE mode never enters either. Nothing
+//! here knows of the devices, the operating system or the machine that drives it.
 
 pub mod asm;
 pub mod blocks;
@@ -16,4 +18,5 @@ pub mod hart;
 pub mod memory;
 pub mod mmio;
 pub mod page_map;
+pub mod privileged;
 pub mod trap;

@@ -14,6 +14,10 @@ use crate::trap::{Access, Trap};
 use kvsim_base::abi::{DEVICE_BASE, DEVICE_END, PAGE_SHIFT, PAGE_SIZE};
 
 pub use crate::page_map::{PageHasher, PageMap};
+pub use sv39::{Translation, XlateContext, XlateStats};
+
+#[path = "sv39.rs"]
+mod sv39;
 
 /// `repr(C)` so a checkpoint's page file can be mapped as an array of pages (`PAGE_RECORD` bytes each).
 #[repr(C, align(8))]
@@ -122,6 +126,8 @@ pub struct Memory {
     /// Changes to decoded code so far (stores into it, fence.i, unmapping): the block cache's generation.
     code_generation: u64,
     blocks: crate::blocks::BlockCache,
+    /// Full-system mode: physical DRAM and devices, Sv39 translation (sv39.rs). None in SE mode.
+    xlate: Option<Box<sv39::Xlate>>,
 }
 
 const NO_RESV: u64 = u64::MAX;
@@ -177,6 +183,7 @@ impl Memory {
             backing: None,
             code_generation: 0,
             blocks: Default::default(),
+            xlate: None,
         }
     }
 
@@ -346,6 +353,9 @@ impl Memory {
 
     #[inline(never)]
     fn load_slow<const N: usize>(&mut self, addr: u64, access: Access) -> Result<u64, Trap> {
+        if self.xlate.is_some() {
+            return self.load_slow_fs::<N>(addr, access);
+        }
         if (DEVICE_BASE..=DEVICE_END).contains(&addr) {
             return self.mmio_load(addr, N as u8, access);
         }
@@ -388,6 +398,9 @@ impl Memory {
 
     #[inline(never)]
     fn store_slow<const N: usize>(&mut self, hart: usize, addr: u64, val: u64, access: Access) -> Result<(), Trap> {
+        if self.xlate.is_some() {
+            return self.store_slow_fs::<N>(hart, addr, val, access);
+        }
         if (DEVICE_BASE..=DEVICE_END).contains(&addr) {
             return self.mmio_store(addr, N as u8, val, access);
         }
@@ -526,6 +539,7 @@ impl Memory {
     // ---------------------------------------------------------------- LR/SC
 
     pub fn reserve(&mut self, hart: usize, addr: u64) {
+        let addr = if self.xlate.is_some() { self.reservation_addr(addr) } else { addr };
         if self.resv[hart] == NO_RESV {
             self.resv_live += 1;
         }
@@ -534,6 +548,7 @@ impl Memory {
 
     /// Take `hart`'s reservation away; true if it was for `addr`.
     pub fn take_reservation(&mut self, hart: usize, addr: u64) -> bool {
+        let addr = if self.xlate.is_some() { self.reservation_addr(addr) } else { addr };
         let r = self.resv[hart];
         if r == NO_RESV {
             return false;
@@ -585,6 +600,9 @@ impl Memory {
     /// Fetch and decode the instruction at `pc`. Caches it in its code page unless it straddles two pages.
     #[cold]
     pub fn fetch_decode(&mut self, pc: u64) -> Result<Decoded, Trap> {
+        if self.xlate.is_some() {
+            return self.fetch_decode_fs(pc);
+        }
         let low = self.load_slow::<2>(pc, Access::Fetch)? as u32;
         let raw = if low & 3 == 3 {
             let high = self.load_slow::<2>(pc.wrapping_add(2), Access::Fetch)? as u32;
@@ -643,9 +661,15 @@ impl Memory {
         use crate::blocks::{ends_block, Block, MAX_INSTS};
         let mut insts = Vec::with_capacity(8);
         let mut at = pc;
+        // FS mode: decoded instructions are kept by physical page (a block never leaves its first page).
+        let phys_page = match self.xlate.is_some() {
+            true => Some(self.fetch_phys(pc)? & !(PAGE_SIZE - 1)),
+            false => None,
+        };
         loop {
+            let key = phys_page.map_or(at, |p| p | (at & (PAGE_SIZE - 1)));
             // SAFETY: code_page returns a live code page; the slot index is < CODE_SLOTS.
-            let cached = unsafe { *self.code_page(at >> PAGE_SHIFT).add(((at & (PAGE_SIZE - 1)) >> 1) as usize) };
+            let cached = unsafe { *self.code_page(key >> PAGE_SHIFT).add(((key & (PAGE_SIZE - 1)) >> 1) as usize) };
             let d = if cached.op != crate::decode::Op::Undecoded {
                 cached
             } else {

@@ -41,6 +41,12 @@ pub enum Trap {
         addr: u64,
         access: Access,
     },
+    /// FS mode: Sv39 translation refused the access (no valid mapping, or its permissions forbid it); the guest
+    /// takes a page fault.
+    PageFault {
+        addr: u64,
+        access: Access,
+    },
     /// A mapped page whose permissions (ELF segment flags, mmap/mprotect) forbid the access.
     Protection {
         addr: u64,
@@ -72,9 +78,11 @@ pub enum Trap {
 impl Trap {
     pub fn kind(&self) -> FaultKind {
         match self {
-            Trap::Misaligned { .. } | Trap::Unmapped { .. } | Trap::Protection { .. } | Trap::Mmio { .. } => {
-                FaultKind::Memory
-            }
+            Trap::Misaligned { .. }
+            | Trap::Unmapped { .. }
+            | Trap::Protection { .. }
+            | Trap::Mmio { .. }
+            | Trap::PageFault { .. } => FaultKind::Memory,
             Trap::Limit { .. } => FaultKind::MemoryLimit,
             Trap::Illegal(_) | Trap::Csr(_) | Trap::Ebreak => FaultKind::IllegalInstruction,
             Trap::Syscall(_) => FaultKind::UnsupportedSyscall,
@@ -98,6 +106,13 @@ impl Trap {
                     Access::Atomic => "read and write",
                 };
                 format!("{} {} address {addr:#x}: its page has no {right} permission", access.noun(), access.towards())
+            }
+            Trap::PageFault { addr, access } => {
+                format!(
+                    "{} {} address {addr:#x}: page fault (Sv39 translation refused it)",
+                    access.noun(),
+                    access.towards()
+                )
             }
             Trap::Mmio { addr, size, access, why } => {
                 format!("{} of {size} bytes at {addr:#x} (device range): {why}", access.noun())

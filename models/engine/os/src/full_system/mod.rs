@@ -1,0 +1,523 @@
+//! Full-system (FS) mode: the harts run a real kernel (or a bare-metal program) in M, S and U mode over physical
+//! memory and platform devices, and the simulator plays the firmware (SBI). SE mode (`crate::linux`) is untouched.
+//!
+//! The machine (`Machine`) owns the harts, their privileged state (`kvsim_isa::privileged`), guest memory in FS
+//! mode (`kvsim_isa::memory`'s Sv39 view) and the platform devices (`devices`). Its run loop picks the hart
+//! furthest behind in simulated time, brings its interrupt lines up to date, takes a pending interrupt, and runs it
+//! with the ordinary executor until the next timer event or the quantum; it then finishes what the executor
+//! stopped on: system instructions (CSR accesses, mret/sret, wfi, sfence.vma), ecalls (SBI from S mode, traps from
+//! U and M mode) and faults (exceptions with delegation). Functional time is instructions at the hart's clock plus
+//! time asleep in wfi, so a timer interrupt is taken at the first instruction boundary at or after its tick.
+
+pub mod devices;
+pub mod fdt;
+mod sbi;
+
+use std::any::Any;
+
+use kvsim_isa::exec::{self, NoHook, Stop};
+use kvsim_isa::hart::{insts_to_ps, Hart};
+use kvsim_isa::memory::Memory;
+use kvsim_isa::privileged::{cause, decode_sys, exception_of, irq, Effect, Privileged, SysInst, PRV_M, PRV_S, PRV_U};
+use kvsim_isa::trap::Trap;
+
+use devices::{map, Platform, PowerRequest};
+
+/// How a machine is configured.
+#[derive(Debug, Clone)]
+pub struct FsConfig {
+    pub harts: usize,
+    /// Clock of every hart (Hz): functional time is one instruction per cycle.
+    pub clock_hz: u64,
+    pub dram_bytes: u64,
+    /// Most instructions a hart runs before the scheduler looks at the others (assumed 10,000: short against a
+    /// timer tick of 100 ns * 10^4, long against the cost of a switch).
+    pub quantum: u64,
+    /// The kernel's command line (the device tree's /chosen/bootargs).
+    pub bootargs: String,
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig {
+            harts: 1,
+            clock_hz: 1_000_000_000,
+            dram_bytes: 256 << 20,
+            quantum: 10_000,
+            bootargs: "earlycon console=ttyS0 panic=-1 initramfs_async=0".into(),
+        }
+    }
+}
+
+/// A hart's run state (HSM).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HartRun {
+    Running,
+    /// In wfi (or an SBI retentive suspend): wakes when an enabled interrupt is pending.
+    Asleep,
+    /// Not started (HSM), or stopped by hart_stop.
+    Stopped,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    PowerOff {
+        code: u32,
+    },
+    Reset,
+    /// The instruction limit of the run was reached.
+    InstLimit,
+}
+
+/// Where execution starts.
+pub enum Boot<'a> {
+    /// A RISC-V Linux kernel Image (riscv64 boot image header) and an optional initramfs: hart 0 enters the
+    /// kernel in S mode with a0 = 0 and a1 = the device tree's address; the other harts wait for HSM hart_start.
+    Linux { kernel: &'a [u8], initramfs: Option<&'a [u8]> },
+    /// A bare-metal ELF linked in DRAM: every hart starts at its entry in M mode (a0 = hart id, a1 = the device
+    /// tree), with no firmware (as qemu's `-bios none`).
+    BareMachine { elf: &'a [u8] },
+    /// A bare-metal ELF entered in S mode under the SBI firmware (as qemu's default firmware runs `-kernel`).
+    BareSupervisor { elf: &'a [u8] },
+}
+
+pub struct Machine {
+    pub cfg: FsConfig,
+    pub harts: Vec<Hart>,
+    pub prv: Vec<Privileged>,
+    pub mem: Memory,
+    pub run_state: Vec<HartRun>,
+    /// The SBI firmware owns hart h's timer (set_timer was called): reaching mtimecmp raises STIP, not MTIP.
+    firmware_timer: Vec<bool>,
+    /// The simulator provides SBI (S-mode ecalls are firmware calls).
+    pub firmware: bool,
+    pub dtb: Vec<u8>,
+    pub dtb_addr: u64,
+    pub end: Option<End>,
+    pub sbi_calls: u64,
+    /// System instructions finished outside the executor (CSR accesses, xret, wfi, sfence.vma).
+    pub system_insts: u64,
+}
+
+/// The riscv64 Linux boot image header's fields we check and use.
+fn kernel_header(kernel: &[u8]) -> Result<(u64, u64), String> {
+    if kernel.len() < 64 {
+        return Err(format!("the kernel is {} bytes, too short for a RISC-V Linux Image header", kernel.len()));
+    }
+    if kernel.starts_with(b"\x7fELF") {
+        return Err("the kernel is an ELF file (vmlinux?): FS mode boots the flat arch/riscv/boot/Image".into());
+    }
+    let u64_at = |o: usize| u64::from_le_bytes(kernel[o..o + 8].try_into().unwrap());
+    if &kernel[0x30..0x38] != b"RISCV\0\0\0" || &kernel[0x38..0x3c] != b"RSC\x05" {
+        return Err("the kernel is not a RISC-V Linux Image (no \"RISCV\"/\"RSC\\x05\" magic at offset 0x30)".into());
+    }
+    Ok((u64_at(8), u64_at(16).max(kernel.len() as u64)))
+}
+
+impl Machine {
+    pub fn new(cfg: FsConfig, boot: Boot) -> Result<Machine, String> {
+        if cfg.harts == 0 || cfg.harts > 8 {
+            return Err(format!("FS mode supports 1 to 8 harts, not {}", cfg.harts));
+        }
+        if cfg.dram_bytes < (16 << 20) || !cfg.dram_bytes.is_multiple_of(1 << 21) {
+            return Err(format!("FS memory must be a multiple of 2 MiB and at least 16 MiB, not {}", cfg.dram_bytes));
+        }
+        let dram_end = map::DRAM + cfg.dram_bytes;
+        let mut mem = Memory::new(cfg.dram_bytes, true, cfg.harts);
+        mem.enable_full_system(map::DRAM, dram_end, 0, map::DEVICES_END);
+        mem.devices = Some(Box::new(Platform::new(cfg.harts)));
+        // The device tree sits at the top of memory, 2 MiB aligned (where qemu puts it).
+        let dtb_addr = (dram_end - (1 << 21)) & !((1 << 21) - 1);
+        let (entry, firmware, initrd, supervisor_start) = match boot {
+            Boot::Linux { kernel, initramfs } => {
+                let (text_offset, image_size) = kernel_header(kernel)?;
+                let load = map::DRAM + text_offset.max(1 << 21);
+                if load + image_size > dtb_addr {
+                    return Err(format!(
+                        "the kernel ({image_size} bytes) does not fit in {} bytes of memory",
+                        cfg.dram_bytes
+                    ));
+                }
+                mem.write_bytes(0, load, kernel).map_err(|t| t.reason())?;
+                let initrd = match initramfs {
+                    Some(rd) => {
+                        // qemu's placement: half of memory above the kernel, at most 128 MiB up.
+                        let start = (load + (cfg.dram_bytes / 2).min(128 << 20)) & !0xfff;
+                        let end = start + rd.len() as u64;
+                        if end > dtb_addr {
+                            return Err(format!(
+                                "the initramfs ({} bytes) does not fit in memory: it would end at {end:#x}, past the \
+                                 device tree at {dtb_addr:#x} ({} bytes of memory)",
+                                rd.len(),
+                                cfg.dram_bytes
+                            ));
+                        }
+                        mem.write_bytes(0, start, rd).map_err(|t| t.reason())?;
+                        Some((start, end))
+                    }
+                    None => None,
+                };
+                (load, true, initrd, true)
+            }
+            Boot::BareMachine { elf } | Boot::BareSupervisor { elf } => {
+                let image = kvsim_isa::elf::parse(elf)?;
+                for seg in &image.segments {
+                    if seg.vaddr < map::DRAM || seg.vaddr + seg.memsz > dtb_addr {
+                        return Err(format!("a segment at {:#x} lies outside memory", seg.vaddr));
+                    }
+                    mem.write_bytes(0, seg.vaddr, &seg.data).map_err(|t| t.reason())?;
+                }
+                let s = matches!(boot, Boot::BareSupervisor { .. });
+                (image.entry, s, None, s)
+            }
+        };
+        let dtb = fdt::machine_tree(&cfg, initrd);
+        mem.write_bytes(0, dtb_addr, &dtb).map_err(|t| t.reason())?;
+        let mut harts = Vec::new();
+        let mut prv = Vec::new();
+        let mut run_state = Vec::new();
+        for h in 0..cfg.harts {
+            let mut hart = Hart::new(h, entry, 0, cfg.clock_hz);
+            hart.x[10] = h as u64;
+            hart.x[11] = dtb_addr;
+            let mut p = Privileged::new(h as u64);
+            if supervisor_start {
+                // What the firmware leaves behind: S mode, exceptions and S-level interrupts delegated (but an
+                // ecall from S mode, which is the firmware's), the counters readable.
+                p.prv = PRV_S;
+                p.medeleg = cause::DELEGABLE & !(1 << cause::ECALL_S);
+                p.mideleg = irq::S_MASK;
+                p.mcounteren = 7;
+            }
+            let state = if supervisor_start && h != 0 { HartRun::Stopped } else { HartRun::Running };
+            harts.push(hart);
+            prv.push(p);
+            run_state.push(state);
+        }
+        Ok(Machine {
+            firmware_timer: vec![false; cfg.harts],
+            cfg,
+            harts,
+            prv,
+            mem,
+            run_state,
+            firmware,
+            dtb,
+            dtb_addr,
+            end: None,
+            sbi_calls: 0,
+            system_insts: 0,
+        })
+    }
+
+    pub fn platform(&mut self) -> &mut Platform {
+        let bus: &mut dyn Any = self.mem.devices.as_deref_mut().expect("FS machine has its platform");
+        bus.downcast_mut().expect("the FS bus is the Platform")
+    }
+
+    /// Everything written to the UART (and the SBI legacy console).
+    pub fn console(&mut self) -> String {
+        String::from_utf8_lossy(&self.platform().uart.output).into_owned()
+    }
+
+    /// Timebase ticks (the `time` CSR, CLINT mtime) of hart `h` now.
+    pub fn ticks(&self, h: usize) -> u64 {
+        self.harts[h].functional_time_ticks(self.harts[h].cnt.insts)
+    }
+
+    /// The instruction count at which hart `h`'s time reaches `tick` (None: never, or beyond range).
+    fn insts_at_tick(&self, h: usize, tick: u64) -> Option<u64> {
+        let hart = &self.harts[h];
+        let clock = hart.clock.max(1) as u128;
+        let tb = kvsim_base::abi::TIMEBASE_HZ as u128;
+        let target = (tick as u128).checked_mul(clock)?.checked_mul(1_000_000_000_000)?;
+        let asleep = hart.idle_ps as u128 * clock * tb;
+        let num = target.saturating_sub(asleep);
+        let den = tb * 1_000_000_000_000;
+        Some(num.div_ceil(den).min(u64::MAX as u128) as u64)
+    }
+
+    /// Set hart `h`'s interrupt lines from the devices at its current time, and let the firmware turn its timer
+    /// into STIP.
+    fn update_lines(&mut self, h: usize) {
+        let now = self.ticks(h);
+        let firmware_timer = self.firmware_timer[h];
+        let plat = self.platform();
+        plat.clint.now = now;
+        let timer_due = now >= plat.clint.mtimecmp[h];
+        let msip = plat.clint.msip[h];
+        plat.sync_lines();
+        let meip = plat.plic.context_line(2 * h);
+        let seip = plat.plic.context_line(2 * h + 1);
+        let p = &mut self.prv[h];
+        p.set_irq_line(irq::MSI, msip);
+        p.set_irq_line(irq::MEI, meip);
+        if firmware_timer {
+            if timer_due {
+                p.set_irq_line(irq::STI, true);
+                self.firmware_timer[h] = false;
+            }
+        } else {
+            p.set_irq_line(irq::MTI, timer_due);
+        }
+        // SEIP is the PLIC's S context line (S mode cannot write it in sip; M mode's writes are not kept apart
+        // from the line here).
+        self.prv[h].set_irq_line(irq::SEI, seip);
+    }
+
+    /// Wake hart `h` (if asleep) at time `t_ps` at the earliest.
+    fn wake(&mut self, h: usize, t_ps: u64) {
+        if self.run_state[h] == HartRun::Asleep {
+            let hart = &mut self.harts[h];
+            if hart.time_ps() < t_ps {
+                hart.idle_ps += t_ps - hart.time_ps();
+            }
+            self.run_state[h] = HartRun::Running;
+        }
+    }
+
+    /// The time (ps) at which sleeping hart `h`'s timer fires, if it has one.
+    fn wake_time(&self, h: usize) -> Option<u64> {
+        let plat: &Platform = (self.mem.devices.as_deref()? as &dyn Any).downcast_ref()?;
+        let cmp = plat.clint.mtimecmp[h];
+        if cmp == u64::MAX {
+            return None;
+        }
+        let ps = (cmp as u128 * 1_000_000_000_000).div_ceil(kvsim_base::abi::TIMEBASE_HZ as u128);
+        Some(ps.min(u64::MAX as u128) as u64)
+    }
+
+    /// The next hart to run: the one furthest behind (a sleeping hart counts at its wake-up time).
+    fn pick(&mut self) -> Result<usize, String> {
+        let mut best: Option<(u64, usize)> = None;
+        for h in 0..self.harts.len() {
+            let t = match self.run_state[h] {
+                HartRun::Running => Some(self.harts[h].time_ps()),
+                HartRun::Asleep => self.wake_time(h).map(|w| w.max(self.harts[h].time_ps())),
+                HartRun::Stopped => None,
+            };
+            if let Some(t) = t {
+                if best.is_none_or(|(bt, _)| t < bt) {
+                    best = Some((t, h));
+                }
+            }
+        }
+        let (t, h) = best.ok_or_else(|| {
+            "every hart is stopped or asleep with no timer set: the guest can never run again".to_string()
+        })?;
+        self.wake(h, t);
+        Ok(h)
+    }
+
+    pub fn total_insts(&self) -> u64 {
+        self.harts.iter().map(|h| h.cnt.insts).sum()
+    }
+
+    /// Run until the guest powers off or resets, or `max_insts` instructions have run in all. A fault the
+    /// simulator cannot turn into a guest exception stops the run with an error.
+    pub fn run(&mut self, max_insts: u64) -> Result<End, String> {
+        loop {
+            if let Some(end) = self.end {
+                return Ok(end);
+            }
+            if let Some(req) = self.platform().power.take() {
+                self.end = Some(match req {
+                    PowerRequest::Off { code } => End::PowerOff { code },
+                    PowerRequest::Reset => End::Reset,
+                });
+                continue;
+            }
+            let total = self.total_insts();
+            if total >= max_insts {
+                return Ok(End::InstLimit);
+            }
+            let h = self.pick()?;
+            self.step(h, max_insts - total)?;
+        }
+    }
+
+    /// Run hart `h` for one slice (at most `limit` instructions).
+    fn step(&mut self, h: usize, limit: u64) -> Result<(), String> {
+        self.update_lines(h);
+        if let Some(i) = self.prv[h].pending_interrupt() {
+            self.trap(h, cause::INTERRUPT | i as u64, 0);
+        }
+        if self.run_state[h] == HartRun::Asleep {
+            return Ok(());
+        }
+        self.mem.set_context(self.prv[h].xlate_context());
+        let mut budget = self.cfg.quantum.min(limit);
+        let cmp = self.platform().clint.mtimecmp[h];
+        if let Some(at) = self.insts_at_tick(h, cmp) {
+            if at > self.harts[h].cnt.insts {
+                budget = budget.min(at - self.harts[h].cnt.insts);
+            }
+        }
+        let stop = exec::run::<NoHook, false>(&mut self.harts[h], &mut self.mem, budget, &mut NoHook, None);
+        match stop {
+            Stop::Budget => Ok(()),
+            Stop::Ecall => {
+                let at = self.harts[h].pc.wrapping_sub(4);
+                match self.prv[h].prv {
+                    PRV_S if self.firmware => {
+                        self.sbi_call(h);
+                        Ok(())
+                    }
+                    p => {
+                        let c = match p {
+                            PRV_U => cause::ECALL_U,
+                            PRV_S => cause::ECALL_S,
+                            _ => cause::ECALL_M,
+                        };
+                        self.harts[h].pc = at;
+                        self.trap(h, c, 0);
+                        Ok(())
+                    }
+                }
+            }
+            Stop::Fault(trap) => self.fault(h, trap),
+        }
+    }
+
+    /// Take trap `cause` on hart `h` at its PC.
+    fn trap(&mut self, h: usize, cause: u64, tval: u64) {
+        let p = &mut self.prv[h];
+        if p.prv == PRV_U {
+            p.mark_fp_dirty();
+        }
+        self.harts[h].pc = p.take_trap(self.harts[h].pc, cause, tval);
+        self.run_state[h] = HartRun::Running;
+        self.mem.set_context(p.xlate_context());
+    }
+
+    /// The executor stopped on a fault at hart `h`'s PC: a system instruction to finish here, or an exception.
+    fn fault(&mut self, h: usize, trap: Trap) -> Result<(), String> {
+        let pc = self.harts[h].pc;
+        if matches!(trap, Trap::Mmio { why: devices::POWER_STOP, .. }) {
+            // The store that powered the machine off completed: retire it.
+            let len = if self.mem.fetch_word(pc).unwrap_or(0) & 3 == 3 { 4 } else { 2 };
+            self.harts[h].pc = pc + len;
+            self.harts[h].cnt.insts += 1;
+            return Ok(());
+        }
+        let mut word = 0;
+        let trap = match trap {
+            Trap::Csr(_) | Trap::Illegal(_) => match self.mem.fetch_word(pc) {
+                Ok(w) => {
+                    word = w;
+                    match decode_sys(w) {
+                        Some(inst) => match self.system(h, inst) {
+                            Ok(()) => return Ok(()),
+                            Err(t) => t,
+                        },
+                        None => trap,
+                    }
+                }
+                Err(t) => t,
+            },
+            t => t,
+        };
+        let (c, tval) =
+            exception_of(&trap, pc, word).ok_or_else(|| format!("hart {h} at pc {pc:#x}: {}", trap.reason()))?;
+        let goes_to_m = self.prv[h].prv == PRV_M || (self.prv[h].medeleg >> c) & 1 == 0;
+        if self.firmware && goes_to_m {
+            return Err(format!(
+                "hart {h} at pc {pc:#x}: {} (cause {c}, tval {tval:#x}) trapped to M mode, where the firmware \
+                 has no handler",
+                trap.reason()
+            ));
+        }
+        self.trap(h, c, tval);
+        Ok(())
+    }
+
+    /// Execute system instruction `inst` (at hart `h`'s PC) and advance past it.
+    fn system(&mut self, h: usize, inst: SysInst) -> Result<(), Trap> {
+        let hart = &self.harts[h];
+        let p = &mut self.prv[h];
+        let mut next = hart.pc.wrapping_add(4);
+        let mut effect = Effect::None;
+        match inst {
+            SysInst::Csr { csr, op, rd, src_reg, imm } => {
+                let insts = hart.cnt.insts;
+                let counters = [insts, hart.functional_time_ticks(insts), insts];
+                let old = p.read_csr(csr, counters)?;
+                let (src, names_source) = match src_reg {
+                    Some(r) => (hart.x[r as usize], r != 0),
+                    None => (imm, imm != 0),
+                };
+                if op == 1 || names_source {
+                    let new = match op {
+                        1 => src,
+                        2 => old | src,
+                        _ => old & !src,
+                    };
+                    effect = p.write_csr(csr, new)?;
+                }
+                if rd != 0 {
+                    self.harts[h].x[rd as usize] = old;
+                }
+            }
+            SysInst::Mret => {
+                next = p.mret()?;
+                effect = Effect::Context;
+            }
+            SysInst::Sret => {
+                next = p.sret()?;
+                effect = Effect::Context;
+            }
+            SysInst::Wfi => {
+                p.check_wfi()?;
+                effect = Effect::Wait;
+            }
+            SysInst::SfenceVma => {
+                p.check_sfence()?;
+                effect = Effect::Fence;
+            }
+        }
+        let hart = &mut self.harts[h];
+        hart.pc = next;
+        hart.cnt.insts += 1;
+        self.system_insts += 1;
+        match effect {
+            Effect::None => {}
+            Effect::Context => self.mem.set_context(self.prv[h].xlate_context()),
+            Effect::Fence => self.mem.flush_translations(),
+            Effect::Wait => {
+                if !self.prv[h].wakeup_pending() {
+                    self.run_state[h] = HartRun::Asleep;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The simulated time of the machine (ps): the furthest hart.
+    pub fn time_ps(&self) -> u64 {
+        self.harts.iter().map(|h| h.time_ps()).max().unwrap_or(0)
+    }
+
+    /// Functional time of `insts` instructions at this machine's clock (ps).
+    pub fn insts_ps(&self, insts: u64) -> u64 {
+        insts_to_ps(insts, self.cfg.clock_hz)
+    }
+
+    /// The privilege level hart `h` is at now.
+    pub fn privilege(&self, h: usize) -> u8 {
+        self.prv[h].prv
+    }
+}
+
+/// The levels by name (statistics, messages).
+pub fn privilege_name(p: u8) -> &'static str {
+    match p {
+        PRV_U => "U",
+        PRV_S => "S",
+        PRV_M => "M",
+        _ => "?",
+    }
+}
+
+#[cfg(test)]
+mod tests;

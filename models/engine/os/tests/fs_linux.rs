@@ -1,0 +1,69 @@
+//! Linux on FS mode: the kernel and initramfs of `make fs-image` boot to /init, which prints and powers off; the
+//! kernel's console equals qemu-system-riscv64's for the same image and the same (kvsim-generated) device tree,
+//! but for the lines the firmware changes (the SBI implementation's name; the Memory line, whose reserved total
+//! differs by the device tree copy OpenSBI hands on). Ignored by default: it needs `make fs-image` (about eight
+//! CPU-minutes of kernel build); run it with `cargo test -p kvsim-os --release --test fs_linux -- --ignored`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use kvsim_os::full_system::{Boot, End, FsConfig, Machine};
+
+fn image(name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../workloads/fs/build").join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e} (run `make fs-image`)", p.display()))
+}
+
+fn kernel_lines(console: &str) -> Vec<String> {
+    let text = console.replace("\r\n", "\n");
+    let start = text.find("Linux version").expect("the kernel printed its banner");
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    text[line_start..].lines().map(str::to_string).collect()
+}
+
+#[test]
+#[ignore = "needs `make fs-image`"]
+fn linux_boots_to_init_and_its_console_equals_qemus_but_for_the_firmwares_lines() {
+    for harts in [1, 2] {
+        let (kernel, initramfs) = (image("Image"), image("initramfs.cpio"));
+        let cfg = FsConfig { harts, ..FsConfig::default() };
+        let mut m = Machine::new(cfg, Boot::Linux { kernel: &kernel, initramfs: Some(&initramfs) }).unwrap();
+        assert_eq!(m.run(2_000_000_000), Ok(End::PowerOff { code: 0 }));
+        let ours = m.console();
+        assert!(ours.contains("Run /init as init process"), "{ours}");
+        assert!(ours.contains(&format!("kvsim-init: {harts} cpus online")), "{ours}");
+        assert!(ours.contains("reboot: Power down"), "{ours}");
+
+        let dir = std::env::temp_dir().join(format!("kvsim-fs-linux-{}-{harts}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (dtb, k, rd) = (dir.join("kvsim.dtb"), dir.join("Image"), dir.join("initramfs.cpio"));
+        std::fs::write(&dtb, &m.dtb).unwrap();
+        std::fs::write(&k, &kernel).unwrap();
+        std::fs::write(&rd, &initramfs).unwrap();
+        let out = Command::new("timeout")
+            .args(["120", "qemu-system-riscv64", "-machine", "virt", "-nographic", "-m", "256M"])
+            .args(["-smp", &harts.to_string()])
+            .arg("-dtb")
+            .arg(&dtb)
+            .arg("-kernel")
+            .arg(&k)
+            .arg("-initrd")
+            .arg(&rd)
+            .output()
+            .expect("qemu-system-riscv64 (qemu-system-misc) runs");
+        std::fs::remove_dir_all(&dir).ok();
+        let theirs = String::from_utf8_lossy(&out.stdout).into_owned();
+        // qemu's guest time follows the host's clock: on a loaded host its kernel may report a slow timer
+        // interrupt ("hrtimer: interrupt took N ns"), a line of the host's load, not of the machine.
+        let (a, mut b) = (kernel_lines(&ours), kernel_lines(&theirs));
+        b.retain(|l| !l.starts_with("hrtimer: interrupt took"));
+        assert_eq!(a.len(), b.len(), "as many lines (kvsim {}, qemu {})", a.len(), b.len());
+        let differing: Vec<(&String, &String)> = a.iter().zip(&b).filter(|(x, y)| x != y).collect();
+        for (x, y) in &differing {
+            let firmware = (x.starts_with("SBI implementation ID=") && y.starts_with("SBI implementation ID="))
+                || (x.starts_with("Memory: ") && y.starts_with("Memory: "));
+            assert!(firmware, "{harts} harts: kvsim printed {x:?} where qemu printed {y:?}");
+        }
+        assert_eq!(differing.len(), 2, "{harts} harts: exactly the two firmware lines differ");
+    }
+}
