@@ -33,17 +33,13 @@ def core() -> Core:
                 lq_entries=64, sq_entries=36, mmu=mmu())
 
 
-# The engine's mmap area (workloads/ABI.md: below MMAP_TOP = 0x20_0000_0000, growing down), where ALLOC_LOCAL and
-# ALLOC_ON carve the server's log, index, descriptor rings and packet buffers: MICA and DPDK take these from 2 MB
-# hugepages, so the model maps the area's upper 64 GiB with 2 MB pages (the engine may register exact ranges later).
-HUGE_AREA = (0x10_0000_0000, 0x20_0000_0000)
-
-
 def mmu() -> Mmu:
     # Ivy Bridge's TLBs (models/tlb.py: Intel's optimization manual, "TLB Parameters"): ITLB 128 x 4-way (4 KB) and
     # 8 (2 MB), DTLB 64 x 4-way (4 KB) and 32 x 4-way (2 MB), STLB 512 x 4-way (4 KB only); x86-64's 4-level table.
     # The STLB's 7 cycles and 32 paging-structure-cache entries per level are assumed (the models' defaults).
-    return Mmu(enabled=True, levels=4, huge_pages="area", huge_start=HUGE_AREA[0], huge_end=HUGE_AREA[1])
+    # MICA and DPDK take the log, index, descriptor rings and packet buffers from 2 MB hugepages: the runtime's
+    # ALLOC_LOCAL / ALLOC_ON calls, which the engine maps with 2 MB pages ('alloc'); everything else is 4 KB.
+    return Mmu(enabled=True, levels=4, huge_pages="alloc")
 
 
 def caches(cores: int) -> CacheHierarchy:
@@ -79,18 +75,30 @@ def memory() -> MemoryController:
     return MemoryController(preset="DDR3-1600", channels=4, ranks=1, ctrl_latency="15ns")
 
 
+CARDS_PER_SOCKET = 2           # two of the four X520-QDA1 cards per socket (spec)
+PORTS_PER_CONTROLLER = 2       # the 82599 is a dual-port 10 GbE controller (Intel's 82599 datasheet)
+
+
 def nics(ports: int) -> list[Nic]:
-    # Two quad-port 10 GbE NICs (Intel X520 class, 82599) per socket, each on its own PCIe 2.0 x8 link (spec). A
-    # run uses up to 6 ports; assumed: they are spread evenly over the two NICs (3 + 3 for 6), one NIC for 1 port.
-    count = min(2, ports)
-    return [nic(ports // count + (k < ports % count)) for k in range(count)]
+    # The card as built: an X520-QDA1's four 10 GbE ports cannot come from one 82599, a dual-port controller, so
+    # each card is two 82599s, each with its own PCIe 2.0 x8 link (the 82599's host interface) to a PCIe switch on
+    # the card. Assumed (no product brief was at hand): the switch's uplink to the host is PCIe 3.0 x8 (7.88 GB/s
+    # each way), which is not modelled: it carries what the two controllers' links carry (4 GB/s each) to within
+    # 2%. A run uses up to 6 ports per socket; assumed: spread evenly over the socket's two cards (3 + 3 for 6),
+    # each card's over its controllers two by two (2 + 1 for 3): one `Nic` per controller.
+    cards = [ports // CARDS_PER_SOCKET + (k < ports % CARDS_PER_SOCKET) for k in range(min(CARDS_PER_SOCKET, ports))]
+    per_controller = [min(PORTS_PER_CONTROLLER, left - used) for left in cards
+                      for used in range(0, left, PORTS_PER_CONTROLLER)]
+    return [nic(n) for n in per_controller]
 
 
 def nic(ports: int) -> Nic:
+    # One 82599 controller (PCIe 2.0 x8, 5 GT/s: Intel's 82599 datasheet).
     return Nic(enabled=True, ports=ports, port_gbps=10.0, pcie_gen=2, pcie_lanes=8,
                pcie_max_payload=256,           # assumed: the common max payload size
-               # PCIe 2.0 framing: STP 1 + sequence 2 + 4DW header 16 (64-bit addresses) + LCRC 4 + END 1 (spec).
-               pcie_tlp_overhead=24,
+               # The PCIe protocol: 4-DW request headers (64-bit addresses), MaxReadRequestSize 512 (the spec's
+               # default), 64-byte completions (the root port's RCB), 32 read tags, an Ack window of 240 ns: the
+               # Nic defaults (models/nic.py says which are assumed).
                pcie_latency="400ns",           # assumed
                mmio_latency="100ns",           # assumed
                rx_fifo_frames=512,             # assumed: 512 KB RX packet buffer / ~1 KB per small frame

@@ -4,6 +4,9 @@
 /// Guest page size (bytes).
 pub const PAGE_SIZE: u64 = 4096;
 pub const PAGE_SHIFT: u32 = 12;
+/// The huge page size: the simulator calls ALLOC_LOCAL and ALLOC_ON hand out whole, aligned huge pages (the
+/// runtime's hugepage memory, as DPDK's), which the timing model maps with 2 MB TLB entries.
+pub const HUGE_PAGE: u64 = 2 << 20;
 
 /// Top of hart 0's stack. Hart i's stack top is `STACK_TOP - i * (stack_size + STACK_GUARD)`.
 pub const STACK_TOP: u64 = 0x3f_ffff_0000;
