@@ -27,10 +27,14 @@ CORES_PER_PORT = 2             # 2 cores per 10 GbE port, each core with one que
 
 
 def core() -> Core:
-    # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts). 3 integer ALUs, 2 load ports,
-    # 1 store port, gshare 4096 / 12 bits, 14-cycle mispredict penalty: assumed (the models' defaults).
+    # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts). Its execution ports (Intel's
+    # optimization manual, Sandy Bridge microarchitecture, which Ivy Bridge keeps): 3 integer ALUs (ports 0, 1,
+    # 5), branches on port 5 alone (one branch unit), two load ports (2, 3) that also generate every store's
+    # address, store data on port 4. gshare 4096 / 12 bits, 14-cycle mispredict penalty: assumed (the models'
+    # defaults).
     return Core(model="ooo", clock=CLOCK, fetch_width=4, issue_width=4, commit_width=4, rob_entries=168,
-                lq_entries=64, sq_entries=36, mmu=mmu())
+                lq_entries=64, sq_entries=36, int_alus=3, branch_units=1, load_ports=2, store_ports=1,
+                store_address_on_load_ports=True, mmu=mmu())
 
 
 def mmu() -> Mmu:
