@@ -8,7 +8,7 @@ marks as assumed, and the simplifications of this model, are commented "assumed"
 
 from models import System, Workload
 from models.cache import Cache, CacheHierarchy
-from models.client import Client
+from models.client import Client, kvs_server_sizes
 from models.core import Core
 from models.dram import MemoryController
 from models.nic import Nic
@@ -131,6 +131,13 @@ def technology() -> Technology:
                       tdp=130.0)                  # Intel's TDP for the E5-2697 v2
 
 
+def server_argv(settings: dict, cores: int) -> list[str]:
+    """MICA in EREW mode with a 32 MiB log and 65,536 buckets per partition (assumed), or the sizes that hold the
+    whole data set without eviction where those cannot (models/client.py kvs_server_sizes)."""
+    log, buckets = kvs_server_sizes(Client(enabled=True, **settings), cores)
+    return ["mode=erew", f"log_mib={max(32, log >> 20)}", f"buckets={max(65536, buckets)}"]
+
+
 def system(cores: int = CORES_PER_SOCKET, requests: int = 20000, items: int = 1 << 16, offered_mpps: float = 0.0,
            ports: int = 0, **client) -> System:
     """`ports` = 0: two cores per port (spec)."""
@@ -153,7 +160,7 @@ def system(cores: int = CORES_PER_SOCKET, requests: int = 20000, items: int = 1 
         memory=memory(),
         cores_per_cluster=1,           # a ring stop per core (spec: ring interconnect)
         noc=noc(nics=len(nics(ports))),
-        workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=32", "buckets=65536"]),
+        workload=Workload(binary=str(KVS_SERVER), argv=server_argv(settings, cores)),
         nics=nics(ports),
         client=Client(enabled=True, mode="erew", **settings),
         technology=technology(),

@@ -36,7 +36,6 @@ use kvsim_isa::memory::Memory;
 
 pub use kvsim_base::frame::WIRE_OVERHEAD;
 
-
 /// The NIC's DMA port into the memory system (`dma::DmaPort`).
 pub type IoFn<'a> = &'a mut dyn crate::dma::DmaPort;
 
@@ -385,16 +384,14 @@ impl NicTiming {
             let t0 = queue_time[q] + self.mmio_latency;
             let n = (x.tx_tail.wrapping_sub(x.tx_head)) & (x.tx_ring.1 - 1);
             let first = x.tx_ring.0 + x.tx_head * DESC_LEN;
-            let descs_at = self
-                .link
-                .read(first, n * DESC_LEN, t0, Traffic::TxDescFetch, &mut |t| {
-                    // The descriptors' lines (a batch that wraps the ring is read as if contiguous: assumed).
-                    let mut ready = t;
-                    for line in (first & !63..first + n * DESC_LEN).step_by(64) {
-                        ready = ready.max(io.queue_access(q, line, false, t));
-                    }
-                    ready
-                });
+            let descs_at = self.link.read(first, n * DESC_LEN, t0, Traffic::TxDescFetch, &mut |t| {
+                // The descriptors' lines (a batch that wraps the ring is read as if contiguous: assumed).
+                let mut ready = t;
+                for line in (first & !63..first + n * DESC_LEN).step_by(64) {
+                    ready = ready.max(io.queue_access(q, line, false, t));
+                }
+                ready
+            });
             // When the batch's last frame has reached the NIC: its TX completion is written back then.
             let mut batch_done = descs_at;
             while x.tx_head != x.tx_tail {
