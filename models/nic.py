@@ -62,9 +62,11 @@ class Nic(SimObject):
                                   "x AckFactor / lanes + internal delay symbol times) for 256-byte payloads on a gen "
                                   "2 x8 link, AckFactor 1.4 and 70 symbols of internal delay (2 ns symbols)",
                                   min="1ns", max="100us")
-    pcie_read_tags = Param.Count(32, "read requests the device may have outstanding (transaction tags): 32 with the "
-                                 "5-bit tag field, extended tags off (the PCIe default); a read request with every "
-                                 "tag in use waits for the oldest outstanding read to complete", min=1, max=2048)
+    pcie_read_tags = Param.Count(32, "read requests each port may have outstanding (transaction tags): 32 with the "
+                                 "5-bit tag field, extended tags off (the PCIe default); each port is a PCI function "
+                                 "of its own, as the 82599's LAN functions are, and the link pools its ports' tags; "
+                                 "a read request with every tag in use waits for the oldest outstanding read to "
+                                 "complete", min=1, max=2048)
     pcie_latency = Param.Time("400ns", "one-way latency of the PCIe link and root complex for a TLP (assumed "
                               "400 ns)", min="0s", max="100us")
     mmio_latency = Param.Time("100ns", "one-way time of an uncached access to a NIC register (MMIO): a doorbell "

@@ -168,7 +168,7 @@ pub struct PcieProtocol {
     pub read_completion_boundary: u64,
     /// The receiver's Ack latency window (ps): one Ack (and one UpdateFC per credit type used) per window.
     pub ack_latency: u64,
-    /// Outstanding read requests the device may have (tags).
+    /// Outstanding read requests the device may have (tags of all its functions, one per port).
     pub read_tags: u64,
     /// One-way latency (ps).
     pub latency: u64,
@@ -186,7 +186,9 @@ impl PcieProtocol {
             max_read_request: p.pcie_max_read_request,
             read_completion_boundary: p.pcie_read_completion_boundary,
             ack_latency: p.pcie_ack_latency,
-            read_tags: p.pcie_read_tags,
+            // Each port is a PCI function of its own (as the 82599's two LAN functions), with its own tags: the
+            // link's pool is theirs together.
+            read_tags: p.pcie_read_tags * p.ports.max(1),
             latency: p.pcie_latency,
         }
     }

@@ -34,7 +34,7 @@ pub struct Nic {
     pub pcie_read_completion_boundary: u64,
     /// the receiver's Ack latency window: one Ack DLLP (and one UpdateFC DLLP per flow-control credit type used) per window, acknowledging every TLP received in it. Assumed 240 ns: the base spec's AckNak latency limit ((max payload + 28) x AckFactor / lanes + internal delay symbol times) for 256-byte payloads on a gen 2 x8 link, AckFactor 1.4 and 70 symbols of internal delay (2 ns symbols) [ps]
     pub pcie_ack_latency: u64,
-    /// read requests the device may have outstanding (transaction tags): 32 with the 5-bit tag field, extended tags off (the PCIe default); a read request with every tag in use waits for the oldest outstanding read to complete
+    /// read requests each port may have outstanding (transaction tags): 32 with the 5-bit tag field, extended tags off (the PCIe default); each port is a PCI function of its own, as the 82599's LAN functions are, and the link pools its ports' tags; a read request with every tag in use waits for the oldest outstanding read to complete
     pub pcie_read_tags: u64,
     /// one-way latency of the PCIe link and root complex for a TLP (assumed 400 ns) [ps]
     pub pcie_latency: u64,
