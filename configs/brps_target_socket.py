@@ -105,7 +105,7 @@ def share_noc() -> Noc:
 def nic() -> Nic:
     # One 100 GbE port on its own PCIe 4.0 x8 link (paper).
     return Nic(enabled=True, ports=1, port_gbps=100.0, pcie_gen=4, pcie_lanes=8,
-               pcie_max_payload=256, pcie_tlp_overhead=24,     # assumed
+               pcie_max_payload=256,                           # assumed (PCIe protocol facts: the Nic defaults)
                pcie_latency="400ns", mmio_latency="100ns",     # assumed
                rx_fifo_frames=1024,                            # assumed
                rx_wb_threshold=4, rx_wb_timer="1us",           # assumed: one 64-byte line of descriptors per

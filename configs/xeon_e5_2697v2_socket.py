@@ -8,7 +8,7 @@ marks as assumed, and the simplifications of this model, are commented "assumed"
 
 from models import System, Workload
 from models.cache import Cache, CacheHierarchy
-from models.client import Client
+from models.client import Client, kvs_server_sizes
 from models.core import Core
 from models.dram import MemoryController
 from models.nic import Nic
@@ -27,23 +27,23 @@ CORES_PER_PORT = 2             # 2 cores per 10 GbE port, each core with one que
 
 
 def core() -> Core:
-    # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts). 3 integer ALUs, 2 load ports,
-    # 1 store port, gshare 4096 / 12 bits, 14-cycle mispredict penalty: assumed (the models' defaults).
+    # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts). Its execution ports (Intel's
+    # optimization manual, Sandy Bridge microarchitecture, which Ivy Bridge keeps): 3 integer ALUs (ports 0, 1,
+    # 5), branches on port 5 alone (one branch unit), two load ports (2, 3) that also generate every store's
+    # address, store data on port 4. gshare 4096 / 12 bits, 14-cycle mispredict penalty: assumed (the models'
+    # defaults).
     return Core(model="ooo", clock=CLOCK, fetch_width=4, issue_width=4, commit_width=4, rob_entries=168,
-                lq_entries=64, sq_entries=36, mmu=mmu())
-
-
-# The engine's mmap area (workloads/ABI.md: below MMAP_TOP = 0x20_0000_0000, growing down), where ALLOC_LOCAL and
-# ALLOC_ON carve the server's log, index, descriptor rings and packet buffers: MICA and DPDK take these from 2 MB
-# hugepages, so the model maps the area's upper 64 GiB with 2 MB pages (the engine may register exact ranges later).
-HUGE_AREA = (0x10_0000_0000, 0x20_0000_0000)
+                lq_entries=64, sq_entries=36, int_alus=3, branch_units=1, load_ports=2, store_ports=1,
+                store_address_on_load_ports=True, mmu=mmu())
 
 
 def mmu() -> Mmu:
     # Ivy Bridge's TLBs (models/tlb.py: Intel's optimization manual, "TLB Parameters"): ITLB 128 x 4-way (4 KB) and
     # 8 (2 MB), DTLB 64 x 4-way (4 KB) and 32 x 4-way (2 MB), STLB 512 x 4-way (4 KB only); x86-64's 4-level table.
     # The STLB's 7 cycles and 32 paging-structure-cache entries per level are assumed (the models' defaults).
-    return Mmu(enabled=True, levels=4, huge_pages="area", huge_start=HUGE_AREA[0], huge_end=HUGE_AREA[1])
+    # MICA and DPDK take the log, index, descriptor rings and packet buffers from 2 MB hugepages: the runtime's
+    # ALLOC_LOCAL / ALLOC_ON calls, which the engine maps with 2 MB pages ('alloc'); everything else is 4 KB.
+    return Mmu(enabled=True, levels=4, huge_pages="alloc")
 
 
 def caches(cores: int) -> CacheHierarchy:
@@ -79,18 +79,30 @@ def memory() -> MemoryController:
     return MemoryController(preset="DDR3-1600", channels=4, ranks=1, ctrl_latency="15ns")
 
 
+CARDS_PER_SOCKET = 2           # two of the four X520-QDA1 cards per socket (spec)
+PORTS_PER_CONTROLLER = 2       # the 82599 is a dual-port 10 GbE controller (Intel's 82599 datasheet)
+
+
 def nics(ports: int) -> list[Nic]:
-    # Two quad-port 10 GbE NICs (Intel X520 class, 82599) per socket, each on its own PCIe 2.0 x8 link (spec). A
-    # run uses up to 6 ports; assumed: they are spread evenly over the two NICs (3 + 3 for 6), one NIC for 1 port.
-    count = min(2, ports)
-    return [nic(ports // count + (k < ports % count)) for k in range(count)]
+    # The card as built: an X520-QDA1's four 10 GbE ports cannot come from one 82599, a dual-port controller, so
+    # each card is two 82599s, each with its own PCIe 2.0 x8 link (the 82599's host interface) to a PCIe switch on
+    # the card. Assumed (no product brief was at hand): the switch's uplink to the host is PCIe 3.0 x8 (7.88 GB/s
+    # each way), which is not modelled: it carries what the two controllers' links carry (4 GB/s each) to within
+    # 2%. A run uses up to 6 ports per socket; assumed: spread evenly over the socket's two cards (3 + 3 for 6),
+    # each card's over its controllers two by two (2 + 1 for 3): one `Nic` per controller.
+    cards = [ports // CARDS_PER_SOCKET + (k < ports % CARDS_PER_SOCKET) for k in range(min(CARDS_PER_SOCKET, ports))]
+    per_controller = [min(PORTS_PER_CONTROLLER, left - used) for left in cards
+                      for used in range(0, left, PORTS_PER_CONTROLLER)]
+    return [nic(n) for n in per_controller]
 
 
 def nic(ports: int) -> Nic:
+    # One 82599 controller (PCIe 2.0 x8, 5 GT/s: Intel's 82599 datasheet).
     return Nic(enabled=True, ports=ports, port_gbps=10.0, pcie_gen=2, pcie_lanes=8,
                pcie_max_payload=256,           # assumed: the common max payload size
-               # PCIe 2.0 framing: STP 1 + sequence 2 + 4DW header 16 (64-bit addresses) + LCRC 4 + END 1 (spec).
-               pcie_tlp_overhead=24,
+               # The PCIe protocol: 4-DW request headers (64-bit addresses), MaxReadRequestSize 512 (the spec's
+               # default), 64-byte completions (the root port's RCB), 32 read tags, an Ack window of 240 ns: the
+               # Nic defaults (models/nic.py says which are assumed).
                pcie_latency="400ns",           # assumed
                mmio_latency="100ns",           # assumed
                rx_fifo_frames=512,             # assumed: 512 KB RX packet buffer / ~1 KB per small frame
@@ -119,6 +131,13 @@ def technology() -> Technology:
                       tdp=130.0)                  # Intel's TDP for the E5-2697 v2
 
 
+def server_argv(settings: dict, cores: int) -> list[str]:
+    """MICA in EREW mode with a 32 MiB log and 65,536 buckets per partition (assumed), or the sizes that hold the
+    whole data set without eviction where those cannot (models/client.py kvs_server_sizes)."""
+    log, buckets = kvs_server_sizes(Client(enabled=True, **settings), cores)
+    return ["mode=erew", f"log_mib={max(32, log >> 20)}", f"buckets={max(65536, buckets)}"]
+
+
 def system(cores: int = CORES_PER_SOCKET, requests: int = 20000, items: int = 1 << 16, offered_mpps: float = 0.0,
            ports: int = 0, **client) -> System:
     """`ports` = 0: two cores per port (spec)."""
@@ -141,7 +160,7 @@ def system(cores: int = CORES_PER_SOCKET, requests: int = 20000, items: int = 1 
         memory=memory(),
         cores_per_cluster=1,           # a ring stop per core (spec: ring interconnect)
         noc=noc(nics=len(nics(ports))),
-        workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=32", "buckets=65536"]),
+        workload=Workload(binary=str(KVS_SERVER), argv=server_argv(settings, cores)),
         nics=nics(ports),
         client=Client(enabled=True, mode="erew", **settings),
         technology=technology(),

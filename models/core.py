@@ -57,6 +57,14 @@ class Core(SimObject):
                                   "10-21, worst case)", min=1, max=200)
     load_ports = Param.Count(2, "loads (and prefetches) issued per cycle", min=1, max=8)
     store_ports = Param.Count(1, "store-address/data issues per cycle", min=1, max=8)
+    store_address_on_load_ports = Param.Bool(False, "a store's address is computed on a load port: each store "
+                                             "takes a load-port slot as well as a store port in the cycle it issues "
+                                             "(Sandy Bridge and Ivy Bridge: ports 2 and 3 generate load and store "
+                                             "addresses, port 4 takes store data, so loads and stores together "
+                                             "issue at most 2 a cycle); off: separate store ports")
+    branch_units = Param.Count(0, "units that execute branches and jumps; each takes one of them as well as an "
+                               "integer ALU in the cycle it issues (Sandy Bridge and Ivy Bridge: one, on port 5); "
+                               "0: any integer ALU resolves them", min=0, max=16)
     bpred = Param.Enum("gshare", "conditional-branch direction predictor: 'gshare' (global history XOR PC), "
                        "'bimodal' (PC only), 'perfect' (never mispredicts)",
                        choices=("gshare", "bimodal", "perfect"))

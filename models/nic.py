@@ -40,14 +40,33 @@ class Nic(SimObject):
     pcie_gen = Param.Count(3, "PCIe generation of the NIC's link (2: 5 GT/s 8b/10b; 3: 8 GT/s, 4: 16 GT/s, 5: 32 GT/s, "
                            "128b/130b); the link is shared by the NIC's ports", min=1, max=5)
     pcie_lanes = Param.Count(8, "PCIe lanes of the NIC's link", min=1, max=32)
-    pcie_max_payload = Param.Count(256, "largest TLP payload in bytes (max payload size; DMA splits into TLPs of "
-                                   "this size)", min=64, max=4096)
-    pcie_tlp_overhead = Param.Count(24, "bytes each TLP adds on the link (PCIe base spec): on gen 1-2 STP 1 + "
-                                    "sequence number 2 + header + LCRC 4 + END 1, on gen 3+ an STP token 4 (holding "
-                                    "the sequence number) + header + LCRC 4; the header is 16 bytes (4DW, 64-bit "
-                                    "addresses) or 12 (3DW, below 4 GiB): 24 with 4DW either way (+4 with ECRC). "
-                                    "DLLPs (ACK, flow-control updates: 8 bytes each, in the other direction) are not "
-                                    "modelled", min=0, max=256)
+    pcie_max_payload = Param.Count(256, "MaxPayloadSize in bytes: the largest TLP payload (DMA writes and read "
+                                   "completions split into TLPs of at most this size)", min=128, max=4096)
+    # The PCIe protocol (models/engine/devices/src/pcie.rs): every TLP adds 8 bytes of framing, sequence number and
+    # LCRC on every generation (gen 1-2: STP 1 + sequence 2 + LCRC 4 + END 1; gen 3+: STP token 4 + LCRC 4) to its
+    # header and payload; DLLPs are 8 bytes.
+    pcie_addr64 = Param.Bool(True, "requests carry 64-bit addresses: 4-DW (16-byte) headers on memory writes and read "
+                             "requests; off: 3-DW (12-byte) headers, as for buffers below 4 GiB. Completions always "
+                             "have 3-DW headers")
+    pcie_ecrc = Param.Bool(False, "every TLP carries the optional 4-byte end-to-end CRC (ECRC)")
+    pcie_max_read_request = Param.Count(512, "MaxReadRequestSize in bytes: a DMA read is split into read requests "
+                                        "of at most this size (and at 4 KB boundaries); 512 is the PCIe default "
+                                        "of the Device Control register", min=128, max=4096)
+    pcie_read_completion_boundary = Param.Count(64, "read completion boundary (RCB) in bytes: the host answers "
+                                                "a read request with one completion per RCB-aligned piece (at most "
+                                                "max payload each); assumed 64, the root port's RCB, which Intel "
+                                                "root complexes answer in cache-line completions", min=64, max=128)
+    pcie_ack_latency = Param.Time("240ns", "the receiver's Ack latency window: one Ack DLLP (and one UpdateFC DLLP "
+                                  "per flow-control credit type used) per window, acknowledging every TLP received "
+                                  "in it. Assumed 240 ns: the base spec's AckNak latency limit ((max payload + 28) "
+                                  "x AckFactor / lanes + internal delay symbol times) for 256-byte payloads on a gen "
+                                  "2 x8 link, AckFactor 1.4 and 70 symbols of internal delay (2 ns symbols)",
+                                  min="1ns", max="100us")
+    pcie_read_tags = Param.Count(32, "read requests each port may have outstanding (transaction tags): 32 with the "
+                                 "5-bit tag field, extended tags off (the PCIe default); each port is a PCI function "
+                                 "of its own, as the 82599's LAN functions are, and the link pools its ports' tags; "
+                                 "a read request with every tag in use waits for the oldest outstanding read to "
+                                 "complete", min=1, max=2048)
     pcie_latency = Param.Time("400ns", "one-way latency of the PCIe link and root complex for a TLP (assumed "
                               "400 ns)", min="0s", max="100us")
     mmio_latency = Param.Time("100ns", "one-way time of an uncached access to a NIC register (MMIO): a doorbell "
@@ -61,6 +80,13 @@ class Nic(SimObject):
     rx_wb_timer = Param.Time("0s", "longest a completed RX descriptor waits for its write-back group: when it "
                              "expires the partial group is written (the ITR flush); 0 = no timer, allowed only "
                              "with rx_wb_threshold = 1", min="0s", max="1ms")
+    rx_desc_fetch = Param.Count(8, "RX descriptors a queue fetches per PCIe read (one read when the ring index "
+                                "reaches a multiple of it): the 82599's RXDCTL.HTHRESH, fetched when fewer than "
+                                "PTHRESH remain on the NIC; MICA sets both to 8", min=1, max=64)
+    max_ring_descriptors = Param.Count(4096, "the most descriptors an RX or TX ring may have: DPDK's ixgbe "
+                                       "poll-mode driver takes 32 to 4,096 (the 82599 itself holds up to 32K - 8 "
+                                       "per ring); the KVS server's rx_ring= and tx_ring= must be powers of two "
+                                       "within it", min=8, max=1 << 15)
     tx_completion = Param.Enum("descriptor", "how the NIC tells the driver a TX descriptor is done: 'descriptor' "
                                "writes status = DD into each sent descriptor, charged as one 16-byte PCIe write per "
                                "TX batch of a queue (the other DD bits are not charged); 'head_pointer' writes the "
@@ -125,6 +151,12 @@ class Nic(SimObject):
 
     def validate(self) -> None:
         super().validate()
+        for name in ("pcie_max_payload", "pcie_max_read_request", "pcie_read_completion_boundary", "rx_desc_fetch",
+                     "max_ring_descriptors"):
+            v = getattr(self, name)
+            if v & (v - 1):
+                raise ParamError(f"Nic.{name} = {v} is not a power of two (PCIe sizes are 128 x 2^n bytes, the "
+                                 "RCB 64 or 128; rings and descriptor fetches are powers of two)")
         if self.rx_wb_threshold > 1 and self.rx_wb_timer == 0:
             raise ParamError(f"Nic.rx_wb_threshold = {self.rx_wb_threshold} needs Nic.rx_wb_timer > 0: without the "
                              "timer a partial write-back group would never reach the guest")

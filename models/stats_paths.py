@@ -214,11 +214,13 @@ _ALL = [
         "rx_bytes", "rx_drops", "rx_fifo_overflows", "rx_frames", "rx_frames_per_s", "rx_no_match", "rx_too_long",
         "rx_wire_gbps", "tx_bad_len", "tx_bytes", "tx_frames", "tx_wire_gbps"), "one Ethernet port of a NIC"),
     StatGroup("nic_queue", "system.nic{nic}.queue{queue}", (
-        "rx_batch_max", "rx_batch_mean", "rx_batches", "rx_drops", "rx_frames", "tx_doorbells", "tx_frames"),
+        "io_lines", "rx_batch_max", "rx_batch_mean", "rx_batches", "rx_drops", "rx_frames", "tx_doorbells",
+        "tx_frames"),
         "one RX/TX queue pair of a NIC"),
     StatGroup("pcie", "system.nic{nic}.pcie", (
-        "down_busy_ps", "down_bytes", "tlps", "up_busy_ps", "up_bytes", *_breakdown("down_bytes"),
-        *_breakdown("up_bytes"), *_breakdown("up_tlps")), "a NIC's PCIe link (up: device to host)"),
+        "down_busy_ps", "down_bytes", "down_dllps", "read_tag_waits", "tlps", "tlps.completion", "tlps.mem_read",
+        "tlps.mem_write", "up_busy_ps", "up_bytes", "up_dllps", *_breakdown("down_bytes"), *_breakdown("up_bytes"),
+        *_breakdown("up_tlps")), "a NIC's PCIe link (up: device to host)"),
     StatGroup("kvd_switch", "system.nic{nic}.switch", (
         "down_busy_ps", "down_frames", "down_wire_bytes", "share_gbps", "up_busy_ps", "up_frames", "up_wire_bytes"),
         "KeyVault's key-value distributor switch in front of a NIC"),

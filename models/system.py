@@ -160,6 +160,7 @@ class System(SimObject):
             raise ParamError("System.workload.binary is empty: name the riscv64 ELF to run")
         if os.path.basename(self.workload.binary) == KVS_BINARY:
             check_kvs_server_args(self.workload.argv)
+            self._check_rings_fit_nics()
         self._validate_timing()
         if self.stack_size * self.harts > self.mem_limit:
             raise ParamError(f"System.stack_size x harts = {self.stack_size * self.harts} bytes exceeds "
@@ -287,6 +288,22 @@ class System(SimObject):
         if self.nics:
             return [n for n in self.nics if n.enabled]
         return [self.nic] if self.nic.enabled else []
+
+    def _check_rings_fit_nics(self) -> None:
+        """The KVS server's rings (rx_ring=, tx_ring=; 128 and 512 by default, as MICA) within every NIC's limit."""
+        rings = {"rx_ring": 128, "tx_ring": 512}
+        for a in self.workload.argv:
+            name, _, value = a.partition("=")
+            if name in rings and value.isdigit():
+                rings[name] = int(value)
+        for k, nic in enumerate(self.active_nics()):
+            for name, n in rings.items():
+                if n > nic.max_ring_descriptors:
+                    raise ParamError(f"System.workload.argv: {name}={n} exceeds NIC {k}'s ring limit "
+                                     f"(Nic.max_ring_descriptors = {nic.max_ring_descriptors})")
+                if n % nic.rx_desc_fetch and name == "rx_ring":
+                    raise ParamError(f"System.workload.argv: rx_ring={n} is not a multiple of NIC {k}'s "
+                                     f"Nic.rx_desc_fetch = {nic.rx_desc_fetch} (its descriptor fetches)")
 
     def _validate_nics(self) -> None:
         if self.nics and self.nic.to_dict() != Nic().to_dict():

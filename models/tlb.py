@@ -51,10 +51,11 @@ class Mmu(SimObject):
     pwc_entries = Param.Count(32, "paging-structure cache entries per upper level (entries pointing to a table: "
                               "PML4E, PDPTE, PDE on x86-64), fully associative, LRU; a hit skips the walk's reads "
                               "above it (assumed: Intel does not publish their sizes; 0 = none)", min=0, max=1024)
-    huge_pages = Param.Enum("none", "which addresses use 2 MB pages: 'none'; 'area' = [huge_start, huge_end) "
-                            "(in SE mode the engine's mmap area, where the runtime's NUMA allocations live, as "
-                            "DPDK's and MICA's hugepage memory); 'all'. The engine may register more ranges at run "
-                            "time (TimingSystem::map_huge)", choices=("none", "area", "all"))
+    huge_pages = Param.Enum("none", "which addresses use 2 MB pages: 'none' (every page 4 KB); 'alloc' = the "
+                            "guest's hugepage allocations (the ALLOC_LOCAL and ALLOC_ON simulator calls, which hand "
+                            "out whole 2 MB-aligned pages, as DPDK's and MICA's hugepage memory; the engine "
+                            "registers each with TimingSystem::map_huge); 'area' = those and [huge_start, huge_end); "
+                            "'all'", choices=("none", "alloc", "area", "all"))
     huge_start = Param.Size("0B", "start of the 2 MB-page area when huge_pages = 'area' (rounded down to 2 MB)",
                             min=0, max=1 << 46)
     huge_end = Param.Size("0B", "end of the 2 MB-page area when huge_pages = 'area' (rounded up to 2 MB)",

@@ -56,7 +56,7 @@ def test_the_kvs_server_answers_every_request_in_every_mode(kvs_server, mode, de
     assert sent == s["client.packets"] == REQUESTS
     if detailed:
         # One completion write per TX batch of a queue (a 16-byte descriptor or a 4-byte head), or per RS
-        # descriptor (every 16th: a quarter of each queue's 64-entry ring), each + 24 bytes of TLP.
+        # descriptor (every 16th: a quarter of each queue's 64-entry ring), each + 24 bytes of TLP (4-DW header and framing).
         tlps = s["system.nic0.pcie.up_tlps.tx_completion"]
         assert 0 < tlps <= sent
         if mode == "report_status":
@@ -67,9 +67,16 @@ def test_the_kvs_server_answers_every_request_in_every_mode(kvs_server, mode, de
 
 def test_the_modes_change_only_the_tx_completion_traffic(kvs_server):
     d, h, r = (run(mode, True).stats for mode in ("descriptor", "head_pointer", "report_status"))
+    # The same frames cross the link in every mode: the same RX payload (a write's bytes less its 24 of header and
+    # framing); the TLP counts differ only where a buffer that crosses a 4 KB boundary (two TLPs) took another
+    # frame, as buffers recycle in another order.
+    def payload(x, kind):
+        return x[f"system.nic0.pcie.up_bytes.{kind}"] - 24 * x[f"system.nic0.pcie.up_tlps.{kind}"]
+
+    assert payload(h, "rx_data") == payload(d, "rx_data") == payload(r, "rx_data") > 0
     for kind in ("rx_data", "tx_data"):
-        assert h[f"system.nic0.pcie.up_tlps.{kind}"] == d[f"system.nic0.pcie.up_tlps.{kind}"] > 0, kind
-        assert r[f"system.nic0.pcie.up_tlps.{kind}"] == d[f"system.nic0.pcie.up_tlps.{kind}"], kind
+        tlps = [x[f"system.nic0.pcie.up_tlps.{kind}"] for x in (d, h, r)]
+        assert min(tlps) > 0.98 * max(tlps), (kind, tlps)
     completion = [x["system.nic0.pcie.up_bytes.tx_completion"] for x in (d, h, r)]
     assert completion[0] > completion[1] > completion[2] > 0
 

@@ -32,7 +32,9 @@ const FU_STORE: usize = 4;
 const FU_FP: usize = 5;
 /// The FP divider (divide and square root).
 const FU_FDIV: usize = 6;
-const N_FU: usize = 7;
+/// The branch unit(s), taken by branches and jumps besides their ALU (`Core.branch_units`).
+const FU_BRANCH: usize = 7;
+const N_FU: usize = 8;
 
 /// Cycles the calendar remembers; issue slots further apart than this may alias (rare, and only ever lets an
 /// instruction issue where a forgotten one did).
@@ -105,6 +107,8 @@ pub struct Core {
     issue_width: u8,
     commit_width: u32,
     fu_units: [u8; N_FU],
+    /// Whether a store also takes a load port (its address generation) when it issues.
+    store_agu_on_load_port: bool,
     alu_lat: u64,
     mul_lat: u64,
     div_lat: u64,
@@ -176,7 +180,9 @@ impl Core {
                 w(p.store_ports),
                 w(p.fp_units),
                 w(p.fp_div_units),
+                if p.branch_units == 0 { u8::MAX } else { w(p.branch_units) },
             ],
+            store_agu_on_load_port: p.store_address_on_load_ports,
             alu_lat: p.int_alu_latency,
             mul_lat: p.mul_latency,
             div_lat: p.div_latency,
@@ -323,6 +329,25 @@ impl Core {
         }
     }
 
+    /// Take an issue slot and one unit each of classes `fu` and `also` at the first cycle >= `c` that has them all
+    /// (a store's data port and address unit, a branch's ALU and branch unit).
+    #[inline]
+    fn take_slot2(&mut self, mut c: u64, fu: usize, also: usize) -> u64 {
+        loop {
+            let s = &mut self.calendar[c as usize & (CALENDAR - 1)];
+            if s.cycle != c {
+                *s = Slot { cycle: c, total: 0, fu: [0; N_FU] };
+            }
+            if s.total < self.issue_width && s.fu[fu] < self.fu_units[fu] && s.fu[also] < self.fu_units[also] {
+                s.total += 1;
+                s.fu[fu] += 1;
+                s.fu[also] += 1;
+                return c;
+            }
+            c += 1;
+        }
+    }
+
     /// The core's MMU, if it models translation (for flushes, ASIDs and huge-page ranges).
     pub fn mmu_mut(&mut self) -> Option<&mut Mmu> {
         self.mmu.as_deref_mut()
@@ -440,8 +465,16 @@ impl Core {
         // The cycle a store's translation is ready: its line is fetched for ownership from then.
         let mut store_at = 0;
         let (issue, complete) = match class {
-            InstClass::IntAlu | InstClass::Branch | InstClass::Jump | InstClass::Fence | InstClass::System => {
+            InstClass::IntAlu | InstClass::Fence | InstClass::System => {
                 let i = self.take_slot(ready, FU_ALU);
+                (i, i + self.alu_lat)
+            }
+            InstClass::Branch | InstClass::Jump => {
+                let i = if self.fu_units[FU_BRANCH] == u8::MAX {
+                    self.take_slot(ready, FU_ALU)
+                } else {
+                    self.take_slot2(ready, FU_ALU, FU_BRANCH)
+                };
                 (i, i + self.alu_lat)
             }
             InstClass::Nop => (d, d),
@@ -496,7 +529,11 @@ impl Core {
                 (i, c)
             }
             InstClass::Store => {
-                let i = self.take_slot(ready, FU_STORE);
+                let i = if self.store_agu_on_load_port {
+                    self.take_slot2(ready, FU_STORE, FU_LOAD)
+                } else {
+                    self.take_slot(ready, FU_STORE)
+                };
                 store_at = self.translate(Side::Data, inst.mem_addr, i, mem);
                 (i, store_at + 1)
             }

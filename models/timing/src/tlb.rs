@@ -117,13 +117,16 @@ impl TlbArray {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PageMap {
     all: bool,
+    /// Whether the engine's hugepage allocations (`Mmu::map_huge`) are 2 MB pages (not with huge_pages = 'none').
+    engine_ranges: bool,
     ranges: Vec<(u64, u64)>,
 }
 
 impl PageMap {
     /// The map a core's parameters describe.
     pub fn from_params(p: &MmuParams) -> Self {
-        let mut m = PageMap { all: p.huge_pages == MmuHugePages::All, ranges: Vec::new() };
+        let engine_ranges = p.huge_pages != MmuHugePages::None;
+        let mut m = PageMap { all: p.huge_pages == MmuHugePages::All, engine_ranges, ranges: Vec::new() };
         if p.huge_pages == MmuHugePages::Area {
             m.map_huge(p.huge_start, p.huge_end.saturating_sub(p.huge_start));
         }
@@ -281,8 +284,12 @@ impl Mmu {
         (first, last + 4096)
     }
 
-    /// Register [start, start + len) as 2 MB pages (the engine's hugepage allocations).
+    /// Register [start, start + len) as 2 MB pages (the engine's hugepage allocations), unless every page is 4 KB
+    /// (huge_pages = 'none').
     pub fn map_huge(&mut self, start: u64, len: u64) {
+        if !self.pages.engine_ranges {
+            return;
+        }
         self.pages.map_huge(start, len);
         self.flush_all(); // a mapping changed size: the hardware would be told by a flush
     }

@@ -422,3 +422,50 @@ fn stores_drain_through_the_store_buffer_and_forward_to_loads() {
     assert!(cycles < 20, "16 store misses committed in {cycles} cycles");
     let _ = InstClass::Store;
 }
+
+/// Independent loads and stores to L1-resident lines, and independent branches: cycles per group, with and without
+/// Ivy Bridge's port rules (Intel's optimization manual: ports 2 and 3 generate load and store addresses, port 4
+/// takes store data, port 5 alone executes branches).
+fn port_bound(core: CoreParams, group: impl Fn(u64) -> Vec<InstInfo>, groups: u64) -> f64 {
+    let mut m = CoreRig::new(&core, &hierarchy_params(), &dram_params());
+    // Warm the code and the data lines first, and run long enough that the first misses are long committed and
+    // the issue ports set the pace.
+    run(&mut m, (0..groups).flat_map(&group));
+    let (cycles, _) = measure(&mut m, (0..groups).flat_map(&group));
+    cycles as f64 / groups as f64
+}
+
+#[test]
+fn stores_share_the_load_ports_address_units_when_the_core_says_so() {
+    // Two loads and one store each group, all independent, to lines that stay in the L1D; 100 groups.
+    let group = |_: u64| {
+        vec![
+            load(0x2000, 6, 0, REGION),
+            load(0x2004, 7, 0, REGION + 64),
+            store(0x2008, 0, 0, REGION + 128),
+            alu(0x200c, 8, 0, 0),
+        ]
+    };
+    let separate = port_bound(core_params(), group, 1000);
+    let shared = port_bound(CoreParams { store_address_on_load_ports: true, ..core_params() }, group, 1000);
+    // Separate store port: 2 loads + 1 store + 1 ALU fit one 4-wide cycle. Shared address units: 3 address generations on 2 ports take 1.5 cycles a group.
+    assert!((separate - 1.0).abs() < 0.02, "{separate}");
+    assert!((shared - 1.5).abs() < 0.02, "separate {separate}, shared {shared}");
+}
+
+#[test]
+fn one_branch_unit_issues_one_branch_a_cycle() {
+    // Two not-taken independent branches and two ALU ops per group (4 instructions: one fetch cycle).
+    let group = |_: u64| {
+        vec![
+            branch(0x3000, 0, false, 0x3100),
+            alu(0x3004, 6, 0, 0),
+            branch(0x3008, 0, false, 0x3100),
+            alu(0x300c, 7, 0, 0),
+        ]
+    };
+    let any_alu = port_bound(core_params(), group, 1000);
+    let one_unit = port_bound(CoreParams { branch_units: 1, ..core_params() }, group, 1000);
+    assert!((any_alu - 1.0).abs() < 0.02, "{any_alu}");
+    assert!((one_unit - 2.0).abs() < 0.02, "{one_unit}");
+}

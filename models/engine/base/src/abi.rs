@@ -9,6 +9,9 @@ pub const PAGE_SIZE: u64 = 4096;
 /// "Hints the timing models see"). Functionally a no-op.
 pub const POLL_END_HINT: i32 = 0x4b5;
 pub const PAGE_SHIFT: u32 = 12;
+/// The huge page size: the simulator calls ALLOC_LOCAL and ALLOC_ON hand out whole, aligned huge pages (the
+/// runtime's hugepage memory, as DPDK's), which the timing model maps with 2 MB TLB entries.
+pub const HUGE_PAGE: u64 = 2 << 20;
 
 /// Top of hart 0's stack. Hart i's stack top is `STACK_TOP - i * (stack_size + STACK_GUARD)`.
 pub const STACK_TOP: u64 = 0x3f_ffff_0000;

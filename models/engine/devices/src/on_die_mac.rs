@@ -10,7 +10,7 @@
 //! a read (request up, data down), and the one-way latency. Both directions are booked on a [`Calendar`], so
 //! requests that reach the path slightly out of time order do not wait behind later ones.
 
-use crate::pcie::{Calendar, PcieLink, Traffic, TrafficCount};
+use crate::pcie::{Calendar, PcieLink, PcieProtocol, Traffic, TrafficCount};
 
 /// The MAC's bus into the die's memory system. Times are in ps.
 #[derive(Debug, Clone)]
@@ -128,13 +128,7 @@ impl NicLink {
     /// The path `Nic.attach` names.
     pub fn new(p: &kvsim_params::Nic) -> NicLink {
         match p.attach {
-            kvsim_params::NicAttach::Pcie => NicLink::Pcie(PcieLink::new(
-                p.pcie_gen,
-                p.pcie_lanes,
-                p.pcie_max_payload,
-                p.pcie_tlp_overhead,
-                p.pcie_latency,
-            )),
+            kvsim_params::NicAttach::Pcie => NicLink::Pcie(PcieLink::new(PcieProtocol::from_params(p))),
             kvsim_params::NicAttach::OnDie => NicLink::OnDie(OnDieBus::new(p.on_die_bandwidth, p.on_die_latency)),
         }
     }
@@ -148,20 +142,21 @@ impl NicLink {
         }
     }
 
-    /// A posted write up: when its last byte has left the device (add `latency()` for its arrival).
+    /// A posted write up to host address `addr`: when its last byte has left the device (add `latency()` for its
+    /// arrival).
     #[inline]
-    pub fn write_up(&mut self, payload: u64, t: u64, what: Traffic) -> u64 {
+    pub fn write_up(&mut self, addr: u64, payload: u64, t: u64, what: Traffic) -> u64 {
         match self {
-            NicLink::Pcie(l) => l.write_up(payload, t, what),
+            NicLink::Pcie(l) => l.write_up(addr, payload, t, what),
             NicLink::OnDie(b) => b.write_up(payload, t, what),
         }
     }
 
-    /// A DMA read: when its last byte is back in the device.
+    /// A DMA read at host address `addr`: when its last byte is back in the device.
     #[inline]
-    pub fn read(&mut self, payload: u64, t: u64, what: Traffic, host: &mut dyn FnMut(u64) -> u64) -> u64 {
+    pub fn read(&mut self, addr: u64, payload: u64, t: u64, what: Traffic, host: &mut dyn FnMut(u64) -> u64) -> u64 {
         match self {
-            NicLink::Pcie(l) => l.read(payload, t, what, host),
+            NicLink::Pcie(l) => l.read(addr, payload, t, what, host),
             NicLink::OnDie(b) => b.read(payload, t, what, host),
         }
     }

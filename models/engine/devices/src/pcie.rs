@@ -1,7 +1,24 @@
-//! A PCIe link between a NIC and the root complex: generation and lanes give the raw bandwidth, every transaction
-//! layer packet (TLP) adds a fixed overhead, and each direction is a timestamped resource (a transfer starts when
-//! both it is ready and the direction is free, and holds the direction for its bytes' serialization time). One link
-//! per NIC, shared by its ports. Times are in ps.
+//! A PCIe link between a NIC and the root complex, at the protocol level of the PCIe base specification: each
+//! direction is a timestamped resource (a transfer starts when both it is ready and the direction is free, and holds
+//! the direction for its bytes' serialization time at the generation's line rate after 8b/10b or 128b/130b
+//! encoding). What crosses it:
+//!
+//! * transaction layer packets (TLPs), each its payload plus a header of 3 DW (32-bit addresses, and every
+//!   completion) or 4 DW (64-bit addresses), an optional ECRC of 4 bytes, and the data link layer's and physical
+//!   layer's 8 bytes: on gen 1-2 STP 1 + sequence number 2 + LCRC 4 + END 1, on gen 3+ an STP token of 4 bytes
+//!   (which holds the sequence number) + LCRC 4;
+//!   - memory writes (posted, device -> host) split at MaxPayloadSize and at 4 KB boundaries;
+//!   - memory read requests (non-posted, header only) split at MaxReadRequestSize and at 4 KB boundaries; each
+//!     takes a tag, and a device has `read_tags` of them (32 with the 5-bit tag field, extended tags off): a read
+//!     with every tag in use waits for the oldest outstanding read to complete;
+//!   - completions with data (host -> device), split at the read completion boundary (RCB) and at MaxPayloadSize;
+//! * data link layer packets (DLLPs) of 8 bytes in the other direction (gen 1-2: SDP 1 + 4 + CRC 2 + END 1; gen 3+:
+//!   SDP token 2 + 4 + CRC 2): one Ack per Ack latency window, acknowledging every TLP received in it (the
+//!   receiver's AckNak latency timer starts at the first unacknowledged TLP), and one UpdateFC per window for each
+//!   flow-control credit type a window consumed (posted and non-posted at the root complex; completions at the
+//!   device take none, as an endpoint advertises infinite completion credits).
+//!
+//! One link per NIC, shared by its ports. Times are in ps.
 //!
 //! Requests reach the link slightly out of time order (TX work is stamped with its hart's time, RX work with the
 //! least hart time), so a direction is not one "free at" time, which would make an early request wait behind a
@@ -118,18 +135,123 @@ impl Calendar {
     }
 }
 
+/// Bytes a DLLP occupies on the link, framing included (gen 1-2: SDP 1 + 4 + CRC 2 + END 1; gen 3+: SDP 2 + 4 + 2).
+pub const DLLP_BYTES: u64 = 8;
+/// Data link and physical layer bytes per TLP (gen 1-2: STP 1 + sequence 2 + LCRC 4 + END 1; gen 3+: STP token 4
+/// + LCRC 4): the same 8 bytes on every generation.
+pub const TLP_FRAMING: u64 = 8;
+/// A request may not cross a 4 KB address boundary (PCIe base spec).
+const REQUEST_BOUNDARY: u64 = 4096;
+
+/// The kinds of TLP the NIC's traffic uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tlp {
+    /// Memory write (posted), device -> host.
+    MemWrite,
+    /// Memory read request (non-posted, no data), device -> host.
+    MemRead,
+    /// Completion with data, host -> device.
+    Completion,
+}
+
+/// The protocol facts of one link (from `kvsim_params::Nic`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PcieProtocol {
+    pub gen: u64,
+    pub lanes: u64,
+    /// Request header bytes: 16 (4 DW, 64-bit addresses) or 12 (3 DW).
+    pub request_header: u64,
+    /// 4 with the end-to-end CRC, else 0.
+    pub ecrc: u64,
+    pub max_payload: u64,
+    pub max_read_request: u64,
+    pub read_completion_boundary: u64,
+    /// The receiver's Ack latency window (ps): one Ack (and one UpdateFC per credit type used) per window.
+    pub ack_latency: u64,
+    /// Outstanding read requests the device may have (tags of all its functions, one per port).
+    pub read_tags: u64,
+    /// One-way latency (ps).
+    pub latency: u64,
+}
+
+impl PcieProtocol {
+    /// The protocol `Nic`'s parameters describe.
+    pub fn from_params(p: &kvsim_params::Nic) -> PcieProtocol {
+        PcieProtocol {
+            gen: p.pcie_gen,
+            lanes: p.pcie_lanes,
+            request_header: if p.pcie_addr64 { 16 } else { 12 },
+            ecrc: if p.pcie_ecrc { 4 } else { 0 },
+            max_payload: p.pcie_max_payload,
+            max_read_request: p.pcie_max_read_request,
+            read_completion_boundary: p.pcie_read_completion_boundary,
+            ack_latency: p.pcie_ack_latency,
+            // Each port is a PCI function of its own (as the 82599's two LAN functions), with its own tags: the
+            // link's pool is theirs together.
+            read_tags: p.pcie_read_tags * p.ports.max(1),
+            latency: p.pcie_latency,
+        }
+    }
+
+    /// Link bytes of one TLP of kind `kind` carrying `payload` bytes.
+    pub fn tlp_bytes(&self, kind: Tlp, payload: u64) -> u64 {
+        let header = match kind {
+            Tlp::MemWrite | Tlp::MemRead => self.request_header,
+            Tlp::Completion => 12,
+        };
+        TLP_FRAMING + header + self.ecrc + payload
+    }
+}
+
+/// The pieces `[addr, addr + len)` splits into, as (address, bytes): at every multiple of `boundary`, and at most
+/// `max` bytes each.
+struct Split {
+    at: u64,
+    end: u64,
+    boundary: u64,
+    max: u64,
+}
+
+fn split(addr: u64, len: u64, boundary: u64, max: u64) -> Split {
+    Split { at: addr, end: addr + len, boundary: boundary.max(1), max: max.max(1) }
+}
+
+impl Iterator for Split {
+    type Item = (u64, u64);
+    fn next(&mut self) -> Option<(u64, u64)> {
+        if self.at >= self.end {
+            return None;
+        }
+        let piece = (self.end - self.at).min(self.max).min(self.boundary - self.at % self.boundary);
+        let a = self.at;
+        self.at += piece;
+        Some((a, piece))
+    }
+}
+
+/// DLLPs one receiver owes: the Ack window open until `ack_until`, and per credit type the UpdateFC window.
+#[derive(Debug, Clone, Copy, Default)]
+struct DllpTimers {
+    ack_until: u64,
+    fc_until: [u64; 2],
+}
+
 #[derive(Debug, Clone)]
 pub struct PcieLink {
     /// ps per byte on the link (one direction).
     ps_per_byte: f64,
-    pub max_payload: u64,
-    pub tlp_overhead: u64,
+    pub proto: PcieProtocol,
     /// One-way latency (ps).
     pub latency: u64,
     /// Device -> host (DMA writes, read requests) and host -> device (read completions).
     pub up: Calendar,
     pub down: Calendar,
-    /// Bytes moved (payload + overhead) per direction since the last reset, and TLPs.
+    /// DLLPs the root complex (receiving up) and the device (receiving down) owe.
+    rc_dllps: DllpTimers,
+    device_dllps: DllpTimers,
+    /// When each outstanding read request's last completion arrives (a min-heap of the tags in use).
+    tags: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+    /// Bytes moved (TLPs and DLLPs) per direction since the last reset, and TLPs.
     pub up_bytes: u64,
     pub down_bytes: u64,
     pub tlps: u64,
@@ -138,18 +260,35 @@ pub struct PcieLink {
     /// The same bytes and TLPs per kind of traffic (indexed by `Traffic as usize`), per direction.
     pub up_by: [TrafficCount; 6],
     pub down_by: [TrafficCount; 6],
+    /// TLPs per kind (memory writes, read requests, completions), DLLPs per direction (Acks and UpdateFCs), and
+    /// read requests that waited for a free tag.
+    pub writes: u64,
+    pub read_requests: u64,
+    pub completions: u64,
+    pub up_dllps: u64,
+    pub down_dllps: u64,
+    pub tag_waits: u64,
+}
+
+/// Which way a transfer goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    Up,
+    Down,
 }
 
 impl PcieLink {
-    pub fn new(gen: u64, lanes: u64, max_payload: u64, tlp_overhead: u64, latency: u64) -> PcieLink {
-        let bw = lane_bytes_per_s(gen) * lanes.max(1) as f64;
+    pub fn new(proto: PcieProtocol) -> PcieLink {
+        let bw = lane_bytes_per_s(proto.gen) * proto.lanes.max(1) as f64;
         PcieLink {
             ps_per_byte: 1e12 / bw,
-            max_payload: max_payload.max(1),
-            tlp_overhead,
-            latency,
+            proto,
+            latency: proto.latency,
             up: Calendar::default(),
             down: Calendar::default(),
+            rc_dllps: DllpTimers::default(),
+            device_dllps: DllpTimers::default(),
+            tags: Default::default(),
             up_bytes: 0,
             down_bytes: 0,
             tlps: 0,
@@ -157,55 +296,138 @@ impl PcieLink {
             down_busy: 0,
             up_by: [TrafficCount::default(); 6],
             down_by: [TrafficCount::default(); 6],
+            writes: 0,
+            read_requests: 0,
+            completions: 0,
+            up_dllps: 0,
+            down_dllps: 0,
+            tag_waits: 0,
         }
     }
 
-    /// Link bytes (payload plus per-TLP overhead) and TLPs of a transfer of `payload` bytes (0: one header-only
-    /// TLP).
-    fn wire_bytes(&mut self, payload: u64) -> (u64, u64) {
-        let tlps = payload.div_ceil(self.max_payload).max(1);
-        self.tlps += tlps;
-        (payload + tlps * self.tlp_overhead, tlps)
-    }
-
-    fn ser(&self, bytes: u64) -> u64 {
+    /// Serialization time of `bytes` on one direction (ps).
+    pub fn ser(&self, bytes: u64) -> u64 {
         (bytes as f64 * self.ps_per_byte).round() as u64
     }
 
-    /// A posted write of `payload` bytes from the device, ready at `t`: returns when its last byte has left the
-    /// link (add `latency` for its arrival at the host).
-    pub fn write_up(&mut self, payload: u64, t: u64, what: Traffic) -> u64 {
-        let (b, tlps) = self.wire_bytes(payload);
-        let d = self.ser(b);
-        self.up_bytes += b;
-        self.up_busy += d;
-        let c = &mut self.up_by[what as usize];
-        c.bytes += b;
-        c.tlps += tlps;
-        self.up.reserve(t, d)
+    /// Put one DLLP on direction `dir` at `t`.
+    fn dllp(&mut self, dir: Dir, t: u64) {
+        let d = self.ser(DLLP_BYTES);
+        match dir {
+            Dir::Up => {
+                self.up_bytes += DLLP_BYTES;
+                self.up_busy += d;
+                self.up_dllps += 1;
+                self.up.reserve(t, d);
+            }
+            Dir::Down => {
+                self.down_bytes += DLLP_BYTES;
+                self.down_busy += d;
+                self.down_dllps += 1;
+                self.down.reserve(t, d);
+            }
+        }
     }
 
-    /// A DMA read of `payload` bytes issued by the device at `t`: the request goes up, the completions come down.
-    /// Returns the time the last completion byte reaches the device. `host` turns the time the request reaches the
-    /// host into the time the data are ready there (the memory system's answer).
-    pub fn read(&mut self, payload: u64, t: u64, what: Traffic, host: &mut dyn FnMut(u64) -> u64) -> u64 {
-        let req = self.write_up(0, t, what);
-        let at_host = req + self.latency;
-        let ready = host(at_host);
-        let (b, tlps) = self.wire_bytes(payload);
+    /// A TLP received at `at` on direction `dir`: the receiver's Ack (and, for a posted or non-posted request,
+    /// UpdateFC) go the other way once per Ack latency window.
+    fn owe_dllps(&mut self, dir: Dir, kind: Tlp, at: u64) {
+        let window = self.proto.ack_latency;
+        let back = if dir == Dir::Up { Dir::Down } else { Dir::Up };
+        let timers = if dir == Dir::Up { &mut self.rc_dllps } else { &mut self.device_dllps };
+        let owe = |until: &mut u64| {
+            (at >= *until).then(|| {
+                *until = at + window;
+                *until
+            })
+        };
+        let ack = owe(&mut timers.ack_until);
+        let update_fc = match kind {
+            Tlp::MemWrite => owe(&mut timers.fc_until[0]),
+            Tlp::MemRead => owe(&mut timers.fc_until[1]),
+            Tlp::Completion => None,
+        };
+        for t in [ack, update_fc].into_iter().flatten() {
+            self.dllp(back, t);
+        }
+    }
+
+    /// Send one TLP of `kind` with `payload` bytes on `dir` from `t`: when its last byte has left.
+    fn tlp(&mut self, dir: Dir, kind: Tlp, payload: u64, t: u64, what: Traffic) -> u64 {
+        let b = self.proto.tlp_bytes(kind, payload);
         let d = self.ser(b);
-        self.down_bytes += b;
-        self.down_busy += d;
-        let c = &mut self.down_by[what as usize];
+        self.tlps += 1;
+        match kind {
+            Tlp::MemWrite => self.writes += 1,
+            Tlp::MemRead => self.read_requests += 1,
+            Tlp::Completion => self.completions += 1,
+        }
+        let (cal, bytes, busy, by) = match dir {
+            Dir::Up => (&mut self.up, &mut self.up_bytes, &mut self.up_busy, &mut self.up_by),
+            Dir::Down => (&mut self.down, &mut self.down_bytes, &mut self.down_busy, &mut self.down_by),
+        };
+        *bytes += b;
+        *busy += d;
+        let c = &mut by[what as usize];
         c.bytes += b;
-        c.tlps += tlps;
-        self.down.reserve(ready, d) + self.latency
+        c.tlps += 1;
+        let end = cal.reserve(t, d);
+        self.owe_dllps(dir, kind, end);
+        end
+    }
+
+    /// A posted write of `payload` bytes to host address `addr` from the device, ready at `t`: memory-write TLPs
+    /// split at MaxPayloadSize and 4 KB boundaries. Returns when its last byte has left the link (add `latency`
+    /// for its arrival at the host).
+    pub fn write_up(&mut self, addr: u64, payload: u64, t: u64, what: Traffic) -> u64 {
+        let mut end = t;
+        for (_, n) in split(addr, payload.max(1), REQUEST_BOUNDARY, self.proto.max_payload) {
+            end = end.max(self.tlp(Dir::Up, Tlp::MemWrite, n.min(payload), t, what));
+        }
+        end
+    }
+
+    /// A DMA read of `payload` bytes at host address `addr` issued by the device at `t`: read requests split at
+    /// MaxReadRequestSize and 4 KB boundaries go up (each once a tag is free), and each one's completions, split
+    /// at the read completion boundary, come down once the host has the data. Returns the time the last
+    /// completion byte reaches the device. `host` turns the time a request reaches the host into the time its data
+    /// are ready there (the memory system's answer).
+    pub fn read(&mut self, addr: u64, payload: u64, t: u64, what: Traffic, host: &mut dyn FnMut(u64) -> u64) -> u64 {
+        let mut done = t;
+        for (a, n) in split(addr, payload.max(1), REQUEST_BOUNDARY, self.proto.max_read_request) {
+            let issue = self.take_tag(t);
+            let req = self.tlp(Dir::Up, Tlp::MemRead, 0, issue, what);
+            let ready = host(req + self.latency);
+            let mut last = ready;
+            for (_, m) in split(a, n, self.proto.read_completion_boundary, self.proto.max_payload) {
+                last = last.max(self.tlp(Dir::Down, Tlp::Completion, m, ready, what));
+            }
+            let arrived = last + self.latency;
+            self.tags.push(std::cmp::Reverse(arrived));
+            done = done.max(arrived);
+        }
+        done
+    }
+
+    /// The time from `t` on at which the device has a free read tag (the oldest outstanding read's end, if all
+    /// are in use).
+    fn take_tag(&mut self, t: u64) -> u64 {
+        while self.tags.peek().is_some_and(|r| r.0 <= t) {
+            self.tags.pop();
+        }
+        if (self.tags.len() as u64) < self.proto.read_tags.max(1) {
+            return t;
+        }
+        self.tag_waits += 1;
+        self.tags.pop().map_or(t, |r| r.0.max(t))
     }
 
     pub fn reset_stats(&mut self) {
         (self.up_bytes, self.down_bytes, self.tlps, self.up_busy, self.down_busy) = (0, 0, 0, 0, 0);
         self.up_by = [TrafficCount::default(); 6];
         self.down_by = [TrafficCount::default(); 6];
+        (self.writes, self.read_requests, self.completions) = (0, 0, 0);
+        (self.up_dllps, self.down_dllps, self.tag_waits) = (0, 0, 0);
     }
 }
 
@@ -213,16 +435,34 @@ impl PcieLink {
 mod tests {
     use super::*;
 
+    /// A link of generation `gen`, `lanes` wide, 256-byte payloads, 512-byte read requests, 64-byte completions,
+    /// a 240 ns Ack window, 32 tags, no latency.
+    fn proto(gen: u64, lanes: u64) -> PcieProtocol {
+        PcieProtocol {
+            gen,
+            lanes,
+            request_header: 16,
+            ecrc: 0,
+            max_payload: 256,
+            max_read_request: 512,
+            read_completion_boundary: 64,
+            ack_latency: 240_000,
+            read_tags: 32,
+            latency: 0,
+        }
+    }
+
     #[test]
     fn bandwidth_per_generation_and_tlp_overhead() {
         // Gen3 x8: 8 GT/s x 128/130 / 8 = 0.985 GB/s per lane, 7.88 GB/s.
-        let mut l = PcieLink::new(3, 8, 256, 24, 0);
-        let done = l.write_up(256 * 100, 0, Traffic::RxData);
+        let mut l = PcieLink::new(proto(3, 8));
+        let done = l.write_up(0, 256 * 100, 0, Traffic::RxData);
         let bytes = 256 * 100 + 100 * 24;
         let want = bytes as f64 / (8e9 * 128.0 / 130.0);
-        assert!((done as f64 * 1e-12 - want).abs() / want < 1e-6, "{done}");
+        // Each of the 100 TLPs is rounded to the picosecond: at most 0.5 ps each.
+        assert!((done as f64 * 1e-12 - want).abs() <= 100.0 * 0.5e-12, "{done}");
         // Back to back writes queue on the link
-        let t2 = l.write_up(64, 0, Traffic::RxData);
+        let t2 = l.write_up(0, 64, 0, Traffic::RxData);
         assert_eq!(
             l.up_by[Traffic::RxData as usize],
             TrafficCount { bytes: 256 * 100 + 100 * 24 + 64 + 24, tlps: 101 }
@@ -231,6 +471,92 @@ mod tests {
         // Gen2 x8 is slower (8b/10b): 4 GB/s
         assert!((lane_bytes_per_s(2) * 8.0 - 4e9).abs() < 1.0);
         assert!((lane_bytes_per_s(4) * 8.0 - 15.75e9).abs() < 1e7);
+    }
+
+    /// Gen 2 x8 (4 GB/s): 250 ps a byte, so every count of bytes below is a count of quarter nanoseconds.
+    const PS_PER_BYTE: u64 = 250;
+
+    #[test]
+    fn each_tlp_kind_occupies_the_link_for_exactly_its_bytes() {
+        // A memory write of 64 bytes: 8 framing + 16 (4-DW header) + 64 = 88 bytes up.
+        let mut l = PcieLink::new(proto(2, 8));
+        assert_eq!(l.write_up(0x1000, 64, 0, Traffic::RxData), 88 * PS_PER_BYTE);
+        assert_eq!((l.up_bytes, l.up_busy, l.writes, l.tlps), (88, 88 * PS_PER_BYTE, 1, 1));
+        // 3-DW headers (32-bit addresses) save 4 bytes; ECRC costs 4.
+        let mut short = PcieLink::new(PcieProtocol { request_header: 12, ..proto(2, 8) });
+        assert_eq!(short.write_up(0x1000, 64, 0, Traffic::RxData), 84 * PS_PER_BYTE);
+        let mut ecrc = PcieLink::new(PcieProtocol { ecrc: 4, ..proto(2, 8) });
+        assert_eq!(ecrc.write_up(0x1000, 64, 0, Traffic::RxData), 92 * PS_PER_BYTE);
+        // A read of 128 aligned bytes: a header-only request up (24 bytes), two completions of 64 bytes with 3-DW
+        // headers down (2 x (8 + 12 + 64) = 168 bytes), back to back once the host answers 1 us after the request
+        // arrives.
+        let mut r = PcieLink::new(proto(2, 8));
+        let done = r.read(0x2000, 128, 0, Traffic::TxData, &mut |t| t + 1_000_000);
+        assert_eq!(done, 24 * PS_PER_BYTE + 1_000_000 + 168 * PS_PER_BYTE);
+        assert_eq!(r.up_by[Traffic::TxData as usize], TrafficCount { bytes: 24, tlps: 1 });
+        assert_eq!(r.down_by[Traffic::TxData as usize], TrafficCount { bytes: 168, tlps: 2 });
+        assert_eq!((r.read_requests, r.completions), (1, 2));
+        // 88 bytes from 16 bytes before a 64-byte boundary: completions of 16, 64 and 8 bytes (3 x 20 overhead).
+        let mut m = PcieLink::new(proto(2, 8));
+        m.read(0x2030, 88, 0, Traffic::TxData, &mut |t| t);
+        assert_eq!(m.down_by[Traffic::TxData as usize], TrafficCount { bytes: 88 + 60, tlps: 3 });
+    }
+
+    #[test]
+    fn requests_split_at_max_payload_max_read_request_and_4k() {
+        let mut l = PcieLink::new(proto(2, 8));
+        // 600 bytes: 256 + 256 + 88, each its own 24 bytes.
+        l.write_up(0, 600, 0, Traffic::RxData);
+        assert_eq!(l.up_by[Traffic::RxData as usize], TrafficCount { bytes: 600 + 3 * 24, tlps: 3 });
+        // 128 bytes across a 4 KB boundary: two writes.
+        l.write_up(4096 - 64, 128, 0, Traffic::RxWriteback);
+        assert_eq!(l.up_by[Traffic::RxWriteback as usize].tlps, 2);
+        // A 1 KB read: two 512-byte requests, 16 completions of 64 bytes.
+        l.read(0x10_0000, 1024, 0, Traffic::TxDescFetch, &mut |t| t);
+        assert_eq!(l.up_by[Traffic::TxDescFetch as usize], TrafficCount { bytes: 48, tlps: 2 });
+        assert_eq!(l.down_by[Traffic::TxDescFetch as usize], TrafficCount { bytes: 1024 + 16 * 20, tlps: 16 });
+    }
+
+    #[test]
+    fn acks_and_flow_control_updates_go_the_other_way_once_per_window() {
+        let mut l = PcieLink::new(proto(2, 8));
+        // A write ends at 88 bytes: the root complex owes an Ack and an UpdateFC (posted) 240 ns later, 8 bytes
+        // each on the way down.
+        let end = l.write_up(0, 64, 0, Traffic::RxData);
+        assert_eq!((l.down_dllps, l.down_bytes, l.down_busy), (2, 16, 16 * PS_PER_BYTE));
+        // Their exact place: a completion ready just then waits for them.
+        let mut probe = l.clone();
+        assert_eq!(probe.down.reserve(end + 240_000, 4 * PS_PER_BYTE), end + 240_000 + 20 * PS_PER_BYTE);
+        // A second write inside the window is acknowledged by the same DLLPs; one after it owes two more.
+        l.write_up(0, 64, end, Traffic::RxData);
+        assert_eq!(l.down_dllps, 2);
+        l.write_up(0, 64, end + 300_000, Traffic::RxData);
+        assert_eq!(l.down_dllps, 4);
+        // A read: the root complex owes an Ack and an UpdateFC (non-posted) down; the device acknowledges the
+        // completions up, with no UpdateFC (an endpoint's completion credits are infinite).
+        let mut r = PcieLink::new(proto(2, 8));
+        r.read(0, 64, 0, Traffic::TxData, &mut |t| t);
+        assert_eq!((r.down_dllps, r.up_dllps), (2, 1));
+        assert_eq!(r.up_bytes, 24 + 8);
+        assert_eq!(r.down_bytes, 84 + 16);
+        assert_eq!(r.tlps, 2, "DLLPs are not TLPs");
+    }
+
+    #[test]
+    fn a_read_waits_for_a_free_tag() {
+        let lat = 500_000;
+        let mut l = PcieLink::new(PcieProtocol { read_tags: 2, latency: lat, ..proto(2, 8) });
+        let a = l.read(0, 64, 0, Traffic::TxData, &mut |t| t);
+        l.read(64, 64, 0, Traffic::TxData, &mut |t| t);
+        assert_eq!(l.tag_waits, 0);
+        // The third read's request goes up only when the first read's data are in.
+        let mut asked = 0;
+        l.read(128, 64, 0, Traffic::TxData, &mut |t| {
+            asked = t;
+            t
+        });
+        assert_eq!(l.tag_waits, 1);
+        assert!(asked >= a + lat, "request at the host at {asked}, first read done at {a}");
     }
 
     #[test]
@@ -296,11 +622,11 @@ mod tests {
 
     #[test]
     fn a_read_takes_a_round_trip() {
-        let mut l = PcieLink::new(4, 8, 256, 24, 500_000);
-        let done = l.read(64, 1000, Traffic::TxData, &mut |t| t + 80_000);
+        let mut l = PcieLink::new(PcieProtocol { latency: 500_000, ..proto(4, 8) });
+        let done = l.read(0, 64, 1000, Traffic::TxData, &mut |t| t + 80_000);
         assert!(done > 1000 + 2 * 500_000 + 80_000, "{done}");
-        // A header-only request up, the data with one TLP's overhead down.
+        // A header-only request up, the data with one completion's overhead down.
         assert_eq!(l.up_by[Traffic::TxData as usize], TrafficCount { bytes: 24, tlps: 1 });
-        assert_eq!(l.down_by[Traffic::TxData as usize], TrafficCount { bytes: 64 + 24, tlps: 1 });
+        assert_eq!(l.down_by[Traffic::TxData as usize], TrafficCount { bytes: 64 + 20, tlps: 1 });
     }
 }

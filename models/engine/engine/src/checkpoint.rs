@@ -121,6 +121,9 @@ struct MachineState {
     /// The NUMA placements (absent in checkpoints from before NUMA: the restored run keeps its own map).
     #[serde(default)]
     numa: Option<kvsim_timing::numa::NumaMap>,
+    /// The hugepage allocations (absent in older checkpoints: the restored run maps none with 2 MB pages).
+    #[serde(default)]
+    huge: Vec<(u64, u64)>,
     /// Every hart's LR reservation, the pages with non-default permissions (mmap, mprotect) and the Linux
     /// threads' clear-child-tid words (absent from older checkpoints of kvsim-runtime programs: the new machine's
     /// own are right for those).
@@ -366,6 +369,7 @@ fn capture(m: &Machine) -> Result<MachineState, String> {
         measure_insts,
         client,
         numa: Some(m.process.numa.clone()),
+        huge: m.process.huge.clone(),
         fs: Some(m.process.fs.clone()),
         reservations: Some(reservations),
         prot: Some(prot),
@@ -591,6 +595,7 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     if let Some(numa) = st.numa {
         m.process.numa = numa;
     }
+    m.process.huge = st.huge;
     if let (Some(net), Some(bus)) = (m.net.as_deref_mut(), DeviceBus::of_mut(&mut m.mem)) {
         for ((nic, regs), saved) in net.nics.iter_mut().zip(bus.nics.iter_mut()).zip(st.nics) {
             *regs = saved.regs;
@@ -673,12 +678,15 @@ mod tests {
         let (_, binary, dir) = setup("numa");
         let mut m = machine(&[0, 1]);
         m.process.numa.place(0x10_0000_0000, 0x3000, 1).unwrap();
+        let huge = m.os().alloc_on(5000, 0, 1);
         let target = dir.join("ck");
         write(&m, &Value::Null, &binary, &target, None).unwrap();
         let mut r = machine(&[0, 1]);
         assert_ne!(r.process.numa, m.process.numa);
         restore(&mut r, &Value::Null, &binary, &target).unwrap();
         assert_eq!(r.process.numa, m.process.numa);
+        // So do the hugepage allocations (the restored run's timing model maps them with 2 MB pages).
+        assert_eq!(r.process.huge, vec![(huge, huge + (2 << 20))]);
         assert_eq!(r.process.numa.socket_of(0x10_0000_2fff), 1);
         // Another socket count is refused, naming both.
         let err = restore(&mut machine(&[0, 0]), &Value::Null, &binary, &target).unwrap_err();

@@ -116,6 +116,9 @@ impl ExecHook for TimingHook {
         // The engine's map checked the socket first; the timing side has the same sockets.
         let _ = self.sys.numa_placed(start, len, socket);
     }
+    fn huge_mapped(&mut self, start: u64, len: u64) {
+        self.sys.map_huge(start, len);
+    }
     fn append_stats(&self, out: &mut Vec<Stat>) {
         let mut sink = StatSink::new();
         self.sys.stats(&kvsim_params::paths::socket(self.socket), &mut sink);
@@ -142,6 +145,9 @@ impl ExecHook for WarmHook<'_> {
     }
     fn numa_placed(&mut self, start: u64, len: u64, socket: u16) {
         let _ = self.0.numa_placed(start, len, socket);
+    }
+    fn huge_mapped(&mut self, start: u64, len: u64) {
+        self.0.map_huge(start, len);
     }
 }
 
@@ -408,8 +414,13 @@ fn drive(
     }
     let mut sys = timing_system(system)?;
     // Lines placed before timing or warming starts (the harts' stacks, NUMA allocations): their homes.
-    let take_numa =
-        |sys: &mut TimingSystem, m: &Machine| sys.set_numa(m.process.numa.clone()).map_err(SimError::Config);
+    // And the hugepage allocations made before it (all of them: the functional phases tell no timing model).
+    let take_numa = |sys: &mut TimingSystem, m: &Machine| {
+        for &(start, end) in &m.process.huge {
+            sys.map_huge(start, end - start);
+        }
+        sys.set_numa(m.process.numa.clone()).map_err(SimError::Config)
+    };
     // Fast-forward (purely functional) up to the start of warming, or of detailed timing.
     let warm_from = if system.warm_caches { system.warm_start_insts } else { u64::MAX };
     let ff = Until { insts: start.insts.min(warm_from), roi: start.roi };

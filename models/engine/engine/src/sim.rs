@@ -140,6 +140,8 @@ impl Machine {
                 mmap_low: MMAP_TOP,
                 numa: kvsim_timing::numa::NumaMap::new(system.hart_socket.iter().copied().max().unwrap_or(0) + 1),
                 hart_socket: system.hart_socket.clone(),
+                huge: Vec::new(),
+                huge_pending: Vec::new(),
                 numa_pending: Vec::new(),
                 rng: system.seed ^ 0x6b76_7369_6d00_0000,
                 stack_size,
@@ -290,6 +292,9 @@ impl Machine {
         for (start, len, socket) in self.process.numa_pending.drain(..) {
             hook.numa_placed(start, len, socket);
         }
+        for (start, end) in self.process.huge_pending.drain(..) {
+            hook.huge_mapped(start, end - start);
+        }
         let mut first = std::mem::take(&mut self.next_turn);
         loop {
             let mut progressed = false;
@@ -348,6 +353,9 @@ impl Machine {
                             }
                             for (start, len, socket) in self.process.numa_pending.drain(..) {
                                 hook.numa_placed(start, len, socket);
+                            }
+                            for (start, end) in self.process.huge_pending.drain(..) {
+                                hook.huge_mapped(start, end - start);
                             }
                             if H::ACTIVE {
                                 if self.stat_dumps.len() > dumps {

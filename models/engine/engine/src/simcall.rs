@@ -148,10 +148,14 @@ mod tests {
         let a = call(&mut m, 3, simcall::ALLOC_LOCAL, [5000, 64, 0]).unwrap();
         let b = call(&mut m, 0, simcall::ALLOC_ON, [4096, 8192, 1]).unwrap();
         let c = call(&mut m, 2, simcall::ALLOC_ON, [4096, 0, 0]).unwrap();
-        assert_eq!(b % 8192, 0);
+        // Hugepage memory: whole 2 MB pages, 2 MB-aligned, each recorded for the timing model's 2 MB TLB entries.
+        const HUGE: u64 = 2 << 20;
+        assert_eq!((a % HUGE, b % HUGE, c % HUGE), (0, 0, 0));
+        assert_eq!(m.process.huge, vec![(a, a + HUGE), (b, b + HUGE), (c, c + HUGE)]);
+        assert_eq!(m.process.huge_pending.len(), 3, "not yet told to a timing model");
         let on = |m: &Machine, addr: u64| m.process.numa.socket_of(addr);
-        // Hart 3 is on socket 1: both of its pages (5000 bytes round up to two), and not the page above them.
-        assert_eq!((on(&m, a), on(&m, a + 8191), on(&m, a + 8192)), (1, 1, 0));
+        // Hart 3 is on socket 1: its whole huge page (5000 bytes round up to one), and not the page above it.
+        assert_eq!((on(&m, a), on(&m, a + HUGE - 1), on(&m, a + HUGE)), (1, 1, 0));
         assert_eq!((on(&m, b), on(&m, b + 4095)), (1, 1));
         assert_eq!(on(&m, c), 0);
         let sock = |m: &mut Machine, addr: u64| call(m, 0, simcall::SOCKET_OF_ADDR, [addr, 0, 0]).unwrap();
@@ -162,7 +166,7 @@ mod tests {
         assert_eq!(call(&mut m, 2, simcall::ALLOC_LOCAL, [0, 0, 0]).unwrap(), 0);
         assert_eq!(m.process.numa.ranges(), &before[..]);
         // munmap gives the pages back to socket 0, so a later plain mmap there is not left on socket 1.
-        assert_eq!(m.os().munmap(a, 8192), 0);
+        assert_eq!(m.os().munmap(a, HUGE), 0);
         assert_eq!(on(&m, a), 0);
         assert_eq!(on(&m, b), 1);
     }

@@ -1,7 +1,7 @@
 //! System calls (the Linux subset of workloads/ABI.md) and simulator calls, performed after a hart's `ecall`.
 
 use crate::process::Linux;
-use kvsim_base::abi::{self, errno, sys, PAGE_SIZE};
+use kvsim_base::abi::{self, errno, sys, HUGE_PAGE, PAGE_SIZE};
 use kvsim_base::random::splitmix64;
 use kvsim_isa::memory::page_up;
 use kvsim_isa::trap::Trap;
@@ -313,16 +313,22 @@ impl Linux<'_> {
 
     /// `bytes` of zeroed memory aligned to `align` (a power of two; at least a page) in `socket`'s memory, carved
     /// like an anonymous mmap. 0 for a zero or overflowing size, a bad alignment, or no room.
+    ///
+    /// These are the runtime's hugepage allocations (DPDK's and MICA's log, index, rings and packet buffers all live
+    /// in hugepage memory): each takes whole 2 MB pages, 2 MB-aligned, and is recorded (`Process::huge`) so the
+    /// timing model maps it with 2 MB pages.
     pub fn alloc_on(&mut self, bytes: u64, align: u64, socket: u16) -> u64 {
         let align = align.max(PAGE_SIZE);
         if !align.is_power_of_two() || bytes == 0 || page_up(bytes) == 0 {
             return 0;
         }
-        let len = page_up(bytes);
-        let Some(start) = self.mmap_alloc(len, align) else { return 0 };
+        let Some(len) = bytes.checked_next_multiple_of(HUGE_PAGE) else { return 0 };
+        let Some(start) = self.mmap_alloc(len, align.max(HUGE_PAGE)) else { return 0 };
         if self.process.numa.sockets() > 1 {
             self.numa_place(start, len, socket);
         }
+        self.process.huge.push((start, start + len));
+        self.process.huge_pending.push((start, start + len));
         start
     }
 

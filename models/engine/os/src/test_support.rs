@@ -30,6 +30,8 @@ impl Fixture {
             mmap_low: kvsim_base::abi::MMAP_TOP,
             numa: NumaMap::new(1),
             hart_socket: vec![0],
+            huge: Vec::new(),
+            huge_pending: Vec::new(),
             numa_pending: Vec::new(),
             rng: 1,
             stack_size: 1 << 20,

@@ -54,6 +54,10 @@ pub struct Core {
     pub load_ports: u64,
     /// store-address/data issues per cycle
     pub store_ports: u64,
+    /// a store's address is computed on a load port: each store takes a load-port slot as well as a store port in the cycle it issues (Sandy Bridge and Ivy Bridge: ports 2 and 3 generate load and store addresses, port 4 takes store data, so loads and stores together issue at most 2 a cycle); off: separate store ports
+    pub store_address_on_load_ports: bool,
+    /// units that execute branches and jumps; each takes one of them as well as an integer ALU in the cycle it issues (Sandy Bridge and Ivy Bridge: one, on port 5); 0: any integer ALU resolves them
+    pub branch_units: u64,
     /// conditional-branch direction predictor: 'gshare' (global history XOR PC), 'bimodal' (PC only), 'perfect' (never mispredicts) One of: gshare, bimodal, perfect.
     pub bpred: CoreBpred,
     /// 2-bit counters in the direction predictor (power of two; assumed)
@@ -98,6 +102,8 @@ impl Default for Core {
             fp_sqrt_latency: 21,
             load_ports: 2,
             store_ports: 1,
+            store_address_on_load_ports: false,
+            branch_units: 0,
             bpred: CoreBpred::Gshare,
             bpred_entries: 4096,
             bpred_history_bits: 12,

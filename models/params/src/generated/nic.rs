@@ -22,10 +22,20 @@ pub struct Nic {
     pub pcie_gen: u64,
     /// PCIe lanes of the NIC's link
     pub pcie_lanes: u64,
-    /// largest TLP payload in bytes (max payload size; DMA splits into TLPs of this size)
+    /// MaxPayloadSize in bytes: the largest TLP payload (DMA writes and read completions split into TLPs of at most this size)
     pub pcie_max_payload: u64,
-    /// bytes each TLP adds on the link (PCIe base spec): on gen 1-2 STP 1 + sequence number 2 + header + LCRC 4 + END 1, on gen 3+ an STP token 4 (holding the sequence number) + header + LCRC 4; the header is 16 bytes (4DW, 64-bit addresses) or 12 (3DW, below 4 GiB): 24 with 4DW either way (+4 with ECRC). DLLPs (ACK, flow-control updates: 8 bytes each, in the other direction) are not modelled
-    pub pcie_tlp_overhead: u64,
+    /// requests carry 64-bit addresses: 4-DW (16-byte) headers on memory writes and read requests; off: 3-DW (12-byte) headers, as for buffers below 4 GiB. Completions always have 3-DW headers
+    pub pcie_addr64: bool,
+    /// every TLP carries the optional 4-byte end-to-end CRC (ECRC)
+    pub pcie_ecrc: bool,
+    /// MaxReadRequestSize in bytes: a DMA read is split into read requests of at most this size (and at 4 KB boundaries); 512 is the PCIe default of the Device Control register
+    pub pcie_max_read_request: u64,
+    /// read completion boundary (RCB) in bytes: the host answers a read request with one completion per RCB-aligned piece (at most max payload each); assumed 64, the root port's RCB, which Intel root complexes answer in cache-line completions
+    pub pcie_read_completion_boundary: u64,
+    /// the receiver's Ack latency window: one Ack DLLP (and one UpdateFC DLLP per flow-control credit type used) per window, acknowledging every TLP received in it. Assumed 240 ns: the base spec's AckNak latency limit ((max payload + 28) x AckFactor / lanes + internal delay symbol times) for 256-byte payloads on a gen 2 x8 link, AckFactor 1.4 and 70 symbols of internal delay (2 ns symbols) [ps]
+    pub pcie_ack_latency: u64,
+    /// read requests each port may have outstanding (transaction tags): 32 with the 5-bit tag field, extended tags off (the PCIe default); each port is a PCI function of its own, as the 82599's LAN functions are, and the link pools its ports' tags; a read request with every tag in use waits for the oldest outstanding read to complete
+    pub pcie_read_tags: u64,
     /// one-way latency of the PCIe link and root complex for a TLP (assumed 400 ns) [ps]
     pub pcie_latency: u64,
     /// one-way time of an uncached access to a NIC register (MMIO): a doorbell store holds its store-buffer entry this long and the NIC starts TX work this long after it; a register load waits twice this (assumed 100 ns) [ps]
@@ -34,6 +44,10 @@ pub struct Nic {
     pub rx_wb_threshold: u64,
     /// longest a completed RX descriptor waits for its write-back group: when it expires the partial group is written (the ITR flush); 0 = no timer, allowed only with rx_wb_threshold = 1 [ps]
     pub rx_wb_timer: u64,
+    /// RX descriptors a queue fetches per PCIe read (one read when the ring index reaches a multiple of it): the 82599's RXDCTL.HTHRESH, fetched when fewer than PTHRESH remain on the NIC; MICA sets both to 8
+    pub rx_desc_fetch: u64,
+    /// the most descriptors an RX or TX ring may have: DPDK's ixgbe poll-mode driver takes 32 to 4,096 (the 82599 itself holds up to 32K - 8 per ring); the KVS server's rx_ring= and tx_ring= must be powers of two within it
+    pub max_ring_descriptors: u64,
     /// how the NIC tells the driver a TX descriptor is done: 'descriptor' writes status = DD into each sent descriptor, charged as one 16-byte PCIe write per TX batch of a queue (the other DD bits are not charged); 'head_pointer' writes the queue's TX head (a 32-bit index) to the host address the driver registered in TX_HEAD_WB, as Intel's 82599 does with TDWBAL.Head_WB_En, one 4-byte write per batch, and leaves the descriptors alone; 'report_status' writes DD (one 16-byte write each) only into descriptors whose cmd has RS, as the 82599 with WTHRESH = 0, and the driver asks for it on every 32nd descriptor, as DPDK's ixgbe driver (tx_rs_thresh = 32). The driver reads the mode from the TX_COMPLETION register (workloads/ABI.md) One of: descriptor, head_pointer, report_status.
     pub tx_completion: NicTxCompletion,
     /// DDIO (wauDCA): NIC DMA writes allocate or update lines in the LLC within the ddio ways, DMA reads are served from the LLC when the line is there; off: DMA writes go to memory (invalidating cached copies)
@@ -73,11 +87,18 @@ impl Default for Nic {
             pcie_gen: 3,
             pcie_lanes: 8,
             pcie_max_payload: 256,
-            pcie_tlp_overhead: 24,
+            pcie_addr64: true,
+            pcie_ecrc: false,
+            pcie_max_read_request: 512,
+            pcie_read_completion_boundary: 64,
+            pcie_ack_latency: 240000,
+            pcie_read_tags: 32,
             pcie_latency: 400000,
             mmio_latency: 100000,
             rx_wb_threshold: 1,
             rx_wb_timer: 0,
+            rx_desc_fetch: 8,
+            max_ring_descriptors: 4096,
             tx_completion: NicTxCompletion::Descriptor,
             ddio: true,
             ddio_ways: 0.1,

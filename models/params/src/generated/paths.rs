@@ -264,14 +264,14 @@ pub fn nic_queue(nic: usize, queue: usize) -> String {
     format!("system.nic{nic}.queue{queue}.")
 }
 /// The counters the engine writes below `nic_queue`.
-pub const NIC_QUEUE_COUNTERS: &[&str] = &["rx_batch_max", "rx_batch_mean", "rx_batches", "rx_drops", "rx_frames", "tx_doorbells", "tx_frames"];
+pub const NIC_QUEUE_COUNTERS: &[&str] = &["io_lines", "rx_batch_max", "rx_batch_mean", "rx_batches", "rx_drops", "rx_frames", "tx_doorbells", "tx_frames"];
 
 /// `system.nic{nic}.pcie.`: a NIC's PCIe link (up: device to host).
 pub fn pcie(nic: usize) -> String {
     format!("system.nic{nic}.pcie.")
 }
 /// The counters the engine writes below `pcie`.
-pub const PCIE_COUNTERS: &[&str] = &["down_busy_ps", "down_bytes", "tlps", "up_busy_ps", "up_bytes", "down_bytes.rx_data", "down_bytes.rx_desc_fetch", "down_bytes.rx_writeback", "down_bytes.tx_completion", "down_bytes.tx_data", "down_bytes.tx_desc_fetch", "up_bytes.rx_data", "up_bytes.rx_desc_fetch", "up_bytes.rx_writeback", "up_bytes.tx_completion", "up_bytes.tx_data", "up_bytes.tx_desc_fetch", "up_tlps.rx_data", "up_tlps.rx_desc_fetch", "up_tlps.rx_writeback", "up_tlps.tx_completion", "up_tlps.tx_data", "up_tlps.tx_desc_fetch"];
+pub const PCIE_COUNTERS: &[&str] = &["down_busy_ps", "down_bytes", "down_dllps", "read_tag_waits", "tlps", "tlps.completion", "tlps.mem_read", "tlps.mem_write", "up_busy_ps", "up_bytes", "up_dllps", "down_bytes.rx_data", "down_bytes.rx_desc_fetch", "down_bytes.rx_writeback", "down_bytes.tx_completion", "down_bytes.tx_data", "down_bytes.tx_desc_fetch", "up_bytes.rx_data", "up_bytes.rx_desc_fetch", "up_bytes.rx_writeback", "up_bytes.tx_completion", "up_bytes.tx_data", "up_bytes.tx_desc_fetch", "up_tlps.rx_data", "up_tlps.rx_desc_fetch", "up_tlps.rx_writeback", "up_tlps.tx_completion", "up_tlps.tx_data", "up_tlps.tx_desc_fetch"];
 
 /// `system.nic{nic}.switch.`: KeyVault's key-value distributor switch in front of a NIC.
 pub fn kvd_switch(nic: usize) -> String {

@@ -25,7 +25,7 @@ pub struct Mmu {
     pub stlb_latency: u64,
     /// paging-structure cache entries per upper level (entries pointing to a table: PML4E, PDPTE, PDE on x86-64), fully associative, LRU; a hit skips the walk's reads above it (assumed: Intel does not publish their sizes; 0 = none)
     pub pwc_entries: u64,
-    /// which addresses use 2 MB pages: 'none'; 'area' = [huge_start, huge_end) (in SE mode the engine's mmap area, where the runtime's NUMA allocations live, as DPDK's and MICA's hugepage memory); 'all'. The engine may register more ranges at run time (TimingSystem::map_huge) One of: none, area, all.
+    /// which addresses use 2 MB pages: 'none' (every page 4 KB); 'alloc' = the guest's hugepage allocations (the ALLOC_LOCAL and ALLOC_ON simulator calls, which hand out whole 2 MB-aligned pages, as DPDK's and MICA's hugepage memory; the engine registers each with TimingSystem::map_huge); 'area' = those and [huge_start, huge_end); 'all' One of: none, alloc, area, all.
     pub huge_pages: MmuHugePages,
     /// start of the 2 MB-page area when huge_pages = 'area' (rounded down to 2 MB) [bytes]
     pub huge_start: u64,
@@ -77,6 +77,8 @@ impl Default for Mmu {
 pub enum MmuHugePages {
     #[serde(rename = "none")]
     None,
+    #[serde(rename = "alloc")]
+    Alloc,
     #[serde(rename = "area")]
     Area,
     #[serde(rename = "all")]
@@ -88,6 +90,7 @@ impl MmuHugePages {
     pub fn as_str(self) -> &'static str {
         match self {
             MmuHugePages::None => "none",
+            MmuHugePages::Alloc => "alloc",
             MmuHugePages::Area => "area",
             MmuHugePages::All => "all",
         }
@@ -96,7 +99,7 @@ impl MmuHugePages {
     pub fn from_name(text: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
-    pub const ALL: &'static [Self] = &[MmuHugePages::None, MmuHugePages::Area, MmuHugePages::All];
+    pub const ALL: &'static [Self] = &[MmuHugePages::None, MmuHugePages::Alloc, MmuHugePages::Area, MmuHugePages::All];
 }
 
 /// One TLB array for one page size: `entries` translations in sets of `assoc` ways, LRU (0 entries: none).

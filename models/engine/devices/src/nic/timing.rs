@@ -36,11 +36,30 @@ use kvsim_isa::memory::Memory;
 
 pub use kvsim_base::frame::WIRE_OVERHEAD;
 
-/// RX descriptors fetched per PCIe read.
-pub const DESC_FETCH: u64 = 8;
-
 /// The NIC's DMA port into the memory system (`dma::DmaPort`).
 pub type IoFn<'a> = &'a mut dyn crate::dma::DmaPort;
+
+/// A DMA port that notes, per queue, every distinct line its accesses touch (the queue's I/O footprint: its
+/// descriptor rings, packet buffers and head write-back word) before passing them on.
+struct Footprint<'a, 'b> {
+    port: &'a mut (dyn crate::dma::DmaPort + 'b),
+    lines: &'a mut [std::collections::HashSet<u64>],
+}
+
+impl crate::dma::DmaPort for Footprint<'_, '_> {
+    fn agent(&self) -> usize {
+        self.port.agent()
+    }
+    fn queue_access(&mut self, queue: usize, addr: u64, write: bool, t: u64) -> u64 {
+        if let Some(set) = self.lines.get_mut(queue) {
+            set.insert(addr & !63);
+        }
+        self.port.queue_access(queue, addr, write, t)
+    }
+    fn access_as(&mut self, agent: usize, owner: Option<usize>, addr: u64, write: bool, t: u64) -> u64 {
+        self.port.access_as(agent, owner, addr, write, t)
+    }
+}
 
 /// An RX DMA on its way to the guest. While its write-back waits for its group, `visible` is the time its data
 /// left the link (the write-back may go from then on).
@@ -84,6 +103,8 @@ pub struct NicTiming {
     last_visible: Vec<u64>,
     wb_threshold: usize,
     wb_timer: u64,
+    /// RX descriptors fetched per PCIe read (`Nic.rx_desc_fetch`).
+    rx_desc_fetch: u64,
     /// PCIe writes that carried RX descriptor write-backs.
     pub rx_writebacks: u64,
     /// Per queue: descriptors taken by DMAs not yet visible.
@@ -96,6 +117,8 @@ pub struct NicTiming {
     pub rx_dma_ps: u64,
     /// Whether detailed timing ever drove the NIC (its statistics are reported only then).
     pub used: bool,
+    /// Per queue: the distinct lines its DMA touched since the last reset (descriptors, buffers, head word).
+    io_lines: Vec<std::collections::HashSet<u64>>,
 }
 
 impl NicTiming {
@@ -114,6 +137,7 @@ impl NicTiming {
             last_visible: vec![0; queues],
             wb_threshold: p.rx_wb_threshold.max(1) as usize,
             wb_timer: p.rx_wb_timer,
+            rx_desc_fetch: p.rx_desc_fetch.max(1),
             rx_writebacks: 0,
             reserved: vec![0; queues],
             dropped: Vec::new(),
@@ -121,6 +145,7 @@ impl NicTiming {
             rx_dmas: 0,
             rx_dma_ps: 0,
             used: false,
+            io_lines: vec![Default::default(); queues],
         }
     }
 
@@ -137,6 +162,7 @@ impl NicTiming {
         self.rx_dmas = 0;
         self.rx_dma_ps = 0;
         self.rx_writebacks = 0;
+        self.io_lines.iter_mut().for_each(|s| s.clear());
     }
 
     /// Frames still on their way (wire, FIFO departure, DMA, waiting for their write-back).
@@ -162,7 +188,8 @@ impl NicTiming {
         let mut run_start = 0;
         for i in 1..=group.len() {
             if i == group.len() || group[i].desc != group[i - 1].desc + DESC_LEN {
-                done = done.max(self.link.write_up((i - run_start) as u64 * DESC_LEN, at, Traffic::RxWriteback));
+                let (first, bytes) = (group[run_start].desc, (i - run_start) as u64 * DESC_LEN);
+                done = done.max(self.link.write_up(first, bytes, at, Traffic::RxWriteback));
                 self.rx_writebacks += 1;
                 run_start = i;
             }
@@ -229,6 +256,14 @@ impl NicTiming {
     /// Write-back groups whose timer has expired by `now` go up; then the deliveries whose write-back has reached
     /// the host by `now` land in their rings.
     pub fn complete(&mut self, regs: &mut NicRegs, mem: &mut Memory, now: u64, io: IoFn) -> Result<(), DmaFault> {
+        let mut lines = std::mem::take(&mut self.io_lines);
+        let io = &mut Footprint { port: io, lines: &mut lines };
+        let done = self.complete_noting(regs, mem, now, io);
+        self.io_lines = lines;
+        done
+    }
+
+    fn complete_noting(&mut self, regs: &mut NicRegs, mem: &mut Memory, now: u64, io: IoFn) -> Result<(), DmaFault> {
         for q in 0..self.pending_wb.len() {
             if let Some(due) = self.wb_deadline(q).filter(|&d| d <= now) {
                 self.flush_writeback(q, due, io);
@@ -257,13 +292,38 @@ impl NicTiming {
         (s, entered): (u64, u64),
         io: IoFn,
     ) {
+        let mut lines = std::mem::take(&mut self.io_lines);
+        let io = &mut Footprint { port: io, lines: &mut lines };
+        self.start_dma_noting(q, p, idx, d, buf, frame, (s, entered), io);
+        self.io_lines = lines;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_dma_noting(
+        &mut self,
+        q: usize,
+        p: usize,
+        idx: u64,
+        d: u64,
+        buf: u64,
+        frame: Vec<u8>,
+        (s, entered): (u64, u64),
+        io: IoFn,
+    ) {
         // Descriptor prefetch: RX descriptors are fetched 8 at a time (one 128-byte read per 8 frames), on the
         // link but off the frame's path.
         let lat = self.link.latency();
-        if idx.is_multiple_of(DESC_FETCH) {
-            self.link.read(DESC_FETCH * DESC_LEN, s, Traffic::RxDescFetch, &mut |t| io.queue_access(q, d, false, t));
+        if idx.is_multiple_of(self.rx_desc_fetch) {
+            let bytes = self.rx_desc_fetch * DESC_LEN;
+            self.link.read(d, bytes, s, Traffic::RxDescFetch, &mut |t| {
+                let mut ready = t;
+                for line in (d & !63..d + bytes).step_by(64) {
+                    ready = ready.max(io.queue_access(q, line, false, t));
+                }
+                ready
+            });
         }
-        let data_done = self.link.write_up(frame.len() as u64, s, Traffic::RxData);
+        let data_done = self.link.write_up(buf, frame.len() as u64, s, Traffic::RxData);
         let at_host = data_done + lat;
         let mut line = buf & !63;
         while line < buf + frame.len() as u64 {
@@ -299,6 +359,22 @@ impl NicTiming {
         port_stats: &mut [PortStats],
         out: &mut Vec<(usize, Vec<u8>, u64)>,
     ) -> Result<(), DmaFault> {
+        let mut lines = std::mem::take(&mut self.io_lines);
+        let io = &mut Footprint { port: io, lines: &mut lines };
+        let done = self.transmit_noting(regs, mem, queue_time, io, port_stats, out);
+        self.io_lines = lines;
+        done
+    }
+
+    fn transmit_noting(
+        &mut self,
+        regs: &mut NicRegs,
+        mem: &mut Memory,
+        queue_time: &[u64],
+        io: IoFn,
+        port_stats: &mut [PortStats],
+        out: &mut Vec<(usize, Vec<u8>, u64)>,
+    ) -> Result<(), DmaFault> {
         let mode = regs.tx_completion;
         for (q, x) in regs.queues.iter_mut().enumerate() {
             if !x.enabled || x.tx_head == x.tx_tail {
@@ -308,9 +384,14 @@ impl NicTiming {
             let t0 = queue_time[q] + self.mmio_latency;
             let n = (x.tx_tail.wrapping_sub(x.tx_head)) & (x.tx_ring.1 - 1);
             let first = x.tx_ring.0 + x.tx_head * DESC_LEN;
-            let descs_at = self
-                .link
-                .read(n * DESC_LEN, t0, Traffic::TxDescFetch, &mut |t| io.queue_access(q, first & !63, false, t));
+            let descs_at = self.link.read(first, n * DESC_LEN, t0, Traffic::TxDescFetch, &mut |t| {
+                // The descriptors' lines (a batch that wraps the ring is read as if contiguous: assumed).
+                let mut ready = t;
+                for line in (first & !63..first + n * DESC_LEN).step_by(64) {
+                    ready = ready.max(io.queue_access(q, line, false, t));
+                }
+                ready
+            });
             // When the batch's last frame has reached the NIC: its TX completion is written back then.
             let mut batch_done = descs_at;
             while x.tx_head != x.tx_tail {
@@ -328,7 +409,7 @@ impl NicTiming {
                     if frame.len() < MIN_FRAME {
                         frame.resize(MIN_FRAME, 0);
                     }
-                    let got = self.link.read(len as u64, descs_at, Traffic::TxData, &mut |t| {
+                    let got = self.link.read(addr, len as u64, descs_at, Traffic::TxData, &mut |t| {
                         let mut ready = t;
                         let mut line = addr & !63;
                         while line < addr + len as u64 {
@@ -352,7 +433,7 @@ impl NicTiming {
                 }
                 // Report-status mode: a descriptor that asked for it is written back once its frame is read.
                 if complete_tx_descriptor(mode, mem, q, d, &desc)? {
-                    self.link.write_up(DESC_LEN, frame_got, Traffic::TxCompletion);
+                    self.link.write_up(d, DESC_LEN, frame_got, Traffic::TxCompletion);
                 }
                 x.tx_head = (x.tx_head + 1) & (x.tx_ring.1 - 1);
             }
@@ -362,11 +443,12 @@ impl NicTiming {
             // lands in the memory system like any DMA write (the driver reads it there).
             match write_back_tx_head(x, mem, q)? {
                 Some(at) => {
-                    let left = self.link.write_up(TX_HEAD_WB_LEN, batch_done, Traffic::TxCompletion);
+                    let left = self.link.write_up(at, TX_HEAD_WB_LEN, batch_done, Traffic::TxCompletion);
                     io.queue_access(q, at & !63, true, left + self.link.latency());
                 }
                 None if mode == TX_COMPLETION_DESCRIPTOR => {
-                    self.link.write_up(DESC_LEN, batch_done, Traffic::TxCompletion);
+                    let last = x.tx_ring.0 + ((x.tx_head + x.tx_ring.1 - 1) & (x.tx_ring.1 - 1)) * DESC_LEN;
+                    self.link.write_up(last, DESC_LEN, batch_done, Traffic::TxCompletion);
                 }
                 None => {}
             }
@@ -405,6 +487,14 @@ impl NicTiming {
             NicLink::Pcie(l) => pcie_stats(name, l, out),
             NicLink::OnDie(b) => b.stats(name, out),
         }
+        for (q, lines) in self.io_lines.iter().enumerate() {
+            out.push((
+                format!("{name}.queue{q}.io_lines"),
+                lines.len() as f64,
+                "distinct lines the queue's DMA touched in the measured phase (its I/O footprint: RX/TX descriptors, \
+                 packet buffers, the TX head word)",
+            ));
+        }
         out.push((
             format!("{name}.rx_writebacks"),
             self.rx_writebacks as f64,
@@ -430,14 +520,25 @@ fn pcie_stats(name: &str, l: &crate::pcie::PcieLink, out: &mut Vec<(String, f64,
     out.push((
         format!("{name}.pcie.up_bytes"),
         l.up_bytes as f64,
-        "bytes device -> host on the PCIe link (TLP overhead included)",
+        "bytes device -> host on the PCIe link (TLPs with their headers and framing, and DLLPs)",
     ));
     out.push((
         format!("{name}.pcie.down_bytes"),
         l.down_bytes as f64,
-        "bytes host -> device on the PCIe link (TLP overhead included)",
+        "bytes host -> device on the PCIe link (TLPs with their headers and framing, and DLLPs)",
     ));
     out.push((format!("{name}.pcie.tlps"), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
+    let kinds: [(&str, u64, &'static str); 6] = [
+        ("tlps.mem_write", l.writes, "memory-write TLPs (posted, device -> host)"),
+        ("tlps.mem_read", l.read_requests, "memory-read request TLPs (non-posted, device -> host)"),
+        ("tlps.completion", l.completions, "completion-with-data TLPs (host -> device)"),
+        ("up_dllps", l.up_dllps, "DLLPs device -> host (the device's Acks of completions), 8 bytes each"),
+        ("down_dllps", l.down_dllps, "DLLPs host -> device (the root complex's Acks and UpdateFCs), 8 bytes each"),
+        ("read_tag_waits", l.tag_waits, "read requests that waited for a free tag (Nic.pcie_read_tags)"),
+    ];
+    for (leaf, v, desc) in kinds {
+        out.push((format!("{name}.pcie.{leaf}"), v as f64, desc));
+    }
     for what in Traffic::ALL {
         let (up, down) = (l.up_by[what as usize], l.down_by[what as usize]);
         let t = what.name();
@@ -487,7 +588,6 @@ mod tests {
             pcie_gen: 4,
             pcie_lanes: 16,
             pcie_max_payload: 256,
-            pcie_tlp_overhead: 24,
             pcie_latency: 400_000,
             mmio_latency: 100_000,
             ..Default::default()
@@ -570,6 +670,11 @@ mod tests {
         nic.advance(&mut regs, &mut mem, 2_000_000, &mut |_, _, t| t).unwrap();
         assert_eq!(regs.queues[0].rx_head, 1);
         assert_eq!(mem.read_bytes(BUFS, 200).unwrap(), frame(200));
+        // The queue's I/O footprint: the frame's 4 buffer lines and the 2 lines of the 8 descriptors fetched (the
+        // written-back descriptor is in the first of them).
+        let mut out = Vec::new();
+        nic.timing_stats(&mut out);
+        assert_eq!(out.iter().find(|s| s.0 == "system.nic0.queue0.io_lines").unwrap().1, 6.0);
     }
 
     /// Exact ticks at a closure DMA port: the RX data lines of a 200-byte frame reach the port when the frame has
@@ -582,9 +687,9 @@ mod tests {
         let arrival = 224 * 80;
         assert_eq!(nic.timing.as_ref().unwrap().wire_ps(200), arrival);
         let mut link = nic.timing.as_ref().unwrap().link.clone();
-        link.read(DESC_FETCH * DESC_LEN, arrival, Traffic::RxDescFetch, &mut |t| t);
-        let at_host = link.write_up(200, arrival, Traffic::RxData) + link.latency();
-        let visible = link.write_up(DESC_LEN, at_host - link.latency(), Traffic::RxWriteback) + link.latency();
+        link.read(RING, 8 * DESC_LEN, arrival, Traffic::RxDescFetch, &mut |t| t);
+        let at_host = link.write_up(BUFS, 200, arrival, Traffic::RxData) + link.latency();
+        let visible = link.write_up(RING, DESC_LEN, at_host - link.latency(), Traffic::RxWriteback) + link.latency();
         nic.wire_send(0, frame(200), 0);
         let log: std::cell::RefCell<Vec<(u64, bool, u64)>> = Default::default();
         let mut port = |addr: u64, write: bool, t: u64| {
@@ -796,12 +901,14 @@ mod tx_completion_tests {
     #[test]
     fn the_head_write_back_reaches_memory_at_its_exact_tick() {
         // One frame at doorbell time 0 on an idle PCIe 4.0 x16 link (31.5 GB/s, 400 ns each way, MMIO 100 ns):
-        // descriptor read (24-byte request up, 16 + 24 down), frame read (24 up, 88 + 24 down), then the head
-        // (4 + 24 up) arrives 400 ns after it has left.
+        // descriptor read (a 24-byte 4-DW request up, a completion of 16 + 20 down), frame read (24 up; the 88
+        // bytes come down as two completions, split at the 64-byte completion boundary: 64 + 20 and 24 + 20), then
+        // the head (4 + 24 up) arrives 400 ns after it has left. The Acks and flow-control updates each side owes
+        // go 240 ns after what they acknowledge, off these transfers' way.
         let (mut mem, mut regs, mut nic) = setup(HEAD);
         let ser = |b: u64| (b as f64 * 1e12 / (lane_bytes_per_s(4) * 16.0)).round() as u64;
-        let descs_at = 100_000 + ser(24) + LATENCY + ser(16 + 24) + LATENCY;
-        let got = descs_at + ser(24) + LATENCY + ser(88 + 24) + LATENCY;
+        let descs_at = 100_000 + ser(24) + LATENCY + ser(16 + 20) + LATENCY;
+        let got = descs_at + ser(24) + LATENCY + ser(64 + 20) + ser(24 + 20) + LATENCY;
         let mut writes = Vec::new();
         send_batch(&mut mem, &mut regs, &mut nic, 1, 0, &mut writes);
         assert_eq!(writes, vec![(HWB & !63, got + ser(4 + 24) + LATENCY)]);
