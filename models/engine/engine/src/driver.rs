@@ -603,11 +603,14 @@ mod tests {
     #[test]
     fn a_chase_into_the_other_sockets_memory_pays_the_link_each_way() {
         let (local, remote) = (chase_ticks(0, 256), chase_ticks(1, 256));
-        // The request: socket 0's crossbar to its link port, its header flit (0.5 ns) and the link's 20 ns, socket
-        // 1's crossbar to the home slice; the line: the crossbar (and its 2-flit tail) to the port, 9 flits
-        // (4.5 ns) and 20 ns, the crossbar and tail to the core. A local load's trips are one crossbar each way.
+        // The request: the lookup in socket 0's own slice for a copy of the remote line (the directory's 10 uncore
+        // cycles, 4 ns, remote lines being on by default), socket 0's crossbar to its link port, its header flit
+        // (0.5 ns) and the link's 20 ns, socket 1's crossbar to the home slice; the line: the crossbar (and its
+        // 2-flit tail) to the port, 9 flits (4.5 ns) and 20 ns, the crossbar and tail to the core. A local load's
+        // trips are one crossbar each way.
         let link = kvsim_params::SocketLink::default().latency;
-        let extra = (400 + 500 + link) + (400 + 800 + 4500 + link);
+        let own_slice_lookup = 10 * 400 + 400;
+        let extra = own_slice_lookup + (400 + 500 + link) + (400 + 800 + 4500 + link);
         eprintln!("chase: local {local} ps, remote {remote} ps per load, link adds {extra}");
         // The DRAMs are real: the remote run lasts longer, so refresh and bank timing differ a little; the exact
         // figures on a fixed-latency memory are in kvsim-timing's tests/multisocket.rs.
