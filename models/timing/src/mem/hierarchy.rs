@@ -949,10 +949,10 @@ impl<M: MemPort> MemPort for MemSystem<M> {
 
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
         for i in 0..self.cores.len() {
-            self.core_stats(i, &format!("{prefix}core{i}."), None, out);
+            self.core_stats(i, &(prefix.to_owned() + &kvsim_params::paths::core(i)), None, out);
         }
         self.llc_stats(prefix, None, out);
-        self.net.stats(&format!("{prefix}noc."), now, out);
-        self.mem.stats(&format!("{prefix}mem."), now, out);
+        self.net.stats(&(prefix.to_owned() + &kvsim_params::paths::noc()), now, out);
+        self.mem.stats(&(prefix.to_owned() + &kvsim_params::paths::memory()), now, out);
     }
 }
