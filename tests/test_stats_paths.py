@@ -14,6 +14,8 @@ import pathlib
 import re
 
 import pytest
+import rust_source
+from rust_source import ROOT
 
 import configs
 import power
@@ -151,7 +153,6 @@ def test_a_four_socket_run_is_priced_from_the_machine_wide_directory(runs):
 
 # ---- the Rust sources build every statistics path from the declaration ------------------------------------------
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 RUST_SOURCES = [ROOT / "models" / "timing" / "src", *sorted((ROOT / "models" / "engine").glob("*/src"))]
 # The words a name field stands for (private_cache's {cache}, tlb's {tlb} and {page}).
 NAME_VALUES = {"cache": ("l1i", "l1d", "l2"), "tlb": ("itlb", "dtlb", "stlb"), "page": ("4k", "2m")}
@@ -159,63 +160,16 @@ NAME_VALUES = {"cache": ("l1i", "l1d", "l2"), "tlb": ("itlb", "dtlb", "stlb"), "
 NOT_STATISTICS = {"models/engine/engine/src/checkpoint.rs": {
     "client.enabled", "client.items", "client.dataset", "client.key_size", "client.value_size", "client.mode",
     "client.seed", "client.bulk_load", "client.fuzz_frames"}}
-_TOKEN = re.compile(r"""//[^\n]*|/\*.*?\*/|r(\#*)"(?P<raw>.*?)"\1|b?"(?P<str>(?:[^"\\]|\\.)*)"|"""
-                    r"""'(?:\\.|\\x..|\\u\{[0-9a-fA-F]+\}|[^'\\])'|(?P<word>\#\[cfg\(test\)\]|\w+)|(?P<punct>[{};])""",
-                    re.S)
-
-
-def _tokens(text: str) -> list[tuple[str, str, int]]:
-    """(kind, text, line) of the string literals, words and braces of Rust source, comments and chars skipped."""
-    out = []
-    for m in _TOKEN.finditer(text):
-        kind = next((k for k in ("raw", "str", "word", "punct") if m.group(k) is not None), None)
-        if kind is not None:
-            out.append(("str" if kind == "raw" else kind, m.group(kind), text.count("\n", 0, m.start()) + 1))
-    return out
-
-
-def _without_test_items(tokens: list[tuple[str, str, int]]) -> tuple[list, set[str]]:
-    """The tokens outside `#[cfg(test)]` items, and the names of the test-only module files they declare."""
-    kept, test_modules, i = [], set(), 0
-    while i < len(tokens):
-        if tokens[i][1] != "#[cfg(test)]":
-            kept.append(tokens[i])
-            i += 1
-            continue
-        j = i + 1
-        while j < len(tokens) and tokens[j][1] not in "{;":
-            j += 1
-        if j < len(tokens) and tokens[j][1] == ";" and tokens[j - 2][1] == "mod":
-            # `#[path = "x_tests.rs"] mod tests;` names its file; `mod tests;` is tests.rs.
-            named = [t for k, t, _ in tokens[i + 1:j] if k == "str"]
-            test_modules.add("/" + named[0] if named else tokens[j - 1][1] + ".rs")
-        elif j < len(tokens) and tokens[j][1] == "{":
-            depth = 1
-            while depth and j + 1 < len(tokens):
-                j += 1
-                depth += {"{": 1, "}": -1}.get(tokens[j][1], 0) if tokens[j][0] == "punct" else 0
-        i = j + 1
-    return kept, test_modules
 
 
 def _production_literals() -> list[tuple[str, int, str]]:
     """(file, line, text) of every string literal in the engine's and the timing model's non-test Rust code."""
-    found, test_files = [], set()
-    files = sorted(p for d in RUST_SOURCES for p in d.rglob("*.rs"))
-    parsed = {}
-    for path in files:
-        kept, test_modules = _without_test_items(_tokens(path.read_text()))
-        parsed[path] = kept
-        # A module file sits beside mod.rs/lib.rs or in a folder named after its file; a #[path] beside its file.
-        here = path.parent if path.name in ("mod.rs", "lib.rs") else path.with_suffix("")
-        for m in test_modules:
-            test_files |= {path.parent / m[1:]} if m.startswith("/") else \
-                {here / m, here / m.removesuffix(".rs") / "mod.rs"}
-    for path in files:
-        if path not in test_files:
+    found = []
+    for src in RUST_SOURCES:
+        for path, toks in rust_source.crate_sources(src).items():
             rel = str(path.relative_to(ROOT))
-            found += [(rel, line, text) for kind, text, line in parsed[path] if kind == "str"]
-    return found
+            found += [(rel, line, text) for kind, text, line in toks if kind == "str"]
+    return sorted(found)
 
 
 def _segment_patterns() -> re.Pattern:
@@ -261,7 +215,7 @@ def test_the_literal_path_check_finds_them():
     segment = _segment_patterns()
     assert segment.fullmatch("core{i}") and segment.fullmatch("slice3") and segment.fullmatch("l1d")
     assert not segment.fullmatch("rx_batch_size::{name}") and not segment.fullmatch("up_bytes")
-    tokens = _tokens('let a = "system.hart{}.insts"; // "llc.misses"\n#[cfg(test)]\nmod tests { fn f() { "mem.x"; } }\n'
+    tokens = rust_source.tokens('let a = "system.hart{}.insts"; // "llc.misses"\n#[cfg(test)]\nmod tests { fn f() { "mem.x"; } }\n'
                      "let c = '\"'; let d = r\"{prefix}noc.\";")
-    kept, _ = _without_test_items(tokens)
+    kept, _ = rust_source.without_test_items(tokens)
     assert [t for k, t, _ in kept if k == "str"] == ["system.hart{}.insts", "{prefix}noc."]

@@ -7,12 +7,11 @@
 //!   an I/O agent's DMA); a core's copy records the version it received, and a hit on a copy whose version is
 //!   not the line's current one (a stale copy that should have been invalidated) is a breach.
 //!
-//! The timing model's functional shadow so may never disagree with the execution that drives it.
+//! The timing model's functional shadow so may never disagree with the execution that drives it. The check keeps
+//! its own records and is handed the caches' states; the hierarchy calls it (`MemSystem::check_line`).
 
-use super::directory::LineMap;
-use super::hierarchy::MemSystem;
+use super::directory::{DirEntry, LineMap};
 use super::LineState;
-use crate::MemPort;
 
 #[derive(Debug, Clone, Default)]
 pub struct CoherenceCheck {
@@ -40,18 +39,15 @@ impl CoherenceCheck {
     fn current(&self, line: u64) -> u64 {
         self.version.get(&line).copied().unwrap_or(0)
     }
-}
 
-impl<M: MemPort> MemSystem<M> {
-    /// Record core `core`'s access to `line` (`fresh`: its data came from outside the core; `write`: it wrote)
-    /// and check the line.
-    pub(crate) fn check_access(&mut self, core: usize, line: u64, write: bool, fresh: bool) {
-        let ch = self.check.as_mut().expect("check mode");
-        let now = ch.current(line);
+    /// Record core `core`'s access to `line` (`fresh`: its data came from outside the core; `write`: it wrote):
+    /// a hit must be on a copy of the line's current version.
+    pub fn record(&mut self, core: usize, line: u64, write: bool, fresh: bool) {
+        let now = self.current(line);
         if fresh {
-            ch.copy[core].insert(line, now);
+            self.copy[core].insert(line, now);
         } else {
-            let have = ch.copy[core].get(&line).copied();
+            let have = self.copy[core].get(&line).copied();
             assert_eq!(
                 have,
                 Some(now),
@@ -59,22 +55,19 @@ impl<M: MemPort> MemSystem<M> {
             );
         }
         if write {
-            ch.version.insert(line, now + 1);
-            ch.copy[core].insert(line, now + 1);
+            self.version.insert(line, now + 1);
+            self.copy[core].insert(line, now + 1);
         }
-        self.check_line(line);
     }
 
-    /// Check the single-writer/multiple-reader invariant and the directory's exactness for `line`.
-    pub fn check_line(&mut self, line: u64) {
+    /// Check the single-writer/multiple-reader invariant and the directory's exactness for `line`, given each
+    /// core's permission for it (`states`, in core order: the strongest state among the core's copies) and the
+    /// directory's entry.
+    pub fn check_line(&mut self, line: u64, states: impl Iterator<Item = LineState>, dir: Option<&DirEntry>) {
         let mut holders = Vec::new();
         let mut writers = Vec::new();
         let mut owners = Vec::new();
-        for (i, p) in self.cores.iter().enumerate() {
-            let mut s = p.l1d.state_of(line).max(p.l1i.state_of(line));
-            if let Some(l2) = &p.l2 {
-                s = s.max(l2.state_of(line));
-            }
+        for (i, s) in states.enumerate() {
             if s != LineState::Invalid {
                 holders.push(i as u16);
             }
@@ -84,41 +77,19 @@ impl<M: MemPort> MemSystem<M> {
             if s.owner() {
                 owners.push(i as u16);
             }
-            let recorded = self.check.as_ref().is_some_and(|c| c.copy[i].contains_key(&line));
+            let recorded = self.copy[i].contains_key(&line);
             assert_eq!(s != LineState::Invalid, recorded, "core {i}: copy of line {line:#x} and its record disagree");
         }
         assert!(owners.len() <= 1, "line {line:#x} has several owners: cores {owners:?}");
         if let Some(&w) = writers.first() {
             assert_eq!(holders, vec![w], "line {line:#x}: core {w} may write it but cores {holders:?} hold it");
         }
-        let mut dir: Vec<u16> = self.dir.get(line).map(|e| e.holders()).unwrap_or_default();
-        dir.sort_unstable();
-        assert_eq!(dir, holders, "line {line:#x}: the directory's holders differ from the caches'");
+        let mut dir_holders: Vec<u16> = dir.map(|e| e.holders()).unwrap_or_default();
+        dir_holders.sort_unstable();
+        assert_eq!(dir_holders, holders, "line {line:#x}: the directory's holders differ from the caches'");
         if let Some(&w) = writers.first() {
-            assert_eq!(
-                self.dir.get(line).and_then(|e| e.owner),
-                Some(w),
-                "line {line:#x}: the writer is not the owner"
-            );
+            assert_eq!(dir.and_then(|e| e.owner), Some(w), "line {line:#x}: the writer is not the owner");
         }
-        if let Some(c) = self.check.as_mut() {
-            c.checked += 1;
-        }
-    }
-
-    /// Check every line any private cache or the directory knows (slow: for tests).
-    pub fn check_all(&mut self) {
-        let mut lines: Vec<u64> = self.dir.lines().map(|(&l, _)| l).collect();
-        for p in &self.cores {
-            lines.extend(p.l1i.lines().chain(p.l1d.lines()));
-            if let Some(l2) = &p.l2 {
-                lines.extend(l2.lines());
-            }
-        }
-        lines.sort_unstable();
-        lines.dedup();
-        for l in lines {
-            self.check_line(l);
-        }
+        self.checked += 1;
     }
 }
