@@ -5,7 +5,9 @@ pattern, with a field for every index (`system.socket{socket}.core{core}`), and 
 below it. Python reads statistics through these groups (`CORE.stat(0, 3, "ipc")` is
 `system.socket0.core3.ipc`; an undeclared counter is a KeyError, so a name cannot drift silently), and
 `python -m models.codegen` writes the Rust mirror, `kvsim_params::paths` (one function per group giving its prefix,
-ending in a dot, ready for a `StatSink`, and its counter names). `tests/test_stats_paths.py` runs short simulations
+ending in a dot, ready for a `StatSink`, or for a group with a parent its part below the parent's prefix; and its
+counter names). The engine and timing crates build every statistics path from those functions (a literal path in
+their sources fails tests/test_stats_paths.py). `tests/test_stats_paths.py` runs short simulations
 of the one-socket, ring, 3D-stack and four-socket platforms and checks that the engine writes every declared counter
 of every group, so the declaration cannot drift from the engine.
 
@@ -27,8 +29,9 @@ class StatGroup:
     """One place in the stats tree. `pattern` names its fields in braces (`system.nic{nic}.port{port}`; a field is
     an index unless it is listed in `names`, whose values are words such as `l1d`); `counters` are the leaf names
     the engine writes below it (a dotted leaf such as `up_bytes.rx_data` is a breakdown of `up_bytes`). `parent`:
-    the group whose prefix this one extends in the Rust API (`noc` for `router` and `link`, which the engine
-    writes below a network's own prefix)."""
+    the group whose prefix this one extends in the Rust API: a model writes its statistics below the prefix it is
+    handed (a DRAM below its socket's `mem.`, a router below its network's `noc.`), so the Rust function of a
+    group with a parent gives only its own part (`channel(3)` is `channel3.`), appended to the parent's."""
 
     name: str
     pattern: str
@@ -136,6 +139,13 @@ _ALL = [
               "the client's round-trip latency distribution (ns)"),
     StatGroup("client_load", "client.load", ("insts", "insts_per_put", "packets", "requests"),
               "the client's bulk load of the store"),
+    StatGroup("client_tcp", "client.tcp", ("bare_acks", "connections", "handshakes", "segments_received",
+                                           "segments_sent"),
+              "the client's TCP connections (Client.transport = 'tcp'), whole run"),
+    StatGroup("client_fuzz", "client.fuzz", ("answered", "malformed_responses", "nic_dropped", "sent",
+                                             "server_dropped"),
+              "the client's fuzz frames (Client.fuzz_frames; result{N} counts the entries answered with result "
+              "code N)"),
     StatGroup("client_core", "client.core{core}", ("requests",), "requests the client sent to one server core"),
     StatGroup("client_partition", "client.partition{partition}", ("requests",),
               "requests the client sent to one partition of the store"),
@@ -158,7 +168,7 @@ _ALL = [
               "the NUMA map: guest memory placed in one socket's memory"),
     StatGroup("socket_link", "system.link{src}_{dst}", (
         "bytes", "flits", "messages", "payload_bw", "payload_bytes", "utilization"),
-        "the directed inter-socket link from socket src to socket dst"),
+        "the directed inter-socket link from socket src to socket dst", parent="system"),
     StatGroup("system_directory", "system.directory", _DIRECTORY,
               "the machine-wide coherence directory of a multi-socket run"),
     StatGroup("system_ddio", "system.ddio", _DDIO, "direct cache access (DDIO) of a multi-socket run"),
@@ -171,64 +181,64 @@ _ALL = [
         "int_rf_reads", "int_rf_writes", "ipc", "iq_reads", "iq_wakeups", "iq_writes", "jumps", "load_latency_avg",
         "loads", "lq_occupancy_avg", "mispredict_rate", "mul_ops", "nops", "prefetches", "rename_reads",
         "rename_writes", "rob_occupancy_avg", "rob_reads", "rob_writes", "sq_occupancy_avg", "stores",
-        "system_ops"), "a core's timing model (its private caches below it)"),
+        "system_ops"), "a core's timing model (its private caches below it)", parent="socket"),
     StatGroup("private_cache", "system.socket{socket}.core{core}.{cache}", _CACHE,
-              "a core's private cache: cache is l1i, l1d or l2", names=("cache",)),
+              "a core's private cache: cache is l1i, l1d or l2", names=("cache",), parent="core"),
     StatGroup("prefetcher", "system.socket{socket}.core{core}.{cache}.prefetcher",
               ("issued", "useful", "late", "useless", "dropped"),
-              "a private cache's hardware prefetchers (Cache.prefetch): cache is l1d or l2", names=("cache",)),
+              "a private cache's hardware prefetchers (Cache.prefetch): cache is l1d or l2", names=("cache",), parent="private_cache"),
     StatGroup("tlb", "system.socket{socket}.core{core}.{tlb}.{page}",
               ("accesses", "misses", "walks", "walk_cycles", "pte_reads"),
               "a core's TLB for one page size (Mmu): tlb is itlb, dtlb or stlb, page 4k or 2m (the STLB has no "
-              "walks of its own)", names=("tlb", "page")),
+              "walks of its own)", names=("tlb", "page"), parent="core"),
     StatGroup("mmu", "system.socket{socket}.core{core}.mmu", ("psc_hits",),
-              "a core's page walker: walks shortened by a paging-structure cache"),
-    StatGroup("llc", "system.socket{socket}.llc", _LLC, "the socket's shared LLC, summed over its slices"),
-    StatGroup("llc_slice", "system.socket{socket}.llc.slice{slice}", _LLC, "one slice of the shared LLC"),
-    StatGroup("directory", "system.socket{socket}.directory", _DIRECTORY, "the socket's coherence directory"),
-    StatGroup("ddio", "system.socket{socket}.ddio", _DDIO, "the socket's direct cache access (DDIO)"),
+              "a core's page walker: walks shortened by a paging-structure cache", parent="core"),
+    StatGroup("llc", "system.socket{socket}.llc", _LLC, "the socket's shared LLC, summed over its slices", parent="socket"),
+    StatGroup("llc_slice", "system.socket{socket}.llc.slice{slice}", _LLC, "one slice of the shared LLC", parent="llc"),
+    StatGroup("directory", "system.socket{socket}.directory", _DIRECTORY, "the socket's coherence directory", parent="socket"),
+    StatGroup("ddio", "system.socket{socket}.ddio", _DDIO, "the socket's direct cache access (DDIO)", parent="socket"),
     StatGroup("noc", "system.socket{socket}.noc", (
         "avg_hops", "flits", "hops", "link_utilization_avg", "link_utilization_max", "local_messages",
-        "message_hops", "messages"), "the socket's on-chip network (mesh or ring)"),
+        "message_hops", "messages"), "the socket's on-chip network (mesh or ring)", parent="socket"),
     StatGroup("router", "system.socket{socket}.noc.router{router}", ("flits",), "one router of the network",
               parent="noc"),
     StatGroup("link", "system.socket{socket}.noc.link{src}_{dst}", ("flits", "messages", "utilization"),
               "the directed link from router src to its neighbour dst", parent="noc"),
     StatGroup("memory", "system.socket{socket}.mem", (
         "avg_queue_delay_ps", "bandwidth_gbps", "bytes", "read_bw", "reads", "write_bw", "writes"),
-        "the socket's memory (DDR channels or a 3D stack)"),
+        "the socket's memory (DDR channels or a 3D stack)", parent="socket"),
     StatGroup("channel", "system.socket{socket}.mem.channel{channel}", (
         "activates", "bus_utilization", "forwarded_reads", "precharges", "read_bw", "read_bytes", "read_latency_avg",
         "read_queue_latency_avg", "reads", "refreshes", "row_conflicts", "row_hit_rate", "row_hits", "row_misses",
-        "write_bw", "write_bytes", "write_drains", "write_queue_latency_avg", "writes"), "one DDR channel"),
+        "write_bw", "write_bytes", "write_drains", "write_queue_latency_avg", "writes"), "one DDR channel", parent="memory"),
     StatGroup("stack_port", "system.socket{socket}.mem.port{port}", ("reads", "writes"),
-              "one port of a 3D-stacked DRAM"),
+              "one port of a 3D-stacked DRAM", parent="memory"),
     StatGroup("flash_controller", "system.socket{socket}.mem.controller{controller}", ("reads", "writes"),
-              "one controller of a 3D-stacked NAND flash"),
+              "one controller of a 3D-stacked NAND flash", parent="memory"),
     StatGroup("mac_sram", "system.socket{socket}.mem.mac_sram", ("reads", "writes"),
-              "the integrated MAC's SRAM holding the NIC rings and buffers (Nic.rings_in = 'mac_sram')"),
+              "the integrated MAC's SRAM holding the NIC rings and buffers (Nic.rings_in = 'mac_sram')", parent="memory"),
     StatGroup("nic", "system.nic{nic}", (
         "rx_batch_size::0", "rx_batch_size::more", "rx_dma_latency_ns", "rx_writebacks", "rx_writebacks_per_frame"),
         "one NIC (rx_batch_size::N is the histogram of packets per poll, N = 0 .. 32, then more)"),
     StatGroup("nic_port", "system.nic{nic}.port{port}", (
         "rx_bytes", "rx_drops", "rx_fifo_overflows", "rx_frames", "rx_frames_per_s", "rx_no_match", "rx_too_long",
-        "rx_wire_gbps", "tx_bad_len", "tx_bytes", "tx_frames", "tx_wire_gbps"), "one Ethernet port of a NIC"),
+        "rx_wire_gbps", "tx_bad_len", "tx_bytes", "tx_frames", "tx_wire_gbps"), "one Ethernet port of a NIC", parent="nic"),
     StatGroup("nic_queue", "system.nic{nic}.queue{queue}", (
         "io_lines", "rx_batch_max", "rx_batch_mean", "rx_batches", "rx_drops", "rx_frames", "tx_doorbells",
         "tx_frames"),
-        "one RX/TX queue pair of a NIC"),
+        "one RX/TX queue pair of a NIC", parent="nic"),
     StatGroup("pcie", "system.nic{nic}.pcie", (
         "down_busy_ps", "down_bytes", "down_dllps", "read_tag_waits", "tlps", "tlps.completion", "tlps.mem_read",
         "tlps.mem_write", "up_busy_ps", "up_bytes", "up_dllps", *_breakdown("down_bytes"), *_breakdown("up_bytes"),
-        *_breakdown("up_tlps")), "a NIC's PCIe link (up: device to host)"),
+        *_breakdown("up_tlps")), "a NIC's PCIe link (up: device to host)", parent="nic"),
     StatGroup("kvd_switch", "system.nic{nic}.switch", (
         "down_busy_ps", "down_frames", "down_wire_bytes", "share_gbps", "up_busy_ps", "up_frames", "up_wire_bytes"),
-        "KeyVault's key-value distributor switch in front of a NIC"),
+        "KeyVault's key-value distributor switch in front of a NIC", parent="nic"),
     StatGroup("zero_copy", "system.nic{nic}.zc", ("rx_latency_ns", "rx_lines", "tx_lines"),
-              "a zero-copy NIC's (Nic.interface) transfers"),
+              "a zero-copy NIC's (Nic.interface) transfers", parent="nic"),
     StatGroup("on_die", "system.nic{nic}.on_die", (
         "down_busy_ps", "down_bytes", "transfers", "up_busy_ps", "up_bytes", *_breakdown("down_bytes"),
-        *_breakdown("up_bytes")), "an integrated MAC's on-die port (Nic.attach = 'on_die')"),
+        *_breakdown("up_bytes")), "an integrated MAC's on-die port (Nic.attach = 'on_die')", parent="nic"),
 ]
 GROUPS: dict[str, StatGroup] = {g.name: g for g in _ALL}
 

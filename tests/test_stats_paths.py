@@ -3,9 +3,10 @@ reading through them (power/activity.py).
 
 Short real runs of six platforms (one socket on a mesh, the Xeon's ring with private L2s, Mercury's 3D
 DRAM stack with its on-die MAC, four sockets with their links, KeyVault's zero-copy NIC behind its switch,
-Iridium's flash stack with the MAC's SRAM) and one run that writes a checkpoint together write
-every declared counter; every counter they write is declared (but the power model's own `power.*` and the NIC's
-batch-size histogram buckets)."""
+Iridium's flash stack with the MAC's SRAM, a TCP client, a fuzzing client) and one run that writes a checkpoint
+together write every declared counter; every counter they write is declared (but the power model's own `power.*`
+and the buckets of the NIC's batch-size and the fuzzer's result-code histograms). The engine's and the timing
+model's Rust sources spell no statistics path: they build each from `kvsim_params::paths`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pathlib
 import re
 
 import pytest
+import rust_source
+from rust_source import ROOT
 
 import configs
 import power
@@ -28,8 +31,12 @@ RUNS = {
     "keyvault": lambda: configs.load("keyvault").system(cores=2, requests=300, items=2048),
     "iridium": lambda: configs.load("iridium").system(cores=2, requests=300, items=2048),
     "sampled": lambda: _sampled(configs.load("kvs_default").system(harts=2, requests=1000, items=4096)),
+    "mercury_tcp": lambda: configs.load("mercury").system(cores=1, store_mem="4MiB", transport="tcp", requests=300,
+                                                          items=1024),
+    "fuzz": lambda: configs.load("kvs_default").system(harts=1, requests=300, items=1024, fuzz_frames=200, seed=11),
 }
-HISTOGRAM_BUCKET = re.compile(r"system\.nic\d+\.rx_batch_size::\d+")
+# Buckets of a histogram: the NIC's packets per poll, the client's fuzz entries per result code.
+HISTOGRAM_BUCKET = re.compile(r"system\.nic\d+\.rx_batch_size::\d+|client\.fuzz\.result\d+")
 
 
 def _sampled(system):
@@ -88,7 +95,9 @@ def test_the_rust_paths_are_generated_from_the_declaration():
     from models import codegen
 
     rust = codegen.render_paths()
-    assert 'pub fn core(socket: usize, core: usize) -> String {\n    format!("system.socket{socket}.core{core}.")' in rust
+    assert 'pub fn socket(socket: usize) -> String {\n    format!("system.socket{socket}.")' in rust
+    assert 'pub fn core(core: usize) -> String {\n    format!("core{core}.")' in rust
+    assert 'pub fn channel(channel: usize) -> String {\n    format!("channel{channel}.")' in rust
     assert 'pub fn link(src: usize, dst: usize) -> String {\n    format!("link{src}_{dst}.")' in rust
     assert 'pub fn router(router: usize) -> String {\n    format!("router{router}.")' in rust
     for group in paths.GROUPS.values():
@@ -147,3 +156,73 @@ def test_a_four_socket_run_is_priced_from_the_machine_wide_directory(runs):
     priced = power.price_run(stats, config)
     assert priced.stats()["power.warnings.missing_stats"] == 0
     assert all(r.stats()["power.socket.runtime_dynamic_W"] > 0 for r in priced.sockets)
+
+
+# ---- the Rust sources build every statistics path from the declaration ------------------------------------------
+
+RUST_SOURCES = [ROOT / "models" / "timing" / "src", *sorted((ROOT / "models" / "engine").glob("*/src"))]
+# The words a name field stands for (private_cache's {cache}, tlb's {tlb} and {page}).
+NAME_VALUES = {"cache": ("l1i", "l1d", "l2"), "tlb": ("itlb", "dtlb", "stlb"), "page": ("4k", "2m")}
+# Literals that look like statistics paths but are not: the configuration keys a checkpoint's restore must agree on.
+NOT_STATISTICS = {"models/engine/engine/src/checkpoint.rs": {
+    "client.enabled", "client.items", "client.dataset", "client.key_size", "client.value_size", "client.mode",
+    "client.seed", "client.bulk_load", "client.fuzz_frames"}}
+
+
+def _production_literals() -> list[tuple[str, int, str]]:
+    """(file, line, text) of every string literal in the engine's and the timing model's non-test Rust code."""
+    found = []
+    for src in RUST_SOURCES:
+        for path, toks in rust_source.crate_sources(src).items():
+            rel = str(path.relative_to(ROOT))
+            found += [(rel, line, text) for kind, text, line in toks if kind == "str"]
+    return sorted(found)
+
+
+def _segment_patterns() -> re.Pattern:
+    """One part of a declared path between dots (`core{core}`, `llc`, `l1d`), with its fields as a format
+    placeholder or digits."""
+    alternatives = set()
+    for g in paths.GROUPS.values():
+        for part in filter(None, g.pattern.split(".")):
+            text, pos = "", 0
+            for m in re.finditer(r"\{(\w+)\}", part):
+                text += re.escape(part[pos:m.start()])
+                field = m.group(1)
+                text += ("(?:" + "|".join(NAME_VALUES[field]) + ")") if field in g.names \
+                    else r"(?:\{[^{}]*\}|\d+)"
+                pos = m.end()
+            alternatives.add(text + re.escape(part[pos:]))
+    return re.compile("|".join(sorted(alternatives)))
+
+
+def literal_statistics_paths() -> list[str]:
+    """The string literals of the Rust sources that spell out a part of a statistics path next to a dot
+    (`"system.hart{}.insts"`, `"{prefix}llc."`, `"{name}.pcie.tlps"`): each should come from `kvsim_params::paths`."""
+    segment = _segment_patterns()
+    bad = []
+    for rel, line, text in _production_literals():
+        # A statistics path has no spaces (messages that name parameters, such as System.nic.enabled, do).
+        if "." not in text or re.search(r"\s", text) or text in NOT_STATISTICS.get(rel, ()):
+            continue
+        parts = text.split(".")
+        # A part may start with placeholders that stand for the prefix it is appended to (`{prefix}core{i}`).
+        if any(segment.fullmatch(re.sub(r"^(?:\{[^{}]*\})+", "", p)) for p in parts):
+            bad.append(f"{rel}:{line}: {text!r}")
+    return bad
+
+
+def test_the_rust_sources_spell_no_statistics_path():
+    bad = literal_statistics_paths()
+    assert bad == [], ("statistics paths spelled out in the Rust sources; build them from kvsim_params::paths "
+                       "(declared in models/stats_paths.py):\n" + "\n".join(bad))
+
+
+def test_the_literal_path_check_finds_them():
+    segment = _segment_patterns()
+    assert segment.fullmatch("core{i}") and segment.fullmatch("slice3") and segment.fullmatch("l1d")
+    assert not segment.fullmatch("rx_batch_size::{name}") and not segment.fullmatch("up_bytes")
+    tokens = rust_source.tokens('let a = "system.hart{}.insts"; // "llc.misses"\n#[cfg(test)]\nmod tests { fn f() { "mem.x"; } }\n'
+                     "let c = '\"'; let d = r\"{prefix}noc.\";")
+    kept, _ = rust_source.without_test_items(tokens)
+    assert [t for k, t, _ in kept if k == "str"] == ["system.hart{}.insts", "{prefix}noc."]

@@ -41,17 +41,20 @@ impl Socket {
     }
 }
 
-// `paths` (statistics paths, `kvsim_params::paths::core(0, 3)`) is generated too, from `models/stats_paths.py`.
+// `paths` (statistics paths, `kvsim_params::paths::socket(0) + &paths::core(3)`) is generated too, from `models/stats_paths.py`.
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn paths_follow_the_tree() {
         use super::paths;
-        assert_eq!(paths::core(1, 17), "system.socket1.core17.");
-        assert_eq!(paths::noc(0) + &paths::link(3, 4), "system.socket0.noc.link3_4.");
-        assert_eq!(paths::noc(0) + &paths::router(5), "system.socket0.noc.router5.");
-        assert_eq!(paths::private_cache(0, 2, "l1d"), "system.socket0.core2.l1d.");
+        // A group with a parent gives its part below the parent's prefix.
+        assert_eq!(paths::socket(1) + &paths::core(17), "system.socket1.core17.");
+        assert_eq!(paths::socket(0) + &paths::noc() + &paths::link(3, 4), "system.socket0.noc.link3_4.");
+        assert_eq!(paths::socket(0) + &paths::noc() + &paths::router(5), "system.socket0.noc.router5.");
+        assert_eq!(paths::socket(0) + &paths::core(2) + &paths::private_cache("l1d"), "system.socket0.core2.l1d.");
+        assert_eq!(paths::nic(1) + &paths::pcie(), "system.nic1.pcie.");
+        assert_eq!(paths::system() + &paths::socket_link(0, 1), "system.link0_1.");
         assert!(paths::CHANNEL_COUNTERS.contains(&"activates"));
     }
 }

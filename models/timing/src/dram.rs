@@ -702,7 +702,7 @@ impl MemPort for Dram {
         let mut total_wr = 0.0;
         for (i, c) in self.channels.iter().enumerate() {
             let s = &c.stats;
-            let p = format!("{prefix}channel{i}.");
+            let p = prefix.to_owned() + &kvsim_params::paths::channel(i);
             let rd_bytes = ((s.reads + s.forwarded_reads) * DRAM_LINE) as f64;
             let wr_bytes = (s.writes * DRAM_LINE) as f64;
             total_rd += rd_bytes;

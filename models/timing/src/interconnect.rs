@@ -132,7 +132,7 @@ impl SystemNetwork {
         let n = self.nets.len();
         for (i, l) in self.links.iter().enumerate() {
             if let Some(l) = l {
-                l.stats(&format!("{prefix}link{}_{}.", i / n, i % n), ticks, out);
+                l.stats(&(prefix.to_owned() + &kvsim_params::paths::socket_link(i / n, i % n)), ticks, out);
             }
         }
     }
@@ -174,7 +174,7 @@ impl Network for SystemNetwork {
     /// `{prefix}link{a}_{b}.` (give the system's root, "system.").
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
         for s in 0..self.nets.len() {
-            self.socket_stats(s, &kvsim_params::paths::noc(s), now, out);
+            self.socket_stats(s, &(kvsim_params::paths::socket(s) + &kvsim_params::paths::noc()), now, out);
         }
         self.link_stats(prefix, now, out);
     }

@@ -156,13 +156,14 @@ impl MemPort for SocketMemories {
         self.ports[s].access(req)
     }
 
-    /// One socket: its memory's statistics under `prefix`; several: each socket's under `prefix`socket{k}.
+    /// One socket: its memory's statistics under `prefix`; several: each socket's at its place in the tree
+    /// (`system.socket{k}.mem.`; a whole system reports them through `socket_stats`).
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
         if self.ports.len() == 1 {
             return self.ports[0].stats(prefix, now, out);
         }
         for (k, p) in self.ports.iter().enumerate() {
-            p.stats(&format!("{prefix}socket{k}."), now, out);
+            p.stats(&(kvsim_params::paths::socket(k) + &kvsim_params::paths::memory()), now, out);
         }
     }
 

@@ -166,13 +166,17 @@ impl CoreRig {
         self.core.step(inst, &mut self.mem);
     }
 
+    /// The core's, its caches' and memory's statistics with the socket's parts directly under `system.`
+    /// (`system.core0.ipc`, `system.llc.misses`): this stand-alone harness has no socket level.
     pub fn stats(&self) -> StatSink {
+        use kvsim_params::paths;
         let mut out = StatSink::new();
         let insts = Some(self.core.stats.insts);
-        self.core.stats("system.core0.", &mut out);
-        self.mem.core_stats(0, "system.core0.", insts, &mut out);
-        self.mem.llc_stats("system.", insts, &mut out);
-        self.mem.mem.stats("system.mem.", self.core.now(), &mut out);
+        let core = paths::system() + &paths::core(0);
+        self.core.stats(&core, &mut out);
+        self.mem.core_stats(0, &core, insts, &mut out);
+        self.mem.llc_stats(&paths::system(), insts, &mut out);
+        self.mem.mem.stats(&(paths::system() + &paths::memory()), self.core.now(), &mut out);
         out
     }
 }

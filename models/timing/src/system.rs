@@ -255,6 +255,7 @@ impl TimingSystem {
     /// Every statistic under `prefix` (e.g. "system."): `core{i}.ipc`, `core{i}.l1d.mpki`, `llc.misses`,
     /// `dram.channel0.read_bw`, ...
     pub fn stats(&self, prefix: &str, out: &mut StatSink) {
+        use kvsim_params::paths;
         if self.socket_cores.len() > 1 {
             return self.system_stats(out);
         }
@@ -262,14 +263,14 @@ impl TimingSystem {
         let ticks = Some(self.measured_ticks());
         let mut insts = 0;
         for (i, c) in self.cores.iter().enumerate() {
-            let p = format!("{prefix}core{i}.");
+            let p = prefix.to_owned() + &paths::core(i);
             c.stats(&p, out);
             self.mem.core_stats_over(i, &p, Some(c.stats.insts), ticks, out);
             insts += c.stats.insts;
         }
         self.mem.llc_stats_over(prefix, Some(insts), ticks, out);
-        self.mem.net.stats(&format!("{prefix}noc."), now, out);
-        self.mem.mem.stats(&format!("{prefix}mem."), now, out);
+        self.mem.net.stats(&(prefix.to_owned() + &paths::noc()), now, out);
+        self.mem.mem.stats(&(prefix.to_owned() + &paths::memory()), now, out);
     }
 
     /// Several sockets: socket k's cores (numbered within the socket), LLC, network and memory under
@@ -284,17 +285,17 @@ impl TimingSystem {
             let prefix = paths::socket(k);
             let mut insts = 0;
             for (i, c) in self.cores[first..first + n].iter().enumerate() {
-                let p = format!("{prefix}core{i}.");
+                let p = prefix.clone() + &paths::core(i);
                 c.stats(&p, out);
                 self.mem.core_stats_over(first + i, &p, Some(c.stats.insts), Some(ticks), out);
                 insts += c.stats.insts;
             }
             self.mem.llc_socket_stats(k, &prefix, Some(insts), Some(ticks), out);
-            self.mem.mem.socket_stats(k, &format!("{prefix}mem."), now, out);
+            self.mem.mem.socket_stats(k, &(prefix + &paths::memory()), now, out);
             first += n;
         }
-        self.mem.coherence_stats("system.", out);
+        self.mem.coherence_stats(&paths::system_directory(), &paths::system_ddio(), out);
         // The system network writes each socket's on-chip network under system.socket{k}.noc. and the links.
-        self.mem.net.stats("system.", ticks, out);
+        self.mem.net.stats(&paths::system(), ticks, out);
     }
 }

@@ -447,7 +447,7 @@ impl Mmu {
                 if a.is_empty() && side.is_none() {
                     continue;
                 }
-                let p = format!("{prefix}{name}.{}.", SIZE_NAMES[k]);
+                let p = prefix.to_owned() + &kvsim_params::paths::tlb(name, SIZE_NAMES[k]);
                 out.add(&p, "accesses", a.stats.accesses as f64, "lookups of translations of this page size");
                 out.add(&p, "misses", a.stats.misses as f64, "lookups that missed");
                 if let Some(side) = side {
@@ -458,7 +458,8 @@ impl Mmu {
                 }
             }
         }
-        out.add(prefix, "mmu.psc_hits", self.psc_hits as f64, "walks shortened by a paging-structure cache hit");
+        let mmu = prefix.to_owned() + &kvsim_params::paths::mmu();
+        out.add(&mmu, "psc_hits", self.psc_hits as f64, "walks shortened by a paging-structure cache hit");
     }
 }
 

@@ -114,8 +114,14 @@ fn the_page_map_merges_registered_ranges_into_2mb_pages() {
     p.map_huge(0x100_0000, 1);
     assert_eq!(p.ranges(), &[(0x20_0000, 0x60_0000), (0x100_0000, 0x120_0000)]);
     assert_eq!((p.size_of(0x1f_ffff), p.size_of(0x20_0000), p.size_of(0x5f_ffff), p.size_of(0x60_0000)), (0, 1, 1, 0));
+    // huge_pages = 'none': every page is 4 KB, whatever the engine registers.
     let mut m = Mmu::new(&MmuParams { huge_pages: MmuHugePages::None, ..mmu_params(0) });
     assert_eq!(translate(&mut m, HUGE_AREA, 4).1.len(), 4, "no huge pages: a 4 KB walk");
+    m.map_huge(HUGE_AREA, 1);
+    assert_eq!(translate(&mut m, HUGE_AREA + 4096, 4).1.len(), 4, "'none' ignores the engine's ranges");
+    // huge_pages = 'alloc': the engine's hugepage allocations are 2 MB pages, nothing else is.
+    let mut m = Mmu::new(&MmuParams { huge_pages: MmuHugePages::Alloc, ..mmu_params(0) });
+    assert_eq!(translate(&mut m, HUGE_AREA, 4).1.len(), 4, "not registered: a 4 KB walk");
     m.map_huge(HUGE_AREA, 1);
     assert_eq!(translate(&mut m, HUGE_AREA + 4096, 4).1.len(), 3, "registered by the engine: a 2 MB walk");
 }

@@ -51,76 +51,79 @@ impl Client {
 
     /// (name, value, description) statistics under `client`.
     pub fn stats(&self) -> Vec<(String, f64, &'static str)> {
+        use kvsim_params::paths;
+        let (client, load, latency) = (paths::client(), paths::client_load(), paths::client_latency());
+        let (tcp, fuzz) = (paths::client_tcp(), paths::client_fuzz());
         let s = &self.stats;
         let mut out: Vec<(String, f64, &'static str)> = vec![
-            ("client.items".into(), self.cfg.items as f64, "items in the data set"),
-            ("client.key_size".into(), self.cfg.key_len as f64, "key bytes"),
-            ("client.value_size".into(), self.cfg.val_len as f64, "value bytes"),
-            ("client.requests".into(), s.requests as f64, "measured requests answered"),
-            ("client.gets".into(), s.gets as f64, "measured GETs answered"),
-            ("client.puts".into(), s.puts as f64, "measured PUTs answered"),
-            ("client.hits".into(), s.hits as f64, "measured GETs that returned the right value"),
-            ("client.misses".into(), s.misses as f64, "measured GETs answered NOT_FOUND where eviction explains it"),
-            ("client.packets".into(), s.packets as f64, "measured request frames sent"),
+            (format!("{client}items"), self.cfg.items as f64, "items in the data set"),
+            (format!("{client}key_size"), self.cfg.key_len as f64, "key bytes"),
+            (format!("{client}value_size"), self.cfg.val_len as f64, "value bytes"),
+            (format!("{client}requests"), s.requests as f64, "measured requests answered"),
+            (format!("{client}gets"), s.gets as f64, "measured GETs answered"),
+            (format!("{client}puts"), s.puts as f64, "measured PUTs answered"),
+            (format!("{client}hits"), s.hits as f64, "measured GETs that returned the right value"),
+            (format!("{client}misses"), s.misses as f64, "measured GETs answered NOT_FOUND where eviction explains it"),
+            (format!("{client}packets"), s.packets as f64, "measured request frames sent"),
             (
-                "client.responses_checked".into(),
+                format!("{client}responses_checked"),
                 s.responses_checked as f64,
                 "request responses checked (load and measured)",
             ),
-            ("client.load.requests".into(), s.load_requests as f64, "bulk-load PUTs"),
-            ("client.load.packets".into(), s.load_packets as f64, "bulk-load frames"),
-            ("client.load.insts".into(), s.load_insts as f64, "instructions (all harts) during the bulk load"),
+            (format!("{load}requests"), s.load_requests as f64, "bulk-load PUTs"),
+            (format!("{load}packets"), s.load_packets as f64, "bulk-load frames"),
+            (format!("{load}insts"), s.load_insts as f64, "instructions (all harts) during the bulk load"),
         ];
         if self.cfg.mcd.is_some() {
-            out.push(("client.deletes".into(), s.deletes as f64, "measured DELETEs answered (memcached)"));
+            out.push((format!("{client}deletes"), s.deletes as f64, "measured DELETEs answered (memcached)"));
         }
         if self.cfg.tcp.is_some() {
             let t = &self.tcp_stats;
-            out.push(("client.tcp.connections".into(), self.tcp.len() as f64, "TCP connections (all instances)"));
-            out.push(("client.tcp.handshakes".into(), t.handshakes as f64, "TCP handshakes completed"));
+            out.push((format!("{tcp}connections"), self.tcp.len() as f64, "TCP connections (all instances)"));
+            out.push((format!("{tcp}handshakes"), t.handshakes as f64, "TCP handshakes completed"));
             out.push((
-                "client.tcp.segments_sent".into(),
+                format!("{tcp}segments_sent"),
                 t.segments_sent as f64,
                 "TCP segments the client sent (whole run: SYNs, data, ACKs)",
             ));
             out.push((
-                "client.tcp.segments_received".into(),
+                format!("{tcp}segments_received"),
                 t.segments_received as f64,
                 "TCP segments from the server, each checked (whole run)",
             ));
-            out.push(("client.tcp.bare_acks".into(), t.bare_acks as f64, "ACKs the client sent without data"));
+            out.push((format!("{tcp}bare_acks"), t.bare_acks as f64, "ACKs the client sent without data"));
         }
         out.push((
-            "client.lost_packets".into(),
+            format!("{client}lost_packets"),
             s.lost_packets as f64,
             "measured frames the NIC dropped (detailed timing: RX FIFO overflow)",
         ));
         out.push((
-            "client.lost_requests".into(),
+            format!("{client}lost_requests"),
             s.lost_requests as f64,
             "measured requests in frames the NIC dropped",
         ));
         let sent = s.packets as f64;
         out.push((
-            "client.loss".into(),
+            format!("{client}loss"),
             if sent > 0.0 { s.lost_packets as f64 / sent } else { 0.0 },
             "fraction of measured frames lost (dropped by the NIC)",
         ));
         if self.send_at.is_some() || !self.latencies.is_empty() {
             out.push((
-                "client.offered_mpps".into(),
+                format!("{client}offered_mpps"),
                 self.cfg.offered_fps * self.cfg.ports as f64 * 1e-6,
                 "open-loop offered load, all ports (M frames/s; 0 = closed loop)",
             ));
             let span = self.first_send.map_or(0, |f| self.last_recv.saturating_sub(f));
             out.push((
-                "client.measured_ns".into(),
+                format!("{client}measured_ns"),
                 span as f64 * 1e-3,
                 "time from the first measured send to the last response (ns)",
             ));
             let mrps = if span > 0 { s.requests as f64 / (span as f64 * 1e-12) * 1e-6 } else { 0.0 };
             out.push((
-                "client.throughput_mrps".into(),
+                format!("{client}throughput_mrps"),
                 mrps,
                 "measured requests answered per second over that time (millions)",
             ));
@@ -135,12 +138,12 @@ impl Client {
                 lat[i] as f64
             };
             out.push((
-                "client.latency.samples".into(),
+                format!("{latency}samples"),
                 lat.len() as f64,
                 "round-trip latencies recorded (measured requests answered in detailed timing)",
             ));
             out.push((
-                "client.latency.mean".into(),
+                format!("{latency}mean"),
                 mean * 1e-3,
                 "mean round-trip latency: client send to client receive (ns)",
             ));
@@ -150,41 +153,41 @@ impl Client {
                 ("p99", 0.99, "99th percentile round-trip latency (ns)"),
                 ("p999", 0.999, "99.9th percentile round-trip latency (ns)"),
             ] {
-                out.push((format!("client.latency.{name}"), pct(p) * 1e-3, desc));
+                out.push((format!("{latency}{name}"), pct(p) * 1e-3, desc));
             }
         }
         let per_put = if s.load_requests > 0 { s.load_insts as f64 / s.load_requests as f64 } else { 0.0 };
-        out.push(("client.load.insts_per_put".into(), per_put, "bulk-load instructions per PUT (frames packed full)"));
+        out.push((format!("{load}insts_per_put"), per_put, "bulk-load instructions per PUT (frames packed full)"));
         if self.cfg.fuzz_frames > 0 {
-            out.push(("client.fuzz.sent".into(), s.fuzz_sent as f64, "fuzz frames sent"));
+            out.push((format!("{fuzz}sent"), s.fuzz_sent as f64, "fuzz frames sent"));
             out.push((
-                "client.fuzz.nic_dropped".into(),
+                format!("{fuzz}nic_dropped"),
                 s.fuzz_nic_dropped as f64,
                 "fuzz frames the NIC dropped (no steering match, FIFO full)",
             ));
-            out.push(("client.fuzz.answered".into(), s.fuzz_answered as f64, "fuzz frames the server answered"));
+            out.push((format!("{fuzz}answered"), s.fuzz_answered as f64, "fuzz frames the server answered"));
             let server_dropped = s.fuzz_sent.saturating_sub(s.fuzz_nic_dropped + s.fuzz_answered);
-            out.push(("client.fuzz.server_dropped".into(), server_dropped as f64, "fuzz frames that reached a queue but got no response (dropped by the server or too long for the buffer)"));
+            out.push((format!("{fuzz}server_dropped"), server_dropped as f64, "fuzz frames that reached a queue but got no response (dropped by the server or too long for the buffer)"));
             out.push((
-                "client.fuzz.malformed_responses".into(),
+                format!("{fuzz}malformed_responses"),
                 s.fuzz_malformed_responses as f64,
                 "responses to fuzz frames that are not well formed",
             ));
             for (r, &n) in s.fuzz_results.iter().enumerate().filter(|(_, &n)| n > 0) {
                 let _ = n;
                 out.push((
-                    format!("client.fuzz.result{r}"),
+                    format!("{fuzz}result{r}"),
                     s.fuzz_results[r] as f64,
                     "fuzz request entries answered with this result code",
                 ));
             }
         }
         for (c, &n) in self.per_core.iter().enumerate() {
-            out.push((format!("client.core{c}.requests"), n as f64, "measured requests sent to this core's queue"));
+            out.push((paths::client_core(c) + "requests", n as f64, "measured requests sent to this core's queue"));
         }
         for (p, &n) in self.per_partition.iter().enumerate() {
             out.push((
-                format!("client.partition{p}.requests"),
+                paths::client_partition(p) + "requests",
                 n as f64,
                 "measured requests for keys of this partition",
             ));

@@ -84,23 +84,24 @@ impl KvdSwitch {
         self.up = Direction::default();
     }
 
-    /// Statistics under the NIC's name.
+    /// Statistics under the NIC's prefix `name` (`kvsim_params::paths::nic`) and `paths::kvd_switch`.
     pub fn stats(&self, name: &str, out: &mut Vec<(String, f64, &'static str)>) {
+        let switch = name.to_owned() + &kvsim_params::paths::kvd_switch();
         out.push((
-            format!("{name}.switch.share_gbps"),
+            format!("{switch}share_gbps"),
             self.share_gbps,
             "this stack's share of the KVD switch's uplink, Gbit/s each way (uplink_gbps / stacks)",
         ));
         // down: toward the stack; up: toward the network.
         for (dir, d) in [("down", &self.down), ("up", &self.up)] {
-            out.push((format!("{name}.switch.{dir}_frames"), d.frames as f64, "frames the switch forwarded"));
+            out.push((format!("{switch}{dir}_frames"), d.frames as f64, "frames the switch forwarded"));
             out.push((
-                format!("{name}.switch.{dir}_wire_bytes"),
+                format!("{switch}{dir}_wire_bytes"),
                 d.wire_bytes as f64,
                 "bytes on this stack's share of the uplink (frame + 24 bytes per frame)",
             ));
             out.push((
-                format!("{name}.switch.{dir}_busy_ps"),
+                format!("{switch}{dir}_busy_ps"),
                 d.busy_ps as f64,
                 "time this stack's share of the uplink was busy (ps)",
             ));

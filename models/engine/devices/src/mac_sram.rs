@@ -86,8 +86,9 @@ impl MemPort for MacSram {
     }
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
         self.memory.stats(prefix, now, out);
-        out.add(prefix, "mac_sram.reads", self.reads as f64, "line reads the MAC's buffer SRAM served");
-        out.add(prefix, "mac_sram.writes", self.writes as f64, "line writes the MAC's buffer SRAM took");
+        let sram = prefix.to_owned() + &kvsim_params::paths::mac_sram();
+        out.add(&sram, "reads", self.reads as f64, "line reads the MAC's buffer SRAM served");
+        out.add(&sram, "writes", self.writes as f64, "line writes the MAC's buffer SRAM took");
     }
     fn channel_of(&self, addr: u64) -> (usize, usize) {
         self.memory.channel_of(addr)

@@ -92,25 +92,26 @@ impl OnDieBus {
         self.down_by = [TrafficCount::default(); 6];
     }
 
-    /// Statistics under `{name}.on_die.` (they replace the PCIe link's: an on-die MAC has no link).
+    /// Statistics under the NIC's prefix `name` and `kvsim_params::paths::on_die` (they replace the PCIe link's:
+    /// an on-die MAC has no link).
     pub fn stats(&self, name: &str, out: &mut Vec<(String, f64, &'static str)>) {
-        let pre = format!("{name}.on_die");
-        out.push((format!("{pre}.up_bytes"), self.up_bytes as f64, "bytes MAC -> memory system on the on-die bus"));
-        out.push((format!("{pre}.down_bytes"), self.down_bytes as f64, "bytes memory system -> MAC on the on-die bus"));
-        out.push((format!("{pre}.transfers"), self.transfers as f64, "DMA transfers on the on-die bus (both ways)"));
+        let pre = name.to_owned() + &kvsim_params::paths::on_die();
+        out.push((format!("{pre}up_bytes"), self.up_bytes as f64, "bytes MAC -> memory system on the on-die bus"));
+        out.push((format!("{pre}down_bytes"), self.down_bytes as f64, "bytes memory system -> MAC on the on-die bus"));
+        out.push((format!("{pre}transfers"), self.transfers as f64, "DMA transfers on the on-die bus (both ways)"));
         for what in Traffic::ALL {
             let (up, down) = (self.up_by[what as usize], self.down_by[what as usize]);
             let t = what.name();
-            out.push((format!("{pre}.up_bytes.{t}"), up.bytes as f64, "bytes MAC -> memory of this kind of traffic"));
+            out.push((format!("{pre}up_bytes.{t}"), up.bytes as f64, "bytes MAC -> memory of this kind of traffic"));
             out.push((
-                format!("{pre}.down_bytes.{t}"),
+                format!("{pre}down_bytes.{t}"),
                 down.bytes as f64,
                 "bytes memory -> MAC of this kind of traffic",
             ));
         }
-        out.push((format!("{pre}.up_busy_ps"), self.up_busy as f64, "time the MAC -> memory direction was busy (ps)"));
+        out.push((format!("{pre}up_busy_ps"), self.up_busy as f64, "time the MAC -> memory direction was busy (ps)"));
         out.push((
-            format!("{pre}.down_busy_ps"),
+            format!("{pre}down_busy_ps"),
             self.down_busy as f64,
             "time the memory -> MAC direction was busy (ps)",
         ));

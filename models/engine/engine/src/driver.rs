@@ -391,7 +391,7 @@ pub fn run_system_keeping_output(
         hook.sys.finish();
         hook.append_stats(&mut out.stats);
         out.stats.push(Stat {
-            name: "system.timing.start_ticks".into(),
+            name: kvsim_params::paths::timing() + "start_ticks",
             value: hook.offset as f64,
             desc: "simulated time when detailed timing started (ps)".into(),
         });
@@ -524,7 +524,8 @@ mod tests {
         let mut out = Vec::new();
         hook.append_stats(&mut out);
         let reads = |p: usize| {
-            let name = format!("{}mem.port{p}.reads", kvsim_params::paths::socket(0));
+            use kvsim_params::paths;
+            let name = paths::socket(0) + &paths::memory() + &paths::stack_port(p) + "reads";
             out.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no stat {name}")).value
         };
         assert_eq!([reads(0), reads(1), reads(2), reads(3)], [0.0, 1.0, 1.0, 1.0]);

@@ -379,7 +379,7 @@ impl Net {
             let req = c.stats.requests;
             let per = if req > 0 { measured_insts as f64 / req as f64 } else { 0.0 };
             out.push((
-                "client.insts_per_request".into(),
+                kvsim_params::paths::client() + "insts_per_request",
                 per,
                 "instructions of all harts in the measured phase per measured request (idle polling included; \
                  run with get_ratio 1.0 or 0.0 for GETs or PUTs alone)",

@@ -437,6 +437,7 @@ impl Machine {
 
     /// The statistics, in a stable order, each with a one-line description.
     pub fn stats(&self, sim_ticks: u64) -> Vec<Stat> {
+        use kvsim_params::paths;
         let mut out = Vec::new();
         let mut push =
             |name: String, value: u64, desc: &str| out.push(Stat { name, value: value as f64, desc: desc.to_string() });
@@ -444,38 +445,39 @@ impl Machine {
         for h in &self.harts {
             let c = h.cnt.minus(&h.base);
             for (name, value, desc) in c.named() {
-                push(format!("system.hart{}.{name}", h.id), value, desc);
+                push(paths::hart(h.id) + name, value, desc);
             }
-            push(format!("system.hart{}.sim_ticks", h.id), h.time_ps(), "simulated time of this hart (ps)");
+            push(paths::hart(h.id) + "sim_ticks", h.time_ps(), "simulated time of this hart (ps)");
             sum.insts += c.insts;
             sum.idle_poll_insts += c.idle_poll_insts;
             sum.busy_poll_insts += c.busy_poll_insts;
             sum.polls_idle += c.polls_idle;
             sum.polls_busy += c.polls_busy;
         }
-        push("system.insts".into(), sum.insts, "instructions executed by all harts");
-        push("system.sim_ticks".into(), sim_ticks, "simulated time: the latest hart's time (ps)");
-        push("system.mem.pages_touched".into(), self.mem.pages_touched, "guest pages allocated on first touch");
-        push("system.mem.resident_pages".into(), self.mem.resident_pages(), "guest pages resident at the end");
+        let (system, guest_memory, roi) = (paths::system(), paths::guest_memory(), paths::roi());
+        push(system.clone() + "insts", sum.insts, "instructions executed by all harts");
+        push(system.clone() + "sim_ticks", sim_ticks, "simulated time: the latest hart's time (ps)");
+        push(guest_memory.clone() + "pages_touched", self.mem.pages_touched, "guest pages allocated on first touch");
+        push(guest_memory + "resident_pages", self.mem.resident_pages(), "guest pages resident at the end");
         let (b, e) = (self.roi_begin, self.roi_end);
-        push("system.roi.begin_insts".into(), b.unwrap_or(0), "total instructions at the first ROI_BEGIN");
-        push("system.roi.end_insts".into(), e.unwrap_or(0), "total instructions at the last ROI_END");
-        let roi = match (b, e) {
+        push(roi.clone() + "begin_insts", b.unwrap_or(0), "total instructions at the first ROI_BEGIN");
+        push(roi.clone() + "end_insts", e.unwrap_or(0), "total instructions at the last ROI_END");
+        let roi_insts = match (b, e) {
             (Some(b), Some(e)) if e >= b => e - b,
             _ => 0,
         };
-        push("system.roi.insts".into(), roi, "instructions (all harts) between ROI_BEGIN and ROI_END");
-        push("system.stats_dumps".into(), self.stats_dumps, "STATS_DUMP simulator calls");
-        push("system.stats_resets".into(), self.stats_resets, "stats resets (STATS_RESET and the first ROI_BEGIN)");
+        push(roi + "insts", roi_insts, "instructions (all harts) between ROI_BEGIN and ROI_END");
+        push(system.clone() + "stats_dumps", self.stats_dumps, "STATS_DUMP simulator calls");
+        push(system + "stats_resets", self.stats_resets, "stats resets (STATS_RESET and the first ROI_BEGIN)");
         for (name, value, desc) in self.process.numa_stats() {
             push(name, value, desc);
         }
         for (name, value, desc) in self.process.fs.stats.named() {
-            push(format!("system.os.fs.{name}"), value, desc);
+            push(paths::guest_files() + name, value, desc);
         }
         if let Some((_, bytes)) = &self.checkpoint_written {
             push(
-                "system.checkpoint.bytes".into(),
+                paths::checkpoint() + "bytes",
                 *bytes,
                 "bytes of the checkpoint this run wrote (System.checkpoint_to)",
             );

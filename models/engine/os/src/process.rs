@@ -54,11 +54,11 @@ impl Process {
         let mut out = Vec::with_capacity(2 * sockets);
         for k in 0..sockets {
             out.push((
-                format!("system.numa.socket{k}.bytes_placed"),
+                kvsim_params::paths::numa(k) + "bytes_placed",
                 bytes[k],
                 "guest address space placed in this socket's memory (NUMA allocations, stacks; the rest is on socket 0)",
             ));
-            out.push((format!("system.numa.socket{k}.ranges"), ranges[k], "address ranges placed on this socket"));
+            out.push((kvsim_params::paths::numa(k) + "ranges", ranges[k], "address ranges placed on this socket"));
         }
         out
     }

@@ -23,6 +23,20 @@ pub fn client_load() -> String {
 /// The counters the engine writes below `client_load`.
 pub const CLIENT_LOAD_COUNTERS: &[&str] = &["insts", "insts_per_put", "packets", "requests"];
 
+/// `client.tcp.`: the client's TCP connections (Client.transport = 'tcp'), whole run.
+pub fn client_tcp() -> String {
+    String::from("client.tcp.")
+}
+/// The counters the engine writes below `client_tcp`.
+pub const CLIENT_TCP_COUNTERS: &[&str] = &["bare_acks", "connections", "handshakes", "segments_received", "segments_sent"];
+
+/// `client.fuzz.`: the client's fuzz frames (Client.fuzz_frames; result{N} counts the entries answered with result code N).
+pub fn client_fuzz() -> String {
+    String::from("client.fuzz.")
+}
+/// The counters the engine writes below `client_fuzz`.
+pub const CLIENT_FUZZ_COUNTERS: &[&str] = &["answered", "malformed_responses", "nic_dropped", "sent", "server_dropped"];
+
 /// `client.core{core}.`: requests the client sent to one server core.
 pub fn client_core(core: usize) -> String {
     format!("client.core{core}.")
@@ -100,9 +114,9 @@ pub fn numa(socket: usize) -> String {
 /// The counters the engine writes below `numa`.
 pub const NUMA_COUNTERS: &[&str] = &["bytes_placed", "ranges"];
 
-/// `system.link{src}_{dst}.`: the directed inter-socket link from socket src to socket dst.
+/// `link{src}_{dst}.`: the directed inter-socket link from socket src to socket dst. Below `system`'s prefix.
 pub fn socket_link(src: usize, dst: usize) -> String {
-    format!("system.link{src}_{dst}.")
+    format!("link{src}_{dst}.")
 }
 /// The counters the engine writes below `socket_link`.
 pub const SOCKET_LINK_COUNTERS: &[&str] = &["bytes", "flits", "messages", "payload_bw", "payload_bytes", "utilization"];
@@ -126,72 +140,72 @@ pub fn socket(socket: usize) -> String {
     format!("system.socket{socket}.")
 }
 
-/// `system.socket{socket}.core{core}.`: a core's timing model (its private caches below it).
-pub fn core(socket: usize, core: usize) -> String {
-    format!("system.socket{socket}.core{core}.")
+/// `core{core}.`: a core's timing model (its private caches below it). Below `socket`'s prefix.
+pub fn core(core: usize) -> String {
+    format!("core{core}.")
 }
 /// The counters the engine writes below `core`.
 pub const CORE_COUNTERS: &[&str] = &["alu_ops", "atomics", "branch_mispredicts", "branches", "btb_reads", "btb_writes", "clock", "committed_insts", "cpi", "cycles", "div_ops", "fences", "forwarded_loads", "fp_add_ops", "fp_cvt_ops", "fp_div_ops", "fp_fma_ops", "fp_iq_reads", "fp_iq_wakeups", "fp_iq_writes", "fp_mul_ops", "fp_ops", "fp_rename_reads", "fp_rename_writes", "fp_rf_reads", "fp_rf_writes", "icache_stall_cycles", "int_ops", "int_rf_reads", "int_rf_writes", "ipc", "iq_reads", "iq_wakeups", "iq_writes", "jumps", "load_latency_avg", "loads", "lq_occupancy_avg", "mispredict_rate", "mul_ops", "nops", "prefetches", "rename_reads", "rename_writes", "rob_occupancy_avg", "rob_reads", "rob_writes", "sq_occupancy_avg", "stores", "system_ops"];
 
-/// `system.socket{socket}.core{core}.{cache}.`: a core's private cache: cache is l1i, l1d or l2.
-pub fn private_cache(socket: usize, core: usize, cache: &str) -> String {
-    format!("system.socket{socket}.core{core}.{cache}.")
+/// `{cache}.`: a core's private cache: cache is l1i, l1d or l2. Below `core`'s prefix.
+pub fn private_cache(cache: &str) -> String {
+    format!("{cache}.")
 }
 /// The counters the engine writes below `private_cache`.
 pub const PRIVATE_CACHE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes"];
 
-/// `system.socket{socket}.core{core}.{cache}.prefetcher.`: a private cache's hardware prefetchers (Cache.prefetch): cache is l1d or l2.
-pub fn prefetcher(socket: usize, core: usize, cache: &str) -> String {
-    format!("system.socket{socket}.core{core}.{cache}.prefetcher.")
+/// `prefetcher.`: a private cache's hardware prefetchers (Cache.prefetch): cache is l1d or l2. Below `private_cache`'s prefix.
+pub fn prefetcher() -> String {
+    String::from("prefetcher.")
 }
 /// The counters the engine writes below `prefetcher`.
 pub const PREFETCHER_COUNTERS: &[&str] = &["issued", "useful", "late", "useless", "dropped"];
 
-/// `system.socket{socket}.core{core}.{tlb}.{page}.`: a core's TLB for one page size (Mmu): tlb is itlb, dtlb or stlb, page 4k or 2m (the STLB has no walks of its own).
-pub fn tlb(socket: usize, core: usize, tlb: &str, page: &str) -> String {
-    format!("system.socket{socket}.core{core}.{tlb}.{page}.")
+/// `{tlb}.{page}.`: a core's TLB for one page size (Mmu): tlb is itlb, dtlb or stlb, page 4k or 2m (the STLB has no walks of its own). Below `core`'s prefix.
+pub fn tlb(tlb: &str, page: &str) -> String {
+    format!("{tlb}.{page}.")
 }
 /// The counters the engine writes below `tlb`.
 pub const TLB_COUNTERS: &[&str] = &["accesses", "misses", "walks", "walk_cycles", "pte_reads"];
 
-/// `system.socket{socket}.core{core}.mmu.`: a core's page walker: walks shortened by a paging-structure cache.
-pub fn mmu(socket: usize, core: usize) -> String {
-    format!("system.socket{socket}.core{core}.mmu.")
+/// `mmu.`: a core's page walker: walks shortened by a paging-structure cache. Below `core`'s prefix.
+pub fn mmu() -> String {
+    String::from("mmu.")
 }
 /// The counters the engine writes below `mmu`.
 pub const MMU_COUNTERS: &[&str] = &["psc_hits"];
 
-/// `system.socket{socket}.llc.`: the socket's shared LLC, summed over its slices.
-pub fn llc(socket: usize) -> String {
-    format!("system.socket{socket}.llc.")
+/// `llc.`: the socket's shared LLC, summed over its slices. Below `socket`'s prefix.
+pub fn llc() -> String {
+    String::from("llc.")
 }
 /// The counters the engine writes below `llc`.
 pub const LLC_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes", "demand_misses", "demand_mpki", "sw_prefetch_misses", "sw_prefetch_mpki", "hw_prefetch_misses", "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits", "remote_misses", "remote_fills", "remote_evictions", "remote_invalidations"];
 
-/// `system.socket{socket}.llc.slice{slice}.`: one slice of the shared LLC.
-pub fn llc_slice(socket: usize, slice: usize) -> String {
-    format!("system.socket{socket}.llc.slice{slice}.")
+/// `slice{slice}.`: one slice of the shared LLC. Below `llc`'s prefix.
+pub fn llc_slice(slice: usize) -> String {
+    format!("slice{slice}.")
 }
 /// The counters the engine writes below `llc_slice`.
 pub const LLC_SLICE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes", "demand_misses", "demand_mpki", "sw_prefetch_misses", "sw_prefetch_mpki", "hw_prefetch_misses", "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits", "remote_misses", "remote_fills", "remote_evictions", "remote_invalidations"];
 
-/// `system.socket{socket}.directory.`: the socket's coherence directory.
-pub fn directory(socket: usize) -> String {
-    format!("system.socket{socket}.directory.")
+/// `directory.`: the socket's coherence directory. Below `socket`'s prefix.
+pub fn directory() -> String {
+    String::from("directory.")
 }
 /// The counters the engine writes below `directory`.
 pub const DIRECTORY_COUNTERS: &[&str] = &["back_invalidations", "cluster_resolved", "forwards", "gets", "getx", "invalidations", "io_snoops", "puts", "putx", "socket_invalidations", "upgrades"];
 
-/// `system.socket{socket}.ddio.`: the socket's direct cache access (DDIO).
-pub fn ddio(socket: usize) -> String {
-    format!("system.socket{socket}.ddio.")
+/// `ddio.`: the socket's direct cache access (DDIO). Below `socket`'s prefix.
+pub fn ddio() -> String {
+    String::from("ddio.")
 }
 /// The counters the engine writes below `ddio`.
 pub const DDIO_COUNTERS: &[&str] = &["core_read_hits", "core_read_misses", "dma_read_forwards", "dma_read_hits", "dma_read_misses", "enabled", "leaky_evictions", "mmio_accesses", "write_allocs", "write_hits", "writes_to_memory"];
 
-/// `system.socket{socket}.noc.`: the socket's on-chip network (mesh or ring).
-pub fn noc(socket: usize) -> String {
-    format!("system.socket{socket}.noc.")
+/// `noc.`: the socket's on-chip network (mesh or ring). Below `socket`'s prefix.
+pub fn noc() -> String {
+    String::from("noc.")
 }
 /// The counters the engine writes below `noc`.
 pub const NOC_COUNTERS: &[&str] = &["avg_hops", "flits", "hops", "link_utilization_avg", "link_utilization_max", "local_messages", "message_hops", "messages"];
@@ -210,37 +224,37 @@ pub fn link(src: usize, dst: usize) -> String {
 /// The counters the engine writes below `link`.
 pub const LINK_COUNTERS: &[&str] = &["flits", "messages", "utilization"];
 
-/// `system.socket{socket}.mem.`: the socket's memory (DDR channels or a 3D stack).
-pub fn memory(socket: usize) -> String {
-    format!("system.socket{socket}.mem.")
+/// `mem.`: the socket's memory (DDR channels or a 3D stack). Below `socket`'s prefix.
+pub fn memory() -> String {
+    String::from("mem.")
 }
 /// The counters the engine writes below `memory`.
 pub const MEMORY_COUNTERS: &[&str] = &["avg_queue_delay_ps", "bandwidth_gbps", "bytes", "read_bw", "reads", "write_bw", "writes"];
 
-/// `system.socket{socket}.mem.channel{channel}.`: one DDR channel.
-pub fn channel(socket: usize, channel: usize) -> String {
-    format!("system.socket{socket}.mem.channel{channel}.")
+/// `channel{channel}.`: one DDR channel. Below `memory`'s prefix.
+pub fn channel(channel: usize) -> String {
+    format!("channel{channel}.")
 }
 /// The counters the engine writes below `channel`.
 pub const CHANNEL_COUNTERS: &[&str] = &["activates", "bus_utilization", "forwarded_reads", "precharges", "read_bw", "read_bytes", "read_latency_avg", "read_queue_latency_avg", "reads", "refreshes", "row_conflicts", "row_hit_rate", "row_hits", "row_misses", "write_bw", "write_bytes", "write_drains", "write_queue_latency_avg", "writes"];
 
-/// `system.socket{socket}.mem.port{port}.`: one port of a 3D-stacked DRAM.
-pub fn stack_port(socket: usize, port: usize) -> String {
-    format!("system.socket{socket}.mem.port{port}.")
+/// `port{port}.`: one port of a 3D-stacked DRAM. Below `memory`'s prefix.
+pub fn stack_port(port: usize) -> String {
+    format!("port{port}.")
 }
 /// The counters the engine writes below `stack_port`.
 pub const STACK_PORT_COUNTERS: &[&str] = &["reads", "writes"];
 
-/// `system.socket{socket}.mem.controller{controller}.`: one controller of a 3D-stacked NAND flash.
-pub fn flash_controller(socket: usize, controller: usize) -> String {
-    format!("system.socket{socket}.mem.controller{controller}.")
+/// `controller{controller}.`: one controller of a 3D-stacked NAND flash. Below `memory`'s prefix.
+pub fn flash_controller(controller: usize) -> String {
+    format!("controller{controller}.")
 }
 /// The counters the engine writes below `flash_controller`.
 pub const FLASH_CONTROLLER_COUNTERS: &[&str] = &["reads", "writes"];
 
-/// `system.socket{socket}.mem.mac_sram.`: the integrated MAC's SRAM holding the NIC rings and buffers (Nic.rings_in = 'mac_sram').
-pub fn mac_sram(socket: usize) -> String {
-    format!("system.socket{socket}.mem.mac_sram.")
+/// `mac_sram.`: the integrated MAC's SRAM holding the NIC rings and buffers (Nic.rings_in = 'mac_sram'). Below `memory`'s prefix.
+pub fn mac_sram() -> String {
+    String::from("mac_sram.")
 }
 /// The counters the engine writes below `mac_sram`.
 pub const MAC_SRAM_COUNTERS: &[&str] = &["reads", "writes"];
@@ -252,44 +266,44 @@ pub fn nic(nic: usize) -> String {
 /// The counters the engine writes below `nic`.
 pub const NIC_COUNTERS: &[&str] = &["rx_batch_size::0", "rx_batch_size::more", "rx_dma_latency_ns", "rx_writebacks", "rx_writebacks_per_frame"];
 
-/// `system.nic{nic}.port{port}.`: one Ethernet port of a NIC.
-pub fn nic_port(nic: usize, port: usize) -> String {
-    format!("system.nic{nic}.port{port}.")
+/// `port{port}.`: one Ethernet port of a NIC. Below `nic`'s prefix.
+pub fn nic_port(port: usize) -> String {
+    format!("port{port}.")
 }
 /// The counters the engine writes below `nic_port`.
 pub const NIC_PORT_COUNTERS: &[&str] = &["rx_bytes", "rx_drops", "rx_fifo_overflows", "rx_frames", "rx_frames_per_s", "rx_no_match", "rx_too_long", "rx_wire_gbps", "tx_bad_len", "tx_bytes", "tx_frames", "tx_wire_gbps"];
 
-/// `system.nic{nic}.queue{queue}.`: one RX/TX queue pair of a NIC.
-pub fn nic_queue(nic: usize, queue: usize) -> String {
-    format!("system.nic{nic}.queue{queue}.")
+/// `queue{queue}.`: one RX/TX queue pair of a NIC. Below `nic`'s prefix.
+pub fn nic_queue(queue: usize) -> String {
+    format!("queue{queue}.")
 }
 /// The counters the engine writes below `nic_queue`.
 pub const NIC_QUEUE_COUNTERS: &[&str] = &["io_lines", "rx_batch_max", "rx_batch_mean", "rx_batches", "rx_drops", "rx_frames", "tx_doorbells", "tx_frames"];
 
-/// `system.nic{nic}.pcie.`: a NIC's PCIe link (up: device to host).
-pub fn pcie(nic: usize) -> String {
-    format!("system.nic{nic}.pcie.")
+/// `pcie.`: a NIC's PCIe link (up: device to host). Below `nic`'s prefix.
+pub fn pcie() -> String {
+    String::from("pcie.")
 }
 /// The counters the engine writes below `pcie`.
 pub const PCIE_COUNTERS: &[&str] = &["down_busy_ps", "down_bytes", "down_dllps", "read_tag_waits", "tlps", "tlps.completion", "tlps.mem_read", "tlps.mem_write", "up_busy_ps", "up_bytes", "up_dllps", "down_bytes.rx_data", "down_bytes.rx_desc_fetch", "down_bytes.rx_writeback", "down_bytes.tx_completion", "down_bytes.tx_data", "down_bytes.tx_desc_fetch", "up_bytes.rx_data", "up_bytes.rx_desc_fetch", "up_bytes.rx_writeback", "up_bytes.tx_completion", "up_bytes.tx_data", "up_bytes.tx_desc_fetch", "up_tlps.rx_data", "up_tlps.rx_desc_fetch", "up_tlps.rx_writeback", "up_tlps.tx_completion", "up_tlps.tx_data", "up_tlps.tx_desc_fetch"];
 
-/// `system.nic{nic}.switch.`: KeyVault's key-value distributor switch in front of a NIC.
-pub fn kvd_switch(nic: usize) -> String {
-    format!("system.nic{nic}.switch.")
+/// `switch.`: KeyVault's key-value distributor switch in front of a NIC. Below `nic`'s prefix.
+pub fn kvd_switch() -> String {
+    String::from("switch.")
 }
 /// The counters the engine writes below `kvd_switch`.
 pub const KVD_SWITCH_COUNTERS: &[&str] = &["down_busy_ps", "down_frames", "down_wire_bytes", "share_gbps", "up_busy_ps", "up_frames", "up_wire_bytes"];
 
-/// `system.nic{nic}.zc.`: a zero-copy NIC's (Nic.interface) transfers.
-pub fn zero_copy(nic: usize) -> String {
-    format!("system.nic{nic}.zc.")
+/// `zc.`: a zero-copy NIC's (Nic.interface) transfers. Below `nic`'s prefix.
+pub fn zero_copy() -> String {
+    String::from("zc.")
 }
 /// The counters the engine writes below `zero_copy`.
 pub const ZERO_COPY_COUNTERS: &[&str] = &["rx_latency_ns", "rx_lines", "tx_lines"];
 
-/// `system.nic{nic}.on_die.`: an integrated MAC's on-die port (Nic.attach = 'on_die').
-pub fn on_die(nic: usize) -> String {
-    format!("system.nic{nic}.on_die.")
+/// `on_die.`: an integrated MAC's on-die port (Nic.attach = 'on_die'). Below `nic`'s prefix.
+pub fn on_die() -> String {
+    String::from("on_die.")
 }
 /// The counters the engine writes below `on_die`.
 pub const ON_DIE_COUNTERS: &[&str] = &["down_busy_ps", "down_bytes", "transfers", "up_busy_ps", "up_bytes", "down_bytes.rx_data", "down_bytes.rx_desc_fetch", "down_bytes.rx_writeback", "down_bytes.tx_completion", "down_bytes.tx_data", "down_bytes.tx_desc_fetch", "up_bytes.rx_data", "up_bytes.rx_desc_fetch", "up_bytes.rx_writeback", "up_bytes.tx_completion", "up_bytes.tx_data", "up_bytes.tx_desc_fetch"];

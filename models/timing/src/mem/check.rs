@@ -8,14 +8,13 @@
 //!   not the line's current one (a stale copy that should have been invalidated) is a breach;
 //! * on several sockets with remote lines ([`super::remote`]): the home's socket set is exactly the sockets whose
 //!   LLC holds a copy; no core outside a copy's socket holds the line writable; a copy whose socket has no owning
-//!   core holds the latest version, and a read the copy serves gets it.
+//!   core holds the latest version, and a read the copy serves gets it (`MemSystem::check_remote_copies`).
 //!
-//! The timing model's functional shadow so may never disagree with the execution that drives it.
+//! The timing model's functional shadow so may never disagree with the execution that drives it. The check keeps
+//! its own records and is handed the caches' states; the hierarchy calls it (`MemSystem::check_line`).
 
-use super::directory::LineMap;
-use super::hierarchy::MemSystem;
+use super::directory::{DirEntry, LineMap};
 use super::LineState;
-use crate::MemPort;
 
 #[derive(Debug, Clone, Default)]
 pub struct CoherenceCheck {
@@ -48,6 +47,11 @@ impl CoherenceCheck {
         self.socket_copy[socket].remove(&line);
     }
 
+    /// Whether the check's records say socket `socket`'s LLC holds a copy of `line`.
+    pub fn has_remote_copy(&self, socket: usize, line: u64) -> bool {
+        self.socket_copy[socket].contains_key(&line)
+    }
+
     /// Socket `socket`'s copy of `line` answers a read: it must hold the latest version.
     pub fn remote_serves(&self, socket: usize, line: u64) {
         let (have, now) = (self.socket_copy[socket].get(&line).copied(), self.current(line));
@@ -67,18 +71,15 @@ impl CoherenceCheck {
     fn current(&self, line: u64) -> u64 {
         self.version.get(&line).copied().unwrap_or(0)
     }
-}
 
-impl<M: MemPort> MemSystem<M> {
-    /// Record core `core`'s access to `line` (`fresh`: its data came from outside the core; `write`: it wrote)
-    /// and check the line.
-    pub(crate) fn check_access(&mut self, core: usize, line: u64, write: bool, fresh: bool) {
-        let ch = self.check.as_mut().expect("check mode");
-        let now = ch.current(line);
+    /// Record core `core`'s access to `line` (`fresh`: its data came from outside the core; `write`: it wrote):
+    /// a hit must be on a copy of the line's current version.
+    pub fn record(&mut self, core: usize, line: u64, write: bool, fresh: bool) {
+        let now = self.current(line);
         if fresh {
-            ch.copy[core].insert(line, now);
+            self.copy[core].insert(line, now);
         } else {
-            let have = ch.copy[core].get(&line).copied();
+            let have = self.copy[core].get(&line).copied();
             assert_eq!(
                 have,
                 Some(now),
@@ -86,22 +87,24 @@ impl<M: MemPort> MemSystem<M> {
             );
         }
         if write {
-            ch.version.insert(line, now + 1);
-            ch.copy[core].insert(line, now + 1);
+            self.version.insert(line, now + 1);
+            self.copy[core].insert(line, now + 1);
         }
-        self.check_line(line);
     }
 
-    /// Check the single-writer/multiple-reader invariant and the directory's exactness for `line`.
-    pub fn check_line(&mut self, line: u64) {
+    /// Check the single-writer/multiple-reader invariant and the directory's exactness for `line`, given each
+    /// core's permission for it (`states`, in core order: the strongest state among the core's copies) and the
+    /// directory's entry. Returns the cores that may write the line and its owner, for the remote-copy check.
+    pub fn check_line(
+        &mut self,
+        line: u64,
+        states: impl Iterator<Item = LineState>,
+        dir: Option<&DirEntry>,
+    ) -> (Vec<u16>, Vec<u16>) {
         let mut holders = Vec::new();
         let mut writers = Vec::new();
         let mut owners = Vec::new();
-        for (i, p) in self.cores.iter().enumerate() {
-            let mut s = p.l1d.state_of(line).max(p.l1i.state_of(line));
-            if let Some(l2) = &p.l2 {
-                s = s.max(l2.state_of(line));
-            }
+        for (i, s) in states.enumerate() {
             if s != LineState::Invalid {
                 holders.push(i as u16);
             }
@@ -111,75 +114,20 @@ impl<M: MemPort> MemSystem<M> {
             if s.owner() {
                 owners.push(i as u16);
             }
-            let recorded = self.check.as_ref().is_some_and(|c| c.copy[i].contains_key(&line));
+            let recorded = self.copy[i].contains_key(&line);
             assert_eq!(s != LineState::Invalid, recorded, "core {i}: copy of line {line:#x} and its record disagree");
         }
         assert!(owners.len() <= 1, "line {line:#x} has several owners: cores {owners:?}");
         if let Some(&w) = writers.first() {
             assert_eq!(holders, vec![w], "line {line:#x}: core {w} may write it but cores {holders:?} hold it");
         }
-        let mut dir: Vec<u16> = self.dir.get(line).map(|e| e.holders()).unwrap_or_default();
-        dir.sort_unstable();
-        assert_eq!(dir, holders, "line {line:#x}: the directory's holders differ from the caches'");
+        let mut dir_holders: Vec<u16> = dir.map(|e| e.holders()).unwrap_or_default();
+        dir_holders.sort_unstable();
+        assert_eq!(dir_holders, holders, "line {line:#x}: the directory's holders differ from the caches'");
         if let Some(&w) = writers.first() {
-            assert_eq!(
-                self.dir.get(line).and_then(|e| e.owner),
-                Some(w),
-                "line {line:#x}: the writer is not the owner"
-            );
+            assert_eq!(dir.and_then(|e| e.owner), Some(w), "line {line:#x}: the writer is not the owner");
         }
-        self.check_remote_copies(line, &writers, &owners);
-        if let Some(c) = self.check.as_mut() {
-            c.checked += 1;
-        }
-    }
-
-    /// Remote lines: the copies of `line` in other sockets' LLCs against the home's socket set and the writers.
-    fn check_remote_copies(&self, line: u64, writers: &[u16], owners: &[u16]) {
-        let Some(h) = self.homes.as_ref() else { return };
-        let sockets = h.ctrl.len();
-        let home = self.socket_of_slice(self.slice_of(line));
-        let per = h.slices_per_socket;
-        let listed = self.dir.remote_sockets(line);
-        let ch = self.check.as_ref();
-        for k in (0..sockets).filter(|&k| k != home) {
-            let held = self.llc[(k as u64 * per + line % per) as usize].contains(line);
-            let recorded = ch.is_some_and(|c| c.socket_copy[k].contains_key(&line));
-            assert_eq!(
-                held,
-                listed >> k & 1 == 1,
-                "line {line:#x}: socket {k}'s copy and the home's socket set differ"
-            );
-            assert_eq!(held, recorded, "line {line:#x}: socket {k}'s copy and its record disagree");
-            if !held {
-                continue;
-            }
-            if let Some(&w) = writers.iter().find(|&&w| self.socket_of_core(w as usize) != k) {
-                panic!("line {line:#x}: core {w} may write it while socket {k}'s LLC holds a copy");
-            }
-            if !owners.iter().any(|&o| self.socket_of_core(o as usize) == k) {
-                if let Some(c) = ch {
-                    c.remote_serves(k, line);
-                }
-            }
-        }
-        assert_eq!(listed >> home & 1, 0, "line {line:#x}: its home socket {home} is in its remote set");
-    }
-
-    /// Check every line any private cache or the directory knows (slow: for tests).
-    pub fn check_all(&mut self) {
-        let mut lines: Vec<u64> = self.dir.lines().map(|(&l, _)| l).collect();
-        lines.extend(self.dir.remote_lines().map(|(&l, _)| l));
-        for p in &self.cores {
-            lines.extend(p.l1i.lines().chain(p.l1d.lines()));
-            if let Some(l2) = &p.l2 {
-                lines.extend(l2.lines());
-            }
-        }
-        lines.sort_unstable();
-        lines.dedup();
-        for l in lines {
-            self.check_line(l);
-        }
+        self.checked += 1;
+        (writers, owners)
     }
 }

@@ -17,7 +17,8 @@ use super::array::CacheArray;
 use super::check::CoherenceCheck;
 use super::directory::{DirEntry, Directory, LineMap};
 use super::dma::IoStats;
-use super::prefetch::Prefetchers;
+use super::prefetch::{self, Prefetchers};
+use super::prefetch_port::PrefetchInto;
 use super::{Agent, CohType, LineState, MemResp, Mode, Origin};
 use crate::network::{Endpoint, IdealNetwork, Network, Placement, CONTROL_BYTES, DATA_BYTES};
 use crate::{AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick, NO_OWNER};
@@ -306,6 +307,23 @@ impl<M: MemPort> MemSystem<M> {
         self.origin = Origin::HwPrefetch;
         self.l1d_prefetch(core, req.addr, req.addr >> self.line_shift, miss, req.time, mode);
         done
+    }
+
+    /// The L1D's prefetchers saw `core`'s load of byte `addr` (line `line`, a miss or not) at `t`: they fetch what
+    /// they name into the L1D through their port (`prefetch_fill.rs`).
+    fn l1d_prefetch(&mut self, core: usize, addr: u64, line: u64, miss: bool, t: Tick, mode: Mode) {
+        let p = &mut self.cores[core];
+        let Some(pf) = p.l1d_pf.as_mut() else { return };
+        let candidates = pf.observe(addr, line, p.pc, miss);
+        prefetch::issue(self, core, PrefetchInto::L1d, &candidates, t, mode);
+    }
+
+    /// The L2's prefetchers saw a request for `line` from `core`'s L1s at `t` (an L2 miss or not): they fetch what
+    /// they name into the L2.
+    fn l2_prefetch(&mut self, core: usize, line: u64, miss: bool, t: Tick, mode: Mode) {
+        let Some(pf) = self.cores[core].l2_pf.as_mut() else { return };
+        let candidates = pf.observe(line << self.line_shift, line, 0, miss);
+        prefetch::issue(self, core, PrefetchInto::L2, &candidates, t, mode);
     }
 
     fn core_walk_demand(&mut self, req: &MemReq, mode: Mode) -> Tick {
@@ -913,8 +931,30 @@ impl<M: MemPort> MemSystem<M> {
     /// Debug check mode: record what this access did to `core`'s copy of `line` and check the invariants.
     #[inline]
     pub(super) fn checked(&mut self, core: usize, line: u64, write: bool, fresh: bool) {
-        if self.check.is_some() {
-            self.check_access(core, line, write, fresh);
+        if let Some(ch) = self.check.as_mut() {
+            ch.record(core, line, write, fresh);
+            self.check_line(line);
+        }
+    }
+
+    /// Check mode: check the single-writer/multiple-reader invariant and the directory's exactness for `line`.
+    pub fn check_line(&mut self, line: u64) {
+        let ch = self.check.as_mut().expect("check mode (MemSystem::enable_check)");
+        let (writers, owners) = ch.check_line(line, self.cores.iter().map(|p| p.state_of(line)), self.dir.get(line));
+        self.check_remote_copies(line, &writers, &owners);
+    }
+
+    /// Check mode: check every line any private cache or the directory knows (slow: for tests).
+    pub fn check_all(&mut self) {
+        let mut lines: Vec<u64> = self.dir.lines().map(|(&l, _)| l).collect();
+        lines.extend(self.dir.remote_lines().map(|(&l, _)| l));
+        for p in &self.cores {
+            lines.extend(p.l1i.lines().chain(p.l1d.lines()).chain(p.l2.iter().flat_map(|l2| l2.lines())));
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        for l in lines {
+            self.check_line(l);
         }
     }
 
@@ -981,10 +1021,10 @@ impl<M: MemPort> MemPort for MemSystem<M> {
 
     fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
         for i in 0..self.cores.len() {
-            self.core_stats(i, &format!("{prefix}core{i}."), None, out);
+            self.core_stats(i, &(prefix.to_owned() + &kvsim_params::paths::core(i)), None, out);
         }
         self.llc_stats(prefix, None, out);
-        self.net.stats(&format!("{prefix}noc."), now, out);
-        self.mem.stats(&format!("{prefix}mem."), now, out);
+        self.net.stats(&(prefix.to_owned() + &kvsim_params::paths::noc()), now, out);
+        self.mem.stats(&(prefix.to_owned() + &kvsim_params::paths::memory()), now, out);
     }
 }

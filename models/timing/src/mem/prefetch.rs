@@ -1,6 +1,7 @@
 //! Hardware prefetchers, a component of a cache as its replacement policy is (parameters `Prefetcher` in
-//! `models/prefetch.py`). Each watches the accesses its cache sees and names lines to fetch; the hierarchy
-//! (`hierarchy.rs`) issues them like misses of that cache and counts what became of them.
+//! `models/prefetch.py`). Each watches the accesses its cache sees and names lines to fetch; `issue` sends them
+//! through the cache's `PrefetchPort` (`prefetch_port.rs`), which the hierarchy implements by fetching them like
+//! misses of that cache (`prefetch_fill.rs`) and counting what became of them.
 //!
 //! Ivy Bridge's four (Intel's optimization manual, "Data Prefetching"), none crossing a 4 KB page:
 //! * next-line (the L1D's DCU prefetcher): an access to the line after the last one seen, or an ascending access
@@ -10,6 +11,9 @@
 //!   it fetches the next `degree` lines not yet fetched, at most `distance` lines ahead of the access;
 //! * adjacent line (L2's spatial prefetcher): a miss fetches the other line of its 128-byte pair.
 
+use super::prefetch_port::{PrefetchInto, PrefetchPort};
+use super::Mode;
+use crate::{StatSink, Tick};
 use kvsim_params::Prefetcher as PrefetchParams;
 
 /// Lines per 4 KB page (the page-boundary rule) for 64-byte lines; set from the line size.
@@ -195,66 +199,20 @@ impl Prefetchers {
     }
 }
 
-use super::hierarchy::{Level, MemSystem};
-use super::{CohType, Mode};
-use crate::{AccessKind, MemPort, ReqClass, StatSink, Tick};
-
-impl<M: MemPort> MemSystem<M> {
-    /// The L1D's prefetchers saw `core`'s load of byte `addr` (line `line`, a miss or not) at `t`: fetch what they
-    /// name into the L1D.
-    pub(super) fn l1d_prefetch(&mut self, core: usize, addr: u64, line: u64, miss: bool, t: Tick, mode: Mode) {
-        let p = &mut self.cores[core];
-        let Some(pf) = p.l1d_pf.as_mut() else { return };
-        let candidates = pf.observe(addr, line, p.pc, miss);
-        for cand in candidates.iter() {
-            let l1d = &mut self.cores[core].l1d;
-            if l1d.find(cand).is_some() {
-                continue;
-            }
-            let Some(start) = l1d.prefetch_mshr(t, mode == Mode::Timed) else { continue };
-            let lat = l1d.hit_ticks;
-            let (resp, fresh) = self.below_l1(core, cand, AccessKind::Read, false, t + lat, mode);
-            let l1d = &mut self.cores[core].l1d;
-            if let Some(i) = start {
-                l1d.mshr_hold_from(i, t, resp.done);
-            }
-            let (slot, victim) = l1d.insert_state(cand, resp.done, resp.state, ReqClass::Core);
-            l1d.mark_prefetched(slot);
-            l1d.pf.issued += 1;
-            if let Some((v, vs)) = victim {
-                self.private_evict(core, v, vs, Level::L1, t, mode);
-            }
-            self.checked(core, cand, false, fresh);
-        }
-    }
-
-    /// The L2's prefetchers saw a request for `line` from `core`'s L1s at `t` (an L2 miss or not): fetch what they
-    /// name into the L2.
-    pub(super) fn l2_prefetch(&mut self, core: usize, line: u64, miss: bool, t: Tick, mode: Mode) {
-        let p = &mut self.cores[core];
-        let Some(pf) = p.l2_pf.as_mut() else { return };
-        let candidates = pf.observe(line << self.line_shift, line, 0, miss);
-        for cand in candidates.iter() {
-            let p = &mut self.cores[core];
-            let in_l1d = p.l1d.find(cand).is_some();
-            let Some(l2) = p.l2.as_mut() else { return };
-            if in_l1d || l2.find(cand).is_some() {
-                continue;
-            }
-            let Some(mshr) = l2.prefetch_mshr(t, mode == Mode::Timed) else { continue };
-            let lat = l2.hit_ticks;
-            let resp = self.request_ex(core, cand, CohType::GetS, t + lat, mode, true);
-            let Some(l2) = self.cores[core].l2.as_mut() else { return };
-            if let Some(i) = mshr {
-                l2.mshr_hold_from(i, t, resp.done);
-            }
-            let (slot, victim) = l2.insert_state(cand, resp.done, resp.state, ReqClass::Core);
-            l2.mark_prefetched(slot);
-            l2.pf.issued += 1;
-            if let Some((v, vs)) = victim {
-                self.private_evict(core, v, vs, Level::L2, t, mode);
-            }
-            self.checked(core, cand, false, true);
+/// Send every candidate `core`'s cache `into` does not hold through `port`, in the order the prefetchers named
+/// them.
+#[inline]
+pub fn issue(
+    port: &mut impl PrefetchPort,
+    core: usize,
+    into: PrefetchInto,
+    candidates: &Candidates,
+    t: Tick,
+    mode: Mode,
+) {
+    for line in candidates.iter() {
+        if !port.holds(core, into, line) {
+            port.fetch(core, into, line, t, mode);
         }
     }
 }

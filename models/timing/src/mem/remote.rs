@@ -196,4 +196,37 @@ impl<M: MemPort> MemSystem<M> {
     pub(super) fn is_remote_copy(&self, slice: usize, line: u64) -> bool {
         self.remote_lines && self.slice_of(line) != slice
     }
+
+    /// Check mode, remote lines: the copies of `line` in other sockets' LLCs against the home's socket set, the
+    /// check's records and the cores that may write it (`writers`) or own it (`owners`).
+    pub(super) fn check_remote_copies(&self, line: u64, writers: &[u16], owners: &[u16]) {
+        let Some(h) = self.homes.as_ref() else { return };
+        let sockets = h.ctrl.len();
+        let home = self.socket_of_slice(self.slice_of(line));
+        let per = h.slices_per_socket;
+        let listed = self.dir.remote_sockets(line);
+        let ch = self.check.as_ref();
+        for k in (0..sockets).filter(|&k| k != home) {
+            let held = self.llc[(k as u64 * per + line % per) as usize].contains(line);
+            let recorded = ch.is_some_and(|c| c.has_remote_copy(k, line));
+            assert_eq!(
+                held,
+                listed >> k & 1 == 1,
+                "line {line:#x}: socket {k}'s copy and the home's socket set differ"
+            );
+            assert_eq!(held, recorded, "line {line:#x}: socket {k}'s copy and its record disagree");
+            if !held {
+                continue;
+            }
+            if let Some(&w) = writers.iter().find(|&&w| self.socket_of_core(w as usize) != k) {
+                panic!("line {line:#x}: core {w} may write it while socket {k}'s LLC holds a copy");
+            }
+            if !owners.iter().any(|&o| self.socket_of_core(o as usize) == k) {
+                if let Some(c) = ch {
+                    c.remote_serves(k, line);
+                }
+            }
+        }
+        assert_eq!(listed >> home & 1, 0, "line {line:#x}: its home socket {home} is in its remote set");
+    }
 }

@@ -6,6 +6,7 @@ use super::dma::IoStats;
 use super::hierarchy::MemSystem;
 use super::prefetch::write_prefetch_stats;
 use crate::{MemPort, StatSink, Tick};
+use kvsim_params::paths;
 
 impl<M: MemPort> MemSystem<M> {
     /// Statistics of core `core`'s private caches (`prefix` e.g. "system.core3."), with MPKI over `insts`.
@@ -23,16 +24,21 @@ impl<M: MemPort> MemSystem<M> {
         out: &mut StatSink,
     ) {
         let p = &self.cores[core];
-        write_stats(&p.l1i.stats, &format!("{prefix}l1i."), insts, ticks, out);
-        write_stats(&p.l1d.stats, &format!("{prefix}l1d."), insts, ticks, out);
+        let (l1i, l1d, l2p) = (
+            prefix.to_owned() + &paths::private_cache("l1i"),
+            prefix.to_owned() + &paths::private_cache("l1d"),
+            prefix.to_owned() + &paths::private_cache("l2"),
+        );
+        write_stats(&p.l1i.stats, &l1i, insts, ticks, out);
+        write_stats(&p.l1d.stats, &l1d, insts, ticks, out);
         if let Some(l2) = &p.l2 {
-            write_stats(&l2.stats, &format!("{prefix}l2."), insts, ticks, out);
+            write_stats(&l2.stats, &l2p, insts, ticks, out);
         }
         if p.l1d_pf.is_some() {
-            write_prefetch_stats(&p.l1d.pf, &format!("{prefix}l1d.prefetcher."), out);
+            write_prefetch_stats(&p.l1d.pf, &(l1d + &paths::prefetcher()), out);
         }
         if let (Some(l2), Some(_)) = (&p.l2, &p.l2_pf) {
-            write_prefetch_stats(&l2.pf, &format!("{prefix}l2.prefetcher."), out);
+            write_prefetch_stats(&l2.pf, &(l2p + &paths::prefetcher()), out);
         }
     }
 
@@ -48,11 +54,12 @@ impl<M: MemPort> MemSystem<M> {
         for s in &self.llc {
             total.add(&s.stats);
         }
-        write_llc_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
-        self.coherence_stats(prefix, out);
+        let llc = prefix.to_owned() + &paths::llc();
+        write_llc_stats(&total, &llc, insts, ticks, out);
+        self.coherence_stats(&(prefix.to_owned() + &paths::directory()), &(prefix.to_owned() + &paths::ddio()), out);
         if self.llc.len() > 1 {
             for (i, s) in self.llc.iter().enumerate() {
-                write_llc_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
+                write_llc_stats(&s.stats, &(llc.clone() + &paths::llc_slice(i)), insts, ticks, out);
             }
         }
     }
@@ -73,63 +80,65 @@ impl<M: MemPort> MemSystem<M> {
         for s in slices {
             total.add(&s.stats);
         }
-        write_llc_stats(&total, &format!("{prefix}llc."), insts, ticks, out);
+        let llc = prefix.to_owned() + &paths::llc();
+        write_llc_stats(&total, &llc, insts, ticks, out);
         if slices.len() > 1 {
             for (i, s) in slices.iter().enumerate() {
-                write_llc_stats(&s.stats, &format!("{prefix}llc.slice{i}."), insts, ticks, out);
+                write_llc_stats(&s.stats, &(llc.clone() + &paths::llc_slice(i)), insts, ticks, out);
             }
         }
     }
 
-    /// The directory's transactions under `prefix`directory. and DDIO's counters under `prefix`ddio.
-    pub fn coherence_stats(&self, prefix: &str, out: &mut StatSink) {
+    /// The directory's transactions under `directory` (a socket's `paths::directory` or the system's
+    /// `paths::system_directory`) and DDIO's counters under `ddio`.
+    pub fn coherence_stats(&self, directory: &str, ddio: &str, out: &mut StatSink) {
         let d = &self.dir.stats;
-        let p = format!("{prefix}directory.");
-        out.add(&p, "gets", d.gets as f64, "read requests (GETS) the directory served");
-        out.add(&p, "getx", d.getx as f64, "write requests with data (GETX) the directory served");
-        out.add(&p, "upgrades", d.upgrades as f64, "write-permission requests for a held copy (no data)");
-        out.add(&p, "puts", d.puts as f64, "clean lines that left a core (PUTS)");
-        out.add(&p, "putx", d.putx as f64, "dirty lines that left a core, their data written home (PUTX)");
-        out.add(&p, "forwards", d.forwards as f64, "requests the owning core answered (3-hop)");
-        out.add(&p, "cluster_resolved", d.cluster_resolved as f64, "requests resolved inside the cluster");
-        out.add(&p, "invalidations", d.invalidations as f64, "invalidations sent for writes (each acknowledged)");
-        out.add(&p, "back_invalidations", d.back_invalidations as f64, "invalidations for LLC evictions (inclusion)");
-        out.add(&p, "io_snoops", d.io_snoops as f64, "DMA requests that found the line in a core's caches");
+        let p = directory;
+        out.add(p, "gets", d.gets as f64, "read requests (GETS) the directory served");
+        out.add(p, "getx", d.getx as f64, "write requests with data (GETX) the directory served");
+        out.add(p, "upgrades", d.upgrades as f64, "write-permission requests for a held copy (no data)");
+        out.add(p, "puts", d.puts as f64, "clean lines that left a core (PUTS)");
+        out.add(p, "putx", d.putx as f64, "dirty lines that left a core, their data written home (PUTX)");
+        out.add(p, "forwards", d.forwards as f64, "requests the owning core answered (3-hop)");
+        out.add(p, "cluster_resolved", d.cluster_resolved as f64, "requests resolved inside the cluster");
+        out.add(p, "invalidations", d.invalidations as f64, "invalidations sent for writes (each acknowledged)");
+        out.add(p, "back_invalidations", d.back_invalidations as f64, "invalidations for LLC evictions (inclusion)");
+        out.add(p, "io_snoops", d.io_snoops as f64, "DMA requests that found the line in a core's caches");
         out.add(
-            &p,
+            p,
             "socket_invalidations",
             d.socket_invalidations as f64,
             "invalidations of other sockets' LLC copies of a line before a write (remote lines)",
         );
         let io = &self.io;
-        let d = format!("{prefix}ddio.");
-        out.add(&d, "enabled", self.ddio as u64 as f64, "DDIO on (I/O writes allocate in the LLC) or off (to memory)");
-        out.add(&d, "write_hits", io.write_hits as f64, "DMA line writes that updated a line already in the LLC");
-        out.add(&d, "write_allocs", io.write_allocs as f64, "DMA line writes that allocated a line in the DDIO ways");
-        out.add(&d, "writes_to_memory", io.writes_to_memory as f64, "DMA line writes sent to memory (DDIO off)");
-        out.add(&d, "dma_read_hits", io.read_hits as f64, "DMA line reads served by the LLC");
-        out.add(&d, "dma_read_misses", io.read_misses as f64, "DMA line reads served by memory");
-        out.add(&d, "dma_read_forwards", io.read_forwards as f64, "DMA line reads a core's dirty copy answered");
+        let d = ddio;
+        out.add(d, "enabled", self.ddio as u64 as f64, "DDIO on (I/O writes allocate in the LLC) or off (to memory)");
+        out.add(d, "write_hits", io.write_hits as f64, "DMA line writes that updated a line already in the LLC");
+        out.add(d, "write_allocs", io.write_allocs as f64, "DMA line writes that allocated a line in the DDIO ways");
+        out.add(d, "writes_to_memory", io.writes_to_memory as f64, "DMA line writes sent to memory (DDIO off)");
+        out.add(d, "dma_read_hits", io.read_hits as f64, "DMA line reads served by the LLC");
+        out.add(d, "dma_read_misses", io.read_misses as f64, "DMA line reads served by memory");
+        out.add(d, "dma_read_forwards", io.read_forwards as f64, "DMA line reads a core's dirty copy answered");
         out.add(
-            &d,
+            d,
             "core_read_hits",
             io.core_read_hits as f64,
             "first core accesses to a DMA-written line that found it in the LLC",
         );
         out.add(
-            &d,
+            d,
             "core_read_misses",
             io.core_read_misses as f64,
             "first core accesses to a DMA-written line that missed the LLC (went to memory)",
         );
         out.add(
-            &d,
+            d,
             "leaky_evictions",
             io.leaky_evictions as f64,
             "DMA-written lines the LLC evicted before any core read them (leaky DMA)",
         );
         out.add(
-            &d,
+            d,
             "mmio_accesses",
             io.mmio_accesses as f64,
             "core loads and stores to device registers (uncached: doorbells and register reads)",

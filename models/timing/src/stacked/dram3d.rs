@@ -37,7 +37,7 @@ struct Port {
 
 /// How this stack describes its statistics (the names and arithmetic are shared in `report_stats`).
 const STAT_DOCS: StatDocs = StatDocs {
-    unit: "port",
+    unit: kvsim_params::paths::stack_port,
     unit_reads: "line reads served by this port",
     unit_writes: "line writes served by this port",
     reads: "line reads served",

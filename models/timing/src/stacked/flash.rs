@@ -20,7 +20,7 @@ struct Controller {
 
 /// How this stack describes its statistics (the names and arithmetic are shared in `report_stats`).
 const STAT_DOCS: StatDocs = StatDocs {
-    unit: "controller",
+    unit: kvsim_params::paths::flash_controller,
     unit_reads: "page reads served by this controller",
     unit_writes: "page programs served by this controller",
     reads: "reads served",

@@ -74,8 +74,8 @@ impl PortMap {
 /// The words of one stack kind's statistics: the two kinds count the same things but name their units (port or
 /// controller, line or page) differently, and the descriptions say so.
 pub(crate) struct StatDocs {
-    /// The child prefix of one unit, followed by its index: `port` or `controller`.
-    pub unit: &'static str,
+    /// The path of one unit below the memory's: `kvsim_params::paths::stack_port` or `flash_controller`.
+    pub unit: fn(usize) -> String,
     pub unit_reads: &'static str,
     pub unit_writes: &'static str,
     pub reads: &'static str,
@@ -98,7 +98,7 @@ pub(crate) fn report_stats(
 ) {
     let (mut reads, mut writes, mut delay) = (0u64, 0u64, 0u64);
     for (i, (unit_reads, unit_writes, unit_delay)) in units.enumerate() {
-        let pre = format!("{prefix}{}{i}.", docs.unit);
+        let pre = prefix.to_owned() + &(docs.unit)(i);
         out.add(&pre, "reads", unit_reads as f64, docs.unit_reads);
         out.add(&pre, "writes", unit_writes as f64, docs.unit_writes);
         reads += unit_reads;

@@ -31,8 +31,8 @@ use crate::nic::timing::IoFn;
 
 /// The NIC apart from its registers: steering, FIFOs, counters.
 pub struct Nic {
-    /// Statistics prefix: `system.nic{K}`.
-    pub name: String,
+    /// Statistics prefix: `kvsim_params::paths::nic` (`system.nic{K}.`).
+    pub stats_prefix: String,
     /// Agent id of its DMA (`dma::DmaPort`): after the cores'.
     pub agent: usize,
     pub ports: usize,
@@ -69,7 +69,7 @@ impl Nic {
         let steering = steering.into_iter().collect();
         let nq = queue_port.len();
         Nic {
-            name: format!("system.nic{index}"),
+            stats_prefix: kvsim_params::paths::nic(index),
             agent: index,
             ports,
             queue_port,
@@ -285,7 +285,7 @@ impl Nic {
     /// Timing statistics under the NIC's name.
     pub fn timing_stats(&self, out: &mut Vec<(String, f64, &'static str)>) {
         if let Some(tm) = &self.timing {
-            tm.stats(&self.name, out);
+            tm.stats(&self.stats_prefix, out);
         }
     }
 
@@ -358,10 +358,10 @@ impl Nic {
     pub fn parts_stats(&self, out: &mut Vec<(String, f64, &'static str)>) {
         self.timing_stats(out);
         if let Some(z) = &self.zero_copy {
-            z.stats(&self.name, out);
+            z.stats(&self.stats_prefix, out);
         }
         if let Some(sw) = &self.switch {
-            sw.stats(&self.name, out);
+            sw.stats(&self.stats_prefix, out);
         }
     }
 
@@ -382,40 +382,41 @@ impl Nic {
         ];
         for (p, (now, base)) in self.port_stats.iter().zip(&self.port_base).enumerate() {
             for (name, field, desc) in PORT_STATS {
-                out.push((format!("{}.port{p}.{name}", self.name), (field(now) - field(base)) as f64, desc));
+                let pre = self.stats_prefix.clone() + &kvsim_params::paths::nic_port(p);
+                out.push((pre + name, (field(now) - field(base)) as f64, desc));
             }
         }
         for (q, x) in regs.queues.iter().enumerate() {
-            let pre = format!("{}.queue{q}", self.name);
+            let pre = self.stats_prefix.clone() + &kvsim_params::paths::nic_queue(q);
             let (rf, rd, tf) = self.queue_base[q];
             let batches = x.rx_batches();
-            out.push((format!("{pre}.rx_frames"), (x.rx_frames - rf) as f64, "frames delivered into the RX ring"));
+            out.push((format!("{pre}rx_frames"), (x.rx_frames - rf) as f64, "frames delivered into the RX ring"));
             out.push((
-                format!("{pre}.rx_drops"),
+                format!("{pre}rx_drops"),
                 (x.rx_drops - rd) as f64,
                 "frames for this queue dropped (FIFO overflow, too long)",
             ));
-            out.push((format!("{pre}.tx_frames"), (x.tx_frames - tf) as f64, "frames sent from the TX ring"));
-            out.push((format!("{pre}.tx_doorbells"), x.tx_doorbells as f64, "TX_TAIL doorbell writes"));
+            out.push((format!("{pre}tx_frames"), (x.tx_frames - tf) as f64, "frames sent from the TX ring"));
+            out.push((format!("{pre}tx_doorbells"), x.tx_doorbells as f64, "TX_TAIL doorbell writes"));
             out.push((
-                format!("{pre}.rx_batches"),
+                format!("{pre}rx_batches"),
                 batches as f64,
                 "RX_TAIL doorbells (after the first): non-empty polls",
             ));
             let mean = if batches > 0 { x.rx_batch_sum as f64 / batches as f64 } else { 0.0 };
             out.push((
-                format!("{pre}.rx_batch_mean"),
+                format!("{pre}rx_batch_mean"),
                 mean,
                 "mean RX batch size: descriptors re-posted per RX_TAIL doorbell",
             ));
             let max = x.rx_batch_hist.iter().rposition(|&n| n > 0).unwrap_or(0);
-            out.push((format!("{pre}.rx_batch_max"), max as f64, "largest RX batch (33 = more than 32)"));
+            out.push((format!("{pre}rx_batch_max"), max as f64, "largest RX batch (33 = more than 32)"));
         }
         for k in 0..BATCH_BUCKETS {
             let n: u64 = regs.queues.iter().map(|x| x.rx_batch_hist[k]).sum();
             let name = if k + 1 == BATCH_BUCKETS { "more".to_string() } else { k.to_string() };
             out.push((
-                format!("{}.rx_batch_size::{name}", self.name),
+                format!("{}rx_batch_size::{name}", self.stats_prefix),
                 n as f64,
                 "RX_TAIL doorbells (all queues) that re-posted this many descriptors: the RX batch size distribution",
             ));

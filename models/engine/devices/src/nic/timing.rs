@@ -456,29 +456,30 @@ impl NicTiming {
         Ok(())
     }
 
-    /// Timing statistics under the NIC's name `name` (none unless detailed timing drove the NIC).
+    /// Timing statistics under the NIC's prefix `name` (`kvsim_params::paths::nic`; none unless detailed timing
+    /// drove the NIC).
     pub fn stats(&self, name: &str, out: &mut Vec<(String, f64, &'static str)>) {
         if !self.used {
             return;
         }
         for (p, s) in self.ports.iter().enumerate() {
-            let pre = format!("{name}.port{p}");
+            let pre = name.to_owned() + &kvsim_params::paths::nic_port(p);
             let span = |first: Option<u64>, last: u64| first.map_or(0, |f| last - f);
             let rx_span = span(s.first_rx, s.last_rx);
             let tx_span = span(s.first_tx, s.last_tx);
             let rate = |n: f64, ps: u64| if ps > 0 { n / (ps as f64 * 1e-12) } else { 0.0 };
             out.push((
-                format!("{pre}.rx_frames_per_s"),
+                format!("{pre}rx_frames_per_s"),
                 rate(s.rx_arrived.saturating_sub(1) as f64, rx_span),
                 "frames per second arriving at the port in detailed timing (first to last arrival)",
             ));
             out.push((
-                format!("{pre}.rx_wire_gbps"),
+                format!("{pre}rx_wire_gbps"),
                 rate(s.rx_wire_bytes as f64 * 8e-9, rx_span),
                 "RX wire bandwidth used in detailed timing, Gbit/s (frame + 24 bytes per frame)",
             ));
             out.push((
-                format!("{pre}.tx_wire_gbps"),
+                format!("{pre}tx_wire_gbps"),
                 rate(s.tx_wire_bytes as f64 * 8e-9, tx_span),
                 "TX wire bandwidth used in detailed timing, Gbit/s (frame + 24 bytes per frame)",
             ));
@@ -489,45 +490,46 @@ impl NicTiming {
         }
         for (q, lines) in self.io_lines.iter().enumerate() {
             out.push((
-                format!("{name}.queue{q}.io_lines"),
+                format!("{name}{}io_lines", kvsim_params::paths::nic_queue(q)),
                 lines.len() as f64,
                 "distinct lines the queue's DMA touched in the measured phase (its I/O footprint: RX/TX descriptors, \
                  packet buffers, the TX head word)",
             ));
         }
         out.push((
-            format!("{name}.rx_writebacks"),
+            format!("{name}rx_writebacks"),
             self.rx_writebacks as f64,
             "PCIe writes carrying RX descriptor write-backs (coalesced per Nic.rx_wb_threshold / rx_wb_timer)",
         ));
         let per = if self.rx_dmas > 0 { self.rx_writebacks as f64 / self.rx_dmas as f64 } else { 0.0 };
         out.push((
-            format!("{name}.rx_writebacks_per_frame"),
+            format!("{name}rx_writebacks_per_frame"),
             per,
             "RX descriptor write-back PCIe writes per frame DMA-written",
         ));
         let mean = if self.rx_dmas > 0 { self.rx_dma_ps as f64 / self.rx_dmas as f64 * 1e-3 } else { 0.0 };
         out.push((
-            format!("{name}.rx_dma_latency_ns"),
+            format!("{name}rx_dma_latency_ns"),
             mean,
             "mean time from arrival at the port to visibility in the RX ring (FIFO wait, PCIe), ns",
         ));
     }
 }
 
-/// The PCIe link's statistics under `{name}.pcie.`.
+/// The PCIe link's statistics under the NIC's prefix `name` and `kvsim_params::paths::pcie`.
 fn pcie_stats(name: &str, l: &crate::pcie::PcieLink, out: &mut Vec<(String, f64, &'static str)>) {
+    let pcie = name.to_owned() + &kvsim_params::paths::pcie();
     out.push((
-        format!("{name}.pcie.up_bytes"),
+        format!("{pcie}up_bytes"),
         l.up_bytes as f64,
         "bytes device -> host on the PCIe link (TLPs with their headers and framing, and DLLPs)",
     ));
     out.push((
-        format!("{name}.pcie.down_bytes"),
+        format!("{pcie}down_bytes"),
         l.down_bytes as f64,
         "bytes host -> device on the PCIe link (TLPs with their headers and framing, and DLLPs)",
     ));
-    out.push((format!("{name}.pcie.tlps"), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
+    out.push((format!("{pcie}tlps"), l.tlps as f64, "TLPs on the PCIe link (both directions)"));
     let kinds: [(&str, u64, &'static str); 6] = [
         ("tlps.mem_write", l.writes, "memory-write TLPs (posted, device -> host)"),
         ("tlps.mem_read", l.read_requests, "memory-read request TLPs (non-posted, device -> host)"),
@@ -537,29 +539,25 @@ fn pcie_stats(name: &str, l: &crate::pcie::PcieLink, out: &mut Vec<(String, f64,
         ("read_tag_waits", l.tag_waits, "read requests that waited for a free tag (Nic.pcie_read_tags)"),
     ];
     for (leaf, v, desc) in kinds {
-        out.push((format!("{name}.pcie.{leaf}"), v as f64, desc));
+        out.push((format!("{pcie}{leaf}"), v as f64, desc));
     }
     for what in Traffic::ALL {
         let (up, down) = (l.up_by[what as usize], l.down_by[what as usize]);
         let t = what.name();
         out.push((
-            format!("{name}.pcie.up_bytes.{t}"),
+            format!("{pcie}up_bytes.{t}"),
             up.bytes as f64,
             "bytes device -> host of this kind of traffic (TLP overhead included)",
         ));
-        out.push((format!("{name}.pcie.up_tlps.{t}"), up.tlps as f64, "TLPs device -> host of this kind of traffic"));
+        out.push((format!("{pcie}up_tlps.{t}"), up.tlps as f64, "TLPs device -> host of this kind of traffic"));
         out.push((
-            format!("{name}.pcie.down_bytes.{t}"),
+            format!("{pcie}down_bytes.{t}"),
             down.bytes as f64,
             "bytes host -> device of this kind of traffic (TLP overhead included)",
         ));
     }
-    out.push((format!("{name}.pcie.up_busy_ps"), l.up_busy as f64, "time the device -> host direction was busy (ps)"));
-    out.push((
-        format!("{name}.pcie.down_busy_ps"),
-        l.down_busy as f64,
-        "time the host -> device direction was busy (ps)",
-    ));
+    out.push((format!("{pcie}up_busy_ps"), l.up_busy as f64, "time the device -> host direction was busy (ps)"));
+    out.push((format!("{pcie}down_busy_ps"), l.down_busy as f64, "time the host -> device direction was busy (ps)"));
 }
 
 /// One-way time of a core's uncached access to the NIC's registers, for its attachment (`Nic.attach`).

@@ -118,21 +118,22 @@ impl ZeroCopy {
         self.rx_latency_ps = 0;
     }
 
-    /// Statistics under the NIC's name.
+    /// Statistics under the NIC's prefix `name` (`kvsim_params::paths::nic`) and `paths::zero_copy`.
     pub fn stats(&self, name: &str, out: &mut Vec<(String, f64, &'static str)>) {
+        let zc = name.to_owned() + &kvsim_params::paths::zero_copy();
         out.push((
-            format!("{name}.zc.rx_lines"),
+            format!("{zc}rx_lines"),
             self.rx_lines as f64,
             "lines the zero-copy NIC wrote into the cores' caches (frames and status words)",
         ));
         out.push((
-            format!("{name}.zc.tx_lines"),
+            format!("{zc}tx_lines"),
             self.tx_lines as f64,
             "lines the zero-copy NIC read from the cores' caches (status words and frames)",
         ));
         let mean = if self.rx_timed > 0 { self.rx_latency_ps as f64 / self.rx_timed as f64 * 1e-3 } else { 0.0 };
         out.push((
-            format!("{name}.zc.rx_latency_ns"),
+            format!("{zc}rx_latency_ns"),
             mean,
             "mean time from a frame's arrival at the port to its status word in the core's cache, ns",
         ));

@@ -1,0 +1,54 @@
+//! The hierarchy's side of the prefetchers' port: a prefetched line is fetched as a miss of the cache it fills (an
+//! L1D prefetch from below the L1, an L2 prefetch from the directory), takes an MSHR for its flight, is marked
+//! prefetched so its first use (or its eviction unused) is counted, and may evict a victim like any fill.
+
+use super::array::CacheArray;
+use super::hierarchy::{Level, MemSystem, PrivateCaches};
+use super::prefetch_port::{PrefetchInto, PrefetchPort};
+use super::{CohType, Mode};
+use crate::{AccessKind, MemPort, ReqClass, Tick};
+
+impl<M: MemPort> PrefetchPort for MemSystem<M> {
+    #[inline]
+    fn holds(&self, core: usize, into: PrefetchInto, line: u64) -> bool {
+        let p = &self.cores[core];
+        p.l1d.find(line).is_some()
+            || (into == PrefetchInto::L2 && p.l2.as_ref().is_some_and(|l2| l2.find(line).is_some()))
+    }
+
+    fn fetch(&mut self, core: usize, into: PrefetchInto, line: u64, t: Tick, mode: Mode) -> bool {
+        let Some(cache) = target(&mut self.cores[core], into) else { return false };
+        let Some(mshr) = cache.prefetch_mshr(t, mode == Mode::Timed) else { return false };
+        let at = t + cache.hit_ticks;
+        // From below the cache it fills: an L1D prefetch walks the L2 (whose prefetchers see it), an L2 prefetch
+        // asks the directory; the L2's data always comes from outside the core.
+        let (resp, fresh, level) = match into {
+            PrefetchInto::L1d => {
+                let (resp, fresh) = self.below_l1(core, line, AccessKind::Read, false, at, mode);
+                (resp, fresh, Level::L1)
+            }
+            PrefetchInto::L2 => (self.request_ex(core, line, CohType::GetS, at, mode, true), true, Level::L2),
+        };
+        let Some(cache) = target(&mut self.cores[core], into) else { return false };
+        if let Some(i) = mshr {
+            cache.mshr_hold_from(i, t, resp.done);
+        }
+        let (slot, victim) = cache.insert_state(line, resp.done, resp.state, ReqClass::Core);
+        cache.mark_prefetched(slot);
+        cache.pf.issued += 1;
+        if let Some((v, vs)) = victim {
+            self.private_evict(core, v, vs, level, t, mode);
+        }
+        self.checked(core, line, false, fresh);
+        true
+    }
+}
+
+/// The cache of `caches` a prefetch into `into` fills (None: the core has no L2).
+#[inline]
+fn target(caches: &mut PrivateCaches, into: PrefetchInto) -> Option<&mut CacheArray> {
+    match into {
+        PrefetchInto::L1d => Some(&mut caches.l1d),
+        PrefetchInto::L2 => caches.l2.as_mut(),
+    }
+}
