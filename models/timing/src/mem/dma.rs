@@ -6,22 +6,6 @@ use super::{LineState, Mode};
 use crate::network::{CONTROL_BYTES, DATA_BYTES};
 use crate::{AccessKind, MemPort, MemReq, Tick};
 
-/// What I/O (DMA) traffic did in the LLC.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct IoStats {
-    pub write_hits: u64,
-    pub write_allocs: u64,
-    pub writes_to_memory: u64,
-    pub read_hits: u64,
-    pub read_misses: u64,
-    /// DMA reads of a line a core held dirty: the owner supplied the data.
-    pub read_forwards: u64,
-    pub core_read_hits: u64,
-    pub core_read_misses: u64,
-    pub leaky_evictions: u64,
-    pub mmio_accesses: u64,
-}
-
 impl<M: MemPort> MemSystem<M> {
     /// An I/O agent's request (class `Io`) enters at the line's home. A write invalidates every private copy
     /// (the whole line is overwritten) and allocates or updates the line in the LLC (DDIO, within the class's

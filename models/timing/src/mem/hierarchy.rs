@@ -16,7 +16,7 @@
 use super::array::CacheArray;
 use super::check::CoherenceCheck;
 use super::directory::{DirEntry, Directory, LineMap};
-use super::dma::IoStats;
+use super::io_stats::IoStats;
 use super::prefetch::{self, Prefetchers};
 use super::prefetch_port::PrefetchInto;
 use super::{Agent, CohType, LineState, MemResp, Mode, Origin};

@@ -21,6 +21,7 @@ pub mod check;
 pub mod directory;
 pub mod dma;
 pub mod hierarchy;
+pub mod io_stats;
 pub mod prefetch;
 mod prefetch_fill;
 pub mod prefetch_port;
@@ -31,8 +32,8 @@ pub mod sharers;
 
 pub use array::{CacheArray, CacheStats};
 pub use directory::{DirEntry, Directory, DirectoryStats};
-pub use dma::IoStats;
 pub use hierarchy::{MemSystem, PrivateCaches, SocketHomes};
+pub use io_stats::IoStats;
 pub use replacement::Replacement;
 pub use sharers::SharerSet;
 

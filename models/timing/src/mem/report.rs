@@ -2,8 +2,8 @@
 //! transactions and DDIO's counters, and their reset.
 
 use super::array::{write_llc_stats, write_stats, CacheStats};
-use super::dma::IoStats;
 use super::hierarchy::MemSystem;
+use super::io_stats::IoStats;
 use super::prefetch::write_prefetch_stats;
 use crate::{MemPort, StatSink, Tick};
 use kvsim_params::paths;
