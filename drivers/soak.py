@@ -108,6 +108,20 @@ def draw_value(param: Param, path: str, current: Any, rng: random.Random) -> Any
     return value
 
 
+def _tlb_ways_divide_entries(system, changes: list[list[Any]]) -> None:
+    """A TLB's ways must divide its entries (Tlb.validate): where a draw changed either, the ways become their
+    greatest common divisor, so the many TLB arrays do not make almost every draw invalid."""
+    drawn = {path: value for path, value in changes}
+    for path in [p for p in drawn if p.endswith((".entries", ".assoc")) and ".mmu." in p]:
+        tlb = path.rsplit(".", 1)[0]
+        obj, _ = _walk(system, path)
+        entries = drawn.get(f"{tlb}.entries", obj.entries)
+        ways = drawn.get(f"{tlb}.assoc", obj.assoc)
+        if entries and entries % ways:
+            changes[:] = [c for c in changes if c[0] != f"{tlb}.assoc"] + [[f"{tlb}.assoc", math.gcd(entries, ways)]]
+            drawn[f"{tlb}.assoc"] = math.gcd(entries, ways)
+
+
 def draw_spec(rng: random.Random) -> dict[str, Any]:
     """One configuration to try: its base config and keywords, and the parameters it changes."""
     import configs
@@ -132,6 +146,7 @@ def draw_spec(rng: random.Random) -> dict[str, Any]:
             continue
         obj, leaf = _walk(system, path)
         changes.append([path, draw_value(param, path, getattr(obj, leaf), rng)])
+    _tlb_ways_divide_entries(system, changes)
     return {"base": base, "kwargs": kwargs, "set": changes,
             "checkpoint": rng.random() < CHECKPOINT_SHARE}
 

@@ -133,5 +133,6 @@ def test_set_reaches_one_nic_of_the_list():
     from drivers.cli import run
 
     system = xeon.system(cores=12)
+    before = [n.pcie_lanes for n in system.nics]
     run.apply_override(system, "nics.1.pcie_lanes=16")
-    assert [n.pcie_lanes for n in system.nics] == [8, 16]
+    assert [n.pcie_lanes for n in system.nics] == [before[0], 16, *before[2:]]

@@ -24,7 +24,8 @@ MB = 1024 * 1024
 SERVERS = {
     "brps_target_dual": (brps_target_dual, 2, 120, 6, 6, 100.0, 12, 768 * 1024 * 60),
     "brps_target_quad": (brps_target_quad, 4, 240, 12, 12, 100.0, 24, 768 * 1024 * 60),
-    "xeon_e5_2697v2_dual": (xeon_e5_2697v2_dual, 2, 24, 4, 12, 10.0, 8, 30 * MB),
+    # The X520-QDA1s as built: each card is two dual-port 82599 controllers, so 4 NIC entries per socket.
+    "xeon_e5_2697v2_dual": (xeon_e5_2697v2_dual, 2, 24, 8, 12, 10.0, 8, 30 * MB),
 }
 # A small KVS for functional runs: 1 MiB of log and 1024 buckets per partition.
 SMALL_KVS = ["mode=erew", "log_mib=1", "buckets=1024"]

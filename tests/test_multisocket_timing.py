@@ -125,6 +125,9 @@ def test_a_stream_across_the_link_saturates_at_the_links_line_bandwidth(engine):
     def stream(links: int, remote_cores: int) -> dict:
         caches = CacheHierarchy(l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=64),
                                 llc=Cache(size="1MiB", assoc=16, hit_latency=20, mshrs=64, inclusive=True))
+        # Remote lines off: the link carries only the stream's requests and lines, not the reading socket's LLC
+        # copies' traffic (with them on this stream reached 12.88 GB/s; kvsim-timing's remote_lines.rs tests them).
+        caches.directory.remote_lines = False
         core, memory = Core(rob_entries=256, lq_entries=128), MemoryController(channels=2)
         sockets = [Socket(cores=n, core=core, caches=caches, memory=memory) for n in (1, remote_cores)]
         system = make_system(BUILD / "micro" / "stream", ["16M"], harts=1 + remote_cores, mode="detailed",

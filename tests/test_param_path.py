@@ -38,7 +38,7 @@ def test_set_reaches_objects_list_items_and_argv():
     system = configs.load("xeon_e5_2697v2_socket").system(cores=12)
     param_path.set_value(system, "nics[1].pcie_lanes", 16)
     param_path.set_value(system, "nics.0.pcie_lanes", 4)
-    assert [n.pcie_lanes for n in system.nics] == [4, 16]
+    assert [n.pcie_lanes for n in system.nics][:2] == [4, 16]
     param_path.set_value(system, "core.rob_entries", 96)
     assert param_path.get(system, "core.rob_entries") == 96
     argv = list(system.workload.argv)
@@ -53,8 +53,8 @@ def test_set_reaches_objects_list_items_and_argv():
 @pytest.mark.parametrize("path,message", [
     ("core.rob_entriez", r"Core has no parameter 'rob_entriez'; its parameters are: .*rob_entries"),
     ("cache.llc.size", r"System has no parameter 'cache'; its parameters are: .*caches"),
-    ("nics[2].pcie_lanes", r"nics\[2\]: 2 is not an index of nics \(it has 2 entries\)"),
-    ("nics.pcie_lanes", r"nics is a list of 2: give an index first, e.g. nics\[0\].pcie_lanes"),
+    ("nics[4].pcie_lanes", r"nics\[4\]: 4 is not an index of nics \(it has 4 entries\)"),
+    ("nics.pcie_lanes", r"nics is a list of 4: give an index first, e.g. nics\[0\].pcie_lanes"),
     ("core.rob_entries.x", r"core.rob_entries is a value \(int\), not a parameter object"),
     ("harts[0]", r"harts is not a list"),
     ("nics[0]", r"nics\[0\] is a parameter object; set one of its parameters"),
@@ -101,4 +101,4 @@ def test_run_set_and_the_sweep_use_the_one_grammar():
 def test_a_sweep_tie_spelled_in_the_old_form_still_follows_its_leader():
     point = sw.build_point(sw.Base("xeon_e5_2697v2_socket", cores=12), {"nics[0].pcie_lanes": 4},
                            {"nics.0.pcie_lanes": ("nics[1].pcie_lanes",)})
-    assert [n.pcie_lanes for n in point.nics] == [4, 4]
+    assert [n.pcie_lanes for n in point.nics][:2] == [4, 4]

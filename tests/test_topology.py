@@ -136,7 +136,10 @@ def test_statistics_paths_come_from_the_tree():
     # The engine spells them the same way (kvsim_params::paths, generated from models/stats_paths.py), and no
     # engine or model code writes a socket's path as a literal.
     rust = (ROOT / "models" / "params" / "src" / "generated" / "paths.rs").read_text()
-    assert 'format!("system.socket{socket}.core{core}.")' in rust and 'format!("link{src}_{dst}.")' in rust
+    # (A group written below its parent's prefix gets a relative function: a core's is `core{core}.` below
+    # `system.socket{socket}.`.)
+    assert 'format!("system.socket{socket}.")' in rust and 'format!("core{core}.")' in rust
+    assert 'format!("link{src}_{dst}.")' in rust
     for source in (ROOT / "models").rglob("*.rs"):
         code = source.read_text().split("#[cfg(test)]")[0]
         if source.parent.name != "tests":

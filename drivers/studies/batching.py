@@ -76,7 +76,7 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     x = df.requests_per_packet
     axes[0].plot(x, df.throughput_mrps, marker="o", label="capacity (< 1% loss)")
-    if df.throughput_ci_mrps.notna().any():
+    if "throughput_ci_mrps" in df and df.throughput_ci_mrps.notna().any():
         style.interval(axes[0], x, df.throughput_mrps, df.throughput_mrps + df.throughput_ci_mrps,
                        df.throughput_mrps - df.throughput_ci_mrps, label=style.STEADY_INTERVAL)
     elif "throughput_upper_mrps" in df:

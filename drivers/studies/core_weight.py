@@ -107,7 +107,7 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
             x = [ROBS.index(r) for r in line.rob]         # each ROB at its place, whichever points were run
             ax.plot(x, line.normalized, marker="o", label=f"{w}-issue")
             scale = line.normalized / line.throughput_mrps
-            if line.throughput_ci_mrps.notna().any():
+            if "throughput_ci_mrps" in line and line.throughput_ci_mrps.notna().any():
                 style.interval(ax, x, line.normalized, line.normalized + line.throughput_ci_mrps * scale,
                                line.normalized - line.throughput_ci_mrps * scale, label=style.STEADY_INTERVAL)
             elif "throughput_upper_mrps" in line:

@@ -71,7 +71,7 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     fig, ax = plt.subplots(figsize=(6.5, 4))
     x = range(len(df))
     ax.bar(x, df.throughput_mrps, color="tab:blue", label="throughput")
-    if df.throughput_ci_mrps.notna().any():      # the steady-state window's 95% interval
+    if "throughput_ci_mrps" in df and df.throughput_ci_mrps.notna().any():      # the steady-state window's 95% interval
         style.interval(ax, list(x), df.throughput_mrps, df.throughput_mrps + df.throughput_ci_mrps,
                        df.throughput_mrps - df.throughput_ci_mrps, label=style.STEADY_INTERVAL)
     elif "throughput_upper_mrps" in df:

@@ -386,13 +386,13 @@ impl Net {
             ));
             if let (Some((busy, idle)), true) = (poll_insts, req > 0) {
                 out.push((
-                    "client.insts_per_request_work".into(),
+                    kvsim_params::paths::client() + "insts_per_request_work",
                     busy as f64 / req as f64,
                     "instructions of the server's polls that found frames (receiving, processing and answering \
                      them) per measured request (the server's poll-end hints, workloads/ABI.md)",
                 ));
                 out.push((
-                    "client.insts_per_request_idle".into(),
+                    kvsim_params::paths::client() + "insts_per_request_idle",
                     idle as f64 / req as f64,
                     "instructions of the server's polls that found no frame (idle polling) per measured request",
                 ));

@@ -174,7 +174,7 @@ impl Sampler {
     pub fn stats(&self, out: &mut Vec<Stat>) {
         let (cpi, ci) = self.estimate();
         let mut push = |name: &str, value: f64, desc: &str| {
-            out.push(Stat { name: format!("sampling.{name}"), value, desc: desc.to_string() })
+            out.push(Stat { name: kvsim_params::paths::sampling() + name, value, desc: desc.to_string() })
         };
         push(
             "enabled",
