@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import pathlib
+import signal
 import subprocess
+import warnings
 from dataclasses import dataclass
 
 import pytest
@@ -160,3 +162,23 @@ def noc_message_cycles(noc, hops: int, nbytes: int) -> int:
     flits = -(-nbytes // noc.link_bytes)
     head = noc.crossbar_latency if hops == 0 else hops * (noc.router_latency + noc.link_latency)
     return head + flits - 1
+
+
+@pytest.fixture(autouse=True)
+def _sigint_left_as_found(request):
+    """A test that leaves Ctrl-C ignored in this process makes every later child ignore it too (a Python child
+    installs its KeyboardInterrupt handler only if SIGINT is not ignored when it starts), and the Ctrl-C tests then
+    hang: put the handler back after each test and name the test that changed it."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        warnings.warn(f"{request.node.nodeid} left SIGINT's handler changed ({after!r}); put back", stacklevel=1)
+
+
+def sigint_default() -> None:
+    """For a child that a Ctrl-C test interrupts (`preexec_fn`): SIGINT at its default disposition, whatever this
+    process inherited or was left with, so the child's Python installs its KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, ROOT, TEST_PROGRAMS, make_system, run_engine
+from conftest import BUILD, ROOT, TEST_PROGRAMS, make_system, run_engine, sigint_default
 
 GLIBC = BUILD / "glibc"
 PY = sys.executable
@@ -36,7 +36,8 @@ def test_ctrl_c_stops_run_py_without_a_terminal(tmp_path, workloads_built, engin
     out = tmp_path / "run"
     proc = subprocess.Popen([*RUN, "functional_default", "--set", f"workload.binary={GLIBC / 'spin'}",
                              "--set", 'workload.argv=["100000000000"]', "--progress-every", "0", "--outdir",
-                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
+                            preexec_fn=sigint_default)
     try:
         wait_for_status(out, "running")
         time.sleep(1.0)
@@ -68,7 +69,7 @@ except KeyboardInterrupt as stop:
     assert isinstance(stop, RunInterrupted)
     print(stop.result.stop_reason, stop.result.insts > 1000000, stop.result.stdout)
 """
-    proc = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=60, preexec_fn=sigint_default)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "interrupted True b'spinning 100000000000 rounds\\n'", proc.stdout
 

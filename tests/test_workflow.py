@@ -20,7 +20,7 @@ from drivers.cli import run as run_cli
 from models.params import ParamError
 from models.sim import WHOLE_RUN_STATS, sized_warmup_requests, unit_of
 
-from conftest import BUILD, ROOT
+from conftest import BUILD, ROOT, sigint_default
 
 KVSIM = [sys.executable, "-m", "drivers.cli"]     # `kvsim`, run from ROOT: this checkout's code
 SMALL = ["--set", "client.requests=3000", "--set", "client.items=4096"]
@@ -215,7 +215,7 @@ def test_an_interrupted_run_is_flagged_and_left_out(tmp_path, small_run, workloa
     proc = subprocess.Popen([*KVSIM, "run", "functional_default", "--set",
                              f"workload.binary={BUILD / 'glibc' / 'spin'}", "--set", 'workload.argv=["100000000000"]',
                              "--progress-every", "0", "--outdir", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, cwd=ROOT)
+                            stderr=subprocess.STDOUT, cwd=ROOT, preexec_fn=sigint_default)
     try:
         deadline = time.monotonic() + 60
         while not (out / "provenance.json").exists() and time.monotonic() < deadline:
