@@ -928,36 +928,6 @@ impl<M: MemPort> MemSystem<M> {
         }
     }
 
-    /// Debug check mode: record what this access did to `core`'s copy of `line` and check the invariants.
-    #[inline]
-    pub(super) fn checked(&mut self, core: usize, line: u64, write: bool, fresh: bool) {
-        if let Some(ch) = self.check.as_mut() {
-            ch.record(core, line, write, fresh);
-            self.check_line(line);
-        }
-    }
-
-    /// Check mode: check the single-writer/multiple-reader invariant and the directory's exactness for `line`.
-    pub fn check_line(&mut self, line: u64) {
-        let ch = self.check.as_mut().expect("check mode (MemSystem::enable_check)");
-        let (writers, owners) = ch.check_line(line, self.cores.iter().map(|p| p.state_of(line)), self.dir.get(line));
-        self.check_remote_copies(line, &writers, &owners);
-    }
-
-    /// Check mode: check every line any private cache or the directory knows (slow: for tests).
-    pub fn check_all(&mut self) {
-        let mut lines: Vec<u64> = self.dir.lines().map(|(&l, _)| l).collect();
-        lines.extend(self.dir.remote_lines().map(|(&l, _)| l));
-        for p in &self.cores {
-            lines.extend(p.l1i.lines().chain(p.l1d.lines()).chain(p.l2.iter().flat_map(|l2| l2.lines())));
-        }
-        lines.sort_unstable();
-        lines.dedup();
-        for l in lines {
-            self.check_line(l);
-        }
-    }
-
     /// One access of any agent and mode (the single entry point).
     pub fn access_mode(&mut self, req: &MemReq, mode: Mode) -> Tick {
         if req.class == ReqClass::Io {

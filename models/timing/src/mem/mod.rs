@@ -18,6 +18,7 @@
 
 pub mod array;
 pub mod check;
+mod check_hooks;
 pub mod directory;
 pub mod dma;
 pub mod hierarchy;

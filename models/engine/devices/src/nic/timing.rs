@@ -122,6 +122,14 @@ pub struct NicTiming {
 }
 
 impl NicTiming {
+    /// Run `f` with the DMA port wrapped so that every line it touches is noted in its queue's I/O footprint.
+    fn noting_footprint<R>(&mut self, io: IoFn, f: impl FnOnce(&mut Self, IoFn) -> R) -> R {
+        let mut lines = std::mem::take(&mut self.io_lines);
+        let r = f(self, &mut Footprint { port: io, lines: &mut lines });
+        self.io_lines = lines;
+        r
+    }
+
     pub fn new(p: &kvsim_params::Nic, ports: usize, queues: usize) -> NicTiming {
         let bps = p.port_gbps * 1e9;
         NicTiming {
@@ -256,11 +264,7 @@ impl NicTiming {
     /// Write-back groups whose timer has expired by `now` go up; then the deliveries whose write-back has reached
     /// the host by `now` land in their rings.
     pub fn complete(&mut self, regs: &mut NicRegs, mem: &mut Memory, now: u64, io: IoFn) -> Result<(), DmaFault> {
-        let mut lines = std::mem::take(&mut self.io_lines);
-        let io = &mut Footprint { port: io, lines: &mut lines };
-        let done = self.complete_noting(regs, mem, now, io);
-        self.io_lines = lines;
-        done
+        self.noting_footprint(io, |me, io| me.complete_noting(regs, mem, now, io))
     }
 
     fn complete_noting(&mut self, regs: &mut NicRegs, mem: &mut Memory, now: u64, io: IoFn) -> Result<(), DmaFault> {
@@ -292,10 +296,7 @@ impl NicTiming {
         (s, entered): (u64, u64),
         io: IoFn,
     ) {
-        let mut lines = std::mem::take(&mut self.io_lines);
-        let io = &mut Footprint { port: io, lines: &mut lines };
-        self.start_dma_noting(q, p, idx, d, buf, frame, (s, entered), io);
-        self.io_lines = lines;
+        self.noting_footprint(io, |me, io| me.start_dma_noting(q, p, idx, d, buf, frame, (s, entered), io))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -359,11 +360,7 @@ impl NicTiming {
         port_stats: &mut [PortStats],
         out: &mut Vec<(usize, Vec<u8>, u64)>,
     ) -> Result<(), DmaFault> {
-        let mut lines = std::mem::take(&mut self.io_lines);
-        let io = &mut Footprint { port: io, lines: &mut lines };
-        let done = self.transmit_noting(regs, mem, queue_time, io, port_stats, out);
-        self.io_lines = lines;
-        done
+        self.noting_footprint(io, |me, io| me.transmit_noting(regs, mem, queue_time, io, port_stats, out))
     }
 
     fn transmit_noting(
