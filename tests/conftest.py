@@ -179,6 +179,8 @@ def _sigint_left_as_found(request):
 
 def sigint_default() -> None:
     """For a child that a Ctrl-C test interrupts (`preexec_fn`): SIGINT at its default disposition, whatever this
-    process inherited or was left with, so the child's Python installs its KeyboardInterrupt handler."""
+    process inherited or was left with, so the child's Python installs its KeyboardInterrupt handler. The usual
+    inheritance: a test run started as a background job of a non-interactive shell (`make test &`, as scripts and
+    remote runners do) starts with SIGINT ignored, as POSIX requires of such jobs; no test is needed to cause it."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
