@@ -194,25 +194,46 @@ pub fn run<H: ExecHook, const TRACE: bool>(
 ) -> Stop {
     let hid = h.id;
     let mut tracer = tracer;
+    // Instructions retired before the current block; within a block an instruction's index (from its address in
+    // the block) adds to it, so nothing is counted per instruction.
     let mut n = 0u64;
-    let mut pc = h.pc;
+    // Where the next block starts (the hart's PC between blocks).
+    let mut resume = h.pc;
     // A block at a time: its instructions run without a lookup each, the budget checked once per block. A store
-    // that changes decoded code (the generation moves) ends the block after it.
+    // that changes decoded code (the generation moves) ends the block after it. Within a block the PC is not
+    // carried from instruction to instruction: an instruction that needs its own (auipc, jumps, branches, traps,
+    // the hook) derives it from the block's PC and its offset (`Decoded::at`).
     let stop = 'run: loop {
         if n >= budget {
             break Stop::Budget;
         }
-        let block = match mem.block(pc) {
+        let block = match mem.block(resume) {
             // SAFETY: the block stays in the cache until the next lookup (blocks.rs), after this one has run.
             Ok(b) => unsafe { &(*b).insts },
             Err(t) => break Stop::Fault(t),
         };
         let generation = mem.code_generation();
         let limit = block.len().min((budget - n) as usize);
-        for d in &block[..limit] {
+        let block_pc = resume;
+        let insts = &block[..limit];
+        let first: *const Decoded = insts.as_ptr();
+        for d in insts {
+            // This instruction's PC, and its index in the block (instructions retired before it are n + idx):
+            // macros, so that only the operations that need them compute them.
+            macro_rules! pc {
+                () => {
+                    block_pc.wrapping_add(2 * d.at as u64)
+                };
+            }
+            macro_rules! idx {
+                // SAFETY: d points into `insts`, which starts at `first`.
+                () => {
+                    unsafe { (d as *const Decoded).offset_from(first) as u64 }
+                };
+            }
             if TRACE {
                 if let Some(t) = tracer.as_deref_mut() {
-                    t.record(pc, &h.x);
+                    t.record(pc!(), &h.x);
                 }
             }
             let x = &mut h.x;
@@ -224,29 +245,39 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             macro_rules! wr {
                 ($v:expr) => {{
                     let v: u64 = $v;
-                    // SAFETY: rd < 64, as above.
+                    // SAFETY: rd < 64, as above. Only a write can make x0 non-zero, so only a write puts it back.
                     unsafe { *x.get_unchecked_mut(rd) = v };
+                    x[0] = 0;
                 }};
             }
             let imm = d.imm as i64 as u64;
-            let mut next = pc.wrapping_add(d.len as u64);
             let mut ea = 0u64;
             let mut taken = false;
+            // Leave the run at a fault of this instruction (not executed: the PC stays on it).
+            macro_rules! fault {
+                ($t:expr) => {{
+                    let t = $t;
+                    resume = pc!();
+                    n += idx!();
+                    break 'run Stop::Fault(t);
+                }};
+            }
             macro_rules! tri {
                 ($e:expr) => {
                     match $e {
                         Ok(v) => v,
-                        Err(t) => break 'run Stop::Fault(t),
+                        Err(t) => fault!(t),
                     }
                 };
             }
             macro_rules! branch {
                 ($cond:expr) => {{
                     h.cnt.branches += 1;
+                    // Taken, a side exit from the block; not taken, the block goes on (blocks.rs).
                     if $cond {
-                        next = pc.wrapping_add(imm);
                         taken = true;
                         h.cnt.taken_branches += 1;
+                        leave!(pc!().wrapping_add(imm));
                     }
                 }};
             }
@@ -288,11 +319,12 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                     check_code!();
                 }};
             }
-            // After an instruction: keep x0 zero, tell the hook, advance.
+            // After an instruction: tell the hook.
             macro_rules! retire {
-                () => {{
-                    x[0] = 0;
+                ($next:expr) => {{
                     if H::ACTIVE {
+                        let next: u64 = $next;
+                        let pc = pc!();
                         let class = op_class(d.op);
                         let size = mem_size(d.op);
                         let is_mem = size != 0 || class == InstClass::Prefetch;
@@ -329,16 +361,24 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                         hook.on_inst(hid, &info);
                     }
                     let _ = (ea, taken);
-                    pc = next;
-                    n += 1;
+                }};
+            }
+            // After the instruction that ends the block (a control transfer, a store into decoded code): retire it
+            // and go on at `next`.
+            macro_rules! leave {
+                ($next:expr) => {{
+                    let next: u64 = $next;
+                    retire!(next);
+                    resume = next;
+                    n += idx!() + 1;
+                    continue 'run;
                 }};
             }
             // After a store: leave the block if it changed decoded code (the block itself, perhaps).
             macro_rules! check_code {
                 () => {
                     if mem.code_generation() != generation {
-                        retire!();
-                        continue 'run;
+                        leave!(pc!().wrapping_add(d.len as u64));
                     }
                 };
             }
@@ -356,18 +396,18 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Op::Bltu => branch!(a < b),
                 Op::Bgeu => branch!(a >= b),
                 Op::Jal => {
-                    wr!(next);
-                    next = pc.wrapping_add(imm);
+                    wr!(pc!().wrapping_add(d.len as u64));
                     h.cnt.jumps += 1;
+                    leave!(pc!().wrapping_add(imm));
                 }
                 Op::Jalr => {
                     let target = a.wrapping_add(imm) & !1;
-                    wr!(next);
-                    next = target;
+                    wr!(pc!().wrapping_add(d.len as u64));
                     h.cnt.jumps += 1;
+                    leave!(target);
                 }
                 Op::Lui => wr!(imm),
-                Op::Auipc => wr!(pc.wrapping_add(imm)),
+                Op::Auipc => wr!(pc!().wrapping_add(imm)),
                 Op::Lb => load!(1, |v: u64| v as i8 as i64 as u64),
                 Op::Lh => load!(2, |v: u64| v as i16 as i64 as u64),
                 Op::Lbu => load!(1, |v| v),
@@ -444,7 +484,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                     ea = a;
                     let size = if d.op == Op::ScW { 4u8 } else { 8 };
                     if ea & (size as u64 - 1) != 0 {
-                        break 'run Stop::Fault(Trap::Misaligned { addr: ea, size, access: Access::Atomic });
+                        fault!(Trap::Misaligned { addr: ea, size, access: Access::Atomic });
                     }
                     if mem.take_reservation(hid, ea) {
                         if size == 4 {
@@ -481,6 +521,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Op::FenceI => {
                     mem.flush_code();
                     h.cnt.fences += 1;
+                    leave!(pc!().wrapping_add(d.len as u64));
                 }
                 Op::PrefetchR | Op::PrefetchW | Op::PrefetchI => {
                     ea = a.wrapping_add(imm);
@@ -490,7 +531,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Op::PollEnd => {
                     // This poll's instructions: since the previous poll ended (or the stats were reset), this one
                     // included.
-                    let retired = h.cnt.insts + n + 1;
+                    let retired = h.cnt.insts + n + idx!() + 1;
                     let insts = retired - h.poll_mark.max(h.base.insts);
                     h.poll_mark = retired;
                     if a == 0 {
@@ -509,7 +550,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Op::Fsd => store!(8),
                 Op::CsrFp => wr!(csr_fp(&mut h.fcsr, d.raw, d.imm, a)),
                 Op::CsrRead => {
-                    let retired = h.cnt.insts + n;
+                    let retired = h.cnt.insts + n + idx!();
                     wr!(match d.imm {
                         0xc01 => match if H::ACTIVE { hook.time_ps(hid) } else { None } {
                             Some(ps) =>
@@ -520,27 +561,92 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                     });
                 }
                 Op::Ecall => {
-                    retire!();
+                    let next = pc!().wrapping_add(d.len as u64);
+                    retire!(next);
+                    resume = next;
+                    n += idx!() + 1;
                     break 'run Stop::Ecall;
                 }
-                Op::Ebreak => break 'run Stop::Fault(Trap::Ebreak),
-                Op::BadCsr => break 'run Stop::Fault(Trap::Csr(d.imm as u16)),
-                Op::Illegal => break 'run Stop::Fault(Trap::Illegal(d.illegal_reason())),
+                Op::Ebreak => fault!(Trap::Ebreak),
+                Op::BadCsr => fault!(Trap::Csr(d.imm as u16)),
+                Op::Illegal => fault!(Trap::Illegal(d.illegal_reason())),
                 Op::Undecoded => unreachable!("a pre-decoded block holds decoded instructions only"),
-                // Every other operation is a computational F/D one.
-                op => {
+                // The computational F/D operations (`Op::is_fp_compute`), every one named so that the match is
+                // exhaustive and its jump table needs no range check.
+                op @ (Op::FmaddS
+                | Op::FmsubS
+                | Op::FnmsubS
+                | Op::FnmaddS
+                | Op::FaddS
+                | Op::FsubS
+                | Op::FmulS
+                | Op::FdivS
+                | Op::FsqrtS
+                | Op::FsgnjS
+                | Op::FsgnjnS
+                | Op::FsgnjxS
+                | Op::FminS
+                | Op::FmaxS
+                | Op::FcvtWS
+                | Op::FcvtWuS
+                | Op::FcvtLS
+                | Op::FcvtLuS
+                | Op::FmvXW
+                | Op::FclassS
+                | Op::FeqS
+                | Op::FltS
+                | Op::FleS
+                | Op::FcvtSW
+                | Op::FcvtSWu
+                | Op::FcvtSL
+                | Op::FcvtSLu
+                | Op::FmvWX
+                | Op::FcvtSD
+                | Op::FmaddD
+                | Op::FmsubD
+                | Op::FnmsubD
+                | Op::FnmaddD
+                | Op::FaddD
+                | Op::FsubD
+                | Op::FmulD
+                | Op::FdivD
+                | Op::FsqrtD
+                | Op::FsgnjD
+                | Op::FsgnjnD
+                | Op::FsgnjxD
+                | Op::FminD
+                | Op::FmaxD
+                | Op::FcvtWD
+                | Op::FcvtWuD
+                | Op::FcvtLD
+                | Op::FcvtLuD
+                | Op::FmvXD
+                | Op::FclassD
+                | Op::FeqD
+                | Op::FltD
+                | Op::FleD
+                | Op::FcvtDW
+                | Op::FcvtDWu
+                | Op::FcvtDL
+                | Op::FcvtDLu
+                | Op::FmvDX
+                | Op::FcvtDS) => {
                     debug_assert!(op.is_fp_compute());
                     match fp_compute(op, d, x, &mut h.fcsr, a, b) {
                         Ok(v) => wr!(v),
-                        Err(why) => break 'run Stop::Fault(Trap::Illegal(why)),
+                        Err(why) => fault!(Trap::Illegal(why)),
                     }
                     h.cnt.fp_ops += 1;
                 }
             }
-            retire!();
+            retire!(pc!().wrapping_add(d.len as u64));
         }
+        // The block ran to its end (or to the budget) without a control transfer: go on after its last instruction.
+        let last = &insts[limit - 1];
+        resume = block_pc.wrapping_add(2 * last.at as u64 + last.len as u64);
+        n += limit as u64;
     };
-    h.pc = pc;
+    h.pc = resume;
     h.cnt.insts += n;
     stop
 }

@@ -679,7 +679,7 @@ impl Memory {
                     Err(_) => break,
                 }
             };
-            insts.push(d);
+            insts.push(crate::decode::Decoded { at: (at.wrapping_sub(pc) >> 1) as u8, ..d });
             at = at.wrapping_add(d.len as u64);
             // A control transfer, the longest block, or the next instruction on another page ends it.
             if ends_block(d.op) || insts.len() == MAX_INSTS || at & (PAGE_SIZE - 1) < d.len as u64 {
@@ -851,27 +851,33 @@ mod tests {
     }
 
     #[test]
-    fn blocks_end_at_control_transfers_and_are_invalidated_by_stores_and_fence_i() {
+    fn blocks_end_at_unconditional_transfers_and_are_invalidated_by_stores_and_fence_i() {
         use crate::asm::*;
         use crate::decode::Op;
         let mut m = mem_with_heap(1 << 20);
         let base = 0x10_0000;
-        // addi a0, a0, 1; addi a1, a1, 2; beq x0, x0, -8; addi a2, a2, 3 (another block)
-        for (i, w) in [addi(10, 10, 1), addi(11, 11, 2), b(-8, 0, 0, 0), addi(12, 12, 3)].iter().enumerate() {
+        // addi a0, a0, 1; addi a1, a1, 2; beq x0, x0, -8 (a side exit: the block goes on); addi a2, a2, 3;
+        // jalr x0, 0(ra) (ends the block); addi a3, a3, 4 (another block)
+        let words =
+            [addi(10, 10, 1), addi(11, 11, 2), b(-8, 0, 0, 0), addi(12, 12, 3), i(0, 1, 0, 0, 0x67), addi(13, 13, 4)];
+        for (i, w) in words.iter().enumerate() {
             m.store::<4>(0, base + 4 * i as u64, *w as u64).unwrap();
         }
         let ops =
             |m: &mut Memory, pc| unsafe { (*m.block(pc).unwrap()).insts.iter().map(|d| d.op).collect::<Vec<_>>() };
-        assert_eq!(ops(&mut m, base), [Op::Addi, Op::Addi, Op::Beq]);
-        // After it, zeros: the all-zero instruction is illegal, which ends a block too.
-        assert_eq!(ops(&mut m, base + 12), [Op::Addi, Op::Illegal]);
+        assert_eq!(ops(&mut m, base), [Op::Addi, Op::Addi, Op::Beq, Op::Addi, Op::Jalr]);
+        // Each instruction knows its distance from the block's start (half-words), from which its PC is derived.
+        let at = unsafe { (*m.block(base).unwrap()).insts.iter().map(|d| d.at).collect::<Vec<_>>() };
+        assert_eq!(at, [0, 2, 4, 6, 8]);
+        // After the jump, zeros: the all-zero instruction is illegal, which ends a block too.
+        assert_eq!(ops(&mut m, base + 20), [Op::Addi, Op::Illegal]);
         let first = m.block(base).unwrap();
         assert_eq!(m.block(base).unwrap(), first, "cached");
         // A store into the block (the second instruction becomes an xori) changes decoded code: decoded again.
         let g = m.code_generation();
         m.store::<4>(0, base + 4, i(7, 11, 4, 11, 0x13) as u64).unwrap();
         assert!(m.code_generation() > g);
-        assert_eq!(ops(&mut m, base), [Op::Addi, Op::Xori, Op::Beq]);
+        assert_eq!(ops(&mut m, base), [Op::Addi, Op::Xori, Op::Beq, Op::Addi, Op::Jalr]);
         // A store to a page without decoded code changes nothing.
         let g = m.code_generation();
         m.store::<8>(0, base + 0x2000, 7).unwrap();
@@ -879,7 +885,7 @@ mod tests {
         // fence.i forgets every block.
         m.flush_code();
         assert!(m.code_generation() > g);
-        assert_eq!(ops(&mut m, base), [Op::Addi, Op::Xori, Op::Beq]);
+        assert_eq!(ops(&mut m, base), [Op::Addi, Op::Xori, Op::Beq, Op::Addi, Op::Jalr]);
         // A fetch fault at the block's start is its fault; a page end ends a block.
         assert!(m.block(0x5000).is_err());
         m.store::<4>(0, base + PAGE_SIZE - 4, addi(10, 10, 1) as u64).unwrap();
