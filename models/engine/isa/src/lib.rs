@@ -11,6 +11,8 @@ pub mod blocks;
 pub mod decode;
 pub mod elf;
 pub mod exec;
+#[cfg(test)]
+mod exec_tests;
 pub mod fflags;
 pub mod fpu;
 mod fpu_host;

@@ -1,0 +1,63 @@
+//! The executor over blocks whose conditional branches are side exits: a branch not taken goes on in the block, a
+//! taken one leaves it, and a budget that ends inside a block leaves the PC and the count exactly where they are.
+
+use crate::asm::{addi, bne, ecall};
+use crate::exec::{run, NoHook, Stop};
+use crate::hart::Hart;
+use crate::memory::Memory;
+
+const BASE: u64 = 0x10_0000;
+
+/// addi a0, a0, 1; bne a0, a1, +8 (to the fourth); addi a2, a2, 1; addi a3, a3, 1; ecall: one block, the branch
+/// in its middle.
+fn machine(a1: u64) -> (Hart, Memory) {
+    let mut m = Memory::new(1 << 20, false, 1);
+    m.regions.heap_start = BASE;
+    m.regions.brk = BASE + 0x4000;
+    for (i, w) in [addi(10, 10, 1), bne(10, 11, 8), addi(12, 12, 1), addi(13, 13, 1), ecall()].iter().enumerate() {
+        m.store::<4>(0, BASE + 4 * i as u64, *w as u64).unwrap();
+    }
+    let mut h = Hart::new(0, BASE, BASE + 0x3000, 1_000_000_000);
+    h.x[11] = a1;
+    (h, m)
+}
+
+fn go(h: &mut Hart, m: &mut Memory, budget: u64) -> Stop {
+    run::<NoHook, false>(h, m, budget, &mut NoHook, None)
+}
+
+#[test]
+fn a_branch_not_taken_goes_on_in_the_block() {
+    let (mut h, mut m) = machine(1);
+    assert_eq!(go(&mut h, &mut m, 100), Stop::Ecall);
+    assert_eq!((h.pc, h.cnt.insts, h.x[12], h.x[13]), (BASE + 20, 5, 1, 1));
+    assert_eq!((h.cnt.branches, h.cnt.taken_branches), (1, 0));
+}
+
+#[test]
+fn a_taken_branch_leaves_the_block() {
+    let (mut h, mut m) = machine(5);
+    assert_eq!(go(&mut h, &mut m, 100), Stop::Ecall);
+    assert_eq!((h.pc, h.cnt.insts, h.x[12], h.x[13]), (BASE + 20, 4, 0, 1));
+    assert_eq!((h.cnt.branches, h.cnt.taken_branches), (1, 1));
+}
+
+#[test]
+fn a_budget_ending_inside_a_block_stops_at_the_instruction_it_reached() {
+    for (a1, after_two) in [(1, BASE + 8), (5, BASE + 12)] {
+        let (mut h, mut m) = machine(a1);
+        assert_eq!(go(&mut h, &mut m, 2), Stop::Budget);
+        assert_eq!((h.pc, h.cnt.insts), (after_two, 2), "after the branch (taken: {})", a1 != 1);
+        // The rest of the block runs from there, and the count goes on.
+        assert_eq!(go(&mut h, &mut m, 100), Stop::Ecall);
+        assert_eq!((h.pc, h.cnt.insts), (BASE + 20, if a1 == 1 { 5 } else { 4 }));
+    }
+    // One instruction at a time gives the same PCs as the whole block at once.
+    let (mut h, mut m) = machine(1);
+    let mut pcs = vec![];
+    while go(&mut h, &mut m, 1) == Stop::Budget {
+        pcs.push(h.pc);
+    }
+    assert_eq!(pcs, [BASE + 4, BASE + 8, BASE + 12, BASE + 16]);
+    assert_eq!((h.pc, h.cnt.insts), (BASE + 20, 5));
+}
