@@ -47,6 +47,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
+    if args.only and not args.draw_only:
+        restricted = only_points(sw, args.only)
+        if restricted is None:         # none of this sweep's points is named: draw what it has stored
+            return run_sweep(sw, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
+        sw = restricted
     if args.draw_only:
         # The points stored so far (a sweep stopped part way, or run elsewhere), without running any.
         store = sweeps.store_dir(sw.name, pathlib.Path(args.store) / sw.name if args.store else None)
@@ -56,8 +61,6 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
         table = load_sweep(store)
         console.print(f"sweep [bold]{sw.name}[/]: drawing the {len(table)} point(s) stored")
         return table
-    if args.only:
-        sw = only_points(sw, args.only)
     if sw.share_checkpoint and not sw.checkpoints:
         # One folder of shared checkpoints for every study: a data set loaded by one sweep is restored by the next.
         root = pathlib.Path(args.store) if args.store else sweeps.DEFAULT_STORE
@@ -97,8 +100,8 @@ def parse_only(texts: list[str]) -> dict[str, str]:
 
 def only_points(sw, only: dict[str, str]):
     """The sweep restricted to its points whose swept parameters have the values given (compared as text, so
-    `caches.llc.size=47185920` matches 47185920); a path the sweep does not vary, or no point matching, is an
-    error before any work. The points keep their keys, so a later run of the whole sweep finds them stored."""
+    `caches.llc.size=47185920` matches 47185920), or None when it has no such point; a path the sweep does not
+    vary is an error. The points keep their keys, so a later run of the whole sweep finds them stored."""
     from drivers.sweep.space import List
 
     paths = set(sw.space.paths())
@@ -107,9 +110,13 @@ def only_points(sw, only: dict[str, str]):
         raise ParamError(f"--only {', '.join(unknown)}: sweep {sw.name!r} varies {', '.join(sorted(paths))}")
     keep = [params for params in sw.space.points()
             if all(str(params.get(path)) == value for path, value in only.items())]
-    if not keep:
-        raise ParamError(f"--only {only}: no point of sweep {sw.name!r} has those values")
-    return dataclasses.replace(sw, space=List(keep))
+    return dataclasses.replace(sw, space=List(keep)) if keep else None
+
+
+def check_only(sweeps: list, only: dict[str, str]) -> None:
+    """Before any work: every sweep varies the paths named, and at least one point of them has the values."""
+    if not any(only_points(sw, only) is not None for sw in sweeps):
+        raise ParamError(f"--only {only}: no point of {', '.join(sw.name for sw in sweeps)} has those values")
 
 
 def compare(study, reduced: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
@@ -183,12 +190,9 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"[bold red]error:[/] {err}")
             return 2
     if args.only and not args.draw_only:
-        try:                               # before any work: every sweep run has points with those values
-            for name in names:
-                study = studies.get(name)
-                kwargs = {"conditions": conditions} if studies.takes_conditions(study) else {"full": not args.reduced}
-                for sw in study.sweeps(**kwargs):
-                    only_points(sw, args.only)
+        try:                               # before any work: the sweeps have points with those values
+            check_only([sw for name in names for sw in studies.get(name).sweeps(
+                **study_kwargs(studies.get(name), conditions, args.reduced))], args.only)
         except ParamError as err:
             console.print(f"[bold red]error:[/] {err}")
             return 2

@@ -12,7 +12,12 @@ checked against the per-socket budget.
 Under skewed keys the measured requests are divided by the hottest core's expected load (`windowed`), so the
 busiest core sees about as many requests as under uniform keys and the simulated window stays short.
 
-Reduced (the default of `make figures`): short measured windows and a coarse search (see REDUCED and FULL); the
+At the paper's conditions (issue 28): the data set loaded once per steering mode and restored by every probe, both
+GET ratios, and at each capacity a steady-state window (drivers/steady_state.py) whose throughput and p95 carry 95%
+intervals; at skewed or CREW points, where the client's random stream decides which core is hot or where each GET
+goes, the window is repeated for SEEDS seeds (client.measure_seed) and the seeds' mean and t-interval reported.
+
+Reduced (the older default of `make figures`): short measured windows and a coarse search (see REDUCED and FULL); the
 report and the CSV say which was used. Full-scale quad-socket searches take hours on a small host."""
 
 from __future__ import annotations

@@ -43,6 +43,23 @@ def functional_server(items: int = PARTITION_ITEMS, requests_per_core: int = PAR
     return s
 
 
+def sized_from_items(system: System) -> System:
+    """The server's log and index sized from the item count (no log_mib= or buckets= arguments), so a data set of
+    the paper's size is held whole rather than evicted from the config's 32 MiB logs."""
+    system.workload.argv = [a for a in system.workload.argv if not a.startswith(("log_mib=", "log_kib=", "buckets="))]
+    return system
+
+
+def whole_server(**kwargs) -> System:
+    """configs/mica_e5_2680_dual.py's server with its store sized from the item count (the paper's conditions)."""
+    return sized_from_items(mica.system(**kwargs))
+
+
+def functional_store(items: int = PARTITION_ITEMS) -> System:
+    """functional_server with its store sized from the item count (the paper's conditions)."""
+    return sized_from_items(functional_server(items))
+
+
 def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
     """At the paper's conditions (the default): the whole server (8 cores a socket), the paper's data set and a
     steady-state window at each capacity; `reduced`: 2 cores a socket and the study's own small data set."""
@@ -50,13 +67,15 @@ def sweeps(full: bool | None = None, conditions: common.Conditions | None = None
     scale = seeds.scale_of(c, ITEMS, REQUESTS_PER_CORE, RESOLUTION, CURVE)
     per_socket = CORES_PER_SOCKET if c.reduced else mica.CORES_PER_SOCKET
     cores = mica.SOCKETS * per_socket
-    throughput = Sweep("seed-mica" + seeds.suffix(c), Base("mica_e5_2680_dual", cores_per_socket=per_socket,
+    server = "mica_e5_2680_dual" if c.reduced else f"drivers.studies.{NAME}:whole_server"
+    throughput = Sweep("seed-mica" + seeds.suffix(c), Base(server, cores_per_socket=per_socket,
                                                            items=scale.items,
                                                            requests=scale.requests_per_core * cores),
                        Grid(WORKLOAD_AXES), evaluator=seeds.EVALUATOR, options=scale.options())
     partition_items = PARTITION_ITEMS if c.reduced else c.items_or(PARTITION_ITEMS)
     partitions = Sweep("seed-mica-partitions" + seeds.suffix(c),
-                       Base(f"drivers.studies.{NAME}:functional_server", items=partition_items),
+                       Base(f"drivers.studies.{NAME}:" + ("functional_server" if c.reduced else "functional_store"),
+                            items=partition_items),
                        Grid({"client.popularity": ["zipf"], "client.get_ratio": [0.95, 0.5]}),
                        evaluator=RUN_EVALUATOR,
                        share_checkpoint=False)   # functional, one point per data set: a restore adds only its warm-up

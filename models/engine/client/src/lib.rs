@@ -470,7 +470,7 @@ impl Client {
     fn start_measure_stream(&mut self) {
         if self.cfg.measure_seed != 0 {
             let mut mix = self.cfg.seed ^ self.cfg.measure_seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            self.rng = splitmix64(&mut mix) ^ 0x6d65_6173_7572_65;
+            self.rng = splitmix64(&mut mix) ^ 0x006d_6561_7375_7265;
         }
     }
 

@@ -171,11 +171,7 @@ impl Client {
                 "batches of responses with a p95 each (0: fewer than 20 responses a batch)",
             ));
             out.push((format!("{latency}p95_batch_mean"), mean * 1e-3, "mean of the batches' p95s (ns)"));
-            out.push((
-                format!("{latency}p95_batch_sd"),
-                sd * 1e-3,
-                "standard deviation of the batches' p95s (ns)",
-            ));
+            out.push((format!("{latency}p95_batch_sd"), sd * 1e-3, "standard deviation of the batches' p95s (ns)"));
         }
         let per_put = if s.load_requests > 0 { s.load_insts as f64 / s.load_requests as f64 } else { 0.0 };
         out.push((format!("{load}insts_per_put"), per_put, "bulk-load instructions per PUT (frames packed full)"));
