@@ -227,3 +227,13 @@ def test_a_bad_only_is_refused_before_any_work(tmp_path):
     rc = figures.main(["--study", "llc", "--items", str(1 << 22), "--only", "caches.llc.size=1", "--store",
                        str(tmp_path / "sweeps"), "--outdir", str(tmp_path / "out"), "--no-progress"])
     assert rc == 2 and not (tmp_path / "sweeps").exists() and not (tmp_path / "out").exists()
+
+
+def test_the_steady_window_command_refuses_bad_input_before_any_run(capsys):
+    from drivers.cli import steady_window
+
+    with pytest.raises(SystemExit) as err:
+        steady_window.main(["--cores", "0"])
+    assert err.value.code == 2 and "at least 1" in capsys.readouterr().err
+    assert steady_window.main(["--cores", "2", "--items", "4096", "--seeds", "0"]) == 2
+    assert "seeds = 0" in capsys.readouterr().out
