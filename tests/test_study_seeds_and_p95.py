@@ -237,3 +237,22 @@ def test_the_steady_window_command_refuses_bad_input_before_any_run(capsys):
     assert err.value.code == 2 and "at least 1" in capsys.readouterr().err
     assert steady_window.main(["--cores", "2", "--items", "4096", "--seeds", "0"]) == 2
     assert "seeds = 0" in capsys.readouterr().out
+
+
+def test_a_seed_study_point_reads_its_steady_window_and_draws_its_interval(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from drivers.studies import seeds
+
+    row = {"stat.steady.throughput": 20.0, "stat.steady.half_width": 0.3, "stat.steady.p95_ns": 9000.0,
+           "stat.steady.p95_half_width_ns": 400.0, "stat.steady.seeds": 3.0, "stat.client.offered_mpps": 30.0}
+    f = seeds.point_figures(row)
+    assert (f["throughput_mrps"], f["throughput_ci_mrps"], f["p95_us"], f["p95_ci_us"], f["seeds"]) == \
+        (20.0, 0.3, 9.0, 0.4, 3.0)
+    drawn = []
+    monkeypatch.setattr(plt, "close", lambda fig: drawn.append(fig))
+    df = pd.DataFrame([{"workload": "zipf 95% GET", **f}])
+    seeds.plot_bars(df, "workload", "throughput_mrps", tmp_path / "t.png", "M req/s", "t", ci="throughput_ci_mrps")
+    from analysis import style
+
+    assert [c.get_label() for c in drawn[0].axes[0].containers][-1] == style.STEADY_INTERVAL

@@ -115,7 +115,8 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool | Non
         df["conditions"] = text
     paths = seeds.save_tables(outdir, NAME, {"throughput": thr_df, "latency": curve_df, "partitions": part_df})
     pngs = seeds.plot_throughput_and_latency(thr_df, "workload", "throughput_mrps", curve_df, outdir, NAME,
-                                             "sustained (M requests/s)", f"MICA EREW on dual E5-2680 ({text})")
+                                             "sustained (M requests/s)", f"MICA EREW on dual E5-2680 ({text})",
+                                             ci="throughput_ci_mrps")
     paths += [outdir / p for p in pngs]
     report = seeds.write(
         outdir, NAME, "MICA on its own server: dual Xeon E5-2680, eight 10 GbE ports"

@@ -111,7 +111,12 @@ def stats_of(row: Any) -> dict[str, float]:
 def point_figures(row: Any) -> dict[str, float]:
     """Throughput (sustained, M req/s), latency at capacity and the capacity search's answer, of one table row."""
     st = stats_of(row)
-    return {"throughput_mrps": end_to_end.sustained_mrps(st),
+    steady = "steady.throughput" in st        # the paper's conditions: the steady-state window at the capacity
+    nan = float("nan")
+    return {"throughput_mrps": st["steady.throughput"] if steady else end_to_end.sustained_mrps(st),
+            "throughput_ci_mrps": st["steady.half_width"] if steady else nan,
+            "p95_us": st.get("steady.p95_ns", nan) / 1e3, "p95_ci_us": st.get("steady.p95_half_width_ns", nan) / 1e3,
+            "seeds": st.get("steady.seeds", nan),
             "capacity_mpps_per_port": st.get("capacity.mpps_per_port", float("nan")),
             "p50_us": st.get("client.latency.p50", float("nan")) / 1e3,
             "p99_us": st.get("client.latency.p99", float("nan")) / 1e3,
@@ -169,13 +174,19 @@ def plot_curves(curves: pd.DataFrame, path: pathlib.Path, title: str) -> None:
     plt.close(fig)
 
 
-def plot_bars(df: pd.DataFrame, x: str, y: str, path: pathlib.Path, ylabel: str, title: str) -> None:
+def plot_bars(df: pd.DataFrame, x: str, y: str, path: pathlib.Path, ylabel: str, title: str,
+              ci: str | None = None) -> None:
+    """Bars of `y` per `x`, with the steady-state 95% interval (column `ci`, half-widths) where there is one."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from analysis import style
+
     fig, ax = plt.subplots(figsize=(6, 3.6))
     ax.bar([str(v) for v in df[x]], df[y])
+    if ci is not None and ci in df and df[ci].notna().any():
+        style.interval(ax, list(range(len(df))), df[y], df[y] + df[ci], df[y] - df[ci], label=style.STEADY_INTERVAL)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3, axis="y")
@@ -185,11 +196,12 @@ def plot_bars(df: pd.DataFrame, x: str, y: str, path: pathlib.Path, ylabel: str,
 
 
 def plot_throughput_and_latency(df: pd.DataFrame, x: str, y: str, curves: pd.DataFrame, outdir: pathlib.Path,
-                                name: str, ylabel: str, title: str) -> list[str]:
-    """The throughput bars (`y` per `x`) and the latency curves of a study; the PNGs' names (none without points)."""
+                                name: str, ylabel: str, title: str, ci: str | None = None) -> list[str]:
+    """The throughput bars (`y` per `x`, with the interval column `ci`) and the latency curves of a study; the PNGs'
+    names (none without points)."""
     if not len(df):
         return []
-    plot_bars(df, x, y, outdir / f"{name}_throughput.png", ylabel, title)
+    plot_bars(df, x, y, outdir / f"{name}_throughput.png", ylabel, title, ci)
     plot_curves(curves, outdir / f"{name}_latency.png", f"{title}: latency against load")
     return [f"{name}_throughput.png", f"{name}_latency.png"]
 
