@@ -129,10 +129,12 @@ bench-server: engine workloads
 # conditions (full platform, 192 Mi items, steady-state windows) for the points that carry each conclusion; FULL=1
 # for every point; ITEMS=N for a smaller data set (labelled reduced); REDUCED=1 for the 4-core share with the
 # studies' own data sets (COMPARE=1 with it also measures the reduced share's error on three full-socket points
-# per study, COMPARE="core_weight batching" for some studies); STUDY="end_to_end scaling" for some studies only.
+# per study, COMPARE="core_weight batching" for some studies); STUDY="end_to_end scaling" for some studies only;
+# ONLY="caches.llc.size=47185920" runs only the points with those swept values (one point at a time on a small host).
 figures: engine workloads
 	@nice -n 10 $(KVSIM) figures $(if $(FULL),--full) $(if $(REDUCED),--reduced) $(if $(ITEMS),--items $(ITEMS)) \
-		$(if $(COMPARE),--compare $(filter-out 1,$(COMPARE))) $(foreach s,$(STUDY),--study $(s))
+		$(if $(COMPARE),--compare $(filter-out 1,$(COMPARE))) $(foreach s,$(STUDY),--study $(s)) \
+		$(foreach o,$(ONLY),--only $(o))
 
 # The Xeon E5-2697 v2 runs beside the published measurements (`kvsim validate --help` for its options).
 validate: engine workloads

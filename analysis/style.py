@@ -30,6 +30,8 @@ CHOSEN_ROB, CHOSEN_ISSUE_WIDTH = 64, 3
 CHOSEN_LLC_PER_CORE_KB = 768
 # The legend of a steady-state throughput's interval (drivers/steady_state.py).
 STEADY_INTERVAL = "95% interval (batch means over the window)"
+# The p95's: batch means of 30 batches' p95s, or the t-interval over repeated seeds (drivers/steady_state.py).
+P95_INTERVAL = "95% interval of the p95 (batches' p95s, or seeds)"
 
 RC = {
     "figure.dpi": 110, "savefig.dpi": 150, "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,

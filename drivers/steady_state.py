@@ -21,6 +21,18 @@ the per-request interval does not). The first and last batch-sized stretch of a 
 the first holds the start-up (queues filling from empty), the last the drain (the client has stopped sending and the
 last responses are coming back).
 
+The p95 and its interval. The p95 reported is the whole last window's (client.latency.p95); its 95% interval is
+the batch-means interval of the p95s of 30 batches of the window's responses in the order they came back, the first
+and last stretch left out as above (the client's client.latency.p95_batch_sd over p95_batches batches: t x sd /
+sqrt(batches)). A batch needs at least 20 responses for a p95 of its own; a shorter window has no p95 interval (NaN,
+said in the record: steady.p95_batches = 0).
+
+Repeated seeds (`replicate`). Where the client's randomness matters (skewed keys: which keys are hot in which
+partition's window; CREW: which core a GET goes to), one long window still measures one random stream. The rule is
+then run once per seed (client.measure_seed: the warm-up and measured phase draw from a stream of their own, the
+data set loaded once), and the result is the mean over the seeds with the Student-t interval of the seeds' results
+(independent replications: K - 1 degrees of freedom), for the throughput and for the p95 alike.
+
 `measure(run_window, first)` is the rule for any server: `run_window(length) -> Window`. `simulated_window` is the
 one for a simulated server (the answered requests over simulated time, sampled through the run's progress reports).
 """
@@ -56,6 +68,8 @@ class Window:
     throughput: float
     busiest_utilization: float
     p95: float = float("nan")
+    p95_half_width: float = float("nan")     # of its 95% interval (batch means of the batches' p95s); NaN: too short
+    p95_batches: int = 0
     stats: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -86,7 +100,77 @@ class SteadyState:
                 f"{prefix}.relative_half_width": self.relative_half_width,
                 f"{prefix}.window": float(self.last.length), f"{prefix}.windows": float(len(self.windows)),
                 f"{prefix}.busiest_utilization": self.last.busiest_utilization,
-                f"{prefix}.converged": float(self.converged), f"{prefix}.batches": float(len(self.last.batch_rates))}
+                f"{prefix}.converged": float(self.converged), f"{prefix}.batches": float(len(self.last.batch_rates)),
+                f"{prefix}.p95_ns": self.last.p95, f"{prefix}.p95_half_width_ns": self.last.p95_half_width,
+                f"{prefix}.p95_batches": float(self.last.p95_batches), f"{prefix}.seeds": 1.0}
+
+
+@dataclass
+class Replicated:
+    """The steady-state rule run once per seed (module doc, repeated seeds): `runs[i]` measured with `seeds[i]`."""
+    runs: list[SteadyState]
+    seeds: list[int]
+    confidence: float = CONFIDENCE
+
+    def __post_init__(self):
+        if not self.runs or len(self.runs) != len(self.seeds):
+            raise ValueError(f"replicated steady state: {len(self.runs)} run(s) for seeds {self.seeds}")
+
+    def throughput_interval(self) -> tuple[float, float]:
+        """(mean, half-width) over the seeds; one seed: its own window's interval."""
+        if len(self.runs) == 1:
+            return self.runs[0].throughput, self.runs[0].half_width
+        return interval([r.throughput for r in self.runs], self.confidence)
+
+    def p95_interval(self) -> tuple[float, float]:
+        if len(self.runs) == 1:
+            return self.runs[0].last.p95, self.runs[0].last.p95_half_width
+        return interval([r.last.p95 for r in self.runs], self.confidence)
+
+    def stats(self, prefix: str = "steady") -> dict[str, float]:
+        """The seeds' mean and interval under the single run's names (throughput, half_width, p95_ns,
+        p95_half_width_ns), whether every seed converged, the longest window, and each seed's own figures
+        (<prefix>.seed<i>.throughput, .half_width, .p95_ns)."""
+        out = self.runs[-1].stats(prefix)
+        mean, half = self.throughput_interval()
+        p95, p95_half = self.p95_interval()
+        out.update({f"{prefix}.throughput": mean, f"{prefix}.half_width": half,
+                    f"{prefix}.relative_half_width": half / mean if mean else float("inf"),
+                    f"{prefix}.p95_ns": p95, f"{prefix}.p95_half_width_ns": p95_half,
+                    f"{prefix}.converged": float(all(r.converged for r in self.runs)),
+                    f"{prefix}.window": float(max(r.last.length for r in self.runs)),
+                    f"{prefix}.busiest_utilization": min(r.last.busiest_utilization for r in self.runs),
+                    f"{prefix}.seeds": float(len(self.runs))})
+        for seed, r in zip(self.seeds, self.runs):
+            out.update({f"{prefix}.seed{seed}.throughput": r.throughput, f"{prefix}.seed{seed}.half_width":
+                        r.half_width, f"{prefix}.seed{seed}.p95_ns": r.last.p95,
+                        f"{prefix}.seed{seed}.converged": float(r.converged)})
+        return out
+
+
+def replicate(measure_seed: Callable[[int], SteadyState], seeds: int) -> Replicated:
+    """The rule once per seed 0 .. seeds-1 (`measure_seed(seed)`: the whole rule with the client's measured phase
+    drawn from that seed's stream; seed 0 is the stream the capacity search's probes used)."""
+    if seeds < 1:
+        raise ParamError(f"steady state: seeds = {seeds}: must be at least 1")
+    return Replicated([measure_seed(seed) for seed in range(seeds)], list(range(seeds)))
+
+
+P95_STATS = ("client.latency.p95", "client.latency.p95_batches", "client.latency.p95_batch_sd")
+
+
+def p95_interval(stats: dict[str, float], confidence: float = CONFIDENCE) -> tuple[float, float, int]:
+    """(p95, half-width of its interval, batches) of a run's round trips in ns (module doc: batch means of the
+    batches' p95s); the half-width is NaN when the run had too few responses for batches (0 batches). A run without
+    the client's latency statistics is an error."""
+    missing = [k for k in P95_STATS if k not in stats]
+    if missing:
+        raise ValueError(f"the run has no {', '.join(missing)}: its p95 interval cannot be measured")
+    batches = int(stats["client.latency.p95_batches"])
+    if batches < 2:
+        return float(stats["client.latency.p95"]), float("nan"), batches
+    half = t_quantile(confidence, batches - 1) * float(stats["client.latency.p95_batch_sd"]) / math.sqrt(batches)
+    return float(stats["client.latency.p95"]), half, batches
 
 
 def t_quantile(confidence: float, dof: int) -> float:
@@ -212,6 +296,6 @@ def simulated_window(make_system: Callable[[int], Any], service_rate: float | No
                              f"need at least 2 (progress_every = {every:,} instructions)")
         rates, throughput = batch_rates(t * 1e-12, n, batches)
         util = busiest_queue_rate(stats) / service_rate if service_rate else float("nan")
-        return Window(requests, rates / 1e6, throughput / 1e6, util,
-                      stats.get("client.latency.p95", float("nan")), stats)
+        p95, p95_half, p95_batches = p95_interval(stats)
+        return Window(requests, rates / 1e6, throughput / 1e6, util, p95, p95_half, p95_batches, stats)
     return run

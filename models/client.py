@@ -67,6 +67,10 @@ class Client(SimObject):
                       "(erew when absent). An explicit value must agree with that argument",
                       choices=("auto", "erew", "crew"))
     seed = Param.Count(1, "seed of the client's random choices (keys, operations, fuzz frames)")
+    measure_seed = Param.Count(0, "repeated seeds of one data set: nonzero restarts the random choices of the warm-up "
+                               "and measured phase (keys, operations) from a stream of (seed, measure_seed) at the "
+                               "end of the bulk load, in a run that loads and in one restored from its checkpoint "
+                               "alike (the checkpoint does not depend on it); 0 continues the load's stream")
     window = Param.Count(32, "packets outstanding per queue at most (keep it below the server's RX ring size)",
                          min=1, max=4096)
     offered_mpps = Param.Float(0.0, "open-loop offered load per NIC port in million request frames per second "

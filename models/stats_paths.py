@@ -135,7 +135,8 @@ _ALL = [
         "deletes", "gets", "hits", "insts_per_request", "insts_per_request_idle", "insts_per_request_work", "items", "key_size", "loss", "lost_packets", "lost_requests",
         "measured_ns", "misses", "offered_mpps", "packets", "puts", "requests", "responses_checked",
         "throughput_mrps", "value_size"), "the ghost client: requests, checking, throughput and loss"),
-    StatGroup("client_latency", "client.latency", ("mean", "p50", "p95", "p99", "p999", "samples"),
+    StatGroup("client_latency", "client.latency", ("mean", "p50", "p95", "p95_batch_mean", "p95_batch_sd",
+                                                  "p95_batches", "p99", "p999", "samples"),
               "the client's round-trip latency distribution (ns)"),
     StatGroup("client_load", "client.load", ("insts", "insts_per_put", "packets", "requests"),
               "the client's bulk load of the store"),
@@ -267,6 +268,13 @@ METRIC_DEFINITIONS: dict[str, str] = {
                                      "measured request; work + idle is insts_per_request less the instructions "
                                      "since each hart's last poll ended",
     "client.throughput_mrps": "the highest offered load with < 1% loss (drivers/capacity.py), in M requests/s",
+    "steady.throughput": "at the capacity's offered load, measured requests answered per second over a window that "
+                         "grows until the 95% interval (batch means of 30 batches of equal request counts, start-up "
+                         "and drain left out) is within +-2% and the busiest core is saturated "
+                         "(drivers/steady_state.py); with several seeds, their mean and the t-interval over the seeds",
+    "steady.p95_ns": "the 95th percentile round trip (client send to client receive) of that window's measured "
+                     "requests; its 95% interval from the p95s of 30 batches of the responses in the order they came "
+                     "back (t x sd / sqrt(30)); with several seeds, the seeds' mean and t-interval",
 }
 
 RUN, CLIENT, CLIENT_LATENCY = GROUPS["run"], GROUPS["client"], GROUPS["client_latency"]

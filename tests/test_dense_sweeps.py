@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from drivers import sweep as sw
-from drivers.studies import dense
+from drivers.studies import common, dense
 from drivers.studies import dense_sweeps as ds
 from models.dense_server import DenseServer, ServerBudgetWarning, StackFigures
 from models.params import ParamError
@@ -27,7 +27,7 @@ def mcd_built():
 
 
 def test_the_reduced_study_sweeps_every_stack_the_issue_names(mcd_built):
-    sweeps = ds.sweeps()
+    sweeps = ds.sweeps(scale=ds.REDUCED)
     names = [s.name for s in sweeps]
     assert len(names) == len(set(names))
     points = {s.name: s.resolve() for s in sweeps}         # every point builds and validates before any run
@@ -217,5 +217,15 @@ def test_the_study_is_registered_for_the_figures_script():
 
     study = studies.get("dense")
     assert "dense" in studies.ALL and study.make is not None
-    assert [s.name for s in study.sweeps(full=False)] == [s.name for s in ds.sweeps()]
+    assert [s.name for s in study.sweeps(full=False)] == [s.name for s in ds.sweeps(scale=ds.REDUCED)]
     assert all(s.name.endswith("-full") for s in study.sweeps(full=True))
+    # The paper's conditions by default (issue 28): the full measurement of the server table's stacks and their
+    # neighbours, every name saying so; the reduced run is explicit.
+    assert studies.takes_conditions(study)
+    default = study.sweeps()
+    assert all(s.name.endswith("-full-key") for s in default)
+    assert {s.name for s in default} >= {"dense-mercury-a7-n32-full-key", "dense-mercury-a15-n16-full-key",
+                                         "dense-keyvault-a15-n16-full-key", "dense-keyvault-a15-n8-full-key"}
+    assert not any("-n4-" in s.name for s in default)
+    reduced = study.sweeps(conditions=common.Conditions(reduced=True, items=None))
+    assert [s.name for s in reduced] == [s.name for s in ds.sweeps(scale=ds.REDUCED)]

@@ -164,5 +164,13 @@ def test_a_simulated_window_gives_batch_means_of_the_answered_requests(engine):
     assert rate > 0
     # Against its own rate as the service rate, the busiest core is exactly "saturated".
     assert ss.simulated_window(make, rate)(4000).busiest_utilization == pytest.approx(1.0)
+    # The p95 with its interval: the p95s of 30 batches of the responses scatter around the whole window's.
+    st = w.stats
+    assert w.p95_batches == ss.BATCHES == st["client.latency.p95_batches"]
+    assert w.p95 == st["client.latency.p95"] and 0 < w.p95_half_width < 0.2 * w.p95
+    assert st["client.latency.p95_batch_mean"] == pytest.approx(w.p95, rel=0.2)
+    # A window of 200 responses has fewer than 20 a batch: no p95 interval (NaN, never a zero width).
+    short = ss.simulated_window(make, None)(200)
+    assert short.p95_batches == 0 and math.isnan(short.p95_half_width) and short.p95 > 0
     with pytest.raises(ValueError, match="no NIC queue"):
         ss.busiest_queue_rate({"client.measured_ns": 1.0})

@@ -15,6 +15,8 @@
     sim-scripts/figures.py --study dense         # the dense 3D-stacked servers (Mercury, Iridium, KeyVault): one
                                                  # stack's capacity per point, aggregated into its 1.5U server
     sim-scripts/figures.py --draw-only           # draw from the points stored so far, running none
+    sim-scripts/figures.py --study llc --only caches.llc.size=47185920   # run only the points with that value
+                                                 # (the draw shows every point stored so far)
     sim-scripts/figures.py --reduced --compare   # also three points of each study on the full socket: the error
                                                  # of the reduced share (--compare llc batching: those studies)
 
@@ -45,6 +47,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
+    if args.only and not args.draw_only:
+        restricted = only_points(sw, args.only)
+        if restricted is None:         # none of this sweep's points is named: draw what it has stored
+            return run_sweep(sw, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
+        sw = restricted
     if args.draw_only:
         # The points stored so far (a sweep stopped part way, or run elsewhere), without running any.
         store = sweeps.store_dir(sw.name, pathlib.Path(args.store) / sw.name if args.store else None)
@@ -72,6 +79,44 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
     console.print(f"sweep [bold]{sw.name}[/]: {report.points} points ({report.skipped} stored before, "
                   f"{report.ran} run, {report.failed} failed) in {report.host_seconds:.0f} s")
     return table
+
+
+def study_kwargs(study, conditions: common.Conditions, reduced: bool) -> dict:
+    """A study's sweeps() and make() arguments: its Conditions, or (a study without them) its full-scale sweeps
+    unless --reduced."""
+    return {"conditions": conditions} if studies.takes_conditions(study) else {"full": not reduced}
+
+
+def parse_only(texts: list[str]) -> dict[str, str]:
+    """--only PATH=VALUE options as {path: value text}; a malformed one is an error before any work."""
+    out = {}
+    for text in texts:
+        path, eq, value = text.partition("=")
+        if not eq or not path or not value:
+            raise ParamError(f"--only {text!r}: give PATH=VALUE (a swept parameter and one of its values)")
+        out[path] = value
+    return out
+
+
+def only_points(sw, only: dict[str, str]):
+    """The sweep restricted to its points whose swept parameters have the values given (compared as text, so
+    `caches.llc.size=47185920` matches 47185920), or None when it has no such point; a path the sweep does not
+    vary is an error. The points keep their keys, so a later run of the whole sweep finds them stored."""
+    from drivers.sweep.space import List
+
+    paths = set(sw.space.paths())
+    unknown = [p for p in only if p not in paths]
+    if unknown:
+        raise ParamError(f"--only {', '.join(unknown)}: sweep {sw.name!r} varies {', '.join(sorted(paths))}")
+    keep = [params for params in sw.space.points()
+            if all(str(params.get(path)) == value for path, value in only.items())]
+    return dataclasses.replace(sw, space=List(keep)) if keep else None
+
+
+def check_only(sweeps: list, only: dict[str, str]) -> None:
+    """Before any work: every sweep varies the paths named, and at least one point of them has the values."""
+    if not any(only_points(sw, only) is not None for sw in sweeps):
+        raise ParamError(f"--only {only}: no point of {', '.join(sw.name for sw in sweeps)} has those values")
 
 
 def compare(study, reduced: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
@@ -117,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outdir", help="where figures go (default results/figures; with --reduced "
                         "results/figures-reduced, so the two sets stand side by side)")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--only", action="append", default=[], metavar="PATH=VALUE",
+                        help="run only the points whose swept parameter PATH has VALUE (repeatable); the draw shows "
+                        "every point stored")
     parser.add_argument("--draw-only", action="store_true",
                         help="run no point: draw from the points stored so far (a sweep stopped part way)")
     args = parser.parse_args(argv)
@@ -125,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
                                                                                 else "figures")
     summary: list[dict] = []
     started = time.time()
+    try:
+        args.only = parse_only(args.only)
+    except ParamError as err:
+        console.print(f"[bold red]error:[/] {err}")
+        return 2
     if args.reduced and (args.full or args.items):
         parser.error("--reduced takes the studies' own data sets on a 4-core share: not with --full or --items")
     conditions = common.Conditions(reduced=args.reduced, items=None if args.reduced else
@@ -136,10 +189,16 @@ def main(argv: list[str] | None = None) -> int:
         except ParamError as err:
             console.print(f"[bold red]error:[/] {err}")
             return 2
+    if args.only and not args.draw_only:
+        try:                               # before any work: the sweeps have points with those values
+            check_only([sw for name in names for sw in studies.get(name).sweeps(
+                **study_kwargs(studies.get(name), conditions, args.reduced))], args.only)
+        except ParamError as err:
+            console.print(f"[bold red]error:[/] {err}")
+            return 2
     for name in names:
         study = studies.get(name)
-        # A study without Conditions runs its full-scale sweeps unless --reduced.
-        kwargs = {"conditions": conditions} if studies.takes_conditions(study) else {"full": not args.reduced}
+        kwargs = study_kwargs(study, conditions, args.reduced)
         tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(**kwargs)}
         if args.draw_only and not any((t.status == "ok").any() for t in tables.values()):
             console.print(f"study [bold]{name}[/]: no point stored at these conditions, nothing to draw")

@@ -70,10 +70,11 @@ class Conditions:
         items = "" if self.items is None else f"-{_items_short(self.items)}"
         return f"{self.cores}c{items}" + ("" if self.all_points or self.reduced else "-key")
 
-    def text(self, items: int | None = None) -> str:
-        """The conditions in words, for every output (CSV column, report, plot caption)."""
+    def text(self, items: int | None = None, reduced_as: str = "") -> str:
+        """The conditions in words, for every output (CSV column, report, plot caption); `reduced_as` says what a
+        study's reduced scale is when it is not the 4-core share of the socket."""
         n = items if items is not None else self.items
-        scale = (f"reduced: a {REDUCED_CORES}-core share of the 60-core socket" if self.reduced
+        scale = ("reduced: " + (reduced_as or f"a {REDUCED_CORES}-core share of the 60-core socket") if self.reduced
                  else "full platform")
         if n is None:
             data = "the study's own data set"
@@ -210,6 +211,8 @@ def figures_of(row: Any) -> dict[str, float]:
         "steady_converged": r.get("steady.converged", nan),
         "busiest_utilization": r.get("steady.busiest_utilization", nan),
         "p95_steady_us": r.get("steady.p95_ns", nan) / 1e3,
+        "p95_steady_ci_us": r.get("steady.p95_half_width_ns", nan) / 1e3,
+        "seeds": r.get("steady.seeds", nan),
         "capacity_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
         "p95_us": r.get("client.latency.p95", float("nan")) / 1e3,
         "p50_us": r.get("client.latency.p50", float("nan")) / 1e3,
@@ -217,6 +220,12 @@ def figures_of(row: Any) -> dict[str, float]:
         "net_tx_gbps": sum_of(r, paths.NIC_PORT, "tx_wire_gbps"),
         "l1d_mpki": mean_of(r, paths.PRIVATE_CACHE, "mpki", socket=0, cache="l1d"),
         "llc_mpki": r.get(paths.LLC.stat(0, "mpki"), float("nan")),
+        # The split (models/stats_paths.py LLC_METRICS): demand, software prefetch and DMA/DDIO misses (and the
+        # hardware prefetchers', zero with them off) sum to llc_mpki.
+        "llc_demand_mpki": r.get(paths.LLC.stat(0, "demand_mpki"), nan),
+        "llc_sw_prefetch_mpki": r.get(paths.LLC.stat(0, "sw_prefetch_mpki"), nan),
+        "llc_hw_prefetch_mpki": r.get(paths.LLC.stat(0, "hw_prefetch_mpki"), nan),
+        "llc_dma_mpki": r.get(paths.LLC.stat(0, "dma_mpki"), nan),
         "mem_read_gbs": r.get(paths.MEMORY.stat(0, "read_bw"), float("nan")) / 1e9,
         "mem_write_gbs": r.get(paths.MEMORY.stat(0, "write_bw"), float("nan")) / 1e9,
         "ipc": mean_of(r, paths.CORE, "ipc", socket=0),
@@ -232,6 +241,7 @@ def figures_of(row: Any) -> dict[str, float]:
         # not a capacity search, or limited by the line rate); and the point's conditions, for the captions.
         "throughput_upper_mrps": _capacity_upper(r),
         "items": row.get("cfg.client.items", float("nan")),
+        "host_seconds": row.get("host_seconds", nan),          # the point's host time (capacity search + windows)
         "requests": row.get("cfg.client.requests", float("nan")),
     }
 
@@ -244,9 +254,14 @@ def _capacity_upper(r: dict[str, float]) -> float:
 
 
 def write_report(path: pathlib.Path, title: str, intro: str, config_diff: list[str], table_md: str,
-                 pngs: list[str], notes: list[str]) -> pathlib.Path:
+                 pngs: list[str], notes: list[str], metrics: list[str] | None = None) -> pathlib.Path:
+    """A study's Markdown report; `metrics` names the statistics it plots (keys of
+    models/stats_paths.py METRIC_DEFINITIONS), whose definitions it states."""
     lines = [f"# {title}", "", intro, "", "## Configuration (difference from configs/brps_target_socket.py)", ""]
     lines += [f"- {line}" for line in config_diff]
+    if metrics:
+        lines += ["", "## Definitions of what is plotted", ""]
+        lines += [f"- `{m}`: {paths.METRIC_DEFINITIONS[m]}" for m in metrics]
     lines += ["", "## Results", "", table_md, ""]
     lines += [f"![{png}]({png})" for png in pngs]
     if notes:

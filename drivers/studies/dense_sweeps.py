@@ -23,6 +23,7 @@ Scales: `REDUCED` (`make figures`) and `FULL` (`--full`) differ in measured requ
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import pathlib
@@ -80,6 +81,10 @@ class Scale:
 # stack's capacity; 5% resolution takes 4-7 probes. 32 Ki items (each instance holds its share without evicting).
 REDUCED = Scale("reduced", requests_per_core=300, min_requests=1200, resolution=0.05, max_probes=12)
 FULL = Scale("full", requests_per_core=2000, min_requests=8000, resolution=0.01, max_probes=24)
+# At the paper's conditions (the default since issue 28): the FULL measurement of the points that carry the
+# conclusion: the server table's stacks (Mercury-32, Iridium-32, KeyVault-16) and their neighbours on the cores axis
+# (16; KeyVault 8), the memory study's whole latency x L2 grid on the 32-core Mercury stacks, and the what-if.
+KEY = dataclasses.replace(FULL, name="full-key", core_counts=(16, 32), keyvault_cores=(8, 16))
 # The test's: two small Mercury stacks and one KeyVault stack, a coarse search.
 SMOKE = Scale("smoke", requests_per_core=60, min_requests=120, resolution=0.25, max_probes=8, items=1 << 12,
               core_counts=(1, 2), keyvault_cores=(2,), latencies=("10ns", "50ns"), platforms=("mercury", "keyvault"),
@@ -129,10 +134,18 @@ def sweep_name(platform: str, kind: str, cores: int, scale: Scale, what: str = "
     return f"dense-{platform}-{kind}-n{cores}{what}{tag}"
 
 
-def sweeps(full: bool = False, scale: Scale | None = None) -> list[Sweep]:
+def scale_for(c: common.Conditions) -> Scale:
+    """The measurement of conditions `c`: reduced, REDUCED; the paper's, FULL over the key points (KEY) or, with
+    all_points, every point. Every stack is whole either way, and keeps its own data set (dense.ITEMS, sized for the
+    stacks' memory; the billion-RPS paper's 192 Mi items are not the dense servers' workload)."""
+    return REDUCED if c.reduced else FULL if c.all_points else KEY
+
+
+def sweeps(full: bool | None = None, conditions: common.Conditions | None = None,
+           scale: Scale | None = None) -> list[Sweep]:
     """The studies' sweeps, one per stack configuration (platform, core kind, cores: what the configs take as
     arguments); the memory study's grid (latency x L2) is the space of the MEMORY_CORES Mercury sweeps."""
-    scale = scale or (FULL if full else REDUCED)
+    scale = scale or scale_for(common.conditions_for(full, conditions))
     out: list[Sweep] = []
     no_l2 = List([{"caches.l2_enabled": False}])
     memory_cores = min(MEMORY_CORES, max(scale.core_counts))
@@ -509,9 +522,16 @@ STUDY_COLUMNS = ["platform", "core", "cores", "l2", "memory latency ns", "stack 
                  "busiest mem port share"]
 
 
-def make(tables: dict[str, Any], outdir: pathlib.Path, full: bool, scale: Scale | None = None) -> list[pathlib.Path]:
-    scale = scale or (FULL if full else REDUCED)
+def make(tables: dict[str, Any], outdir: pathlib.Path, full: bool | None = None,
+         conditions: common.Conditions | None = None, scale: Scale | None = None) -> list[pathlib.Path]:
+    c = common.conditions_for(full, conditions)
+    scale = scale or scale_for(c)
+    text = ("reduced: " if scale is REDUCED or scale.name == "smoke" else "") + \
+        f"{scale.name} measurement of whole stacks; the stacks' own data set ({scale.items:,} items); " + \
+        ("every point" if scale is not KEY else "the points that carry the conclusion")
     df = frame(tables)
+    if not df.empty:
+        df["conditions"] = text
     outdir.mkdir(parents=True, exist_ok=True)
     csv = outdir / "dense.csv"
     df.to_csv(csv, index=False)
@@ -542,6 +562,7 @@ def make(tables: dict[str, Any], outdir: pathlib.Path, full: bool, scale: Scale 
         "per stack (1-32) and A7 vs A15 for Mercury and Iridium; the 3D DRAM's latency (10-100 ns) with and without "
         "L2; KeyVault vs Mercury; the server table; and what bounds the network.", "",
         "## Scale and configuration", "",
+        f"- conditions: {text}",
         f"- scale: {scale.name}: {scale.requests_per_core} measured requests per core per probe (at least "
         f"{scale.min_requests}), capacity resolution {scale.resolution:.0%}, at most {scale.max_probes} probes, "
         f"{scale.items:,} items (memcached binary protocol over UDP, {dense.GET_RATIO:.0%} GET, every response "

@@ -65,6 +65,12 @@ def frame(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("llc_per_core_kb").reset_index(drop=True)
 
 
+# The three MPKI series the LLC study plots (issue 28 item 3): column, colour, marker, legend.
+MPKI_SERIES = (("llc_demand_mpki", "tab:red", "o", "LLC MPKI: demand (loads, stores, fetches)"),
+               ("llc_sw_prefetch_mpki", "tab:orange", "s", "LLC MPKI: software prefetches"),
+               ("llc_dma_mpki", "tab:purple", "^", "LLC MPKI: DMA / DDIO allocations"))
+
+
 def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     plt = style.pyplot()
 
@@ -84,7 +90,12 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     ax.set_xticks(list(x), [f"{k} KB" if k < 1024 else f"{k // 1024} MB" for k in df.llc_per_core_kb])
     ax.set_xlabel("LLC capacity per core")
     ax2 = ax.twinx()
-    ax2.plot(list(x), df.llc_mpki, color="tab:red", marker="o", label="LLC MPKI")
+    if "llc_demand_mpki" in df and df.llc_demand_mpki.notna().any():
+        # The split of issue 28 (models/stats_paths.py LLC_METRICS); the hardware prefetchers are off (zero).
+        for column, color, marker, name in MPKI_SERIES:
+            ax2.plot(list(x), df[column], color=color, marker=marker, label=name)
+    else:                               # a frame from before the split
+        ax2.plot(list(x), df.llc_mpki, color="tab:red", marker="o", label="LLC MPKI")
     style.rate_axis(ax2, "LLC MPKI")
     ax2.grid(False)
     ax2.spines["right"].set_visible(True)
@@ -111,8 +122,10 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
     df.to_csv(csv, index=False)
     plot(df, png, style.conditions_of(df, full=c.full, cores=cores, extra=df["conditions"].iloc[0] if len(df) else ""))
     heads = headline(df)
-    cols = ["llc_per_core_kb", "throughput_mrps", "llc_mpki", "l1d_mpki", "mem_read_gbs", "mem_write_gbs",
-            "p95_us", "ipc"]
+    cols = ["llc_per_core_kb", "throughput_mrps", "throughput_ci_mrps", "llc_mpki", "llc_demand_mpki",
+            "llc_sw_prefetch_mpki", "llc_dma_mpki", "l1d_mpki", "mem_read_gbs", "mem_write_gbs", "p95_steady_us",
+            "p95_steady_ci_us", "ipc", "host_seconds"]
+    cols = [col for col in cols if col in df]
     report = common.write_report(
         outdir / "llc.md", "LLC capacity per core", __doc__.split("\n\n")[0].replace("\n", " "),
         [f"conditions: {df['conditions'].iloc[0] if len(df) else c.text()}", f"scale: {common.scale_text(cores)} (the LLC size is the swept value)",
@@ -121,8 +134,11 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
          f"items / cores / 8; DDIO (nic.ddio_ways) 10% as in the config",
          "the data set is loaded once and checkpointed; each probe restores it and warms its caches over "
          f"{WARMUP_REQUESTS_PER_CORE * cores:,} requests of its measured mix (client.warmup_requests)",
-         f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution"],
+         f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution, then the steady-state "
+         "window at the capacity (throughput_ci_mrps: its 95% interval); host_seconds: the point's host time"],
         "### Headline ratios (throughput)\n\n" +
         common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())})) +
-        "\n\n### Table\n\n" + common.markdown_table(df[cols]), [png.name], [])
+        "\n\n### Table\n\n" + common.markdown_table(df[cols]), [png.name], [],
+        metrics=["steady.throughput", "llc.demand_mpki", "llc.sw_prefetch_mpki", "llc.dma_mpki",
+                 "llc.hw_prefetch_mpki", "steady.p95_ns"])
     return [csv, png, report]

@@ -15,7 +15,7 @@ import pandas as pd
 from models import stats_paths
 
 from ..sweep import Base, List, Sweep
-from . import seeds
+from . import common, seeds
 
 NAME = "seed_kvcache"
 # (sockets, cores per socket): one socket with its NIC and the whole server with four NICs, both reduced to 2 cores
@@ -29,40 +29,60 @@ CURVE = (0.5,)
 COMMAND = f"nice -n 15 .venv/bin/python sim-scripts/figures.py --study {NAME} --jobs 1"
 
 
-def sweeps(full: bool = False) -> list[Sweep]:
-    return [Sweep(f"seed-kvcache-{s}s" + ("" if c == CORES_PER_SOCKET else f"-{c}c"),
-                  Base("kvcache_e5_4640_quad", sockets=s, cores_per_socket=c, items=ITEMS,
-                       requests=REQUESTS_PER_CORE * c * s),
-                  List([{"client.get_ratio": 1.0}]), evaluator=seeds.EVALUATOR,
-                  options={"resolution": RESOLUTION, "curve": list(CURVE)}) for s, c in POINTS]
+FULL_CORES_PER_SOCKET = 8
+FULL_POINTS = ((1, FULL_CORES_PER_SOCKET), (4, FULL_CORES_PER_SOCKET))   # one whole socket, the whole server
 
 
-def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+def points(c: common.Conditions) -> tuple[tuple[int, int], ...]:
+    return POINTS if c.reduced else FULL_POINTS
+
+
+def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
+    """At the paper's conditions (the default): one whole socket and the whole server (8 cores a socket), the data
+    set of the conditions and a steady-state window; `reduced`: 2 cores a socket (and one whole socket), small."""
+    cond = common.conditions_for(full, conditions)
+    scale = seeds.scale_of(cond, ITEMS, REQUESTS_PER_CORE, RESOLUTION, CURVE)
+    return [Sweep(f"seed-kvcache-{s}s" + ("" if c == CORES_PER_SOCKET else f"-{c}c") + seeds.suffix(cond),
+                  Base("kvcache_e5_4640_quad", sockets=s, cores_per_socket=c, items=scale.items,
+                       requests=scale.requests_per_core * c * s),
+                  List([{"client.get_ratio": 1.0}]), evaluator=seeds.EVALUATOR, options=scale.options())
+            for s, c in points(cond)]
+
+
+def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool | None = None,
+         conditions: common.Conditions | None = None) -> list[pathlib.Path]:
+    cond = common.conditions_for(full, conditions)
+    scale = seeds.scale_of(cond, ITEMS, REQUESTS_PER_CORE, RESOLUTION, CURVE)
+    text = cond.text(scale.items, reduced_as=f"{CORES_PER_SOCKET} of each socket's {FULL_CORES_PER_SOCKET} cores "
+                     "(and one whole socket)")
     rows, curves = [], []
     for table in tables.values():
         for _, row in table.query("status == 'ok'").iterrows():
             sockets = len(stats_paths.NIC_PORT.instances(seeds.stats_of(row), "rx_frames"))    # one 1-port NIC each
             fig = seeds.point_figures(row)
             rows.append({"sockets (= NICs)": sockets, "cores": int(row["cfg.harts"]), **fig,
-                         "per socket M req/s": fig["throughput_mrps"] / sockets})
+                         "per socket M req/s": fig["throughput_mrps"] / sockets,
+                         "per socket ci": fig["throughput_ci_mrps"] / sockets})
             curves += seeds.curve_rows(row, f"{sockets} socket(s), {int(row['cfg.harts'])} cores")
     df, curve_df = pd.DataFrame(rows), pd.DataFrame(curves)
+    df["conditions"], curve_df["conditions"] = text, text
     paths = seeds.save_tables(outdir, NAME, {"throughput": df, "latency": curve_df})
     pngs = seeds.plot_throughput_and_latency(df, "sockets (= NICs)", "per socket M req/s", curve_df, outdir, NAME,
                                              "sustained per socket (M requests/s)",
-                                             "KV-Cache, E5-4640, 64-byte GETs (reduced)")
+                                             f"KV-Cache, E5-4640, 64-byte GETs ({text})", ci="per socket ci")
     paths += [outdir / p for p in pngs]
     report = seeds.write(
-        outdir, NAME, "KV-Cache platform: four Xeon E5-4640, one 10 GbE NIC per socket (reduced scale)",
+        outdir, NAME, "KV-Cache platform: four Xeon E5-4640, one 10 GbE NIC per socket"
+        + (" (reduced scale)" if cond.reduced else ""),
         __doc__.split("\n\n")[0].replace("\n", " "),
-        [f"platform: configs/kvcache_e5_4640_quad.py; points (sockets, cores per socket) {POINTS}: REDUCED to "
-         f"{CORES_PER_SOCKET} cores per socket but for the last (each socket keeps its whole LLC, memory and NIC)",
-         f"REDUCED: {ITEMS:,} items (16 B keys, 64 B values), {REQUESTS_PER_CORE} measured requests per core per "
-         f"probe, capacity to {RESOLUTION:.0%}; latency curve at {', '.join(f'{f:.0%}' for f in CURVE)} of capacity"],
+        [f"platform: configs/kvcache_e5_4640_quad.py; points (sockets, cores per socket) {points(cond)}"
+         + (f": REDUCED to {CORES_PER_SOCKET} cores per socket but for the last (each socket keeps its whole LLC, "
+            "memory and NIC)" if cond.reduced else ""),
+         ("REDUCED: " if cond.reduced else "") + scale.text() + " (16 B keys, 64 B values)"],
         [("Throughput per socket and with four NICs", df), ("Latency against throughput", curve_df)], pngs,
         ["busiest_port_tx_gbps: the port's transmit rate on the wire at capacity; a 64-byte GET response is a "
          "142-byte frame (166 bytes on the wire), so one 10 GbE port carries at most 7.5 M responses/s",
          "the workload is the memcached-class server over UDP, not KV-Cache's own store and user-level stack "
          "(configs/kvcache_e5_4640_quad.py says what differs)", "not calibrated to the paper's figures"],
-        COMMAND)
+        COMMAND, conditions=text)
     return paths + [report]

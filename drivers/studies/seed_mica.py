@@ -19,7 +19,7 @@ from configs import mica_e5_2680_dual as mica
 from models.system import System
 
 from ..sweep import RUN_EVALUATOR, Base, Grid, Sweep
-from . import seeds
+from . import common, seeds
 
 NAME = "seed_mica"
 CORES_PER_SOCKET = 2            # reduced: 2 of each socket's 8 cores on one port (2 cores per port, as in full)
@@ -43,13 +43,39 @@ def functional_server(items: int = PARTITION_ITEMS, requests_per_core: int = PAR
     return s
 
 
-def sweeps(full: bool = False) -> list[Sweep]:
-    cores = mica.SOCKETS * CORES_PER_SOCKET
-    throughput = Sweep("seed-mica", Base("mica_e5_2680_dual", cores_per_socket=CORES_PER_SOCKET, items=ITEMS,
-                                         requests=REQUESTS_PER_CORE * cores),
-                       Grid(WORKLOAD_AXES), evaluator=seeds.EVALUATOR,
-                       options={"resolution": RESOLUTION, "curve": list(CURVE)})
-    partitions = Sweep("seed-mica-partitions", Base(f"drivers.studies.{NAME}:functional_server"),
+def sized_from_items(system: System) -> System:
+    """The server's log and index sized from the item count (no log_mib= or buckets= arguments), so a data set of
+    the paper's size is held whole rather than evicted from the config's 32 MiB logs."""
+    system.workload.argv = [a for a in system.workload.argv if not a.startswith(("log_mib=", "log_kib=", "buckets="))]
+    return system
+
+
+def whole_server(**kwargs) -> System:
+    """configs/mica_e5_2680_dual.py's server with its store sized from the item count (the paper's conditions)."""
+    return sized_from_items(mica.system(**kwargs))
+
+
+def functional_store(items: int = PARTITION_ITEMS) -> System:
+    """functional_server with its store sized from the item count (the paper's conditions)."""
+    return sized_from_items(functional_server(items))
+
+
+def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
+    """At the paper's conditions (the default): the whole server (8 cores a socket), the paper's data set and a
+    steady-state window at each capacity; `reduced`: 2 cores a socket and the study's own small data set."""
+    c = common.conditions_for(full, conditions)
+    scale = seeds.scale_of(c, ITEMS, REQUESTS_PER_CORE, RESOLUTION, CURVE)
+    per_socket = CORES_PER_SOCKET if c.reduced else mica.CORES_PER_SOCKET
+    cores = mica.SOCKETS * per_socket
+    server = "mica_e5_2680_dual" if c.reduced else f"drivers.studies.{NAME}:whole_server"
+    throughput = Sweep("seed-mica" + seeds.suffix(c), Base(server, cores_per_socket=per_socket,
+                                                           items=scale.items,
+                                                           requests=scale.requests_per_core * cores),
+                       Grid(WORKLOAD_AXES), evaluator=seeds.EVALUATOR, options=scale.options())
+    partition_items = PARTITION_ITEMS if c.reduced else c.items_or(PARTITION_ITEMS)
+    partitions = Sweep("seed-mica-partitions" + seeds.suffix(c),
+                       Base(f"drivers.studies.{NAME}:" + ("functional_server" if c.reduced else "functional_store"),
+                            items=partition_items),
                        Grid({"client.popularity": ["zipf"], "client.get_ratio": [0.95, 0.5]}),
                        evaluator=RUN_EVALUATOR,
                        share_checkpoint=False)   # functional, one point per data set: a restore adds only its warm-up
@@ -72,26 +98,35 @@ def partition_rows(table: pd.DataFrame) -> list[dict]:
     return rows
 
 
-def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool | None = None,
+         conditions: common.Conditions | None = None) -> list[pathlib.Path]:
+    c = common.conditions_for(full, conditions)
+    scale = seeds.scale_of(c, ITEMS, REQUESTS_PER_CORE, RESOLUTION, CURVE)
+    per_socket = CORES_PER_SOCKET if c.reduced else mica.CORES_PER_SOCKET
+    text = c.text(scale.items, reduced_as=f"{CORES_PER_SOCKET} of each socket's {mica.CORES_PER_SOCKET} cores")
+    partition_items = PARTITION_ITEMS if c.reduced else c.items_or(PARTITION_ITEMS)
     thr, curves = [], []
-    for _, row in tables["seed-mica"].query("status == 'ok'").iterrows():
+    for _, row in seeds.table(tables, "seed-mica").query("status == 'ok'").iterrows():
         thr.append({"workload": label(row), **seeds.point_figures(row)})
         curves += seeds.curve_rows(row, label(row))
     thr_df, curve_df = pd.DataFrame(thr), pd.DataFrame(curves)
-    part_df = pd.DataFrame(partition_rows(tables["seed-mica-partitions"]))
+    part_df = pd.DataFrame(partition_rows(seeds.table(tables, "seed-mica-partitions")))
+    for df in (thr_df, curve_df, part_df):
+        df["conditions"] = text
     paths = seeds.save_tables(outdir, NAME, {"throughput": thr_df, "latency": curve_df, "partitions": part_df})
     pngs = seeds.plot_throughput_and_latency(thr_df, "workload", "throughput_mrps", curve_df, outdir, NAME,
-                                             "sustained (M requests/s)", "MICA EREW on dual E5-2680 (reduced)")
+                                             "sustained (M requests/s)", f"MICA EREW on dual E5-2680 ({text})",
+                                             ci="throughput_ci_mrps")
     paths += [outdir / p for p in pngs]
     report = seeds.write(
-        outdir, NAME, "MICA on its own server: dual Xeon E5-2680, eight 10 GbE ports (reduced scale)",
+        outdir, NAME, "MICA on its own server: dual Xeon E5-2680, eight 10 GbE ports"
+        + (" (reduced scale)" if c.reduced else ""),
         __doc__.split("\n\n")[0].replace("\n", " "),
-        [f"platform: configs/mica_e5_2680_dual.py; throughput and latency REDUCED to {CORES_PER_SOCKET} cores per "
-         f"socket ({mica.SOCKETS * CORES_PER_SOCKET} cores, {mica.SOCKETS * CORES_PER_SOCKET // 2} ports; each socket "
-         "keeps its whole LLC and memory)",
-         f"REDUCED: {ITEMS:,} Tiny items (paper: 192 Mi), {REQUESTS_PER_CORE} measured requests per core per probe, "
-         f"capacity to {RESOLUTION:.0%}; latency curve at {', '.join(f'{f:.0%}' for f in CURVE)} of capacity",
-         f"partition load: functional runs of the 16-core server, {PARTITION_ITEMS:,} items, "
+        [f"platform: configs/mica_e5_2680_dual.py; throughput and latency with {per_socket} cores per socket "
+         f"({mica.SOCKETS * per_socket} cores, {mica.SOCKETS * per_socket // 2} ports"
+         + ("; REDUCED: each socket keeps its whole LLC and memory)" if c.reduced else ")"),
+         ("REDUCED: " if c.reduced else "") + scale.text() + " (paper: 192 Mi items)",
+         f"partition load: functional runs of the 16-core server, {partition_items:,} items, "
          f"{PARTITION_REQUESTS_PER_CORE} requests per core"],
         [("Throughput per workload", thr_df), ("Load of the hottest of the 16 partitions (Zipf 0.99)", part_df),
          ("Latency against throughput", curve_df)],
@@ -105,5 +140,5 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
          "back in groups of 4 or after its 2 us timer, which a light load waits for (a likely cause, not measured "
          "here)",
          "not calibrated to the paper's figures: the platform is built from its hardware facts"],
-        COMMAND)
+        COMMAND, conditions=text)
     return paths + [report]

@@ -18,7 +18,7 @@ import pandas as pd
 from configs import tilepro64 as tile
 
 from ..sweep import Base, List, Sweep
-from . import seeds
+from . import common, seeds
 
 NAME = "seed_tilepro64"
 NODES = 4                       # four nodes (the issue's aggregation)
@@ -38,14 +38,29 @@ def node(shards: int = tile.TILES, items: int = ITEMS, requests_per_shard: int =
     return s
 
 
-def sweeps(full: bool = False) -> list[Sweep]:
-    return [Sweep("seed-tilepro64", Base(f"drivers.studies.{NAME}:node"), List([{"client.get_ratio": GET_RATIO}]),
-                  evaluator=seeds.EVALUATOR, options={"resolution": RESOLUTION, "curve": list(CURVE), "power": True})]
+def own_data_set(c: common.Conditions) -> common.Conditions:
+    """The node keeps its own data set at any conditions: each shard's store is a 4 MiB heap (store_mem), sized for
+    the Tilera study's memcached shards, not for the billion-RPS paper's 192 Mi items (which would not fit it)."""
+    return common.Conditions(reduced=c.reduced, items=None, all_points=c.all_points)
 
 
-def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:
+def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
+    """The whole node either way, its own data set (own_data_set); at the paper's conditions (the default) 2%
+    resolution and the whole latency curve; `reduced`: the study's own short run."""
+    c = own_data_set(common.conditions_for(full, conditions))
+    scale = seeds.scale_of(c, ITEMS, REQUESTS_PER_SHARD, RESOLUTION, CURVE)
+    return [Sweep("seed-tilepro64" + seeds.suffix(c), Base(f"drivers.studies.{NAME}:node"),
+                  List([{"client.get_ratio": GET_RATIO}]), evaluator=seeds.EVALUATOR,
+                  options=scale.options(power=True))]
+
+
+def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool | None = None,
+         conditions: common.Conditions | None = None) -> list[pathlib.Path]:
+    c = own_data_set(common.conditions_for(full, conditions))
+    scale = seeds.scale_of(c, ITEMS, REQUESTS_PER_SHARD, RESOLUTION, CURVE)
+    text = c.text(scale.items, reduced_as="a small data set and short windows on the whole node")
     rows, curves = [], []
-    for _, row in tables["seed-tilepro64"].query("status == 'ok'").iterrows():
+    for _, row in seeds.table(tables, "seed-tilepro64").query("status == 'ok'").iterrows():
         st = seeds.stats_of(row)
         fig = seeds.point_figures(row)
         watts = st["power.socket.runtime_power_W"]
@@ -56,18 +71,19 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
                      f"{NODES} nodes M req/s": NODES * fig["throughput_mrps"], f"{NODES} nodes W": NODES * watts})
         curves += seeds.curve_rows(row, f"{int(row['cfg.harts'])} shards")
     df, curve_df = pd.DataFrame(rows), pd.DataFrame(curves)
+    df["conditions"], curve_df["conditions"] = text, text
     paths = seeds.save_tables(outdir, NAME, {"node": df, "latency": curve_df})
     pngs = []
     if len(df):
-        seeds.plot_curves(curve_df, outdir / f"{NAME}_latency.png", "TILEPro64 node, memcached shards: latency")
+        seeds.plot_curves(curve_df, outdir / f"{NAME}_latency.png",
+                          f"TILEPro64 node, memcached shards: latency ({text})")
         pngs = [f"{NAME}_latency.png"]
         paths += [outdir / p for p in pngs]
     report = seeds.write(
-        outdir, NAME, "TILEPro64 node serving memcached shards (reduced scale)", __doc__.split("\n\n")[0]
-        .replace("\n", " "),
+        outdir, NAME, "TILEPro64 node serving memcached shards" + (" (reduced scale)" if c.reduced else ""),
+        __doc__.split("\n\n")[0].replace("\n", " "),
         ["platform: configs/tilepro64.py, all 64 tiles, 2 on-chip 10 GbE ports",
-         f"REDUCED: {ITEMS:,} Tiny items, {REQUESTS_PER_SHARD} measured requests per shard per probe, capacity to "
-         f"{RESOLUTION:.0%}; latency curve at {', '.join(f'{f:.0%}' for f in CURVE)} of capacity",
+         ("REDUCED: " if c.reduced else "") + scale.text().replace("per core", "per shard") + " (Tiny items)",
          f"{NODES} nodes: {NODES} x one node (nothing shared between nodes)"],
         [("One node and four", df), ("Latency against throughput", curve_df)], pngs,
         ["node W: the power model's runtime power of the chip (die) and its DRAM at the measured load, at 90 nm; "
@@ -78,5 +94,5 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
          "approximations of the platform (RV64 in-order cores for the VLIW tiles, line-interleaved homes, DDR2 "
          "timings on the DDR3 model, kvsim's network path instead of Linux): configs/tilepro64.py",
          "not calibrated to the paper's figures"],
-        COMMAND)
+        COMMAND, conditions=text)
     return paths + [report]

@@ -67,7 +67,8 @@ def steady_window(make: Callable[[float], System], res: Any, options: dict[str, 
     """At the capacity found, the steady-state rule (drivers/steady_state.py): windows from twice the probes'
     measured requests, doubling until the throughput's 95% interval is within options['steady_target'] (2%) and
     the busiest core is saturated (its queue's response rate over its rate in the lowest failed probe, where it
-    was overloaded). A line-limited server has no failed probe: saturation is not required there, and the record
+    was overloaded); with options['seeds'] = K > 1, the rule once per seed (client.measure_seed 0 .. K-1) and the
+    seeds' mean and interval (steady_state.replicate). A line-limited server has no failed probe: saturation is not required there, and the record
     says so (steady.saturation_required = 0). The stats are the last window's, under steady.* (its p95 too)."""
     from .. import capacity
     from .. import steady_state as ss
@@ -83,16 +84,26 @@ def steady_window(make: Callable[[float], System], res: Any, options: dict[str, 
         return system
 
     first = 2 * make(rate).client.requests
-    found = ss.measure(ss.simulated_window(at, service), first, target=options.get("steady_target", ss.TARGET),
-                       saturation=ss.SATURATION if service else 0.0,
-                       max_windows=options.get("steady_max_windows", ss.MAX_WINDOWS), report=report)
-    last = found.last.stats
-    loss = capacity.outcome_from_stats(last, rate).loss
-    stats = {**found.stats(), "steady.saturation_required": float(service is not None),
-             "steady.p95_ns": found.last.p95, "steady.loss": loss,
+
+    def measure(seed: int) -> Any:
+        def seeded(requests: int) -> System:
+            system = at(requests)
+            system.client.measure_seed = seed
+            return system
+
+        return ss.measure(ss.simulated_window(seeded, service), first, target=options.get("steady_target", ss.TARGET),
+                          saturation=ss.SATURATION if service else 0.0,
+                          max_windows=options.get("steady_max_windows", ss.MAX_WINDOWS),
+                          report=lambda text: report(f"seed {seed}: {text}"))
+    found = ss.replicate(measure, int(options.get("seeds", 1)))
+    # Loss over the seeds' last windows together: sustained only if every seed's was.
+    loss = max(capacity.outcome_from_stats(r.last.stats, rate).loss for r in found.runs)
+    stats = {**found.stats(), "steady.saturation_required": float(service is not None), "steady.loss": loss,
              "steady.sustained": float(loss < res.max_loss)}
-    windows = [{"requests": w.length, "throughput_mrps": w.throughput, "busiest_utilization": w.busiest_utilization,
-                "p95_ns": w.p95, "batch_rates": [float(x) for x in w.batch_rates]} for w in found.windows]
+    windows = [{"seed": seed, "requests": w.length, "throughput_mrps": w.throughput,
+                "busiest_utilization": w.busiest_utilization, "p95_ns": w.p95, "p95_half_width_ns": w.p95_half_width,
+                "batch_rates": [float(x) for x in w.batch_rates]}
+               for seed, r in zip(found.seeds, found.runs) for w in r.windows]
     return stats, windows
 
 

@@ -111,6 +111,9 @@ pub struct ClientConfig {
     pub requests: u64,
     pub crew: bool,
     pub seed: u64,
+    /// Repeated seeds of one data set (issue 28): nonzero restarts the random stream of the warm-up and measured
+    /// phase from (seed, measure_seed) at the end of the load, in a run that loads and in one restored alike.
+    pub measure_seed: u64,
     pub window: u64,
     /// Open-loop offered load per port (frames/s; 0 = closed loop) and the ports.
     pub offered_fps: f64,
@@ -223,6 +226,7 @@ impl ClientConfig {
             requests: p.requests,
             crew,
             seed: p.seed,
+            measure_seed: p.measure_seed,
             window: p.window.max(1),
             offered_fps: p.offered_mpps * 1e6,
             ports: queue_port.iter().max().map_or(1, |&m| m + 1),
@@ -462,6 +466,14 @@ impl Client {
         c
     }
 
+    /// At the end of the load: the measured phase's own random stream when `measure_seed` asks for one.
+    fn start_measure_stream(&mut self) {
+        if self.cfg.measure_seed != 0 {
+            let mut mix = self.cfg.seed ^ self.cfg.measure_seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            self.rng = splitmix64(&mut mix) ^ 0x006d_6561_7375_7265;
+        }
+    }
+
     fn rand(&mut self) -> u64 {
         splitmix64(&mut self.rng)
     }
@@ -571,6 +583,7 @@ impl Client {
             (st.generated, st.busy_at, st.idle_rounds, st.insts_at_load);
         (self.stats, self.per_partition, self.per_core) = (st.stats, st.per_partition, st.per_core);
         self.restored = true;
+        self.start_measure_stream();
         Ok(())
     }
 
@@ -732,6 +745,7 @@ impl Client {
                 self.stats.load_insts = total_insts - self.insts_at_load;
                 self.phase = if self.cfg.fuzz_frames > 0 { Phase::Fuzz } else { Phase::Warmup };
                 self.generated = 0;
+                self.start_measure_stream();
                 if self.phase == Phase::Warmup {
                     return Ok(ClientEvent::Loaded);
                 }

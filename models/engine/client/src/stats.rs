@@ -155,6 +155,23 @@ impl Client {
             ] {
                 out.push((format!("{latency}{name}"), pct(p) * 1e-3, desc));
             }
+            // The p95's interval (issue 28): the p95s of batches of the responses in the order they came back,
+            // whose spread gives a batch-means interval (the caller takes t x sd / sqrt(batches)).
+            let batch = batch_quantiles(&self.latencies, P95_BATCHES, 0.95);
+            let n = batch.len() as f64;
+            let mean = if batch.is_empty() { f64::NAN } else { batch.iter().sum::<f64>() / n };
+            let sd = if batch.len() < 2 {
+                f64::NAN
+            } else {
+                (batch.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)).sqrt()
+            };
+            out.push((
+                format!("{latency}p95_batches"),
+                n,
+                "batches of responses with a p95 each (0: fewer than 20 responses a batch)",
+            ));
+            out.push((format!("{latency}p95_batch_mean"), mean * 1e-3, "mean of the batches' p95s (ns)"));
+            out.push((format!("{latency}p95_batch_sd"), sd * 1e-3, "standard deviation of the batches' p95s (ns)"));
         }
         let per_put = if s.load_requests > 0 { s.load_insts as f64 / s.load_requests as f64 } else { 0.0 };
         out.push((format!("{load}insts_per_put"), per_put, "bulk-load instructions per PUT (frames packed full)"));
@@ -193,5 +210,56 @@ impl Client {
             ));
         }
         out
+    }
+}
+
+/// Batches of the p95's interval: the same 30 as the throughput's batch means (drivers/steady_state.py BATCHES).
+pub const P95_BATCHES: usize = 30;
+/// Fewest responses a batch for its own p95 (assumed: the 19th of 20 is a p95; with fewer a batch's p95 is its
+/// maximum, and the batches' spread no longer measures the p95's).
+pub const MIN_PER_BATCH: usize = 20;
+
+/// The `p` quantile of each of `batches` batches of `samples` (in the order they were recorded): the samples are
+/// cut into `batches` + 2 stretches of equal counts and the first (start-up: queues filling from empty) and the
+/// last (drain) are left out, as the throughput's batch means do. Empty when a batch would have fewer than
+/// MIN_PER_BATCH samples.
+pub fn batch_quantiles(samples: &[u64], batches: usize, p: f64) -> Vec<f64> {
+    let n = samples.len();
+    let stretches = batches + 2;
+    if batches == 0 || n / stretches < MIN_PER_BATCH {
+        return Vec::new();
+    }
+    let edge = |k: usize| k * n / stretches;
+    (1..=batches)
+        .map(|k| {
+            let mut b = samples[edge(k)..edge(k + 1)].to_vec();
+            b.sort_unstable();
+            let i = ((p * b.len() as f64).ceil() as usize).clamp(1, b.len()) - 1;
+            b[i] as f64
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    #[test]
+    fn batches_leave_out_the_first_and_last_stretch_and_take_each_ones_quantile() {
+        // 32 stretches of 100: stretch k holds the values k*1000 + 0..100, so batch k's p95 is k*1000 + 94.
+        let samples: Vec<u64> = (0..32u64).flat_map(|k| (0..100).map(move |i| k * 1000 + i)).collect();
+        let q = batch_quantiles(&samples, 30, 0.95);
+        assert_eq!(q.len(), 30);
+        for (j, v) in q.iter().enumerate() {
+            assert_eq!(*v, ((j as u64 + 1) * 1000 + 94) as f64, "batch {j}");
+        }
+    }
+
+    #[test]
+    fn too_few_samples_a_batch_give_no_batches() {
+        let samples: Vec<u64> = (0..(32 * MIN_PER_BATCH as u64 - 1)).collect();
+        assert!(batch_quantiles(&samples, 30, 0.95).is_empty());
+        let samples: Vec<u64> = (0..(32 * MIN_PER_BATCH as u64)).collect();
+        assert_eq!(batch_quantiles(&samples, 30, 0.95).len(), 30);
     }
 }

@@ -16,6 +16,7 @@ pub(super) fn one_core_config() -> ClientConfig {
         requests: 10,
         crew: false,
         seed: 1,
+        measure_seed: 0,
         window: 4,
         offered_fps: 0.0,
         ports: 1,

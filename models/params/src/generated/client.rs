@@ -39,6 +39,8 @@ pub struct Client {
     pub mode: ClientMode,
     /// seed of the client's random choices (keys, operations, fuzz frames)
     pub seed: u64,
+    /// repeated seeds of one data set: nonzero restarts the random choices of the warm-up and measured phase (keys, operations) from a stream of (seed, measure_seed) at the end of the bulk load, in a run that loads and in one restored from its checkpoint alike (the checkpoint does not depend on it); 0 continues the load's stream
+    pub measure_seed: u64,
     /// packets outstanding per queue at most (keep it below the server's RX ring size)
     pub window: u64,
     /// open-loop offered load per NIC port in million request frames per second (all ports together send ports x this, each frame to its key's core); used in the measured phase once detailed timing runs; 0: closed loop (at most `window` frames outstanding per queue). In open loop frames the NIC drops are counted as lost (client.loss), not as failures
@@ -74,6 +76,7 @@ impl Default for Client {
             requests: 10000,
             mode: ClientMode::Auto,
             seed: 1,
+            measure_seed: 0,
             window: 32,
             offered_mpps: 0.0,
             bulk_load: true,

@@ -14,7 +14,7 @@ pub fn client_latency() -> String {
     String::from("client.latency.")
 }
 /// The counters the engine writes below `client_latency`.
-pub const CLIENT_LATENCY_COUNTERS: &[&str] = &["mean", "p50", "p95", "p99", "p999", "samples"];
+pub const CLIENT_LATENCY_COUNTERS: &[&str] = &["mean", "p50", "p95", "p95_batch_mean", "p95_batch_sd", "p95_batches", "p99", "p999", "samples"];
 
 /// `client.load.`: the client's bulk load of the store.
 pub fn client_load() -> String {

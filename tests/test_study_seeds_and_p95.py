@@ -1,0 +1,258 @@
+"""Issue 28, item 2's remaining parts: the p95 with its interval (batch means of the batches' p95s), repeated
+seeds of one data set (client.measure_seed, steady_state.replicate, the evaluators' `seeds` option), and item 1's
+remaining studies on Conditions (partition load, dense, the seed systems), plus `figures --only`."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from drivers import steady_state as ss
+from drivers.studies import common
+from models.params import ParamError
+
+
+def _state(throughput: float, half: float, p95: float, length: int = 1000, converged: bool = True) -> ss.SteadyState:
+    w = ss.Window(length, np.full(30, throughput), throughput, 0.97, p95, 0.1 * p95, 30)
+    return ss.SteadyState([w], half, converged, "converged" if converged else "stopped")
+
+
+# ---- the p95 and its interval -----------------------------------------------------------------------------------
+
+def test_the_p95_interval_is_t_times_the_batches_spread_over_root_batches():
+    stats = {"client.latency.p95": 5000.0, "client.latency.p95_batches": 30.0, "client.latency.p95_batch_sd": 300.0}
+    p95, half, batches = ss.p95_interval(stats)
+    assert (p95, batches) == (5000.0, 30)
+    assert half == pytest.approx(2.0452 * 300.0 / math.sqrt(30), rel=1e-4)         # t(0.975, 29) = 2.0452
+    # Too few responses for batches: no interval, said as NaN (never a zero width).
+    p95, half, batches = ss.p95_interval({**stats, "client.latency.p95_batches": 0.0})
+    assert p95 == 5000.0 and math.isnan(half) and batches == 0
+    with pytest.raises(ValueError, match="p95_batch_sd"):
+        ss.p95_interval({"client.latency.p95": 1.0, "client.latency.p95_batches": 30.0})
+
+
+# ---- repeated seeds ---------------------------------------------------------------------------------------------
+
+def test_repeated_seeds_give_the_mean_and_the_t_interval_over_the_seeds():
+    rep = ss.replicate(lambda seed: _state([100.0, 104.0, 96.0][seed], 1.0, [10.0, 12.0, 11.0][seed]), 3)
+    st = rep.stats()
+    assert st["steady.seeds"] == 3 and rep.seeds == [0, 1, 2]
+    assert st["steady.throughput"] == pytest.approx(100.0)
+    assert st["steady.half_width"] == pytest.approx(4.3027 * 4.0 / math.sqrt(3), rel=1e-4)   # t(0.975, 2) = 4.3027
+    assert st["steady.p95_ns"] == pytest.approx(11.0)
+    assert st["steady.p95_half_width_ns"] == pytest.approx(4.3027 * 1.0 / math.sqrt(3), rel=1e-4)
+    assert (st["steady.seed1.throughput"], st["steady.seed2.p95_ns"]) == (104.0, 11.0)
+    # One seed: its own window's intervals, unchanged.
+    one = ss.replicate(lambda seed: _state(100.0, 1.5, 10.0), 1).stats()
+    assert (one["steady.half_width"], one["steady.p95_half_width_ns"], one["steady.seeds"]) == (1.5, 1.0, 1.0)
+    # Converged only if every seed did.
+    assert ss.replicate(lambda seed: _state(100.0, 1.0, 10.0, converged=seed == 0), 2).stats()["steady.converged"] == 0
+    with pytest.raises(ParamError, match="seeds = 0"):
+        ss.replicate(lambda seed: _state(1.0, 1.0, 1.0), 0)
+
+
+def test_the_measure_seed_gives_its_own_stream_repeatably(engine):
+    from models.sim import simulate
+
+    def run(seed: int | None):
+        s = common.target(2, items=1 << 12, requests_per_core=1)
+        s.client.requests = 1000
+        s.client.get_ratio = 0.5
+        if seed is not None:
+            s.client.measure_seed = seed
+        return simulate(s).stats
+
+    plain, zero, again, other = run(None), run(0), run(3), run(4)
+    assert plain == zero                                   # 0: the load's stream continues, as before
+    assert run(3) == again                                 # determinism: same configuration, same statistics
+    assert other["client.gets"] != again["client.gets"]    # another seed: other keys and operations
+    assert again["client.gets"] != plain["client.gets"]
+    # The checkpoint does not depend on it: every seed restores one load.
+    from drivers.sweep.data_set import data_set_key
+
+    configs = []
+    for seed in (0, 5):
+        s = common.target(2, items=1 << 12, requests_per_core=1)
+        s.client.measure_seed = seed
+        configs.append(s.to_dict())
+    assert data_set_key(configs[0]) == data_set_key(configs[1])
+
+
+def test_the_steady_window_runs_the_rule_once_per_seed(monkeypatch):
+    from drivers.sweep import evaluators
+
+    seen = []
+
+    def fake_window(make, service):
+        def run(requests):
+            s = make(requests)
+            seen.append(s.client.measure_seed)
+            rate = 100.0 + 2.0 * s.client.measure_seed
+            stats = {"client.offered_mpps": 1.0, "client.packets": 10.0, "client.requests": 10.0,
+                     "client.throughput_mrps": rate}
+            return ss.Window(requests, np.full(30, rate), rate, float("nan"), 9.0, 0.5, 30, stats)
+        return run
+
+    monkeypatch.setattr(ss, "simulated_window", fake_window)
+
+    def make(rate):
+        return SimpleNamespace(client=SimpleNamespace(requests=50, measure_seed=0, offered_mpps=rate))
+
+    res = SimpleNamespace(probes=[], offered_mpps=1.0, max_loss=0.01)
+    stats, windows = evaluators.steady_window(make, res, {"seeds": 3}, lambda text: None)
+    assert seen == [0, 1, 2] and stats["steady.seeds"] == 3
+    assert stats["steady.throughput"] == pytest.approx(102.0)
+    assert stats["steady.half_width"] == pytest.approx(4.3027 * 2.0 / math.sqrt(3), rel=1e-4)
+    assert [w["seed"] for w in windows] == [0, 1, 2]
+
+
+def test_seeds_apply_where_the_clients_randomness_matters():
+    from drivers.studies import end_to_end, servers
+
+    opts = {"seeds": 3}
+    assert end_to_end.seeds_for(servers.server(1, cores=4, popularity="uniform", mode="erew"), opts) == 1
+    assert end_to_end.seeds_for(servers.server(1, cores=4, popularity="zipf", mode="erew"), opts) == 3
+    assert end_to_end.seeds_for(servers.server(1, cores=4, popularity="uniform", mode="crew"), opts) == 3
+    assert end_to_end.seeds_for(servers.server(1, cores=4, popularity="zipf", mode="crew"), {}) == 1
+
+
+# ---- the plots draw the intervals and the split MPKI ------------------------------------------------------------
+
+def test_the_llc_plot_draws_the_three_mpki_series_and_the_interval(tmp_path, monkeypatch):
+    from analysis import style
+    from drivers.studies import llc
+
+    drawn = {}
+    monkeypatch.setattr(style, "save", lambda fig, path, caption="": drawn.setdefault("fig", fig))
+    df = pd.DataFrame({"llc_per_core_kb": [512, 768, 1024], "throughput_mrps": [90.0, 100.0, 101.0],
+                       "throughput_ci_mrps": [1.0, 1.2, 0.9], "llc_mpki": [3.0, 2.5, 2.4],
+                       "llc_demand_mpki": [2.0, 1.6, 1.5], "llc_sw_prefetch_mpki": [0.6, 0.5, 0.5],
+                       "llc_hw_prefetch_mpki": [0.0, 0.0, 0.0], "llc_dma_mpki": [0.4, 0.4, 0.4]})
+    llc.plot(df, tmp_path / "llc.png")
+    fig = drawn["fig"]
+    labels = {line.get_label() for ax in fig.axes for line in ax.get_lines()}
+    assert {name for _, _, _, name in llc.MPKI_SERIES} <= labels
+    assert any(c.get_label() == style.STEADY_INTERVAL for ax in fig.axes for c in ax.containers)
+
+
+def test_the_end_to_end_plot_draws_the_p95_interval(tmp_path, monkeypatch):
+    from analysis import style
+    from drivers.studies import end_to_end
+
+    drawn = {}
+    monkeypatch.setattr(style, "save", lambda fig, path, caption="": drawn.setdefault("fig", fig))
+    rows = [{"sockets": 2, "workload": "Uniform", "get_ratio": g, "mode": m, "throughput_mrps": 400.0,
+             "throughput_ci_mrps": 4.0, "p95_us": 20.0, "p95_ci_us": 1.0}
+            for g in (0.95, 0.5) for m in ("EREW", "CREW")]
+    end_to_end.plot(pd.DataFrame(rows), tmp_path / "e2e.png")
+    labels = [c.get_label() for ax in drawn["fig"].axes for c in ax.containers]
+    assert style.STEADY_INTERVAL in labels and style.P95_INTERVAL in labels
+
+
+# ---- the remaining studies on Conditions ------------------------------------------------------------------------
+
+def test_partition_load_defaults_to_the_papers_data_set_and_names_it():
+    from drivers.studies import partition_load as pl
+
+    paper = pl.sweeps()
+    assert [s.name for s in paper] == [f"partition-load-{n}c-192Mi" for n in pl.CORE_COUNTS]
+    assert paper[0].base.kwargs["items"] == common.PAPER_ITEMS
+    assert paper[0].base.kwargs["requests_per_core"] == pl.FULL_REQUESTS_PER_CORE
+    reduced = pl.sweeps(conditions=common.Conditions(reduced=True, items=None))
+    assert [s.name for s in reduced] == [s.name for s in pl.sweeps(full=False)] == \
+        [f"partition-load-{n}c" for n in pl.CORE_COUNTS]
+    assert reduced[0].base.kwargs == {"cores": 24, "items": pl.ITEMS, "requests_per_core": pl.REQUESTS_PER_CORE}
+
+
+def test_the_seed_studies_default_to_their_whole_platforms_and_say_which_they_ran():
+    from drivers import studies
+    from drivers.studies import seed_kvcache, seed_mica, seed_tilepro64
+
+    for name in ("seed_mica", "seed_tilepro64", "seed_kvcache", "partition_load", "dense"):
+        assert studies.takes_conditions(studies.get(name)), name
+    small = common.Conditions(items=1 << 14)
+    thr, part = seed_mica.sweeps(conditions=small)
+    assert (thr.name, part.name) == ("seed-mica-full-16Ki", "seed-mica-partitions-full-16Ki")
+    assert thr.base.kwargs["cores_per_socket"] == 8 and thr.base.kwargs["items"] == 1 << 14
+    assert thr.options["steady"] and thr.options["resolution"] == common.CAPACITY_RESOLUTION
+    old = seed_mica.sweeps(full=False)
+    assert old[0].name == "seed-mica" and old[0].base.kwargs["cores_per_socket"] == seed_mica.CORES_PER_SOCKET
+    assert "steady" not in old[0].options
+    assert [s.name for s in seed_kvcache.sweeps(conditions=small)] == ["seed-kvcache-1s-8c-full-16Ki",
+                                                                      "seed-kvcache-4s-8c-full-16Ki"]
+    # The Tilera node keeps its own data set (its shards' 4 MiB heaps), and says so.
+    (tile,) = seed_tilepro64.sweeps()
+    assert tile.name == "seed-tilepro64-full" and "items" not in tile.base.kwargs
+    assert seed_tilepro64.own_data_set(common.Conditions()).text(seed_tilepro64.ITEMS).startswith(
+        "full platform; reduced data set: 4Ki")
+
+
+def test_a_seed_study_report_states_its_conditions(tmp_path):
+    from drivers.studies import seed_kvcache
+
+    tables = {"seed-kvcache-1s-8c-full-16Ki": pd.DataFrame({"status": pd.Series([], dtype=str)})}
+    paths = seed_kvcache.make(tables, tmp_path, conditions=common.Conditions(items=1 << 14))
+    report = next(p for p in paths if p.suffix == ".md").read_text()
+    assert "conditions: full platform; reduced data set: 16Ki tiny items (the paper's is 192Mi)" in report
+    assert "(reduced scale)" not in report
+
+
+# ---- figures --only ---------------------------------------------------------------------------------------------
+
+def test_only_runs_the_points_named_and_keeps_their_keys():
+    from drivers.cli import figures
+    from drivers.studies import llc
+
+    (sweep,) = llc.sweeps(conditions=common.Conditions(items=1 << 22))
+    only = figures.only_points(sweep, figures.parse_only([f"caches.llc.size={768 * 1024 * 60}"]))
+    (point,) = only.resolve()
+    assert point.params["caches.llc.size"] == 768 * 1024 * 60
+    assert point.key in {p.key for p in sweep.resolve()}          # the whole sweep finds it stored later
+    with pytest.raises(ParamError, match="PATH=VALUE"):
+        figures.parse_only(["caches.llc.size"])
+    with pytest.raises(ParamError, match="varies caches.llc.size"):
+        figures.only_points(sweep, {"core.rob_entries": "64"})
+    assert figures.only_points(sweep, {"caches.llc.size": "1"}) is None     # a sweep of a study without it: skipped
+    with pytest.raises(ParamError, match="no point"):
+        figures.check_only([sweep], {"caches.llc.size": "1"})
+
+
+def test_a_bad_only_is_refused_before_any_work(tmp_path):
+    from drivers.cli import figures
+
+    rc = figures.main(["--study", "llc", "--items", str(1 << 22), "--only", "caches.llc.size=1", "--store",
+                       str(tmp_path / "sweeps"), "--outdir", str(tmp_path / "out"), "--no-progress"])
+    assert rc == 2 and not (tmp_path / "sweeps").exists() and not (tmp_path / "out").exists()
+
+
+def test_the_steady_window_command_refuses_bad_input_before_any_run(capsys):
+    from drivers.cli import steady_window
+
+    with pytest.raises(SystemExit) as err:
+        steady_window.main(["--cores", "0"])
+    assert err.value.code == 2 and "at least 1" in capsys.readouterr().err
+    assert steady_window.main(["--cores", "2", "--items", "4096", "--seeds", "0"]) == 2
+    assert "seeds = 0" in capsys.readouterr().out
+
+
+def test_a_seed_study_point_reads_its_steady_window_and_draws_its_interval(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from drivers.studies import seeds
+
+    row = {"stat.steady.throughput": 20.0, "stat.steady.half_width": 0.3, "stat.steady.p95_ns": 9000.0,
+           "stat.steady.p95_half_width_ns": 400.0, "stat.steady.seeds": 3.0, "stat.client.offered_mpps": 30.0}
+    f = seeds.point_figures(row)
+    assert (f["throughput_mrps"], f["throughput_ci_mrps"], f["p95_us"], f["p95_ci_us"], f["seeds"]) == \
+        (20.0, 0.3, 9.0, 0.4, 3.0)
+    drawn = []
+    monkeypatch.setattr(plt, "close", lambda fig: drawn.append(fig))
+    df = pd.DataFrame([{"workload": "zipf 95% GET", **f}])
+    seeds.plot_bars(df, "workload", "throughput_mrps", tmp_path / "t.png", "M req/s", "t", ci="throughput_ci_mrps")
+    from analysis import style
+
+    assert [c.get_label() for c in drawn[0].axes[0].containers][-1] == style.STEADY_INTERVAL
