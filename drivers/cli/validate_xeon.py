@@ -9,7 +9,10 @@ share one port, as in the measurements), and for 24 cores the dual-socket server
 (configs/xeon_e5_2697v2_dual.py: 2 x 12 cores, 12 x 10 GbE ports), in detailed mode, the measured phase timed, and
 prints throughput, IPC, RX batch size, MPKI and miss rate per cache level, memory bandwidth, network bandwidth and
 p95 latency beside the figures of ../shared/spec/validation.md, with the error of each (figures of several sockets
-are summed: bandwidths; or averaged over every core or socket: IPC, MPKI, miss rates). Then the same run on one
+are summed: bandwidths; or averaged over every core or socket: IPC, MPKI, miss rates), and the run's power from the
+power model (power.price_run): the CPUs as power/unmodelled.py adds a socket up beside the measurement, the NIC
+chips, the DRAM devices, and their sum against the power measured at the wall (the rest of the server, fans, disks,
+board and supply losses, is not modelled). Then the same run on one
 socket of the billion-RPS target (configs/brps_target_socket.py: 60 cores, 3 x 100 GbE), which has no published
 measurements to compare with.
 
@@ -22,8 +25,8 @@ several runs per point; slow). The published numbers live only in this script, n
 Where the published figure is a 2-socket measurement (4 cores on 2 ports over 2 sockets; 24 cores on 12 ports),
 the 4-core row compares with it as is (same cores and ports), the 12-core row with half of the 24-core one, and
 the 24-core row (both sockets) with the measurement itself.
-Caveats printed with the table: the data set is far smaller than the measurement's (memory bandwidth and LLC
-misses are low), and frames are 80-byte GET / 88-byte PUT requests.
+Caveats printed with the table: the data set (--items) is said against the paper's 192 Mi items in every output (this
+host's memory holds about 1/8 of it at most: a reduced run), and frames are 80-byte GET / 88-byte PUT requests.
 """
 
 from __future__ import annotations
