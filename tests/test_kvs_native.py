@@ -94,6 +94,12 @@ def test_riscv_selftest_under_qemu(args: list[str]) -> None:
             group = next((int(a.split("=")[1]) for a in args if a.startswith("tx_rs=")), 32)
             # The ring starts at descriptor 0 and every descriptor is sent in order: one write-back per group.
             assert writebacks == frames_out // group and writebacks > 0, run.stdout
+            # The driver reclaims once per group, a whole group each time: as many reclaims as write-backs (the
+            # last partial group has no RS descriptor and stays), exactly `group` descriptors freed in each.
+            m = re.search(r"driver: (\d+) TX reclaim groups, (\d+) descriptors reclaimed", run.stdout)
+            assert m, run.stdout
+            groups, reclaimed = map(int, m.groups())
+            assert (groups, reclaimed) == (writebacks, writebacks * group), run.stdout
         else:
             assert writebacks == frames_out, run.stdout  # descriptor mode: every descriptor written back
 

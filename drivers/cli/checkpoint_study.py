@@ -159,7 +159,7 @@ def xeon(items: int, ckpt_root: str, cores_list: list[int]) -> None:
         note = f"open loop at {line:.2f} M frames/s per port (line rate); {time.time() - t:.1f} s host; {mem.text()}"
         pub = dict(vx.PUBLISHED.get(cores, {}))
         vx.print_point(f"Xeon E5-2697 v2 socket, {cores} core(s), {vx.ports_for(cores)} x 10 GbE, {items:,} items",
-                       vx.figures(r, cores), pub, note)
+                       vx.figures(r, cores) | vx.power_figures(r, s), pub, note)
         sys.stdout.flush()
 
 

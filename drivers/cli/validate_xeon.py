@@ -9,7 +9,10 @@ share one port, as in the measurements), and for 24 cores the dual-socket server
 (configs/xeon_e5_2697v2_dual.py: 2 x 12 cores, 12 x 10 GbE ports), in detailed mode, the measured phase timed, and
 prints throughput, IPC, RX batch size, MPKI and miss rate per cache level, memory bandwidth, network bandwidth and
 p95 latency beside the figures of ../shared/spec/validation.md, with the error of each (figures of several sockets
-are summed: bandwidths; or averaged over every core or socket: IPC, MPKI, miss rates). Then the same run on one
+are summed: bandwidths; or averaged over every core or socket: IPC, MPKI, miss rates), and the run's power from the
+power model (power.price_run): the CPUs as power/unmodelled.py adds a socket up beside the measurement, the NIC
+chips, the DRAM devices, and their sum against the power measured at the wall (the rest of the server, fans, disks,
+board and supply losses, is not modelled). Then the same run on one
 socket of the billion-RPS target (configs/brps_target_socket.py: 60 cores, 3 x 100 GbE), which has no published
 measurements to compare with.
 
@@ -22,13 +25,14 @@ several runs per point; slow). The published numbers live only in this script, n
 Where the published figure is a 2-socket measurement (4 cores on 2 ports over 2 sockets; 24 cores on 12 ports),
 the 4-core row compares with it as is (same cores and ports), the 12-core row with half of the 24-core one, and
 the 24-core row (both sockets) with the measurement itself.
-Caveats printed with the table: the data set is far smaller than the measurement's (memory bandwidth and LLC
-misses are low), and frames are 80-byte GET / 88-byte PUT requests.
+Caveats printed with the table: the data set (--items) is said against the paper's 192 Mi items in every output (this
+host's memory holds about 1/8 of it at most: a reduced run), and frames are 80-byte GET / 88-byte PUT requests.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
 import sys
 import time
@@ -57,8 +61,11 @@ PUBLISHED: dict[int, dict[str, float]] = {
          "mem_read_gbs": 34.97 / 2, "mem_write_gbs": 2.89 / 2, "l1d_miss_rate": 0.015, "l2_miss_rate": 0.32},
     # The 24-core, 12-port, 2-socket measurement itself.
     24: {"throughput_mrps": 120.5, "net_tx_gbps": 99.66, "net_rx_gbps": 105.45, "mem_read_gbs": 34.97,
-         "mem_write_gbs": 2.89, "l1d_miss_rate": 0.015, "l2_miss_rate": 0.32},
+         "mem_write_gbs": 2.89, "l1d_miss_rate": 0.015, "l2_miss_rate": 0.32,
+         # Measured at the wall at 120.5 M requests/s: 399.2 W in all, CPUs 255 W, four NICs 62 W, rest 82 W.
+         "wall_power_w": 399.2, "cpu_power_w": 255.0, "nic_power_w": 62.0},
 }
+PAPER_ITEMS = 192 << 20   # the paper's Tiny data set (kvs-workload.md): 192 Mi items
 P95_ROWS = (12, 24)   # rows compared with the p95 bound measured at 120 M requests/s
 P95_BOUND_US = 100.0  # "round-trip p95 below 100 us" at 120 M requests/s (24 cores)
 
@@ -79,6 +86,10 @@ METRICS = [
     ("net_tx_gbps", "network TX (Gb/s, wire)"),
     ("p95_us", "p95 round trip (us)"),
     ("ddio_core_hit", "packet reads hitting the LLC (DDIO)"),
+    ("cpu_power_w", "CPUs (W: model + parts it leaves out)"),
+    ("nic_power_w", "NIC chips (W)"),
+    ("dram_power_w", "DRAM devices (W)"),
+    ("wall_power_w", "wall (W: CPUs + NICs + DRAM only)"),
 ]
 
 
@@ -140,6 +151,40 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
     }
 
 
+def power_figures(r: RunResult, system) -> dict[str, float]:
+    """The run priced by the power model (power.price_run, every socket): the CPUs as power/unmodelled.py adds up a
+    socket beside the measurement (the model's die plus turbo, supply, clock grid, DDR I/O, QPI ends and regulator
+    losses), the NIC chips and the DRAM devices; the wall figure is their sum (fans, disks, board and the supply's
+    losses are not modelled: the measurement's "rest")."""
+    import power
+    from power import unmodelled
+
+    priced = power.price_run(r.stats, system.to_dict())
+    sockets = priced.sockets if isinstance(priced, power.report.SystemResult) else [priced]
+    cpu = sum(part.watts for res in sockets for part in unmodelled.parts(res) if part.in_total)
+
+    def off_die(cls: str) -> float:
+        return sum(float(res.structures.loc[res.structures["class"] == cls, "runtime_power_W"].sum())
+                   for res in sockets)
+
+    nic, dram = off_die("nic"), off_die("dram")
+    return {"cpu_power_w": cpu, "nic_power_w": nic, "dram_power_w": dram, "wall_power_w": cpu + nic + dram}
+
+
+def save(folder: pathlib.Path, r: RunResult, system) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "stats.json").write_text(json.dumps(r.stats, indent=0, sort_keys=True))
+    (folder / "config.json").write_text(json.dumps(system.to_dict(), indent=0, sort_keys=True))
+
+
+def items_note(items: int) -> str:
+    """The data set against the paper's, said in every output."""
+    if items >= PAPER_ITEMS:
+        return f"{items:,} items (the paper's Tiny data set)"
+    return (f"{items:,} items = 1/{PAPER_ITEMS / items:.4g} of the paper's 192 Mi Tiny set (REDUCED: this host's "
+            "memory cannot hold 192 Mi; memory bandwidth and LLC misses are expected to be low)")
+
+
 def fmt(v: float | None) -> str:
     if v is None:
         return "-"
@@ -181,14 +226,18 @@ def xeon_factory(cores: int, items: int, requests_per_core: int):
                                     offered_mpps=rate)
 
 
-def run_point(make, harts: int, search: bool, line_mpps: float) -> tuple[RunResult, str]:
+def run_point(make, harts: int, search: bool, line_mpps: float):
+    """(the run, the system it simulated, how the operating point was chosen)."""
     if not search:
-        return simulate(make(line_mpps)), f"open loop at {line_mpps:.2f} M frames/s per port (line rate)"
+        system = make(line_mpps)
+        return simulate(system), system, f"open loop at {line_mpps:.2f} M frames/s per port (line rate)"
     res = capacity.capacity(make, high=line_mpps)
     if res.best is None:
         p = min(res.probes, key=lambda p: p.loss)
-        return p.result, f"no probe below 1% loss; least loss at {p.offered_mpps:.2f} M frames/s per port"
-    return res.best.result, f"highest offered load with < 1% loss: {res.best.offered_mpps:.2f} M frames/s per port"
+        return (p.result, make(p.offered_mpps),
+                f"no probe below 1% loss; least loss at {p.offered_mpps:.2f} M frames/s per port")
+    return (res.best.result, make(res.best.offered_mpps),
+            f"highest offered load with < 1% loss: {res.best.offered_mpps:.2f} M frames/s per port")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,28 +249,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--search", action="store_true", help="find the highest rate with < 1%% loss per point")
     parser.add_argument("--no-target", action="store_true", help="skip the billion-RPS target socket run")
     parser.add_argument("--target-cores", type=int, default=60, help="cores of the target socket run")
+    parser.add_argument("--save", metavar="DIR", help="write each point's statistics and configuration to "
+                        "DIR/<cores>/stats.json and config.json (to price or inspect again without re-running)")
     opts = parser.parse_args(argv)
     started = time.perf_counter()
     print("STANDARD workload (tiny 8/8-byte items, uniform, 95% GET), EREW, detailed timing of the measured phase.")
-    print(f"Data set: {opts.items} items (the measurements used far more: memory bandwidth and LLC misses are "
-          "expected to be low here).")
+    print(f"Data set: {items_note(opts.items)}.")
     for cores in [int(c) for c in opts.cores.split(",") if c]:
         ports = ports_for(cores)
         make = xeon_factory(cores, opts.items, opts.requests_per_core)
 
         line = capacity.line_rate_mpps(make(1.0))
         t = time.perf_counter()
-        r, how = run_point(make, cores, opts.search, line)
+        r, system, how = run_point(make, cores, opts.search, line)
+        if opts.save:
+            save(pathlib.Path(opts.save) / str(cores), r, system)
         pub = dict(PUBLISHED.get(cores, {}))
         if cores in P95_ROWS:
             pub["p95_bound"] = 1.0
         where = {4: "published: 2 sockets, 2 cores per port", 12: "published: half of 24 cores on 2 sockets",
                  24: "2 sockets of 12 cores, 6 ports each, as published"}
-        note = f"{how}; {time.perf_counter() - t:.1f} s host"
+        note = f"{how}; {time.perf_counter() - t:.1f} s host; {opts.items:,} items"
+        if opts.items < PAPER_ITEMS:
+            note += " (reduced data set)"
         if cores in where:
             note += f"; {where[cores]}"
         what = "dual-socket server" if cores > xeon_e5_2697v2_socket.CORES_PER_SOCKET else "socket"
-        print_point(f"Xeon E5-2697 v2 {what}, {cores} core(s), {ports} x 10 GbE", figures(r, cores), pub, note)
+        print_point(f"Xeon E5-2697 v2 {what}, {cores} core(s), {ports} x 10 GbE",
+                    figures(r, cores) | power_figures(r, system), pub, note)
     if not opts.no_target:
         cores = opts.target_cores
 
@@ -231,8 +286,9 @@ def main(argv: list[str] | None = None) -> int:
 
         line = capacity.line_rate_mpps(make_t(1.0))
         t = time.perf_counter()
-        r, how = run_point(make_t, cores, opts.search, line)
-        print_point(f"billion-RPS target socket, {cores} cores, 3 x 100 GbE", figures(r, cores), {},
+        r, system, how = run_point(make_t, cores, opts.search, line)
+        print_point(f"billion-RPS target socket, {cores} cores, 3 x 100 GbE",
+                    figures(r, cores) | power_figures(r, system), {},
                     f"{how}; {time.perf_counter() - t:.1f} s host; no published measurement")
     print(f"\ntotal host time {time.perf_counter() - started:.1f} s")
     return 0

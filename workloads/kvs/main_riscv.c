@@ -185,10 +185,14 @@ static int selftest(struct kvs_core *c, uint64_t nreq, unsigned batch)
     if (g_use_fake_nic) {
         struct plat_nic_counters ctr;
         plat_queue_counters(c->q, &ctr);
+        uint64_t groups, reclaimed;
+        plat_tx_reclaim_counts(c->q, &groups, &reclaimed);
         printf("kvs selftest: fake NIC: %llu frames in, %llu out, %llu dropped (client saw %llu), %llu TX write-backs\n",
                (unsigned long long)ctr.rx_frames, (unsigned long long)ctr.tx_frames,
                (unsigned long long)ctr.rx_drops, (unsigned long long)dropped,
                (unsigned long long)fake_nic_tx_writebacks());
+        printf("kvs selftest: driver: %llu TX reclaim groups, %llu descriptors reclaimed in them\n",
+               (unsigned long long)groups, (unsigned long long)reclaimed);
         if (ctr.rx_drops != dropped || ctr.rx_frames != ctr.tx_frames)
             bad++;
     }

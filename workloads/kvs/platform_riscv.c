@@ -44,6 +44,7 @@ struct plat_queue {
     uint32_t *free_list;
     unsigned nfree;
     uint64_t tx_drops;
+    uint64_t tx_reclaim_groups, tx_reclaimed; /* report-status reclaim: groups freed, descriptors freed in them */
     /* software queue */
     uint32_t soft_rx[SOFT_FIFO], soft_rx_len[SOFT_FIFO], soft_tx[SOFT_FIFO], soft_tx_len[SOFT_FIFO];
     unsigned soft_rx_head, soft_rx_n, soft_tx_head, soft_tx_n;
@@ -144,6 +145,8 @@ static void tx_reclaim(struct plat_queue *q)
                 q->free_list[q->nfree++] = q->tx_buf_of[q->tx_clean];
                 q->tx_clean = (q->tx_clean + 1) & q->tx_mask;
             }
+            q->tx_reclaim_groups++;
+            q->tx_reclaimed += q->tx_rs_every;
         }
         return;
     }
@@ -321,6 +324,12 @@ void plat_queue_counters(struct plat_queue *q, struct plat_nic_counters *out)
     out->tx_frames = reg_read(q, KVS_NIC_REG_TX_FRAMES);
     out->rx_drops = reg_read(q, KVS_NIC_REG_RX_DROPS);
     out->tx_drops = q->tx_drops;
+}
+
+void plat_tx_reclaim_counts(const struct plat_queue *q, uint64_t *groups, uint64_t *descriptors)
+{
+    *groups = q->tx_reclaim_groups;
+    *descriptors = q->tx_reclaimed;
 }
 
 unsigned plat_queue_id(const struct plat_queue *q) { return q->qid; }

@@ -20,6 +20,9 @@ int fake_nic_transmit(uint8_t *out, uint32_t cap, uint32_t *len);
  * report-status mode), and each packet buffer a `meta`-byte metadata header, `headroom` bytes, then `data` bytes of
  * data room (the RX descriptors post the data room). */
 void plat_set_driver(unsigned tx_rs, unsigned data, unsigned headroom, unsigned meta);
+/* Report-status reclaim so far: the groups whose RS descriptor the driver found done and freed, and the descriptors
+ * freed in them (the self-test checks one reclaim per group, a whole group each). */
+void plat_tx_reclaim_counts(const struct plat_queue *q, uint64_t *groups, uint64_t *descriptors);
 
 unsigned plat_queue_id(const struct plat_queue *q);
 unsigned plat_queue_port(const struct plat_queue *q);

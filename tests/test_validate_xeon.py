@@ -1,0 +1,32 @@
+"""`make validate` (drivers/cli/validate_xeon.py) on a tiny run: the power rows come from the power model and add up,
+the data set's fraction of the paper's 192 Mi items is said in every output, and --save keeps what priced it."""
+
+from __future__ import annotations
+
+import json
+
+from drivers.cli import validate_xeon as vx
+
+
+def test_a_reduced_run_says_so_and_prices_its_power(engine, tmp_path, capsys):
+    assert vx.main(["--cores", "1", "--items", "4096", "--requests-per-core", "300", "--no-target",
+                    "--save", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "4,096 items = 1/4.915e+04 of the paper's 192 Mi Tiny set (REDUCED" in out
+    assert "4,096 items (reduced data set)" in out, "each point says its data set too"
+    rows = {line[:43].strip(): line[43:].split() for line in out.splitlines() if line.startswith("   ")}
+    cpu, nic, dram, wall = (float(rows[dict(vx.METRICS)[k]][0])
+                            for k in ("cpu_power_w", "nic_power_w", "dram_power_w", "wall_power_w"))
+    assert cpu > 0 and nic > 0 and dram > 0
+    assert abs(wall - (cpu + nic + dram)) < 0.01 * wall
+    stats = json.loads((tmp_path / "1" / "stats.json").read_text())
+    config = json.loads((tmp_path / "1" / "config.json").read_text())
+    assert stats["client.throughput_mrps"] > 0 and config["mode"] == "detailed"
+    # The same figures again from what was saved, without a run.
+    again = vx.power_figures(type("Run", (), {"stats": stats})(), type("Sys", (), {"to_dict": lambda self: config})())
+    assert abs(again["wall_power_w"] - wall) < 0.01 * wall
+
+
+def test_the_measured_power_is_compared_on_the_24_core_row_only():
+    assert {k for k, v in vx.PUBLISHED.items() if "wall_power_w" in v} == {24}
+    assert (vx.PUBLISHED[24]["wall_power_w"], vx.PUBLISHED[24]["cpu_power_w"]) == (399.2, 255.0)
