@@ -107,8 +107,9 @@ def technology() -> Technology:
 
 
 def socket_system(cores: int, requests: int, items: int, offered_mpps: float, popularity: str,
-                  get_ratio: float, **client) -> System:
-    """One socket with `cores` active cores, before it is repeated."""
+                  get_ratio: float, partitions: int = 0, **client) -> System:
+    """One socket with `cores` active cores, before it is repeated; `partitions`: the server's in all (0: `cores`),
+    which each partition's store is sized for."""
     ports = -(-cores // CORES_PER_PORT)
     settings = dict(dataset="tiny", items=items, popularity=popularity, zipf_theta=0.99, get_ratio=get_ratio,
                     requests=requests, offered_mpps=offered_mpps, window=32)
@@ -127,9 +128,9 @@ def socket_system(cores: int, requests: int, items: int, offered_mpps: float, po
         memory=memory(),
         cores_per_cluster=1,           # a ring stop per core
         noc=noc(len(socket_nics)),
-        # EREW, one partition per core (MICA). Per partition 32 MiB of log and 65,536 buckets: assumed (the run's
-        # data set fits in them).
-        workload=Workload(binary=str(KVS_SERVER), argv=["mode=erew", "log_mib=32", "buckets=65536"]),
+        # EREW, one partition per core (MICA). Per partition at least 32 MiB of log and 65,536 buckets (assumed), or
+        # what holds its share of the data set without eviction (models/client.py kvs_server_sizes).
+        workload=Workload(binary=str(KVS_SERVER), argv=ivy.server_argv(settings, partitions or cores)),
         nics=socket_nics,
         client=Client(enabled=True, mode="erew", **settings),
         technology=technology(),
@@ -146,7 +147,8 @@ def system(cores_per_socket: int = CORES_PER_SOCKET, requests: int = 0, items: i
         raise ValueError(f"cores_per_socket = {cores_per_socket}: an E5-2680 has 1 to {CORES_PER_SOCKET} cores")
     popularity, get_ratio = WORKLOADS[workload]
     requests = requests or 1000 * cores_per_socket * SOCKETS
-    single = socket_system(cores_per_socket, requests, items, offered_mpps, popularity, get_ratio, **client)
+    single = socket_system(cores_per_socket, requests, items, offered_mpps, popularity, get_ratio,
+                           partitions=cores_per_socket * SOCKETS, **client)
     server = _multisocket.replicate(single, SOCKETS)
     server.socket_link = SocketLink(rate=8.0, links_per_pair=QPI_LINKS)
     return server

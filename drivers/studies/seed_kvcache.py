@@ -34,7 +34,9 @@ def sweeps(full: bool = False) -> list[Sweep]:
                   Base("kvcache_e5_4640_quad", sockets=s, cores_per_socket=c, items=ITEMS,
                        requests=REQUESTS_PER_CORE * c * s),
                   List([{"client.get_ratio": 1.0}]), evaluator=seeds.EVALUATOR,
-                  options={"resolution": RESOLUTION, "curve": list(CURVE)}) for s, c in POINTS]
+                  options={"resolution": RESOLUTION, "curve": list(CURVE)},
+                  share_checkpoint=False)   # a small data set: every probe warms through its own load
+            for s, c in POINTS]
 
 
 def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:

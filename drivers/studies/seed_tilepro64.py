@@ -40,7 +40,8 @@ def node(shards: int = tile.TILES, items: int = ITEMS, requests_per_shard: int =
 
 def sweeps(full: bool = False) -> list[Sweep]:
     return [Sweep("seed-tilepro64", Base(f"drivers.studies.{NAME}:node"), List([{"client.get_ratio": GET_RATIO}]),
-                  evaluator=seeds.EVALUATOR, options={"resolution": RESOLUTION, "curve": list(CURVE), "power": True})]
+                  evaluator=seeds.EVALUATOR, options={"resolution": RESOLUTION, "curve": list(CURVE), "power": True},
+                  share_checkpoint=False)]   # a small data set: every probe warms through its own load
 
 
 def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> list[pathlib.Path]:

@@ -54,6 +54,10 @@ def evaluate(make_system: Callable[[], System], options: dict[str, Any],
     return out
 
 
+# Every run (probe and curve point) is make_system()'s configuration: a sweep's shared checkpoint can be restored.
+evaluate.restores = True
+
+
 def stats_of(row: Any) -> dict[str, float]:
     return {k[5:]: v for k, v in row.items() if isinstance(k, str) and k.startswith("stat.")}
 
