@@ -73,9 +73,11 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
         [("One node and four", df), ("Latency against throughput", curve_df)], pngs,
         ["node W: the power model's runtime power of the chip (die) and its DRAM at the measured load, at 90 nm; "
          "not wall power (no board, PHYs, fans or supplies)",
-         "the power model prices each tile from its timing parameters as a generic 3-issue RV64 core (register files, "
-         "FP units, predictor) at 90 nm: the die comes out far larger than a TILEPro64 (die mm2) and its power with "
-         "it, so node W and requests/s per W are the model's, not a trustworthy prediction for the VLIW tile",
+         "the power model prices each tile as a 3-issue in-order core with the tile's own 32-bit datapath, 32-bit "
+         "addresses and no FPU (configs/tilepro64.py technology()), at 90 nm, with McPAT-class laws for a generic "
+         "core's undifferentiated logic, caches and routers; McPAT 1.3 on the same export gives a larger die still "
+         "(results/power/tilepro64_mcpat.md), and both are far above the real chip's, so node W and requests/s per W "
+         "are the model's, not a trustworthy prediction for the VLIW tile",
          "approximations of the platform (RV64 in-order cores for the VLIW tiles, line-interleaved homes, DDR2 "
          "timings on the DDR3 model, kvsim's network path instead of Linux): configs/tilepro64.py",
          "not calibrated to the paper's figures"],
