@@ -86,7 +86,8 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
          "the power model prices each tile as a 3-issue in-order core with the tile's own 32-bit datapath, 32-bit "
          "addresses and no FPU (configs/tilepro64.py technology()), at 90 nm, with McPAT-class laws for a generic "
          "core's undifferentiated logic, caches and routers; McPAT 1.3 on the same export gives a larger die still "
-         "(results/power/tilepro64_mcpat.md), and both are far above the real chip's, so node W and requests/s per W "
+         "(results/power/tilepro64_mcpat.md), and neither is checked against the chip's die area (not in the spec; "
+         "the product brief's 19-23 W typical chip power is a figure to set beside die W, not an input), so node W and requests/s per W "
          "are the model's, not a trustworthy prediction for the VLIW tile",
          "approximations of the platform (RV64 in-order cores for the VLIW tiles, line-interleaved homes, DDR2 "
          "timings on the DDR3 model, kvsim's network path instead of Linux): configs/tilepro64.py",
