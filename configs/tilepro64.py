@@ -30,6 +30,12 @@ What the approximations miss (each also said where it is made):
   has one network, so the two that carry cache and memory traffic are merged into one of 8-byte links.
 - The memory. kvsim's DRAM model implements DDR3/DDR4 command rules; the DDR2 controllers are that model with
   JEDEC DDR2-800 timings (no additive latency or DDR2-specific refresh and ODT rules).
+- Memory placement. Each shard's allocations through the runtime (its server state, store, NIC queue and buffers)
+  take whole 2 MB pages, 2 MB-aligned (the engine's alloc_on), so every shard's small structures start at the same
+  offsets and, with line-interleaved homes, meet in the same few slices and sets (in the run of
+  results/figures-reduced/seed_tilepro64 slice 0 had 7.5x the median slice's misses and the L3 missed 69% of its
+  accesses). memcached on the chip's Linux allocates with malloc, not a 2 MB page per object, and the chip can
+  spread a page's lines over the tiles (hash-for-home).
 - The network stack. The paper ran memcached on Linux with its UDP/TCP stack; kvsim runs the memcached-class server
   (workloads/mcd) in SE mode over its own poll-mode driver and UDP, so the kernel's per-packet cost (interrupts,
   system calls, socket buffers) is absent.
