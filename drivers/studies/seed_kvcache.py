@@ -36,7 +36,7 @@ def points(full: bool) -> tuple[tuple[int, int], ...]:
 
 
 def sweeps(full: bool = False) -> list[Sweep]:
-    return [Sweep(f"seed-kvcache-{s}s" + ("" if c == CORES_PER_SOCKET else f"-{c}c"),
+    return [Sweep(f"seed-kvcache-{s}s" + ("" if c == CORES_PER_SOCKET else f"-{c}c") + ("" if full else "-reduced"),
                   Base("kvcache_e5_4640_quad", sockets=s, cores_per_socket=c, items=ITEMS,
                        requests=REQUESTS_PER_CORE * c * s),
                   List([{"client.get_ratio": 1.0}]), evaluator=seeds.EVALUATOR,
