@@ -137,6 +137,7 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
     sc = scale_of(full)
     tag = "" if full else "-reduced"
     scale_word = "1/12 of the paper's data set" if full else "reduced scale"
+    keys = f"{sc.items >> 20} Mi" if sc.items >= 1 << 20 else f"{sc.items:,}"
     thr, curves = [], []
     for _, row in tables[f"seed-mica{tag}"].query("status == 'ok'").iterrows():
         thr.append({"workload": label(row), **seeds.point_figures(row)})
@@ -146,7 +147,7 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool) -> l
     paths = seeds.save_tables(outdir, NAME, {"throughput": thr_df, "latency": curve_df, "partitions": part_df})
     pngs = seeds.plot_throughput_and_latency(thr_df, "workload", "throughput_mrps", curve_df, outdir, NAME,
                                              "sustained (M requests/s)",
-                                             f"MICA EREW on dual E5-2680 ({sc.cores} cores, {scale_word})")
+                                             f"MICA EREW, dual E5-2680, {sc.cores} cores, {keys} keys")
     paths += [outdir / p for p in pngs]
     reduced = "" if full else "REDUCED to "
     report = seeds.write(
