@@ -17,6 +17,18 @@ itself differs: its own hash table and memory manager (not memcached's store), i
 and its request pipelining are not modelled; what is common is a memcached-protocol cache whose network path
 bypasses the kernel. Values the paper does not give are commented "assumed".
 
+What the model misses against the paper (not calibrated to its results):
+- The software: KV-Cache's own store, memory manager, user-level TCP/UDP stack and request pipelining (above); the
+  memcached-class server's instruction count per request is its own, not KV-Cache's.
+- The cores run RV64 code on the Sandy Bridge timing model (configs/mica_e5_2680_dual.py says what that misses).
+- The sockets: the E5-4600 platform's QPI ring, where the opposite socket is two hops away, is modelled fully
+  connected with one hop (see `system()`); a request is served on its NIC's socket, so this matters only for
+  memory and coherence traffic that crosses sockets.
+- The NIC: the X540 is timed as the 82599 (same driver family; the X540's own 10GBASE-T PHY and its latency are
+  not modelled); the clients, wire and switch are the ghost client at the port.
+- Memory placement: the runtime's hugepage allocations each take whole 2 MB pages, 2 MB-aligned (see
+  configs/mica_e5_2680_dual.py), unlike a user-level stack's own buffer pools.
+
 `system(cores_per_socket=N, sockets=S)` gives a reduced server (N active cores on each of S sockets, each socket
 keeping its whole LLC and memory, one NIC each). `nic_sockets` lists the socket of each NIC (default: one per
 socket, in order); a NIC on a socket that does not exist is refused when the System validates.

@@ -30,6 +30,12 @@ What the approximations miss (each also said where it is made):
   has one network, so the two that carry cache and memory traffic are merged into one of 8-byte links.
 - The memory. kvsim's DRAM model implements DDR3/DDR4 command rules; the DDR2 controllers are that model with
   JEDEC DDR2-800 timings (no additive latency or DDR2-specific refresh and ODT rules).
+- Memory placement. Each shard's allocations through the runtime (its server state, store, NIC queue and buffers)
+  take whole 2 MB pages, 2 MB-aligned (the engine's alloc_on), so every shard's small structures start at the same
+  offsets and, with line-interleaved homes, meet in the same few slices and sets (in the run of
+  results/figures-reduced/seed_tilepro64 slice 0 had 7.5x the median slice's misses and the L3 missed 69% of its
+  accesses). memcached on the chip's Linux allocates with malloc, not a 2 MB page per object, and the chip can
+  spread a page's lines over the tiles (hash-for-home).
 - The network stack. The paper ran memcached on Linux with its UDP/TCP stack; kvsim runs the memcached-class server
   (workloads/mcd) in SE mode over its own poll-mode driver and UDP, so the kernel's per-packet cost (interrupts,
   system calls, socket buffers) is absent.
@@ -72,7 +78,7 @@ def core() -> Core:
     return Core(model="inorder", clock=CLOCK, fetch_width=3, issue_width=3, commit_width=3, rob_entries=8,
                 lq_entries=8, sq_entries=8, int_alus=2, load_ports=1, store_ports=1, mul_latency=2,
                 bpred="bimodal", bpred_entries=512, bpred_history_bits=0, btb_entries=64, ras_entries=4,
-                mispredict_penalty=2, fp_units=1)
+                mispredict_penalty=2, fp_units=1)   # the timing model has at least one; priced with none (technology())
 
 
 def caches() -> CacheHierarchy:
@@ -122,10 +128,14 @@ def nic(ports: int = XAUI_PORTS) -> Nic:
 
 def technology() -> Technology:
     # Power-only values. 90 nm (product brief), general-purpose (hp) devices at 85 C: assumed. Pipeline depth 5
-    # (assumed for a short in-order VLIW pipeline). No TDP is used (the brief gives 19-23 W typical at 700-866 MHz,
+    # (assumed for a short in-order VLIW pipeline). The tile as it is, not as the RV64 harts that simulate it: a
+    # 32-bit datapath with 32-bit virtual addresses and no floating-point unit (the Tile Processor ISA is a 32-bit
+    # integer ISA; FP is done in software), so the power model prices 32-bit register files, bypass and queues and
+    # no FPU, FP register file or FP queue (a run that executed FP instructions is refused when priced). No TDP is used (the brief gives 19-23 W typical at 700-866 MHz,
     # which is a result to compare with, not an input). DRAM devices: the power model has DDR3 and DDR4 current
     # sets only; Micron's 4 Gb DDR3 x8 stands in for the node's DDR2 (its currents and 1.5 V, not DDR2's 1.8 V).
     return Technology(part="tilepro64", node=90.0, device="hp", temperature=360.0, pipeline_depth=5,
+                      datapath_bits=32, virtual_address_bits=32, fpu=False,
                       tlb_entries=16, llc_banks=1, noc_ports=5,
                       dram_device="micron-ddr3-4gb-x8", dram_ranks_per_channel=1,
                       nic_buffer="128KiB", nic_queues=64, nic_clock=CLOCK)

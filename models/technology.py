@@ -3,8 +3,9 @@
 The power model prices a run from the run's own resolved configuration (config.json): cores, caches, memory, NIC
 and clocks come from the timing parameters; what only power and area depend on is declared here: the process
 (technology node, device type, temperature, supply), the parts of the core the timing model abstracts away
-(pipeline depth, physical registers, FP units, decode style of the priced part), the on-chip network the timing
-model does not simulate yet, the DRAM devices' datasheet currents, the NIC chips' internals and the power budget.
+(pipeline depth, physical registers, FP units, decode style, datapath and address widths and whether it has an
+FPU at all, of the priced part), the on-chip network the timing model does not simulate yet, the DRAM devices'
+datasheet currents, the NIC chips' internals and the power budget.
 
 The defaults are a generic 22 nm high-performance RISC-V part; every platform config sets the values of the part
 it describes (configs/xeon_e5_2697v2_socket.py, configs/brps_target_socket.py). ``DRAM_DEVICES`` names datasheet
@@ -44,6 +45,14 @@ class Technology(SimObject):
                               "McPAT's longer_channel_device")
     x86 = Param.Bool(False, "price the core's front end as an x86 decoder (the priced part is an x86 chip, even "
                      "though the simulated binary is RISC-V)")
+    datapath_bits = Param.Count(64, "width of the priced core's integer datapath, bits: its register files, bypass "
+                                "network, load/store queue data and pipeline latches (the simulated harts are RV64; "
+                                "a part whose real cores are narrower is priced at its own width)", min=16, max=128)
+    virtual_address_bits = Param.Count(48, "virtual address bits the priced core's TLBs, branch target buffer, return "
+                                       "stack, ROB and load/store queues hold (Sv48: 48)", min=16, max=64)
+    fpu = Param.Bool(True, "price a floating-point unit, an FP register file and an FP issue queue in each core "
+                     "(False: the priced part's cores have none; the timing model keeps its FP units, and a run "
+                     "that executed FP instructions is refused when priced)")
     pipeline_depth = Param.Count(14, "pipeline stages of the core (latches and clocking)", min=4, max=40)
     phys_int_regs = Param.Count(0, "physical integer registers (0: 32 architectural + ROB entries)", max=1024)
     phys_fp_regs = Param.Count(0, "physical FP registers (0: 32 architectural + half the ROB)", max=1024)
@@ -65,5 +74,8 @@ class Technology(SimObject):
 
     def validate(self) -> None:
         super().validate()
+        if self.datapath_bits & (self.datapath_bits - 1):
+            raise ParamError(f"Technology.datapath_bits = {self.datapath_bits}: must be a power of two (16, 32, 64 "
+                             "or 128)")
         if 0 < self.vdd < 0.2:
             raise ParamError(f"Technology.vdd = {self.vdd}: must be 0 (nominal) or in [0.2, 2.5] V")

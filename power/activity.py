@@ -242,6 +242,10 @@ def from_stats(stats: dict, platform, *, socket: int = 0) -> Activity:
     if seconds <= 0:
         raise ValueError("power.activity.from_stats: sim_seconds is not > 0; cannot turn counts into power")
     cores = [_core(get, platform, socket, i) for i in range(platform.cores)]
+    if platform.core.fp_issue_width == 0 and any(c.fp_ops for c in cores):
+        raise ValueError(f"power.activity: socket {socket}'s cores executed {sum(c.fp_ops for c in cores):,.0f} FP "
+                         "operations but the priced part has no FPU (Technology.fpu = False): price it with an FPU, "
+                         "or run a workload without FP instructions")
     caches = {}
     for c in platform.caches:
         if c.name != LLC:

@@ -144,21 +144,28 @@ def _platform(v: dict, index: int) -> Platform:
     alus = int(core_cfg.get("int_alus", width))
     btb_entries = int(core_cfg.get("btb_entries", 2048))
     bp_entries = int(core_cfg.get("bpred_entries", 4096))
+    # The priced part's own datapath and address widths and FPU (Technology; a config.json written before they were
+    # declared has none of them and gets their defaults, the values every core was priced at until then).
+    datapath_bits = int(tech.get("datapath_bits", 64))
+    vaddr_bits = int(tech.get("virtual_address_bits", 48))
+    fpu = bool(tech.get("fpu", True))
+    fp_units = int(core_cfg.get("fp_units", 1)) if fpu else 0
     core = CoreConfig(
         ooo=ooo, threads=1,
         fetch_width=int(core_cfg.get("fetch_width", width)), decode_width=int(core_cfg.get("fetch_width", width)),
         issue_width=width, peak_issue_width=width + int(core_cfg.get("load_ports", 1)) - 1 if ooo else width,
         commit_width=int(core_cfg.get("commit_width", width)),
-        fp_issue_width=max(1, int(core_cfg.get("fp_units", 1))),
+        fp_issue_width=max(1, fp_units) if fpu else 0,
         pipeline_depth=int(tech["pipeline_depth"]), alus=alus,
-        muls=int(core_cfg.get("mul_units", 1)), fpus=int(core_cfg.get("fp_units", 1)),
-        iq=int(tech["issue_queue"]) or max(4, rob // 2), fp_iq=max(4, rob // 4), rob=rob,
-        arch_int_regs=32, arch_fp_regs=32,
-        phys_int_regs=int(tech["phys_int_regs"]) or 32 + rob, phys_fp_regs=int(tech["phys_fp_regs"]) or 32 + rob // 2,
+        muls=int(core_cfg.get("mul_units", 1)), fpus=fp_units,
+        iq=int(tech["issue_queue"]) or max(4, rob // 2), fp_iq=max(4, rob // 4) if fpu else 0, rob=rob,
+        arch_int_regs=32, arch_fp_regs=32 if fpu else 0,
+        phys_int_regs=int(tech["phys_int_regs"]) or 32 + rob,
+        phys_fp_regs=(int(tech["phys_fp_regs"]) or 32 + rob // 2) if fpu else 0,
         lq=int(core_cfg.get("lq_entries", 32)), sq=int(core_cfg.get("sq_entries", 32)),
         mem_ports=int(core_cfg.get("load_ports", 1)) + int(core_cfg.get("store_ports", 1)) - 1,
         ras=int(core_cfg.get("ras_entries", 16)), x86=bool(tech["x86"]),
-        machine_bits=64, vaddr_bits=48, paddr_bits=46, inst_bits=32,
+        machine_bits=datapath_bits, vaddr_bits=vaddr_bits, paddr_bits=46, inst_bits=32,
         opcode_bits=16 if tech["x86"] else 7, uop_opcode_bits=8,
         btb=CacheConfig("btb", btb_entries * 8, 8, 4, buffers=(0, 0, 0, 0)),
         global_pred_entries=bp_entries, chooser_entries=bp_entries,

@@ -246,13 +246,14 @@ class _Builder:
                  runtime_c=self.core_runtime(lambda a: a.committed_insts / c.decode_width * dec.c_read), **kw)
 
         # ---- rename
+        fp = c.fp_issue_width > 0        # a core without an FPU has no FP rename tables, registers or issue queue
         if c.ooo:
             dw = c.decode_width
             if c.rename_cam:
                 rat = array(t, c.phys_int_regs, _log2(c.arch_int_regs) + 1, cam=True, search_ports=2 * dw,
                             rd_ports=0, wr_ports=dw, rw_ports=0, name="int_rat")
                 frat = array(t, c.phys_fp_regs, _log2(c.arch_fp_regs) + 1, cam=True, search_ports=2 * dw,
-                             rd_ports=0, wr_ports=dw, rw_ports=0, name="fp_rat")
+                             rd_ports=0, wr_ports=dw, rw_ports=0, name="fp_rat") if fp else ZERO
                 cp = max(1, c.checkpoints)
                 ren = rat + frat + array(t, c.phys_int_regs + c.phys_fp_regs, cp, name="rat_checkpoints")
                 rd_c = rat.c_search
@@ -262,17 +263,17 @@ class _Builder:
                 rat = array(t, c.arch_int_regs * th, phys_tag * cp, rd_ports=2 * dw, wr_ports=dw, rw_ports=0,
                             access_bits=phys_tag, name="int_rat")
                 frat = array(t, c.arch_fp_regs * th, _log2(c.phys_fp_regs) * cp, rd_ports=2 * dw, wr_ports=dw,
-                             rw_ports=0, access_bits=_log2(c.phys_fp_regs), name="fp_rat")
+                             rw_ports=0, access_bits=_log2(c.phys_fp_regs), name="fp_rat") if fp else ZERO
                 fl = array(t, c.phys_int_regs, phys_tag, rd_ports=dw, wr_ports=c.commit_width, rw_ports=0,
                            name="free_list")
                 ffl = array(t, c.phys_fp_regs, _log2(c.phys_fp_regs), rd_ports=dw, wr_ports=c.commit_width,
-                            rw_ports=0, name="fp_free_list")
+                            rw_ports=0, name="fp_free_list") if fp else ZERO
                 rrat = ZERO
                 if c.checkpoints == 0:
                     rrat = array(t, c.arch_int_regs * th, phys_tag, rd_ports=c.commit_width,
                                  wr_ports=c.commit_width, rw_ports=0, name="retire_rat") + \
-                        array(t, c.arch_fp_regs * th, _log2(c.phys_fp_regs), rd_ports=c.commit_width,
-                              wr_ports=c.commit_width, rw_ports=0, name="fp_retire_rat")
+                        (array(t, c.arch_fp_regs * th, _log2(c.phys_fp_regs), rd_ports=c.commit_width,
+                               wr_ports=c.commit_width, rw_ports=0, name="fp_retire_rat") if fp else ZERO)
                 ren = rat + frat + fl + ffl + rrat
                 rd_c = rat.c_read
                 frd_c = frat.c_read
@@ -285,13 +286,13 @@ class _Builder:
 
         # ---- scheduler: issue queues and ROB
         iw = c.issue_width
-        fiw = max(1, c.fp_issue_width)
+        fiw = c.fp_issue_width
         iq_width = 2 * phys_tag + c.uop_opcode_bits + (2 * c.machine_bits if c.rs_window else 0) + 8
         if c.ooo:
             iq = array(t, max(1, c.iq), iq_width, cam=True, search_ports=iw, rd_ports=iw, wr_ports=c.decode_width,
                        rw_ports=0, access_bits=iq_width, name="instruction_window")
             fiq = array(t, max(1, c.fp_iq), iq_width, cam=True, search_ports=fiw, rd_ports=fiw,
-                        wr_ports=min(c.decode_width, fiw), rw_ports=0, name="fp_instruction_window")
+                        wr_ports=min(c.decode_width, fiw), rw_ports=0, name="fp_instruction_window") if fp else ZERO
         else:
             iq = array(t, max(1, c.iq), c.inst_bits + 8, rd_ports=iw, wr_ports=c.decode_width, rw_ports=0,
                        name="instruction_window")
@@ -317,7 +318,8 @@ class _Builder:
         n_int = c.phys_int_regs if c.ooo else c.arch_int_regs * th
         n_fp = c.phys_fp_regs if c.ooo else c.arch_fp_regs * th
         irf = array(t, max(1, n_int), c.machine_bits, rd_ports=2 * iw, wr_ports=iw, rw_ports=0, name="int_rf")
-        frf = array(t, max(1, n_fp), c.machine_bits, rd_ports=2 * fiw, wr_ports=fiw, rw_ports=0, name="fp_rf")
+        frf = array(t, max(1, n_fp), c.machine_bits, rd_ports=2 * fiw, wr_ports=fiw, rw_ports=0,
+                    name="fp_rf") if fp else ZERO
         rf = irf + frf
         if c.reg_windows:
             rf = rf + array(t, c.reg_windows * 16 * th, c.machine_bits, name="register_windows")

@@ -137,21 +137,43 @@ def test_kvcache_refuses_a_nic_on_a_socket_that_does_not_exist():
 
 # ---- the studies ---------------------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("full", [True, False])
 @pytest.mark.parametrize("name", studies.SEEDS)
-def test_seed_studies_resolve_and_validate_their_points(name):
-    """Every point of the study's sweeps builds a valid System before anything runs (a ParamError otherwise)."""
-    sweeps = studies.get(name).sweeps()
+def test_seed_studies_resolve_and_validate_their_points(name, full):
+    """Every point of the study's sweeps builds a valid System before anything runs (a ParamError otherwise), at
+    the paper's conditions as far as the host allows (figures.py's default) and reduced (--reduced)."""
+    sweeps = studies.get(name).sweeps(full)
     assert sweeps and all(sw.resolve() for sw in sweeps)
+    # The two sets of conditions never share a sweep store.
+    assert not {sw.name for sw in sweeps} & {sw.name for sw in studies.get(name).sweeps(not full)}
 
 
+def test_mica_study_runs_the_whole_server_on_the_largest_data_set_the_host_allows():
+    from drivers.studies import common, seed_mica
+
+    full = seed_mica.sweeps(True)[0].resolve()
+    assert {p.system().harts for p in full} == {16} and len(full) == 4          # MICA's four workloads
+    assert {p.system().client.items for p in full} == {16 << 20}
+    assert len({p.data_set for p in full}) == 1                                 # loaded once, restored by all
+    # 16 Mi keys fit 3 GiB per process; the next power of two does not, nor does the paper's 192 Mi.
+    assert common.guest_memory_bytes(16 << 20, 16) < 3 << 30 < common.guest_memory_bytes(32 << 20, 16)
+    assert common.guest_memory_bytes(common.PAPER_ITEMS, 16) > 20 << 30
+    # Each partition's store holds its share without eviction (the server's own sizes from the item count).
+    assert seed_mica.server(8, 16 << 20, 200, True, 6250).workload.argv == \
+        ["mode=erew", "log_mib=128", "buckets=524288"]
+
+
+@pytest.mark.parametrize("full", [True, False])
 @pytest.mark.parametrize("name", studies.SEEDS)
-def test_seed_studies_report_a_sweep_with_no_points_as_such(name, tmp_path):
-    """Drawing before any point is stored (figures.py --draw-only) writes the tables and a report saying so."""
+def test_seed_studies_report_a_sweep_with_no_points_as_such(name, full, tmp_path):
+    """Drawing before any point is stored (figures.py --draw-only) writes the tables and a report saying so, and
+    what was reduced."""
     import pandas as pd
 
     study = studies.get(name)
-    empty = {sw.name: pd.DataFrame({"status": pd.Series([], dtype=str)}) for sw in study.sweeps()}
-    written = study.make(empty, tmp_path, False)
+    empty = {sw.name: pd.DataFrame({"status": pd.Series([], dtype=str)}) for sw in study.sweeps(full)}
+    written = study.make(empty, tmp_path, full)
     report = (tmp_path / f"{name}.md").read_text()
     assert "(no points)" in report and "REDUCED" in report
+    assert report.count("--reduced") == (0 if full else 1)
     assert all(p.exists() for p in written) and not list(tmp_path.glob("*.png"))

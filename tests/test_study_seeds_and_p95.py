@@ -168,37 +168,13 @@ def test_partition_load_defaults_to_the_papers_data_set_and_names_it():
     assert reduced[0].base.kwargs == {"cores": 24, "items": pl.ITEMS, "requests_per_core": pl.REQUESTS_PER_CORE}
 
 
-def test_the_seed_studies_default_to_their_whole_platforms_and_say_which_they_ran():
+def test_partition_load_and_dense_take_the_conditions():
+    # The seed-system studies (issue 30) keep their own scales (drivers/studies/seed_*.py: the paper's conditions as
+    # far as this host allows, or --reduced); the billion-RPS studies all take Conditions.
     from drivers import studies
-    from drivers.studies import seed_kvcache, seed_mica, seed_tilepro64
 
-    for name in ("seed_mica", "seed_tilepro64", "seed_kvcache", "partition_load", "dense"):
+    for name in ("partition_load", "dense"):
         assert studies.takes_conditions(studies.get(name)), name
-    small = common.Conditions(items=1 << 14)
-    thr, part = seed_mica.sweeps(conditions=small)
-    assert (thr.name, part.name) == ("seed-mica-full-16Ki", "seed-mica-partitions-full-16Ki")
-    assert thr.base.kwargs["cores_per_socket"] == 8 and thr.base.kwargs["items"] == 1 << 14
-    assert thr.options["steady"] and thr.options["resolution"] == common.CAPACITY_RESOLUTION
-    old = seed_mica.sweeps(full=False)
-    assert old[0].name == "seed-mica" and old[0].base.kwargs["cores_per_socket"] == seed_mica.CORES_PER_SOCKET
-    assert "steady" not in old[0].options
-    assert [s.name for s in seed_kvcache.sweeps(conditions=small)] == ["seed-kvcache-1s-8c-full-16Ki",
-                                                                      "seed-kvcache-4s-8c-full-16Ki"]
-    # The Tilera node keeps its own data set (its shards' 4 MiB heaps), and says so.
-    (tile,) = seed_tilepro64.sweeps()
-    assert tile.name == "seed-tilepro64-full" and "items" not in tile.base.kwargs
-    assert seed_tilepro64.own_data_set(common.Conditions()).text(seed_tilepro64.ITEMS).startswith(
-        "full platform; reduced data set: 4Ki")
-
-
-def test_a_seed_study_report_states_its_conditions(tmp_path):
-    from drivers.studies import seed_kvcache
-
-    tables = {"seed-kvcache-1s-8c-full-16Ki": pd.DataFrame({"status": pd.Series([], dtype=str)})}
-    paths = seed_kvcache.make(tables, tmp_path, conditions=common.Conditions(items=1 << 14))
-    report = next(p for p in paths if p.suffix == ".md").read_text()
-    assert "conditions: full platform; reduced data set: 16Ki tiny items (the paper's is 192Mi)" in report
-    assert "(reduced scale)" not in report
 
 
 # ---- figures --only ---------------------------------------------------------------------------------------------
@@ -237,22 +213,3 @@ def test_the_steady_window_command_refuses_bad_input_before_any_run(capsys):
     assert err.value.code == 2 and "at least 1" in capsys.readouterr().err
     assert steady_window.main(["--cores", "2", "--items", "4096", "--seeds", "0"]) == 2
     assert "seeds = 0" in capsys.readouterr().out
-
-
-def test_a_seed_study_point_reads_its_steady_window_and_draws_its_interval(tmp_path, monkeypatch):
-    import matplotlib.pyplot as plt
-
-    from drivers.studies import seeds
-
-    row = {"stat.steady.throughput": 20.0, "stat.steady.half_width": 0.3, "stat.steady.p95_ns": 9000.0,
-           "stat.steady.p95_half_width_ns": 400.0, "stat.steady.seeds": 3.0, "stat.client.offered_mpps": 30.0}
-    f = seeds.point_figures(row)
-    assert (f["throughput_mrps"], f["throughput_ci_mrps"], f["p95_us"], f["p95_ci_us"], f["seeds"]) == \
-        (20.0, 0.3, 9.0, 0.4, 3.0)
-    drawn = []
-    monkeypatch.setattr(plt, "close", lambda fig: drawn.append(fig))
-    df = pd.DataFrame([{"workload": "zipf 95% GET", **f}])
-    seeds.plot_bars(df, "workload", "throughput_mrps", tmp_path / "t.png", "M req/s", "t", ci="throughput_ci_mrps")
-    from analysis import style
-
-    assert [c.get_label() for c in drawn[0].axes[0].containers][-1] == style.STEADY_INTERVAL

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import pathlib
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import pandas as pd
@@ -29,53 +28,6 @@ from ..sweep import evaluate_capacity, evaluate_run
 from . import common, end_to_end
 
 EVALUATOR = "drivers.studies.seeds:evaluate"
-
-
-@dataclass(frozen=True)
-class Scale:
-    """How a seed study measures: the data set, measured requests per core (or shard) per probe, the capacity
-    search's resolution, the latency curve's fractions, whether a steady-state window follows the search."""
-    items: int
-    requests_per_core: int
-    resolution: float
-    curve: tuple[float, ...]
-    steady: bool
-
-    def options(self, **extra: Any) -> dict[str, Any]:
-        out = {"resolution": self.resolution, "curve": list(self.curve), **extra}
-        if self.steady:
-            out.update(steady=True, seeds=end_to_end.SEEDS)
-        return out
-
-    def text(self) -> str:
-        return (f"{self.items:,} items, {self.requests_per_core} measured requests per core per probe, capacity to "
-                f"{self.resolution:.0%}" + (", then a steady-state window (95% interval; seeds where the client's "
-                "randomness matters)" if self.steady else "") + "; latency curve at "
-                + ", ".join(f"{f:.0%}" for f in self.curve) + " of capacity")
-
-
-def scale_of(c: common.Conditions, items: int, requests_per_core: int, resolution: float,
-             curve: tuple[float, ...]) -> Scale:
-    """A seed study's measurement at conditions `c`: reduced, the study's own small one (the arguments); at the
-    paper's, the data set of the conditions (the paper's 192 Mi by default), the studies' 2% resolution, the whole
-    latency curve (CURVE) and a steady-state window at the capacity. (The full platform without --items keeps the
-    study's own data set: conditions_for(full=True).)"""
-    if c.reduced:
-        return Scale(items, requests_per_core, resolution, curve, False)
-    return Scale(c.items_or(items), requests_per_core, common.CAPACITY_RESOLUTION, CURVE, c.items is not None)
-
-
-def suffix(c: common.Conditions) -> str:
-    """A sweep name's suffix: none for the reduced runs (their stores keep their names), else the conditions."""
-    return "" if c.reduced else "-full" + ("" if c.items is None else f"-{common._items_short(c.items)}")
-
-
-def table(tables: dict[str, pd.DataFrame], name: str) -> pd.DataFrame:
-    """The table of the sweep named `name` (with its conditions' suffix, if any)."""
-    found = [t for n, t in tables.items() if n == name or n.startswith(name + "-full")]
-    if len(found) != 1:
-        raise ValueError(f"no single table of sweep {name!r} among {list(tables)}")
-    return found[0]
 CURVE = (0.25, 0.5, 0.75, 0.9)      # fractions of the capacity at which the latency curve is measured
 
 
@@ -84,8 +36,6 @@ def evaluate(make_system: Callable[[], System], options: dict[str, Any],
     """The capacity search on the point (stats of its best probe, capacity.*, power.* when options['power']),
     then one run at each fraction in options['curve'] of the capacity's offered load (curve{i}.* stats)."""
     started = time.perf_counter()
-    if options.get("steady"):       # repeated seeds only where the client's randomness matters (skew, CREW)
-        options = {**options, "seeds": end_to_end.seeds_for(make_system(), options)}
     out = evaluate_capacity(make_system, options, report)
     stats = out["stats"]
     capacity = stats.get("capacity.mpps_per_port", 0.0)
@@ -104,19 +54,22 @@ def evaluate(make_system: Callable[[], System], options: dict[str, Any],
     return out
 
 
+# Every run (probe and curve point) is make_system()'s configuration: a sweep's shared checkpoint can be restored.
+evaluate.restores = True
+
+
 def stats_of(row: Any) -> dict[str, float]:
     return {k[5:]: v for k, v in row.items() if isinstance(k, str) and k.startswith("stat.")}
 
 
 def point_figures(row: Any) -> dict[str, float]:
-    """Throughput (sustained, M req/s), latency at capacity and the capacity search's answer, of one table row."""
+    """Throughput (sustained and answered, M req/s), latency at capacity and the capacity search's answer, of one
+    table row."""
     st = stats_of(row)
-    steady = "steady.throughput" in st        # the paper's conditions: the steady-state window at the capacity
-    nan = float("nan")
-    return {"throughput_mrps": st["steady.throughput"] if steady else end_to_end.sustained_mrps(st),
-            "throughput_ci_mrps": st["steady.half_width"] if steady else nan,
-            "p95_us": st.get("steady.p95_ns", nan) / 1e3, "p95_ci_us": st.get("steady.p95_half_width_ns", nan) / 1e3,
-            "seeds": st.get("steady.seeds", nan),
+    return {"throughput_mrps": end_to_end.sustained_mrps(st),
+            # What the client had answered over the probe: below the sustained rate when the probe's burst was
+            # queued rather than served (a short window: the queues hold it without loss).
+            "answered_mrps": st.get("client.throughput_mrps", float("nan")),
             "capacity_mpps_per_port": st.get("capacity.mpps_per_port", float("nan")),
             "p50_us": st.get("client.latency.p50", float("nan")) / 1e3,
             "p99_us": st.get("client.latency.p99", float("nan")) / 1e3,
@@ -174,19 +127,13 @@ def plot_curves(curves: pd.DataFrame, path: pathlib.Path, title: str) -> None:
     plt.close(fig)
 
 
-def plot_bars(df: pd.DataFrame, x: str, y: str, path: pathlib.Path, ylabel: str, title: str,
-              ci: str | None = None) -> None:
-    """Bars of `y` per `x`, with the steady-state 95% interval (column `ci`, half-widths) where there is one."""
+def plot_bars(df: pd.DataFrame, x: str, y: str, path: pathlib.Path, ylabel: str, title: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from analysis import style
-
     fig, ax = plt.subplots(figsize=(6, 3.6))
     ax.bar([str(v) for v in df[x]], df[y])
-    if ci is not None and ci in df and df[ci].notna().any():
-        style.interval(ax, list(range(len(df))), df[y], df[y] + df[ci], df[y] - df[ci], label=style.STEADY_INTERVAL)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3, axis="y")
@@ -196,22 +143,19 @@ def plot_bars(df: pd.DataFrame, x: str, y: str, path: pathlib.Path, ylabel: str,
 
 
 def plot_throughput_and_latency(df: pd.DataFrame, x: str, y: str, curves: pd.DataFrame, outdir: pathlib.Path,
-                                name: str, ylabel: str, title: str, ci: str | None = None) -> list[str]:
-    """The throughput bars (`y` per `x`, with the interval column `ci`) and the latency curves of a study; the PNGs'
-    names (none without points)."""
+                                name: str, ylabel: str, title: str) -> list[str]:
+    """The throughput bars (`y` per `x`) and the latency curves of a study; the PNGs' names (none without points)."""
     if not len(df):
         return []
-    plot_bars(df, x, y, outdir / f"{name}_throughput.png", ylabel, title, ci)
+    plot_bars(df, x, y, outdir / f"{name}_throughput.png", ylabel, title)
     plot_curves(curves, outdir / f"{name}_latency.png", f"{title}: latency against load")
     return [f"{name}_throughput.png", f"{name}_latency.png"]
 
 
 def write(outdir: pathlib.Path, name: str, title: str, intro: str, scale: list[str], tables: list[tuple[str, Any]],
-          pngs: list[str], notes: list[str], command: str, conditions: str = "") -> pathlib.Path:
-    """The study's Markdown report: what ran (its conditions, and at what reduced scale), the tables, plots and
-    notes."""
-    lines = [f"# {title}", "", intro, "", "## How it ran", ""] + ([f"- conditions: {conditions}"] if conditions
-                                                                  else []) + [f"- command: `{command}`",
+          pngs: list[str], notes: list[str], command: str) -> pathlib.Path:
+    """The study's Markdown report: what ran (and at what reduced scale), the tables, plots and notes."""
+    lines = [f"# {title}", "", intro, "", "## How it ran", "", f"- command: `{command}`",
              "- host time: the sum of the points' host seconds is in the tables (host_s), the wall time of the run "
              f"in results/figures/summary-{name}.md"]
     lines += [f"- {s}" for s in scale]

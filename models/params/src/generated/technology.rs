@@ -19,6 +19,12 @@ pub struct Technology {
     pub long_channel: bool,
     /// price the core's front end as an x86 decoder (the priced part is an x86 chip, even though the simulated binary is RISC-V)
     pub x86: bool,
+    /// width of the priced core's integer datapath, bits: its register files, bypass network, load/store queue data and pipeline latches (the simulated harts are RV64; a part whose real cores are narrower is priced at its own width)
+    pub datapath_bits: u64,
+    /// virtual address bits the priced core's TLBs, branch target buffer, return stack, ROB and load/store queues hold (Sv48: 48)
+    pub virtual_address_bits: u64,
+    /// price a floating-point unit, an FP register file and an FP issue queue in each core (False: the priced part's cores have none; the timing model keeps its FP units, and a run that executed FP instructions is refused when priced)
+    pub fpu: bool,
     /// pipeline stages of the core (latches and clocking)
     pub pipeline_depth: u64,
     /// physical integer registers (0: 32 architectural + ROB entries)
@@ -62,6 +68,9 @@ impl Default for Technology {
             vdd: 0.0,
             long_channel: true,
             x86: false,
+            datapath_bits: 64,
+            virtual_address_bits: 48,
+            fpu: true,
             pipeline_depth: 14,
             phys_int_regs: 0,
             phys_fp_regs: 0,
