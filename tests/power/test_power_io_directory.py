@@ -90,6 +90,22 @@ def test_a_directory_cache_is_a_shared_cache_with_its_buffers():
     assert cam.group == "dir"
 
 
+def test_a_directory_entry_carries_the_shared_caches_dynamic_law_in_proportion_to_its_width(monkeypatch):
+    """The shared caches' dynamic law stands for the data path of 64-byte lines; a directory of 5-byte entries
+    under the whole law was priced at 5.9x McPAT's peak (the target), 7.9x for the Xeon's 2-byte entries."""
+    from power import calibration as cal
+    p = platforms.brps_target_socket()
+    narrow, wide = _directory_struct(p), _directory_struct(p, block_B=64)
+    k_narrow, k_wide = cal.factor("cache", "dyn", narrow.x), cal.factor("cache", "dyn", wide.x)
+    assert k_narrow > 4                                 # the law's level at this capacity
+    # the circuit estimates: the same directories with the shared caches' dynamic law at 1
+    flat = {**cal.LAWS["dyn"], "cache": {f: 0.0 for f in cal.LAWS["dyn"]["cache"]}}
+    monkeypatch.setitem(cal.LAWS, "dyn", flat)
+    c_narrow, c_wide = _directory_struct(p).peak_c, _directory_struct(p, block_B=64).peak_c
+    assert narrow.peak_c == pytest.approx(c_narrow * (1 + (k_narrow - 1) * 5 * 8 / 512))
+    assert wide.peak_c == pytest.approx(c_wide * k_wide)    # a 64-byte entry takes the whole law
+
+
 def test_a_directory_without_its_counters_is_reported_missing():
     p = platforms.brps_target_socket()
     a = Activity(seconds=1.0)

@@ -23,10 +23,13 @@ def _part(parts, words):
 def test_parts_start_from_the_model_and_each_adds_power(xeon_result):
     parts = unmodelled.parts(xeon_result)
     assert parts[0].watts == pytest.approx(float(xeon_result.die.runtime_dynamic_W + xeon_result.die.leakage_W))
-    # the XML's counts are zero: no memory traffic, so no DDR I/O; every other part adds power
+    # the XML's counts are zero: no memory traffic, so no DDR I/O; polling cores add nothing the run does not
+    # price; the junction may cool or heat the die; every other part adds power
     assert _part(parts, "DDR I/O").watts == 0.0
-    assert all(p.watts > 0 for p in parts if "DDR I/O" not in p.name)
-    assert all(p.assumed for p in parts[-4:])
+    assert _part(parts, "polling cores").watts == 0.0
+    signed = ("DDR I/O", "polling cores", "junction at")
+    assert all(p.watts > 0 for p in parts if not any(w in p.name for w in signed))
+    assert _part(parts, "voltage-regulator").assumed and not _part(parts, "junction at").assumed
 
 
 def test_clock_distribution_is_its_published_share_of_the_chip(xeon_result):
@@ -71,16 +74,50 @@ def test_ddr_io_is_the_run_s_bits_at_the_dram_s_energy_per_bit():
     assert _part(unmodelled.parts(r), "DDR I/O").watts == pytest.approx(want)
 
 
-def test_leakage_at_temperature_is_sized_beside_the_total(xeon_result):
+def test_junction_solves_the_thermal_profile_with_the_socket_s_own_power(xeon_result):
     parts = unmodelled.parts(xeon_result)
-    hot = parts[-1]
-    assert not hot.in_total and all(p.in_total for p in parts[:-1])
+    k = parts.index(_part(parts, "junction at"))
+    t_la, psi = unmodelled.THERMAL_PROFILE["xeon-e5-2697v2"]
+    package_W = sum(p.watts for p in parts[:k + 1] if p.in_total)     # before the regulators: on the package
+    Tj = float(parts[k].name.split("junction at ")[1].split(" K")[0])
+    assert Tj == pytest.approx(t_la + 273.15 + psi * package_W, abs=0.06)
     m = xeon_result.model
     at = dict(core_vdd=unmodelled.ASSUMED_CORE_VDD, core_MHz=3000.0, uncore_vdd=unmodelled.ASSUMED_CORE_VDD)
-    T = m.tech.temperature_K
-    want = float(m.evaluate(**at, temperature_K=T + unmodelled.HOTTER_JUNCTION_K).die.leakage_W
-                 - m.evaluate(**at, temperature_K=T).die.leakage_W)
-    assert hot.watts == pytest.approx(want) and hot.watts > 0
+    want = float(m.evaluate(**at, temperature_K=Tj).die.leakage_W
+                 - m.evaluate(**at, temperature_K=m.tech.temperature_K).die.leakage_W)
+    assert parts[k].watts == pytest.approx(want, rel=0.02, abs=0.05)
+
+
+def test_junction_fixed_point_and_runaway():
+    # P(T) = a + b T: T = (Ta + psi a) / (1 - psi b)
+    a, b, Ta, psi = 20.0, 0.5, 330.0, 0.3
+    T = unmodelled.junction_K(lambda t: a + b * t, Ta, psi)
+    assert T == pytest.approx((Ta + psi * a) / (1 - psi * b), abs=0.05)
+    with pytest.raises(ValueError, match="thermal runaway"):
+        unmodelled.junction_K(lambda t: a + 4.0 * t, Ta, psi)
+
+
+def test_beside_the_total_parts_are_sized_not_added(xeon_result):
+    parts = unmodelled.parts(xeon_result)
+    short = _part(parts, "published shortfall")
+    assert not short.in_total
+    assert short.watts == pytest.approx(parts[0].watts * (1 / (1 - unmodelled.MCPAT_PUBLISHED_SHORTFALL) - 1))
+    die = _part(parts, "die the model does not price")
+    assert not die.in_total and die.watts > 0
+    s = xeon_result.model.evaluate(core_vdd=1.0, core_MHz=3000.0, uncore_vdd=1.0).structures
+    on = s[s.on_die]
+    tile = on[on["class"].isin(["cores", "caches"])].area_mm2.sum() / 12
+    logic = on[on["class"].isin(["noc", "mc", "io"])]
+    unpriced = 541.0 - 15 * tile - logic.area_mm2.sum()
+    assert die.watts == pytest.approx(unpriced * logic.leakage_W.sum() / logic.area_mm2.sum())
+
+
+def test_nics_at_their_controller_s_typical_power(xeon_result):
+    nic = unmodelled.nic_parts(xeon_result)
+    n = xeon_result.model.platform.nic.count
+    assert n == 4                                   # two X520-QDA1 cards a socket, two 82599s each
+    assert nic[-1].watts == pytest.approx(n * unmodelled.NIC_CONTROLLER_TYPICAL_W["82599"])
+    assert nic[0].watts > 0
 
 
 def test_turbo_raises_the_cores_clock_and_supply(xeon_result):
