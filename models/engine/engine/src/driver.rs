@@ -87,6 +87,9 @@ impl ExecHook for TimingHook {
     fn time_ps(&self, hart: usize) -> Option<u64> {
         Some(self.offset + self.sys.hart_time(hart))
     }
+    fn sleep_until(&mut self, hart: usize, t: u64) {
+        self.sys.sleep_until(hart, t.saturating_sub(self.offset));
+    }
     fn reset_stats(&mut self) {
         self.sys.reset_stats();
         if let Some(s) = self.sampler.as_deref_mut() {
@@ -360,6 +363,9 @@ pub fn run_system_keeping_output(
     every: u64,
     progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
 ) -> Result<RunOutput, (SimError, Option<RunOutput>)> {
+    if system.os_level == kvsim_params::SystemOsLevel::Fs {
+        return crate::full_system::run(system, every, progress);
+    }
     let cfg = EngineConfig::from_system(system);
     use kvsim_params::{SystemDetailedStart, SystemMode};
     let detailed = system.mode == SystemMode::Detailed;
