@@ -284,6 +284,8 @@ CLIENT_LOAD, CLIENT_CORE, CLIENT_PARTITION = GROUPS["client_load"], GROUPS["clie
 SYSTEM, ROI, GUEST_MEMORY = GROUPS["system"], GROUPS["roi"], GROUPS["guest_memory"]
 HART, NUMA, SOCKET_LINK = GROUPS["hart"], GROUPS["numa"], GROUPS["socket_link"]
 HART_LEVEL, HART_TRAPS, FULL_SYSTEM = GROUPS["hart_level"], GROUPS["hart_traps"], GROUPS["full_system"]
+# The values of HART_LEVEL's `level` (the os crate's full_system::LEVELS writes them).
+PRIVILEGE_LEVELS = ("user", "supervisor", "machine")
 SYSTEM_DIRECTORY, SYSTEM_DDIO = GROUPS["system_directory"], GROUPS["system_ddio"]
 TIMING, CHECKPOINT, SAMPLING = GROUPS["timing"], GROUPS["checkpoint"], GROUPS["sampling"]
 SOCKET, CORE, PRIVATE_CACHE = GROUPS["socket"], GROUPS["core"], GROUPS["private_cache"]

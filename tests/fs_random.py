@@ -75,11 +75,9 @@ def memory_access(rng: random.Random, amo_pages: list[int]) -> list[str]:
     offset = page * 4096 + rng.randrange(0, 4096 // size) * size
     setup = [f"li s9, {offset}", "add s9, s9, s10"]
     reg = rng.choice(WORK)
-    if kind == "load":
-        return setup + [f"{op} {reg}, 0(s9)"]
-    if kind == "store":
-        return setup + [f"{op} {reg}, 0(s9)"]
-    return setup + [f"{op} {reg}, {rng.choice(WORK)}, (s9)"]
+    if kind == "amo":
+        return setup + [f"{op} {reg}, {rng.choice(WORK)}, (s9)"]
+    return setup + [f"{op} {reg}, 0(s9)"]
 
 
 def body_instruction(rng: random.Random, user: bool, amo_pages: list[int]) -> list[str]:
@@ -147,7 +145,7 @@ def segment(rng: random.Random, k: int, length: int) -> list[str]:
     amo_pages = [i for i, bits in enumerate(protections) if not paged or amo_succeeds(bits, user, status)]
     for _ in range(length):
         out += body_instruction(rng, user, amo_pages)
-    out += ["ecall", f"seg{k}_back:", f"la a0, msg_seg", "call puts"]
+    out += ["ecall", f"seg{k}_back:", "la a0, msg_seg", "call puts"]
     for r in WORK + ["s11"]:
         out += [f"mv a0, {r}", "call puthex"]
     out += ["csrr a0, sscratch", "call puthex", "csrr a0, mstatus", f"li t0, {SUM | MXR | (3 << 11) | (1 << 8)}",

@@ -22,7 +22,7 @@ from models.sim import simulate
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FS_BUILD = ROOT / "workloads" / "fs" / "build"
-LEVELS = ("user", "supervisor", "machine")
+LEVELS = stats_paths.PRIVILEGE_LEVELS
 needs_image = pytest.mark.skipif(not (FS_BUILD / "Image").is_file() or not (FS_BUILD / "initramfs.cpio").is_file(),
                                  reason="needs `make fs-image`")
 

@@ -176,7 +176,8 @@ def test_a_four_socket_run_is_priced_from_the_machine_wide_directory(runs):
 
 RUST_SOURCES = [ROOT / "models" / "timing" / "src", *sorted((ROOT / "models" / "engine").glob("*/src"))]
 # The words a name field stands for (private_cache's {cache}, tlb's {tlb} and {page}).
-NAME_VALUES = {"cache": ("l1i", "l1d", "l2"), "tlb": ("itlb", "dtlb", "stlb"), "page": ("4k", "2m")}
+NAME_VALUES = {"cache": ("l1i", "l1d", "l2"), "tlb": ("itlb", "dtlb", "stlb"), "page": ("4k", "2m"),
+               "level": paths.PRIVILEGE_LEVELS}
 # Literals that look like statistics paths but are not: the configuration keys a checkpoint's restore must agree on.
 NOT_STATISTICS = {"models/engine/engine/src/checkpoint.rs": {
     "client.enabled", "client.items", "client.dataset", "client.key_size", "client.value_size", "client.mode",

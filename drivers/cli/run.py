@@ -224,19 +224,15 @@ def fs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
         return []
     rows = []
     for (hart,) in stats_paths.HART.instances(stats, "insts"):
-        insts = {lv: stats[stats_paths.HART_LEVEL.stat(hart, lv, "insts")] for lv in FS_LEVELS}
-        ticks = {lv: stats[stats_paths.HART_LEVEL.stat(hart, lv, "ticks")] for lv in FS_LEVELS}
+        insts = {lv: stats[stats_paths.HART_LEVEL.stat(hart, lv, "insts")] for lv in stats_paths.PRIVILEGE_LEVELS}
+        ticks = {lv: stats[stats_paths.HART_LEVEL.stat(hart, lv, "ticks")] for lv in stats_paths.PRIVILEGE_LEVELS}
         total_i, total_t = sum(insts.values()) or 1, sum(ticks.values()) or 1
         rows.append((f"hart {hart} by level", ", ".join(
             f"{lv} {insts[lv]:,.0f} insts ({100 * insts[lv] / total_i:.1f}%), {ticks[lv] / 1e9:.3f} ms "
-            f"({100 * ticks[lv] / total_t:.1f}%)" for lv in FS_LEVELS)))
+            f"({100 * ticks[lv] / total_t:.1f}%)" for lv in stats_paths.PRIVILEGE_LEVELS)))
     rows.append(("firmware (SBI) calls", f"{stats[stats_paths.FULL_SYSTEM.stat('sbi_calls')]:,.0f}"))
     rows.append(("console", f"{stats[stats_paths.FULL_SYSTEM.stat('console_bytes')]:,.0f} bytes (guest.stdout)"))
     return rows
-
-
-# The privilege levels of system.hart{h}.{level} (FS mode), as the engine names them.
-FS_LEVELS = ("user", "supervisor", "machine")
 
 
 def mcpat_rows(totals: dict) -> list[tuple[str, str]]:

@@ -344,8 +344,8 @@ pub fn run_config<H: ExecHook>(system: &EngineConfig, hook: &mut H) -> SimResult
     Ok(machine.output(result?))
 }
 
-/// Run `system` through its modes (module docs). `progress` is called every `every` instructions (0 = never);
-/// an error it returns stops the run with that error.
+/// Run `system` (SE mode; FS mode runs in `full_system`) through its modes (module docs). `progress` is called
+/// every `every` instructions (0 = never); an error it returns stops the run with that error.
 pub fn run_system(
     system: &System,
     every: u64,
@@ -363,9 +363,6 @@ pub fn run_system_keeping_output(
     every: u64,
     progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
 ) -> Result<RunOutput, (SimError, Option<RunOutput>)> {
-    if system.os_level == kvsim_params::SystemOsLevel::Fs {
-        return crate::full_system::run(system, every, progress);
-    }
     let cfg = EngineConfig::from_system(system);
     use kvsim_params::{SystemDetailedStart, SystemMode};
     let detailed = system.mode == SystemMode::Detailed;

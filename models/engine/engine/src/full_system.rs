@@ -50,7 +50,9 @@ pub fn run(
         .map_err(|e| (SimError::Config(format!("System.full_system.kernel {:?}: {e}", fs.kernel)), None))?;
     let max_insts = if system.max_insts == 0 { u64::MAX } else { system.max_insts };
     let result = match system.mode {
-        SystemMode::Functional => drive(&mut m, &mut NoHook, max_insts, every, progress, "functional").map(|e| (e, None)),
+        SystemMode::Functional => {
+            drive(&mut m, &mut NoHook, max_insts, every, progress, "functional").map(|e| (e, None))
+        }
         SystemMode::Detailed => {
             let mut hook = TimingHook::new(system, 0, timing_system(system).map_err(|e| (e, None))?, 0);
             hook.sys.reset_stats();
@@ -113,13 +115,7 @@ fn drive<H: ExecHook>(
 
 /// A guest failure at hart 0's PC (the machine's errors name the hart and PC themselves).
 fn guest_error(m: &Machine, reason: String) -> SimError {
-    SimError::Guest {
-        kind: kvsim_base::error::FaultKind::Halted,
-        hart: 0,
-        pc: m.harts[0].pc,
-        insn: 0,
-        reason,
-    }
+    SimError::Guest { kind: kvsim_base::error::FaultKind::Halted, hart: 0, pc: m.harts[0].pc, insn: 0, reason }
 }
 
 /// The last `LAST_LINES` lines of the console (or a note that it is empty), after the kernel's panic line when
@@ -142,7 +138,8 @@ pub fn last_lines(console: &str) -> String {
 fn output(m: &mut Machine, stop: StopReason, hook: Option<TimingHook>) -> RunOutput {
     let sim_ticks = m.time_ps();
     let mut stats = Vec::new();
-    let mut push = |name: String, value: u64, desc: &str| stats.push(Stat { name, value: value as f64, desc: desc.into() });
+    let mut push =
+        |name: String, value: u64, desc: &str| stats.push(Stat { name, value: value as f64, desc: desc.into() });
     let total = m.total_insts();
     for (h, hart) in m.harts.iter().enumerate() {
         for (name, value, desc) in hart.cnt.named() {
@@ -192,5 +189,26 @@ fn output(m: &mut Machine, stop: StopReason, hook: Option<TimingHook>) -> RunOut
         stat_dumps: Vec::new(),
         numa_ranges: Vec::new(),
         scratch_files: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_lines;
+
+    #[test]
+    fn an_error_quotes_the_consoles_last_lines_after_the_panic_line_it_scrolled_past() {
+        let mut console = String::from("Linux version 6.1\nKernel panic - not syncing: No working init found.\n");
+        for i in 0..20 {
+            console += &format!("[<{i:x}>] frame {i}\n");
+        }
+        let quoted = last_lines(&console);
+        let lines: Vec<&str> = quoted.lines().collect();
+        assert_eq!(lines[0], "  | Kernel panic - not syncing: No working init found.");
+        assert_eq!(lines[1], "  | ...");
+        assert_eq!(lines.len(), 2 + 12, "the panic line, an ellipsis, the last 12 lines");
+        assert_eq!(*lines.last().unwrap(), "  | [<13>] frame 19");
+        assert_eq!(last_lines(""), "  (the console is empty)");
+        assert_eq!(last_lines("a\nb\n"), "  | a\n  | b", "a short console whole, no panic line repeated");
     }
 }

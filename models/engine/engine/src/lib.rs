@@ -182,7 +182,10 @@ fn run<'py>(
                     }
                 })
             };
-            driver::run_system_keeping_output(&system, every, &mut report)
+            match system.os_level {
+                kvsim_params::SystemOsLevel::Se => driver::run_system_keeping_output(&system, every, &mut report),
+                kvsim_params::SystemOsLevel::Fs => full_system::run(&system, every, &mut report),
+            }
         })
     };
     if let Some(err) = raised {

@@ -584,7 +584,15 @@ impl Machine {
         self.system_insts += 1;
         if H::ACTIVE && hart.timed_ps.is_some() {
             // A system instruction serialises the core: it issues once every older instruction has committed.
-            let info = InstInfo { pc, len: 4, class: InstClass::System, dst, src1: src_reg_of, next_pc: next, ..Default::default() };
+            let info = InstInfo {
+                pc,
+                len: 4,
+                class: InstClass::System,
+                dst,
+                src1: src_reg_of,
+                next_pc: next,
+                ..Default::default()
+            };
             hook.on_inst(h, &info);
             hart.timed_ps = hook.time_ps(h);
         }

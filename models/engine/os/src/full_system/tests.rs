@@ -117,20 +117,7 @@ fn sbi_base_calls_answer_with_this_implementation_and_unknown_calls_are_not_supp
 
 #[test]
 fn a_privilege_change_m_to_u_and_back_by_ecall_costs_one_instruction_each_way() {
-    // M mode: mtvec = handler, mepc = the U code, MPP = U (0), mret; U: ecall; handler: s2 = mcause, power off.
-    // auipc t0, 0; addi t0, t0, handler (patched); csrw mtvec; auipc; addi t0, t0, user code (patched); csrw mepc.
-    let mut p = vec![0x0000_0297, 0, csrrw(0, 0x305, 5), 0x0000_0297, 0, csrrw(0, 0x341, 5), MRET];
-    let user = p.len();
-    p.push(ECALL);
-    let handler = p.len();
-    p[1] = addi(5, 5, 4 * handler as i32);
-    p[4] = addi(5, 5, 4 * (user as i32 - 3));
-    p.push(csrrs(18, 0x342, 0)); // s2 = mcause
-    p.push(csrrs(19, 0x300, 0)); // s3 = mstatus
-    p.extend(li32(6, 0x10_0000));
-    p.extend(li32(7, 0x5555));
-    p.push(0x0073_2023); // sw t2, 0(t1)
-    let elf = kvsim_isa::elf::tiny_elf(0x8000_0000, &program(&p));
+    let elf = m_to_u_and_back();
     let mut m = Machine::new(FsConfig::default(), Boot::BareMachine { elf: &elf }).unwrap();
     assert_eq!(m.privilege(0), PRV_M);
     assert_eq!(m.run(1000), Ok(End::PowerOff { code: 0 }));
@@ -208,9 +195,8 @@ fn in_detailed_mode_every_instruction_reaches_the_timing_model_and_a_privilege_c
     assert_eq!(mm.stores, 1);
 }
 
-#[test]
-fn in_detailed_mode_wfi_sleeps_the_core_until_the_timers_tick() {
-    // As the functional test below: set_timer(1000 ticks = 100 us), wfi, read time.
+/// set_timer(1000 ticks = 100 us), interrupts enabled in sie but not globally: wfi wakes, no trap; s2 = time.
+fn wfi_program() -> Vec<u32> {
     let mut p = vec![addi(5, 0, 32), csrrs(0, 0x104, 5)];
     p.extend(li32(A0, 1000));
     p.extend(sbi(eid::TIME, 0));
@@ -218,6 +204,12 @@ fn in_detailed_mode_wfi_sleeps_the_core_until_the_timers_tick() {
     p.push(csrrs(18, 0xc01, 0));
     p.extend([addi(A0, 0, 0), addi(A1, 0, 0)]);
     p.extend(sbi(eid::SRST, 0));
+    p
+}
+
+#[test]
+fn in_detailed_mode_wfi_sleeps_the_core_until_the_timers_tick() {
+    let p = wfi_program();
     let mut m = supervisor(&p, FsConfig::default());
     m.harts[0].timed_ps = Some(0);
     let mut hook = PriceHook { now: vec![0], seen: Vec::new() };
@@ -237,14 +229,7 @@ fn a_hart_asleep_with_nothing_to_wake_it_is_an_error() {
 
 #[test]
 fn wfi_sleeps_until_the_timer_and_the_sleep_counts_as_time() {
-    // set_timer(1000 ticks = 100 us), interrupts enabled in sie but not globally: wfi wakes, no trap.
-    let mut p = vec![addi(5, 0, 32), csrrs(0, 0x104, 5)];
-    p.extend(li32(A0, 1000));
-    p.extend(sbi(eid::TIME, 0));
-    p.push(WFI);
-    p.push(csrrs(18, 0xc01, 0));
-    p.extend([addi(A0, 0, 0), addi(A1, 0, 0)]);
-    p.extend(sbi(eid::SRST, 0));
+    let p = wfi_program();
     let mut m = supervisor(&p, FsConfig::default());
     assert_eq!(m.run(10_000), Ok(End::PowerOff { code: 0 }));
     assert_eq!(m.harts[0].x[18], 1000, "time after wfi is the timer's tick");
