@@ -19,7 +19,7 @@ from .params import Param, SimObject
 # Modules whose SimObjects the engine reads. Add a model's module here when it gains parameters.
 MODEL_MODULES = ["models.system", "models.socket", "models.noc", "models.core", "models.cache", "models.dram",
                  "models.nic", "models.link", "models.client", "models.stacked", "models.dense_server",
-                 "models.kvd", "models.tlb", "models.prefetch", "models.sampling"]
+                 "models.kvd", "models.tlb", "models.prefetch", "models.sampling", "models.full_system"]
 # One file per Python model module (models/cache.py -> generated/cache.rs) plus a mod.rs re-exporting them all, so
 # each generated file stays as small as the module it mirrors and `kvsim_params::X` paths keep working.
 TARGET_DIR = pathlib.Path(__file__).resolve().parent / "params" / "src" / "generated"

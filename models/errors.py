@@ -48,6 +48,12 @@ class GuestDeadlock(GuestFault):
     """Every live guest thread waits on a futex that nothing can wake (a hang, reported instead of spinning)."""
 
 
+class GuestHalted(GuestFault):
+    """FS mode: the guest reset the machine (a Linux kernel's panic with panic=-1) or stopped where the machine
+    cannot go on (a trap to M mode with no firmware handler, every hart asleep for good); the message quotes the
+    console's last lines."""
+
+
 class ClientCheckFailed(SimError):
     """The ghost client found a wrong response: a wrong value, an unexplained GET miss, a response to a request
     never sent, a wrong echo, or no response at all (a lost request)."""

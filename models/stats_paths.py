@@ -165,6 +165,16 @@ _ALL = [
         "atomics", "branches", "busy_poll_insts", "fences", "fp_ops", "idle_poll_insts", "insts", "jumps", "loads",
         "ntl_hints", "polls_busy", "polls_idle", "prefetches", "sim_ticks", "simcalls", "stores", "syscalls",
         "taken_branches"), "one hart's functional counts (the poll counters: the server's poll-end hints)"),
+    StatGroup("hart_level", "system.hart{hart}.{level}", ("insts", "loads", "stores", "ticks"),
+              "FS mode: one hart's work at one privilege level (level is user, supervisor or machine): instructions, "
+              "of which loads and stores, and the simulated time (ps) they took (in detailed mode the core model's; "
+              "time asleep in wfi counts at the level that slept)", names=("level",)),
+    StatGroup("hart_traps", "system.hart{hart}.traps", ("interrupts", "to_machine", "to_supervisor"),
+              "FS mode: traps one hart took (exceptions and interrupts, by the level that handled them; "
+              "interrupts of both)"),
+    StatGroup("full_system", "system.fs", ("console_bytes", "sbi_calls", "system_insts"),
+              "FS mode: the UART's output, the firmware calls the simulator answered and the system instructions "
+              "(CSR accesses, xret, wfi, sfence.vma) the machine finished itself"),
     StatGroup("numa", "system.numa.socket{socket}", ("bytes_placed", "ranges"),
               "the NUMA map: guest memory placed in one socket's memory"),
     StatGroup("socket_link", "system.link{src}_{dst}", (
@@ -281,6 +291,9 @@ RUN, CLIENT, CLIENT_LATENCY = GROUPS["run"], GROUPS["client"], GROUPS["client_la
 CLIENT_LOAD, CLIENT_CORE, CLIENT_PARTITION = GROUPS["client_load"], GROUPS["client_core"], GROUPS["client_partition"]
 SYSTEM, ROI, GUEST_MEMORY = GROUPS["system"], GROUPS["roi"], GROUPS["guest_memory"]
 HART, NUMA, SOCKET_LINK = GROUPS["hart"], GROUPS["numa"], GROUPS["socket_link"]
+HART_LEVEL, HART_TRAPS, FULL_SYSTEM = GROUPS["hart_level"], GROUPS["hart_traps"], GROUPS["full_system"]
+# The values of HART_LEVEL's `level` (the os crate's full_system::LEVELS writes them).
+PRIVILEGE_LEVELS = ("user", "supervisor", "machine")
 SYSTEM_DIRECTORY, SYSTEM_DDIO = GROUPS["system_directory"], GROUPS["system_ddio"]
 TIMING, CHECKPOINT, SAMPLING = GROUPS["timing"], GROUPS["checkpoint"], GROUPS["sampling"]
 SOCKET, CORE, PRIVATE_CACHE = GROUPS["socket"], GROUPS["core"], GROUPS["private_cache"]

@@ -21,6 +21,7 @@ from .client import (
 )
 from .core import Core
 from .dram import MemoryController
+from .full_system import FullSystem
 from .link import SocketLink
 from .nic import Nic
 from .noc import Noc
@@ -107,7 +108,12 @@ class System(SimObject):
     trace_file = Param.Str("", "if set, write hart 0's PC, integer and floating-point registers before every "
                            "instruction to this file (for lockstep comparison with qemu-riscv64 -singlestep "
                            "-d cpu,fpu)")
-    workload = Param.Child(Workload, "the program the harts run")
+    workload = Param.Child(Workload, "the program the harts run (SE mode)")
+    os_level = Param.Enum("se", "the OS level: 'se' (syscall emulation: every hart runs workload.binary at user "
+                          "level and the engine answers its Linux system calls) or 'fs' (full system: the harts boot "
+                          "full_system.kernel in M/S/U mode on the simulator's firmware and devices); the timing "
+                          "models time both alike", choices=("se", "fs"))
+    full_system = Param.Child(FullSystem, "what an FS-mode machine boots (System.os_level = 'fs')")
     # Timing (detailed mode) ------------------------------------------------------------------------------------
     mode = Param.Enum("functional", "'functional': instructions only, one cycle each at `clock` (fastest); "
                       "'detailed': the core, cache and DRAM timing models time every instruction once detailed "
@@ -156,6 +162,9 @@ class System(SimObject):
     def validate(self) -> None:
         super().validate()
         self._validate_sockets()
+        if self.os_level == "fs":
+            self._validate_full_system()
+            return
         if not self.workload.binary:
             raise ParamError("System.workload.binary is empty: name the riscv64 ELF to run")
         if os.path.basename(self.workload.binary) == KVS_BINARY:
@@ -180,6 +189,24 @@ class System(SimObject):
             self._validate_client_queues()
             self._validate_client_patience()
             self._validate_kvs_data_set()
+
+    def _validate_full_system(self) -> None:
+        """FS mode boots a kernel on one socket's harts; what it does not have yet is refused by name."""
+        self.full_system.check(self.harts)
+        self._validate_timing()
+        unsupported = [
+            (self.workload.binary != "", "System.workload.binary (FS mode boots System.full_system.kernel)"),
+            (bool(self.active_nics()), "a NIC (FS mode's network device, virtio-net, is not built yet)"),
+            (self.client.enabled, "System.client (it needs FS mode's network device, not built yet)"),
+            (len(self.socket_list()) > 1, "more than one socket"),
+            (bool(self.checkpoint_to or self.restore_from), "checkpoints (FS checkpoints are not built yet)"),
+            (self.sampling.enabled, "System.sampling"),
+            (self.detailed_start != "start" or self.warm_caches, "a fast-forward before detailed timing"),
+            (bool(self.trace_file), "System.trace_file"),
+        ]
+        for present, what in unsupported:
+            if present:
+                raise ParamError(f"System.os_level = 'fs' does not take {what}")
 
     def queue_ports(self) -> list[tuple[int, int]]:
         """(NIC, port) of every NIC queue in global order, as the engine lays them out (engine net.rs): with every

@@ -3,9 +3,9 @@ reading through them (power/activity.py).
 
 Short real runs of six platforms (one socket on a mesh, the Xeon's ring with private L2s, Mercury's 3D
 DRAM stack with its on-die MAC, four sockets with their links, KeyVault's zero-copy NIC behind its switch,
-Iridium's flash stack with the MAC's SRAM, a TCP client, a fuzzing client) and one run that writes a checkpoint
-together write every declared counter; every counter they write is declared (but the power model's own `power.*`
-and the buckets of the NIC's batch-size and the fuzzer's result-code histograms). The engine's and the timing
+Iridium's flash stack with the MAC's SRAM, a TCP client, a fuzzing client), one run that writes a checkpoint and
+one FS-mode run in detail together write every declared counter; every counter they write is declared (but the
+power model's own `power.*` and the buckets of the NIC's batch-size and the fuzzer's result-code histograms). The engine's and the timing
 model's Rust sources spell no statistics path: they build each from `kvsim_params::paths`."""
 
 from __future__ import annotations
@@ -45,6 +45,20 @@ def _sampled(system):
     return system
 
 
+def _full_system(tmp: pathlib.Path):
+    """FS mode in detail: the bare-metal privilege test of workloads/fs/bare/ runs code at all three levels."""
+    import os
+    import subprocess
+
+    from models import System
+    from models.full_system import FullSystem
+
+    subprocess.run(["bash", str(rust_source.ROOT / "workloads" / "fs" / "bare" / "build.sh")], check=True,
+                   env={**os.environ, "FS_OUT": str(tmp)})
+    return System(harts=1, os_level="fs", mode="detailed",
+                  full_system=FullSystem(kernel=str(tmp / "bare" / "privmmu"), entry="machine"))
+
+
 def _checkpointing(tmp: pathlib.Path):
     system = configs.load("kvs_default").system(harts=1, requests=200, items=1024)
     system.checkpoint_to = str(tmp / "checkpoint")
@@ -55,10 +69,10 @@ def _checkpointing(tmp: pathlib.Path):
 def runs(engine, tmp_path_factory):
     out = {}
     tmp = tmp_path_factory.mktemp("stats_paths")
-    for name, make in [*RUNS.items(), ("checkpoint", lambda: _checkpointing(tmp))]:
+    for name, make in [*RUNS.items(), ("checkpoint", lambda: _checkpointing(tmp)), ("fs", lambda: _full_system(tmp))]:
         system = make()
         result = simulate(system)
-        assert result.stats["client.requests"] > 0, name
+        assert result.stats["client.requests"] > 0 if system.os_level == "se" else result.exit_code == 0, name
         out[name] = (dict(result.stats), system.to_dict())
     return out
 
@@ -162,7 +176,8 @@ def test_a_four_socket_run_is_priced_from_the_machine_wide_directory(runs):
 
 RUST_SOURCES = [ROOT / "models" / "timing" / "src", *sorted((ROOT / "models" / "engine").glob("*/src"))]
 # The words a name field stands for (private_cache's {cache}, tlb's {tlb} and {page}).
-NAME_VALUES = {"cache": ("l1i", "l1d", "l2"), "tlb": ("itlb", "dtlb", "stlb"), "page": ("4k", "2m")}
+NAME_VALUES = {"cache": ("l1i", "l1d", "l2"), "tlb": ("itlb", "dtlb", "stlb"), "page": ("4k", "2m"),
+               "level": paths.PRIVILEGE_LEVELS}
 # Literals that look like statistics paths but are not: the configuration keys a checkpoint's restore must agree on.
 NOT_STATISTICS = {"models/engine/engine/src/checkpoint.rs": {
     "client.enabled", "client.items", "client.dataset", "client.key_size", "client.value_size", "client.mode",

@@ -217,6 +217,24 @@ def kvs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
     return rows
 
 
+def fs_summary(stats: dict[str, float]) -> list[tuple[str, str]]:
+    """An FS-mode run's figures (empty otherwise): each hart's instructions and time by privilege level, the
+    firmware calls and the console."""
+    if stats_paths.FULL_SYSTEM.stat("sbi_calls") not in stats:
+        return []
+    rows = []
+    for (hart,) in stats_paths.HART.instances(stats, "insts"):
+        insts = {lv: stats[stats_paths.HART_LEVEL.stat(hart, lv, "insts")] for lv in stats_paths.PRIVILEGE_LEVELS}
+        ticks = {lv: stats[stats_paths.HART_LEVEL.stat(hart, lv, "ticks")] for lv in stats_paths.PRIVILEGE_LEVELS}
+        total_i, total_t = sum(insts.values()) or 1, sum(ticks.values()) or 1
+        rows.append((f"hart {hart} by level", ", ".join(
+            f"{lv} {insts[lv]:,.0f} insts ({100 * insts[lv] / total_i:.1f}%), {ticks[lv] / 1e9:.3f} ms "
+            f"({100 * ticks[lv] / total_t:.1f}%)" for lv in stats_paths.PRIVILEGE_LEVELS)))
+    rows.append(("firmware (SBI) calls", f"{stats[stats_paths.FULL_SYSTEM.stat('sbi_calls')]:,.0f}"))
+    rows.append(("console", f"{stats[stats_paths.FULL_SYSTEM.stat('console_bytes')]:,.0f} bytes (guest.stdout)"))
+    return rows
+
+
 def mcpat_rows(totals: dict) -> list[tuple[str, str]]:
     rows = []
     for socket, both in totals.items():
@@ -316,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[bold red]interrupted[/]")
         return 130
     table = Table(title=f"kvsim: {args.config}", show_header=False)
-    rows = kvs_summary(result.stats)
+    rows = kvs_summary(result.stats) + fs_summary(result.stats)
     rows += [] if any(label.startswith("power") for label, _ in rows) else power_rows(result.stats)
     for label, row in rows + notes:
         table.add_row(label, row)

@@ -263,7 +263,21 @@ impl Core {
     /// moves to the new commit cycle (nothing older is still in flight there: the ROB, queues, registers and units
     /// all free before it), fetch restarts its line, and the skipped cycles are not measured.
     pub fn skip(&mut self, cycles: u64) {
-        let now = self.commit_cycle + cycles;
+        self.move_to(self.commit_cycle + cycles);
+        self.skipped_cycles += cycles;
+    }
+
+    /// FS mode's wfi: the core sleeps, nothing in flight, until `tick` (ps); the time asleep is measured time
+    /// (unlike `skip`). A tick already reached changes nothing.
+    pub fn sleep_until(&mut self, tick: Tick) {
+        let cycle = self.clock.cycle_at_or_after(tick);
+        if cycle > self.commit_cycle {
+            self.move_to(cycle);
+        }
+    }
+
+    /// Every stage of the pipeline moves to commit cycle `now` (see `skip`).
+    fn move_to(&mut self, now: u64) {
         self.commit_cycle = now;
         self.fetch_cycle = self.fetch_cycle.max(now);
         self.disp_cycle = self.disp_cycle.max(now);
@@ -271,7 +285,6 @@ impl Core {
         self.serialize_until = self.serialize_until.max(now);
         (self.fetch_slots, self.disp_slots, self.commit_slots) = (0, 0, 0);
         self.last_fetch_line = u64::MAX;
-        self.skipped_cycles += cycles;
     }
 
     /// Sampling's functional warming: the branch predictor learns from `inst` as it would when timed (direction

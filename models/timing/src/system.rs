@@ -183,6 +183,11 @@ impl TimingSystem {
         self.cores[hart].now()
     }
 
+    /// FS mode's wfi: `hart` sleeps until `tick` (ps), its core idle; the sleep is measured time.
+    pub fn sleep_until(&mut self, hart: usize, tick: Tick) {
+        self.cores[hart].sleep_until(tick);
+    }
+
     /// The latest time any hart reached.
     pub fn now(&self) -> Tick {
         self.cores.iter().map(|c| c.now()).max().unwrap_or(0)

@@ -16,6 +16,8 @@ pub enum FaultKind {
     Deadlock,
     /// A simulator call's argument names something the system does not have (a NUMA socket).
     BadSimcall,
+    /// FS mode: the guest reset the machine (a kernel panic) or stopped where the machine cannot go on.
+    Halted,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +50,7 @@ impl SimError {
                 FaultKind::UnsupportedSyscall => "UnsupportedSyscall",
                 FaultKind::Deadlock => "GuestDeadlock",
                 FaultKind::BadSimcall => "BadSimcall",
+                FaultKind::Halted => "GuestHalted",
             },
             SimError::Client(_) => "ClientCheckFailed",
             SimError::Bug(_) | SimError::Interrupted => "EngineBug",

@@ -87,6 +87,9 @@ impl ExecHook for TimingHook {
     fn time_ps(&self, hart: usize) -> Option<u64> {
         Some(self.offset + self.sys.hart_time(hart))
     }
+    fn sleep_until(&mut self, hart: usize, t: u64) {
+        self.sys.sleep_until(hart, t.saturating_sub(self.offset));
+    }
     fn reset_stats(&mut self) {
         self.sys.reset_stats();
         if let Some(s) = self.sampler.as_deref_mut() {
@@ -341,8 +344,8 @@ pub fn run_config<H: ExecHook>(system: &EngineConfig, hook: &mut H) -> SimResult
     Ok(machine.output(result?))
 }
 
-/// Run `system` through its modes (module docs). `progress` is called every `every` instructions (0 = never);
-/// an error it returns stops the run with that error.
+/// Run `system` (SE mode; FS mode runs in `full_system`) through its modes (module docs). `progress` is called
+/// every `every` instructions (0 = never); an error it returns stops the run with that error.
 pub fn run_system(
     system: &System,
     every: u64,

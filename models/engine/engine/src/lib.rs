@@ -8,10 +8,10 @@
 //!
 //! ```text
 //! engine   (this crate: Python boundary, run driver `driver`, scheduler `sim`, simulator calls `simcall`,
-//!   |       the NICs-and-client step `net`, checkpoints of the whole machine `checkpoint`)
+//!   |       the NICs-and-client step `net`, checkpoints of the whole machine `checkpoint`, FS runs `full_system`)
 //!   +-- client   (ghost client: requests, UDP/memcached/TCP codecs, checking, store model; `NicPort` trait)
 //!   +-- devices  (device bus implementing isa's `Mmio`, `dma::DmaPort`, NICs, KVD switch, PCIe, on-die MAC, MAC SRAM)
-//!   +-- os       (SE mode: Linux calls, threads, the `Process` state)
+//!   +-- os       (SE mode: Linux calls, threads, the `Process` state; FS mode's machine, firmware and devices)
 //!   +-- isa      (harts, decode, execute, FPU, guest memory with devices behind `Mmio`, ELF, traps)
 //!         +-- base   (ABI constants, errors, run output, random numbers, frame facts)
 //! timing (models/timing) and params (models/params) sit below them all.
@@ -24,6 +24,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod driver;
+pub mod full_system;
 #[cfg(test)]
 mod fuzz;
 #[cfg(test)]
@@ -181,7 +182,10 @@ fn run<'py>(
                     }
                 })
             };
-            driver::run_system_keeping_output(&system, every, &mut report)
+            match system.os_level {
+                kvsim_params::SystemOsLevel::Se => driver::run_system_keeping_output(&system, every, &mut report),
+                kvsim_params::SystemOsLevel::Fs => full_system::run(&system, every, &mut report),
+            }
         })
     };
     if let Some(err) = raised {

@@ -23,6 +23,9 @@ pub trait ExecHook {
     fn time_ps(&self, _hart: usize) -> Option<u64> {
         None
     }
+    /// FS mode: `hart` sleeps in wfi until `t` (ps, the hook's time scale); a timing model moves its core's clock
+    /// there (the sleep is time, not work).
+    fn sleep_until(&mut self, _hart: usize, _t: u64) {}
     /// The guest reset the statistics (ROI_BEGIN, STATS_RESET).
     fn reset_stats(&mut self) {}
     /// Append this hook's statistics (a STATS_DUMP snapshot, the end of the run).

@@ -14,6 +14,8 @@ mod dense_server;
 #[rustfmt::skip]
 mod dram;
 #[rustfmt::skip]
+mod full_system;
+#[rustfmt::skip]
 mod kvd;
 #[rustfmt::skip]
 mod link;
@@ -44,6 +46,7 @@ pub use self::coherence::*;
 pub use self::core::*;
 pub use self::dense_server::*;
 pub use self::dram::*;
+pub use self::full_system::*;
 pub use self::kvd::*;
 pub use self::link::*;
 pub use self::nic::*;

@@ -107,6 +107,27 @@ pub fn hart(hart: usize) -> String {
 /// The counters the engine writes below `hart`.
 pub const HART_COUNTERS: &[&str] = &["atomics", "branches", "busy_poll_insts", "fences", "fp_ops", "idle_poll_insts", "insts", "jumps", "loads", "ntl_hints", "polls_busy", "polls_idle", "prefetches", "sim_ticks", "simcalls", "stores", "syscalls", "taken_branches"];
 
+/// `system.hart{hart}.{level}.`: FS mode: one hart's work at one privilege level (level is user, supervisor or machine): instructions, of which loads and stores, and the simulated time (ps) they took (in detailed mode the core model's; time asleep in wfi counts at the level that slept).
+pub fn hart_level(hart: usize, level: &str) -> String {
+    format!("system.hart{hart}.{level}.")
+}
+/// The counters the engine writes below `hart_level`.
+pub const HART_LEVEL_COUNTERS: &[&str] = &["insts", "loads", "stores", "ticks"];
+
+/// `system.hart{hart}.traps.`: FS mode: traps one hart took (exceptions and interrupts, by the level that handled them; interrupts of both).
+pub fn hart_traps(hart: usize) -> String {
+    format!("system.hart{hart}.traps.")
+}
+/// The counters the engine writes below `hart_traps`.
+pub const HART_TRAPS_COUNTERS: &[&str] = &["interrupts", "to_machine", "to_supervisor"];
+
+/// `system.fs.`: FS mode: the UART's output, the firmware calls the simulator answered and the system instructions (CSR accesses, xret, wfi, sfence.vma) the machine finished itself.
+pub fn full_system() -> String {
+    String::from("system.fs.")
+}
+/// The counters the engine writes below `full_system`.
+pub const FULL_SYSTEM_COUNTERS: &[&str] = &["console_bytes", "sbi_calls", "system_insts"];
+
 /// `system.numa.socket{socket}.`: the NUMA map: guest memory placed in one socket's memory.
 pub fn numa(socket: usize) -> String {
     format!("system.numa.socket{socket}.")

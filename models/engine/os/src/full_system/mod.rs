@@ -15,11 +15,12 @@ mod sbi;
 
 use std::any::Any;
 
-use kvsim_isa::exec::{self, NoHook, Stop};
+use kvsim_isa::exec::{self, ExecHook, NoHook, Stop};
 use kvsim_isa::hart::{insts_to_ps, Hart};
 use kvsim_isa::memory::Memory;
 use kvsim_isa::privileged::{cause, decode_sys, exception_of, irq, Effect, Privileged, SysInst, PRV_M, PRV_S, PRV_U};
 use kvsim_isa::trap::Trap;
+use kvsim_timing::inst::{InstClass, InstInfo};
 
 use devices::{map, Platform, PowerRequest};
 
@@ -98,6 +99,32 @@ pub struct Machine {
     pub sbi_calls: u64,
     /// System instructions finished outside the executor (CSR accesses, xret, wfi, sfence.vma).
     pub system_insts: u64,
+    /// What each hart did at each privilege level (indexed by hart, then by level: U, S, M).
+    pub by_level: Vec<[LevelCounts; 3]>,
+    /// Detailed mode: the time (ps) a woken hart's core sleeps until before it runs again.
+    sleep_until: Vec<Option<u64>>,
+}
+
+/// One hart's work at one privilege level: its instructions (of which loads and stores) and the simulated time
+/// they took (in detailed mode the core model's; functional time otherwise; time asleep in wfi counts at the
+/// level that slept).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LevelCounts {
+    pub insts: u64,
+    pub loads: u64,
+    pub stores: u64,
+    pub ps: u64,
+}
+
+/// The privilege levels in the order `Machine::by_level` holds them, with their statistics names.
+pub const LEVELS: [(u8, &str); 3] = [(PRV_U, "user"), (PRV_S, "supervisor"), (PRV_M, "machine")];
+
+fn level_index(prv: u8) -> usize {
+    match prv {
+        PRV_U => 0,
+        PRV_S => 1,
+        _ => 2,
+    }
 }
 
 /// The riscv64 Linux boot image header's fields we check and use.
@@ -195,6 +222,7 @@ impl Machine {
             prv.push(p);
             run_state.push(state);
         }
+        let n_harts = cfg.harts;
         Ok(Machine {
             firmware_timer: vec![false; cfg.harts],
             cfg,
@@ -208,6 +236,8 @@ impl Machine {
             end: None,
             sbi_calls: 0,
             system_insts: 0,
+            by_level: vec![[LevelCounts::default(); 3]; n_harts],
+            sleep_until: vec![None; n_harts],
         })
     }
 
@@ -221,9 +251,14 @@ impl Machine {
         String::from_utf8_lossy(&self.platform().uart.output).into_owned()
     }
 
-    /// Timebase ticks (the `time` CSR, CLINT mtime) of hart `h` now.
+    /// Timebase ticks (the `time` CSR, CLINT mtime) of hart `h` now: of its functional time, or in detailed mode
+    /// of its core's time.
     pub fn ticks(&self, h: usize) -> u64 {
-        self.harts[h].functional_time_ticks(self.harts[h].cnt.insts)
+        let hart = &self.harts[h];
+        match hart.timed_ps {
+            Some(ps) => ((ps as u128 * kvsim_base::abi::TIMEBASE_HZ as u128) / 1_000_000_000_000u128) as u64,
+            None => hart.functional_time_ticks(hart.cnt.insts),
+        }
     }
 
     /// The instruction count at which hart `h`'s time reaches `tick` (None: never, or beyond range).
@@ -266,12 +301,21 @@ impl Machine {
         self.prv[h].set_irq_line(irq::SEI, seip);
     }
 
-    /// Wake hart `h` (if asleep) at time `t_ps` at the earliest.
+    /// Wake hart `h` (if asleep) at time `t_ps` at the earliest; the sleep counts at the level that slept. In
+    /// detailed mode the core's clock moves when the hart next runs (`step`, which has the timing model).
     fn wake(&mut self, h: usize, t_ps: u64) {
         if self.run_state[h] == HartRun::Asleep {
+            let level = level_index(self.prv[h].prv);
             let hart = &mut self.harts[h];
-            if hart.time_ps() < t_ps {
-                hart.idle_ps += t_ps - hart.time_ps();
+            let before = hart.time_ps();
+            if before < t_ps {
+                match hart.timed_ps {
+                    Some(_) => self.sleep_until[h] = Some(t_ps),
+                    None => {
+                        hart.idle_ps += t_ps - before;
+                        self.by_level[h][level].ps += t_ps - before;
+                    }
+                }
             }
             self.run_state[h] = HartRun::Running;
         }
@@ -317,6 +361,13 @@ impl Machine {
     /// Run until the guest powers off or resets, or `max_insts` instructions have run in all. A fault the
     /// simulator cannot turn into a guest exception stops the run with an error.
     pub fn run(&mut self, max_insts: u64) -> Result<End, String> {
+        self.run_hooked(max_insts, &mut NoHook)
+    }
+
+    /// `run`, telling `hook` (a timing model) about every instruction: in detailed mode each hart's time is its
+    /// core's, kernel and user instructions alike; the system instructions the machine finishes itself reach the
+    /// hook as serialising instructions.
+    pub fn run_hooked<H: ExecHook>(&mut self, max_insts: u64, hook: &mut H) -> Result<End, String> {
         loop {
             if let Some(end) = self.end {
                 return Ok(end);
@@ -333,12 +384,19 @@ impl Machine {
                 return Ok(End::InstLimit);
             }
             let h = self.pick()?;
-            self.step(h, max_insts - total)?;
+            self.step(h, max_insts - total, hook)?;
         }
     }
 
     /// Run hart `h` for one slice (at most `limit` instructions).
-    fn step(&mut self, h: usize, limit: u64) -> Result<(), String> {
+    fn step<H: ExecHook>(&mut self, h: usize, limit: u64, hook: &mut H) -> Result<(), String> {
+        if let Some(t) = self.sleep_until[h].take() {
+            // Detailed mode: the core slept (wfi) until its wake-up.
+            let before = self.harts[h].time_ps();
+            hook.sleep_until(h, t);
+            self.harts[h].timed_ps = hook.time_ps(h);
+            self.by_level[h][level_index(self.prv[h].prv)].ps += self.harts[h].time_ps().saturating_sub(before);
+        }
         self.update_lines(h);
         if let Some(i) = self.prv[h].pending_interrupt() {
             self.trap(h, cause::INTERRUPT | i as u64, 0);
@@ -346,6 +404,22 @@ impl Machine {
         if self.run_state[h] == HartRun::Asleep {
             return Ok(());
         }
+        // Everything this slice does counts at the level it starts at: the executor runs at one level, and the
+        // system instruction or ecall that ends it executed there too.
+        let level = level_index(self.prv[h].prv);
+        let (cnt0, t0) = (self.harts[h].cnt, self.harts[h].time_ps());
+        let result = self.slice(h, limit, hook);
+        let (cnt, t) = (self.harts[h].cnt, self.harts[h].time_ps());
+        let at = &mut self.by_level[h][level];
+        at.insts += cnt.insts - cnt0.insts;
+        at.loads += cnt.loads - cnt0.loads;
+        at.stores += cnt.stores - cnt0.stores;
+        at.ps += t.saturating_sub(t0);
+        result
+    }
+
+    /// Run hart `h` at its current level until the executor stops, and finish what it stopped on.
+    fn slice<H: ExecHook>(&mut self, h: usize, limit: u64, hook: &mut H) -> Result<(), String> {
         self.mem.set_context(self.prv[h].xlate_context());
         let mut budget = self.cfg.quantum.min(limit);
         let cmp = self.platform().clint.mtimecmp[h];
@@ -354,7 +428,16 @@ impl Machine {
                 budget = budget.min(at - self.harts[h].cnt.insts);
             }
         }
-        let stop = exec::run::<NoHook, false>(&mut self.harts[h], &mut self.mem, budget, &mut NoHook, None);
+        let timed = self.harts[h].timed_ps.is_some();
+        if timed {
+            // Detailed mode: the instruction count at the timer's tick is not known ahead; the interrupt is taken
+            // at the end of the slice in which the core's time reaches it (within one quantum).
+            budget = self.cfg.quantum.min(limit);
+        }
+        let stop = exec::run::<H, false>(&mut self.harts[h], &mut self.mem, budget, hook, None);
+        if timed {
+            self.harts[h].timed_ps = hook.time_ps(h);
+        }
         match stop {
             Stop::Budget => Ok(()),
             Stop::Ecall => {
@@ -376,7 +459,7 @@ impl Machine {
                     }
                 }
             }
-            Stop::Fault(trap) => self.fault(h, trap),
+            Stop::Fault(trap) => self.fault(h, trap, hook),
         }
     }
 
@@ -392,13 +475,28 @@ impl Machine {
     }
 
     /// The executor stopped on a fault at hart `h`'s PC: a system instruction to finish here, or an exception.
-    fn fault(&mut self, h: usize, trap: Trap) -> Result<(), String> {
+    fn fault<H: ExecHook>(&mut self, h: usize, trap: Trap, hook: &mut H) -> Result<(), String> {
         let pc = self.harts[h].pc;
-        if matches!(trap, Trap::Mmio { why: devices::POWER_STOP, .. }) {
-            // The store that powered the machine off completed: retire it.
+        if let Trap::Mmio { why: devices::POWER_STOP, addr, size, .. } = trap {
+            // The store that powered the machine off completed: retire it (and time it, in detailed mode).
             let len = if self.mem.fetch_word(pc).unwrap_or(0) & 3 == 3 { 4 } else { 2 };
-            self.harts[h].pc = pc + len;
-            self.harts[h].cnt.insts += 1;
+            let hart = &mut self.harts[h];
+            hart.pc = pc + len;
+            hart.cnt.insts += 1;
+            hart.cnt.stores += 1;
+            if H::ACTIVE && hart.timed_ps.is_some() {
+                let info = InstInfo {
+                    pc,
+                    len: len as u8,
+                    class: InstClass::Store,
+                    mem_addr: addr,
+                    mem_size: size,
+                    next_pc: pc + len,
+                    ..Default::default()
+                };
+                hook.on_inst(h, &info);
+                hart.timed_ps = hook.time_ps(h);
+            }
             return Ok(());
         }
         let mut word = 0;
@@ -407,7 +505,7 @@ impl Machine {
                 Ok(w) => {
                     word = w;
                     match decode_sys(w) {
-                        Some(inst) => match self.system(h, inst) {
+                        Some(inst) => match self.system(h, inst, hook) {
                             Ok(()) => return Ok(()),
                             Err(t) => t,
                         },
@@ -419,7 +517,7 @@ impl Machine {
             t => t,
         };
         let (c, tval) =
-            exception_of(&trap, pc, word).ok_or_else(|| format!("hart {h} at pc {pc:#x}: {}", trap.reason()))?;
+            exception_of(&trap, word).ok_or_else(|| format!("hart {h} at pc {pc:#x}: {}", trap.reason()))?;
         let goes_to_m = self.prv[h].prv == PRV_M || (self.prv[h].medeleg >> c) & 1 == 0;
         if self.firmware && goes_to_m {
             return Err(format!(
@@ -433,15 +531,18 @@ impl Machine {
     }
 
     /// Execute system instruction `inst` (at hart `h`'s PC) and advance past it.
-    fn system(&mut self, h: usize, inst: SysInst) -> Result<(), Trap> {
+    fn system<H: ExecHook>(&mut self, h: usize, inst: SysInst, hook: &mut H) -> Result<(), Trap> {
+        let time_now = self.ticks(h);
         let hart = &self.harts[h];
         let p = &mut self.prv[h];
-        let mut next = hart.pc.wrapping_add(4);
+        let pc = hart.pc;
+        let mut next = pc.wrapping_add(4);
         let mut effect = Effect::None;
+        let (mut dst, mut src_reg_of) = (0u8, 0u8);
         match inst {
             SysInst::Csr { csr, op, rd, src_reg, imm } => {
                 let insts = hart.cnt.insts;
-                let counters = [insts, hart.functional_time_ticks(insts), insts];
+                let counters = [insts, time_now, insts];
                 let old = p.read_csr(csr, counters)?;
                 let (src, names_source) = match src_reg {
                     Some(r) => (hart.x[r as usize], r != 0),
@@ -458,6 +559,7 @@ impl Machine {
                 if rd != 0 {
                     self.harts[h].x[rd as usize] = old;
                 }
+                (dst, src_reg_of) = (rd, src_reg.unwrap_or(0));
             }
             SysInst::Mret => {
                 next = p.mret()?;
@@ -480,6 +582,20 @@ impl Machine {
         hart.pc = next;
         hart.cnt.insts += 1;
         self.system_insts += 1;
+        if H::ACTIVE && hart.timed_ps.is_some() {
+            // A system instruction serialises the core: it issues once every older instruction has committed.
+            let info = InstInfo {
+                pc,
+                len: 4,
+                class: InstClass::System,
+                dst,
+                src1: src_reg_of,
+                next_pc: next,
+                ..Default::default()
+            };
+            hook.on_inst(h, &info);
+            hart.timed_ps = hook.time_ps(h);
+        }
         match effect {
             Effect::None => {}
             Effect::Context => self.mem.set_context(self.prv[h].xlate_context()),

@@ -1,6 +1,8 @@
 use super::sbi::{eid, IMPL_ID, SPEC_VERSION};
 use super::*;
 use kvsim_isa::asm::{addi, i, lui};
+use kvsim_isa::exec::ExecHook;
+use kvsim_timing::inst::{InstClass, InstInfo};
 
 const S_BASE: u64 = 0x8020_0000;
 /// tiny_elf's code follows its ELF and program headers in the segment.
@@ -115,6 +117,43 @@ fn sbi_base_calls_answer_with_this_implementation_and_unknown_calls_are_not_supp
 
 #[test]
 fn a_privilege_change_m_to_u_and_back_by_ecall_costs_one_instruction_each_way() {
+    let elf = m_to_u_and_back();
+    let mut m = Machine::new(FsConfig::default(), Boot::BareMachine { elf: &elf }).unwrap();
+    assert_eq!(m.privilege(0), PRV_M);
+    assert_eq!(m.run(1000), Ok(End::PowerOff { code: 0 }));
+    let x = &m.harts[0].x;
+    assert_eq!(x[18], cause::ECALL_U);
+    assert_eq!((x[19] & kvsim_isa::privileged::status::MPP) >> 11, PRV_U as u64, "MPP says it came from U");
+    assert_eq!(m.privilege(0), PRV_M);
+    assert_eq!(m.prv[0].traps_to_m, 1);
+    // Every instruction of the path once: 7 to the mret, the ecall, 2 csrr, 4 li, the store.
+    assert_eq!(m.total_insts(), 7 + 1 + 2 + 4 + 1);
+}
+
+/// A timing model of known prices: a system instruction (serialising: CSR access, xret, ecall) costs 1,000 ps,
+/// any other 10 ps; it records the classes it saw.
+#[derive(Default)]
+struct PriceHook {
+    now: Vec<u64>,
+    seen: Vec<InstClass>,
+}
+
+impl ExecHook for PriceHook {
+    const ACTIVE: bool = true;
+    fn on_inst(&mut self, hart: usize, info: &InstInfo) {
+        self.now[hart] += if info.class == InstClass::System { 1_000 } else { 10 };
+        self.seen.push(info.class);
+    }
+    fn time_ps(&self, hart: usize) -> Option<u64> {
+        Some(self.now[hart])
+    }
+    fn sleep_until(&mut self, hart: usize, t: u64) {
+        self.now[hart] = self.now[hart].max(t);
+    }
+}
+
+/// The M -> U -> M program of the test below.
+fn m_to_u_and_back() -> Vec<u8> {
     // M mode: mtvec = handler, mepc = the U code, MPP = U (0), mret; U: ecall; handler: s2 = mcause, power off.
     // auipc t0, 0; addi t0, t0, handler (patched); csrw mtvec; auipc; addi t0, t0, user code (patched); csrw mepc.
     let mut p = vec![0x0000_0297, 0, csrrw(0, 0x305, 5), 0x0000_0297, 0, csrrw(0, 0x341, 5), MRET];
@@ -128,17 +167,57 @@ fn a_privilege_change_m_to_u_and_back_by_ecall_costs_one_instruction_each_way() 
     p.extend(li32(6, 0x10_0000));
     p.extend(li32(7, 0x5555));
     p.push(0x0073_2023); // sw t2, 0(t1)
-    let elf = kvsim_isa::elf::tiny_elf(0x8000_0000, &program(&p));
+    kvsim_isa::elf::tiny_elf(0x8000_0000, &program(&p))
+}
+
+#[test]
+fn in_detailed_mode_every_instruction_reaches_the_timing_model_and_a_privilege_change_costs_a_serialising_one() {
+    let elf = m_to_u_and_back();
     let mut m = Machine::new(FsConfig::default(), Boot::BareMachine { elf: &elf }).unwrap();
-    assert_eq!(m.privilege(0), PRV_M);
-    assert_eq!(m.run(1000), Ok(End::PowerOff { code: 0 }));
-    let x = &m.harts[0].x;
-    assert_eq!(x[18], cause::ECALL_U);
-    assert_eq!((x[19] & kvsim_isa::privileged::status::MPP) >> 11, PRV_U as u64, "MPP says it came from U");
-    assert_eq!(m.privilege(0), PRV_M);
-    assert_eq!(m.prv[0].traps_to_m, 1);
-    // Every instruction of the path once: 7 to the mret, the ecall, 2 csrr, 4 li, the store.
-    assert_eq!(m.total_insts(), 7 + 1 + 2 + 4 + 1);
+    m.harts[0].timed_ps = Some(0);
+    let mut hook = PriceHook { now: vec![0], seen: Vec::new() };
+    assert_eq!(m.run_hooked(1000, &mut hook), Ok(End::PowerOff { code: 0 }));
+    // Every one of the 15 instructions reached the model once, the ones the machine finishes itself (csrw, mret,
+    // the powering-off store) as the executor's (ecall, csrr).
+    assert_eq!(hook.seen.len() as u64, m.total_insts());
+    assert_eq!(m.total_insts(), 15);
+    // System: csrw mtvec, csrw mepc, mret (M -> U), ecall (U -> M), csrr mcause, csrr mstatus.
+    let system = hook.seen.iter().filter(|c| **c == InstClass::System).count();
+    assert_eq!(system, 6);
+    assert_eq!(hook.seen.last(), Some(&InstClass::Store), "the store that powers off is a store");
+    // The hart's time is the model's: 6 x 1,000 + 9 x 10 ps; each privilege change (mret, ecall) costs one
+    // serialising instruction, 1,000 ps here.
+    assert_eq!(m.harts[0].time_ps(), 6 * 1_000 + 9 * 10);
+    // By level: M ran 4 plain + csrw x2 + mret, then 5 plain + csrr x2 and the store after the trap; U the ecall.
+    let [u, s, mm] = m.by_level[0];
+    assert_eq!((u.insts, s.insts, mm.insts), (1, 0, 14));
+    assert_eq!((u.ps, s.ps, mm.ps), (1_000, 0, 3 * 1_000 + 4 * 10 + 2 * 1_000 + 5 * 10));
+    assert_eq!(mm.stores, 1);
+}
+
+/// set_timer(1000 ticks = 100 us), interrupts enabled in sie but not globally: wfi wakes, no trap; s2 = time.
+fn wfi_program() -> Vec<u32> {
+    let mut p = vec![addi(5, 0, 32), csrrs(0, 0x104, 5)];
+    p.extend(li32(A0, 1000));
+    p.extend(sbi(eid::TIME, 0));
+    p.push(WFI);
+    p.push(csrrs(18, 0xc01, 0));
+    p.extend([addi(A0, 0, 0), addi(A1, 0, 0)]);
+    p.extend(sbi(eid::SRST, 0));
+    p
+}
+
+#[test]
+fn in_detailed_mode_wfi_sleeps_the_core_until_the_timers_tick() {
+    let p = wfi_program();
+    let mut m = supervisor(&p, FsConfig::default());
+    m.harts[0].timed_ps = Some(0);
+    let mut hook = PriceHook { now: vec![0], seen: Vec::new() };
+    assert_eq!(m.run_hooked(10_000, &mut hook), Ok(End::PowerOff { code: 0 }));
+    // The model's clock jumped to the tick (100 us) while asleep; time then reads the tick.
+    assert_eq!(m.harts[0].x[18], 1000, "time after wfi is the timer's tick");
+    assert!(hook.now[0] >= 100_000_000 && hook.now[0] < 100_000_000 + 20 * 1_000);
+    assert_eq!(m.by_level[0][1].ps, m.harts[0].time_ps(), "all of it (sleep included) in S mode");
 }
 
 #[test]
@@ -150,14 +229,7 @@ fn a_hart_asleep_with_nothing_to_wake_it_is_an_error() {
 
 #[test]
 fn wfi_sleeps_until_the_timer_and_the_sleep_counts_as_time() {
-    // set_timer(1000 ticks = 100 us), interrupts enabled in sie but not globally: wfi wakes, no trap.
-    let mut p = vec![addi(5, 0, 32), csrrs(0, 0x104, 5)];
-    p.extend(li32(A0, 1000));
-    p.extend(sbi(eid::TIME, 0));
-    p.push(WFI);
-    p.push(csrrs(18, 0xc01, 0));
-    p.extend([addi(A0, 0, 0), addi(A1, 0, 0)]);
-    p.extend(sbi(eid::SRST, 0));
+    let p = wfi_program();
     let mut m = supervisor(&p, FsConfig::default());
     assert_eq!(m.run(10_000), Ok(End::PowerOff { code: 0 }));
     assert_eq!(m.harts[0].x[18], 1000, "time after wfi is the timer's tick");

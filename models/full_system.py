@@ -1,0 +1,55 @@
+"""Full-system (FS) mode's inputs (read by the engine's `full_system.rs` when System.os_level = 'fs'): what the
+harts boot and the machine around them.
+
+In FS mode the harts run a real kernel (or a bare-metal program) in M, S and U mode over physical memory; the
+simulator plays the firmware (SBI) and the platform devices (CLINT, PLIC, NS16550 UART, the SiFive test device),
+and generates the device tree. `make fs-image` builds the Linux Image and initramfs this module points at by
+default-less paths (workloads/fs/README.md). The timing models see kernel and user instructions alike; the
+statistics split them by privilege level (`system.hart{hart}.{level}`).
+"""
+
+from __future__ import annotations
+
+from .params import Param, ParamError, SimObject
+
+# The command line qemu's virt board is booted with in the comparison (sim-scripts/fs_boot.py): the 8250 console,
+# reboot at once on a panic (the run then stops with the console's last lines), the initramfs unpacked before init.
+DEFAULT_BOOTARGS = "earlycon console=ttyS0 panic=-1 initramfs_async=0"
+
+
+class FullSystem(SimObject):
+    """What an FS-mode machine boots: a Linux Image and initramfs, or a bare-metal ELF; its DRAM and command line."""
+
+    kernel = Param.Str("", "FS mode: the RISC-V Linux kernel Image (arch/riscv/boot/Image) with entry = 'linux', or "
+                       "a bare-metal ELF linked in DRAM (0x80000000) with entry = 'machine' or 'supervisor'")
+    initramfs = Param.Str("", "FS mode, entry = 'linux': the initramfs (a newc cpio archive) the kernel unpacks as "
+                          "its root file system ('' = none)")
+    entry = Param.Enum("linux", "how the harts start: 'linux' (hart 0 enters the Image in S mode under the "
+                       "simulator's SBI with a0 = 0, a1 = the device tree, the others wait for HSM hart_start), "
+                       "'machine' (every hart at the ELF's entry in M mode, no firmware, as qemu's -bios none) or "
+                       "'supervisor' (every hart at the ELF's entry in S mode under the SBI)",
+                       choices=("linux", "machine", "supervisor"))
+    bootargs = Param.Str(DEFAULT_BOOTARGS, "the kernel's command line (the device tree's /chosen/bootargs)")
+    memory = Param.Size("256MiB", "the machine's DRAM at 0x80000000, as the device tree reports it (assumed 256 MiB: "
+                        "qemu's virt board size in the console comparison; the kernel, initramfs and device tree "
+                        "must fit)", min="16MiB", max="8GiB")
+    quantum = Param.Count(10_000, "most instructions a hart runs before the FS scheduler looks at the others and "
+                          "the devices (assumed 10,000: short against a timer tick, long against a switch); a "
+                          "timer interrupt still lands at its tick in functional mode, and within one quantum of "
+                          "it in detailed mode", min=1, max=10**7)
+
+    def check(self, harts: int) -> None:
+        """The FS inputs of a System with `harts` harts (System.os_level = 'fs'). The files are read, and a missing
+        one refused, by the engine before the machine is built (as SE mode's binary), so a config naming the image
+        of `make fs-image` stays valid before the image is built."""
+        if not self.kernel:
+            raise ParamError("System.os_level = 'fs' needs System.full_system.kernel: the Linux Image (make fs-image "
+                             "builds workloads/fs/build/Image) or a bare-metal ELF")
+        if self.initramfs and self.entry != "linux":
+            raise ParamError(f"System.full_system.initramfs is set but entry = {self.entry!r}: only a Linux kernel "
+                             "unpacks an initramfs")
+        if self.memory % (2 << 20):
+            raise ParamError(f"System.full_system.memory = {self.memory} bytes: must be a multiple of 2 MiB (the "
+                             "device tree sits in the top 2 MiB page)")
+        if not 1 <= harts <= 8:
+            raise ParamError(f"System.harts = {harts}: FS mode's platform has 1 to 8 harts (CLINT and PLIC contexts)")
