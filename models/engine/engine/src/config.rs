@@ -67,6 +67,13 @@ impl EngineConfig {
     }
 }
 
+/// The guest's `argv[0]`: the binary's file name, as a shell passes it for a program found on its PATH. Never the
+/// host path: that would put where the project is checked out into the guest's stack (its length shifts every
+/// stack address, and with them cache sets and statistics), so two checkouts would give different results.
+pub fn guest_program_name(binary: &str) -> String {
+    std::path::Path::new(binary).file_name().map_or_else(|| binary.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
 /// The file tree Workload names: 'HOST=GUEST' or 'HOST' (at /<its name>) entries, the scratch directory, the
 /// working directory and standard input (models/system.py has checked them).
 pub fn fs_config(w: &kvsim_params::Workload) -> kvsim_os::fs::FsConfig {

@@ -212,7 +212,7 @@ impl Machine {
             mem.write_bytes(i, pos, bytes).map_err(fault)?;
             Ok(pos)
         };
-        let mut strings = vec![system.binary.clone()];
+        let mut strings = vec![crate::config::guest_program_name(&system.binary)];
         strings.extend(system.argv.iter().cloned());
         let argc = strings.len();
         strings.extend(system.env.iter().cloned());
