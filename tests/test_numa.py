@@ -69,15 +69,16 @@ def test_numa_allocation_puts_pages_on_their_socket_seen_from_guest_and_page_map
         assert r["socket"] == k and r["addr"] % (2 * PAGE) == 0
         assert [page_map_socket(ranges, r["addr"] + o) for o in (0, PAGE)] == [k, k]
     assert f"{len(want)} harts, {len(cores)} sockets, image on socket 0, 0 wrong" in out
-    # The totals: socket k holds its harts' stacks, their ALLOC_LOCAL blocks and hart 0's ALLOC_ON block; the
-    # allocation hints hand out whole 2 MB pages (a hugepage allocator's), so each block takes its 2 MB multiple.
+    # The totals: socket k holds its harts' stacks and its hugepage heap, which packs its harts' ALLOC_LOCAL blocks and
+    # hart 0's ALLOC_ON block (page-aligned, as asked) into 2 MB pages: here all of them fit in one page, in which they
+    # are distinct and do not overlap (not one 2 MB page each, all at one offset).
     huge = 2 << 20
-
-    def pages(n):
-        return -(-n // huge) * huge
     for k in range(len(cores)):
         mine = [h for h in harts if want[h] == k]
-        expect = len(mine) * stack_size + sum(pages(harts[h]["bytes"]) for h in mine) + pages(on[k]["bytes"])
+        blocks = sorted([(harts[h]["local"], harts[h]["bytes"]) for h in mine] + [(on[k]["addr"], on[k]["bytes"])])
+        assert all(a % PAGE == 0 for a, _ in blocks) and len({a // huge for a, _ in blocks}) == 1, blocks
+        assert all(a + n <= b for (a, n), (b, _) in zip(blocks, blocks[1:])), blocks
+        expect = len(mine) * stack_size + huge
         assert result.stats[f"system.numa.socket{k}.bytes_placed"] == expect, k
         assert sum(e - s for s, e, sock in ranges if sock == k) == expect
 

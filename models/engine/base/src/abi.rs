@@ -9,9 +9,13 @@ pub const PAGE_SIZE: u64 = 4096;
 /// "Hints the timing models see"). Functionally a no-op.
 pub const POLL_END_HINT: i32 = 0x4b5;
 pub const PAGE_SHIFT: u32 = 12;
-/// The huge page size: the simulator calls ALLOC_LOCAL and ALLOC_ON hand out whole, aligned huge pages (the
-/// runtime's hugepage memory, as DPDK's), which the timing model maps with 2 MB TLB entries.
+/// The huge page size: the simulator calls ALLOC_LOCAL and ALLOC_ON serve the runtime's hugepage memory (as DPDK's
+/// heap) from aligned huge pages, which the timing model maps with 2 MB TLB entries.
 pub const HUGE_PAGE: u64 = 2 << 20;
+/// The smallest alignment of an ALLOC_LOCAL / ALLOC_ON block packed in a socket's hugepage heap: a cache line, so
+/// two blocks (two cores' state) never share a line. 64 bytes is the line of every modelled platform and DPDK's
+/// rte_malloc minimum (RTE_CACHE_LINE_SIZE); assumed, since the guest runtime does not know the target's line size.
+pub const ALLOC_MIN_ALIGN: u64 = 64;
 
 /// Top of hart 0's stack. Hart i's stack top is `STACK_TOP - i * (stack_size + STACK_GUARD)`.
 pub const STACK_TOP: u64 = 0x3f_ffff_0000;

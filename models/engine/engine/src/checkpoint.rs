@@ -124,6 +124,10 @@ struct MachineState {
     /// The hugepage allocations (absent in older checkpoints: the restored run maps none with 2 MB pages).
     #[serde(default)]
     huge: Vec<(u64, u64)>,
+    /// Each socket's hugepage heap (absent in older checkpoints: the restored run's next small block takes a new
+    /// page).
+    #[serde(default)]
+    huge_heap: Vec<(u64, u64)>,
     /// Every hart's LR reservation, the pages with non-default permissions (mmap, mprotect) and the Linux
     /// threads' clear-child-tid words (absent from older checkpoints of kvsim-runtime programs: the new machine's
     /// own are right for those).
@@ -370,6 +374,7 @@ fn capture(m: &Machine) -> Result<MachineState, String> {
         client,
         numa: Some(m.process.numa.clone()),
         huge: m.process.huge.clone(),
+        huge_heap: m.process.huge_heap.clone(),
         fs: Some(m.process.fs.clone()),
         reservations: Some(reservations),
         prot: Some(prot),
@@ -596,6 +601,7 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
         m.process.numa = numa;
     }
     m.process.huge = st.huge;
+    m.process.huge_heap = st.huge_heap;
     if let (Some(net), Some(bus)) = (m.net.as_deref_mut(), DeviceBus::of_mut(&mut m.mem)) {
         for ((nic, regs), saved) in net.nics.iter_mut().zip(bus.nics.iter_mut()).zip(st.nics) {
             *regs = saved.regs;
@@ -679,6 +685,7 @@ mod tests {
         let mut m = machine(&[0, 1]);
         m.process.numa.place(0x10_0000_0000, 0x3000, 1).unwrap();
         let huge = m.os().alloc_on(5000, 0, 1);
+        let packed = m.os().alloc_on(64, 0, 1);
         let target = dir.join("ck");
         write(&m, &Value::Null, &binary, &target, None).unwrap();
         let mut r = machine(&[0, 1]);
@@ -687,6 +694,9 @@ mod tests {
         assert_eq!(r.process.numa, m.process.numa);
         // So do the hugepage allocations (the restored run's timing model maps them with 2 MB pages).
         assert_eq!(r.process.huge, vec![(huge, huge + (2 << 20))]);
+        // And the socket's heap: the restored run's next small block packs after the last one, in the same page.
+        assert_eq!((packed, r.process.huge_heap.clone()), (huge + 5056, vec![(0, 0), (huge + 5120, huge + (2 << 20))]));
+        assert_eq!(r.os().alloc_on(64, 0, 1), huge + 5120);
         assert_eq!(r.process.numa.socket_of(0x10_0000_2fff), 1);
         // Another socket count is refused, naming both.
         let err = restore(&mut machine(&[0, 0]), &Value::Null, &binary, &target).unwrap_err();

@@ -142,6 +142,7 @@ impl Machine {
                 hart_socket: system.hart_socket.clone(),
                 huge: Vec::new(),
                 huge_pending: Vec::new(),
+                huge_heap: Vec::new(),
                 numa_pending: Vec::new(),
                 rng: system.seed ^ 0x6b76_7369_6d00_0000,
                 stack_size,

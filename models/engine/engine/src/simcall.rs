@@ -143,32 +143,49 @@ mod tests {
     }
 
     #[test]
-    fn alloc_local_and_alloc_on_place_exactly_their_pages() {
-        let mut m = two_sockets();
-        let a = call(&mut m, 3, simcall::ALLOC_LOCAL, [5000, 64, 0]).unwrap();
-        let b = call(&mut m, 0, simcall::ALLOC_ON, [4096, 8192, 1]).unwrap();
-        let c = call(&mut m, 2, simcall::ALLOC_ON, [4096, 0, 0]).unwrap();
-        // Hugepage memory: whole 2 MB pages, 2 MB-aligned, each recorded for the timing model's 2 MB TLB entries.
+    fn alloc_local_and_alloc_on_pack_small_blocks_in_each_sockets_huge_pages() {
         const HUGE: u64 = 2 << 20;
-        assert_eq!((a % HUGE, b % HUGE, c % HUGE), (0, 0, 0));
-        assert_eq!(m.process.huge, vec![(a, a + HUGE), (b, b + HUGE), (c, c + HUGE)]);
+        let mut m = two_sockets();
+        // Socket 1 (hart 3 is on it): two small blocks, packed one after the other in one 2 MB page.
+        let a = call(&mut m, 3, simcall::ALLOC_LOCAL, [5000, 64, 0]).unwrap();
+        let b = call(&mut m, 0, simcall::ALLOC_ON, [100, 8, 1]).unwrap();
+        // Socket 0: the first block starts its own page; an alignment above a cache line is kept.
+        let c = call(&mut m, 2, simcall::ALLOC_ON, [4096, 0, 0]).unwrap();
+        let d = call(&mut m, 1, simcall::ALLOC_LOCAL, [100, 8192, 0]).unwrap();
+        // A block of 2 MB or more: whole huge pages of its own, 2 MB-aligned.
+        let e = call(&mut m, 1, simcall::ALLOC_LOCAL, [HUGE + 1, 64, 0]).unwrap();
+        assert_eq!(a % HUGE, 0, "the heap's first page starts its first block");
+        // 5000 bytes rounded up to the cache line (the smallest alignment, even for an 8-byte request).
+        assert_eq!(b, a + 5056);
+        assert_eq!(c % HUGE, 0);
+        assert_eq!(d, c + 8192);
+        assert_eq!(e % HUGE, 0);
+        // Each heap page and the large block are recorded for the timing model's 2 MB TLB entries, once.
+        assert_eq!(m.process.huge, vec![(a, a + HUGE), (c, c + HUGE), (e, e + 2 * HUGE)]);
         assert_eq!(m.process.huge_pending.len(), 3, "not yet told to a timing model");
+        assert_eq!(m.process.huge_heap, vec![(d + 100, c + HUGE), (b + 100, a + HUGE)]);
         let on = |m: &Machine, addr: u64| m.process.numa.socket_of(addr);
-        // Hart 3 is on socket 1: its whole huge page (5000 bytes round up to one), and not the page above it.
-        assert_eq!((on(&m, a), on(&m, a + HUGE - 1), on(&m, a + HUGE)), (1, 1, 0));
-        assert_eq!((on(&m, b), on(&m, b + 4095)), (1, 1));
-        assert_eq!(on(&m, c), 0);
+        // Socket 1's heap page is on socket 1, all of it and not the page above it.
+        assert_eq!((on(&m, a), on(&m, b + 99), on(&m, a + HUGE - 1), on(&m, a + HUGE)), (1, 1, 1, 0));
+        assert_eq!((on(&m, c), on(&m, d), on(&m, e), on(&m, e + 2 * HUGE - 1)), (0, 0, 0, 0));
         let sock = |m: &mut Machine, addr: u64| call(m, 0, simcall::SOCKET_OF_ADDR, [addr, 0, 0]).unwrap();
         assert_eq!((sock(&mut m, a), sock(&mut m, b), sock(&mut m, c)), (1, 1, 0));
+        // A block that does not fit in the rest of its heap's page takes a new page (the rest stays unused).
+        let f = call(&mut m, 3, simcall::ALLOC_LOCAL, [HUGE - 4096, 0, 0]).unwrap();
+        assert_eq!((f % HUGE, on(&m, f), m.process.huge.last()), (0, 1, Some(&(f, f + HUGE))));
+        assert_eq!(m.process.huge_heap[1], (f + HUGE - 4096, f + HUGE));
         // A bad alignment or size allocates nothing and places nothing.
         let before = m.process.numa.ranges().to_vec();
         assert_eq!(call(&mut m, 2, simcall::ALLOC_ON, [4096, 3 << 12, 1]).unwrap(), 0);
         assert_eq!(call(&mut m, 2, simcall::ALLOC_LOCAL, [0, 0, 0]).unwrap(), 0);
         assert_eq!(m.process.numa.ranges(), &before[..]);
-        // munmap gives the pages back to socket 0, so a later plain mmap there is not left on socket 1.
-        assert_eq!(m.os().munmap(a, HUGE), 0);
-        assert_eq!(on(&m, a), 0);
-        assert_eq!(on(&m, b), 1);
+        // munmap gives the pages back to socket 0, so a later plain mmap there is not left on socket 1, and the heap
+        // whose page went takes a new page for its next block.
+        assert_eq!(m.os().munmap(f, HUGE), 0);
+        assert_eq!((on(&m, f), on(&m, a)), (0, 1));
+        assert_eq!(m.process.huge_heap[1], (0, 0));
+        let g = call(&mut m, 3, simcall::ALLOC_LOCAL, [64, 0, 0]).unwrap();
+        assert_eq!((g % HUGE, on(&m, g)), (0, 1));
     }
 
     #[test]

@@ -291,6 +291,10 @@ impl Linux<'_> {
             self.mem.set_prot(s.max(start), e.min(end), kvsim_isa::memory::PROT_DEFAULT);
             self.numa_forget(s.max(start), e.min(end));
         }
+        // A heap whose current page was unmapped (even in part) takes a new page for its next block.
+        for heap in self.process.huge_heap.iter_mut().filter(|h| h.1 > start && h.1 - HUGE_PAGE < end) {
+            *heap = (0, 0);
+        }
     }
 
     /// The socket of hart `hid` (System.sockets numbers the harts socket by socket).
@@ -311,17 +315,44 @@ impl Linux<'_> {
         }
     }
 
-    /// `bytes` of zeroed memory aligned to `align` (a power of two; at least a page) in `socket`'s memory, carved
-    /// like an anonymous mmap. 0 for a zero or overflowing size, a bad alignment, or no room.
+    /// `bytes` of zeroed memory aligned to `align` (a power of two; at least ALLOC_MIN_ALIGN, a cache line) in
+    /// `socket`'s memory. 0 for a zero or overflowing size, a bad alignment, or no room.
     ///
-    /// These are the runtime's hugepage allocations (DPDK's and MICA's log, index, rings and packet buffers all live
-    /// in hugepage memory): each takes whole 2 MB pages, 2 MB-aligned, and is recorded (`Process::huge`) so the
+    /// This is the runtime's hugepage memory (DPDK's and MICA's log, index, rings and packet buffers, and the cores'
+    /// small state), served as DPDK's rte_malloc serves it: a block under HUGE_PAGE bytes is packed, aligned, into
+    /// the socket's current 2 MB page (`Process::huge_heap`), a new page taken when it does not fit; a block of
+    /// HUGE_PAGE bytes or more takes whole 2 MB pages of its own. So small blocks do not all start at one offset
+    /// modulo 2 MB (in the same cache sets, slices and banks). Every page is recorded (`Process::huge`) so the
     /// timing model maps it with 2 MB pages.
     pub fn alloc_on(&mut self, bytes: u64, align: u64, socket: u16) -> u64 {
-        let align = align.max(PAGE_SIZE);
+        let align = align.max(abi::ALLOC_MIN_ALIGN);
         if !align.is_power_of_two() || bytes == 0 || page_up(bytes) == 0 {
             return 0;
         }
+        if bytes >= HUGE_PAGE {
+            return self.huge_pages(bytes, align, socket);
+        }
+        let heap = socket as usize;
+        if self.process.huge_heap.len() <= heap {
+            self.process.huge_heap.resize(heap + 1, (0, 0));
+        }
+        let (next, end) = self.process.huge_heap[heap];
+        let start = next.checked_next_multiple_of(align).filter(|&s| next != 0 && s <= end && end - s >= bytes);
+        if let Some(start) = start {
+            self.process.huge_heap[heap].0 = start + bytes;
+            return start;
+        }
+        // The rest of the current page stays unused, as a heap's free space.
+        let page = self.huge_pages(bytes, align, socket);
+        if page != 0 {
+            self.process.huge_heap[heap] = (page + bytes, page + HUGE_PAGE);
+        }
+        page
+    }
+
+    /// Whole 2 MB pages for `bytes` (aligned to `align` and to HUGE_PAGE), carved like an anonymous mmap, placed on
+    /// `socket` and recorded as hugepage memory; 0 if there is no room.
+    fn huge_pages(&mut self, bytes: u64, align: u64, socket: u16) -> u64 {
         let Some(len) = bytes.checked_next_multiple_of(HUGE_PAGE) else { return 0 };
         let Some(start) = self.mmap_alloc(len, align.max(HUGE_PAGE)) else { return 0 };
         if self.process.numa.sockets() > 1 {

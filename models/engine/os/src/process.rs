@@ -19,10 +19,13 @@ pub struct Process {
     pub numa: NumaMap,
     /// The socket of each hart (EngineConfig.hart_socket): SOCKET_OF and ALLOC_LOCAL read it.
     pub hart_socket: Vec<u16>,
-    /// The guest's hugepage allocations (ALLOC_LOCAL / ALLOC_ON of HUGE_PAGE bytes or more), 2 MB-aligned
-    /// [start, end) ranges, and those the running hook has not been told of yet.
+    /// The guest's hugepage memory (ALLOC_LOCAL / ALLOC_ON: the heaps' pages and the blocks of HUGE_PAGE bytes or
+    /// more), 2 MB-aligned [start, end) ranges, and those the running hook has not been told of yet.
     pub huge: Vec<(u64, u64)>,
     pub huge_pending: Vec<(u64, u64)>,
+    /// Each socket's hugepage heap, which packs the allocations under HUGE_PAGE bytes: [next free byte, end of its
+    /// current 2 MB page), (0, 0) before its first page (indexed by socket; shorter than the socket count until used).
+    pub huge_heap: Vec<(u64, u64)>,
     /// Placements made by a system call that the running hook has not been told of yet (`place_numa`).
     pub numa_pending: Vec<(u64, u64, u16)>,
     /// getrandom's generator state (from System.seed).

@@ -32,6 +32,7 @@ impl Fixture {
             hart_socket: vec![0],
             huge: Vec::new(),
             huge_pending: Vec::new(),
+            huge_heap: Vec::new(),
             numa_pending: Vec::new(),
             rng: 1,
             stack_size: 1 << 20,
