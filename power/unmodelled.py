@@ -111,7 +111,11 @@ def _unpriced_area(result, vdd, mhz, die_mm2: float, die_tiles: int) -> tuple[fl
     model = result.model
     e = model.evaluate(core_vdd=vdd, core_MHz=mhz, uncore_vdd=ASSUMED_CORE_VDD)
     by = e.structures[e.structures.on_die].groupby("class")[["area_mm2", "leakage_W"]].sum()
-    tile = float(by.area_mm2.reindex(["cores", "caches"]).fillna(0.0).sum()) / model.platform.cores
+    # A tile: one core (the run's active cores are priced) and one slice of the shared caches, which a socket
+    # keeps whole when fewer cores are active (one slice per ring stop, whatever the active cores).
+    area = by.area_mm2.reindex(["cores", "caches"]).fillna(0.0)
+    slices = max((c.count for c in model.platform.caches), default=model.platform.cores)
+    tile = float(area["cores"]) / model.platform.cores + float(area["caches"]) / slices
     logic = by.reindex(["noc", "mc", "io"]).fillna(0.0)
     unpriced = die_mm2 - die_tiles * tile - float(logic.area_mm2.sum())
     if unpriced < 0:

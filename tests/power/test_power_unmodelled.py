@@ -123,3 +123,17 @@ def test_nics_at_their_controller_s_typical_power(xeon_result):
 def test_turbo_raises_the_cores_clock_and_supply(xeon_result):
     turbo = unmodelled.parts(xeon_result)[1]
     assert "3000 MHz" in turbo.name and not turbo.assumed
+
+
+def test_the_unpriced_die_area_does_not_depend_on_the_active_cores():
+    # A socket run on fewer cores keeps its whole LLC (one slice per ring stop): a tile is one core and one slice,
+    # so the die's unpriced area is about the same at 1 and 12 active cores (it was negative at 1: the whole LLC per
+    # tile); not exactly, as the priced I/O logic follows the run's ports (one for 1 core, six for 12).
+    from configs import xeon_e5_2697v2_socket as xeon
+    from power.from_config import platform_from_config
+
+    def unpriced(cores):
+        result = power.build(platform_from_config(xeon.system(cores=cores).to_dict())).evaluate()
+        return unmodelled._unpriced_area(result, 1.0, 2700.0, *unmodelled.DIE_AREA_MM2["xeon-e5-2697v2"])[1]
+
+    assert unpriced(1) == pytest.approx(unpriced(12), rel=0.03) and unpriced(1) > 0
