@@ -6,6 +6,7 @@ placeholder, they fail with one clear message (CI builds it first: `make engine`
 
 from __future__ import annotations
 
+import math
 import os
 import pathlib
 import signal
@@ -184,3 +185,11 @@ def sigint_default() -> None:
     remote runners do) starts with SIGINT ignored, as POSIX requires of such jobs; no test is needed to cause it."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
+
+
+def same_stats(a: dict, b: dict) -> bool:
+    """Two runs' statistics equal, a NaN equal to a NaN (a statistic a short run cannot define, such as the p95's
+    batch spread with fewer than 20 responses a batch, is NaN in both; NaN never compares equal)."""
+    return a.keys() == b.keys() and all(
+        x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
+        for x, y in ((a[k], b[k]) for k in a))
