@@ -187,6 +187,17 @@ def interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[f
     return float(v.mean()), t_quantile(confidence, len(v) - 1) * float(v.std(ddof=1)) / math.sqrt(len(v))
 
 
+def reports_in_order(times: Sequence[float], counts: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Progress reports (simulated time, count answered) with every report that comes no later than an earlier one
+    left out, the count held non-decreasing: what batch_rates takes (see `simulated_window`'s run for why)."""
+    t, n = np.asarray(times, dtype=float), np.asarray(counts, dtype=float)
+    if not len(t):
+        return t, n
+    n = np.maximum.accumulate(n)
+    ahead = np.concatenate(([True], t[1:] > np.maximum.accumulate(t)[:-1]))
+    return t[ahead], n[ahead]
+
+
 def batch_rates(times: Sequence[float], counts: Sequence[float], batches: int = BATCHES) -> tuple[np.ndarray, float]:
     """Batch means of a throughput from samples of a cumulative count over time (`counts[i]` done by `times[i]`,
     both non-decreasing): the span from the first to the last count is cut into `batches` + 2 stretches of equal
@@ -290,11 +301,7 @@ def simulated_window(make_system: Callable[[int], Any], service_rate: float | No
         # little behind an earlier one on a large machine (assumed cause of a 60-core window that batch_rates
         # refused; not isolated). Such a report is left out: holding the time at the running maximum instead gave
         # stretches where the count grew in no time, batches of zero length. The count answered never falls.
-        t, n = np.asarray(times, dtype=float), np.asarray(counts, dtype=float)
-        if len(t):
-            n = np.maximum.accumulate(n)
-            ahead = np.concatenate(([True], t[1:] > np.maximum.accumulate(t)[:-1]))
-            t, n = t[ahead], n[ahead]
+        t, n = reports_in_order(times, counts)
         if len(t) < 2:
             raise ValueError(f"window of {requests} requests: {len(t)} progress report(s) during the measured phase; "
                              f"need at least 2 (progress_every = {every:,} instructions)")

@@ -174,3 +174,12 @@ def test_a_simulated_window_gives_batch_means_of_the_answered_requests(engine):
     assert short.p95_batches == 0 and math.isnan(short.p95_half_width) and short.p95 > 0
     with pytest.raises(ValueError, match="no NIC queue"):
         ss.busiest_queue_rate({"client.measured_ns": 1.0})
+
+
+def test_a_late_progress_report_is_left_out_not_held_at_the_latest_time():
+    # Harts report in quanta, so a report can come behind an earlier one: it is left out. Held at the running
+    # maximum instead, the count would grow in no time and a batch could have zero length.
+    t, n = ss.reports_in_order([0.0, 2.0, 1.5, 3.0, 3.0, 4.0], [0, 10, 12, 20, 21, 30])
+    assert t.tolist() == [0.0, 2.0, 3.0, 4.0] and n.tolist() == [0, 10, 20, 30]
+    rates, _ = ss.batch_rates(t, n, batches=2)
+    assert np.all(np.isfinite(rates)) and np.all(rates > 0)
