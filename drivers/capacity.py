@@ -46,6 +46,15 @@ MIN_WIRE_FRAME = 84
 DEFAULT_MAX_LOSS = 0.01        # kvs-workload.md: throughput = highest sustained rate with < 1% loss per port
 DEFAULT_RESOLUTION = 0.01      # relative width of the final bracket (the issue's default)
 MAX_PROBES = 40                # a bound so that a server whose loss is not monotonic in load cannot loop forever
+# How a probe's loss grows once the offered load x exceeds the rate C its server serves at:
+DROP = "drop"          # what the server cannot serve is dropped: loss = 1 - C / x
+BACKLOG = "backlog"    # a short run whose excess waits in the queues, its loss the latency-corrected shortfall
+#                        (outcome_from_stats): the i-th of N requests waits i (1/C - 1/x) longer, so the run's span
+#                        less its mean latency is N (1/C + 1/x) / 2 and loss = (x - C) / (x + C)
+# The secant through two failed probes predicts the threshold only where the loss curve between them is near
+# straight; across more than this ratio of offered loads it spans the bend at saturation (loss is concave in the
+# offered load there: 1 - C / x) and lands far below it. Assumed: 2.
+SECANT_SPAN = 2.0
 
 
 @dataclass
@@ -55,6 +64,7 @@ class Outcome:
     answered_mpps: float
     stats: dict[str, float] = field(default_factory=dict, repr=False)
     result: Any = field(default=None, repr=False)    # the simulated run (models.sim.RunResult), when there is one
+    law: str = DROP                # how the loss grows with the offered load above capacity (DROP or BACKLOG)
 
 
 @dataclass
@@ -65,6 +75,7 @@ class Probe:
     stage: str                     # 'saturate', 'bracket' or 'refine'
     stats: dict[str, float] = field(default_factory=dict, repr=False)
     result: Any = field(default=None, repr=False)
+    law: str = DROP
 
     def sustained(self, max_loss: float) -> bool:
         return self.loss < max_loss
@@ -123,7 +134,7 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
             raise RuntimeError(f"capacity search: no bracket within {max_probes} probes; loss is not monotonic in "
                                f"the offered load? probes: {[(p.offered_mpps, p.loss) for p in probes]}")
         out = evaluate(rate)
-        p = Probe(rate, out.loss, out.answered_mpps, stage, out.stats, out.result)
+        p = Probe(rate, out.loss, out.answered_mpps, stage, out.stats, out.result, out.law)
         probes.append(p)
         if progress:
             progress(p)
@@ -134,46 +145,66 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
         return SearchResult(first, probes, resolution, max_loss, math.inf)
     floor = high * 1e-6
     lo: Probe | None = None        # the highest probe that sustained
-    hi = first                     # the lowest probe that failed
+    fails = [first]                # the probes that failed, lowest offered load first: fails[0] is the bracket's top
     misses = 0                     # predictions in a row that landed on the wrong side
-    while lo is None or hi.offered_mpps > lo.offered_mpps * (1 + resolution):
-        rate = _next_rate(lo, hi, max_loss, resolution, misses, floor)
-        expect = lo is None or rate < _predict(lo, hi, max_loss)
+    while lo is None or fails[0].offered_mpps > lo.offered_mpps * (1 + resolution):
+        hi = fails[0]
+        rate = _next_rate(lo, fails, max_loss, resolution, misses, floor)
+        expect = lo is None or rate < _predict(lo, fails, max_loss)
         p = run(rate, "bracket" if lo is None else "refine")
         if p.sustained(max_loss):
             misses = 0 if expect else misses + 1
             lo = p if lo is None or p.offered_mpps > lo.offered_mpps else lo
         else:
             misses = misses + 1 if expect else 0
-            hi = p if p.offered_mpps < hi.offered_mpps else hi
+            fails = sorted(fails + [p], key=lambda f: f.offered_mpps)
             if lo is None and rate <= floor:
-                return SearchResult(None, probes, resolution, max_loss, hi.offered_mpps)
-    return SearchResult(lo, probes, resolution, max_loss, hi.offered_mpps)
+                return SearchResult(None, probes, resolution, max_loss, fails[0].offered_mpps)
+    return SearchResult(lo, probes, resolution, max_loss, fails[0].offered_mpps)
 
 
-def _predict(lo: Probe | None, hi: Probe, max_loss: float) -> float:
-    """The offered load at which the loss reaches `max_loss`, predicted from the bracket's ends: an overloaded
-    server answers at most its service rate, so it sustains at most answered / (1 - max_loss) (the lowest failed
-    probe's served rate); with a sustained probe too, the loss interpolated linearly between the two ends may
-    place it lower (a server whose loss rises smoothly before it saturates)."""
-    # A probe near capacity answered what its loss says (the loss takes the short run's one round trip off its
-    # span); a deeply overloaded one's backlog makes that correction overstate it: there the plain answered rate.
-    served = hi.answered_mpps if hi.loss > 0.5 else hi.offered_mpps * (1 - hi.loss)
-    bound = min(hi.offered_mpps, served / (1 - max_loss))
-    if lo is not None and hi.loss > lo.loss:
+def threshold_of(p: Probe, max_loss: float) -> float:
+    """The offered load at which `p`'s server would reach `max_loss`, if it serves at the rate `p` measured, under
+    `p`'s loss law. A failed probe near capacity measures that rate well; a deeply overloaded one under-states it
+    when overload itself costs the server work (a backlog that no longer fits its caches)."""
+    if p.law == BACKLOG:           # loss = (x - C) / (x + C)
+        served = p.offered_mpps * (1 - p.loss) / (1 + p.loss)
+        return served * (1 + max_loss) / (1 - max_loss)
+    # DROP: loss = 1 - C / x. A probe near capacity answered what its loss says it served (the loss takes the short
+    # run's one round trip off its span); a deeply overloaded one's backlog makes that correction overstate it:
+    # there the plain answered rate.
+    served = p.answered_mpps if p.loss > 0.5 else p.offered_mpps * (1 - p.loss)
+    return served / (1 - max_loss)
+
+
+def _predict(lo: Probe | None, fails: list[Probe], max_loss: float) -> float:
+    """The offered load at which the loss reaches `max_loss`, predicted from the lowest failed probe's served rate
+    under its loss law (`threshold_of`). Two estimates of the loss curve's own shape may place it lower (a server
+    whose loss rises smoothly before it saturates): the secant through the two lowest failed probes when they are
+    close enough for the curve between them to be near straight, and, with a sustained probe that lost something
+    too, the loss interpolated between the bracket's ends (regula falsi)."""
+    hi = fails[0]
+    bound = min(hi.offered_mpps, threshold_of(hi, max_loss))
+    if len(fails) > 1 and fails[1].offered_mpps <= SECANT_SPAN * hi.offered_mpps and fails[1].loss > hi.loss:
+        nxt = fails[1]
+        slope = (nxt.loss - hi.loss) / (nxt.offered_mpps - hi.offered_mpps)
+        bound = min(bound, hi.offered_mpps - (hi.loss - max_loss) / slope)
+    if lo is not None and 0 < lo.loss < hi.loss:
         span = hi.offered_mpps - lo.offered_mpps
         bound = min(bound, lo.offered_mpps + span * (max_loss - lo.loss) / (hi.loss - lo.loss))
     return bound
 
 
-def _next_rate(lo: Probe | None, hi: Probe, max_loss: float, resolution: float, misses: int,
+def _next_rate(lo: Probe | None, fails: list[Probe], max_loss: float, resolution: float, misses: int,
                floor: float) -> float:
     """Where to probe next. Before any probe sustained: just below the prediction (half the resolution), so that
     the probe after it, one resolution higher, closes the bracket; after predictions that missed, a geometric step
     (2, 4, 8 ... resolutions) from the failed end. Within a bracket: the probe that closes it on the side the
-    prediction is near, stepping geometrically after misses; in its interior, just below the prediction, or the
-    geometric midpoint once predictions keep missing."""
-    t = _predict(lo, hi, max_loss)
+    prediction is near; in its interior, just below the prediction; once two predictions in a row missed, the
+    geometric midpoint (the prediction's law does not hold for this server, e.g. a cliff: bisection bounds the
+    probes left by log2 of the bracket's width over the resolution)."""
+    hi = fails[0]
+    t = _predict(lo, fails, max_loss)
     step = resolution * 2 ** misses
     if lo is None:
         rate = t / (1 + resolution / 2)
@@ -212,8 +243,13 @@ def outcome_from_stats(stats: dict[str, float], offered_per_port: float, result:
     if span > latency > 0:
         answered_frames_all *= span / (span - latency)
     answered_fraction = answered_frames_all / offered_all if offered_all > 0 else 0.0
-    loss = max(stats.get("client.loss", 0.0), 1.0 - answered_fraction)
-    return Outcome(max(0.0, loss), answered_per_port, stats, result)
+    dropped = stats.get("client.loss", 0.0)
+    loss = max(0.0, dropped, 1.0 - answered_fraction)
+    # BACKLOG's law when no frame was lost and the excess did queue: the rate it implies, (1 - loss) / (1 + loss) of
+    # the offered one, is at least the plain answered rate (requests over a span that holds all the service). A
+    # lower one means the excess never waited in the server's queues (a client held back by its window): DROP's.
+    queued = offered_per_port * (1 - loss) / (1 + loss) >= answered_per_port
+    return Outcome(loss, answered_per_port, stats, result, BACKLOG if dropped <= 0 and queued else DROP)
 
 
 def simulated_server(make_system: Callable[[float], System], *,

@@ -87,8 +87,9 @@ def cached_server(name: str, make, cache: dict, cache_path: pathlib.Path | None,
             if cache_path:
                 cache_path.write_text(json.dumps(cache, indent=1, sort_keys=True))
         hit = cache[key]
-        log(f"  {name}: {rate:10.4f} offered -> {hit['answered_mpps']:10.4f} answered, loss {hit['loss']:.4f}")
-        return capacity.Outcome(hit["loss"], hit["answered_mpps"])
+        out = capacity.outcome_from_stats(hit["stats"], rate)   # this version's reading of the kept statistics
+        log(f"  {name}: {rate:10.4f} offered -> {out.answered_mpps:10.4f} answered, loss {out.loss:.4f} ({out.law})")
+        return out
     return evaluate
 
 
