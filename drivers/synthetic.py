@@ -14,7 +14,7 @@ from typing import Any
 
 from models import stats_paths as paths
 
-from .capacity import Outcome
+from .capacity import BACKLOG, Outcome
 
 
 @dataclass
@@ -39,6 +39,38 @@ class QueueServer:
         """The exact highest offered load with loss < max_loss (without a knee)."""
         assert self.knee == 0
         return self.capacity_mpps * (1 - self.background_loss) / (1 - max_loss)
+
+
+@dataclass
+class BacklogServer:
+    """A short run of a server that serves `capacity_mpps` frames/s per port and drops nothing: what it cannot
+    serve waits in its queues, so its loss is the latency-corrected shortfall of `outcome_from_stats` under
+    BACKLOG's law, (x - C) / (x + C). Overload costs it work: a backlog larger than its caches slows it by a fraction
+    `slowdown` of its rate as the share of excess load, 1 - C / x, grows (the saturating probe then under-states its
+    capacity, as a real short run does). Each answered rate is over a span that holds one unloaded round trip,
+    `round_trip` of the run's length at capacity."""
+    capacity_mpps: float
+    slowdown: float = 0.0
+    round_trip: float = 0.05
+
+    def served(self, offered: float) -> float:
+        c = self.capacity_mpps
+        return min(offered, c * (1 - self.slowdown * max(0.0, 1 - c / offered)))
+
+    def __call__(self, offered: float) -> Outcome:
+        served = self.served(offered)
+        loss = (offered - served) / (offered + served)
+        # requests over the span: the time to serve them all plus one round trip
+        answered = 1 / (1 / served + self.round_trip / self.capacity_mpps)
+        return Outcome(loss, answered, law=BACKLOG)
+
+    def threshold(self, max_loss: float) -> float:
+        """The highest offered load with loss < max_loss, by bisection (the loss is monotonic in the load)."""
+        low, high = self.capacity_mpps * (1 - self.slowdown), self.capacity_mpps * 2
+        for _ in range(200):
+            mid = (low + high) / 2
+            low, high = (mid, high) if self(mid).loss < max_loss else (low, mid)
+        return low
 
 
 def evaluate_point(make_system, options: dict[str, Any], report) -> dict[str, Any]:

@@ -66,9 +66,10 @@ REAL_CASES: dict[str, Callable] = {
 
 
 def synthetic_cases():
-    from drivers.synthetic import QueueServer
+    from drivers.synthetic import BacklogServer, QueueServer
     servers = [QueueServer(c) for c in (0.05, 0.8, 1.7, 10.0, 37.0, 120.0, 146.0, 1000.0)] + \
         [QueueServer(20.0, background_loss=0.004), QueueServer(20.0, knee=0.3)]
+    servers += [BacklogServer(c, slowdown) for c in (1.1, 8.0, 30.0) for slowdown in (0.0, 0.02, 0.05)]
     return {repr(s): s for s in servers}
 
 
