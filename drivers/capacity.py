@@ -159,7 +159,6 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
     fails = [first]                # the probes that failed, lowest offered load first: fails[0] is the bracket's top
     misses = 0                     # predictions in a row that landed on the wrong side
     while lo is None or fails[0].offered_mpps > lo.offered_mpps * (1 + resolution):
-        hi = fails[0]
         rate = _next_rate(lo, fails, max_loss, resolution, misses, floor)
         expect = rate < _predict(lo, fails, max_loss)     # below the prediction: expected to sustain
         p = run(rate, "bracket" if lo is None else "refine")
@@ -226,8 +225,10 @@ def _next_rate(lo: Probe | None, fails: list[Probe], max_loss: float, resolution
     low, top = lo.offered_mpps * (1 + resolution), hi.offered_mpps / (1 + resolution)
     if low >= top:                 # any probe between closes the bracket
         return math.sqrt(lo.offered_mpps * hi.offered_mpps)
-    if t <= lo.offered_mpps:       # a sustained probe above the prediction: it under-states; step up past it
+    if t <= lo.offered_mpps:       # a sustained probe above the prediction: it under-states; step up past it,
         rate = lo.offered_mpps * (1 + max(step, OVERSHOOT * 2 ** misses))
+        if rate >= top:            # or, where that leaves the bracket, bisect it (the law does not hold here)
+            return math.sqrt(lo.offered_mpps * hi.offered_mpps)
     elif t <= low:
         rate = lo.offered_mpps * (1 + step)
     elif t >= top:

@@ -61,7 +61,9 @@ REAL_CASES: dict[str, Callable] = {
     "target-1core-4issue-600req-4Ki": _target_one_core(64, 4),
     "xeon-1core-3000req-64Ki": _xeon(1, 1 << 16, 3000),
     "xeon-2core-1500req-64Ki": _xeon(2, 1 << 16, 1500),
+    "xeon-4core-3000req-64Ki": _xeon(4, 1 << 16, 3000),
     "kvs_default-4core-2000req-16Ki": _kvs_default(4, 2000, 1 << 14),
+    "kvs_default-4core-8000req-16Ki": _kvs_default(4, 8000, 1 << 14),
 }
 
 
