@@ -226,9 +226,9 @@ def _next_rate(lo: Probe | None, fails: list[Probe], max_loss: float, resolution
     if low >= top:                 # any probe between closes the bracket
         return math.sqrt(lo.offered_mpps * hi.offered_mpps)
     if t <= lo.offered_mpps:       # a sustained probe above the prediction: it under-states; step up past it,
-        rate = lo.offered_mpps * (1 + max(step, OVERSHOOT * 2 ** misses))
-        if rate >= top:            # or, where that leaves the bracket, bisect it (the law does not hold here)
-            return math.sqrt(lo.offered_mpps * hi.offered_mpps)
+        # no further than the bracket's geometric midpoint (the law does not hold here: bisection bounds the rest)
+        return min(lo.offered_mpps * (1 + max(step, OVERSHOOT * 2 ** misses)),
+                   math.sqrt(lo.offered_mpps * hi.offered_mpps))
     elif t <= low:
         rate = lo.offered_mpps * (1 + step)
     elif t >= top:
