@@ -94,7 +94,7 @@ def test_an_under_stated_saturating_probe_costs_at_most_four_more_probes():
     """Overload slows the server by 2-5% (a backlog beyond its caches): the saturating probe under-states its
     capacity, the probe just below the prediction and the one a resolution above it sustain, and the search
     jumps past the prediction (OVERSHOOT) to a failed probe near capacity whose own served rate predicts it
-    (the search before crept up 1%, 2%, 4% ...: 7 to 9 probes)."""
+    (the search before crept up 1%, 2%, 4% ...: 5 to 9 probes)."""
     counts = []
     for server in UNDER_STATED:
         res = capacity.search(server, LINE)
