@@ -10,9 +10,9 @@ pub const PAGE_SIZE: u64 = 4096;
 pub const POLL_END_HINT: i32 = 0x4b5;
 pub const PAGE_SHIFT: u32 = 12;
 /// The huge page size: the simulator calls ALLOC_LOCAL and ALLOC_ON serve the runtime's hugepage memory (as DPDK's
-/// heap) from aligned huge pages, which the timing model maps with 2 MB TLB entries.
+/// heap) from runs of contiguous aligned huge pages, which the timing model maps with 2 MB TLB entries.
 pub const HUGE_PAGE: u64 = 2 << 20;
-/// The smallest alignment of an ALLOC_LOCAL / ALLOC_ON block packed in a socket's hugepage heap: a cache line, so
+/// The smallest alignment of an ALLOC_LOCAL / ALLOC_ON block carved from a socket's hugepage heap: a cache line, so
 /// two blocks (two cores' state) never share a line. 64 bytes is the line of every modelled platform and DPDK's
 /// rte_malloc minimum (RTE_CACHE_LINE_SIZE); assumed, since the guest runtime does not know the target's line size.
 pub const ALLOC_MIN_ALIGN: u64 = 64;

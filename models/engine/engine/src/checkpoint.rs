@@ -124,8 +124,8 @@ struct MachineState {
     /// The hugepage allocations (absent in older checkpoints: the restored run maps none with 2 MB pages).
     #[serde(default)]
     huge: Vec<(u64, u64)>,
-    /// Each socket's hugepage heap (absent in older checkpoints: the restored run's next small block takes a new
-    /// page).
+    /// Each socket's hugepage heap's free space (absent in older checkpoints: the restored run's next block starts
+    /// a new run of pages).
     #[serde(default)]
     huge_heap: Vec<(u64, u64)>,
     /// Every hart's LR reservation, the pages with non-default permissions (mmap, mprotect) and the Linux
@@ -684,8 +684,9 @@ mod tests {
         let (_, binary, dir) = setup("numa");
         let mut m = machine(&[0, 1]);
         m.process.numa.place(0x10_0000_0000, 0x3000, 1).unwrap();
-        let huge = m.os().alloc_on(5000, 0, 1);
+        let first = m.os().alloc_on(5000, 0, 1);
         let packed = m.os().alloc_on(64, 0, 1);
+        let page = first + 5056 - (2 << 20);
         let target = dir.join("ck");
         write(&m, &Value::Null, &binary, &target, None).unwrap();
         let mut r = machine(&[0, 1]);
@@ -693,14 +694,65 @@ mod tests {
         restore(&mut r, &Value::Null, &binary, &target).unwrap();
         assert_eq!(r.process.numa, m.process.numa);
         // So do the hugepage allocations (the restored run's timing model maps them with 2 MB pages).
-        assert_eq!(r.process.huge, vec![(huge, huge + (2 << 20))]);
-        // And the socket's heap: the restored run's next small block packs after the last one, in the same page.
-        assert_eq!((packed, r.process.huge_heap.clone()), (huge + 5056, vec![(0, 0), (huge + 5120, huge + (2 << 20))]));
-        assert_eq!(r.os().alloc_on(64, 0, 1), huge + 5120);
+        assert_eq!(r.process.huge, vec![(page, page + (2 << 20))]);
+        // And the socket's heap: the restored run's next block is carved right below the last one, and a large one
+        // grows the heap by the page below, contiguously.
+        assert_eq!((packed, r.process.huge_heap.clone()), (first - 64, vec![(0, 0), (page, first - 64)]));
+        assert_eq!(r.os().alloc_on(64, 0, 1), first - 128);
+        assert_eq!(r.os().alloc_on(2 << 20, 4096, 1), page - 8192, "the next 4 KB boundary 2 MB below");
+        assert_eq!(r.process.huge.last(), Some(&(page - (2 << 20), page)));
         assert_eq!(r.process.numa.socket_of(0x10_0000_2fff), 1);
         // Another socket count is refused, naming both.
         let err = restore(&mut machine(&[0, 0]), &Value::Null, &binary, &target).unwrap_err();
         assert!(err.contains("NUMA map has 2 sockets, this system has 1"), "{err}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Rewrite a checkpoint's state.json through `edit`, as an older engine would have written it.
+    fn rewrite_state(target: &Path, edit: impl FnOnce(&mut Value)) {
+        let mut state: Value = serde_json::from_slice(&fs::read(target.join("state.json")).unwrap()).unwrap();
+        edit(&mut state);
+        let bytes = serde_json::to_vec(&state).unwrap();
+        fs::write(target.join("state.json"), &bytes).unwrap();
+        let mut man: Value = serde_json::from_slice(&fs::read(target.join("manifest.json")).unwrap()).unwrap();
+        let chunk = man["chunks"].as_array_mut().unwrap().iter_mut().find(|c| c["name"] == "state.json").unwrap();
+        chunk["bytes"] = bytes.len().into();
+        chunk["crc32"] = serde_json::json!(block_crcs(&bytes));
+        fs::write(target.join("manifest.json"), serde_json::to_vec(&man).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn older_checkpoints_restore_their_hugepage_heap_or_start_a_new_one() {
+        let machine = || {
+            let mut cfg = crate::sim::EngineConfig::with_binary("/t");
+            (cfg.harts, cfg.hart_socket) = (2, vec![0, 1]);
+            crate::sim::tests::machine_with(&bytes(&[nop()]), &cfg)
+        };
+        let (_, binary, dir) = setup("oldheap");
+        let mut m = machine();
+        let first = m.os().alloc_on(4096, 0, 0);
+        let page = first + 4096 - (2 << 20);
+        // Session 7's engine packed blocks upwards from the page's start: its heap state [next free byte, end of the
+        // page) is the free space, so blocks are carved from its end down; the heap does not grow from an unaligned
+        // low end, so a block that does not fit starts a new run of pages.
+        let target = dir.join("packed");
+        write(&m, &Value::Null, &binary, &target, None).unwrap();
+        rewrite_state(&target, |st| st["huge_heap"] = serde_json::json!([[page + 4096, page + (2 << 20)]]));
+        let mut r = machine();
+        restore(&mut r, &Value::Null, &binary, &target).unwrap();
+        assert_eq!(r.os().alloc_on(64, 0, 0), page + (2 << 20) - 64);
+        let low = r.process.mmap_low;
+        assert_eq!(r.os().alloc_on(2 << 20, 0, 0), low - (2 << 20));
+        // Before session 7 there was no heap state: the next block starts a new run of pages.
+        let target = dir.join("none");
+        write(&m, &Value::Null, &binary, &target, None).unwrap();
+        rewrite_state(&target, |st| {
+            st.as_object_mut().unwrap().remove("huge_heap").unwrap();
+        });
+        let mut r = machine();
+        restore(&mut r, &Value::Null, &binary, &target).unwrap();
+        assert!(r.process.huge_heap.is_empty());
+        assert_eq!(r.os().alloc_on(64, 0, 0), page - 64);
         fs::remove_dir_all(&dir).unwrap();
     }
 

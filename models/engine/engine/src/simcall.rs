@@ -142,50 +142,88 @@ mod tests {
         assert_eq!(call(&mut m, 0, simcall::SOCKET_OF, [4, 0, 0]).unwrap(), neg(errno::EINVAL));
     }
 
+    const HUGE: u64 = 2 << 20;
+
     #[test]
-    fn alloc_local_and_alloc_on_pack_small_blocks_in_each_sockets_huge_pages() {
-        const HUGE: u64 = 2 << 20;
+    fn a_sockets_heap_carves_every_block_below_the_last_and_grows_by_contiguous_huge_pages() {
         let mut m = two_sockets();
-        // Socket 1 (hart 3 is on it): two small blocks, packed one after the other in one 2 MB page.
+        // The heap's first page: the first block at its top, the next just below it at the alignment asked for.
+        let c = call(&mut m, 2, simcall::ALLOC_ON, [4096, 0, 0]).unwrap();
+        let page = c + 4096 - HUGE;
+        assert_eq!(page % HUGE, 0, "the heap's first block ends its first page");
+        let d = call(&mut m, 1, simcall::ALLOC_LOCAL, [100, 8192, 0]).unwrap();
+        assert_eq!(d, c - 4096, "100 bytes at 8 KB alignment: the next 8 KB boundary below c");
+        // A 4 MiB block (a memcached shard's store) is carved right below d, spanning the rest of the first page and
+        // two new pages mapped directly below it: not at a 2 MB boundary of its own.
+        let store = call(&mut m, 1, simcall::ALLOC_LOCAL, [4 << 20, 4096, 0]).unwrap();
+        assert_eq!(store, d - (4 << 20));
+        assert_eq!(store % HUGE, HUGE - 8192);
+        // The next shard's small state, then its store: each store starts where the heap's free space ends.
+        let state = call(&mut m, 0, simcall::ALLOC_LOCAL, [100, 64, 0]).unwrap();
+        assert_eq!(state, store - 128);
+        let store2 = call(&mut m, 0, simcall::ALLOC_LOCAL, [4 << 20, 4096, 0]).unwrap();
+        assert_eq!(store2, store - 4096 - (4 << 20));
+        assert_eq!(store2 % HUGE, HUGE - 12288, "the two stores begin one 4 KB page apart modulo 2 MB");
+        // Every page is recorded once for the timing model's 2 MB TLB entries: the first page, then each growth.
+        let grown = [(page, page + HUGE), (page - 2 * HUGE, page), (page - 4 * HUGE, page - 2 * HUGE)];
+        assert_eq!(m.process.huge, grown);
+        assert_eq!(m.process.huge_pending, grown, "not yet told to a timing model");
+        assert_eq!(m.process.huge_heap, vec![(page - 4 * HUGE, store2)]);
+        let mapped: Vec<(u64, u64)> = m.mem.regions.mmaps.range(page - 4 * HUGE..).map(|(&s, &e)| (s, e)).collect();
+        assert_eq!(mapped, [grown[2], grown[1], grown[0]], "mapped as one contiguous run of pages");
+        assert_eq!(m.process.mmap_low, page - 4 * HUGE);
+        // A block larger than the free space and a heap that cannot grow below (the space is mapped): a new run of
+        // pages, the block at its top.
+        let low = page - 4 * HUGE;
+        assert_eq!(m.os().mmap_alloc(HUGE, HUGE), Some(low - HUGE));
+        let big = call(&mut m, 0, simcall::ALLOC_LOCAL, [HUGE + 1, 64, 0]).unwrap();
+        assert_eq!(big, (low - HUGE - HUGE - 1) & !63);
+        assert_eq!(m.process.huge.last(), Some(&(low - 3 * HUGE, low - HUGE)));
+        assert_eq!(m.process.huge_heap, vec![(low - 3 * HUGE, big)]);
+    }
+
+    #[test]
+    fn each_socket_has_its_own_heap_placed_on_it() {
+        let mut m = two_sockets();
+        // Socket 1 (hart 3 is on it): two small blocks, one below the other in one 2 MB page.
         let a = call(&mut m, 3, simcall::ALLOC_LOCAL, [5000, 64, 0]).unwrap();
         let b = call(&mut m, 0, simcall::ALLOC_ON, [100, 8, 1]).unwrap();
-        // Socket 0: the first block starts its own page; an alignment above a cache line is kept.
+        // 5000 bytes rounded to the cache line (the smallest alignment, even for an 8-byte request).
+        let p1 = a + 5056 - HUGE;
+        assert_eq!((p1 % HUGE, b), (0, a - 128));
+        // Socket 0: a page of its own, below socket 1's.
         let c = call(&mut m, 2, simcall::ALLOC_ON, [4096, 0, 0]).unwrap();
-        let d = call(&mut m, 1, simcall::ALLOC_LOCAL, [100, 8192, 0]).unwrap();
-        // A block of 2 MB or more: whole huge pages of its own, 2 MB-aligned.
-        let e = call(&mut m, 1, simcall::ALLOC_LOCAL, [HUGE + 1, 64, 0]).unwrap();
-        assert_eq!(a % HUGE, 0, "the heap's first page starts its first block");
-        // 5000 bytes rounded up to the cache line (the smallest alignment, even for an 8-byte request).
-        assert_eq!(b, a + 5056);
-        assert_eq!(c % HUGE, 0);
-        assert_eq!(d, c + 8192);
-        assert_eq!(e % HUGE, 0);
-        // Each heap page and the large block are recorded for the timing model's 2 MB TLB entries, once.
-        assert_eq!(m.process.huge, vec![(a, a + HUGE), (c, c + HUGE), (e, e + 2 * HUGE)]);
-        assert_eq!(m.process.huge_pending.len(), 3, "not yet told to a timing model");
-        assert_eq!(m.process.huge_heap, vec![(d + 100, c + HUGE), (b + 100, a + HUGE)]);
+        let p0 = p1 - HUGE;
+        assert_eq!(c, p0 + HUGE - 4096);
+        assert_eq!(m.process.huge_heap, vec![(p0, c), (p1, b)]);
         let on = |m: &Machine, addr: u64| m.process.numa.socket_of(addr);
-        // Socket 1's heap page is on socket 1, all of it and not the page above it.
-        assert_eq!((on(&m, a), on(&m, b + 99), on(&m, a + HUGE - 1), on(&m, a + HUGE)), (1, 1, 1, 0));
-        assert_eq!((on(&m, c), on(&m, d), on(&m, e), on(&m, e + 2 * HUGE - 1)), (0, 0, 0, 0));
+        // Socket 1's heap page is on socket 1, all of it and not the page below it.
+        assert_eq!((on(&m, p1), on(&m, b + 99), on(&m, a + 4999), on(&m, p1 - 1)), (1, 1, 1, 0));
         let sock = |m: &mut Machine, addr: u64| call(m, 0, simcall::SOCKET_OF_ADDR, [addr, 0, 0]).unwrap();
         assert_eq!((sock(&mut m, a), sock(&mut m, b), sock(&mut m, c)), (1, 1, 0));
-        // A block that does not fit in the rest of its heap's page takes a new page (the rest stays unused).
+        // Socket 1's heap cannot grow below its page (socket 0's page is there): a block that does not fit takes a
+        // new run of pages, placed on socket 1, and the rest of the old page stays unused.
         let f = call(&mut m, 3, simcall::ALLOC_LOCAL, [HUGE - 4096, 0, 0]).unwrap();
-        assert_eq!((f % HUGE, on(&m, f), m.process.huge.last()), (0, 1, Some(&(f, f + HUGE))));
-        assert_eq!(m.process.huge_heap[1], (f + HUGE - 4096, f + HUGE));
+        let p2 = p0 - HUGE;
+        assert_eq!((f, on(&m, f), on(&m, p2 + HUGE - 1), on(&m, p0)), (p2 + 4096, 1, 1, 0));
+        assert_eq!(m.process.huge, vec![(p1, p1 + HUGE), (p0, p1), (p2, p0)]);
+        assert_eq!(m.process.huge_heap[1], (p2, f));
+        // Socket 0's heap cannot grow below its page either (socket 1's new run is there): a run of its own below.
+        let g = call(&mut m, 1, simcall::ALLOC_LOCAL, [HUGE, 0, 0]).unwrap();
+        assert_eq!((g, on(&m, g), on(&m, g + HUGE - 1)), (p2 - HUGE, 0, 0));
         // A bad alignment or size allocates nothing and places nothing.
         let before = m.process.numa.ranges().to_vec();
         assert_eq!(call(&mut m, 2, simcall::ALLOC_ON, [4096, 3 << 12, 1]).unwrap(), 0);
         assert_eq!(call(&mut m, 2, simcall::ALLOC_LOCAL, [0, 0, 0]).unwrap(), 0);
+        assert_eq!(call(&mut m, 2, simcall::ALLOC_LOCAL, [u64::MAX - 10, 0, 0]).unwrap(), 0);
         assert_eq!(m.process.numa.ranges(), &before[..]);
         // munmap gives the pages back to socket 0, so a later plain mmap there is not left on socket 1, and the heap
-        // whose page went takes a new page for its next block.
-        assert_eq!(m.os().munmap(f, HUGE), 0);
+        // whose free space went starts a new run of pages for its next block.
+        assert_eq!(m.os().munmap(p2, HUGE), 0);
         assert_eq!((on(&m, f), on(&m, a)), (0, 1));
         assert_eq!(m.process.huge_heap[1], (0, 0));
-        let g = call(&mut m, 3, simcall::ALLOC_LOCAL, [64, 0, 0]).unwrap();
-        assert_eq!((g % HUGE, on(&m, g)), (0, 1));
+        let h = call(&mut m, 3, simcall::ALLOC_LOCAL, [64, 0, 0]).unwrap();
+        assert_eq!(((h + 64) % HUGE, on(&m, h)), (0, 1));
     }
 
     #[test]

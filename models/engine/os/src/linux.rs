@@ -291,8 +291,8 @@ impl Linux<'_> {
             self.mem.set_prot(s.max(start), e.min(end), kvsim_isa::memory::PROT_DEFAULT);
             self.numa_forget(s.max(start), e.min(end));
         }
-        // A heap whose current page was unmapped (even in part) takes a new page for its next block.
-        for heap in self.process.huge_heap.iter_mut().filter(|h| h.1 > start && h.1 - HUGE_PAGE < end) {
+        // A heap whose free space was unmapped (even in part) starts a new run of pages for its next block.
+        for heap in self.process.huge_heap.iter_mut().filter(|h| h.1 != 0 && h.0 < end && h.1 > start) {
             *heap = (0, 0);
         }
     }
@@ -318,49 +318,68 @@ impl Linux<'_> {
     /// `bytes` of zeroed memory aligned to `align` (a power of two; at least ALLOC_MIN_ALIGN, a cache line) in
     /// `socket`'s memory. 0 for a zero or overflowing size, a bad alignment, or no room.
     ///
-    /// This is the runtime's hugepage memory (DPDK's and MICA's log, index, rings and packet buffers, and the cores'
-    /// small state), served as DPDK's rte_malloc serves it: a block under HUGE_PAGE bytes is packed, aligned, into
-    /// the socket's current 2 MB page (`Process::huge_heap`), a new page taken when it does not fit; a block of
-    /// HUGE_PAGE bytes or more takes whole 2 MB pages of its own. So small blocks do not all start at one offset
-    /// modulo 2 MB (in the same cache sets, slices and banks). Every page is recorded (`Process::huge`) so the
-    /// timing model maps it with 2 MB pages.
+    /// This is the runtime's hugepage memory (DPDK's and MICA's log, index, rings and packet buffers, the cores'
+    /// small state, a memcached shard's store), served as DPDK's rte_malloc serves it from its per-socket heap: the
+    /// heap is a run of contiguous 2 MB pages, and each block, large or small, is carved from the top of the heap's
+    /// free space, just below the block before it (as rte_malloc splits a block off the end of a free element). When
+    /// a block does not fit, the heap grows by the whole pages it lacks, mapped directly below its lowest page so the
+    /// block spans the old free space and the new pages; where that address space is taken, the heap starts a new
+    /// run of pages (the old free space stays unused). So blocks do not start at one offset modulo 2 MB (in the same
+    /// cache sets, slices and banks) unless their sizes and alignments put them there. Every page is recorded
+    /// (`Process::huge`) so the timing model maps it with 2 MB pages. A block carries no header line: rte_malloc
+    /// puts a 64-byte element header before each block, which would move each later block down by one line more.
     pub fn alloc_on(&mut self, bytes: u64, align: u64, socket: u16) -> u64 {
         let align = align.max(abi::ALLOC_MIN_ALIGN);
         if !align.is_power_of_two() || bytes == 0 || page_up(bytes) == 0 {
             return 0;
         }
-        if bytes >= HUGE_PAGE {
-            return self.huge_pages(bytes, align, socket);
-        }
         let heap = socket as usize;
         if self.process.huge_heap.len() <= heap {
             self.process.huge_heap.resize(heap + 1, (0, 0));
         }
-        let (next, end) = self.process.huge_heap[heap];
-        let start = next.checked_next_multiple_of(align).filter(|&s| next != 0 && s <= end && end - s >= bytes);
-        if let Some(start) = start {
-            self.process.huge_heap[heap].0 = start + bytes;
-            return start;
+        let (low, top) = self.process.huge_heap[heap];
+        let start = top.checked_sub(bytes).map(|s| s & !(align - 1));
+        if let (true, Some(start)) = (top != 0, start) {
+            if start >= low {
+                self.process.huge_heap[heap].1 = start;
+                return start;
+            }
+            // Grow by the pages below the heap that the block needs, if that address space is free. Only a heap
+            // whose lowest byte starts a page grows (one restored from an older checkpoint may not).
+            let grow = (low - start).next_multiple_of(HUGE_PAGE);
+            if low % HUGE_PAGE == 0 && low.checked_sub(grow).is_some_and(|base| self.mmap_claim(base, grow)) {
+                self.huge_pages_placed(low - grow, grow, socket);
+                self.process.huge_heap[heap] = (low - grow, start);
+                return start;
+            }
         }
-        // The rest of the current page stays unused, as a heap's free space.
-        let page = self.huge_pages(bytes, align, socket);
-        if page != 0 {
-            self.process.huge_heap[heap] = (page + bytes, page + HUGE_PAGE);
-        }
-        page
+        // A new run of pages, carved like an anonymous mmap, holding the block at its top.
+        let Some(len) = bytes.checked_next_multiple_of(HUGE_PAGE) else { return 0 };
+        let Some(base) = self.mmap_alloc(len, align.max(HUGE_PAGE)) else { return 0 };
+        self.huge_pages_placed(base, len, socket);
+        let start = (base + len - bytes) & !(align - 1);
+        self.process.huge_heap[heap] = (base, start);
+        start
     }
 
-    /// Whole 2 MB pages for `bytes` (aligned to `align` and to HUGE_PAGE), carved like an anonymous mmap, placed on
-    /// `socket` and recorded as hugepage memory; 0 if there is no room.
-    fn huge_pages(&mut self, bytes: u64, align: u64, socket: u16) -> u64 {
-        let Some(len) = bytes.checked_next_multiple_of(HUGE_PAGE) else { return 0 };
-        let Some(start) = self.mmap_alloc(len, align.max(HUGE_PAGE)) else { return 0 };
+    /// Map [start, start + len) (page multiples) if no mapping overlaps it and it lies above the brk heap's gap.
+    fn mmap_claim(&mut self, start: u64, len: u64) -> bool {
+        let floor = page_up(self.mem.regions.brk).saturating_add(HEAP_MMAP_GAP);
+        if start < floor || self.mmap_overlap(start, start + len).is_some() {
+            return false;
+        }
+        self.mem.regions.mmaps.insert(start, start + len);
+        self.process.mmap_low = self.process.mmap_low.min(start);
+        true
+    }
+
+    /// Record new 2 MB pages [start, start + len) as hugepage memory on `socket`.
+    fn huge_pages_placed(&mut self, start: u64, len: u64, socket: u16) {
         if self.process.numa.sockets() > 1 {
             self.numa_place(start, len, socket);
         }
         self.process.huge.push((start, start + len));
         self.process.huge_pending.push((start, start + len));
-        start
     }
 
     /// Every placement the system calls make goes through here: the one place that tells the map (and, through it,

@@ -23,8 +23,10 @@ pub struct Process {
     /// more), 2 MB-aligned [start, end) ranges, and those the running hook has not been told of yet.
     pub huge: Vec<(u64, u64)>,
     pub huge_pending: Vec<(u64, u64)>,
-    /// Each socket's hugepage heap, which packs the allocations under HUGE_PAGE bytes: [next free byte, end of its
-    /// current 2 MB page), (0, 0) before its first page (indexed by socket; shorter than the socket count until used).
+    /// Each socket's hugepage heap (ALLOC_LOCAL / ALLOC_ON): its free space [lowest byte, end), blocks being carved
+    /// from the end down and the heap growing by pages mapped below its lowest byte; (0, 0) before its first page
+    /// (indexed by socket; shorter than the socket count until used). A checkpoint from before the heap grew
+    /// (session 7's packing, [next free byte, end of its page)) holds the same free space, so it restores as is.
     pub huge_heap: Vec<(u64, u64)>,
     /// Placements made by a system call that the running hook has not been told of yet (`place_numa`).
     pub numa_pending: Vec<(u64, u64, u16)>,
