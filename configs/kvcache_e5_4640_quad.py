@@ -26,8 +26,8 @@ What the model misses against the paper (not calibrated to its results):
   memory and coherence traffic that crosses sockets.
 - The NIC: the X540 is timed as the 82599 (same driver family; the X540's own 10GBASE-T PHY and its latency are
   not modelled); the clients, wire and switch are the ghost client at the port.
-- Memory placement: the runtime's hugepage allocations each take whole 2 MB pages, 2 MB-aligned (see
-  configs/mica_e5_2680_dual.py), unlike a user-level stack's own buffer pools.
+- Memory placement: the runtime's hugepage allocations are carved from each socket's heap of 2 MB pages as DPDK's
+  rte_malloc carves its heap (see configs/mica_e5_2680_dual.py), not from a user-level stack's own buffer pools.
 
 `system(cores_per_socket=N, sockets=S)` gives a reduced server (N active cores on each of S sockets, each socket
 keeping its whole LLC and memory, one NIC each). `nic_sockets` lists the socket of each NIC (default: one per
@@ -108,6 +108,7 @@ def system(cores_per_socket: int = CORES_PER_SOCKET, sockets: int = SOCKETS, req
         raise ValueError(f"cores_per_socket = {cores_per_socket}: an E5-4640 has 1 to {CORES_PER_SOCKET} cores")
     if not 1 <= sockets <= SOCKETS:
         raise ValueError(f"sockets = {sockets}: the server has 1 to {SOCKETS} sockets")
+    mercury.check_store_mem("kvcache", store_mem)
     requests = requests or 500 * cores_per_socket * sockets
     single = socket_system(cores_per_socket, requests, items, offered_mpps, store_mem, **client)
     server = _multisocket.replicate(single, sockets)

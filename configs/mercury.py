@@ -19,6 +19,7 @@ from models.core import Core
 from models.dense_server import DenseServer
 from models.dram import ENGINE_BACKING_KINDS, MemoryController
 from models.nic import Nic
+from models.params import ParamError, parse_size
 from models.stacked import NandFlash, Stack, StackedDram
 from models.technology import Technology
 
@@ -26,6 +27,17 @@ from . import WORKLOAD_BUILD
 
 MCD_SERVER = WORKLOAD_BUILD / "mcd" / "mcd-server"
 CORE_KINDS = ("a7", "a15")
+
+
+def check_store_mem(platform: str, store_mem: str | int) -> None:
+    """Each memcached-class instance's store (the server's mem= argument) must be a size the server can hold:
+    anything else would only show in the guest, as every instance failing to start."""
+    try:
+        size = parse_size(store_mem)
+    except ValueError as e:
+        raise ParamError(f"{platform} store_mem = {store_mem!r}: not a size ({e})") from None
+    if size <= 0:
+        raise ParamError(f"{platform} store_mem = {store_mem!r}: each instance's store needs at least one byte")
 
 
 def a7_core() -> Core:

@@ -26,9 +26,10 @@ What the model misses against the paper (not calibrated to its results; each is 
 - The network path. DPDK's ixgbe poll-mode driver, the 82599's descriptor handling and the client machines, their
   NICs and the switch are replaced by kvsim's runtime driver, its 82599 model and the ghost client at the port:
   latency has no wire or switch beyond the port, and the client never limits the load.
-- Memory placement. Every hugepage allocation of the runtime takes whole 2 MB pages, 2 MB-aligned (the engine's
-  alloc_on), so small per-partition structures start at the same offset and share LLC slices and sets; DPDK's
-  allocator packs them into its hugepage heap.
+- Memory placement. The runtime's hugepage allocations are carved one below the other from each socket's heap of
+  contiguous 2 MB pages, as DPDK's rte_malloc carves its heap (the engine's alloc_on, workloads/ABI.md "NUMA"), but
+  without rte_malloc's 64-byte header line before each block, and the heap is grown page by page as blocks come
+  rather than reserved whole when DPDK starts.
 - The server's links and uncore: QPI as the link model's defaults, the ring's hop latency and the LLC slice
   latency as the Ivy Bridge baseline's (assumed), turbo off (assumed).
 

@@ -30,12 +30,13 @@ What the approximations miss (each also said where it is made):
   has one network, so the two that carry cache and memory traffic are merged into one of 8-byte links.
 - The memory. kvsim's DRAM model implements DDR3/DDR4 command rules; the DDR2 controllers are that model with
   JEDEC DDR2-800 timings (no additive latency or DDR2-specific refresh and ODT rules).
-- Memory placement. Each shard's allocations through the runtime (its server state, store, NIC queue and buffers)
-  take whole 2 MB pages, 2 MB-aligned (the engine's alloc_on), so every shard's small structures start at the same
-  offsets and, with line-interleaved homes, meet in the same few slices and sets (in the run of
-  results/figures-reduced/seed_tilepro64 slice 0 had 7.5x the median slice's misses and the L3 missed 69% of its
-  accesses). memcached on the chip's Linux allocates with malloc, not a 2 MB page per object, and the chip can
-  spread a page's lines over the tiles (hash-for-home).
+- Memory placement. Each shard's allocations through the runtime (its server state, 4 MiB store, NIC queue and
+  buffers) are carved one below the other from one heap of contiguous 2 MB pages (the engine's alloc_on, as DPDK's
+  rte_malloc carves its heap; workloads/ABI.md "NUMA"), so where each shard's store begins is set by the sizes of
+  everything allocated before it. memcached on the chip's Linux allocates with malloc in each shard process's own
+  address space and pages, and the chip can spread a page's lines over the tiles (hash-for-home). (Until session 8
+  a block of 2 MB or more took whole 2 MB pages of its own, so every shard's store began at offset 0 of a 2 MB page
+  and the stores met in the same slices and sets: results/figures/seed_studies.md gives the study before and after.)
 - The network stack. The paper ran memcached on Linux with its UDP/TCP stack; kvsim runs the memcached-class server
   (workloads/mcd) in SE mode over its own poll-mode driver and UDP, so the kernel's per-packet cost (interrupts,
   system calls, socket buffers) is absent.
@@ -155,6 +156,7 @@ def system(shards: int = TILES, items: int = 65536, requests: int = 0, get_ratio
     client (mercury.client: items, requests, get_ratio, and any Client parameter). `requests` = 0: 200 measured
     requests per shard. `store_mem`: each shard's store (assumed, small to keep simulations short)."""
     check_shards(shards)
+    mercury.check_store_mem("tilepro64", store_mem)
     nic_ = nic(min(XAUI_PORTS, shards))         # one queue per shard: a single shard uses one port
     return System(
         harts=shards,

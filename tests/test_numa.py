@@ -69,9 +69,9 @@ def test_numa_allocation_puts_pages_on_their_socket_seen_from_guest_and_page_map
         assert r["socket"] == k and r["addr"] % (2 * PAGE) == 0
         assert [page_map_socket(ranges, r["addr"] + o) for o in (0, PAGE)] == [k, k]
     assert f"{len(want)} harts, {len(cores)} sockets, image on socket 0, 0 wrong" in out
-    # The totals: socket k holds its harts' stacks and its hugepage heap, which packs its harts' ALLOC_LOCAL blocks and
-    # hart 0's ALLOC_ON block (page-aligned, as asked) into 2 MB pages: here all of them fit in one page, in which they
-    # are distinct and do not overlap (not one 2 MB page each, all at one offset).
+    # The totals: socket k holds its harts' stacks and its hugepage heap, which carves its harts' ALLOC_LOCAL blocks
+    # and hart 0's ALLOC_ON block (page-aligned, as asked) from 2 MB pages: here all of them fit in one page, in which
+    # they are distinct and do not overlap (not one 2 MB page each, all at one offset).
     huge = 2 << 20
     for k in range(len(cores)):
         mine = [h for h in harts if want[h] == k]

@@ -104,6 +104,14 @@ def test_tilepro64_refuses_shards_that_do_not_divide_the_tiles(shards):
         tile.system(shards=shards)
 
 
+@pytest.mark.parametrize("config, name", [(tile, "tilepro64"), (kvcache, "kvcache")])
+@pytest.mark.parametrize("store_mem, why", [("lots", "not a size"), ("16 furlongs", "not a size"),
+                                            ("0MiB", "each instance.s store needs at least one byte")])
+def test_a_store_that_is_not_a_size_is_refused_before_the_run(config, name, store_mem, why):
+    with pytest.raises(ParamError, match=rf"{name} store_mem = '{store_mem}': {why}"):
+        config.system(store_mem=store_mem)
+
+
 # ---- KV-Cache on four Xeon E5-4640 ---------------------------------------------------------------------------------
 
 def test_kvcache_server_is_its_hardware_table():
