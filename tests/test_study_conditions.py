@@ -117,6 +117,8 @@ def test_each_socket_study_draws_its_key_points_at_the_conditions_it_ran(tmp_pat
     csv = pd.read_csv(next(p for p in paths if p.suffix == ".csv"))
     assert len(csv) == KEY_COUNTS[name]
     assert csv.conditions.str.contains("full platform; reduced data set: 4Mi tiny items").all()
+    if name == "llc":        # the host time per full-condition point, CPU beside wall (issue 28's acceptance)
+        assert csv.cpu_seconds.notna().all() and csv.host_seconds.notna().all()
 
 
 def test_the_headline_table_sets_reduced_and_full_side_by_side(tmp_path):
