@@ -40,7 +40,16 @@ def test_full_llc_points_fill_the_full_column_and_the_rest_say_they_were_not_run
     assert rows["768 KB -> 1 MB"].full == pytest.approx(1.05) and rows["768 KB -> 1 MB"].status == "measured"
     assert rows["512 KB -> 768 KB"].reduced == pytest.approx(1.0)
     assert math.isnan(rows["256 KB -> 512 KB"].full)
-    assert rows["256 KB -> 512 KB"].status == "point(s) not run at full conditions"
+    assert rows["256 KB -> 512 KB"].status == "not run at full conditions: 256 KB per core"
+
+
+def test_a_single_full_point_names_the_neighbours_it_lacks_and_their_cost(tmp_path):
+    reduced, figures, sweeps = tmp_path / "reduced", tmp_path / "figures", tmp_path / "sweeps"
+    _llc(reduced / "llc", [512, 768, 1024], [11.0, 11.0, 12.0])
+    _llc(figures / "llc", [768], [210.0], ci=[4.2], conditions=FULL, cpu=[1500.0])
+    rows = {r.ratio: r for r in ht.rows(figures, reduced, sweeps) if r.study == "llc"}
+    assert rows["512 KB -> 768 KB"].status == "not run at full conditions: 512 KB per core: needs about 25 CPU-min"
+    assert math.isnan(rows["768 KB -> 1 MB"].full)
 
 
 def test_a_reduced_csv_is_never_taken_for_a_full_one(tmp_path):

@@ -85,12 +85,15 @@ def is_full(df: pd.DataFrame | None) -> bool:
     return df is not None and len(df) > 0 and "conditions" in df and str(df["conditions"].iloc[0]).startswith(FULL_MARK)
 
 
+LLC_RATIOS = {"256 KB -> 512 KB": (256, 512), "512 KB -> 768 KB": (512, 768), "768 KB -> 1 MB": (768, 1024),
+              "768 KB -> 2 MB": (768, 2048)}     # llc.headline's ratios: (from, to) LLC per core
+
+
 def llc_full_ratios(df: pd.DataFrame) -> dict[str, tuple[float, float]]:
     """The LLC study's headline ratios with their half-widths from a full-condition CSV (steady windows)."""
     t = df.set_index("llc_per_core_kb")
     out = {}
-    for name, (a, b) in {"256 KB -> 512 KB": (256, 512), "512 KB -> 768 KB": (512, 768),
-                         "768 KB -> 1 MB": (768, 1024), "768 KB -> 2 MB": (768, 2048)}.items():
+    for name, (a, b) in LLC_RATIOS.items():
         if a in t.index and b in t.index:
             out[name] = ratio_interval(t.throughput_mrps[a], t.throughput_ci_mrps.get(a, math.nan),
                                        t.throughput_mrps[b], t.throughput_ci_mrps.get(b, math.nan))
@@ -122,6 +125,15 @@ def cost_text(study: str, point_cpu: float, load_cpu: float) -> str:
             f"{core_points:g} 60-core point equivalents)")
 
 
+def _missing_text(study: str, ratio: str, full: pd.DataFrame, point_cpu: float) -> str:
+    """A ratio one of whose points a full-condition run has not measured: which, and its cost (60-core points)."""
+    if study != "llc" or ratio not in LLC_RATIOS:
+        return "point(s) not run at full conditions"
+    missing = [kb for kb in LLC_RATIOS[ratio] if kb not in set(full.llc_per_core_kb)]
+    cost = f": needs about {len(missing) * point_cpu / 60:,.0f} CPU-min" if point_cpu == point_cpu else ""
+    return f"not run at full conditions: {', '.join(f'{kb} KB' for kb in missing)} per core{cost}"
+
+
 def rows(figures: pathlib.Path, reduced_dir: pathlib.Path, sweeps_root: pathlib.Path,
          with_costs: bool = True) -> list[Row]:
     point_cpu, load_cpu = measured_costs(figures, sweeps_root) if with_costs else (math.nan, math.nan)
@@ -134,11 +146,12 @@ def rows(figures: pathlib.Path, reduced_dir: pathlib.Path, sweeps_root: pathlib.
         cmp_heads = headline(cmp.rename(columns=COMPARE_COLUMNS)) if cmp is not None else {}
         full_heads = llc_full_ratios(full) if study == "llc" and is_full(full) else \
             {k: (v, math.nan) for k, v in headline(full).items()} if is_full(full) else {}
-        status = "" if full_heads else cost_text(study, point_cpu, load_cpu) if with_costs else "not measured"
+        some_full = is_full(full)
+        status = "" if some_full else cost_text(study, point_cpu, load_cpu) if with_costs else "not measured"
         for name, value in headline(reduced).items():
             f, fh = full_heads.get(name, (math.nan, math.nan))
             out.append(Row(study, name, value, cmp_heads.get(name, math.nan), f, fh,
-                           status or ("measured" if f == f else "point(s) not run at full conditions")))
+                           status or ("measured" if f == f else _missing_text(study, name, full, point_cpu))))
     out += _end_to_end_rows(figures, point_cpu, load_cpu, with_costs)
     return out
 
