@@ -191,3 +191,15 @@ def test_the_figures_command_refuses_a_data_set_that_does_not_fit_before_any_wor
     # An explicit smaller data set passes the check (here only resolved: --draw-only runs nothing).
     assert figures.main(["--study", "llc", "--items", str(1 << 22), "--store", str(tmp_path / "sweeps"),
                          "--outdir", str(tmp_path / "out"), "--no-progress", "--draw-only"]) == 0
+
+
+def test_drawing_a_sweep_whose_first_point_has_not_ended_says_there_is_nothing_to_draw(tmp_path):
+    from drivers.cli import figures
+
+    store = tmp_path / "sweeps" / "llc-60c-4Mi-key"       # a sweep started, no point stored yet
+    (store / "points").mkdir(parents=True)
+    (store / "sweep.json").write_text('{"name": "llc-60c-4Mi-key", "paths": ["caches.llc.size"], "keys": ["%s"]}'
+                                      % ("0" * 24))
+    assert figures.main(["--study", "llc", "--items", str(1 << 22), "--store", str(tmp_path / "sweeps"),
+                         "--outdir", str(tmp_path / "out"), "--no-progress", "--draw-only"]) == 0
+    assert not (tmp_path / "out" / "llc").exists()
