@@ -77,8 +77,19 @@ def test_costs_come_from_the_measured_full_points_and_the_shared_load(tmp_path):
 def test_the_cost_of_a_study_scales_with_its_points_and_their_cores():
     # batching's full-condition key points: 3 on the 60-core socket, one shared load.
     text = ht.cost_text("batching", 600.0, 120.0)
-    assert "needs about 32 CPU-min (3 key point(s), 3 60-core point equivalents)" in text
+    assert "needs about 32 CPU-min (3 key point(s), 3 60-core point equivalents; 10 CPU-min per point, measured)" \
+        in text
     # scaling: the 1-, 2- and 4-socket servers, one point each, each its own sweep and load.
     text = ht.cost_text("scaling", 600.0, 120.0)
-    assert "(3 key point(s), 7 60-core point equivalents)" in text
+    assert "(3 key point(s), 7 60-core point equivalents;" in text
     assert "needs about 76 CPU-min" in text
+
+
+def test_an_estimated_point_cost_stands_in_only_while_none_is_measured_and_says_so(tmp_path):
+    reduced, figures, sweeps = tmp_path / "reduced", tmp_path / "figures", tmp_path / "sweeps"
+    _llc(reduced / "llc", [512, 768, 1024], [11.0, 11.0, 12.0])
+    (r,) = [r for r in ht.rows(figures, reduced, sweeps, estimated_point_cpu=2400.0) if r.ratio == "768 KB -> 1 MB"]
+    assert "needs about 120 CPU-min (3 key point(s)" in r.status and "estimated from the measured probes" in r.status
+    _llc(figures / "llc", [768], [210.0], ci=[4.2], conditions=FULL, cpu=[1500.0])
+    (r,) = [r for r in ht.rows(figures, reduced, sweeps, estimated_point_cpu=2400.0) if r.ratio == "768 KB -> 1 MB"]
+    assert r.status == "not run at full conditions: 1024 KB per core: needs about 25 CPU-min"

@@ -20,7 +20,7 @@ point (the mean over those measured), plus one load of the shared data set per s
 time). Scaling a point's cost with its simulated cores is assumed (the probes' requests, and so the simulated
 instructions, are per core).
 
-    python -m drivers.studies.headline_table [OUT.md]      # default results/figures/headline.md
+    python -m drivers.studies.headline_table [OUT.md] [--estimated-point-cpu-min N]   # results/figures/headline.md
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def measured_costs(figures: pathlib.Path, sweeps_root: pathlib.Path) -> tuple[fl
     return point, (max(r["cpu_seconds"] for r in loads) if loads else math.nan)
 
 
-def cost_text(study: str, point_cpu: float, load_cpu: float) -> str:
+def cost_text(study: str, point_cpu: float, load_cpu: float, basis: str = "measured") -> str:
     """'not measured at full conditions: needs about N CPU-min' for a study, from its full-condition sweeps."""
     from . import get
 
@@ -122,7 +122,7 @@ def cost_text(study: str, point_cpu: float, load_cpu: float) -> str:
     npoints = sum(len(sw.space.points()) for sw in sweeps)
     cpu = core_points * point_cpu + (len(sweeps) * load_cpu if load_cpu == load_cpu else 0.0)
     return (f"not measured at full conditions: needs about {cpu / 60:,.0f} CPU-min ({npoints} key point(s), "
-            f"{core_points:g} 60-core point equivalents)")
+            f"{core_points:g} 60-core point equivalents; {point_cpu / 60:.0f} CPU-min per point, {basis})")
 
 
 def _missing_text(study: str, ratio: str, full: pd.DataFrame, point_cpu: float) -> str:
@@ -135,8 +135,13 @@ def _missing_text(study: str, ratio: str, full: pd.DataFrame, point_cpu: float) 
 
 
 def rows(figures: pathlib.Path, reduced_dir: pathlib.Path, sweeps_root: pathlib.Path,
-         with_costs: bool = True) -> list[Row]:
+         with_costs: bool = True, estimated_point_cpu: float = math.nan) -> list[Row]:
+    """The table's rows. Without a measured full-condition point, `estimated_point_cpu` (CPU s per 60-core point,
+    an estimate from probe costs, said so in every cost) stands in for the measured one."""
     point_cpu, load_cpu = measured_costs(figures, sweeps_root) if with_costs else (math.nan, math.nan)
+    basis = "measured"
+    if point_cpu != point_cpu and estimated_point_cpu == estimated_point_cpu:
+        point_cpu, basis = estimated_point_cpu, "estimated from the measured probes (conditions.md)"
     out: list[Row] = []
     for study, headline in SOCKET_HEADLINES.items():
         reduced, full = _csv(reduced_dir / study / f"{study}.csv"), _csv(figures / study / f"{study}.csv")
@@ -147,18 +152,20 @@ def rows(figures: pathlib.Path, reduced_dir: pathlib.Path, sweeps_root: pathlib.
         full_heads = llc_full_ratios(full) if study == "llc" and is_full(full) else \
             {k: (v, math.nan) for k, v in headline(full).items()} if is_full(full) else {}
         some_full = is_full(full)
-        status = "" if some_full else cost_text(study, point_cpu, load_cpu) if with_costs else "not measured"
+        status = "" if some_full else cost_text(study, point_cpu, load_cpu, basis) if with_costs else \
+            "not measured"
         for name, value in headline(reduced).items():
             f, fh = full_heads.get(name, (math.nan, math.nan))
             out.append(Row(study, name, value, cmp_heads.get(name, math.nan), f, fh,
                            status or ("measured" if f == f else _missing_text(study, name, full, point_cpu))))
-    out += _end_to_end_rows(figures, point_cpu, load_cpu, with_costs)
+    out += _end_to_end_rows(figures, point_cpu, load_cpu, with_costs, basis)
     return out
 
 
-def _end_to_end_rows(figures: pathlib.Path, point_cpu: float, load_cpu: float, with_costs: bool) -> list[Row]:
+def _end_to_end_rows(figures: pathlib.Path, point_cpu: float, load_cpu: float, with_costs: bool,
+                     basis: str) -> list[Row]:
     out = []
-    cost = (lambda s: cost_text(s, point_cpu, load_cpu)) if with_costs else (lambda s: "not measured")
+    cost = (lambda s: cost_text(s, point_cpu, load_cpu, basis)) if with_costs else (lambda s: "not measured")
     e2e = _csv(figures / "end_to_end" / "end_to_end.csv")
     if e2e is not None:
         q = e2e[(e2e.sockets == 4) & (e2e.get_ratio == 0.95)].set_index(["workload", "mode"]).throughput_mrps
@@ -217,10 +224,11 @@ def markdown(table: list[Row], figures: pathlib.Path, sources: list[pathlib.Path
 
 
 def write(out: pathlib.Path, figures: pathlib.Path | None = None, reduced_dir: pathlib.Path | None = None,
-          sweeps_root: pathlib.Path | None = None) -> pathlib.Path:
+          sweeps_root: pathlib.Path | None = None, estimated_point_cpu: float = math.nan) -> pathlib.Path:
     figures = figures or ROOT / "results" / "figures"
     reduced_dir = reduced_dir or ROOT / "results" / "figures-reduced"
-    table = rows(figures, reduced_dir, sweeps_root or ROOT / "results" / "sweeps")
+    table = rows(figures, reduced_dir, sweeps_root or ROOT / "results" / "sweeps",
+                 estimated_point_cpu=estimated_point_cpu)
     sources = [p for s in SOCKET_HEADLINES for d in (reduced_dir, figures) for p in [d / s / f"{s}.csv"] if p.is_file()]
     sources += [p for s, f in (("end_to_end", "end_to_end"), ("scaling", "scaling"),
                                ("partition_load", "partition_load_summary")) for p in [figures / s / f"{f}.csv"]
@@ -230,9 +238,14 @@ def write(out: pathlib.Path, figures: pathlib.Path | None = None, reduced_dir: p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    out = pathlib.Path(args[0]) if args else ROOT / "results" / "figures" / "headline.md"
-    print(write(out))
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", nargs="?", default=str(ROOT / "results" / "figures" / "headline.md"))
+    parser.add_argument("--estimated-point-cpu-min", type=float, default=math.nan,
+                        help="CPU-min per 60-core full-condition point, used (and said) while none is measured")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    print(write(pathlib.Path(args.out), estimated_point_cpu=args.estimated_point_cpu_min * 60))
     return 0
 
 
