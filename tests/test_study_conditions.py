@@ -117,6 +117,8 @@ def test_each_socket_study_draws_its_key_points_at_the_conditions_it_ran(tmp_pat
     csv = pd.read_csv(next(p for p in paths if p.suffix == ".csv"))
     assert len(csv) == KEY_COUNTS[name]
     assert csv.conditions.str.contains("full platform; reduced data set: 4Mi tiny items").all()
+    if name == "llc":        # the host time per full-condition point, CPU beside wall (issue 28's acceptance)
+        assert csv.cpu_seconds.notna().all() and csv.host_seconds.notna().all()
 
 
 def test_the_headline_table_sets_reduced_and_full_side_by_side(tmp_path):
@@ -189,3 +191,15 @@ def test_the_figures_command_refuses_a_data_set_that_does_not_fit_before_any_wor
     # An explicit smaller data set passes the check (here only resolved: --draw-only runs nothing).
     assert figures.main(["--study", "llc", "--items", str(1 << 22), "--store", str(tmp_path / "sweeps"),
                          "--outdir", str(tmp_path / "out"), "--no-progress", "--draw-only"]) == 0
+
+
+def test_drawing_a_sweep_whose_first_point_has_not_ended_says_there_is_nothing_to_draw(tmp_path):
+    from drivers.cli import figures
+
+    store = tmp_path / "sweeps" / "llc-60c-4Mi-key"       # a sweep started, no point stored yet
+    (store / "points").mkdir(parents=True)
+    (store / "sweep.json").write_text('{"name": "llc-60c-4Mi-key", "paths": ["caches.llc.size"], "keys": ["%s"]}'
+                                      % ("0" * 24))
+    assert figures.main(["--study", "llc", "--items", str(1 << 22), "--store", str(tmp_path / "sweeps"),
+                         "--outdir", str(tmp_path / "out"), "--no-progress", "--draw-only"]) == 0
+    assert not (tmp_path / "out" / "llc").exists()

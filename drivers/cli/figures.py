@@ -200,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         study = studies.get(name)
         kwargs = study_kwargs(study, conditions, args.reduced)
         tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(**kwargs)}
-        if args.draw_only and not any((t.status == "ok").any() for t in tables.values()):
+        # A store with no point yet (a sweep stopped before its first point ended) has no status column.
+        if args.draw_only and not any("status" in t and (t.status == "ok").any() for t in tables.values()):
             console.print(f"study [bold]{name}[/]: no point stored at these conditions, nothing to draw")
             continue
         outdir = outroot / name

@@ -242,6 +242,8 @@ def figures_of(row: Any) -> dict[str, float]:
         "throughput_upper_mrps": _capacity_upper(r),
         "items": row.get("cfg.client.items", float("nan")),
         "host_seconds": row.get("host_seconds", nan),          # the point's host time (capacity search + windows)
+        # Its worker's CPU time: on a shared host the wall time says more about the other loads than the point.
+        "cpu_seconds": row.get("cpu_seconds", nan),
         "requests": row.get("cfg.client.requests", float("nan")),
     }
 

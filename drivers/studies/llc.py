@@ -124,7 +124,7 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
     heads = headline(df)
     cols = ["llc_per_core_kb", "throughput_mrps", "throughput_ci_mrps", "llc_mpki", "llc_demand_mpki",
             "llc_sw_prefetch_mpki", "llc_dma_mpki", "l1d_mpki", "mem_read_gbs", "mem_write_gbs", "p95_steady_us",
-            "p95_steady_ci_us", "ipc", "host_seconds"]
+            "p95_steady_ci_us", "ipc", "host_seconds", "cpu_seconds"]
     cols = [col for col in cols if col in df]
     report = common.write_report(
         outdir / "llc.md", "LLC capacity per core", __doc__.split("\n\n")[0].replace("\n", " "),
@@ -135,7 +135,8 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
          "the data set is loaded once and checkpointed; each probe restores it and warms its caches over "
          f"{WARMUP_REQUESTS_PER_CORE * cores:,} requests of its measured mix (client.warmup_requests)",
          f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution, then the steady-state "
-         "window at the capacity (throughput_ci_mrps: its 95% interval); host_seconds: the point's host time"],
+         "window at the capacity (throughput_ci_mrps: its 95% interval); host_seconds / cpu_seconds: the point's wall and CPU time (capacity search and windows; the shared "
+         "load is the checkpoint's own)"],
         "### Headline ratios (throughput)\n\n" +
         common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())})) +
         "\n\n### Table\n\n" + common.markdown_table(df[cols]), [png.name], [],

@@ -1,0 +1,95 @@
+"""The headline table (drivers/studies/headline_table.py): full-condition ratios with their intervals where a
+full-condition CSV exists, the cost of the rest where none does, and the measured costs it scales from."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from drivers.studies import headline_table as ht
+
+FULL = "full platform; reduced data set: 16Mi tiny items (the paper's is 192Mi); the points that carry the conclusion"
+
+
+def _llc(path, kbs, mrps, ci=None, conditions="reduced: a 4-core share", cpu=None):
+    path.mkdir(parents=True, exist_ok=True)
+    df = pd.DataFrame({"llc_per_core_kb": kbs, "throughput_mrps": mrps, "conditions": conditions})
+    if ci is not None:
+        df["throughput_ci_mrps"] = ci
+    if cpu is not None:
+        df["cpu_seconds"] = cpu
+    df.to_csv(path / "llc.csv", index=False)
+
+
+def test_a_ratio_of_two_windows_carries_both_half_widths():
+    r, half = ht.ratio_interval(100.0, 2.0, 110.0, 3.3)
+    assert r == pytest.approx(1.1)
+    assert half == pytest.approx(1.1 * math.hypot(0.02, 0.03))
+    assert math.isnan(ht.ratio_interval(100.0, math.nan, 110.0, 1.0)[1])
+
+
+def test_full_llc_points_fill_the_full_column_and_the_rest_say_they_were_not_run(tmp_path):
+    reduced, figures = tmp_path / "reduced", tmp_path / "figures"
+    _llc(reduced / "llc", [256, 512, 768, 1024, 2048], [10.0, 11.0, 11.0, 12.0, 12.5])
+    _llc(figures / "llc", [512, 768, 1024], [200.0, 210.0, 220.5], ci=[4.0, 4.2, 4.41], conditions=FULL,
+         cpu=[900.0, 1000.0, 1100.0])
+    rows = {r.ratio: r for r in ht.rows(figures, reduced, tmp_path / "sweeps", with_costs=False) if r.study == "llc"}
+    assert rows["512 KB -> 768 KB"].full == pytest.approx(1.05)
+    assert rows["512 KB -> 768 KB"].full_half_width == pytest.approx(1.05 * math.hypot(0.02, 0.02))
+    assert rows["768 KB -> 1 MB"].full == pytest.approx(1.05) and rows["768 KB -> 1 MB"].status == "measured"
+    assert rows["512 KB -> 768 KB"].reduced == pytest.approx(1.0)
+    assert math.isnan(rows["256 KB -> 512 KB"].full)
+    assert rows["256 KB -> 512 KB"].status == "not run at full conditions: 256 KB per core"
+
+
+def test_a_single_full_point_names_the_neighbours_it_lacks_and_their_cost(tmp_path):
+    reduced, figures, sweeps = tmp_path / "reduced", tmp_path / "figures", tmp_path / "sweeps"
+    _llc(reduced / "llc", [512, 768, 1024], [11.0, 11.0, 12.0])
+    _llc(figures / "llc", [768], [210.0], ci=[4.2], conditions=FULL, cpu=[1500.0])
+    rows = {r.ratio: r for r in ht.rows(figures, reduced, sweeps) if r.study == "llc"}
+    assert rows["512 KB -> 768 KB"].status == "not run at full conditions: 512 KB per core: needs about 25 CPU-min"
+    assert math.isnan(rows["768 KB -> 1 MB"].full)
+
+
+def test_a_reduced_csv_is_never_taken_for_a_full_one(tmp_path):
+    reduced, figures = tmp_path / "reduced", tmp_path / "figures"
+    _llc(reduced / "llc", [512, 768], [11.0, 11.0])
+    _llc(figures / "llc", [512, 768], [200.0, 210.0], ci=[4.0, 4.2])      # a reduced run's conditions
+    rows = [r for r in ht.rows(figures, reduced, tmp_path / "sweeps", with_costs=False) if r.study == "llc"]
+    assert all(math.isnan(r.full) for r in rows) and all(r.status == "not measured" for r in rows)
+
+
+def test_costs_come_from_the_measured_full_points_and_the_shared_load(tmp_path):
+    figures, sweeps = tmp_path / "figures", tmp_path / "sweeps"
+    _llc(figures / "llc", [512, 768], [200.0, 210.0], ci=[4.0, 4.2], conditions=FULL, cpu=[600.0, 1200.0])
+    (sweeps / "checkpoints").mkdir(parents=True)
+    (sweeps / "checkpoints" / "a.json").write_text(json.dumps(
+        {"status": "ok", "cpu_seconds": 150.0, "config": {"harts": 60}}))
+    (sweeps / "checkpoints" / "b.json").write_text(json.dumps(      # a 4-core load is not the full platform's
+        {"status": "ok", "cpu_seconds": 9999.0, "config": {"harts": 4}}))
+    assert ht.measured_costs(figures, sweeps) == (900.0, 150.0)
+    _llc(figures / "llc", [512], [200.0], conditions="reduced: a 4-core share", cpu=[600.0])
+    assert math.isnan(ht.measured_costs(figures, sweeps)[0])
+    assert "cost unknown" in ht.cost_text("batching", math.nan, 150.0)
+
+
+def test_the_cost_of_a_study_scales_with_its_points_and_their_cores():
+    # batching's full-condition key points: 3 on the 60-core socket, one shared load.
+    text = ht.cost_text("batching", 600.0, 120.0)
+    assert "needs about 32 CPU-min (3 key point(s), 3 60-core point equivalents; 10 CPU-min per point, measured)" \
+        in text
+    # scaling: the 1-, 2- and 4-socket servers, one point each, each its own sweep and load.
+    text = ht.cost_text("scaling", 600.0, 120.0)
+    assert "(3 key point(s), 7 60-core point equivalents;" in text
+    assert "needs about 76 CPU-min" in text
+
+
+def test_an_estimated_point_cost_stands_in_only_while_none_is_measured_and_says_so(tmp_path):
+    reduced, figures, sweeps = tmp_path / "reduced", tmp_path / "figures", tmp_path / "sweeps"
+    _llc(reduced / "llc", [512, 768, 1024], [11.0, 11.0, 12.0])
+    (r,) = [r for r in ht.rows(figures, reduced, sweeps, estimated_point_cpu=2400.0) if r.ratio == "768 KB -> 1 MB"]
+    assert "needs about 120 CPU-min (3 key point(s)" in r.status and "estimated from the measured probes" in r.status
+    _llc(figures / "llc", [768], [210.0], ci=[4.2], conditions=FULL, cpu=[1500.0])
+    (r,) = [r for r in ht.rows(figures, reduced, sweeps, estimated_point_cpu=2400.0) if r.ratio == "768 KB -> 1 MB"]
+    assert r.status == "not run at full conditions: 1024 KB per core: needs about 25 CPU-min"
