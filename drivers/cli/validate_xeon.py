@@ -280,10 +280,10 @@ def main(argv: list[str] | None = None) -> int:
             pub["p95_bound"] = 1.0
         where = {4: "published: 2 sockets, 2 cores per port", 12: "published: half of 24 cores on 2 sockets",
                  24: "2 sockets of 12 cores, 6 ports each, as published"}
-        note = (f"{how}; {time.perf_counter() - t:.1f} s host; {opts.items:,} items; measured after a "
-                f"{system.client.warmup_requests:,}-request warm-up of the mix")
+        note = f"{how}; {time.perf_counter() - t:.1f} s host; {opts.items:,} items"
         if opts.items < PAPER_ITEMS:
             note += " (reduced data set)"
+        note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
         if cores in where:
             note += f"; {where[cores]}"
         what = "dual-socket server" if cores > xeon_e5_2697v2_socket.CORES_PER_SOCKET else "socket"
