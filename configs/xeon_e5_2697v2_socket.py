@@ -75,8 +75,11 @@ def noc(nics: int = 1) -> Noc:
 
 
 def memory() -> MemoryController:
-    # 4 channels of DDR3-1600 per socket (spec); one rank per channel and 15 ns of controller latency: assumed.
-    return MemoryController(preset="DDR3-1600", channels=4, ranks=1, ctrl_latency="15ns")
+    # 4 channels of DDR3-1600 per socket and 128 GB per system (spec): 16 GB per channel. From 4 Gb devices (the
+    # densest DDR3 parts of the day) a 16 GB channel has at least 2 ranks (2 x 16 x4 devices; x8 devices take 4),
+    # each with its own 8 banks and its own activate window (tRRD, tFAW): 2 ranks, the fewest the capacity allows.
+    # 15 ns of controller latency: assumed.
+    return MemoryController(preset="DDR3-1600", channels=4, ranks=2, ctrl_latency="15ns")
 
 
 CARDS_PER_SOCKET = 2           # two of the four X520-QDA1 cards per socket (spec)

@@ -92,6 +92,10 @@ class Client(SimObject):
                                   "mix sent before it and not counted; with System.warm_caches they warm the caches "
                                   "before detailed timing starts (a run that loads warms them during the load)",
                                   max=10**9)
+    warmup_after_load = Param.Bool(False, "a run that loads also sends warmup_requests requests of the measured mix "
+                                   "after the load, not counted: the load leaves the caches full of the log lines it "
+                                   "just wrote (dirty), which a server in steady state wrote back long ago, so a "
+                                   "measured phase right after it pays their write-backs to memory")
     stall_rounds = Param.Count(100000, "scheduling rounds (every hart has had a turn) without any response while "
                                "requests are outstanding before the run fails (a lost response)", min=1)
 

@@ -118,8 +118,10 @@ _LLC = _CACHE + ("demand_misses", "demand_mpki", "sw_prefetch_misses", "sw_prefe
                  "remote_evictions", "remote_invalidations")
 _DIRECTORY = ("back_invalidations", "cluster_resolved", "forwards", "gets", "getx", "invalidations", "io_snoops",
               "puts", "putx", "socket_invalidations", "upgrades")
-_DDIO = ("core_read_hits", "core_read_misses", "dma_read_forwards", "dma_read_hits", "dma_read_misses", "enabled",
-         "leaky_evictions", "mmio_accesses", "write_allocs", "write_hits", "writes_to_memory")
+_DDIO = ("core_read_hits", "core_read_misses", "dma_lines_displaced_by_cores", "dma_lines_displaced_by_dma",
+         "dma_read_forwards", "dma_read_hits", "dma_read_misses", "enabled", "leaky_evictions", "mmio_accesses",
+         "write_allocs", "write_hits", "writebacks_core_data_in_dma_lines", "writebacks_core_lines",
+         "writebacks_displaced_by_dma", "writebacks_dma_data", "writes_to_memory")
 _TRAFFIC = ("rx_data", "rx_desc_fetch", "rx_writeback", "tx_completion", "tx_data", "tx_desc_fetch")
 
 

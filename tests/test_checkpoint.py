@@ -191,6 +191,15 @@ def test_warmup_after_a_restore_warms_the_caches_and_is_not_counted(checkpointed
     assert simulate(s).stats == simulate(system(requests=300)).stats
 
 
+def test_a_run_that_loads_warms_up_after_the_load_when_asked(kvs_server):
+    plain = simulate(system(requests=300, warmup_requests=3000)).stats
+    warmed = simulate(system(requests=300, warmup_requests=3000, warmup_after_load=True)).stats
+    assert warmed["client.requests"] == plain["client.requests"] == 300
+    assert warmed["client.load.requests"] == plain["client.load.requests"] == ITEMS
+    # Every warm-up request was sent and answered (its response checked) between the load and the measured phase.
+    assert warmed["client.responses_checked"] - plain["client.responses_checked"] == 3000
+
+
 GUEST = r"""
 #include "kvsim.h"
 #include "kvsim_libc.h"

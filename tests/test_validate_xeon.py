@@ -14,6 +14,7 @@ def test_a_reduced_run_says_so_and_prices_its_power(engine, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "4,096 items = 1/4.915e+04 of the paper's 192 Mi Tiny set (REDUCED" in out
     assert "4,096 items (reduced data set)" in out, "each point says its data set too"
+    assert "measured after a 4,096-request warm-up of the mix" in out, "and its steady-state warm-up"
     rows = {line[:43].strip(): line[43:].split() for line in out.splitlines() if line.startswith("   ")}
     cpu, nic, dram, wall = (float(rows[dict(vx.METRICS)[k]][0])
                             for k in ("cpu_power_w", "nic_power_w", "dram_power_w", "wall_power_w"))

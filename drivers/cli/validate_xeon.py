@@ -41,7 +41,7 @@ import configs
 from configs import brps_target_socket, xeon_e5_2697v2_socket
 from drivers import capacity
 from models import stats_paths
-from models.sim import RunResult, simulate
+from models.sim import RunResult, simulate, sized_warmup_requests
 from models.socket import core_path, socket_path
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -209,21 +209,32 @@ def print_point(title: str, fig: dict[str, float], pub: dict[str, float], note: 
         print(f"   {label:<40}{fmt(sim):>12}{ref_text:>12}{err:>10}")
 
 
+def steady(system):
+    """`system` measured in steady state: after the load, a warm-up of the measured mix (sized_warmup_requests: as
+    many requests as items, at most 400,000), not counted. The load leaves the LLC full of the log lines it just
+    wrote; a measured phase straight after it (a few thousand requests, under a millisecond) spends a third of its
+    memory traffic writing them back, where the measured server had been serving its mix for much longer."""
+    system.client.warmup_after_load = True
+    system.client.warmup_requests = sized_warmup_requests(system)
+    return system
+
+
 def xeon_factory(cores: int, items: int, requests_per_core: int):
-    """offered load -> the Xeon system with `cores` cores: one socket up to 12, else the dual-socket server with
-    half the cores on each socket (two cores per port)."""
+    """offered load -> the Xeon system with `cores` cores, in steady state: one socket up to 12, else the
+    dual-socket server with half the cores on each socket (two cores per port)."""
     per_socket = xeon_e5_2697v2_socket.CORES_PER_SOCKET
     if cores <= per_socket:
-        return lambda rate: xeon_e5_2697v2_socket.system(cores=cores, ports=ports_for(cores), items=items,
-                                                         requests=requests_per_core * cores, offered_mpps=rate)
+        return lambda rate: steady(xeon_e5_2697v2_socket.system(cores=cores, ports=ports_for(cores), items=items,
+                                                                requests=requests_per_core * cores,
+                                                                offered_mpps=rate))
     if cores % 2 or cores > 2 * per_socket:
         raise SystemExit(f"--cores {cores}: beyond one socket's {per_socket} the dual-socket server takes an even "
                          f"count up to {2 * per_socket}")
     if DUAL not in configs.available():
         raise SystemExit(f"--cores {cores}: configs/{DUAL}.py is not in this checkout")
     dual = configs.load(DUAL)
-    return lambda rate: dual.system(cores_per_socket=cores // 2, items=items, requests=requests_per_core * cores,
-                                    offered_mpps=rate)
+    return lambda rate: steady(dual.system(cores_per_socket=cores // 2, items=items,
+                                           requests=requests_per_core * cores, offered_mpps=rate))
 
 
 def run_point(make, harts: int, search: bool, line_mpps: float):
@@ -272,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         note = f"{how}; {time.perf_counter() - t:.1f} s host; {opts.items:,} items"
         if opts.items < PAPER_ITEMS:
             note += " (reduced data set)"
+        note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
         if cores in where:
             note += f"; {where[cores]}"
         what = "dual-socket server" if cores > xeon_e5_2697v2_socket.CORES_PER_SOCKET else "socket"

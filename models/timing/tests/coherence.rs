@@ -306,3 +306,47 @@ fn lines_leaving_a_core_tell_the_home_and_keep_the_sharers_exact() {
     assert_eq!(m.cores[1].l1d.state_of(A >> 6), LineState::Exclusive);
     assert_eq!(m.dir.stats.forwards, 0);
 }
+
+#[test]
+fn each_write_back_to_memory_is_counted_by_whose_data_it_carries_and_what_displaced_it() {
+    // An LLC of one set of two ways (LRU): every new line displaces the least recently used one.
+    let mut h = hierarchy_params();
+    h.llc = Cache { inclusive: true, ..cache_params(2 * 64, 2, 20, 64) };
+    let mut m = system_on_a_line(&h, 2, 1, 2, u16::MAX, 3);
+    let line = |k: u64| A + 64 * k;
+    let (a, b, c, e, f, g, hh, i) = (line(0), line(1), line(2), line(3), line(4), line(5), line(6), line(7));
+    let mut t = 0;
+    let mut step = |m: &mut MemSystem<FixedLatency>, req: fn(u16, u64, Tick) -> MemReq, addr: u64| {
+        t += 1_000_000;
+        m.access(&req(0, addr, t));
+    };
+    let dma_wr = |_: u16, addr: u64, t: Tick| dma(true, addr, t);
+    step(&mut m, dma_wr, a);
+    step(&mut m, dma_wr, b);
+    // A core's fill displaces A, a packet no core has touched: the DMA write's data goes to memory.
+    step(&mut m, rd, c);
+    assert_eq!((m.io.writebacks_dma_data, m.io.dma_lines_displaced_by_cores), (1, 1));
+    // The core builds a response in B (LLC hit: C is now the older); a DMA write displaces C, clean: no write.
+    step(&mut m, wr, b);
+    step(&mut m, dma_wr, e);
+    assert_eq!(m.mem.writes, 1);
+    assert_eq!(m.io.dma_lines_displaced_by_dma, 0, "C is a core's line");
+    // A core's fill displaces B: the core's dirty copy (back-invalidated) is a core's data in a DMA-written line.
+    step(&mut m, rd, f);
+    assert_eq!(m.io.writebacks_core_data_in_dma_lines, 1);
+    assert_eq!(m.io.dma_lines_displaced_by_cores, 2);
+    // The core writes G, a line no I/O agent wrote, displacing E (DMA data); two DMA writes then displace F
+    // (clean) and G (dirty in the core): a core line's write-back that a DDIO allocation displaced.
+    step(&mut m, wr, g);
+    assert_eq!(m.io.writebacks_dma_data, 2);
+    step(&mut m, dma_wr, hh);
+    step(&mut m, dma_wr, i);
+    assert_eq!((m.io.writebacks_core_lines, m.io.writebacks_displaced_by_dma), (1, 1));
+    // A DDIO allocation that displaces another DMA-written line: A's displaces H (DMA data, dirty).
+    step(&mut m, dma_wr, a);
+    assert_eq!(m.io.dma_lines_displaced_by_dma, 1, "A's allocation displaced H");
+    assert_eq!((m.io.writebacks_dma_data, m.io.writebacks_displaced_by_dma), (3, 2));
+    // The three kinds account for every write to memory.
+    let io = &m.io;
+    assert_eq!(io.writebacks_dma_data + io.writebacks_core_data_in_dma_lines + io.writebacks_core_lines, m.mem.writes);
+}

@@ -11,8 +11,8 @@
 //!   queue are outstanding.
 //! * Phases: wait until every core's queue is enabled with RX buffers posted; bulk load (every item, version 1,
 //!   frames packed full); fuzz (optional: random and mutated frames, then quiet); then, with nothing in flight, the
-//!   moment for a checkpoint (`ClientEvent::Loaded`); warm-up (only in a run restored from a checkpoint:
-//!   `warmup_requests` requests of the measured mix, not counted); measure (`requests` requests; the machine resets
+//!   moment for a checkpoint (`ClientEvent::Loaded`); warm-up (in a run restored from a checkpoint, or one that
+//!   loads with `warmup_after_load`: `warmup_requests` requests of the measured mix, not counted); measure (`requests` requests; the machine resets
 //!   its stats at the start); done when every measured request is answered.
 //! * The model of the store is compact (store_model.rs): about 4 bytes an item.
 //! * Checks: every response must answer a frame that was sent, on the queue it went to, with the same batch count,
@@ -121,6 +121,8 @@ pub struct ClientConfig {
     pub bulk_load: bool,
     pub fuzz_frames: u64,
     pub warmup_requests: u64,
+    /// A run that loads also warms up (`warmup_requests`) before measuring.
+    pub warmup_after_load: bool,
     pub stall_rounds: u64,
     /// Cores = partitions (one per hart).
     pub cores: usize,
@@ -233,6 +235,7 @@ impl ClientConfig {
             bulk_load: p.bulk_load,
             fuzz_frames: p.fuzz_frames,
             warmup_requests: p.warmup_requests,
+            warmup_after_load: p.warmup_after_load,
             stall_rounds: p.stall_rounds.max(1),
             cores,
             log_size,
@@ -807,7 +810,7 @@ impl Client {
                 event = ClientEvent::Done;
             }
         } else if self.phase == Phase::Warmup {
-            let warmup = if self.restored { self.cfg.warmup_requests } else { 0 };
+            let warmup = if self.restored || self.cfg.warmup_after_load { self.cfg.warmup_requests } else { 0 };
             if self.closed_loop(nics, warmup) {
                 self.phase = Phase::Measure;
                 self.generated = 0;

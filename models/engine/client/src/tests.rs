@@ -23,6 +23,7 @@ pub(super) fn one_core_config() -> ClientConfig {
         bulk_load: true,
         fuzz_frames: 0,
         warmup_requests: 0,
+        warmup_after_load: false,
         stall_rounds: 10,
         cores: 1,
         log_size: 0,

@@ -51,6 +51,8 @@ pub struct Client {
     pub fuzz_frames: u64,
     /// in a run restored from a checkpoint: requests of the measured phase's mix sent before it and not counted; with System.warm_caches they warm the caches before detailed timing starts (a run that loads warms them during the load)
     pub warmup_requests: u64,
+    /// a run that loads also sends warmup_requests requests of the measured mix after the load, not counted: the load leaves the caches full of the log lines it just wrote (dirty), which a server in steady state wrote back long ago, so a measured phase right after it pays their write-backs to memory
+    pub warmup_after_load: bool,
     /// scheduling rounds (every hart has had a turn) without any response while requests are outstanding before the run fails (a lost response)
     pub stall_rounds: u64,
 }
@@ -82,6 +84,7 @@ impl Default for Client {
             bulk_load: true,
             fuzz_frames: 0,
             warmup_requests: 400000,
+            warmup_after_load: false,
             stall_rounds: 100000,
         }
     }

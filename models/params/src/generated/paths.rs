@@ -154,7 +154,7 @@ pub fn system_ddio() -> String {
     String::from("system.ddio.")
 }
 /// The counters the engine writes below `system_ddio`.
-pub const SYSTEM_DDIO_COUNTERS: &[&str] = &["core_read_hits", "core_read_misses", "dma_read_forwards", "dma_read_hits", "dma_read_misses", "enabled", "leaky_evictions", "mmio_accesses", "write_allocs", "write_hits", "writes_to_memory"];
+pub const SYSTEM_DDIO_COUNTERS: &[&str] = &["core_read_hits", "core_read_misses", "dma_lines_displaced_by_cores", "dma_lines_displaced_by_dma", "dma_read_forwards", "dma_read_hits", "dma_read_misses", "enabled", "leaky_evictions", "mmio_accesses", "write_allocs", "write_hits", "writebacks_core_data_in_dma_lines", "writebacks_core_lines", "writebacks_displaced_by_dma", "writebacks_dma_data", "writes_to_memory"];
 
 /// `system.socket{socket}.`: one socket (its parts below).
 pub fn socket(socket: usize) -> String {
@@ -222,7 +222,7 @@ pub fn ddio() -> String {
     String::from("ddio.")
 }
 /// The counters the engine writes below `ddio`.
-pub const DDIO_COUNTERS: &[&str] = &["core_read_hits", "core_read_misses", "dma_read_forwards", "dma_read_hits", "dma_read_misses", "enabled", "leaky_evictions", "mmio_accesses", "write_allocs", "write_hits", "writes_to_memory"];
+pub const DDIO_COUNTERS: &[&str] = &["core_read_hits", "core_read_misses", "dma_lines_displaced_by_cores", "dma_lines_displaced_by_dma", "dma_read_forwards", "dma_read_hits", "dma_read_misses", "enabled", "leaky_evictions", "mmio_accesses", "write_allocs", "write_hits", "writebacks_core_data_in_dma_lines", "writebacks_core_lines", "writebacks_displaced_by_dma", "writebacks_dma_data", "writes_to_memory"];
 
 /// `noc.`: the socket's on-chip network (mesh or ring). Below `socket`'s prefix.
 pub fn noc() -> String {

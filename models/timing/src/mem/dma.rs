@@ -2,7 +2,7 @@
 //! (it has no private caches). Part of [`MemSystem`]'s one walk, in its own file.
 
 use super::hierarchy::MemSystem;
-use super::{LineState, Mode};
+use super::{LineState, Mode, Origin};
 use crate::network::{CONTROL_BYTES, DATA_BYTES};
 use crate::{AccessKind, MemPort, MemReq, Tick};
 
@@ -12,6 +12,7 @@ impl<M: MemPort> MemSystem<M> {
     /// ways) or goes to memory; a read gets the owner's dirty data by a forward, else the LLC's or memory's,
     /// without allocating.
     pub(super) fn io_walk(&mut self, req: &MemReq, mode: Mode) -> Tick {
+        self.origin = Origin::Dma;
         let line = req.addr >> self.line_shift;
         let write = req.kind == AccessKind::Write;
         let s = self.slice_of(line);
@@ -64,6 +65,7 @@ impl<M: MemPort> MemSystem<M> {
                     c.mark_dirty(slot);
                     c.set_owner(slot, req.owner);
                     self.io.write_hits += 1;
+                    self.dma_lines.insert(line, true);
                 }
                 None => {
                     c.stats.misses += 1;
@@ -74,6 +76,7 @@ impl<M: MemPort> MemSystem<M> {
                     let victim_owner = c.owner(slot);
                     // The written data is the queue's core's: its eviction goes to that core's port.
                     c.set_owner(slot, req.owner);
+                    self.dma_lines.insert(line, true);
                     if let Some((v, vs)) = victim {
                         self.evict_llc_line(s, v, vs.dirty(), victim_owner, t, mode);
                     }
@@ -109,5 +112,41 @@ impl<M: MemPort> MemSystem<M> {
             }
         };
         self.msg(mode, home, ep, DATA_BYTES, ready)
+    }
+
+    /// A core's dirty data for `v` reached the LLC: if `v` is a DMA-written line, its data is a core's now.
+    pub(super) fn core_wrote_dma_line(&mut self, v: u64) {
+        if !self.dma_lines.is_empty() {
+            if let Some(io_data) = self.dma_lines.get_mut(&v) {
+                *io_data = false;
+            }
+        }
+    }
+
+    /// Count the LLC's eviction of `v` (its final dirtiness; `core_dirty`: a core's copy, back-invalidated,
+    /// held newer data): what the DMA-written lines lose to whom, and whose data each write-back to memory
+    /// carries (a DMA write's, a core's in a DMA-written line such as a response built in a packet buffer, or a
+    /// core's in a line no I/O agent wrote).
+    pub(super) fn count_llc_eviction(&mut self, v: u64, dirty: bool, core_dirty: bool) {
+        let by_dma = self.origin == Origin::Dma;
+        let dma_line = self.dma_lines.get(&v).copied();
+        if dma_line.is_some() {
+            if by_dma {
+                self.io.dma_lines_displaced_by_dma += 1;
+            } else {
+                self.io.dma_lines_displaced_by_cores += 1;
+            }
+        }
+        if !dirty {
+            return;
+        }
+        match dma_line {
+            Some(true) if !core_dirty => self.io.writebacks_dma_data += 1,
+            Some(_) => self.io.writebacks_core_data_in_dma_lines += 1,
+            None => self.io.writebacks_core_lines += 1,
+        }
+        if by_dma {
+            self.io.writebacks_displaced_by_dma += 1;
+        }
     }
 }

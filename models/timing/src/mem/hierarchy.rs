@@ -68,6 +68,8 @@ pub struct MemSystem<M: MemPort> {
     /// Lines an I/O agent wrote that no core has read since (to tell whether the core's read hits, and to count
     /// the ones the LLC evicts first: leaky DMA).
     pub(super) io_fresh: LineMap<()>,
+    /// Every line an I/O agent has written: true while the LLC's data is the agent's (no core wrote it since).
+    pub(super) dma_lines: LineMap<bool>,
     pub io: IoStats,
     /// Addresses [start, end) of device registers: core accesses there bypass the caches and take
     /// `uncached_ticks` one way (none by default).
@@ -210,6 +212,7 @@ impl<M: MemPort> MemSystem<M> {
             cluster_dir,
             ddio: true,
             io_fresh: LineMap::default(),
+            dma_lines: LineMap::default(),
             io: IoStats::default(),
             uncached: (0, 0),
             uncached_ticks: 0,
@@ -745,6 +748,7 @@ impl<M: MemPort> MemSystem<M> {
             Origin::Demand => c.stats.demand_misses += 1,
             Origin::SwPrefetch => c.stats.sw_prefetch_misses += 1,
             Origin::HwPrefetch => c.stats.hw_prefetch_misses += 1,
+            Origin::Dma => c.stats.dma_misses += 1,
         }
         let (mshr, start) = if timed { c.mshr_acquire(t) } else { (0, t) };
         let go = start + lat;
@@ -811,7 +815,7 @@ impl<M: MemPort> MemSystem<M> {
         if !self.io_fresh.is_empty() && self.io_fresh.remove(&v).is_some() {
             self.io.leaky_evictions += 1;
         }
-        let (mut dirty, mut owner) = (dirty, owner);
+        let (mut dirty, mut owner, mut core_dirty) = (dirty, owner, false);
         if self.llc_inclusive {
             if let Some(entry) = self.dir.take(v) {
                 let home = self.placement.llc_slice[slice];
@@ -821,7 +825,7 @@ impl<M: MemPort> MemSystem<M> {
                     self.msg(mode, xe, home, CONTROL_BYTES, inv);
                     self.dir.stats.back_invalidations += 1;
                     if self.drop_core_copies(x as usize, v, true).dirty() {
-                        (dirty, owner) = (true, x);
+                        (dirty, owner, core_dirty) = (true, x, true);
                     }
                 }
             }
@@ -831,6 +835,7 @@ impl<M: MemPort> MemSystem<M> {
                 self.invalidate_remote(v, None, home, home, t, mode);
             }
         }
+        self.count_llc_eviction(v, dirty, core_dirty);
         if dirty {
             self.memory_write(slice, v, owner, t, mode);
         }
@@ -919,6 +924,7 @@ impl<M: MemPort> MemSystem<M> {
         if self.remote_lines {
             self.remote_refresh(core, v);
         }
+        self.core_wrote_dma_line(v);
         if let Some(slot) = self.llc[s].find(v) {
             self.llc[s].mark_dirty(slot);
             self.llc[s].set_owner(slot, core as u16);

@@ -107,6 +107,8 @@ pub enum Origin {
     SwPrefetch,
     /// A private cache's hardware prefetcher.
     HwPrefetch,
+    /// An I/O agent's DMA (its LLC misses are counted in `dma.rs`).
+    Dma,
 }
 
 /// What a walk answers: when the access completes and the state the requester's copy was granted.

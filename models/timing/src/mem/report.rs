@@ -137,6 +137,41 @@ impl<M: MemPort> MemSystem<M> {
             io.leaky_evictions as f64,
             "DMA-written lines the LLC evicted before any core read them (leaky DMA)",
         );
+        let causes = [
+            (
+                "writebacks_dma_data",
+                io.writebacks_dma_data,
+                "LLC write-backs to memory of a DMA write's data (no core rewrote the line)",
+            ),
+            (
+                "writebacks_core_data_in_dma_lines",
+                io.writebacks_core_data_in_dma_lines,
+                "LLC write-backs to memory of a core's data in a line an I/O agent has written (packet buffers, rings)",
+            ),
+            (
+                "writebacks_core_lines",
+                io.writebacks_core_lines,
+                "LLC write-backs to memory of lines no I/O agent wrote",
+            ),
+            (
+                "writebacks_displaced_by_dma",
+                io.writebacks_displaced_by_dma,
+                "LLC write-backs to memory (of the three kinds) whose line a DDIO write allocation displaced",
+            ),
+            (
+                "dma_lines_displaced_by_dma",
+                io.dma_lines_displaced_by_dma,
+                "DMA-written lines the LLC evicted for a DDIO write allocation",
+            ),
+            (
+                "dma_lines_displaced_by_cores",
+                io.dma_lines_displaced_by_cores,
+                "DMA-written lines the LLC evicted for a core's fill (demand or prefetch)",
+            ),
+        ];
+        for (name, n, what) in causes {
+            out.add(d, name, n as f64, what);
+        }
         out.add(
             d,
             "mmio_accesses",
