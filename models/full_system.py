@@ -38,6 +38,34 @@ class FullSystem(SimObject):
                           "timer interrupt still lands at its tick in functional mode, and within one quantum of "
                           "it in detailed mode", min=1, max=10**7)
 
+    link_rate = Param.Float(10.0, "Gb/s of the wire between the ghost client and the machine's virtio-net device, "
+                            "each way (assumed 10: the 10 GbE of the dense servers' studies); a frame takes its "
+                            "bytes plus 24 of PHY overhead at this rate and arrives with its last bit (no "
+                            "propagation delay: assumed a short direct cable)", min=0.001, max=400.0)
+    net_up_within = Param.Time("1s", "with System.client.enabled: the simulated time by which the guest must bring "
+                               "its network device up (driver ready, receive buffers posted) or the run stops "
+                               "with the console's last lines (assumed 1 s: over 30x the 30 ms Linux takes to "
+                               "reach /init)", min="1us")
+
+    def server_argv(self) -> list[str]:
+        """The server's arguments: the command line's words after `-- mcd` (the kernel hands the words after
+        `--` to /init, whose first word `mcd` starts the memcached-class server; workloads/fs/init.c)."""
+        words = self.bootargs.split()
+        if "--" not in words:
+            return []
+        rest = words[words.index("--") + 1:]
+        return rest[1:] if rest[:1] == ["mcd"] else []
+
+    def check_client(self, client) -> None:
+        """The ghost client in FS mode speaks memcached over UDP to the server /init starts."""
+        if self.entry != "linux" or "mcd" not in self.bootargs.split("--", 1)[-1].split()[:1]:
+            raise ParamError("System.client.enabled in FS mode needs a Linux guest whose /init serves memcached: "
+                             "System.full_system.bootargs must end with '-- mcd [port=N mem=SIZE buckets=LOG2]' "
+                             f"(it is {self.bootargs!r})")
+        if client.protocol != "memcached" or client.transport != "udp":
+            raise ParamError(f"System.client in FS mode speaks memcached over UDP (protocol 'memcached', transport "
+                             f"'udp'), not {client.protocol!r} over {client.transport!r}")
+
     def check(self, harts: int) -> None:
         """The FS inputs of a System with `harts` harts (System.os_level = 'fs'). The files are read, and a missing
         one refused, by the engine before the machine is built (as SE mode's binary), so a config naming the image

@@ -1,20 +1,180 @@
-/* The full-system image's /init: a static program the kernel runs as process 1 from the initramfs. For now it says
- * who it is on the console and powers the machine off (SBI system reset), so a boot has a defined end: the
- * memcached-class server on the kernel's sockets comes next (issue 29). */
+/* The full-system image's /init: a static program the kernel runs as process 1 from the initramfs. It says who it
+ * is on the console; then, with no arguments, powers the machine off (SBI system reset), so a boot has a defined
+ * end. With the arguments `mcd [port=11211] [mem=8m] [buckets=12]` (the kernel command line's words after "--")
+ * it serves the project's memcached-class server (workloads/mcd) on the kernel's UDP sockets: one instance per
+ * online CPU, instance c a thread pinned to CPU c serving UDP port `port + c` (the ghost client's steering), each
+ * with its own store. Every socket is bound before eth0 comes up, so no request can arrive before its server. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <sys/reboot.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
-int main(void)
+#include "mcd_server.h"
+
+/* The addresses of the ghost client's wire format (kvsim's client/wire.rs): the server is 10.0.0.2/24. */
+#define SERVER_IP "10.0.0.2"
+#define NETMASK "255.255.255.0"
+/* The largest UDP payload of a 1514-byte frame. */
+#define MAX_DATAGRAM 1472u
+#define MAX_INSTANCES 8
+/* Connection slots of the server's own network stack: unused on the kernel's sockets, but the init wants some. */
+#define UNUSED_CONNS 16u
+
+struct instance {
+    int cpu, fd;
+    struct mcd_server server;
+    struct mcd_conn conns[UNUSED_CONNS];
+};
+
+static void power_off(void)
+{
+    fflush(stdout);
+    sync();
+    reboot(RB_POWER_OFF);
+}
+
+static void fail(const char *what)
+{
+    /* The simulator stops with the console's last lines when the guest powers off while its client waits. */
+    printf("kvsim-init: %s failed\n", what);
+    perror("kvsim-init");
+    power_off();
+    exit(1);
+}
+
+/* memcached's size syntax, as the server's own argument parser: digits, then an optional k, m or g. */
+static size_t parse_size(const char *v)
+{
+    char *end;
+    size_t n = strtoull(v, &end, 10);
+    switch (*end) {
+    case 'k': case 'K': return n << 10;
+    case 'm': case 'M': return n << 20;
+    case 'g': case 'G': return n << 30;
+    default: return n;
+    }
+}
+
+static void set_addr(int fd, unsigned long request, const char *ip, const char *what)
+{
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strncpy(ifr.ifr_name, "eth0", IFNAMSIZ - 1);
+    struct sockaddr_in *a = (struct sockaddr_in *)&ifr.ifr_addr;
+    a->sin_family = AF_INET;
+    inet_pton(AF_INET, ip, &a->sin_addr);
+    if (ioctl(fd, request, &ifr) != 0)
+        fail(what);
+}
+
+static void eth0_up(void)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0)
+        fail("socket for eth0");
+    set_addr(fd, SIOCSIFADDR, SERVER_IP, "setting eth0's address");
+    set_addr(fd, SIOCSIFNETMASK, NETMASK, "setting eth0's netmask");
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strncpy(ifr.ifr_name, "eth0", IFNAMSIZ - 1);
+    if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0)
+        fail("reading eth0's flags");
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0)
+        fail("bringing eth0 up");
+    close(fd);
+}
+
+static void *serve(void *arg)
+{
+    struct instance *in = arg;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(in->cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+        fail("pinning a server thread");
+    static uint8_t bufs[MAX_INSTANCES][2][2048];
+    uint8_t *req = bufs[in->cpu][0], *resp = bufs[in->cpu][1];
+    for (;;) {
+        struct sockaddr_in peer;
+        socklen_t plen = sizeof peer;
+        ssize_t n = recvfrom(in->fd, req, 2048, 0, (struct sockaddr *)&peer, &plen);
+        if (n <= 0)
+            continue;
+        uint16_t req_id;
+        uint32_t r = mcd_server_datagram(&in->server, req, (uint32_t)n, resp, MAX_DATAGRAM, &req_id);
+        if (r)
+            sendto(in->fd, resp, r, 0, (struct sockaddr *)&peer, plen);
+    }
+    return NULL;
+}
+
+static int serve_memcached(int argc, char **argv)
+{
+    unsigned port = 11211, buckets_log2 = 12;
+    size_t mem = 8u << 20;
+    for (int i = 0; i < argc; i++) {
+        if (!strncmp(argv[i], "port=", 5))
+            port = (unsigned)strtoul(argv[i] + 5, NULL, 10);
+        else if (!strncmp(argv[i], "mem=", 4))
+            mem = parse_size(argv[i] + 4);
+        else if (!strncmp(argv[i], "buckets=", 8))
+            buckets_log2 = (unsigned)strtoul(argv[i] + 8, NULL, 10);
+        else {
+            printf("kvsim-init: unknown server argument %s\n", argv[i]);
+            power_off();
+            return 1;
+        }
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1 || cpus > MAX_INSTANCES)
+        fail("counting the CPUs");
+    static struct instance inst[MAX_INSTANCES];
+    for (int c = 0; c < cpus; c++) {
+        struct instance *in = &inst[c];
+        in->cpu = c;
+        void *store = aligned_alloc(64, mem);
+        if (!store)
+            fail("allocating a store");
+        memset(store, 0, mem);
+        if (mcd_server_init(&in->server, (uint16_t)(port + c), store, mem, buckets_log2, in->conns, UNUSED_CONNS))
+            fail("laying out a store");
+        in->fd = socket(AF_INET, SOCK_DGRAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(port + c))};
+        if (in->fd < 0 || bind(in->fd, (struct sockaddr *)&a, sizeof a) != 0)
+            fail("binding a server socket");
+    }
+    eth0_up();
+    printf("kvsim-init: eth0 up at %s; memcached-class server on UDP ports %u..%u, one thread per CPU\n", SERVER_IP,
+           port, port + (unsigned)cpus - 1);
+    fflush(stdout);
+    pthread_t t[MAX_INSTANCES];
+    for (int c = 1; c < cpus; c++)
+        if (pthread_create(&t[c], NULL, serve, &inst[c]) != 0)
+            fail("starting a server thread");
+    serve(&inst[0]);
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     struct utsname name;
     if (uname(&name) == 0)
         printf("kvsim-init: running on %s %s (%s)\n", name.sysname, name.release, name.machine);
     printf("kvsim-init: %ld cpus online\n", sysconf(_SC_NPROCESSORS_ONLN));
+    if (argc > 1 && !strcmp(argv[1], "mcd"))
+        return serve_memcached(argc - 2, argv + 2);
     printf("kvsim-init: powering off\n");
-    fflush(stdout);
-    sync();
-    reboot(RB_POWER_OFF);
+    power_off();
     return 1; /* reboot() only returns on failure; the kernel then panics on init's exit, which a test sees */
 }

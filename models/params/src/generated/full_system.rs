@@ -17,6 +17,10 @@ pub struct FullSystem {
     pub memory: u64,
     /// most instructions a hart runs before the FS scheduler looks at the others and the devices (assumed 10,000: short against a timer tick, long against a switch); a timer interrupt still lands at its tick in functional mode, and within one quantum of it in detailed mode
     pub quantum: u64,
+    /// Gb/s of the wire between the ghost client and the machine's virtio-net device, each way (assumed 10: the 10 GbE of the dense servers' studies); a frame takes its bytes plus 24 of PHY overhead at this rate and arrives with its last bit (no propagation delay: assumed a short direct cable)
+    pub link_rate: f64,
+    /// with System.client.enabled: the simulated time by which the guest must bring its network device up (driver ready, receive buffers posted) or the run stops with the console's last lines (assumed 1 s: over 30x the 30 ms Linux takes to reach /init) [ps]
+    pub net_up_within: u64,
 }
 
 impl Default for FullSystem {
@@ -29,6 +33,8 @@ impl Default for FullSystem {
             bootargs: String::from("earlycon console=ttyS0 panic=-1 initramfs_async=0"),
             memory: 268435456,
             quantum: 10000,
+            link_rate: 10.0,
+            net_up_within: 1000000000000,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The device tree of an FS-mode machine, generated from its configuration and written as a flattened device tree
 //! blob (Devicetree Specification 0.4, chapter 5): the harts and their interrupt controllers, memory, the CLINT,
-//! the PLIC, the UART, the test device, and /chosen (command line, initramfs, console).
+//! the PLIC, the UART, the test device, the network device, and /chosen (command line, initramfs, console).
 
 use super::devices::map;
 use super::FsConfig;
@@ -208,6 +208,15 @@ pub fn machine_tree(cfg: &FsConfig, initrd: Option<(u64, u64)>) -> Vec<u8> {
     w.cells("interrupt-parent", &[plic_phandle]);
     w.cells("interrupts", &[map::UART0_IRQ]);
     w.end();
+
+    if cfg.net_mac.is_some() {
+        w.begin(&format!("virtio_mmio@{:x}", map::VIRTIO0));
+        w.string("compatible", "virtio,mmio");
+        w.cells("reg", &reg(map::VIRTIO0, map::VIRTIO_SIZE));
+        w.cells("interrupt-parent", &[plic_phandle]);
+        w.cells("interrupts", &[map::VIRTIO0_IRQ]);
+        w.end();
+    }
 
     w.end(); // soc
     w.end(); // root
