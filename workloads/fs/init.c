@@ -1,6 +1,7 @@
 /* The full-system image's /init: a static program the kernel runs as process 1 from the initramfs. It says who it
  * is on the console; then, with no arguments, powers the machine off (SBI system reset), so a boot has a defined
- * end. With the arguments `mcd [port=11211] [mem=8m] [buckets=12]` (the kernel command line's words after "--")
+ * end. With the arguments `mcd [port=11211] [mem=8m] [buckets=12] [corrupt_every=N]` (the kernel command line's
+ * words after "--"; corrupt_every is the server's test hook: every Nth GET hit returns a flipped bit)
  * it serves the project's memcached-class server (workloads/mcd) on the kernel's UDP sockets: one instance per
  * online CPU, instance c a thread pinned to CPU c serving UDP port `port + c` (the ghost client's steering), each
  * with its own store. Every socket is bound before eth0 comes up, so no request can arrive before its server. */
@@ -121,7 +122,7 @@ static void *serve(void *arg)
 
 static int serve_memcached(int argc, char **argv)
 {
-    unsigned port = 11211, buckets_log2 = 12;
+    unsigned port = 11211, buckets_log2 = 12, corrupt_every = 0;
     size_t mem = 8u << 20;
     for (int i = 0; i < argc; i++) {
         if (!strncmp(argv[i], "port=", 5))
@@ -130,6 +131,8 @@ static int serve_memcached(int argc, char **argv)
             mem = parse_size(argv[i] + 4);
         else if (!strncmp(argv[i], "buckets=", 8))
             buckets_log2 = (unsigned)strtoul(argv[i] + 8, NULL, 10);
+        else if (!strncmp(argv[i], "corrupt_every=", 14))
+            corrupt_every = (unsigned)strtoul(argv[i] + 14, NULL, 10);
         else {
             printf("kvsim-init: unknown server argument %s\n", argv[i]);
             power_off();
@@ -149,6 +152,7 @@ static int serve_memcached(int argc, char **argv)
         memset(store, 0, mem);
         if (mcd_server_init(&in->server, (uint16_t)(port + c), store, mem, buckets_log2, in->conns, UNUSED_CONNS))
             fail("laying out a store");
+        in->server.corrupt_every = corrupt_every;
         in->fd = socket(AF_INET, SOCK_DGRAM, 0);
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(port + c))};
         if (in->fd < 0 || bind(in->fd, (struct sockaddr *)&a, sizeof a) != 0)
