@@ -4,7 +4,7 @@ devices to its /init, which reports the harts online and powers the machine off.
 split each hart's work by privilege level (system.hart{h}.user/supervisor/machine).
 
 With `--arg client=true` /init brings eth0 up and serves the memcached-class server on the kernel's UDP sockets
-(one thread per hart, pinned), and the ghost client loads `items` items and checks every response to `requests`
+(one thread per hart, pinned), and the ghost client (over UDP, or TCP with `--arg transport=tcp`) loads `items` items and checks every response to `requests`
 measured requests through the virtio-net device; the run ends when the last is answered."""
 
 from models import System
@@ -22,7 +22,7 @@ SERVER_ARGS = "port=11211 mem=8m buckets=12"
 
 
 def system(harts: int = 1, detailed: bool = False, client: bool = False, items: int = 1024,
-           requests: int = 1000) -> System:
+           requests: int = 1000, transport: str = "udp") -> System:
     bootargs = f"{DEFAULT_BOOTARGS} -- mcd {SERVER_ARGS}" if client else DEFAULT_BOOTARGS
     return System(
         harts=harts,
@@ -33,5 +33,5 @@ def system(harts: int = 1, detailed: bool = False, client: bool = False, items: 
         mode="detailed" if detailed else "functional",
         full_system=FullSystem(kernel=str(FS_BUILD / "Image"), initramfs=str(FS_BUILD / "initramfs.cpio"),
                                bootargs=bootargs),
-        client=Client(enabled=client, protocol="memcached", items=items, requests=requests),
+        client=Client(enabled=client, protocol="memcached", transport=transport, items=items, requests=requests),
     )

@@ -42,6 +42,11 @@ class FullSystem(SimObject):
                             "each way (assumed 10: the 10 GbE of the dense servers' studies); a frame takes its "
                             "bytes plus 24 of PHY overhead at this rate and arrives with its last bit (no "
                             "propagation delay: assumed a short direct cable)", min=0.001, max=400.0)
+    link_up_delay = Param.Time("1ms", "time from the guest's network driver posting its receive buffers to the "
+                               "client's first frame: the link comes up after its driver enables it, as a real "
+                               "link does (assumed 1 ms, a short link's bring-up); Linux posts its buffers before "
+                               "it has finished bringing the interface up, so a frame at once may find no route to "
+                               "its address and be dropped", min="0s")
     net_up_within = Param.Time("1s", "with System.client.enabled: the simulated time by which the guest must bring "
                                "its network device up (driver ready, receive buffers posted) or the run stops "
                                "with the console's last lines (assumed 1 s: over 30x the 30 ms Linux takes to "
@@ -57,14 +62,14 @@ class FullSystem(SimObject):
         return rest[1:] if rest[:1] == ["mcd"] else []
 
     def check_client(self, client) -> None:
-        """The ghost client in FS mode speaks memcached over UDP to the server /init starts."""
+        """The ghost client in FS mode speaks memcached (over UDP or TCP) to the server /init starts."""
         if self.entry != "linux" or "mcd" not in self.bootargs.split("--", 1)[-1].split()[:1]:
             raise ParamError("System.client.enabled in FS mode needs a Linux guest whose /init serves memcached: "
                              "System.full_system.bootargs must end with '-- mcd [port=N mem=SIZE buckets=LOG2]' "
                              f"(it is {self.bootargs!r})")
-        if client.protocol != "memcached" or client.transport != "udp":
-            raise ParamError(f"System.client in FS mode speaks memcached over UDP (protocol 'memcached', transport "
-                             f"'udp'), not {client.protocol!r} over {client.transport!r}")
+        if client.protocol != "memcached":
+            raise ParamError(f"System.client in FS mode speaks memcached (protocol 'memcached') to the server /init "
+                             f"starts, not {client.protocol!r}")
 
     def check(self, harts: int) -> None:
         """The FS inputs of a System with `harts` harts (System.os_level = 'fs'). The files are read, and a missing

@@ -17,8 +17,10 @@ from tests.test_full_system import needs_image
 NET = stats_paths.GROUPS["fs_net"]
 
 
-def client_system(harts: int = 1, detailed: bool = False, items: int = 256, requests: int = 300, extra: str = ""):
-    s = configs.load("linux_fs").system(harts=harts, detailed=detailed, client=True, items=items, requests=requests)
+def client_system(harts: int = 1, detailed: bool = False, items: int = 256, requests: int = 300, extra: str = "",
+                  transport: str = "udp"):
+    s = configs.load("linux_fs").system(harts=harts, detailed=detailed, client=True, items=items, requests=requests,
+                                        transport=transport)
     s.full_system.bootargs += extra
     return s
 
@@ -46,6 +48,19 @@ def test_memcached_over_virtio_net_and_the_kernels_udp_every_response_checked(en
     for h in range(harts):
         assert st[stats_paths.HART_LEVEL.stat(h, "user", "insts")] > 0
     assert st["client.insts_per_request"] > 1000
+
+
+@needs_image
+@pytest.mark.parametrize("harts", [1, 2])
+def test_memcached_over_the_kernels_tcp_every_response_checked(engine, harts):
+    # The client's TCP against Linux's: the handshake (after ARP), segments with piggybacked ACKs, every response
+    # message taken off the stream and checked.
+    r = simulate(client_system(harts=harts, transport="tcp"))
+    st = r.stats
+    assert r.stop_reason == "client_done"
+    assert st["client.requests"] == 300 and st["client.responses_checked"] == 256 + 300
+    assert st["client.tcp.connections"] == st["client.tcp.handshakes"] == harts and st[NET.stat("other_frames")] == 0
+    assert st[NET.stat("rx_dropped")] == 0
 
 
 @needs_image
@@ -79,14 +94,14 @@ def test_a_guest_that_never_brings_its_network_device_up_stops_with_the_consoles
         simulate(client_system(extra=" bogus=1"))
 
 
-def test_the_client_in_fs_mode_needs_a_guest_that_serves_memcached_over_udp():
+def test_the_client_in_fs_mode_needs_a_guest_that_serves_memcached():
     s = configs.load("linux_fs").system(client=True)
     s.validate()
     s.full_system.bootargs = "console=ttyS0"
     with pytest.raises(ParamError, match="must end with '-- mcd"):
         s.validate()
     s = configs.load("linux_fs").system(client=True)
-    s.client.transport = "tcp"
-    with pytest.raises(ParamError, match="memcached over UDP"):
+    s.client.protocol = "mica"
+    with pytest.raises(ParamError, match="speaks memcached"):
         s.validate()
     assert configs.load("linux_fs").system(client=True).full_system.server_argv()[0] == "port=11211"

@@ -2,13 +2,15 @@
  * is on the console; then, with no arguments, powers the machine off (SBI system reset), so a boot has a defined
  * end. With the arguments `mcd [port=11211] [mem=8m] [buckets=12] [corrupt_every=N]` (the kernel command line's
  * words after "--"; corrupt_every is the server's test hook: every Nth GET hit returns a flipped bit)
- * it serves the project's memcached-class server (workloads/mcd) on the kernel's UDP sockets: one instance per
- * online CPU, instance c a thread pinned to CPU c serving UDP port `port + c` (the ghost client's steering), each
- * with its own store. Every socket is bound before eth0 comes up, so no request can arrive before its server. */
+ * it serves the project's memcached-class server (workloads/mcd) on the kernel's UDP and TCP sockets: one
+ * instance per online CPU, instance c a thread pinned to CPU c serving UDP and TCP port `port + c` (the ghost
+ * client's steering), each with its own store. Every socket is bound before eth0 comes up, so no request can arrive before its server. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -30,11 +32,22 @@
 #define MAX_INSTANCES 8
 /* Connection slots of the server's own network stack: unused on the kernel's sockets, but the init wants some. */
 #define UNUSED_CONNS 16u
+/* TCP connections an instance serves at once (the guest TCP's tcp_conns default) and each one's receive buffer. */
+#define TCP_CONNS 16
+#define STREAM_BUF 16384u
+
+struct stream {
+    int fd; /* -1: a free slot */
+    uint32_t len;
+    uint8_t buf[STREAM_BUF];
+};
 
 struct instance {
-    int cpu, fd;
+    int cpu, fd, listen_fd;
     struct mcd_server server;
     struct mcd_conn conns[UNUSED_CONNS];
+    struct stream tcp[TCP_CONNS];
+    uint8_t out[STREAM_BUF];
 };
 
 static void power_off(void)
@@ -96,6 +109,79 @@ static void eth0_up(void)
     close(fd);
 }
 
+/* A datagram: every request in it answered in one reply datagram. */
+static void serve_datagram(struct instance *in, uint8_t *req, uint8_t *resp)
+{
+    struct sockaddr_in peer;
+    socklen_t plen = sizeof peer;
+    ssize_t n = recvfrom(in->fd, req, 2048, MSG_DONTWAIT, (struct sockaddr *)&peer, &plen);
+    if (n <= 0)
+        return;
+    uint16_t req_id;
+    uint32_t r = mcd_server_datagram(&in->server, req, (uint32_t)n, resp, MAX_DATAGRAM, &req_id);
+    if (r)
+        sendto(in->fd, resp, r, 0, (struct sockaddr *)&peer, plen);
+}
+
+/* A TCP connection's bytes: every whole request answered, the responses sent together; a stream that is not
+ * requests, or a peer that closed, ends the connection. */
+static void serve_stream(struct instance *in, struct stream *c)
+{
+    ssize_t n = recv(c->fd, c->buf + c->len, STREAM_BUF - c->len, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && c->len == STREAM_BUF)) {
+        close(c->fd);
+        c->fd = -1;
+        return;
+    }
+    if (n > 0)
+        c->len += (uint32_t)n;
+    uint32_t off = 0, out = 0;
+    for (;;) {
+        uint32_t used, r;
+        if (STREAM_BUF - out < MCD_APPBUF)
+            break;
+        int got = mcd_server_stream_request(&in->server, c->buf + off, c->len - off, in->out + out,
+                                            STREAM_BUF - out, &used, &r);
+        if (got < 0) {
+            close(c->fd);
+            c->fd = -1;
+            return;
+        }
+        if (got == 0)
+            break;
+        off += used;
+        out += r;
+    }
+    memmove(c->buf, c->buf + off, c->len - off);
+    c->len -= off;
+    for (uint32_t sent = 0; sent < out;) {
+        ssize_t w = send(c->fd, in->out + sent, out - sent, 0);
+        if (w <= 0)
+            fail("sending a TCP response");
+        sent += (uint32_t)w;
+    }
+}
+
+static void accept_stream(struct instance *in)
+{
+    int fd = accept(in->listen_fd, NULL, NULL);
+    if (fd < 0)
+        return;
+    for (int k = 0; k < TCP_CONNS; k++) {
+        if (in->tcp[k].fd < 0) {
+            int one = 1;
+            /* Each response leaves at once, as memcached's (no Nagle wait for the previous one's ACK). */
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            in->tcp[k].fd = fd;
+            in->tcp[k].len = 0;
+            return;
+        }
+    }
+    close(fd); /* every slot taken */
+}
+
+/* One instance: pinned to its CPU, it waits in poll() for its UDP socket, its listening TCP socket and its TCP
+ * connections. */
 static void *serve(void *arg)
 {
     struct instance *in = arg;
@@ -107,15 +193,25 @@ static void *serve(void *arg)
     static uint8_t bufs[MAX_INSTANCES][2][2048];
     uint8_t *req = bufs[in->cpu][0], *resp = bufs[in->cpu][1];
     for (;;) {
-        struct sockaddr_in peer;
-        socklen_t plen = sizeof peer;
-        ssize_t n = recvfrom(in->fd, req, 2048, 0, (struct sockaddr *)&peer, &plen);
-        if (n <= 0)
+        struct pollfd p[2 + TCP_CONNS];
+        int slot[2 + TCP_CONNS], n = 2;
+        p[0] = (struct pollfd){.fd = in->fd, .events = POLLIN};
+        p[1] = (struct pollfd){.fd = in->listen_fd, .events = POLLIN};
+        for (int k = 0; k < TCP_CONNS; k++) {
+            if (in->tcp[k].fd >= 0) {
+                slot[n] = k;
+                p[n++] = (struct pollfd){.fd = in->tcp[k].fd, .events = POLLIN};
+            }
+        }
+        if (poll(p, (nfds_t)n, -1) <= 0)
             continue;
-        uint16_t req_id;
-        uint32_t r = mcd_server_datagram(&in->server, req, (uint32_t)n, resp, MAX_DATAGRAM, &req_id);
-        if (r)
-            sendto(in->fd, resp, r, 0, (struct sockaddr *)&peer, plen);
+        if (p[0].revents)
+            serve_datagram(in, req, resp);
+        if (p[1].revents)
+            accept_stream(in);
+        for (int i = 2; i < n; i++)
+            if (p[i].revents)
+                serve_stream(in, &in->tcp[slot[i]]);
     }
     return NULL;
 }
@@ -157,10 +253,16 @@ static int serve_memcached(int argc, char **argv)
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(port + c))};
         if (in->fd < 0 || bind(in->fd, (struct sockaddr *)&a, sizeof a) != 0)
             fail("binding a server socket");
+        in->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (in->listen_fd < 0 || bind(in->listen_fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+            listen(in->listen_fd, TCP_CONNS) != 0)
+            fail("listening on a server port");
+        for (int k = 0; k < TCP_CONNS; k++)
+            in->tcp[k].fd = -1;
     }
     eth0_up();
-    printf("kvsim-init: eth0 up at %s; memcached-class server on UDP ports %u..%u, one thread per CPU\n", SERVER_IP,
-           port, port + (unsigned)cpus - 1);
+    printf("kvsim-init: eth0 up at %s; memcached-class server on UDP and TCP ports %u..%u, one thread per CPU\n",
+           SERVER_IP, port, port + (unsigned)cpus - 1);
     fflush(stdout);
     pthread_t t[MAX_INSTANCES];
     for (int c = 1; c < cpus; c++)

@@ -72,6 +72,28 @@ void mcd_server_enable_tcp(struct mcd_server *s, struct mcd_tcp_conn *slots, uin
     s->tcp_enabled = 1;
 }
 
+/* One request of a byte stream (mcd_server.h). */
+int mcd_server_stream_request(struct mcd_server *s, const uint8_t *in, uint32_t avail, uint8_t *out, uint32_t cap,
+                              uint32_t *consumed, uint32_t *resp_len)
+{
+    if (avail < MCD_BIN_HLEN)
+        return 0;
+    uint32_t total = MCD_BIN_HLEN + mcd_get32(in + 8);
+    if (in[0] != MCD_MAGIC_REQ || total > MCD_TCP_RCVBUF)
+        return -1; /* not a request, or one that could never fit the receive buffer */
+    if (avail < total)
+        return 0; /* the message spans segments: the rest is on its way */
+    struct mcd_msg m;
+    if (mcd_msg_parse(in, total, MCD_MAGIC_REQ, &m) != total)
+        return -1;
+    uint32_t r = execute(s, &m, out, cap);
+    if (r == 0)
+        return -1;
+    *consumed = total;
+    *resp_len = r;
+    return 1;
+}
+
 /* The application on a TCP connection: every complete message in the receive buffer, in order, each response
  * built in the application's buffer and copied into the connection's send buffer. A message still arriving stays
  * for the next segment; the loop also stops while the send buffer could not take a largest response (the window
@@ -81,27 +103,15 @@ static int serve_stream(struct mcd_server *s, struct mcd_tcp_conn *c)
 {
     uint32_t off = 0;
     int err = 0;
-    while (c->rcv_len - off >= MCD_BIN_HLEN && mcd_tcp_snd_room(c) >= MCD_APPBUF) {
-        const uint8_t *p = c->rcvbuf + off;
-        uint32_t total = MCD_BIN_HLEN + mcd_get32(p + 8);
-        if (p[0] != MCD_MAGIC_REQ || total > MCD_TCP_RCVBUF) {
-            err = -1; /* not a request, or one that could never fit the receive buffer */
-            break;
-        }
-        if (c->rcv_len - off < total)
-            break; /* the message spans segments: the rest is on its way */
-        struct mcd_msg m;
-        if (mcd_msg_parse(p, total, MCD_MAGIC_REQ, &m) != total) {
-            err = -1;
-            break;
-        }
-        uint32_t r = execute(s, &m, s->sndbuf, MCD_APPBUF);
-        if (r == 0) {
-            err = -1;
+    while (mcd_tcp_snd_room(c) >= MCD_APPBUF) {
+        uint32_t used, r;
+        int got = mcd_server_stream_request(s, c->rcvbuf + off, c->rcv_len - off, s->sndbuf, MCD_APPBUF, &used, &r);
+        if (got <= 0) {
+            err = got;
             break;
         }
         mcd_tcp_write(c, s->sndbuf, r);
-        off += total;
+        off += used;
     }
     if (off)
         mcd_tcp_consume(c, off);

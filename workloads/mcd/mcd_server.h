@@ -46,6 +46,12 @@ uint32_t mcd_server_handle(struct mcd_server *s, const uint8_t *in, uint32_t len
  * kernel's sockets calls it with what recvfrom gave (workloads/fs/init.c). */
 uint32_t mcd_server_datagram(struct mcd_server *s, const uint8_t *req, uint32_t len, uint8_t *resp, uint32_t cap,
                              uint16_t *req_id);
+/* One request of a TCP byte stream at in (avail bytes): 1 when a whole request was there and executed (its
+ * length in *consumed, its response of *resp_len bytes at out), 0 when the rest of it has not arrived yet, -1 when
+ * the stream is not requests (the connection must be reset). The guest TCP's stream loop calls it, and so does a
+ * server on the kernel's TCP sockets (workloads/fs/init.c). */
+int mcd_server_stream_request(struct mcd_server *s, const uint8_t *in, uint32_t avail, uint8_t *out, uint32_t cap,
+                              uint32_t *consumed, uint32_t *resp_len);
 /* The next TCP segment waiting to be sent (replies beyond the first, FINs), built into out; 0 when none. The poll
  * loop calls it with the buffers of frames that had no reply. */
 uint32_t mcd_server_output(struct mcd_server *s, uint8_t *out, uint32_t cap);

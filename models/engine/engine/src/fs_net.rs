@@ -30,6 +30,8 @@ pub struct FsNet {
     pub other_frames: u64,
     /// When the device was first seen up (driver ready, receive buffers posted).
     pub up_at: Option<u64>,
+    /// How long after that the link carries frames (ps).
+    link_up_delay: u64,
     /// When the measured phase started (ps) and the instructions then.
     pub measure_start: Option<(u64, u64)>,
 }
@@ -135,6 +137,7 @@ impl FsNet {
             arp_replies: 0,
             other_frames: 0,
             up_at: None,
+            link_up_delay: system.full_system.link_up_delay,
             measure_start: None,
         })
     }
@@ -167,7 +170,12 @@ impl FsNet {
             return Ok(ClientEvent::Nothing);
         }
         let now = m.time_ps();
-        self.up_at.get_or_insert(now);
+        // The driver posts its receive buffers before the kernel has finished bringing the interface up (before
+        // its address is routable): the link comes up a little later, as a real one does after its driver
+        // enables it.
+        if now < *self.up_at.get_or_insert(now) + self.link_up_delay {
+            return Ok(ClientEvent::Nothing);
+        }
         let now = last.unwrap_or(now);
         let total = m.total_insts();
         let (bits_per_s, mut free) = (self.bits_per_s, self.to_guest_free);
