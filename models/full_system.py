@@ -2,8 +2,9 @@
 harts boot and the machine around them.
 
 In FS mode the harts run a real kernel (or a bare-metal program) in M, S and U mode over physical memory; the
-simulator plays the firmware (SBI) and the platform devices (CLINT, PLIC, NS16550 UART, the SiFive test device),
-and generates the device tree. `make fs-image` builds the Linux Image and initramfs this module points at by
+simulator plays the firmware (SBI) and the platform devices (CLINT, PLIC, NS16550 UART, the SiFive test device,
+virtio-net on virtio-mmio), and generates the device tree. With System.client.enabled the ghost client talks
+memcached (UDP or TCP) to the server /init starts, through the virtio-net device and the kernel's network stack. `make fs-image` builds the Linux Image and initramfs this module points at by
 default-less paths (workloads/fs/README.md). The timing models see kernel and user instructions alike; the
 statistics split them by privilege level (`system.hart{hart}.{level}`).
 """

@@ -123,7 +123,8 @@ pub struct Machine {
     /// Stop the run (`End::Transmitted`) as soon as the network device has sent frames, so the other end answers
     /// at their time.
     pub stop_on_tx: bool,
-    /// When the device last wrote a received frame into the guest's memory (ps).
+    /// When the device last wrote a received frame into the guest's memory (ps): the first instruction boundary
+    /// (of the hart furthest behind) at or after the frame's arrival, or the moment a sleeping hart wakes to it.
     pub last_rx_ps: Option<u64>,
 }
 
@@ -448,14 +449,14 @@ impl Machine {
     /// Hand the network device every frame that has arrived by `now_ps`.
     fn deliver_frames(&mut self, now_ps: u64) -> Result<(), String> {
         while self.net_in.front().is_some_and(|f| f.0 <= now_ps) {
-            let (at, frame) = self.net_in.pop_front().unwrap();
+            let (_, frame) = self.net_in.pop_front().unwrap();
             let before = self.platform().net.as_ref().map_or(0, |n| n.counts.rx_frames);
             match self.with_net(|net, mem| net.arrive(mem, frame)) {
                 Some(r) => r?,
                 None => return Err("a frame arrived for a machine without a network device".into()),
             }
             if self.platform().net.as_ref().map_or(0, |n| n.counts.rx_frames) > before {
-                self.last_rx_ps = Some(at);
+                self.last_rx_ps = Some(now_ps);
             }
         }
         Ok(())

@@ -126,7 +126,7 @@ fn a_frame_is_written_into_the_receive_ring_at_its_tick_and_its_interrupt_taken_
         let f = frame(98);
         m.net_in.push_back((at, f.clone()));
         assert_eq!(m.run(100_000), Ok(End::PowerOff { code: 0 }));
-        assert_eq!(m.last_rx_ps, Some(at), "the used-ring write happened at the frame's tick");
+        assert_eq!(m.last_rx_ps, Some(5_001_000), "the used-ring write at the first instruction boundary after it");
         let x = &m.harts[0].x;
         assert_eq!(x[21], cause::INTERRUPT | irq::MEI as u64, "mcause: the PLIC's external interrupt");
         assert_eq!(x[18], 5001, "5001 instructions (to 5.001 us) retired before the handler's first");
