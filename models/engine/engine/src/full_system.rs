@@ -160,9 +160,9 @@ fn drive<H: ExecHook>(
                 };
                 return Err(fail(m, why));
             }
-            match net.exchange(m).map_err(|e| SimError::Client(format!("FS mode: {e}")))? {
-                kvsim_client::ClientEvent::Done => return Ok(End::Transmitted),
-                _ => {}
+            let event = net.exchange(m).map_err(|e| SimError::Client(format!("FS mode: {e}")))?;
+            if event == kvsim_client::ClientEvent::Done {
+                return Ok(End::Transmitted);
             }
             if net.up_at.is_none() && m.time_ps() > run.up_within {
                 let state = m.platform().net.as_ref().map_or(String::new(), |n| {

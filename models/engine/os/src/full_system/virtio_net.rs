@@ -229,7 +229,7 @@ impl VirtioNet {
                     self.status = s;
                 }
             }
-            0x080..=0x0a4 if off % 8 == 0 || off % 8 == 4 => {
+            0x080..=0x0a4 if off.is_multiple_of(4) => {
                 let q = self.selected()?;
                 let field = match off & !7 {
                     0x080 => &mut q.desc,
@@ -237,7 +237,7 @@ impl VirtioNet {
                     0x0a0 => &mut q.used,
                     _ => return None,
                 };
-                *field = if off % 8 == 0 { lo(*field) } else { hi(*field) };
+                *field = if off.is_multiple_of(8) { lo(*field) } else { hi(*field) };
             }
             0x0ac => {}
             _ => return None,
