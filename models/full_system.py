@@ -2,8 +2,9 @@
 harts boot and the machine around them.
 
 In FS mode the harts run a real kernel (or a bare-metal program) in M, S and U mode over physical memory; the
-simulator plays the firmware (SBI) and the platform devices (CLINT, PLIC, NS16550 UART, the SiFive test device),
-and generates the device tree. `make fs-image` builds the Linux Image and initramfs this module points at by
+simulator plays the firmware (SBI) and the platform devices (CLINT, PLIC, NS16550 UART, the SiFive test device,
+virtio-net on virtio-mmio), and generates the device tree. With System.client.enabled the ghost client talks
+memcached (UDP or TCP) to the server /init starts, through the virtio-net device and the kernel's network stack. `make fs-image` builds the Linux Image and initramfs this module points at by
 default-less paths (workloads/fs/README.md). The timing models see kernel and user instructions alike; the
 statistics split them by privilege level (`system.hart{hart}.{level}`).
 """
@@ -37,6 +38,39 @@ class FullSystem(SimObject):
                           "the devices (assumed 10,000: short against a timer tick, long against a switch); a "
                           "timer interrupt still lands at its tick in functional mode, and within one quantum of "
                           "it in detailed mode", min=1, max=10**7)
+
+    link_rate = Param.Float(10.0, "Gb/s of the wire between the ghost client and the machine's virtio-net device, "
+                            "each way (assumed 10: the 10 GbE of the dense servers' studies); a frame takes its "
+                            "bytes plus 24 of PHY overhead at this rate and arrives with its last bit (no "
+                            "propagation delay: assumed a short direct cable)", min=0.001, max=400.0)
+    link_up_delay = Param.Time("1ms", "time from the guest's network driver posting its receive buffers to the "
+                               "client's first frame: the link comes up after its driver enables it, as a real "
+                               "link does (assumed 1 ms, a short link's bring-up); Linux posts its buffers before "
+                               "it has finished bringing the interface up, so a frame at once may find no route to "
+                               "its address and be dropped", min="0s")
+    net_up_within = Param.Time("1s", "with System.client.enabled: the simulated time by which the guest must bring "
+                               "its network device up (driver ready, receive buffers posted) or the run stops "
+                               "with the console's last lines (assumed 1 s: over 30x the 30 ms Linux takes to "
+                               "reach /init)", min="1us")
+
+    def server_argv(self) -> list[str]:
+        """The server's arguments: the command line's words after `-- mcd` (the kernel hands the words after
+        `--` to /init, whose first word `mcd` starts the memcached-class server; workloads/fs/init.c)."""
+        words = self.bootargs.split()
+        if "--" not in words:
+            return []
+        rest = words[words.index("--") + 1:]
+        return rest[1:] if rest[:1] == ["mcd"] else []
+
+    def check_client(self, client) -> None:
+        """The ghost client in FS mode speaks memcached (over UDP or TCP) to the server /init starts."""
+        if self.entry != "linux" or "mcd" not in self.bootargs.split("--", 1)[-1].split()[:1]:
+            raise ParamError("System.client.enabled in FS mode needs a Linux guest whose /init serves memcached: "
+                             "System.full_system.bootargs must end with '-- mcd [port=N mem=SIZE buckets=LOG2]' "
+                             f"(it is {self.bootargs!r})")
+        if client.protocol != "memcached":
+            raise ParamError(f"System.client in FS mode speaks memcached (protocol 'memcached') to the server /init "
+                             f"starts, not {client.protocol!r}")
 
     def check(self, harts: int) -> None:
         """The FS inputs of a System with `harts` harts (System.os_level = 'fs'). The files are read, and a missing

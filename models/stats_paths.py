@@ -177,6 +177,13 @@ _ALL = [
     StatGroup("full_system", "system.fs", ("console_bytes", "sbi_calls", "system_insts"),
               "FS mode: the UART's output, the firmware calls the simulator answered and the system instructions "
               "(CSR accesses, xret, wfi, sfence.vma) the machine finished itself"),
+    StatGroup("fs_net", "system.fs.net", (
+        "arp_replies", "interrupts", "notifications", "other_frames", "rx_bytes", "rx_dropped", "rx_frames",
+        "tx_bytes", "tx_frames", "up_ticks"),
+              "FS mode: the virtio-net device (frames and bytes received into the guest and sent by it, frames "
+              "dropped while no receive buffer was posted, driver notifications, interrupts raised), the ARP "
+              "replies of the client's host, the guest's frames that were neither ARP nor IPv4 to the client, and "
+              "when the guest brought the device up (ps)"),
     StatGroup("numa", "system.numa.socket{socket}", ("bytes_placed", "ranges"),
               "the NUMA map: guest memory placed in one socket's memory"),
     StatGroup("socket_link", "system.link{src}_{dst}", (

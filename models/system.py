@@ -196,8 +196,8 @@ class System(SimObject):
         self._validate_timing()
         unsupported = [
             (self.workload.binary != "", "System.workload.binary (FS mode boots System.full_system.kernel)"),
-            (bool(self.active_nics()), "a NIC (FS mode's network device, virtio-net, is not built yet)"),
-            (self.client.enabled, "System.client (it needs FS mode's network device, not built yet)"),
+            (bool(self.active_nics()), "a NIC (FS mode's network device is its own virtio-net, which the ghost "
+                                       "client reaches without System.nic)"),
             (len(self.socket_list()) > 1, "more than one socket"),
             (bool(self.checkpoint_to or self.restore_from), "checkpoints (FS checkpoints are not built yet)"),
             (self.sampling.enabled, "System.sampling"),
@@ -207,6 +207,8 @@ class System(SimObject):
         for present, what in unsupported:
             if present:
                 raise ParamError(f"System.os_level = 'fs' does not take {what}")
+        if self.client.enabled:
+            self.full_system.check_client(self.client)
 
     def queue_ports(self) -> list[tuple[int, int]]:
         """(NIC, port) of every NIC queue in global order, as the engine lays them out (engine net.rs): with every

@@ -59,6 +59,17 @@ def _full_system(tmp: pathlib.Path):
                   full_system=FullSystem(kernel=str(tmp / "bare" / "privmmu"), entry="machine"))
 
 
+# FS mode's client run needs the Linux image of `make fs-image`; without it the counters only a client run writes
+# (the wire's: ARP replies, other frames, when the device came up) cannot be checked here.
+FS_IMAGE = rust_source.ROOT / "workloads" / "fs" / "build" / "initramfs.cpio"
+FS_CLIENT_ONLY = ("arp_replies", "other_frames", "up_ticks")
+
+
+def _full_system_client():
+    """FS mode with the ghost client: Linux serves memcached over virtio-net."""
+    return configs.load("linux_fs").system(client=True, items=64, requests=50)
+
+
 def _checkpointing(tmp: pathlib.Path):
     system = configs.load("kvs_default").system(harts=1, requests=200, items=1024)
     system.checkpoint_to = str(tmp / "checkpoint")
@@ -69,10 +80,14 @@ def _checkpointing(tmp: pathlib.Path):
 def runs(engine, tmp_path_factory):
     out = {}
     tmp = tmp_path_factory.mktemp("stats_paths")
-    for name, make in [*RUNS.items(), ("checkpoint", lambda: _checkpointing(tmp)), ("fs", lambda: _full_system(tmp))]:
+    extra = [("checkpoint", lambda: _checkpointing(tmp)), ("fs", lambda: _full_system(tmp))]
+    if FS_IMAGE.is_file():
+        extra.append(("fs_client", _full_system_client))
+    for name, make in [*RUNS.items(), *extra]:
         system = make()
         result = simulate(system)
-        assert result.stats["client.requests"] > 0 if system.os_level == "se" else result.exit_code == 0, name
+        done = result.stats.get("client.requests", 0) > 0 if system.client.enabled else result.exit_code == 0
+        assert done, name
         out[name] = (dict(result.stats), system.to_dict())
     return out
 
@@ -81,7 +96,11 @@ def test_the_engine_writes_every_declared_counter(runs):
     written = set().union(*(stats for stats, _ in runs.values()))
     never = [f"{g.pattern}.{c}" if g.pattern else c for g in paths.GROUPS.values() for c in g.counters
              if not any(map(g.regex(c).fullmatch, written))]
-    assert never == [], f"declared in models/stats_paths.py but written by none of {list(RUNS)}: {never}"
+    if not FS_IMAGE.is_file():
+        unchecked = [f"system.fs.net.{c}" for c in FS_CLIENT_ONLY]
+        never = [n for n in never if n not in unchecked]
+        print(f"without `make fs-image` these FS client counters are not checked: {unchecked}")
+    assert never == [], f"declared in models/stats_paths.py but written by none of {list(runs)}: {never}"
 
 
 def test_every_counter_the_engine_writes_is_declared(runs):

@@ -4,7 +4,7 @@
 #   Image, System.map, vmlinux   the kernel (flat image the boot loader jumps to; symbols for profiles)
 #   initramfs.cpio               the root file system (newc cpio, uncompressed)
 # Nothing is rebuilt when the inputs have not changed: a stamp holds a hash of this script, the configuration,
-# /init's sources and the installed linux-source package's version.
+# /init's sources (with the memcached-class server's) and the installed linux-source package's version.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -21,7 +21,10 @@ for tool in flex bison bc cpio; do
 done
 
 version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-inputs=$(cat "$HERE/build.sh" "$HERE/linux.config" "$HERE/init.c" "$HERE/initramfs.list" | sha256sum | cut -c1-16)
+MCD=$HERE/../mcd
+MCD_SRC=("$MCD/mcd_server.c" "$MCD/mcd_store.c" "$MCD/mcd_proto.c" "$MCD/mcd_net.c" "$MCD/mcd_tcp.c")
+inputs=$(cat "$HERE/build.sh" "$HERE/linux.config" "$HERE/init.c" "$HERE/initramfs.list" "${MCD_SRC[@]}" "$MCD"/*.h \
+  | sha256sum | cut -c1-16)
 stamp="$version $inputs"
 if [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$stamp" ] && [ -f "$OUT/Image" ] && [ -f "$OUT/initramfs.cpio" ]; then
   echo "fs-image: up to date (linux-source $version, inputs $inputs)"
@@ -55,8 +58,10 @@ done < "$HERE/linux.config"
 "${KMAKE[@]}" -s Image
 cp "$OUT/obj/arch/riscv/boot/Image" "$OUT/obj/System.map" "$OUT/obj/vmlinux" "$OUT/"
 
-# /init: an ordinary static glibc program, built as a user would build it.
-"${CROSS}gcc" -static -O2 -o "$OUT/init" "$HERE/init.c"
+# /init: an ordinary static glibc program, built as a user would build it, with the memcached-class server's
+# protocol and store (workloads/mcd) on the C library (MCD_HOSTED) and the kernel's sockets.
+"${CROSS}gcc" -static -O2 -Wall -Wextra -Werror -DMCD_HOSTED -I"$MCD" -o "$OUT/init" "$HERE/init.c" "${MCD_SRC[@]}" \
+  -lpthread
 cc -O2 -o "$OUT/gen_init_cpio" "$SRC/usr/gen_init_cpio.c"
 sed "s|@INIT@|$OUT/init|" "$HERE/initramfs.list" > "$OUT/initramfs.list"
 "$OUT/gen_init_cpio" "$OUT/initramfs.list" > "$OUT/initramfs.cpio"

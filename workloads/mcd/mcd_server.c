@@ -72,6 +72,28 @@ void mcd_server_enable_tcp(struct mcd_server *s, struct mcd_tcp_conn *slots, uin
     s->tcp_enabled = 1;
 }
 
+/* One request of a byte stream (mcd_server.h). */
+int mcd_server_stream_request(struct mcd_server *s, const uint8_t *in, uint32_t avail, uint8_t *out, uint32_t cap,
+                              uint32_t *consumed, uint32_t *resp_len)
+{
+    if (avail < MCD_BIN_HLEN)
+        return 0;
+    uint32_t total = MCD_BIN_HLEN + mcd_get32(in + 8);
+    if (in[0] != MCD_MAGIC_REQ || total > MCD_TCP_RCVBUF)
+        return -1; /* not a request, or one that could never fit the receive buffer */
+    if (avail < total)
+        return 0; /* the message spans segments: the rest is on its way */
+    struct mcd_msg m;
+    if (mcd_msg_parse(in, total, MCD_MAGIC_REQ, &m) != total)
+        return -1;
+    uint32_t r = execute(s, &m, out, cap);
+    if (r == 0)
+        return -1;
+    *consumed = total;
+    *resp_len = r;
+    return 1;
+}
+
 /* The application on a TCP connection: every complete message in the receive buffer, in order, each response
  * built in the application's buffer and copied into the connection's send buffer. A message still arriving stays
  * for the next segment; the loop also stops while the send buffer could not take a largest response (the window
@@ -81,27 +103,15 @@ static int serve_stream(struct mcd_server *s, struct mcd_tcp_conn *c)
 {
     uint32_t off = 0;
     int err = 0;
-    while (c->rcv_len - off >= MCD_BIN_HLEN && mcd_tcp_snd_room(c) >= MCD_APPBUF) {
-        const uint8_t *p = c->rcvbuf + off;
-        uint32_t total = MCD_BIN_HLEN + mcd_get32(p + 8);
-        if (p[0] != MCD_MAGIC_REQ || total > MCD_TCP_RCVBUF) {
-            err = -1; /* not a request, or one that could never fit the receive buffer */
-            break;
-        }
-        if (c->rcv_len - off < total)
-            break; /* the message spans segments: the rest is on its way */
-        struct mcd_msg m;
-        if (mcd_msg_parse(p, total, MCD_MAGIC_REQ, &m) != total) {
-            err = -1;
-            break;
-        }
-        uint32_t r = execute(s, &m, s->sndbuf, MCD_APPBUF);
-        if (r == 0) {
-            err = -1;
+    while (mcd_tcp_snd_room(c) >= MCD_APPBUF) {
+        uint32_t used, r;
+        int got = mcd_server_stream_request(s, c->rcvbuf + off, c->rcv_len - off, s->sndbuf, MCD_APPBUF, &used, &r);
+        if (got <= 0) {
+            err = got;
             break;
         }
         mcd_tcp_write(c, s->sndbuf, r);
-        off += total;
+        off += used;
     }
     if (off)
         mcd_tcp_consume(c, off);
@@ -153,6 +163,38 @@ uint32_t mcd_server_output(struct mcd_server *s, uint8_t *out, uint32_t cap)
     return 0;
 }
 
+uint32_t mcd_server_datagram(struct mcd_server *s, const uint8_t *req, uint32_t len, uint8_t *resp, uint32_t cap,
+                             uint16_t *req_id)
+{
+    struct mcd_udp_hdr h;
+    if (mcd_udp_hdr_parse(req, len, &h) != 0 || h.seq != 0 || h.count != 1) {
+        s->st.bad_udp_hdr++; /* requests spanning datagrams are not supported, as in memcached over UDP */
+        return 0;
+    }
+    *req_id = h.req_id;
+    /* Every binary request in the datagram, answered in order in one reply datagram. */
+    uint32_t used = MCD_UDP_FRAME_HLEN, off = MCD_UDP_FRAME_HLEN, answered = 0;
+    while (off < len) {
+        struct mcd_msg m;
+        uint32_t n = mcd_msg_parse(req + off, len - off, MCD_MAGIC_REQ, &m);
+        if (n == 0) {
+            s->st.bad_requests++;
+            break;
+        }
+        uint32_t r = execute(s, &m, resp + used, cap - used);
+        if (r == 0)
+            break;
+        used += r;
+        off += n;
+        answered++;
+    }
+    if (answered == 0)
+        return 0;
+    struct mcd_udp_hdr rh = {h.req_id, 0, 1, 0};
+    mcd_udp_hdr_put(resp, &rh);
+    return used;
+}
+
 uint32_t mcd_server_handle(struct mcd_server *s, const uint8_t *in, uint32_t len, uint8_t *out, uint32_t cap)
 {
     if (len >= MCD_ETH_HLEN + MCD_IP_HLEN && in[MCD_ETH_HLEN + 9] == MCD_IPPROTO_TCP) {
@@ -174,34 +216,12 @@ uint32_t mcd_server_handle(struct mcd_server *s, const uint8_t *in, uint32_t len
     /* The socket layer: the peer's connection, and the payload copied into its receive buffer. */
     struct mcd_conn *c = mcd_conn_lookup(&s->conns, flow.src_ip, flow.src_port);
     mcd_conn_receive(c, payload, plen);
-    struct mcd_udp_hdr h;
-    if (mcd_udp_hdr_parse(c->rcvbuf, c->rcv_len, &h) != 0 || h.seq != 0 || h.count != 1) {
-        s->st.bad_udp_hdr++; /* requests spanning datagrams are not supported, as in memcached over UDP */
+    uint16_t req_id = c->last_req_id; /* set when the frame header parses, answered or not */
+    uint32_t used = mcd_server_datagram(s, c->rcvbuf, c->rcv_len, s->sndbuf, MCD_MAX_FRAME - MCD_HDRS_LEN, &req_id);
+    c->last_req_id = req_id;
+    if (used == 0)
         return 0;
-    }
-    c->last_req_id = h.req_id;
-    /* Every binary request in the datagram, answered in order in one reply datagram. */
     uint8_t *resp = s->sndbuf;
-    uint32_t room = MCD_MAX_FRAME - MCD_HDRS_LEN, used = MCD_UDP_FRAME_HLEN;
-    uint32_t off = MCD_UDP_FRAME_HLEN, answered = 0;
-    while (off < c->rcv_len) {
-        struct mcd_msg m;
-        uint32_t n = mcd_msg_parse(c->rcvbuf + off, c->rcv_len - off, MCD_MAGIC_REQ, &m);
-        if (n == 0) {
-            s->st.bad_requests++;
-            break;
-        }
-        uint32_t r = execute(s, &m, resp + used, room - used);
-        if (r == 0)
-            break;
-        used += r;
-        off += n;
-        answered++;
-    }
-    if (answered == 0)
-        return 0;
-    struct mcd_udp_hdr rh = {h.req_id, 0, 1, 0};
-    mcd_udp_hdr_put(resp, &rh);
     struct mcd_flow back = mcd_flow_reverse(&flow);
     uint32_t flen = mcd_net_build(out, cap, &back, c->ip_id++, resp, used);
     if (flen) {

@@ -40,6 +40,18 @@ void mcd_server_enable_tcp(struct mcd_server *s, struct mcd_tcp_conn *slots, uin
  * as in). Returns the reply length, or 0 when there is no reply (a frame that is not a well-formed request to this
  * port is dropped and counted). A TCP segment may leave more segments to send: mcd_server_output gives them. */
 uint32_t mcd_server_handle(struct mcd_server *s, const uint8_t *in, uint32_t len, uint8_t *out, uint32_t cap);
+/* Serve one memcached UDP datagram's payload (the frame header and its binary requests) into resp (cap bytes):
+ * the reply's payload, every request answered in order. Returns its length (0: no reply, the datagram counted as
+ * bad) and the request id in *req_id. mcd_server_handle calls it below its own network stack; a server on the
+ * kernel's sockets calls it with what recvfrom gave (workloads/fs/init.c). */
+uint32_t mcd_server_datagram(struct mcd_server *s, const uint8_t *req, uint32_t len, uint8_t *resp, uint32_t cap,
+                             uint16_t *req_id);
+/* One request of a TCP byte stream at in (avail bytes): 1 when a whole request was there and executed (its
+ * length in *consumed, its response of *resp_len bytes at out), 0 when the rest of it has not arrived yet, -1 when
+ * the stream is not requests (the connection must be reset). The guest TCP's stream loop calls it, and so does a
+ * server on the kernel's TCP sockets (workloads/fs/init.c). */
+int mcd_server_stream_request(struct mcd_server *s, const uint8_t *in, uint32_t avail, uint8_t *out, uint32_t cap,
+                              uint32_t *consumed, uint32_t *resp_len);
 /* The next TCP segment waiting to be sent (replies beyond the first, FINs), built into out; 0 when none. The poll
  * loop calls it with the buffers of frames that had no reply. */
 uint32_t mcd_server_output(struct mcd_server *s, uint8_t *out, uint32_t cap);

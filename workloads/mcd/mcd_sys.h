@@ -1,11 +1,12 @@
 /* mcd_sys.h - the few C library functions the memcached-class server uses: the host's on a native build, the
- * project's freestanding runtime on riscv64. */
+ * project's freestanding runtime on riscv64
+ * (a build on a C library, as the full-system image's, defines MCD_HOSTED). */
 #ifndef MCD_SYS_H
 #define MCD_SYS_H
 
 #include <stddef.h>
 #include <stdint.h>
-#if defined(__riscv)
+#if defined(__riscv) && !defined(MCD_HOSTED)
 #include "kvsim_libc.h"
 #else
 #include <string.h>

@@ -3,6 +3,10 @@
 //! mode's runs are reported: the console as the guest's stdout, the harts' counters, the statistics split by
 //! privilege level, and in detailed mode the timing models' own.
 //!
+//! With System.client.enabled the ghost client talks to the guest's virtio-net device over a wire (`fs_net`): the
+//! run ends when every measured request has been answered and checked. A guest that never brings its network
+//! device up within FullSystem.net_up_within, or that powers off first, is an error quoting the console.
+//!
 //! A guest that resets (a Linux kernel that panics reboots with the default `panic=-1`) or that the machine cannot
 //! go on with is an error that quotes the console's last lines, so the kernel's own reason is in the message.
 
@@ -13,6 +17,7 @@ use kvsim_os::full_system::{Boot, End, FsConfig, Machine, LEVELS};
 use kvsim_params::{paths, FullSystemEntry, System, SystemMode};
 
 use crate::driver::{timing_system, Progress, TimingHook};
+use crate::fs_net::FsNet;
 
 /// Console lines an error quotes.
 const LAST_LINES: usize = 12;
@@ -45,33 +50,43 @@ pub fn run(
         dram_bytes: fs.memory,
         quantum: fs.quantum,
         bootargs: fs.bootargs.clone(),
+        net_mac: Some(kvsim_os::full_system::SERVER_MAC),
     };
     let mut m = Machine::new(cfg, boot)
         .map_err(|e| (SimError::Config(format!("System.full_system.kernel {:?}: {e}", fs.kernel)), None))?;
-    let max_insts = if system.max_insts == 0 { u64::MAX } else { system.max_insts };
-    let result = match system.mode {
-        SystemMode::Functional => {
-            drive(&mut m, &mut NoHook, max_insts, every, progress, "functional").map(|e| (e, None))
+    let mut net = match system.client.enabled {
+        true => {
+            let argv = server_argv(&fs.bootargs);
+            Some(FsNet::new(system, &argv).map_err(|e| (SimError::Config(format!("System.client: {e}")), None))?)
         }
+        false => None,
+    };
+    m.stop_on_tx = net.is_some();
+    let max_insts = if system.max_insts == 0 { u64::MAX } else { system.max_insts };
+    let mut run = Run { net: net.as_mut(), up_within: fs.net_up_within, max_insts, every };
+    let result = match system.mode {
+        SystemMode::Functional => drive(&mut m, &mut NoHook, &mut run, progress, "functional").map(|e| (e, None)),
         SystemMode::Detailed => {
             let mut hook = TimingHook::new(system, 0, timing_system(system).map_err(|e| (e, None))?, 0);
             hook.sys.reset_stats();
             for h in &mut m.harts {
                 h.timed_ps = Some(0);
             }
-            drive(&mut m, &mut hook, max_insts, every, progress, "detailed").map(|e| (e, Some(hook)))
+            drive(&mut m, &mut hook, &mut run, progress, "detailed").map(|e| (e, Some(hook)))
         }
     };
     let (end, hook) = match result {
         Ok(r) => r,
         Err(e) => {
-            let out = output(&mut m, StopReason::Exit, None);
+            let out = output(&mut m, StopReason::Exit, None, net.as_ref());
             return Err((e, Some(out)));
         }
     };
     let stop = match end {
         End::PowerOff { .. } => StopReason::Exit,
         End::InstLimit => StopReason::MaxInsts,
+        // The client answered every measured request (the server runs on).
+        End::Transmitted => StopReason::ClientDone,
         End::Reset => {
             let why = format!(
                 "the guest reset the machine after {} instructions (a Linux kernel reboots so on a panic, with \
@@ -79,35 +94,98 @@ pub fn run(
                 m.total_insts(),
                 last_lines(&m.console())
             );
-            let out = output(&mut m, StopReason::Exit, None);
+            let out = output(&mut m, StopReason::Exit, None, net.as_ref());
             return Err((guest_error(&m, why), Some(out)));
         }
     };
-    let mut out = output(&mut m, stop, hook);
+    let mut out = output(&mut m, stop, hook, net.as_ref());
     if let End::PowerOff { code } = end {
         out.exit_code = Some(code as i64);
     }
     Ok(out)
 }
 
-/// Run `m` with `hook` to its end, reporting progress every `every` instructions.
+/// The server's arguments on a command line: the words after `-- mcd` (the kernel hands the words after `--` to
+/// /init, which serves memcached when the first is `mcd`; models/full_system.py's `server_argv` reads it so too).
+pub fn server_argv(bootargs: &str) -> Vec<String> {
+    let words: Vec<&str> = bootargs.split_whitespace().collect();
+    match words.iter().position(|&w| w == "--") {
+        Some(i) if words.get(i + 1) == Some(&"mcd") => words[i + 2..].iter().map(|w| w.to_string()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What a run is driven by besides the machine: the client (if any) and the limits.
+struct Run<'a> {
+    net: Option<&'a mut FsNet>,
+    up_within: u64,
+    max_insts: u64,
+    every: u64,
+}
+
+/// Run `m` with `hook` to its end, reporting progress every `run.every` instructions. With a client the machine
+/// stops whenever the guest sends, and at least every quantum of every hart, for the client to take the frames
+/// and answer; the run ends (`End::Transmitted`) when the client is done.
 fn drive<H: ExecHook>(
     m: &mut Machine,
     hook: &mut H,
-    max_insts: u64,
-    every: u64,
+    run: &mut Run,
     progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
     phase: &'static str,
 ) -> SimResult<End> {
+    let fail = |m: &mut Machine, e: String| {
+        let why = format!("{e}; the console's last lines:\n{}", last_lines(&m.console()));
+        guest_error(m, why)
+    };
+    let step = match run.net {
+        Some(_) => m.cfg.quantum.saturating_mul(m.cfg.harts as u64).max(1),
+        None => run.every.max(1),
+    };
+    let mut next_report = m.total_insts().saturating_add(run.every.max(1));
     loop {
-        let limit = m.total_insts().saturating_add(every.max(1)).min(max_insts);
-        let end = m.run_hooked(limit, hook).map_err(|e| {
-            let why = format!("{e}; the console's last lines:\n{}", last_lines(&m.console()));
-            guest_error(m, why)
-        })?;
-        progress(&Progress { insts: m.total_insts(), sim_ticks: m.time_ps(), phase, answered: None })?;
+        let limit = m.total_insts().saturating_add(step).min(run.max_insts);
+        let end = m.run_hooked(limit, hook).map_err(|e| fail(m, e))?;
+        if m.total_insts() >= next_report || !matches!(end, End::InstLimit | End::Transmitted) {
+            progress(&Progress { insts: m.total_insts(), sim_ticks: m.time_ps(), phase, answered: None })?;
+            next_report = m.total_insts().saturating_add(run.every.max(1));
+        }
+        if let Some(net) = run.net.as_deref_mut() {
+            if let End::PowerOff { .. } | End::Reset = end {
+                let why = match net.up_at {
+                    None => "the guest never brought its network device up (it powered off or reset first)".into(),
+                    Some(_) => format!(
+                        "the guest powered off or reset before the client was done (client phase {:?})",
+                        net.client.phase
+                    ),
+                };
+                return Err(fail(m, why));
+            }
+            let event = net.exchange(m).map_err(|e| SimError::Client(format!("FS mode: {e}")))?;
+            if event == kvsim_client::ClientEvent::Done {
+                return Ok(End::Transmitted);
+            }
+            if net.up_at.is_none() && m.time_ps() > run.up_within {
+                let state = m.platform().net.as_ref().map_or(String::new(), |n| {
+                    format!(
+                        "device status {:#x}, receive queue ready {}, receive buffers posted {}",
+                        n.status, n.queues[0].ready, n.queues[0].notified
+                    )
+                });
+                return Err(fail(
+                    m,
+                    format!(
+                        "the guest never brought its network device up: {:.3} ms of simulated time passed \
+                         (FullSystem.net_up_within = {:.3} ms) and the virtio-net driver has not posted receive \
+                         buffers ({state}); the client waits for them",
+                        m.time_ps() as f64 * 1e-9,
+                        run.up_within as f64 * 1e-9
+                    ),
+                ));
+            }
+        }
         match end {
-            End::InstLimit if limit < max_insts => continue,
+            End::InstLimit if limit < run.max_insts => continue,
+            End::Transmitted => continue,
             end => return Ok(end),
         }
     }
@@ -135,7 +213,7 @@ pub fn last_lines(console: &str) -> String {
     out.join("\n")
 }
 
-fn output(m: &mut Machine, stop: StopReason, hook: Option<TimingHook>) -> RunOutput {
+fn output(m: &mut Machine, stop: StopReason, hook: Option<TimingHook>, net: Option<&FsNet>) -> RunOutput {
     let sim_ticks = m.time_ps();
     let mut stats = Vec::new();
     let mut push =
@@ -167,6 +245,32 @@ fn output(m: &mut Machine, stop: StopReason, hook: Option<TimingHook>) -> RunOut
     push(fs.clone() + "console_bytes", console.len() as u64, "bytes the guest wrote to the console");
     push(fs.clone() + "sbi_calls", m.sbi_calls, "firmware (SBI) calls the simulator answered");
     push(fs + "system_insts", m.system_insts, "system instructions the machine finished itself");
+    if let Some(n) = m.platform().net.as_ref().map(|n| n.counts) {
+        let at = paths::fs_net();
+        push(at.clone() + "rx_frames", n.rx_frames, "frames the device wrote into the guest's receive buffers");
+        push(at.clone() + "rx_bytes", n.rx_bytes, "bytes of those frames (without the virtio-net header)");
+        push(at.clone() + "rx_dropped", n.rx_dropped, "frames dropped while no receive buffer was posted");
+        push(at.clone() + "tx_frames", n.tx_frames, "frames the guest sent");
+        push(at.clone() + "tx_bytes", n.tx_bytes, "bytes of those frames (without the virtio-net header)");
+        push(at.clone() + "notifications", n.notifications, "queue notifications from the driver");
+        push(at + "interrupts", n.interrupts, "interrupts the device raised");
+    }
+    if let Some(net) = net {
+        let at = paths::fs_net();
+        push(at.clone() + "arp_replies", net.arp_replies, "ARP requests the client's host answered");
+        push(at.clone() + "other_frames", net.other_frames, "guest frames neither ARP nor IPv4 to the client");
+        push(at + "up_ticks", net.up_at.unwrap_or(0), "when the guest brought its network device up (ps)");
+        for (name, value, desc) in net.client.stats() {
+            stats.push(Stat { name, value, desc: desc.into() });
+        }
+        let req = net.client.stats.requests;
+        let measured = total - net.measure_start.map_or(0, |(_, insts)| insts);
+        stats.push(Stat {
+            name: paths::client() + "insts_per_request",
+            value: if req > 0 { measured as f64 / req as f64 } else { 0.0 },
+            desc: "instructions of all harts (kernel and user) in the measured phase per measured request".into(),
+        });
+    }
     if let Some(mut hook) = hook {
         hook.sys.finish();
         let mut timing = Vec::new();

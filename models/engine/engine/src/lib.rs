@@ -24,6 +24,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod driver;
+pub mod fs_net;
 pub mod full_system;
 #[cfg(test)]
 mod fuzz;

@@ -89,6 +89,16 @@ fn run() -> Result<(), String> {
         m.system_insts,
         m.mem.xlate_stats(),
     );
+    if let Some(net) = m.platform().net.as_ref() {
+        eprintln!(
+            "fs_run: virtio-net: status {:#x}, features {:#x}, rx ready {} posted {}, {:?}",
+            net.status,
+            net.driver_features,
+            net.queues[0].ready,
+            net.rx_posted(),
+            net.counts
+        );
+    }
     for (h, p) in m.prv.iter().enumerate() {
         eprintln!(
             "fs_run: hart {h}: pc {:#x}, {} mode, traps to S {}, to M {}, interrupts {}",

@@ -17,6 +17,12 @@ pub struct FullSystem {
     pub memory: u64,
     /// most instructions a hart runs before the FS scheduler looks at the others and the devices (assumed 10,000: short against a timer tick, long against a switch); a timer interrupt still lands at its tick in functional mode, and within one quantum of it in detailed mode
     pub quantum: u64,
+    /// Gb/s of the wire between the ghost client and the machine's virtio-net device, each way (assumed 10: the 10 GbE of the dense servers' studies); a frame takes its bytes plus 24 of PHY overhead at this rate and arrives with its last bit (no propagation delay: assumed a short direct cable)
+    pub link_rate: f64,
+    /// time from the guest's network driver posting its receive buffers to the client's first frame: the link comes up after its driver enables it, as a real link does (assumed 1 ms, a short link's bring-up); Linux posts its buffers before it has finished bringing the interface up, so a frame at once may find no route to its address and be dropped [ps]
+    pub link_up_delay: u64,
+    /// with System.client.enabled: the simulated time by which the guest must bring its network device up (driver ready, receive buffers posted) or the run stops with the console's last lines (assumed 1 s: over 30x the 30 ms Linux takes to reach /init) [ps]
+    pub net_up_within: u64,
 }
 
 impl Default for FullSystem {
@@ -29,6 +35,9 @@ impl Default for FullSystem {
             bootargs: String::from("earlycon console=ttyS0 panic=-1 initramfs_async=0"),
             memory: 268435456,
             quantum: 10000,
+            link_rate: 10.0,
+            link_up_delay: 1000000000,
+            net_up_within: 1000000000000,
         }
     }
 }

@@ -128,6 +128,13 @@ pub fn full_system() -> String {
 /// The counters the engine writes below `full_system`.
 pub const FULL_SYSTEM_COUNTERS: &[&str] = &["console_bytes", "sbi_calls", "system_insts"];
 
+/// `system.fs.net.`: FS mode: the virtio-net device (frames and bytes received into the guest and sent by it, frames dropped while no receive buffer was posted, driver notifications, interrupts raised), the ARP replies of the client's host, the guest's frames that were neither ARP nor IPv4 to the client, and when the guest brought the device up (ps).
+pub fn fs_net() -> String {
+    String::from("system.fs.net.")
+}
+/// The counters the engine writes below `fs_net`.
+pub const FS_NET_COUNTERS: &[&str] = &["arp_replies", "interrupts", "notifications", "other_frames", "rx_bytes", "rx_dropped", "rx_frames", "tx_bytes", "tx_frames", "up_ticks"];
+
 /// `system.numa.socket{socket}.`: the NUMA map: guest memory placed in one socket's memory.
 pub fn numa(socket: usize) -> String {
     format!("system.numa.socket{socket}.")

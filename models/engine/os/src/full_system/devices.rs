@@ -8,6 +8,8 @@
 use kvsim_isa::mmio::Mmio;
 use kvsim_isa::trap::{Access, Trap};
 
+use super::virtio_net::VirtioNet;
+
 /// The physical memory map (qemu virt's).
 pub mod map {
     pub const TEST: u64 = 0x0010_0000;
@@ -18,6 +20,10 @@ pub mod map {
     pub const UART0: u64 = 0x1000_0000;
     pub const UART_SIZE: u64 = 0x100;
     pub const UART0_IRQ: u32 = 10;
+    /// The first of qemu virt's virtio-mmio slots (the one its first `-device` takes) and its interrupt.
+    pub const VIRTIO0: u64 = 0x1000_1000;
+    pub const VIRTIO_SIZE: u64 = 0x1000;
+    pub const VIRTIO0_IRQ: u32 = 1;
     pub const DRAM: u64 = 0x8000_0000;
     /// Every physical address below DRAM is a device address (holes fault).
     pub const DEVICES_END: u64 = DRAM - 1;
@@ -302,11 +308,19 @@ pub struct Platform {
     pub plic: Plic,
     pub uart: Uart,
     pub power: Option<PowerRequest>,
+    /// The network device (None: the machine has none).
+    pub net: Option<VirtioNet>,
 }
 
 impl Platform {
-    pub fn new(harts: usize) -> Platform {
-        Platform { clint: Clint::new(harts), plic: Plic::new(harts), uart: Uart::default(), power: None }
+    pub fn new(harts: usize, net_mac: Option<[u8; 6]>) -> Platform {
+        Platform {
+            clint: Clint::new(harts),
+            plic: Plic::new(harts),
+            uart: Uart::default(),
+            power: None,
+            net: net_mac.map(VirtioNet::new),
+        }
     }
 
     /// Bring the PLIC's view of the devices' lines up to date (after a device access or an event).
@@ -315,8 +329,16 @@ impl Platform {
         if (self.plic.lines >> map::UART0_IRQ) & 1 != uart as u64 {
             self.plic.set_line(map::UART0_IRQ, uart);
         }
+        let net = self.net.as_ref().is_some_and(VirtioNet::irq_line);
+        if (self.plic.lines >> map::VIRTIO0_IRQ) & 1 != net as u64 {
+            self.plic.set_line(map::VIRTIO0_IRQ, net);
+        }
     }
 }
+
+/// The reason of the refused access that ends a slice at a write to the network device's QueueNotify: the
+/// machine retires the store and serves the queue at once (it has the memory the device reads and writes).
+pub const NET_KICK: &str = "the network device was notified";
 
 /// The reason of the refused access that ends a slice at a power-off store (see `Platform::store`).
 pub const POWER_STOP: &str = "the machine powers off";
@@ -333,6 +355,15 @@ impl Mmio for Platform {
             a if (PLIC..PLIC + PLIC_SIZE).contains(&a) && size == 4 => self.plic.load(a - PLIC),
             a if (UART0..UART0 + UART_SIZE).contains(&a) && size == 1 => Some(self.uart.load(a - UART0)),
             a if (TEST..TEST + 0x1000).contains(&a) => Some(0),
+            a if (VIRTIO0..VIRTIO0 + VIRTIO_SIZE).contains(&a) => match self.net.as_mut() {
+                Some(net) => net.load(a - VIRTIO0, size),
+                // An empty virtio-mmio slot: the magic and version, device id 0 (the driver skips it).
+                None => match a - VIRTIO0 {
+                    0 if size == 4 => Some(0x7472_6976),
+                    4 if size == 4 => Some(2),
+                    _ => Some(0),
+                },
+            },
             _ => None,
         };
         self.sync_lines();
@@ -360,6 +391,13 @@ impl Mmio for Platform {
                 };
                 return Err(refuse(addr, size, access, POWER_STOP));
             }
+            a if (VIRTIO0..VIRTIO0 + VIRTIO_SIZE).contains(&a) => match self.net.as_mut() {
+                Some(net) => match net.store(a - VIRTIO0, size, val) {
+                    Some(true) => return Err(refuse(addr, size, access, NET_KICK)),
+                    done => done.map(|_| ()),
+                },
+                None => Some(()),
+            },
             _ => None,
         };
         self.sync_lines();

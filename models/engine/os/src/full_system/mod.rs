@@ -12,8 +12,10 @@
 pub mod devices;
 pub mod fdt;
 mod sbi;
+pub mod virtio_net;
 
 use std::any::Any;
+use std::collections::VecDeque;
 
 use kvsim_isa::exec::{self, ExecHook, NoHook, Stop};
 use kvsim_isa::hart::{insts_to_ps, Hart};
@@ -23,6 +25,7 @@ use kvsim_isa::trap::Trap;
 use kvsim_timing::inst::{InstClass, InstInfo};
 
 use devices::{map, Platform, PowerRequest};
+use virtio_net::VirtioNet;
 
 /// How a machine is configured.
 #[derive(Debug, Clone)]
@@ -36,7 +39,13 @@ pub struct FsConfig {
     pub quantum: u64,
     /// The kernel's command line (the device tree's /chosen/bootargs).
     pub bootargs: String,
+    /// The network device's MAC address (None: the machine has no network device).
+    pub net_mac: Option<[u8; 6]>,
 }
+
+/// The MAC address of the machine's network device: the one the ghost client sends its frames to (the client's
+/// wire format, kvsim_client's wire.rs).
+pub const SERVER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
 
 impl Default for FsConfig {
     fn default() -> Self {
@@ -46,6 +55,7 @@ impl Default for FsConfig {
             dram_bytes: 256 << 20,
             quantum: 10_000,
             bootargs: "earlycon console=ttyS0 panic=-1 initramfs_async=0".into(),
+            net_mac: Some(SERVER_MAC),
         }
     }
 }
@@ -69,6 +79,9 @@ pub enum End {
     Reset,
     /// The instruction limit of the run was reached.
     InstLimit,
+    /// The network device sent frames (`Machine::net_out`) and the machine was asked to stop for them
+    /// (`Machine::stop_on_tx`).
+    Transmitted,
 }
 
 /// Where execution starts.
@@ -103,6 +116,16 @@ pub struct Machine {
     pub by_level: Vec<[LevelCounts; 3]>,
     /// Detailed mode: the time (ps) a woken hart's core sleeps until before it runs again.
     sleep_until: Vec<Option<u64>>,
+    /// Frames on their way to the network device, with the time (ps) each arrives (its last bit), in order.
+    pub net_in: VecDeque<(u64, Vec<u8>)>,
+    /// Frames the network device sent, with the time (ps) each left (the notify that queued it).
+    pub net_out: Vec<(u64, Vec<u8>)>,
+    /// Stop the run (`End::Transmitted`) as soon as the network device has sent frames, so the other end answers
+    /// at their time.
+    pub stop_on_tx: bool,
+    /// When the device last wrote a received frame into the guest's memory (ps): the first instruction boundary
+    /// (of the hart furthest behind) at or after the frame's arrival, or the moment a sleeping hart wakes to it.
+    pub last_rx_ps: Option<u64>,
 }
 
 /// One hart's work at one privilege level: its instructions (of which loads and stores) and the simulated time
@@ -153,7 +176,7 @@ impl Machine {
         let dram_end = map::DRAM + cfg.dram_bytes;
         let mut mem = Memory::new(cfg.dram_bytes, true, cfg.harts);
         mem.enable_full_system(map::DRAM, dram_end, 0, map::DEVICES_END);
-        mem.devices = Some(Box::new(Platform::new(cfg.harts)));
+        mem.devices = Some(Box::new(Platform::new(cfg.harts, cfg.net_mac)));
         // The device tree sits at the top of memory, 2 MiB aligned (where qemu puts it).
         let dtb_addr = (dram_end - (1 << 21)) & !((1 << 21) - 1);
         let (entry, firmware, initrd, supervisor_start) = match boot {
@@ -238,6 +261,10 @@ impl Machine {
             system_insts: 0,
             by_level: vec![[LevelCounts::default(); 3]; n_harts],
             sleep_until: vec![None; n_harts],
+            net_in: VecDeque::new(),
+            net_out: Vec::new(),
+            stop_on_tx: false,
+            last_rx_ps: None,
         })
     }
 
@@ -271,6 +298,14 @@ impl Machine {
         let num = target.saturating_sub(asleep);
         let den = tb * 1_000_000_000_000;
         Some(num.div_ceil(den).min(u64::MAX as u128) as u64)
+    }
+
+    /// The instruction count at which hart `h`'s functional time reaches `ps` (None: beyond range).
+    fn insts_at_ps(&self, h: usize, ps: u64) -> Option<u64> {
+        let hart = &self.harts[h];
+        let busy = ps.saturating_sub(hart.idle_ps) as u128;
+        let n = (busy * hart.clock.max(1) as u128).div_ceil(1_000_000_000_000);
+        u64::try_from(n).ok()
     }
 
     /// Set hart `h`'s interrupt lines from the devices at its current time, and let the firmware turn its timer
@@ -338,7 +373,15 @@ impl Machine {
         for h in 0..self.harts.len() {
             let t = match self.run_state[h] {
                 HartRun::Running => Some(self.harts[h].time_ps()),
-                HartRun::Asleep => self.wake_time(h).map(|w| w.max(self.harts[h].time_ps())),
+                HartRun::Asleep => {
+                    // A frame arriving may raise an interrupt that wakes it (wfi wakes on any pending interrupt).
+                    let frame = self.net_in.front().map(|f| f.0);
+                    let w = match (self.wake_time(h), frame) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    w.map(|w| w.max(self.harts[h].time_ps()))
+                }
                 HartRun::Stopped => None,
             };
             if let Some(t) = t {
@@ -383,9 +426,66 @@ impl Machine {
             if total >= max_insts {
                 return Ok(End::InstLimit);
             }
+            if self.stop_on_tx && !self.net_out.is_empty() {
+                return Ok(End::Transmitted);
+            }
             let h = self.pick()?;
+            self.deliver_frames(self.harts[h].time_ps())?;
             self.step(h, max_insts - total, hook)?;
         }
+    }
+
+    /// The network device with the memory it reads and writes (the platform lives inside the memory as its
+    /// device bus, so it is taken out for the call).
+    fn with_net<R>(&mut self, f: impl FnOnce(&mut VirtioNet, &mut Memory) -> R) -> Option<R> {
+        let mut bus = self.mem.devices.take()?;
+        let plat: &mut Platform = (bus.as_mut() as &mut dyn Any).downcast_mut().expect("the FS bus is the Platform");
+        let r = plat.net.as_mut().map(|net| f(net, &mut self.mem));
+        plat.sync_lines();
+        self.mem.devices = Some(bus);
+        r
+    }
+
+    /// Hand the network device every frame that has arrived by `now_ps`.
+    fn deliver_frames(&mut self, now_ps: u64) -> Result<(), String> {
+        while self.net_in.front().is_some_and(|f| f.0 <= now_ps) {
+            let (_, frame) = self.net_in.pop_front().unwrap();
+            let before = self.platform().net.as_ref().map_or(0, |n| n.counts.rx_frames);
+            match self.with_net(|net, mem| net.arrive(mem, frame)) {
+                Some(r) => r?,
+                None => return Err("a frame arrived for a machine without a network device".into()),
+            }
+            if self.platform().net.as_ref().map_or(0, |n| n.counts.rx_frames) > before {
+                self.last_rx_ps = Some(now_ps);
+            }
+        }
+        Ok(())
+    }
+
+    /// Serve the queues the driver notified (hart `h`'s store just did): receive buffers posted take waiting
+    /// frames, frames queued for transmission leave at the hart's time.
+    fn serve_net(&mut self, h: usize) -> Result<(), String> {
+        let now = self.harts[h].time_ps();
+        let rx_before = self.platform().net.as_ref().map_or(0, |n| n.counts.rx_frames);
+        let sent = self
+            .with_net(|net, mem| {
+                let kicked = std::mem::take(&mut net.kicked);
+                if kicked & (1 << virtio_net::RX_QUEUE) != 0 {
+                    net.queues[virtio_net::RX_QUEUE].notified = true;
+                    net.drain_backlog(mem)?;
+                }
+                if kicked & (1 << virtio_net::TX_QUEUE) != 0 {
+                    net.queues[virtio_net::TX_QUEUE].notified = true;
+                    return net.transmit(mem);
+                }
+                Ok(Vec::new())
+            })
+            .unwrap_or(Ok(Vec::new()))?;
+        if self.platform().net.as_ref().map_or(0, |n| n.counts.rx_frames) > rx_before {
+            self.last_rx_ps = Some(now);
+        }
+        self.net_out.extend(sent.into_iter().map(|f| (now, f)));
+        Ok(())
     }
 
     /// Run hart `h` for one slice (at most `limit` instructions).
@@ -426,6 +526,13 @@ impl Machine {
         if let Some(at) = self.insts_at_tick(h, cmp) {
             if at > self.harts[h].cnt.insts {
                 budget = budget.min(at - self.harts[h].cnt.insts);
+            }
+        }
+        if let Some(&(at, _)) = self.net_in.front() {
+            if let Some(n) = self.insts_at_ps(h, at) {
+                if n > self.harts[h].cnt.insts {
+                    budget = budget.min(n - self.harts[h].cnt.insts);
+                }
             }
         }
         let timed = self.harts[h].timed_ps.is_some();
@@ -477,8 +584,9 @@ impl Machine {
     /// The executor stopped on a fault at hart `h`'s PC: a system instruction to finish here, or an exception.
     fn fault<H: ExecHook>(&mut self, h: usize, trap: Trap, hook: &mut H) -> Result<(), String> {
         let pc = self.harts[h].pc;
-        if let Trap::Mmio { why: devices::POWER_STOP, addr, size, .. } = trap {
-            // The store that powered the machine off completed: retire it (and time it, in detailed mode).
+        if let Trap::Mmio { why: why @ (devices::POWER_STOP | devices::NET_KICK), addr, size, .. } = trap {
+            // The store that powered the machine off or notified the network device completed: retire it (and
+            // time it, in detailed mode).
             let len = if self.mem.fetch_word(pc).unwrap_or(0) & 3 == 3 { 4 } else { 2 };
             let hart = &mut self.harts[h];
             hart.pc = pc + len;
@@ -496,6 +604,9 @@ impl Machine {
                 };
                 hook.on_inst(h, &info);
                 hart.timed_ps = hook.time_ps(h);
+            }
+            if why == devices::NET_KICK {
+                self.serve_net(h)?;
             }
             return Ok(());
         }
@@ -637,3 +748,5 @@ pub fn privilege_name(p: u8) -> &'static str {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod virtio_net_tests;
