@@ -349,6 +349,10 @@ impl Net {
             let dma = |f: DmaFault| StepError::Dma(DmaFault { queue: global[f.queue], ..f });
             match clock.as_mut() {
                 Some(c) => {
+                    if let Some(t) = nic.timing.as_mut() {
+                        let times: Vec<u64> = global.iter().map(|&g| c.queue_time[g]).collect();
+                        t.note_rx_doorbells(&bus.nics[k], &times);
+                    }
                     let queue_owner = &self.nic_queue_owner[k];
                     let mut port = AgentPort { agent: nic.agent, queue_owner, memory: &mut *c.io };
                     nic.advance(&mut bus.nics[k], mem, c.now, &mut port).map_err(dma)?;

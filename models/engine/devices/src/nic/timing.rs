@@ -119,6 +119,12 @@ pub struct NicTiming {
     pub used: bool,
     /// Per queue: the distinct lines its DMA touched since the last reset (descriptors, buffers, head word).
     io_lines: Vec<std::collections::HashSet<u64>>,
+    /// Per queue and RX ring slot: when the slot's descriptor was last handed to the NIC (the time of the RX_TAIL
+    /// doorbell that posted it, `note_rx_doorbells`); a frame's DMA into it cannot start before the doorbell has
+    /// reached the NIC. Empty until the queue's first doorbell is noted (slots posted before: no constraint).
+    rx_posted_at: Vec<Vec<u64>>,
+    /// Per queue: RX_TAIL as the NIC last noted it.
+    rx_tail_seen: Vec<u64>,
 }
 
 impl NicTiming {
@@ -154,6 +160,43 @@ impl NicTiming {
             rx_dma_ps: 0,
             used: false,
             io_lines: vec![Default::default(); queues],
+            rx_posted_at: vec![Vec::new(); queues],
+            rx_tail_seen: vec![0; queues],
+        }
+    }
+
+    /// Note the RX descriptors the driver has posted since the last call: each slot between the RX_TAIL the NIC
+    /// last saw and the current one was handed over at `queue_time[q]` (the doorbell taken at the time of the
+    /// queue's hart at the step, as for TX). The first call for a queue (or after its ring changed size) takes
+    /// the slots already posted as handed over before timing started.
+    pub fn note_rx_doorbells(&mut self, regs: &NicRegs, queue_time: &[u64]) {
+        for (q, x) in regs.queues.iter().enumerate() {
+            let size = x.rx_ring.1 as usize;
+            let (Some(slots), Some(&t)) = (self.rx_posted_at.get_mut(q), queue_time.get(q)) else { continue };
+            if !x.enabled || size == 0 {
+                continue;
+            }
+            if slots.len() != size {
+                *slots = vec![0; size];
+                self.rx_tail_seen[q] = x.rx_tail;
+                continue;
+            }
+            let mask = x.rx_ring.1 - 1;
+            let mut i = self.rx_tail_seen[q] & mask;
+            while i != x.rx_tail {
+                slots[i as usize] = t;
+                i = (i + 1) & mask;
+            }
+            self.rx_tail_seen[q] = x.rx_tail;
+        }
+    }
+
+    /// The earliest time a frame's DMA into RX slot `idx` of queue q may start: once the doorbell that posted the
+    /// slot has reached the NIC (`mmio_latency` after it), 0 when no doorbell was noted for it.
+    fn rx_slot_ready(&self, q: usize, idx: u64) -> u64 {
+        match self.rx_posted_at.get(q).and_then(|slots| slots.get(idx as usize)) {
+            Some(&t) if t > 0 => t + self.mmio_latency,
+            _ => 0,
         }
     }
 
@@ -311,6 +354,9 @@ impl NicTiming {
         (s, entered): (u64, u64),
         io: IoFn,
     ) {
+        // A frame that waited in the FIFO for a descriptor starts when the doorbell posting it reached the NIC,
+        // not when the frame arrived (its FIFO entry time `s`).
+        let s = s.max(self.rx_slot_ready(q, idx));
         // Descriptor prefetch: RX descriptors are fetched 8 at a time (one 128-byte read per 8 frames), on the
         // link but off the frame's path.
         let lat = self.link.latency();
@@ -701,6 +747,42 @@ mod tests {
         assert_eq!(regs.queues[0].rx_head, 0, "not visible one picosecond early");
         nic.advance(&mut regs, &mut mem, visible, &mut port).unwrap();
         assert_eq!(regs.queues[0].rx_head, 1);
+    }
+
+    /// A frame that arrives while its queue owns no descriptor waits in the FIFO; its DMA starts when the doorbell
+    /// that posts a descriptor has reached the NIC (the doorbell's time + mmio_latency), not at its arrival: the
+    /// data lines reach the port at exactly that start + the PCIe transfer + latency, and the DMA latency counts
+    /// the wait. (Before, the DMA was dated at the frame's arrival, microseconds before the descriptor existed.)
+    #[test]
+    fn a_frame_waiting_for_a_descriptor_starts_its_dma_after_the_doorbell() {
+        let (mut mem, mut regs, mut nic) = setup(100.0, 64);
+        regs.queues[0].rx_tail = 0; // the driver has posted nothing
+        nic.timing.as_mut().unwrap().note_rx_doorbells(&regs, &[1]);
+        nic.wire_send(0, frame(200), 0);
+        let log: std::cell::RefCell<Vec<(u64, bool, u64)>> = Default::default();
+        let mut port = |addr: u64, write: bool, t: u64| {
+            log.borrow_mut().push((addr, write, t));
+            t
+        };
+        let doorbell = 10_000_000; // 10 us
+        nic.advance(&mut regs, &mut mem, doorbell, &mut port).unwrap();
+        assert!(log.borrow().is_empty(), "no descriptor, no DMA: {log:?}");
+        assert_eq!(nic.fifo_frames(), 1);
+        let mut link = nic.timing.as_ref().unwrap().link.clone();
+        regs.store(kvsim_base::abi::DEVICE_BASE + crate::nic::reg::RX_TAIL, 8, 1, kvsim_isa::trap::Access::Store)
+            .unwrap();
+        nic.timing.as_mut().unwrap().note_rx_doorbells(&regs, &[doorbell]);
+        let start = doorbell + 100_000; // the doorbell reaches the NIC mmio_latency later
+        link.read(RING, 8 * DESC_LEN, start, Traffic::RxDescFetch, &mut |t| t);
+        let at_host = link.write_up(BUFS, 200, start, Traffic::RxData) + link.latency();
+        nic.advance(&mut regs, &mut mem, 2 * doorbell, &mut port).unwrap();
+        let data: Vec<_> = log.borrow().iter().filter(|x| x.1 && x.0 >= BUFS).map(|x| x.2).collect();
+        assert_eq!(data, vec![at_host; 4], "four data lines, after the doorbell");
+        assert_eq!(regs.queues[0].rx_head, 1);
+        let mut out = Vec::new();
+        nic.timing_stats(&mut out);
+        let latency_ns = out.iter().find(|s| s.0 == "system.nic0.rx_dma_latency_ns").unwrap().1;
+        assert!(latency_ns > 10_000.0, "the wait for the descriptor counts: {latency_ns} ns");
     }
 
     /// `n` frames sent at once at 10 GbE with the given coalescing, run to the end: (write-back PCIe writes,
