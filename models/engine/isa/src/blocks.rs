@@ -4,6 +4,14 @@
 //! the block (a side exit); not taken, the block goes on, so that the lookup and set-up of a block are paid once
 //! per taken transfer rather than once per branch (kvmix: 5.5 instructions a block when every branch ended one).
 //!
+//! A block ends in a marker (`Op::Undecoded`, never a decoded instruction), so the executor's loop over a block
+//! has no end test: reaching the marker is the fall-through exit. A block's exits remember the block they led to
+//! last (`Block::links`, checked by PC), so going from block to block usually needs no lookup. A link is followed
+//! only while decoded code is unchanged since the block holding it was looked up: every change to decoded code
+//! inside the executor (a store into it, fence.i) ends the block without a link, and the lookup after it empties
+//! the cache, links and all; changes made outside (system calls, the loader, a checkpoint) come before the
+//! executor's first lookup.
+//!
 //! Invalidation is by generation: guest memory counts every change to decoded code (a store to a page holding
 //! decoded instructions, fence.i, unmapping or losing execute permission: `Memory::code_generation`), and the cache
 //! empties itself at its next lookup after a change. The executor checks the generation after every store, so a
@@ -18,8 +26,34 @@ pub const MAX_INSTS: usize = 64;
 const TABLE: usize = 4096;
 const NO_PC: u64 = u64::MAX;
 
+/// The block an exit of a block led to last: (its PC, the block), or (`NO_PC`, null).
+pub type Link = std::cell::Cell<(u64, *const Block)>;
+
+/// Which of a block's links an exit uses.
+pub const LINK_TAKEN: usize = 0;
+/// Jumps and the fall-through exit.
+pub const LINK_END: usize = 1;
+
 pub struct Block {
+    /// The block's instructions, then the end marker: `Op::Undecoded`, its `at` the offset of the instruction
+    /// after the block (where the fall-through exit goes on).
     pub insts: Vec<Decoded>,
+    /// Taken conditional branches' exit (`LINK_TAKEN`), and the other exits' (`LINK_END`).
+    pub links: [Link; 2],
+}
+
+impl Block {
+    /// A block of `insts` (decoded, each with its `at`), ending at `end` half-words from its start.
+    pub fn new(mut insts: Vec<Decoded>, end: u8) -> Block {
+        insts.push(Decoded { at: end, ..Decoded::UNDECODED });
+        let unlinked = || std::cell::Cell::new((NO_PC, std::ptr::null()));
+        Block { insts, links: [unlinked(), unlinked()] }
+    }
+
+    /// The instructions, without the end marker.
+    pub fn instructions(&self) -> &[Decoded] {
+        &self.insts[..self.insts.len() - 1]
+    }
 }
 
 /// Does a block end after this operation? Unconditional control transfers (the next PC is never the following
