@@ -9,7 +9,7 @@ use kvsim_timing::inst::{InstClass, InstInfo, PrefetchKind};
 
 use super::decode::{Decoded, Op};
 use crate::blocks::{Block, Link, LINK_END, LINK_TAKEN, MAX_INSTS};
-use crate::hart::Hart;
+use crate::hart::{Hart, REGISTERS};
 use crate::memory::Memory;
 use crate::trap::{Access, Trap};
 
@@ -81,7 +81,7 @@ impl Tracer {
 
     /// One line: the PC, x1..x31, then f0..f31 as raw 64-bit patterns (singles NaN-boxed), 16 hex digits each.
     #[cold]
-    pub fn record(&mut self, pc: u64, x: &[u64; 64]) {
+    pub fn record(&mut self, pc: u64, x: &[u64; REGISTERS]) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         self.line.clear();
         for (i, v) in std::iter::once(pc).chain(x[1..64].iter().copied()).enumerate() {
@@ -156,7 +156,7 @@ fn sext32(v: u64) -> u64 {
 
 /// A computational F/D instruction, out of line so the integer loop's code stays small.
 #[inline(never)]
-fn fp_compute(op: Op, d: &Decoded, x: &[u64; 64], fcsr: &mut u32, a: u64, b: u64) -> Result<u64, &'static str> {
+fn fp_compute(op: Op, d: &Decoded, x: &[u64; REGISTERS], fcsr: &mut u32, a: u64, b: u64) -> Result<u64, &'static str> {
     // rs3 (FMAs only) is not in the decoded record: read it from the word.
     let c = x[(super::decode::FREG + (d.raw >> 27)) as usize];
     super::fpu::execute(op, d.raw, a, b, c, fcsr)
@@ -281,7 +281,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             // The operands, read by the operations that use them only.
             // SAFETY: the decoder only produces register numbers below 64 (5-bit fields, plus 32 for FP registers),
             // and the decoded-instruction cache holds nothing but decoder output.
-            debug_assert!(d.rd < 64 && d.rs1 < 64 && d.rs2 < 64);
+            debug_assert!(d.rd < 64 && d.rs1 < 64 && d.rs2 < 64 && (d.wd as usize) < REGISTERS);
             macro_rules! a {
                 () => {
                     unsafe { *x.get_unchecked(d.rs1 as usize) }
@@ -300,9 +300,8 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             macro_rules! wr {
                 ($v:expr) => {{
                     let v: u64 = $v;
-                    // SAFETY: rd < 64, as above. Only a write can make x0 non-zero, so only a write puts it back.
-                    unsafe { *x.get_unchecked_mut(d.rd as usize) = v };
-                    x[0] = 0;
+                    // SAFETY: wd is rd (< 64, as above) or DISCARD (64), both inside the register file.
+                    unsafe { *x.get_unchecked_mut(d.wd as usize) = v };
                 }};
             }
             let mut ea = 0u64;

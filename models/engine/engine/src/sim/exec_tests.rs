@@ -336,3 +336,23 @@ fn a_jalr_link_is_only_followed_to_the_target_it_was_made_for() {
     assert_eq!((m.harts[0].x[10], m.harts[0].x[11], m.harts[0].x[12]), (8, 4, 4));
     assert_eq!(m.harts[0].pc, ENTRY + 24);
 }
+
+#[test]
+fn writes_to_x0_are_discarded() {
+    // addi x0, x0, 5; lw x0, 0(sp) (a load to x0 still loads); addi a0, x0, 1; add a1, x0, x0
+    let m = run_words(&[addi(0, 0, 5), i(0, 2, 2, 0, 3), addi(10, 0, 1), r(0, 0, 0, 0, 11, OP)], &[(11, 9)]);
+    let h = &m.harts[0];
+    assert_eq!((h.x[0], h.x[10], h.x[11], h.cnt.loads), (0, 1, 0, 1));
+}
+
+#[test]
+fn a_hart_saves_its_64_registers_without_the_discard_slot() {
+    use kvsim_isa::hart::{Hart, DISCARD};
+    let mut h = Hart::new(0, 0x1000, 0x2000, 1_000_000_000);
+    h.x[63] = 9;
+    h.x[DISCARD] = 7;
+    let saved = serde_json::to_value(&h).unwrap();
+    assert_eq!(saved["x"].as_array().unwrap().len(), 64);
+    let back: Hart = serde_json::from_value(saved).unwrap();
+    assert_eq!((back.x[2], back.x[63], back.x[DISCARD]), (0x2000, 9, 0));
+}
