@@ -29,30 +29,37 @@ const NO_PC: u64 = u64::MAX;
 /// The block an exit of a block led to last: (its PC, the block), or (`NO_PC`, null).
 pub type Link = std::cell::Cell<(u64, *const Block)>;
 
-/// Which of a block's links an exit uses.
-pub const LINK_TAKEN: usize = 0;
-/// Jumps and the fall-through exit.
-pub const LINK_END: usize = 1;
-
 pub struct Block {
-    /// The block's instructions, then the end marker: `Op::Undecoded`, its `at` the offset of the instruction
-    /// after the block (where the fall-through exit goes on).
+    /// The PC of its first instruction.
+    pub pc: u64,
+    /// The block's instructions (each with its `at` and `idx`), then the end marker: `Op::Undecoded`, its `at` the
+    /// offset of the instruction after the block (where the fall-through exit goes on), its `idx` the number of
+    /// instructions.
     pub insts: Vec<Decoded>,
-    /// Taken conditional branches' exit (`LINK_TAKEN`), and the other exits' (`LINK_END`).
-    pub links: [Link; 2],
+    /// The link of each exit, by the `idx` of the instruction it leaves from (a taken branch, a jump, the end
+    /// marker's fall-through).
+    pub links: Vec<Link>,
 }
 
 impl Block {
-    /// A block of `insts` (decoded, each with its `at`), ending at `end` half-words from its start.
-    pub fn new(mut insts: Vec<Decoded>, end: u8) -> Block {
-        insts.push(Decoded { at: end, ..Decoded::UNDECODED });
-        let unlinked = || std::cell::Cell::new((NO_PC, std::ptr::null()));
-        Block { insts, links: [unlinked(), unlinked()] }
+    /// The block at `pc` of `insts` (decoded), ending at `end` half-words from its start.
+    pub fn new(pc: u64, insts: Vec<Decoded>, end: u8) -> Block {
+        let mut insts: Vec<Decoded> =
+            insts.into_iter().enumerate().map(|(i, d)| Decoded { idx: i as u8, ..d }).collect();
+        insts.push(Decoded { at: end, idx: insts.len() as u8, ..Decoded::UNDECODED });
+        let links = (0..insts.len()).map(|_| std::cell::Cell::new((NO_PC, std::ptr::null()))).collect();
+        Block { pc, insts, links }
+    }
+
+    /// The number of instructions (the end marker not counted).
+    #[inline(always)]
+    pub fn count(&self) -> usize {
+        self.insts.len() - 1
     }
 
     /// The instructions, without the end marker.
     pub fn instructions(&self) -> &[Decoded] {
-        &self.insts[..self.insts.len() - 1]
+        &self.insts[..self.count()]
     }
 }
 

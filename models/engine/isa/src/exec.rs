@@ -8,7 +8,7 @@ use std::io::Write;
 use kvsim_timing::inst::{InstClass, InstInfo, PrefetchKind};
 
 use super::decode::{Decoded, Op};
-use crate::blocks::{Block, Link, LINK_END, LINK_TAKEN, MAX_INSTS};
+use crate::blocks::{Block, Link, MAX_INSTS};
 use crate::hart::{Hart, REGISTERS};
 use crate::memory::Memory;
 use crate::trap::{Access, Trap};
@@ -237,23 +237,21 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Err(t) => break Stop::Fault(t),
             }
         };
-        let links: &[Link; 2] = &block.links;
-        let count = block.insts.len() - 1;
-        let first: *const Decoded = if count as u64 <= budget - n {
+        let first: *const Decoded = if block.count() as u64 <= budget - n {
             block.insts.as_ptr()
         } else {
             // The budget ends inside the block: run a copy of its first instructions, ended by a marker whose offset
             // is that of the first one left out.
             let k = (budget - n) as usize;
             let buf = partial.as_mut_ptr() as *mut Decoded;
-            // SAFETY: k < count <= MAX_INSTS, so the copy and the marker fit in `partial`.
+            // SAFETY: k < count <= MAX_INSTS, so the copy and the marker fit in `partial`. The copies keep their
+            // `idx`, which the marker continues.
             unsafe {
                 std::ptr::copy_nonoverlapping(block.insts.as_ptr(), buf, k);
-                buf.add(k).write(Decoded { at: block.insts[k].at, ..Decoded::UNDECODED });
+                buf.add(k).write(Decoded { at: block.insts[k].at, idx: k as u8, ..Decoded::UNDECODED });
             }
             buf
         };
-        let block_pc = resume;
         let mut next_inst = first;
         loop {
             // SAFETY: the loop leaves the block at its end marker at the latest, which `next_inst` never passes.
@@ -263,13 +261,12 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             // macros, so that only the operations that need them compute them.
             macro_rules! pc {
                 () => {
-                    block_pc.wrapping_add(2 * d.at as u64)
+                    block.pc.wrapping_add(2 * d.at as u64)
                 };
             }
             macro_rules! idx {
-                // SAFETY: d points into the instructions that start at `first`.
                 () => {
-                    unsafe { (d as *const Decoded).offset_from(first) as u64 }
+                    d.idx as u64
                 };
             }
             if TRACE && d.op != Op::Undecoded {
@@ -331,7 +328,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                     if $cond(a, b) {
                         taken = true;
                         h.cnt.taken_branches += 1;
-                        leave!(pc!().wrapping_add(imm!()), LINK_TAKEN);
+                        leave!(pc!().wrapping_add(imm!()));
                     }
                 }};
             }
@@ -423,16 +420,23 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 }};
             }
             // After the instruction that ends the block (a control transfer): retire it and go on at `next`, in the
-            // block that the exit's link (LINK_TAKEN or LINK_END) gives if it is for `next`.
+            // block that this exit's link gives if it is for `next`.
             macro_rules! leave {
-                ($next:expr, $link:expr) => {{
+                ($next:expr) => {{
                     let next: u64 = $next;
                     retire!(next);
-                    resume = next;
                     n += idx!() + 1;
-                    let link: &Link = &links[$link];
+                    follow!(next);
+                }};
+            }
+            // Go on at `next` through this exit's link if it is for `next`, else through a lookup that fills it.
+            macro_rules! follow {
+                ($next:expr) => {{
+                    resume = $next;
+                    // SAFETY: every instruction's idx, and the end marker's, is below links.len() (Block::new).
+                    let link: &Link = unsafe { block.links.get_unchecked(d.idx as usize) };
                     let (linked_pc, linked) = link.get();
-                    chained = if linked_pc == next { linked } else { std::ptr::null() };
+                    chained = if linked_pc == resume { linked } else { std::ptr::null() };
                     link_from = link;
                     continue 'run;
                 }};
@@ -474,13 +478,13 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Op::Jal => {
                     wr!(pc!().wrapping_add(d.len as u64));
                     h.cnt.jumps += 1;
-                    leave!(pc!().wrapping_add(imm!()), LINK_END);
+                    leave!(pc!().wrapping_add(imm!()));
                 }
                 Op::Jalr => {
                     let target = a!().wrapping_add(imm!()) & !1;
                     wr!(pc!().wrapping_add(d.len as u64));
                     h.cnt.jumps += 1;
-                    leave!(target, LINK_END);
+                    leave!(target);
                 }
                 Op::Lui => wr!(imm!()),
                 Op::Auipc => wr!(pc!().wrapping_add(imm!())),
@@ -649,13 +653,8 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 // The block's end marker (no instruction): it ran to its end (or to the budget) without a control
                 // transfer; go on after its last instruction.
                 Op::Undecoded => {
-                    resume = pc!();
                     n += idx!();
-                    let link: &Link = &links[LINK_END];
-                    let (linked_pc, linked) = link.get();
-                    chained = if linked_pc == resume { linked } else { std::ptr::null() };
-                    link_from = link;
-                    continue 'run;
+                    follow!(pc!());
                 }
                 // The computational F/D operations (`Op::is_fp_compute`), every one named so that the match is
                 // exhaustive and its jump table needs no range check.

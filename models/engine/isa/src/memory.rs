@@ -710,7 +710,7 @@ impl Memory {
         }
         let generation = self.code_generation;
         let _ = self.blocks.get(pc, generation); // empties the cache if decoded code changed since its last use
-        Ok(self.blocks.insert(pc, Block::new(insts, (at.wrapping_sub(pc) >> 1) as u8)))
+        Ok(self.blocks.insert(pc, Block::new(pc, insts, (at.wrapping_sub(pc) >> 1) as u8)))
     }
 
     /// The instruction word at `pc` (16 bits if compressed), read without touching pages; 0 if unreadable.
