@@ -274,19 +274,18 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                     t.record(pc!(), &h.x);
                 }
             }
-            let x = &mut h.x;
             // The operands, read by the operations that use them only.
             // SAFETY: the decoder only produces register numbers below 64 (5-bit fields, plus 32 for FP registers),
             // and the decoded-instruction cache holds nothing but decoder output.
             debug_assert!(d.rd < 64 && d.rs1 < 64 && d.rs2 < 64 && (d.wd as usize) < REGISTERS);
             macro_rules! a {
                 () => {
-                    unsafe { *x.get_unchecked(d.rs1 as usize) }
+                    unsafe { *h.x.get_unchecked(d.rs1 as usize) }
                 };
             }
             macro_rules! b {
                 () => {
-                    unsafe { *x.get_unchecked(d.rs2 as usize) }
+                    unsafe { *h.x.get_unchecked(d.rs2 as usize) }
                 };
             }
             macro_rules! imm {
@@ -298,7 +297,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 ($v:expr) => {{
                     let v: u64 = $v;
                     // SAFETY: wd is rd (< 64, as above) or DISCARD (64), both inside the register file.
-                    unsafe { *x.get_unchecked_mut(d.wd as usize) = v };
+                    unsafe { *h.x.get_unchecked_mut(d.wd as usize) = v };
                 }};
             }
             let mut ea = 0u64;
@@ -717,7 +716,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 | Op::FmvDX
                 | Op::FcvtDS) => {
                     debug_assert!(op.is_fp_compute());
-                    match fp_compute(op, d, x, &mut h.fcsr, a!(), b!()) {
+                    match fp_compute(op, d, &h.x, &mut h.fcsr, a!(), b!()) {
                         Ok(v) => wr!(v),
                         Err(why) => fault!(Trap::Illegal(why)),
                     }
