@@ -252,11 +252,10 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             }
             buf
         };
-        let mut next_inst = first;
+        let mut inst = first;
         loop {
-            // SAFETY: the loop leaves the block at its end marker at the latest, which `next_inst` never passes.
-            let d: &Decoded = unsafe { &*next_inst };
-            next_inst = unsafe { next_inst.add(1) };
+            // SAFETY: the loop leaves the block at its end marker at the latest, which `inst` never passes.
+            let d: &Decoded = unsafe { &*inst };
             // This instruction's PC, and its index in the block (instructions retired before it are n + idx):
             // macros, so that only the operations that need them compute them.
             macro_rules! pc {
@@ -724,6 +723,9 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 }
             }
             retire!(pc!().wrapping_add(d.len as u64));
+            // Moved on here, after the instruction, so that the exits do not carry the next one's address.
+            // SAFETY: this instruction was not the end marker (it leaves the loop), so the next one is in the block.
+            inst = unsafe { inst.add(1) };
         }
     };
     h.pc = resume;
