@@ -32,6 +32,8 @@ pub type Link = std::cell::Cell<(u64, *const Block)>;
 pub struct Block {
     /// The PC of its first instruction.
     pub pc: u64,
+    /// The number of instructions (the end marker not counted).
+    pub count: u64,
     /// The block's instructions (each with its `at` and `idx`), then the end marker: `Op::Undecoded`, its `at` the
     /// offset of the instruction after the block (where the fall-through exit goes on), its `idx` the number of
     /// instructions.
@@ -48,18 +50,12 @@ impl Block {
             insts.into_iter().enumerate().map(|(i, d)| Decoded { idx: i as u8, ..d }).collect();
         insts.push(Decoded { at: end, idx: insts.len() as u8, ..Decoded::UNDECODED });
         let links = (0..insts.len()).map(|_| std::cell::Cell::new((NO_PC, std::ptr::null()))).collect();
-        Block { pc, insts, links }
-    }
-
-    /// The number of instructions (the end marker not counted).
-    #[inline(always)]
-    pub fn count(&self) -> usize {
-        self.insts.len() - 1
+        Block { pc, count: insts.len() as u64 - 1, insts, links }
     }
 
     /// The instructions, without the end marker.
     pub fn instructions(&self) -> &[Decoded] {
-        &self.insts[..self.count()]
+        &self.insts[..self.count as usize]
     }
 }
 

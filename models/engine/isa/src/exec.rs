@@ -237,7 +237,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Err(t) => break Stop::Fault(t),
             }
         };
-        let first: *const Decoded = if block.count() as u64 <= budget - n {
+        let first: *const Decoded = if block.count <= budget - n {
             block.insts.as_ptr()
         } else {
             // The budget ends inside the block: run a copy of its first instructions, ended by a marker whose offset
@@ -333,8 +333,14 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             macro_rules! load {
                 ($n:literal, $conv:expr) => {{
                     ea = a!().wrapping_add(imm!());
-                    let v = tri!(mem.load::<$n>(ea));
-                    wr!($conv(v));
+                    // The fast path's value goes straight to the register, not through the slow path's Result.
+                    match mem.load_fast::<$n>(ea) {
+                        Some(v) => wr!($conv(v)),
+                        None => {
+                            let v = tri!(mem.load_other::<$n>(ea));
+                            wr!($conv(v));
+                        }
+                    }
                     h.cnt.loads += 1;
                 }};
             }

@@ -351,6 +351,26 @@ impl Memory {
         }
     }
 
+    /// `load`'s fast path alone: the value if the read TLB holds the page and the access is aligned.
+    #[inline(always)]
+    pub fn load_fast<const N: usize>(&self, addr: u64) -> Option<u64> {
+        let vpn = addr >> PAGE_SHIFT;
+        // SAFETY: the index is masked to the table size.
+        let e = unsafe { *self.rtlb.get_unchecked(tlb_slot(vpn)) };
+        if e.vpn == vpn && addr & (N as u64 - 1) == 0 {
+            // SAFETY: a TLB entry points at a live page; the aligned access lies inside it.
+            unsafe { Some(read_n::<N>(e.ptr.add((addr & (PAGE_SIZE - 1)) as usize))) }
+        } else {
+            None
+        }
+    }
+
+    /// `load`'s slow path (after `load_fast` declined).
+    #[inline(always)]
+    pub fn load_other<const N: usize>(&mut self, addr: u64) -> Result<u64, Trap> {
+        self.load_slow::<N>(addr, Access::Load)
+    }
+
     #[inline(never)]
     fn load_slow<const N: usize>(&mut self, addr: u64, access: Access) -> Result<u64, Trap> {
         if self.xlate.is_some() {
