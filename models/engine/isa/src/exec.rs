@@ -198,8 +198,8 @@ pub fn run<H: ExecHook, const TRACE: bool>(
 ) -> Stop {
     let hid = h.id;
     let mut tracer = tracer;
-    // Instructions retired before the current block; within a block an instruction's index (from its address in
-    // the block) adds to it, so nothing is counted per instruction.
+    // Instructions retired before the current block; within a block an instruction's index (`Decoded::idx`) adds
+    // to it, so nothing is counted per instruction.
     let mut n = 0u64;
     // Where the next block starts (the hart's PC between blocks).
     let mut resume = h.pc;
