@@ -4,6 +4,14 @@
 //! the block (a side exit); not taken, the block goes on, so that the lookup and set-up of a block are paid once
 //! per taken transfer rather than once per branch (kvmix: 5.5 instructions a block when every branch ended one).
 //!
+//! A block ends in a marker (`Op::Undecoded`, never a decoded instruction), so the executor's loop over a block
+//! has no end test: reaching the marker is the fall-through exit. A block's exits remember the block they led to
+//! last (`Block::links`, checked by PC), so going from block to block usually needs no lookup. A link is followed
+//! only while decoded code is unchanged since the block holding it was looked up: every change to decoded code
+//! inside the executor (a store into it, fence.i) ends the block without a link, and the lookup after it empties
+//! the cache, links and all; changes made outside (system calls, the loader, a checkpoint) come before the
+//! executor's first lookup.
+//!
 //! Invalidation is by generation: guest memory counts every change to decoded code (a store to a page holding
 //! decoded instructions, fence.i, unmapping or losing execute permission: `Memory::code_generation`), and the cache
 //! empties itself at its next lookup after a change. The executor checks the generation after every store, so a
@@ -18,8 +26,37 @@ pub const MAX_INSTS: usize = 64;
 const TABLE: usize = 4096;
 const NO_PC: u64 = u64::MAX;
 
+/// The block an exit of a block led to last: (its PC, the block), or (`NO_PC`, null).
+pub type Link = std::cell::Cell<(u64, *const Block)>;
+
 pub struct Block {
+    /// The PC of its first instruction.
+    pub pc: u64,
+    /// The number of instructions (the end marker not counted).
+    pub count: u64,
+    /// The block's instructions (each with its `at` and `idx`), then the end marker: `Op::Undecoded`, its `at` the
+    /// offset of the instruction after the block (where the fall-through exit goes on), its `idx` the number of
+    /// instructions.
     pub insts: Vec<Decoded>,
+    /// The link of each exit, by the `idx` of the instruction it leaves from (a taken branch, a jump, the end
+    /// marker's fall-through).
+    pub links: Vec<Link>,
+}
+
+impl Block {
+    /// The block at `pc` of `insts` (decoded), ending at `end` half-words from its start.
+    pub fn new(pc: u64, insts: Vec<Decoded>, end: u8) -> Block {
+        let mut insts: Vec<Decoded> =
+            insts.into_iter().enumerate().map(|(i, d)| Decoded { idx: i as u8, ..d }).collect();
+        insts.push(Decoded { at: end, idx: insts.len() as u8, ..Decoded::UNDECODED });
+        let links = (0..insts.len()).map(|_| std::cell::Cell::new((NO_PC, std::ptr::null()))).collect();
+        Block { pc, count: insts.len() as u64 - 1, insts, links }
+    }
+
+    /// The instructions, without the end marker.
+    pub fn instructions(&self) -> &[Decoded] {
+        &self.insts[..self.count as usize]
+    }
 }
 
 /// Does a block end after this operation? Unconditional control transfers (the next PC is never the following

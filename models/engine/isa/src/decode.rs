@@ -209,6 +209,12 @@ pub struct Decoded {
     /// at most 64 instructions of 4 bytes, so < 128), from which the executor derives its PC only when it needs
     /// it. 0 outside blocks. Sits in what was padding: the record stays 16 bytes.
     pub at: u8,
+    /// Where the executor writes the result: `rd`, or `hart::DISCARD` when rd is x0 (x0 stays 0 with no store to
+    /// put it back). Sits in what was padding.
+    pub wd: u8,
+    /// In a pre-decoded block: the instruction's index in it (instructions retired before it in the block), so
+    /// the executor counts without arithmetic on addresses. 0 outside blocks. Sits in what was padding.
+    pub idx: u8,
     pub imm: i32,
     /// The instruction word as fetched (16 bits for compressed instructions).
     pub raw: u32,
@@ -232,10 +238,12 @@ const R_MISCMEM: i32 = 5;
 const R_RM: i32 = 6;
 
 impl Decoded {
-    pub const UNDECODED: Decoded = Decoded { op: Op::Undecoded, rd: 0, rs1: 0, rs2: 0, len: 0, at: 0, imm: 0, raw: 0 };
+    pub const UNDECODED: Decoded =
+        Decoded { op: Op::Undecoded, rd: 0, rs1: 0, rs2: 0, len: 0, at: 0, wd: 0, idx: 0, imm: 0, raw: 0 };
 
     fn new(op: Op, rd: u32, rs1: u32, rs2: u32, imm: i32, raw: u32, len: u8) -> Decoded {
-        Decoded { op, rd: rd as u8, rs1: rs1 as u8, rs2: rs2 as u8, len, at: 0, imm, raw }
+        let wd = if rd == 0 { crate::hart::DISCARD as u8 } else { rd as u8 };
+        Decoded { op, rd: rd as u8, rs1: rs1 as u8, rs2: rs2 as u8, len, at: 0, wd, idx: 0, imm, raw }
     }
 
     pub fn illegal_reason(&self) -> &'static str {
@@ -275,7 +283,7 @@ fn sext(x: u32, width: u32) -> i32 {
 }
 
 fn illegal(raw: u32, len: u8, why: i32) -> Decoded {
-    Decoded { op: Op::Illegal, rd: 0, rs1: 0, rs2: 0, len, at: 0, imm: why, raw }
+    Decoded { op: Op::Illegal, rd: 0, rs1: 0, rs2: 0, len, at: 0, wd: 0, idx: 0, imm: why, raw }
 }
 
 pub fn decode32(raw: u32) -> Decoded {

@@ -8,7 +8,8 @@ use std::io::Write;
 use kvsim_timing::inst::{InstClass, InstInfo, PrefetchKind};
 
 use super::decode::{Decoded, Op};
-use crate::hart::Hart;
+use crate::blocks::{Block, Link, MAX_INSTS};
+use crate::hart::{Hart, REGISTERS};
 use crate::memory::Memory;
 use crate::trap::{Access, Trap};
 
@@ -80,7 +81,7 @@ impl Tracer {
 
     /// One line: the PC, x1..x31, then f0..f31 as raw 64-bit patterns (singles NaN-boxed), 16 hex digits each.
     #[cold]
-    pub fn record(&mut self, pc: u64, x: &[u64; 64]) {
+    pub fn record(&mut self, pc: u64, x: &[u64; REGISTERS]) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         self.line.clear();
         for (i, v) in std::iter::once(pc).chain(x[1..64].iter().copied()).enumerate() {
@@ -155,7 +156,7 @@ fn sext32(v: u64) -> u64 {
 
 /// A computational F/D instruction, out of line so the integer loop's code stays small.
 #[inline(never)]
-fn fp_compute(op: Op, d: &Decoded, x: &[u64; 64], fcsr: &mut u32, a: u64, b: u64) -> Result<u64, &'static str> {
+fn fp_compute(op: Op, d: &Decoded, x: &[u64; REGISTERS], fcsr: &mut u32, a: u64, b: u64) -> Result<u64, &'static str> {
     // rs3 (FMAs only) is not in the decoded record: read it from the word.
     let c = x[(super::decode::FREG + (d.raw >> 27)) as usize];
     super::fpu::execute(op, d.raw, a, b, c, fcsr)
@@ -197,11 +198,19 @@ pub fn run<H: ExecHook, const TRACE: bool>(
 ) -> Stop {
     let hid = h.id;
     let mut tracer = tracer;
-    // Instructions retired before the current block; within a block an instruction's index (from its address in
-    // the block) adds to it, so nothing is counted per instruction.
+    // Instructions retired before the current block; within a block an instruction's index (`Decoded::idx`) adds
+    // to it, so nothing is counted per instruction.
     let mut n = 0u64;
     // Where the next block starts (the hart's PC between blocks).
     let mut resume = h.pc;
+    // The block at `resume` when an exit's link gave it (no lookup needed), else null.
+    let mut chained: *const Block = std::ptr::null();
+    // The link to point at the block at `resume` after its lookup; null when there is none to fill, or when decoded
+    // code changed (the lookup then empties the cache, the block holding the link with it).
+    let mut link_from: *const Link = std::ptr::null();
+    let mut generation = mem.code_generation();
+    // The first instructions of a block that the budget ends inside, and an end marker after them.
+    let mut partial = [const { std::mem::MaybeUninit::<Decoded>::uninit() }; MAX_INSTS + 1];
     // A block at a time: its instructions run without a lookup each, the budget checked once per block. A store
     // that changes decoded code (the generation moves) ends the block after it. Within a block the PC is not
     // carried from instruction to instruction: an instruction that needs its own (auipc, jumps, branches, traps,
@@ -210,50 +219,86 @@ pub fn run<H: ExecHook, const TRACE: bool>(
         if n >= budget {
             break Stop::Budget;
         }
-        let block = match mem.block(resume) {
-            // SAFETY: the block stays in the cache until the next lookup (blocks.rs), after this one has run.
-            Ok(b) => unsafe { &(*b).insts },
-            Err(t) => break Stop::Fault(t),
+        let block: &Block = if !chained.is_null() {
+            // SAFETY: a link is followed only while decoded code is unchanged since the block holding it was looked
+            // up, so the block it points at (looked up under the same generation) is still in the cache.
+            unsafe { &*chained }
+        } else {
+            match mem.block(resume) {
+                Ok(b) => {
+                    if !link_from.is_null() && mem.code_generation() == generation {
+                        // SAFETY: decoded code is unchanged, so the block holding the link is still cached.
+                        unsafe { (*link_from).set((resume, b)) };
+                    }
+                    generation = mem.code_generation();
+                    // SAFETY: the block stays in the cache until a lookup after decoded code changed.
+                    unsafe { &*b }
+                }
+                Err(t) => break Stop::Fault(t),
+            }
         };
-        let generation = mem.code_generation();
-        let limit = block.len().min((budget - n) as usize);
-        let block_pc = resume;
-        let insts = &block[..limit];
-        let first: *const Decoded = insts.as_ptr();
-        for d in insts {
+        let first: *const Decoded = if block.count <= budget - n {
+            block.insts.as_ptr()
+        } else {
+            // The budget ends inside the block: run a copy of its first instructions, ended by a marker whose offset
+            // is that of the first one left out.
+            let k = (budget - n) as usize;
+            let buf = partial.as_mut_ptr() as *mut Decoded;
+            // SAFETY: k < count <= MAX_INSTS, so the copy and the marker fit in `partial`. The copies keep their
+            // `idx`, which the marker continues.
+            unsafe {
+                std::ptr::copy_nonoverlapping(block.insts.as_ptr(), buf, k);
+                buf.add(k).write(Decoded { at: block.insts[k].at, idx: k as u8, ..Decoded::UNDECODED });
+            }
+            buf
+        };
+        let mut inst = first;
+        loop {
+            // SAFETY: the loop leaves the block at its end marker at the latest, which `inst` never passes.
+            let d: &Decoded = unsafe { &*inst };
             // This instruction's PC, and its index in the block (instructions retired before it are n + idx):
             // macros, so that only the operations that need them compute them.
             macro_rules! pc {
                 () => {
-                    block_pc.wrapping_add(2 * d.at as u64)
+                    block.pc.wrapping_add(2 * d.at as u64)
                 };
             }
             macro_rules! idx {
-                // SAFETY: d points into `insts`, which starts at `first`.
                 () => {
-                    unsafe { (d as *const Decoded).offset_from(first) as u64 }
+                    d.idx as u64
                 };
             }
-            if TRACE {
+            if TRACE && d.op != Op::Undecoded {
                 if let Some(t) = tracer.as_deref_mut() {
                     t.record(pc!(), &h.x);
                 }
             }
-            let x = &mut h.x;
-            // SAFETY: the decoder only produces register numbers below 64 (5-bit fields, plus 32 for FP registers), and
-            // the decoded-instruction cache holds nothing but decoder output.
-            let rd = d.rd as usize;
-            let (a, b) = unsafe { (*x.get_unchecked(d.rs1 as usize), *x.get_unchecked(d.rs2 as usize)) };
-            debug_assert!(rd < 64 && d.rs1 < 64 && d.rs2 < 64);
+            // The operands, read by the operations that use them only.
+            // SAFETY: the decoder only produces register numbers below 64 (5-bit fields, plus 32 for FP registers),
+            // and the decoded-instruction cache holds nothing but decoder output.
+            debug_assert!(d.rd < 64 && d.rs1 < 64 && d.rs2 < 64 && (d.wd as usize) < REGISTERS);
+            macro_rules! a {
+                () => {
+                    unsafe { *h.x.get_unchecked(d.rs1 as usize) }
+                };
+            }
+            macro_rules! b {
+                () => {
+                    unsafe { *h.x.get_unchecked(d.rs2 as usize) }
+                };
+            }
+            macro_rules! imm {
+                () => {
+                    d.imm as i64 as u64
+                };
+            }
             macro_rules! wr {
                 ($v:expr) => {{
                     let v: u64 = $v;
-                    // SAFETY: rd < 64, as above. Only a write can make x0 non-zero, so only a write puts it back.
-                    unsafe { *x.get_unchecked_mut(rd) = v };
-                    x[0] = 0;
+                    // SAFETY: wd is rd (< 64, as above) or DISCARD (64), both inside the register file.
+                    unsafe { *h.x.get_unchecked_mut(d.wd as usize) = v };
                 }};
             }
-            let imm = d.imm as i64 as u64;
             let mut ea = 0u64;
             let mut taken = false;
             // Leave the run at a fault of this instruction (not executed: the PC stays on it).
@@ -276,35 +321,47 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             macro_rules! branch {
                 ($cond:expr) => {{
                     h.cnt.branches += 1;
+                    let (a, b) = (a!(), b!());
                     // Taken, a side exit from the block; not taken, the block goes on (blocks.rs).
-                    if $cond {
+                    if $cond(a, b) {
                         taken = true;
                         h.cnt.taken_branches += 1;
-                        leave!(pc!().wrapping_add(imm));
+                        leave!(pc!().wrapping_add(imm!()));
                     }
                 }};
             }
             macro_rules! load {
                 ($n:literal, $conv:expr) => {{
-                    ea = a.wrapping_add(imm);
-                    let v = tri!(mem.load::<$n>(ea));
-                    wr!($conv(v));
+                    ea = a!().wrapping_add(imm!());
+                    // The fast path's value goes straight to the register, not through the slow path's Result.
+                    match mem.load_fast::<$n>(ea) {
+                        Some(v) => wr!($conv(v)),
+                        None => {
+                            let v = tri!(mem.load_other::<$n>(ea));
+                            wr!($conv(v));
+                        }
+                    }
                     h.cnt.loads += 1;
                 }};
             }
             macro_rules! store {
                 ($n:literal) => {{
-                    ea = a.wrapping_add(imm);
-                    tri!(mem.store::<$n>(hid, ea, b));
-                    h.cnt.stores += 1;
-                    check_code!();
+                    ea = a!().wrapping_add(imm!());
+                    // Only a store off the fast path can change decoded code (Memory::store_fast).
+                    if !mem.store_fast::<$n>(ea, b!()) {
+                        tri!(mem.store_other::<$n>(hid, ea, b!()));
+                        h.cnt.stores += 1;
+                        check_code!();
+                    } else {
+                        h.cnt.stores += 1;
+                    }
                 }};
             }
             macro_rules! amo_w {
                 ($f:expr) => {{
-                    ea = a;
+                    ea = a!();
                     let old = tri!(mem.load_atomic::<4>(ea)) as u32;
-                    let new: u32 = $f(old, b as u32);
+                    let new: u32 = $f(old, b!() as u32);
                     tri!(mem.store_atomic::<4>(hid, ea, new as u64));
                     wr!(sext32(old as u64));
                     h.cnt.atomics += 1;
@@ -313,9 +370,9 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             }
             macro_rules! amo_d {
                 ($f:expr) => {{
-                    ea = a;
+                    ea = a!();
                     let old = tri!(mem.load_atomic::<8>(ea));
-                    let new: u64 = $f(old, b);
+                    let new: u64 = $f(old, b!());
                     tri!(mem.store_atomic::<8>(hid, ea, new));
                     wr!(old);
                     h.cnt.atomics += 1;
@@ -366,14 +423,38 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                     let _ = (ea, taken);
                 }};
             }
-            // After the instruction that ends the block (a control transfer, a store into decoded code): retire it
-            // and go on at `next`.
+            // After the instruction that ends the block (a control transfer): retire it and go on at `next`, in the
+            // block that this exit's link gives if it is for `next`.
             macro_rules! leave {
+                ($next:expr) => {{
+                    let next: u64 = $next;
+                    retire!(next);
+                    n += idx!() + 1;
+                    follow!(next);
+                }};
+            }
+            // Go on at `next` through this exit's link if it is for `next`, else through a lookup that fills it.
+            macro_rules! follow {
+                ($next:expr) => {{
+                    resume = $next;
+                    // SAFETY: every instruction's idx, and the end marker's, is below links.len() (Block::new).
+                    let link: &Link = unsafe { block.links.get_unchecked(d.idx as usize) };
+                    let (linked_pc, linked) = link.get();
+                    chained = if linked_pc == resume { linked } else { std::ptr::null() };
+                    link_from = link;
+                    continue 'run;
+                }};
+            }
+            // After an instruction that changed decoded code (a store into it, fence.i): retire it and go on at
+            // `next` through a lookup, without links (the lookup empties the cache, this block with it).
+            macro_rules! leave_changed {
                 ($next:expr) => {{
                     let next: u64 = $next;
                     retire!(next);
                     resume = next;
                     n += idx!() + 1;
+                    chained = std::ptr::null();
+                    link_from = std::ptr::null();
                     continue 'run;
                 }};
             }
@@ -381,36 +462,36 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             macro_rules! check_code {
                 () => {
                     if mem.code_generation() != generation {
-                        leave!(pc!().wrapping_add(d.len as u64));
+                        leave_changed!(pc!().wrapping_add(d.len as u64));
                     }
                 };
             }
             match d.op {
-                Op::Addi => wr!(a.wrapping_add(imm)),
-                Op::Add => wr!(a.wrapping_add(b)),
+                Op::Addi => wr!(a!().wrapping_add(imm!())),
+                Op::Add => wr!(a!().wrapping_add(b!())),
                 Op::Ld => load!(8, |v| v),
                 Op::Sd => store!(8),
                 Op::Lw => load!(4, sext32),
                 Op::Sw => store!(4),
-                Op::Beq => branch!(a == b),
-                Op::Bne => branch!(a != b),
-                Op::Blt => branch!((a as i64) < (b as i64)),
-                Op::Bge => branch!((a as i64) >= (b as i64)),
-                Op::Bltu => branch!(a < b),
-                Op::Bgeu => branch!(a >= b),
+                Op::Beq => branch!(|a: u64, b: u64| a == b),
+                Op::Bne => branch!(|a: u64, b: u64| a != b),
+                Op::Blt => branch!(|a: u64, b: u64| (a as i64) < (b as i64)),
+                Op::Bge => branch!(|a: u64, b: u64| (a as i64) >= (b as i64)),
+                Op::Bltu => branch!(|a: u64, b: u64| a < b),
+                Op::Bgeu => branch!(|a: u64, b: u64| a >= b),
                 Op::Jal => {
                     wr!(pc!().wrapping_add(d.len as u64));
                     h.cnt.jumps += 1;
-                    leave!(pc!().wrapping_add(imm));
+                    leave!(pc!().wrapping_add(imm!()));
                 }
                 Op::Jalr => {
-                    let target = a.wrapping_add(imm) & !1;
+                    let target = a!().wrapping_add(imm!()) & !1;
                     wr!(pc!().wrapping_add(d.len as u64));
                     h.cnt.jumps += 1;
                     leave!(target);
                 }
-                Op::Lui => wr!(imm),
-                Op::Auipc => wr!(pc!().wrapping_add(imm)),
+                Op::Lui => wr!(imm!()),
+                Op::Auipc => wr!(pc!().wrapping_add(imm!())),
                 Op::Lb => load!(1, |v: u64| v as i8 as i64 as u64),
                 Op::Lh => load!(2, |v: u64| v as i16 as i64 as u64),
                 Op::Lbu => load!(1, |v| v),
@@ -418,82 +499,82 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Op::Lwu => load!(4, |v| v),
                 Op::Sb => store!(1),
                 Op::Sh => store!(2),
-                Op::Slti => wr!(((a as i64) < (imm as i64)) as u64),
-                Op::Sltiu => wr!((a < imm) as u64),
-                Op::Xori => wr!(a ^ imm),
-                Op::Ori => wr!(a | imm),
-                Op::Andi => wr!(a & imm),
-                Op::Slli => wr!(a << (imm & 63)),
-                Op::Srli => wr!(a >> (imm & 63)),
-                Op::Srai => wr!(((a as i64) >> (imm & 63)) as u64),
-                Op::Sub => wr!(a.wrapping_sub(b)),
-                Op::Sll => wr!(a << (b & 63)),
-                Op::Slt => wr!(((a as i64) < (b as i64)) as u64),
-                Op::Sltu => wr!((a < b) as u64),
-                Op::Xor => wr!(a ^ b),
-                Op::Srl => wr!(a >> (b & 63)),
-                Op::Sra => wr!(((a as i64) >> (b & 63)) as u64),
-                Op::Or => wr!(a | b),
-                Op::And => wr!(a & b),
-                Op::Addiw => wr!(sext32(a.wrapping_add(imm))),
-                Op::Slliw => wr!(sext32(((a as u32) << (imm & 31)) as u64)),
-                Op::Srliw => wr!(sext32(((a as u32) >> (imm & 31)) as u64)),
-                Op::Sraiw => wr!(((a as i32) >> (imm & 31)) as i64 as u64),
-                Op::Addw => wr!(sext32(a.wrapping_add(b))),
-                Op::Subw => wr!(sext32(a.wrapping_sub(b))),
-                Op::Sllw => wr!(sext32(((a as u32) << (b & 31)) as u64)),
-                Op::Srlw => wr!(sext32(((a as u32) >> (b & 31)) as u64)),
-                Op::Sraw => wr!(((a as i32) >> (b & 31)) as i64 as u64),
-                Op::Mul => wr!(a.wrapping_mul(b)),
-                Op::Mulh => wr!(((a as i64 as i128 * b as i64 as i128) >> 64) as u64),
-                Op::Mulhsu => wr!(((a as i64 as i128).wrapping_mul(b as i128) >> 64) as u64),
-                Op::Mulhu => wr!(((a as u128 * b as u128) >> 64) as u64),
-                Op::Div => wr!(if b == 0 { u64::MAX } else { (a as i64).wrapping_div(b as i64) as u64 }),
-                Op::Divu => wr!(a.checked_div(b).unwrap_or(u64::MAX)),
-                Op::Rem => wr!(if b == 0 { a } else { (a as i64).wrapping_rem(b as i64) as u64 }),
-                Op::Remu => wr!(if b == 0 { a } else { a % b }),
-                Op::Mulw => wr!(sext32((a as u32).wrapping_mul(b as u32) as u64)),
+                Op::Slti => wr!(((a!() as i64) < (imm!() as i64)) as u64),
+                Op::Sltiu => wr!((a!() < imm!()) as u64),
+                Op::Xori => wr!(a!() ^ imm!()),
+                Op::Ori => wr!(a!() | imm!()),
+                Op::Andi => wr!(a!() & imm!()),
+                Op::Slli => wr!(a!() << (imm!() & 63)),
+                Op::Srli => wr!(a!() >> (imm!() & 63)),
+                Op::Srai => wr!(((a!() as i64) >> (imm!() & 63)) as u64),
+                Op::Sub => wr!(a!().wrapping_sub(b!())),
+                Op::Sll => wr!(a!() << (b!() & 63)),
+                Op::Slt => wr!(((a!() as i64) < (b!() as i64)) as u64),
+                Op::Sltu => wr!((a!() < b!()) as u64),
+                Op::Xor => wr!(a!() ^ b!()),
+                Op::Srl => wr!(a!() >> (b!() & 63)),
+                Op::Sra => wr!(((a!() as i64) >> (b!() & 63)) as u64),
+                Op::Or => wr!(a!() | b!()),
+                Op::And => wr!(a!() & b!()),
+                Op::Addiw => wr!(sext32(a!().wrapping_add(imm!()))),
+                Op::Slliw => wr!(sext32(((a!() as u32) << (imm!() & 31)) as u64)),
+                Op::Srliw => wr!(sext32(((a!() as u32) >> (imm!() & 31)) as u64)),
+                Op::Sraiw => wr!(((a!() as i32) >> (imm!() & 31)) as i64 as u64),
+                Op::Addw => wr!(sext32(a!().wrapping_add(b!()))),
+                Op::Subw => wr!(sext32(a!().wrapping_sub(b!()))),
+                Op::Sllw => wr!(sext32(((a!() as u32) << (b!() & 31)) as u64)),
+                Op::Srlw => wr!(sext32(((a!() as u32) >> (b!() & 31)) as u64)),
+                Op::Sraw => wr!(((a!() as i32) >> (b!() & 31)) as i64 as u64),
+                Op::Mul => wr!(a!().wrapping_mul(b!())),
+                Op::Mulh => wr!(((a!() as i64 as i128 * b!() as i64 as i128) >> 64) as u64),
+                Op::Mulhsu => wr!(((a!() as i64 as i128).wrapping_mul(b!() as i128) >> 64) as u64),
+                Op::Mulhu => wr!(((a!() as u128 * b!() as u128) >> 64) as u64),
+                Op::Div => wr!(if b!() == 0 { u64::MAX } else { (a!() as i64).wrapping_div(b!() as i64) as u64 }),
+                Op::Divu => wr!(a!().checked_div(b!()).unwrap_or(u64::MAX)),
+                Op::Rem => wr!(if b!() == 0 { a!() } else { (a!() as i64).wrapping_rem(b!() as i64) as u64 }),
+                Op::Remu => wr!(if b!() == 0 { a!() } else { a!() % b!() }),
+                Op::Mulw => wr!(sext32((a!() as u32).wrapping_mul(b!() as u32) as u64)),
                 Op::Divw => {
-                    let (p, q) = (a as i32, b as i32);
+                    let (p, q) = (a!() as i32, b!() as i32);
                     wr!(if q == 0 { u64::MAX } else { p.wrapping_div(q) as i64 as u64 })
                 }
                 Op::Divuw => {
-                    let (p, q) = (a as u32, b as u32);
+                    let (p, q) = (a!() as u32, b!() as u32);
                     wr!(p.checked_div(q).map_or(u64::MAX, |v| sext32(v as u64)))
                 }
                 Op::Remw => {
-                    let (p, q) = (a as i32, b as i32);
+                    let (p, q) = (a!() as i32, b!() as i32);
                     wr!(if q == 0 { p as i64 as u64 } else { p.wrapping_rem(q) as i64 as u64 })
                 }
                 Op::Remuw => {
-                    let (p, q) = (a as u32, b as u32);
+                    let (p, q) = (a!() as u32, b!() as u32);
                     wr!(if q == 0 { sext32(p as u64) } else { sext32((p % q) as u64) })
                 }
                 Op::LrW => {
-                    ea = a;
+                    ea = a!();
                     let v = tri!(mem.load_atomic::<4>(ea));
                     mem.reserve(hid, ea);
                     wr!(sext32(v));
                     h.cnt.atomics += 1;
                 }
                 Op::LrD => {
-                    ea = a;
+                    ea = a!();
                     let v = tri!(mem.load_atomic::<8>(ea));
                     mem.reserve(hid, ea);
                     wr!(v);
                     h.cnt.atomics += 1;
                 }
                 Op::ScW | Op::ScD => {
-                    ea = a;
+                    ea = a!();
                     let size = if d.op == Op::ScW { 4u8 } else { 8 };
                     if ea & (size as u64 - 1) != 0 {
                         fault!(Trap::Misaligned { addr: ea, size, access: Access::Atomic });
                     }
                     if mem.take_reservation(hid, ea) {
                         if size == 4 {
-                            tri!(mem.store_atomic::<4>(hid, ea, b));
+                            tri!(mem.store_atomic::<4>(hid, ea, b!()));
                         } else {
-                            tri!(mem.store_atomic::<8>(hid, ea, b));
+                            tri!(mem.store_atomic::<8>(hid, ea, b!()));
                         }
                         wr!(0);
                     } else {
@@ -524,10 +605,10 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Op::FenceI => {
                     mem.flush_code();
                     h.cnt.fences += 1;
-                    leave!(pc!().wrapping_add(d.len as u64));
+                    leave_changed!(pc!().wrapping_add(d.len as u64));
                 }
                 Op::PrefetchR | Op::PrefetchW | Op::PrefetchI => {
-                    ea = a.wrapping_add(imm);
+                    ea = a!().wrapping_add(imm!());
                     h.cnt.prefetches += 1;
                 }
                 Op::Ntl => h.cnt.ntl_hints += 1,
@@ -537,7 +618,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                     let retired = h.cnt.insts + n + idx!() + 1;
                     let insts = retired - h.poll_mark.max(h.base.insts);
                     h.poll_mark = retired;
-                    if a == 0 {
+                    if a!() == 0 {
                         h.cnt.polls_idle += 1;
                         h.cnt.idle_poll_insts += insts;
                     } else {
@@ -551,7 +632,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Op::Fld => load!(8, |v| v),
                 Op::Fsw => store!(4),
                 Op::Fsd => store!(8),
-                Op::CsrFp => wr!(csr_fp(&mut h.fcsr, d.raw, d.imm, a)),
+                Op::CsrFp => wr!(csr_fp(&mut h.fcsr, d.raw, d.imm, a!())),
                 Op::CsrRead => {
                     let retired = h.cnt.insts + n + idx!();
                     wr!(match d.imm {
@@ -573,7 +654,12 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 Op::Ebreak => fault!(Trap::Ebreak),
                 Op::BadCsr => fault!(Trap::Csr(d.imm as u16)),
                 Op::Illegal => fault!(Trap::Illegal(d.illegal_reason())),
-                Op::Undecoded => unreachable!("a pre-decoded block holds decoded instructions only"),
+                // The block's end marker (no instruction): it ran to its end (or to the budget) without a control
+                // transfer; go on after its last instruction.
+                Op::Undecoded => {
+                    n += idx!();
+                    follow!(pc!());
+                }
                 // The computational F/D operations (`Op::is_fp_compute`), every one named so that the match is
                 // exhaustive and its jump table needs no range check.
                 op @ (Op::FmaddS
@@ -635,7 +721,7 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 | Op::FmvDX
                 | Op::FcvtDS) => {
                     debug_assert!(op.is_fp_compute());
-                    match fp_compute(op, d, x, &mut h.fcsr, a, b) {
+                    match fp_compute(op, d, &h.x, &mut h.fcsr, a!(), b!()) {
                         Ok(v) => wr!(v),
                         Err(why) => fault!(Trap::Illegal(why)),
                     }
@@ -643,11 +729,10 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 }
             }
             retire!(pc!().wrapping_add(d.len as u64));
+            // Moved on here, after the instruction, so that the exits do not carry the next one's address.
+            // SAFETY: this instruction was not the end marker (it leaves the loop), so the next one is in the block.
+            inst = unsafe { inst.add(1) };
         }
-        // The block ran to its end (or to the budget) without a control transfer: go on after its last instruction.
-        let last = &insts[limit - 1];
-        resume = block_pc.wrapping_add(2 * last.at as u64 + last.len as u64);
-        n += limit as u64;
     };
     h.pc = resume;
     h.cnt.insts += n;

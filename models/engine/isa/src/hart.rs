@@ -51,13 +51,20 @@ counters! {
     busy_poll_insts: "instructions of the polls that found frames: receiving, processing and answering them",
 }
 
+/// Slots of `Hart::x`: 64 registers and `DISCARD`.
+pub const REGISTERS: usize = 65;
+/// The slot of `Hart::x` that writes to x0 go to (`Decoded::wd`); never read as a register.
+pub const DISCARD: usize = 64;
+
 /// Serde: a checkpoint saves every hart whole (checkpoint.rs), so a new field is saved with no other change.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Hart {
     pub id: usize,
-    /// x0..x31, then f0..f31 at 32..63 (one file, as the decoder numbers them; see `isa::decode::FREG`).
+    /// x0..x31, then f0..f31 at 32..63 (one file, as the decoder numbers them; see `isa::decode::FREG`), then
+    /// `DISCARD`, where the executor puts what an instruction writes to x0 (so x0 stays 0 without a store after
+    /// every write). Checkpoints hold the 64 registers.
     #[serde(with = "register_file")]
-    pub x: [u64; 64],
+    pub x: [u64; REGISTERS],
     /// The floating-point control and status register: frm in bits 7:5, fflags in bits 4:0.
     pub fcsr: u32,
     pub pc: u64,
@@ -90,7 +97,7 @@ pub struct Hart {
 
 impl Hart {
     pub fn new(id: usize, pc: u64, sp: u64, clock: u64) -> Hart {
-        let mut x = [0u64; 64];
+        let mut x = [0u64; REGISTERS];
         x[2] = sp;
         Hart {
             id,
@@ -154,13 +161,19 @@ pub fn insts_to_ps(insts: u64, clock: u64) -> u64 {
 
 /// serde for the 64-entry register file (serde's own arrays stop at 32): a list of 64 numbers.
 mod register_file {
-    pub fn serialize<S: serde::Serializer>(x: &[u64; 64], s: S) -> Result<S::Ok, S::Error> {
-        serde::Serialize::serialize(&x[..], s)
+    use super::REGISTERS;
+
+    pub fn serialize<S: serde::Serializer>(x: &[u64; REGISTERS], s: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&x[..64], s)
     }
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[u64; 64], D::Error> {
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[u64; REGISTERS], D::Error> {
         let v: Vec<u64> = serde::Deserialize::deserialize(d)?;
-        let n = v.len();
-        v.try_into().map_err(|_| serde::de::Error::invalid_length(n, &"64 registers (x0..x31, f0..f31)"))
+        if v.len() != 64 {
+            return Err(serde::de::Error::invalid_length(v.len(), &"64 registers (x0..x31, f0..f31)"));
+        }
+        let mut x = [0u64; REGISTERS];
+        x[..64].copy_from_slice(&v);
+        Ok(x)
     }
 }
 

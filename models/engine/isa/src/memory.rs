@@ -351,6 +351,26 @@ impl Memory {
         }
     }
 
+    /// `load`'s fast path alone: the value if the read TLB holds the page and the access is aligned.
+    #[inline(always)]
+    pub fn load_fast<const N: usize>(&self, addr: u64) -> Option<u64> {
+        let vpn = addr >> PAGE_SHIFT;
+        // SAFETY: the index is masked to the table size.
+        let e = unsafe { *self.rtlb.get_unchecked(tlb_slot(vpn)) };
+        if e.vpn == vpn && addr & (N as u64 - 1) == 0 {
+            // SAFETY: a TLB entry points at a live page; the aligned access lies inside it.
+            unsafe { Some(read_n::<N>(e.ptr.add((addr & (PAGE_SIZE - 1)) as usize))) }
+        } else {
+            None
+        }
+    }
+
+    /// `load`'s slow path (after `load_fast` declined).
+    #[inline(always)]
+    pub fn load_other<const N: usize>(&mut self, addr: u64) -> Result<u64, Trap> {
+        self.load_slow::<N>(addr, Access::Load)
+    }
+
     #[inline(never)]
     fn load_slow<const N: usize>(&mut self, addr: u64, access: Access) -> Result<u64, Trap> {
         if self.xlate.is_some() {
@@ -394,6 +414,28 @@ impl Memory {
         } else {
             self.store_slow::<N>(hart, addr, val, Access::Store)
         }
+    }
+
+    /// `store`'s fast path alone: true if the store was done. A store done here never changes decoded code (pages
+    /// holding it never enter the write TLB), so only a store that is not done here can move `code_generation`.
+    #[inline(always)]
+    pub fn store_fast<const N: usize>(&mut self, addr: u64, val: u64) -> bool {
+        let vpn = addr >> PAGE_SHIFT;
+        // SAFETY: masked index.
+        let e = unsafe { *self.wtlb.get_unchecked(tlb_slot(vpn)) };
+        if e.vpn == vpn && addr & (N as u64 - 1) == 0 && self.resv_live == 0 {
+            // SAFETY: as in `load`.
+            unsafe { write_n::<N>(e.ptr.add((addr & (PAGE_SIZE - 1)) as usize), val) };
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `store`'s slow path (after `store_fast` declined).
+    #[inline(always)]
+    pub fn store_other<const N: usize>(&mut self, hart: usize, addr: u64, val: u64) -> Result<(), Trap> {
+        self.store_slow::<N>(hart, addr, val, Access::Store)
     }
 
     #[inline(never)]
@@ -688,7 +730,7 @@ impl Memory {
         }
         let generation = self.code_generation;
         let _ = self.blocks.get(pc, generation); // empties the cache if decoded code changed since its last use
-        Ok(self.blocks.insert(pc, Block { insts }))
+        Ok(self.blocks.insert(pc, Block::new(pc, insts, (at.wrapping_sub(pc) >> 1) as u8)))
     }
 
     /// The instruction word at `pc` (16 bits if compressed), read without touching pages; 0 if unreadable.
@@ -863,11 +905,12 @@ mod tests {
         for (i, w) in words.iter().enumerate() {
             m.store::<4>(0, base + 4 * i as u64, *w as u64).unwrap();
         }
-        let ops =
-            |m: &mut Memory, pc| unsafe { (*m.block(pc).unwrap()).insts.iter().map(|d| d.op).collect::<Vec<_>>() };
+        let ops = |m: &mut Memory, pc| unsafe {
+            (*m.block(pc).unwrap()).instructions().iter().map(|d| d.op).collect::<Vec<_>>()
+        };
         assert_eq!(ops(&mut m, base), [Op::Addi, Op::Addi, Op::Beq, Op::Addi, Op::Jalr]);
         // Each instruction knows its distance from the block's start (half-words), from which its PC is derived.
-        let at = unsafe { (*m.block(base).unwrap()).insts.iter().map(|d| d.at).collect::<Vec<_>>() };
+        let at = unsafe { (*m.block(base).unwrap()).instructions().iter().map(|d| d.at).collect::<Vec<_>>() };
         assert_eq!(at, [0, 2, 4, 6, 8]);
         // After the jump, zeros: the all-zero instruction is illegal, which ends a block too.
         assert_eq!(ops(&mut m, base + 20), [Op::Addi, Op::Illegal]);

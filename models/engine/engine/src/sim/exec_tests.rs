@@ -257,3 +257,102 @@ fn instruction_straddling_a_page_is_invalidated_by_a_store_to_the_next_page() {
     assert_eq!(m.harts[0].pc, 0x1100e);
     assert_eq!(m.harts[0].x[10], 101);
 }
+
+/// Code of two blocks that jump to each other: A (ENTRY) adds a0 += 1 and jumps to B; B (ENTRY + 12) counts t2 up
+/// and branches back to A until t2 = t3.
+fn two_linked_blocks() -> Vec<u32> {
+    let jal_x0_8 = 0x0080_006f;
+    vec![addi(10, 10, 1), jal_x0_8, nop(), addi(7, 7, 1), bne(7, 28, -16), nop()]
+}
+
+#[test]
+fn linked_blocks_run_code_changed_between_runs() {
+    // Five turns of the loop link A to B (a jump) and B to A (a taken branch); then A's instruction is overwritten
+    // the way a system call or the loader writes guest memory, between two runs of the executor. The links must not
+    // lead to the old decoded block: the next turns add 100.
+    use crate::sim::tests::{machine_with, ENTRY};
+    use crate::sim::EngineConfig;
+    let mut m = machine_with(&bytes(&two_linked_blocks()), &EngineConfig::with_binary("/t"));
+    m.harts[0].x[28] = 10;
+    assert_eq!(run::<NoHook, false>(&mut m.harts[0], &mut m.mem, 5 * 4, &mut NoHook, None), Stop::Budget);
+    assert_eq!((m.harts[0].x[10], m.harts[0].x[7], m.harts[0].pc), (5, 5, ENTRY));
+    m.mem.write_bytes(0, ENTRY, &addi(10, 10, 100).to_le_bytes()).unwrap();
+    // A budget that ends inside block B (after its addi): the run stops between two instructions of a block.
+    assert_eq!(run::<NoHook, false>(&mut m.harts[0], &mut m.mem, 2 * 4 + 3, &mut NoHook, None), Stop::Budget);
+    assert_eq!((m.harts[0].x[10], m.harts[0].x[7], m.harts[0].pc), (5 + 300, 8, ENTRY + 16));
+    assert_eq!(m.harts[0].cnt.insts, 5 * 4 + 2 * 4 + 3);
+}
+
+#[test]
+fn a_store_into_a_linked_block_takes_effect_on_its_next_run() {
+    // A loop whose second block (B: sw, add, addi, bne) stores a new instruction over the first block's (A: addi a0,
+    // jal to B) on every turn: addi a0, a0, 10, then 11, 12, ... (t1 += 1 << 20 moves the immediate). B's branch back
+    // to A and A's jump to B are linked after the first turn; each store must still be seen by the next turn.
+    use crate::sim::tests::{run_words_n, ENTRY};
+    let words = [
+        addi(10, 10, 1),
+        0x0080_006f, // jal x0, +8
+        nop(),
+        sw(6, 5, 0),
+        r(0, 29, 6, 0, 6, OP), // add t1, t1, t4
+        addi(7, 7, 1),
+        bne(7, 28, -24),
+        nop(),
+    ];
+    let init = [(5, ENTRY), (6, addi(10, 10, 10) as u64), (29, 1 << 20), (28, 5)];
+    let m = run_words_n(&words, &init, 5 * 6);
+    assert_eq!(m.harts[0].x[10], 1 + 10 + 11 + 12 + 13);
+    assert_eq!(m.harts[0].pc, ENTRY + 28);
+}
+
+#[test]
+fn a_jalr_link_is_only_followed_to_the_target_it_was_made_for() {
+    // A function (F: addi a0, a0, 1; ret) called from two sites in turn: its return's link, made for one site, must
+    // not take the other call back there. Site 1 is followed by addi a1, site 2 by addi a2.
+    use crate::sim::tests::{run_words_n, ENTRY};
+    let jal_ra = |from: u64, to: u64| -> u32 {
+        let off = (to as i64 - from as i64) as u32;
+        ((off >> 20) & 1) << 31
+            | ((off >> 1) & 0x3ff) << 21
+            | ((off >> 11) & 1) << 20
+            | ((off >> 12) & 0xff) << 12
+            | 1 << 7
+            | 0x6f
+    };
+    let f = ENTRY + 32;
+    let words = [
+        jal_ra(ENTRY, f),     // 0: call F
+        addi(11, 11, 1),      // 4: site 1
+        jal_ra(ENTRY + 8, f), // 8: call F
+        addi(12, 12, 1),      // 12: site 2
+        addi(7, 7, 1),        // 16
+        bne(7, 28, -20),      // 20: back to 0
+        nop(),                // 24
+        nop(),                // 28
+        addi(10, 10, 1),      // 32: F
+        i(0, 1, 0, 0, 0x67),  // 36: jalr x0, 0(ra)
+    ];
+    let m = run_words_n(&words, &[(28, 4)], 4 * 10);
+    assert_eq!((m.harts[0].x[10], m.harts[0].x[11], m.harts[0].x[12]), (8, 4, 4));
+    assert_eq!(m.harts[0].pc, ENTRY + 24);
+}
+
+#[test]
+fn writes_to_x0_are_discarded() {
+    // addi x0, x0, 5; lw x0, 0(sp) (a load to x0 still loads); addi a0, x0, 1; add a1, x0, x0
+    let m = run_words(&[addi(0, 0, 5), i(0, 2, 2, 0, 3), addi(10, 0, 1), r(0, 0, 0, 0, 11, OP)], &[(11, 9)]);
+    let h = &m.harts[0];
+    assert_eq!((h.x[0], h.x[10], h.x[11], h.cnt.loads), (0, 1, 0, 1));
+}
+
+#[test]
+fn a_hart_saves_its_64_registers_without_the_discard_slot() {
+    use kvsim_isa::hart::{Hart, DISCARD};
+    let mut h = Hart::new(0, 0x1000, 0x2000, 1_000_000_000);
+    h.x[63] = 9;
+    h.x[DISCARD] = 7;
+    let saved = serde_json::to_value(&h).unwrap();
+    assert_eq!(saved["x"].as_array().unwrap().len(), 64);
+    let back: Hart = serde_json::from_value(saved).unwrap();
+    assert_eq!((back.x[2], back.x[63], back.x[DISCARD]), (0x2000, 9, 0));
+}
