@@ -116,13 +116,14 @@ def array_height_mm(tech: Technology, entries: int, width_bits: int, *, ports: i
 
 def array(tech: Technology, entries: int, width_bits: int, *, rd_ports: int = 0, wr_ports: int = 0,
           rw_ports: int = 1, cam: bool = False, search_ports: int = 0, banks: int = 1,
-          access_bits: int | None = None, route_bits: int = 0, wire: str = "global",
+          access_bits: int | None = None, route_bits: int = 0, select_bits: int = 0, wire: str = "global",
           name: str = "array") -> Block:
     """A RAM or CAM array of ``entries`` rows of ``width_bits`` bits.
 
     ``access_bits`` is how many bits one read delivers (default: one row). ``route_bits``: the bits the bank's
     H-tree carries per port between its sub-arrays and its edge (a cache's output width, CACTI's ``out_w``; 0: no
-    routing strip beyond the sub-arrays' own overhead), on wires of type ``wire`` (``WIRE_PITCH_F``).
+    routing strip beyond the sub-arrays' own overhead), on wires of type ``wire`` (``WIRE_PITCH_F``), with
+    ``select_bits`` more per port (a set-associative cache's way-select lines from its tag array).
     """
     _check(f"{name}.entries", entries, 1)
     _check(f"{name}.width_bits", width_bits, 1)
@@ -143,14 +144,14 @@ def array(tech: Technology, entries: int, width_bits: int, *, rd_ports: int = 0,
     bank_um2 += (5.0e5 + abits0 * ports * 400.0) * F * F
     cell_side_um = math.sqrt(bank_um2)
     if route_bits:
-        # The H-tree: every port's data in and out (``route_bits`` each way) and the row address run as a strip
-        # across the bank in both directions, so the bank's side grows by the strip's width (side = sqrt(cells
-        # and periphery) + strip). At global pitch this is what makes a 64-byte-line, two-ported L1 several times
+        # The H-tree: every port's data in and out (``route_bits`` each way), the row address and the way
+        # selects run as a strip across the bank in both directions, so the bank's side grows by the strip's
+        # width (side = sqrt(cells and periphery) + strip). At global pitch this is what makes a 64-byte-line, two-ported L1 several times
         # a one-ported 8-byte-line one, as CACTI builds them; at local pitch (embedded) a third of it.
         if wire not in WIRE_PITCH_F:
             raise ValueError(f"{name}.wire={wire!r}: allowed {sorted(WIRE_PITCH_F)}")
         addr = math.ceil(math.log2(max(entries, 2)))
-        strip_um = ports * (2 * int(route_bits) + addr) * WIRE_PITCH_F[wire] * F
+        strip_um = ports * (2 * int(route_bits) + addr + int(select_bits)) * WIRE_PITCH_F[wire] * F
         bank_um2 = (cell_side_um + strip_um) ** 2
     area_mm2 = banks * bank_um2 * 1e-6 * (1.0 + 0.02 * (banks - 1) ** 0.5)
 
@@ -201,6 +202,8 @@ def cache_block(tech: Technology, capacity_B: int, block_B: int, assoc: int, *, 
     else:
         tag = array(tech, sets, tag_bits * ways, access_bits=tag_bits * ways, name=name + ".tag", **kw)
         rd = block_B * 8 * (1 if sequential else ways)
+        if wire is not None:
+            data_kw = dict(data_kw, select_bits=ways)
         data = array(tech, sets, block_B * 8 * ways, access_bits=rd, name=name + ".data", **data_kw)
     return tag, data
 
