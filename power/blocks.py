@@ -36,6 +36,10 @@ SRAM_CELL_W_F = 14.6
 SRAM_CELL_H_F = 10.0
 PORT_PITCH_F = 8.0
 MAX_SUB_ROWS = 256
+# Wire pitches of CACTI's technology tables (its ``wire_pitch``, in units of the feature size): local, semi-global
+# and global wires. McPAT routes a cache's H-tree on global wires (``wire_os_mat_type`` 2), except in an embedded
+# processor (its ``Embedded`` input): local wires in the core's arrays, semi-global in its shared caches.
+WIRE_PITCH_F = {"local": 2.5, "semi-global": 4.0, "global": 8.0}
 MAX_SUB_COLS = 512
 # Standard-cell area by device type: low-power libraries use shorter cells with smaller drive strengths
 # (7-9 track vs 12 track) than high-performance ones.
@@ -112,10 +116,14 @@ def array_height_mm(tech: Technology, entries: int, width_bits: int, *, ports: i
 
 def array(tech: Technology, entries: int, width_bits: int, *, rd_ports: int = 0, wr_ports: int = 0,
           rw_ports: int = 1, cam: bool = False, search_ports: int = 0, banks: int = 1,
-          access_bits: int | None = None, name: str = "array") -> Block:
+          access_bits: int | None = None, route_bits: int = 0, select_bits: int = 0, wire: str = "global",
+          name: str = "array") -> Block:
     """A RAM or CAM array of ``entries`` rows of ``width_bits`` bits.
 
-    ``access_bits`` is how many bits one read delivers (default: one row).
+    ``access_bits`` is how many bits one read delivers (default: one row). ``route_bits``: the bits the bank's
+    H-tree carries per port between its sub-arrays and its edge (a cache's output width, CACTI's ``out_w``; 0: no
+    routing strip beyond the sub-arrays' own overhead), on wires of type ``wire`` (``WIRE_PITCH_F``), with
+    ``select_bits`` more per port (a set-associative cache's way-select lines from its tag array).
     """
     _check(f"{name}.entries", entries, 1)
     _check(f"{name}.width_bits", width_bits, 1)
@@ -134,6 +142,17 @@ def array(tech: Technology, entries: int, width_bits: int, *, rd_ports: int = 0,
     # per bank: predecoders, control, and the input/output latches and drivers of every port
     abits0 = width_bits if access_bits is None else max(1, int(access_bits))
     bank_um2 += (5.0e5 + abits0 * ports * 400.0) * F * F
+    cell_side_um = math.sqrt(bank_um2)
+    if route_bits:
+        # The H-tree: every port's data in and out (``route_bits`` each way), the row address and the way
+        # selects run as a strip across the bank in both directions, so the bank's side grows by the strip's
+        # width (side = sqrt(cells and periphery) + strip). At global pitch this is what makes a 64-byte-line, two-ported L1 several times
+        # a one-ported 8-byte-line one, as CACTI builds them; at local pitch (embedded) a third of it.
+        if wire not in WIRE_PITCH_F:
+            raise ValueError(f"{name}.wire={wire!r}: allowed {sorted(WIRE_PITCH_F)}")
+        addr = math.ceil(math.log2(max(entries, 2)))
+        strip_um = ports * (2 * int(route_bits) + addr + int(select_bits)) * WIRE_PITCH_F[wire] * F
+        bank_um2 = (cell_side_um + strip_um) ** 2
     area_mm2 = banks * bank_um2 * 1e-6 * (1.0 + 0.02 * (banks - 1) ** 0.5)
 
     cg = tech.c_gate_min
@@ -143,7 +162,7 @@ def array(tech: Technology, entries: int, width_bits: int, *, rd_ports: int = 0,
     c_wl = cols * (2.0 * cg + cwu * cwf * Fc)
     c_dec = (8.0 + 4.0 * lr) * 4.0 * cg
     n_act = min(nsub, max(1, math.ceil(abits / cols)))
-    side_um = math.sqrt(bank_um2) * Fc / F
+    side_um = cell_side_um * Fc / F   # the wires' energy over the cells' span (CACTI: about the same at any pitch)
     addr_bits = math.ceil(math.log2(max(bank_entries, 2)))
     c_tree = 0.5 * side_um * cwu * (abits + addr_bits) * (1.0 + 0.5 * math.log2(nsub + 1))
     c_sa = abits * 6.0 * cg
@@ -163,8 +182,10 @@ def array(tech: Technology, entries: int, width_bits: int, *, rd_ports: int = 0,
 
 def cache_block(tech: Technology, capacity_B: int, block_B: int, assoc: int, *, banks: int = 1,
                 rw_ports: int = 1, rd_ports: int = 0, wr_ports: int = 0, paddr_bits: int = 52,
-                sequential: bool = False, name: str = "cache") -> tuple[Block, Block]:
-    """Tag and data arrays of a cache. ``assoc`` 0 means fully associative (CAM tags)."""
+                sequential: bool = False, wire: str | None = None, name: str = "cache") -> tuple[Block, Block]:
+    """Tag and data arrays of a cache. ``assoc`` 0 means fully associative (CAM tags). ``wire``: the H-tree's wire
+    type (``array``'s ``wire``; its data H-tree carries one line per port, CACTI's ``out_w``); None: no H-tree
+    strip."""
     _check(f"{name}.capacity_B", capacity_B, 1)
     _check(f"{name}.block_B", block_B, 1)
     _check(f"{name}.assoc", assoc, 0, 4096)
@@ -174,13 +195,16 @@ def cache_block(tech: Technology, capacity_B: int, block_B: int, assoc: int, *, 
     sets = max(1, lines // ways)
     tag_bits = max(1, paddr_bits - int(math.log2(block_B)) - (0 if fully else int(math.log2(sets)))) + 4
     kw = dict(rd_ports=rd_ports, wr_ports=wr_ports, rw_ports=rw_ports, banks=banks)
+    data_kw = dict(kw, route_bits=block_B * 8, wire=wire) if wire is not None else kw
     if fully:
         tag = array(tech, lines, tag_bits, cam=True, access_bits=tag_bits, name=name + ".tag", **kw)
-        data = array(tech, lines, block_B * 8, access_bits=block_B * 8, name=name + ".data", **kw)
+        data = array(tech, lines, block_B * 8, access_bits=block_B * 8, name=name + ".data", **data_kw)
     else:
         tag = array(tech, sets, tag_bits * ways, access_bits=tag_bits * ways, name=name + ".tag", **kw)
         rd = block_B * 8 * (1 if sequential else ways)
-        data = array(tech, sets, block_B * 8 * ways, access_bits=rd, name=name + ".data", **kw)
+        if wire is not None:
+            data_kw = dict(data_kw, select_bits=ways)
+        data = array(tech, sets, block_B * 8 * ways, access_bits=rd, name=name + ".data", **data_kw)
     return tag, data
 
 

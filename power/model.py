@@ -196,10 +196,14 @@ class _Builder:
         return [fn(self.act.core(i)) for i in range(self.p.cores)]
 
     # ---------------------------------------------------------------- cores
-    def cache_arrays(self, c: CacheConfig, paddr: int, extra_ports: int = 0) -> tuple[Block, Block, Block]:
+    def cache_arrays(self, c: CacheConfig, paddr: int, extra_ports: int = 0,
+                     shared: bool = False) -> tuple[Block, Block, Block]:
+        # McPAT's wire types (blocks.WIRE_PITCH_F): global H-trees, except an embedded processor's: local in its
+        # cores' arrays, semi-global in its shared caches (McPAT builds a private L2 as a shared cache too)
+        wire = ("semi-global" if shared else "local") if self.p.core.embedded else "global"
         tag, data = cache_block(self.t, c.capacity_B, c.block_B, c.assoc, banks=c.banks,
                                 rw_ports=c.rw_ports + extra_ports, rd_ports=c.rd_ports, wr_ports=c.wr_ports,
-                                paddr_bits=paddr, sequential=c.sequential, name=c.name)
+                                paddr_bits=paddr, sequential=c.sequential, wire=wire, name=c.name)
         mshr, fill, pref, wb = (max(0, int(x)) for x in c.buffers)
         # controller: miss handling, replacement, coherence state machines, fill/evict datapaths
         buf = logic(self.t, CACHE_CTRL_GATES, activity=0.02, name=f"{c.name}.controller")
@@ -420,7 +424,7 @@ class _Builder:
 
         # ---- private L2 (counted in the core, as McPAT does)
         if c.l2 is not None:
-            tag, data, buf = self.cache_arrays(c.l2, pa)
+            tag, data, buf = self.cache_arrays(c.l2, pa, shared=True)
             l2 = tag + data + buf
             self.add("core.l2", "l2p", cls, l2, c.l2.duty_cycle * (tag.c_read + data.c_read),
                      runtime_c=self.core_runtime(lambda a: a.l2_reads * (tag.c_read + data.c_read)
@@ -435,7 +439,7 @@ class _Builder:
 
     def _cache_struct(self, c: CacheConfig, a, *, component: str, missing: str, dyn_law_share: float = 1.0):
         """A shared cache (or a directory cache) with its buffers and controller, under the shared caches' law."""
-        tag, data, buf = self.cache_arrays(c, self.p.core.paddr_bits)
+        tag, data, buf = self.cache_arrays(c, self.p.core.paddr_bits, shared=True)
         b = tag + data + buf
         rc = None
         if self.act is not None:

@@ -116,24 +116,28 @@ NOC
 REACHED_PCT = {
     ("xeon_e5_2697v2_socket", "Total MCs", "area_mm2"): 5.0,
     ("xeon_e5_2697v2_socket", "Total PCIes", "area_mm2"): 5.0,
-    ("xeon_e5_2697v2_socket", "Total L3s", "area_mm2"): 5.0,
+    # -2% -> -11% with the caches' H-tree strip (issue 26 session 8: leave-one-template-out area 28% -> 13%): the
+    # shared caches' area law is now set on the sweep's L2/L3s with the strip, whose lines and ports differ
+    ("xeon_e5_2697v2_socket", "Total L3s", "area_mm2"): 12.0,
     ("xeon_e5_2697v2_socket", "Processor", "area_mm2"): 20.0,
     ("xeon_e5_2697v2_socket", "Processor", "peak_dynamic_W"): 8.0,           # +12% under the whole shared-cache
     #                                         law on the directory's 2-byte entries (session 6)
     ("xeon_e5_2697v2_socket", "Total Second Level Directory", "peak_dynamic_W"): 70.0,   # +691% before
     ("brps_target_socket", "Total Second Level Directory", "peak_dynamic_W"): 45.0,      # +494% before
-    ("xeon_e5_2697v2_socket", "Total Second Level Directory", "area_mm2"): 15.0,  # -76% as a bare tag+data pair
+    # -76% as a bare tag+data pair, +10% as a shared cache, -34% with the H-tree strip: its 2-byte entries carry
+    # almost no strip while the shared caches' law it takes fell with the 64-byte lines' strip
+    ("xeon_e5_2697v2_socket", "Total Second Level Directory", "area_mm2"): 35.0,
     ("brps_target_socket", "Total Second Level Directory", "area_mm2"): 25.0,     # -74% before
     ("brps_target_socket", "Total Second Level Directory", "leakage_W"): 10.0,    # +70% before
     ("brps_target_socket", "Total PCIes", "peak_dynamic_W"): 30.0,     # +330% before; the rest is gen 4's lane rate
     ("xeon_e5_2697v2_socket", "Total PCIes", "peak_dynamic_W"): 1.0,   # PCIe 2.0: McPAT's own lane rate
     ("xeon_e5_2697v2_socket", "Processor", "leakage_W"): 10.0,
-    ("brps_target_socket", "Processor", "area_mm2"): 5.0,
+    ("brps_target_socket", "Processor", "area_mm2"): 6.0,    # -0.5% -> -5.3% with the H-tree strip
     ("brps_target_socket", "Total NoCs (Network/Bus)", "area_mm2"): 10.0,      # -57% before McPAT's routers
     ("brps_target_socket", "Total NoCs (Network/Bus)", "leakage_W"): 20.0,     # -41% before
     ("xeon_e5_2697v2_socket", "Total NoCs (Network/Bus)", "leakage_W"): 10.0,  # +75% before
     ("brps_target_socket", "Total MCs", "area_mm2"): 5.0,
-    ("brps_target_socket", "Total Cores", "area_mm2"): 5.0,
+    ("brps_target_socket", "Total Cores", "area_mm2"): 9.0,  # -1.7% -> -8.0% with the H-tree strip
 }
 
 

@@ -198,3 +198,26 @@ def test_undifferentiated_core_leaks_as_mcpat_by_node():
         assert width[node] / width[90.0] == pytest.approx(w, rel=1e-9), node
     for node, a in ((180.0, 1.5), (45.0, 0.49), (22.0, 0.2401)):
         assert area[node] / area[90.0] == pytest.approx(a, rel=1e-9), node
+
+
+def test_cache_h_tree_carries_a_line_per_port_at_mcpat_wire_pitch(target):
+    """A cache's H-tree carries one line per port across its bank (CACTI's out_w) on McPAT's wire type: global
+    pitch (8 F), local (2.5 F) in an embedded processor's cores. With no H-tree strip a 32 KB L1 of 64-byte lines
+    was smaller than one of 8-byte lines (a smaller tag array); McPAT's are 2.6-5.8x apart at global pitch."""
+    def icache_area(block_B, embedded=False):
+        p = copy.deepcopy(target)
+        p.core.icache.block_B = block_B
+        p.core.embedded = embedded
+        return _struct(power.build(p), "core.ifu.icache").block.area_mm2
+
+    assert icache_area(64) / icache_area(8) > 2.0
+    # local wires inside an embedded core's arrays: the strip at 2.5 F instead of 8 F
+    assert icache_area(64) / icache_area(64, embedded=True) > 1.8
+    assert icache_area(8) / icache_area(8, embedded=True) < 1.3
+    t = technology(22, "hp")
+    plain = sum(b.area_mm2 for b in cache_block(t, 32768, 64, 8))
+    semi = sum(b.area_mm2 for b in cache_block(t, 32768, 64, 8, wire="semi-global"))
+    wide = sum(b.area_mm2 for b in cache_block(t, 32768, 64, 8, wire="global"))
+    assert plain < semi < wide
+    with pytest.raises(ValueError, match="wire"):
+        cache_block(t, 32768, 64, 8, wire="optical")
