@@ -143,6 +143,11 @@ pub const TLP_FRAMING: u64 = 8;
 /// A request may not cross a 4 KB address boundary (PCIe base spec).
 const REQUEST_BOUNDARY: u64 = 4096;
 
+/// How long (ps) a read tag remembers a finished read: 64 us, assumed, far longer than the few microseconds by
+/// which the NIC's TX reads run ahead of the harts under overload, so every read that can overlap a new one is
+/// still known.
+const TAG_HISTORY: u64 = 64_000_000;
+
 /// The kinds of TLP the NIC's traffic uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tlp {
@@ -249,8 +254,13 @@ pub struct PcieLink {
     /// DLLPs the root complex (receiving up) and the device (receiving down) owe.
     rc_dllps: DllpTimers,
     device_dllps: DllpTimers,
-    /// When each outstanding read request's last completion arrives (a min-heap of the tags in use).
-    tags: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+    /// Per tag, the reads it carried or carries: (request issued, last completion in), in issue order. A tag is
+    /// a timeline, not one "free at" time: TX reads are stamped with their hart's time and reach the link out of
+    /// time order (one queue's burst microseconds ahead of another's), and an earlier read must not wait for
+    /// tags that later-stamped reads hold only after it.
+    tags: Vec<Vec<(u64, u64)>>,
+    /// The latest issue time seen: reads that ended more than `TAG_HISTORY` before it are forgotten.
+    tags_newest: u64,
     /// Bytes moved (TLPs and DLLPs) per direction since the last reset, and TLPs.
     pub up_bytes: u64,
     pub down_bytes: u64,
@@ -288,7 +298,8 @@ impl PcieLink {
             down: Calendar::default(),
             rc_dllps: DllpTimers::default(),
             device_dllps: DllpTimers::default(),
-            tags: Default::default(),
+            tags: vec![Vec::new(); proto.read_tags.max(1) as usize],
+            tags_newest: 0,
             up_bytes: 0,
             down_bytes: 0,
             tlps: 0,
@@ -395,7 +406,7 @@ impl PcieLink {
     pub fn read(&mut self, addr: u64, payload: u64, t: u64, what: Traffic, host: &mut dyn FnMut(u64) -> u64) -> u64 {
         let mut done = t;
         for (a, n) in split(addr, payload.max(1), REQUEST_BOUNDARY, self.proto.max_read_request) {
-            let issue = self.take_tag(t);
+            let (tag, issue) = self.take_tag(t);
             let req = self.tlp(Dir::Up, Tlp::MemRead, 0, issue, what);
             let ready = host(req + self.latency);
             let mut last = ready;
@@ -403,23 +414,47 @@ impl PcieLink {
                 last = last.max(self.tlp(Dir::Down, Tlp::Completion, m, ready, what));
             }
             let arrived = last + self.latency;
-            self.tags.push(std::cmp::Reverse(arrived));
+            let held = &mut self.tags[tag];
+            let at = held.partition_point(|&(s, _)| s <= issue);
+            held.insert(at, (issue, arrived));
             done = done.max(arrived);
         }
         done
     }
 
-    /// The time from `t` on at which the device has a free read tag (the oldest outstanding read's end, if all
-    /// are in use).
-    fn take_tag(&mut self, t: u64) -> u64 {
-        while self.tags.peek().is_some_and(|r| r.0 <= t) {
-            self.tags.pop();
+    /// The tag a read ready at `t` takes and when: the first time from `t` on at which some tag holds no read
+    /// (waiting, if every tag is held at `t`, for the earliest of their reads to end, as the oldest outstanding
+    /// read frees the tag in time order). Of the tags free then, the one whose next booked read starts latest.
+    fn take_tag(&mut self, t: u64) -> (usize, u64) {
+        if t > self.tags_newest {
+            self.tags_newest = t;
+            let floor = t.saturating_sub(TAG_HISTORY);
+            for held in &mut self.tags {
+                held.retain(|&(_, end)| end > floor);
+            }
         }
-        if (self.tags.len() as u64) < self.proto.read_tags.max(1) {
-            return t;
+        let mut at = t;
+        loop {
+            let mut best: Option<(usize, u64)> = None;
+            let mut first_end = u64::MAX;
+            for (k, held) in self.tags.iter().enumerate() {
+                if let Some(&(_, end)) = held.iter().find(|&&(s, e)| s <= at && at < e) {
+                    first_end = first_end.min(end);
+                    continue;
+                }
+                let next = held.iter().map(|&(s, _)| s).find(|&s| s > at).unwrap_or(u64::MAX);
+                if best.is_none_or(|(_, n)| next > n) {
+                    best = Some((k, next));
+                }
+            }
+            if let Some((k, _)) = best {
+                if at > t {
+                    self.tag_waits += 1;
+                }
+                return (k, at);
+            }
+            at = first_end;
         }
-        self.tag_waits += 1;
-        self.tags.pop().map_or(t, |r| r.0.max(t))
     }
 
     pub fn reset_stats(&mut self) {
@@ -557,6 +592,35 @@ mod tests {
         });
         assert_eq!(l.tag_waits, 1);
         assert!(asked >= a + lat, "request at the host at {asked}, first read done at {a}");
+    }
+
+    #[test]
+    fn an_earlier_read_does_not_wait_for_tags_held_only_by_later_reads() {
+        let lat = 500_000;
+        let mut l = PcieLink::new(PcieProtocol { read_tags: 2, latency: lat, ..proto(2, 8) });
+        // Two reads stamped 5 us ahead take both tags from 5 us on (another hart's burst, reaching the link first).
+        let ahead = 5_000_000;
+        l.read(0, 64, ahead, Traffic::TxData, &mut |t| t);
+        l.read(64, 64, ahead, Traffic::TxData, &mut |t| t);
+        // A read stamped at 0 arrives afterwards: both tags are free at 0, so its request goes up at once.
+        let mut asked = 0;
+        let done = l.read(128, 64, 0, Traffic::TxData, &mut |t| {
+            asked = t;
+            t
+        });
+        assert_eq!(l.tag_waits, 0);
+        // Its request TLP leaves the link one serialization time after 0 and reaches the host a latency later.
+        let req_end = l.ser(l.proto.tlp_bytes(Tlp::MemRead, 0));
+        assert_eq!(asked, req_end + lat, "request at the host at {asked}");
+        assert!(done < ahead, "done at {done}");
+        // A read at 5 us still waits: both tags are held then, until the first of those reads is in.
+        let mut asked2 = 0;
+        l.read(192, 64, ahead, Traffic::TxData, &mut |t| {
+            asked2 = t;
+            t
+        });
+        assert_eq!(l.tag_waits, 1);
+        assert!(asked2 >= ahead + 2 * lat, "request at the host at {asked2}");
     }
 
     #[test]
