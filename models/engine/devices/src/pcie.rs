@@ -258,9 +258,8 @@ pub struct PcieLink {
     /// a timeline, not one "free at" time: TX reads are stamped with their hart's time and reach the link out of
     /// time order (one queue's burst microseconds ahead of another's), and an earlier read must not wait for
     /// tags that later-stamped reads hold only after it.
+    /// Reads that ended more than `TAG_HISTORY` before a new read are forgotten.
     tags: Vec<Vec<(u64, u64)>>,
-    /// The latest issue time seen: reads that ended more than `TAG_HISTORY` before it are forgotten.
-    tags_newest: u64,
     /// Bytes moved (TLPs and DLLPs) per direction since the last reset, and TLPs.
     pub up_bytes: u64,
     pub down_bytes: u64,
@@ -299,7 +298,6 @@ impl PcieLink {
             rc_dllps: DllpTimers::default(),
             device_dllps: DllpTimers::default(),
             tags: vec![Vec::new(); proto.read_tags.max(1) as usize],
-            tags_newest: 0,
             up_bytes: 0,
             down_bytes: 0,
             tlps: 0,
@@ -426,12 +424,11 @@ impl PcieLink {
     /// (waiting, if every tag is held at `t`, for the earliest of their reads to end, as the oldest outstanding
     /// read frees the tag in time order). Of the tags free then, the one whose next booked read starts latest.
     fn take_tag(&mut self, t: u64) -> (usize, u64) {
-        if t > self.tags_newest {
-            self.tags_newest = t;
-            let floor = t.saturating_sub(TAG_HISTORY);
-            for held in &mut self.tags {
-                held.retain(|&(_, end)| end > floor);
-            }
+        let floor = t.saturating_sub(TAG_HISTORY);
+        for held in &mut self.tags {
+            // In issue order, so the forgotten reads lead (cheap when there are none, as on most calls).
+            let gone = held.iter().take_while(|&&(_, end)| end <= floor).count();
+            held.drain(..gone);
         }
         let mut at = t;
         loop {
