@@ -100,9 +100,11 @@ def test_reduced_server_serves_every_request_functionally(name, cores_per_socket
     assert (s["client.requests"], s["client.misses"], s["client.lost_requests"]) == (1000, 0, 0)
     cores = cores_per_socket * sockets
     assert sum(s[f"client.core{c}.requests"] for c in range(cores)) == 1000
-    # Each socket's partitions (core state, partition, buckets, log, NIC queue memory) are placed on it, equally.
+    # Each socket's partitions (core state, partition, buckets, log, NIC queue memory) are placed on it, equally,
+    # but for one 2 MB page: a socket's heap whose growth finds the address space below it taken by another
+    # socket's pages starts a new run and leaves its old free space unused (linux.rs `alloc_on`).
     placed = [s[f"system.numa.socket{k}.bytes_placed"] for k in range(sockets)]
-    assert placed[0] > cores_per_socket * MB and placed == [placed[0]] * sockets
+    assert min(placed) > cores_per_socket * MB and max(placed) - min(placed) <= 2 * MB, placed
 
 
 @pytest.mark.parametrize("name", ["brps_target_dual", "brps_target_quad"])
