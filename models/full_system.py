@@ -53,6 +53,12 @@ class FullSystem(SimObject):
                                "with the console's last lines (assumed 1 s: over 30x the 30 ms Linux takes to "
                                "reach /init)", min="1us")
 
+    profile = Param.Str("", "with System.client.enabled: write the measured phase's instructions and time by "
+                        "program counter to this file (one line per PC: hex PC, instructions, ps; kernel and user "
+                        "alike, all harts summed), for sim-scripts/fs_get_breakdown.py to attribute by symbol; a "
+                        "detailed run's time per instruction is the hart's clock advance at it, wfi sleep excluded "
+                        "('' = off)")
+
     def server_argv(self) -> list[str]:
         """The server's arguments: the command line's words after `-- mcd` (the kernel hands the words after
         `--` to /init, whose first word `mcd` starts the memcached-class server; workloads/fs/init.c)."""

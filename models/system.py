@@ -199,7 +199,8 @@ class System(SimObject):
             (bool(self.active_nics()), "a NIC (FS mode's network device is its own virtio-net, which the ghost "
                                        "client reaches without System.nic)"),
             (len(self.socket_list()) > 1, "more than one socket"),
-            (bool(self.checkpoint_to or self.restore_from), "checkpoints (FS checkpoints are not built yet)"),
+            (self.checkpoint_at_insts > 0, "System.checkpoint_at_insts (an FS checkpoint is written when the "
+                                            "client's bulk load is over)"),
             (self.sampling.enabled, "System.sampling"),
             (self.detailed_start != "start" or self.warm_caches, "a fast-forward before detailed timing"),
             (bool(self.trace_file), "System.trace_file"),
@@ -209,6 +210,28 @@ class System(SimObject):
                 raise ParamError(f"System.os_level = 'fs' does not take {what}")
         if self.client.enabled:
             self.full_system.check_client(self.client)
+        elif self.full_system.profile:
+            raise ParamError("System.full_system.profile counts the client's measured phase: it needs "
+                             "System.client.enabled")
+        self._validate_fs_checkpoint()
+
+    def _validate_fs_checkpoint(self) -> None:
+        """An FS checkpoint is of a booted system serving the client: written in a functional run when the client's
+        bulk load is over (UDP: the client does not save TCP connections), restored functionally or in detail."""
+        if not (self.checkpoint_to or self.restore_from):
+            return
+        if self.checkpoint_to and self.restore_from:
+            raise ParamError("System.checkpoint_to and System.restore_from: a restored run writes no checkpoint "
+                             "(restore the checkpoint it would extend instead)")
+        if not (self.client.enabled and self.client.bulk_load):
+            raise ParamError("an FS checkpoint (System.checkpoint_to / restore_from) is of a booted system whose "
+                             "client has loaded its items: it needs System.client.enabled and client.bulk_load")
+        if self.client.transport != "udp":
+            raise ParamError(f"an FS checkpoint needs System.client.transport = 'udp' (it is "
+                             f"{self.client.transport!r}): the client does not save TCP connections")
+        if self.checkpoint_to and self.mode != "functional":
+            raise ParamError("System.checkpoint_to in FS mode needs System.mode = 'functional' (the timing models' "
+                             "state is not saved): boot functionally, then restore in detailed mode")
 
     def queue_ports(self) -> list[tuple[int, int]]:
         """(NIC, port) of every NIC queue in global order, as the engine lays them out (engine net.rs): with every

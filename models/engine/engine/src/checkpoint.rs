@@ -35,7 +35,7 @@ use kvsim_isa::elf::Image;
 
 pub const FORMAT: &str = "kvsim-checkpoint";
 pub const FORMAT_VERSION: u32 = 1;
-const CHECKSUM_BLOCK: u64 = 64 << 20;
+pub(crate) const CHECKSUM_BLOCK: u64 = 64 << 20;
 
 /// Parameters a restore must agree on (anything else is timing or the client's measured phase). A prefix ending
 /// in '.' covers every field under it.
@@ -67,10 +67,10 @@ const MUST_MATCH: &[&str] = &[
 ];
 
 #[derive(Debug, Serialize, Deserialize)]
-struct Chunk {
-    name: String,
-    bytes: u64,
-    crc32: Vec<u32>,
+pub(crate) struct Chunk {
+    pub(crate) name: String,
+    pub(crate) bytes: u64,
+    pub(crate) crc32: Vec<u32>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -145,7 +145,7 @@ struct MachineState {
 
 /// Writes one chunk, counting its bytes and a CRC-32 per block; `budget` (tests) fails writes past it like a full
 /// disk would.
-struct ChunkWriter {
+pub(crate) struct ChunkWriter {
     out: BufWriter<File>,
     chunk: Chunk,
     hasher: crc32fast::Hasher,
@@ -154,13 +154,13 @@ struct ChunkWriter {
 }
 
 impl ChunkWriter {
-    fn create(dir: &Path, name: &str, budget: Option<u64>) -> std::io::Result<ChunkWriter> {
+    pub(crate) fn create(dir: &Path, name: &str, budget: Option<u64>) -> std::io::Result<ChunkWriter> {
         let out = BufWriter::with_capacity(1 << 20, File::create(dir.join(name))?);
         let chunk = Chunk { name: name.into(), bytes: 0, crc32: Vec::new() };
         Ok(ChunkWriter { out, chunk, hasher: crc32fast::Hasher::new(), in_block: 0, budget })
     }
 
-    fn write(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn write(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
         if let Some(b) = self.budget.as_mut() {
             if (bytes.len() as u64) > *b {
                 return Err(std::io::Error::new(std::io::ErrorKind::StorageFull, "No space left on device"));
@@ -182,7 +182,7 @@ impl ChunkWriter {
         Ok(())
     }
 
-    fn finish(mut self) -> std::io::Result<(Chunk, Option<u64>)> {
+    pub(crate) fn finish(mut self) -> std::io::Result<(Chunk, Option<u64>)> {
         if self.in_block > 0 || self.chunk.bytes == 0 {
             self.chunk.crc32.push(self.hasher.finalize());
         }
@@ -200,7 +200,7 @@ fn block_crcs(bytes: &[u8]) -> Vec<u32> {
     bytes.chunks(CHECKSUM_BLOCK as usize).map(crc32fast::hash).collect()
 }
 
-fn file_crc(path: &str) -> Result<(u64, u32), String> {
+pub(crate) fn file_crc(path: &str) -> Result<(u64, u32), String> {
     let data = fs::read(path).map_err(|e| format!("cannot read the binary {path}: {e}"))?;
     Ok((data.len() as u64, crc32fast::hash(&data)))
 }
@@ -492,7 +492,7 @@ fn read_versions(dir: &Path, man: &Manifest) -> Result<Vec<u32>, String> {
     Ok(acked)
 }
 
-fn check(chunk: &Chunk, data: &[u8]) -> Result<(), String> {
+pub(crate) fn check(chunk: &Chunk, data: &[u8]) -> Result<(), String> {
     if data.len() as u64 != chunk.bytes {
         return Err(format!("{} has {} bytes, the manifest says {} (truncated?)", chunk.name, data.len(), chunk.bytes));
     }

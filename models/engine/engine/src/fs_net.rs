@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 
 use kvsim_base::frame::{MIN_FRAME, WIRE_OVERHEAD};
-use kvsim_client::{Client, ClientConfig, ClientEvent, NicPort};
+use kvsim_client::{Client, ClientConfig, ClientEvent, ClientState, NicPort};
 use kvsim_os::full_system::Machine;
 
 /// The client's addresses on the wire (client/wire.rs puts them in every frame it sends).
@@ -34,6 +34,18 @@ pub struct FsNet {
     link_up_delay: u64,
     /// When the measured phase started (ps) and the instructions then.
     pub measure_start: Option<(u64, u64)>,
+}
+
+/// What a checkpoint keeps of the client and its wire (the client's per-item and per-bucket arrays apart).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct FsNetState {
+    client: ClientState,
+    to_guest_free: u64,
+    to_client_free: u64,
+    arp_replies: u64,
+    other_frames: u64,
+    up_at: Option<u64>,
+    measure_start: Option<(u64, u64)>,
 }
 
 /// The client's view of the wire: the guest's frames arrive at the device when their last bit does.
@@ -187,6 +199,31 @@ impl FsNet {
             self.measure_start = Some((now, total));
         }
         Ok(event)
+    }
+
+    /// The state a checkpoint keeps, with the client's per-item versions and (dense) per-bucket counts; refused
+    /// while the client has frames in flight (it is taken when the bulk load is over).
+    pub fn save(&self) -> Result<(FsNetState, &[u32], Option<&[u8]>), String> {
+        let (client, acked, dense) = self.client.save()?;
+        let st = FsNetState {
+            client,
+            to_guest_free: self.to_guest_free,
+            to_client_free: self.to_client_free,
+            arp_replies: self.arp_replies,
+            other_frames: self.other_frames,
+            up_at: self.up_at,
+            measure_start: self.measure_start,
+        };
+        Ok((st, acked, dense))
+    }
+
+    /// Take a checkpoint's state (this client was built from the restored run's configuration).
+    pub fn restore(&mut self, st: FsNetState, acked: Vec<u32>, dense: Option<Vec<u8>>) -> Result<(), String> {
+        self.client.restore(st.client, acked, dense)?;
+        (self.to_guest_free, self.to_client_free, self.arp_replies, self.other_frames) =
+            (st.to_guest_free, st.to_client_free, st.arp_replies, st.other_frames);
+        (self.up_at, self.measure_start) = (st.up_at, st.measure_start);
+        Ok(())
     }
 
     fn wire<'a>(&'a mut self, m: &'a mut Machine, posted: bool, backlog: usize) -> Wire<'a> {

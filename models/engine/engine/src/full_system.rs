@@ -17,7 +17,9 @@ use kvsim_os::full_system::{Boot, End, FsConfig, Machine, LEVELS};
 use kvsim_params::{paths, FullSystemEntry, System, SystemMode};
 
 use crate::driver::{timing_system, Progress, TimingHook};
+use crate::fs_checkpoint;
 use crate::fs_net::FsNet;
+use crate::fs_profile::Profiler;
 
 /// Console lines an error quotes.
 const LAST_LINES: usize = 12;
@@ -62,19 +64,48 @@ pub fn run(
         false => None,
     };
     m.stop_on_tx = net.is_some();
+    let config = serde_json::to_value(system).map_err(|e| (SimError::Bug(format!("the configuration: {e}")), None))?;
+    if !system.restore_from.is_empty() {
+        let dir = std::path::Path::new(&system.restore_from);
+        fs_checkpoint::restore(&mut m, net.as_mut(), &config, &fs.kernel, &fs.initramfs, dir)
+            .map_err(|e| (SimError::Config(e), None))?;
+    }
+    let checkpoint = (!system.checkpoint_to.is_empty()).then(|| fs_checkpoint::Target {
+        dir: system.checkpoint_to.clone().into(),
+        config,
+        kernel: fs.kernel.clone(),
+        initramfs: fs.initramfs.clone(),
+    });
     let max_insts = if system.max_insts == 0 { u64::MAX } else { system.max_insts };
-    let mut run = Run { net: net.as_mut(), up_within: fs.net_up_within, max_insts, every };
-    let result = match system.mode {
-        SystemMode::Functional => drive(&mut m, &mut NoHook, &mut run, progress, "functional").map(|e| (e, None)),
-        SystemMode::Detailed => {
-            let mut hook = TimingHook::new(system, 0, timing_system(system).map_err(|e| (e, None))?, 0);
+    let mut run = Run { net: net.as_mut(), up_within: fs.net_up_within, max_insts, every, checkpoint, written: None };
+    // Detailed timing starts where the machine is: at boot, or at a restored checkpoint's time.
+    let timing_start = m.time_ps();
+    let profile = &fs.profile;
+    let harts = m.harts.len();
+    let result = match (system.mode, profile.is_empty()) {
+        (SystemMode::Functional, true) => {
+            drive(&mut m, &mut NoHook, &mut run, progress, "functional").map(|e| (e, None))
+        }
+        (SystemMode::Functional, false) => {
+            let mut hook = Profiler::new(NoHook, harts);
+            let end = drive(&mut m, &mut hook, &mut run, progress, "functional");
+            end.and_then(|e| write_profile(&hook, profile).map(|_| (e, None)))
+        }
+        (SystemMode::Detailed, no_profile) => {
+            let ts = timing_system(system).map_err(|e| (e, None))?;
+            let mut hook = TimingHook::new(system, 0, ts, timing_start);
             hook.sys.reset_stats();
-            for h in &mut m.harts {
-                h.timed_ps = Some(0);
+            m.start_timing_at(timing_start);
+            if no_profile {
+                drive(&mut m, &mut hook, &mut run, progress, "detailed").map(|e| (e, Some(hook)))
+            } else {
+                let mut hook = Profiler::new(hook, harts);
+                let end = drive(&mut m, &mut hook, &mut run, progress, "detailed");
+                end.and_then(|e| write_profile(&hook, profile).map(|_| (e, Some(hook.inner))))
             }
-            drive(&mut m, &mut hook, &mut run, progress, "detailed").map(|e| (e, Some(hook)))
         }
     };
+    let written = run.written;
     let (end, hook) = match result {
         Ok(r) => r,
         Err(e) => {
@@ -98,11 +129,41 @@ pub fn run(
             return Err((guest_error(&m, why), Some(out)));
         }
     };
-    let mut out = output(&mut m, stop, hook, net.as_ref());
+    let mut out = output(&mut m, stop, hook.map(|h| (h, timing_start)), net.as_ref());
+    if let Some(bytes) = written {
+        out.stats.push(Stat {
+            name: paths::checkpoint() + "bytes",
+            value: bytes as f64,
+            desc: "bytes of the checkpoint this run wrote (System.checkpoint_to)".into(),
+        });
+    }
     if let End::PowerOff { code } = end {
         out.exit_code = Some(code as i64);
     }
     Ok(out)
+}
+
+fn write_profile<H: ExecHook>(p: &Profiler<H>, path: &str) -> SimResult<()> {
+    if p.totals().0 == 0 {
+        return Err(SimError::Config(format!(
+            "System.full_system.profile = {path:?}: the measured phase counted no instructions (did the client's \
+             measured phase start?)"
+        )));
+    }
+    p.write(path).map_err(|e| SimError::Config(format!("System.full_system.profile = {path:?}: {e}")))
+}
+
+/// A hook the run loop tells when the client's measured phase starts (a profile counts from there).
+trait PhaseHook: ExecHook {
+    fn measure_start(&mut self) {}
+}
+
+impl PhaseHook for NoHook {}
+impl PhaseHook for TimingHook {}
+impl<H: ExecHook> PhaseHook for Profiler<H> {
+    fn measure_start(&mut self) {
+        self.start();
+    }
 }
 
 /// The server's arguments on a command line: the words after `-- mcd` (the kernel hands the words after `--` to
@@ -121,12 +182,15 @@ struct Run<'a> {
     up_within: u64,
     max_insts: u64,
     every: u64,
+    /// Where to write a checkpoint when the client's bulk load is over, and its bytes once written.
+    checkpoint: Option<fs_checkpoint::Target>,
+    written: Option<u64>,
 }
 
 /// Run `m` with `hook` to its end, reporting progress every `run.every` instructions. With a client the machine
 /// stops whenever the guest sends, and at least every quantum of every hart, for the client to take the frames
 /// and answer; the run ends (`End::Transmitted`) when the client is done.
-fn drive<H: ExecHook>(
+fn drive<H: PhaseHook>(
     m: &mut Machine,
     hook: &mut H,
     run: &mut Run,
@@ -163,6 +227,14 @@ fn drive<H: ExecHook>(
             let event = net.exchange(m).map_err(|e| SimError::Client(format!("FS mode: {e}")))?;
             if event == kvsim_client::ClientEvent::Done {
                 return Ok(End::Transmitted);
+            }
+            if event == kvsim_client::ClientEvent::MeasureStart {
+                hook.measure_start();
+            }
+            if event == kvsim_client::ClientEvent::Loaded {
+                if let Some(target) = run.checkpoint.take() {
+                    run.written = Some(fs_checkpoint::write(m, Some(net), &target).map_err(SimError::Config)?);
+                }
             }
             if net.up_at.is_none() && m.time_ps() > run.up_within {
                 let state = m.platform().net.as_ref().map_or(String::new(), |n| {
@@ -213,7 +285,7 @@ pub fn last_lines(console: &str) -> String {
     out.join("\n")
 }
 
-fn output(m: &mut Machine, stop: StopReason, hook: Option<TimingHook>, net: Option<&FsNet>) -> RunOutput {
+fn output(m: &mut Machine, stop: StopReason, hook: Option<(TimingHook, u64)>, net: Option<&FsNet>) -> RunOutput {
     let sim_ticks = m.time_ps();
     let mut stats = Vec::new();
     let mut push =
@@ -271,14 +343,14 @@ fn output(m: &mut Machine, stop: StopReason, hook: Option<TimingHook>, net: Opti
             desc: "instructions of all harts (kernel and user) in the measured phase per measured request".into(),
         });
     }
-    if let Some(mut hook) = hook {
+    if let Some((mut hook, start)) = hook {
         hook.sys.finish();
         let mut timing = Vec::new();
         hook.append_stats(&mut timing);
         stats.extend(timing);
         stats.push(Stat {
             name: paths::timing() + "start_ticks",
-            value: 0.0,
+            value: start as f64,
             desc: "simulated time when detailed timing started (ps)".into(),
         });
     }

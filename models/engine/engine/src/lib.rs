@@ -24,7 +24,9 @@
 pub mod checkpoint;
 pub mod config;
 pub mod driver;
+pub mod fs_checkpoint;
 pub mod fs_net;
+pub mod fs_profile;
 pub mod full_system;
 #[cfg(test)]
 mod fuzz;

@@ -23,6 +23,8 @@ pub struct FullSystem {
     pub link_up_delay: u64,
     /// with System.client.enabled: the simulated time by which the guest must bring its network device up (driver ready, receive buffers posted) or the run stops with the console's last lines (assumed 1 s: over 30x the 30 ms Linux takes to reach /init) [ps]
     pub net_up_within: u64,
+    /// with System.client.enabled: write the measured phase's instructions and time by program counter to this file (one line per PC: hex PC, instructions, ps; kernel and user alike, all harts summed), for sim-scripts/fs_get_breakdown.py to attribute by symbol; a detailed run's time per instruction is the hart's clock advance at it, wfi sleep excluded ('' = off)
+    pub profile: String,
 }
 
 impl Default for FullSystem {
@@ -38,6 +40,7 @@ impl Default for FullSystem {
             link_rate: 10.0,
             link_up_delay: 1000000000,
             net_up_within: 1000000000000,
+            profile: String::from(""),
         }
     }
 }

@@ -12,6 +12,7 @@
 pub mod devices;
 pub mod fdt;
 mod sbi;
+pub mod snapshot;
 pub mod virtio_net;
 
 use std::any::Any;
@@ -61,7 +62,7 @@ impl Default for FsConfig {
 }
 
 /// A hart's run state (HSM).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum HartRun {
     Running,
     /// In wfi (or an SBI retentive suspend): wakes when an enabled interrupt is pending.
@@ -103,7 +104,7 @@ pub struct Machine {
     pub mem: Memory,
     pub run_state: Vec<HartRun>,
     /// The SBI firmware owns hart h's timer (set_timer was called): reaching mtimecmp raises STIP, not MTIP.
-    firmware_timer: Vec<bool>,
+    pub(crate) firmware_timer: Vec<bool>,
     /// The simulator provides SBI (S-mode ecalls are firmware calls).
     pub firmware: bool,
     pub dtb: Vec<u8>,
@@ -115,7 +116,7 @@ pub struct Machine {
     /// What each hart did at each privilege level (indexed by hart, then by level: U, S, M).
     pub by_level: Vec<[LevelCounts; 3]>,
     /// Detailed mode: the time (ps) a woken hart's core sleeps until before it runs again.
-    sleep_until: Vec<Option<u64>>,
+    pub(crate) sleep_until: Vec<Option<u64>>,
     /// Frames on their way to the network device, with the time (ps) each arrives (its last bit), in order.
     pub net_in: VecDeque<(u64, Vec<u8>)>,
     /// Frames the network device sent, with the time (ps) each left (the notify that queued it).
@@ -131,7 +132,7 @@ pub struct Machine {
 /// One hart's work at one privilege level: its instructions (of which loads and stores) and the simulated time
 /// they took (in detailed mode the core model's; functional time otherwise; time asleep in wfi counts at the
 /// level that slept).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LevelCounts {
     pub insts: u64,
     pub loads: u64,
