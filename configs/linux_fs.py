@@ -11,7 +11,7 @@ from models import System
 from models.client import Client
 from models.full_system import DEFAULT_BOOTARGS, FullSystem
 
-from . import ROOT
+from . import ROOT, mercury
 
 FS_BUILD = ROOT / "workloads" / "fs" / "build"
 
@@ -21,10 +21,40 @@ FS_BUILD = ROOT / "workloads" / "fs" / "build"
 SERVER_ARGS = "port=11211 mem=8m buckets=12"
 
 
+# The dense servers' stacks as FS machines: the stack's core, caches and memory (configs/mercury.py, iridium.py,
+# keyvault.py) under Linux, the kernel's network stack on the virtio-net device instead of the stack's own NIC.
+PLATFORMS = ("", "mercury-a7", "mercury-a15", "iridium-a7", "iridium-a15", "keyvault")
+
+
+def use_platform(s: System, platform: str, latency: str, flash_read: str, core_clock: str = "") -> None:
+    """Give `s` the cores, caches and memory of `platform` (Mercury with A7- or A15-class cores at 1 GHz and no L2,
+    Iridium's cores with their 2 MB L2 over flash, KeyVault's A15-class cores at 1.5 GHz with the L2 over the stack's
+    DRAM); `latency` is the stacked DRAM's closed-page latency, `flash_read` Iridium's flash read latency,
+    `core_clock` an A15-class core's clock on Mercury and Iridium (1 GHz by default; 1 or 1.5 GHz in the source)."""
+    if platform not in PLATFORMS:
+        names = ", ".join(repr(p) for p in PLATFORMS)
+        raise ValueError(f"platform = {platform!r}: one of {names}")
+    if not platform:
+        return
+    name, _, kind = platform.partition("-")
+    kind = kind or "a15"
+    clock = "1.5GHz" if name == "keyvault" else core_clock or "1GHz"
+    core = mercury.core(kind, None if kind == "a7" else clock)
+    s.core = core
+    s.clock = core.clock
+    s.caches = mercury.caches(s.harts, name != "mercury", core.clock)
+    s.memory = (mercury.memory("flash", read_latency=flash_read) if name == "iridium"
+                else mercury.memory("dram3d", latency))
+    s.technology = mercury.technology(kind)
+
+
 def system(harts: int = 1, detailed: bool = False, client: bool = False, items: int = 1024,
-           requests: int = 1000, transport: str = "udp") -> System:
+           requests: int = 1000, transport: str = "udp", platform: str = "", latency: str = "10ns",
+           flash_read: str = "20us", window: int = 32, value_size: int = 0, core_clock: str = "") -> System:
+    """`platform` (PLATFORMS): a dense server's stack; `window` 1 is the thesis's one outstanding request per core;
+    `value_size` the values' bytes (0: the data set's)."""
     bootargs = f"{DEFAULT_BOOTARGS} -- mcd {SERVER_ARGS}" if client else DEFAULT_BOOTARGS
-    return System(
+    s = System(
         harts=harts,
         # Functional time: one instruction per cycle at this clock (assumed 1 GHz, the clock of the console
         # comparison with qemu-system-riscv64; detailed mode times with System.core's own clock).
@@ -33,5 +63,8 @@ def system(harts: int = 1, detailed: bool = False, client: bool = False, items: 
         mode="detailed" if detailed else "functional",
         full_system=FullSystem(kernel=str(FS_BUILD / "Image"), initramfs=str(FS_BUILD / "initramfs.cpio"),
                                bootargs=bootargs),
-        client=Client(enabled=client, protocol="memcached", transport=transport, items=items, requests=requests),
+        client=Client(enabled=client, protocol="memcached", transport=transport, items=items, requests=requests,
+                      window=window, value_size=value_size),
     )
+    use_platform(s, platform, latency, flash_read, core_clock)
+    return s
