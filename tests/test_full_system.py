@@ -55,7 +55,7 @@ def test_the_os_level_is_one_declared_parameter_and_fs_refuses_what_it_does_not_
         s = fs_system(pathlib.Path("/k"), "linux")
         s.nic.enabled = True
         s.validate()
-    with pytest.raises(ParamError, match="does not take checkpoints"):
+    with pytest.raises(ParamError, match="FS checkpoint .* needs System.client.enabled"):
         s = fs_system(pathlib.Path("/k"), "linux")
         s.checkpoint_to = "/tmp/x"
         s.validate()
@@ -129,6 +129,21 @@ def test_a_kernel_that_panics_stops_the_run_with_the_consoles_last_lines(engine)
     with pytest.raises(GuestHalted, match=r"(?s)reset the machine.*Kernel panic") as caught:
         simulate(s)
     assert b"Linux version" in caught.value.result.stdout
+
+
+@needs_image
+def test_a_command_line_the_kernel_rejects_stops_the_run_with_the_consoles_last_lines(engine):
+    # mem=12M tells the kernel to use only the first 12 MiB: the device tree's initramfs (at 128 MiB) then lies in
+    # no memory region, the kernel disables it ("is not a memory region - disabling initrd"), finds no root file
+    # system and panics; it reboots (panic=-1) and the run stops quoting the console.
+    s = fs_system(FS_BUILD / "Image", "linux", initramfs=str(FS_BUILD / "initramfs.cpio"),
+                  bootargs="earlycon console=ttyS0 panic=-1 initramfs_async=0 mem=12M")
+    with pytest.raises(GuestHalted, match=r"(?s)reset the machine.*console's last lines.*Unable to mount root fs") \
+            as caught:
+        simulate(s)
+    console = caught.value.result.stdout.decode(errors="replace")
+    assert "is not a memory region - disabling initrd" in console
+    assert "kvsim-init" not in console, "/init never ran"
 
 
 @needs_image
