@@ -5,7 +5,12 @@ split each hart's work by privilege level (system.hart{h}.user/supervisor/machin
 
 With `--arg client=true` /init brings eth0 up and serves the memcached-class server on the kernel's UDP sockets
 (one thread per hart, pinned), and the ghost client (over UDP, or TCP with `--arg transport=tcp`) loads `items` items and checks every response to `requests`
-measured requests through the virtio-net device; the run ends when the last is answered."""
+measured requests through the virtio-net device; the run ends when the last is answered.
+
+Boot once, measure often: `--set checkpoint_to=DIR` (functional, UDP) writes a checkpoint of the booted system when
+the client's load is over; `--set restore_from=DIR` starts there, functionally or with `--arg detailed=true`
+(models/engine/engine/src/fs_checkpoint.rs). `--arg platform=mercury-a7` (PLATFORMS) gives the machine a dense
+stack's core, caches and memory; `--arg window=1` is the thesis's one outstanding request."""
 
 from models import System
 from models.client import Client

@@ -41,18 +41,22 @@ KERNEL_DIRS = [
     ("net", "kernel: network stack and driver"),
     ("kernel/sched", "kernel: scheduler and idle"),
     ("kernel/time", "kernel: timers"),
-    ("arch/riscv/lib", "kernel: copies (memcpy, user access)"),
-    ("lib", "kernel: copies (memcpy, user access)"),
+    ("arch/riscv/lib", "kernel: copies and checksums (lib)"),
+    ("lib", "kernel: copies and checksums (lib)"),
     ("arch/riscv", "kernel: traps, system calls, interrupts"),
     ("kernel/entry", "kernel: traps, system calls, interrupts"),
     ("kernel/irq", "kernel: traps, system calls, interrupts"),
     ("drivers/irqchip", "kernel: traps, system calls, interrupts"),
+    ("mm", "kernel: memory allocation"),
     ("kernel", "kernel: other"),
     ("fs", "kernel: other"),
-    ("mm", "kernel: other"),
 ]
+# Library archives (linked in when used) beside the built-in ones.
+KERNEL_LIBS = [("arch/riscv/lib/lib.a", "kernel: copies and checksums (lib)"),
+               ("lib/lib.a", "kernel: copies and checksums (lib)")]
 CLASSES = ["kernel: network stack and driver", "kernel: traps, system calls, interrupts", "kernel: scheduler and idle",
-           "kernel: timers", "kernel: copies (memcpy, user access)", "kernel: other", "server: hashing",
+           "kernel: timers", "kernel: copies and checksums (lib)", "kernel: memory allocation", "kernel: other",
+           "server: hashing",
            "server: protocol, store, loop", "user: C library"]
 GROUPS = {"kernel network stack": ["kernel: network stack and driver"],
           "server": ["server: protocol, store, loop"], "hashing": ["server: hashing"]}
@@ -72,8 +76,9 @@ def nm(path: pathlib.Path) -> list[tuple[int, str, str]]:
 def kernel_classes() -> dict[str, str]:
     """Kernel text symbol -> class, by the directory of the built-in archive that defines it."""
     by_name: dict[str, str] = {}
-    for prefix, cls in KERNEL_DIRS:
-        archive = BUILD / "obj" / prefix / "built-in.a"
+    archives = [(f"{prefix}/built-in.a", cls) for prefix, cls in KERNEL_DIRS] + KERNEL_LIBS
+    for name, cls in archives:
+        archive = BUILD / "obj" / name
         if not archive.exists():
             continue
         out = subprocess.run([NM, str(archive)], capture_output=True, text=True).stdout
@@ -119,7 +124,7 @@ def attribute(profile: pathlib.Path, syms: Symbols) -> tuple[dict[str, list[floa
             continue
         pc, n, ps = line.split()
         name, cls = syms.of(int(pc, 16))
-        for d in (by_class[cls], by_sym.setdefault(f"{name} ({cls.split(':')[0]})", [0.0, 0.0])):
+        for d in (by_class[cls], by_sym.setdefault(f"{name} [{cls}]", [0.0, 0.0])):
             d[0] += int(n)
             d[1] += int(ps)
     return by_class, by_sym
@@ -180,8 +185,8 @@ def main() -> int:
              "detail). Time per GET is the measured phase's simulated time attributed by PC (where the hart's "
              "clock advanced), idle (wfi) excluded; RTT is the client's mean round trip.", ""]
     lines += ["| platform | transport | RTT mean us | busy us/GET | insts/GET | IPC | kernel network stack | server | "
-              "hashing | other kernel | C library | host CPU s |", "|" + "---|" * 12]
-    for platform, transport, st, req, by_class, ti, tt, cpu in rows:
+              "hashing | other kernel | C library |", "|" + "---|" * 11]
+    for platform, transport, st, req, by_class, ti, tt, _cpu in rows:
         def share(classes: list[str], by_class=by_class, req=req, tt=tt) -> str:
             i = sum(by_class[c][0] for c in classes) / req
             t = sum(by_class[c][1] for c in classes) / tt
@@ -190,7 +195,7 @@ def main() -> int:
         lines.append(f"| {platform} | {transport} | {st['client.latency.mean'] / 1e3:,.2f} | {tt / req / 1e6:,.2f} | "
                      f"{ti / req:,.0f} | {st['system.socket0.core0.ipc']:.3f} | "
                      f"{share(GROUPS['kernel network stack'])} | {share(GROUPS['server'])} | "
-                     f"{share(GROUPS['hashing'])} | {share(other)} | {share(['user: C library'])} | {cpu:.1f} |")
+                     f"{share(GROUPS['hashing'])} | {share(other)} | {share(['user: C library'])} |")
     lines += ["", "## Every class (share of busy time, instructions per GET)", ""]
     lines += ["| platform | transport | " + " | ".join(CLASSES) + " |", "|" + "---|" * (2 + len(CLASSES))]
     for platform, transport, _st, req, by_class, _ti, tt, _cpu in rows:

@@ -68,7 +68,6 @@ def main() -> int:
     sizes = [int(x) for x in args.sizes.split(",")]
     table = {row["server"]: row for row in csv.DictReader(SERVER_TABLE.open())}
     results = {}
-    host = {"checkpoints": 0.0, "points": 0.0}
     with tempfile.TemporaryDirectory(prefix="fs-thesis-") as tmp:
         ckpts: dict[tuple[int, int], pathlib.Path] = {}
         for name, platform, clock, latency, flash, _cores, _row in POINTS:
@@ -79,16 +78,13 @@ def main() -> int:
                     c = system(platform, clock, latency, flash, size, 1)
                     c.mode = "functional"
                     c.checkpoint_to = str(pathlib.Path(tmp) / f"ckpt-{s.clock}-{size}")
-                    t = time.process_time()
                     simulate(c)
-                    host["checkpoints"] += time.process_time() - t
                     ckpts[key] = pathlib.Path(c.checkpoint_to)
                 s.restore_from = str(ckpts[key])
                 s.client.warmup_requests = WARMUP
                 t = time.process_time()
                 r = simulate(s)
                 cpu = time.process_time() - t
-                host["points"] += cpu
                 st = r.stats
                 assert r.stop_reason == "client_done" and st["client.misses"] == 0
                 rtt = st["client.latency.mean"] * 1e-9
@@ -104,8 +100,7 @@ def main() -> int:
              "outstanding; TPS per core = 1 / mean RTT, scaled linearly by the stack's cores and by the stacks per "
              "1.5U of kvsim's server table. kvsim's capacity: results/figures/dense/dense_server_table.csv (SE mode, "
              "kvsim's own guest network stack, every core serving, the highest offered load with < 1% loss, 8-byte "
-             "values).", "",
-             f"Host CPU: checkpoints {host['checkpoints']:.1f} s, detailed points {host['points']:.1f} s.", ""]
+             "values).", ""]
     head = "| stack | value B | RTT us | insts/GET | TPS per core | stack M TPS (thesis method) | stacks per 1.5U | " \
            "server M TPS (thesis method) | kvsim capacity: stack M req/s | kvsim capacity: server M req/s |"
     lines += [head, "|" + "---|" * 10]

@@ -49,6 +49,16 @@ const MUST_MATCH: &[&str] = &[
     "misaligned",
     "seed",
     "quantum",
+    "nics.queues",
+    "nics.ports",
+    "nics.enabled",
+    "nic.queues",
+    "nic.ports",
+    "nic.enabled",
+];
+
+/// The client's data set and what it loaded, which a restore must agree on too (SE and FS checkpoints alike).
+pub(crate) const CLIENT_MUST_MATCH: &[&str] = &[
     "client.enabled",
     "client.items",
     "client.dataset",
@@ -58,12 +68,6 @@ const MUST_MATCH: &[&str] = &[
     "client.seed",
     "client.bulk_load",
     "client.fuzz_frames",
-    "nics.queues",
-    "nics.ports",
-    "nics.enabled",
-    "nic.queues",
-    "nic.ports",
-    "nic.enabled",
 ];
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -405,7 +409,7 @@ fn at(config: &Value, path: &str) -> Value {
 /// on its own) and then itself.
 fn must_match_paths(configs: &[&Value]) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
-    for path in MUST_MATCH {
+    for path in MUST_MATCH.iter().chain(CLIENT_MUST_MATCH) {
         match path.strip_suffix('.') {
             Some(prefix) => {
                 let mut keys: Vec<String> = configs

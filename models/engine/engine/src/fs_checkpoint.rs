@@ -27,16 +27,16 @@ use kvsim_isa::memory::PAGE_RECORD;
 use kvsim_os::full_system::snapshot::Snapshot;
 use kvsim_os::full_system::Machine;
 
-use crate::checkpoint::{check, file_crc, Chunk, ChunkWriter, CHECKSUM_BLOCK};
+use crate::checkpoint::{check, file_crc, Chunk, ChunkWriter, CHECKSUM_BLOCK, CLIENT_MUST_MATCH};
 use crate::fs_net::{FsNet, FsNetState};
 
 pub const FORMAT: &str = "kvsim-fs-checkpoint";
 pub const FORMAT_VERSION: u32 = 1;
 const PAGE_SIZE: usize = GUEST_PAGE as usize;
 
-/// Parameters a restore must agree on (dotted paths of the resolved configuration): the machine the guest booted
-/// on, its command line and the data set the client loaded. Anything else is timing, the wire, or the client's
-/// measured phase.
+/// Parameters a restore must agree on (dotted paths of the resolved configuration) besides the client's data set
+/// (`checkpoint::CLIENT_MUST_MATCH`): the machine the guest booted on and its command line. Anything else is timing,
+/// the wire, or the client's measured phase.
 const MUST_MATCH: &[&str] = &[
     "harts",
     // Functional time is instructions at this clock: the guest's timers were set against it.
@@ -44,17 +44,8 @@ const MUST_MATCH: &[&str] = &[
     "full_system.entry",
     "full_system.bootargs",
     "full_system.memory",
-    "client.enabled",
     "client.protocol",
     "client.transport",
-    "client.items",
-    "client.dataset",
-    "client.key_size",
-    "client.value_size",
-    "client.mode",
-    "client.seed",
-    "client.bulk_load",
-    "client.fuzz_frames",
 ];
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -90,8 +81,11 @@ pub struct Target {
     pub initramfs: String,
 }
 
+/// A file's size and CRC-32.
+type Sized32 = (u64, u32);
+
 /// The kernel's and initramfs's (size, CRC-32); (0, 0) for no initramfs.
-fn inputs(kernel: &str, initramfs: &str) -> Result<((u64, u32), (u64, u32)), String> {
+fn inputs(kernel: &str, initramfs: &str) -> Result<(Sized32, Sized32), String> {
     let k = file_crc(kernel)?;
     let i = if initramfs.is_empty() { (0, 0) } else { file_crc(initramfs)? };
     Ok((k, i))
@@ -103,7 +97,7 @@ fn at<'a>(config: &'a Value, path: &str) -> &'a Value {
 
 /// The first parameter of `MUST_MATCH` on which `now` differs from the checkpoint's configuration `then`.
 pub fn incompatibility(then: &Value, now: &Value) -> Option<String> {
-    MUST_MATCH.iter().find(|p| at(then, p) != at(now, p)).map(|p| {
+    MUST_MATCH.iter().chain(CLIENT_MUST_MATCH).find(|p| at(then, p) != at(now, p)).map(|p| {
         format!(
             "System.{p} is {} here but {} in the checkpoint: a restored FS run may change only timing, the wire and \
              the client's measured phase",
@@ -301,4 +295,34 @@ pub fn restore(
         net.restore(ns, acked, dense).map_err(fail)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::incompatibility;
+
+    #[test]
+    fn a_restore_may_change_timing_and_the_measured_phase_but_not_the_booted_machine_or_its_data_set() {
+        let then = serde_json::json!({"harts": 1, "clock": 1_000_000_000u64, "mode": "functional",
+            "full_system": {"bootargs": "console=ttyS0 -- mcd", "memory": 268435456u64, "entry": "linux",
+                            "link_rate": 10.0},
+            "client": {"enabled": true, "items": 1024, "requests": 1, "window": 32, "get_ratio": 0.9}});
+        let mut now = then.clone();
+        now["mode"] = "detailed".into();
+        now["client"]["requests"] = 1000.into();
+        now["client"]["window"] = 1.into();
+        now["client"]["get_ratio"] = 1.0.into();
+        now["full_system"]["link_rate"] = 40.0.into();
+        assert_eq!(incompatibility(&then, &now), None);
+        for (path, value) in [("/harts", serde_json::json!(2)), ("/clock", 1_500_000_000u64.into())]
+            .into_iter()
+            .chain([("/full_system/bootargs", "console=ttyS0 quiet -- mcd".into()), ("/client/items", 2048.into())])
+        {
+            let mut bad = now.clone();
+            *bad.pointer_mut(path).unwrap() = value;
+            let why = incompatibility(&then, &bad).expect("refused");
+            let name = path.trim_start_matches('/').replace('/', ".");
+            assert!(why.starts_with(&format!("System.{name} is ")), "{why}");
+        }
+    }
 }

@@ -36,6 +36,9 @@ pub struct FsNet {
     pub measure_start: Option<(u64, u64)>,
 }
 
+/// A checkpoint's client side: the state, the client's per-item versions and (dense) per-bucket counts.
+pub type SavedNet<'a> = (FsNetState, &'a [u32], Option<&'a [u8]>);
+
 /// What a checkpoint keeps of the client and its wire (the client's per-item and per-bucket arrays apart).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct FsNetState {
@@ -203,7 +206,7 @@ impl FsNet {
 
     /// The state a checkpoint keeps, with the client's per-item versions and (dense) per-bucket counts; refused
     /// while the client has frames in flight (it is taken when the bulk load is over).
-    pub fn save(&self) -> Result<(FsNetState, &[u32], Option<&[u8]>), String> {
+    pub fn save(&self) -> Result<SavedNet<'_>, String> {
         let (client, acked, dense) = self.client.save()?;
         let st = FsNetState {
             client,
