@@ -200,7 +200,9 @@ NAME_VALUES = {"cache": ("l1i", "l1d", "l2"), "tlb": ("itlb", "dtlb", "stlb"), "
 # Literals that look like statistics paths but are not: the configuration keys a checkpoint's restore must agree on.
 NOT_STATISTICS = {"models/engine/engine/src/checkpoint.rs": {
     "client.enabled", "client.items", "client.dataset", "client.key_size", "client.value_size", "client.mode",
-    "client.seed", "client.bulk_load", "client.fuzz_frames"}}
+    "client.seed", "client.bulk_load", "client.fuzz_frames"},
+    # Configuration parameters an FS checkpoint's restore must agree on.
+    "models/engine/engine/src/fs_checkpoint.rs": {"client.protocol", "client.transport"}}
 
 
 def _production_literals() -> list[tuple[str, int, str]]:
