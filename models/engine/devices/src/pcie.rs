@@ -484,30 +484,34 @@ impl PcieLink {
         for held in &mut self.tags {
             held.forget(floor);
         }
-        let mut at = t;
-        loop {
-            let mut best: Option<(usize, u64)> = None;
-            let mut first_end = u64::MAX;
-            for (k, held) in self.tags.iter().enumerate() {
-                let next = match held.at(at) {
-                    TagAt::Held { end } => {
-                        first_end = first_end.min(end);
-                        continue;
-                    }
-                    TagAt::Free { next } => next,
-                };
+        // The first time from `t` on at which some tag is free: the earliest of the tags' own first free times,
+        // each found going from the end of the read holding it to the end of the one holding it then (a tag
+        // stops being followed once it is held past the earliest found so far). The same time as stepping all
+        // tags at once to the earliest end of their holders until one is free (no tag is free before either).
+        let mut at = u64::MAX;
+        for held in &self.tags {
+            let mut free = t;
+            while free < at {
+                match held.at(free) {
+                    TagAt::Held { end } => free = end,
+                    TagAt::Free { .. } => break,
+                }
+            }
+            at = at.min(free);
+        }
+        let mut best: Option<(usize, u64)> = None;
+        for (k, held) in self.tags.iter().enumerate() {
+            if let TagAt::Free { next } = held.at(at) {
                 if best.is_none_or(|(_, n)| next > n) {
                     best = Some((k, next));
                 }
             }
-            if let Some((k, _)) = best {
-                if at > t {
-                    self.tag_waits += 1;
-                }
-                return (k, at);
-            }
-            at = first_end;
         }
+        let (k, _) = best.expect("a tag is free at the earliest time one frees");
+        if at > t {
+            self.tag_waits += 1;
+        }
+        (k, at)
     }
 
     pub fn reset_stats(&mut self) {
@@ -792,5 +796,61 @@ mod tests {
         }
         assert_eq!(tl.reads, reads);
         assert!(held > 1_000 && free > 1_000, "both answers exercised: {held} held, {free} free");
+    }
+
+    /// Tags taken as the first algorithm took them (every tag stepped at once to the earliest end of their holders
+    /// until one is free, each tag's holder found by scanning its reads): the same tag at the same time, on a busy
+    /// link whose reads overlap and come out of time order.
+    #[test]
+    fn tags_are_taken_as_by_stepping_every_tag_at_once() {
+        fn reference(tags: &mut [Vec<(u64, u64)>], t: u64) -> (usize, u64) {
+            let floor = t.saturating_sub(TAG_HISTORY);
+            for held in tags.iter_mut() {
+                let gone = held.iter().take_while(|&&(_, end)| end <= floor).count();
+                held.drain(..gone);
+            }
+            let mut at = t;
+            loop {
+                let mut best: Option<(usize, u64)> = None;
+                let mut first_end = u64::MAX;
+                for (k, held) in tags.iter().enumerate() {
+                    if let Some(&(_, end)) = held.iter().find(|&&(s, e)| s <= at && at < e) {
+                        first_end = first_end.min(end);
+                        continue;
+                    }
+                    let next = held.iter().map(|&(s, _)| s).find(|&s| s > at).unwrap_or(u64::MAX);
+                    if best.is_none_or(|(_, n)| next > n) {
+                        best = Some((k, next));
+                    }
+                }
+                if let Some((k, _)) = best {
+                    return (k, at);
+                }
+                at = first_end;
+            }
+        }
+        let mut l = PcieLink::new(PcieProtocol { read_tags: 6, ..proto(2, 8) });
+        let mut tags: Vec<Vec<(u64, u64)>> = vec![vec![]; 6];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut draw = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut waited = 0;
+        for i in 0..5_000u64 {
+            // Reads stamped up to 3 us behind or ahead of the link's time, long enough that the tags run out.
+            let t = (i * 300_000 + 3_000_000).saturating_sub(draw(6_000_000));
+            let (k, at) = l.take_tag(t);
+            assert_eq!((k, at), reference(&mut tags, t), "read {i} at {t}");
+            waited += (at > t) as u64;
+            let arrived = at + 600_000 + draw(2_400_000);
+            l.tags[k].book(at, arrived);
+            let pos = tags[k].partition_point(|&(s, _)| s <= at);
+            tags[k].insert(pos, (at, arrived));
+        }
+        assert!(waited > 500 && waited < 4_500, "reads that waited for a tag: {waited}");
+        assert_eq!(l.tag_waits, waited);
     }
 }

@@ -9,7 +9,7 @@ pub use crate::hook::{mem_size, op_class, ExecHook, NoHook, Stop, Tracer};
 
 use crate::blocks::{Block, Link, MAX_INSTS};
 use crate::decode::Decoded;
-use crate::handlers::{dispatch, Ctx, Exit};
+use crate::handlers::{dispatch, Ctx, Exit, MAX_CHAIN};
 use crate::hart::Hart;
 use crate::memory::Memory;
 
@@ -30,7 +30,10 @@ pub fn run<H: ExecHook, const TRACE: bool>(
         mem,
         hook,
         tracer: tracer.map_or(std::ptr::null_mut(), |t| t as *mut Tracer),
+        block: std::ptr::null(),
         block_pc: 0,
+        budget,
+        hops: 0,
         n: 0,
         generation,
         exit: Exit::Follow,
@@ -87,15 +90,19 @@ pub fn run<H: ExecHook, const TRACE: bool>(
             }
             buf
         };
+        c.block = block;
         c.block_pc = block.pc;
+        c.hops = MAX_CHAIN;
         // SAFETY: `first` starts a run of decoded instructions ended by a marker, inside the block or `partial`;
         // the handlers reach the hart, memory and hook only through `c`, which holds this run's borrows.
         unsafe { dispatch::<H, TRACE>(&mut c, first, x) };
         match c.exit {
             Exit::Follow => {
-                // Go on through this exit's link if it is for `c.resume`, else through a lookup that fills it.
-                // SAFETY: every instruction's idx, and the end marker's, is below links.len() (Block::new).
-                let link: &Link = unsafe { block.links.get_unchecked(c.exit_idx as usize) };
+                // Go on through the link of the exit that left the last block run (a block the chain went on to,
+                // perhaps) if it is for `c.resume`, else through a lookup that fills it.
+                // SAFETY: that block is cached (no change to decoded code on the way); every instruction's idx,
+                // and the end marker's, is below links.len() (Block::new).
+                let link: &Link = unsafe { (&(*c.block).links).get_unchecked(c.exit_idx as usize) };
                 let (linked_pc, linked) = link.get();
                 chained = if linked_pc == c.resume { linked } else { std::ptr::null() };
                 link_from = link;

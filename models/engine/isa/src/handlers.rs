@@ -13,6 +13,7 @@
 
 use kvsim_timing::inst::{InstClass, InstInfo, PrefetchKind};
 
+use crate::blocks::Block;
 use crate::decode::{Decoded, Op, FREG};
 use crate::exec::{mem_size, op_class, ExecHook, Stop, Tracer};
 use crate::hart::Hart;
@@ -39,8 +40,14 @@ pub(crate) struct Ctx<H> {
     pub hook: *mut H,
     /// Hart 0's trace when it is written, else null.
     pub tracer: *mut Tracer,
-    /// The running block's PC (an instruction's PC is this plus twice its `Decoded::at`).
+    /// The running block (the one whose copy runs, when the budget ends inside it), and its PC (an instruction's
+    /// PC is this plus twice its `Decoded::at`).
+    pub block: *const Block,
     pub block_pc: u64,
+    /// The run's budget (instructions), and how many more blocks may follow from one another's links before the
+    /// run returns to `exec::run` (which bounds the chain of calls where they are not jumps: a debug build).
+    pub budget: u64,
+    pub hops: u32,
     /// Instructions retired before the running block (within it an instruction's `Decoded::idx` adds to this).
     pub n: u64,
     /// `Memory::code_generation` when the running block was looked up: a store that moves it ends the block.
@@ -56,6 +63,10 @@ pub(crate) struct Ctx<H> {
 /// A handler: the context, its instruction (in a block, followed by the rest of the block and its end marker),
 /// and the register file (passed along so that it stays in a host register).
 pub(crate) type Handler<H> = unsafe fn(*mut Ctx<H>, *const Decoded, *mut u64);
+
+/// The most blocks run from one another's links before returning to `exec::run`: enough that the return is rare,
+/// few enough that a chain of calls (where they are not jumps) stays far inside a thread's stack.
+pub(crate) const MAX_CHAIN: u32 = if cfg!(debug_assertions) { 3 } else { 15 };
 
 /// Number of operations (the table's length).
 pub(crate) const OPS: usize = Op::FcvtDS as usize + 1;
@@ -186,15 +197,34 @@ unsafe fn trace<H>(c: *mut Ctx<H>, d: *const Decoded) {
     }
 }
 
-/// After the instruction that ends the block (a control transfer): retire it and go on at `next` through this
-/// exit's link.
+/// After the instruction that ends the block (a control transfer): retire it and go on at `next`.
 #[inline(always)]
-unsafe fn leave<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) {
-    retire(c, d, next, ea, taken);
+unsafe fn leave<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64, next: u64, taken: bool) {
+    retire(c, d, next, 0, taken);
     (*c).n += (*d).idx as u64 + 1;
+    follow::<H, T>(c, d, x, next)
+}
+
+/// Go on at `next` through the link of the exit at `d` (a control transfer or the end marker): straight into the
+/// block it gives when that block is for `next` and fits in what is left of the budget, and the run has not gone
+/// `MAX_CHAIN` blocks without returning to `exec::run`; else back there, which follows or fills the link. A link is
+/// followed only while decoded code is unchanged since the block holding it was looked up: an exit through here
+/// is not one after a change (those leave through `leave_changed`), and neither was any before it in the chain.
+#[inline(always)]
+unsafe fn follow<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64, next: u64) {
     (*c).resume = next;
     (*c).exit = Exit::Follow;
     (*c).exit_idx = (*d).idx;
+    // SAFETY: every instruction's idx, and the end marker's, is below links.len() (Block::new); the running block
+    // is in the cache (decoded code is unchanged since it was looked up).
+    let links = &(*(*c).block).links;
+    let (linked_pc, linked) = links.get_unchecked((*d).idx as usize).get();
+    if linked_pc == next && (*c).hops != 0 && (*linked).count <= (*c).budget - (*c).n {
+        (*c).hops -= 1;
+        (*c).block = linked;
+        (*c).block_pc = next;
+        return dispatch::<H, T>(c, (*linked).insts.as_ptr(), x);
+    }
 }
 
 /// After an instruction that changed decoded code: retire it and go on after it through a lookup.
@@ -427,7 +457,7 @@ macro_rules! branches {
                 hart(c).cnt.branches += 1;
                 if $cond(a(x, d), b(x, d)) {
                     hart(c).cnt.taken_branches += 1;
-                    return leave(c, d, pc(c, d).wrapping_add(imm(d)), 0, true);
+                    return leave::<H, T>(c, d, x, pc(c, d).wrapping_add(imm(d)), true);
                 }
                 0
             }
@@ -472,22 +502,25 @@ straight! {
         ea
     }
     sc(c, d, x) {
+        // The address before rd is written (rd may be rs1).
+        let ea = a(x, d);
         if !store_conditional(c, d, x) {
             return;
         }
         if code_changed(c) {
-            return leave_changed(c, d, a(x, d));
+            return leave_changed(c, d, ea);
         }
-        a(x, d)
+        ea
     }
     amo(c, d, x) {
+        let ea = a(x, d);
         if !atomic_rmw(c, d, x) {
             return;
         }
         if code_changed(c) {
-            return leave_changed(c, d, a(x, d));
+            return leave_changed(c, d, ea);
         }
-        a(x, d)
+        ea
     }
     fence(c, d, x) {
         hart(c).cnt.fences += 1;
@@ -506,11 +539,12 @@ straight! {
     }
     poll_end(c, d, x) {
         // This poll's instructions: since the previous poll ended (or the stats were reset), this one included.
+        let idle = a(x, d) == 0;
         let h = hart(c);
         let retired = h.cnt.insts + (*c).n + (*d).idx as u64 + 1;
         let insts = retired - h.poll_mark.max(h.base.insts);
         h.poll_mark = retired;
-        if a(x, d) == 0 {
+        if idle {
             h.cnt.polls_idle += 1;
             h.cnt.idle_poll_insts += insts;
         } else {
@@ -544,7 +578,7 @@ unsafe fn jal<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: 
     }
     wr(x, d, after(c, d));
     hart(c).cnt.jumps += 1;
-    leave(c, d, pc(c, d).wrapping_add(imm(d)), 0, false)
+    leave::<H, T>(c, d, x, pc(c, d).wrapping_add(imm(d)), false)
 }
 
 unsafe fn jalr<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
@@ -554,7 +588,7 @@ unsafe fn jalr<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x:
     let target = a(x, d).wrapping_add(imm(d)) & !1;
     wr(x, d, after(c, d));
     hart(c).cnt.jumps += 1;
-    leave(c, d, target, 0, false)
+    leave::<H, T>(c, d, x, target, false)
 }
 
 unsafe fn fence_i<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x: *mut u64) {
@@ -593,11 +627,9 @@ unsafe fn trap<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x
 
 /// The block's end marker (no instruction): it ran to its end (or to the budget) without a control transfer; go on
 /// after its last instruction.
-unsafe fn end_marker<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x: *mut u64) {
+unsafe fn end_marker<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
     (*c).n += (*d).idx as u64;
-    (*c).resume = pc(c, d);
-    (*c).exit = Exit::Follow;
-    (*c).exit_idx = (*d).idx;
+    follow::<H, T>(c, d, x, pc(c, d))
 }
 
 // ---- Out-of-line bodies of the rarer operations ----
