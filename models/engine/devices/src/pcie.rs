@@ -279,6 +279,12 @@ impl TagTimeline {
     }
 
     fn at(&self, at: u64) -> TagAt {
+        // Every read issued and in by `at` (the common case on a link not short of tags): free, nothing booked after.
+        match (self.reads.last(), self.reach.last()) {
+            (None, _) => return TagAt::Free { next: u64::MAX },
+            (Some(&(last, _)), Some(&latest)) if last <= at && latest <= at => return TagAt::Free { next: u64::MAX },
+            _ => {}
+        }
         let issued = self.reads.partition_point(|&(s, _)| s <= at);
         // The first read issued by `at` that is still in flight: the first whose running latest end passes `at`.
         let first = self.reach[..issued].partition_point(|&r| r <= at);
@@ -504,6 +510,9 @@ impl PcieLink {
             if let TagAt::Free { next } = held.at(at) {
                 if best.is_none_or(|(_, n)| next > n) {
                     best = Some((k, next));
+                    if next == u64::MAX {
+                        break; // no later tag can be chosen over it
+                    }
                 }
             }
         }
