@@ -102,7 +102,8 @@ pub fn run<H: ExecHook, const TRACE: bool>(
                 // perhaps) if it is for `c.resume`, else through a lookup that fills it.
                 // SAFETY: that block is cached (no change to decoded code on the way); every instruction's idx,
                 // and the end marker's, is below links.len() (Block::new).
-                let link: &Link = unsafe { (&(*c.block).links).get_unchecked(c.exit_idx as usize) };
+                let links: &[Link] = unsafe { &(*c.block).links };
+                let link: &Link = unsafe { links.get_unchecked(c.exit_idx as usize) };
                 let (linked_pc, linked) = link.get();
                 chained = if linked_pc == c.resume { linked } else { std::ptr::null() };
                 link_from = link;

@@ -15,8 +15,8 @@ use kvsim_timing::inst::{InstClass, InstInfo, PrefetchKind};
 
 use crate::blocks::Block;
 use crate::decode::{Decoded, Op, FREG};
-use crate::exec::{mem_size, op_class, ExecHook, Stop, Tracer};
 use crate::hart::Hart;
+use crate::hook::{mem_size, op_class, ExecHook, Stop, Tracer};
 use crate::memory::Memory;
 use crate::trap::{Access, Trap};
 
@@ -223,7 +223,7 @@ unsafe fn follow<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, 
         (*c).hops -= 1;
         (*c).block = linked;
         (*c).block_pc = next;
-        return dispatch::<H, T>(c, (*linked).insts.as_ptr(), x);
+        dispatch::<H, T>(c, (*linked).insts.as_ptr(), x)
     }
 }
 
