@@ -241,6 +241,70 @@ struct DllpTimers {
     fc_until: [u64; 2],
 }
 
+/// One read tag's timeline: the reads it carried or carries, (request issued, last completion in), in issue order
+/// (reads of one tag may overlap: a read takes a tag free at its own issue time, which a later-booked read may
+/// start on before it ends). Beside each read, the latest completion among it and the reads before it: that column
+/// only rises, so the first read holding the tag at a time is found by binary search, not by a scan of the
+/// tag's whole history (the scans were three quarters of the target socket's measured phase).
+#[derive(Debug, Clone, Default)]
+struct TagTimeline {
+    reads: Vec<(u64, u64)>,
+    /// `reach[i]`: the latest completion of `reads[..=i]`.
+    reach: Vec<u64>,
+}
+
+/// A tag at a time: held by a read (the first in issue order whose request went up by then and whose last
+/// completion is not yet in), with that read's end; or free, with the issue time of the next read booked on it
+/// (u64::MAX if none).
+enum TagAt {
+    Held { end: u64 },
+    Free { next: u64 },
+}
+
+impl TagTimeline {
+    /// Forget the leading reads (in issue order) that ended by `floor`.
+    fn forget(&mut self, floor: u64) {
+        let gone = self.reads.iter().take_while(|&&(_, end)| end <= floor).count();
+        if gone > 0 {
+            self.reads.drain(..gone);
+            self.reach_from(0);
+        }
+    }
+
+    /// Book a read issued at `issue` whose last completion is in at `arrived` (after the reads issued by then).
+    fn book(&mut self, issue: u64, arrived: u64) {
+        let at = self.reads.partition_point(|&(s, _)| s <= issue);
+        self.reads.insert(at, (issue, arrived));
+        self.reach_from(at);
+    }
+
+    fn at(&self, at: u64) -> TagAt {
+        // Every read issued and in by `at` (the common case on a link not short of tags): free, nothing booked after.
+        match (self.reads.last(), self.reach.last()) {
+            (None, _) => return TagAt::Free { next: u64::MAX },
+            (Some(&(last, _)), Some(&latest)) if last <= at && latest <= at => return TagAt::Free { next: u64::MAX },
+            _ => {}
+        }
+        let issued = self.reads.partition_point(|&(s, _)| s <= at);
+        // The first read issued by `at` that is still in flight: the first whose running latest end passes `at`.
+        let first = self.reach[..issued].partition_point(|&r| r <= at);
+        match first < issued {
+            true => TagAt::Held { end: self.reads[first].1 },
+            false => TagAt::Free { next: self.reads.get(issued).map_or(u64::MAX, |&(s, _)| s) },
+        }
+    }
+
+    /// Recompute `reach` from index `from` on.
+    fn reach_from(&mut self, from: usize) {
+        self.reach.truncate(from);
+        let mut latest = from.checked_sub(1).map_or(0, |i| self.reach[i]);
+        for &(_, end) in &self.reads[from..] {
+            latest = latest.max(end);
+            self.reach.push(latest);
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct PcieLink {
     /// ps per byte on the link (one direction).
@@ -259,7 +323,7 @@ pub struct PcieLink {
     /// time order (one queue's burst microseconds ahead of another's), and an earlier read must not wait for
     /// tags that later-stamped reads hold only after it.
     /// Reads that ended more than `TAG_HISTORY` before a new read are forgotten.
-    tags: Vec<Vec<(u64, u64)>>,
+    tags: Vec<TagTimeline>,
     /// Bytes moved (TLPs and DLLPs) per direction since the last reset, and TLPs.
     pub up_bytes: u64,
     pub down_bytes: u64,
@@ -297,7 +361,7 @@ impl PcieLink {
             down: Calendar::default(),
             rc_dllps: DllpTimers::default(),
             device_dllps: DllpTimers::default(),
-            tags: vec![Vec::new(); proto.read_tags.max(1) as usize],
+            tags: vec![TagTimeline::default(); proto.read_tags.max(1) as usize],
             up_bytes: 0,
             down_bytes: 0,
             tlps: 0,
@@ -412,9 +476,7 @@ impl PcieLink {
                 last = last.max(self.tlp(Dir::Down, Tlp::Completion, m, ready, what));
             }
             let arrived = last + self.latency;
-            let held = &mut self.tags[tag];
-            let at = held.partition_point(|&(s, _)| s <= issue);
-            held.insert(at, (issue, arrived));
+            self.tags[tag].book(issue, arrived);
             done = done.max(arrived);
         }
         done
@@ -426,32 +488,39 @@ impl PcieLink {
     fn take_tag(&mut self, t: u64) -> (usize, u64) {
         let floor = t.saturating_sub(TAG_HISTORY);
         for held in &mut self.tags {
-            // In issue order, so the forgotten reads lead (cheap when there are none, as on most calls).
-            let gone = held.iter().take_while(|&&(_, end)| end <= floor).count();
-            held.drain(..gone);
+            held.forget(floor);
         }
-        let mut at = t;
-        loop {
-            let mut best: Option<(usize, u64)> = None;
-            let mut first_end = u64::MAX;
-            for (k, held) in self.tags.iter().enumerate() {
-                if let Some(&(_, end)) = held.iter().find(|&&(s, e)| s <= at && at < e) {
-                    first_end = first_end.min(end);
-                    continue;
+        // The first time from `t` on at which some tag is free: the earliest of the tags' own first free times,
+        // each found going from the end of the read holding it to the end of the one holding it then (a tag
+        // stops being followed once it is held past the earliest found so far). The same time as stepping all
+        // tags at once to the earliest end of their holders until one is free (no tag is free before either).
+        let mut at = u64::MAX;
+        for held in &self.tags {
+            let mut free = t;
+            while free < at {
+                match held.at(free) {
+                    TagAt::Held { end } => free = end,
+                    TagAt::Free { .. } => break,
                 }
-                let next = held.iter().map(|&(s, _)| s).find(|&s| s > at).unwrap_or(u64::MAX);
+            }
+            at = at.min(free);
+        }
+        let mut best: Option<(usize, u64)> = None;
+        for (k, held) in self.tags.iter().enumerate() {
+            if let TagAt::Free { next } = held.at(at) {
                 if best.is_none_or(|(_, n)| next > n) {
                     best = Some((k, next));
+                    if next == u64::MAX {
+                        break; // no later tag can be chosen over it
+                    }
                 }
             }
-            if let Some((k, _)) = best {
-                if at > t {
-                    self.tag_waits += 1;
-                }
-                return (k, at);
-            }
-            at = first_end;
         }
+        let (k, _) = best.expect("a tag is free at the earliest time one frees");
+        if at > t {
+            self.tag_waits += 1;
+        }
+        (k, at)
     }
 
     pub fn reset_stats(&mut self) {
@@ -689,5 +758,108 @@ mod tests {
         // A header-only request up, the data with one completion's overhead down.
         assert_eq!(l.up_by[Traffic::TxData as usize], TrafficCount { bytes: 24, tlps: 1 });
         assert_eq!(l.down_by[Traffic::TxData as usize], TrafficCount { bytes: 64 + 20, tlps: 1 });
+    }
+
+    /// The tag timeline's binary searches answer as a scan of its reads does: the first read (in issue order)
+    /// issued by a time and not yet in holds the tag; else the next read booked after it. Reads overlap and come
+    /// out of time order, and leading reads are forgotten, as on the link.
+    #[test]
+    fn a_tag_timeline_finds_the_read_holding_it_as_a_scan_does() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut draw = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut tl = TagTimeline::default();
+        let mut reads: Vec<(u64, u64)> = vec![];
+        let (mut held, mut free) = (0, 0);
+        for round in 0..2_000u64 {
+            let issue = round * 50 + draw(200);
+            let arrived = issue + 1 + draw(80);
+            tl.book(issue, arrived);
+            let at = reads.partition_point(|&(s, _)| s <= issue);
+            reads.insert(at, (issue, arrived));
+            if round % 97 == 0 {
+                let floor = round * 50 - round.min(40) * 20;
+                tl.forget(floor);
+                let gone = reads.iter().take_while(|&&(_, end)| end <= floor).count();
+                reads.drain(..gone);
+            }
+            for _ in 0..4 {
+                let q = (round * 50 + 100).saturating_sub(draw(300));
+                let scan_held = reads.iter().find(|&&(s, e)| s <= q && q < e).map(|&(_, e)| e);
+                let scan_next = reads.iter().map(|&(s, _)| s).find(|&s| s > q).unwrap_or(u64::MAX);
+                match tl.at(q) {
+                    TagAt::Held { end } => {
+                        assert_eq!(Some(end), scan_held, "at {q}");
+                        held += 1;
+                    }
+                    TagAt::Free { next } => {
+                        assert_eq!((None, next), (scan_held, scan_next), "at {q}");
+                        free += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(tl.reads, reads);
+        assert!(held > 1_000 && free > 1_000, "both answers exercised: {held} held, {free} free");
+    }
+
+    /// Tags taken as the first algorithm took them (every tag stepped at once to the earliest end of their holders
+    /// until one is free, each tag's holder found by scanning its reads): the same tag at the same time, on a busy
+    /// link whose reads overlap and come out of time order.
+    #[test]
+    fn tags_are_taken_as_by_stepping_every_tag_at_once() {
+        fn reference(tags: &mut [Vec<(u64, u64)>], t: u64) -> (usize, u64) {
+            let floor = t.saturating_sub(TAG_HISTORY);
+            for held in tags.iter_mut() {
+                let gone = held.iter().take_while(|&&(_, end)| end <= floor).count();
+                held.drain(..gone);
+            }
+            let mut at = t;
+            loop {
+                let mut best: Option<(usize, u64)> = None;
+                let mut first_end = u64::MAX;
+                for (k, held) in tags.iter().enumerate() {
+                    if let Some(&(_, end)) = held.iter().find(|&&(s, e)| s <= at && at < e) {
+                        first_end = first_end.min(end);
+                        continue;
+                    }
+                    let next = held.iter().map(|&(s, _)| s).find(|&s| s > at).unwrap_or(u64::MAX);
+                    if best.is_none_or(|(_, n)| next > n) {
+                        best = Some((k, next));
+                    }
+                }
+                if let Some((k, _)) = best {
+                    return (k, at);
+                }
+                at = first_end;
+            }
+        }
+        let mut l = PcieLink::new(PcieProtocol { read_tags: 6, ..proto(2, 8) });
+        let mut tags: Vec<Vec<(u64, u64)>> = vec![vec![]; 6];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut draw = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut waited = 0;
+        for i in 0..5_000u64 {
+            // Reads stamped up to 3 us behind or ahead of the link's time, long enough that the tags run out.
+            let t = (i * 300_000 + 3_000_000).saturating_sub(draw(6_000_000));
+            let (k, at) = l.take_tag(t);
+            assert_eq!((k, at), reference(&mut tags, t), "read {i} at {t}");
+            waited += (at > t) as u64;
+            let arrived = at + 600_000 + draw(2_400_000);
+            l.tags[k].book(at, arrived);
+            let pos = tags[k].partition_point(|&(s, _)| s <= at);
+            tags[k].insert(pos, (at, arrived));
+        }
+        assert!(waited > 500 && waited < 4_500, "reads that waited for a tag: {waited}");
+        assert_eq!(l.tag_waits, waited);
     }
 }

@@ -56,3 +56,34 @@ fn a_budget_ending_inside_a_block_stops_at_the_instruction_it_reached() {
     assert_eq!(pcs, [BASE + 4, BASE + 8, BASE + 12, BASE + 16]);
     assert_eq!((h.pc, h.cnt.insts), (BASE + 20, 5));
 }
+
+/// Two blocks that go to each other through taken branches: a0 += 1 at BASE, a1 += 1 at BASE + 12 (the
+/// instruction at BASE + 8 and the ecall are never reached).
+fn two_block_loop() -> (Hart, Memory) {
+    let (mut h, mut m) = machine(0);
+    let code = [addi(10, 10, 1), bne(10, 0, 8), addi(12, 12, 1), addi(11, 11, 1), bne(11, 0, -16), ecall()];
+    for (i, w) in code.iter().enumerate() {
+        m.store::<4>(0, BASE + 4 * i as u64, *w as u64).unwrap();
+    }
+    h.x[11] = 0;
+    (h, m)
+}
+
+#[test]
+fn blocks_run_from_one_another_s_links_stop_exactly_at_the_budget() {
+    // Runs long enough that blocks follow one another's links many times over (more than `MAX_CHAIN` in a row),
+    // each budget ending at a block's end or inside one: the same state as one instruction at a time.
+    for budget in [1, 2, 3, 4, 5, 39, 40, 41, 42, 43, 200, 1001] {
+        let (mut h, mut m) = two_block_loop();
+        assert_eq!(go(&mut h, &mut m, budget), Stop::Budget);
+        let (mut one, mut m1) = two_block_loop();
+        for _ in 0..budget {
+            assert_eq!(go(&mut one, &mut m1, 1), Stop::Budget);
+        }
+        assert_eq!((h.pc, h.cnt.insts, h.cnt.taken_branches), (one.pc, one.cnt.insts, one.cnt.taken_branches));
+        assert_eq!((h.x[10], h.x[11], h.x[12]), (one.x[10], one.x[11], 0), "budget {budget}");
+    }
+    let (mut h, mut m) = two_block_loop();
+    assert_eq!(go(&mut h, &mut m, 40), Stop::Budget);
+    assert_eq!((h.pc, h.x[10], h.x[11], h.cnt.insts), (BASE, 10, 10, 40));
+}

@@ -1,0 +1,879 @@
+//! The executor's handlers: one function per operation, found through a table indexed by the operation
+//! (`table`), each ending in a tail call of the next instruction's handler. So there is no shared dispatch jump:
+//! every handler has its own indirect jump to the next, whose target the host's branch predictor learns per
+//! handler (the sequence of operations in guest code), where one shared jump saw every transition of the program.
+//!
+//! A block's run is a chain of such calls from its first instruction to the instruction that leaves it (a control
+//! transfer, a fault, a store into decoded code) or to its end marker (`Op::Undecoded`, the fall-through exit), at
+//! most `blocks::MAX_INSTS` + 1 deep, so the chain is bounded even where the compiler does not turn the calls into
+//! jumps (a debug build). The handler that leaves writes how (`Ctx::exit`) and where to (`Ctx::resume`) and returns;
+//! `exec::run` then follows the exit's link or looks the next block up. Slow paths (a memory access off the fast
+//! path, the timing hook, the trace) are out-of-line functions that keep nothing on a handler's stack, so a
+//! handler's last call stays a jump.
+
+use kvsim_timing::inst::{InstClass, InstInfo, PrefetchKind};
+
+use crate::blocks::Block;
+use crate::decode::{Decoded, Op, FREG};
+use crate::hart::Hart;
+use crate::hook::{mem_size, op_class, ExecHook, Stop, Tracer};
+use crate::memory::Memory;
+use crate::trap::{Access, Trap};
+
+/// How a block's run ended (`Ctx::exit`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Exit {
+    /// A control transfer or the end marker: go on at `resume` through the link of the exit `exit_idx`.
+    Follow,
+    /// The instruction changed decoded code (a store into it, fence.i): go on at `resume` through a lookup, without
+    /// links.
+    Changed,
+    /// Leave `run` with `Ctx::stop`.
+    Stop,
+}
+
+/// The executor's state shared by the handlers of a run (raw pointers: a handler reaches the hart, the memory and
+/// the hook through it, and a table of functions cannot carry borrows).
+pub(crate) struct Ctx<H> {
+    pub h: *mut Hart,
+    pub mem: *mut Memory,
+    pub hook: *mut H,
+    /// Hart 0's trace when it is written, else null.
+    pub tracer: *mut Tracer,
+    /// The running block (the one whose copy runs, when the budget ends inside it), and its PC (an instruction's
+    /// PC is this plus twice its `Decoded::at`).
+    pub block: *const Block,
+    pub block_pc: u64,
+    /// The run's budget (instructions), and how many more blocks may follow from one another's links before the
+    /// run returns to `exec::run` (which bounds the chain of calls where they are not jumps: a debug build).
+    pub budget: u64,
+    pub hops: u32,
+    /// Instructions retired before the running block (within it an instruction's `Decoded::idx` adds to this).
+    pub n: u64,
+    /// `Memory::code_generation` when the running block was looked up: a store that moves it ends the block.
+    pub generation: u64,
+    pub exit: Exit,
+    /// The `idx` of the instruction (or end marker) that left the block: its exit's link.
+    pub exit_idx: u8,
+    /// Where the hart goes on (the PC of the faulting instruction for a fault).
+    pub resume: u64,
+    pub stop: Option<Stop>,
+}
+
+/// A handler: the context, its instruction (in a block, followed by the rest of the block and its end marker),
+/// and the register file (passed along so that it stays in a host register).
+pub(crate) type Handler<H> = unsafe fn(*mut Ctx<H>, *const Decoded, *mut u64);
+
+/// The most blocks run from one another's links before returning to `exec::run`: enough that the return is rare,
+/// few enough that a chain of calls (where they are not jumps) stays far inside a thread's stack.
+pub(crate) const MAX_CHAIN: u32 = if cfg!(debug_assertions) { 3 } else { 15 };
+
+/// Number of operations (the table's length).
+pub(crate) const OPS: usize = Op::FcvtDS as usize + 1;
+
+/// The handler table of a hook type and trace setting.
+pub(crate) struct Table<H, const TRACE: bool>(std::marker::PhantomData<H>);
+
+impl<H: ExecHook, const TRACE: bool> Table<H, TRACE> {
+    pub(crate) const HANDLERS: [Handler<H>; OPS] = build::<H, TRACE>();
+}
+
+/// Run the handler of `d` (the first instruction of a block, or of what the budget allows of it).
+#[inline(always)]
+pub(crate) unsafe fn dispatch<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
+    let table = &Table::<H, T>::HANDLERS;
+    // SAFETY: every Op's discriminant is below OPS.
+    (table.get_unchecked((*d).op as usize))(c, d, x)
+}
+
+// ---- Helpers (inlined into each handler) ----
+
+#[inline(always)]
+unsafe fn pc<H>(c: *mut Ctx<H>, d: *const Decoded) -> u64 {
+    (*c).block_pc.wrapping_add(2 * (*d).at as u64)
+}
+
+/// The address of the instruction after `d`.
+#[inline(always)]
+unsafe fn after<H>(c: *mut Ctx<H>, d: *const Decoded) -> u64 {
+    pc(c, d).wrapping_add((*d).len as u64)
+}
+
+// SAFETY (the register accessors): the decoder only produces register numbers below 64 (5-bit fields, plus 32 for
+// FP registers) and `wd` is rd or DISCARD (64), all inside the register file; blocks hold nothing but decoder
+// output.
+#[inline(always)]
+unsafe fn a(x: *mut u64, d: *const Decoded) -> u64 {
+    *x.add((*d).rs1 as usize)
+}
+
+#[inline(always)]
+unsafe fn b(x: *mut u64, d: *const Decoded) -> u64 {
+    *x.add((*d).rs2 as usize)
+}
+
+#[inline(always)]
+unsafe fn imm(d: *const Decoded) -> u64 {
+    (*d).imm as i64 as u64
+}
+
+#[inline(always)]
+unsafe fn wr(x: *mut u64, d: *const Decoded, v: u64) {
+    *x.add((*d).wd as usize) = v;
+}
+
+#[inline(always)]
+unsafe fn hart<'a, H>(c: *mut Ctx<H>) -> &'a mut Hart {
+    &mut *(*c).h
+}
+
+#[inline(always)]
+unsafe fn mem<'a, H>(c: *mut Ctx<H>) -> &'a mut Memory {
+    &mut *(*c).mem
+}
+
+#[inline(always)]
+fn sext32(v: u64) -> u64 {
+    v as u32 as i32 as i64 as u64
+}
+
+/// Go on with the next instruction of the block (its end marker at the latest).
+#[inline(always)]
+unsafe fn next<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
+    // SAFETY: `d` did not leave the block, so it was not the end marker and the next record is in the block.
+    dispatch::<H, T>(c, d.add(1), x)
+}
+
+/// After an instruction: tell the hook (a timing model).
+#[inline(always)]
+unsafe fn retire<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) {
+    if H::ACTIVE {
+        retire_hook(c, d, next, ea, taken);
+    }
+}
+
+/// The hook's record of an executed instruction, out of line so that a handler keeps no InstInfo on its stack.
+#[inline(never)]
+unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) {
+    let d = &*d;
+    let h = hart(c);
+    let class = op_class(d.op);
+    let size = mem_size(d.op);
+    let is_mem = size != 0 || class == InstClass::Prefetch;
+    let non_temporal = is_mem && h.ntl_pending;
+    if is_mem {
+        h.ntl_pending = false;
+    }
+    if d.op == Op::Ntl {
+        h.ntl_pending = true;
+    }
+    let info = InstInfo {
+        pc: pc(c, d),
+        len: d.len,
+        class,
+        dst: d.rd,
+        src1: d.rs1,
+        src2: d.rs2,
+        src3: if class == InstClass::FpFma { (FREG + (d.raw >> 27)) as u8 } else { 0 },
+        mem_addr: if is_mem { ea } else { 0 },
+        mem_size: size,
+        taken: taken || class == InstClass::Jump,
+        next_pc: next,
+        non_temporal,
+        prefetch_kind: match d.op {
+            Op::PrefetchW => PrefetchKind::Write,
+            Op::PrefetchI => PrefetchKind::Instruction,
+            _ => PrefetchKind::Read,
+        },
+    };
+    (*(*c).hook).on_inst(h.id, &info);
+}
+
+/// The trace line written before an instruction executes (hart 0, lockstep).
+#[inline(never)]
+unsafe fn trace<H>(c: *mut Ctx<H>, d: *const Decoded) {
+    if !(*c).tracer.is_null() {
+        (*(*c).tracer).record(pc(c, d), &hart(c).x);
+    }
+}
+
+/// After the instruction that ends the block (a control transfer): retire it and go on at `next`.
+#[inline(always)]
+unsafe fn leave<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64, next: u64, taken: bool) {
+    retire(c, d, next, 0, taken);
+    (*c).n += (*d).idx as u64 + 1;
+    follow::<H, T>(c, d, x, next)
+}
+
+/// Go on at `next` through the link of the exit at `d` (a control transfer or the end marker): straight into the
+/// block it gives when that block is for `next` and fits in what is left of the budget, and the run has not gone
+/// `MAX_CHAIN` blocks without returning to `exec::run`; else back there, which follows or fills the link. A link is
+/// followed only while decoded code is unchanged since the block holding it was looked up: an exit through here
+/// is not one after a change (those leave through `leave_changed`), and neither was any before it in the chain.
+#[inline(always)]
+unsafe fn follow<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64, next: u64) {
+    (*c).resume = next;
+    (*c).exit = Exit::Follow;
+    (*c).exit_idx = (*d).idx;
+    // SAFETY: every instruction's idx, and the end marker's, is below links.len() (Block::new); the running block
+    // is in the cache (decoded code is unchanged since it was looked up).
+    let links = &(*(*c).block).links;
+    let (linked_pc, linked) = links.get_unchecked((*d).idx as usize).get();
+    if linked_pc == next && (*c).hops != 0 && (*linked).count <= (*c).budget - (*c).n {
+        (*c).hops -= 1;
+        (*c).block = linked;
+        (*c).block_pc = next;
+        dispatch::<H, T>(c, (*linked).insts.as_ptr(), x)
+    }
+}
+
+/// After an instruction that changed decoded code: retire it and go on after it through a lookup.
+#[inline(always)]
+unsafe fn leave_changed<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, ea: u64) {
+    let next = after(c, d);
+    retire(c, d, next, ea, false);
+    (*c).n += (*d).idx as u64 + 1;
+    (*c).resume = next;
+    (*c).exit = Exit::Changed;
+}
+
+/// The instruction faulted (not executed: the PC stays on it). Out of line: the Trap stays off the handler's
+/// stack.
+#[inline(never)]
+unsafe fn fault<H>(c: *mut Ctx<H>, d: *const Decoded, t: Trap) {
+    (*c).resume = pc(c, d);
+    (*c).n += (*d).idx as u64;
+    (*c).exit = Exit::Stop;
+    (*c).stop = Some(Stop::Fault(t));
+}
+
+/// Did the instruction (a store off the fast path, an atomic) change decoded code?
+#[inline(always)]
+unsafe fn code_changed<H>(c: *mut Ctx<H>) -> bool {
+    mem(c).code_generation() != (*c).generation
+}
+
+/// A load off the fast path: its value, or None after recording its fault.
+#[inline(never)]
+unsafe fn load_miss<H, const N: usize>(c: *mut Ctx<H>, d: *const Decoded, ea: u64) -> Option<u64> {
+    match mem(c).load_other::<N>(ea) {
+        Ok(v) => Some(v),
+        Err(t) => {
+            fault(c, d, t);
+            None
+        }
+    }
+}
+
+/// A store off the fast path: false after recording its fault.
+#[inline(never)]
+unsafe fn store_miss<H, const N: usize>(c: *mut Ctx<H>, d: *const Decoded, ea: u64, v: u64) -> bool {
+    let hid = hart(c).id;
+    match mem(c).store_other::<N>(hid, ea, v) {
+        Ok(()) => true,
+        Err(t) => {
+            fault(c, d, t);
+            false
+        }
+    }
+}
+
+// ---- Handlers ----
+
+/// Handlers of instructions that go on in the block: `name(c, d, x) { body }`, the body evaluating to the
+/// instruction's effective address (0 when it has none) or returning after recording an exit. Each writes the trace
+/// line first when tracing, then runs the body, retires the instruction and goes on with the next.
+macro_rules! straight {
+    ($($name:ident($c:ident, $d:ident, $x:ident) $body:block)*) => {$(
+        #[allow(unused_variables)]
+        unsafe fn $name<H: ExecHook, const T: bool>($c: *mut Ctx<H>, $d: *const Decoded, $x: *mut u64) {
+            if T {
+                trace($c, $d);
+            }
+            let ea: u64 = $body;
+            retire($c, $d, after($c, $d), ea, false);
+            next::<H, T>($c, $d, $x)
+        }
+    )*};
+}
+
+/// Register-to-register operations: `name => |a, b, imm| value`, reading only the operands the expression names.
+macro_rules! alu {
+    ($($name:ident => |$a:ident, $b:ident, $imm:ident| $e:expr;)*) => {
+        straight! {$(
+            $name(c, d, x) {
+                #[allow(unused_variables)]
+                let $imm = imm(d);
+                #[allow(unused_macros)]
+                macro_rules! $a { () => { a(x, d) } }
+                #[allow(unused_macros)]
+                macro_rules! $b { () => { b(x, d) } }
+                wr(x, d, $e);
+                0
+            }
+        )*}
+    };
+}
+
+alu! {
+    addi => |ra, rb, i| ra!().wrapping_add(i);
+    add => |ra, rb, i| ra!().wrapping_add(rb!());
+    lui => |ra, rb, i| i;
+    slti => |ra, rb, i| ((ra!() as i64) < (i as i64)) as u64;
+    sltiu => |ra, rb, i| (ra!() < i) as u64;
+    xori => |ra, rb, i| ra!() ^ i;
+    ori => |ra, rb, i| ra!() | i;
+    andi => |ra, rb, i| ra!() & i;
+    slli => |ra, rb, i| ra!() << (i & 63);
+    srli => |ra, rb, i| ra!() >> (i & 63);
+    srai => |ra, rb, i| ((ra!() as i64) >> (i & 63)) as u64;
+    sub => |ra, rb, i| ra!().wrapping_sub(rb!());
+    sll => |ra, rb, i| ra!() << (rb!() & 63);
+    slt => |ra, rb, i| ((ra!() as i64) < (rb!() as i64)) as u64;
+    sltu => |ra, rb, i| (ra!() < rb!()) as u64;
+    xor => |ra, rb, i| ra!() ^ rb!();
+    srl => |ra, rb, i| ra!() >> (rb!() & 63);
+    sra => |ra, rb, i| ((ra!() as i64) >> (rb!() & 63)) as u64;
+    or => |ra, rb, i| ra!() | rb!();
+    and => |ra, rb, i| ra!() & rb!();
+    addiw => |ra, rb, i| sext32(ra!().wrapping_add(i));
+    slliw => |ra, rb, i| sext32(((ra!() as u32) << (i & 31)) as u64);
+    srliw => |ra, rb, i| sext32(((ra!() as u32) >> (i & 31)) as u64);
+    sraiw => |ra, rb, i| ((ra!() as i32) >> (i & 31)) as i64 as u64;
+    addw => |ra, rb, i| sext32(ra!().wrapping_add(rb!()));
+    subw => |ra, rb, i| sext32(ra!().wrapping_sub(rb!()));
+    sllw => |ra, rb, i| sext32(((ra!() as u32) << (rb!() & 31)) as u64);
+    srlw => |ra, rb, i| sext32(((ra!() as u32) >> (rb!() & 31)) as u64);
+    sraw => |ra, rb, i| ((ra!() as i32) >> (rb!() & 31)) as i64 as u64;
+    mul => |ra, rb, i| ra!().wrapping_mul(rb!());
+    mulh => |ra, rb, i| ((ra!() as i64 as i128 * rb!() as i64 as i128) >> 64) as u64;
+    mulhsu => |ra, rb, i| ((ra!() as i64 as i128).wrapping_mul(rb!() as i128) >> 64) as u64;
+    mulhu => |ra, rb, i| ((ra!() as u128 * rb!() as u128) >> 64) as u64;
+    div => |ra, rb, i| {
+        let (p, q) = (ra!() as i64, rb!() as i64);
+        if q == 0 { u64::MAX } else { p.wrapping_div(q) as u64 }
+    };
+    divu => |ra, rb, i| ra!().checked_div(rb!()).unwrap_or(u64::MAX);
+    rem => |ra, rb, i| {
+        let (p, q) = (ra!() as i64, rb!() as i64);
+        if q == 0 { p as u64 } else { p.wrapping_rem(q) as u64 }
+    };
+    remu => |ra, rb, i| {
+        let (p, q) = (ra!(), rb!());
+        if q == 0 { p } else { p % q }
+    };
+    mulw => |ra, rb, i| sext32((ra!() as u32).wrapping_mul(rb!() as u32) as u64);
+    divw => |ra, rb, i| {
+        let (p, q) = (ra!() as i32, rb!() as i32);
+        if q == 0 { u64::MAX } else { p.wrapping_div(q) as i64 as u64 }
+    };
+    divuw => |ra, rb, i| {
+        let (p, q) = (ra!() as u32, rb!() as u32);
+        p.checked_div(q).map_or(u64::MAX, |v| sext32(v as u64))
+    };
+    remw => |ra, rb, i| {
+        let (p, q) = (ra!() as i32, rb!() as i32);
+        if q == 0 { p as i64 as u64 } else { p.wrapping_rem(q) as i64 as u64 }
+    };
+    remuw => |ra, rb, i| {
+        let (p, q) = (ra!() as u32, rb!() as u32);
+        if q == 0 { sext32(p as u64) } else { sext32((p % q) as u64) }
+    };
+}
+
+/// Loads: `name => (bytes, |raw| value)`. The fast path's value goes straight to the register.
+macro_rules! loads {
+    ($($name:ident => ($n:literal, $conv:expr);)*) => {
+        straight! {$(
+            $name(c, d, x) {
+                let ea = a(x, d).wrapping_add(imm(d));
+                let v = match mem(c).load_fast::<$n>(ea) {
+                    Some(v) => v,
+                    None => match load_miss::<H, $n>(c, d, ea) {
+                        Some(v) => v,
+                        None => return,
+                    },
+                };
+                wr(x, d, $conv(v));
+                hart(c).cnt.loads += 1;
+                ea
+            }
+        )*}
+    };
+}
+
+loads! {
+    ld => (8, |v: u64| v);
+    lw => (4, sext32);
+    lb => (1, |v: u64| v as i8 as i64 as u64);
+    lh => (2, |v: u64| v as i16 as i64 as u64);
+    lbu => (1, |v: u64| v);
+    lhu => (2, |v: u64| v);
+    lwu => (4, |v: u64| v);
+    // Singles are NaN-boxed when loaded; a store writes the register's low bits as they are.
+    flw => (4, |v: u64| v | 0xffff_ffff_0000_0000);
+    fld => (8, |v: u64| v);
+}
+
+/// Stores: `name => bytes`. Only a store off the fast path can change decoded code (Memory::store_fast); one that
+/// did ends the block after it.
+macro_rules! stores {
+    ($($name:ident => $n:literal;)*) => {
+        straight! {$(
+            $name(c, d, x) {
+                let ea = a(x, d).wrapping_add(imm(d));
+                if !mem(c).store_fast::<$n>(ea, b(x, d)) {
+                    if !store_miss::<H, $n>(c, d, ea, b(x, d)) {
+                        return;
+                    }
+                    hart(c).cnt.stores += 1;
+                    if code_changed(c) {
+                        return leave_changed(c, d, ea);
+                    }
+                } else {
+                    hart(c).cnt.stores += 1;
+                }
+                ea
+            }
+        )*}
+    };
+}
+
+stores! {
+    sd => 8;
+    sw => 4;
+    sb => 1;
+    sh => 2;
+    fsw => 4;
+    fsd => 8;
+}
+
+/// Conditional branches: `name => |a, b| taken`. Taken, a side exit from the block; not taken, the block goes on
+/// (blocks.rs).
+macro_rules! branches {
+    ($($name:ident => $cond:expr;)*) => {
+        straight! {$(
+            $name(c, d, x) {
+                hart(c).cnt.branches += 1;
+                if $cond(a(x, d), b(x, d)) {
+                    hart(c).cnt.taken_branches += 1;
+                    return leave::<H, T>(c, d, x, pc(c, d).wrapping_add(imm(d)), true);
+                }
+                0
+            }
+        )*}
+    };
+}
+
+branches! {
+    beq => |p: u64, q: u64| p == q;
+    bne => |p: u64, q: u64| p != q;
+    blt => |p: u64, q: u64| (p as i64) < (q as i64);
+    bge => |p: u64, q: u64| (p as i64) >= (q as i64);
+    bltu => |p: u64, q: u64| p < q;
+    bgeu => |p: u64, q: u64| p >= q;
+}
+
+straight! {
+    auipc(c, d, x) {
+        wr(x, d, pc(c, d).wrapping_add(imm(d)));
+        0
+    }
+    lr_w(c, d, x) {
+        let ea = a(x, d);
+        let v = match mem(c).load_atomic::<4>(ea) {
+            Ok(v) => v,
+            Err(t) => return fault(c, d, t),
+        };
+        mem(c).reserve(hart(c).id, ea);
+        wr(x, d, sext32(v));
+        hart(c).cnt.atomics += 1;
+        ea
+    }
+    lr_d(c, d, x) {
+        let ea = a(x, d);
+        let v = match mem(c).load_atomic::<8>(ea) {
+            Ok(v) => v,
+            Err(t) => return fault(c, d, t),
+        };
+        mem(c).reserve(hart(c).id, ea);
+        wr(x, d, v);
+        hart(c).cnt.atomics += 1;
+        ea
+    }
+    sc(c, d, x) {
+        // The address before rd is written (rd may be rs1).
+        let ea = a(x, d);
+        if !store_conditional(c, d, x) {
+            return;
+        }
+        if code_changed(c) {
+            return leave_changed(c, d, ea);
+        }
+        ea
+    }
+    amo(c, d, x) {
+        let ea = a(x, d);
+        if !atomic_rmw(c, d, x) {
+            return;
+        }
+        if code_changed(c) {
+            return leave_changed(c, d, ea);
+        }
+        ea
+    }
+    fence(c, d, x) {
+        hart(c).cnt.fences += 1;
+        0
+    }
+    prefetch(c, d, x) {
+        hart(c).cnt.prefetches += 1;
+        a(x, d).wrapping_add(imm(d))
+    }
+    ntl(c, d, x) {
+        hart(c).cnt.ntl_hints += 1;
+        0
+    }
+    nop(c, d, x) {
+        0
+    }
+    poll_end(c, d, x) {
+        // This poll's instructions: since the previous poll ended (or the stats were reset), this one included.
+        let idle = a(x, d) == 0;
+        let h = hart(c);
+        let retired = h.cnt.insts + (*c).n + (*d).idx as u64 + 1;
+        let insts = retired - h.poll_mark.max(h.base.insts);
+        h.poll_mark = retired;
+        if idle {
+            h.cnt.polls_idle += 1;
+            h.cnt.idle_poll_insts += insts;
+        } else {
+            h.cnt.polls_busy += 1;
+            h.cnt.busy_poll_insts += insts;
+        }
+        0
+    }
+    csr_fp_op(c, d, x) {
+        let v = csr_fp(&mut hart(c).fcsr, (*d).raw, (*d).imm, a(x, d));
+        wr(x, d, v);
+        0
+    }
+    csr_read(c, d, x) {
+        let v = read_counter(c, d);
+        wr(x, d, v);
+        0
+    }
+    fp_op(c, d, x) {
+        if !fp_compute(c, d, x) {
+            return;
+        }
+        hart(c).cnt.fp_ops += 1;
+        0
+    }
+}
+
+unsafe fn jal<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
+    if T {
+        trace(c, d);
+    }
+    wr(x, d, after(c, d));
+    hart(c).cnt.jumps += 1;
+    leave::<H, T>(c, d, x, pc(c, d).wrapping_add(imm(d)), false)
+}
+
+unsafe fn jalr<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
+    if T {
+        trace(c, d);
+    }
+    let target = a(x, d).wrapping_add(imm(d)) & !1;
+    wr(x, d, after(c, d));
+    hart(c).cnt.jumps += 1;
+    leave::<H, T>(c, d, x, target, false)
+}
+
+unsafe fn fence_i<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x: *mut u64) {
+    if T {
+        trace(c, d);
+    }
+    mem(c).flush_code();
+    hart(c).cnt.fences += 1;
+    leave_changed(c, d, 0)
+}
+
+unsafe fn ecall<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x: *mut u64) {
+    if T {
+        trace(c, d);
+    }
+    let next = after(c, d);
+    retire(c, d, next, 0, false);
+    (*c).resume = next;
+    (*c).n += (*d).idx as u64 + 1;
+    (*c).exit = Exit::Stop;
+    (*c).stop = Some(Stop::Ecall);
+}
+
+/// ebreak, a CSR the core does not have, an illegal instruction: a fault.
+unsafe fn trap<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x: *mut u64) {
+    if T {
+        trace(c, d);
+    }
+    let t = match (*d).op {
+        Op::Ebreak => Trap::Ebreak,
+        Op::BadCsr => Trap::Csr((*d).imm as u16),
+        _ => Trap::Illegal((*d).illegal_reason()),
+    };
+    fault(c, d, t)
+}
+
+/// The block's end marker (no instruction): it ran to its end (or to the budget) without a control transfer; go on
+/// after its last instruction.
+unsafe fn end_marker<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
+    (*c).n += (*d).idx as u64;
+    follow::<H, T>(c, d, x, pc(c, d))
+}
+
+// ---- Out-of-line bodies of the rarer operations ----
+
+/// sc.w/sc.d: false after recording a fault.
+#[inline(never)]
+unsafe fn store_conditional<H>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) -> bool {
+    let hid = hart(c).id;
+    let ea = a(x, d);
+    let size = if (*d).op == Op::ScW { 4u8 } else { 8 };
+    if ea & (size as u64 - 1) != 0 {
+        fault(c, d, Trap::Misaligned { addr: ea, size, access: Access::Atomic });
+        return false;
+    }
+    if mem(c).take_reservation(hid, ea) {
+        let stored = if size == 4 {
+            mem(c).store_atomic::<4>(hid, ea, b(x, d))
+        } else {
+            mem(c).store_atomic::<8>(hid, ea, b(x, d))
+        };
+        if let Err(t) = stored {
+            fault(c, d, t);
+            return false;
+        }
+        wr(x, d, 0);
+    } else {
+        wr(x, d, 1);
+    }
+    hart(c).cnt.atomics += 1;
+    true
+}
+
+/// The AMOs: false after recording a fault.
+#[inline(never)]
+unsafe fn atomic_rmw<H>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) -> bool {
+    use Op::*;
+    let hid = hart(c).id;
+    let ea = a(x, d);
+    let src = b(x, d);
+    let op = (*d).op;
+    let word = matches!(op, AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW | AmoMinuW | AmoMaxuW);
+    let loaded = if word { mem(c).load_atomic::<4>(ea) } else { mem(c).load_atomic::<8>(ea) };
+    let old = match loaded {
+        Ok(v) => v,
+        Err(t) => {
+            fault(c, d, t);
+            return false;
+        }
+    };
+    let stored = if word {
+        let (o, s) = (old as u32, src as u32);
+        let new = match op {
+            AmoSwapW => s,
+            AmoAddW => o.wrapping_add(s),
+            AmoXorW => o ^ s,
+            AmoAndW => o & s,
+            AmoOrW => o | s,
+            AmoMinW => (o as i32).min(s as i32) as u32,
+            AmoMaxW => (o as i32).max(s as i32) as u32,
+            AmoMinuW => o.min(s),
+            _ => o.max(s),
+        };
+        mem(c).store_atomic::<4>(hid, ea, new as u64)
+    } else {
+        let new = match op {
+            AmoSwapD => src,
+            AmoAddD => old.wrapping_add(src),
+            AmoXorD => old ^ src,
+            AmoAndD => old & src,
+            AmoOrD => old | src,
+            AmoMinD => (old as i64).min(src as i64) as u64,
+            AmoMaxD => (old as i64).max(src as i64) as u64,
+            AmoMinuD => old.min(src),
+            _ => old.max(src),
+        };
+        mem(c).store_atomic::<8>(hid, ea, new)
+    };
+    if let Err(t) = stored {
+        fault(c, d, t);
+        return false;
+    }
+    wr(x, d, if word { sext32(old & 0xffff_ffff) } else { old });
+    hart(c).cnt.atomics += 1;
+    true
+}
+
+/// rdcycle/rdinstret (the retired count) or rdtime.
+#[inline(never)]
+unsafe fn read_counter<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded) -> u64 {
+    let h = hart(c);
+    let retired = h.cnt.insts + (*c).n + (*d).idx as u64;
+    match (*d).imm {
+        0xc01 => match if H::ACTIVE { (*(*c).hook).time_ps(h.id) } else { None } {
+            Some(ps) => ((ps as u128 * kvsim_base::abi::TIMEBASE_HZ as u128) / 1_000_000_000_000u128) as u64,
+            None => crate::hart::time_ticks(retired, h.clock, h.idle_ps),
+        },
+        _ => retired,
+    }
+}
+
+/// A computational F/D instruction (`Op::is_fp_compute`): false after recording its fault.
+#[inline(never)]
+unsafe fn fp_compute<H>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) -> bool {
+    let dd = &*d;
+    debug_assert!(dd.op.is_fp_compute());
+    // rs3 (FMAs only) is not in the decoded record: read it from the word.
+    let rs3 = *x.add((FREG + (dd.raw >> 27)) as usize);
+    match crate::fpu::execute(dd.op, dd.raw, a(x, d), b(x, d), rs3, &mut hart(c).fcsr) {
+        Ok(v) => {
+            wr(x, d, v);
+            true
+        }
+        Err(why) => {
+            fault(c, d, Trap::Illegal(why));
+            false
+        }
+    }
+}
+
+/// csrrw/csrrs/csrrc[i] on fflags (1), frm (2) or fcsr (3): returns the old value (for rd).
+#[inline(never)]
+fn csr_fp(fcsr: &mut u32, raw: u32, csr: i32, a: u64) -> u64 {
+    let f3 = (raw >> 12) & 7;
+    // Register forms read rs1; immediate forms use the 5-bit rs1 field as the value.
+    let src = if f3 & 4 == 0 { a } else { ((raw >> 15) & 0x1f) as u64 };
+    let writes = f3 & 3 == 1 || (raw >> 15) & 0x1f != 0;
+    let (shift, mask) = match csr {
+        1 => (0, 0x1f),
+        2 => (5, 0x7),
+        _ => (0, 0xff),
+    };
+    let old = ((*fcsr >> shift) & mask) as u64;
+    if writes {
+        let new = match f3 & 3 {
+            1 => src,
+            2 => old | src,
+            _ => old & !src,
+        } as u32
+            & mask;
+        *fcsr = (*fcsr & !(mask << shift)) | (new << shift);
+    }
+    old
+}
+
+/// The table: every operation's handler.
+const fn build<H: ExecHook, const T: bool>() -> [Handler<H>; OPS] {
+    use Op::*;
+    // The computational F/D operations (a contiguous range, `Op::is_fp_compute`) share one handler; every other
+    // operation is set below.
+    let mut t: [Handler<H>; OPS] = [fp_op::<H, T>; OPS];
+    t[Undecoded as usize] = end_marker::<H, T>;
+    t[Illegal as usize] = trap::<H, T>;
+    t[BadCsr as usize] = trap::<H, T>;
+    t[Ebreak as usize] = trap::<H, T>;
+    t[Lui as usize] = lui::<H, T>;
+    t[Auipc as usize] = auipc::<H, T>;
+    t[Jal as usize] = jal::<H, T>;
+    t[Jalr as usize] = jalr::<H, T>;
+    t[Beq as usize] = beq::<H, T>;
+    t[Bne as usize] = bne::<H, T>;
+    t[Blt as usize] = blt::<H, T>;
+    t[Bge as usize] = bge::<H, T>;
+    t[Bltu as usize] = bltu::<H, T>;
+    t[Bgeu as usize] = bgeu::<H, T>;
+    t[Lb as usize] = lb::<H, T>;
+    t[Lh as usize] = lh::<H, T>;
+    t[Lw as usize] = lw::<H, T>;
+    t[Ld as usize] = ld::<H, T>;
+    t[Lbu as usize] = lbu::<H, T>;
+    t[Lhu as usize] = lhu::<H, T>;
+    t[Lwu as usize] = lwu::<H, T>;
+    t[Sb as usize] = sb::<H, T>;
+    t[Sh as usize] = sh::<H, T>;
+    t[Sw as usize] = sw::<H, T>;
+    t[Sd as usize] = sd::<H, T>;
+    t[Addi as usize] = addi::<H, T>;
+    t[Slti as usize] = slti::<H, T>;
+    t[Sltiu as usize] = sltiu::<H, T>;
+    t[Xori as usize] = xori::<H, T>;
+    t[Ori as usize] = ori::<H, T>;
+    t[Andi as usize] = andi::<H, T>;
+    t[Slli as usize] = slli::<H, T>;
+    t[Srli as usize] = srli::<H, T>;
+    t[Srai as usize] = srai::<H, T>;
+    t[Add as usize] = add::<H, T>;
+    t[Sub as usize] = sub::<H, T>;
+    t[Sll as usize] = sll::<H, T>;
+    t[Slt as usize] = slt::<H, T>;
+    t[Sltu as usize] = sltu::<H, T>;
+    t[Xor as usize] = xor::<H, T>;
+    t[Srl as usize] = srl::<H, T>;
+    t[Sra as usize] = sra::<H, T>;
+    t[Or as usize] = or::<H, T>;
+    t[And as usize] = and::<H, T>;
+    t[Addiw as usize] = addiw::<H, T>;
+    t[Slliw as usize] = slliw::<H, T>;
+    t[Srliw as usize] = srliw::<H, T>;
+    t[Sraiw as usize] = sraiw::<H, T>;
+    t[Addw as usize] = addw::<H, T>;
+    t[Subw as usize] = subw::<H, T>;
+    t[Sllw as usize] = sllw::<H, T>;
+    t[Srlw as usize] = srlw::<H, T>;
+    t[Sraw as usize] = sraw::<H, T>;
+    t[Mul as usize] = mul::<H, T>;
+    t[Mulh as usize] = mulh::<H, T>;
+    t[Mulhsu as usize] = mulhsu::<H, T>;
+    t[Mulhu as usize] = mulhu::<H, T>;
+    t[Div as usize] = div::<H, T>;
+    t[Divu as usize] = divu::<H, T>;
+    t[Rem as usize] = rem::<H, T>;
+    t[Remu as usize] = remu::<H, T>;
+    t[Mulw as usize] = mulw::<H, T>;
+    t[Divw as usize] = divw::<H, T>;
+    t[Divuw as usize] = divuw::<H, T>;
+    t[Remw as usize] = remw::<H, T>;
+    t[Remuw as usize] = remuw::<H, T>;
+    t[LrW as usize] = lr_w::<H, T>;
+    t[LrD as usize] = lr_d::<H, T>;
+    t[ScW as usize] = sc::<H, T>;
+    t[ScD as usize] = sc::<H, T>;
+    let mut i = AmoSwapW as usize;
+    while i <= AmoMaxuW as usize {
+        t[i] = amo::<H, T>;
+        i += 1;
+    }
+    i = AmoSwapD as usize;
+    while i <= AmoMaxuD as usize {
+        t[i] = amo::<H, T>;
+        i += 1;
+    }
+    t[Fence as usize] = fence::<H, T>;
+    t[FenceI as usize] = fence_i::<H, T>;
+    t[Ecall as usize] = ecall::<H, T>;
+    t[CsrRead as usize] = csr_read::<H, T>;
+    t[PrefetchR as usize] = prefetch::<H, T>;
+    t[PrefetchW as usize] = prefetch::<H, T>;
+    t[PrefetchI as usize] = prefetch::<H, T>;
+    t[Ntl as usize] = ntl::<H, T>;
+    t[PollEnd as usize] = poll_end::<H, T>;
+    t[Nop as usize] = nop::<H, T>;
+    t[CsrFp as usize] = csr_fp_op::<H, T>;
+    t[Flw as usize] = flw::<H, T>;
+    t[Fld as usize] = fld::<H, T>;
+    t[Fsw as usize] = fsw::<H, T>;
+    t[Fsd as usize] = fsd::<H, T>;
+    t
+}
