@@ -108,14 +108,16 @@ class StatGroup:
         return self.pattern[len(parent) + 1:]
 
 
-_CACHE = ("accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses",
+# Every cache's lookups and misses are also split by what asked: cores' demand accesses, software prefetches,
+# hardware prefetchers (demand_miss_rate leaves both prefetch kinds out).
+_CACHE = ("accesses", "back_invalidations", "coherence_invalidations", "demand_accesses", "demand_miss_rate",
+          "demand_misses", "evictions", "hits", "hw_prefetch_accesses", "hw_prefetch_misses", "miss_rate", "misses",
           "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses",
-          "reads", "upgrades", "write_misses", "writebacks", "writes")
+          "reads", "sw_prefetch_accesses", "sw_prefetch_misses", "upgrades", "write_misses", "writebacks", "writes")
 # The LLC's own counters beside a cache's: its misses split by cause (each per thousand instructions too) and its
 # remote lines (copies of other sockets' lines). Definitions: LLC_METRICS below.
-_LLC = _CACHE + ("demand_misses", "demand_mpki", "sw_prefetch_misses", "sw_prefetch_mpki", "hw_prefetch_misses",
-                 "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits", "remote_misses", "remote_fills",
-                 "remote_evictions", "remote_invalidations")
+_LLC = _CACHE + ("demand_mpki", "sw_prefetch_mpki", "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits",
+                 "remote_misses", "remote_fills", "remote_evictions", "remote_invalidations")
 _DIRECTORY = ("back_invalidations", "cluster_resolved", "forwards", "gets", "getx", "invalidations", "io_snoops",
               "puts", "putx", "socket_invalidations", "upgrades")
 _DDIO = ("core_read_hits", "core_read_misses", "dma_lines_displaced_by_cores", "dma_lines_displaced_by_dma",
@@ -195,7 +197,7 @@ _ALL = [
     StatGroup("socket", "system.socket{socket}", (), "one socket (its parts below)"),
     StatGroup("core", "system.socket{socket}.core{core}", (
         "alu_ops", "atomics", "branch_mispredicts", "branches", "btb_reads", "btb_writes", "clock",
-        "committed_insts", "cpi", "cycles", "div_ops", "fences", "forwarded_loads", "fp_add_ops", "fp_cvt_ops",
+        "committed_insts", "cpi", "cycles", "div_ops", "fences", "forward_blocked_loads", "forwarded_loads", "fp_add_ops", "fp_cvt_ops",
         "fp_div_ops", "fp_fma_ops", "fp_iq_reads", "fp_iq_wakeups", "fp_iq_writes", "fp_mul_ops", "fp_ops",
         "fp_rename_reads", "fp_rename_writes", "fp_rf_reads", "fp_rf_writes", "icache_stall_cycles", "int_ops",
         "int_rf_reads", "int_rf_writes", "ipc", "iq_reads", "iq_wakeups", "iq_writes", "jumps", "load_latency_avg",

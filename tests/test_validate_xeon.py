@@ -23,6 +23,14 @@ def test_a_reduced_run_says_so_and_prices_its_power(engine, tmp_path, capsys):
     stats = json.loads((tmp_path / "1" / "stats.json").read_text())
     config = json.loads((tmp_path / "1" / "config.json").read_text())
     assert stats["client.throughput_mrps"] > 0 and config["mode"] == "detailed"
+    # The compared miss rates are the demand ones (software prefetches left out), and the output says so.
+    assert "Miss rates compared: demand" in out
+    l1d = "system.socket0.core0.l1d."
+    assert stats[l1d + "sw_prefetch_accesses"] == stats["system.socket0.core0.prefetches"] > 0
+    assert stats[l1d + "demand_accesses"] + stats[l1d + "sw_prefetch_accesses"] == stats[l1d + "accesses"]
+    assert stats[l1d + "demand_misses"] + stats[l1d + "sw_prefetch_misses"] == stats[l1d + "misses"]
+    demand = stats[l1d + "demand_misses"] / stats[l1d + "demand_accesses"]
+    assert float(rows[dict(vx.METRICS)["l1d_miss_rate"]][0]) == float(f"{demand:.3f}")
     # The same figures again from what was saved, without a run.
     again = vx.power_figures(type("Run", (), {"stats": stats})(), type("Sys", (), {"to_dict": lambda self: config})())
     assert abs(again["wall_power_w"] - wall) < 0.01 * wall

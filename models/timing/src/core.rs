@@ -68,6 +68,8 @@ pub struct CoreStats {
     pub mispredicts: u64,
     pub jumps: u64,
     pub forwarded_loads: u64,
+    /// Loads that overlap an undrained older store without being contained in it: they wait for it to drain.
+    pub forward_blocked_loads: u64,
     pub icache_stall_cycles: u64,
     pub rob_occupancy_sum: u64,
     pub lq_occupancy_sum: u64,
@@ -139,10 +141,11 @@ pub struct Core {
     rob_pos: usize,
     lq: Vec<u64>,
     lq_pos: usize,
-    /// Per SQ entry: release cycle (left the store buffer), completion cycle and 8-byte word address.
+    /// Per SQ entry: release cycle (left the store buffer), completion cycle, byte address and size.
     sq_release: Vec<u64>,
     sq_done: Vec<u64>,
-    sq_word: Vec<u64>,
+    sq_addr: Vec<u64>,
+    sq_size: Vec<u8>,
     sq_pos: usize,
     /// Per hash of a word: the latest release of a store to it, so most loads skip the SQ search.
     sq_filter: [u64; 64],
@@ -212,7 +215,8 @@ impl Core {
             lq_pos: 0,
             sq_release: vec![0; p.sq_entries as usize],
             sq_done: vec![0; p.sq_entries as usize],
-            sq_word: vec![u64::MAX; p.sq_entries as usize],
+            sq_addr: vec![u64::MAX; p.sq_entries as usize],
+            sq_size: vec![0; p.sq_entries as usize],
             sq_pos: 0,
             sq_filter: [0; 64],
             calendar: vec![Slot::default(); CALENDAR],
@@ -631,10 +635,13 @@ impl Core {
             self.last_store_release = release;
             self.sq_release[self.sq_pos] = release;
             self.sq_done[self.sq_pos] = complete;
-            let word = inst.mem_addr >> 3;
-            self.sq_word[self.sq_pos] = word;
-            let h = Self::word_hash(word);
-            self.sq_filter[h] = self.sq_filter[h].max(release);
+            self.sq_addr[self.sq_pos] = inst.mem_addr;
+            self.sq_size[self.sq_pos] = inst.mem_size.max(1);
+            // Both 8-byte words the store may touch (an unaligned store spans two).
+            for word in [inst.mem_addr >> 3, (inst.mem_addr + inst.mem_size.max(1) as u64 - 1) >> 3] {
+                let h = Self::word_hash(word);
+                self.sq_filter[h] = self.sq_filter[h].max(release);
+            }
             self.sq_pos = if self.sq_pos + 1 == self.sq_release.len() { 0 } else { self.sq_pos + 1 };
             self.stats.sq_occupancy_sum += release - d;
         }
@@ -647,19 +654,31 @@ impl Core {
     }
 
     /// A load issued at cycle `i`: forwarded from an older store still in the store queue, else from memory.
+    /// The youngest undrained older store that overlaps the load decides: if the load's bytes lie wholly inside
+    /// it, its data is forwarded; if they only partly overlap (a wider load over a narrower store, or straddling
+    /// it), forwarding fails and the load waits until that store (and so every older one) has drained into the
+    /// L1D, then reads it there (Intel's optimization manual, "Store Forwarding": Sandy Bridge and its successors
+    /// forward only to a load fully contained in one store; a blocked load waits for the store to be written to
+    /// the cache).
     #[inline]
     fn load<M: MemPort + ?Sized>(&mut self, inst: &InstInfo, i: u64, mem: &mut M) -> u64 {
         let i = self.translate(Side::Data, inst.mem_addr, i, mem);
-        let word = inst.mem_addr >> 3;
-        // Search the SQ youngest first for a store to the same word that has not yet drained (if the filter says
-        // one may exist).
-        let n = if self.sq_filter[Self::word_hash(word)] > i { self.sq_word.len() } else { 0 };
+        let (start, end) = (inst.mem_addr, inst.mem_addr + inst.mem_size.max(1) as u64);
+        // Search the SQ youngest first (only if the filter says a store to one of the load's words may be
+        // undrained).
+        let undrained = |w: u64| self.sq_filter[Self::word_hash(w)] > i;
+        let n = if undrained(start >> 3) || undrained((end - 1) >> 3) { self.sq_addr.len() } else { 0 };
         let mut k = self.sq_pos;
         for _ in 0..n {
             k = if k == 0 { n - 1 } else { k - 1 };
-            if self.sq_word[k] == word && self.sq_release[k] > i {
-                self.stats.forwarded_loads += 1;
-                return i.max(self.sq_done[k]) + self.l1.l1d;
+            let (s_start, s_end) = (self.sq_addr[k], self.sq_addr[k].wrapping_add(self.sq_size[k] as u64));
+            if self.sq_release[k] > i && s_start < end && start < s_end {
+                if s_start <= start && end <= s_end {
+                    self.stats.forwarded_loads += 1;
+                    return i.max(self.sq_done[k]) + self.l1.l1d;
+                }
+                self.stats.forward_blocked_loads += 1;
+                return self.sq_release[k] + self.l1.l1d;
             }
         }
         mem.set_pc(self.id, inst.pc);
@@ -703,6 +722,12 @@ impl Core {
         out.add(prefix, "system_ops", s.system_ops as f64, "ecall, ebreak and CSR instructions (serialising)");
         out.add(prefix, "nops", s.nops as f64, "no-ops and NTL hints");
         out.add(prefix, "forwarded_loads", s.forwarded_loads as f64, "loads served by store-to-load forwarding");
+        out.add(
+            prefix,
+            "forward_blocked_loads",
+            s.forward_blocked_loads as f64,
+            "loads partly overlapping an undrained store: they waited for it to drain",
+        );
         out.add(
             prefix,
             "load_latency_avg",

@@ -257,3 +257,24 @@ fn private_cache_latency_follows_the_core_clock() {
     let t = 1_000_000;
     assert_eq!(m.access(&rd(0x1000, t)), t + 4 * 800);
 }
+
+#[test]
+fn private_caches_split_lookups_and_misses_by_what_asked() {
+    // A software prefetch of line A (misses L1D and L2), a load of A (hits the L1D), a load of line B (misses
+    // both): the L1D has one demand miss in two demand lookups and one software-prefetch miss in one lookup;
+    // the L2 sees one lookup of each kind, both missing. No hardware prefetcher is on.
+    let mut h = hierarchy_params();
+    h.l2_enabled = true;
+    let mut m = system(&h);
+    m.access(&MemReq::new(0x4000, AccessKind::Prefetch, 0, 1000));
+    m.access(&rd(0x4008, 1_000_000));
+    m.access(&rd(0x9000, 2_000_000));
+    let l1 = &m.cores[0].l1d.stats;
+    assert_eq!((l1.accesses, l1.misses), (3, 2));
+    assert_eq!((l1.demand_accesses, l1.demand_misses), (2, 1));
+    assert_eq!((l1.sw_prefetch_accesses, l1.sw_prefetch_misses), (1, 1));
+    assert_eq!((l1.hw_prefetch_accesses, l1.hw_prefetch_misses), (0, 0));
+    let l2 = &m.cores[0].l2.as_ref().unwrap().stats;
+    assert_eq!((l2.demand_accesses, l2.demand_misses), (1, 1));
+    assert_eq!((l2.sw_prefetch_accesses, l2.sw_prefetch_misses), (1, 1));
+}

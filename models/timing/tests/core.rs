@@ -469,3 +469,37 @@ fn one_branch_unit_issues_one_branch_a_cycle() {
     assert!((any_alu - 1.0).abs() < 0.02, "{any_alu}");
     assert!((one_unit - 2.0).abs() < 0.02, "{one_unit}");
 }
+
+#[test]
+fn store_forwarding_needs_the_load_inside_one_store() {
+    use kvsim_timing::core::{Core, L1Latencies};
+    use kvsim_timing::FixedLatency;
+    const MEM: u64 = 40_000; // every access answered 40 ns after it is asked
+    let l1 = L1Latencies { l1i: 4, l1d: 4 };
+    let a = 0x9_0000u64;
+    let sized = |mut i: InstInfo, size: u8| {
+        i.mem_size = size;
+        i
+    };
+    // An 8-byte store, then a 1-byte load inside it: forwarded, the store's data 4 cycles after both are ready.
+    let (mut core, mut mem) = (Core::new(0, &core_params(), l1, 64), FixedLatency::new(MEM));
+    let st = core.step(&store(0x1000, 5, 0, a), &mut mem);
+    let ld = core.step(&sized(load(0x1004, 6, 0, a + 3), 1), &mut mem);
+    assert_eq!(ld.complete, ld.issue.max(st.complete) + 4);
+    assert_eq!((core.stats.forwarded_loads, core.stats.forward_blocked_loads), (1, 0));
+    // A 1-byte store, then an 8-byte load over it: not contained, so the load waits until the store has left
+    // the store buffer (after its commit, once its line is owned: MEM after it issued) and reads the L1D.
+    let (mut core, mut mem) = (Core::new(0, &core_params(), l1, 64), FixedLatency::new(MEM));
+    let st = core.step(&sized(store(0x1000, 5, 0, a), 1), &mut mem);
+    let ld = core.step(&load(0x1004, 6, 0, a), &mut mem);
+    let clock = *core.clock();
+    let drained = st.commit.max(clock.cycle_at_or_after(clock.tick(st.issue) + MEM));
+    assert_eq!(ld.complete, drained + 4);
+    assert_eq!((core.stats.forwarded_loads, core.stats.forward_blocked_loads), (0, 1));
+    // A 4-byte store and a 4-byte load of the other half of its word: no overlap, the load goes to memory.
+    let (mut core, mut mem) = (Core::new(0, &core_params(), l1, 64), FixedLatency::new(MEM));
+    core.step(&sized(store(0x1000, 5, 0, a), 4), &mut mem);
+    let ld = core.step(&sized(load(0x1004, 6, 0, a + 4), 4), &mut mem);
+    assert_eq!(ld.complete, clock.cycle_at_or_after(clock.tick(ld.issue) + MEM));
+    assert_eq!((core.stats.forwarded_loads, core.stats.forward_blocked_loads), (0, 0));
+}

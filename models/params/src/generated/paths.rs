@@ -173,14 +173,14 @@ pub fn core(core: usize) -> String {
     format!("core{core}.")
 }
 /// The counters the engine writes below `core`.
-pub const CORE_COUNTERS: &[&str] = &["alu_ops", "atomics", "branch_mispredicts", "branches", "btb_reads", "btb_writes", "clock", "committed_insts", "cpi", "cycles", "div_ops", "fences", "forwarded_loads", "fp_add_ops", "fp_cvt_ops", "fp_div_ops", "fp_fma_ops", "fp_iq_reads", "fp_iq_wakeups", "fp_iq_writes", "fp_mul_ops", "fp_ops", "fp_rename_reads", "fp_rename_writes", "fp_rf_reads", "fp_rf_writes", "icache_stall_cycles", "int_ops", "int_rf_reads", "int_rf_writes", "ipc", "iq_reads", "iq_wakeups", "iq_writes", "jumps", "load_latency_avg", "loads", "lq_occupancy_avg", "mispredict_rate", "mul_ops", "nops", "prefetches", "rename_reads", "rename_writes", "rob_occupancy_avg", "rob_reads", "rob_writes", "sq_occupancy_avg", "stores", "system_ops"];
+pub const CORE_COUNTERS: &[&str] = &["alu_ops", "atomics", "branch_mispredicts", "branches", "btb_reads", "btb_writes", "clock", "committed_insts", "cpi", "cycles", "div_ops", "fences", "forward_blocked_loads", "forwarded_loads", "fp_add_ops", "fp_cvt_ops", "fp_div_ops", "fp_fma_ops", "fp_iq_reads", "fp_iq_wakeups", "fp_iq_writes", "fp_mul_ops", "fp_ops", "fp_rename_reads", "fp_rename_writes", "fp_rf_reads", "fp_rf_writes", "icache_stall_cycles", "int_ops", "int_rf_reads", "int_rf_writes", "ipc", "iq_reads", "iq_wakeups", "iq_writes", "jumps", "load_latency_avg", "loads", "lq_occupancy_avg", "mispredict_rate", "mul_ops", "nops", "prefetches", "rename_reads", "rename_writes", "rob_occupancy_avg", "rob_reads", "rob_writes", "sq_occupancy_avg", "stores", "system_ops"];
 
 /// `{cache}.`: a core's private cache: cache is l1i, l1d or l2. Below `core`'s prefix.
 pub fn private_cache(cache: &str) -> String {
     format!("{cache}.")
 }
 /// The counters the engine writes below `private_cache`.
-pub const PRIVATE_CACHE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes"];
+pub const PRIVATE_CACHE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "demand_accesses", "demand_miss_rate", "demand_misses", "evictions", "hits", "hw_prefetch_accesses", "hw_prefetch_misses", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "sw_prefetch_accesses", "sw_prefetch_misses", "upgrades", "write_misses", "writebacks", "writes"];
 
 /// `prefetcher.`: a private cache's hardware prefetchers (Cache.prefetch): cache is l1d or l2. Below `private_cache`'s prefix.
 pub fn prefetcher() -> String {
@@ -208,14 +208,14 @@ pub fn llc() -> String {
     String::from("llc.")
 }
 /// The counters the engine writes below `llc`.
-pub const LLC_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes", "demand_misses", "demand_mpki", "sw_prefetch_misses", "sw_prefetch_mpki", "hw_prefetch_misses", "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits", "remote_misses", "remote_fills", "remote_evictions", "remote_invalidations"];
+pub const LLC_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "demand_accesses", "demand_miss_rate", "demand_misses", "evictions", "hits", "hw_prefetch_accesses", "hw_prefetch_misses", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "sw_prefetch_accesses", "sw_prefetch_misses", "upgrades", "write_misses", "writebacks", "writes", "demand_mpki", "sw_prefetch_mpki", "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits", "remote_misses", "remote_fills", "remote_evictions", "remote_invalidations"];
 
 /// `slice{slice}.`: one slice of the shared LLC. Below `llc`'s prefix.
 pub fn llc_slice(slice: usize) -> String {
     format!("slice{slice}.")
 }
 /// The counters the engine writes below `llc_slice`.
-pub const LLC_SLICE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "evictions", "hits", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "upgrades", "write_misses", "writebacks", "writes", "demand_misses", "demand_mpki", "sw_prefetch_misses", "sw_prefetch_mpki", "hw_prefetch_misses", "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits", "remote_misses", "remote_fills", "remote_evictions", "remote_invalidations"];
+pub const LLC_SLICE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "demand_accesses", "demand_miss_rate", "demand_misses", "evictions", "hits", "hw_prefetch_accesses", "hw_prefetch_misses", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "sw_prefetch_accesses", "sw_prefetch_misses", "upgrades", "write_misses", "writebacks", "writes", "demand_mpki", "sw_prefetch_mpki", "hw_prefetch_mpki", "dma_misses", "dma_mpki", "remote_hits", "remote_misses", "remote_fills", "remote_evictions", "remote_invalidations"];
 
 /// `directory.`: the socket's coherence directory. Below `socket`'s prefix.
 pub fn directory() -> String {

@@ -4,7 +4,7 @@
 
 use super::prefetch::PrefetchStats;
 use super::replacement::{Replacement, ReplacementPolicy};
-use super::LineState;
+use super::{LineState, Origin};
 use crate::{ratio, Clock, ReqClass, StatSink, Tick, NO_OWNER, REQ_CLASSES};
 use kvsim_params::Cache as CacheParams;
 
@@ -41,6 +41,12 @@ pub struct CacheStats {
     pub sw_prefetch_misses: u64,
     pub hw_prefetch_misses: u64,
     pub dma_misses: u64,
+    /// Every cache's lookups by what asked (the private caches' misses are split as the LLC's are): cores'
+    /// demand accesses, software prefetches, and hardware prefetchers' requests (an L1D prefetcher's at the L2;
+    /// a prefetcher's fill into its own cache is no lookup of it). I/O agents' lookups are in `accesses` only.
+    pub demand_accesses: u64,
+    pub sw_prefetch_accesses: u64,
+    pub hw_prefetch_accesses: u64,
     /// Remote lines (an LLC slice's copies of lines homed on other sockets): reads of this socket's cores that the
     /// copy served, requests that found no copy here and went on to the home, copies installed, copies this
     /// slice dropped to make room, copies the home invalidated.
@@ -52,6 +58,30 @@ pub struct CacheStats {
 }
 
 impl CacheStats {
+    /// One lookup by `origin`.
+    #[inline]
+    pub fn count_access(&mut self, origin: Origin) {
+        self.accesses += 1;
+        match origin {
+            Origin::Demand => self.demand_accesses += 1,
+            Origin::SwPrefetch => self.sw_prefetch_accesses += 1,
+            Origin::HwPrefetch => self.hw_prefetch_accesses += 1,
+            Origin::Dma => {}
+        }
+    }
+
+    /// One miss by `origin`.
+    #[inline]
+    pub fn count_miss(&mut self, origin: Origin) {
+        self.misses += 1;
+        match origin {
+            Origin::Demand => self.demand_misses += 1,
+            Origin::SwPrefetch => self.sw_prefetch_misses += 1,
+            Origin::HwPrefetch => self.hw_prefetch_misses += 1,
+            Origin::Dma => self.dma_misses += 1,
+        }
+    }
+
     /// Add `b`'s counts to these (LLC slices into one total).
     pub fn add(&mut self, b: &CacheStats) {
         self.accesses += b.accesses;
@@ -73,6 +103,9 @@ impl CacheStats {
         self.sw_prefetch_misses += b.sw_prefetch_misses;
         self.hw_prefetch_misses += b.hw_prefetch_misses;
         self.dma_misses += b.dma_misses;
+        self.demand_accesses += b.demand_accesses;
+        self.sw_prefetch_accesses += b.sw_prefetch_accesses;
+        self.hw_prefetch_accesses += b.hw_prefetch_accesses;
         self.remote_hits += b.remote_hits;
         self.remote_misses += b.remote_misses;
         self.remote_fills += b.remote_fills;
@@ -404,6 +437,21 @@ pub fn write_stats(s: &CacheStats, prefix: &str, insts: Option<u64>, ticks: Opti
         "copies removed because another agent wrote the line",
     );
     out.add(prefix, "prefetches", s.prefetches as f64, "software prefetch requests");
+    let by_origin = [
+        ("demand", s.demand_accesses, s.demand_misses, "cores' loads, stores, atomics, fetches (and page walks)"),
+        ("sw_prefetch", s.sw_prefetch_accesses, s.sw_prefetch_misses, "software prefetches (prefetch.r/.w/.i)"),
+        ("hw_prefetch", s.hw_prefetch_accesses, s.hw_prefetch_misses, "the private caches' hardware prefetchers"),
+    ];
+    for (name, accesses, misses, doc) in by_origin {
+        out.add(prefix, &format!("{name}_accesses"), accesses as f64, &format!("lookups by {doc}"));
+        out.add(prefix, &format!("{name}_misses"), misses as f64, &format!("misses of {doc}"));
+    }
+    out.add(
+        prefix,
+        "demand_miss_rate",
+        ratio(s.demand_misses as f64, s.demand_accesses as f64),
+        "demand_misses / demand_accesses (prefetches of either kind left out)",
+    );
     if let Some(n) = insts {
         out.add(prefix, "mpki", ratio(s.misses as f64 * 1000.0, n as f64), "misses per thousand instructions");
     }
@@ -422,14 +470,16 @@ pub fn write_stats(s: &CacheStats, prefix: &str, insts: Option<u64>, ticks: Opti
 /// lines' counters.
 pub fn write_llc_stats(s: &CacheStats, prefix: &str, insts: Option<u64>, ticks: Option<Tick>, out: &mut StatSink) {
     write_stats(s, prefix, insts, ticks, out);
+    // (The demand and prefetch misses are a cache's own counters, written by `write_stats`.)
+    let dma = "DMA accesses that missed: DDIO write allocations, writes to memory, reads from memory";
+    out.add(prefix, "dma_misses", s.dma_misses as f64, dma);
     let split = [
-        ("demand", s.demand_misses, "misses of cores' loads, stores, atomics and instruction fetches (and page walks)"),
-        ("sw_prefetch", s.sw_prefetch_misses, "misses of software prefetches (prefetch.r/.w/.i)"),
-        ("hw_prefetch", s.hw_prefetch_misses, "misses of the private caches' hardware prefetchers"),
-        ("dma", s.dma_misses, "DMA accesses that missed: DDIO write allocations, writes to memory, reads from memory"),
+        ("demand", s.demand_misses),
+        ("sw_prefetch", s.sw_prefetch_misses),
+        ("hw_prefetch", s.hw_prefetch_misses),
+        ("dma", s.dma_misses),
     ];
-    for (name, n, doc) in split {
-        out.add(prefix, &format!("{name}_misses"), n as f64, doc);
+    for (name, n) in split {
         if let Some(i) = insts {
             out.add(prefix, &format!("{name}_mpki"), ratio(n as f64 * 1000.0, i as f64), "per thousand instructions");
         }

@@ -1,10 +1,58 @@
 //! The I/O agents' side of the walk: a NIC's DMA is a coherent agent that enters at the line's home directory
 //! (it has no private caches). Part of [`MemSystem`]'s one walk, in its own file.
 
+use super::directory::LineMap;
 use super::hierarchy::MemSystem;
 use super::{LineState, Mode, Origin};
 use crate::network::{CONTROL_BYTES, DATA_BYTES};
 use crate::{AccessKind, MemPort, MemReq, Tick};
+
+/// What the memory system remembers of the lines I/O agents wrote, for the DDIO counters (`IoStats`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct DmaLines {
+    /// Lines an I/O agent wrote that no core has read since (to tell whether the core's read hits, and to count
+    /// the ones the LLC evicts first: leaky DMA).
+    fresh: LineMap<()>,
+    /// Every line an I/O agent has written into the LLC: true while the LLC's data is the agent's (no core wrote
+    /// it since).
+    written: LineMap<bool>,
+}
+
+impl DmaLines {
+    /// An I/O agent wrote `line`.
+    #[inline]
+    fn io_wrote(&mut self, line: u64) {
+        self.fresh.insert(line, ());
+    }
+
+    /// DDIO put an I/O agent's data for `line` in the LLC.
+    #[inline]
+    fn in_llc(&mut self, line: u64) {
+        self.written.insert(line, true);
+    }
+
+    /// A core read `line`, or the LLC dropped it: whether it was still fresh from an I/O write (it is not now).
+    #[inline]
+    pub(super) fn take_fresh(&mut self, line: u64) -> bool {
+        !self.fresh.is_empty() && self.fresh.remove(&line).is_some()
+    }
+
+    /// A core's dirty data for `line` reached the LLC: if an I/O agent wrote the line, its data is a core's now.
+    #[inline]
+    fn core_wrote(&mut self, line: u64) {
+        if !self.written.is_empty() {
+            if let Some(io_data) = self.written.get_mut(&line) {
+                *io_data = false;
+            }
+        }
+    }
+
+    /// None: no I/O agent ever wrote `line` into the LLC; else whether the LLC's data is still the agent's.
+    #[inline]
+    fn written(&self, line: u64) -> Option<bool> {
+        self.written.get(&line).copied()
+    }
+}
 
 impl<M: MemPort> MemSystem<M> {
     /// An I/O agent's request (class `Io`) enters at the line's home. A write invalidates every private copy
@@ -22,7 +70,7 @@ impl<M: MemPort> MemSystem<M> {
         let lat = self.llc[s].hit_ticks;
         let decide = t + self.dir.home_ticks;
         if write {
-            self.io_fresh.insert(line, ());
+            self.dma.io_wrote(line);
             if let Some(ch) = &mut self.check {
                 ch.io_write(line);
             }
@@ -65,7 +113,7 @@ impl<M: MemPort> MemSystem<M> {
                     c.mark_dirty(slot);
                     c.set_owner(slot, req.owner);
                     self.io.write_hits += 1;
-                    self.dma_lines.insert(line, true);
+                    self.dma.in_llc(line);
                 }
                 None => {
                     c.stats.misses += 1;
@@ -76,7 +124,7 @@ impl<M: MemPort> MemSystem<M> {
                     let victim_owner = c.owner(slot);
                     // The written data is the queue's core's: its eviction goes to that core's port.
                     c.set_owner(slot, req.owner);
-                    self.dma_lines.insert(line, true);
+                    self.dma.in_llc(line);
                     if let Some((v, vs)) = victim {
                         self.evict_llc_line(s, v, vs.dirty(), victim_owner, t, mode);
                     }
@@ -116,20 +164,17 @@ impl<M: MemPort> MemSystem<M> {
 
     /// A core's dirty data for `v` reached the LLC: if `v` is a DMA-written line, its data is a core's now.
     pub(super) fn core_wrote_dma_line(&mut self, v: u64) {
-        if !self.dma_lines.is_empty() {
-            if let Some(io_data) = self.dma_lines.get_mut(&v) {
-                *io_data = false;
-            }
-        }
+        self.dma.core_wrote(v);
     }
 
     /// Count the LLC's eviction of `v` (its final dirtiness; `core_dirty`: a core's copy, back-invalidated,
     /// held newer data): what the DMA-written lines lose to whom, and whose data each write-back to memory
     /// carries (a DMA write's, a core's in a DMA-written line such as a response built in a packet buffer, or a
-    /// core's in a line no I/O agent wrote).
+    /// core's in a line no I/O agent wrote). Kept out of line, so a profile shows what its lookup costs.
+    #[inline(never)]
     pub(super) fn count_llc_eviction(&mut self, v: u64, dirty: bool, core_dirty: bool) {
         let by_dma = self.origin == Origin::Dma;
-        let dma_line = self.dma_lines.get(&v).copied();
+        let dma_line = self.dma.written(v);
         if dma_line.is_some() {
             if by_dma {
                 self.io.dma_lines_displaced_by_dma += 1;

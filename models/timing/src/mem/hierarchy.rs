@@ -15,7 +15,8 @@
 
 use super::array::CacheArray;
 use super::check::CoherenceCheck;
-use super::directory::{DirEntry, Directory, LineMap};
+use super::directory::{DirEntry, Directory};
+use super::dma::DmaLines;
 use super::io_stats::IoStats;
 use super::prefetch::{self, Prefetchers};
 use super::prefetch_port::PrefetchInto;
@@ -65,11 +66,8 @@ pub struct MemSystem<M: MemPort> {
     /// DDIO: I/O writes allocate or update LLC lines (within the I/O class's ways); off: they go to memory and
     /// invalidate cached copies.
     pub ddio: bool,
-    /// Lines an I/O agent wrote that no core has read since (to tell whether the core's read hits, and to count
-    /// the ones the LLC evicts first: leaky DMA).
-    pub(super) io_fresh: LineMap<()>,
-    /// Every line an I/O agent has written: true while the LLC's data is the agent's (no core wrote it since).
-    pub(super) dma_lines: LineMap<bool>,
+    /// The lines I/O agents wrote (`dma.rs`), for the DDIO counters.
+    pub(super) dma: DmaLines,
     pub io: IoStats,
     /// Addresses [start, end) of device registers: core accesses there bypass the caches and take
     /// `uncached_ticks` one way (none by default).
@@ -211,8 +209,7 @@ impl<M: MemPort> MemSystem<M> {
             core_cluster,
             cluster_dir,
             ddio: true,
-            io_fresh: LineMap::default(),
-            dma_lines: LineMap::default(),
+            dma: DmaLines::default(),
             io: IoStats::default(),
             uncached: (0, 0),
             uncached_ticks: 0,
@@ -336,8 +333,9 @@ impl<M: MemPort> MemSystem<M> {
         let core = req.requester as usize;
         let ifetch = req.kind == AccessKind::IFetch;
         let write = req.kind == AccessKind::Write;
+        let origin = self.origin;
         let l1 = self.l1(core, ifetch);
-        l1.stats.accesses += 1;
+        l1.stats.count_access(origin);
         match req.kind {
             AccessKind::Prefetch => l1.stats.prefetches += 1,
             AccessKind::Write => l1.stats.writes += 1,
@@ -370,7 +368,7 @@ impl<M: MemPort> MemSystem<M> {
             self.checked(core, line, true, false);
             return resp.done;
         }
-        l1.stats.misses += 1;
+        l1.stats.count_miss(origin);
         if write {
             l1.stats.write_misses += 1;
         }
@@ -430,10 +428,11 @@ impl<M: MemPort> MemSystem<M> {
         let typ = if write { CohType::GetX } else { CohType::GetS };
         let exclusive_ok = kind != AccessKind::IFetch;
         let timed = mode == Mode::Timed;
+        let origin = self.origin;
         let Some(l2) = self.cores[core].l2.as_mut() else {
             return (self.request_ex(core, line, typ, t, mode, exclusive_ok), true);
         };
-        l2.stats.accesses += 1;
+        l2.stats.count_access(origin);
         let lat = l2.hit_ticks;
         if let Some(slot) = l2.find(line) {
             l2.touch(slot);
@@ -455,7 +454,7 @@ impl<M: MemPort> MemSystem<M> {
             self.grant_exclusive(core, line);
             return (MemResp { done: resp.done, state: LineState::Modified }, false);
         }
-        l2.stats.misses += 1;
+        l2.stats.count_miss(origin);
         if non_temporal {
             // Non-temporal: the fill skips the mid-level cache.
             return (self.request_ex(core, line, typ, t + lat, mode, exclusive_ok), true);
@@ -709,8 +708,9 @@ impl<M: MemPort> MemSystem<M> {
     /// Count a tag lookup at the home slice (the data came from elsewhere).
     pub(super) fn llc_tag_lookup(&mut self, line: u64) {
         let s = self.slice_of(line);
+        let origin = self.origin;
         let c = &mut self.llc[s];
-        c.stats.accesses += 1;
+        c.stats.count_access(origin);
         if let Some(slot) = c.find(line) {
             c.touch(slot);
             c.stats.hits += 1;
@@ -723,15 +723,16 @@ impl<M: MemPort> MemSystem<M> {
     fn llc_data(&mut self, core: Option<usize>, line: u64, t: Tick, class: ReqClass, mode: Mode) -> Tick {
         let timed = mode == Mode::Timed;
         let s = self.slice_of(line);
-        if core.is_some() && !self.io_fresh.is_empty() && self.io_fresh.remove(&line).is_some() {
+        if core.is_some() && self.dma.take_fresh(line) {
             if self.llc[s].find(line).is_some() {
                 self.io.core_read_hits += 1;
             } else {
                 self.io.core_read_misses += 1;
             }
         }
+        let origin = self.origin;
         let c = &mut self.llc[s];
-        c.stats.accesses += 1;
+        c.stats.count_access(origin);
         let lat = c.hit_ticks;
         if let Some(slot) = c.find(line) {
             c.touch(slot);
@@ -743,13 +744,7 @@ impl<M: MemPort> MemSystem<M> {
             c.stats.mshr_merges += 1;
             return ready.max(t + lat);
         }
-        c.stats.misses += 1;
-        match self.origin {
-            Origin::Demand => c.stats.demand_misses += 1,
-            Origin::SwPrefetch => c.stats.sw_prefetch_misses += 1,
-            Origin::HwPrefetch => c.stats.hw_prefetch_misses += 1,
-            Origin::Dma => c.stats.dma_misses += 1,
-        }
+        c.stats.count_miss(origin);
         let (mshr, start) = if timed { c.mshr_acquire(t) } else { (0, t) };
         let go = start + lat;
         let owner = core.map_or(NO_OWNER, |c| c as u16);
@@ -812,7 +807,7 @@ impl<M: MemPort> MemSystem<M> {
         if self.is_remote_copy(slice, v) {
             return self.remote_evicted(slice, v, t, mode);
         }
-        if !self.io_fresh.is_empty() && self.io_fresh.remove(&v).is_some() {
+        if self.dma.take_fresh(v) {
             self.io.leaky_evictions += 1;
         }
         let (mut dirty, mut owner, mut core_dirty) = (dirty, owner, false);
