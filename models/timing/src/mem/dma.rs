@@ -39,7 +39,7 @@ impl DmaLines {
 
     /// A core's dirty data for `line` reached the LLC: if an I/O agent wrote the line, its data is a core's now.
     #[inline]
-    fn core_wrote(&mut self, line: u64) {
+    pub(super) fn core_wrote(&mut self, line: u64) {
         if !self.written.is_empty() {
             if let Some(io_data) = self.written.get_mut(&line) {
                 *io_data = false;
@@ -162,9 +162,17 @@ impl<M: MemPort> MemSystem<M> {
         self.msg(mode, home, ep, DATA_BYTES, ready)
     }
 
-    /// A core's dirty data for `v` reached the LLC: if `v` is a DMA-written line, its data is a core's now.
-    pub(super) fn core_wrote_dma_line(&mut self, v: u64) {
-        self.dma.core_wrote(v);
+    /// A core reads `line` from LLC slice `s`: if an I/O agent wrote it and no core has read it since, count
+    /// whether the LLC still held it (DDIO's hit) or not.
+    #[inline]
+    pub(super) fn count_core_read_of_io_line(&mut self, s: usize, line: u64) {
+        if self.dma.take_fresh(line) {
+            if self.llc[s].find(line).is_some() {
+                self.io.core_read_hits += 1;
+            } else {
+                self.io.core_read_misses += 1;
+            }
+        }
     }
 
     /// Count the LLC's eviction of `v` (its final dirtiness; `core_dirty`: a core's copy, back-invalidated,

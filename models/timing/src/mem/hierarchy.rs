@@ -723,12 +723,8 @@ impl<M: MemPort> MemSystem<M> {
     fn llc_data(&mut self, core: Option<usize>, line: u64, t: Tick, class: ReqClass, mode: Mode) -> Tick {
         let timed = mode == Mode::Timed;
         let s = self.slice_of(line);
-        if core.is_some() && self.dma.take_fresh(line) {
-            if self.llc[s].find(line).is_some() {
-                self.io.core_read_hits += 1;
-            } else {
-                self.io.core_read_misses += 1;
-            }
+        if core.is_some() {
+            self.count_core_read_of_io_line(s, line);
         }
         let origin = self.origin;
         let c = &mut self.llc[s];
@@ -919,7 +915,7 @@ impl<M: MemPort> MemSystem<M> {
         if self.remote_lines {
             self.remote_refresh(core, v);
         }
-        self.core_wrote_dma_line(v);
+        self.dma.core_wrote(v);
         if let Some(slot) = self.llc[s].find(v) {
             self.llc[s].mark_dirty(slot);
             self.llc[s].set_owner(slot, core as u16);
