@@ -16,7 +16,7 @@
 use super::array::CacheArray;
 use super::check::CoherenceCheck;
 use super::directory::{DirEntry, Directory};
-use super::dma::DmaLines;
+use super::dma_lines::DmaLines;
 use super::io_stats::IoStats;
 use super::prefetch::{self, Prefetchers};
 use super::prefetch_port::PrefetchInto;

@@ -21,6 +21,7 @@ pub mod check;
 mod check_hooks;
 pub mod directory;
 pub mod dma;
+mod dma_lines;
 pub mod hierarchy;
 pub mod io_stats;
 pub mod prefetch;
