@@ -31,6 +31,9 @@ def test_a_reduced_run_says_so_and_prices_its_power(engine, tmp_path, capsys):
     assert stats[l1d + "demand_misses"] + stats[l1d + "sw_prefetch_misses"] == stats[l1d + "misses"]
     demand = stats[l1d + "demand_misses"] / stats[l1d + "demand_accesses"]
     assert float(rows[dict(vx.METRICS)["l1d_miss_rate"]][0]) == float(f"{demand:.3f}")
+    # perf's L1-dcache-load-misses / -loads on Ivy Bridge: every L1D fill (prefetchers' too) per load.
+    fills = (stats[l1d + "misses"] + stats[l1d + "prefetcher.issued"]) / stats["system.socket0.core0.loads"]
+    assert float(rows[dict(vx.METRICS)["l1d_fills_per_load"]][0]) == float(f"{fills:.3f}")
     # The same figures again from what was saved, without a run.
     again = vx.power_figures(type("Run", (), {"stats": stats})(), type("Sys", (), {"to_dict": lambda self: config})())
     assert abs(again["wall_power_w"] - wall) < 0.01 * wall

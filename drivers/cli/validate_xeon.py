@@ -54,14 +54,15 @@ PUBLISHED: dict[int, dict[str, float]] = {
     2: {"net_rx_gbps": 9.76},
     3: {"rx_batch": 5.29},
     4: {"throughput_mrps": 23.33, "net_tx_gbps": 19.31, "net_rx_gbps": 19.51, "mem_read_gbs": 6.21,
-        "mem_write_gbs": 0.23, "l1d_miss_rate": 0.015, "l2_miss_rate": 0.32},
-    8: {"l1d_miss_rate": 0.015, "l2_miss_rate": 0.32},
+        "mem_write_gbs": 0.23, "l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015, "l2_miss_rate": 0.32},
+    8: {"l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015, "l2_miss_rate": 0.32},
     # Half of the 24-core, 12-port, 2-socket measurement.
     12: {"throughput_mrps": 120.5 / 2, "net_tx_gbps": 99.66 / 2, "net_rx_gbps": 105.45 / 2,
-         "mem_read_gbs": 34.97 / 2, "mem_write_gbs": 2.89 / 2, "l1d_miss_rate": 0.015, "l2_miss_rate": 0.32},
+         "mem_read_gbs": 34.97 / 2, "mem_write_gbs": 2.89 / 2, "l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015,
+         "l2_miss_rate": 0.32},
     # The 24-core, 12-port, 2-socket measurement itself.
     24: {"throughput_mrps": 120.5, "net_tx_gbps": 99.66, "net_rx_gbps": 105.45, "mem_read_gbs": 34.97,
-         "mem_write_gbs": 2.89, "l1d_miss_rate": 0.015, "l2_miss_rate": 0.32,
+         "mem_write_gbs": 2.89, "l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015, "l2_miss_rate": 0.32,
          # Measured at the wall at 120.5 M requests/s: 399.2 W in all, CPUs 255 W, four NICs 62 W, rest 82 W.
          "wall_power_w": 399.2, "cpu_power_w": 255.0, "nic_power_w": 62.0},
 }
@@ -69,13 +70,16 @@ PAPER_ITEMS = 192 << 20   # the paper's Tiny data set (kvs-workload.md): 192 Mi 
 P95_ROWS = (12, 24)   # rows compared with the p95 bound measured at 120 M requests/s
 P95_BOUND_US = 100.0  # "round-trip p95 below 100 us" at 120 M requests/s (24 cores)
 
-# What the miss-rate rows count. The published rates do not say; the compared rows are the demand rates, the
-# definition of perf's L1-dcache-load-misses / L1-dcache-loads family (misses of the cores' own accesses). The
-# "+ prefetches" rows are every lookup of the cache: the L1D's include software prefetches (MICA issues several per
-# request), the L2's also the L1D hardware prefetchers' requests.
-MISS_RATES_NOTE = ("Miss rates compared: demand (cores' loads, stores, fetches and page walks per lookup by them); "
-                   "'+ prefetches' rows: every lookup (L1D: + software prefetches; L2: + software and L1D hardware "
-                   "prefetch requests), not compared.")
+# What the miss-rate rows count. The published rates do not say which definition they use, so two are compared:
+# the demand rates (misses of the cores' own loads, stores, fetches and page walks per lookup by them), and for the
+# L1D also Linux perf's generic L1-dcache-load-misses / L1-dcache-loads, which on Sandy Bridge and Ivy Bridge are
+# L1D.REPLACEMENT (every line filled into the L1D: demand misses, software- and hardware-prefetch fills) over
+# MEM_UOP_RETIRED.LOADS (the kernel's snb_hw_cache_event_ids): here the L1D's misses plus its prefetchers' fills
+# per load. The "+ prefetches" rows are every lookup of the cache (the L1D's include software prefetches, which
+# MICA issues several per request; the L2's also the L1D hardware prefetchers' requests), not compared.
+MISS_RATES_NOTE = ("Miss rates compared: demand (misses per lookup of the cores' loads, stores, fetches, page walks) "
+                   "and, for the L1D, perf's L1-dcache-load-misses/-loads (L1D.REPLACEMENT per retired load: every "
+                   "fill incl. prefetches); '+ prefetches' rows (every lookup) are not compared.")
 
 METRICS = [
     ("throughput_mrps", "throughput (M req/s)"),
@@ -87,6 +91,7 @@ METRICS = [
     ("llc_mpki", "LLC MPKI"),
     ("l1d_miss_rate", "L1D miss rate (demand)"),
     ("l2_miss_rate", "L2 miss rate (demand)"),
+    ("l1d_fills_per_load", "L1D fills per load (perf's definition)"),
     ("l1d_miss_rate_all", "L1D miss rate (+ sw prefetches)"),
     ("l2_miss_rate_all", "L2 miss rate (+ all prefetches)"),
     ("llc_miss_rate", "LLC miss rate"),
@@ -125,6 +130,16 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
                 if f"{core_path(k, i)}.{name}" in s]
         return sum(vals) / len(vals) if vals else float("nan")
 
+    def mean_ratio(*names: str, per: str, absent_if_off: str = "") -> float:
+        """Over every core: the sum of counters `names` per counter `per`. A missing counter is an error, except
+        `absent_if_off` (a prefetcher's, absent where the cache has none: no prefetch fills)."""
+        cores = [core_path(k, i) for k in sockets for i in range(harts) if f"{core_path(k, i)}.{per}" in s]
+
+        def count(c: str, n: str) -> float:
+            return s.get(f"{c}.{n}", 0.0) if n == absent_if_off else s[f"{c}.{n}"]
+        vals = [sum(count(c, n) for n in names) / s[f"{c}.{per}"] for c in cores if s[f"{c}.{per}"]]
+        return sum(vals) / len(vals) if vals else float("nan")
+
     def socket_mean(name: str) -> float:
         vals = [s[f"{socket_path(k)}.{name}"] for k in sockets if f"{socket_path(k)}.{name}" in s]
         return sum(vals) / len(vals) if vals else float("nan")
@@ -151,6 +166,8 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "llc_mpki": socket_mean("llc.mpki"),
         "l1d_miss_rate": mean("l1d.demand_miss_rate"),
         "l2_miss_rate": mean("l2.demand_miss_rate"),
+        "l1d_fills_per_load": mean_ratio("l1d.misses", "l1d.prefetcher.issued", per="loads",
+                                         absent_if_off="l1d.prefetcher.issued"),
         "l1d_miss_rate_all": mean("l1d.miss_rate"),
         "l2_miss_rate_all": mean("l2.miss_rate"),
         "llc_miss_rate": socket_mean("llc.miss_rate"),
