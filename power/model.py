@@ -749,10 +749,11 @@ def build(platform: Platform, activity: Activity | None = None) -> "Model":
         b.directory(d)
     b.memory()
     b.io()
-    # The bus and the global links span the die of the circuit estimates, before the area laws: the fit prices
-    # every point at unit laws (power.fit.Raw), so a span from the calibrated die would give the bus law a length
-    # in the fit and another in pricing (the template runtime lost 2.6 points to it when the H-tree strip made the
-    # raw die of the Xeon-class points longer than the calibrated one).
+    # The bus and the global links span the die of the circuit estimates, before the area laws, under any laws: the
+    # fit prices every sweep point at unit laws (power.fit.Raw), so a span from the calibrated die gave the bus one
+    # length in the fit and another in pricing (xeon_l3_48m's bus +18% over McPAT's peak and runtime; now +0.4%).
+    # The calibrated die of calibration.json would be consistent too, but carries the held-out points' own area
+    # laws into a cross-validation fold.
     chip = sum(s.raw_area_mm2 * s.count * (platform.cores if s.domain == "core" else 1)
                for s in b.structs if s.on_die)
     for n in platform.nocs:
