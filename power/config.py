@@ -247,6 +247,7 @@ class Platform:
     name: str
     node_nm: float
     device: str = "hp"
+    part: str = ""                      # the product every socket of a system is (keys published figures); "": name
     temperature_K: float = 360.0
     long_channel: bool = False
     clock_MHz: float = 2000.0           # core (and default uncore) clock

@@ -205,7 +205,7 @@ def _platform(v: dict, index: int) -> Platform:
                       clock_MHz=_mhz(tech["pcie_clock"]))
     name = str(tech["part"]) + (f" socket{index}" if index else "")
     return Platform(
-        name=name, node_nm=float(tech["node"]), device=str(tech["device"]), temperature_K=float(tech["temperature"]),
+        name=name, part=str(tech["part"]), node_nm=float(tech["node"]), device=str(tech["device"]), temperature_K=float(tech["temperature"]),
         long_channel=bool(tech["long_channel"]), clock_MHz=clock, vdd=float(tech["vdd"]) or None, cores=harts,
         core=core, caches=[llc], directories=directories, nocs=nocs, core_clocks_MHz=clocks,
         nic_indices=_indices([i for i, _ in numbered]),

@@ -276,7 +276,8 @@ def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
     for a in acts:
         if a.cycles == 0:
             a.cycles = total_cycles
-    plat = Platform(name=str(sysc.p("kvsim_name", root.name or "mcpat")), node_nm=float(node), device=device,
+    name = str(sysc.p("kvsim_name", root.name or "mcpat"))
+    plat = Platform(name=name, part=str(sysc.p("kvsim_part", name)), node_nm=float(node), device=device,
                     temperature_K=float(_num(P("temperature"), 360.0)),
                     long_channel=bool(_int(P("longer_channel_device"), 0)),
                     clock_MHz=clock, vdd=vdd, cores=n_cores, core=core,
@@ -599,6 +600,8 @@ def to_xml(platform: Platform, activity: Activity | None = None, *, policy: str 
     _param(s, "physical_address_width", p.core.paddr_bits)
     _param(s, "virtual_memory_page_size", 4096)
     _param(s, "kvsim_name", p.name)
+    if p.part and p.part != p.name:   # a second socket of a product (its name carries the socket's index)
+        _param(s, "kvsim_part", p.part)
     _param(s, "kvsim_seconds", act.seconds)
     if p.uncore_clock_MHz is not None:
         _param(s, "kvsim_uncore_clock", p.uncore_clock_MHz)

@@ -140,8 +140,10 @@ def parts(result) -> list[Part]:
     from .dvfs import vf_curve
     model = result.model
     p = model.platform
+    # the product's published figures, for every socket of a system (a second socket's name carries its index)
+    part = p.part or p.name
     out = [Part("model (McPAT class): die runtime dynamic + leakage", _die_W(result), "this run, priced", False)]
-    turbo = ALL_CORE_TURBO_MHZ.get(p.name)
+    turbo = ALL_CORE_TURBO_MHZ.get(part)
     mhz = np.asarray(result.core_MHz, dtype=float)
     vdd = np.asarray(result.core_vdd, dtype=float)
     level = out[0].watts
@@ -169,7 +171,7 @@ def parts(result) -> list[Part]:
     out.append(Part(f"global clock distribution ({100 * CLOCK_SHARE:.0f}% of the chip)", clock,
                     "Montecito, ISSCC 2005: < 25 W of 104 W (share assumed to carry over)", True))
     level += clock
-    n_links = QPI_LINKS_PER_SOCKET.get(p.name, 0)
+    n_links = QPI_LINKS_PER_SOCKET.get(part, 0)
     qpi = links.LinkPower(n_links, links.QPI_LANES, links.QPI_RATE_GT, 1, True, 0.0, 0.0).power_W / 2
     out.append(Part(f"{n_links} QPI 1.1 link ends, always on", qpi, "power.links (10 pJ/bit assumed there)", True))
     level += qpi
@@ -178,7 +180,7 @@ def parts(result) -> list[Part]:
                      .die.leakage_W)
     T0 = model.tech.temperature_K
     leak0 = leak(T0)
-    profile = THERMAL_PROFILE.get(p.name)
+    profile = THERMAL_PROFILE.get(part)
     if profile:
         t_la_C, psi = profile
         Tj = junction_K(lambda T: level + leak(T) - leak0, t_la_C + 273.15, psi)
@@ -192,7 +194,7 @@ def parts(result) -> list[Part]:
     out.append(Part(f"voltage-regulator losses at {100 * VR_EFFICIENCY:.0f}% efficiency", vr,
                     "assumed: a multiphase server regulator at load; the measurement is at the wall", True))
     level += vr
-    die = DIE_AREA_MM2.get(p.name)
+    die = DIE_AREA_MM2.get(part)
     if die:
         # beside the total: the leakage density of the unpriced area is not known (I/O pads and analog as well
         # as logic); at the priced uncore logic's it is a size, not a figure to add (with it the thermal profile
@@ -233,7 +235,7 @@ def nic_parts(result) -> list[Part]:
     s = result.structures
     model_W = float(s.loc[s["class"] == "nic", "runtime_power_W"].sum())
     out = [Part("model: the NIC chips' runtime dynamic + leakage", model_W, "this run, priced", False)]
-    ctrl = ASSUMED_NIC_CONTROLLER.get(p.name)
+    ctrl = ASSUMED_NIC_CONTROLLER.get(p.part or p.name)
     if ctrl is None:
         return out
     n = int(p.nic.count)

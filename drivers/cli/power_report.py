@@ -4,8 +4,8 @@ billion-RPS target and one socket of the Xeon E5-2697 v2 (power model; no simula
 
     sim-scripts/power_report.py
     sim-scripts/power_report.py --platform brps-target --xml target.xml   # also write McPAT XML
-    sim-scripts/power_report.py --run RUN_DIR     # a one-socket Xeon run (stats.json, config.json) priced, with
-                                                  # what McPAT-class models leave out, beside the measured Xeon
+    sim-scripts/power_report.py --run RUN_DIR     # a Xeon run, one socket or two (stats.json, config.json) priced,
+                                                  # with what McPAT-class models leave out, beside the measured Xeon
 
 Peak power is McPAT's TDP-class figure: every structure at its peak access rate, plus leakage, at the die
 temperature of the platform table. Off-die parts (DRAM devices, NIC chips) are listed separately.
@@ -81,45 +81,62 @@ MEASURED_NICS_W_PER_SOCKET = 62.0 / 2
 
 
 def run_report(console: Console, run_dir: str) -> None:
+    """A run priced with what McPAT-class models leave out, part by part and socket by socket (a multi-socket run:
+    every socket from its own counters, the parts summed), beside the measured CPUs' share for its sockets."""
     from power import unmodelled
 
     d = pathlib.Path(run_dir)
     stats = json.loads((d / "stats.json").read_text())
     config = json.loads((d / "config.json").read_text())
     r = power.price_run(stats, config)
-    if not hasattr(r, "model"):
-        raise SystemExit(f"{run_dir}: a one-socket run is needed (this one has several sockets)")
+    sockets = r.sockets if hasattr(r, "sockets") else [r]
+    n = len(sockets)
+    measured = MEASURED_CPU_W_PER_SOCKET * n
     mrps = float(stats.get("client.throughput_mrps", 0.0))
-    t = Table(title=f"{r.model.platform.name}: {r.model.platform.cores} cores at {mrps:.1f} M requests/s "
-                    f"(measured: {MEASURED_CPU_W_PER_SOCKET:.1f} W a socket at {MEASURED_MRPS_PER_SOCKET:.2f} M "
-                    f"requests/s)")
-    for c in ("part", "W", "running total W", "source"):
-        t.add_column(c, justify="right" if c != "source" and c != "part" else "left")
+    per_socket = [unmodelled.parts(s) for s in sockets]
+    names = [p.name for p in per_socket[0]]
+    for k, parts in enumerate(per_socket[1:], 1):
+        if len(parts) != len(names):
+            raise SystemExit(f"{run_dir}: socket {k} has {len(parts)} parts, socket 0 {len(names)}")
+    p0 = sockets[0].model.platform
+    t = Table(title=f"{p0.name}: {n} socket(s), {sum(s.model.platform.cores for s in sockets)} cores at {mrps:.1f} M "
+                    f"requests/s (measured: {measured:.1f} W for {n} socket(s) at {MEASURED_MRPS_PER_SOCKET * n:.2f} "
+                    f"M requests/s)")
+    t.add_column("part (socket 0's wording)", justify="left")
+    for k in range(n):
+        t.add_column(f"socket {k} W", justify="right")
+    for c in ("sum W", "running total W", "source"):
+        t.add_column(c, justify="right" if c != "source" else "left")
     total = beside = 0.0
-    for part in unmodelled.parts(r):
+    for i, name in enumerate(names):
+        w = [parts[i].watts for parts in per_socket]
+        part = per_socket[0][i]
         if part.in_total:
-            total += part.watts
+            total += sum(w)
         else:
-            beside += part.watts
-        t.add_row(part.name, f"{part.watts:.1f}", f"{total:.1f}" if part.in_total else "-", part.source)
+            beside += sum(w)
+        t.add_row(name, *(f"{x:.1f}" for x in w), f"{sum(w):.1f}", f"{total:.1f}" if part.in_total else "-",
+                  part.source)
     console.print(t)
-    console.print(f"die, model + the parts above: {total:.1f} W against the measured {MEASURED_CPU_W_PER_SOCKET:.1f} W "
-                  f"({100 * (total / MEASURED_CPU_W_PER_SOCKET - 1):+.0f}%); throughput {mrps:.1f} against "
-                  f"{MEASURED_MRPS_PER_SOCKET:.2f} M requests/s a socket")
+    console.print(f"CPUs, model + the parts above: {total:.1f} W against the measured {measured:.1f} W "
+                  f"({100 * (total / measured - 1):+.1f}%); throughput {mrps:.1f} against "
+                  f"{MEASURED_MRPS_PER_SOCKET * n:.2f} M requests/s")
     with_beside = total + beside / unmodelled.VR_EFFICIENCY
     console.print(f"with the parts sized beside the total (through the regulators): {with_beside:.1f} W "
-                  f"({100 * (with_beside / MEASURED_CPU_W_PER_SOCKET - 1):+.0f}%); not placed: "
-                  f"{MEASURED_CPU_W_PER_SOCKET - with_beside:.1f} W")
-    t = Table(title="NICs of this socket")
+                  f"({100 * (with_beside / measured - 1):+.1f}%); not placed: {measured - with_beside:.1f} W")
+    t = Table(title="NICs")
     for c in ("part", "W", "source"):
         t.add_column(c, justify="right" if c == "W" else "left")
-    nic_parts = unmodelled.nic_parts(r)
-    for part in nic_parts:
-        t.add_row(part.name, f"{part.watts:.1f}", part.source)
+    nic = 0.0
+    for s in sockets:
+        nic_parts = unmodelled.nic_parts(s)
+        for part in nic_parts:
+            t.add_row(part.name, f"{part.watts:.1f}", part.source)
+        nic += nic_parts[-1].watts
     console.print(t)
-    nic = nic_parts[-1].watts
-    console.print(f"NICs ({nic_parts[-1].name}): {nic:.1f} W against the measured {MEASURED_NICS_W_PER_SOCKET:.1f} W "
-                  f"a socket's share ({100 * (nic / MEASURED_NICS_W_PER_SOCKET - 1):+.0f}%)")
+    nics_measured = MEASURED_NICS_W_PER_SOCKET * n
+    console.print(f"NICs: {nic:.1f} W against the measured {nics_measured:.1f} W for {n} socket(s) "
+                  f"({100 * (nic / nics_measured - 1):+.0f}%)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--platform", choices=sorted(platforms.PLATFORMS), action="append",
                     help="platform(s) to report (default: both)")
     ap.add_argument("--xml", help="write the platform as McPAT XML to this file (one platform only)")
-    ap.add_argument("--run", metavar="RUN_DIR", help="price a one-socket run (stats.json, config.json) with what "
+    ap.add_argument("--run", metavar="RUN_DIR", help="price a run (stats.json, config.json; one socket or several) with what "
                                                     "McPAT-class models leave out, beside the measured Xeon")
     args = ap.parse_args(argv)
     if args.run:

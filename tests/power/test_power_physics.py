@@ -221,3 +221,43 @@ def test_cache_h_tree_carries_a_line_per_port_at_mcpat_wire_pitch(target):
     assert plain < semi < wide
     with pytest.raises(ValueError, match="wire"):
         cache_block(t, 32768, 64, 8, wire="optical")
+
+
+def test_cache_h_tree_repeaters_leak_with_the_bits_routed():
+    """CACTI builds a cache's H-tree of repeated wires, so its leakage grows with the bits it routes. McPAT 1.3 on
+    its Cortex-A9 input moved to 45 nm hp at 360 K (32 KB, 4-way, local wires) leaks 0.042 W with 8-byte lines and
+    0.119 W with 64-byte ones (x2.8; gate leakage 2.4 -> 10.3 mW, x4.4). Cells and row/column periphery alone gave
+    x0.86: the A9's L1s leaked 4-5x McPAT's with its template left out of the fit."""
+    t = technology(45, "hp", temperature_K=360)
+
+    def leak(block_B):
+        tag, data = cache_block(t, 32768, block_B, 4, wire="local")
+        return tag.leak_um + data.leak_um, tag.gate_um + data.gate_um
+
+    (sub8, gate8), (sub64, gate64) = leak(8), leak(64)
+    assert 2.8 / 1.5 < sub64 / sub8 < 2.8 * 1.5
+    assert gate64 / gate8 > 2.0
+    # no H-tree strip (route_bits 0): no repeaters
+    plain = array(t, 512, 512)
+    assert plain.gate_um == pytest.approx(plain.leak_um * 1.2)
+
+
+def test_bus_spans_the_same_die_in_the_fit_and_in_pricing(target):
+    """The fit prices every sweep point at unit laws (power.fit.Raw), so a bus spanning the die of the laws in force
+    had one length in the fit (the raw die) and another in pricing (xeon_l3_48m's bus +18% over McPAT's peak and
+    runtime, now +0.4%). It spans the die of the circuit estimates under any laws."""
+    from power import calibration as cal
+    from power import fit
+    from power.config import NocConfig
+
+    p = copy.deepcopy(target)
+    p.nocs = [NocConfig(name="bus0", kind="bus", flit_bits=256)]
+
+    def bus_unscaled_area():
+        s = _struct(power.build(p), "bus0.bus")
+        return s.block.area_mm2 / cal.factor("bus", "area", s.x)
+
+    calibrated = bus_unscaled_area()
+    with fit.laws(fit.zero_laws()):
+        unit = bus_unscaled_area()
+    assert calibrated == pytest.approx(unit, rel=1e-9)

@@ -38,8 +38,11 @@ POINT_TOLERANCE_PCT = {("alpha_base", "total_leakage_W"): 17.0}
 # Session 8 (the caches' H-tree strip): area 3.6%, peak dynamic 7.0%, leakage 6.9%; runtime 12.7% / 26.7% (10.6% /
 # 25.8% before: the Xeon template's points lost about 2 W of runtime, the bus's law moving with the longer raw
 # die its wires span in the fit)
-MAE_PCT = {"area_mm2": 4.0, "peak_dynamic_W": 7.5, "total_leakage_W": 7.1, "runtime_dynamic_W": 13.0}
-MAE_RUNTIME_ALL_PCT = 27.0
+# Session 9 (the H-tree's repeaters leak; the bus spans one die in the fit and in pricing): area 3.6%, peak dynamic
+# 6.4%, leakage 5.4% (tightened); runtime 14.8% / 27.9% (loosened: the Xeon template's bus, +18% over McPAT's
+# runtime on xeon_l3_48m, is now within 0.4% of it, and no longer offsets its cores' -19%)
+MAE_PCT = {"area_mm2": 4.0, "peak_dynamic_W": 6.8, "total_leakage_W": 5.8, "runtime_dynamic_W": 15.2}
+MAE_RUNTIME_ALL_PCT = 28.3
 
 
 def _require_sweep():
