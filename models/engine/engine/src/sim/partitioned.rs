@@ -45,7 +45,9 @@ impl Machine {
                         self.window_partition = 0;
                         (t / window).saturating_add(1).saturating_mul(window)
                     }
-                    None if !self.harts.iter().any(|h| h.runnable()) && self.harts.iter().any(|h| h.futex.is_some()) => {
+                    None if !self.harts.iter().any(|h| h.runnable())
+                        && self.harts.iter().any(|h| h.futex.is_some()) =>
+                    {
                         self.resolve_waiting()?;
                         continue;
                     }
