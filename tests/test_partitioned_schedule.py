@@ -8,12 +8,11 @@ from __future__ import annotations
 import pytest
 
 from models.link import SocketLink
-from models.nic import Nic
 from models.params import ParamError
 from models.sim import simulate
 from models.socket import Socket
 
-from conftest import make_system
+from conftest import kvs_on_sockets, make_system
 
 
 def test_several_host_threads_are_refused_before_the_run():
@@ -39,17 +38,8 @@ def test_a_partitioned_schedule_needs_a_latency_between_sockets():
 
 
 def kvs(sockets: int, cores: int, schedule: str):
-    """The default KVS run (the client's STANDARD workload, 1,500 requests) on `sockets` sockets of `cores` cores,
-    one NIC per socket (as tests/test_multisocket_timing.py builds it)."""
-    from configs import kvs_default
-    s = kvs_default.system(harts=sockets * cores, requests=1500, items=4096)
-    if sockets > 1:
-        sock = dict(cores=cores, cores_per_cluster=cores, core=s.core, caches=s.caches, memory=s.memory, noc=s.noc)
-        s.sockets = [Socket(**sock) for _ in range(sockets)]
-        for name in s.FLAT_SOCKET_FIELDS:
-            setattr(s, name, s._params[name].fresh_default())
-        s.nic = Nic()
-        s.nics = [Nic(enabled=True, socket=k, queues=cores) for k in range(sockets)]
+    """The default KVS run (1,500 requests) on `sockets` sockets of `cores` cores under `schedule`."""
+    s = kvs_on_sockets(sockets, cores)
     s.schedule = schedule
     return s
 
