@@ -4,7 +4,8 @@ quad-socket target (configs/brps_target_quad.py: 240 cores, 12 x 100 GbE) at its
 million requests; the goal is under 2 minutes of host time and under 8 GB of host memory.
 
     sim-scripts/bench_server.py [--sockets 1|2|4] [--offered MPPS] [--sim-ms 1.0] [--items N]
-                                [--schedule global|partitioned] [--host-threads N] [--stats-json PATH]
+                                [--schedule global|partitioned] [--host-threads N] [--seed N]
+                                [--stats-json PATH]
 
 The offered load per port is `--offered`, by default the server's capacity found by the end-to-end study's search
 (Uniform, 95% GET, EREW; read from its sweep store when it has run) or else SUSTAINED_MPPS, a load found once.
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schedule", choices=("global", "partitioned"), default="global",
                         help="System.schedule: the order of the harts' turns in detailed timing")
     parser.add_argument("--host-threads", type=int, default=1, help="System.host_threads (only 1 is built)")
+    parser.add_argument("--seed", type=int, default=0, help="System.seed (0: the config's)")
     parser.add_argument("--stats-json", default="", help="also write the run's statistics to this JSON file "
                         "(sim-scripts/partition_difference.py compares two)")
     opts = parser.parse_args(argv)
@@ -85,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     system = servers.server(opts.sockets, items=opts.items, requests_per_core=1, offered_mpps=offered)
     system.client.requests = requests
     system.schedule, system.host_threads = opts.schedule, opts.host_threads
+    if opts.seed:
+        system.seed = opts.seed
     print(f"{opts.sockets}-socket target, {system.harts} cores, {ports} ports; offered {offered:.2f} M frames/s per "
           f"port ({source}); {requests:,} measured requests (~{opts.sim_ms:g} ms simulated); schedule "
           f"{opts.schedule}, {opts.host_threads} host thread(s)", flush=True)
