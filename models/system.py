@@ -145,6 +145,16 @@ class System(SimObject):
                              "cores_per_cluster and noc (the common single-socket case)")
     socket_link = Param.Child(SocketLink, "the links joining the sockets (QPI-like, fully connected; detailed mode "
                               "with two or more sockets): lanes, rate, flits, latency, links per pair")
+    schedule = Param.Enum("global", "how detailed timing orders the harts' turns: 'global' (every turn goes to the "
+                          "hart furthest behind in simulated time, over all sockets) or 'partitioned' (each socket "
+                          "is a partition; simulated time is cut in windows as long as socket_link.latency, the "
+                          "smallest latency between sockets, and in each window the sockets run in socket order, "
+                          "each its own harts furthest behind first until all reach the window's end: the order a "
+                          "run on several host threads follows). One socket: both are the same. Functional and "
+                          "warming phases always take turns in hart order", choices=("global", "partitioned"))
+    host_threads = Param.Count(1, "host threads one run uses (schedule = 'partitioned'); only 1 is built: the "
+                               "sockets share one memory system and one guest memory, so their partitions cannot "
+                               "yet run at once (issue 24 item 5)", min=1, max=256)
     nic = Param.Child(Nic, "the NIC of a one-NIC system (simulated only when nic.enabled); the shorthand for "
                       "`nics` when that list is empty")
     nics = Param.Children(Nic, "the system's NICs, devices on the bus: NIC k has its registers at the k-th device "
@@ -401,6 +411,7 @@ class System(SimObject):
                              f"System.detailed_start_insts = {self.detailed_start_insts}")
         sockets = self.socket_list()
         self.socket_link.check_pairs("System.socket_link", len(sockets))
+        self._validate_schedule(len(sockets))
         if self.mode == "detailed" and len(sockets) > 1:
             for i, socket in enumerate(sockets[1:], start=1):
                 if socket.caches.to_dict() != sockets[0].caches.to_dict():
@@ -422,6 +433,17 @@ class System(SimObject):
                 where = "System.caches" if not self.sockets else f"System.sockets[{i}].caches"
                 raise ParamError(f"{where} line_size = {socket.caches.l1d.line_size}: the DRAM model moves "
                                  "64-byte lines (one BL8 burst), so caches must use 64-byte lines")
+
+    def _validate_schedule(self, sockets: int) -> None:
+        """The partitioned schedule's window is the latency between sockets; several host threads are refused by
+        name until the partitions own their state."""
+        if self.schedule == "partitioned" and sockets > 1 and self.socket_link.latency <= 0:
+            raise ParamError("System.schedule = 'partitioned' with several sockets needs System.socket_link.latency "
+                             "> 0: the partitions' window is that latency")
+        if self.host_threads > 1:
+            raise ParamError(f"System.host_threads = {self.host_threads}: only 1 is built. The sockets share one "
+                             "memory system (directory, LLC slices, links) and one guest memory, which partitions "
+                             "on several threads would need to own apart (issue 24 item 5)")
 
     def hart_cores(self) -> list[Core]:
         """The Core of every hart, socket by socket."""

@@ -73,6 +73,26 @@ def make_system(binary: pathlib.Path | str, args: list[str] | tuple[str, ...] = 
                   **params)
 
 
+def kvs_on_sockets(sockets: int, cores: int, requests: int = 1500, items: int = 4096):
+    """The default KVS run (4 target cores' config, the client's STANDARD workload) on `sockets` sockets of `cores`
+    cores each, one NIC per socket (one socket: the flat fields, as configs/kvs_default.py gives them)."""
+    from configs import kvs_default
+    from models.nic import Nic
+    from models.socket import Socket
+
+    s = kvs_default.system(harts=sockets * cores, requests=requests, items=items)
+    if sockets == 1:
+        return s
+    sock = dict(cores=cores, cores_per_cluster=cores, core=s.core, caches=s.caches, memory=s.memory, noc=s.noc)
+    s.sockets = [Socket(**sock) for _ in range(sockets)]
+    # The flat fields now live in the sockets: back to their defaults.
+    for name in s.FLAT_SOCKET_FIELDS:
+        setattr(s, name, s._params[name].fresh_default())
+    s.nic = Nic()
+    s.nics = [Nic(enabled=True, socket=k, queues=cores) for k in range(sockets)]
+    return s
+
+
 def run_engine(binary: pathlib.Path | str, args: list[str] | tuple[str, ...] = (), *,
                env: dict[str, str] | None = None, **params):
     """Run a program in the engine; returns the models.sim.RunResult."""

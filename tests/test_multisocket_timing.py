@@ -15,7 +15,7 @@ from models.params import ParamError
 from models.sim import simulate
 from models.socket import Socket
 
-from conftest import BUILD, make_system
+from conftest import BUILD, kvs_on_sockets, make_system
 
 
 def two_sockets(cores: int = 2, **params):
@@ -82,18 +82,8 @@ def test_a_flit_carrying_more_than_its_width_is_refused():
 def test_a_multi_socket_kvs_run_is_deterministic_and_moves_lines_across_the_links(engine, sockets, cores):
     """The default KVS run (4 target cores, the client's STANDARD workload) on 2 sockets of 2 cores or 4 of 1, one
     NIC per socket, end to end through the driver."""
-    from configs import kvs_default
-
     def build():
-        s = kvs_default.system(harts=sockets * cores, requests=1500, items=4096)
-        sock = dict(cores=cores, cores_per_cluster=cores, core=s.core, caches=s.caches, memory=s.memory, noc=s.noc)
-        s.sockets = [Socket(**sock) for _ in range(sockets)]
-        # The flat fields now live in the sockets: back to their defaults.
-        for name in s.FLAT_SOCKET_FIELDS:
-            setattr(s, name, s._params[name].fresh_default())
-        s.nic = Nic()
-        s.nics = [Nic(enabled=True, socket=k, queues=cores) for k in range(sockets)]
-        return s
+        return kvs_on_sockets(sockets, cores)
 
     first = simulate(build())
     assert first.stop_reason == "client_done", (first.stop_reason, bytes(first.stderr))

@@ -4,6 +4,8 @@ quad-socket target (configs/brps_target_quad.py: 240 cores, 12 x 100 GbE) at its
 million requests; the goal is under 2 minutes of host time and under 8 GB of host memory.
 
     sim-scripts/bench_server.py [--sockets 1|2|4] [--offered MPPS] [--sim-ms 1.0] [--items N]
+                                [--schedule global|partitioned] [--host-threads N] [--seed N]
+                                [--stats-json PATH]
 
 The offered load per port is `--offered`, by default the server's capacity found by the end-to-end study's search
 (Uniform, 95% GET, EREW; read from its sweep store when it has run) or else SUSTAINED_MPPS, a load found once.
@@ -66,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--offered", type=float, default=None, help="offered M frames/s per port")
     parser.add_argument("--sim-ms", type=float, default=1.0, help="simulated milliseconds of the measured phase")
     parser.add_argument("--items", type=int, default=1 << 16, help="items in the data set")
+    parser.add_argument("--schedule", choices=("global", "partitioned"), default="global",
+                        help="System.schedule: the order of the harts' turns in detailed timing")
+    parser.add_argument("--host-threads", type=int, default=1, help="System.host_threads (only 1 is built)")
+    parser.add_argument("--seed", type=int, default=0, help="System.seed (0: the config's)")
+    parser.add_argument("--stats-json", default="", help="also write the run's statistics to this JSON file "
+                        "(sim-scripts/partition_difference.py compares two)")
     opts = parser.parse_args(argv)
     if not servers.available(opts.sockets):
         print(f"configs/{servers.SERVER_CONFIGS[opts.sockets]}.py is not in this checkout")
@@ -78,8 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     requests = int(offered * 1e6 * ports * opts.sim_ms * 1e-3)
     system = servers.server(opts.sockets, items=opts.items, requests_per_core=1, offered_mpps=offered)
     system.client.requests = requests
+    system.schedule, system.host_threads = opts.schedule, opts.host_threads
+    if opts.seed:
+        system.seed = opts.seed
     print(f"{opts.sockets}-socket target, {system.harts} cores, {ports} ports; offered {offered:.2f} M frames/s per "
-          f"port ({source}); {requests:,} measured requests (~{opts.sim_ms:g} ms simulated)", flush=True)
+          f"port ({source}); {requests:,} measured requests (~{opts.sim_ms:g} ms simulated); schedule "
+          f"{opts.schedule}, {opts.host_threads} host thread(s)", flush=True)
 
     phases: dict[str, list[float]] = {}
     started = time.perf_counter()
@@ -94,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu = usage.ru_utime + usage.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime
     s = result.stats
+    if opts.stats_json:
+        pathlib.Path(opts.stats_json).write_text(json.dumps(s, indent=0, sort_keys=True))
     hwm, maxrss = vm_hwm_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     sim_ms = s.get("client.measured_ns", 0.0) / 1e6
     print(f"stop: {result.stop_reason}; measured phase {sim_ms:.3f} ms simulated, {s.get('client.requests', 0):,.0f} "

@@ -12,6 +12,11 @@ pub struct EngineConfig {
     pub mem_limit: u64,
     pub stack_size: u64,
     pub quantum: u64,
+    /// System.schedule = 'partitioned' on two or more sockets: the window (ps) the socket partitions advance in,
+    /// System.socket_link.latency (None: the global schedule; on one socket both are the same).
+    pub partition_window: Option<u64>,
+    /// System.host_threads (only 1 is built: `Machine::new` refuses more).
+    pub host_threads: u64,
     pub max_insts: u64,
     pub max_time: u64,
     pub seed: u64,
@@ -42,6 +47,8 @@ impl EngineConfig {
             mem_limit: s.mem_limit,
             stack_size: s.stack_size,
             quantum: s.quantum,
+            partition_window: partition_window(s),
+            host_threads: s.host_threads,
             max_insts: s.max_insts,
             max_time: s.max_time,
             seed: s.seed,
@@ -104,6 +111,13 @@ pub fn system_nics(s: &System) -> Vec<kvsim_params::Nic> {
     } else {
         s.nics.iter().filter(|n| n.enabled).cloned().collect()
     }
+}
+
+/// The partitioned schedule's window: the smallest latency between sockets (one link model joins every pair), when
+/// System.schedule asks for it and there are two sockets or more.
+pub fn partition_window(s: &System) -> Option<u64> {
+    let partitioned = s.schedule == kvsim_params::SystemSchedule::Partitioned;
+    (partitioned && s.socket_list().len() > 1).then_some(s.socket_link.latency)
 }
 
 /// The socket of each hart: socket 0's cores first, then socket 1's, and so on (models/system.py numbers them so).

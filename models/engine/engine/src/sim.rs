@@ -4,6 +4,7 @@
 
 mod checkpoint_hooks;
 mod net_step;
+mod partitioned;
 
 pub use crate::config::{system_nics, EngineConfig};
 pub use checkpoint_hooks::CheckpointWriter;
@@ -17,6 +18,15 @@ use kvsim_isa::exec::{self, ExecHook, Stop, Tracer};
 use kvsim_isa::hart::{Counters, Hart};
 use kvsim_isa::memory::{page_up, Memory};
 use kvsim_isa::trap::Trap;
+
+/// How a hart's turn ended.
+pub(crate) enum Turn {
+    /// It had no instructions to run (a limit reached): it did not run.
+    NoBudget,
+    Ran,
+    /// The run stops (or pauses) here.
+    Stop(StopReason),
+}
 
 pub struct Machine {
     pub mem: Memory,
@@ -33,6 +43,12 @@ pub struct Machine {
     pub stat_dumps: Vec<(u64, Vec<Stat>)>,
     pub stats_resets: u64,
     quantum: u64,
+    /// The partitioned schedule (sim/partitioned.rs): its window (ps), each partition's harts, and where a paused
+    /// run resumes (the current window's end and the partition whose turn it is).
+    partition_window: Option<u64>,
+    partitions: Vec<Vec<usize>>,
+    window_end: Option<u64>,
+    window_partition: usize,
     max_insts: u64,
     /// Per-hart instruction cap derived from System.max_time (u64::MAX = none).
     time_cap: u64,
@@ -74,6 +90,15 @@ impl Machine {
         }
         if system.quantum == 0 {
             return Err(config("System.quantum must be at least 1"));
+        }
+        if system.host_threads != 1 {
+            return Err(config(format!(
+                "System.host_threads = {}: only 1 is built (the sockets share one memory system and one guest memory)",
+                system.host_threads
+            )));
+        }
+        if system.partition_window == Some(0) {
+            return Err(config("System.schedule = 'partitioned' needs System.socket_link.latency > 0"));
         }
         if system.clock == 0 {
             return Err(config("System.clock must be positive"));
@@ -156,6 +181,10 @@ impl Machine {
             stat_dumps: Vec::new(),
             stats_resets: 0,
             quantum: system.quantum,
+            partition_window: system.partition_window,
+            partitions: partitioned::partitions(&system.hart_socket, harts),
+            window_end: None,
+            window_partition: 0,
             max_insts: system.max_insts,
             time_cap,
             max_time: system.max_time,
@@ -296,6 +325,10 @@ impl Machine {
         for (start, end) in self.process.huge_pending.drain(..) {
             hook.huge_mapped(start, end - start);
         }
+        if let (true, Some(window)) = (timed, self.partition_window) {
+            return self.run_partitioned(hook, tracer, total, window);
+        }
+        self.window_end = None;
         let mut first = std::mem::take(&mut self.next_turn);
         loop {
             let mut progressed = false;
@@ -313,105 +346,14 @@ impl Machine {
                     self.next_turn = hid;
                     return Ok(StopReason::Pause);
                 }
-                let mut budget = self.quantum;
-                if self.max_insts > 0 {
-                    if total >= self.max_insts {
-                        return Ok(StopReason::MaxInsts);
-                    }
-                    budget = budget.min(self.max_insts - total);
+                match self.take_turn(hid, hook, tracer.as_deref_mut(), &mut total, timed)? {
+                    Turn::NoBudget => continue,
+                    Turn::Ran => progressed = true,
+                    Turn::Stop(stop) => return Ok(stop),
                 }
-                if timed {
-                    if self.max_time > 0 && self.harts[hid].time_ps() >= self.max_time {
-                        budget = 0;
-                    }
-                } else {
-                    budget = budget.min(self.time_cap.saturating_sub(self.harts[hid].cnt.insts));
-                }
-                if budget == 0 {
-                    continue;
-                }
-                progressed = true;
-                while budget > 0 {
-                    let before = self.harts[hid].cnt.insts;
-                    let hart = &mut self.harts[hid];
-                    let stop = match (hid, tracer.as_deref_mut()) {
-                        (0, Some(t)) => exec::run::<H, true>(hart, &mut self.mem, budget, hook, Some(t)),
-                        _ => exec::run::<H, false>(hart, &mut self.mem, budget, hook, None),
-                    };
-                    let done = self.harts[hid].cnt.insts - before;
-                    budget -= done;
-                    total += done;
-                    if timed {
-                        self.harts[hid].timed_ps = hook.time_ps(hid);
-                    }
-                    match stop {
-                        Stop::Budget => break,
-                        Stop::Ecall => {
-                            let (resets, dumps) = (self.stats_resets, self.stat_dumps.len());
-                            if let Err(t) = self.syscall(hid) {
-                                let pc = self.harts[hid].pc.wrapping_sub(4);
-                                return Err(self.guest_error(hid, pc, 0x73, &t));
-                            }
-                            for (start, len, socket) in self.process.numa_pending.drain(..) {
-                                hook.numa_placed(start, len, socket);
-                            }
-                            for (start, end) in self.process.huge_pending.drain(..) {
-                                hook.huge_mapped(start, end - start);
-                            }
-                            if H::ACTIVE {
-                                if self.stat_dumps.len() > dumps {
-                                    if let Some((_, snapshot)) = self.stat_dumps.last_mut() {
-                                        hook.append_stats(snapshot);
-                                    }
-                                }
-                                if self.stats_resets > resets {
-                                    hook.reset_stats();
-                                }
-                            }
-                            if self.pause_on_roi && self.roi_begin.is_some() {
-                                self.next_turn = hid;
-                                return Ok(StopReason::Pause);
-                            }
-                            if !self.harts[hid].runnable() || self.checkpoint_pending {
-                                break;
-                            }
-                        }
-                        Stop::Fault(t) => {
-                            let pc = self.harts[hid].pc;
-                            let insn = match t {
-                                Trap::Unmapped { access: kvsim_isa::trap::Access::Fetch, .. }
-                                | Trap::Misaligned { access: kvsim_isa::trap::Access::Fetch, .. } => 0,
-                                // (A fetch that hit mem_limit finds no page here either, so gives 0.)
-                                _ => self.mem.insn_word(pc),
-                            };
-                            return Err(self.guest_error(hid, pc, insn, &t));
-                        }
-                    }
-                }
-                if self.process.group_exit.is_some() || self.harts.iter().all(|h| h.exited()) {
-                    return Ok(StopReason::Exit);
-                }
-                if self.max_insts > 0 && total >= self.max_insts {
-                    return Ok(StopReason::MaxInsts);
-                }
-                if self.net.is_some() {
-                    if let Some(stop) = self.net_step(hook, total, hid)? {
-                        return Ok(stop);
-                    }
-                }
-                self.checkpoint_after_turn(hid, total)?;
             }
             if !self.harts.iter().any(|h| h.runnable()) && self.harts.iter().any(|h| h.futex.is_some()) {
-                if let Err(msg) = self.os().resolve_all_waiting() {
-                    let h = self.harts.iter().find(|h| h.futex.is_some()).map_or(0, |h| h.id);
-                    return Err(SimError::Guest {
-                        kind: kvsim_base::error::FaultKind::Deadlock,
-                        hart: h,
-                        pc: self.harts[h].pc.wrapping_sub(4),
-                        insn: 0x73,
-                        reason: msg,
-                    });
-                }
+                self.resolve_waiting()?;
                 first = 0;
                 continue;
             }
@@ -420,6 +362,105 @@ impl Machine {
             }
             first = 0;
         }
+    }
+
+    /// Hart `hid`'s turn: up to `quantum` instructions (fewer at a limit), its system calls, then the NIC and
+    /// client step and a checkpoint if one is due. `total` is every hart's instructions, kept up to date.
+    fn take_turn<H: ExecHook>(
+        &mut self,
+        hid: usize,
+        hook: &mut H,
+        mut tracer: Option<&mut Tracer>,
+        total: &mut u64,
+        timed: bool,
+    ) -> SimResult<Turn> {
+        let mut budget = self.quantum;
+        if self.max_insts > 0 {
+            if *total >= self.max_insts {
+                return Ok(Turn::Stop(StopReason::MaxInsts));
+            }
+            budget = budget.min(self.max_insts - *total);
+        }
+        if timed {
+            if self.max_time > 0 && self.harts[hid].time_ps() >= self.max_time {
+                budget = 0;
+            }
+        } else {
+            budget = budget.min(self.time_cap.saturating_sub(self.harts[hid].cnt.insts));
+        }
+        if budget == 0 {
+            return Ok(Turn::NoBudget);
+        }
+        while budget > 0 {
+            let before = self.harts[hid].cnt.insts;
+            let hart = &mut self.harts[hid];
+            let stop = match (hid, tracer.as_deref_mut()) {
+                (0, Some(t)) => exec::run::<H, true>(hart, &mut self.mem, budget, hook, Some(t)),
+                _ => exec::run::<H, false>(hart, &mut self.mem, budget, hook, None),
+            };
+            let done = self.harts[hid].cnt.insts - before;
+            budget -= done;
+            *total += done;
+            if timed {
+                self.harts[hid].timed_ps = hook.time_ps(hid);
+            }
+            match stop {
+                Stop::Budget => break,
+                Stop::Ecall => {
+                    let (resets, dumps) = (self.stats_resets, self.stat_dumps.len());
+                    if let Err(t) = self.syscall(hid) {
+                        let pc = self.harts[hid].pc.wrapping_sub(4);
+                        return Err(self.guest_error(hid, pc, 0x73, &t));
+                    }
+                    for (start, len, socket) in self.process.numa_pending.drain(..) {
+                        hook.numa_placed(start, len, socket);
+                    }
+                    for (start, end) in self.process.huge_pending.drain(..) {
+                        hook.huge_mapped(start, end - start);
+                    }
+                    if H::ACTIVE {
+                        if self.stat_dumps.len() > dumps {
+                            if let Some((_, snapshot)) = self.stat_dumps.last_mut() {
+                                hook.append_stats(snapshot);
+                            }
+                        }
+                        if self.stats_resets > resets {
+                            hook.reset_stats();
+                        }
+                    }
+                    if self.pause_on_roi && self.roi_begin.is_some() {
+                        self.next_turn = hid;
+                        return Ok(Turn::Stop(StopReason::Pause));
+                    }
+                    if !self.harts[hid].runnable() || self.checkpoint_pending {
+                        break;
+                    }
+                }
+                Stop::Fault(t) => {
+                    let pc = self.harts[hid].pc;
+                    let insn = match t {
+                        Trap::Unmapped { access: kvsim_isa::trap::Access::Fetch, .. }
+                        | Trap::Misaligned { access: kvsim_isa::trap::Access::Fetch, .. } => 0,
+                        // (A fetch that hit mem_limit finds no page here either, so gives 0.)
+                        _ => self.mem.insn_word(pc),
+                    };
+                    return Err(self.guest_error(hid, pc, insn, &t));
+                }
+            }
+        }
+        if self.process.group_exit.is_some() || self.harts.iter().all(|h| h.exited()) {
+            return Ok(Turn::Stop(StopReason::Exit));
+        }
+        if self.max_insts > 0 && *total >= self.max_insts {
+            return Ok(Turn::Stop(StopReason::MaxInsts));
+        }
+        if self.net.is_some() {
+            if let Some(stop) = self.net_step(hook, *total, hid)? {
+                return Ok(Turn::Stop(stop));
+            }
+        }
+        self.checkpoint_after_turn(hid, *total)?;
+        Ok(Turn::Ran)
     }
 
     /// The live hart with the least simulated time (the lowest id among equals).

@@ -60,6 +60,10 @@ pub struct System {
     pub sockets: Vec<Socket>,
     /// the links joining the sockets (QPI-like, fully connected; detailed mode with two or more sockets): lanes, rate, flits, latency, links per pair
     pub socket_link: SocketLink,
+    /// how detailed timing orders the harts' turns: 'global' (every turn goes to the hart furthest behind in simulated time, over all sockets) or 'partitioned' (each socket is a partition; simulated time is cut in windows as long as socket_link.latency, the smallest latency between sockets, and in each window the sockets run in socket order, each its own harts furthest behind first until all reach the window's end: the order a run on several host threads follows). One socket: both are the same. Functional and warming phases always take turns in hart order One of: global, partitioned.
+    pub schedule: SystemSchedule,
+    /// host threads one run uses (schedule = 'partitioned'); only 1 is built: the sockets share one memory system and one guest memory, so their partitions cannot yet run at once (issue 24 item 5)
+    pub host_threads: u64,
     /// the NIC of a one-NIC system (simulated only when nic.enabled); the shorthand for `nics` when that list is empty
     pub nic: Nic,
     /// the system's NICs, devices on the bus: NIC k has its registers at the k-th device window (workloads/ABI.md) and its stats under system.nic{k}; empty: `nic` alone
@@ -107,6 +111,8 @@ impl Default for System {
             noc: Noc::default(),
             sockets: Vec::new(),
             socket_link: SocketLink::default(),
+            schedule: SystemSchedule::Global,
+            host_threads: 1,
             nic: Nic::default(),
             nics: Vec::new(),
             client: Client::default(),
@@ -215,6 +221,30 @@ impl SystemDetailedStart {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
     pub const ALL: &'static [Self] = &[SystemDetailedStart::Start, SystemDetailedStart::Roi, SystemDetailedStart::Insts];
+}
+
+/// The choices of System.schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SystemSchedule {
+    #[serde(rename = "global")]
+    Global,
+    #[serde(rename = "partitioned")]
+    Partitioned,
+}
+
+impl SystemSchedule {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SystemSchedule::Global => "global",
+            SystemSchedule::Partitioned => "partitioned",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[SystemSchedule::Global, SystemSchedule::Partitioned];
 }
 
 /// The program every hart runs (SE mode: a static riscv64 ELF plus its arguments).

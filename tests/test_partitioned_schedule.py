@@ -1,0 +1,63 @@
+"""The partitioned schedule (System.schedule = 'partitioned', engine/src/sim/partitioned.rs): each socket a
+partition advancing in windows of the socket link's latency, the order a run on several host threads follows; and
+System.host_threads, of which only 1 is built. The exact order of turns is tested in the engine's
+sim/partitioned_tests.rs; here its parameters' errors and whole KVS runs through the driver."""
+
+from __future__ import annotations
+
+import pytest
+
+from models.link import SocketLink
+from models.params import ParamError
+from models.sim import simulate
+from models.socket import Socket
+
+from conftest import kvs_on_sockets, make_system
+
+
+def test_several_host_threads_are_refused_before_the_run():
+    for threads in (2, 4):
+        s = make_system("/bin/true", harts=2, mode="detailed", sockets=[Socket(cores=1), Socket(cores=1)],
+                        schedule="partitioned", host_threads=threads)
+        with pytest.raises(ParamError, match=rf"System\.host_threads = {threads}: only 1 is built"):
+            s.validate()
+    with pytest.raises(ParamError, match=r"host_threads"):
+        make_system("/bin/true", host_threads=0).validate()
+
+
+def test_a_partitioned_schedule_needs_a_latency_between_sockets():
+    s = make_system("/bin/true", harts=2, mode="detailed", sockets=[Socket(cores=1), Socket(cores=1)],
+                    schedule="partitioned", socket_link=SocketLink(latency="0s"))
+    with pytest.raises(ParamError, match=r"System\.schedule = 'partitioned' with several sockets needs "
+                                         r"System\.socket_link\.latency > 0"):
+        s.validate()
+    s.schedule = "global"
+    s.validate()
+    # One socket is one partition: no window to take.
+    make_system("/bin/true", schedule="partitioned", socket_link=SocketLink(latency="0s")).validate()
+
+
+def kvs(sockets: int, cores: int, schedule: str):
+    """The default KVS run (1,500 requests) on `sockets` sockets of `cores` cores under `schedule`."""
+    s = kvs_on_sockets(sockets, cores)
+    s.schedule = schedule
+    return s
+
+
+def test_on_one_socket_the_partitioned_schedule_gives_the_global_statistics(engine):
+    glob = simulate(kvs(1, 4, "global"))
+    part = simulate(kvs(1, 4, "partitioned"))
+    assert glob.stop_reason == part.stop_reason == "client_done"
+    assert part.stats == glob.stats
+
+
+@pytest.mark.parametrize("sockets, cores", [(2, 2), (4, 1)])
+def test_a_partitioned_multi_socket_run_is_deterministic(engine, sockets, cores):
+    first = simulate(kvs(sockets, cores, "partitioned"))
+    assert first.stop_reason == "client_done", (first.stop_reason, bytes(first.stderr))
+    s = first.stats
+    assert s["client.requests"] == 1500 and s["client.misses"] == 0 and s["client.loss"] == 0
+    assert simulate(kvs(sockets, cores, "partitioned")).stats == s
+    # The order of turns differs from the global schedule's, and with it the timing.
+    glob = simulate(kvs(sockets, cores, "global")).stats
+    assert glob["system.sim_ticks"] != s["system.sim_ticks"]
