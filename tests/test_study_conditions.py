@@ -113,7 +113,7 @@ def test_the_dvfs_study_compares_total_power_beside_the_policy(tmp_path):
     assert any(p.suffix == ".png" for p in paths)
 
 
-KEY_COUNTS = {"core_weight": 6, "llc": 3, "batching": 3, "prefetch": 2}
+KEY_COUNTS = {"core_weight": 7, "llc": 3, "batching": 3, "prefetch": 2}
 
 
 @pytest.mark.parametrize("name", sorted(KEY_COUNTS))
@@ -141,6 +141,10 @@ def test_each_socket_study_draws_its_key_points_at_the_conditions_it_ran(tmp_pat
     csv = pd.read_csv(next(p for p in paths if p.suffix == ".csv"))
     assert len(csv) == KEY_COUNTS[name]
     assert csv.conditions.str.contains("full platform; reduced data set: 4Mi tiny items").all()
+    if name == "core_weight":    # the key points carry the headline ratios the reduced share got most wrong
+        heads = study.headline(csv)
+        assert heads["tiny: issue 1 -> 3 at ROB 64"] == heads["tiny: issue 1 -> 3 at ROB 64"]      # not NaN
+        assert heads["tiny: ROB 1 -> 64 at issue 1"] == heads["tiny: ROB 1 -> 64 at issue 1"]
     if name == "llc":        # the host time per full-condition point, CPU beside wall (issue 28's acceptance)
         assert csv.cpu_seconds.notna().all() and csv.host_seconds.notna().all() and "probes" in csv
         compact = pd.read_csv(out / "llc_compact_driver.csv")       # the second driver, in its own CSV
