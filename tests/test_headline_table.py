@@ -115,3 +115,19 @@ def test_every_full_point_is_listed_with_its_interval_probes_and_host_time(tmp_p
     assert "## Full-condition points measured" in out and "| llc | 768 KB per core | 210.000 +- 4.200 |" in out
     assert "make figures FULL=1" in out
     assert "(none yet)" in ht.markdown([], reduced)
+
+
+def test_the_driver_ratio_compares_the_two_drivers_at_the_papers_llc_size(tmp_path):
+    reduced, figures = tmp_path / "reduced", tmp_path / "figures"
+    _llc(reduced / "llc", [512, 768], [11.0, 12.0])
+    assert not [r for r in ht.rows(figures, reduced, tmp_path / "sweeps", with_costs=False) if "driver" in r.ratio]
+    pd.DataFrame({"llc_per_core_kb": [512, 768], "throughput_mrps": [12.0, 15.0], "conditions": "reduced"}).to_csv(
+        reduced / "llc" / "llc_compact_driver.csv", index=False)
+    _llc(figures / "llc", [768], [200.0], ci=[4.0], conditions=FULL)
+    (r,) = [r for r in ht.rows(figures, reduced, tmp_path / "sweeps", with_costs=False) if "driver" in r.ratio]
+    assert r.reduced == pytest.approx(12.0 / 15.0) and math.isnan(r.full) and r.status.startswith("not run")
+    pd.DataFrame({"llc_per_core_kb": [768], "throughput_mrps": [250.0], "throughput_ci_mrps": [5.0],
+                  "conditions": FULL}).to_csv(figures / "llc" / "llc_compact_driver.csv", index=False)
+    (r,) = [r for r in ht.rows(figures, reduced, tmp_path / "sweeps", with_costs=False) if "driver" in r.ratio]
+    assert r.full == pytest.approx(0.8) and r.full_half_width == pytest.approx(0.8 * math.hypot(0.02, 0.02))
+    assert r.status == "measured"

@@ -47,7 +47,8 @@ FULL_MARK = "full platform"  # how a CSV's `conditions` column names the full pl
 SOCKET_HEADLINES = headlines.HEADLINES   # each socket study's headline ratios from its CSV
 DEFINITIONS = {
     "core_weight": "capacity (< 1% loss) of the second core over the first, tiny items",
-    "llc": "capacity (< 1% loss) with the second LLC size per core over the first",
+    "llc": "capacity (< 1% loss) with the second LLC size per core over the first (the server's default driver: "
+           "MICA's DPDK buffer footprint); the driver ratio: capacity with that footprint over the compact driver's",
     "batching": "capacity (< 1% loss) with N requests per packet over 1",
     "prefetch": "server's software prefetching off over on, the largest data set",
     "end_to_end": "quad server (240 cores), 95% GET: capacity of one mode over the other",
@@ -197,8 +198,35 @@ def rows(figures: pathlib.Path, reduced_dir: pathlib.Path, sweeps_root: pathlib.
             f, fh = full_heads.get(name, (math.nan, math.nan))
             out.append(Row(study, name, value, cmp_heads.get(name, math.nan), f, fh,
                            status or ("measured" if f == f else _missing_text(study, name, full, point_cpu))))
+    out += _driver_rows(figures, reduced_dir, point_cpu)
     out += _end_to_end_rows(figures, point_cpu, load_cpu, with_costs, basis)
     return out
+
+
+DRIVER_RATIO_KB = 768     # the paper's LLC per core, where the two drivers' capacities are compared
+
+
+def _driver_rows(figures: pathlib.Path, reduced_dir: pathlib.Path, point_cpu: float) -> list[Row]:
+    """The LLC study's driver ratio: capacity with MICA's DPDK buffer footprint (the server's default, llc.csv)
+    over the compact driver's (llc_compact_driver.csv) at DRIVER_RATIO_KB per core, where a run measured both."""
+    def at(folder: pathlib.Path, stem: str) -> tuple[float, float]:
+        df = _csv(folder / "llc" / f"{stem}.csv")
+        if df is None or "llc_per_core_kb" not in df:
+            return math.nan, math.nan
+        sel = df[df.llc_per_core_kb == DRIVER_RATIO_KB]
+        ci = sel.throughput_ci_mrps.iloc[0] if len(sel) and "throughput_ci_mrps" in sel else math.nan
+        return (float(sel.throughput_mrps.iloc[0]), float(ci)) if len(sel) else (math.nan, math.nan)
+
+    reduced = at(reduced_dir, "llc")[0] / at(reduced_dir, "llc_compact_driver")[0]
+    full_ok = is_full(_csv(figures / "llc" / "llc.csv")) and is_full(_csv(figures / "llc" / "llc_compact_driver.csv"))
+    full, half = ratio_interval(*at(figures, "llc_compact_driver"), *at(figures, "llc")) if full_ok else \
+        (math.nan, math.nan)
+    if reduced != reduced and full != full:
+        return []
+    cost = f": needs about {point_cpu / 60:,.0f} CPU-min a point" if point_cpu == point_cpu else ""
+    return [Row("llc", f"{DRIVER_RATIO_KB} KB: compact driver -> MICA's DPDK buffer footprint", reduced,
+                full=full, full_half_width=half,
+                status="measured" if full == full else f"not run at full conditions{cost}")]
 
 
 def _end_to_end_rows(figures: pathlib.Path, point_cpu: float, load_cpu: float, with_costs: bool,
