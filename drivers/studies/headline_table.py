@@ -20,7 +20,7 @@ point (the mean over those measured), plus one load of the shared data set per s
 time). Scaling a point's cost with its simulated cores is assumed (the probes' requests, and so the simulated
 instructions, are per core).
 
-Every full-condition point measured so far is listed below the ratios with its interval, probes and host time.
+Every full-condition point measured so far is listed in the last section with its interval, probes and host time.
 `make figures` (and `sim-scripts/figures.py`) rewrites this table after every run at the full conditions, so a point
 that lands appears without further steps; `make figures FULL=1 ITEMS=16777216` runs every point of every design
 space at those conditions (the points not run here).
