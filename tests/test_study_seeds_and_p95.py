@@ -234,3 +234,28 @@ def test_the_llc_plot_draws_each_driver_beside_the_other(tmp_path, monkeypatch):
     assert bars[0][0].get_x() < bars[1][0].get_x() and bars[1][0].get_x() < 1 - 0.4
     labels = {line.get_label() for ax in fig.axes for line in ax.get_lines()}
     assert f"{llc.MPKI_SERIES[0][3]} ({llc.DRIVERS['compact'][1]})" in labels
+
+
+def test_runs_of_one_point_each_draw_every_point_the_sweep_has_stored(tmp_path):
+    # `--only` runs list only their own point in the store's manifest; the draw must still show the others stored
+    # (the LLC study's key points at full conditions are run one command at a time).
+    import argparse
+    import dataclasses
+
+    from rich.console import Console
+
+    from drivers.cli import figures
+    from drivers.studies import llc
+
+    sweep = dataclasses.replace(llc.sweeps(conditions=common.Conditions(items=1 << 22))[0],
+                                evaluator="drivers.synthetic:evaluate_point", options={"sleep_ms": 0},
+                                share_checkpoint=False)
+    args = argparse.Namespace(sweep=[], only={}, draw_only=False, store=str(tmp_path), jobs=1, scheduler=None,
+                              no_progress=True)
+    console, summary = Console(stderr=True), []
+    for kb in (768, 512):
+        only = {**vars(args), "only": {"caches.llc.size": str(kb * 1024 * 60)}}
+        table = figures.run_sweep(sweep, argparse.Namespace(**only), console, summary)
+    assert sorted(table["param.caches.llc.size"] // 60 // 1024) == [512, 768]
+    drawn = figures.run_sweep(sweep, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
+    assert sorted(drawn["param.caches.llc.size"] // 60 // 1024) == [512, 768]

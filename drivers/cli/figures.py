@@ -51,6 +51,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
     if args.sweep and sw.name not in args.sweep and not args.draw_only:     # not named: draw what it has stored
         return run_sweep(sw, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
+    # The draw shows every point of the whole sweep stored so far, whatever this run (or the last) ran: a run of
+    # some points (--only) lists only those in the store's manifest.
+    every_key = [p.key for p in sw.resolve()]
     if args.only and not args.draw_only:
         restricted = only_points(sw, args.only)
         if restricted is None:         # none of this sweep's points is named: draw what it has stored
@@ -62,7 +65,7 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
         if not (store / "sweep.json").exists():
             console.print(f"sweep [bold]{sw.name}[/]: nothing stored yet")
             return pd.DataFrame({"status": pd.Series([], dtype=str)})
-        table = load_sweep(store)
+        table = load_sweep(store, keys=every_key)
         console.print(f"sweep [bold]{sw.name}[/]: drawing the {len(table)} point(s) stored")
         return table
     if sw.share_checkpoint and not sw.checkpoints:
@@ -71,7 +74,7 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
         sw = dataclasses.replace(sw, checkpoints=str(root))          # root/checkpoints/<data set key>
     report = sweeps.run(sw, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
                         store=pathlib.Path(args.store) / sw.name if args.store else None)
-    table = load_sweep(report.store)
+    table = load_sweep(report.store, keys=every_key)
     write_parquet(table, report.store / "table.parquet")
     table.to_csv(report.store / "table.csv", index=False)
     point_seconds = float(table.host_seconds.sum())
