@@ -130,11 +130,14 @@ bench-server: engine workloads
 # for every point; ITEMS=N for a smaller data set (labelled reduced); REDUCED=1 for the 4-core share with the
 # studies' own data sets (COMPARE=1 with it also measures the reduced share's error on three full-socket points
 # per study, COMPARE="core_weight batching" for some studies); STUDY="end_to_end scaling" for some studies only;
-# ONLY="caches.llc.size=47185920" runs only the points with those swept values (one point at a time on a small host).
+# ONLY="caches.llc.size=47185920" runs only the points with those swept values (one point at a time on a small host);
+# SWEEP=llc-60c-16Mi-key runs only that sweep of a study (the LLC study's other driver is drawn from its store).
+# A run at the full conditions rewrites results/figures/headline.md with every full point measured so far. On a host
+# with less than ~32 GiB, `make figures FULL=1 ITEMS=16777216` is the way to the points not measured here.
 figures: engine workloads
 	@nice -n 10 $(KVSIM) figures $(if $(FULL),--full) $(if $(REDUCED),--reduced) $(if $(ITEMS),--items $(ITEMS)) \
 		$(if $(COMPARE),--compare $(filter-out 1,$(COMPARE))) $(foreach s,$(STUDY),--study $(s)) \
-		$(foreach o,$(ONLY),--only $(o))
+		$(foreach o,$(ONLY),--only $(o)) $(foreach s,$(SWEEP),--sweep $(s))
 
 # The Xeon E5-2697 v2 runs beside the published measurements (`kvsim validate --help` for its options); ITEMS=N
 # sets the data set (default 65,536 items, a reduced run that says so: 192 Mi items need ~23 GiB of host memory).

@@ -30,15 +30,17 @@ def _row(record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def load_sweep(store: str | pathlib.Path, *, include_missing: bool = False) -> pd.DataFrame:
+def load_sweep(store: str | pathlib.Path, *, include_missing: bool = False,
+               keys: list[str] | None = None) -> pd.DataFrame:
     """The sweep stored in `store` as a DataFrame (see the module doc). Points stored there that the sweep no
     longer lists (an older version of it) are left out; with include_missing, listed points not run yet appear
-    with status 'missing'."""
+    with status 'missing'. `keys`: the points of these keys instead of the last run's list (a run of some of the
+    sweep's points lists only those)."""
     store = pathlib.Path(store)
     manifest_path = store / "sweep.json"
     if not manifest_path.exists():
         raise FileNotFoundError(f"{store} is not a sweep store: sweep.json missing")
-    keys = json.loads(manifest_path.read_text())["keys"]
+    keys = json.loads(manifest_path.read_text())["keys"] if keys is None else keys
     rows = []
     for i, key in enumerate(keys):
         path = store / "points" / f"{key}.json"

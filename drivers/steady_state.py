@@ -187,6 +187,27 @@ def interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[f
     return float(v.mean()), t_quantile(confidence, len(v) - 1) * float(v.std(ddof=1)) / math.sqrt(len(v))
 
 
+MEASURED_PHASE = "detailed"   # the engine's phase name for detailed timing (models/engine/engine/src/driver.rs)
+
+
+def measured_reports(phases: Sequence[str], times: Sequence[float],
+                     counts: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """The progress reports of the client's measured phase only. The count a report carries is the client's answered
+    requests, and a restored (or `warmup_after_load`) run answers its warm-up requests first, counted the same way
+    until the measured phase starts and resets the statistics to zero: a report of the warm-up (in the engine's
+    fast-forward or warming phase, or a detailed one before the reset) measures the closed-loop warm-up, not the
+    offered load. So: the detailed-timing reports only, and of those the ones after the last fall of the count."""
+    ph = np.asarray(phases, dtype=object)
+    t, n = np.asarray(times, dtype=float), np.asarray(counts, dtype=float)
+    if not (len(ph) == len(t) == len(n)):
+        raise ValueError("measured_reports: phases, times and counts differ in length")
+    detailed = ph == MEASURED_PHASE
+    t, n = t[detailed], n[detailed]
+    falls = np.flatnonzero(np.diff(n) < 0)
+    start = int(falls[-1]) + 1 if len(falls) else 0
+    return t[start:], n[start:]
+
+
 def reports_in_order(times: Sequence[float], counts: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     """Progress reports (simulated time, count answered) with every report that comes no later than an earlier one
     left out, the count held non-decreasing: what batch_rates takes (see `simulated_window`'s run for why)."""
@@ -287,11 +308,13 @@ def simulated_window(make_system: Callable[[int], Any], service_rate: float | No
         # About `samples_per_batch` samples per batch: instructions per request are not known in advance; a
         # polling server runs a few thousand per request per core (assumed bound), so sample finely.
         every = max(20_000, requests * system.harts * 2000 // ((batches + 2) * samples_per_batch) // system.harts)
+        phases: list[str] = []
         times: list[float] = []
         counts: list[float] = []
 
         def progress(insts: int, ticks: int, phase: str, answered: int | None) -> None:
-            if answered:
+            if answered is not None:
+                phases.append(phase)
                 times.append(float(ticks))
                 counts.append(float(answered))
 
@@ -301,7 +324,7 @@ def simulated_window(make_system: Callable[[int], Any], service_rate: float | No
         # little behind an earlier one on a large machine (assumed cause of a 60-core window that batch_rates
         # refused; not isolated). Such a report is left out: holding the time at the running maximum instead gave
         # stretches where the count grew in no time, batches of zero length. The count answered never falls.
-        t, n = reports_in_order(times, counts)
+        t, n = reports_in_order(*measured_reports(phases, times, counts))
         if len(t) < 2:
             raise ValueError(f"window of {requests} requests: {len(t)} progress report(s) during the measured phase; "
                              f"need at least 2 (progress_every = {every:,} instructions)")

@@ -89,7 +89,45 @@ def test_an_estimated_point_cost_stands_in_only_while_none_is_measured_and_says_
     reduced, figures, sweeps = tmp_path / "reduced", tmp_path / "figures", tmp_path / "sweeps"
     _llc(reduced / "llc", [512, 768, 1024], [11.0, 11.0, 12.0])
     (r,) = [r for r in ht.rows(figures, reduced, sweeps, estimated_point_cpu=2400.0) if r.ratio == "768 KB -> 1 MB"]
-    assert "needs about 120 CPU-min (3 key point(s)" in r.status and "estimated from the measured probes" in r.status
+    # The LLC study's key points with both drivers (llc.DRIVERS): 2 x 3.
+    assert "needs about 240 CPU-min (6 key point(s)" in r.status and "estimated from the measured probes" in r.status
     _llc(figures / "llc", [768], [210.0], ci=[4.2], conditions=FULL, cpu=[1500.0])
     (r,) = [r for r in ht.rows(figures, reduced, sweeps, estimated_point_cpu=2400.0) if r.ratio == "768 KB -> 1 MB"]
     assert r.status == "not run at full conditions: 1024 KB per core: needs about 25 CPU-min"
+
+
+def test_every_full_point_is_listed_with_its_interval_probes_and_host_time(tmp_path):
+    reduced, figures = tmp_path / "reduced", tmp_path / "figures"
+    _llc(reduced / "llc", [512, 768], [11.0, 11.0])
+    _llc(figures / "llc", [768, 1024], [210.0, 220.5], ci=[4.2, 4.41], conditions=FULL, cpu=[1200.0, 1500.0])
+    df = pd.read_csv(figures / "llc" / "llc.csv")
+    df["probes"], df["host_seconds"], df["window_requests"] = [4.0, 5.0], [1260.0, 1800.0], [60000.0, 120000.0]
+    df.to_csv(figures / "llc" / "llc.csv", index=False)
+    # A reduced CSV of another study is not a full point.
+    (figures / "batching").mkdir()
+    pd.DataFrame({"requests_per_packet": [1], "throughput_mrps": [5.0], "conditions": ["reduced: a 4-core share"]}
+                 ).to_csv(figures / "batching" / "batching.csv", index=False)
+    points = ht.full_points(figures)
+    assert list(points.point) == ["768 KB per core", "1024 KB per core"]
+    assert list(points.probes) == [4.0, 5.0] and list(points["CPU min"]) == [20.0, 25.0]
+    assert list(points["throughput (M req/s)"]) == ["210.000 +- 4.200", "220.500 +- 4.410"]
+    out = ht.markdown(ht.rows(figures, reduced, tmp_path / "sweeps", with_costs=False), figures)
+    assert "## Full-condition points measured" in out and "| llc | 768 KB per core | 210.000 +- 4.200 |" in out
+    assert "make figures FULL=1" in out
+    assert "(none yet)" in ht.markdown([], reduced)
+
+
+def test_the_driver_ratio_compares_the_two_drivers_at_the_papers_llc_size(tmp_path):
+    reduced, figures = tmp_path / "reduced", tmp_path / "figures"
+    _llc(reduced / "llc", [512, 768], [11.0, 12.0])
+    assert not [r for r in ht.rows(figures, reduced, tmp_path / "sweeps", with_costs=False) if "driver" in r.ratio]
+    pd.DataFrame({"llc_per_core_kb": [512, 768], "throughput_mrps": [12.0, 15.0], "conditions": "reduced"}).to_csv(
+        reduced / "llc" / "llc_compact_driver.csv", index=False)
+    _llc(figures / "llc", [768], [200.0], ci=[4.0], conditions=FULL)
+    (r,) = [r for r in ht.rows(figures, reduced, tmp_path / "sweeps", with_costs=False) if "driver" in r.ratio]
+    assert r.reduced == pytest.approx(12.0 / 15.0) and math.isnan(r.full) and r.status.startswith("not run")
+    pd.DataFrame({"llc_per_core_kb": [768], "throughput_mrps": [250.0], "throughput_ci_mrps": [5.0],
+                  "conditions": FULL}).to_csv(figures / "llc" / "llc_compact_driver.csv", index=False)
+    (r,) = [r for r in ht.rows(figures, reduced, tmp_path / "sweeps", with_costs=False) if "driver" in r.ratio]
+    assert r.full == pytest.approx(0.8) and r.full_half_width == pytest.approx(0.8 * math.hypot(0.02, 0.02))
+    assert r.status == "measured"

@@ -183,3 +183,36 @@ def test_a_late_progress_report_is_left_out_not_held_at_the_latest_time():
     assert t.tolist() == [0.0, 2.0, 3.0, 4.0] and n.tolist() == [0, 10, 20, 30]
     rates, _ = ss.batch_rates(t, n, batches=2)
     assert np.all(np.isfinite(rates)) and np.all(rates > 0)
+
+
+def test_only_the_measured_phase_reports_count_not_the_warm_up():
+    # A restored run answers its closed-loop warm-up first (fast-forward or warming, then perhaps detailed), counted
+    # until the measured phase resets the client's statistics: those reports measured the warm-up's rate, not the
+    # offered load's (a 60-core window read 110.7 M req/s at an offered 83.8 M frames/s that way).
+    phases = ["warming", "warming", "detailed", "detailed", "detailed", "detailed", "detailed"]
+    times = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    counts = [100, 200, 290, 10, 20, 30, 40]         # the reset to 0 at the measured phase's start
+    t, n = ss.measured_reports(phases, times, counts)
+    assert t.tolist() == [4.0, 5.0, 6.0, 7.0] and n.tolist() == [10, 20, 30, 40]
+    # A run whose warm-up is all functional: the detailed reports are the measured phase's from the first.
+    t, n = ss.measured_reports(["warming", "detailed", "detailed"], [1.0, 2.0, 3.0], [500, 5, 9])
+    assert n.tolist() == [5, 9]
+    with pytest.raises(ValueError, match="length"):
+        ss.measured_reports(["detailed"], [1.0, 2.0], [1, 2])
+
+
+def test_a_restored_window_measures_the_offered_load_not_the_warm_up(engine):
+    # A run that warms up (closed loop) before measuring at an offered load below its capacity: the window's
+    # throughput is the offered rate, as the client's own count says (the warm-up's rate is far higher).
+    from drivers.studies import common
+
+    def make(requests: int):
+        s = common.target(2, items=1 << 12, requests_per_core=1, warmup_requests=3000, warmup_after_load=True)
+        s.client.requests = requests
+        s.client.offered_mpps = 1.0
+        return s
+
+    w = ss.simulated_window(make, None)(4000)
+    offered = w.stats["client.offered_mpps"]
+    assert w.stats["client.throughput_mrps"] == pytest.approx(offered, rel=0.03)
+    assert w.throughput == pytest.approx(offered, rel=0.03)

@@ -41,14 +41,38 @@ def test_sweeps_share_checkpoints_by_default():
 
 
 def test_the_llc_study_at_the_papers_conditions_runs_its_design_point_and_neighbours():
-    (sweep,) = llc.sweeps(conditions=common.Conditions(items=1 << 22))
+    sweep, compact = llc.sweeps(conditions=common.Conditions(items=1 << 22))
     points = sweep.resolve()
     assert sorted(p.params["caches.llc.size"] // 60 // 1024 for p in points) == [512, 768, 1024]
     assert all(p.system().harts == 60 and p.system().client.items == 1 << 22 for p in points)
     assert sweep.share_checkpoint and sweep.options["steady"] and len({p.data_set for p in points}) == 1
-    (every,) = llc.sweeps(conditions=common.Conditions(items=1 << 22, all_points=True))
-    assert len(every.resolve()) == len(llc.PER_CORE_KB)
+    every = llc.sweeps(conditions=common.Conditions(items=1 << 22, all_points=True))
+    assert [len(s.resolve()) for s in every] == [len(llc.PER_CORE_KB)] * 2
     assert studies.takes_conditions(llc) and studies.takes_conditions(studies.get("dvfs"))
+
+
+def test_the_llc_study_runs_the_compact_driver_beside_the_servers_dpdk_footprint():
+    sweep, compact = llc.sweeps(conditions=common.Conditions(items=1 << 22))
+    assert (sweep.name, compact.name) == ("llc-60c-4Mi-key", "llc-60c-4Mi-key-compact-driver")
+    default_argv = sweep.resolve()[0].system().workload.argv
+    compact_points = compact.resolve()
+    assert [p.params for p in compact_points] == [p.params for p in sweep.resolve()]
+    argv = compact_points[0].system().workload.argv
+    assert argv == default_argv + ["tx_ring=128", "buf_headroom=0", "buf_meta=0"]
+    assert not any(a.startswith(("tx_ring=", "buf_")) for a in default_argv)       # the server's default: DPDK's
+    # The driver's buffers are allocated while the data set loads: each driver loads its own.
+    assert len({p.data_set for p in compact_points}) == 1
+    assert compact_points[0].data_set != sweep.resolve()[0].data_set
+    # A server argument given again replaces the config's rather than repeating it.
+    assert common.target(cores=2, server_args=("buckets=1024",)).workload.argv.count("buckets=1024") == 1
+
+
+def test_the_figures_command_refuses_an_unknown_sweep_before_any_work(tmp_path):
+    from drivers.cli import figures
+
+    rc = figures.main(["--study", "llc", "--items", str(1 << 22), "--store", str(tmp_path / "sweeps"),
+                       "--outdir", str(tmp_path / "out"), "--no-progress", "--sweep", "llc-60c-4Mi"])
+    assert rc == 2 and not (tmp_path / "sweeps").exists()
 
 
 def test_the_papers_data_set_is_refused_before_any_run_when_it_does_not_fit():
@@ -89,7 +113,7 @@ def test_the_dvfs_study_compares_total_power_beside_the_policy(tmp_path):
     assert any(p.suffix == ".png" for p in paths)
 
 
-KEY_COUNTS = {"core_weight": 6, "llc": 3, "batching": 3, "prefetch": 2}
+KEY_COUNTS = {"core_weight": 7, "llc": 3, "batching": 3, "prefetch": 2}
 
 
 @pytest.mark.parametrize("name", sorted(KEY_COUNTS))
@@ -117,8 +141,16 @@ def test_each_socket_study_draws_its_key_points_at_the_conditions_it_ran(tmp_pat
     csv = pd.read_csv(next(p for p in paths if p.suffix == ".csv"))
     assert len(csv) == KEY_COUNTS[name]
     assert csv.conditions.str.contains("full platform; reduced data set: 4Mi tiny items").all()
+    if name == "core_weight":    # the key points carry the headline ratios the reduced share got most wrong
+        heads = study.headline(csv)
+        assert heads["tiny: issue 1 -> 3 at ROB 64"] == heads["tiny: issue 1 -> 3 at ROB 64"]      # not NaN
+        assert heads["tiny: ROB 1 -> 64 at issue 1"] == heads["tiny: ROB 1 -> 64 at issue 1"]
     if name == "llc":        # the host time per full-condition point, CPU beside wall (issue 28's acceptance)
-        assert csv.cpu_seconds.notna().all() and csv.host_seconds.notna().all()
+        assert csv.cpu_seconds.notna().all() and csv.host_seconds.notna().all() and "probes" in csv
+        compact = pd.read_csv(out / "llc_compact_driver.csv")       # the second driver, in its own CSV
+        assert len(compact) == KEY_COUNTS[name] and compact.conditions.str.startswith("full platform").all()
+        report = (out / "llc.md").read_text()
+        assert all(label in report for _, label, _ in llc.DRIVERS.values())
 
 
 def test_the_headline_table_sets_reduced_and_full_side_by_side(tmp_path):

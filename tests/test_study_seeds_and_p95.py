@@ -183,7 +183,7 @@ def test_only_runs_the_points_named_and_keeps_their_keys():
     from drivers.cli import figures
     from drivers.studies import llc
 
-    (sweep,) = llc.sweeps(conditions=common.Conditions(items=1 << 22))
+    sweep = llc.sweeps(conditions=common.Conditions(items=1 << 22))[0]
     only = figures.only_points(sweep, figures.parse_only([f"caches.llc.size={768 * 1024 * 60}"]))
     (point,) = only.resolve()
     assert point.params["caches.llc.size"] == 768 * 1024 * 60
@@ -213,3 +213,49 @@ def test_the_steady_window_command_refuses_bad_input_before_any_run(capsys):
     assert err.value.code == 2 and "at least 1" in capsys.readouterr().err
     assert steady_window.main(["--cores", "2", "--items", "4096", "--seeds", "0"]) == 2
     assert "seeds = 0" in capsys.readouterr().out
+
+
+def test_the_llc_plot_draws_each_driver_beside_the_other(tmp_path, monkeypatch):
+    from analysis import style
+    from drivers.studies import llc
+
+    drawn = {}
+    monkeypatch.setattr(style, "save", lambda fig, path, caption="": drawn.setdefault("fig", fig))
+
+    def df(mrps):
+        return pd.DataFrame({"llc_per_core_kb": [512, 768], "throughput_mrps": mrps, "throughput_ci_mrps": [1.0, 1.0],
+                             "llc_mpki": [3.0, 2.5], "llc_demand_mpki": [2.0, 1.6], "llc_sw_prefetch_mpki": [0.6, 0.5],
+                             "llc_hw_prefetch_mpki": [0.0, 0.0], "llc_dma_mpki": [0.4, 0.4]})
+    llc.plot({"dpdk": df([90.0, 100.0]), "compact": df([95.0, 101.0])}, tmp_path / "llc.png")
+    fig = drawn["fig"]
+    bars = [c for ax in fig.axes for c in ax.containers if c.get_label().startswith("throughput")]
+    assert len(bars) == 2 and {b.get_label() for b in bars} == {f"throughput ({d[1]})" for d in llc.DRIVERS.values()}
+    # Side by side at each LLC size, not on top of each other.
+    assert bars[0][0].get_x() < bars[1][0].get_x() and bars[1][0].get_x() < 1 - 0.4
+    labels = {line.get_label() for ax in fig.axes for line in ax.get_lines()}
+    assert f"{llc.MPKI_SERIES[0][3]} ({llc.DRIVERS['compact'][1]})" in labels
+
+
+def test_runs_of_one_point_each_draw_every_point_the_sweep_has_stored(tmp_path):
+    # `--only` runs list only their own point in the store's manifest; the draw must still show the others stored
+    # (the LLC study's key points at full conditions are run one command at a time).
+    import argparse
+    import dataclasses
+
+    from rich.console import Console
+
+    from drivers.cli import figures
+    from drivers.studies import llc
+
+    sweep = dataclasses.replace(llc.sweeps(conditions=common.Conditions(items=1 << 22))[0],
+                                evaluator="drivers.synthetic:evaluate_point", options={"sleep_ms": 0},
+                                share_checkpoint=False)
+    args = argparse.Namespace(sweep=[], only={}, draw_only=False, store=str(tmp_path), jobs=1, scheduler=None,
+                              no_progress=True)
+    console, summary = Console(stderr=True), []
+    for kb in (768, 512):
+        only = {**vars(args), "only": {"caches.llc.size": str(kb * 1024 * 60)}}
+        table = figures.run_sweep(sweep, argparse.Namespace(**only), console, summary)
+    assert sorted(table["param.caches.llc.size"] // 60 // 1024) == [512, 768]
+    drawn = figures.run_sweep(sweep, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
+    assert sorted(drawn["param.caches.llc.size"] // 60 // 1024) == [512, 768]

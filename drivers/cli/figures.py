@@ -17,6 +17,8 @@
     sim-scripts/figures.py --draw-only           # draw from the points stored so far, running none
     sim-scripts/figures.py --study llc --only caches.llc.size=47185920   # run only the points with that value
                                                  # (the draw shows every point stored so far)
+    sim-scripts/figures.py --study llc --sweep llc-60c-16Mi-key          # run only that sweep of the study (the
+                                                 # others are drawn from what they have stored)
     sim-scripts/figures.py --reduced --compare   # also three points of each study on the full socket: the error
                                                  # of the reduced share (--compare llc batching: those studies)
 
@@ -47,6 +49,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
+    if args.sweep and sw.name not in args.sweep and not args.draw_only:     # not named: draw what it has stored
+        return run_sweep(sw, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
+    # The draw shows every point of the whole sweep stored so far, whatever this run (or the last) ran: a run of
+    # some points (--only) lists only those in the store's manifest.
+    every_key = [p.key for p in sw.resolve()]
     if args.only and not args.draw_only:
         restricted = only_points(sw, args.only)
         if restricted is None:         # none of this sweep's points is named: draw what it has stored
@@ -58,7 +65,7 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
         if not (store / "sweep.json").exists():
             console.print(f"sweep [bold]{sw.name}[/]: nothing stored yet")
             return pd.DataFrame({"status": pd.Series([], dtype=str)})
-        table = load_sweep(store)
+        table = load_sweep(store, keys=every_key)
         console.print(f"sweep [bold]{sw.name}[/]: drawing the {len(table)} point(s) stored")
         return table
     if sw.share_checkpoint and not sw.checkpoints:
@@ -67,7 +74,7 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
         sw = dataclasses.replace(sw, checkpoints=str(root))          # root/checkpoints/<data set key>
     report = sweeps.run(sw, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
                         store=pathlib.Path(args.store) / sw.name if args.store else None)
-    table = load_sweep(report.store)
+    table = load_sweep(report.store, keys=every_key)
     write_parquet(table, report.store / "table.parquet")
     table.to_csv(report.store / "table.csv", index=False)
     point_seconds = float(table.host_seconds.sum())
@@ -165,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="PATH=VALUE",
                         help="run only the points whose swept parameter PATH has VALUE (repeatable); the draw shows "
                         "every point stored")
+    parser.add_argument("--sweep", action="append", default=[], metavar="NAME",
+                        help="run only the sweeps of that name (repeatable; the studies' other sweeps are drawn from "
+                        "the points they have stored)")
     parser.add_argument("--draw-only", action="store_true",
                         help="run no point: draw from the points stored so far (a sweep stopped part way)")
     args = parser.parse_args(argv)
@@ -188,6 +198,13 @@ def main(argv: list[str] | None = None) -> int:
             common.check_fits(conditions.items, common.FULL_CORES)
         except ParamError as err:
             console.print(f"[bold red]error:[/] {err}")
+            return 2
+    if args.sweep:
+        known = {sw.name for name in names for sw in studies.get(name).sweeps(
+            **study_kwargs(studies.get(name), conditions, args.reduced))}
+        if unknown := sorted(set(args.sweep) - known):
+            console.print(f"[bold red]error:[/] --sweep {', '.join(unknown)}: the studies run have the sweeps "
+                          f"{', '.join(sorted(known))}")
             return 2
     if args.only and not args.draw_only:
         try:                               # before any work: the sweeps have points with those values
@@ -226,6 +243,14 @@ def main(argv: list[str] | None = None) -> int:
 
         written = headlines.write(ROOT / "results" / "figures-reduced", outroot, outroot / "reduced_vs_full.md")
         console.print(f"headline ratios: {written}")
+    if not args.reduced:
+        # Every headline ratio, reduced beside full, with the full points measured so far (their intervals, probes
+        # and host time) and what the rest would cost.
+        from drivers.studies import headline_table
+
+        written = headline_table.write(outroot / "headline.md", figures=outroot,
+                                       sweeps_root=pathlib.Path(args.store) if args.store else None)
+        console.print(f"headline table: {written}")
     # A run of some studies only keeps the summary of a whole run (summary.md, curated) and writes its own.
     summary_path = outroot / ("summary.md" if not args.study else f"summary-{'-'.join(args.study)}.md")
     summary_path.write_text(

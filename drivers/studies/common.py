@@ -128,12 +128,14 @@ def check_fits(items: int, partitions: int, available: int | None = None) -> Non
 
 
 def target(cores: int = REDUCED_CORES, items: int = 1 << 16, requests_per_core: int = REQUESTS_PER_CORE,
-           buckets: int = 0, warm_last_insts: int = 0, **client: Any) -> System:
+           buckets: int = 0, warm_last_insts: int = 0, server_args: tuple[str, ...] | list[str] = (),
+           **client: Any) -> System:
     """The billion-RPS target socket with `cores` cores and per-core resources in proportion (see the module doc);
     at 60 cores it is configs/brps_target_socket.py as is. `buckets` sizes each partition's index (0: the config's);
     `warm_last_insts` > 0 warms the caches only over the last that many instructions of the bulk load (the load of
     a large data set runs purely functionally before that, which is several times faster; the LLC holds far less
-    than what those instructions touch, so its contents at the ROI are the same)."""
+    than what those instructions touch, so its contents at the ROI are the same). `server_args` are KVS server
+    arguments added to the config's (`name=value`, replacing one of the same name: the LLC study's drivers)."""
     system = brps_target_socket.system(cores=cores, items=items, requests=requests_per_core * cores, **client)
     if cores != FULL_CORES:
         system.caches = brps_target_socket.caches(cores)          # 768 KB of LLC per core, a slice per cluster
@@ -147,6 +149,9 @@ def target(cores: int = REDUCED_CORES, items: int = 1 << 16, requests_per_core: 
         buckets = 1 << (buckets - 1).bit_length()    # the server takes a power of two (it refused 8738 at 60 cores)
         system.workload.argv = [a for a in system.workload.argv if not a.startswith("buckets=")] + \
             [f"buckets={buckets}"]
+    for arg in server_args:
+        name = arg.partition("=")[0] + "="
+        system.workload.argv = [a for a in system.workload.argv if not a.startswith(name)] + [arg]
     if warm_last_insts:
         # The bulk load takes about 450 instructions per PUT (measured: client.load.insts_per_put).
         system.warm_start_insts = max(0, items * 450 - warm_last_insts)
@@ -207,6 +212,7 @@ def figures_of(row: Any) -> dict[str, float]:
                                                                       r.get("client.throughput_mrps", nan)),
         "throughput_ci_mrps": r["steady.half_width"] if steady else nan,
         "search_mrps": r.get("capacity.mrps", nan),
+        "probes": r.get("capacity.probes", nan),                # the capacity search's probes (each a full run)
         "window_requests": r.get("steady.window", nan),
         "steady_converged": r.get("steady.converged", nan),
         "busiest_utilization": r.get("steady.busiest_utilization", nan),

@@ -20,6 +20,11 @@ point (the mean over those measured), plus one load of the shared data set per s
 time). Scaling a point's cost with its simulated cores is assumed (the probes' requests, and so the simulated
 instructions, are per core).
 
+Every full-condition point measured so far is listed in the last section with its interval, probes and host time.
+`make figures` (and `sim-scripts/figures.py`) rewrites this table after every run at the full conditions, so a point
+that lands appears without further steps; `make figures FULL=1 ITEMS=16777216` runs every point of every design
+space at those conditions (the points not run here).
+
     python -m drivers.studies.headline_table [OUT.md] [--estimated-point-cpu-min N]   # results/figures/headline.md
 """
 
@@ -42,7 +47,8 @@ FULL_MARK = "full platform"  # how a CSV's `conditions` column names the full pl
 SOCKET_HEADLINES = headlines.HEADLINES   # each socket study's headline ratios from its CSV
 DEFINITIONS = {
     "core_weight": "capacity (< 1% loss) of the second core over the first, tiny items",
-    "llc": "capacity (< 1% loss) with the second LLC size per core over the first",
+    "llc": "capacity (< 1% loss) with the second LLC size per core over the first (the server's default driver: "
+           "MICA's DPDK buffer footprint); the driver ratio: capacity with that footprint over the compact driver's",
     "batching": "capacity (< 1% loss) with N requests per packet over 1",
     "prefetch": "server's software prefetching off over on, the largest data set",
     "end_to_end": "quad server (240 cores), 95% GET: capacity of one mode over the other",
@@ -98,6 +104,40 @@ def llc_full_ratios(df: pd.DataFrame) -> dict[str, tuple[float, float]]:
             out[name] = ratio_interval(t.throughput_mrps[a], t.throughput_ci_mrps.get(a, math.nan),
                                        t.throughput_mrps[b], t.throughput_ci_mrps.get(b, math.nan))
     return out
+
+
+# Each study's full-condition CSVs (file stem -> label) and the columns that name a point in them.
+FULL_CSVS = {"core_weight": "core_weight", "llc": "llc", "llc_compact_driver": "llc, compact driver",
+             "batching": "batching", "prefetch": "prefetch"}
+POINT_COLUMNS = {"core_weight": ["issue_width", "rob"], "llc": ["llc_per_core_kb"],
+                 "llc_compact_driver": ["llc_per_core_kb"], "batching": ["requests_per_packet"],
+                 "prefetch": ["prefetch"]}
+POINT_UNITS = {"llc_per_core_kb": " KB per core", "requests_per_packet": " per packet"}
+
+
+def full_points(figures: pathlib.Path) -> pd.DataFrame:
+    """Every full-condition point measured so far: its study and point, steady-state throughput and p95 with
+    their 95% half-widths, the capacity search's probes, the last window's requests, and its CPU and wall time."""
+    rows = []
+    for stem, label in FULL_CSVS.items():
+        study = stem.split("_compact")[0]
+        df = _csv(figures / study / f"{stem}.csv")
+        if not is_full(df):
+            continue
+        for _, r in df.iterrows():
+            point = ", ".join(f"{c} {_plain(r[c])}" if c not in POINT_UNITS else f"{_plain(r[c])}{POINT_UNITS[c]}"
+                              for c in POINT_COLUMNS[stem] if c in r)
+            rows.append({"study": label, "point": point,
+                         "throughput (M req/s)": _fmt(r.get("throughput_mrps", math.nan),
+                                                      r.get("throughput_ci_mrps", math.nan)),
+                         "p95 (us)": _fmt(r.get("p95_steady_us", math.nan), r.get("p95_steady_ci_us", math.nan)),
+                         "probes": r.get("probes", math.nan), "window requests": r.get("window_requests", math.nan),
+                         "CPU min": r.get("cpu_seconds", math.nan) / 60, "wall min": r.get("host_seconds", math.nan) / 60})
+    return pd.DataFrame(rows)
+
+
+def _plain(v) -> str:
+    return f"{int(v)}" if isinstance(v, float) and v.is_integer() else str(v)
 
 
 def measured_costs(figures: pathlib.Path, sweeps_root: pathlib.Path) -> tuple[float, float]:
@@ -158,8 +198,35 @@ def rows(figures: pathlib.Path, reduced_dir: pathlib.Path, sweeps_root: pathlib.
             f, fh = full_heads.get(name, (math.nan, math.nan))
             out.append(Row(study, name, value, cmp_heads.get(name, math.nan), f, fh,
                            status or ("measured" if f == f else _missing_text(study, name, full, point_cpu))))
+    out += _driver_rows(figures, reduced_dir, point_cpu)
     out += _end_to_end_rows(figures, point_cpu, load_cpu, with_costs, basis)
     return out
+
+
+DRIVER_RATIO_KB = 768     # the paper's LLC per core, where the two drivers' capacities are compared
+
+
+def _driver_rows(figures: pathlib.Path, reduced_dir: pathlib.Path, point_cpu: float) -> list[Row]:
+    """The LLC study's driver ratio: capacity with MICA's DPDK buffer footprint (the server's default, llc.csv)
+    over the compact driver's (llc_compact_driver.csv) at DRIVER_RATIO_KB per core, where a run measured both."""
+    def at(folder: pathlib.Path, stem: str) -> tuple[float, float]:
+        df = _csv(folder / "llc" / f"{stem}.csv")
+        if df is None or "llc_per_core_kb" not in df:
+            return math.nan, math.nan
+        sel = df[df.llc_per_core_kb == DRIVER_RATIO_KB]
+        ci = sel.throughput_ci_mrps.iloc[0] if len(sel) and "throughput_ci_mrps" in sel else math.nan
+        return (float(sel.throughput_mrps.iloc[0]), float(ci)) if len(sel) else (math.nan, math.nan)
+
+    reduced = at(reduced_dir, "llc")[0] / at(reduced_dir, "llc_compact_driver")[0]
+    full_ok = is_full(_csv(figures / "llc" / "llc.csv")) and is_full(_csv(figures / "llc" / "llc_compact_driver.csv"))
+    full, half = ratio_interval(*at(figures, "llc_compact_driver"), *at(figures, "llc")) if full_ok else \
+        (math.nan, math.nan)
+    if reduced != reduced and full != full:
+        return []
+    cost = f": needs about {point_cpu / 60:,.0f} CPU-min a point" if point_cpu == point_cpu else ""
+    return [Row("llc", f"{DRIVER_RATIO_KB} KB: compact driver -> MICA's DPDK buffer footprint", reduced,
+                full=full, full_half_width=half,
+                status="measured" if full == full else f"not run at full conditions{cost}")]
 
 
 def _end_to_end_rows(figures: pathlib.Path, point_cpu: float, load_cpu: float, with_costs: bool,
@@ -220,6 +287,13 @@ def markdown(table: list[Row], figures: pathlib.Path, sources: list[pathlib.Path
               "status |", "|---|---|---|---|---|---|"]
     lines += [f"| {r.study} | {r.ratio} | {_fmt(r.reduced)} | {_fmt(r.compare_60c)} | {_fmt(r.full, r.full_half_width)} "
               f"| {r.status} |" for r in table]
+    points = full_points(figures)
+    lines += ["", "## Full-condition points measured", "",
+              "Throughput and p95: the last steady-state window at the capacity (< 1% loss), +- the half-width of its "
+              "95% interval (batch means); probes: the capacity search's runs before the windows; CPU and wall min: "
+              "the point's worker (search and windows; the shared load is counted once per data set, not here).", ""]
+    lines += [common.markdown_table(points) if len(points) else "(none yet)"]
+    lines += ["", " ".join(__doc__.split("\n\n")[4].split())]
     return "\n".join(lines) + "\n"
 
 

@@ -1,7 +1,10 @@
 """Study 2, LLC capacity: throughput and LLC MPKI vs LLC capacity per core (256 KB, 512 KB, 768 KB, 1 MB, 2 MB),
 STANDARD workload (tiny items, uniform, 95% GET), EREW, DDIO limited to 10% of the LLC (validation.md). The data
 set must be far larger than the LLC: the reduced scale uses 2^20 items (about 40 MB of log and 16 MB of index
-against at most 8 MB of LLC); the full scale 2^22 items. Throughput is each point's capacity (< 1% loss)."""
+against at most 8 MB of LLC); the full scale 2^22 items. Throughput is each point's capacity (< 1% loss). Two guest
+drivers: MICA's DPDK buffer footprint (the server's default) and the compact driver before it (DRIVERS).
+
+    python -m drivers.cli.figures --study llc --items 16777216 --sweep llc-60c-16Mi-key-compact-driver   # one"""
 
 from __future__ import annotations
 
@@ -28,28 +31,44 @@ WARM_LAST_INSTS = 100_000_000   # cache warming over the last 100 M instructions
 WARMUP_REQUESTS_PER_CORE = 25_000
 
 
-def _base(cores: int, items: int) -> Base:
+def _base(cores: int, items: int, **extra) -> Base:
     # One index bucket (15 entries) per 8 items of a partition, so the lossy index keeps (almost) every item.
     return Base("drivers.studies.common:target", cores=cores, items=items, buckets=max(1024, items // cores // 8),
-                warm_last_insts=WARM_LAST_INSTS, warmup_requests=WARMUP_REQUESTS_PER_CORE * cores)
+                warm_last_insts=WARM_LAST_INSTS, warmup_requests=WARMUP_REQUESTS_PER_CORE * cores, **extra)
 
 
 KEY_PER_CORE_KB = [512, 768, 1024]   # the paper's choice (768 KB per core) and its neighbours
 
+# The guest driver's I/O buffers, which DDIO writes into the LLC (issue 28: the LLC study with the default driver
+# and with MICA's DPDK buffer footprint). The KVS server's driver defaults to MICA's DPDK set-up since the Xeon
+# issue's driver (workloads/kvs/kvs_server.c kvs_config_default: 128 RX and 512 TX descriptors per queue, buffers of
+# a 64-byte mbuf header + 128 bytes of headroom + a 2,048-byte data room, a per-core cache of RX + TX + 32 buffers).
+# The compact driver is the one before it (128 TX descriptors, buffers of the 2,048-byte data room alone), whose I/O
+# footprint the issue puts at about 24 KB per core. Name -> (server arguments added, label, sweep-name suffix).
+DRIVERS = {
+    "dpdk": ((), "MICA's DPDK buffer footprint (the server's default)", ""),
+    "compact": (("tx_ring=128", "buf_headroom=0", "buf_meta=0"), "compact driver (128 TX descriptors, bare 2 KB "
+                "buffers)", "-compact-driver"),
+}
 
-def _sweep(name, cores, items, kbs, steady: bool = False) -> Sweep:
+
+def _sweep(name, cores, items, kbs, steady: bool = False, driver: str = "dpdk") -> Sweep:
     options = {"resolution": common.CAPACITY_RESOLUTION, **({"steady": True} if steady else {})}
-    return Sweep(name, _base(cores, items), Grid({"caches.llc.size": [kb * 1024 * cores for kb in kbs]}),
+    extra = {"server_args": DRIVERS[driver][0]} if DRIVERS[driver][0] else {}     # the default's points keep their keys
+    return Sweep(name + DRIVERS[driver][2], _base(cores, items, **extra),
+                 Grid({"caches.llc.size": [kb * 1024 * cores for kb in kbs]}),
                  evaluator=CAPACITY_EVALUATOR, options=options,
                  share_checkpoint=True)   # the data set is loaded once; every probe of every point restores it
 
 
 def sweeps(full: bool | None = None, conditions: common.Conditions | None = None) -> list[Sweep]:
+    """The study's sweeps, one per driver (DRIVERS), the server's default first."""
     c = common.conditions_for(full, conditions)
     if c.items is None:          # the study's own data sets (before issue 28)
-        return [_sweep(f"llc-{c.cores}c", c.cores, FULL_ITEMS if c.full else REDUCED_ITEMS, PER_CORE_KB)]
+        return [_sweep(f"llc-{c.cores}c", c.cores, FULL_ITEMS if c.full else REDUCED_ITEMS, PER_CORE_KB, driver=d)
+                for d in DRIVERS]
     kbs = PER_CORE_KB if c.all_points or c.reduced else KEY_PER_CORE_KB
-    return [_sweep(f"llc-{c.tag()}", c.cores, c.items, kbs, steady=True)]
+    return [_sweep(f"llc-{c.tag()}", c.cores, c.items, kbs, steady=True, driver=d) for d in DRIVERS]
 
 
 def compare_sweep() -> Sweep:
@@ -58,11 +77,22 @@ def compare_sweep() -> Sweep:
 
 def frame(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for _, row in table[table.status == "ok"].iterrows():
+    ok = table[table.status == "ok"] if "status" in table else table.iloc[0:0]   # a store with no point yet
+    for _, row in ok.iterrows():
         f = common.figures_of(row)
         rows.append({"llc_per_core_kb": int(row["param.caches.llc.size"]) // 1024 // f["cores"],
                      "items": row["cfg.client.items"], **f})
+    if not rows:
+        return pd.DataFrame({"llc_per_core_kb": pd.Series([], dtype=int)})
     return pd.DataFrame(rows).sort_values("llc_per_core_kb").reset_index(drop=True)
+
+
+def driver_frames(tables: dict[str, pd.DataFrame], name: str) -> dict[str, pd.DataFrame]:
+    """Each driver's frame (DRIVERS order) from the tables of the sweeps named `name` + the driver's suffix; a
+    single table (an older call) is the default driver's."""
+    if len(tables) == 1 and name not in tables:
+        return {"dpdk": frame(next(iter(tables.values())))}
+    return {d: frame(tables[name + suffix]) for d, (_, _, suffix) in DRIVERS.items() if name + suffix in tables}
 
 
 # The three MPKI series the LLC study plots (issue 28 item 3): column, colour, marker, legend.
@@ -71,31 +101,48 @@ MPKI_SERIES = (("llc_demand_mpki", "tab:red", "o", "LLC MPKI: demand (loads, sto
                ("llc_dma_mpki", "tab:purple", "^", "LLC MPKI: DMA / DDIO allocations"))
 
 
-def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
+BAR_COLORS = {"dpdk": "tab:blue", "compact": "lightsteelblue"}
+LINE_STYLES = {"dpdk": "-", "compact": "--"}
+
+
+def plot(frames: pd.DataFrame | dict[str, pd.DataFrame], path: pathlib.Path, caption: str = "") -> None:
+    """Throughput bars (with their intervals) and the MPKI series against LLC capacity per core, one bar and one
+    line style per driver measured (`frames`: driver -> frame; a bare frame is the default driver's)."""
     plt = style.pyplot()
 
+    frames = {"dpdk": frames} if isinstance(frames, pd.DataFrame) else {d: f for d, f in frames.items() if len(f)}
+    kbs = sorted({int(k) for f in frames.values() for k in f.llc_per_core_kb})
+    pos = {kb: i for i, kb in enumerate(kbs)}
+    width = 0.8 / max(1, len(frames))
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    x = range(len(df))
-    ax.bar(x, df.throughput_mrps, color="tab:blue", label="throughput")
-    if "throughput_ci_mrps" in df and df.throughput_ci_mrps.notna().any():      # the steady-state window's 95% interval
-        style.interval(ax, list(x), df.throughput_mrps, df.throughput_mrps + df.throughput_ci_mrps,
-                       df.throughput_mrps - df.throughput_ci_mrps, label=style.STEADY_INTERVAL)
-    elif "throughput_upper_mrps" in df:
-        style.interval(ax, list(x), df.throughput_mrps, df.throughput_upper_mrps)
-    style.rate_axis(ax, "throughput (M requests/s)")
-    if style.CHOSEN_LLC_PER_CORE_KB in list(df.llc_per_core_kb):
-        chosen = list(df.llc_per_core_kb).index(style.CHOSEN_LLC_PER_CORE_KB)
-        style.design_point(ax, chosen, float(df.throughput_mrps.iloc[chosen]),
-                           f"the paper's choice ({style.CHOSEN_LLC_PER_CORE_KB} KB per core)")
-    ax.set_xticks(list(x), [f"{k} KB" if k < 1024 else f"{k // 1024} MB" for k in df.llc_per_core_kb])
-    ax.set_xlabel("LLC capacity per core")
     ax2 = ax.twinx()
-    if "llc_demand_mpki" in df and df.llc_demand_mpki.notna().any():
-        # The split of issue 28 (models/stats_paths.py LLC_METRICS); the hardware prefetchers are off (zero).
-        for column, color, marker, name in MPKI_SERIES:
-            ax2.plot(list(x), df[column], color=color, marker=marker, label=name)
-    else:                               # a frame from before the split
-        ax2.plot(list(x), df.llc_mpki, color="tab:red", marker="o", label="LLC MPKI")
+    for n, (driver, df) in enumerate(frames.items()):
+        label = "" if len(frames) == 1 else f" ({DRIVERS[driver][1]})"
+        x = [pos[int(k)] + (n - (len(frames) - 1) / 2) * width for k in df.llc_per_core_kb]
+        ax.bar(x, df.throughput_mrps, width=width, color=BAR_COLORS[driver], label="throughput" + label)
+        if "throughput_ci_mrps" in df and df.throughput_ci_mrps.notna().any():   # the steady window's 95% interval
+            style.interval(ax, x, df.throughput_mrps, df.throughput_mrps + df.throughput_ci_mrps,
+                           df.throughput_mrps - df.throughput_ci_mrps, label=style.STEADY_INTERVAL if n == 0 else None)
+        elif "throughput_upper_mrps" in df:
+            style.interval(ax, x, df.throughput_mrps, df.throughput_upper_mrps)
+        xs = [pos[int(k)] for k in df.llc_per_core_kb]
+        if "llc_demand_mpki" in df and df.llc_demand_mpki.notna().any():
+            # The split of issue 28 (models/stats_paths.py LLC_METRICS); the hardware prefetchers are off (zero).
+            for column, color, marker, name in MPKI_SERIES:
+                ax2.plot(xs, df[column], color=color, marker=marker, linestyle=LINE_STYLES[driver],
+                         label=name + label)
+        else:                               # a frame from before the split
+            ax2.plot(xs, df.llc_mpki, color="tab:red", marker="o", linestyle=LINE_STYLES[driver],
+                     label="LLC MPKI" + label)
+    style.rate_axis(ax, "throughput (M requests/s)")
+    main = frames.get("dpdk", next(iter(frames.values()), None))
+    if main is not None and style.CHOSEN_LLC_PER_CORE_KB in list(main.llc_per_core_kb):
+        chosen = list(main.llc_per_core_kb).index(style.CHOSEN_LLC_PER_CORE_KB)
+        style.design_point(ax, pos[style.CHOSEN_LLC_PER_CORE_KB] - (len(frames) - 1) / 2 * width,
+                           float(main.throughput_mrps.iloc[chosen]),
+                           f"the paper's choice ({style.CHOSEN_LLC_PER_CORE_KB} KB per core)")
+    ax.set_xticks(list(range(len(kbs))), [f"{k} KB" if k < 1024 else f"{k // 1024} MB" for k in kbs])
+    ax.set_xlabel("LLC capacity per core")
     style.rate_axis(ax2, "LLC MPKI")
     ax2.grid(False)
     ax2.spines["right"].set_visible(True)
@@ -112,34 +159,52 @@ def headline(df: pd.DataFrame) -> dict[str, float]:
             "768 KB -> 1 MB": ratio(768, 1024), "768 KB -> 2 MB": ratio(768, 2048)}
 
 
+TABLE_COLUMNS = ["llc_per_core_kb", "throughput_mrps", "throughput_ci_mrps", "llc_mpki", "llc_demand_mpki",
+                 "llc_sw_prefetch_mpki", "llc_dma_mpki", "l1d_mpki", "mem_read_gbs", "mem_write_gbs", "p95_steady_us",
+                 "p95_steady_ci_us", "ipc", "probes", "window_requests", "host_seconds", "cpu_seconds"]
+
+
 def make(tables, outdir: pathlib.Path, full: bool | None = None,
          conditions: common.Conditions | None = None) -> list[pathlib.Path]:
+    """llc.csv (the server's default driver: the headline ratios), llc_compact_driver.csv when that sweep has
+    points, one plot of both, and the report."""
     c = common.conditions_for(full, conditions)
     cores = c.cores
-    df = frame(next(iter(tables.values())) if len(tables) == 1 else tables[f"llc-{c.tag()}"])
-    df["conditions"] = c.text(int(df["items"].iloc[0]) if len(df) else None)
+    frames = driver_frames(tables, f"llc-{c.tag()}")
+    df = frames.get("dpdk", frame(pd.DataFrame()))
+    for f in frames.values():
+        f["conditions"] = c.text(int(f["items"].iloc[0]) if len(f) else None)
+    conditions_text = df["conditions"].iloc[0] if len(df) else c.text()
     csv, png = outdir / "llc.csv", outdir / "llc.png"
     df.to_csv(csv, index=False)
-    plot(df, png, style.conditions_of(df, full=c.full, cores=cores, extra=df["conditions"].iloc[0] if len(df) else ""))
+    csvs = [csv]
+    for driver, f in frames.items():
+        if driver != "dpdk" and len(f):
+            csvs.append(outdir / f"llc_{driver}_driver.csv")
+            f.to_csv(csvs[-1], index=False)
+    plot(frames, png, style.conditions_of(df, full=c.full, cores=cores, extra=conditions_text))
     heads = headline(df)
-    cols = ["llc_per_core_kb", "throughput_mrps", "throughput_ci_mrps", "llc_mpki", "llc_demand_mpki",
-            "llc_sw_prefetch_mpki", "llc_dma_mpki", "l1d_mpki", "mem_read_gbs", "mem_write_gbs", "p95_steady_us",
-            "p95_steady_ci_us", "ipc", "host_seconds", "cpu_seconds"]
-    cols = [col for col in cols if col in df]
+    sections = ["### Headline ratios (throughput, the server's default driver)\n\n" +
+                common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())}))]
+    for driver, f in frames.items():
+        cols = [col for col in TABLE_COLUMNS if col in f]
+        sections.append(f"### {DRIVERS[driver][1]}\n\n" + (common.markdown_table(f[cols]) if len(f) else
+                                                            "(no point measured at these conditions yet)"))
     report = common.write_report(
         outdir / "llc.md", "LLC capacity per core", __doc__.split("\n\n")[0].replace("\n", " "),
-        [f"conditions: {df['conditions'].iloc[0] if len(df) else c.text()}", f"scale: {common.scale_text(cores)} (the LLC size is the swept value)",
+        [f"conditions: {conditions_text}", f"scale: {common.scale_text(cores)} (the LLC size is the swept value)",
          "caches.llc.size = " + ", ".join(f"{k} KB" for k in PER_CORE_KB) + " x cores",
-         f"client.items = {int(df['items'].iloc[0])} (tiny: 40-byte log entries), index buckets per partition = "
-         f"items / cores / 8; DDIO (nic.ddio_ways) 10% as in the config",
+         f"client.items = {int(df['items'].iloc[0]) if len(df) else c.items} (tiny: 40-byte log entries), index "
+         "buckets per partition = items / cores / 8; DDIO (nic.ddio_ways) 10% as in the config",
+         *(f"driver {DRIVERS[d][1]}: server arguments "
+           f"{' '.join(DRIVERS[d][0]) if DRIVERS[d][0] else 'as in the config'}" for d in DRIVERS),
          "the data set is loaded once and checkpointed; each probe restores it and warms its caches over "
          f"{WARMUP_REQUESTS_PER_CORE * cores:,} requests of its measured mix (client.warmup_requests)",
          f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution, then the steady-state "
-         "window at the capacity (throughput_ci_mrps: its 95% interval); host_seconds / cpu_seconds: the point's wall and CPU time (capacity search and windows; the shared "
-         "load is the checkpoint's own)"],
-        "### Headline ratios (throughput)\n\n" +
-        common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())})) +
-        "\n\n### Table\n\n" + common.markdown_table(df[cols]), [png.name], [],
+         "window at the capacity (throughput_ci_mrps: its 95% interval); probes: the capacity search's probes; "
+         "window_requests: the last steady-state window's measured requests; host_seconds / cpu_seconds: the point's "
+         "wall and CPU time (capacity search and windows; the shared load is the checkpoint's own)"],
+        "\n\n".join(sections), [png.name], [],
         metrics=["steady.throughput", "llc.demand_mpki", "llc.sw_prefetch_mpki", "llc.dma_mpki",
                  "llc.hw_prefetch_mpki", "steady.p95_ns"])
-    return [csv, png, report]
+    return [*csvs, png, report]
