@@ -14,15 +14,13 @@ from __future__ import annotations
 import argparse
 import pathlib
 import shutil
-import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import configs
+from models.sim import simulate
 
-import configs  # noqa: E402
-from models.sim import simulate  # noqa: E402
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def system(detailed: bool, requests: int):

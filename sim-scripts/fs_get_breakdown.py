@@ -22,15 +22,13 @@ import argparse
 import bisect
 import pathlib
 import subprocess
-import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import configs
+from models.sim import simulate
 
-import configs  # noqa: E402
-from models.sim import simulate  # noqa: E402
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 BUILD = ROOT / "workloads" / "fs" / "build"
 NM = "riscv64-linux-gnu-nm"
