@@ -42,3 +42,14 @@ def test_a_reduced_run_says_so_and_prices_its_power(engine, tmp_path, capsys):
 def test_the_measured_power_is_compared_on_the_24_core_row_only():
     assert {k for k, v in vx.PUBLISHED.items() if "wall_power_w" in v} == {24}
     assert (vx.PUBLISHED[24]["wall_power_w"], vx.PUBLISHED[24]["cpu_power_w"]) == (399.2, 255.0)
+
+
+def test_a_counter_no_core_reports_is_an_error_not_a_figure():
+    """A figure whose counter no core reports stops the comparison naming it (it was nan before)."""
+    import types
+
+    import pytest
+
+    stats = {"system.socket0.cores0.cycles": 1.0}
+    with pytest.raises(KeyError, match="no core of the run reports .ipc."):
+        vx.figures(types.SimpleNamespace(stats=stats), harts=1)

@@ -128,7 +128,9 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         """Over every core of every socket (a core's number may restart on each socket or run on: both found)."""
         vals = [s[f"{core_path(k, i)}.{name}"] for k in sockets for i in range(harts)
                 if f"{core_path(k, i)}.{name}" in s]
-        return sum(vals) / len(vals) if vals else float("nan")
+        if not vals:
+            raise KeyError(f"no core of the run reports {name!r}: a missing counter is an error, not a figure")
+        return sum(vals) / len(vals)
 
     def mean_ratio(*names: str, per: str, absent_if_off: str = "") -> float:
         """Over every core: the sum of counters `names` per counter `per`. A missing counter is an error, except
