@@ -196,6 +196,25 @@ impl ChunkWriter {
     }
 }
 
+/// Writes `manifest` last, then renames the finished `tmp` directory to `dir`, so a checkpoint directory exists
+/// only once complete (SE and FS checkpoints alike). Returns the bytes written: the chunks' `chunk_bytes` and the
+/// manifest's.
+pub(crate) fn seal<M: Serialize>(tmp: &Path, dir: &Path, manifest: &M, chunk_bytes: u64) -> std::io::Result<u64> {
+    let text = serde_json::to_vec_pretty(manifest).map_err(std::io::Error::other)?;
+    let mut w = ChunkWriter::create(tmp, "manifest.json", None)?;
+    w.write(&text)?;
+    w.finish()?;
+    fs::rename(tmp, dir)?;
+    Ok(chunk_bytes + text.len() as u64)
+}
+
+/// After a failed write: removes the partial checkpoint in `tmp` and says whether it could.
+pub(crate) fn discard_partial(tmp: &Path, e: &std::io::Error) -> String {
+    let removed = fs::remove_dir_all(tmp).is_ok() || !tmp.exists();
+    let what = if removed { "the partial checkpoint was removed" } else { "the partial checkpoint remains" };
+    format!("writing failed ({e}); {what}")
+}
+
 /// CRC-32 per block of `bytes`, as `ChunkWriter` computes it.
 fn block_crcs(bytes: &[u8]) -> Vec<u32> {
     if bytes.is_empty() {
@@ -274,20 +293,11 @@ pub fn write(m: &Machine, config: &Value, binary: &str, dir: &Path, budget: Opti
             chunks,
             config: config.clone(),
         };
-        let text = serde_json::to_vec_pretty(&manifest).map_err(std::io::Error::other)?;
-        let mut w = ChunkWriter::create(&tmp, "manifest.json", None)?;
-        w.write(&text)?;
-        w.finish()?;
-        fs::rename(&tmp, dir)?;
-        Ok(total_bytes + text.len() as u64)
+        seal(&tmp, dir, &manifest, total_bytes)
     });
     match result {
         Ok(bytes) => Ok(Written { dir: dir.to_path_buf(), bytes }),
-        Err(e) => {
-            let removed = fs::remove_dir_all(&tmp).is_ok() || !tmp.exists();
-            let what = if removed { "the partial checkpoint was removed" } else { "the partial checkpoint remains" };
-            Err(fail(format!("writing failed ({e}); {what}")))
-        }
+        Err(e) => Err(fail(discard_partial(&tmp, &e))),
     }
 }
 

@@ -27,7 +27,9 @@ use kvsim_isa::memory::PAGE_RECORD;
 use kvsim_os::full_system::snapshot::Snapshot;
 use kvsim_os::full_system::Machine;
 
-use crate::checkpoint::{check, file_crc, Chunk, ChunkWriter, CHECKSUM_BLOCK, CLIENT_MUST_MATCH};
+use crate::checkpoint::{
+    check, discard_partial, file_crc, seal, Chunk, ChunkWriter, CHECKSUM_BLOCK, CLIENT_MUST_MATCH,
+};
 use crate::fs_net::{FsNet, FsNetState};
 
 pub const FORMAT: &str = "kvsim-fs-checkpoint";
@@ -169,18 +171,9 @@ pub fn write(m: &mut Machine, net: Option<&FsNet>, t: &Target) -> Result<u64, St
             chunks,
             config: t.config.clone(),
         };
-        let text = serde_json::to_vec_pretty(&manifest).map_err(std::io::Error::other)?;
-        let mut w = ChunkWriter::create(&tmp, "manifest.json", None)?;
-        w.write(&text)?;
-        w.finish()?;
-        fs::rename(&tmp, dir)?;
-        Ok(total_bytes + text.len() as u64)
+        seal(&tmp, dir, &manifest, total_bytes)
     })();
-    result.map_err(|e| {
-        let removed = fs::remove_dir_all(&tmp).is_ok() || !tmp.exists();
-        let what = if removed { "the partial checkpoint was removed" } else { "the partial checkpoint remains" };
-        fail(format!("writing failed ({e}); {what}"))
-    })
+    result.map_err(|e| fail(discard_partial(&tmp, &e)))
 }
 
 fn read_manifest(dir: &Path) -> Result<Manifest, String> {
