@@ -291,13 +291,17 @@ def test_the_xeon_validation_sums_and_averages_over_both_sockets():
     from types import SimpleNamespace
 
     xeon = _script("validate_xeon")
-    stats = {"client.throughput_mrps": 120.0, "system.socket0.mem.read_bw": 10e9, "system.socket1.mem.read_bw": 20e9,
+    stats = {"client.throughput_mrps": 120.0, "client.loss": 0.0, "system.socket0.mem.read_bw": 10e9, "system.socket1.mem.read_bw": 20e9,
              "system.socket0.mem.write_bw": 1e9, "system.socket1.mem.write_bw": 2e9,
              "system.socket0.llc.mpki": 1.0, "system.socket1.llc.mpki": 3.0,
              "system.socket0.core0.ipc": 2.0, "system.socket0.core1.ipc": 2.0, "system.socket1.core2.ipc": 1.0,
              "system.socket1.core3.ipc": 1.0, "system.nic0.port0.rx_wire_gbps": 50.0,
              "system.nic3.port2.rx_wire_gbps": 55.0, "system.socket1.ddio.core_read_hits": 3.0,
              "system.socket0.ddio.core_read_misses": 1.0}
+    # the per-core counters every run reports, which the figures read (a missing one is an error)
+    for name in ("l1d.mpki", "l2.mpki", "l1d.miss_rate", "l2.miss_rate", "llc.miss_rate", "llc.mpki",
+                 "l1d.demand_miss_rate", "l2.demand_miss_rate", "l1d.misses", "loads"):
+        stats[f"system.socket0.core0.{name}"] = 0.5
     assert xeon.sockets_in(stats) == 2 and xeon.sockets_in({}) == 1
     f = xeon.figures(SimpleNamespace(stats=stats), 4)
     assert f["mem_read_gbs"] == 30.0 and f["mem_write_gbs"] == 3.0 and f["llc_mpki"] == 2.0

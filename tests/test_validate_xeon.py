@@ -50,6 +50,6 @@ def test_a_counter_no_core_reports_is_an_error_not_a_figure():
 
     import pytest
 
-    stats = {"system.socket0.cores0.cycles": 1.0}
+    stats = {"system.socket0.cores0.cycles": 1.0, "client.throughput_mrps": 1.0, "client.loss": 0.0}
     with pytest.raises(KeyError, match="no core of the run reports .ipc."):
         vx.figures(types.SimpleNamespace(stats=stats), harts=1)

@@ -159,8 +159,8 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         ddio = stats_paths.SYSTEM_DDIO
         hits, misses = s.get(ddio.stat("core_read_hits"), 0.0), s.get(ddio.stat("core_read_misses"), 0.0)
     return {
-        "throughput_mrps": s.get("client.throughput_mrps", 0.0),
-        "loss": s.get("client.loss", 0.0),
+        "throughput_mrps": s["client.throughput_mrps"],
+        "loss": s["client.loss"],
         "ipc": mean("ipc"),
         "rx_batch": batch,
         "l1d_mpki": mean("l1d.mpki"),
