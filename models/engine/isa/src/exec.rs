@@ -14,11 +14,30 @@ use crate::hart::Hart;
 use crate::memory::Memory;
 
 /// Run `h` for at most `budget` instructions. `TRACE` writes a trace line before each instruction.
-#[inline(never)]
+#[inline(always)]
 pub fn run<H: ExecHook, const TRACE: bool>(
     h: &mut Hart,
     mem: &mut Memory,
     budget: u64,
+    hook: &mut H,
+    tracer: Option<&mut Tracer>,
+) -> Stop {
+    run_until::<H, TRACE>(h, mem, budget, NO_DEADLINE, hook, tracer)
+}
+
+/// No deadline (`run_until`).
+pub const NO_DEADLINE: u64 = u64::MAX;
+
+/// `run`, and with a timing hook (`ExecHook::time_ps`) stop also after the first instruction at which the hart's
+/// time reaches `deadline` (ps): FS mode's detailed runs stop there to take a timer interrupt or a device's event at
+/// its tick, where the number of instructions before it is not known ahead. The check follows the hook's record of
+/// each instruction, so a run without a deadline (or without a timing hook) pays nothing for it.
+#[inline(never)]
+pub fn run_until<H: ExecHook, const TRACE: bool>(
+    h: &mut Hart,
+    mem: &mut Memory,
+    budget: u64,
+    deadline: u64,
     hook: &mut H,
     tracer: Option<&mut Tracer>,
 ) -> Stop {
@@ -33,6 +52,8 @@ pub fn run<H: ExecHook, const TRACE: bool>(
         block: std::ptr::null(),
         block_pc: 0,
         budget,
+        deadline,
+        cut: false,
         hops: 0,
         n: 0,
         generation,
@@ -52,6 +73,8 @@ pub fn run<H: ExecHook, const TRACE: bool>(
     // carried from instruction to instruction: an instruction that needs its own (auipc, jumps, branches, traps,
     // the hook) derives it from the block's PC and its offset (`Decoded::at`).
     let stop = loop {
+        // The budget may have been cut short by the deadline (`Ctx::cut`).
+        let budget = c.budget;
         if c.n >= budget {
             break Stop::Budget;
         }

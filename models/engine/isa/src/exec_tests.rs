@@ -87,3 +87,40 @@ fn blocks_run_from_one_another_s_links_stop_exactly_at_the_budget() {
     assert_eq!(go(&mut h, &mut m, 40), Stop::Budget);
     assert_eq!((h.pc, h.x[10], h.x[11], h.cnt.insts), (BASE, 10, 10, 40));
 }
+
+/// A timing model whose every instruction costs 10 ps (hart 0), counting the instructions it saw.
+struct TenPs(u64);
+
+impl crate::exec::ExecHook for TenPs {
+    const ACTIVE: bool = true;
+    fn on_inst(&mut self, _hart: usize, _info: &kvsim_timing::inst::InstInfo) {
+        self.0 += 1;
+    }
+    fn time_ps(&self, _hart: usize) -> Option<u64> {
+        Some(10 * self.0)
+    }
+}
+
+#[test]
+fn a_deadline_stops_the_run_after_the_instruction_at_which_the_harts_time_reaches_it() {
+    // Deadlines falling inside a block, at a block's last instruction and after a taken branch, over runs that
+    // follow links: the run stops after the first instruction whose time is at or past the deadline, in the same
+    // state as a run with that many instructions of budget.
+    for deadline in [1, 10, 11, 25, 30, 31, 50, 395, 400, 401, 2_000] {
+        let (mut h, mut m) = two_block_loop();
+        let mut hook = TenPs(0);
+        let stop = crate::exec::run_until::<TenPs, false>(&mut h, &mut m, 1_000, deadline, &mut hook, None);
+        assert_eq!(stop, Stop::Budget);
+        let expected = deadline.div_ceil(10);
+        assert_eq!((hook.0, h.cnt.insts), (expected, expected), "deadline {deadline} ps");
+        let (mut one, mut m1) = two_block_loop();
+        assert_eq!(go(&mut one, &mut m1, expected), Stop::Budget);
+        assert_eq!((h.pc, h.x[10], h.x[11]), (one.pc, one.x[10], one.x[11]), "deadline {deadline} ps");
+    }
+    // No deadline: the budget alone.
+    let (mut h, mut m) = two_block_loop();
+    let mut hook = TenPs(0);
+    let no = crate::exec::NO_DEADLINE;
+    assert_eq!(crate::exec::run_until::<TenPs, false>(&mut h, &mut m, 77, no, &mut hook, None), Stop::Budget);
+    assert_eq!((hook.0, h.cnt.insts), (77, 77));
+}

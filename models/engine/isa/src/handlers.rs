@@ -47,6 +47,10 @@ pub(crate) struct Ctx<H> {
     /// The run's budget (instructions), and how many more blocks may follow from one another's links before the
     /// run returns to `exec::run` (which bounds the chain of calls where they are not jumps: a debug build).
     pub budget: u64,
+    /// The hart's time (ps, the hook's) after which the run stops (`exec::run_until`); `exec::NO_DEADLINE` for none.
+    pub deadline: u64,
+    /// The hart's time reached the deadline: `budget` was cut to end after the instruction that reached it.
+    pub cut: bool,
     pub hops: u32,
     /// Instructions retired before the running block (within it an instruction's `Decoded::idx` adds to this).
     pub n: u64,
@@ -140,6 +144,13 @@ fn sext32(v: u64) -> u64 {
 /// Go on with the next instruction of the block (its end marker at the latest).
 #[inline(always)]
 unsafe fn next<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
+    if H::ACTIVE && (*c).cut {
+        // The deadline passed at `d`: leave the block after it (the run stops at the budget, cut to here).
+        (*c).n += (*d).idx as u64 + 1;
+        (*c).resume = after(c, d);
+        (*c).exit = Exit::Changed;
+        return;
+    }
     // SAFETY: `d` did not leave the block, so it was not the end marker and the next record is in the block.
     dispatch::<H, T>(c, d.add(1), x)
 }
@@ -187,6 +198,15 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
         },
     };
     (*(*c).hook).on_inst(h.id, &info);
+    if (*c).deadline != crate::exec::NO_DEADLINE && !(*c).cut {
+        if let Some(t) = (*(*c).hook).time_ps(h.id) {
+            if t >= (*c).deadline {
+                // Stop after this instruction: the budget ends here (its exits see it), and `next` leaves the block.
+                (*c).budget = (*c).n + d.idx as u64 + 1;
+                (*c).cut = true;
+            }
+        }
+    }
 }
 
 /// The trace line written before an instruction executes (hart 0, lockstep).

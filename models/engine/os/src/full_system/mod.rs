@@ -537,12 +537,18 @@ impl Machine {
             }
         }
         let timed = self.harts[h].timed_ps.is_some();
+        let mut deadline = exec::NO_DEADLINE;
         if timed {
-            // Detailed mode: the instruction count at the timer's tick is not known ahead; the interrupt is taken
-            // at the end of the slice in which the core's time reaches it (within one quantum).
+            // Detailed mode: the instruction count at the timer's tick or a frame's arrival is not known ahead, so
+            // the executor stops after the instruction at which the core's time reaches the earlier of them, and
+            // the interrupt is taken at that instruction boundary, as in functional mode.
             budget = self.cfg.quantum.min(limit);
+            let now = self.harts[h].time_ps();
+            let timer = tick_ps(cmp);
+            let frame = self.net_in.front().map_or(u64::MAX, |f| f.0);
+            deadline = [timer, frame].into_iter().filter(|&t| t > now).min().unwrap_or(exec::NO_DEADLINE);
         }
-        let stop = exec::run::<H, false>(&mut self.harts[h], &mut self.mem, budget, hook, None);
+        let stop = exec::run_until::<H, false>(&mut self.harts[h], &mut self.mem, budget, deadline, hook, None);
         if timed {
             self.harts[h].timed_ps = hook.time_ps(h);
         }
@@ -735,6 +741,13 @@ impl Machine {
     pub fn privilege(&self, h: usize) -> u8 {
         self.prv[h].prv
     }
+}
+
+/// The time (ps) at which the timebase reaches `tick`: the first picosecond whose `Machine::ticks` reads it
+/// (u64::MAX beyond range: a timer never set).
+fn tick_ps(tick: u64) -> u64 {
+    let ps = (tick as u128 * 1_000_000_000_000).div_ceil(kvsim_base::abi::TIMEBASE_HZ as u128);
+    u64::try_from(ps).unwrap_or(u64::MAX)
 }
 
 /// The levels by name (statistics, messages).

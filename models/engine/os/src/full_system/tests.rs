@@ -95,6 +95,29 @@ fn a_timer_interrupt_is_taken_at_the_first_instruction_boundary_of_its_tick_what
 }
 
 #[test]
+fn in_detailed_mode_a_timer_interrupt_is_taken_after_the_instruction_at_which_the_cores_time_reaches_its_tick() {
+    // The core's prices (PriceHook) make the instruction at which time reaches tick 50 (5 us) a known one; before,
+    // the interrupt waited for the end of the slice (a quantum of instructions) in which time passed the tick.
+    for quantum in [10_000, 7, 1_000_000] {
+        let cfg = FsConfig { clock_hz: 1_000_000_000, quantum, ..FsConfig::default() };
+        let mut m = supervisor(&timer_program(50), cfg);
+        m.harts[0].timed_ps = Some(0);
+        let mut hook = PriceHook { now: vec![0], ..Default::default() };
+        assert_eq!(m.run_hooked(10_000_000, &mut hook), Ok(End::PowerOff { code: 0 }));
+        let tick_ps = 5_000_000;
+        // Instructions retired when the core's time first reached the tick (the loop's are 10 ps each, so it is
+        // reached exactly): the interrupt is taken after them.
+        let reached = hook.times.iter().position(|&t| t >= tick_ps).unwrap() as u64 + 1;
+        assert_eq!(hook.times[reached as usize - 1], tick_ps);
+        let x = &m.harts[0].x;
+        assert_eq!(x[21], cause::INTERRUPT | irq::STI as u64, "scause");
+        assert_eq!(x[19], reached + 1, "quantum {quantum}: the handler's csrr instret follows the csrr time");
+        assert_eq!(x[18], 50, "time read by the handler's first instruction: the tick, not later");
+        assert_eq!(m.prv[0].interrupts, 1);
+    }
+}
+
+#[test]
 fn sbi_base_calls_answer_with_this_implementation_and_unknown_calls_are_not_supported() {
     let mut p = Vec::new();
     p.extend(sbi(eid::BASE, 0)); // spec version
@@ -131,11 +154,12 @@ fn a_privilege_change_m_to_u_and_back_by_ecall_costs_one_instruction_each_way() 
 }
 
 /// A timing model of known prices: a system instruction (serialising: CSR access, xret, ecall) costs 1,000 ps,
-/// any other 10 ps; it records the classes it saw.
+/// any other 10 ps; it records the classes it saw and hart 0's time after each instruction.
 #[derive(Default)]
-struct PriceHook {
-    now: Vec<u64>,
-    seen: Vec<InstClass>,
+pub(super) struct PriceHook {
+    pub now: Vec<u64>,
+    pub seen: Vec<InstClass>,
+    pub times: Vec<u64>,
 }
 
 impl ExecHook for PriceHook {
@@ -143,6 +167,9 @@ impl ExecHook for PriceHook {
     fn on_inst(&mut self, hart: usize, info: &InstInfo) {
         self.now[hart] += if info.class == InstClass::System { 1_000 } else { 10 };
         self.seen.push(info.class);
+        if hart == 0 {
+            self.times.push(self.now[0]);
+        }
     }
     fn time_ps(&self, hart: usize) -> Option<u64> {
         Some(self.now[hart])
@@ -175,7 +202,7 @@ fn in_detailed_mode_every_instruction_reaches_the_timing_model_and_a_privilege_c
     let elf = m_to_u_and_back();
     let mut m = Machine::new(FsConfig::default(), Boot::BareMachine { elf: &elf }).unwrap();
     m.harts[0].timed_ps = Some(0);
-    let mut hook = PriceHook { now: vec![0], seen: Vec::new() };
+    let mut hook = PriceHook { now: vec![0], ..Default::default() };
     assert_eq!(m.run_hooked(1000, &mut hook), Ok(End::PowerOff { code: 0 }));
     // Every one of the 15 instructions reached the model once, the ones the machine finishes itself (csrw, mret,
     // the powering-off store) as the executor's (ecall, csrr).
@@ -212,7 +239,7 @@ fn in_detailed_mode_wfi_sleeps_the_core_until_the_timers_tick() {
     let p = wfi_program();
     let mut m = supervisor(&p, FsConfig::default());
     m.harts[0].timed_ps = Some(0);
-    let mut hook = PriceHook { now: vec![0], seen: Vec::new() };
+    let mut hook = PriceHook { now: vec![0], ..Default::default() };
     assert_eq!(m.run_hooked(10_000, &mut hook), Ok(End::PowerOff { code: 0 }));
     // The model's clock jumped to the tick (100 us) while asleep; time then reads the tick.
     assert_eq!(m.harts[0].x[18], 1000, "time after wfi is the timer's tick");

@@ -144,6 +144,31 @@ fn a_frame_is_written_into_the_receive_ring_at_its_tick_and_its_interrupt_taken_
 }
 
 #[test]
+fn in_detailed_mode_a_frame_is_written_at_the_instruction_at_which_the_cores_time_reaches_its_arrival() {
+    // The core's prices (10 ps a plain instruction, 1,000 ps a CSR access) put the frame's arrival, 1,000,005 ps,
+    // inside the loop's instruction that ends at 1,000,010 ps: the device writes the frame at that boundary and the
+    // interrupt is taken there, whatever the quantum (before, at the end of the slice holding it).
+    let at = 1_000_005;
+    for quantum in [10_000, 7, 1_000_000] {
+        let (elf, _) = program(false);
+        let cfg = FsConfig { quantum, ..FsConfig::default() };
+        let mut m = Machine::new(cfg, Boot::BareMachine { elf: &elf }).unwrap();
+        driver_up(&mut m, 2, 0);
+        m.net_in.push_back((at, frame(98)));
+        m.harts[0].timed_ps = Some(0);
+        let mut hook = super::tests::PriceHook { now: vec![0], ..Default::default() };
+        assert_eq!(m.run_hooked(1_000_000, &mut hook), Ok(End::PowerOff { code: 0 }));
+        let reached = hook.times.iter().position(|&t| t >= at).unwrap() as u64 + 1;
+        let boundary = hook.times[reached as usize - 1];
+        assert_eq!(boundary, 1_000_010, "the instruction holding the arrival ends 5 ps after it");
+        assert_eq!(m.last_rx_ps, Some(boundary), "quantum {quantum}: the used-ring write at that boundary");
+        let x = &m.harts[0].x;
+        assert_eq!(x[21], cause::INTERRUPT | irq::MEI as u64, "mcause: the PLIC's external interrupt");
+        assert_eq!(x[18], reached, "quantum {quantum}: minstret read first in the handler");
+    }
+}
+
+#[test]
 fn a_frame_wakes_a_hart_asleep_in_wfi_at_its_tick() {
     let (elf, prologue) = program(true);
     let mut m = Machine::new(FsConfig::default(), Boot::BareMachine { elf: &elf }).unwrap();
