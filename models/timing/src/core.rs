@@ -19,6 +19,7 @@
 use crate::bpred::BranchPredictor;
 use crate::inst::{InstClass, InstInfo, PrefetchKind};
 use crate::tlb::{pte_read, Mmu, Side};
+use crate::tlb_guest::{PageTables, Untranslated};
 use crate::{ratio, AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick};
 use kvsim_params::Core as CoreParams;
 
@@ -370,16 +371,25 @@ impl Core {
         self.mmu.as_deref_mut()
     }
 
-    /// The cycle at which `va`'s translation for `side`, looked up at `cycle`, is ready: `cycle` without an MMU or
-    /// on an L1 TLB hit; a walk's page-table reads go through `mem` as this core's loads.
+    /// The cycle at which `va`'s translation for `side`, looked up at `cycle`, is ready, and the address the
+    /// caches see: `cycle` without an MMU or on an L1 TLB hit; a walk's page-table reads go through `mem` as this
+    /// core's loads. Over SE mode's own table (`T` = `Untranslated`) the address is `va`; over an FS guest's
+    /// (`tlb_guest`), the physical address.
     #[inline]
-    fn translate<M: MemPort + ?Sized>(&mut self, side: Side, va: u64, cycle: u64, mem: &mut M) -> u64 {
+    fn translate<M: MemPort + ?Sized, T: PageTables>(
+        &mut self,
+        side: Side,
+        va: u64,
+        cycle: u64,
+        mem: &mut M,
+        tables: &mut T,
+    ) -> (u64, u64) {
         let (clock, id) = (self.clock, self.id);
+        let read = |addr, c| clock.cycle_at_or_after(pte_read(mem, id, addr, clock.tick(c)));
         match &mut self.mmu {
-            None => cycle,
-            Some(m) => {
-                m.translate(side, va, cycle, |addr, c| clock.cycle_at_or_after(pte_read(mem, id, addr, clock.tick(c))))
-            }
+            None => (cycle, va),
+            Some(m) if !T::GUEST => (m.translate(side, va, cycle, read), va),
+            Some(m) => m.translate_guest(side, va, cycle, tables, read),
         }
     }
 
@@ -390,6 +400,17 @@ impl Core {
 
     /// Time one executed instruction. `mem` is the memory system this core's requests go to.
     pub fn step<M: MemPort + ?Sized>(&mut self, inst: &InstInfo, mem: &mut M) -> InstTiming {
+        self.step_over(inst, mem, &mut Untranslated)
+    }
+
+    /// `step` in FS mode: addresses translated over the guest's page tables (`tlb_guest`).
+    #[inline]
+    pub fn step_over<M: MemPort + ?Sized, T: PageTables>(
+        &mut self,
+        inst: &InstInfo,
+        mem: &mut M,
+        tables: &mut T,
+    ) -> InstTiming {
         self.stats.insts += 1;
 
         // ---- fetch
@@ -401,13 +422,13 @@ impl Core {
         if line != self.last_fetch_line {
             self.last_fetch_line = line;
             // An ITLB miss holds fetch until the translation is ready.
-            let translated = self.translate(Side::Inst, inst.pc, self.fetch_cycle, mem);
+            let (translated, pc) = self.translate(Side::Inst, inst.pc, self.fetch_cycle, mem, tables);
             if translated > self.fetch_cycle {
                 self.fetch_cycle = translated;
                 self.fetch_slots = 0;
             }
             let t = self.clock.tick(self.fetch_cycle);
-            let done = mem.access(&MemReq::new(inst.pc, AccessKind::IFetch, self.id, t));
+            let done = mem.access(&MemReq::new(pc, AccessKind::IFetch, self.id, t));
             // A hit is pipelined; only the cycles beyond it stall fetch.
             let avail = self.mem_cycles(done).saturating_sub(self.l1.l1i);
             if avail > self.fetch_cycle {
@@ -480,7 +501,7 @@ impl Core {
             _ => {}
         }
         // The cycle a store's translation is ready: its line is fetched for ownership from then.
-        let mut store_at = 0;
+        let (mut store_at, mut store_pa) = (0, 0);
         let (issue, complete) = match class {
             InstClass::IntAlu | InstClass::Fence | InstClass::System => {
                 let i = self.take_slot(ready, FU_ALU);
@@ -531,7 +552,7 @@ impl Core {
             InstClass::Load => {
                 let i = self.take_slot(ready, FU_LOAD);
                 self.stats.loads += 1;
-                let c = self.load(inst, i, mem);
+                let c = self.load(inst, i, mem, tables);
                 self.stats.load_latency_sum += c - i;
                 (i, c)
             }
@@ -539,8 +560,8 @@ impl Core {
                 // A read-modify-write at L1D, after older stores have drained (ordered like a locked op).
                 let i = self.take_slot(ready.max(self.last_store_release), FU_LOAD);
                 self.stats.atomics += 1;
-                let at = self.translate(Side::Data, inst.mem_addr, i, mem);
-                let mut req = MemReq::new(inst.mem_addr, AccessKind::Write, self.id, self.clock.tick(at));
+                let (at, pa) = self.translate(Side::Data, inst.mem_addr, i, mem, tables);
+                let mut req = MemReq::new(pa, AccessKind::Write, self.id, self.clock.tick(at));
                 req.non_temporal = inst.non_temporal;
                 let c = self.mem_cycles(mem.access(&req)).max(at + 1);
                 (i, c)
@@ -551,7 +572,7 @@ impl Core {
                 } else {
                     self.take_slot(ready, FU_STORE)
                 };
-                store_at = self.translate(Side::Data, inst.mem_addr, i, mem);
+                (store_at, store_pa) = self.translate(Side::Data, inst.mem_addr, i, mem, tables);
                 (i, store_at + 1)
             }
             InstClass::Prefetch => {
@@ -562,8 +583,8 @@ impl Core {
                     _ => AccessKind::Prefetch,
                 };
                 let side = if kind == AccessKind::IFetch { Side::Inst } else { Side::Data };
-                let at = self.translate(side, inst.mem_addr, i, mem);
-                let mut req = MemReq::new(inst.mem_addr, kind, self.id, self.clock.tick(at));
+                let (at, pa) = self.translate(side, inst.mem_addr, i, mem, tables);
+                let mut req = MemReq::new(pa, kind, self.id, self.clock.tick(at));
                 req.non_temporal = inst.non_temporal;
                 mem.access(&req); // holds an MSHR until its fill; nobody waits for it
                 (i, i + 1)
@@ -628,7 +649,7 @@ impl Core {
         if is_store {
             self.stats.stores += 1;
             // Fetch the line for ownership at issue; the store leaves the store buffer, in order, after commit.
-            let mut req = MemReq::new(inst.mem_addr, AccessKind::Write, self.id, self.clock.tick(store_at));
+            let mut req = MemReq::new(store_pa, AccessKind::Write, self.id, self.clock.tick(store_at));
             req.non_temporal = inst.non_temporal;
             let owned = self.mem_cycles(mem.access(&req));
             let release = c.max(owned).max(self.last_store_release);
@@ -661,8 +682,8 @@ impl Core {
     /// forward only to a load fully contained in one store; a blocked load waits for the store to be written to
     /// the cache).
     #[inline]
-    fn load<M: MemPort + ?Sized>(&mut self, inst: &InstInfo, i: u64, mem: &mut M) -> u64 {
-        let i = self.translate(Side::Data, inst.mem_addr, i, mem);
+    fn load<M: MemPort + ?Sized, T: PageTables>(&mut self, inst: &InstInfo, i: u64, mem: &mut M, tables: &mut T) -> u64 {
+        let (i, pa) = self.translate(Side::Data, inst.mem_addr, i, mem, tables);
         let (start, end) = (inst.mem_addr, inst.mem_addr + inst.mem_size.max(1) as u64);
         // Search the SQ youngest first (only if the filter says a store to one of the load's words may be
         // undrained).
@@ -682,7 +703,7 @@ impl Core {
             }
         }
         mem.set_pc(self.id, inst.pc);
-        let mut req = MemReq::new(inst.mem_addr, AccessKind::Read, self.id, self.clock.tick(i));
+        let mut req = MemReq::new(pa, AccessKind::Read, self.id, self.clock.tick(i));
         req.non_temporal = inst.non_temporal;
         req.class = ReqClass::Core;
         self.mem_cycles(mem.access(&req)).max(i + 1)

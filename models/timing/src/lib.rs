@@ -28,6 +28,7 @@ pub mod stacked;
 pub mod synth;
 pub mod system;
 pub mod tlb;
+pub mod tlb_guest;
 
 /// Simulated time in picoseconds.
 pub type Tick = u64;

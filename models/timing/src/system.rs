@@ -178,6 +178,19 @@ impl TimingSystem {
         self.cores[hart].step(info, &mut self.mem)
     }
 
+    /// `on_inst` in FS mode: the core translates over the guest's page tables (`tlb_guest`).
+    #[inline]
+    pub fn on_inst_over<T: crate::tlb_guest::PageTables>(&mut self, hart: usize, info: &InstInfo, tables: &mut T) -> InstTiming {
+        self.cores[hart].step_over(info, &mut self.mem, tables)
+    }
+
+    /// The guest flushed `hart`'s translations (sfence.vma, a remote fence): its TLBs and PSCs forget them.
+    pub fn flush_translations(&mut self, hart: usize) {
+        if let Some(m) = self.cores[hart].mmu_mut() {
+            m.flush_all();
+        }
+    }
+
     /// Simulated time `hart` has reached (ps): the engine can advance the hart that is furthest behind.
     pub fn hart_time(&self, hart: usize) -> Tick {
         self.cores[hart].now()

@@ -48,6 +48,9 @@ pub struct TlbArray {
     assoc: usize,
     keys: Vec<u64>,
     stamps: Vec<u64>,
+    /// The frame (physical page number) each entry maps to: FS mode's translations (`tlb_guest`); SE mode maps
+    /// one to one and does not read them.
+    frames: Vec<u64>,
     clock: u64,
     pub stats: TlbStats,
 }
@@ -57,7 +60,8 @@ impl TlbArray {
         let assoc = p.assoc.max(1) as usize;
         let sets = p.entries / assoc as u64;
         let n = (sets as usize) * assoc;
-        TlbArray { sets, assoc, keys: vec![EMPTY; n], stamps: vec![0; n], clock: 0, stats: TlbStats::default() }
+        let (keys, stamps, frames) = (vec![EMPTY; n], vec![0; n], vec![0; n]);
+        TlbArray { sets, assoc, keys, stamps, frames, clock: 0, stats: TlbStats::default() }
     }
 
     /// Holds no entries (this TLB does not take this page size).
@@ -73,8 +77,19 @@ impl TlbArray {
     /// Look `page` of `asid` up; a hit becomes most recently used.
     #[inline]
     pub fn lookup(&mut self, page: u64, asid: u16) -> bool {
+        self.find(page, asid).is_some()
+    }
+
+    /// Look `page` of `asid` up: the frame it maps to on a hit (which becomes most recently used).
+    #[inline]
+    pub fn lookup_frame(&mut self, page: u64, asid: u16) -> Option<u64> {
+        self.find(page, asid).map(|w| self.frames[w])
+    }
+
+    #[inline]
+    fn find(&mut self, page: u64, asid: u16) -> Option<usize> {
         if self.sets == 0 {
-            return false;
+            return None;
         }
         let key = page << 16 | asid as u64;
         let base = self.set_base(page);
@@ -82,16 +97,27 @@ impl TlbArray {
             if self.keys[w] == key {
                 self.clock += 1;
                 self.stamps[w] = self.clock;
-                return true;
+                return Some(w);
             }
         }
-        false
+        None
+    }
+
+    /// Install `page` of `asid`, mapping `frame`, in its set's least recently used (or empty) way.
+    pub fn insert_frame(&mut self, page: u64, asid: u16, frame: u64) {
+        if let Some(w) = self.insert_way(page, asid) {
+            self.frames[w] = frame;
+        }
     }
 
     /// Install `page` of `asid` in its set's least recently used (or empty) way.
     pub fn insert(&mut self, page: u64, asid: u16) {
+        self.insert_way(page, asid);
+    }
+
+    fn insert_way(&mut self, page: u64, asid: u16) -> Option<usize> {
         if self.sets == 0 {
-            return;
+            return None;
         }
         let key = page << 16 | asid as u64;
         let base = self.set_base(page);
@@ -101,6 +127,7 @@ impl TlbArray {
         self.clock += 1;
         self.keys[way] = key;
         self.stamps[way] = self.clock;
+        Some(way)
     }
 
     /// Drop every entry for which `drop(page, asid)` holds.
@@ -224,19 +251,21 @@ pub struct WalkStats {
 /// One core's TLBs, PSCs and page walker.
 #[derive(Debug, Clone)]
 pub struct Mmu {
-    levels: u32,
+    pub(crate) levels: u32,
     /// [4 KB, 2 MB] arrays of each TLB.
     itlb: [TlbArray; 2],
     dtlb: [TlbArray; 2],
-    stlb: [TlbArray; 2],
+    pub(crate) stlb: [TlbArray; 2],
     /// psc[k] caches entries of level k + 2 (the levels above the leaf).
     psc: Vec<Psc>,
-    stlb_cycles: u64,
+    pub(crate) stlb_cycles: u64,
     table_base: u64,
     pub pages: PageMap,
-    asid: u16,
+    pub(crate) asid: u16,
     /// The 4 KB page (with the ASID) and the size index of the last L1 hit per side: a repeat costs no lookup.
-    last: [(u64, usize); 2],
+    pub(crate) last: [(u64, usize); 2],
+    /// FS mode: the physical 4 KB page of `last` per side (`tlb_guest`).
+    pub(crate) last_frame: [u64; 2],
     /// [side][size]
     pub walks: [[WalkStats; 2]; 2],
     pub psc_hits: u64,
@@ -257,6 +286,7 @@ impl Mmu {
             pages: PageMap::from_params(p),
             asid: 0,
             last: [(EMPTY, 0); 2],
+            last_frame: [0; 2],
             walks: Default::default(),
             psc_hits: 0,
         }
@@ -270,10 +300,7 @@ impl Mmu {
 
     /// The address of the level-`level` entry (1 = leaf of a 4 KB page) that maps `va`.
     pub fn pte_addr(&self, level: u32, va: u64) -> u64 {
-        let va = va & VA_MASK;
-        let table = va >> (12 + 9 * level);
-        let index = (va >> (12 + 9 * (level - 1))) & 511;
-        self.table_base - level as u64 * LEVEL_REGION + table * 4096 + index * 8
+        table_entry(self.table_base, level, va)
     }
 
     /// The table pages of `level` that map [start, start + len): the range to place on the socket that holds the
@@ -337,7 +364,7 @@ impl Mmu {
         self.translate_slow(side, va, memo, cycle, read)
     }
 
-    fn l1(&mut self, side: Side) -> &mut [TlbArray; 2] {
+    pub(crate) fn l1(&mut self, side: Side) -> &mut [TlbArray; 2] {
         match side {
             Side::Inst => &mut self.itlb,
             Side::Data => &mut self.dtlb,
@@ -373,7 +400,9 @@ impl Mmu {
             h
         };
         if !stlb_hit {
-            let (done, reads) = self.walk(va, size, ready, read);
+            let leaf = 1 + size as u32;
+            let base = self.table_base;
+            let (done, reads) = self.walk(va, leaf, self.levels, ready, |level| table_entry(base, level, va), read);
             let w = &mut self.walks[side as usize][size];
             w.walks += 1;
             w.cycles += done - ready;
@@ -389,14 +418,24 @@ impl Mmu {
         ready
     }
 
-    /// Walk the table for `va` (page size index `size`) from cycle `cycle`: the cycle the leaf entry arrives and
-    /// the entries read.
-    fn walk(&mut self, va: u64, size: usize, cycle: u64, mut read: impl FnMut(u64, u64) -> u64) -> (u64, u64) {
-        let leaf = 1 + size as u32;
+    /// Walk the table for `va` from level `top` (the root) down to level `leaf` (1: a 4 KB page's entry) from
+    /// cycle `cycle`, reading the level-`l` entry at `addr_of(l)`: the cycle the leaf entry arrives and the entries
+    /// read. A PSC entry is tagged with the ASID (FS mode's address spaces share the PSCs).
+    pub(crate) fn walk(
+        &mut self,
+        va: u64,
+        leaf: u32,
+        top: u32,
+        cycle: u64,
+        addr_of: impl Fn(u32) -> u64,
+        mut read: impl FnMut(u64, u64) -> u64,
+    ) -> (u64, u64) {
+        let asid = self.asid as u64;
+        let key = move |level: u32| (va >> (12 + 9 * (level - 1))) << 16 | asid;
         // The deepest level whose entry (pointing to a table) a PSC holds: the walk reads only below it.
-        let mut start = self.levels;
-        for level in leaf + 1..=self.levels {
-            if self.psc[level as usize - 2].lookup(va >> (12 + 9 * (level - 1))) {
+        let mut start = top;
+        for level in leaf + 1..=top {
+            if self.psc[level as usize - 2].lookup(key(level)) {
                 self.psc_hits += 1;
                 start = level - 1;
                 break;
@@ -404,9 +443,10 @@ impl Mmu {
         }
         let mut t = cycle;
         for level in (leaf..=start).rev() {
-            t = read(self.pte_addr(level, va), t);
+            t = read(addr_of(level), t);
             if level > leaf {
-                self.psc[level as usize - 2].insert(va >> (12 + 9 * (level - 1)));
+                let k = key(level);
+                self.psc[level as usize - 2].insert(k);
             }
         }
         (t, (start + 1 - leaf) as u64)
@@ -461,6 +501,14 @@ impl Mmu {
         let mmu = prefix.to_owned() + &kvsim_params::paths::mmu();
         out.add(&mmu, "psc_hits", self.psc_hits as f64, "walks shortened by a paging-structure cache hit");
     }
+}
+
+/// SE mode's table: the address of the level-`level` entry that maps `va`, below `table_base`.
+fn table_entry(table_base: u64, level: u32, va: u64) -> u64 {
+    let va = va & VA_MASK;
+    let table = va >> (12 + 9 * level);
+    let index = (va >> (12 + 9 * (level - 1))) & 511;
+    table_base - level as u64 * LEVEL_REGION + table * 4096 + index * 8
 }
 
 /// A page-table read as a core's load through `mem` (the walk's reads go through the L1D, as Intel's page walker

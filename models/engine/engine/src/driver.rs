@@ -84,6 +84,19 @@ impl ExecHook for TimingHook {
         }
     }
     #[inline]
+    fn on_inst_fs(&mut self, hart: usize, info: &InstInfo, tables: &mut kvsim_isa::memory::Memory) {
+        match self.sampler.as_deref_mut() {
+            None => {
+                self.sys.on_inst_over(hart, info, tables);
+            }
+            // FS mode refuses sampling (models/system.py); a sampler translates as SE mode does.
+            Some(s) => s.on_inst(&mut self.sys, hart, info),
+        }
+    }
+    fn flush_translations(&mut self, hart: usize) {
+        self.sys.flush_translations(hart);
+    }
+    #[inline]
     fn time_ps(&self, hart: usize) -> Option<u64> {
         Some(self.offset + self.sys.hart_time(hart))
     }

@@ -66,14 +66,17 @@ impl<H: ExecHook> ExecHook for Profiler<H> {
         if H::ACTIVE {
             self.inner.on_inst(hart, info);
         }
-        if self.on {
-            let t = self.inner.time_ps(hart).unwrap_or(0);
-            let d = t.saturating_sub(self.last[hart]);
-            self.last[hart] = t;
-            let e = self.by_pc.entry(info.pc).or_default();
-            e.0 += 1;
-            e.1 += d;
+        self.count(hart, info);
+    }
+    #[inline]
+    fn on_inst_fs(&mut self, hart: usize, info: &InstInfo, tables: &mut kvsim_isa::memory::Memory) {
+        if H::ACTIVE {
+            self.inner.on_inst_fs(hart, info, tables);
         }
+        self.count(hart, info);
+    }
+    fn flush_translations(&mut self, hart: usize) {
+        self.inner.flush_translations(hart);
     }
     #[inline]
     fn time_ps(&self, hart: usize) -> Option<u64> {
@@ -98,5 +101,20 @@ impl<H: ExecHook> ExecHook for Profiler<H> {
     }
     fn huge_mapped(&mut self, start: u64, len: u64) {
         self.inner.huge_mapped(start, len);
+    }
+}
+
+impl<H: ExecHook> Profiler<H> {
+    /// Count `info`'s instruction and the time since the hart's last one against its PC.
+    #[inline]
+    fn count(&mut self, hart: usize, info: &InstInfo) {
+        if self.on {
+            let t = self.inner.time_ps(hart).unwrap_or(0);
+            let d = t.saturating_sub(self.last[hart]);
+            self.last[hart] = t;
+            let e = self.by_pc.entry(info.pc).or_default();
+            e.0 += 1;
+            e.1 += d;
+        }
     }
 }

@@ -197,7 +197,12 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
             _ => PrefetchKind::Read,
         },
     };
-    (*(*c).hook).on_inst(h.id, &info);
+    let m = mem(c);
+    if m.full_system() {
+        (*(*c).hook).on_inst_fs(h.id, &info, m);
+    } else {
+        (*(*c).hook).on_inst(h.id, &info);
+    }
     if (*c).deadline != crate::exec::NO_DEADLINE && !(*c).cut {
         if let Some(t) = (*(*c).hook).time_ps(h.id) {
             if t >= (*c).deadline {

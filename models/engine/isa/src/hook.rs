@@ -15,6 +15,14 @@ use crate::trap::Trap;
 pub trait ExecHook {
     const ACTIVE: bool;
     fn on_inst(&mut self, hart: usize, info: &InstInfo);
+    /// FS mode: `on_inst` with the guest's memory, whose page tables a timing model translates over (its TLBs
+    /// and walks, `kvsim_timing::tlb_guest`); without one, `on_inst`.
+    #[inline(always)]
+    fn on_inst_fs(&mut self, hart: usize, info: &InstInfo, _tables: &mut crate::memory::Memory) {
+        self.on_inst(hart, info);
+    }
+    /// FS mode: the guest flushed `hart`'s translations (sfence.vma, a remote fence).
+    fn flush_translations(&mut self, _hart: usize) {}
     /// The simulated time `hart` has reached (ps), when this hook keeps time; the scheduler then runs the hart
     /// furthest behind, and clock_gettime/rdtime read it.
     #[inline(always)]

@@ -412,3 +412,39 @@ impl Memory {
 #[cfg(test)]
 #[path = "sv39_tests.rs"]
 mod tests;
+
+/// The guest's tables as a timing model's MMU reads them (`kvsim_timing::tlb_guest`): the current context's
+/// translation, walked without the functional walk's side effects (no A/D update, no counts): the executor's own
+/// walk did those when the instruction ran.
+impl kvsim_timing::tlb_guest::PageTables for Memory {
+    fn asid(&self, side: kvsim_timing::tlb::Side) -> Option<u16> {
+        let ctx = self.xlate.as_ref()?.ctx;
+        let prv = match side {
+            kvsim_timing::tlb::Side::Inst => ctx.fetch_prv,
+            kvsim_timing::tlb::Side::Data => ctx.data_prv,
+        };
+        (prv != PRV_M && ctx.satp != 0).then_some((ctx.satp >> 44) as u16)
+    }
+
+    fn walk(&mut self, _side: kvsim_timing::tlb::Side, va: u64, ptes: &mut [u64; 3]) -> Option<(usize, u64)> {
+        let ctx = self.xlate.as_ref()?.ctx;
+        let mut table = (ctx.satp & ((1 << 44) - 1)) << PAGE_SHIFT;
+        for (n, level) in (0..3u32).rev().enumerate() {
+            let pte_addr = table + ((va >> (PAGE_SHIFT + 9 * level)) & 0x1ff) * 8;
+            ptes[n] = pte_addr;
+            let p = *self.pages.get(&(pte_addr >> PAGE_SHIFT))?;
+            // SAFETY: p is a live page of `pages`; PTE addresses are 8-byte aligned inside it.
+            let pte = unsafe { read_n::<8>((*p).data.as_ptr().add((pte_addr & (PAGE_SIZE - 1)) as usize)) };
+            if pte & PTE_V == 0 {
+                return None;
+            }
+            let ppn = (pte & PPN_MASK) >> 10;
+            if pte & (PTE_R | PTE_X) != 0 {
+                let page_mask = (1u64 << (PAGE_SHIFT + 9 * level)) - 1;
+                return Some((n + 1, ((ppn << PAGE_SHIFT) & !page_mask) | (va & page_mask)));
+            }
+            table = ppn << PAGE_SHIFT;
+        }
+        None
+    }
+}

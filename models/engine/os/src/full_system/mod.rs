@@ -127,6 +127,9 @@ pub struct Machine {
     /// When the device last wrote a received frame into the guest's memory (ps): the first instruction boundary
     /// (of the hart furthest behind) at or after the frame's arrival, or the moment a sleeping hart wakes to it.
     pub last_rx_ps: Option<u64>,
+    /// Harts a remote fence (SBI RFENCE) asked to flush their translations: the timing model's TLBs are flushed
+    /// before the hart runs again.
+    pub(crate) tlb_flush_pending: Vec<bool>,
 }
 
 /// One hart's work at one privilege level: its instructions (of which loads and stores) and the simulated time
@@ -266,6 +269,7 @@ impl Machine {
             net_out: Vec::new(),
             stop_on_tx: false,
             last_rx_ps: None,
+            tlb_flush_pending: vec![false; n_harts],
         })
     }
 
@@ -498,6 +502,10 @@ impl Machine {
             self.harts[h].timed_ps = hook.time_ps(h);
             self.by_level[h][level_index(self.prv[h].prv)].ps += self.harts[h].time_ps().saturating_sub(before);
         }
+        if std::mem::take(&mut self.tlb_flush_pending[h]) {
+            // A remote fence (SBI) reached this hart: its core's TLBs forget their translations too.
+            hook.flush_translations(h);
+        }
         self.update_lines(h);
         if let Some(i) = self.prv[h].pending_interrupt() {
             self.trap(h, cause::INTERRUPT | i as u64, 0);
@@ -701,6 +709,7 @@ impl Machine {
         hart.cnt.insts += 1;
         self.system_insts += 1;
         if H::ACTIVE && hart.timed_ps.is_some() {
+            // Fetched in the context it ran in (an xret's fetch, before the level changes below).
             // A system instruction serialises the core: it issues once every older instruction has committed.
             let info = InstInfo {
                 pc,
@@ -711,13 +720,16 @@ impl Machine {
                 next_pc: next,
                 ..Default::default()
             };
-            hook.on_inst(h, &info);
-            hart.timed_ps = hook.time_ps(h);
+            hook.on_inst_fs(h, &info, &mut self.mem);
+            self.harts[h].timed_ps = hook.time_ps(h);
         }
         match effect {
             Effect::None => {}
             Effect::Context => self.mem.set_context(self.prv[h].xlate_context()),
-            Effect::Fence => self.mem.flush_translations(),
+            Effect::Fence => {
+                self.mem.flush_translations();
+                hook.flush_translations(h);
+            }
             Effect::Wait => {
                 if !self.prv[h].wakeup_pending() {
                     self.run_state[h] = HartRun::Asleep;

@@ -81,9 +81,13 @@ impl Machine {
                 None => (err::INVALID_PARAM, 0),
             },
             eid::RFENCE if fid <= 6 => match self.hart_mask(a0, a1) {
-                Some(_) => {
-                    // One shared set of translation caches: a fence anywhere flushes it for every hart.
+                Some(targets) => {
+                    // One shared set of translation caches: a fence anywhere flushes it for every hart. The harts
+                    // named flush their cores' TLBs (in detailed mode) before they run again.
                     self.mem.flush_translations();
+                    for t in targets {
+                        self.tlb_flush_pending[t] = true;
+                    }
                     if fid == 0 {
                         self.mem.flush_code();
                     }
