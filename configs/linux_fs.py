@@ -15,6 +15,7 @@ stack's core, caches and memory; `--arg window=1` is the thesis's one outstandin
 from models import System
 from models.client import Client
 from models.full_system import DEFAULT_BOOTARGS, FullSystem
+from models.tlb import Mmu, Tlb
 
 from . import ROOT, mercury
 
@@ -53,6 +54,24 @@ def use_platform(s: System, platform: str, latency: str, flash_read: str, core_c
     s.technology = mercury.technology(kind)
 
 
+def guest_mmu(platform: str) -> Mmu:
+    """The core's TLBs over the guest's Sv39 tables (detailed FS mode walks them through the caches). The A7's and
+    A15's from ARM's technical reference manuals (Cortex-A7 MPCore: 10-entry instruction and data micro-TLBs, fully
+    associative, and a 256-entry 2-way main TLB; Cortex-A15 MPCore: a 32-entry instruction and 32-entry data L1 TLB,
+    fully associative, and a 512-entry 4-way L2 TLB; the A15's separate load and store L1 TLBs are one here). Their
+    TLBs hold every page size; here each L1 array is given for 4 KB and 2 MB pages alike. Without a platform, the
+    declared defaults (Ivy Bridge's). The main TLB's lookup (stlb_latency) and the walk caches keep the declared
+    defaults (assumed)."""
+    if platform == "mercury-a7" or platform == "iridium-a7":
+        micro, main = Tlb(entries=10, assoc=10), Tlb(entries=256, assoc=2)
+        return Mmu(enabled=True, levels=3, itlb_4k=micro, itlb_2m=micro, dtlb_4k=micro, dtlb_2m=micro,
+                   stlb_4k=main, stlb_2m=main)
+    if platform:
+        l1, l2 = Tlb(entries=32, assoc=32), Tlb(entries=512, assoc=4)
+        return Mmu(enabled=True, levels=3, itlb_4k=l1, itlb_2m=l1, dtlb_4k=l1, dtlb_2m=l1, stlb_4k=l2, stlb_2m=l2)
+    return Mmu(enabled=True, levels=3)
+
+
 def system(harts: int = 1, detailed: bool = False, client: bool = False, items: int = 1024,
            requests: int = 1000, transport: str = "udp", platform: str = "", latency: str = "10ns",
            flash_read: str = "20us", window: int = 32, value_size: int = 0, core_clock: str = "") -> System:
@@ -72,4 +91,5 @@ def system(harts: int = 1, detailed: bool = False, client: bool = False, items: 
                       window=window, value_size=value_size),
     )
     use_platform(s, platform, latency, flash_read, core_clock)
+    s.core.mmu = guest_mmu(platform)
     return s
