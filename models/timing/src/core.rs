@@ -682,7 +682,13 @@ impl Core {
     /// forward only to a load fully contained in one store; a blocked load waits for the store to be written to
     /// the cache).
     #[inline]
-    fn load<M: MemPort + ?Sized, T: PageTables>(&mut self, inst: &InstInfo, i: u64, mem: &mut M, tables: &mut T) -> u64 {
+    fn load<M: MemPort + ?Sized, T: PageTables>(
+        &mut self,
+        inst: &InstInfo,
+        i: u64,
+        mem: &mut M,
+        tables: &mut T,
+    ) -> u64 {
         let (i, pa) = self.translate(Side::Data, inst.mem_addr, i, mem, tables);
         let (start, end) = (inst.mem_addr, inst.mem_addr + inst.mem_size.max(1) as u64);
         // Search the SQ youngest first (only if the filter says a store to one of the load's words may be

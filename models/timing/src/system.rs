@@ -180,7 +180,12 @@ impl TimingSystem {
 
     /// `on_inst` in FS mode: the core translates over the guest's page tables (`tlb_guest`).
     #[inline]
-    pub fn on_inst_over<T: crate::tlb_guest::PageTables>(&mut self, hart: usize, info: &InstInfo, tables: &mut T) -> InstTiming {
+    pub fn on_inst_over<T: crate::tlb_guest::PageTables>(
+        &mut self,
+        hart: usize,
+        info: &InstInfo,
+        tables: &mut T,
+    ) -> InstTiming {
         self.cores[hart].step_over(info, &mut self.mem, tables)
     }
 

@@ -152,3 +152,26 @@ fn se_memory_never_translates() {
     assert_eq!(m.xlate_stats(), XlateStats::default());
     assert!(m.last_walk().is_empty());
 }
+
+#[test]
+fn the_timing_models_view_of_the_tables_is_the_walk_without_its_side_effects() {
+    use kvsim_timing::tlb::Side;
+    use kvsim_timing::tlb_guest::PageTables;
+    let mut m = machine(PTE_V | PTE_R | PTE_W);
+    let asid_satp = sv39(ROOT) | (7 << 44);
+    m.set_context(XlateContext { satp: asid_satp, fetch_prv: PRV_S, data_prv: PRV_S, sum: false, mxr: false });
+    assert_eq!(m.asid(Side::Data), Some(7));
+    let mut ptes = [0; 3];
+    assert_eq!(PageTables::walk(&mut m, Side::Data, VA + 0x18, &mut ptes), Some((3, DATA + 0x18)));
+    assert_eq!(ptes, [ROOT + 0x100 * 8, L1 + 3 * 8, L0 + 5 * 8], "the functional walk's entries, root first");
+    assert_eq!(read_pte(&mut m, L0 + 40) & PTE_A, 0, "no A bit set: the executor's walk sets it");
+    assert_eq!(m.xlate_stats().walks, 0, "and no walk counted");
+    assert_eq!(
+        PageTables::walk(&mut m, Side::Data, DRAM + 0x12_3456, &mut ptes),
+        Some((1, DRAM + 0x12_3456)),
+        "a gigapage"
+    );
+    assert_eq!(PageTables::walk(&mut m, Side::Data, VA + (1 << 21), &mut ptes), None, "not mapped");
+    m.set_context(XlateContext { satp: asid_satp, fetch_prv: PRV_M, data_prv: PRV_M, sum: false, mxr: false });
+    assert_eq!(m.asid(Side::Inst), None, "M mode is not translated");
+}

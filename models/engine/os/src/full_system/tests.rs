@@ -355,3 +355,73 @@ fn hsm_starts_a_second_hart_at_the_callers_time_and_it_stops_itself() {
     assert_eq!(m.harts[1].cnt.insts, 2 + 4, "two instructions and the hart_stop call");
     assert!(m.harts[1].idle_ps > 0, "hart 1 started at hart 0's time, not at zero");
 }
+
+/// A timing model with a real MMU over the guest's tables (`kvsim_timing::tlb_guest`): 10 ps an instruction, a
+/// page-table read 100 ps; it records the entries read and the physical addresses of the loads.
+struct MmuHook {
+    mmu: kvsim_timing::tlb::Mmu,
+    now: u64,
+    reads: Vec<u64>,
+    loads: Vec<u64>,
+}
+
+impl ExecHook for MmuHook {
+    const ACTIVE: bool = true;
+    fn on_inst(&mut self, _hart: usize, _info: &InstInfo) {
+        self.now += 10;
+    }
+    fn on_inst_fs(&mut self, _hart: usize, info: &InstInfo, tables: &mut kvsim_isa::memory::Memory) {
+        self.now += 10;
+        if info.class == InstClass::Load {
+            let reads = &mut self.reads;
+            let side = kvsim_timing::tlb::Side::Data;
+            let (ready, pa) = self.mmu.translate_guest(side, info.mem_addr, self.now, tables, |addr, t| {
+                reads.push(addr);
+                t + 100
+            });
+            self.now = ready;
+            self.loads.push(pa);
+        }
+    }
+    fn time_ps(&self, _hart: usize) -> Option<u64> {
+        Some(self.now)
+    }
+}
+
+#[test]
+fn in_detailed_mode_a_loads_tlb_miss_walks_the_guests_table_at_its_physical_addresses_and_costs_its_reads() {
+    // S mode with Sv39 on: the code runs in an identity gigapage, the data page at VA maps to DATA through three
+    // levels. The first load misses the TLB and walks (three reads, root first); the second hits.
+    const ROOT: u64 = 0x8100_0000;
+    const L1: u64 = ROOT + 0x1000;
+    const L0: u64 = ROOT + 0x2000;
+    const DATA: u64 = 0x8120_0000;
+    const VA: u64 = 0x4000_5000; // vpn2 1, vpn1 0, vpn0 5
+    let pte = |pa: u64, flags: u64| (pa >> 12) << 10 | flags;
+    let mut p = li32(5, VA as u32).to_vec();
+    p.push(i(0, 5, 3, 6, 0x03)); // ld t1, 0(t0)
+    p.push(i(8, 5, 3, 7, 0x03)); // ld t2, 8(t0)
+    p.extend([addi(A0, 0, 0), addi(A1, 0, 0)]);
+    p.extend(sbi(eid::SRST, 0));
+    let mut m = supervisor(&p, FsConfig::default());
+    for (at, v) in [
+        (ROOT + 2 * 8, pte(0x8000_0000, 0xcf)), // the identity gigapage of DRAM: V R W X A D
+        (ROOT + 8, pte(L1, 1)),
+        (L1, pte(L0, 1)),
+        (L0 + 5 * 8, pte(DATA, 0xc7)), // V R W A D
+        (DATA, 0x1111),
+        (DATA + 8, 0x2222),
+    ] {
+        m.mem.write_bytes(0, at, &u64::to_le_bytes(v)).unwrap();
+    }
+    m.prv[0].satp = (8 << 60) | (3 << 44) | (ROOT >> 12); // Sv39, ASID 3
+    m.harts[0].timed_ps = Some(0);
+    let params = kvsim_params::Mmu { enabled: true, levels: 3, pwc_entries: 0, ..Default::default() };
+    let mut hook = MmuHook { mmu: kvsim_timing::tlb::Mmu::new(&params), now: 0, reads: vec![], loads: vec![] };
+    assert_eq!(m.run_hooked(1000, &mut hook), Ok(End::PowerOff { code: 0 }));
+    assert_eq!((m.harts[0].x[6], m.harts[0].x[7]), (0x1111, 0x2222), "the loads read DATA");
+    assert_eq!(hook.reads, [ROOT + 8, L1, L0 + 5 * 8], "one walk: the guest's entries, root first");
+    assert_eq!(hook.loads, [DATA, DATA + 8], "the caches see the physical addresses");
+    // Every instruction 10 ps, the walk the STLB's 7 cycles (1 ps each here) and three reads of 100.
+    assert_eq!(hook.now, 10 * m.total_insts() + 7 + 3 * 100);
+}
