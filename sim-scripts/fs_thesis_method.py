@@ -14,7 +14,7 @@ Reduced, and said so in the output: values of 64 B to 1 KiB doubling (the client
 bytes of value; the thesis went to 1 MB), --requests measured GETs per point after 100 warm-up GETs, 1,024 items
 (they fit every L2, so Iridium's flash is seen only on cache misses of the kernel and server).
 
-    sim-scripts/fs_thesis_method.py [--sizes 64,256,1024] [--requests 300]
+    sim-scripts/fs_thesis_method.py [--sizes 64,128,256,512,1024] [--requests 300]
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def system(platform: str, clock: str, latency: str, flash: str, size: int, reque
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="64,256,1024")
+    ap.add_argument("--sizes", default="64,128,256,512,1024")
     ap.add_argument("--requests", type=int, default=300)
     ap.add_argument("--out", default=str(ROOT / "results" / "fs" / "thesis_method.md"))
     args = ap.parse_args()
