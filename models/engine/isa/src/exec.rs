@@ -5,7 +5,7 @@
 //! A block runs as a chain of handlers, one per operation, each jumping to the next instruction's (`handlers`);
 //! this loop goes from block to block, checks the budget once per block and follows the blocks' links.
 
-pub use crate::hook::{mem_size, op_class, ExecHook, NoHook, Stop, Tracer};
+pub use crate::hook::{mem_size, op_class, ExecHook, NoHook, Stop, Tracer, NO_DEADLINE};
 
 use crate::blocks::{Block, Link, MAX_INSTS};
 use crate::decode::Decoded;
@@ -24,9 +24,6 @@ pub fn run<H: ExecHook, const TRACE: bool>(
 ) -> Stop {
     run_until::<H, TRACE>(h, mem, budget, NO_DEADLINE, hook, tracer)
 }
-
-/// No deadline (`run_until`).
-pub const NO_DEADLINE: u64 = u64::MAX;
 
 /// `run`, and with a timing hook (`ExecHook::time_ps`) stop also after the first instruction at which the hart's
 /// time reaches `deadline` (ps): FS mode's detailed runs stop there to take a timer interrupt or a device's event at

@@ -16,7 +16,7 @@ use kvsim_timing::inst::{InstClass, InstInfo, PrefetchKind};
 use crate::blocks::Block;
 use crate::decode::{Decoded, Op, FREG};
 use crate::hart::Hart;
-use crate::hook::{mem_size, op_class, ExecHook, Stop, Tracer};
+use crate::hook::{mem_size, op_class, ExecHook, Stop, Tracer, NO_DEADLINE};
 use crate::memory::Memory;
 use crate::trap::{Access, Trap};
 
@@ -47,7 +47,7 @@ pub(crate) struct Ctx<H> {
     /// The run's budget (instructions), and how many more blocks may follow from one another's links before the
     /// run returns to `exec::run` (which bounds the chain of calls where they are not jumps: a debug build).
     pub budget: u64,
-    /// The hart's time (ps, the hook's) after which the run stops (`exec::run_until`); `exec::NO_DEADLINE` for none.
+    /// The hart's time (ps, the hook's) after which the run stops (`exec::run_until`); `NO_DEADLINE` for none.
     pub deadline: u64,
     /// The hart's time reached the deadline: `budget` was cut to end after the instruction that reached it.
     pub cut: bool,
@@ -203,7 +203,7 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
     } else {
         (*(*c).hook).on_inst(h.id, &info);
     }
-    if (*c).deadline != crate::exec::NO_DEADLINE && !(*c).cut {
+    if (*c).deadline != NO_DEADLINE && !(*c).cut {
         if let Some(t) = (*(*c).hook).time_ps(h.id) {
             if t >= (*c).deadline {
                 // Stop after this instruction: the budget ends here (its exits see it), and `next` leaves the block.

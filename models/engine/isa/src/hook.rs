@@ -50,6 +50,9 @@ pub trait ExecHook {
     fn huge_mapped(&mut self, _start: u64, _len: u64) {}
 }
 
+/// No deadline (`exec::run_until`).
+pub const NO_DEADLINE: u64 = u64::MAX;
+
 /// Functional mode: no timing model.
 pub struct NoHook;
 impl ExecHook for NoHook {
