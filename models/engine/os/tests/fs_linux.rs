@@ -38,20 +38,7 @@ fn linux_boots_to_init_and_its_console_equals_qemus_but_for_the_firmwares_lines(
         assert!(ours.contains("reboot: Power down"), "{ours}");
 
         let dir = std::env::temp_dir().join(format!("kvsim-fs-linux-{}-{harts}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (dtb, k, rd) = (dir.join("kvsim.dtb"), dir.join("Image"), dir.join("initramfs.cpio"));
-        std::fs::write(&dtb, &m.dtb).unwrap();
-        std::fs::write(&k, &kernel).unwrap();
-        std::fs::write(&rd, &initramfs).unwrap();
-        let out = Command::new("timeout")
-            .args(["120", "qemu-system-riscv64", "-machine", "virt", "-nographic", "-m", "256M"])
-            .args(["-smp", &harts.to_string()])
-            .arg("-dtb")
-            .arg(&dtb)
-            .arg("-kernel")
-            .arg(&k)
-            .arg("-initrd")
-            .arg(&rd)
+        let out = qemu(&dir, &m, &kernel, &initramfs, 120, harts)
             .output()
             .expect("qemu-system-riscv64 (qemu-system-misc) runs");
         std::fs::remove_dir_all(&dir).ok();
@@ -60,6 +47,25 @@ fn linux_boots_to_init_and_its_console_equals_qemus_but_for_the_firmwares_lines(
         // interrupt ("hrtimer: interrupt took N ns"), a line of the host's load, not of the machine.
         assert_equal_but_firmware(&ours, &theirs, &format!("{harts} harts"));
     }
+}
+
+/// qemu-system-riscv64 on `m`'s device tree and the image, written into `dir`, under a timeout of `seconds`.
+fn qemu(dir: &PathBuf, m: &Machine, kernel: &[u8], initramfs: &[u8], seconds: u32, harts: usize) -> Command {
+    std::fs::create_dir_all(dir).unwrap();
+    let (dtb, k, rd) = (dir.join("kvsim.dtb"), dir.join("Image"), dir.join("initramfs.cpio"));
+    std::fs::write(&dtb, &m.dtb).unwrap();
+    std::fs::write(&k, kernel).unwrap();
+    std::fs::write(&rd, initramfs).unwrap();
+    let mut cmd = Command::new("timeout");
+    cmd.args([&seconds.to_string(), "qemu-system-riscv64", "-machine", "virt", "-nographic", "-m", "256M"])
+        .args(["-smp", &harts.to_string()])
+        .arg("-dtb")
+        .arg(dtb)
+        .arg("-kernel")
+        .arg(k)
+        .arg("-initrd")
+        .arg(rd);
+    cmd
 }
 
 /// The kernel's lines of the two consoles are equal but for the two the firmware changes.
@@ -97,21 +103,9 @@ fn with_virtio_net_on_both_the_console_to_the_serving_server_equals_qemus_but_fo
     }
     let ours = m.console();
     let dir = std::env::temp_dir().join(format!("kvsim-fs-linux-net-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (dtb, k, rd) = (dir.join("kvsim.dtb"), dir.join("Image"), dir.join("initramfs.cpio"));
-    std::fs::write(&dtb, &m.dtb).unwrap();
-    std::fs::write(&k, &kernel).unwrap();
-    std::fs::write(&rd, &initramfs).unwrap();
     // qemu's virtio-net on its first virtio-mmio transport (0x10001000, the one kvsim's tree names), with kvsim's
     // MAC; qemu's user-mode network behind it. Read its console until the server serves, then stop it.
-    let mut child = Command::new("timeout")
-        .args(["180", "qemu-system-riscv64", "-machine", "virt", "-nographic", "-m", "256M", "-smp", "1"])
-        .arg("-dtb")
-        .arg(&dtb)
-        .arg("-kernel")
-        .arg(&k)
-        .arg("-initrd")
-        .arg(&rd)
+    let mut child = qemu(&dir, &m, &kernel, &initramfs, 180, 1)
         .args(["-netdev", "user,id=n0", "-device"])
         .arg("virtio-net-device,netdev=n0,mac=02:00:00:00:00:02,bus=virtio-mmio-bus.0")
         .stdout(Stdio::piped())
