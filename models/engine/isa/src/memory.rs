@@ -18,26 +18,21 @@ pub use sv39::{Translation, XlateContext, XlateStats};
 
 #[path = "sv39.rs"]
 mod sv39;
-#[path = "window.rs"]
-mod window;
-use window::{Window, FAST_READ, FAST_WRITE};
 
-/// A resident page: where its bytes are (a heap block, a page of the window, or a record of a restored checkpoint's
-/// page file) and whether decoded instructions come from it.
-#[derive(Clone, Copy)]
-struct PageRef {
-    data: *mut u8,
+/// `repr(C)` so a checkpoint's page file can be mapped as an array of pages (`PAGE_RECORD` bytes each).
+#[repr(C, align(8))]
+struct Page {
+    data: [u8; PAGE_SIZE as usize],
     /// Some instruction of this page sits in the decoded-instruction cache: stores must invalidate it, so the
-    /// page is never entered in the write TLB (nor marked fast to write in the window).
+    /// page is never entered in the write TLB.
     has_code: bool,
 }
 
 /// Slots of a code page: one per 2-byte instruction position.
 pub const CODE_SLOTS: usize = (PAGE_SIZE / 2) as usize;
 pub type CodePage = [Decoded; CODE_SLOTS];
-/// Bytes of one page in a checkpoint's page file: its data, then 8 zero bytes (the first of them was a `has_code`
-/// flag, which the readers still check is 0; the format is unchanged).
-pub const PAGE_RECORD: usize = PAGE_SIZE as usize + 8;
+/// Bytes of one page in a checkpoint's page file: its data, then zeros (`has_code` false, padding).
+pub const PAGE_RECORD: usize = std::mem::size_of::<Page>();
 
 // 4096 entries (64 KiB a table): a 60-hart server's stacks, partitions and rings conflicted in 512, and every miss
 // is a page-map lookup (3.6% of a detailed target-socket run's host time).
@@ -103,18 +98,7 @@ impl Regions {
 }
 
 pub struct Memory {
-    /// The window's hot fields, copied out of `window` so the fast paths read them without an indirection: host
-    /// address of guest address 0, the permission byte of every guest page, and how many guest pages the fast paths
-    /// may look up (0 when there is no window or in full-system mode, where addresses are virtual).
-    win_base: *mut u8,
-    win_fast: *mut u8,
-    win_pages: u64,
-    /// `win_pages` while no LR reservation is live, else 0: a store must then take the slow path, which breaks
-    /// the reservations it hits (one compare on the fast path instead of two).
-    win_store_pages: u64,
-    /// SE mode's flat view of guest memory (window.rs); None if the host refused the mapping.
-    window: Option<Window>,
-    pages: PageMap<PageRef>,
+    pages: PageMap<*mut Page>,
     rtlb: Box<[TlbEntry]>,
     wtlb: Box<[TlbEntry]>,
     code: PageMap<*mut CodePage>,
@@ -167,7 +151,10 @@ const RESV_GRANULE: u64 = 8;
 impl Drop for Memory {
     fn drop(&mut self) {
         for (_, p) in std::mem::take(&mut self.pages) {
-            self.drop_page_data(p.data);
+            if !self.backed(p) {
+                // SAFETY: every other value of `pages` came from Box::into_raw and is removed from the map when freed.
+                unsafe { drop(Box::from_raw(p)) };
+            }
         }
         for (_, c) in self.code.drain() {
             // SAFETY: as above, for code pages (never freed elsewhere).
@@ -178,17 +165,7 @@ impl Drop for Memory {
 
 impl Memory {
     pub fn new(limit_bytes: u64, allow_misaligned: bool, harts: usize) -> Memory {
-        let mut window = Window::reserve();
-        let (win_base, win_fast, win_pages) = match window.as_mut() {
-            Some(w) => (w.base(), w.fast(), window::PAGES),
-            None => (std::ptr::null_mut(), std::ptr::null_mut(), 0),
-        };
         Memory {
-            win_base,
-            win_fast,
-            win_pages,
-            win_store_pages: win_pages,
-            window,
             pages: PageMap::default(),
             rtlb: vec![EMPTY; TLB_ENTRIES].into_boxed_slice(),
             wtlb: vec![EMPTY; TLB_ENTRIES].into_boxed_slice(),
@@ -210,10 +187,10 @@ impl Memory {
         }
     }
 
-    /// Does the page whose bytes are at `data` live in the mapped page file of a checkpoint?
-    fn backed(&self, data: *mut u8) -> bool {
+    /// Does page `p` live in the mapped page file of a checkpoint?
+    fn backed(&self, p: *mut Page) -> bool {
         self.backing.as_ref().is_some_and(|m| {
-            let (lo, a) = (m.as_ptr() as usize, data as usize);
+            let (lo, a) = (m.as_ptr() as usize, p as usize);
             a >= lo && a < lo + m.len()
         })
     }
@@ -228,7 +205,7 @@ impl Memory {
     /// The data of resident page `vpn`.
     pub fn page_data(&self, vpn: u64) -> Option<&[u8]> {
         // SAFETY: pages in the map are live.
-        self.pages.get(&vpn).map(|p| unsafe { std::slice::from_raw_parts(p.data, PAGE_SIZE as usize) })
+        self.pages.get(&vpn).map(|&p| unsafe { &(&(*p).data)[..] })
     }
 
     /// Replace every page by those of a checkpoint's page file: page `vpns[i]` is record i of `file` (mapped
@@ -237,20 +214,19 @@ impl Memory {
         if file.len() != vpns.len() * PAGE_RECORD {
             return Err(format!("the page file has {} bytes, not {} pages of {PAGE_RECORD}", file.len(), vpns.len()));
         }
+        if !(file.as_ptr() as usize).is_multiple_of(std::mem::align_of::<Page>()) {
+            return Err("the page file's mapping is not aligned".into());
+        }
         for vpn in self.page_numbers() {
             self.free_page(vpn);
         }
-        if let Some(w) = self.window.as_mut() {
-            w.release(0, window::PAGES);
-        }
         self.flush_code();
-        let base = file.as_ptr() as *mut u8;
+        let base = file.as_ptr() as *mut Page;
         for (i, &vpn) in vpns.iter().enumerate() {
-            // SAFETY: record i lies inside the mapping (length checked): its data, then the flag byte written as 0.
-            // Not read here: touching every page would fault the whole file in; the page file's checksums (checked
-            // in the background) cover it. These pages stay outside the window (their loads and stores take the
-            // TLB path).
-            self.pages.insert(vpn, PageRef { data: unsafe { base.add(i * PAGE_RECORD) }, has_code: false });
+            // SAFETY: record i lies inside the mapping (length checked). Page is repr(C): data, then `has_code`,
+            // written as 0 (false). Not read here: touching every page would fault the whole file in; the page
+            // file's checksums (checked in the background) cover it.
+            self.pages.insert(vpn, unsafe { base.add(i) });
         }
         self.resident = vpns.len() as u64;
         self.backing = Some(file);
@@ -292,7 +268,6 @@ impl Memory {
             } else {
                 self.prot.insert(vpn, prot);
             }
-            self.forget_fast(vpn, FAST_READ | FAST_WRITE);
             if old & PROT_EXEC != 0 && prot & PROT_EXEC == 0 && self.code.contains_key(&vpn) {
                 self.clear_code_page(vpn);
                 self.clear_last_slot(vpn.wrapping_sub(1));
@@ -307,7 +282,7 @@ impl Memory {
 
     /// The page holding `vpn`, allocated (zeroed) if it lies in a mapped region.
     #[cold]
-    fn page(&mut self, addr: u64, access: Access) -> Result<PageRef, Trap> {
+    fn page(&mut self, addr: u64, access: Access) -> Result<*mut Page, Trap> {
         let vpn = addr >> PAGE_SHIFT;
         if let Some(&p) = self.pages.get(&vpn) {
             return Ok(p);
@@ -318,13 +293,8 @@ impl Memory {
         if (self.resident + 1) * PAGE_SIZE > self.limit_bytes {
             return Err(Trap::Limit { page: vpn << PAGE_SHIFT, limit: self.limit_bytes });
         }
-        // SE mode: the page's place in the window (zero: never written, or given back when last freed).
-        let data = if vpn < self.win_pages {
-            self.win_base.wrapping_add((vpn << PAGE_SHIFT) as usize)
-        } else {
-            Box::into_raw(vec![0u8; PAGE_SIZE as usize].into_boxed_slice()) as *mut u8
-        };
-        let p = PageRef { data, has_code: false };
+        let page = Box::new(Page { data: [0; PAGE_SIZE as usize], has_code: false });
+        let p = Box::into_raw(page);
         self.pages.insert(vpn, p);
         self.resident += 1;
         self.pages_touched += 1;
@@ -344,9 +314,6 @@ impl Memory {
                 self.free_page(vpn);
             }
         }
-        if let Some(w) = self.window.as_mut() {
-            w.release(lo, hi);
-        }
     }
 
     fn free_page(&mut self, vpn: u64) {
@@ -354,9 +321,13 @@ impl Memory {
             let slot = tlb_slot(vpn);
             self.rtlb[slot] = EMPTY;
             self.wtlb[slot] = EMPTY;
-            self.forget_fast(vpn, FAST_READ | FAST_WRITE);
-            self.drop_page_data(p.data);
-            if p.has_code {
+            // SAFETY: p is live; no TLB entry refers to it any more.
+            let has_code = unsafe { (*p).has_code };
+            if !self.backed(p) {
+                // SAFETY: came from Box::into_raw.
+                unsafe { drop(Box::from_raw(p)) };
+            }
+            if has_code {
                 self.clear_code_page(vpn);
                 self.clear_last_slot(vpn.wrapping_sub(1));
             }
@@ -369,19 +340,20 @@ impl Memory {
     /// Load `N` (1, 2, 4, 8) bytes, zero-extended.
     #[inline(always)]
     pub fn load<const N: usize>(&mut self, addr: u64) -> Result<u64, Trap> {
-        match self.load_fast::<N>(addr) {
-            Some(v) => Ok(v),
-            None => self.load_slow::<N>(addr, Access::Load),
+        let vpn = addr >> PAGE_SHIFT;
+        // SAFETY: the index is masked to the table size.
+        let e = unsafe { *self.rtlb.get_unchecked(tlb_slot(vpn)) };
+        if e.vpn == vpn && addr & (N as u64 - 1) == 0 {
+            // SAFETY: a TLB entry points at a live page; the aligned access lies inside it.
+            unsafe { Ok(read_n::<N>(e.ptr.add((addr & (PAGE_SIZE - 1)) as usize))) }
+        } else {
+            self.load_slow::<N>(addr, Access::Load)
         }
     }
 
-    /// `load`'s fast path alone: the value if the window or the read TLB holds the page and the access is aligned.
+    /// `load`'s fast path alone: the value if the read TLB holds the page and the access is aligned.
     #[inline(always)]
     pub fn load_fast<const N: usize>(&self, addr: u64) -> Option<u64> {
-        if self.window_allows::<N>(addr, self.win_pages, FAST_READ) {
-            // SAFETY: a page marked FAST_READ is resident in the window; the aligned access lies inside it.
-            return unsafe { Some(read_n::<N>(self.win_base.add(addr as usize))) };
-        }
         let vpn = addr >> PAGE_SHIFT;
         // SAFETY: the index is masked to the table size.
         let e = unsafe { *self.rtlb.get_unchecked(tlb_slot(vpn)) };
@@ -420,8 +392,9 @@ impl Memory {
         let p = self.page(addr, access)?;
         self.check_prot(addr, access)?;
         let vpn = addr >> PAGE_SHIFT;
-        let data = p.data;
-        if self.prot_of(vpn) & PROT_READ != 0 && !self.allow_fast(vpn, data, FAST_READ) {
+        // SAFETY: p is a live page owned by `pages`.
+        let data = unsafe { (*p).data.as_mut_ptr() };
+        if self.prot_of(vpn) & PROT_READ != 0 {
             self.rtlb[tlb_slot(vpn)] = TlbEntry { vpn, ptr: data };
         }
         // SAFETY: aligned access inside the page.
@@ -431,7 +404,12 @@ impl Memory {
     /// Store the low `N` bytes of `val`, on behalf of `hart` (for LR/SC reservations).
     #[inline(always)]
     pub fn store<const N: usize>(&mut self, hart: usize, addr: u64, val: u64) -> Result<(), Trap> {
-        if self.store_fast::<N>(addr, val) {
+        let vpn = addr >> PAGE_SHIFT;
+        // SAFETY: masked index.
+        let e = unsafe { *self.wtlb.get_unchecked(tlb_slot(vpn)) };
+        if e.vpn == vpn && addr & (N as u64 - 1) == 0 && self.resv_live == 0 {
+            // SAFETY: as in `load`.
+            unsafe { write_n::<N>(e.ptr.add((addr & (PAGE_SIZE - 1)) as usize), val) };
             Ok(())
         } else {
             self.store_slow::<N>(hart, addr, val, Access::Store)
@@ -442,11 +420,6 @@ impl Memory {
     /// holding it never enter the write TLB), so only a store that is not done here can move `code_generation`.
     #[inline(always)]
     pub fn store_fast<const N: usize>(&mut self, addr: u64, val: u64) -> bool {
-        if self.window_allows::<N>(addr, self.win_store_pages, FAST_WRITE) {
-            // SAFETY: a page marked FAST_WRITE is resident in the window; the aligned access lies inside it.
-            unsafe { write_n::<N>(self.win_base.add(addr as usize), val) };
-            return true;
-        }
         let vpn = addr >> PAGE_SHIFT;
         // SAFETY: masked index.
         let e = unsafe { *self.wtlb.get_unchecked(tlb_slot(vpn)) };
@@ -493,10 +466,11 @@ impl Memory {
             self.break_reservations(hart, addr, N as u64);
         }
         let vpn = addr >> PAGE_SHIFT;
-        let data = p.data;
-        if p.has_code {
+        // SAFETY: p is a live page.
+        let (data, has_code) = unsafe { ((*p).data.as_mut_ptr(), (*p).has_code) };
+        if has_code {
             self.invalidate_code(addr, N as u64);
-        } else if !self.allow_fast(vpn, data, FAST_WRITE) {
+        } else {
             self.wtlb[tlb_slot(vpn)] = TlbEntry { vpn, ptr: data };
         }
         // SAFETY: aligned access inside the page.
@@ -547,7 +521,7 @@ impl Memory {
             let off = (a & (PAGE_SIZE - 1)) as usize;
             let n = ((PAGE_SIZE as usize - off) as u64).min(end - a) as usize;
             // SAFETY: p is live; [off, off + n) is inside the page.
-            out.extend_from_slice(unsafe { std::slice::from_raw_parts(p.data.add(off), n) });
+            out.extend_from_slice(unsafe { &(&(*p).data)[off..off + n] });
             a += n as u64;
         }
         Ok(out)
@@ -567,9 +541,11 @@ impl Memory {
                 self.break_reservations(hart, a, n as u64);
             }
             // SAFETY: p is live; the range is inside the page.
-            unsafe { std::ptr::copy_nonoverlapping(bytes[done..].as_ptr(), p.data.add(off), n) };
-            if p.has_code {
-                self.invalidate_code(a, n as u64);
+            unsafe {
+                (&mut (*p).data)[off..off + n].copy_from_slice(&bytes[done..done + n]);
+                if (*p).has_code {
+                    self.invalidate_code(a, n as u64);
+                }
             }
             done += n;
         }
@@ -592,14 +568,10 @@ impl Memory {
             return Err(format!("{} reservations for {} harts", resv.len(), self.resv.len()));
         }
         self.resv_live = resv.iter().filter(|&&r| r != NO_RESV).count();
-        self.reservations_changed();
         self.resv = resv;
         self.prot = prot.into_iter().collect();
         self.rtlb.fill(EMPTY);
         self.wtlb.fill(EMPTY);
-        for vpn in self.page_numbers() {
-            self.forget_fast(vpn, FAST_READ | FAST_WRITE);
-        }
         for e in self.itlb.iter_mut() {
             e.vpn = NO_PAGE;
         }
@@ -612,7 +584,6 @@ impl Memory {
         let addr = if self.xlate.is_some() { self.reservation_addr(addr) } else { addr };
         if self.resv[hart] == NO_RESV {
             self.resv_live += 1;
-            self.reservations_changed();
         }
         self.resv[hart] = addr;
     }
@@ -626,7 +597,6 @@ impl Memory {
         }
         self.resv[hart] = NO_RESV;
         self.resv_live -= 1;
-        self.reservations_changed();
         r == addr
     }
 
@@ -641,7 +611,6 @@ impl Memory {
                 self.resv_live -= 1;
             }
         }
-        self.reservations_changed();
     }
 
     // ---------------------------------------------------------------- decoded-instruction cache
@@ -699,13 +668,15 @@ impl Memory {
     /// Note that page `vpn` (already allocated) holds decoded instructions: keep it out of the write TLB.
     fn mark_code(&mut self, vpn: u64) -> Result<(), Trap> {
         let p = self.page(vpn << PAGE_SHIFT, Access::Fetch)?;
-        if !p.has_code {
-            self.pages.insert(vpn, PageRef { has_code: true, ..p });
-            let s = tlb_slot(vpn);
-            if self.wtlb[s].vpn == vpn {
-                self.wtlb[s] = EMPTY;
+        // SAFETY: p is a live page.
+        unsafe {
+            if !(*p).has_code {
+                (*p).has_code = true;
+                let s = tlb_slot(vpn);
+                if self.wtlb[s].vpn == vpn {
+                    self.wtlb[s] = EMPTY;
+                }
             }
-            self.forget_fast(vpn, FAST_WRITE);
         }
         Ok(())
     }
@@ -768,7 +739,7 @@ impl Memory {
         let byte = |a: u64| -> Option<u32> {
             let p = *self.pages.get(&(a >> PAGE_SHIFT))?;
             // SAFETY: p is a live page; the offset is < PAGE_SIZE.
-            Some(unsafe { *p.data.add((a & (PAGE_SIZE - 1)) as usize) } as u32)
+            Some(unsafe { (*p).data[(a & (PAGE_SIZE - 1)) as usize] } as u32)
         };
         let word = |k: u64| (0..k).try_fold(0u32, |w, i| Some(w | (byte(pc.wrapping_add(i))? << (8 * i))));
         match word(2) {

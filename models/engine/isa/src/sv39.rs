@@ -90,8 +90,6 @@ impl Memory {
     pub fn enable_full_system(&mut self, dram_lo: u64, dram_hi: u64, device_lo: u64, device_hi: u64) {
         self.regions = Regions { elf: vec![(dram_lo, dram_hi)], ..Default::default() };
         self.allow_misaligned = true;
-        // Addresses are virtual from now on: the SE window's fast paths would bypass translation.
-        (self.win_pages, self.win_store_pages) = (0, 0);
         self.xlate = Some(Box::new(Xlate {
             ctx: XlateContext { fetch_prv: PRV_M, data_prv: PRV_M, ..Default::default() },
             alt: None,
@@ -266,13 +264,13 @@ impl Memory {
         x.last_walk.push(pte_addr);
         x.stats.pte_reads += 1;
         // SAFETY: p is a live page; PTE addresses are 8-byte aligned inside it.
-        Ok(unsafe { read_n::<8>(p.data.add((pte_addr & (PAGE_SIZE - 1)) as usize)) })
+        Ok(unsafe { read_n::<8>((*p).data.as_ptr().add((pte_addr & (PAGE_SIZE - 1)) as usize)) })
     }
 
     fn write_pte(&mut self, pte_addr: u64, pte: u64) {
         if let Some(&p) = self.pages.get(&(pte_addr >> PAGE_SHIFT)) {
             // SAFETY: as in read_pte (the page was just read).
-            unsafe { write_n::<8>(p.data.add((pte_addr & (PAGE_SIZE - 1)) as usize), pte) };
+            unsafe { write_n::<8>((*p).data.as_mut_ptr().add((pte_addr & (PAGE_SIZE - 1)) as usize), pte) };
         }
     }
 
@@ -293,7 +291,8 @@ impl Memory {
             return self.mmio_load(t.pa, N as u8, access);
         }
         let p = self.page(t.pa, access).map_err(|_| Trap::Unmapped { addr: va, access })?;
-        let data = p.data;
+        // SAFETY: p is a live page owned by `pages`.
+        let data = unsafe { (*p).data.as_mut_ptr() };
         if access == Access::Load && t.cacheable {
             let vpn = va >> PAGE_SHIFT;
             self.rtlb[vpn as usize % TLB_ENTRIES] = TlbEntry { vpn, ptr: data };
@@ -334,7 +333,8 @@ impl Memory {
         if self.resv_live != 0 {
             self.break_reservations(hart, t.pa, N as u64);
         }
-        let (data, has_code) = (p.data, p.has_code);
+        // SAFETY: p is a live page.
+        let (data, has_code) = unsafe { ((*p).data.as_mut_ptr(), (*p).has_code) };
         if has_code {
             self.invalidate_code(t.pa, N as u64);
         } else if t.cacheable && access == Access::Store {
@@ -382,7 +382,7 @@ impl Memory {
     fn phys_u16(&mut self, pa: u64, va: u64) -> Result<u32, Trap> {
         let p = self.page(pa, Access::Fetch).map_err(|_| Trap::Unmapped { addr: va, access: Access::Fetch })?;
         // SAFETY: live page; a 2-byte-aligned halfword inside it.
-        Ok(unsafe { read_n::<2>(p.data.add((pa & (PAGE_SIZE - 1)) as usize)) } as u32)
+        Ok(unsafe { read_n::<2>((*p).data.as_ptr().add((pa & (PAGE_SIZE - 1)) as usize)) } as u32)
     }
 
     /// The instruction word at `va` (for an illegal-instruction trap's tval and the system instructions the
