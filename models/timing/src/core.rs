@@ -698,8 +698,13 @@ impl Core {
         let mut k = self.sq_pos;
         for _ in 0..n {
             k = if k == 0 { n - 1 } else { k - 1 };
+            // Stores leave the buffer in order (`last_store_release`), so releases only fall going back: once one
+            // has left by `i`, every older one has too, and none of them can forward or block.
+            if self.sq_release[k] <= i {
+                break;
+            }
             let (s_start, s_end) = (self.sq_addr[k], self.sq_addr[k].wrapping_add(self.sq_size[k] as u64));
-            if self.sq_release[k] > i && s_start < end && start < s_end {
+            if s_start < end && start < s_end {
                 if s_start <= start && end <= s_end {
                     self.stats.forwarded_loads += 1;
                     return i.max(self.sq_done[k]) + self.l1.l1d;
