@@ -224,7 +224,7 @@ KVS_SERVER_ARGS = {
     "numa_report": (lambda n: n <= 1, "0 or 1"), "log_mib": _POW2(1, 1 << 20), "log_kib": _POW2(4, 1 << 30),
     "buckets": _POW2(1, 1 << 32), "rx_ring": _POW2(8, 4096), "tx_ring": _POW2(8, 4096),
     "housekeeping_log2": (lambda n: n <= 40, "in [0, 40]"),
-    "tx_rs": _POW2(1, 1024),
+    "tx_rs": _POW2(1, 1024), "tx_free": (lambda n: 1 <= n <= 4096, "in [1, 4096]"),
     **{f"buf_{part}": (lambda n: n % 64 == 0 and n <= 65535, "whole 64-byte lines, at most 65535")
        for part in ("data", "headroom", "meta")},
 }

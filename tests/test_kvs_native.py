@@ -59,8 +59,12 @@ SELFTESTS = [
     ["selftest_nic=1", "mode=crew", "rx_ring=16", "tx_ring=16", "selftest_batch=4"],
     # MICA's DPDK life cycle: the fake NIC in report-status mode writes DD only where the driver set RS, once per
     # reclaim group (32 by default; 8 here), and the driver reclaims buffers a whole group at a time.
+    # As DPDK, the driver frees sent TX buffers one group at a time and only once fewer than tx_free_thresh (32)
+    # descriptors are free, so the ring holds its sent buffers; tx_free = the ring size frees them at every burst.
     ["selftest_nic=1", "selftest_rs=1"],
     ["selftest_nic=1", "selftest_rs=1", "tx_ring=64", "tx_rs=8", "buf_headroom=0", "buf_meta=128"],
+    ["selftest_nic=1", "selftest_rs=1", "tx_ring=64", "tx_rs=8", "tx_free=16"],
+    ["selftest_nic=1", "selftest_rs=1", "tx_free=512"],
 ]
 
 
@@ -96,10 +100,20 @@ def test_riscv_selftest_under_qemu(args: list[str]) -> None:
             assert writebacks == frames_out // group and writebacks > 0, run.stdout
             # The driver reclaims once per group, a whole group each time: as many reclaims as write-backs (the
             # last partial group has no RS descriptor and stays), exactly `group` descriptors freed in each.
-            m = re.search(r"driver: (\d+) TX reclaim groups, (\d+) descriptors reclaimed", run.stdout)
+            m = re.search(r"driver: (\d+) TX reclaim groups, (\d+) descriptors reclaimed in them; at most (\d+) TX "
+                          r"descriptors free at a reclaim, (\d+) holding a buffer", run.stdout)
             assert m, run.stdout
-            groups, reclaimed = map(int, m.groups())
+            groups, reclaimed, most_free, most_held = map(int, m.groups())
             assert (groups, reclaimed) == (writebacks, writebacks * group), run.stdout
+            ring = next((int(a.split("=")[1]) for a in args if a.startswith("tx_ring=")), 512)
+            tx_free = next((int(a.split("=")[1]) for a in args if a.startswith("tx_free=")), 32)
+            if tx_free < ring:
+                # Lazy: no burst reclaimed while tx_free or more descriptors were free, so the ring filled up to
+                # the threshold with sent buffers (ring - 1 usable descriptors, fewer than tx_free free).
+                assert most_free < tx_free and most_held >= ring - tx_free, run.stdout
+            else:
+                # Every burst frees what is done: far fewer buffers held than the lazy driver's ~480.
+                assert most_held < ring - 32, run.stdout
         else:
             assert writebacks == frames_out, run.stdout  # descriptor mode: every descriptor written back
 

@@ -58,7 +58,7 @@ def test_the_llc_study_runs_the_compact_driver_beside_the_servers_dpdk_footprint
     compact_points = compact.resolve()
     assert [p.params for p in compact_points] == [p.params for p in sweep.resolve()]
     argv = compact_points[0].system().workload.argv
-    assert argv == default_argv + ["tx_ring=128", "buf_headroom=0", "buf_meta=0"]
+    assert argv == default_argv + ["tx_ring=128", "tx_free=128", "buf_headroom=0", "buf_meta=0"]
     assert not any(a.startswith(("tx_ring=", "buf_")) for a in default_argv)       # the server's default: DPDK's
     # The driver's buffers are allocated while the data set loads: each driver loads its own.
     assert len({p.data_set for p in compact_points}) == 1

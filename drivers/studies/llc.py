@@ -44,11 +44,13 @@ KEY_PER_CORE_KB = [512, 768, 1024]   # the paper's choice (768 KB per core) and 
 # issue's driver (workloads/kvs/kvs_server.c kvs_config_default: 128 RX and 512 TX descriptors per queue, buffers of
 # a 64-byte mbuf header + 128 bytes of headroom + a 2,048-byte data room, a per-core cache of RX + TX + 32 buffers).
 # The compact driver is the one before it (128 TX descriptors, buffers of the 2,048-byte data room alone), whose I/O
-# footprint the issue puts at about 24 KB per core. Name -> (server arguments added, label, sweep-name suffix).
+# footprint the issue puts at about 24 KB per core; it frees sent TX buffers at every burst (tx_free = its ring),
+# where DPDK's holds them until fewer than 32 descriptors are free. Name -> (server arguments added, label,
+# sweep-name suffix).
 DRIVERS = {
     "dpdk": ((), "MICA's DPDK buffer footprint (the server's default)", ""),
-    "compact": (("tx_ring=128", "buf_headroom=0", "buf_meta=0"), "compact driver (128 TX descriptors, bare 2 KB "
-                "buffers)", "-compact-driver"),
+    "compact": (("tx_ring=128", "tx_free=128", "buf_headroom=0", "buf_meta=0"), "compact driver (128 TX "
+                "descriptors, bare 2 KB buffers)", "-compact-driver"),
 }
 
 

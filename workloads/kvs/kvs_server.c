@@ -38,6 +38,9 @@ void kvs_config_default(struct kvs_config *cfg, unsigned partitions)
     cfg->rx_ring = 128;
     cfg->tx_ring = 512;
     cfg->tx_rs = 0; /* 0: the driver's default, 32, at most a quarter of the TX ring */
+    /* tx_free_thresh, which MICA leaves at the ixgbe driver's default (32): DPDK frees sent TX buffers only when
+     * fewer descriptors than this are free, so the TX ring holds up to ~480 sent buffers (rte_eth_txconf). */
+    cfg->tx_free = 0;
     cfg->buf_data = 2048;
     cfg->buf_headroom = 128;
     cfg->buf_meta = 64;
@@ -120,6 +123,10 @@ int kvs_config_parse(struct kvs_config *cfg, int argc, char **argv, const char *
             if (parse_u64(v, &n) || !pow2(n) || n > 1024)
                 return -1;
             cfg->tx_rs = (unsigned)n;
+        } else if (str_prefix(a, "tx_free=", &v)) {
+            if (parse_u64(v, &n) || n < 1 || n > 4096)
+                return -1;
+            cfg->tx_free = (unsigned)n;
         } else if (str_prefix(a, "buf_data=", &v) || str_prefix(a, "buf_headroom=", &v) ||
                    str_prefix(a, "buf_meta=", &v)) {
             if (parse_u64(v, &n) || n % 64 || n > 65535)
@@ -150,6 +157,11 @@ const char *kvs_config_check(const struct kvs_config *cfg)
 {
     if (cfg->tx_rs && cfg->tx_rs * 4 > cfg->tx_ring)
         return "tx_rs: a reclaim group is at most a quarter of tx_ring (and a power of two)";
+    if (cfg->tx_free && cfg->tx_free > cfg->tx_ring)
+        return "tx_free: the free-descriptor threshold is at most tx_ring (tx_free=tx_ring: reclaim at every burst)";
+    unsigned group = cfg->tx_rs ? cfg->tx_rs : (32 * 4 <= cfg->tx_ring ? 32 : cfg->tx_ring / 4);
+    if (cfg->tx_free && cfg->tx_free < group)
+        return "tx_free: at least the reclaim group tx_rs (as DPDK requires tx_rs_thresh <= tx_free_thresh)";
     if (cfg->buf_data < KVS_MIN_BUF_DATA)
         return "buf_data: the data room must hold a full Ethernet frame (1,536 bytes, a multiple of 64)";
     return 0;

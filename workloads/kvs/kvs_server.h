@@ -26,6 +26,8 @@ struct kvs_config {
     uint64_t crew_max_spins;  /* CREW reader patience before KVS_RES_BUSY */
     unsigned rx_ring, tx_ring; /* NIC descriptor ring entries per queue (guest driver) */
     unsigned tx_rs;           /* TX descriptors reclaimed per group, RS once per group (DPDK tx_rs_thresh; 0: 32) */
+    unsigned tx_free;         /* TX buffers freed only when fewer TX descriptors than this are free (DPDK
+                               * tx_free_thresh; 0: 32, at most the TX ring) */
     unsigned buf_data, buf_headroom, buf_meta; /* packet buffer: data room, headroom before it, metadata header */
     unsigned numa_report;     /* 1: print where each partition's memory is, once all are set up */
 };

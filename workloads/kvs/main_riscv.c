@@ -186,13 +186,15 @@ static int selftest(struct kvs_core *c, uint64_t nreq, unsigned batch)
         struct plat_nic_counters ctr;
         plat_queue_counters(c->q, &ctr);
         uint64_t groups, reclaimed;
-        plat_tx_reclaim_counts(c->q, &groups, &reclaimed);
+        unsigned most_free, most_held;
+        plat_tx_reclaim_counts(c->q, &groups, &reclaimed, &most_free, &most_held);
         printf("kvs selftest: fake NIC: %llu frames in, %llu out, %llu dropped (client saw %llu), %llu TX write-backs\n",
                (unsigned long long)ctr.rx_frames, (unsigned long long)ctr.tx_frames,
                (unsigned long long)ctr.rx_drops, (unsigned long long)dropped,
                (unsigned long long)fake_nic_tx_writebacks());
-        printf("kvs selftest: driver: %llu TX reclaim groups, %llu descriptors reclaimed in them\n",
-               (unsigned long long)groups, (unsigned long long)reclaimed);
+        printf("kvs selftest: driver: %llu TX reclaim groups, %llu descriptors reclaimed in them; at most %u TX "
+               "descriptors free at a reclaim, %u holding a buffer\n",
+               (unsigned long long)groups, (unsigned long long)reclaimed, most_free, most_held);
         if (ctr.rx_drops != dropped || ctr.rx_frames != ctr.tx_frames)
             bad++;
     }
@@ -247,7 +249,8 @@ int main(int argc, char **argv)
             printf("kvs: bad arguments: %s\n", why);
             exit_group(2);
         }
-        plat_set_driver(g_shared.cfg.tx_rs, g_shared.cfg.buf_data, g_shared.cfg.buf_headroom, g_shared.cfg.buf_meta);
+        plat_set_driver(g_shared.cfg.tx_rs, g_shared.cfg.tx_free, g_shared.cfg.buf_data, g_shared.cfg.buf_headroom,
+                        g_shared.cfg.buf_meta);
         __atomic_store_n(&g_cfg_ready, 1, __ATOMIC_RELEASE);
     } else {
         while (!__atomic_load_n(&g_cfg_ready, __ATOMIC_ACQUIRE))

@@ -12,7 +12,8 @@
  * burst, and reclaims buffers the NIC has sent, as the NIC reports them (TX_COMPLETION): those whose descriptors
  * have DD set; those before the TX head the NIC writes to a word the driver registered in TX_HEAD_WB (head pointer);
  * or, in report-status mode, groups of tx_rs_every descriptors whose last one asked for status (cmd RS) and has DD,
- * as DPDK's ixgbe driver does with tx_rs_thresh = 32. A buffer is always in exactly one place: posted for RX, held by
+ * as DPDK's ixgbe driver does with tx_rs_thresh = 32; there, as in DPDK, one group at a time and only once fewer than
+ * tx_free_thresh (32) descriptors are free, so the ring holds its sent buffers until it is nearly full. A buffer is always in exactly one place: posted for RX, held by
  * the core, queued for TX, or free.
  *
  * Without a NIC (qemu-riscv64, or no queue for this hart) plat_queue_open can instead give a software queue that
@@ -39,12 +40,15 @@ struct plat_queue {
     unsigned tx_clean;         /* oldest TX descriptor not yet reclaimed */
     volatile uint32_t *tx_head_wb; /* head-pointer TX completion: where the NIC writes TX_HEAD (else NULL) */
     unsigned tx_rs_every;      /* report-status TX completion: RS on every tx_rs_every-th descriptor (else 0) */
+    unsigned tx_free_below;    /* report-status: reclaim only when fewer TX descriptors than this are free */
     uint8_t *bufs;
     unsigned nbufs;
     uint32_t *free_list;
     unsigned nfree;
     uint64_t tx_drops;
     uint64_t tx_reclaim_groups, tx_reclaimed; /* report-status reclaim: groups freed, descriptors freed in them */
+    unsigned tx_most_free_at_reclaim;         /* report status: most free TX descriptors a burst's reclaim saw */
+    unsigned tx_most_held;                    /* most TX descriptors holding a buffer (queued or sent, not freed) */
     /* software queue */
     uint32_t soft_rx[SOFT_FIFO], soft_rx_len[SOFT_FIFO], soft_tx[SOFT_FIFO], soft_tx_len[SOFT_FIFO];
     unsigned soft_rx_head, soft_rx_n, soft_tx_head, soft_tx_n;
@@ -69,11 +73,12 @@ static inline void fence_before_doorbell(void) { __asm__ volatile("fence w, o" :
 static inline void fence_after_dd(void) { __asm__ volatile("fence r, r" ::: "memory"); }
 
 /* The driver's set-up (plat_set_driver): MICA's by default, as kvs_config_default gives it. */
-static unsigned g_tx_rs = 32, g_buf_data = KVS_NIC_BUF_SIZE, g_buf_headroom = 128, g_buf_meta = 64;
+static unsigned g_tx_rs = 32, g_tx_free = 32, g_buf_data = KVS_NIC_BUF_SIZE, g_buf_headroom = 128, g_buf_meta = 64;
 
-void plat_set_driver(unsigned tx_rs, unsigned data, unsigned headroom, unsigned meta)
+void plat_set_driver(unsigned tx_rs, unsigned tx_free, unsigned data, unsigned headroom, unsigned meta)
 {
     g_tx_rs = tx_rs ? tx_rs : 32; /* DPDK's ixgbe default tx_rs_thresh */
+    g_tx_free = tx_free ? tx_free : 32; /* DPDK's ixgbe default tx_free_thresh */
     g_buf_data = data;
     g_buf_headroom = headroom;
     g_buf_meta = meta;
@@ -125,6 +130,22 @@ static void rx_refill(struct plat_queue *q)
     }
 }
 
+/* Report-status reclaim: up to `groups` whole groups whose last descriptor (RS) is done; tx_clean stays aligned. */
+static void tx_free_groups(struct plat_queue *q, unsigned groups)
+{
+    while (groups-- && ((q->tx_tail - q->tx_clean) & q->tx_mask) >= q->tx_rs_every) {
+        volatile struct kvs_nic_tx_desc *d = &q->tx[(q->tx_clean + q->tx_rs_every - 1) & q->tx_mask];
+        if (!(d->status & KVS_NIC_DESC_DD))
+            break;
+        for (unsigned i = 0; i < q->tx_rs_every; i++) {
+            q->free_list[q->nfree++] = q->tx_buf_of[q->tx_clean];
+            q->tx_clean = (q->tx_clean + 1) & q->tx_mask;
+        }
+        q->tx_reclaim_groups++;
+        q->tx_reclaimed += q->tx_rs_every;
+    }
+}
+
 static void tx_reclaim(struct plat_queue *q)
 {
     if (q->tx_head_wb) { /* every descriptor before the written-back head has been sent */
@@ -136,18 +157,8 @@ static void tx_reclaim(struct plat_queue *q)
         }
         return;
     }
-    if (q->tx_rs_every) { /* whole groups whose last descriptor (RS) is done; tx_clean stays group-aligned */
-        while (((q->tx_tail - q->tx_clean) & q->tx_mask) >= q->tx_rs_every) {
-            volatile struct kvs_nic_tx_desc *d = &q->tx[(q->tx_clean + q->tx_rs_every - 1) & q->tx_mask];
-            if (!(d->status & KVS_NIC_DESC_DD))
-                break;
-            for (unsigned i = 0; i < q->tx_rs_every; i++) {
-                q->free_list[q->nfree++] = q->tx_buf_of[q->tx_clean];
-                q->tx_clean = (q->tx_clean + 1) & q->tx_mask;
-            }
-            q->tx_reclaim_groups++;
-            q->tx_reclaimed += q->tx_rs_every;
-        }
+    if (q->tx_rs_every) {
+        tx_free_groups(q, ~0u);
         return;
     }
     while (q->tx_clean != q->tx_tail) {
@@ -156,6 +167,24 @@ static void tx_reclaim(struct plat_queue *q)
             break;
         q->free_list[q->nfree++] = q->tx_buf_of[q->tx_clean];
         q->tx_clean = (q->tx_clean + 1) & q->tx_mask;
+    }
+}
+
+/* What the burst functions call. Report status (DPDK's ixgbe driver): free one group, and only once fewer than
+ * tx_free_thresh descriptors are free; the sent buffers stay with the ring until then, so they are the I/O
+ * footprint DPDK has (rte_eth_txconf: "start freeing TX buffers if there are less free descriptors than this"). The
+ * other completions free all that is done. */
+static void tx_reclaim_if_due(struct plat_queue *q)
+{
+    if (!q->tx_rs_every) {
+        tx_reclaim(q);
+        return;
+    }
+    unsigned free_descs = q->tx_mask - ((q->tx_tail - q->tx_clean) & q->tx_mask);
+    if (free_descs < q->tx_free_below) {
+        if (free_descs > q->tx_most_free_at_reclaim)
+            q->tx_most_free_at_reclaim = free_descs;
+        tx_free_groups(q, q->tx_free_below > q->tx_mask ? ~0u : 1); /* tx_free = ring: all that is done */
     }
 }
 
@@ -215,8 +244,12 @@ struct plat_queue *plat_queue_open(unsigned core, unsigned rx_ring, unsigned tx_
         reg_write(q, KVS_NIC_REG_TX_HEAD_WB, (uint64_t)(uintptr_t)q->tx_head_wb | KVS_NIC_TX_HEAD_WB_ENABLE);
     } else {
         reg_write(q, KVS_NIC_REG_TX_HEAD_WB, 0);
-        if (reg_read(q, KVS_NIC_REG_TX_COMPLETION) == KVS_NIC_TX_COMPLETION_REPORT_STATUS)
+        if (reg_read(q, KVS_NIC_REG_TX_COMPLETION) == KVS_NIC_TX_COMPLETION_REPORT_STATUS) {
             q->tx_rs_every = g_tx_rs * 4 <= tx_ring ? g_tx_rs : tx_ring / 4; /* at most a quarter of the ring */
+            q->tx_free_below = g_tx_free < tx_ring ? g_tx_free : tx_ring; /* tx_ring: reclaim at every burst */
+            if (q->tx_free_below < q->tx_rs_every)
+                q->tx_free_below = q->tx_rs_every; /* DPDK: tx_rs_thresh <= tx_free_thresh */
+        }
     }
     fence_before_doorbell();
     reg_write(q, KVS_NIC_REG_CTRL, KVS_NIC_CTRL_ENABLE); /* heads and tails are 0 now */
@@ -243,7 +276,7 @@ unsigned plat_rx_burst(struct plat_queue *q, struct plat_pkt *pkts, unsigned max
         return n;
     }
     if (q->nfree < 64)
-        tx_reclaim(q); /* buffers the NIC has finished sending */
+        tx_reclaim_if_due(q); /* buffers the NIC has finished sending */
     while (n < max && q->rx_next != q->rx_tail) { /* only descriptors that were posted */
         volatile struct kvs_nic_rx_desc *d = &q->rx[q->rx_next];
         if (!(d->status & KVS_NIC_DESC_DD))
@@ -278,10 +311,10 @@ unsigned plat_tx_burst(struct plat_queue *q, struct plat_pkt *pkts, unsigned n)
         }
         return sent;
     }
-    tx_reclaim(q);
+    tx_reclaim_if_due(q);
     for (unsigned i = 0; i < n; i++) {
         if (((q->tx_tail + 1) & q->tx_mask) == q->tx_clean) {
-            tx_reclaim(q);
+            tx_reclaim_if_due(q); /* a full ring has no free descriptor: always due */
             if (((q->tx_tail + 1) & q->tx_mask) == q->tx_clean) { /* ring full: drop and count */
                 q->tx_drops++;
                 q->free_list[q->nfree++] = pkts[i].buf;
@@ -299,6 +332,9 @@ unsigned plat_tx_burst(struct plat_queue *q, struct plat_pkt *pkts, unsigned n)
         sent++;
     }
     if (sent) {
+        unsigned held = (q->tx_tail - q->tx_clean) & q->tx_mask;
+        if (held > q->tx_most_held)
+            q->tx_most_held = held;
         fence_before_doorbell();
         reg_write(q, KVS_NIC_REG_TX_TAIL, q->tx_tail);
     }
@@ -326,10 +362,13 @@ void plat_queue_counters(struct plat_queue *q, struct plat_nic_counters *out)
     out->tx_drops = q->tx_drops;
 }
 
-void plat_tx_reclaim_counts(const struct plat_queue *q, uint64_t *groups, uint64_t *descriptors)
+void plat_tx_reclaim_counts(const struct plat_queue *q, uint64_t *groups, uint64_t *descriptors,
+                            unsigned *most_free_at_reclaim, unsigned *most_held)
 {
     *groups = q->tx_reclaim_groups;
     *descriptors = q->tx_reclaimed;
+    *most_free_at_reclaim = q->tx_most_free_at_reclaim;
+    *most_held = q->tx_most_held;
 }
 
 unsigned plat_queue_id(const struct plat_queue *q) { return q->qid; }

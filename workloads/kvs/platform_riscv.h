@@ -17,12 +17,15 @@ int fake_nic_deliver(const uint8_t *frame, uint32_t len);
 int fake_nic_transmit(uint8_t *out, uint32_t cap, uint32_t *len);
 
 /* The driver's set-up, before any queue opens: TX descriptors reclaimed in groups of `tx_rs` (RS once per group, in
- * report-status mode), and each packet buffer a `meta`-byte metadata header, `headroom` bytes, then `data` bytes of
+ * report-status mode), one group at a time and only when fewer than `tx_free` TX descriptors are free (DPDK's
+ * tx_free_thresh; 0: 32, at most the ring; tx_free = the ring size reclaims at every burst), and each packet buffer a `meta`-byte metadata header, `headroom` bytes, then `data` bytes of
  * data room (the RX descriptors post the data room). */
-void plat_set_driver(unsigned tx_rs, unsigned data, unsigned headroom, unsigned meta);
+void plat_set_driver(unsigned tx_rs, unsigned tx_free, unsigned data, unsigned headroom, unsigned meta);
 /* Report-status reclaim so far: the groups whose RS descriptor the driver found done and freed, and the descriptors
- * freed in them (the self-test checks one reclaim per group, a whole group each). */
-void plat_tx_reclaim_counts(const struct plat_queue *q, uint64_t *groups, uint64_t *descriptors);
+ * freed in them (the self-test checks one reclaim per group, a whole group each); the most TX descriptors a burst
+ * found free when it reclaimed (below tx_free), and the most that held a buffer at once. */
+void plat_tx_reclaim_counts(const struct plat_queue *q, uint64_t *groups, uint64_t *descriptors,
+                            unsigned *most_free_at_reclaim, unsigned *most_held);
 
 unsigned plat_queue_id(const struct plat_queue *q);
 unsigned plat_queue_port(const struct plat_queue *q);

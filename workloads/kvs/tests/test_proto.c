@@ -484,6 +484,24 @@ KT_TEST(config_driver_arguments)
     char *small[] = {"kvs", "tx_rs=16", "buf_data=1024"}; /* no room for a full frame */
     KT_EQ(kvs_config_parse(&c, 3, small, &bad), 0);
     KT_CHECK(kvs_config_check(&c) != 0 && kvs_config_check(&c)[0] == 'b');
+    /* tx_free (DPDK's tx_free_thresh): 0 (the driver's 32) by default; at most the ring, at least the group. */
+    kvs_config_default(&c, 1);
+    KT_EQ(c.tx_free, 0);
+    char *lazy[] = {"kvs", "tx_ring=256", "tx_free=64"};
+    KT_EQ(kvs_config_parse(&c, 3, lazy, &bad), 0);
+    KT_EQ(c.tx_free, 64);
+    KT_CHECK(kvs_config_check(&c) == 0);
+    char *eager[] = {"kvs", "tx_ring=256", "tx_free=256"};
+    KT_EQ(kvs_config_parse(&c, 3, eager, &bad), 0);
+    KT_CHECK(kvs_config_check(&c) == 0);
+    char *over[] = {"kvs", "tx_ring=256", "tx_free=512"};
+    KT_EQ(kvs_config_parse(&c, 3, over, &bad), 0);
+    KT_CHECK(kvs_config_check(&c) != 0 && kvs_config_check(&c)[0] == 't');
+    char *under[] = {"kvs", "tx_ring=512", "tx_rs=64", "tx_free=32"};
+    KT_EQ(kvs_config_parse(&c, 4, under, &bad), 0);
+    KT_CHECK(kvs_config_check(&c) != 0 && kvs_config_check(&c)[0] == 't');
+    char *zero[] = {"kvs", "tx_free=0"};
+    KT_EQ(kvs_config_parse(&c, 2, zero, &bad), -1);
 }
 
 /* CREW: a remote GET whose response value lands on top of its own key in the buffer, and whose read is retried

@@ -2,7 +2,9 @@
  * bench.c - native throughput of the KVS server loop on one core (host, -O2, no sanitizers): tiny items
  * (8-byte keys and values), uniform keys, 95% GET, through the loopback NIC. Only the server's poll calls are timed
  * (packet injection and response collection are the client's cost and are left out).
- * Usage: kvs_bench [keys] [packets]
+ * Usage: kvs_bench [keys] [packets] [one]
+ * `one`: only the STANDARD point (EREW, prefetch on, one request per packet), for counting instructions per request
+ * on two ISAs with the same source (the difference of two packet counts cancels the load and set-up).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,11 @@ int main(int argc, char **argv)
 {
     uint64_t nkeys = argc > 1 ? strtoull(argv[1], 0, 0) : 1u << 20;
     uint64_t npkts = argc > 2 ? strtoull(argv[2], 0, 0) : 1u << 21;
+    if (argc > 3 && strcmp(argv[3], "one") == 0) {
+        run(0, 1, 1, nkeys, npkts);
+        native_platform_free_all();
+        return 0;
+    }
     for (unsigned batch = 1; batch <= 4; batch *= 4)
         for (unsigned crew = 0; crew < 2; crew++)
             for (int pf = 1; pf >= 0; pf--)
