@@ -106,7 +106,7 @@ def nic() -> Nic:
     # One 100 GbE port on its own PCIe 4.0 x8 link (paper).
     return Nic(enabled=True, ports=1, port_gbps=100.0, pcie_gen=4, pcie_lanes=8,
                pcie_max_payload=256,                           # assumed (PCIe protocol facts: the Nic defaults)
-               # Assumed: 8-bit tags (the Extended Tag Field, PCIe base spec since 1.0a), 256 reads outstanding per
+               # Assumed: 8-bit tags (the Extended Tag Field, PCIe base spec since 1.0), 256 reads outstanding per
                # port, not the Nic default's 32 (5-bit tags, extended tags off: the Xeon's 2012-era 82599). A
                # PCIe 4.0 NIC must accept 10-bit tags as a completer and may issue them (768 outstanding), but
                # 10-bit requesting is optional, so the 8-bit field is what every such NIC has. With 32 tags the
