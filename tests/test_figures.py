@@ -106,3 +106,19 @@ def test_the_figures_count_every_nic():
     f = common.figures_of(row)
     assert f["net_rx_gbps"] == 30.0 and f["rx_batch"] == 3.0
     assert f["ns_per_rx_batch"] == pytest.approx(1e6 / 2.5 / 400)
+
+
+def test_the_prefetch_study_draws_one_point_of_its_pair_without_a_ratio(tmp_path):
+    # `figures --only workload.argv[prefetch]=0` runs one of the pair: the draw shows it (it crashed on the
+    # missing 'on' point) and gives no ratio until the other lands.
+    from drivers.studies import prefetch
+
+    one = {"items": 1 << 24, "prefetch": "off", "throughput_mrps": 117.7, "throughput_ci_mrps": 1.0,
+           "l1d_mpki": 4.8, "llc_mpki": 2.1, "mem_read_gbs": 16.8, "ns_per_rx_batch": 2279.0,
+           "ns_per_rx_packet": 509.0}
+    df = pd.DataFrame([one])
+    prefetch.plot(df, tmp_path / "prefetch.png", "one point")
+    assert (tmp_path / "prefetch.png").stat().st_size > 0
+    assert prefetch.headline(df) == {}
+    both = pd.DataFrame([one, {**one, "prefetch": "on", "throughput_mrps": 198.5}])
+    assert prefetch.headline(both)["16,777,216 items: throughput off / on"] == pytest.approx(117.7 / 198.5)

@@ -131,3 +131,23 @@ def test_the_driver_ratio_compares_the_two_drivers_at_the_papers_llc_size(tmp_pa
     (r,) = [r for r in ht.rows(figures, reduced, tmp_path / "sweeps", with_costs=False) if "driver" in r.ratio]
     assert r.full == pytest.approx(0.8) and r.full_half_width == pytest.approx(0.8 * math.hypot(0.02, 0.02))
     assert r.status == "measured"
+
+
+def test_every_studys_throughput_ratios_carry_their_half_widths_and_other_ratios_none():
+    from drivers.studies import batching, prefetch
+
+    df = pd.DataFrame({"requests_per_packet": [1, 4, 32], "throughput_mrps": [200.0, 240.0, 300.0],
+                       "throughput_ci_mrps": [4.0, 7.2, 3.0]})
+    out = ht.throughput_ratio_intervals(batching.headline, df)
+    assert out["1 -> 4 requests per packet"] == pytest.approx((1.2, 1.2 * math.hypot(0.02, 0.03)))
+    assert out["1 -> 32 requests per packet"] == pytest.approx((1.5, 1.5 * math.hypot(0.02, 0.01)))
+    assert math.isnan(out["1 -> 2 requests per packet"][0])          # a point not run: no ratio, no interval
+    pf = pd.DataFrame({"items": [1 << 24] * 2, "prefetch": ["on", "off"], "throughput_mrps": [200.0, 150.0],
+                       "throughput_ci_mrps": [2.0, 3.0], "ns_per_rx_batch": [1000.0, 900.0],
+                       "ns_per_rx_packet": [300.0, 350.0]})
+    heads = ht.throughput_ratio_intervals(lambda d: prefetch.headline(d, by_items=False), pf)
+    assert heads["large data set: throughput off / on"] == pytest.approx((0.75, 0.75 * math.hypot(0.01, 0.02)))
+    assert math.isnan(heads["large data set: time per RX batch off / on"][1])   # not a throughput ratio
+    unknown = pf.assign(throughput_ci_mrps=[2.0, math.nan])
+    assert math.isnan(ht.throughput_ratio_intervals(lambda d: prefetch.headline(d, by_items=False),
+                                                    unknown)["large data set: throughput off / on"][1])

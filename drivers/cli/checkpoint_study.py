@@ -17,7 +17,8 @@
                                                       (if not there) and the measured run restores it
 
 Options: --target runs the billion-RPS target socket (configs/brps_target_socket.py with HARTS cores: its NICs,
-mesh, caches; the load is functional) instead of the functional KVS config. Each command prints wall times from the
+mesh, caches; the load is functional) instead of the functional KVS config; --sized keeps the config's log and index
+sized from the item count (models.client.kvs_server_sizes, what the studies run) instead of about 4 items a bucket. Each command prints wall times from the
 command's start (the first progress report of each phase: about when it began), the figures of the run and the
 process's host memory: peak VmHWM, and the peaks of RssAnon (memory of this run alone: the heap, the client
 model, the pages the run wrote), RssFile (checkpoint pages mapped from the page cache, shared by every run
@@ -48,10 +49,11 @@ def server_args(items: int, harts: int) -> tuple[str, ...]:
     return (f"log_mib={log_mib}", f"buckets={buckets}", *os.environ.get("KVS_EXTRA", "").split())
 
 
-def system(items: int, harts: int, requests: int, target: bool = False, **client):
+def system(items: int, harts: int, requests: int, target: bool = False, sized: bool = False, **client):
     if target:
         s = brps_target_socket.system(cores=harts, items=items, requests=requests, **client)
-        s.workload.argv = ["mode=erew", *server_args(items, harts)]
+        if not sized:
+            s.workload.argv = ["mode=erew", *server_args(items, harts)]
     else:
         s = kvs_functional.system(harts=harts, server_args=server_args(items, harts), items=items,
                                   requests=requests, **client)
@@ -165,8 +167,10 @@ def xeon(items: int, ckpt_root: str, cores_list: list[int]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    args = [a for a in argv if a != "--target"]
-    target = "--target" in argv
+    args = [a for a in argv if a not in ("--target", "--sized")]
+    target, sized = "--target" in argv, "--sized" in argv
+    if sized and not target:
+        sys.exit("--sized applies to the target socket (--target)")
     if args and args[0] == "study-warmup":
         study_warmup(args[1], args[2], [int(w) for w in args[3:]])
         return
@@ -177,17 +181,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(__doc__)
     what, items, harts, ckpt = args[0], int(args[1]), int(args[2]), args[3]
     if what == "load":
-        s = functional(system(items, harts, 1000, target))
+        s = functional(system(items, harts, 1000, target, sized))
         s.checkpoint_to = ckpt
         run(s, "load")
     elif what == "restore":
-        s = functional(system(items, harts, int(args[4]), target, warmup_requests=0))
+        s = functional(system(items, harts, int(args[4]), target, sized, warmup_requests=0))
         s.restore_from = ckpt
         run(s, "restore")
     elif what in ("first", "warmup"):
         warmups = [int(w) for w in args[5:]] if what == "warmup" else [None]
         for w in warmups:
-            s = system(items, harts, int(args[4]) if what == "warmup" else 2000, target)
+            s = system(items, harts, int(args[4]) if what == "warmup" else 2000, target, sized)
             if w is not None:
                 s.client.warmup_requests = w
             s.mode, s.detailed_start, s.warm_caches, s.restore_from = "detailed", "roi", True, ckpt

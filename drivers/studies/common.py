@@ -102,29 +102,50 @@ def conditions_for(full: bool | None, conditions: Conditions | None) -> Conditio
     return Conditions(reduced=not full, items=None, all_points=True)
 
 
-def guest_memory_bytes(items: int, partitions: int, dataset: str = "tiny") -> int:
-    """Host memory the KVS server's store touches for `items` over `partitions` (its log as written, its whole
-    index as sized from the item count): the data set's own footprint, which the engine's up-front estimate does
-    not include (guest pages are allocated on touch)."""
+def guest_memory_parts(items: int, partitions: int, dataset: str = "tiny") -> dict[str, int]:
+    """Host memory the KVS server's store touches for `items` over `partitions`, by part: its log as written and
+    its whole index as sized from the item count (guest pages are allocated on touch, so the log's unwritten half
+    costs nothing). Measured (results/figures/conditions.md, session 10): the checkpoint's page file of a 60-core
+    load is these parts to within the pages of the program, stacks and rings."""
     from models.client import DATASETS, KVS_BUCKET_BYTES, Client, kvs_item_bytes, kvs_server_sizes
 
     client = Client(enabled=True, items=items, dataset=dataset)
     _, buckets = kvs_server_sizes(client, partitions)
-    return items * kvs_item_bytes(*DATASETS[dataset]) + partitions * buckets * KVS_BUCKET_BYTES
+    return {"log": items * kvs_item_bytes(*DATASETS[dataset]), "index": partitions * buckets * KVS_BUCKET_BYTES}
+
+
+def guest_memory_bytes(items: int, partitions: int, dataset: str = "tiny") -> int:
+    """The store's host memory (guest_memory_parts, summed): the data set's own footprint, which the engine's
+    up-front estimate does not include."""
+    return sum(guest_memory_parts(items, partitions, dataset).values())
+
+
+def load_memory_parts(items: int, partitions: int) -> dict[str, int]:
+    """What the load of a data set holds at its peak, by part: the store (guest_memory_parts), the client's state
+    per item and the engine's fixed allowance (models.sim's estimate). The load is the peak of a study: every
+    probe restores the checkpoint by mapping its page file (copy-on-write), so it holds only the pages it writes
+    as its own and the pages it reads as the page cache's, which the kernel can drop and re-read."""
+    from models.sim import HOST_BYTES_BASE, HOST_BYTES_PER_CLIENT_ITEM
+
+    return {**guest_memory_parts(items, partitions), "client": items * HOST_BYTES_PER_CLIENT_ITEM,
+            "engine": HOST_BYTES_BASE}
 
 
 def check_fits(items: int, partitions: int, available: int | None = None) -> None:
-    """Refuse, before any run, a data set whose store does not fit the host's available memory (with the engine's
-    own estimate on top), naming what it needs and how to run a smaller one explicitly."""
+    """Refuse, before any run, a data set whose load does not fit the host's available memory, naming what it
+    needs part by part and how to run a smaller one explicitly."""
     from models.params import ParamError
     from models.sim import host_memory_available
 
     have = host_memory_available() if available is None else available
-    need = guest_memory_bytes(items, partitions)
+    parts = load_memory_parts(items, partitions)
+    need = sum(parts.values())
     if have is not None and need > have:
+        detail = ", ".join(f"{name} {size / 2**30:.1f} GiB" for name, size in parts.items())
         raise ParamError(f"{items:,} tiny items over {partitions} partitions need about {need / 2**30:.1f} GiB of "
-                         f"host memory for the store alone; the host has {have / 2**30:.1f} GiB available. Run a "
-                         "smaller data set explicitly (--items N; every output then says it is reduced)")
+                         f"host memory to load ({detail}; the log as written, the index sized from the items); "
+                         f"the host has {have / 2**30:.1f} GiB available. Run a smaller data set explicitly "
+                         "(--items N; every output then says it is reduced)")
 
 
 def target(cores: int = REDUCED_CORES, items: int = 1 << 16, requests_per_core: int = REQUESTS_PER_CORE,

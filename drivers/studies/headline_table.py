@@ -106,6 +106,30 @@ def llc_full_ratios(df: pd.DataFrame) -> dict[str, tuple[float, float]]:
     return out
 
 
+def throughput_ratio_intervals(headline, df: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Every headline ratio of a full-condition CSV with its 95% half-width (module doc: independent relative
+    errors of the steady windows' throughputs). Which points a ratio divides is found by moving each point's
+    throughput alone by 1% and seeing the ratio move as its numerator (+1%) or denominator (-1%). A ratio that no
+    throughput moves (a time per batch, say) gets a NaN half-width, as does one with a point of unknown interval."""
+    base = headline(df)
+    if "throughput_ci_mrps" not in df:
+        return {k: (v, math.nan) for k, v in base.items()}
+    squares = dict.fromkeys(base, 0.0)
+    moved = dict.fromkeys(base, False)
+    for i in range(len(df)):
+        nudged = df.copy()
+        nudged.loc[nudged.index[i], "throughput_mrps"] *= 1.01
+        rel = df.throughput_ci_mrps.iloc[i] / df.throughput_mrps.iloc[i]
+        for name, value in headline(nudged).items():
+            v0 = base[name]
+            if not (v0 == v0 and value == value) or abs(value / v0 - 1) < 1e-9:
+                continue
+            exponent = math.log(value / v0) / math.log(1.01)     # +1 numerator, -1 denominator
+            moved[name] = True
+            squares[name] += (exponent * rel) ** 2              # NaN when the point's interval is unknown
+    return {k: (v, abs(v) * math.sqrt(squares[k]) if moved[k] else math.nan) for k, v in base.items()}
+
+
 # Each study's full-condition CSVs (file stem -> label) and the columns that name a point in them.
 FULL_CSVS = {"core_weight": "core_weight", "llc": "llc", "llc_compact_driver": "llc, compact driver",
              "batching": "batching", "prefetch": "prefetch"}
@@ -190,7 +214,7 @@ def rows(figures: pathlib.Path, reduced_dir: pathlib.Path, sweeps_root: pathlib.
         cmp = _csv(reduced_dir / study / f"{study}_reduced_vs_full.csv")
         cmp_heads = headline(cmp.rename(columns=COMPARE_COLUMNS)) if cmp is not None else {}
         full_heads = llc_full_ratios(full) if study == "llc" and is_full(full) else \
-            {k: (v, math.nan) for k, v in headline(full).items()} if is_full(full) else {}
+            throughput_ratio_intervals(headline, full) if is_full(full) else {}
         some_full = is_full(full)
         status = "" if some_full else cost_text(study, point_cpu, load_cpu, basis) if with_costs else \
             "not measured"

@@ -55,6 +55,12 @@ METRICS = [("throughput_mrps", "throughput (M req/s)"), ("l1d_mpki", "L1D MPKI")
            ("mem_read_gbs", "memory read (GB/s)"), ("ns_per_rx_batch", "core time per RX batch (ns)")]
 
 
+def _row(df: pd.DataFrame, items: int, state: str) -> pd.Series | None:
+    """The point with `items` and prefetch `state` ('on'/'off'), None when it was not run."""
+    sel = df[(df["items"] == items) & (df.prefetch == state)]
+    return sel.iloc[0] if len(sel) else None
+
+
 def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     plt = style.pyplot()
 
@@ -62,18 +68,19 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     groups = sorted(df["items"].unique(), reverse=True)
     for ax, (col, label) in zip(axes, METRICS):
         for j, state in enumerate(("on", "off")):
-            vals = [float(df[(df["items"] == g) & (df.prefetch == state)][col].iloc[0]) for g in groups]
-            xs = [i + 0.38 * j for i in range(len(groups))]
+            # A state not run at a data set (one point of the pair stored so far) has no bar.
+            sel = [(i, r) for i, g in enumerate(groups) for r in [_row(df, g, state)] if r is not None]
+            if not sel:
+                continue
+            xs = [i + 0.38 * j for i, _ in sel]
+            vals = [float(r[col]) for _, r in sel]
             ax.bar(xs, vals, width=0.38, label=f"prefetch {state}" + (" (the paper's design)" if state == "on"
                                                                       else ""))
-            sel = [df[(df["items"] == g) & (df.prefetch == state)].iloc[0] for g in groups]
-            if col == "throughput_mrps" and any(r.throughput_ci_mrps == r.throughput_ci_mrps for r in sel):
-                style.interval(ax, xs, vals, [v + r.throughput_ci_mrps for v, r in zip(vals, sel)],
-                               [v - r.throughput_ci_mrps for v, r in zip(vals, sel)], label=style.STEADY_INTERVAL)
+            if col == "throughput_mrps" and any(r.throughput_ci_mrps == r.throughput_ci_mrps for _, r in sel):
+                style.interval(ax, xs, vals, [v + r.throughput_ci_mrps for v, (_, r) in zip(vals, sel)],
+                               [v - r.throughput_ci_mrps for v, (_, r) in zip(vals, sel)], label=style.STEADY_INTERVAL)
             elif col == "throughput_mrps" and "throughput_upper_mrps" in df:
-                ups = [float(df[(df["items"] == g) & (df.prefetch == state)].throughput_upper_mrps.iloc[0])
-                       for g in groups]
-                style.interval(ax, xs, vals, ups)
+                style.interval(ax, xs, vals, [float(r.throughput_upper_mrps) for _, r in sel])
         ax.set_xticks([i + 0.19 for i in range(len(groups))], [f"{g:,} items" for g in groups], fontsize=8)
         ax.set_title(label, fontsize=10)
         style.rate_axis(ax)
@@ -87,8 +94,9 @@ def headline(df: pd.DataFrame, by_items: bool = True) -> dict[str, float]:
     heads = {}
     sizes = sorted(df["items"].unique(), reverse=True)
     for items in sizes if by_items else sizes[:1]:
-        on = df[(df["items"] == items) & (df.prefetch == "on")].iloc[0]
-        off = df[(df["items"] == items) & (df.prefetch == "off")].iloc[0]
+        on, off = _row(df, items, "on"), _row(df, items, "off")
+        if on is None or off is None:       # one of the pair not run yet: no ratio
+            continue
         name = f"{items:,} items: " if by_items else "large data set: "
         heads[name + "throughput off / on"] = off.throughput_mrps / on.throughput_mrps
         heads[name + "time per RX batch off / on"] = off.ns_per_rx_batch / on.ns_per_rx_batch
