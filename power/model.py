@@ -437,7 +437,8 @@ class _Builder:
         if c.l2 is not None:
             tag, data, buf = self.cache_arrays(c.l2, pa, shared=True)
             l2 = tag + data + buf
-            self.add("core.l2", "l2p", cls, l2, c.l2.duty_cycle * (tag.c_read + data.c_read), tech=self.tech_of(c.l2.device),
+            self.add("core.l2", "l2p", cls, l2, c.l2.duty_cycle * (tag.c_read + data.c_read),
+                     tech=self.tech_of(c.l2.device),
                      runtime_c=self.core_runtime(lambda a: a.l2_reads * (tag.c_read + data.c_read)
                                                  + a.l2_writes * (tag.c_read + data.c_write)
                                                  + (a.l2_read_misses + a.l2_write_misses) * (data.c_write)),
@@ -610,9 +611,9 @@ class _Builder:
         # PHY (DDR I/O, DLLs): its leaking width per pin
         pins = ch * (m.databus_bits + m.addrbus_bits)
         phy = Block(phy_area, 0.0, 0.0, 0.0, pins * 200 * t.F_leak_um, pins * 400 * t.F_leak_um)
-        # Peak: the transaction engine runs every cycle of the DIMM clock; the front end, buffers and PHY switch
-        # about half of that capacitance per byte moved (the ratio of clock-driven to traffic-driven power in
-        # published controller breakdowns). Three structures, as McPAT prints them (one law: ``mc``).
+        # Peak: the front end's queue and buffers switch half a 100,000-gate engine's capacitance per byte moved
+        # (the ratio of clock-driven to traffic-driven power in published controller breakdowns; under the ``mc``
+        # law); the engine and PHY take the published figures below. Three structures, as McPAT prints them.
         mc_clk = m.io_clock_MHz
         per_byte = 0.5 * te_ref.c_read / ch
         bytes_per_cycle = m.peak_MBps * ch / mc_clk
