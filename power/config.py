@@ -11,6 +11,12 @@ from dataclasses import dataclass, field
 from .tech import DEVICE_TYPES
 
 
+def _check_device(owner: str, device: str | None) -> None:
+    if device is not None and device not in DEVICE_TYPES:
+        raise ValueError(f"{owner}.device={device!r} is unknown: allowed {', '.join(DEVICE_TYPES)} or None (the "
+                         f"chip's)")
+
+
 def _positive(owner: str, **kv: float) -> None:
     for k, v in kv.items():
         if v is None or v < 0:
@@ -39,10 +45,13 @@ class CacheConfig:
     count: int = 1                      # instances (e.g. LLC slices, banks placed as separate caches)
     duty_cycle: float = 1.0             # fraction of cycles accessed at peak (McPAT's duty_cycle)
     level: int = 2                      # 2 or 3 (which McPAT component it maps to)
+    device: str | None = None           # its own ITRS device type (McPAT's per-cache device_type: the Cortex-A9's
+    #                                     high-performance L2 on a low-power chip); None: the chip's
 
     def validate(self) -> None:
         _positive(f"cache {self.name}", capacity_B=self.capacity_B, block_B=self.block_B, assoc=self.assoc,
                   banks=self.banks, count=self.count, throughput_cycles=self.throughput_cycles)
+        _check_device(f"cache {self.name}", self.device)
         if self.capacity_B < self.block_B or self.block_B < 1:
             raise ValueError(f"cache {self.name}.capacity_B={self.capacity_B} must be >= block_B={self.block_B} "
                              f">= 1")
@@ -65,6 +74,7 @@ class DirectoryConfig:
     level: int = 1                      # 1: L1 directory (McPAT L1Directory), 2: L2 directory
     buffers: tuple[int, int, int, int] = (8, 8, 8, 8)  # a directory cache's MSHR, fill, prefetch, write-back
     #                                     buffer entries (McPAT's buffer_sizes; the export's default, assumed)
+    device: str | None = None           # its own device type, as a cache's (``CacheConfig.device``)
 
 
 @dataclass
@@ -174,6 +184,8 @@ class MemCtrlConfig:
     ranks: int = 2
     low_power: bool = False
     with_phy: bool = False
+    lvds: bool = True                   # a high-performance controller's PHY signals differentially (McPAT's LVDS,
+    #                                     its default): 10 instead of 40 mW per Gb/s at 90 nm
     req_window: int = 32
     io_buffer: int = 32
     block_B: int = 64
@@ -286,3 +298,5 @@ class Platform:
         self.core.validate()
         for c in self.caches:
             c.validate()
+        for d in self.directories:
+            _check_device(f"directory {d.name}", d.device)

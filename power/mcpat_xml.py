@@ -86,6 +86,19 @@ def _num(v, default):
     return v
 
 
+def _own_device(k, key: str, chip: str) -> str | None:
+    """A shared cache's or directory's own device type (McPAT prices it with its ``device_type``, not the chip's:
+    its Cortex-A9's L2 is high-performance on a low-power chip); None when it is the chip's, or when the input
+    gives none (kvsim's reading: McPAT's parser would take LSTP, as it does for an absent chip device type)."""
+    code = k.p("device_type")
+    if code is None:
+        return None
+    device = DEVICE_CODES.get(_int(code, 0))
+    if device is None:
+        raise McpatXmlError(f"{key}.device_type={code!r}: allowed 0 (HP), 1 (LSTP), 2 (LOP)")
+    return None if device == chip else device
+
+
 def _int(v, default):
     return int(round(_num(v, default)))
 
@@ -302,7 +315,7 @@ def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
         k = kids[key]
         name = str(k.p("kvsim_name", f"L{level}"))
         c = _cache_cfg(name, k.p(cfgname), clock=k.clock(), level=level,
-                       duty_cycle=float(k.s("duty_cycle", 1.0)))
+                       duty_cycle=float(k.s("duty_cycle", 1.0)), device=_own_device(k, key, device))
         bs = k.p("buffer_sizes")
         if isinstance(bs, list):
             c.buffers = tuple(int(x) for x in (bs + [0, 0, 0, 0])[:4])
@@ -336,7 +349,7 @@ def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
                             capacity_B=int(v[0]), block_B=int(v[1]), assoc=int(v[2] or 0),
                             clock_MHz=k.clock(), throughput_cycles=float(v[4] or 1),
                             latency_cycles=float(v[5] or 1), output_bits=int(v[6] or 8), count=count, level=level,
-                            buffers=_buffer_sizes(k.p("buffer_sizes"), key))
+                            buffers=_buffer_sizes(k.p("buffer_sizes"), key), device=_own_device(k, key, device))
         plat.directories.append(d)
         activity.directories[name] = CacheActivity(reads=float(k.s("read_accesses")),
                                                     writes=float(k.s("write_accesses")),
@@ -377,7 +390,7 @@ def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
                                 databus_bits=_int(k.p("databus_width"), 64),
                                 addrbus_bits=_int(k.p("addressbus_width"), 32), ranks=_int(k.p("number_ranks"), 2),
                                 low_power=bool(_int(k.p("type"), 0)), with_phy=bool(_int(k.p("withPHY"), 0)),
-                                req_window=_int(k.p("req_window_size_per_channel"), 32),
+                                lvds=bool(_int(k.p("LVDS"), 1)), req_window=_int(k.p("req_window_size_per_channel"), 32),
                                 io_buffer=_int(k.p("IO_buffer_size_per_channel"), 32),
                                 block_B=_int(k.p("block_size"), 64))
         activity.dram = DramActivity(reads=float(k.s("memory_reads")), writes=float(k.s("memory_writes")),
@@ -523,7 +536,8 @@ def _write_core(sysel: ET.Element, i: int, p: Platform, a: CoreActivity) -> None
     _stat(b, "write_accesses", a.btb_writes)
 
 
-def _write_cache(sysel, cid, name, cfgname, c: CacheConfig | None, ca: CacheActivity, clock, vdd=0):
+def _write_cache(sysel, cid, name, cfgname, c: CacheConfig | None, ca: CacheActivity, clock, device: str,
+                 vdd=0):
     el = _sub(sysel, cid, name)
     if c is None:
         c = CacheConfig(name, 1048576, 64, 16)
@@ -533,7 +547,7 @@ def _write_cache(sysel, cid, name, cfgname, c: CacheConfig | None, ca: CacheActi
     _param(el, "vdd", vdd)
     _param(el, "power_gating_vcc", -1)
     _param(el, "ports", [c.rw_ports, c.rd_ports, c.wr_ports] if (c.rd_ports or c.wr_ports) else [1, 1, 1])
-    _param(el, "device_type", 0)
+    _param(el, "device_type", DEVICE_NAMES[c.device or device])
     _param(el, "kvsim_name", c.name)
     _param(el, "kvsim_sequential", c.sequential)
     _stat(el, "read_accesses", ca.reads)
@@ -630,7 +644,7 @@ def to_xml(platform: Platform, activity: Activity | None = None, *, policy: str 
         _param(el, "vdd", 0)
         _param(el, "power_gating_vcc", -1)
         _param(el, "ports", [1, 1, 1])
-        _param(el, "device_type", 0)
+        _param(el, "device_type", DEVICE_NAMES[d.device or p.device])
         _param(el, "kvsim_name", d.name)
         da = act.directories.get(d.name, CacheActivity())
         _stat(el, "read_accesses", da.reads)
@@ -641,14 +655,15 @@ def to_xml(platform: Platform, activity: Activity | None = None, *, policy: str 
     if p.core.l2 is not None:
         a0 = cores_acts[0]
         _write_cache(s, "system.L20", "L20", "L2_config", p.core.l2,
-                     CacheActivity(a0.l2_reads, a0.l2_writes, a0.l2_read_misses, a0.l2_write_misses), p.clock_MHz)
+                     CacheActivity(a0.l2_reads, a0.l2_writes, a0.l2_read_misses, a0.l2_write_misses), p.clock_MHz,
+                     p.device)
     else:
         c = shared[2]
         _write_cache(s, "system.L20", "L20", "L2_config", c,
-                     act.caches.get(c.name, CacheActivity()) if c else CacheActivity(), p.clock_MHz)
+                     act.caches.get(c.name, CacheActivity()) if c else CacheActivity(), p.clock_MHz, p.device)
     c = shared[3]
     _write_cache(s, "system.L30", "L30", "L3_config", c,
-                 act.caches.get(c.name, CacheActivity()) if c else CacheActivity(), p.clock_MHz)
+                 act.caches.get(c.name, CacheActivity()) if c else CacheActivity(), p.clock_MHz, p.device)
     el = _sub(s, "system.NoC0", "noc0")
     n = noc or NocConfig()
     _clock(el, n.clock_MHz, p.clock_MHz)
@@ -678,6 +693,7 @@ def to_xml(platform: Platform, activity: Activity | None = None, *, policy: str 
     for k, v in (("type", m.low_power), ("mc_clock", m.io_clock_MHz), ("vdd", 0), ("power_gating_vcc", -1),
                  ("peak_transfer_rate", m.peak_MBps), ("block_size", m.block_B), ("number_mcs", m.count),
                  ("memory_channels_per_mc", m.channels_per_mc), ("number_ranks", m.ranks), ("withPHY", m.with_phy),
+                 ("LVDS", m.lvds),
                  ("req_window_size_per_channel", m.req_window), ("IO_buffer_size_per_channel", m.io_buffer),
                  ("databus_width", m.databus_bits), ("addressbus_width", m.addrbus_bits)):
         _param(el, k, v)

@@ -62,6 +62,8 @@ class Struct:
     x: dict = field(default_factory=dict)  # calibration features (power.calibration)
     component: str | None = None  # McPAT's component it belongs to: cores, l2, l3, l1dir, l2dir, noc, mc, niu, pcie
     raw_area_mm2: float = 0.0   # one instance's circuit-estimate area, before the area law (sizes the bus's span)
+    tech: Technology | None = None  # its own device type's technology (a cache with McPAT's own ``device_type``),
+    #                                 on its own rail at that device's nominal supply; None: the chip's
 
     @property
     def on_die(self) -> bool:
@@ -186,6 +188,13 @@ class _Builder:
         self.structs.append(s)
         return s
 
+    def tech_of(self, device: str | None) -> Technology | None:
+        """A structure's own technology when its device type is not the chip's (None otherwise)."""
+        if device is None or device == self.p.device:
+            return None
+        p = self.p
+        return technology(p.node_nm, device, p.temperature_K, p.long_channel)
+
     @property
     def uncore_clock(self) -> float:
         return self.p.uncore_clock_MHz or self.p.clock_MHz
@@ -202,16 +211,17 @@ class _Builder:
         # McPAT's wire types (blocks.WIRE_PITCH_F): global H-trees, except an embedded processor's: local in its
         # cores' arrays, semi-global in its shared caches (McPAT builds a private L2 as a shared cache too)
         wire = ("semi-global" if shared else "local") if self.p.core.embedded else "global"
-        tag, data = cache_block(self.t, c.capacity_B, c.block_B, c.assoc, banks=c.banks,
+        t = self.tech_of(c.device) or self.t
+        tag, data = cache_block(t, c.capacity_B, c.block_B, c.assoc, banks=c.banks,
                                 rw_ports=c.rw_ports + extra_ports, rd_ports=c.rd_ports, wr_ports=c.wr_ports,
                                 paddr_bits=paddr, sequential=c.sequential, wire=wire, name=c.name)
         mshr, fill, pref, wb = (max(0, int(x)) for x in c.buffers)
         # controller: miss handling, replacement, coherence state machines, fill/evict datapaths
-        buf = logic(self.t, CACHE_CTRL_GATES, activity=0.02, name=f"{c.name}.controller")
+        buf = logic(t, CACHE_CTRL_GATES, activity=0.02, name=f"{c.name}.controller")
         for n, (entries, width) in {"mshr": (mshr, paddr + c.block_B * 8), "fill": (fill, c.block_B * 8),
                                     "prefetch": (pref, c.block_B * 8), "wb": (wb, paddr + c.block_B * 8)}.items():
             if entries:
-                buf = buf + array(self.t, entries, width, cam=n in ("mshr", "wb"), name=f"{c.name}.{n}")
+                buf = buf + array(t, entries, width, cam=n in ("mshr", "wb"), name=f"{c.name}.{n}")
         return tag, data, buf
 
     def core(self):
@@ -428,6 +438,7 @@ class _Builder:
             tag, data, buf = self.cache_arrays(c.l2, pa, shared=True)
             l2 = tag + data + buf
             self.add("core.l2", "l2p", cls, l2, c.l2.duty_cycle * (tag.c_read + data.c_read),
+                     tech=self.tech_of(c.l2.device),
                      runtime_c=self.core_runtime(lambda a: a.l2_reads * (tag.c_read + data.c_read)
                                                  + a.l2_writes * (tag.c_read + data.c_write)
                                                  + (a.l2_read_misses + a.l2_write_misses) * (data.c_write)),
@@ -453,10 +464,10 @@ class _Builder:
         self.add(f"{c.name}", "cache", "caches", b,
                  c.duty_cycle * (tag.c_read + data.c_read),
                  count=c.count, clock_MHz=c.clock_MHz, runtime_c=rc, long_channel=True, capacity_B=c.capacity_B,
-                 component=component, dyn_law_share=dyn_law_share)
+                 component=component, dyn_law_share=dyn_law_share, tech=self.tech_of(c.device))
 
     def directory(self, dcfg: DirectoryConfig):
-        t = self.t
+        t = self.tech_of(dcfg.device) or self.t
         if dcfg.kind == "cam":
             entries = max(1, dcfg.capacity_B // max(1, dcfg.block_B))
             width = self.p.core.paddr_bits - 6 + 4
@@ -471,7 +482,7 @@ class _Builder:
             # entries was a quarter of McPAT's area (0.097 against 0.376 mm^2).
             cc = CacheConfig(dcfg.name, dcfg.capacity_B, dcfg.block_B, dcfg.assoc, clock_MHz=dcfg.clock_MHz,
                              throughput_cycles=dcfg.throughput_cycles, latency_cycles=dcfg.latency_cycles,
-                             sequential=True, buffers=dcfg.buffers, count=dcfg.count)
+                             sequential=True, buffers=dcfg.buffers, count=dcfg.count, device=dcfg.device)
             # Its dynamic energy: the shared caches' law lifts the circuit estimate 5-8x at these capacities, and
             # what it stands for is the data path of the lines it was fitted on (McPAT's shared cache drives half
             # a line, out_w = 256 bits of a 64-byte line, through the H-tree of a megabyte-class array; the
@@ -488,7 +499,8 @@ class _Builder:
             a = self.act.directories.get(dcfg.name)
             rc = [0.0] if a is None else [a.reads * rd + a.writes * wr]
         self.add(dcfg.name, "dir", "caches", blk, rd, count=dcfg.count,
-                 clock_MHz=dcfg.clock_MHz, runtime_c=rc, capacity_B=dcfg.capacity_B, component=f"l{dcfg.level}dir")
+                 clock_MHz=dcfg.clock_MHz, runtime_c=rc, capacity_B=dcfg.capacity_B, component=f"l{dcfg.level}dir",
+                 tech=self.tech_of(dcfg.device))
 
     # ---------------------------------------------------------------- network on chip
     def noc(self, n: NocConfig, chip_area_mm2: float):
@@ -583,8 +595,8 @@ class _Builder:
         buffers = array(t, max(1, m.io_buffer), bus_bits, rd_ports=ch, wr_ports=ch, rw_ports=0,
                         name="mc.io_buffer").scaled(2)
         fe = (queue + buffers).scaled(ch)
-        # transaction engine (scheduler, timing state machines, refresh, ECC): clocked every DIMM-bus cycle
-        te = logic(t, ch * 1.0e5, activity=0.25, name="mc.transaction_engine")
+        # the front end's switching, per byte, is referred to a 100,000-gate engine a channel (assumed)
+        te_ref = logic(t, ch * 1.0e5, activity=0.25, name="mc.transaction_engine")
         # Transaction engine and PHY areas as McPAT prices them (empirical laws from Niagara 1/2 die photos for a
         # high-performance controller, Cadence ChipEstimator IP figures for a low-power one), per channel, on the
         # bus width with its ECC bits: the high-performance engine and PHY grow with ln(peak transfer rate) and
@@ -592,25 +604,46 @@ class _Builder:
         # per 72 bits at 65 nm scaling as F^2, its PHY (only with ``with_phy``) 20% of a 16-bit DDR3-2133 PHY's
         # 1.3 mm^2 at 40 nm, scaled with clock x transfer rate x width and F^2.
         te_area, phy_area = mc_backend_phy_area_mm2(m, t.node_nm_area)
-        te = dataclasses.replace(te, area_mm2=te_area)
+        # The engine's leaking devices: a low-power engine is Cadence ChipEstimator's 50,000 gates per 64 data bits
+        # (as McPAT counts them); a high-performance one 100,000 gates a channel (assumed)
+        te_gates = ch * (MC_LP_ENGINE_GATES * bus_bits / 64.0 if m.low_power else 1.0e5)
+        te = dataclasses.replace(logic(t, te_gates, activity=0.25, name="mc.transaction_engine"), area_mm2=te_area)
         # PHY (DDR I/O, DLLs): its leaking width per pin
         pins = ch * (m.databus_bits + m.addrbus_bits)
         phy = Block(phy_area, 0.0, 0.0, 0.0, pins * 200 * t.F_leak_um, pins * 400 * t.F_leak_um)
-        # Peak: the transaction engine runs every cycle of the DIMM clock; the front end, buffers and PHY switch
-        # about half of that capacitance per byte moved (the ratio of clock-driven to traffic-driven power in
-        # published controller breakdowns). Three structures, as McPAT prints them (one law: ``mc``).
+        # Peak: the front end's queue and buffers switch half a 100,000-gate engine's capacitance per byte moved
+        # (the ratio of clock-driven to traffic-driven power in published controller breakdowns; under the ``mc``
+        # law); the engine and PHY take the published figures below. Three structures, as McPAT prints them.
         mc_clk = m.io_clock_MHz
-        per_byte = 0.5 * te.c_read / ch
+        per_byte = 0.5 * te_ref.c_read / ch
         bytes_per_cycle = m.peak_MBps * ch / mc_clk
-        rc = rz = None
+        # The transaction engine's energy per bus-word access from the published controller figures McPAT cites
+        # (mc_engine_access_J), not the fitted law: at peak every channel makes one access per transfer (DDR: two
+        # per bus clock); counted, each DRAM access moves a line (with its ECC bits) in bus words, and refresh and
+        # scrubbing draw a tenth of the peak whatever the traffic (McPAT's assumption, kept as the engine's idle).
+        e_acc = mc_engine_access_J(m, t.node_nm, t.vdd)
+        te_peak_W = m.count * ch * 2.0 * mc_clk * 1e6 * e_acc
+        rc = None
+        rt_J = 0.0
+        line_bits = m.block_B * 8 + math.ceil(m.block_B * 8 / 8)     # a line with its ECC bits
         if self.act is not None:
             d = self.act.dram
             nacc = d.reads + d.writes
-            rc, rz = [nacc * m.block_B * per_byte], [0.0]
+            rc = [nacc * m.block_B * per_byte]
+            rt_J = nacc * line_bits / bus_bits * e_acc
+        # The PHY's dynamic power per Gb/s of the channel's peak transfer rate, from the published figure McPAT
+        # cites (mc_phy_W_per_gbps); at peak every channel at its peak rate, counted: the lines moved
+        phy_w_gbps = mc_phy_W_per_gbps(m, t.node_nm, t.vdd)
+        phy_peak_W = m.count * ch * phy_w_gbps * m.peak_MBps * 8e-3 * bus_bits / 72.0
+        phy_rt_J = 0.0
+        if self.act is not None:
+            phy_rt_J = (self.act.dram.reads + self.act.dram.writes) * line_bits * 1e-9 * phy_w_gbps
         kw = dict(count=m.count, domain="fixed", clock_MHz=mc_clk, component="mc")
         self.add("mc.front_end", "mc", "mc", fe, bytes_per_cycle * per_byte, runtime_c=rc, **kw)
-        self.add("mc.transaction_engine", "mc", "mc", te, te.c_read, runtime_c=rz, clock_c=te.c_read * 0.3, **kw)
-        self.add("mc.phy", "mc", "mc", phy, 0.0, runtime_c=rz, **kw)
+        self.add("mc.transaction_engine", "mc", "mc", te, 0.0, runtime_c=None if rc is None else [0.0],
+                 fixed_peak_W=te_peak_W, fixed_runtime_J=rt_J, idle_fixed_W=MC_ENGINE_IDLE_SHARE * te_peak_W, **kw)
+        self.add("mc.phy", "mc", "mc", phy, 0.0, runtime_c=None if rc is None else [0.0], fixed_peak_W=phy_peak_W,
+                 fixed_runtime_J=phy_rt_J, idle_fixed_W=MC_ENGINE_IDLE_SHARE * phy_peak_W, **kw)
 
         if p.dram is not None:
             self.dram()
@@ -776,7 +809,11 @@ class Model:
         self._area = np.array([x.block.area_mm2 for x in s])
         self._peak_c = np.array([x.peak_c for x in s])
         self._leak = np.array([x.block.leak_um for x in s])
-        self._lc = np.array([tech.long_channel_factor(_long_channel_share(x, platform)) for x in s])
+        self._lc = np.array([(x.tech or tech).long_channel_factor(_long_channel_share(x, platform)) for x in s])
+        # structures of their own device type (McPAT's per-cache device_type): their supply is their device's
+        # nominal, scaled with their domain's (McPAT: the device's own nominal when the input sets none)
+        self._own = [(k, x.tech) for k, x in enumerate(s) if x.tech is not None]
+        self._vratio = np.array([x.tech.vdd / tech.vdd if x.tech is not None else 1.0 for x in s])
         self._gate = np.array([x.block.gate_um for x in s])
         self._clock = np.array([x.clock_MHz for x in s])
         self._fixed_peak = np.array([x.fixed_peak_W for x in s])
@@ -820,7 +857,7 @@ class Model:
         # dynamic: capacitance per cycle x V^2 f in each structure's domain
         v2f_core = float(np.sum(vc ** 2 * fc * 1e6)) if cores else 0.0
         v2f = np.where(self._core, v2f_core, vu ** 2 * self._clock * 1e6)
-        v2f = np.where(self._fixed, vnom ** 2 * self._clock * 1e6, v2f)
+        v2f = np.where(self._fixed, vnom ** 2 * self._clock * 1e6, v2f) * self._vratio ** 2
         peak = self._peak_c * self._count * v2f + self._fixed_peak
         # an idle structure's clocking never costs more than the structure at its peak (the clock and peak laws
         # are fitted separately)
@@ -833,12 +870,18 @@ class Model:
         gate_u = t.gate_scale(vu) * vu
         sub = self._leak * self._count * ioff * lc * np.where(self._core, sub_core, sub_u) + self._fixed_leak
         gate = self._gate * self._count * ig * np.where(self._core, gate_core, gate_u)
+        for k, own in self._own:
+            r = self._vratio[k]
+            vs = vc[:cores] * r if self._core[k] else [vu * r]
+            sub[k] = self._leak[k] * self._count[k] * own.dev.ioff_um * lc[k] * \
+                sum(own.subthreshold_scale(v, T) * v for v in vs) + self._fixed_leak[k]
+            gate[k] = self._gate[k] * self._count[k] * own.dev.igate_um * sum(own.gate_scale(v) * v for v in vs)
 
         runtime = np.zeros(len(self.structs))
         if self.has_runtime:
             secs = self.activity.seconds
             v2 = np.where(self._core[:, None], (vc[None, :] ** 2), np.where(self._fixed[:, None], vnom ** 2,
-                                                                           vu ** 2))
+                                                                           vu ** 2)) * self._vratio[:, None] ** 2
             # counted events plus clocking; a structure never switches more than at its peak rate (counts
             # above the peak rate, e.g. inconsistent statistics, are clipped there rather than reported)
             runtime = (self._rt * v2).sum(axis=1) / secs + self._fixed_rt / secs + clock
@@ -849,6 +892,39 @@ class Model:
         return Result(self, area=area, peak=peak, runtime=runtime, sub=sub, gate=gate, clock=clock,
                       core_vdd=np.array(vc),
                       core_MHz=np.array(fc), uncore_vdd=vu, temperature_K=T, label=label)
+
+
+# A memory controller's transaction engine per access (one bus word per channel), as McPAT prices it from Cadence
+# ChipEstimate: a high-performance engine 10% of a 4.32 W controller at 1 GHz, 65 nm, 1.1 V, per 72 data bits; a
+# low-power one 0.9 nJ an access, the average of DDR2/3 protocol controllers at 800 MHz and 12.8 GB/s, growing with
+# its clock and transfer rate (a faster low-power controller is a bigger one); both with V^2 and the feature size.
+MC_ENGINE_HP_J_65NM = 4.32 * 0.1 / 1e9
+MC_ENGINE_LP_J_65NM = 0.9e-9
+MC_ENGINE_IDLE_SHARE = 0.1   # refresh and scrubbing: a tenth of the peak (McPAT's assumption)
+MC_LP_ENGINE_GATES = 5.0e4   # a low-power engine per 64 data bits (Cadence ChipEstimator, as McPAT cites it)
+
+
+def mc_engine_access_J(m, node_nm: float, vdd: float) -> float:
+    """Energy of one transaction-engine access of a memory controller (J), on its data bus with ECC."""
+    bus = m.databus_bits + math.ceil(m.databus_bits / 8)
+    scale = bus / 72.0 * (vdd / 1.1) ** 2 * node_nm / 65.0
+    if not m.low_power:
+        return MC_ENGINE_HP_J_65NM * scale
+    return MC_ENGINE_LP_J_65NM * (2.0 * m.io_clock_MHz / 800.0) * (m.peak_MBps / 12800.0) * scale
+
+
+# A memory controller PHY's dynamic power per Gb/s at 90 nm and 1.2 V, as McPAT prices it (an ISSCC 2006 90 nm
+# memory transceiver and Cadence ChipEstimate's I/O figures): a high-performance PHY 10 mW (differential, LVDS) or
+# 40 mW, scaling with the square root of the feature size (I/O-bound); a low-power one 10 mW, with the feature size.
+MC_PHY_W_PER_GBPS_90NM = {"lvds": 0.01, "single_ended": 0.04, "low_power": 0.01}
+
+
+def mc_phy_W_per_gbps(m, node_nm: float, vdd: float) -> float:
+    """A memory controller PHY's dynamic power per Gb/s (W); 0 for a low-power controller without a PHY."""
+    v2 = (vdd / 1.2) ** 2
+    if m.low_power:
+        return MC_PHY_W_PER_GBPS_90NM["low_power"] * node_nm / 90.0 * v2 if m.with_phy else 0.0
+    return MC_PHY_W_PER_GBPS_90NM["lvds" if m.lvds else "single_ended"] * math.sqrt(node_nm / 90.0) * v2
 
 
 def mc_backend_phy_area_mm2(m, node_nm_area: float) -> tuple[float, float]:
