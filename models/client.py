@@ -258,6 +258,23 @@ def check_kvs_server_args(argv: list[str]) -> None:
         ok, allowed = KVS_SERVER_ARGS[name]
         if not value.isdigit() or not ok(int(value)):
             raise ParamError(f"System.workload.argv: {arg!r}: the KVS server takes {name}= {allowed}")
+    _check_tx_ring_args(argv)
+
+
+def _check_tx_ring_args(argv: list[str]) -> None:
+    """The TX ring's arguments against one another, as kvs_config_check does at the server's start-up: a reclaim
+    group (tx_rs, default 32 or a quarter of a smaller ring) at most a quarter of tx_ring, and the free threshold
+    tx_free between the group and tx_ring (DPDK's tx_rs_thresh <= tx_free_thresh)."""
+    given = {a.partition("=")[0]: int(a.partition("=")[2]) for a in argv if a.partition("=")[2].isdigit()}
+    ring = given.get("tx_ring", 512)
+    group = given.get("tx_rs") or (32 if 32 * 4 <= ring else ring // 4)
+    if group * 4 > ring:
+        raise ParamError(f"System.workload.argv: tx_rs={group}: a TX reclaim group is at most a quarter of "
+                         f"tx_ring={ring}")
+    free = given.get("tx_free")
+    if free is not None and not group <= free <= ring:
+        raise ParamError(f"System.workload.argv: tx_free={free}: the KVS server takes a TX free threshold between "
+                         f"the reclaim group ({group}) and tx_ring ({ring})")
 
 
 def kvs_server_capacity(argv: list[str]) -> tuple[int, int, bool]:

@@ -141,6 +141,13 @@ def test_server_arguments_the_kvs_server_refuses_are_refused_before_the_run():
         system = kvs(server_args=(arg,))
         with pytest.raises(ParamError, match=rf"System.workload.argv: '{arg}': .*{allowed}"):
             system.validate()
+    # The TX ring's arguments against one another (kvs_config_check refuses these at start-up).
+    for args, why in ((("tx_ring=64", "tx_rs=32"), "tx_rs=32: a TX reclaim group is at most a quarter of tx_ring=64"),
+                      (("tx_free=600",), r"tx_free=600: .* between the reclaim group \(32\) and tx_ring \(512\)"),
+                      (("tx_rs=16", "tx_free=8"), r"tx_free=8: .* reclaim group \(16\)")):
+        with pytest.raises(ParamError, match=f"System.workload.argv: {why}"):
+            kvs(server_args=args).validate()
+    kvs(server_args=("tx_ring=64", "tx_free=64")).validate()   # at every burst: the compact driver's setting
     from drivers.studies import llc
 
     for sweep in llc.sweeps(full=True):
