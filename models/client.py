@@ -158,6 +158,9 @@ def server_mode(argv: list[str]) -> str:
 KVS_BINARY = "kvs-server"
 KVS_ITEM_HEADER, KVS_BUCKET_BYTES, KVS_BUCKET_ENTRIES = 24, 128, 15
 KVS_SERVER_DEFAULT_LOG, KVS_SERVER_DEFAULT_BUCKETS = 64 << 20, 1 << 16
+# Its TX ring's defaults (kvs_config_default): 512 descriptors, sent buffers reclaimed in groups of 32 (a quarter of
+# a smaller ring), as MICA configures DPDK.
+KVS_SERVER_DEFAULT_TX_RING, KVS_SERVER_DEFAULT_TX_RS = 512, 32
 # Sizing from the item count (kvs_server_sizes): the smallest sizes it gives are the ones every config passed before
 # the sizes followed the item count (16 MiB and 16384 buckets per partition), so those configs keep their
 # statistics (assumed: they are not derived, only known to hold the configs' data sets).
@@ -266,8 +269,8 @@ def _check_tx_ring_args(argv: list[str]) -> None:
     group (tx_rs, default 32 or a quarter of a smaller ring) at most a quarter of tx_ring, and the free threshold
     tx_free between the group and tx_ring (DPDK's tx_rs_thresh <= tx_free_thresh)."""
     given = {a.partition("=")[0]: int(a.partition("=")[2]) for a in argv if a.partition("=")[2].isdigit()}
-    ring = given.get("tx_ring", 512)
-    group = given.get("tx_rs") or (32 if 32 * 4 <= ring else ring // 4)
+    ring = given.get("tx_ring", KVS_SERVER_DEFAULT_TX_RING)
+    group = given.get("tx_rs") or min(KVS_SERVER_DEFAULT_TX_RS, ring // 4)
     if group * 4 > ring:
         raise ParamError(f"System.workload.argv: tx_rs={group}: a TX reclaim group is at most a quarter of "
                          f"tx_ring={ring}")

@@ -4,6 +4,7 @@ simulator (guest memory for the data set)."""
 
 from __future__ import annotations
 
+import pathlib
 import warnings
 
 import pytest
@@ -148,6 +149,13 @@ def test_server_arguments_the_kvs_server_refuses_are_refused_before_the_run():
         with pytest.raises(ParamError, match=f"System.workload.argv: {why}"):
             kvs(server_args=args).validate()
     kvs(server_args=("tx_ring=64", "tx_free=64")).validate()   # at every burst: the compact driver's setting
+    # The check's defaults are the server's own (kvs_server.c kvs_config_default and its reclaim-group default).
+    from models.client import KVS_SERVER_DEFAULT_TX_RING, KVS_SERVER_DEFAULT_TX_RS
+
+    source = (pathlib.Path(__file__).parents[1] / "workloads/kvs/kvs_server.c").read_text()
+    assert f"cfg->tx_ring = {KVS_SERVER_DEFAULT_TX_RING};" in source
+    assert f"unsigned group = cfg->tx_rs ? cfg->tx_rs : ({KVS_SERVER_DEFAULT_TX_RS} * 4 <= cfg->tx_ring ? " \
+           f"{KVS_SERVER_DEFAULT_TX_RS} : cfg->tx_ring / 4);" in source
     from drivers.studies import llc
 
     for sweep in llc.sweeps(full=True):

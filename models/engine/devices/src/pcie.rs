@@ -553,6 +553,16 @@ impl PcieLink {
 mod tests {
     use super::*;
 
+    /// A seeded xorshift draw in [0, n): the random tests' reads, the same on every host.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
     /// A link of generation `gen`, `lanes` wide, 256-byte payloads, 512-byte read requests, 64-byte completions,
     /// a 240 ns Ack window, 32 tags, no latency.
     fn proto(gen: u64, lanes: u64) -> PcieProtocol {
@@ -794,13 +804,7 @@ mod tests {
     /// out of time order, and leading reads are forgotten, as on the link.
     #[test]
     fn a_tag_timeline_finds_the_read_holding_it_as_a_scan_does() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut draw = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut draw = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut tl = TagTimeline::default();
         let mut reads: Vec<(u64, u64)> = vec![];
         let (mut held, mut free) = (0, 0);
@@ -869,13 +873,7 @@ mod tests {
         }
         let mut l = PcieLink::new(PcieProtocol { read_tags: 6, ..proto(2, 8) });
         let mut tags: Vec<Vec<(u64, u64)>> = vec![vec![]; 6];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut draw = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut draw = xorshift(0x2545_f491_4f6c_dd1du64);
         let mut waited = 0;
         for i in 0..5_000u64 {
             // Reads stamped up to 3 us behind or ahead of the link's time, long enough that the tags run out.
