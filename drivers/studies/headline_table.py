@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import common, headlines
+from . import common, headlines, llc
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FULL_ITEMS = 16 << 20        # the data set of the full-condition runs on this host (common.check_fits: 192 Mi do not fit)
@@ -90,20 +90,6 @@ def _csv(path: pathlib.Path) -> pd.DataFrame | None:
 def is_full(df: pd.DataFrame | None) -> bool:
     return df is not None and len(df) > 0 and "conditions" in df and str(df["conditions"].iloc[0]).startswith(FULL_MARK)
 
-
-LLC_RATIOS = {"256 KB -> 512 KB": (256, 512), "512 KB -> 768 KB": (512, 768), "768 KB -> 1 MB": (768, 1024),
-              "768 KB -> 2 MB": (768, 2048)}     # llc.headline's ratios: (from, to) LLC per core
-
-
-def llc_full_ratios(df: pd.DataFrame) -> dict[str, tuple[float, float]]:
-    """The LLC study's headline ratios with their half-widths from a full-condition CSV (steady windows)."""
-    t = df.set_index("llc_per_core_kb")
-    out = {}
-    for name, (a, b) in LLC_RATIOS.items():
-        if a in t.index and b in t.index:
-            out[name] = ratio_interval(t.throughput_mrps[a], t.throughput_ci_mrps.get(a, math.nan),
-                                       t.throughput_mrps[b], t.throughput_ci_mrps.get(b, math.nan))
-    return out
 
 
 def throughput_ratio_intervals(headline, df: pd.DataFrame) -> dict[str, tuple[float, float]]:
@@ -191,9 +177,9 @@ def cost_text(study: str, point_cpu: float, load_cpu: float, basis: str = "measu
 
 def _missing_text(study: str, ratio: str, full: pd.DataFrame, point_cpu: float) -> str:
     """A ratio one of whose points a full-condition run has not measured: which, and its cost (60-core points)."""
-    if study != "llc" or ratio not in LLC_RATIOS:
+    if study != "llc" or ratio not in llc.HEADLINE_RATIOS:
         return "point(s) not run at full conditions"
-    missing = [kb for kb in LLC_RATIOS[ratio] if kb not in set(full.llc_per_core_kb)]
+    missing = [kb for kb in llc.HEADLINE_RATIOS[ratio] if kb not in set(full.llc_per_core_kb)]
     cost = f": needs about {len(missing) * point_cpu / 60:,.0f} CPU-min" if point_cpu == point_cpu else ""
     return f"not run at full conditions: {', '.join(f'{kb} KB' for kb in missing)} per core{cost}"
 
@@ -213,8 +199,7 @@ def rows(figures: pathlib.Path, reduced_dir: pathlib.Path, sweeps_root: pathlib.
             continue
         cmp = _csv(reduced_dir / study / f"{study}_reduced_vs_full.csv")
         cmp_heads = headline(cmp.rename(columns=COMPARE_COLUMNS)) if cmp is not None else {}
-        full_heads = llc_full_ratios(full) if study == "llc" and is_full(full) else \
-            throughput_ratio_intervals(headline, full) if is_full(full) else {}
+        full_heads = throughput_ratio_intervals(headline, full) if is_full(full) else {}
         some_full = is_full(full)
         status = "" if some_full else cost_text(study, point_cpu, load_cpu, basis) if with_costs else \
             "not measured"

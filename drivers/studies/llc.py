@@ -152,13 +152,17 @@ def plot(frames: pd.DataFrame | dict[str, pd.DataFrame], path: pathlib.Path, cap
     style.save(fig, path, caption)
 
 
+# The headline ratios: name -> (from, to) LLC per core in KB.
+HEADLINE_RATIOS = {"256 KB -> 512 KB": (256, 512), "512 KB -> 768 KB": (512, 768), "768 KB -> 1 MB": (768, 1024),
+                   "768 KB -> 2 MB": (768, 2048)}
+
+
 def headline(df: pd.DataFrame) -> dict[str, float]:
     t = df.set_index("llc_per_core_kb").throughput_mrps.to_dict()
 
     def ratio(a: int, b: int) -> float:          # NaN where a point was not run (the key points only)
         return t[b] / t[a] if a in t and b in t else float("nan")
-    return {"256 KB -> 512 KB": ratio(256, 512), "512 KB -> 768 KB": ratio(512, 768),
-            "768 KB -> 1 MB": ratio(768, 1024), "768 KB -> 2 MB": ratio(768, 2048)}
+    return {name: ratio(a, b) for name, (a, b) in HEADLINE_RATIOS.items()}
 
 
 TABLE_COLUMNS = ["llc_per_core_kb", "throughput_mrps", "throughput_ci_mrps", "llc_mpki", "llc_demand_mpki",
