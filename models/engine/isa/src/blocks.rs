@@ -18,6 +18,8 @@
 //! store into the running block takes effect from the next instruction, as with the decoded-instruction cache.
 
 use crate::decode::{Decoded, Op};
+use crate::handlers::{functional_handler, Handler};
+use crate::hook::NoHook;
 use crate::page_map::PageMap;
 
 /// Longest block (instructions).
@@ -29,6 +31,31 @@ const NO_PC: u64 = u64::MAX;
 /// The block an exit of a block led to last: (its PC, the block), or (`NO_PC`, null).
 pub type Link = std::cell::Cell<(u64, *const Block)>;
 
+/// An instruction of a block: the decoded record, and the handler that runs it in a functional run (no hook, no
+/// trace), so that such a run goes from one instruction to the next by one load and one jump, with no table in
+/// between (threaded dispatch). Runs with a hook or a trace find their handler through their table by `op`
+/// (`handlers::dispatch`), as the record is shared by every kind of run.
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub struct Inst {
+    /// First, so that a pointer to an `Inst` is one to its `Decoded` (the handlers take the latter).
+    pub d: Decoded,
+    pub(crate) run: Handler<NoHook>,
+}
+
+impl Inst {
+    pub(crate) fn new(d: Decoded) -> Inst {
+        Inst { d, run: functional_handler(d.op) }
+    }
+}
+
+impl std::ops::Deref for Inst {
+    type Target = Decoded;
+    fn deref(&self) -> &Decoded {
+        &self.d
+    }
+}
+
 pub struct Block {
     /// The PC of its first instruction.
     pub pc: u64,
@@ -37,7 +64,7 @@ pub struct Block {
     /// The block's instructions (each with its `at` and `idx`), then the end marker: `Op::Undecoded`, its `at` the
     /// offset of the instruction after the block (where the fall-through exit goes on), its `idx` the number of
     /// instructions.
-    pub insts: Vec<Decoded>,
+    pub insts: Vec<Inst>,
     /// The link of each exit, by the `idx` of the instruction it leaves from (a taken branch, a jump, the end
     /// marker's fall-through).
     pub links: Vec<Link>,
@@ -46,15 +73,15 @@ pub struct Block {
 impl Block {
     /// The block at `pc` of `insts` (decoded), ending at `end` half-words from its start.
     pub fn new(pc: u64, insts: Vec<Decoded>, end: u8) -> Block {
-        let mut insts: Vec<Decoded> =
-            insts.into_iter().enumerate().map(|(i, d)| Decoded { idx: i as u8, ..d }).collect();
-        insts.push(Decoded { at: end, idx: insts.len() as u8, ..Decoded::UNDECODED });
+        let mut insts: Vec<Inst> =
+            insts.into_iter().enumerate().map(|(i, d)| Inst::new(Decoded { idx: i as u8, ..d })).collect();
+        insts.push(Inst::new(Decoded { at: end, idx: insts.len() as u8, ..Decoded::UNDECODED }));
         let links = (0..insts.len()).map(|_| std::cell::Cell::new((NO_PC, std::ptr::null()))).collect();
         Block { pc, count: insts.len() as u64 - 1, insts, links }
     }
 
     /// The instructions, without the end marker.
-    pub fn instructions(&self) -> &[Decoded] {
+    pub fn instructions(&self) -> &[Inst] {
         &self.insts[..self.count as usize]
     }
 }

@@ -7,9 +7,9 @@
 
 pub use crate::hook::{mem_size, op_class, ExecHook, NoHook, Stop, Tracer, NO_DEADLINE};
 
-use crate::blocks::{Block, Link, MAX_INSTS};
+use crate::blocks::{Block, Inst, Link, MAX_INSTS};
 use crate::decode::Decoded;
-use crate::handlers::{dispatch, Ctx, Exit, MAX_CHAIN};
+use crate::handlers::{dispatch, Ctx, Exit, HotCounts, CHAIN_INSTS};
 use crate::hart::Hart;
 use crate::memory::Memory;
 
@@ -51,12 +51,13 @@ pub fn run_until<H: ExecHook, const TRACE: bool>(
         budget,
         deadline,
         cut: false,
-        hops: 0,
+        chain_end: 0,
         n: 0,
         generation,
         exit: Exit::Follow,
         exit_idx: 0,
         stop: None,
+        cnt: HotCounts::default(),
     };
     // The block at `c.resume` when an exit's link gave it (no lookup needed), else null.
     let mut chained: *const Block = std::ptr::null();
@@ -64,7 +65,7 @@ pub fn run_until<H: ExecHook, const TRACE: bool>(
     // decoded code changed (the lookup then empties the cache, the block holding the link with it).
     let mut link_from: *const Link = std::ptr::null();
     // The first instructions of a block that the budget ends inside, and an end marker after them.
-    let mut partial = [const { std::mem::MaybeUninit::<Decoded>::uninit() }; MAX_INSTS + 1];
+    let mut partial = [const { std::mem::MaybeUninit::<Inst>::uninit() }; MAX_INSTS + 1];
     // A block at a time: its instructions run without a lookup each, the budget checked once per block. A store
     // that changes decoded code (the generation moves) ends the block after it. Within a block the PC is not
     // carried from instruction to instruction: an instruction that needs its own (auipc, jumps, branches, traps,
@@ -95,27 +96,27 @@ pub fn run_until<H: ExecHook, const TRACE: bool>(
                 Err(t) => break Stop::Fault(t),
             }
         };
-        let first: *const Decoded = if block.count <= budget - c.n {
+        let first: *const Inst = if block.count <= budget - c.n {
             block.insts.as_ptr()
         } else {
             // The budget ends inside the block: run a copy of its first instructions, ended by a marker whose offset
             // is that of the first one left out.
             let k = (budget - c.n) as usize;
-            let buf = partial.as_mut_ptr() as *mut Decoded;
+            let buf = partial.as_mut_ptr() as *mut Inst;
             // SAFETY: k < count <= MAX_INSTS, so the copy and the marker fit in `partial`. The copies keep their
             // `idx`, which the marker continues.
             unsafe {
                 std::ptr::copy_nonoverlapping(block.insts.as_ptr(), buf, k);
-                buf.add(k).write(Decoded { at: block.insts[k].at, idx: k as u8, ..Decoded::UNDECODED });
+                buf.add(k).write(Inst::new(Decoded { at: block.insts[k].at, idx: k as u8, ..Decoded::UNDECODED }));
             }
             buf
         };
         c.block = block;
         c.block_pc = block.pc;
-        c.hops = MAX_CHAIN;
+        c.chain_end = budget.min(c.n + CHAIN_INSTS);
         // SAFETY: `first` starts a run of decoded instructions ended by a marker, inside the block or `partial`;
         // the handlers reach the hart, memory and hook only through `c`, which holds this run's borrows.
-        unsafe { dispatch::<H, TRACE>(&mut c, first, x) };
+        unsafe { dispatch::<H, TRACE>(&mut c, first as *const Decoded, x) };
         match c.exit {
             Exit::Follow => {
                 // Go on through the link of the exit that left the last block run (a block the chain went on to,
@@ -139,5 +140,6 @@ pub fn run_until<H: ExecHook, const TRACE: bool>(
     let h = unsafe { &mut *c.h };
     h.pc = c.resume;
     h.cnt.insts += c.n;
+    c.cnt.add_to(h);
     stop
 }

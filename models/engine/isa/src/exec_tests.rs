@@ -71,8 +71,8 @@ fn two_block_loop() -> (Hart, Memory) {
 
 #[test]
 fn blocks_run_from_one_another_s_links_stop_exactly_at_the_budget() {
-    // Runs long enough that blocks follow one another's links many times over (more than `MAX_CHAIN` in a row),
-    // each budget ending at a block's end or inside one: the same state as one instruction at a time.
+    // Runs long enough that blocks follow one another's links many times over (beyond `CHAIN_INSTS` in a row in a
+    // test build), each budget ending at a block's end or inside one: the same state as one instruction at a time.
     for budget in [1, 2, 3, 4, 5, 39, 40, 41, 42, 43, 200, 1001] {
         let (mut h, mut m) = two_block_loop();
         assert_eq!(go(&mut h, &mut m, budget), Stop::Budget);
@@ -123,4 +123,47 @@ fn a_deadline_stops_the_run_after_the_instruction_at_which_the_harts_time_reache
     let no = crate::exec::NO_DEADLINE;
     assert_eq!(crate::exec::run_until::<TenPs, false>(&mut h, &mut m, 77, no, &mut hook, None), Stop::Budget);
     assert_eq!((hook.0, h.cnt.insts), (77, 77));
+}
+
+/// jal rd, off (J-type).
+fn jal(rd: u32, off: i32) -> u32 {
+    let o = off as u32;
+    ((o >> 20) & 1) << 31 | ((o >> 1) & 0x3ff) << 21 | ((o >> 11) & 1) << 20 | ((o >> 12) & 0xff) << 12 | rd << 7 | 0x6f
+}
+
+/// A loop of 50 rounds with a store, a load, a call over a skipped instruction and a branch back, then ecall.
+fn loop_with_memory_and_jumps() -> (Hart, Memory) {
+    let (mut h, mut m) = machine(0);
+    let code = [
+        addi(10, 10, 1),
+        crate::asm::sw(10, 12, 0),
+        crate::asm::i(0, 12, 2, 13, 3), // lw a3, 0(a2)
+        jal(1, 8),
+        addi(14, 14, 1), // skipped by the jal
+        bne(10, 11, -20),
+        ecall(),
+    ];
+    for (i, w) in code.iter().enumerate() {
+        m.store::<4>(0, BASE + 4 * i as u64, *w as u64).unwrap();
+    }
+    (h.x[11], h.x[12]) = (50, BASE + 0x2000);
+    (h, m)
+}
+
+#[test]
+fn a_functional_run_through_the_handlers_the_blocks_hold_equals_a_run_through_the_tables() {
+    // A run without a hook jumps to the handler each instruction holds; one with a hook goes through its table. In
+    // budgets ending inside blocks and at their ends, both give the same state and counters.
+    for budget in [1, 3, 7, 1_000] {
+        let (mut h, mut m) = loop_with_memory_and_jumps();
+        while go(&mut h, &mut m, budget) == Stop::Budget {}
+        let (mut t, mut mt) = loop_with_memory_and_jumps();
+        let mut hook = TenPs(0);
+        while crate::exec::run::<TenPs, false>(&mut t, &mut mt, budget, &mut hook, None) == Stop::Budget {}
+        let counts = |h: &Hart| (h.pc, h.cnt.insts, h.cnt.loads, h.cnt.stores, h.cnt.branches, h.cnt.taken_branches);
+        assert_eq!(counts(&h), (BASE + 28, 50 * 5 + 1, 50, 50, 50, 49), "budget {budget}");
+        assert_eq!((counts(&h), h.cnt.jumps), (counts(&t), t.cnt.jumps), "budget {budget}");
+        assert_eq!((h.cnt.jumps, h.x[13], h.x[14], h.x[1]), (50, 50, 0, BASE + 16), "budget {budget}");
+        assert_eq!(hook.0, t.cnt.insts);
+    }
 }

@@ -13,10 +13,10 @@
 
 use kvsim_timing::inst::{InstClass, InstInfo, PrefetchKind};
 
-use crate::blocks::Block;
+use crate::blocks::{Block, Inst};
 use crate::decode::{Decoded, Op, FREG};
 use crate::hart::Hart;
-use crate::hook::{mem_size, op_class, ExecHook, Stop, Tracer, NO_DEADLINE};
+use crate::hook::{mem_size, op_class, ExecHook, NoHook, Stop, Tracer, NO_DEADLINE};
 use crate::memory::Memory;
 use crate::trap::{Access, Trap};
 
@@ -33,7 +33,10 @@ pub(crate) enum Exit {
 }
 
 /// The executor's state shared by the handlers of a run (raw pointers: a handler reaches the hart, the memory and
-/// the hook through it, and a table of functions cannot carry borrows).
+/// the hook through it, and a table of functions cannot carry borrows). `repr(C)`, and `H` only behind a pointer:
+/// the layout is the same for every hook type, which lets a functional run call the handlers compiled for `NoHook`
+/// that the blocks hold (`dispatch`).
+#[repr(C)]
 pub(crate) struct Ctx<H> {
     pub h: *mut Hart,
     pub mem: *mut Memory,
@@ -44,14 +47,16 @@ pub(crate) struct Ctx<H> {
     /// PC is this plus twice its `Decoded::at`).
     pub block: *const Block,
     pub block_pc: u64,
-    /// The run's budget (instructions), and how many more blocks may follow from one another's links before the
-    /// run returns to `exec::run` (which bounds the chain of calls where they are not jumps: a debug build).
+    /// The run's budget (instructions).
     pub budget: u64,
     /// The hart's time (ps, the hook's) after which the run stops (`exec::run_until`); `NO_DEADLINE` for none.
     pub deadline: u64,
     /// The hart's time reached the deadline: `budget` was cut to end after the instruction that reached it.
     pub cut: bool,
-    pub hops: u32,
+    /// Where a chain of blocks following one another's links ends (instructions, as `n`): a block is followed
+    /// only if it ends by then, else the run returns to `exec::run`. It is the budget, or `CHAIN_INSTS` after the
+    /// chain began if that is sooner, which bounds the chain of calls where they are not jumps (a debug build).
+    pub chain_end: u64,
     /// Instructions retired before the running block (within it an instruction's `Decoded::idx` adds to this).
     pub n: u64,
     /// `Memory::code_generation` when the running block was looked up: a store that moves it ends the block.
@@ -62,15 +67,40 @@ pub(crate) struct Ctx<H> {
     /// Where the hart goes on (the PC of the faulting instruction for a fault).
     pub resume: u64,
     pub stop: Option<Stop>,
+    /// The hart's counters of the commonest operations, kept here during the run (one increment each, the hart
+    /// not reached) and added to `Hart::cnt` when it returns (`exec::run_until`).
+    pub cnt: HotCounts,
+}
+
+/// Counters of `Hart::cnt` counted in the executor's context during a run (`Ctx::cnt`).
+#[derive(Default)]
+pub(crate) struct HotCounts {
+    pub loads: u64,
+    pub stores: u64,
+    pub branches: u64,
+    pub taken_branches: u64,
+    pub jumps: u64,
+}
+
+impl HotCounts {
+    /// Add them to the hart's counters.
+    pub fn add_to(&self, h: &mut Hart) {
+        h.cnt.loads += self.loads;
+        h.cnt.stores += self.stores;
+        h.cnt.branches += self.branches;
+        h.cnt.taken_branches += self.taken_branches;
+        h.cnt.jumps += self.jumps;
+    }
 }
 
 /// A handler: the context, its instruction (in a block, followed by the rest of the block and its end marker),
 /// and the register file (passed along so that it stays in a host register).
 pub(crate) type Handler<H> = unsafe fn(*mut Ctx<H>, *const Decoded, *mut u64);
 
-/// The most blocks run from one another's links before returning to `exec::run`: enough that the return is rare,
-/// few enough that a chain of calls (where they are not jumps) stays far inside a thread's stack.
-pub(crate) const MAX_CHAIN: u32 = if cfg!(debug_assertions) { 3 } else { 15 };
+/// The most instructions run in blocks followed from one another's links before returning to `exec::run`: enough
+/// that the return is rare, few enough that a chain of calls (where they are not jumps) stays far inside a
+/// thread's stack. One bound for budget and chain, so following a link costs one comparison.
+pub(crate) const CHAIN_INSTS: u64 = if cfg!(debug_assertions) { 3 } else { 1024 };
 
 /// Number of operations (the table's length).
 pub(crate) const OPS: usize = Op::FcvtDS as usize + 1;
@@ -82,9 +112,23 @@ impl<H: ExecHook, const TRACE: bool> Table<H, TRACE> {
     pub(crate) const HANDLERS: [Handler<H>; OPS] = build::<H, TRACE>();
 }
 
-/// Run the handler of `d` (the first instruction of a block, or of what the budget allows of it).
+/// The handler of `op` in a functional run (no hook, no trace): the one each instruction of a block holds.
+pub(crate) fn functional_handler(op: Op) -> Handler<NoHook> {
+    Table::<NoHook, false>::HANDLERS[op as usize]
+}
+
+/// Run the handler of `d`, an instruction of a block (`blocks::Inst`) or of a copy of its first instructions. A
+/// functional run (no hook, no trace) jumps to the handler the instruction holds (one load, no table); a run with a
+/// hook or a trace finds its own through its table.
 #[inline(always)]
 pub(crate) unsafe fn dispatch<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
+    if !H::ACTIVE && !T {
+        // SAFETY: `d` is the `Decoded` at the start of an `Inst` (repr(C), its first field). An inactive hook is
+        // never called, so `NoHook`'s handlers do what this hook's would; they never reach the hook, and `Ctx` has
+        // one layout for every hook type (repr(C), the hook behind a thin pointer).
+        let run = (*(d as *const Inst)).run;
+        return run(c as *mut Ctx<NoHook>, d, x);
+    }
     let table = &Table::<H, T>::HANDLERS;
     // SAFETY: every Op's discriminant is below OPS.
     (table.get_unchecked((*d).op as usize))(c, d, x)
@@ -152,7 +196,7 @@ unsafe fn next<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x:
         return;
     }
     // SAFETY: `d` did not leave the block, so it was not the end marker and the next record is in the block.
-    dispatch::<H, T>(c, d.add(1), x)
+    dispatch::<H, T>(c, (d as *const Inst).add(1) as *const Decoded, x)
 }
 
 /// After an instruction: tell the hook (a timing model).
@@ -208,6 +252,7 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
             if t >= (*c).deadline {
                 // Stop after this instruction: the budget ends here (its exits see it), and `next` leaves the block.
                 (*c).budget = (*c).n + d.idx as u64 + 1;
+                (*c).chain_end = (*c).budget;
                 (*c).cut = true;
             }
         }
@@ -222,33 +267,54 @@ unsafe fn trace<H>(c: *mut Ctx<H>, d: *const Decoded) {
     }
 }
 
-/// After the instruction that ends the block (a control transfer): retire it and go on at `next`.
+/// After the instruction that ends the block (a control transfer): retire it and go on at `next`. `DIRECT`: a
+/// transfer whose target is in the instruction (see `follow`).
 #[inline(always)]
-unsafe fn leave<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64, next: u64, taken: bool) {
+unsafe fn leave<H: ExecHook, const T: bool, const DIRECT: bool>(
+    c: *mut Ctx<H>,
+    d: *const Decoded,
+    x: *mut u64,
+    next: u64,
+    taken: bool,
+) {
     retire(c, d, next, 0, taken);
     (*c).n += (*d).idx as u64 + 1;
-    follow::<H, T>(c, d, x, next)
+    follow::<H, T, DIRECT>(c, d, x, next)
 }
 
 /// Go on at `next` through the link of the exit at `d` (a control transfer or the end marker): straight into the
-/// block it gives when that block is for `next` and fits in what is left of the budget, and the run has not gone
-/// `MAX_CHAIN` blocks without returning to `exec::run`; else back there, which follows or fills the link. A link is
+/// block it gives when that block is for `next` and ends by `Ctx::chain_end` (within the budget, and the chain not
+/// longer than `CHAIN_INSTS`); else back to `exec::run`, which follows or fills the link. A link is
 /// followed only while decoded code is unchanged since the block holding it was looked up: an exit through here
 /// is not one after a change (those leave through `leave_changed`), and neither was any before it in the chain.
+///
+/// `DIRECT`: the exit of a branch or jal, whose target is in the instruction, so its link, once filled, is for
+/// that target and needs no check of its PC (nor is `next` needed unless the run returns). A link is filled only
+/// by `exec::run`, after the exit at its index left for `resume` and before the next block runs. The end of a
+/// budget's copy of a block shares its index with an instruction of the block, but it is reached only when the
+/// budget is spent, and the run then returns before any lookup, so it fills no link.
 #[inline(always)]
-unsafe fn follow<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64, next: u64) {
-    (*c).resume = next;
-    (*c).exit = Exit::Follow;
-    (*c).exit_idx = (*d).idx;
+unsafe fn follow<H: ExecHook, const T: bool, const DIRECT: bool>(
+    c: *mut Ctx<H>,
+    d: *const Decoded,
+    x: *mut u64,
+    next: u64,
+) {
     // SAFETY: every instruction's idx, and the end marker's, is below links.len() (Block::new); the running block
     // is in the cache (decoded code is unchanged since it was looked up).
     let links = &(*(*c).block).links;
     let (linked_pc, linked) = links.get_unchecked((*d).idx as usize).get();
-    if linked_pc == next && (*c).hops != 0 && (*linked).count <= (*c).budget - (*c).n {
-        (*c).hops -= 1;
+    let for_next = if DIRECT { !linked.is_null() } else { linked_pc == next };
+    if for_next && (*c).n + (*linked).count <= (*c).chain_end {
         (*c).block = linked;
-        (*c).block_pc = next;
-        dispatch::<H, T>(c, (*linked).insts.as_ptr(), x)
+        (*c).block_pc = (*linked).pc;
+        dispatch::<H, T>(c, (*linked).insts.as_ptr() as *const Decoded, x)
+    } else {
+        // Written only when the chain returns (every exit that returns writes how, so a block followed here
+        // leaves these to its own exit).
+        (*c).resume = next;
+        (*c).exit = Exit::Follow;
+        (*c).exit_idx = (*d).idx;
     }
 }
 
@@ -293,7 +359,7 @@ unsafe fn load_miss<H: ExecHook, const T: bool, const N: usize>(
         Ok(v) => wr(x, d, conv(v)),
         Err(t) => return fault(c, d, t),
     }
-    hart(c).cnt.loads += 1;
+    (*c).cnt.loads += 1;
     retire(c, d, after(c, d), ea, false);
     next::<H, T>(c, d, x)
 }
@@ -311,7 +377,7 @@ unsafe fn store_miss<H: ExecHook, const T: bool, const N: usize>(
     if let Err(t) = mem(c).store_other::<N>(hid, ea, v) {
         return fault(c, d, t);
     }
-    hart(c).cnt.stores += 1;
+    (*c).cnt.stores += 1;
     if code_changed(c) {
         return leave_changed(c, d, ea);
     }
@@ -433,7 +499,7 @@ macro_rules! loads {
                     None => return load_miss::<H, T, $n>(c, d, x, ea, $conv),
                 };
                 wr(x, d, $conv(v));
-                hart(c).cnt.loads += 1;
+                (*c).cnt.loads += 1;
                 ea
             }
         )*}
@@ -463,7 +529,7 @@ macro_rules! stores {
                 if !mem(c).store_fast::<$n>(ea, b(x, d)) {
                     return store_miss::<H, T, $n>(c, d, x, ea, b(x, d));
                 }
-                hart(c).cnt.stores += 1;
+                (*c).cnt.stores += 1;
                 ea
             }
         )*}
@@ -485,10 +551,10 @@ macro_rules! branches {
     ($($name:ident => $cond:expr;)*) => {
         straight! {$(
             $name(c, d, x) {
-                hart(c).cnt.branches += 1;
+                (*c).cnt.branches += 1;
                 if $cond(a(x, d), b(x, d)) {
-                    hart(c).cnt.taken_branches += 1;
-                    return leave::<H, T>(c, d, x, pc(c, d).wrapping_add(imm(d)), true);
+                    (*c).cnt.taken_branches += 1;
+                    return leave::<H, T, true>(c, d, x, pc(c, d).wrapping_add(imm(d)), true);
                 }
                 0
             }
@@ -608,8 +674,8 @@ unsafe fn jal<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: 
         trace(c, d);
     }
     wr(x, d, after(c, d));
-    hart(c).cnt.jumps += 1;
-    leave::<H, T>(c, d, x, pc(c, d).wrapping_add(imm(d)), false)
+    (*c).cnt.jumps += 1;
+    leave::<H, T, true>(c, d, x, pc(c, d).wrapping_add(imm(d)), false)
 }
 
 unsafe fn jalr<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
@@ -618,8 +684,8 @@ unsafe fn jalr<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x:
     }
     let target = a(x, d).wrapping_add(imm(d)) & !1;
     wr(x, d, after(c, d));
-    hart(c).cnt.jumps += 1;
-    leave::<H, T>(c, d, x, target, false)
+    (*c).cnt.jumps += 1;
+    leave::<H, T, false>(c, d, x, target, false)
 }
 
 unsafe fn fence_i<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x: *mut u64) {
@@ -660,7 +726,7 @@ unsafe fn trap<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x
 /// after its last instruction.
 unsafe fn end_marker<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
     (*c).n += (*d).idx as u64;
-    follow::<H, T>(c, d, x, pc(c, d))
+    follow::<H, T, false>(c, d, x, pc(c, d))
 }
 
 // ---- Out-of-line bodies of the rarer operations ----
