@@ -190,8 +190,8 @@ pub const FREG: u32 = 32;
 impl Op {
     /// A computational F/D instruction (not a load, store or CSR access): `fpu::execute` runs it.
     #[inline(always)]
-    pub fn is_fp_compute(self) -> bool {
-        (Op::FmaddS as u8..=Op::FcvtDS as u8).contains(&(self as u8))
+    pub const fn is_fp_compute(self) -> bool {
+        Op::FmaddS as u8 <= self as u8 && self as u8 <= Op::FcvtDS as u8
     }
 }
 

@@ -207,13 +207,27 @@ unsafe fn retire<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: 
     }
 }
 
+/// Each operation's class and memory size (`op_class`, `mem_size`), by its discriminant: one load each for the
+/// hook's record, where the matches compile to jumps through tables.
+const OP_INFO: [(InstClass, u8); OPS] = {
+    let mut t = [(InstClass::IntAlu, 0); OPS];
+    let mut i = 0;
+    while i < OPS {
+        // SAFETY: Op is repr(u8) with the discriminants 0..OPS, none skipped.
+        let op: Op = unsafe { std::mem::transmute::<u8, Op>(i as u8) };
+        t[i] = (op_class(op), mem_size(op));
+        i += 1;
+    }
+    t
+};
+
 /// The hook's record of an executed instruction, out of line so that a handler keeps no InstInfo on its stack.
 #[inline(never)]
 unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) {
     let d = &*d;
     let h = hart(c);
-    let class = op_class(d.op);
-    let size = mem_size(d.op);
+    // SAFETY: every Op's discriminant is below OPS.
+    let (class, size) = *OP_INFO.get_unchecked(d.op as usize);
     let is_mem = size != 0 || class == InstClass::Prefetch;
     let non_temporal = is_mem && h.ntl_pending;
     if is_mem {

@@ -112,7 +112,7 @@ impl Tracer {
 /// Resource class of an operation (for the timing hook). Inlined: a call per timed instruction was 1.2% of a
 /// detailed run.
 #[inline(always)]
-pub fn op_class(op: Op) -> InstClass {
+pub const fn op_class(op: Op) -> InstClass {
     use Op::*;
     match op {
         Mul | Mulh | Mulhsu | Mulhu | Mulw => InstClass::IntMul,
@@ -144,7 +144,7 @@ pub fn op_class(op: Op) -> InstClass {
 
 /// Bytes accessed by a memory operation (0 for others; prefetches report one cache line's worth as 0).
 #[inline(always)]
-pub fn mem_size(op: Op) -> u8 {
+pub const fn mem_size(op: Op) -> u8 {
     use Op::*;
     match op {
         Lb | Lbu | Sb => 1,
