@@ -18,8 +18,6 @@
 //! store into the running block takes effect from the next instruction, as with the decoded-instruction cache.
 
 use crate::decode::{Decoded, Op};
-use crate::handlers::{functional_handler, Handler};
-use crate::hook::NoHook;
 use crate::page_map::PageMap;
 
 /// Longest block (instructions).
@@ -34,18 +32,19 @@ pub type Link = std::cell::Cell<(u64, *const Block)>;
 /// An instruction of a block: the decoded record, and the handler that runs it in a functional run (no hook, no
 /// trace), so that such a run goes from one instruction to the next by one load and one jump, with no table in
 /// between (threaded dispatch). Runs with a hook or a trace find their handler through their table by `op`
-/// (`handlers::dispatch`), as the record is shared by every kind of run.
-#[derive(Clone, Copy)]
+/// (`handlers::dispatch`), as the record is shared by every kind of run. The handler is set when the executor
+/// first looks the block up (`handlers::thread`; null before), which keeps this module free of the handlers'.
 #[repr(C)]
 pub struct Inst {
     /// First, so that a pointer to an `Inst` is one to its `Decoded` (the handlers take the latter).
     pub d: Decoded,
-    pub(crate) run: Handler<NoHook>,
+    /// The functional run's handler of `d.op`, as an untyped pointer.
+    pub(crate) run: std::cell::Cell<*const ()>,
 }
 
 impl Inst {
     pub(crate) fn new(d: Decoded) -> Inst {
-        Inst { d, run: functional_handler(d.op) }
+        Inst { d, run: std::cell::Cell::new(std::ptr::null()) }
     }
 }
 
@@ -68,6 +67,8 @@ pub struct Block {
     /// The link of each exit, by the `idx` of the instruction it leaves from (a taken branch, a jump, the end
     /// marker's fall-through).
     pub links: Vec<Link>,
+    /// Its instructions hold their functional-run handlers (`Inst::run`).
+    pub(crate) threaded: std::cell::Cell<bool>,
 }
 
 impl Block {
@@ -77,7 +78,7 @@ impl Block {
             insts.into_iter().enumerate().map(|(i, d)| Inst::new(Decoded { idx: i as u8, ..d })).collect();
         insts.push(Inst::new(Decoded { at: end, idx: insts.len() as u8, ..Decoded::UNDECODED }));
         let links = (0..insts.len()).map(|_| std::cell::Cell::new((NO_PC, std::ptr::null()))).collect();
-        Block { pc, count: insts.len() as u64 - 1, insts, links }
+        Block { pc, count: insts.len() as u64 - 1, insts, links, threaded: std::cell::Cell::new(false) }
     }
 
     /// The instructions, without the end marker.

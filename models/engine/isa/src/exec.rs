@@ -8,8 +8,8 @@
 pub use crate::hook::{mem_size, op_class, ExecHook, NoHook, Stop, Tracer, NO_DEADLINE};
 
 use crate::blocks::{Block, Inst, Link, MAX_INSTS};
-use crate::decode::Decoded;
-use crate::handlers::{dispatch, Ctx, Exit, HotCounts, CHAIN_INSTS};
+use crate::decode::{Decoded, Op};
+use crate::handlers::{dispatch, functional_handler, thread, Ctx, Exit, HotCounts, CHAIN_INSTS};
 use crate::hart::Hart;
 use crate::memory::Memory;
 
@@ -85,6 +85,8 @@ pub fn run_until<H: ExecHook, const TRACE: bool>(
         } else {
             match mem.block(c.resume) {
                 Ok(b) => {
+                    // SAFETY: the block is cached (just looked up).
+                    thread(unsafe { &*b });
                     if !link_from.is_null() && mem.code_generation() == c.generation {
                         // SAFETY: decoded code is unchanged, so the block holding the link is still cached.
                         unsafe { (*link_from).set((c.resume, b)) };
@@ -107,7 +109,9 @@ pub fn run_until<H: ExecHook, const TRACE: bool>(
             // `idx`, which the marker continues.
             unsafe {
                 std::ptr::copy_nonoverlapping(block.insts.as_ptr(), buf, k);
-                buf.add(k).write(Inst::new(Decoded { at: block.insts[k].at, idx: k as u8, ..Decoded::UNDECODED }));
+                let end = Inst::new(Decoded { at: block.insts[k].at, idx: k as u8, ..Decoded::UNDECODED });
+                end.run.set(functional_handler(Op::Undecoded));
+                buf.add(k).write(end);
             }
             buf
         };

@@ -112,9 +112,22 @@ impl<H: ExecHook, const TRACE: bool> Table<H, TRACE> {
     pub(crate) const HANDLERS: [Handler<H>; OPS] = build::<H, TRACE>();
 }
 
-/// The handler of `op` in a functional run (no hook, no trace): the one each instruction of a block holds.
-pub(crate) fn functional_handler(op: Op) -> Handler<NoHook> {
-    Table::<NoHook, false>::HANDLERS[op as usize]
+/// The handler of `op` in a functional run (no hook, no trace): the one each instruction of a block holds, as an
+/// untyped pointer (`blocks::Inst::run`).
+pub(crate) fn functional_handler(op: Op) -> *const () {
+    Table::<NoHook, false>::HANDLERS[op as usize] as *const ()
+}
+
+/// Give each instruction of `block`, and its end marker, its functional-run handler, unless done: the executor
+/// calls it on every block it looks up, so every block a run reaches (by a lookup, or by a link filled after one)
+/// holds them.
+pub(crate) fn thread(block: &Block) {
+    if !block.threaded.get() {
+        for i in &block.insts {
+            i.run.set(functional_handler(i.op));
+        }
+        block.threaded.set(true);
+    }
 }
 
 /// Run the handler of `d`, an instruction of a block (`blocks::Inst`) or of a copy of its first instructions. A
@@ -126,7 +139,8 @@ pub(crate) unsafe fn dispatch<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *co
         // SAFETY: `d` is the `Decoded` at the start of an `Inst` (repr(C), its first field). An inactive hook is
         // never called, so `NoHook`'s handlers do what this hook's would; they never reach the hook, and `Ctx` has
         // one layout for every hook type (repr(C), the hook behind a thin pointer).
-        let run = (*(d as *const Inst)).run;
+        // The block was looked up, so its handlers are set (`thread`).
+        let run = std::mem::transmute::<*const (), Handler<NoHook>>((*(d as *const Inst)).run.get());
         return run(c as *mut Ctx<NoHook>, d, x);
     }
     let table = &Table::<H, T>::HANDLERS;
