@@ -27,7 +27,6 @@ the rate at a given clock); McPAT prices every NIU as one 10 Gb/s port.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 REFERENCE_GBPS = 10.0        # the port McPAT's figures describe
@@ -93,7 +92,3 @@ def load_fraction(rx_bytes: float, tx_bytes: float, ports: int, gbps: float, sec
         return 0.0
     return (rx_bytes + tx_bytes) * 8.0 / (2.0 * ports * gbps * 1e9 * seconds)
 
-
-def ports_equivalent(ports: int, gbps: float) -> float:
-    """The number of reference (10 Gb/s) ports ``ports`` ports of ``gbps`` make."""
-    return ports * gbps / REFERENCE_GBPS if not math.isnan(gbps) else float("nan")

@@ -14,12 +14,13 @@ import warnings
 
 import numpy as np
 import pytest
-from power_helpers import synthetic_stats
 
 import power
 import power.calibration as cal
 from power import fit, mcpat_tree, niu, platforms
 from power.mcpat_xml import read
+
+from power_helpers import synthetic_stats
 
 
 def _point(name):
