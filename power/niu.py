@@ -86,8 +86,8 @@ def port_leaking_gates(low_power: bool, gbps: float) -> tuple[float, float]:
 
 
 def load_fraction(rx_bytes: float, tx_bytes: float, ports: int, gbps: float, seconds: float) -> float:
-    """The share of the ports' full-duplex capacity the counted bytes used over ``seconds`` (at most 1 is not
-    enforced: a count above the line rate is the caller's error to report)."""
+    """The share of the ports' full-duplex capacity the counted bytes used over ``seconds`` (not clipped at 1: a
+    run's counts price as counted, as every other structure's do)."""
     if seconds <= 0 or ports <= 0 or gbps <= 0:
         return 0.0
     return (rx_bytes + tx_bytes) * 8.0 / (2.0 * ports * gbps * 1e9 * seconds)
