@@ -23,7 +23,8 @@ fitted on its own McPAT figure (``power.fit.UNIT_LINES``): ``l1`` (L1 caches wit
 (``pipeline``, ``undiff``: McPAT's undifferentiated core); ``l2p`` (a core's private L2: McPAT prices it with the
 core's device and core type, and its energy per access barely grows with capacity, unlike a shared cache's),
 ``cache`` (shared L2/L3), ``dir`` (directories), ``bus`` and ``noc`` (routers: crossbar and arbiter),
-``noc_buffer`` (routers' input buffers), ``mc``, ``io`` (NIC, PCIe).
+``noc_buffer`` (routers' input buffers), ``mc``, ``io`` (PCIe), ``niu`` (NICs: their ports are McPAT's own published
+figures, ``power.niu``, not PCIe's circuit estimates, so they do not share PCIe's law).
 
 Metrics: ``area``, ``dyn`` (capacitance switched at peak), ``sub`` and ``gate`` (leaking widths), ``rt`` (runtime
 energy per counted event relative to the peak energy per access: at most 1, so a counted access never costs more
@@ -46,7 +47,7 @@ CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # one unit's law cannot trade its error against another's), plus the parts of a core McPAT has no line for.
 CORE_GROUPS = ("l1", "btb", "bpred", "ibuf", "decoder", "rename", "scheduler", "rob", "regfile", "alu", "mul", "fpu",
                "bypass", "lsq", "tlb", "pipeline", "undiff")
-GROUPS = CORE_GROUPS + ("l2p", "cache", "dir", "bus", "noc", "noc_buffer", "mc", "io")
+GROUPS = CORE_GROUPS + ("l2p", "cache", "dir", "bus", "noc", "noc_buffer", "mc", "io", "niu")
 METRICS = ("area", "dyn", "sub", "gate", "rt")
 ARRAY_GROUPS = ("l1", "l2p", "cache", "dir")
 # Features the runtime law (energy per counted event relative to the energy per access at peak) may use: only

@@ -409,12 +409,19 @@ def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
         k = kids["system.niu"]
         plat.nic = NicConfig(count=_int(k.p("number_units"), 0), ports=_int(k.p("kvsim_ports"), 1),
                              port_gbps=float(_num(k.p("kvsim_port_gbps"), 10.0)),
-                             buffer_KB=_int(k.p("kvsim_buffer_KB"), 512), queues=_int(k.p("kvsim_queues"), 64),
+                             # McPAT's NIU is a port's MAC, PCS and SerDes only (power.niu): no packet buffer
+                             # or DMA queues unless kvsim's export names them
+                             buffer_KB=_int(k.p("kvsim_buffer_KB"), 0), queues=_int(k.p("kvsim_queues"), 0),
                              clock_MHz=float(_num(k.p("clockrate"), 350.0)), low_power=bool(_int(k.p("type"), 0)),
                              on_die=bool(_int(k.p("kvsim_on_die"), 1)), duty_cycle=float(k.s("duty_cycle", 1.0)),
                              load=float(k.s("total_load_perc", 0.7)))
         for f in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "pcie_tlps", "pcie_bytes"):
             setattr(activity.nic, f, float(k.s(f"kvsim_{f}", 0.0)))
+        if k.s("kvsim_rx_bytes", None) is None and k.s("kvsim_tx_bytes", None) is None:
+            # McPAT's own input: its ports carry total_load_perc of their line rate both ways
+            n = plat.nic
+            activity.nic.rx_bytes = activity.nic.tx_bytes = \
+                n.load * n.ports * n.port_gbps * 1e9 / 8.0 * activity.seconds
     if "system.pcie" in kids:
         k = kids["system.pcie"]
         plat.pcie = PcieConfig(count=_int(k.p("number_units"), 0), lanes=_int(k.p("num_channels"), 8),

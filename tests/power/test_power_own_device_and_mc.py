@@ -94,9 +94,9 @@ def test_mc_phy_power_per_gbps_follows_its_signalling_and_node():
 def test_mc_engine_and_phy_peak_and_runtime_are_mcpat_s(point):
     """The engine and PHY lines of McPAT's printout, peak and runtime, on a low-power controller at DDR3-2400
     (combo04: McPAT 3.20 W an engine; the fitted law gave the whole controller 1.2 W) and high-performance ones
-    (the PHY was priced at 0 W peak). Runtime: McPAT's, or its peak where McPAT prints a runtime above it (its
-    counts exceed the peak rate on combo04 and niagara2_base; ours is capped there). McPAT prints one controller's
-    peak and all controllers' runtime."""
+    (the PHY was priced at 0 W peak). Runtime: McPAT's, also where its counts exceed the peak rate (combo04 and
+    niagara2_base; until session 11 ours was capped at the peak there). McPAT prints one controller's peak and all
+    controllers' runtime."""
     d = _sweep_or_skip()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -105,5 +105,5 @@ def test_mc_engine_and_phy_peak_and_runtime_are_mcpat_s(point):
     for line in ("Transaction Engine", "PHY"):
         peak = cmp.loc[line, "mcpat_peak_dynamic_W"]
         assert cmp.loc[line, "kvsim_peak_dynamic_W"] == pytest.approx(peak, rel=0.01), line
-        runtime = min(cmp.loc[line, "mcpat_runtime_dynamic_W"], peak * p.mc.count)
+        runtime = cmp.loc[line, "mcpat_runtime_dynamic_W"]
         assert cmp.loc[line, "kvsim_runtime_dynamic_W"] == pytest.approx(runtime, rel=0.01), line

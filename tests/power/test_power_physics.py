@@ -35,11 +35,10 @@ def test_runtime_dynamic_scales_with_v2_and_counts(target):
     from power_helpers import synthetic_stats
     a1 = power.from_stats(synthetic_stats(target), target)
     a2 = power.from_stats(synthetic_stats(target, scale=2.0), target)
-    # uncapped (the cap at each structure's peak is tested in test_power_sweep): the counted events' part doubles
-    # with the counts, the clock part does not; both scale with V^2
-    r1 = power.build(target, a1).evaluate(core_vdd=0.8, cap_runtime=False)
-    r2 = power.build(target, a2).evaluate(core_vdd=0.8, cap_runtime=False)
-    r3 = power.build(target, a1).evaluate(core_vdd=0.6, cap_runtime=False)
+    # the counted events' part doubles with the counts, the clock part does not; both scale with V^2
+    r1 = power.build(target, a1).evaluate(core_vdd=0.8)
+    r2 = power.build(target, a2).evaluate(core_vdd=0.8)
+    r3 = power.build(target, a1).evaluate(core_vdd=0.6)
 
     def events_and_clock(r):
         s = r.structures[r.structures["class"] == "cores"]
