@@ -8,13 +8,14 @@ drivers: MICA's DPDK buffer footprint (the server's default) and the compact dri
 
 from __future__ import annotations
 
+import json
 import pathlib
 
 import pandas as pd
 
 from analysis import style
 
-from ..sweep import CAPACITY_EVALUATOR, Base, Grid, Sweep
+from ..sweep import CAPACITY_EVALUATOR, DEFAULT_STORE, Base, Grid, Sweep, checkpoint_dir
 from . import common
 
 PER_CORE_KB = [256, 512, 768, 1024, 2048]
@@ -165,6 +166,42 @@ def headline(df: pd.DataFrame) -> dict[str, float]:
     return {name: ratio(a, b) for name, (a, b) in HEADLINE_RATIOS.items()}
 
 
+def not_run(kbs: list[int], df: pd.DataFrame | None) -> list[int]:
+    """The LLC sizes per core of the conditions' points that have no measurement in `df`."""
+    done = set() if df is None or not len(df) else {int(k) for k in df.llc_per_core_kb}
+    return [kb for kb in kbs if kb not in done]
+
+
+def _kb_list(kbs: list[int]) -> str:
+    return ", ".join(f"{k} KB" if k < 1024 else f"{k // 1024} MB" for k in kbs)
+
+
+def not_run_text(kbs: list[int], df: pd.DataFrame | None) -> str:
+    missing = not_run(kbs, df)
+    return (f"Not run at these conditions (no figure, not interpolated): {_kb_list(missing)} per core." if missing
+            else "Every point of these conditions was measured.")
+
+
+def load_texts(c: common.Conditions) -> list[str]:
+    """Host time of each driver's shared load (the data set loaded once, checkpointed, restored by every probe),
+    from its record in the default store's checkpoints; said when there is none (loaded elsewhere or not yet)."""
+    if c.items is None or c.reduced:
+        return []
+    out = []
+    for driver, sw in zip(DRIVERS, sweeps(conditions=c)):
+        data_set = sw.resolve()[0].data_set
+        record = checkpoint_dir(DEFAULT_STORE, data_set).with_suffix(".json")
+        if record.exists():
+            r = json.loads(record.read_text())
+            out.append(f"shared load, {DRIVERS[driver][1]}: {r['insts'] / 1e9:.2f} G instructions, "
+                       f"{r['cpu_seconds']:.0f} s CPU, {r['host_seconds']:.0f} s wall, checkpoint "
+                       f"{r['bytes'] / 1e9:.2f} GB (once per driver; not in the points' host time)")
+        else:
+            out.append(f"shared load, {DRIVERS[driver][1]}: no record in {DEFAULT_STORE.name}/checkpoints "
+                       f"(data set {data_set}: not loaded in this store)")
+    return out
+
+
 TABLE_COLUMNS = ["llc_per_core_kb", "throughput_mrps", "throughput_ci_mrps", "llc_mpki", "llc_demand_mpki",
                  "llc_sw_prefetch_mpki", "llc_dma_mpki", "l1d_mpki", "mem_read_gbs", "mem_write_gbs", "p95_steady_us",
                  "p95_steady_ci_us", "ipc", "probes", "window_requests", "host_seconds", "cpu_seconds"]
@@ -188,14 +225,21 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
         if driver != "dpdk" and len(f):
             csvs.append(outdir / f"llc_{driver}_driver.csv")
             f.to_csv(csvs[-1], index=False)
-    plot(frames, png, style.conditions_of(df, full=c.full, cores=cores, extra=conditions_text))
+    missing = "; ".join(f"{DRIVERS[d][1].split(' (')[0]} not run at {_kb_list(m)}" for d in DRIVERS
+                        if (m := not_run(PER_CORE_KB if c.all_points or c.reduced or c.items is None
+                                         else KEY_PER_CORE_KB, frames.get(d))))
+    plot(frames, png, style.conditions_of(df, full=c.full, cores=cores,
+                                          extra="; ".join(x for x in (conditions_text, missing) if x)))
     heads = headline(df)
     sections = ["### Headline ratios (throughput, the server's default driver)\n\n" +
                 common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())}))]
-    for driver, f in frames.items():
+    kbs = PER_CORE_KB if c.all_points or c.reduced or c.items is None else KEY_PER_CORE_KB
+    for driver in DRIVERS:
+        f = frames.get(driver, frame(pd.DataFrame()))
         cols = [col for col in TABLE_COLUMNS if col in f]
         sections.append(f"### {DRIVERS[driver][1]}\n\n" + (common.markdown_table(f[cols]) if len(f) else
-                                                            "(no point measured at these conditions yet)"))
+                                                            "(no point measured at these conditions yet)") +
+                        "\n\n" + not_run_text(kbs, f))
     report = common.write_report(
         outdir / "llc.md", "LLC capacity per core", __doc__.split("\n\n")[0].replace("\n", " "),
         [f"conditions: {conditions_text}", f"scale: {common.scale_text(cores)} (the LLC size is the swept value)",
@@ -209,7 +253,8 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
          f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution, then the steady-state "
          "window at the capacity (throughput_ci_mrps: its 95% interval); probes: the capacity search's probes; "
          "window_requests: the last steady-state window's measured requests; host_seconds / cpu_seconds: the point's "
-         "wall and CPU time (capacity search and windows; the shared load is the checkpoint's own)"],
+         "wall and CPU time (capacity search and windows; the shared load is the checkpoint's own)",
+         *load_texts(c)],
         "\n\n".join(sections), [png.name], [],
         metrics=["steady.throughput", "llc.demand_mpki", "llc.sw_prefetch_mpki", "llc.dma_mpki",
                  "llc.hw_prefetch_mpki", "steady.p95_ns"])
