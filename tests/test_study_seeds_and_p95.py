@@ -286,3 +286,15 @@ def test_the_llc_report_lists_the_points_not_run_and_each_drivers_shared_load(tm
     assert first.startswith(f"shared load, {llc.DRIVERS['dpdk'][1]}")
     assert "no record" in second and compact in second
     assert llc.load_texts(common.Conditions(reduced=True, items=None)) == []
+
+
+def test_the_llc_plot_takes_a_log_mpki_axis_only_where_the_series_span_decades_all_above_zero():
+    from drivers.studies import llc
+
+    def df(demand, sw, dma):
+        return pd.DataFrame({"llc_per_core_kb": [512], "llc_demand_mpki": [demand], "llc_sw_prefetch_mpki": [sw],
+                             "llc_dma_mpki": [dma]})
+    assert llc.mpki_log_scale({"dpdk": df(0.1, 3.7, 0.0002)})          # the full-condition split
+    assert not llc.mpki_log_scale({"dpdk": df(2.0, 0.6, 0.4)})         # within two decades
+    assert not llc.mpki_log_scale({"dpdk": df(0.1, 3.7, 0.0)})         # a zero keeps the linear axis
+    assert llc.mpki_log_scale({"dpdk": df(2.0, 0.6, 0.4), "compact": df(0.1, 3.7, 0.001)})
