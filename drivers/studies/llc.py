@@ -1,8 +1,10 @@
 """Study 2, LLC capacity: throughput and LLC MPKI vs LLC capacity per core (256 KB, 512 KB, 768 KB, 1 MB, 2 MB),
 STANDARD workload (tiny items, uniform, 95% GET), EREW, DDIO limited to 10% of the LLC (validation.md). The data
-set must be far larger than the LLC: the reduced scale uses 2^20 items (about 40 MB of log and 16 MB of index
-against at most 8 MB of LLC); the full scale 2^22 items. Throughput is each point's capacity (< 1% loss). Two guest
-drivers: MICA's DPDK buffer footprint (the server's default) and the compact driver before it (DRIVERS).
+set must be far larger than the LLC: the paper's conditions use its 192 Mi items, or the smaller data set a run
+names (the conditions line says which); the study's own data sets, 2^20 items on the reduced share (about 40 MB of
+log and 16 MB of index against at most 8 MB of LLC) and 2^22 on the 60-core comparison, are kept for those runs.
+Throughput is each point's capacity (< 1% loss). Two guest drivers: MICA's DPDK buffer footprint (the server's
+default) and the compact driver before it (DRIVERS).
 
     python -m drivers.cli.figures --study llc --items 16777216 --sweep llc-60c-16Mi-key-compact-driver   # one"""
 
