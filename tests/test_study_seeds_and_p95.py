@@ -288,13 +288,14 @@ def test_the_llc_report_lists_the_points_not_run_and_each_drivers_shared_load(tm
     assert llc.load_texts(common.Conditions(reduced=True, items=None)) == []
 
 
-def test_the_llc_plot_takes_a_log_mpki_axis_only_where_the_series_span_decades_all_above_zero():
+def test_the_llc_plot_takes_a_log_mpki_axis_only_where_the_nonzero_series_span_decades():
     from drivers.studies import llc
 
     def df(demand, sw, dma):
         return pd.DataFrame({"llc_per_core_kb": [512], "llc_demand_mpki": [demand], "llc_sw_prefetch_mpki": [sw],
                              "llc_dma_mpki": [dma]})
-    assert llc.mpki_log_scale({"dpdk": df(0.1, 3.7, 0.0002)})          # the full-condition split
-    assert not llc.mpki_log_scale({"dpdk": df(2.0, 0.6, 0.4)})         # within two decades
-    assert not llc.mpki_log_scale({"dpdk": df(0.1, 3.7, 0.0)})         # a zero keeps the linear axis
-    assert llc.mpki_log_scale({"dpdk": df(2.0, 0.6, 0.4), "compact": df(0.1, 3.7, 0.001)})
+    assert llc.mpki_log_threshold({"dpdk": df(0.1, 3.7, 0.00023)}) == pytest.approx(1e-4)   # the full-condition split
+    assert llc.mpki_log_threshold({"dpdk": df(2.0, 0.6, 0.4)}) is None                        # within two decades
+    assert llc.mpki_log_threshold({"dpdk": df(0.09, 3.6, 0.0)}) is None                       # nonzero: within 2
+    # A window with no DMA allocation (0) beside one with some: log above the smallest nonzero value's decade.
+    assert llc.mpki_log_threshold({"dpdk": df(0.09, 3.6, 0.0), "compact": df(0.1, 3.7, 0.0095)}) == pytest.approx(1e-3)

@@ -11,6 +11,7 @@ default) and the compact driver before it (DRIVERS).
 from __future__ import annotations
 
 import json
+import math
 import pathlib
 
 import pandas as pd
@@ -108,16 +109,19 @@ MPKI_SERIES = (("llc_demand_mpki", "tab:red", "o", "LLC MPKI: demand (loads, sto
 
 # The MPKI axis goes logarithmic where the series plotted span more than this factor: at full conditions the software
 # prefetches' misses (about 3.7 MPKI) are over 10,000 times the DMA allocations', which a linear axis draws as one
-# line at zero with the demand misses.
+# line at zero with the demand misses. It is symmetric-log (linear below the smallest nonzero value's decade), so
+# a series at exactly zero (no DMA allocation in the window) is still drawn, at the bottom.
 MPKI_LOG_SPAN = 100.0
 
 
-def mpki_log_scale(frames: dict[str, pd.DataFrame]) -> bool:
-    """Whether the split MPKI series span more than MPKI_LOG_SPAN, all above zero (a zero has no place on a log
-    axis, so a series with one keeps the linear axis)."""
+def mpki_log_threshold(frames: dict[str, pd.DataFrame]) -> float | None:
+    """The linear range of a symmetric-log MPKI axis (the decade of the smallest nonzero value) where the split MPKI
+    series' nonzero values span more than MPKI_LOG_SPAN; None: a linear axis."""
     values = pd.concat([f[c] for f in frames.values() for c, *_ in MPKI_SERIES if c in f], ignore_index=True)
-    values = values.dropna()
-    return bool(len(values)) and bool((values > 0).all()) and float(values.max() / values.min()) > MPKI_LOG_SPAN
+    values = values[values > 0].dropna()
+    if not len(values) or float(values.max() / values.min()) <= MPKI_LOG_SPAN:
+        return None
+    return float(10 ** math.floor(math.log10(values.min())))
 
 
 BAR_COLORS = {"dpdk": "tab:blue", "compact": "lightsteelblue"}
@@ -144,7 +148,7 @@ def plot(frames: pd.DataFrame | dict[str, pd.DataFrame], path: pathlib.Path, cap
                            df.throughput_mrps - df.throughput_ci_mrps, label=style.STEADY_INTERVAL if n == 0 else None)
         elif "throughput_upper_mrps" in df:
             style.interval(ax, x, df.throughput_mrps, df.throughput_upper_mrps)
-        xs = [pos[int(k)] for k in df.llc_per_core_kb]
+        xs = x                              # each driver's MPKI beside its own bar, not on top of the other's
         if "llc_demand_mpki" in df and df.llc_demand_mpki.notna().any():
             # The split of issue 28 (models/stats_paths.py LLC_METRICS); the hardware prefetchers are off (zero).
             for column, color, marker, name in MPKI_SERIES:
@@ -162,9 +166,11 @@ def plot(frames: pd.DataFrame | dict[str, pd.DataFrame], path: pathlib.Path, cap
                            f"the paper's choice ({style.CHOSEN_LLC_PER_CORE_KB} KB per core)")
     ax.set_xticks(list(range(len(kbs))), [f"{k} KB" if k < 1024 else f"{k // 1024} MB" for k in kbs])
     ax.set_xlabel("LLC capacity per core")
-    if mpki_log_scale(frames):
-        ax2.set_yscale("log")
-        ax2.set_ylabel("LLC MPKI (log scale)")
+    if (threshold := mpki_log_threshold(frames)) is not None:
+        ax2.set_yscale("symlog", linthresh=threshold)
+        top = max(float(f[c].max()) for f in frames.values() for c, *_ in MPKI_SERIES if c in f)
+        ax2.set_ylim(0, top * 3)            # the largest series' markers whole, below the frame
+        ax2.set_ylabel(f"LLC MPKI (log scale; linear below {threshold:g})")
     else:
         style.rate_axis(ax2, "LLC MPKI")
     ax2.grid(False)
@@ -248,8 +254,17 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
     missing = "; ".join(f"{DRIVERS[d][1].split(' (')[0]} not run at {_kb_list(m)}" for d in DRIVERS
                         if (m := not_run(PER_CORE_KB if c.all_points or c.reduced or c.items is None
                                          else KEY_PER_CORE_KB, frames.get(d))))
-    plot(frames, png, style.conditions_of(df, full=c.full, cores=cores,
-                                          extra="; ".join(x for x in (conditions_text, missing) if x)))
+    windows = ""
+    if "window_requests" in df and df.window_requests.notna().any():   # steady windows: their sizes, not the probes'
+        probe, w = df.get("requests", pd.Series(dtype=float)).dropna(), df.window_requests.dropna()
+        windows = (f"capacity probes of {int(probe.max()):,} requests, " if len(probe) else "") + \
+            "steady windows of " + (f"{int(w.min()):,}" if w.min() == w.max() else f"{int(w.min()):,} to {int(w.max()):,}") + \
+            " requests"
+        df_caption = df.drop(columns=["requests"], errors="ignore")
+    else:
+        df_caption = df
+    plot(frames, png, style.conditions_of(df_caption, full=c.full, cores=cores,
+                                          extra="; ".join(x for x in (conditions_text, windows, missing) if x)))
     heads = headline(df)
     sections = ["### Headline ratios (throughput, the server's default driver)\n\n" +
                 common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())}))]
