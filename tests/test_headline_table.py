@@ -151,3 +151,23 @@ def test_every_studys_throughput_ratios_carry_their_half_widths_and_other_ratios
     unknown = pf.assign(throughput_ci_mrps=[2.0, math.nan])
     assert math.isnan(ht.throughput_ratio_intervals(lambda d: prefetch.headline(d, by_items=False),
                                                     unknown)["large data set: throughput off / on"][1])
+
+
+def test_a_csv_last_measured_before_the_servers_tx_driver_change_is_marked_as_the_old_drivers(tmp_path, monkeypatch):
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True, text=True).stdout.strip()
+    git("init", "-q")
+    git("config", "user.email", "t@t"), git("config", "user.name", "t")
+    (tmp_path / "old.csv").write_text("a\n1\n")
+    git("add", "old.csv"), git("commit", "-qm", "old")
+    (tmp_path / "driver.c").write_text("tx_free\n")
+    git("add", "driver.c"), git("commit", "-qm", "driver")
+    monkeypatch.setattr(ht, "SERVER_TX_DRIVER_COMMIT", git("rev-parse", "--short", "HEAD"))
+    (tmp_path / "new.csv").write_text("llc_per_core_kb,throughput_mrps\n768,198.5\n")   # not like old.csv: --follow
+    git("add", "new.csv"), git("commit", "-qm", "new")
+    assert ht._last_commit(tmp_path / "old.csv").endswith("the old driver's figures")
+    assert "driver" not in ht._last_commit(tmp_path / "new.csv")
+    monkeypatch.setattr(ht, "SERVER_TX_DRIVER_COMMIT", "0" * 40)      # not in this history: said, not guessed
+    assert "unknown (git" in ht._last_commit(tmp_path / "old.csv")

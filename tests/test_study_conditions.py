@@ -29,7 +29,7 @@ def test_the_default_is_the_papers_conditions():
 
 def test_a_reduced_choice_says_so_and_names_its_store_apart():
     small = common.Conditions(items=16 << 20)
-    assert "reduced data set: 16Mi tiny items (the paper's is 192Mi)" in small.text()
+    assert "reduced data set: 16Mi tiny items, 1/12 of the paper's 192Mi" in small.text()
     share = common.Conditions(reduced=True, items=None)
     assert share.text().startswith("reduced: a 4-core share")
     tags = {common.Conditions().tag(), small.tag(), share.tag(), common.Conditions(all_points=True).tag()}

@@ -259,3 +259,43 @@ def test_runs_of_one_point_each_draw_every_point_the_sweep_has_stored(tmp_path):
     assert sorted(table["param.caches.llc.size"] // 60 // 1024) == [512, 768]
     drawn = figures.run_sweep(sweep, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
     assert sorted(drawn["param.caches.llc.size"] // 60 // 1024) == [512, 768]
+
+
+def test_the_llc_report_lists_the_points_not_run_and_each_drivers_shared_load(tmp_path, monkeypatch):
+    # A point the conditions have but no run measured is named as not run, never left silently out; each driver's
+    # shared load gives its host time from its checkpoint record, or says there is none.
+    import json
+
+    from drivers.studies import llc
+
+    measured = pd.DataFrame({"llc_per_core_kb": [512, 1024]})
+    assert llc.not_run(llc.PER_CORE_KB, measured) == [256, 768, 2048]
+    assert llc.not_run(llc.KEY_PER_CORE_KB, None) == llc.KEY_PER_CORE_KB
+    assert llc.not_run_text(llc.PER_CORE_KB, measured).endswith("256 KB, 768 KB, 2 MB per core.")
+    assert llc.not_run_text(llc.KEY_PER_CORE_KB, pd.DataFrame({"llc_per_core_kb": [1024, 768, 512]})) == \
+        "Every point of these conditions was measured."
+
+    c = common.Conditions(items=1 << 22)
+    dpdk, compact = (sw.resolve()[0].data_set for sw in llc.sweeps(conditions=c))
+    monkeypatch.setattr(llc, "DEFAULT_STORE", tmp_path)
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / f"{dpdk}.json").write_text(json.dumps(
+        {"insts": 8.5e9, "cpu_seconds": 87.4, "host_seconds": 92.0, "bytes": 1.28e9}))
+    first, second = llc.load_texts(c)
+    assert "8.50 G instructions, 87 s CPU, 92 s wall, checkpoint 1.28 GB" in first
+    assert first.startswith(f"shared load, {llc.DRIVERS['dpdk'][1]}")
+    assert "no record" in second and compact in second
+    assert llc.load_texts(common.Conditions(reduced=True, items=None)) == []
+
+
+def test_the_llc_plot_takes_a_log_mpki_axis_only_where_the_nonzero_series_span_decades():
+    from drivers.studies import llc
+
+    def df(demand, sw, dma):
+        return pd.DataFrame({"llc_per_core_kb": [512], "llc_demand_mpki": [demand], "llc_sw_prefetch_mpki": [sw],
+                             "llc_dma_mpki": [dma]})
+    assert llc.mpki_log_threshold({"dpdk": df(0.1, 3.7, 0.00023)}) == pytest.approx(1e-4)   # the full-condition split
+    assert llc.mpki_log_threshold({"dpdk": df(2.0, 0.6, 0.4)}) is None                        # within two decades
+    assert llc.mpki_log_threshold({"dpdk": df(0.09, 3.6, 0.0)}) is None                       # nonzero: within 2
+    # A window with no DMA allocation (0) beside one with some: log above the smallest nonzero value's decade.
+    assert llc.mpki_log_threshold({"dpdk": df(0.09, 3.6, 0.0), "compact": df(0.1, 3.7, 0.0095)}) == pytest.approx(1e-3)

@@ -81,9 +81,15 @@ class Conditions:
         elif n == PAPER_ITEMS:
             data = f"the paper's data set ({_items_short(n)} tiny items)"
         else:
-            data = f"reduced data set: {_items_short(n)} tiny items (the paper's is {_items_short(PAPER_ITEMS)})"
+            data = (f"reduced data set: {_items_short(n)} tiny items, {_fraction_of_paper(n)} the paper's "
+                    f"{_items_short(PAPER_ITEMS)}")
         points = "every point" if self.all_points or self.reduced else "the points that carry the conclusion"
         return f"{scale}; {data}; {points}"
+
+
+def _fraction_of_paper(n: int) -> str:
+    """How much of the paper's data set `n` items are: "1/12 of" where it divides evenly, else a decimal."""
+    return f"1/{PAPER_ITEMS // n} of" if PAPER_ITEMS % n == 0 else f"{n / PAPER_ITEMS:.3g} x"
 
 
 def _items_short(n: int) -> str:

@@ -272,12 +272,30 @@ def _fmt(v: float, half: float = math.nan) -> str:
     return f"{v:.3f} +- {half:.3f}" if half == half else f"{v:.3f}"
 
 
+# The commit that made the KVS server's guest driver free sent TX buffers as DPDK does (tx_free, issue 23: a TX ring
+# holds about 480 sent buffers instead of about 43). A CSV last measured before it describes the old driver.
+SERVER_TX_DRIVER_COMMIT = "9781b21"
+
+
 def _last_commit(path: pathlib.Path) -> str:
     import subprocess
 
     out = subprocess.run(["git", "log", "-1", "--follow", "--diff-filter=AM", "--format=%h %ad", "--date=short", "--", str(path)], cwd=path.parent,
                          capture_output=True, text=True, check=False).stdout.strip()
-    return out or "not committed yet (this run)"
+    if not out:
+        return "not committed yet (this run)"
+    return out + _driver_note(out.split()[0], path.parent)
+
+
+def _driver_note(commit: str, cwd: pathlib.Path) -> str:
+    """Whether `commit` measured with the old TX driver (before SERVER_TX_DRIVER_COMMIT); said when git cannot
+    tell (a shallow clone)."""
+    import subprocess
+
+    rc = subprocess.run(["git", "merge-base", "--is-ancestor", SERVER_TX_DRIVER_COMMIT, commit], cwd=cwd,
+                        capture_output=True, check=False).returncode
+    return {0: "", 1: f", before the server's DPDK TX driver ({SERVER_TX_DRIVER_COMMIT}): the old driver's figures"}.get(
+        rc, f", before or after the server's DPDK TX driver ({SERVER_TX_DRIVER_COMMIT}): unknown (git {rc})")
 
 
 def markdown(table: list[Row], figures: pathlib.Path, sources: list[pathlib.Path] = ()) -> str:
@@ -313,6 +331,7 @@ def write(out: pathlib.Path, figures: pathlib.Path | None = None, reduced_dir: p
     table = rows(figures, reduced_dir, sweeps_root or ROOT / "results" / "sweeps",
                  estimated_point_cpu=estimated_point_cpu)
     sources = [p for s in SOCKET_HEADLINES for d in (reduced_dir, figures) for p in [d / s / f"{s}.csv"] if p.is_file()]
+    sources += [p for p in [figures / "llc" / "llc_compact_driver.csv"] if p.is_file()]
     sources += [p for s, f in (("end_to_end", "end_to_end"), ("scaling", "scaling"),
                                ("partition_load", "partition_load_summary")) for p in [figures / s / f"{f}.csv"]
                 if p.is_file()]

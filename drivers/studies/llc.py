@@ -1,20 +1,24 @@
 """Study 2, LLC capacity: throughput and LLC MPKI vs LLC capacity per core (256 KB, 512 KB, 768 KB, 1 MB, 2 MB),
 STANDARD workload (tiny items, uniform, 95% GET), EREW, DDIO limited to 10% of the LLC (validation.md). The data
-set must be far larger than the LLC: the reduced scale uses 2^20 items (about 40 MB of log and 16 MB of index
-against at most 8 MB of LLC); the full scale 2^22 items. Throughput is each point's capacity (< 1% loss). Two guest
-drivers: MICA's DPDK buffer footprint (the server's default) and the compact driver before it (DRIVERS).
+set must be far larger than the LLC: the paper's conditions use its 192 Mi items, or the smaller data set a run
+names (the conditions line says which); the study's own data sets, 2^20 items on the reduced share (about 40 MB of
+log and 16 MB of index against at most 8 MB of LLC) and 2^22 on the 60-core comparison, are kept for those runs.
+Throughput is each point's capacity (< 1% loss). Two guest drivers: MICA's DPDK buffer footprint (the server's
+default) and the compact driver before it (DRIVERS).
 
     python -m drivers.cli.figures --study llc --items 16777216 --sweep llc-60c-16Mi-key-compact-driver   # one"""
 
 from __future__ import annotations
 
+import json
+import math
 import pathlib
 
 import pandas as pd
 
 from analysis import style
 
-from ..sweep import CAPACITY_EVALUATOR, Base, Grid, Sweep
+from ..sweep import CAPACITY_EVALUATOR, DEFAULT_STORE, Base, Grid, Sweep, checkpoint_dir
 from . import common
 
 PER_CORE_KB = [256, 512, 768, 1024, 2048]
@@ -103,6 +107,23 @@ MPKI_SERIES = (("llc_demand_mpki", "tab:red", "o", "LLC MPKI: demand (loads, sto
                ("llc_dma_mpki", "tab:purple", "^", "LLC MPKI: DMA / DDIO allocations"))
 
 
+# The MPKI axis goes logarithmic where the series plotted span more than this factor: at full conditions the software
+# prefetches' misses (about 3.7 MPKI) are over 10,000 times the DMA allocations', which a linear axis draws as one
+# line at zero with the demand misses. It is symmetric-log (linear below the smallest nonzero value's decade), so
+# a series at exactly zero (no DMA allocation in the window) is still drawn, at the bottom.
+MPKI_LOG_SPAN = 100.0
+
+
+def mpki_log_threshold(frames: dict[str, pd.DataFrame]) -> float | None:
+    """The linear range of a symmetric-log MPKI axis (the decade of the smallest nonzero value) where the split MPKI
+    series' nonzero values span more than MPKI_LOG_SPAN; None: a linear axis."""
+    values = pd.concat([f[c] for f in frames.values() for c, *_ in MPKI_SERIES if c in f], ignore_index=True)
+    values = values[values > 0].dropna()
+    if not len(values) or float(values.max() / values.min()) <= MPKI_LOG_SPAN:
+        return None
+    return float(10 ** math.floor(math.log10(values.min())))
+
+
 BAR_COLORS = {"dpdk": "tab:blue", "compact": "lightsteelblue"}
 LINE_STYLES = {"dpdk": "-", "compact": "--"}
 
@@ -127,7 +148,7 @@ def plot(frames: pd.DataFrame | dict[str, pd.DataFrame], path: pathlib.Path, cap
                            df.throughput_mrps - df.throughput_ci_mrps, label=style.STEADY_INTERVAL if n == 0 else None)
         elif "throughput_upper_mrps" in df:
             style.interval(ax, x, df.throughput_mrps, df.throughput_upper_mrps)
-        xs = [pos[int(k)] for k in df.llc_per_core_kb]
+        xs = x                              # each driver's MPKI beside its own bar, not on top of the other's
         if "llc_demand_mpki" in df and df.llc_demand_mpki.notna().any():
             # The split of issue 28 (models/stats_paths.py LLC_METRICS); the hardware prefetchers are off (zero).
             for column, color, marker, name in MPKI_SERIES:
@@ -145,7 +166,13 @@ def plot(frames: pd.DataFrame | dict[str, pd.DataFrame], path: pathlib.Path, cap
                            f"the paper's choice ({style.CHOSEN_LLC_PER_CORE_KB} KB per core)")
     ax.set_xticks(list(range(len(kbs))), [f"{k} KB" if k < 1024 else f"{k // 1024} MB" for k in kbs])
     ax.set_xlabel("LLC capacity per core")
-    style.rate_axis(ax2, "LLC MPKI")
+    if (threshold := mpki_log_threshold(frames)) is not None:
+        ax2.set_yscale("symlog", linthresh=threshold)
+        top = max(float(f[c].max()) for f in frames.values() for c, *_ in MPKI_SERIES if c in f)
+        ax2.set_ylim(0, top * 3)            # the largest series' markers whole, below the frame
+        ax2.set_ylabel(f"LLC MPKI (log scale; linear below {threshold:g})")
+    else:
+        style.rate_axis(ax2, "LLC MPKI")
     ax2.grid(False)
     ax2.spines["right"].set_visible(True)
     style.legend_outside(fig, bbox_to_anchor=(1.0, 0.95))
@@ -163,6 +190,42 @@ def headline(df: pd.DataFrame) -> dict[str, float]:
     def ratio(a: int, b: int) -> float:          # NaN where a point was not run (the key points only)
         return t[b] / t[a] if a in t and b in t else float("nan")
     return {name: ratio(a, b) for name, (a, b) in HEADLINE_RATIOS.items()}
+
+
+def not_run(kbs: list[int], df: pd.DataFrame | None) -> list[int]:
+    """The LLC sizes per core of the conditions' points that have no measurement in `df`."""
+    done = set() if df is None or not len(df) else {int(k) for k in df.llc_per_core_kb}
+    return [kb for kb in kbs if kb not in done]
+
+
+def _kb_list(kbs: list[int]) -> str:
+    return ", ".join(f"{k} KB" if k < 1024 else f"{k // 1024} MB" for k in kbs)
+
+
+def not_run_text(kbs: list[int], df: pd.DataFrame | None) -> str:
+    missing = not_run(kbs, df)
+    return (f"Not run at these conditions (no figure, not interpolated): {_kb_list(missing)} per core." if missing
+            else "Every point of these conditions was measured.")
+
+
+def load_texts(c: common.Conditions) -> list[str]:
+    """Host time of each driver's shared load (the data set loaded once, checkpointed, restored by every probe),
+    from its record in the default store's checkpoints; said when there is none (loaded elsewhere or not yet)."""
+    if c.items is None or c.reduced:
+        return []
+    out = []
+    for driver, sw in zip(DRIVERS, sweeps(conditions=c)):
+        data_set = sw.resolve()[0].data_set
+        record = checkpoint_dir(DEFAULT_STORE, data_set).with_suffix(".json")
+        if record.exists():
+            r = json.loads(record.read_text())
+            out.append(f"shared load, {DRIVERS[driver][1]}: {r['insts'] / 1e9:.2f} G instructions, "
+                       f"{r['cpu_seconds']:.0f} s CPU, {r['host_seconds']:.0f} s wall, checkpoint "
+                       f"{r['bytes'] / 1e9:.2f} GB (once per driver; not in the points' host time)")
+        else:
+            out.append(f"shared load, {DRIVERS[driver][1]}: no record in {DEFAULT_STORE.name}/checkpoints "
+                       f"(data set {data_set}: not loaded in this store)")
+    return out
 
 
 TABLE_COLUMNS = ["llc_per_core_kb", "throughput_mrps", "throughput_ci_mrps", "llc_mpki", "llc_demand_mpki",
@@ -188,14 +251,30 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
         if driver != "dpdk" and len(f):
             csvs.append(outdir / f"llc_{driver}_driver.csv")
             f.to_csv(csvs[-1], index=False)
-    plot(frames, png, style.conditions_of(df, full=c.full, cores=cores, extra=conditions_text))
+    missing = "; ".join(f"{DRIVERS[d][1].split(' (')[0]} not run at {_kb_list(m)}" for d in DRIVERS
+                        if (m := not_run(PER_CORE_KB if c.all_points or c.reduced or c.items is None
+                                         else KEY_PER_CORE_KB, frames.get(d))))
+    windows = ""
+    if "window_requests" in df and df.window_requests.notna().any():   # steady windows: their sizes, not the probes'
+        probe, w = df.get("requests", pd.Series(dtype=float)).dropna(), df.window_requests.dropna()
+        windows = (f"capacity probes of {int(probe.max()):,} requests, " if len(probe) else "") + \
+            "steady windows of " + (f"{int(w.min()):,}" if w.min() == w.max() else f"{int(w.min()):,} to {int(w.max()):,}") + \
+            " requests"
+        df_caption = df.drop(columns=["requests"], errors="ignore")
+    else:
+        df_caption = df
+    plot(frames, png, style.conditions_of(df_caption, full=c.full, cores=cores,
+                                          extra="; ".join(x for x in (conditions_text, windows, missing) if x)))
     heads = headline(df)
     sections = ["### Headline ratios (throughput, the server's default driver)\n\n" +
                 common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())}))]
-    for driver, f in frames.items():
+    kbs = PER_CORE_KB if c.all_points or c.reduced or c.items is None else KEY_PER_CORE_KB
+    for driver in DRIVERS:
+        f = frames.get(driver, frame(pd.DataFrame()))
         cols = [col for col in TABLE_COLUMNS if col in f]
         sections.append(f"### {DRIVERS[driver][1]}\n\n" + (common.markdown_table(f[cols]) if len(f) else
-                                                            "(no point measured at these conditions yet)"))
+                                                            "(no point measured at these conditions yet)") +
+                        "\n\n" + not_run_text(kbs, f))
     report = common.write_report(
         outdir / "llc.md", "LLC capacity per core", __doc__.split("\n\n")[0].replace("\n", " "),
         [f"conditions: {conditions_text}", f"scale: {common.scale_text(cores)} (the LLC size is the swept value)",
@@ -209,7 +288,8 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
          f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution, then the steady-state "
          "window at the capacity (throughput_ci_mrps: its 95% interval); probes: the capacity search's probes; "
          "window_requests: the last steady-state window's measured requests; host_seconds / cpu_seconds: the point's "
-         "wall and CPU time (capacity search and windows; the shared load is the checkpoint's own)"],
+         "wall and CPU time (capacity search and windows; the shared load is the checkpoint's own)",
+         *load_texts(c)],
         "\n\n".join(sections), [png.name], [],
         metrics=["steady.throughput", "llc.demand_mpki", "llc.sw_prefetch_mpki", "llc.dma_mpki",
                  "llc.hw_prefetch_mpki", "steady.p95_ns"])
