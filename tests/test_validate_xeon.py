@@ -84,3 +84,23 @@ def test_a_counter_no_core_reports_is_an_error_not_a_figure():
     stats = {"system.socket0.cores0.cycles": 1.0, "client.throughput_mrps": 1.0, "client.loss": 0.0}
     with pytest.raises(KeyError, match="no core of the run reports .ipc."):
         vx.figures(types.SimpleNamespace(stats=stats), harts=1)
+
+
+def test_a_platform_without_private_l2s_gets_n_a_l2_rows_not_an_error():
+    """The target socket has no private L2 (its L2 is the shared LLC): its L2 rows are n/a, while the Xeon's, whose
+    cores have L2s, must read every L2 counter (the default `make validate` runs both)."""
+    import math
+    import types
+
+    stats = {"client.throughput_mrps": 1.0, "client.loss": 0.0}
+    for name in ("ipc", "l1d.mpki", "l1d.miss_rate", "l1d.demand_miss_rate", "l1d.misses", "l1d.reads",
+                 "l1d.read_misses", "loads"):
+        stats[f"system.socket0.core0.{name}"] = 0.5
+    f = vx.figures(types.SimpleNamespace(stats=stats), harts=1)
+    assert all(math.isnan(f[k]) for k in ("l2_mpki", "l2_miss_rate", "l2_rqsts_miss_rate", "l2_miss_rate_all"))
+    assert f["l1d_load_miss_ivb"] == 1.0
+    stats["system.socket0.core0.l2.mpki"] = 0.5     # an L2 that reports some counters but not the rest
+    import pytest
+
+    with pytest.raises(KeyError, match="l2"):
+        vx.figures(types.SimpleNamespace(stats=stats), harts=1)

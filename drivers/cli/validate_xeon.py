@@ -145,9 +145,16 @@ def sockets_in(stats: dict[str, float]) -> int:
 def figures(r: RunResult, harts: int) -> dict[str, float]:
     s = r.stats
     sockets = range(sockets_in(s))
+    cores = [core_path(k, i) for k in sockets for i in range(harts)]
+    # A platform without private L2s reports no L2 counters at all; one with them reports every one (a missing
+    # counter of a cache that exists stays an error).
+    has_l2 = any(f"{c}.l2.accesses" in s or f"{c}.l2.mpki" in s for c in cores)
 
     def mean(name: str) -> float:
-        """Over every core of every socket (a core's number may restart on each socket or run on: both found)."""
+        """Over every core of every socket (a core's number may restart on each socket or run on: both found). An
+        L2 figure of a platform whose cores have no L2 (the target socket: its L2 is the shared LLC) is n/a."""
+        if name.startswith("l2.") and not has_l2:
+            return float("nan")
         vals = [s[f"{core_path(k, i)}.{name}"] for k in sockets for i in range(harts)
                 if f"{core_path(k, i)}.{name}" in s]
         if not vals:
@@ -193,7 +200,7 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "l1d_fills_per_load": mean_ratio("l1d.misses", "l1d.prefetcher.issued", per="loads",
                                          absent_if_off="l1d.prefetcher.issued"),
         "l1d_load_miss_ivb": mean_ratio("l1d.read_misses", per="l1d.reads"),
-        "l2_rqsts_miss_rate": l2_rqsts_miss_rate(s, [core_path(k, i) for k in sockets for i in range(harts)]),
+        "l2_rqsts_miss_rate": l2_rqsts_miss_rate(s, cores) if has_l2 else float("nan"),
         "l1d_miss_rate_all": mean("l1d.miss_rate"),
         "l2_miss_rate_all": mean("l2.miss_rate"),
         "llc_miss_rate": socket_mean("llc.miss_rate"),
