@@ -300,7 +300,8 @@ def test_the_xeon_validation_sums_and_averages_over_both_sockets():
              "system.socket0.ddio.core_read_misses": 1.0}
     # the per-core counters every run reports, which the figures read (a missing one is an error)
     for name in ("l1d.mpki", "l2.mpki", "l1d.miss_rate", "l2.miss_rate", "llc.miss_rate", "llc.mpki",
-                 "l1d.demand_miss_rate", "l2.demand_miss_rate", "l1d.misses", "loads"):
+                 "l1d.demand_miss_rate", "l2.demand_miss_rate", "l1d.misses", "loads", "l1d.reads", "l1d.read_misses",
+                 "l2.accesses", "l2.misses", "l2.mshr_merges"):
         stats[f"system.socket0.core0.{name}"] = 0.5
     assert xeon.sockets_in(stats) == 2 and xeon.sockets_in({}) == 1
     f = xeon.figures(SimpleNamespace(stats=stats), 4)

@@ -34,9 +34,40 @@ def test_a_reduced_run_says_so_and_prices_its_power(engine, tmp_path, capsys):
     # perf's L1-dcache-load-misses / -loads on Ivy Bridge: every L1D fill (prefetchers' too) per load.
     fills = (stats[l1d + "misses"] + stats[l1d + "prefetcher.issued"]) / stats["system.socket0.core0.loads"]
     assert float(rows[dict(vx.METRICS)["l1d_fills_per_load"]][0]) == float(f"{fills:.3f}")
+    # Ivy Bridge's retired-load events: loads (software prefetches among them) that missed the L1D per load, fill-
+    # buffer hits (the L1D's MSHR merges) not misses.
+    ivb_l1d = stats[l1d + "read_misses"] / stats[l1d + "reads"]
+    assert stats[l1d + "reads"] > stats[l1d + "read_misses"] > 0
+    assert float(rows[dict(vx.METRICS)["l1d_load_miss_ivb"]][0]) == float(f"{ivb_l1d:.3f}")
+    # Ivy Bridge's L2_RQSTS: misses, in-flight hits and L2 prefetcher requests over lookups and prefetcher requests.
+    l2 = "system.socket0.core0.l2."
+    pf = stats[l2 + "prefetcher.issued"]
+    rqsts = (stats[l2 + "misses"] + stats[l2 + "mshr_merges"] + pf) / (stats[l2 + "accesses"] + pf)
+    assert float(rows[dict(vx.METRICS)["l2_rqsts_miss_rate"]][0]) == float(f"{rqsts:.3f}")
+    assert "MEM_LOAD_UOPS_RETIRED.L1_MISS" in out and "L2_RQSTS" in out, "the output names the events it models"
     # The same figures again from what was saved, without a run.
     again = vx.power_figures(type("Run", (), {"stats": stats})(), type("Sys", (), {"to_dict": lambda self: config})())
     assert abs(again["wall_power_w"] - wall) < 0.01 * wall
+    # --from prints the same table from the saved point, and says the data set and that it is a saved run.
+    assert vx.main(["--from", str(tmp_path)]) == 0
+    reprinted = capsys.readouterr().out
+    assert "saved run; 4,096 items = 1/4.915e+04 of the paper's 192 Mi Tiny set (REDUCED" in reprinted
+    rows_again = {line[:43].strip(): line[43:].split() for line in reprinted.splitlines() if line.startswith("   ")}
+    assert rows_again == rows
+
+
+def test_a_log_size_sensitivity_replaces_the_servers_log_and_a_bad_one_is_refused_before_any_run(tmp_path):
+    import pytest
+
+    system = vx.xeon_factory(1, 4096, 300, log_mib=4)(1.0)
+    assert [a for a in system.workload.argv if a.startswith(("log_mib=", "log_kib="))] == ["log_mib=4"]
+    default = vx.xeon_factory(1, 4096, 300)(1.0)
+    assert "log_mib=4" not in default.workload.argv
+    for bad in ("3", "0"):
+        with pytest.raises(SystemExit, match=f"--log-mib {bad}: the server takes a power of two"):
+            vx.main(["--cores", "1", "--log-mib", bad, "--no-target"])
+    with pytest.raises(SystemExit, match="no <cores>/stats.json"):
+        vx.main(["--from", str(tmp_path)])
 
 
 def test_the_measured_power_is_compared_on_the_24_core_row_only():
@@ -52,4 +83,24 @@ def test_a_counter_no_core_reports_is_an_error_not_a_figure():
 
     stats = {"system.socket0.cores0.cycles": 1.0, "client.throughput_mrps": 1.0, "client.loss": 0.0}
     with pytest.raises(KeyError, match="no core of the run reports .ipc."):
+        vx.figures(types.SimpleNamespace(stats=stats), harts=1)
+
+
+def test_a_platform_without_private_l2s_gets_n_a_l2_rows_not_an_error():
+    """The target socket has no private L2 (its L2 is the shared LLC): its L2 rows are n/a, while the Xeon's, whose
+    cores have L2s, must read every L2 counter (the default `make validate` runs both)."""
+    import math
+    import types
+
+    stats = {"client.throughput_mrps": 1.0, "client.loss": 0.0}
+    for name in ("ipc", "l1d.mpki", "l1d.miss_rate", "l1d.demand_miss_rate", "l1d.misses", "l1d.reads",
+                 "l1d.read_misses", "loads"):
+        stats[f"system.socket0.core0.{name}"] = 0.5
+    f = vx.figures(types.SimpleNamespace(stats=stats), harts=1)
+    assert all(math.isnan(f[k]) for k in ("l2_mpki", "l2_miss_rate", "l2_rqsts_miss_rate", "l2_miss_rate_all"))
+    assert f["l1d_load_miss_ivb"] == 1.0
+    stats["system.socket0.core0.l2.mpki"] = 0.5     # an L2 that reports some counters but not the rest
+    import pytest
+
+    with pytest.raises(KeyError, match="l2"):
         vx.figures(types.SimpleNamespace(stats=stats), harts=1)

@@ -2,7 +2,8 @@
 """The STANDARD workload on one socket of the Xeon E5-2697 v2 baseline, next to the published measurements.
 
     sim-scripts/validate_xeon.py [--cores 1,2,3,4,8,12,24] [--requests-per-core N] [--items N] [--search]
-                                 [--no-target] [--target-cores 60]
+                                 [--no-target] [--target-cores 60] [--save DIR] [--log-mib N]
+    sim-scripts/validate_xeon.py --from DIR        (the table again from the points --save DIR kept, no run)
 
 For each core count up to 12 it runs configs/xeon_e5_2697v2_socket.py (two cores per 10 GbE port; 1 to 3 cores
 share one port, as in the measurements), and for 24 cores the dual-socket server as measured
@@ -36,6 +37,7 @@ import json
 import pathlib
 import sys
 import time
+import types
 
 import configs
 from configs import brps_target_socket, xeon_e5_2697v2_socket
@@ -49,20 +51,22 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 DUAL = "xeon_e5_2697v2_dual"   # the measured server: two sockets of 12 cores, 12 x 10 GbE
 
 # ../shared/spec/validation.md, "Measured on the dual-socket Xeon E5-2697 v2 baseline" (comparison only).
+# "Miss rates, 4-24 cores: L1D about 1.5%, L2 about 32%", compared under each definition below.
+MISS_RATES = {"l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015, "l1d_load_miss_ivb": 0.015,
+              "l2_miss_rate": 0.32, "l2_rqsts_miss_rate": 0.32}
 PUBLISHED: dict[int, dict[str, float]] = {
     1: {"throughput_mrps": 5.78, "ipc": 1.91, "rx_batch": 32.0},
     2: {"net_rx_gbps": 9.76},
     3: {"rx_batch": 5.29},
     4: {"throughput_mrps": 23.33, "net_tx_gbps": 19.31, "net_rx_gbps": 19.51, "mem_read_gbs": 6.21,
-        "mem_write_gbs": 0.23, "l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015, "l2_miss_rate": 0.32},
-    8: {"l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015, "l2_miss_rate": 0.32},
+        "mem_write_gbs": 0.23, **MISS_RATES},
+    8: dict(MISS_RATES),
     # Half of the 24-core, 12-port, 2-socket measurement.
     12: {"throughput_mrps": 120.5 / 2, "net_tx_gbps": 99.66 / 2, "net_rx_gbps": 105.45 / 2,
-         "mem_read_gbs": 34.97 / 2, "mem_write_gbs": 2.89 / 2, "l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015,
-         "l2_miss_rate": 0.32},
+         "mem_read_gbs": 34.97 / 2, "mem_write_gbs": 2.89 / 2, **MISS_RATES},
     # The 24-core, 12-port, 2-socket measurement itself.
     24: {"throughput_mrps": 120.5, "net_tx_gbps": 99.66, "net_rx_gbps": 105.45, "mem_read_gbs": 34.97,
-         "mem_write_gbs": 2.89, "l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015, "l2_miss_rate": 0.32,
+         "mem_write_gbs": 2.89, **MISS_RATES,
          # Measured at the wall at 120.5 M requests/s: 399.2 W in all, CPUs 255 W, four NICs 62 W, rest 82 W.
          "wall_power_w": 399.2, "cpu_power_w": 255.0, "nic_power_w": 62.0},
 }
@@ -70,16 +74,32 @@ PAPER_ITEMS = 192 << 20   # the paper's Tiny data set (kvs-workload.md): 192 Mi 
 P95_ROWS = (12, 24)   # rows compared with the p95 bound measured at 120 M requests/s
 P95_BOUND_US = 100.0  # "round-trip p95 below 100 us" at 120 M requests/s (24 cores)
 
-# What the miss-rate rows count. The published rates do not say which definition they use, so two are compared:
-# the demand rates (misses of the cores' own loads, stores, fetches and page walks per lookup by them), and for the
-# L1D also Linux perf's generic L1-dcache-load-misses / L1-dcache-loads, which on Sandy Bridge and Ivy Bridge are
-# L1D.REPLACEMENT (every line filled into the L1D: demand misses, software- and hardware-prefetch fills) over
-# MEM_UOP_RETIRED.LOADS (the kernel's snb_hw_cache_event_ids): here the L1D's misses plus its prefetchers' fills
-# per load. The "+ prefetches" rows are every lookup of the cache (the L1D's include software prefetches, which
-# MICA issues several per request; the L2's also the L1D hardware prefetchers' requests), not compared.
-MISS_RATES_NOTE = ("Miss rates compared: demand (misses per lookup of the cores' loads, stores, fetches, page walks) "
-                   "and, for the L1D, perf's L1-dcache-load-misses/-loads (L1D.REPLACEMENT per retired load: every "
-                   "fill incl. prefetches); '+ prefetches' rows (every lookup) are not compared.")
+# What the miss-rate rows count. The published rates (measured with hardware counters) do not say which events, so
+# each is compared under several definitions:
+# - demand: misses of the cores' own loads, stores, fetches and page walks per lookup by them;
+# - L1D, Linux perf's generic L1-dcache-load-misses / L1-dcache-loads, which on Sandy Bridge and Ivy Bridge are
+#   L1D.REPLACEMENT (every line filled into the L1D: demand misses, software- and hardware-prefetch fills) over
+#   MEM_UOP_RETIRED.LOADS (the kernel's snb_hw_cache_event_ids): here the L1D's misses plus its prefetchers' fills
+#   per load;
+# - L1D, Ivy Bridge's retired-load events MEM_LOAD_UOPS_RETIRED.L1_MISS / MEM_UOPS_RETIRED.ALL_LOADS (Intel SDM
+#   vol. 3B, events D1H/D0H): loads that missed the L1D per load, a software prefetch being a load uop, and a load
+#   that finds its line already in flight counted as HIT_LFB, not as a miss: here the L1D's read misses per read
+#   (loads and software prefetches; its MSHR merges are the fill-buffer hits);
+# - L2, Ivy Bridge's L2_RQSTS (event 24H): misses over references, where the references are the demand data reads
+#   (ALL_DEMAND_DATA_RD: "demand and L1 HW prefetch data load requests", software prefetches among them), RFOs
+#   (ALL_RFO), code reads (ALL_CODE_RD) and the L2 hardware prefetchers' requests (ALL_PF): here every lookup of
+#   the L2 plus the L2 prefetchers' requests, a request that finds its line in flight to the L2 counted as a miss
+#   (the tag lookup misses; it waits for the outstanding fill). The model sends an L2 prefetch only for a line the
+#   core does not hold, so PF_HIT is 0 here: the model's figure is an upper bound of this definition.
+# The "+ prefetches" rows are every lookup of the cache (the L1D's include software prefetches, which MICA issues
+# several per request; the L2's also the L1D hardware prefetchers' requests), not compared.
+MISS_RATES_NOTE = ("Miss rates compared: demand (misses per lookup of the cores' loads, stores, fetches, page walks); "
+                   "for the L1D, perf's L1-dcache-load-misses/-loads (L1D.REPLACEMENT per retired load: every "
+                   "fill incl. prefetches) and Ivy Bridge's MEM_LOAD_UOPS_RETIRED.L1_MISS / "
+                   "MEM_UOPS_RETIRED.ALL_LOADS (software prefetches are loads; fill-buffer hits are not misses); for "
+                   "the L2, Ivy Bridge's L2_RQSTS misses / references (demand data reads incl. L1D hardware and "
+                   "software prefetches, RFOs, code reads, L2 prefetcher requests; in-flight hits as misses). "
+                   "'+ prefetches' rows (every lookup) are not compared.")
 
 METRICS = [
     ("throughput_mrps", "throughput (M req/s)"),
@@ -92,6 +112,8 @@ METRICS = [
     ("l1d_miss_rate", "L1D miss rate (demand)"),
     ("l2_miss_rate", "L2 miss rate (demand)"),
     ("l1d_fills_per_load", "L1D fills per load (perf's definition)"),
+    ("l1d_load_miss_ivb", "L1D miss rate (IVB retired-load events)"),
+    ("l2_rqsts_miss_rate", "L2 miss rate (IVB L2_RQSTS events)"),
     ("l1d_miss_rate_all", "L1D miss rate (+ sw prefetches)"),
     ("l2_miss_rate_all", "L2 miss rate (+ all prefetches)"),
     ("llc_miss_rate", "LLC miss rate"),
@@ -123,9 +145,16 @@ def sockets_in(stats: dict[str, float]) -> int:
 def figures(r: RunResult, harts: int) -> dict[str, float]:
     s = r.stats
     sockets = range(sockets_in(s))
+    cores = [core_path(k, i) for k in sockets for i in range(harts)]
+    # A platform without private L2s reports no L2 counters at all; one with them reports every one (a missing
+    # counter of a cache that exists stays an error).
+    has_l2 = any(f"{c}.l2.accesses" in s or f"{c}.l2.mpki" in s for c in cores)
 
     def mean(name: str) -> float:
-        """Over every core of every socket (a core's number may restart on each socket or run on: both found)."""
+        """Over every core of every socket (a core's number may restart on each socket or run on: both found). An
+        L2 figure of a platform whose cores have no L2 (the target socket: its L2 is the shared LLC) is n/a."""
+        if name.startswith("l2.") and not has_l2:
+            return float("nan")
         vals = [s[f"{core_path(k, i)}.{name}"] for k in sockets for i in range(harts)
                 if f"{core_path(k, i)}.{name}" in s]
         if not vals:
@@ -170,6 +199,8 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "l2_miss_rate": mean("l2.demand_miss_rate"),
         "l1d_fills_per_load": mean_ratio("l1d.misses", "l1d.prefetcher.issued", per="loads",
                                          absent_if_off="l1d.prefetcher.issued"),
+        "l1d_load_miss_ivb": mean_ratio("l1d.read_misses", per="l1d.reads"),
+        "l2_rqsts_miss_rate": l2_rqsts_miss_rate(s, cores) if has_l2 else float("nan"),
         "l1d_miss_rate_all": mean("l1d.miss_rate"),
         "l2_miss_rate_all": mean("l2.miss_rate"),
         "llc_miss_rate": socket_mean("llc.miss_rate"),
@@ -180,6 +211,22 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "p95_us": s.get("client.latency.p95", 0.0) / 1e3,
         "ddio_core_hit": hits / (hits + misses) if hits + misses else float("nan"),
     }
+
+
+def l2_rqsts_miss_rate(s: dict[str, float], cores: list[str]) -> float:
+    """Ivy Bridge's L2_RQSTS misses / references (MISS_RATES_NOTE), averaged over the cores that report an L2: the
+    L2's misses, in-flight hits and prefetcher requests over its lookups and prefetcher requests."""
+    vals = []
+    for c in cores:
+        if f"{c}.l2.accesses" not in s:
+            continue
+        pf = s[f"{c}.l2.prefetcher.issued"] if f"{c}.l2.prefetcher.issued" in s else 0.0
+        refs = s[f"{c}.l2.accesses"] + pf
+        if refs:
+            vals.append((s[f"{c}.l2.misses"] + s[f"{c}.l2.mshr_merges"] + pf) / refs)
+    if not vals:
+        raise KeyError("no core of the run reports 'l2.accesses': a missing counter is an error, not a figure")
+    return sum(vals) / len(vals)
 
 
 def power_figures(r: RunResult, system) -> dict[str, float]:
@@ -250,22 +297,32 @@ def steady(system):
     return system
 
 
-def xeon_factory(cores: int, items: int, requests_per_core: int):
+def with_log_mib(system, log_mib: int | None):
+    """`system` with the KVS server's log set to `log_mib` MiB per partition in place of the size that holds the
+    data set (None: unchanged). A sensitivity, not the paper's condition: the server evicts and re-appends."""
+    if log_mib is not None:
+        argv = [a for a in system.workload.argv if not a.startswith(("log_mib=", "log_kib="))]
+        system.workload.argv = [*argv, f"log_mib={log_mib}"]
+    return system
+
+
+def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | None = None):
     """offered load -> the Xeon system with `cores` cores, in steady state: one socket up to 12, else the
     dual-socket server with half the cores on each socket (two cores per port)."""
     per_socket = xeon_e5_2697v2_socket.CORES_PER_SOCKET
     if cores <= per_socket:
-        return lambda rate: steady(xeon_e5_2697v2_socket.system(cores=cores, ports=ports_for(cores), items=items,
-                                                                requests=requests_per_core * cores,
-                                                                offered_mpps=rate))
+        return lambda rate: steady(with_log_mib(
+            xeon_e5_2697v2_socket.system(cores=cores, ports=ports_for(cores), items=items,
+                                         requests=requests_per_core * cores, offered_mpps=rate), log_mib))
     if cores % 2 or cores > 2 * per_socket:
         raise SystemExit(f"--cores {cores}: beyond one socket's {per_socket} the dual-socket server takes an even "
                          f"count up to {2 * per_socket}")
     if DUAL not in configs.available():
         raise SystemExit(f"--cores {cores}: configs/{DUAL}.py is not in this checkout")
     dual = configs.load(DUAL)
-    return lambda rate: steady(dual.system(cores_per_socket=cores // 2, items=items,
-                                           requests=requests_per_core * cores, offered_mpps=rate))
+    return lambda rate: steady(with_log_mib(dual.system(cores_per_socket=cores // 2, items=items,
+                                                        requests=requests_per_core * cores, offered_mpps=rate),
+                                            log_mib))
 
 
 def run_point(make, harts: int, search: bool, line_mpps: float):
@@ -282,6 +339,48 @@ def run_point(make, harts: int, search: bool, line_mpps: float):
             f"highest offered load with < 1% loss: {res.best.offered_mpps:.2f} M frames/s per port")
 
 
+WHERE = {4: "published: 2 sockets, 2 cores per port", 12: "published: half of 24 cores on 2 sockets",
+         24: "2 sockets of 12 cores, 6 ports each, as published"}
+
+
+def print_xeon_point(cores: int, fig: dict[str, float], note: str) -> None:
+    """One Xeon point's table beside the published figures for its core count."""
+    pub = dict(PUBLISHED.get(cores, {}))
+    if cores in P95_ROWS:
+        pub["p95_bound"] = 1.0
+    if cores in WHERE:
+        note += f"; {WHERE[cores]}"
+    what = "dual-socket server" if cores > xeon_e5_2697v2_socket.CORES_PER_SOCKET else "socket"
+    print_point(f"Xeon E5-2697 v2 {what}, {cores} core(s), {ports_for(cores)} x 10 GbE", fig, pub, note)
+
+
+def log_note(argv: list[str]) -> str:
+    """The server's log size as the run gave it (the data set's own size unless --log-mib changed it)."""
+    given = [a for a in argv if a.startswith(("log_mib=", "log_kib="))]
+    return ", ".join(given) if given else "the server's default log"
+
+
+def print_saved(folder: pathlib.Path) -> int:
+    """The table of every point `--save folder` kept (folder/<cores>/stats.json and config.json), without running:
+    the same figures and power the run printed, from its statistics."""
+    points = sorted((int(d.name), d) for d in folder.iterdir() if d.name.isdigit() and (d / "stats.json").is_file())
+    if not points:
+        raise SystemExit(f"--from {folder}: no <cores>/stats.json under it (written by --save)")
+    print("STANDARD workload (tiny 8/8-byte items, uniform, 95% GET), EREW, detailed timing of the measured phase.")
+    print(f"Re-printed from the statistics saved under {folder} (no run; host times are the runs' own, not known here).")
+    print(MISS_RATES_NOTE)
+    for cores, d in points:
+        stats = json.loads((d / "stats.json").read_text())
+        config = json.loads((d / "config.json").read_text())
+        items = int(stats["client.items"])
+        run = types.SimpleNamespace(stats=stats)
+        system = types.SimpleNamespace(to_dict=lambda config=config: config)
+        note = f"saved run; {items_note(items)}; {log_note(config['workload']['argv'])}"
+        note += f"; measured after a {config['client']['warmup_requests']:,}-request warm-up of the mix"
+        print_xeon_point(cores, figures(run, cores) | power_figures(run, system), note)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", default="1,2,3,4,8,12" + (",24" if DUAL in configs.available() else ""),
@@ -293,34 +392,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target-cores", type=int, default=60, help="cores of the target socket run")
     parser.add_argument("--save", metavar="DIR", help="write each point's statistics and configuration to "
                         "DIR/<cores>/stats.json and config.json (to price or inspect again without re-running)")
+    parser.add_argument("--from", dest="from_dir", metavar="DIR",
+                        help="print the table of the points --save DIR kept, without running")
+    parser.add_argument("--log-mib", type=int, metavar="N",
+                        help="SENSITIVITY, not the paper's condition: the KVS server's log is N MiB per partition "
+                        "(a power of two) instead of the size that holds the data set, so it evicts, and GETs "
+                        "re-append items from the older half of the log (MICA's approximate LRU)")
     opts = parser.parse_args(argv)
+    if opts.from_dir:
+        return print_saved(pathlib.Path(opts.from_dir))
+    if opts.log_mib is not None and (opts.log_mib < 1 or opts.log_mib & (opts.log_mib - 1)):
+        raise SystemExit(f"--log-mib {opts.log_mib}: the server takes a power of two of at least 1 MiB")
     started = time.perf_counter()
     print("STANDARD workload (tiny 8/8-byte items, uniform, 95% GET), EREW, detailed timing of the measured phase.")
     print(f"Data set: {items_note(opts.items)}.")
+    if opts.log_mib is not None:
+        print(f"SENSITIVITY: the server's log is {opts.log_mib} MiB per partition (--log-mib), smaller than the "
+              "data set: it evicts, and GETs re-append items read from the older half of the log. Not the paper's "
+              "stated condition.")
     print(MISS_RATES_NOTE)
     for cores in [int(c) for c in opts.cores.split(",") if c]:
-        ports = ports_for(cores)
-        make = xeon_factory(cores, opts.items, opts.requests_per_core)
+        make = xeon_factory(cores, opts.items, opts.requests_per_core, opts.log_mib)
 
         line = capacity.line_rate_mpps(make(1.0))
         t = time.perf_counter()
         r, system, how = run_point(make, cores, opts.search, line)
         if opts.save:
             save(pathlib.Path(opts.save) / str(cores), r, system)
-        pub = dict(PUBLISHED.get(cores, {}))
-        if cores in P95_ROWS:
-            pub["p95_bound"] = 1.0
-        where = {4: "published: 2 sockets, 2 cores per port", 12: "published: half of 24 cores on 2 sockets",
-                 24: "2 sockets of 12 cores, 6 ports each, as published"}
         note = f"{how}; {time.perf_counter() - t:.1f} s host; {opts.items:,} items"
         if opts.items < PAPER_ITEMS:
             note += " (reduced data set)"
+        if opts.log_mib is not None:
+            note += f"; {log_note(system.workload.argv)} (sensitivity)"
         note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
-        if cores in where:
-            note += f"; {where[cores]}"
-        what = "dual-socket server" if cores > xeon_e5_2697v2_socket.CORES_PER_SOCKET else "socket"
-        print_point(f"Xeon E5-2697 v2 {what}, {cores} core(s), {ports} x 10 GbE",
-                    figures(r, cores) | power_figures(r, system), pub, note)
+        print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note)
     if not opts.no_target:
         cores = opts.target_cores
 
