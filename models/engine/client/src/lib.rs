@@ -161,7 +161,8 @@ impl ClientConfig {
         let key_len = if p.key_size > 0 { p.key_size as usize } else { dk };
         let val_len = if p.value_size > 0 { p.value_size as usize } else { dv };
         if p.protocol == ClientProtocol::Memcached {
-            let server = memcached::resolve_server(argv, base_port, key_len, val_len)?;
+            let udp = p.transport == ClientTransport::Udp;
+            let server = memcached::resolve_server(argv, base_port, key_len, val_len, udp)?;
             if p.mode == ClientMode::Crew || p.fuzz_frames > 0 {
                 return Err("Client: with protocol 'memcached' the mode is erew and there are no fuzz frames".into());
             }
@@ -272,7 +273,8 @@ fn resolve_tcp(p: &kvsim_params::Client, argv: &[String]) -> Result<TcpConfig, S
             p.offered_mpps
         ));
     }
-    Ok(TcpConfig { connections: p.tcp_connections as usize, mss: p.tcp_mss as usize })
+    let segments = if p.tcp_segments > 0 { p.tcp_segments } else { p.window.max(1) };
+    Ok(TcpConfig { connections: p.tcp_connections as usize, mss: p.tcp_mss as usize, segments })
 }
 
 #[derive(Debug, Clone, Copy)]
