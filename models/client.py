@@ -140,9 +140,10 @@ class Client(SimObject):
             k, v = self.sizes()
             if k > MCD_MAX_KEY:
                 raise ParamError(f"Client.key_size = {k}: memcached keys are at most {MCD_MAX_KEY} bytes")
-            if MCD_FRAME_HDR + MCD_MSG_HDR + 8 + k + v > 1514:
+            if self.transport == "udp" and MCD_FRAME_HDR + MCD_MSG_HDR + 8 + k + v > 1514:
                 raise ParamError(f"Client: a memcached SET of a {k}-byte key and {v}-byte value does not fit one "
-                                 "1514-byte frame")
+                                 "1514-byte frame (over UDP a request fits one datagram; transport 'tcp' carries "
+                                 "larger ones)")
             if self.mode == "crew":
                 raise ParamError("Client.mode = 'crew': memcached instances share nothing, so every request goes "
                                  "to its key's instance (allowed with protocol 'memcached': 'auto', 'erew')")

@@ -135,8 +135,10 @@ static void serve_datagram(struct instance *in, uint8_t *req, uint8_t *resp)
         sendto(in->fd, resp, r, 0, (struct sockaddr *)&peer, plen);
 }
 
-/* A TCP connection's bytes: every whole request answered, the responses sent together; a stream that is not
- * requests, or a peer that closed, ends the connection. */
+/* A TCP connection's bytes: every whole request answered, the responses sent together (as many as the response
+ * buffer holds at a time: every whole request in the buffer is answered before waiting for more bytes, which may
+ * never come while the peer waits for those answers); a stream that is not requests, or a peer that closed, ends
+ * the connection. */
 static void close_stream(struct stream *c)
 {
     close(c->fd);
@@ -154,30 +156,36 @@ static void serve_stream(struct instance *in, struct stream *c)
     }
     if (n > 0)
         c->len += (uint32_t)n;
-    uint32_t off = 0, out = 0;
-    for (;;) {
-        uint32_t used, r;
-        if (stream_buf - out < resp_room)
-            break;
-        int got = mcd_server_stream_request(&in->server, c->buf + off, c->len - off, in->out + out,
-                                            stream_buf - out, &used, &r);
-        if (got < 0) {
-            close_stream(c);
-            return;
+    uint32_t off = 0;
+    for (int more = 1; more;) {
+        uint32_t out = 0;
+        more = 0;
+        for (;;) {
+            uint32_t used, r;
+            if (stream_buf - out < resp_room) {
+                more = 1; /* the response buffer is full: send, then answer the rest */
+                break;
+            }
+            int got = mcd_server_stream_request(&in->server, c->buf + off, c->len - off, in->out + out,
+                                                stream_buf - out, &used, &r);
+            if (got < 0) {
+                close_stream(c);
+                return;
+            }
+            if (got == 0)
+                break;
+            off += used;
+            out += r;
         }
-        if (got == 0)
-            break;
-        off += used;
-        out += r;
+        for (uint32_t sent = 0; sent < out;) {
+            ssize_t w = send(c->fd, in->out + sent, out - sent, 0);
+            if (w <= 0)
+                fail("sending a TCP response");
+            sent += (uint32_t)w;
+        }
     }
     memmove(c->buf, c->buf + off, c->len - off);
     c->len -= off;
-    for (uint32_t sent = 0; sent < out;) {
-        ssize_t w = send(c->fd, in->out + sent, out - sent, 0);
-        if (w <= 0)
-            fail("sending a TCP response");
-        sent += (uint32_t)w;
-    }
 }
 
 static void accept_stream(struct instance *in)

@@ -170,11 +170,15 @@ impl ClientConfig {
                 ClientTransport::Udp => None,
                 ClientTransport::Tcp => Some(resolve_tcp(p, argv)?),
             };
+            // The rest as for MICA, whose frame check does not apply (resolve_server made memcached's): its values
+            // given as the key's length, which passes it, and the real length set after.
             let mut cfg = ClientConfig::resolve(
                 &kvsim_params::Client {
                     protocol: ClientProtocol::Mica,
                     delete_ratio: 0.0,
                     transport: ClientTransport::Udp,
+                    key_size: key_len as u64,
+                    value_size: key_len as u64,
                     ..p.clone()
                 },
                 &[],
@@ -185,6 +189,7 @@ impl ClientConfig {
             )?;
             // The MICA-only bookkeeping (log bound, buckets) is unused: one bucket keeps its array small.
             (cfg.log_size, cfg.buckets, cfg.mcd, cfg.delete_ratio) = (0, 1, Some(server), p.delete_ratio);
+            cfg.val_len = val_len;
             cfg.tcp = tcp;
             return Ok(cfg);
         } else if p.transport == ClientTransport::Tcp {
