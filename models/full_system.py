@@ -24,8 +24,9 @@ SERVER_DEFAULTS = {"mem": 8 << 20, "item_max": 4 << 10}
 ITEM_HEADER, MIN_CHUNK, ITEM_MAX_LIMIT = 56, 64, 2 << 20
 STREAM_SLACK, STREAM_BUF_MIN = 1024, 16 << 10
 # What the guest's memory holds besides the server's stores and buffers: the kernel, the initramfs and its page
-# cache, socket buffers (assumed 48 MiB: the booted 6.1 kernel of `make fs-image` leaves about 220 of 256 MiB
-# free (its Memory line), and the socket buffers of one connection per instance take a few MiB more).
+# cache, page tables, thread stacks, socket buffers (assumed 48 MiB: the 6.1 kernel of `make fs-image` reports
+# "Memory: 251180K/260096K available" of 256 MiB at boot, about 9 MiB reserved; the rest is a margin for what the
+# kernel allocates while serving, not measured).
 KERNEL_RESERVE = 48 << 20
 
 

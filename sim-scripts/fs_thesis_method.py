@@ -97,12 +97,12 @@ def main() -> int:
     ap.add_argument("--bytes", type=int, default=16 << 20, help="value bytes of a point's measured GETs at most")
     ap.add_argument("--min-requests", type=int, default=10)
     ap.add_argument("--transport", default="tcp", choices=("tcp", "udp"))
-    ap.add_argument("--points", default="", help="only the rows whose name contains this")
+    ap.add_argument("--points", default="", help="only the rows whose name contains one of these ('|' between)")
     ap.add_argument("--out", default=str(ROOT / "results" / "fs" / "thesis_method.md"))
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
     table = {row["server"]: row for row in csv.DictReader(SERVER_TABLE.open())}
-    points = [pt for pt in POINTS if args.points in pt[0]]
+    points = [pt for pt in POINTS if any(w in pt[0] for w in args.points.split("|"))]
     if not points:
         raise SystemExit(f"--points {args.points!r} matches no row")
     if args.transport == "udp" and max(sizes) > 1024:
@@ -110,8 +110,9 @@ def main() -> int:
     results = {}
     with tempfile.TemporaryDirectory(prefix="fs-thesis-") as tmp:
         ckpts: dict[tuple[int, int], pathlib.Path] = {}
-        for name, platform, clock, latency, flash, _cores, _row in points:
-            for size in sizes:
+        # Sizes in the order given (a long sweep can put the far ends first), every row at each size.
+        for size in sizes:
+            for name, platform, clock, latency, flash, _cores, _row in points:
                 n, warm = counts(size, args)
                 s = system(platform, clock, latency, flash, size, n, args.transport)
                 if args.transport == "udp":
@@ -166,7 +167,7 @@ def write(args, sizes, points, table, results) -> None:
     for name, _platform, _clock, _lat, _flash, cores, row in points:
         srv = table[row]
         stacks = int(srv["stacks per 1.5U"])
-        for size in sizes:
+        for size in sorted(sizes):
             if (name, size) not in results:
                 continue
             tps, rtt, insts, n, _warm, cpu = results[(name, size)]
