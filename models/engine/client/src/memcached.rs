@@ -115,16 +115,12 @@ pub fn resolve_server(
         ));
     }
     let need = ITEM_HEADER + (key_len + val_len) as u64;
-    let chunk = (0..)
-        .map(|c| MIN_CHUNK << c)
-        .take_while(|&c| c <= item_max)
-        .find(|&c| c >= need)
-        .ok_or_else(|| {
-            format!(
-                "Client: an item of {need} bytes (header, {key_len}-byte key, {val_len}-byte value) exceeds the \
+    let chunk = (0..).map(|c| MIN_CHUNK << c).take_while(|&c| c <= item_max).find(|&c| c >= need).ok_or_else(|| {
+        format!(
+            "Client: an item of {need} bytes (header, {key_len}-byte key, {val_len}-byte value) exceeds the \
                  memcached server's largest chunk, item_max={item_max}"
-            )
-        })?;
+        )
+    })?;
     let heads = ((8u64 << buckets_log2) + 63) & !63;
     Ok(McdServer { capacity: mem.saturating_sub(heads) / chunk })
 }

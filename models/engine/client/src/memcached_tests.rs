@@ -180,7 +180,10 @@ fn values_beyond_a_frame_need_tcp_and_values_beyond_the_largest_chunk_are_refuse
     let mib = 1 << 20;
     // 2 KiB values: too big for a datagram, but a 4 KiB chunk holds them.
     assert!(resolve_server(&args(&["port=16384"]), 16384, 8, 2048, true).unwrap_err().contains("does not fit a frame"));
-    assert_eq!(resolve_server(&args(&["port=16384", "mem=1m", "buckets=4"]), 16384, 8, 2048, false).unwrap().capacity, 255);
+    assert_eq!(
+        resolve_server(&args(&["port=16384", "mem=1m", "buckets=4"]), 16384, 8, 2048, false).unwrap().capacity,
+        255
+    );
     // 1 MiB values: 56 + 8 + 1 MiB bytes need the 2 MiB chunk, so the server's item_max=2m.
     let e = resolve_server(&args(&["port=16384"]), 16384, 8, mib, false).unwrap_err();
     assert!(e.contains("largest chunk, item_max=4096"), "{e}");
