@@ -14,7 +14,7 @@ stack's core, caches and memory; `--arg window=1` is the thesis's one outstandin
 
 from models import System
 from models.client import Client
-from models.full_system import DEFAULT_BOOTARGS, FullSystem
+from models.full_system import DEFAULT_BOOTARGS, ITEM_HEADER, MIN_CHUNK, FullSystem
 from models.tlb import Mmu, Tlb
 
 from . import ROOT, mercury
@@ -23,8 +23,14 @@ FS_BUILD = ROOT / "workloads" / "fs" / "build"
 
 
 # The server's arguments on the kernel command line (/init reads the words after "-- mcd"): a store of 8 MiB per
-# instance with 2^12 buckets, small enough for the 256 MiB machine with 8 instances.
+# instance with 2^12 buckets, small enough for the 256 MiB machine with 8 instances; item_max= (its largest chunk)
+# is added for values beyond its default 4 KiB chunk.
 SERVER_ARGS = "port=11211 mem=8m buckets=12"
+
+
+def item_chunk(key_size: int, value_size: int) -> int:
+    """The server's chunk for an item (its 56-byte header, key and value): the smallest power of two from 64 B."""
+    return max(MIN_CHUNK, 1 << (ITEM_HEADER + key_size + value_size - 1).bit_length())
 
 
 # The dense servers' stacks as FS machines: the stack's core, caches and memory (configs/mercury.py, iridium.py,
@@ -74,10 +80,18 @@ def guest_mmu(platform: str) -> Mmu:
 
 def system(harts: int = 1, detailed: bool = False, client: bool = False, items: int = 1024,
            requests: int = 1000, transport: str = "udp", platform: str = "", latency: str = "10ns",
-           flash_read: str = "20us", window: int = 32, value_size: int = 0, core_clock: str = "") -> System:
+           flash_read: str = "20us", window: int = 32, value_size: int = 0, core_clock: str = "",
+           store: str = "", tcp_segments: int = 0) -> System:
     """`platform` (PLATFORMS): a dense server's stack; `window` 1 is the thesis's one outstanding request per core;
-    `value_size` the values' bytes (0: the data set's)."""
-    bootargs = f"{DEFAULT_BOOTARGS} -- mcd {SERVER_ARGS}" if client else DEFAULT_BOOTARGS
+    `value_size` the values' bytes (0: the data set's; beyond a frame's, transport 'tcp': the server's item_max= is
+    then set to the item's chunk); `store` each server instance's store (the server's mem=; '' = 8m);
+    `tcp_segments` Client.tcp_segments."""
+    server = SERVER_ARGS.replace("mem=8m", f"mem={store}") if store else SERVER_ARGS
+    if value_size:
+        chunk = item_chunk(Client().sizes()[0], value_size)
+        if chunk > 4096:
+            server += f" item_max={chunk}"
+    bootargs = f"{DEFAULT_BOOTARGS} -- mcd {server}" if client else DEFAULT_BOOTARGS
     s = System(
         harts=harts,
         # Functional time: one instruction per cycle at this clock (assumed 1 GHz, the clock of the console
@@ -88,7 +102,7 @@ def system(harts: int = 1, detailed: bool = False, client: bool = False, items: 
         full_system=FullSystem(kernel=str(FS_BUILD / "Image"), initramfs=str(FS_BUILD / "initramfs.cpio"),
                                bootargs=bootargs),
         client=Client(enabled=client, protocol="memcached", transport=transport, items=items, requests=requests,
-                      window=window, value_size=value_size),
+                      window=window, value_size=value_size, tcp_segments=tcp_segments),
     )
     use_platform(s, platform, latency, flash_read, core_clock)
     s.core.mmu = guest_mmu(platform)

@@ -25,6 +25,8 @@ MCD_FRAME_HDR, MCD_MSG_HDR, MCD_MAX_KEY = 50, 24, 250
 # TCP (workloads/mcd/mcd_tcp.h): Ethernet + IPv4 + TCP headers (54) leave 1460 bytes of a 1514-byte frame; the
 # server keeps up to tcp_conns=16 connections per instance (its default).
 TCP_MAX_MSS, MCD_TCP_CONNS_DEFAULT = 1460, 16
+# memcached's largest item by default (its -I, 1 MiB): the largest value the client sends over TCP.
+MCD_MAX_VALUE = 1 << 20
 
 
 class Client(SimObject):
@@ -36,7 +38,10 @@ class Client(SimObject):
                          "xlarge 250/1152 B", choices=tuple(DATASETS))
     items = Param.Count(65536, "items in the data set (keys 0..items-1)", min=1, max=1 << 32)
     key_size = Param.Count(0, "key bytes (0 = the dataset's)", min=0, max=255)
-    value_size = Param.Count(0, "value bytes (0 = the dataset's)", min=0, max=1400)
+    value_size = Param.Count(0, "value bytes (0 = the dataset's); over UDP a request and its response fit one "
+                             "1514-byte frame (at most 1,400 bytes of value or so); over TCP (protocol 'memcached') "
+                             "up to 1 MiB, memcached's largest item, requests and responses spanning segments",
+                             min=0, max=MCD_MAX_VALUE)
     popularity = Param.Enum("uniform", "key popularity: 'uniform', or 'zipf' (exact, rank 1 = item 0)",
                             choices=("uniform", "zipf"))
     zipf_theta = Param.Float(0.99, "Zipf exponent (YCSB's default 0.99)", min=0.01, max=5.0)
@@ -59,6 +64,10 @@ class Client(SimObject):
     tcp_mss = Param.Count(TCP_MAX_MSS, "largest TCP segment payload, bytes (transport 'tcp'): the client's segments "
                           "and, through the MSS option of its SYN, the server's; below a frame of requests, requests "
                           "and responses span segments", min=32, max=TCP_MAX_MSS)
+    tcp_segments = Param.Count(0, "data segments unacknowledged per server instance at most (transport 'tcp'; 0: "
+                               "Client.window). It keeps the client's segments from overrunning the server's RX "
+                               "ring; a request spanning many segments with Client.window = 1 needs more than one "
+                               "in flight, or each waits for the receiver's delayed ACK", min=0, max=4096)
     requests_per_packet = Param.Count(1, "requests packed into one frame (fewer when the frame or its response "
                                       "would exceed 1514 bytes)", min=1, max=32)
     requests = Param.Count(10000, "measured requests (M); the run ends when all are answered", min=1)
@@ -110,8 +119,11 @@ class Client(SimObject):
             k, v = self.sizes()
             if k < 8:
                 raise ParamError(f"Client.key_size = {k}: keys need at least 8 bytes (they encode the item)")
-            if 48 + 24 + ((k + 7) & ~7) + ((v + 7) & ~7) > 1514 or 48 + 24 + ((v + 7) & ~7) > 1514:
-                raise ParamError(f"Client: a {k}-byte key and {v}-byte value do not fit one 1514-byte frame")
+            over_tcp = self.protocol == "memcached" and self.transport == "tcp"
+            if not over_tcp and (48 + 24 + ((k + 7) & ~7) + ((v + 7) & ~7) > 1514 or 48 + 24 + ((v + 7) & ~7) > 1514):
+                raise ParamError(f"Client: a {k}-byte key and {v}-byte value do not fit one 1514-byte frame (over "
+                                 f"{self.transport.upper()} a request and its response each fit one frame; larger "
+                                 "values need protocol 'memcached' over transport 'tcp')")
         if self.get_ratio + self.delete_ratio > 1.0 + 1e-12:
             raise ParamError(f"Client.get_ratio + Client.delete_ratio = {self.get_ratio + self.delete_ratio}: "
                              "must be at most 1 (the rest are SETs)")
@@ -128,9 +140,10 @@ class Client(SimObject):
             k, v = self.sizes()
             if k > MCD_MAX_KEY:
                 raise ParamError(f"Client.key_size = {k}: memcached keys are at most {MCD_MAX_KEY} bytes")
-            if MCD_FRAME_HDR + MCD_MSG_HDR + 8 + k + v > 1514:
+            if self.transport == "udp" and MCD_FRAME_HDR + MCD_MSG_HDR + 8 + k + v > 1514:
                 raise ParamError(f"Client: a memcached SET of a {k}-byte key and {v}-byte value does not fit one "
-                                 "1514-byte frame")
+                                 "1514-byte frame (over UDP a request fits one datagram; transport 'tcp' carries "
+                                 "larger ones)")
             if self.mode == "crew":
                 raise ParamError("Client.mode = 'crew': memcached instances share nothing, so every request goes "
                                  "to its key's instance (allowed with protocol 'memcached': 'auto', 'erew')")

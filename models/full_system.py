@@ -17,6 +17,29 @@ from .params import Param, ParamError, SimObject
 # reboot at once on a panic (the run then stops with the console's last lines), the initramfs unpacked before init.
 DEFAULT_BOOTARGS = "earlycon console=ttyS0 panic=-1 initramfs_async=0"
 
+# The server /init starts (workloads/fs/init.c): its defaults, its store's item header and smallest chunk, the
+# limits of item_max= (its largest chunk), and the TCP buffers it gives a connection and an instance beyond a
+# largest item (STREAM_SLACK) or at least (STREAM_BUF_MIN).
+SERVER_DEFAULTS = {"mem": 8 << 20, "item_max": 4 << 10}
+ITEM_HEADER, MIN_CHUNK, ITEM_MAX_LIMIT = 56, 64, 2 << 20
+STREAM_SLACK, STREAM_BUF_MIN = 1024, 16 << 10
+# What the guest's memory holds besides the server's stores and buffers: the kernel, the initramfs and its page
+# cache, page tables, thread stacks, socket buffers (assumed 48 MiB: the 6.1 kernel of `make fs-image` reports
+# "Memory: 251180K/260096K available" of 256 MiB at boot, about 9 MiB reserved; the rest is a margin for what the
+# kernel allocates while serving, not measured).
+KERNEL_RESERVE = 48 << 20
+
+
+def parse_size(v: str) -> int:
+    """The server's size syntax: digits, then an optional k, m or g (binary multiples)."""
+    digits = len(v) - len(v.lstrip("0123456789"))
+    if digits == 0:
+        raise ParamError(f"System.full_system.bootargs: cannot read the server size {v!r}")
+    shift = {"": 0, "k": 10, "m": 20, "g": 30}.get(v[digits:].lower())
+    if shift is None:
+        raise ParamError(f"System.full_system.bootargs: cannot read the server size {v!r}")
+    return int(v[:digits]) << shift
+
 
 class FullSystem(SimObject):
     """What an FS-mode machine boots: a Linux Image and initramfs, or a bare-metal ELF; its DRAM and command line."""
@@ -77,6 +100,38 @@ class FullSystem(SimObject):
         if client.protocol != "memcached":
             raise ParamError(f"System.client in FS mode speaks memcached (protocol 'memcached') to the server /init "
                              f"starts, not {client.protocol!r}")
+
+    def check_server_room(self, client, harts: int) -> None:
+        """The client's items must fit the server's largest chunk (item_max=), and the server's stores and TCP
+        buffers (one instance per hart) the guest's memory."""
+        args = dict(SERVER_DEFAULTS)
+        for a in self.server_argv():
+            name, _, v = a.partition("=")
+            if name in args:
+                args[name] = parse_size(v)
+        k, v = client.sizes()
+        item_max, mem = args["item_max"], args["mem"]
+        if item_max & (item_max - 1) or not SERVER_DEFAULTS["item_max"] <= item_max <= ITEM_MAX_LIMIT:
+            raise ParamError(f"System.full_system.bootargs: the server's item_max={item_max} is not a power of two "
+                             f"from {SERVER_DEFAULTS['item_max']} to {ITEM_MAX_LIMIT}")
+        need = ITEM_HEADER + k + v
+        if need > item_max:
+            raise ParamError(f"Client: an item of a {k}-byte key and {v}-byte value takes {need} bytes with its "
+                             f"header, more than the server's largest chunk item_max={item_max} (raise item_max= "
+                             f"in System.full_system.bootargs, to at most {ITEM_MAX_LIMIT})")
+        chunk = max(MIN_CHUNK, 1 << (need - 1).bit_length())
+        if mem < chunk:
+            raise ParamError(f"System.full_system.bootargs: the server's store mem={mem} cannot hold one "
+                             f"{chunk}-byte chunk of the client's items")
+        stream = max(STREAM_BUF_MIN, item_max + STREAM_SLACK) if item_max > SERVER_DEFAULTS["item_max"] \
+            else STREAM_BUF_MIN
+        conns = client.tcp_connections if client.transport == "tcp" else 0
+        used = harts * (mem + stream * (1 + conns)) + KERNEL_RESERVE
+        if used > self.memory:
+            raise ParamError(f"System.full_system.memory = {self.memory} bytes cannot hold {harts} server "
+                             f"instance(s) of a {mem}-byte store and {1 + conns} TCP buffer(s) of {stream} bytes "
+                             f"besides {KERNEL_RESERVE} bytes for the kernel (assumed): {used} bytes; raise the "
+                             "memory or lower the server's mem=")
 
     def check(self, harts: int) -> None:
         """The FS inputs of a System with `harts` harts (System.os_level = 'fs'). The files are read, and a missing

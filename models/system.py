@@ -220,6 +220,7 @@ class System(SimObject):
                 raise ParamError(f"System.os_level = 'fs' does not take {what}")
         if self.client.enabled:
             self.full_system.check_client(self.client)
+            self.full_system.check_server_room(self.client, self.harts)
         elif self.full_system.profile:
             raise ParamError("System.full_system.profile counts the client's measured phase: it needs "
                              "System.client.enabled")

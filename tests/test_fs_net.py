@@ -105,3 +105,57 @@ def test_the_client_in_fs_mode_needs_a_guest_that_serves_memcached():
     with pytest.raises(ParamError, match="speaks memcached"):
         s.validate()
     assert configs.load("linux_fs").system(client=True).full_system.server_argv()[0] == "port=11211"
+
+
+def mib_system(requests: int = 6, extra: str = ""):
+    """4 items of 1 MiB values over the kernel's TCP (the server's item_max= is the 2 MiB chunk they need)."""
+    s = configs.load("linux_fs").system(client=True, items=4, requests=requests, transport="tcp", value_size=1 << 20,
+                                        store="10m", tcp_segments=64)
+    s.client.get_ratio = 0.5
+    s.full_system.bootargs += extra
+    return s
+
+
+@needs_image
+def test_1_mib_sets_and_gets_span_hundreds_of_segments_through_the_kernels_tcp_every_byte_checked(engine):
+    s = mib_system()
+    assert "item_max=2097152" in s.full_system.bootargs and "mem=10m" in s.full_system.bootargs
+    r = simulate(s)
+    st = r.stats
+    assert r.stop_reason == "client_done", r.stdout.decode(errors="replace")[-2000:]
+    assert st["client.responses_checked"] == 4 + 6 and st["client.misses"] == 0
+    assert st["client.hits"] > 0 and st["client.puts"] > 0 and st["client.hits"] + st["client.puts"] == 6
+    # Every SET and GET hit moves a 1 MiB value: over 700 segments of at most 1,460 bytes each way.
+    moves = 4 + st["client.puts"] + st["client.hits"]
+    assert st["client.tcp.segments_sent"] > 718 * (4 + st["client.puts"])
+    assert st["client.tcp.segments_received"] > 718 * st["client.hits"]
+    assert st[NET.stat("rx_frames")] > 718 * moves / 2 and st[NET.stat("rx_dropped")] == 0
+    # The server's test hook flips the last byte of a GET hit's 1 MiB value: only the client's check sees it.
+    with pytest.raises(ClientCheckFailed, match="wrong value or flags"):
+        simulate(mib_system(extra=" corrupt_every=1"))
+
+
+def test_values_beyond_the_servers_chunk_or_memory_or_a_datagram_are_refused_before_the_run():
+    linux_fs = configs.load("linux_fs")
+    linux_fs.system(client=True, transport="tcp", value_size=1 << 20, items=4, store="10m").validate()
+    # Over UDP a SET must fit one datagram.
+    with pytest.raises(ParamError, match="do not fit one 1514-byte frame"):
+        linux_fs.system(client=True, value_size=2048).validate()
+    # The server's largest chunk (item_max=) must hold the item: 56 + 8 + 1 MiB bytes need 2 MiB.
+    s = linux_fs.system(client=True, transport="tcp", value_size=1 << 20, items=4, store="10m")
+    s.full_system.bootargs = s.full_system.bootargs.replace("item_max=2097152", "item_max=1m")
+    with pytest.raises(ParamError, match="more than the server's largest chunk item_max=1048576"):
+        s.validate()
+    s.full_system.bootargs = s.full_system.bootargs.replace("item_max=1m", "item_max=3m")
+    with pytest.raises(ParamError, match="item_max=3145728 is not a power of two"):
+        s.validate()
+    # The stores of 8 instances of 32 MiB and their 2 MiB TCP buffers do not fit 256 MiB beside the kernel.
+    s = linux_fs.system(client=True, harts=8, transport="tcp", value_size=1 << 20, items=4, store="32m")
+    with pytest.raises(ParamError, match=r"memory = 268435456 bytes cannot hold 8 server instance\(s\)"):
+        s.validate()
+    s = linux_fs.system(client=True, transport="tcp", value_size=1 << 20, items=4, store="1m")
+    with pytest.raises(ParamError, match="store mem=1048576 cannot hold one 2097152-byte chunk"):
+        s.validate()
+    # Beyond memcached's 1 MiB item.
+    with pytest.raises(ParamError, match="value_size"):
+        linux_fs.system(client=True, transport="tcp", value_size=(1 << 20) + 1).validate()

@@ -55,6 +55,17 @@ def test_small_segments_and_several_connections_per_instance(mcd_server, tmp_pat
     assert st["client.hits"] > 1500
 
 
+def test_values_beyond_a_frame_travel_over_the_guest_tcp_up_to_its_largest_chunk(mcd_server, tmp_path):
+    """A 3,000-byte value does not fit a datagram, but over TCP its SET and GET hit span segments; the guest
+    server's largest chunk (4 KiB) holds it. A value beyond that chunk is refused before the run."""
+    st = run(tmp_path, 2, requests=300, items=256, value_size=3000, get_ratio=0.7).stats
+    check_counts(st, 2, 300, 256)
+    check_tcp(st, 2)
+    assert st["client.hits"] > 150 and st["client.tcp.segments_received"] > 3 * st["client.hits"]
+    with pytest.raises(ConfigError, match="exceeds the memcached server's largest chunk, item_max=4096"):
+        run(tmp_path / "big", 2, requests=10, items=16, value_size=5000)
+
+
 def test_a_detailed_run_over_tcp_is_deterministic(mcd_server, tmp_path):
     a = run(tmp_path / "a", 16, mode="detailed", requests=2000, delete_ratio=0.02).stats
     b = run(tmp_path / "b", 16, mode="detailed", requests=2000, delete_ratio=0.02).stats

@@ -1,7 +1,10 @@
 /* The full-system image's /init: a static program the kernel runs as process 1 from the initramfs. It says who it
  * is on the console; then, with no arguments, powers the machine off (SBI system reset), so a boot has a defined
- * end. With the arguments `mcd [port=11211] [mem=8m] [buckets=12] [corrupt_every=N]` (the kernel command line's
- * words after "--"; corrupt_every is the server's test hook: every Nth GET hit returns a flipped bit)
+ * end. With the arguments `mcd [port=11211] [mem=8m] [buckets=12] [item_max=4k] [corrupt_every=N]` (the kernel
+ * command line's words after "--"; item_max is the store's largest chunk, a power of two from 4k to 2m, as
+ * memcached's -I: an item's header, key and value must fit it, and each TCP connection's receive buffer and each
+ * instance's response buffer are sized to carry one such item; corrupt_every is the server's test hook: every Nth
+ * GET hit returns a flipped bit)
  * it serves the project's memcached-class server (workloads/mcd) on the kernel's UDP and TCP sockets: one
  * instance per online CPU, instance c a thread pinned to CPU c serving UDP and TCP port `port + c` (the ghost
  * client's steering), each with its own store. Every socket is bound before eth0 comes up, so no request can arrive before its server. */
@@ -32,14 +35,19 @@
 #define MAX_INSTANCES 8
 /* Connection slots of the server's own network stack: unused on the kernel's sockets, but the init wants some. */
 #define UNUSED_CONNS 16u
-/* TCP connections an instance serves at once (the guest TCP's tcp_conns default) and each one's receive buffer. */
+/* TCP connections an instance serves at once (the guest TCP's tcp_conns default). */
 #define TCP_CONNS 16
-#define STREAM_BUF 16384u
+/* The smallest TCP receive and response buffers (the guest TCP's receive buffer, MCD_TCP_RCVBUF); larger items
+ * (item_max) get buffers of one largest item plus STREAM_SLACK for its request's or response's header and key. */
+#define STREAM_BUF_MIN 16384u
+#define STREAM_SLACK 1024u
+#define ITEM_MAX_DEFAULT (MCD_MIN_CHUNK << (MCD_CLASSES - 1))
+#define ITEM_MAX_LIMIT (MCD_MIN_CHUNK << (MCD_MAX_CLASSES - 1))
 
 struct stream {
     int fd; /* -1: a free slot */
     uint32_t len;
-    uint8_t buf[STREAM_BUF];
+    uint8_t *buf; /* stream_buf bytes, allocated when the connection is accepted */
 };
 
 struct instance {
@@ -47,8 +55,12 @@ struct instance {
     struct mcd_server server;
     struct mcd_conn conns[UNUSED_CONNS];
     struct stream tcp[TCP_CONNS];
-    uint8_t out[STREAM_BUF];
+    uint8_t *out; /* stream_buf bytes: the responses to one batch of a connection's requests */
 };
+
+/* Bytes of each TCP receive buffer and response buffer, and the room one response may need (a GET hit of the
+ * largest item), from item_max (serve_memcached). */
+static uint32_t stream_buf = STREAM_BUF_MIN, resp_room = MCD_APPBUF;
 
 static void power_off(void)
 {
@@ -123,43 +135,57 @@ static void serve_datagram(struct instance *in, uint8_t *req, uint8_t *resp)
         sendto(in->fd, resp, r, 0, (struct sockaddr *)&peer, plen);
 }
 
-/* A TCP connection's bytes: every whole request answered, the responses sent together; a stream that is not
- * requests, or a peer that closed, ends the connection. */
+/* A TCP connection's bytes: every whole request answered, the responses sent together (as many as the response
+ * buffer holds at a time: every whole request in the buffer is answered before waiting for more bytes, which may
+ * never come while the peer waits for those answers); a stream that is not requests, or a peer that closed, ends
+ * the connection. */
+static void close_stream(struct stream *c)
+{
+    close(c->fd);
+    c->fd = -1;
+    free(c->buf);
+    c->buf = NULL;
+}
+
 static void serve_stream(struct instance *in, struct stream *c)
 {
-    ssize_t n = recv(c->fd, c->buf + c->len, STREAM_BUF - c->len, MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && c->len == STREAM_BUF)) {
-        close(c->fd);
-        c->fd = -1;
+    ssize_t n = recv(c->fd, c->buf + c->len, stream_buf - c->len, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && c->len == stream_buf)) {
+        close_stream(c);
         return;
     }
     if (n > 0)
         c->len += (uint32_t)n;
-    uint32_t off = 0, out = 0;
-    for (;;) {
-        uint32_t used, r;
-        if (STREAM_BUF - out < MCD_APPBUF)
-            break;
-        int got = mcd_server_stream_request(&in->server, c->buf + off, c->len - off, in->out + out,
-                                            STREAM_BUF - out, &used, &r);
-        if (got < 0) {
-            close(c->fd);
-            c->fd = -1;
-            return;
+    uint32_t off = 0;
+    for (int more = 1; more;) {
+        uint32_t out = 0;
+        more = 0;
+        for (;;) {
+            uint32_t used, r;
+            if (stream_buf - out < resp_room) {
+                more = 1; /* the response buffer is full: send, then answer the rest */
+                break;
+            }
+            int got = mcd_server_stream_request(&in->server, c->buf + off, c->len - off, in->out + out,
+                                                stream_buf - out, &used, &r);
+            if (got < 0) {
+                close_stream(c);
+                return;
+            }
+            if (got == 0)
+                break;
+            off += used;
+            out += r;
         }
-        if (got == 0)
-            break;
-        off += used;
-        out += r;
+        for (uint32_t sent = 0; sent < out;) {
+            ssize_t w = send(c->fd, in->out + sent, out - sent, 0);
+            if (w <= 0)
+                fail("sending a TCP response");
+            sent += (uint32_t)w;
+        }
     }
     memmove(c->buf, c->buf + off, c->len - off);
     c->len -= off;
-    for (uint32_t sent = 0; sent < out;) {
-        ssize_t w = send(c->fd, in->out + sent, out - sent, 0);
-        if (w <= 0)
-            fail("sending a TCP response");
-        sent += (uint32_t)w;
-    }
 }
 
 static void accept_stream(struct instance *in)
@@ -169,6 +195,9 @@ static void accept_stream(struct instance *in)
         return;
     for (int k = 0; k < TCP_CONNS; k++) {
         if (in->tcp[k].fd < 0) {
+            in->tcp[k].buf = malloc(stream_buf);
+            if (!in->tcp[k].buf)
+                fail("allocating a TCP receive buffer");
             int one = 1;
             /* Each response leaves at once, as memcached's (no Nagle wait for the previous one's ACK). */
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -219,7 +248,7 @@ static void *serve(void *arg)
 static int serve_memcached(int argc, char **argv)
 {
     unsigned port = 11211, buckets_log2 = 12, corrupt_every = 0;
-    size_t mem = 8u << 20;
+    size_t mem = 8u << 20, item_max = ITEM_MAX_DEFAULT;
     for (int i = 0; i < argc; i++) {
         if (!strncmp(argv[i], "port=", 5))
             port = (unsigned)strtoul(argv[i] + 5, NULL, 10);
@@ -227,6 +256,8 @@ static int serve_memcached(int argc, char **argv)
             mem = parse_size(argv[i] + 4);
         else if (!strncmp(argv[i], "buckets=", 8))
             buckets_log2 = (unsigned)strtoul(argv[i] + 8, NULL, 10);
+        else if (!strncmp(argv[i], "item_max=", 9))
+            item_max = parse_size(argv[i] + 9);
         else if (!strncmp(argv[i], "corrupt_every=", 14))
             corrupt_every = (unsigned)strtoul(argv[i] + 14, NULL, 10);
         else {
@@ -234,6 +265,20 @@ static int serve_memcached(int argc, char **argv)
             power_off();
             return 1;
         }
+    }
+    unsigned classes = 1;
+    while (((size_t)MCD_MIN_CHUNK << (classes - 1)) < item_max && classes < MCD_MAX_CLASSES)
+        classes++;
+    if (item_max < ITEM_MAX_DEFAULT || item_max > ITEM_MAX_LIMIT ||
+        ((size_t)MCD_MIN_CHUNK << (classes - 1)) != item_max) {
+        printf("kvsim-init: item_max=%zu is not a power of two from %u to %u\n", item_max, ITEM_MAX_DEFAULT,
+               ITEM_MAX_LIMIT);
+        power_off();
+        return 1;
+    }
+    if (item_max > ITEM_MAX_DEFAULT) {
+        stream_buf = (uint32_t)item_max + STREAM_SLACK;
+        resp_room = stream_buf;
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus < 1 || cpus > MAX_INSTANCES)
@@ -246,8 +291,13 @@ static int serve_memcached(int argc, char **argv)
         if (!store)
             fail("allocating a store");
         memset(store, 0, mem);
-        if (mcd_server_init(&in->server, (uint16_t)(port + c), store, mem, buckets_log2, in->conns, UNUSED_CONNS))
+        if (mcd_server_init(&in->server, (uint16_t)(port + c), store, mem, buckets_log2, in->conns, UNUSED_CONNS) ||
+            mcd_store_init_classes(&in->server.store, store, mem, buckets_log2, classes))
             fail("laying out a store");
+        in->server.max_request = stream_buf;
+        in->out = malloc(stream_buf);
+        if (!in->out)
+            fail("allocating a response buffer");
         in->server.corrupt_every = corrupt_every;
         in->fd = socket(AF_INET, SOCK_DGRAM, 0);
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(port + c))};

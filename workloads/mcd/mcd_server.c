@@ -11,6 +11,7 @@ int mcd_server_init(struct mcd_server *s, uint16_t port, void *mem, size_t mem_s
     s->port = port;
     s->corrupt_every = s->corrupt_count = 0;
     s->tcp_enabled = 0;
+    s->max_request = MCD_TCP_RCVBUF;
     if (nconns == 0 || (nconns & (nconns - 1)))
         return -1;
     mcd_conns_init(&s->conns, conns, nconns);
@@ -79,7 +80,7 @@ int mcd_server_stream_request(struct mcd_server *s, const uint8_t *in, uint32_t 
     if (avail < MCD_BIN_HLEN)
         return 0;
     uint32_t total = MCD_BIN_HLEN + mcd_get32(in + 8);
-    if (in[0] != MCD_MAGIC_REQ || total > MCD_TCP_RCVBUF)
+    if (in[0] != MCD_MAGIC_REQ || total > s->max_request)
         return -1; /* not a request, or one that could never fit the receive buffer */
     if (avail < total)
         return 0; /* the message spans segments: the rest is on its way */

@@ -23,6 +23,9 @@ struct mcd_server {
     struct mcd_tcp_table tcp;   /* TCP connections (none until mcd_server_enable_tcp: TCP segments are refused) */
     int tcp_enabled;
     struct mcd_server_stats st;
+    /* The longest request a byte stream may carry (a longer one resets the connection): the guest TCP's receive
+     * buffer, MCD_TCP_RCVBUF, unless a server on the kernel's sockets with larger buffers raises it. */
+    uint32_t max_request;
     uint8_t sndbuf[MCD_APPBUF]; /* the application's send buffer: responses are built here, then copied */
     /* Test hook (0: off): flip a bit of every Nth GET hit's value, so tests can show the client catches it. */
     uint32_t corrupt_every, corrupt_count;

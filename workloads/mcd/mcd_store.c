@@ -22,11 +22,17 @@ uint32_t mcd_store_max_kv(void) { return (uint32_t)(chunk_size(MCD_CLASSES - 1) 
 
 int mcd_store_init(struct mcd_store *s, void *mem, size_t size, unsigned buckets_log2)
 {
+    return mcd_store_init_classes(s, mem, size, buckets_log2, MCD_CLASSES);
+}
+
+int mcd_store_init_classes(struct mcd_store *s, void *mem, size_t size, unsigned buckets_log2, unsigned classes)
+{
     size_t heads = ((size_t)1 << buckets_log2) * sizeof(struct mcd_item *);
     heads = (heads + 63) & ~(size_t)63;
     memset(s, 0, sizeof(*s));
-    if (buckets_log2 > 30 || size < heads + chunk_size(MCD_CLASSES - 1))
+    if (buckets_log2 > 30 || classes < 1 || classes > MCD_MAX_CLASSES || size < heads + chunk_size(classes - 1))
         return -1;
+    s->classes = classes;
     s->buckets = mem;
     s->mask = (1u << buckets_log2) - 1;
     s->arena = (uint8_t *)mem + heads;
@@ -127,9 +133,9 @@ int mcd_store_set(struct mcd_store *s, const uint8_t *key, uint16_t klen, uint32
     s->st.sets++;
     size_t need = sizeof(struct mcd_item) + (size_t)klen + vlen;
     unsigned cls = 0;
-    while (cls < MCD_CLASSES && chunk_size(cls) < need)
+    while (cls < s->classes && chunk_size(cls) < need)
         cls++;
-    if (cls == MCD_CLASSES) {
+    if (cls == s->classes) {
         s->st.too_big++;
         return MCD_ST_E2BIG;
     }

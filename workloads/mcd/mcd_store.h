@@ -1,5 +1,6 @@
 /* mcd_store.h - memcached-style item store: a chained hash table over items carved from one arena in size
- * classes (64 B doubling to 4 KiB chunks), one LRU list per class; a SET that finds its class out of chunks and the
+ * classes (64 B doubling to 4 KiB chunks by default, to 2 MiB at most: memcached's largest item, -I, is 1 MiB by
+ * default, and a 1 MiB value with its header needs the 2 MiB chunk), one LRU list per class; a SET that finds its class out of chunks and the
  * arena exhausted evicts that class's least recently used item. Single-threaded: one store per core. Expiry times
  * are kept but not enforced (the guest has no wall clock worth trusting in simulation). */
 #ifndef MCD_STORE_H
@@ -7,7 +8,8 @@
 
 #include "mcd_sys.h"
 
-#define MCD_CLASSES 7u
+#define MCD_CLASSES 7u      /* the default: 64 B .. 4 KiB */
+#define MCD_MAX_CLASSES 16u /* 64 B .. 2 MiB */
 #define MCD_MIN_CHUNK 64u
 
 struct mcd_item {
@@ -32,8 +34,9 @@ struct mcd_store {
     uint32_t mask;
     uint8_t *arena;
     size_t arena_size, arena_used;
-    struct mcd_item *free_list[MCD_CLASSES];
-    struct mcd_item *lru_head[MCD_CLASSES], *lru_tail[MCD_CLASSES];
+    unsigned classes; /* size classes in use: chunks of 64 B << 0 .. classes-1 */
+    struct mcd_item *free_list[MCD_MAX_CLASSES];
+    struct mcd_item *lru_head[MCD_MAX_CLASSES], *lru_tail[MCD_MAX_CLASSES];
     uint64_t next_cas;
     struct mcd_store_stats st;
 };
@@ -44,6 +47,8 @@ uint32_t mcd_hash(const uint8_t *key, uint32_t len);
 /* Lay the store out in mem (zeroed, 64-byte aligned): 2^buckets_log2 bucket heads, the rest is the arena.
  * Returns 0, or -1 if mem is too small for the buckets and one largest chunk. */
 int mcd_store_init(struct mcd_store *s, void *mem, size_t size, unsigned buckets_log2);
+/* The same with `classes` size classes (1..MCD_MAX_CLASSES; the largest chunk is 64 B << (classes - 1)). */
+int mcd_store_init_classes(struct mcd_store *s, void *mem, size_t size, unsigned buckets_log2, unsigned classes);
 
 /* The item of key (NULL if none); a hit becomes the most recently used of its class. */
 struct mcd_item *mcd_store_get(struct mcd_store *s, const uint8_t *key, uint16_t klen, uint32_t hash);
@@ -54,7 +59,7 @@ int mcd_store_set(struct mcd_store *s, const uint8_t *key, uint16_t klen, uint32
 int mcd_store_delete(struct mcd_store *s, const uint8_t *key, uint16_t klen, uint32_t hash);
 
 static inline const uint8_t *mcd_item_value(const struct mcd_item *it) { return it->data + it->klen; }
-/* The largest key + value a chunk holds. */
+/* The largest key + value a chunk of the default classes holds. */
 uint32_t mcd_store_max_kv(void);
 
 #endif

@@ -127,3 +127,31 @@ MT_TEST(too_big_and_too_small)
     free(m);
     free(s);
 }
+
+MT_TEST(sixteen_classes_hold_a_1_mib_value_in_a_2_mib_chunk_byte_for_byte)
+{
+    size_t chunk = (size_t)MCD_MIN_CHUNK << (MCD_MAX_CLASSES - 1), mem = 64 + chunk;
+    uint8_t *m = aligned_alloc(64, mem);
+    memset(m, 0, mem);
+    struct mcd_store s;
+    MT_EQ(mcd_store_init_classes(&s, m, mem - 1, 1, MCD_MAX_CLASSES), -1); /* no room for one 2 MiB chunk */
+    MT_EQ(mcd_store_init_classes(&s, m, mem, 1, MCD_MAX_CLASSES + 1), -1);
+    MT_EQ(mcd_store_init_classes(&s, m, mem, 1, MCD_MAX_CLASSES), 0);
+    uint32_t vlen = 1u << 20;
+    uint8_t *v = malloc(vlen);
+    for (uint32_t i = 0; i < vlen; i++)
+        v[i] = (uint8_t)(i * 131u + (i >> 12));
+    uint64_t cas;
+    MT_EQ(mcd_store_set(&s, (const uint8_t *)"big", 3, 7, 0, 0, v, vlen, &cas), MCD_ST_OK);
+    struct mcd_item *it = mcd_store_get(&s, (const uint8_t *)"big", 3, 7);
+    MT_CHECK(it != NULL && it->vlen == vlen && it->cls == MCD_MAX_CLASSES - 1);
+    MT_CHECK(memcmp(mcd_item_value(it), v, vlen) == 0);
+    /* Beyond the largest chunk: refused, the stored value kept. */
+    uint8_t *w = calloc(1, chunk);
+    MT_EQ(mcd_store_set(&s, (const uint8_t *)"big", 3, 7, 0, 0, w, (uint32_t)(chunk - sizeof(struct mcd_item) - 2),
+                        &cas), MCD_ST_E2BIG);
+    MT_CHECK(mcd_store_get(&s, (const uint8_t *)"big", 3, 7) != NULL);
+    free(w);
+    free(v);
+    free(m);
+}

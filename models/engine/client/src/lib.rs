@@ -161,7 +161,8 @@ impl ClientConfig {
         let key_len = if p.key_size > 0 { p.key_size as usize } else { dk };
         let val_len = if p.value_size > 0 { p.value_size as usize } else { dv };
         if p.protocol == ClientProtocol::Memcached {
-            let server = memcached::resolve_server(argv, base_port, key_len, val_len)?;
+            let udp = p.transport == ClientTransport::Udp;
+            let server = memcached::resolve_server(argv, base_port, key_len, val_len, udp)?;
             if p.mode == ClientMode::Crew || p.fuzz_frames > 0 {
                 return Err("Client: with protocol 'memcached' the mode is erew and there are no fuzz frames".into());
             }
@@ -169,11 +170,15 @@ impl ClientConfig {
                 ClientTransport::Udp => None,
                 ClientTransport::Tcp => Some(resolve_tcp(p, argv)?),
             };
+            // The rest as for MICA, whose frame check does not apply (resolve_server made memcached's): its values
+            // given as the key's length, which passes it, and the real length set after.
             let mut cfg = ClientConfig::resolve(
                 &kvsim_params::Client {
                     protocol: ClientProtocol::Mica,
                     delete_ratio: 0.0,
                     transport: ClientTransport::Udp,
+                    key_size: key_len as u64,
+                    value_size: key_len as u64,
                     ..p.clone()
                 },
                 &[],
@@ -184,6 +189,7 @@ impl ClientConfig {
             )?;
             // The MICA-only bookkeeping (log bound, buckets) is unused: one bucket keeps its array small.
             (cfg.log_size, cfg.buckets, cfg.mcd, cfg.delete_ratio) = (0, 1, Some(server), p.delete_ratio);
+            cfg.val_len = val_len;
             cfg.tcp = tcp;
             return Ok(cfg);
         } else if p.transport == ClientTransport::Tcp {
@@ -272,7 +278,8 @@ fn resolve_tcp(p: &kvsim_params::Client, argv: &[String]) -> Result<TcpConfig, S
             p.offered_mpps
         ));
     }
-    Ok(TcpConfig { connections: p.tcp_connections as usize, mss: p.tcp_mss as usize })
+    let segments = if p.tcp_segments > 0 { p.tcp_segments } else { p.window.max(1) };
+    Ok(TcpConfig { connections: p.tcp_connections as usize, mss: p.tcp_mss as usize, segments })
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -13,8 +13,8 @@
 //!   before it. Checks: a SET answers OK; a GET hit returns the value and flags of a live version in that range; a
 //!   GET miss or a DELETE's KEY_ENOENT needs a tombstone (or "never stored") in the range, or an instance that can
 //!   evict; a DELETE's OK needs a live version in the range. Anything else fails the run.
-//! * Eviction: the server's store gives every item a chunk of the smallest size class (64 B doubling to 4 KiB)
-//!   that holds its header, key and value, from one arena of `mem=` minus the bucket heads. With one item size (the
+//! * Eviction: the server's store gives every item a chunk of the smallest size class (64 B doubling to its
+//!   `item_max=` argument, 4 KiB by default, 2 MiB at most) that holds its header, key and value, from one arena of `mem=` minus the bucket heads. With one item size (the
 //!   data set's) an instance evicts only when more distinct keys map to it than its arena has chunks; such
 //!   instances accept misses, the others must never lose an item.
 
@@ -34,7 +34,9 @@ const NOT_FOUND: &[u8] = b"Not found";
 /// and its size classes.
 pub const ITEM_HEADER: u64 = 56;
 const MIN_CHUNK: u64 = 64;
-const CLASSES: u32 = 7;
+/// The server's largest chunk (`item_max=`): 4 KiB by default, a power of two up to 2 MiB (workloads/fs/init.c).
+const ITEM_MAX_DEFAULT: u64 = 4 << 10;
+const ITEM_MAX_LIMIT: u64 = 2 << 20;
 /// Where a memcached frame's id (the first message's opaque) sits.
 const FIRST_OPAQUE: std::ops::Range<usize> = MCD_FRAME_HDR + 12..MCD_FRAME_HDR + 16;
 
@@ -57,19 +59,28 @@ fn parse_size(arg: &str, v: &str) -> Result<u64, String> {
     })
 }
 
-/// Read the server's arguments (port=, mem=, buckets=; its defaults otherwise) and check they fit the client.
-pub fn resolve_server(argv: &[String], base_port: u16, key_len: usize, val_len: usize) -> Result<McdServer, String> {
+/// Read the server's arguments (port=, mem=, buckets=, item_max=; its defaults otherwise) and check they fit the
+/// client. Over UDP (`udp`) a request and its response must each fit one datagram (memcached takes no request that
+/// spans datagrams); over TCP they may span segments.
+pub fn resolve_server(
+    argv: &[String],
+    base_port: u16,
+    key_len: usize,
+    val_len: usize,
+    udp: bool,
+) -> Result<McdServer, String> {
     if !(1..=MAX_KEY_LEN).contains(&key_len) {
         return Err(format!("Client: memcached keys are 1..={MAX_KEY_LEN} bytes, not {key_len}"));
     }
     let (set_req, _) = sizes(OP_PUT, key_len, val_len);
     let (_, get_resp) = sizes(OP_GET, key_len, val_len);
-    if MCD_FRAME_HDR + set_req.max(get_resp) > MAX_FRAME {
+    if udp && MCD_FRAME_HDR + set_req.max(get_resp) > MAX_FRAME {
         return Err(format!(
-            "Client: a memcached SET of a {key_len}-byte key and {val_len}-byte value does not fit a frame"
+            "Client: a memcached SET of a {key_len}-byte key and {val_len}-byte value does not fit a frame (over \
+             UDP a request must fit one datagram; Client.transport = 'tcp' carries larger ones)"
         ));
     }
-    let (mut port, mut mem, mut buckets_log2) = (11211u64, 64u64 << 20, 16u64);
+    let (mut port, mut mem, mut buckets_log2, mut item_max) = (11211u64, 64u64 << 20, 16u64, ITEM_MAX_DEFAULT);
     for a in argv {
         if let Some(v) = a.strip_prefix("port=") {
             port = parse_size(a, v)?;
@@ -77,6 +88,8 @@ pub fn resolve_server(argv: &[String], base_port: u16, key_len: usize, val_len: 
             mem = parse_size(a, v)?;
         } else if let Some(v) = a.strip_prefix("buckets=") {
             buckets_log2 = parse_size(a, v)?;
+        } else if let Some(v) = a.strip_prefix("item_max=") {
+            item_max = parse_size(a, v)?;
         } else if ["mode=", "log_mib=", "log_kib="].iter().any(|p| a.starts_with(p)) {
             return Err(format!(
                 "Client.protocol is 'memcached' but the server has the MICA server's argument {a:?}: set \
@@ -95,11 +108,19 @@ pub fn resolve_server(argv: &[String], base_port: u16, key_len: usize, val_len: 
             "Client: the memcached server's buckets={buckets_log2} (log2 of the buckets) is not in 4..=28"
         ));
     }
+    if !item_max.is_power_of_two() || !(ITEM_MAX_DEFAULT..=ITEM_MAX_LIMIT).contains(&item_max) {
+        return Err(format!(
+            "Client: the memcached server's item_max={item_max} is not a power of two from {ITEM_MAX_DEFAULT} to \
+             {ITEM_MAX_LIMIT}"
+        ));
+    }
     let need = ITEM_HEADER + (key_len + val_len) as u64;
-    let chunk = (0..CLASSES)
-        .map(|c| MIN_CHUNK << c)
-        .find(|&c| c >= need)
-        .ok_or_else(|| format!("Client: an item of {need} bytes exceeds the memcached server's largest chunk"))?;
+    let chunk = (0..).map(|c| MIN_CHUNK << c).take_while(|&c| c <= item_max).find(|&c| c >= need).ok_or_else(|| {
+        format!(
+            "Client: an item of {need} bytes (header, {key_len}-byte key, {val_len}-byte value) exceeds the \
+                 memcached server's largest chunk, item_max={item_max}"
+        )
+    })?;
     let heads = ((8u64 << buckets_log2) + 63) & !63;
     Ok(McdServer { capacity: mem.saturating_sub(heads) / chunk })
 }

@@ -164,12 +164,35 @@ fn requests_are_well_formed_memcached_frames() {
 fn the_servers_arguments_are_read_and_checked() {
     let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     // 8 + 8 bytes + a 56-byte header fit 128-byte chunks; 1 MiB minus 2^10 8-byte heads.
-    let s = resolve_server(&args(&["port=16384", "mem=1M", "buckets=10"]), 16384, 8, 8).unwrap();
+    let s = resolve_server(&args(&["port=16384", "mem=1M", "buckets=10"]), 16384, 8, 8, true).unwrap();
     assert_eq!(s.capacity, ((1 << 20) - 8192) / 128);
-    let s = resolve_server(&args(&["port=16384"]), 16384, 16, 64).unwrap();
+    let s = resolve_server(&args(&["port=16384"]), 16384, 16, 64, true).unwrap();
     assert_eq!(s.capacity, ((64 << 20) - (8 << 16)) / 256);
-    assert!(resolve_server(&args(&["port=11211"]), 16384, 8, 8).unwrap_err().contains("steering_base_port"));
-    assert!(resolve_server(&args(&["port=16384", "log_mib=8"]), 16384, 8, 8).unwrap_err().contains("MICA"));
-    assert!(resolve_server(&args(&["port=16384", "buckets=3"]), 16384, 8, 8).unwrap_err().contains("4..=28"));
-    assert!(resolve_server(&args(&["port=16384"]), 16384, 251, 8).unwrap_err().contains("1..=250"));
+    assert!(resolve_server(&args(&["port=11211"]), 16384, 8, 8, true).unwrap_err().contains("steering_base_port"));
+    assert!(resolve_server(&args(&["port=16384", "log_mib=8"]), 16384, 8, 8, true).unwrap_err().contains("MICA"));
+    assert!(resolve_server(&args(&["port=16384", "buckets=3"]), 16384, 8, 8, true).unwrap_err().contains("4..=28"));
+    assert!(resolve_server(&args(&["port=16384"]), 16384, 251, 8, true).unwrap_err().contains("1..=250"));
+}
+
+#[test]
+fn values_beyond_a_frame_need_tcp_and_values_beyond_the_largest_chunk_are_refused() {
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mib = 1 << 20;
+    // 2 KiB values: too big for a datagram, but a 4 KiB chunk holds them.
+    assert!(resolve_server(&args(&["port=16384"]), 16384, 8, 2048, true).unwrap_err().contains("does not fit a frame"));
+    assert_eq!(
+        resolve_server(&args(&["port=16384", "mem=1m", "buckets=4"]), 16384, 8, 2048, false).unwrap().capacity,
+        255
+    );
+    // 1 MiB values: 56 + 8 + 1 MiB bytes need the 2 MiB chunk, so the server's item_max=2m.
+    let e = resolve_server(&args(&["port=16384"]), 16384, 8, mib, false).unwrap_err();
+    assert!(e.contains("largest chunk, item_max=4096"), "{e}");
+    let e = resolve_server(&args(&["port=16384", "item_max=1m"]), 16384, 8, mib, false).unwrap_err();
+    assert!(e.contains("item_max=1048576"), "{e}");
+    let s = resolve_server(&args(&["port=16384", "item_max=2m", "mem=9m", "buckets=4"]), 16384, 8, mib, false);
+    assert_eq!(s.unwrap().capacity, 4, "(9 MiB - 128 B of heads) / 2 MiB");
+    for bad in ["item_max=3m", "item_max=2k", "item_max=4m"] {
+        let e = resolve_server(&args(&["port=16384", bad]), 16384, 8, 8, false).unwrap_err();
+        assert!(e.contains("not a power of two from 4096 to 2097152"), "{bad}: {e}");
+    }
 }

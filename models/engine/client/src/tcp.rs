@@ -7,8 +7,9 @@
 //!   SYN carries the MSS option `tcp_mss`; the server's SYN-ACK must acknowledge exactly the SYN).
 //! * Sending: a frame of requests (`Pkt`) becomes bytes of the connection's stream (binary-protocol messages, no
 //!   UDP frame header); segments of at most min(`tcp_mss`, the server's MSS) bytes leave while the server's
-//!   advertised window has room and the instance has fewer than `Client.window` data segments unacknowledged (so
-//!   that segments never overrun the server's RX ring, as frames do not over UDP), every one with the ACK of
+//!   advertised window has room and the instance has fewer than `Client.tcp_segments` (by default
+//!   `Client.window`) data segments unacknowledged (so that segments never overrun the server's RX ring, as frames
+//!   do not over UDP), every one with the ACK of
 //!   everything received piggybacked. Received data not yet
 //!   acknowledged by a data segment at the end of a client step gets a bare ACK (the server frees its send
 //!   buffer on ACKs, and sends what its window held back).
@@ -51,6 +52,8 @@ pub struct TcpConfig {
     pub connections: usize,
     /// The client's MSS (it sends no larger segments, and asks the server for none larger).
     pub mss: usize,
+    /// Data segments unacknowledged per instance at most (`Client.tcp_segments`, or `Client.window`).
+    pub segments: u64,
 }
 
 /// Where the client's frames go: the NICs, or a list in tests. `t` is the send time in detailed timing; the
@@ -379,7 +382,7 @@ impl Client {
         let core = self.tcp[k].core;
         let dport = self.cfg.base_port.wrapping_add(core as u16);
         loop {
-            if self.tcp_segs_out[core] >= self.cfg.window {
+            if self.tcp_segs_out[core] >= self.cfg.tcp.map_or(self.cfg.window, |t| t.segments) {
                 return;
             }
             let c = &mut self.tcp[k];

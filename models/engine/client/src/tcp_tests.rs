@@ -20,7 +20,7 @@ fn client(mss: usize, val_len: usize) -> Client {
         buckets: 1,
         base_port: BASE,
         mcd: Some(McdServer { capacity: 100 }),
-        tcp: Some(TcpConfig { connections: 1, mss }),
+        tcp: Some(TcpConfig { connections: 1, mss, segments: 4 }),
         ..super::tests::one_core_config()
     })
 }
@@ -245,7 +245,7 @@ fn frames_take_an_instances_connections_in_turn() {
         buckets: 1,
         base_port: BASE,
         mcd: Some(McdServer { capacity: 100 }),
-        tcp: Some(TcpConfig { connections: 3, mss: 1460 }),
+        tcp: Some(TcpConfig { connections: 3, mss: 1460, segments: 4 }),
         ..super::tests::one_core_config()
     });
     let mut sent = Sent::new();
@@ -271,10 +271,10 @@ fn frames_take_an_instances_connections_in_turn() {
 }
 
 #[test]
-fn an_instance_has_at_most_window_data_segments_unacknowledged() {
-    // Client.window = 2: of the 340-byte SET's four 100-byte segments, two leave; each ACK lets one more go.
+fn an_instance_has_at_most_tcp_segments_data_segments_unacknowledged() {
+    // Client.tcp_segments = 2: of the 340-byte SET's four 100-byte segments, two leave; each ACK lets one more go.
     let mut c = established(100, 300, 65535);
-    c.cfg.window = 2;
+    c.cfg.tcp.as_mut().unwrap().segments = 2;
     let (_, put) = c.put_req(5);
     let mut sent = Sent::new();
     c.send_tcp(&mut sent, 0, 11, Pkt { reqs: vec![put], frame_len: 0, resp_len: 0, load: false, sent_ps: 0 });
@@ -289,4 +289,86 @@ fn an_instance_has_at_most_window_data_segments_unacknowledged() {
         assert_eq!(out.len(), more, "after an ACK of {acked} bytes");
     }
     assert_eq!(c.tcp[0].snd_nxt, isn.wrapping_add(340));
+}
+
+/// The server's segments carrying `bytes` of its stream from sequence number `seq`, `mss` bytes each at most,
+/// every one acknowledging `ack`.
+fn server_stream(seq: u32, ack: u32, bytes: &[u8], mss: usize) -> Vec<Vec<u8>> {
+    let mut off = 0;
+    bytes
+        .chunks(mss)
+        .map(|chunk| {
+            let f = from_server(seq.wrapping_add(off as u32), ack, ACK | PSH, 65535, None, chunk);
+            off += chunk.len();
+            f
+        })
+        .collect()
+}
+
+#[test]
+fn a_1_mib_set_and_get_span_hundreds_of_segments_each_way_and_the_value_is_checked_byte_for_byte() {
+    const MIB: usize = 1 << 20;
+    let mut c = established(1460, MIB, 65535);
+    c.cfg.tcp.as_mut().unwrap().segments = 1000;
+    let isn = c.tcp[0].iss.wrapping_add(1);
+    // The SET: 24 + 8 + 8 + 1 MiB bytes in segments of at most 1,460 bytes, 44 at a time within the server's
+    // 65,535-byte window; each ACK of everything sent lets the next window go.
+    let (_, put) = c.put_req(3);
+    let mut sent = Sent::new();
+    c.send_tcp(&mut sent, 0, 21, Pkt { reqs: vec![put], frame_len: 0, resp_len: 0, load: false, sent_ps: 0 });
+    let total = 24 + 8 + 8 + MIB;
+    let mut stream = Vec::new();
+    let (mut segments, mut rounds) = (0, 1);
+    loop {
+        for (_, f) in sent.drain(..) {
+            let seg = parse_segment(&f).unwrap();
+            assert!(seg.payload.len() <= 1460);
+            assert_eq!(seg.seq, isn.wrapping_add(stream.len() as u32), "in order, none skipped");
+            stream.extend_from_slice(&seg.payload);
+            segments += 1;
+        }
+        if stream.len() == total {
+            break;
+        }
+        let ack = from_server(SERVER_ISS.wrapping_add(1), isn.wrapping_add(stream.len() as u32), ACK, 65535, None, &[]);
+        c.tcp_receive(&mut sent, 0, &ack, 0).unwrap();
+        c.tcp_push_core(&mut sent, 0);
+        assert!(!sent.is_empty(), "the window opened, so more of the SET leaves");
+        rounds += 1;
+    }
+    // Full segments but the last of each window's round (65,535 is not a multiple of 1,460).
+    assert!((total.div_ceil(1460)..=total.div_ceil(1460) + rounds).contains(&segments), "{segments} segments");
+    assert_eq!(rounds, total.div_ceil(65535));
+    assert_eq!(stream[1], 0x01, "a SET");
+    assert_eq!(&stream[40..], &value_of(3, put.ver, MIB)[..], "the value on the wire, byte for byte");
+    // Its response, then the GET of the same item answered with the 1 MiB value in 719 segments.
+    let set_ok = messages(21, &[(0x01, 0, vec![], vec![])]);
+    let acked = isn.wrapping_add(total as u32);
+    let mut out = Sent::new();
+    c.tcp_receive(&mut out, 0, &from_server(SERVER_ISS.wrapping_add(1), acked, ACK | PSH, 65535, None, &set_ok), 0)
+        .unwrap();
+    let (_, get) = c.get_req(3);
+    c.send_tcp(&mut out, 0, 22, Pkt { reqs: vec![get], frame_len: 0, resp_len: 0, load: false, sent_ps: 0 });
+    let get_end = acked.wrapping_add(24 + 8);
+    let hit_bytes = messages(22, &[hit(3, put.ver, MIB)]);
+    let seq0 = SERVER_ISS.wrapping_add(1 + set_ok.len() as u32);
+    let mut good = c.clone();
+    let segs = server_stream(seq0, get_end, &hit_bytes, 1460);
+    assert_eq!(segs.len(), (24 + 4 + MIB).div_ceil(1460));
+    let last = segs.len() - 1;
+    for (i, f) in segs.iter().enumerate() {
+        good.tcp_receive(&mut out, 0, f, 0).unwrap();
+        assert_eq!(good.outstanding.contains_key(&22), i < last, "answered with the last segment, not before");
+    }
+    assert_eq!(good.stats.hits, 1);
+    // One byte of the value flipped in the middle of the stream (checksums right): the run fails.
+    let mut bad_bytes = hit_bytes.clone();
+    bad_bytes[28 + MIB / 2] ^= 0x01;
+    let mut e = None;
+    for f in server_stream(seq0, get_end, &bad_bytes, 1460) {
+        if let Err(m) = c.tcp_receive(&mut out, 0, &f, 0) {
+            e = Some(m);
+        }
+    }
+    assert!(e.unwrap().contains("wrong value"));
 }

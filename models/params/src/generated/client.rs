@@ -13,7 +13,7 @@ pub struct Client {
     pub items: u64,
     /// key bytes (0 = the dataset's)
     pub key_size: u64,
-    /// value bytes (0 = the dataset's)
+    /// value bytes (0 = the dataset's); over UDP a request and its response fit one 1514-byte frame (at most 1,400 bytes of value or so); over TCP (protocol 'memcached') up to 1 MiB, memcached's largest item, requests and responses spanning segments
     pub value_size: u64,
     /// key popularity: 'uniform', or 'zipf' (exact, rank 1 = item 0) One of: uniform, zipf.
     pub popularity: ClientPopularity,
@@ -31,6 +31,8 @@ pub struct Client {
     pub tcp_connections: u64,
     /// largest TCP segment payload, bytes (transport 'tcp'): the client's segments and, through the MSS option of its SYN, the server's; below a frame of requests, requests and responses span segments
     pub tcp_mss: u64,
+    /// data segments unacknowledged per server instance at most (transport 'tcp'; 0: Client.window). It keeps the client's segments from overrunning the server's RX ring; a request spanning many segments with Client.window = 1 needs more than one in flight, or each waits for the receiver's delayed ACK
+    pub tcp_segments: u64,
     /// requests packed into one frame (fewer when the frame or its response would exceed 1514 bytes)
     pub requests_per_packet: u64,
     /// measured requests (M); the run ends when all are answered
@@ -74,6 +76,7 @@ impl Default for Client {
             transport: ClientTransport::Udp,
             tcp_connections: 1,
             tcp_mss: 1460,
+            tcp_segments: 0,
             requests_per_packet: 1,
             requests: 10000,
             mode: ClientMode::Auto,
