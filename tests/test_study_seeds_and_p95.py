@@ -299,3 +299,5 @@ def test_the_llc_plot_takes_a_log_mpki_axis_only_where_the_nonzero_series_span_d
     assert llc.mpki_log_threshold({"dpdk": df(0.09, 3.6, 0.0)}) is None                       # nonzero: within 2
     # A window with no DMA allocation (0) beside one with some: log above the smallest nonzero value's decade.
     assert llc.mpki_log_threshold({"dpdk": df(0.09, 3.6, 0.0), "compact": df(0.1, 3.7, 0.0095)}) == pytest.approx(1e-3)
+    # A CSV from before the MPKI split (only the total llc_mpki): a linear axis, not a crash.
+    assert llc.mpki_log_threshold({"dpdk": pd.DataFrame({"llc_per_core_kb": [512], "llc_mpki": [3.8]})}) is None

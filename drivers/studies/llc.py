@@ -117,7 +117,10 @@ MPKI_LOG_SPAN = 100.0
 def mpki_log_threshold(frames: dict[str, pd.DataFrame]) -> float | None:
     """The linear range of a symmetric-log MPKI axis (the decade of the smallest nonzero value) where the split MPKI
     series' nonzero values span more than MPKI_LOG_SPAN; None: a linear axis."""
-    values = pd.concat([f[c] for f in frames.values() for c, *_ in MPKI_SERIES if c in f], ignore_index=True)
+    series = [f[c] for f in frames.values() for c, *_ in MPKI_SERIES if c in f]
+    if not series:  # frames measured before the MPKI split (a total llc_mpki only): nothing to span
+        return None
+    values = pd.concat(series, ignore_index=True)
     values = values[values > 0].dropna()
     if not len(values) or float(values.max() / values.min()) <= MPKI_LOG_SPAN:
         return None
