@@ -55,7 +55,10 @@ def caches(cores: int) -> CacheHierarchy:
         l2=Cache(size="256KiB", assoc=8, hit_latency=12, mshrs=16,     # 256 KB, 8-way (spec); 12 cycles, 16 MSHRs
                  prefetch=Prefetcher(streamer=True, adjacent_line=True)),  # assumed; its streamer and spatial
                                                                        # prefetcher (models/prefetch.py: Intel's
-                                                                       # manual; all four on, the BIOS default)
+                                                                       # manual; all four on, the BIOS default).
+                                                                       # MICA's prefetchnta lines skip the L2 and
+                                                                       # do not train these two (the default,
+                                                                       # trained_by_non_temporal=False)
         # 30 MB per socket, shared, inclusive (spec), 20-way (assumed); 2.5 MB per core slice on the ring: a run
         # with fewer cores keeps the whole socket's LLC. A slice's own lookup: 24 cycles, assumed (about 30 cycles
         # load-to-use once the ring's average trip, about 3 hops each way, is added by the network).

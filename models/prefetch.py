@@ -10,6 +10,14 @@ Ivy Bridge's four (Intel's 64 and IA-32 Architectures Optimization Reference Man
 * L2, streamer: watches the L1's requests for ascending and descending sequences within a 4 KB page; a detected
   stream prefetches the lines ahead, up to two per L2 lookup and up to 20 lines ahead of the load; it tracks 32
   streams (a forward and a backward one per page).
+
+Software non-temporal prefetches (x86 PREFETCHNTA; the guest's NTL hint before `prefetch.r`, MICA's prefetches) are
+not allocated in the L2 (the hierarchy's rule for a non-temporal access) and, by default, are not seen by that
+cache's prefetchers (`trained_by_non_temporal`). The manual's Sandy Bridge "Data Prefetching" section says the
+spatial prefetcher completes lines fetched into the L2 (an NTA line is not), and lists what the streamer monitors:
+L1D requests from loads, stores and the L1D's hardware prefetchers, and code fetches; its prefetch-hint table has
+PREFETCHNTA fill the L1 without polluting the L2. Its older Intel Core section says software prefetches can trigger
+the hardware prefetchers as loads do; switching `trained_by_non_temporal` on models that reading.
 """
 
 from __future__ import annotations
@@ -38,3 +46,8 @@ class Prefetcher(SimObject):
                                     "20)", min=1, max=63)
     adjacent_line = Param.Bool(False, "spatial (adjacent-line) prefetcher: a miss fetches the other line of its "
                                "128-byte-aligned pair")
+    trained_by_non_temporal = Param.Bool(False, "these prefetchers see non-temporal accesses (a software NTA "
+                                         "prefetch, not allocated in the L2): off, an NTA prefetch neither trains "
+                                         "the streamer nor triggers the adjacent-line prefetcher (Intel's manual: "
+                                         "they watch loads, stores, hardware prefetches and lines filled into the "
+                                         "L2)")

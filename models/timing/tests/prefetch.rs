@@ -126,3 +126,51 @@ fn the_ip_stride_prefetcher_follows_one_loads_stride() {
     assert!(!m.cores[0].l1d.contains((PAGE + 4608) / 64), "not across the page");
     assert_eq!(stats(&m).get("c.l1d.prefetcher.issued"), Some(1.0));
 }
+
+/// A software non-temporal prefetch (MICA's `prefetchnta`: the guest's NTL hint, then `prefetch.r`) of byte `addr`.
+fn prefetch_nta(m: &mut MemSystem<FixedLatency>, addr: u64, t: u64) -> u64 {
+    m.access(&MemReq { non_temporal: true, ..MemReq::new(addr, AccessKind::Prefetch, 0, t) })
+}
+
+fn both_l2_prefetchers() -> Prefetcher {
+    Prefetcher { streamer: true, adjacent_line: true, ..Prefetcher::default() }
+}
+
+#[test]
+fn a_non_temporal_prefetch_stream_neither_trains_the_streamer_nor_fetches_pairs_and_skips_the_l2() {
+    let mut m = system(Prefetcher::default(), both_l2_prefetchers());
+    for k in 0..8 {
+        prefetch_nta(&mut m, PAGE + k * 64, k * APART);
+    }
+    let s = stats(&m);
+    assert_eq!(s.get("c.l2.prefetcher.issued"), Some(0.0), "no streamer or adjacent-line prefetch");
+    assert!((0..8).all(|k| m.cores[0].l1d.contains(line(k))), "the NTA lines fill the L1D");
+    assert!((0..16).all(|k| !l2_has(&m, k)), "and nothing of the page is in the L2");
+    // The next line of the page is not on its way: a demand read of it costs exactly a cold miss.
+    let t = 20 * APART;
+    let after_stream = read(&mut m, PAGE + 8 * 64, t) - t;
+    let mut cold = system(Prefetcher::default(), Prefetcher::default());
+    assert_eq!(after_stream, read(&mut cold, PAGE + 8 * 64, t) - t);
+}
+
+#[test]
+fn a_demand_stream_still_trains_them_and_the_switch_restores_training_by_non_temporal_prefetches() {
+    let mut m = system(Prefetcher::default(), both_l2_prefetchers());
+    for k in 0..8 {
+        read(&mut m, PAGE + k * 64, k * APART);
+    }
+    // Line 0's miss fetches its pair (1); line 1 hits it; the stream is confirmed at line 2 (a miss) and fetches
+    // the next 2 lines at each of lines 2..=7: lines 3..=14, 13 prefetches in all.
+    assert_eq!(stats(&m).get("c.l2.prefetcher.issued"), Some(13.0));
+    assert!((0..=14).all(|k| l2_has(&m, k)) && !l2_has(&m, 15));
+
+    let mut trained = system(
+        Prefetcher::default(),
+        Prefetcher { trained_by_non_temporal: true, ..both_l2_prefetchers() },
+    );
+    for k in 0..8 {
+        prefetch_nta(&mut trained, PAGE + k * 64, k * APART);
+    }
+    assert!(stats(&trained).get("c.l2.prefetcher.issued").unwrap_or(0.0) > 0.0, "switched on: the NTA stream trains");
+    assert!(!l2_has(&trained, 0), "the NTA line itself still skips the L2");
+}

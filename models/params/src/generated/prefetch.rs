@@ -23,6 +23,8 @@ pub struct Prefetcher {
     pub streamer_distance: u64,
     /// spatial (adjacent-line) prefetcher: a miss fetches the other line of its 128-byte-aligned pair
     pub adjacent_line: bool,
+    /// these prefetchers see non-temporal accesses (a software NTA prefetch, not allocated in the L2): off, an NTA prefetch neither trains the streamer nor triggers the adjacent-line prefetcher (Intel's manual: they watch loads, stores, hardware prefetches and lines filled into the L2)
+    pub trained_by_non_temporal: bool,
 }
 
 impl Default for Prefetcher {
@@ -38,6 +40,7 @@ impl Default for Prefetcher {
             streamer_degree: 2,
             streamer_distance: 20,
             adjacent_line: false,
+            trained_by_non_temporal: false,
         }
     }
 }

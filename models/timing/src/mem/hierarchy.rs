@@ -406,8 +406,9 @@ impl<M: MemPort> MemSystem<M> {
         mode: Mode,
     ) -> (MemResp, bool) {
         let out = self.l2_walk(core, line, kind, non_temporal, t, mode);
-        if self.cores[core].l2_pf.is_some() {
-            // The L2's prefetchers watch every request from the L1s; `fresh` (from outside the core) is an L2 miss.
+        if self.cores[core].l2_pf.as_ref().is_some_and(|pf| pf.watches(non_temporal)) {
+            // The L2's prefetchers watch the L1s' requests (a non-temporal one only if they are trained by it);
+            // `fresh` (from outside the core) is an L2 miss.
             let origin = std::mem::replace(&mut self.origin, Origin::HwPrefetch);
             self.l2_prefetch(core, line, out.1, t, mode);
             self.origin = origin;

@@ -10,6 +10,10 @@
 //! * streamer (L2): a second access in one direction within a 4 KB page confirms a stream; every later access in
 //!   it fetches the next `degree` lines not yet fetched, at most `distance` lines ahead of the access;
 //! * adjacent line (L2's spatial prefetcher): a miss fetches the other line of its 128-byte pair.
+//!
+//! A non-temporal access (a software NTA prefetch, which the L2 does not allocate) is not shown to a cache's
+//! prefetchers unless `trained_by_non_temporal` is on (`watches`): Intel's streamer monitors loads, stores and
+//! hardware prefetches, and its spatial prefetcher pairs lines fetched into the L2 (`models/prefetch.py`).
 
 use super::prefetch_port::{PrefetchInto, PrefetchPort};
 use super::Mode;
@@ -60,6 +64,7 @@ struct Stream {
 pub struct Prefetchers {
     next_line: bool,
     adjacent: bool,
+    trained_by_non_temporal: bool,
     stride: Vec<StrideEntry>,
     stride_degree: i64,
     streams: Vec<Stream>,
@@ -103,6 +108,7 @@ impl Prefetchers {
         Some(Prefetchers {
             next_line: p.next_line,
             adjacent: p.adjacent_line,
+            trained_by_non_temporal: p.trained_by_non_temporal,
             stride: if p.ip_stride { vec![StrideEntry::default(); p.ip_stride_entries as usize] } else { Vec::new() },
             stride_degree: p.ip_stride_degree as i64,
             streams: if p.streamer { vec![Stream::default(); p.streamer_streams as usize] } else { Vec::new() },
@@ -114,6 +120,12 @@ impl Prefetchers {
             last_line: u64::MAX,
             last_offset: 0,
         })
+    }
+
+    /// Whether these prefetchers see an access (`non_temporal`: one the cache does not allocate).
+    #[inline]
+    pub fn watches(&self, non_temporal: bool) -> bool {
+        !non_temporal || self.trained_by_non_temporal
     }
 
     #[inline]
