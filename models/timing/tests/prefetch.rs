@@ -164,10 +164,8 @@ fn a_demand_stream_still_trains_them_and_the_switch_restores_training_by_non_tem
     assert_eq!(stats(&m).get("c.l2.prefetcher.issued"), Some(13.0));
     assert!((0..=14).all(|k| l2_has(&m, k)) && !l2_has(&m, 15));
 
-    let mut trained = system(
-        Prefetcher::default(),
-        Prefetcher { trained_by_non_temporal: true, ..both_l2_prefetchers() },
-    );
+    let mut trained =
+        system(Prefetcher::default(), Prefetcher { trained_by_non_temporal: true, ..both_l2_prefetchers() });
     for k in 0..8 {
         prefetch_nta(&mut trained, PAGE + k * 64, k * APART);
     }
