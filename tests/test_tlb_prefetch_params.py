@@ -38,6 +38,7 @@ def test_platforms_turn_translation_and_prefetchers_on_where_they_say():
     caches = xeon_e5_2697v2_socket.caches(1)
     assert caches.l1d.prefetch.next_line and caches.l1d.prefetch.ip_stride
     assert caches.l2.prefetch.streamer and caches.l2.prefetch.adjacent_line
+    assert not caches.l2.prefetch.trained_by_non_temporal, "MICA's prefetchnta lines do not train the L2's (manual)"
     assert brps_target_socket.core().mmu.enabled, "the target's TLBs: an assumption (Ivy Bridge's)"
     target = brps_target_socket.caches(2)
     assert not any(getattr(c.prefetch, k) for c in (target.l1d, target.llc)
