@@ -15,9 +15,11 @@ Software non-temporal prefetches (x86 PREFETCHNTA; the guest's NTL hint before `
 not allocated in the L2 (the hierarchy's rule for a non-temporal access) and, by default, are not seen by that
 cache's prefetchers (`trained_by_non_temporal`). The manual's Sandy Bridge "Data Prefetching" section says the
 spatial prefetcher completes lines fetched into the L2 (an NTA line is not), and lists what the streamer monitors:
-L1D requests from loads, stores and the L1D's hardware prefetchers, and code fetches; its prefetch-hint table has
-PREFETCHNTA fill the L1 without polluting the L2. Its older Intel Core section says software prefetches can trigger
-the hardware prefetchers as loads do; switching `trained_by_non_temporal` on models that reading.
+L1D requests from loads, stores and the L1D's hardware prefetchers, and code fetches (software prefetches are not
+named: for the streamer this is that list read literally, an assumption). The manual's earlier editions say
+PREFETCHNTA fills the first-level cache without polluting the second (Pentium M onward), and, for the Intel Core
+microarchitecture, that software prefetches can trigger the hardware prefetchers as loads do; switching
+`trained_by_non_temporal` on models that reading.
 """
 
 from __future__ import annotations
