@@ -19,8 +19,8 @@ the model.
 Groups (``power.model`` assigns each structure one): one per core unit McPAT prints a line for, so that each is
 fitted on its own McPAT figure (``power.fit.UNIT_LINES``): ``l1`` (L1 caches with their buffers), ``btb``,
 ``bpred``, ``ibuf`` (instruction buffer), ``decoder``, ``rename``, ``scheduler`` (issue queues), ``rob``,
-``regfile``, ``alu``, ``mul``, ``fpu``, ``bypass``, ``lsq``, ``tlb``, ``l1buf`` (the L1s' buffers' energy); the parts
-of a core McPAT has no line for (``pipeline``, ``undiff``: McPAT's undifferentiated core); ``l2p`` (a core's private L2: McPAT prices it with the
+``regfile``, ``alu``, ``mul``, ``fpu``, ``bypass``, ``lsq``, ``tlb``; the parts of a core McPAT has no line for
+(``pipeline``, ``undiff``: McPAT's undifferentiated core); ``l2p`` (a core's private L2: McPAT prices it with the
 core's device and core type, and its energy per access barely grows with capacity, unlike a shared cache's),
 ``cache`` (shared L2/L3), ``dir`` (directories), ``bus`` and ``noc`` (routers: crossbar and arbiter),
 ``noc_buffer`` (routers' input buffers), ``mc``, ``io`` (PCIe), ``niu`` (NICs: their ports are McPAT's own published
@@ -28,8 +28,7 @@ figures, ``power.niu``, not PCIe's circuit estimates, so they do not share PCIe'
 
 Metrics: ``area``, ``dyn`` (capacitance switched at peak), ``sub`` and ``gate`` (leaking widths), ``rt`` (runtime
 energy per counted event relative to the peak energy per access: at most 1, so a counted access never costs more
-than an access at peak rate; its only features are the node levels, in-order, threads and x86), except the L1s'
-(``L1_ENERGY_GROUPS``: organisation features, not bounded; their buffers are priced apart, group ``l1buf``).
+than an access at peak rate; its only features are the node levels, in-order, threads and x86).
 
 The coefficients live in ``calibration.json`` beside this file. They are produced by ``power.fit`` from the sweep
 (``sim-scripts/mcpat_compare.py --fit --write``); the same command with ``--cross-validate`` measures how well the
@@ -48,26 +47,9 @@ CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # one unit's law cannot trade its error against another's), plus the parts of a core McPAT has no line for.
 CORE_GROUPS = ("l1", "btb", "bpred", "ibuf", "decoder", "rename", "scheduler", "rob", "regfile", "alu", "mul", "fpu",
                "bypass", "lsq", "tlb", "pipeline", "undiff")
-# ``l1buf``: the L1s' miss, fill, prefetch and write-back buffers' energy (power.cache_buffers), apart from the
-# arrays' law: McPAT counts them at peak and at runtime unlike the arrays (node levels only: no core feature sets
-# how CACTI builds a ten-entry buffer)
-GROUPS = CORE_GROUPS + ("l1buf", "l2p", "cache", "dir", "bus", "noc", "noc_buffer", "mc", "io", "niu")
+GROUPS = CORE_GROUPS + ("l2p", "cache", "dir", "bus", "noc", "noc_buffer", "mc", "io", "niu")
 METRICS = ("area", "dyn", "sub", "gate", "rt")
 ARRAY_GROUPS = ("l1", "l2p", "cache", "dir")
-# The L1s' energy laws take organisation features, not core ones (issue 26, session 12): McPAT's L1 energy per
-# access is CACTI's for the array it builds, which depends on its line (``line``: log(line / 64 B)), not on the
-# core's x86 decode or width. With the core's x86 term standing in for the Xeon template's L1s (16-byte lines), the
-# exported Xeon (x86, 64-byte lines) was priced at a third of McPAT's L1 runtime. The L1s' runtime law has node
-# levels only and is not bounded at 1: with their buffers priced apart (``l1buf``), McPAT's L1 runtime is the
-# array's own energy per access times the counts (the same energy as at peak), and the peak alone cannot split the
-# array from its buffers (the sweep's points at a node share duty cycles and buffer sizes), so the runtime lines
-# set that split. Not modelled: CACTI also re-organises an L1 for the timing it must meet (McPAT's penryn_n22 L1,
-# 32 KB with 32 B lines and latency 6: 0.285 nJ a read at a one-cycle throughput at 2.6 or 1.8 GHz, 0.070 nJ at
-# 1.4 GHz or at two or four cycles; xeon_base's, latency 3 at 3.4 GHz, the same at a throughput of 1 to 32 cycles);
-# a step at a knee between those clocks, as a feature, was fitted to no effect (coefficient 0.006).
-L1_ENERGY_GROUPS = ("l1",)
-L1_ENERGY_FEATURES = ("line",)
-RT_UNBOUNDED_GROUPS = L1_ENERGY_GROUPS
 # Features the runtime law (energy per counted event relative to the energy per access at peak) may use: only
 # ones whose sign is fixed (node levels, in-order, log threads, x86), so bounding every coefficient at 0
 # (power.fit) keeps runtime energy per access at or below peak energy per access for every structure.
@@ -80,7 +62,6 @@ REF_WIDTH = 4.0
 REF_ROB = 128.0
 MIN_ROB = 16.0
 REF_CAPACITY_B = 1 << 20
-REF_LINE_B = 64
 
 # Nodes of the law's piecewise-linear node term (in log node size), as McPAT's device tables are per node and
 # interpolated between them: a node between two of them takes a weighted mean of their coefficients; outside the
@@ -109,9 +90,6 @@ def node_weights(node_nm: float) -> dict[str, float]:
 def feature_names(group: str, metric: str) -> tuple[str, ...]:
     """The features the law of ``group`` / ``metric`` uses (the fit solves exactly these coefficients)."""
     names = list(NODE_FEATURES)
-    if group in L1_ENERGY_GROUPS and metric in ("dyn", "rt"):
-        # an L1's energy per access follows its organisation, not its core's width or type (L1_ENERGY_FEATURES)
-        return tuple(names + (["capacity", *L1_ENERGY_FEATURES] if metric == "dyn" else []))
     if metric == "rt":
         return tuple(names + (list(RT_FEATURES) if group in CORE_GROUPS else []))
     if group in CORE_GROUPS:
@@ -142,7 +120,6 @@ def platform_features(p) -> dict[str, float]:
         "threads": math.log(max(1, c.threads)),
         "x86": 1.0 if c.x86 else 0.0,
         "capacity": 0.0,
-        "line": 0.0,
         "flit": 0.0,
     }
 
@@ -157,11 +134,10 @@ def noc_features(base: dict[str, float], flit_bits: float) -> dict[str, float]:
     return out
 
 
-def array_features(base: dict[str, float], capacity_B: float, line_B: float | None = None) -> dict[str, float]:
-    """``base`` with the capacity of one array (per instance) and, for an L1, its line size."""
+def array_features(base: dict[str, float], capacity_B: float) -> dict[str, float]:
+    """``base`` with the capacity of one array (per instance)."""
     out = dict(base)
     out["capacity"] = math.log(max(1.0, capacity_B) / REF_CAPACITY_B)
-    out["line"] = 0.0 if line_B is None else math.log(max(1.0, line_B) / REF_LINE_B)
     return out
 
 

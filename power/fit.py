@@ -61,13 +61,13 @@ COMPONENTS = ("cores", "l2", "l3", "l1dir", "l2dir", "noc", "mc", "niu", "pcie")
 # the trade failed on templates left out (leave-one-template-out area 40.8% -> 29.0% with these targets).
 UNIT_LINES = {
     "l2p": ("L2", ("core.l2",)),
-    "u_icache": ("Instruction Cache", ("core.ifu.icache", "core.ifu.icache_buffers")),
+    "u_icache": ("Instruction Cache", ("core.ifu.icache",)),
     "u_btb": ("Branch Target Buffer", ("core.ifu.btb",)),
     "u_bpred": ("Branch Predictor", ("core.ifu.predictor",)),
     "u_ibuf": ("Instruction Buffer", ("core.ifu.inst_buffer",)),
     "u_decoder": ("Instruction Decoder", ("core.ifu.decoder",)),
     "u_rename": ("Renaming Unit", ("core.rename",)),
-    "u_dcache": ("Data Cache", ("core.lsu.dcache", "core.lsu.dcache_buffers")),
+    "u_dcache": ("Data Cache", ("core.lsu.dcache",)),
     "u_lsq": (("LoadQ", "StoreQ", "Load/Store Queue"), ("core.lsu.lsq",)),
     "u_mmu": ("Memory Management Unit", ("core.mmu.itlb", "core.mmu.dtlb")),
     "u_regfile": ("Register Files", ("core.exu.regfile",)),
@@ -313,10 +313,8 @@ class _Problem:
         lb = np.array([(ENERGY_CAPACITY_FLOOR.get(g, 0.0) if f == "capacity" and self.metric in ("dyn", "rt")
                         else 0.0) if f in GROWTH_FEATURES else -np.inf for g, f in self.names])
         # runtime energy per counted event never above the energy per access at peak (the same structure's):
-        # every runtime coefficient <= 0 (cal.RT_FEATURES are all >= 0), so its factor is <= 1 everywhere; except
-        # the L1s' (cal.RT_UNBOUNDED_GROUPS: their peak includes their buffers, priced apart)
-        ub = np.array([np.inf if self.metric != "rt" or g in cal.RT_UNBOUNDED_GROUPS else 0.0
-                       for g, _ in self.names])
+        # every runtime coefficient <= 0 (cal.RT_FEATURES are all >= 0), so its factor is <= 1 everywhere
+        ub = np.full(len(self.names), 0.0 if self.metric == "rt" else np.inf)
         x0 = np.zeros(len(self.names)) if self.start is None else self.theta_vector(self.start)
         x0 = np.minimum(np.maximum(x0, lb), np.where(np.isfinite(ub), ub - 1e-9, np.inf))
         sol = least_squares(self.residuals, x0, jac=self.jacobian, method="trf", bounds=(lb, ub),

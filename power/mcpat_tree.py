@@ -29,12 +29,12 @@ TOTALS = {"Total Cores": "cores", "Total L2s": "l2", "Total L3s": "l3", "Total F
 
 # one core's lines: McPAT name -> (parent line, kvsim struct paths)
 CORE_UNITS = {
-    "Instruction Cache": ("Instruction Fetch Unit", ("core.ifu.icache", "core.ifu.icache_buffers")),
+    "Instruction Cache": ("Instruction Fetch Unit", ("core.ifu.icache",)),
     "Branch Target Buffer": ("Instruction Fetch Unit", ("core.ifu.btb",)),
     "Branch Predictor": ("Instruction Fetch Unit", ("core.ifu.predictor",)),
     "Instruction Buffer": ("Instruction Fetch Unit", ("core.ifu.inst_buffer",)),
     "Instruction Decoder": ("Instruction Fetch Unit", ("core.ifu.decoder",)),
-    "Data Cache": ("Load Store Unit", ("core.lsu.dcache", "core.lsu.dcache_buffers")),
+    "Data Cache": ("Load Store Unit", ("core.lsu.dcache",)),
     "LoadQ/StoreQ (kvsim: one line)": ("Load Store Unit", ("core.lsu.lsq",)),
     "Itlb": ("Memory Management Unit", ("core.mmu.itlb",)),
     "Dtlb": ("Memory Management Unit", ("core.mmu.dtlb",)),

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import cache_buffers, niu
 from . import calibration as cal
+from . import niu
 from .activity import Activity
 from .blocks import (
     GATE_AREA_F2,
@@ -91,9 +91,6 @@ FPU_GATES = 5.5e6          # double-precision FMA-class unit with its register s
 DECODE_GATES_RISC = 1.5e4  # per decode slot
 DECODE_GATES_X86 = 1.0e6   # per decode slot: x86 length decode, uop translation, microcode sequencer share
 FLOP_GATES = 8.0           # one pipeline latch bit
-# An instruction cache's fetch ports, which McPAT gives its buffers as search ports (its
-# number_instruction_fetch_ports; 1 in every input of its sweep; the platform does not describe them)
-ICACHE_FETCH_PORTS = 1
 CACHE_CTRL_GATES = 1.0e5   # cache controller (MSHR control, replacement, fill/evict datapaths, state machines)
 
 
@@ -174,11 +171,11 @@ class _Builder:
     # ---------------------------------------------------------------- helpers
     def add(self, path, group, cls, block, peak_c, *, count=1.0, domain="uncore", clock_MHz=None,
             runtime_c=None, clock_c=0.0, long_channel=False, capacity_B=None, flit_bits=None, component=None,
-            dyn_law_share=1.0, line_B=None, **kw):
-        """One priced structure. ``capacity_B``: of one instance, for arrays; ``line_B``: for L1s; ``flit_bits``:
-        for routers (features of their laws); ``dyn_law_share``: the share of the dynamic law's excess over the circuit estimate this structure carries
-        (1: all of it; see ``directory``)."""
-        x = self.x if capacity_B is None else cal.array_features(self.x, capacity_B, line_B)
+            dyn_law_share=1.0, **kw):
+        """One priced structure. ``capacity_B``: of one instance, for arrays; ``flit_bits``: for routers (features
+        of their laws); ``dyn_law_share``: the share of the dynamic law's excess over the circuit estimate this
+        structure carries (1: all of it; see ``directory``)."""
+        x = self.x if capacity_B is None else cal.array_features(self.x, capacity_B)
         x = x if flit_bits is None else cal.noc_features(x, flit_bits)
         k = {m: cal.factor(group, m, x) for m in cal.METRICS}
         k["dyn"] = 1.0 + (k["dyn"] - 1.0) * dyn_law_share
@@ -211,7 +208,7 @@ class _Builder:
 
     # ---------------------------------------------------------------- cores
     def cache_arrays(self, c: CacheConfig, paddr: int, extra_ports: int = 0,
-                     shared: bool = False) -> tuple[Block, Block, Block, cache_buffers.Buffers]:
+                     shared: bool = False) -> tuple[Block, Block, Block]:
         # McPAT's wire types (blocks.WIRE_PITCH_F): global H-trees, except an embedded processor's: local in its
         # cores' arrays, semi-global in its shared caches (McPAT builds a private L2 as a shared cache too)
         wire = ("semi-global" if shared else "local") if self.p.core.embedded else "global"
@@ -219,20 +216,14 @@ class _Builder:
         tag, data = cache_block(t, c.capacity_B, c.block_B, c.assoc, banks=c.banks,
                                 rw_ports=c.rw_ports + extra_ports, rd_ports=c.rd_ports, wr_ports=c.wr_ports,
                                 paddr_bits=paddr, sequential=c.sequential, wire=wire, name=c.name)
-        # its miss, fill, prefetch and write-back buffers (power.cache_buffers), one port each per cache port
-        bufs = cache_buffers.build(t, c, paddr, c.rw_ports + c.rd_ports + c.wr_ports + extra_ports)
+        mshr, fill, pref, wb = (max(0, int(x)) for x in c.buffers)
         # controller: miss handling, replacement, coherence state machines, fill/evict datapaths
-        buf = logic(t, CACHE_CTRL_GATES, activity=0.02, name=f"{c.name}.controller") + bufs.total
-        return tag, data, buf, bufs
-
-    def l1_buffers(self, path: str, bufs: cache_buffers.Buffers, peak_c: float, events) -> None:
-        """An L1's miss, fill, prefetch and write-back buffers as their own priced structure (power.cache_buffers):
-        their energy only (the cache's structure holds their area and leakage), under their own law (``l1buf``),
-        ``events(core activity)`` searches and writes of every buffer at runtime."""
-        energy = Block(0.0, bufs.total.c_read, bufs.total.c_write, bufs.total.c_search, 0.0, 0.0)
-        self.add(path, "l1buf", "cores", energy, peak_c,
-                 runtime_c=self.core_runtime(lambda a: events(a) * bufs.per_event), count=1.0, domain="core")
-
+        buf = logic(t, CACHE_CTRL_GATES, activity=0.02, name=f"{c.name}.controller")
+        for n, (entries, width) in {"mshr": (mshr, paddr + c.block_B * 8), "fill": (fill, c.block_B * 8),
+                                    "prefetch": (pref, c.block_B * 8), "wb": (wb, paddr + c.block_B * 8)}.items():
+            if entries:
+                buf = buf + array(t, entries, width, cam=n in ("mshr", "wb"), name=f"{c.name}.{n}")
+        return tag, data, buf
 
     def core(self):
         c, t = self.p.core, self.t
@@ -244,18 +235,14 @@ class _Builder:
         phys_tag = _log2(c.phys_int_regs if c.ooo else c.arch_int_regs * th)
 
         # ---- instruction fetch
-        tag, data, buf, ibufs = self.cache_arrays(c.icache, pa)
+        tag, data, buf = self.cache_arrays(c.icache, pa)
         ic = tag + data + buf
         self.add("core.ifu.icache", "l1", cls, ic,
                  d["IFU"] * (tag.c_read + data.c_read),
                  runtime_c=self.core_runtime(lambda a: a.l1i_reads * (tag.c_read + data.c_read)
-                                             + a.l1i_misses * (tag.c_write + data.c_write)),
-                 long_channel=True, capacity_B=c.icache.capacity_B, line_B=c.icache.block_B, **kw)
-        # its buffers' energy (their area and leakage are the cache's), at McPAT's peak rate (one fetch port) and
-        # at runtime once per miss
-        self.l1_buffers("core.ifu.icache_buffers", ibufs, ibufs.peak_c(ICACHE_FETCH_PORTS, d["IFU"]),
-                        lambda a: a.l1i_misses)
-        btb_t, btb_d, _, _ = self.cache_arrays(CacheConfig("btb", c.btb.capacity_B, c.btb.block_B, c.btb.assoc,
+                                             + a.l1i_misses * (tag.c_write + data.c_write + buf.c_write)),
+                 long_channel=True, capacity_B=c.icache.capacity_B, **kw)
+        btb_t, btb_d, _ = self.cache_arrays(CacheConfig("btb", c.btb.capacity_B, c.btb.block_B, c.btb.assoc,
                                                         banks=c.btb.banks, buffers=(0, 0, 0, 0)), c.vaddr_bits)
         btb = btb_t + btb_d
         self.add("core.ifu.btb", "btb", cls, btb, d["IFU"] * (btb.c_read),
@@ -390,20 +377,15 @@ class _Builder:
 
         # ---- load/store unit
         mp = max(1, c.mem_ports)
-        tag, data, buf, dbufs = self.cache_arrays(c.dcache, pa, extra_ports=mp - 1)
+        tag, data, buf = self.cache_arrays(c.dcache, pa, extra_ports=mp - 1)
         dc = tag + data + buf
         self.add("core.lsu.dcache", "l1", cls, dc,
                  d["LSU"] * mp * (tag.c_read + data.c_read),
                  runtime_c=self.core_runtime(lambda a: a.l1d_reads * (tag.c_read + data.c_read)
                                              + a.l1d_writes * (tag.c_read + data.c_write)
                                              + (a.l1d_read_misses + a.l1d_write_misses)
-                                             * (tag.c_write + data.c_write)),
-                 long_channel=True, capacity_B=c.dcache.capacity_B, line_B=c.dcache.block_B, **kw)
-        # its buffers' energy: at McPAT's peak rate (a search port per memory port), and at runtime once per write
-        # miss of a write-back cache, per read miss of a write-through one
-        wb = c.dcache.write_back
-        self.l1_buffers("core.lsu.dcache_buffers", dbufs, dbufs.peak_c(mp, d["LSU"]),
-                        lambda a: a.l1d_write_misses if wb else a.l1d_read_misses)
+                                             * (tag.c_write + data.c_write + buf.c_write)),
+                 long_channel=True, capacity_B=c.dcache.capacity_B, **kw)
         lsq = ZERO
         lq_c = sq_c = 0.0
         if c.lq > 0:
@@ -454,7 +436,7 @@ class _Builder:
 
         # ---- private L2 (counted in the core, as McPAT does)
         if c.l2 is not None:
-            tag, data, buf, _ = self.cache_arrays(c.l2, pa, shared=True)
+            tag, data, buf = self.cache_arrays(c.l2, pa, shared=True)
             l2 = tag + data + buf
             self.add("core.l2", "l2p", cls, l2, c.l2.duty_cycle * (tag.c_read + data.c_read),
                      tech=self.tech_of(c.l2.device),
@@ -470,7 +452,7 @@ class _Builder:
 
     def _cache_struct(self, c: CacheConfig, a, *, component: str, missing: str, dyn_law_share: float = 1.0):
         """A shared cache (or a directory cache) with its buffers and controller, under the shared caches' law."""
-        tag, data, buf, _ = self.cache_arrays(c, self.p.core.paddr_bits, shared=True)
+        tag, data, buf = self.cache_arrays(c, self.p.core.paddr_bits, shared=True)
         b = tag + data + buf
         rc = None
         if self.act is not None:
