@@ -228,7 +228,7 @@ class System(SimObject):
 
     def _validate_fs_checkpoint(self) -> None:
         """An FS checkpoint is of a booted system serving the client: written in a functional run when the client's
-        bulk load is over (UDP: the client does not save TCP connections), restored functionally or in detail."""
+        bulk load is over (over TCP with every connection quiet), restored functionally or in detail."""
         if not (self.checkpoint_to or self.restore_from):
             return
         if self.checkpoint_to and self.restore_from:
@@ -237,9 +237,6 @@ class System(SimObject):
         if not (self.client.enabled and self.client.bulk_load):
             raise ParamError("an FS checkpoint (System.checkpoint_to / restore_from) is of a booted system whose "
                              "client has loaded its items: it needs System.client.enabled and client.bulk_load")
-        if self.client.transport != "udp":
-            raise ParamError(f"an FS checkpoint needs System.client.transport = 'udp' (it is "
-                             f"{self.client.transport!r}): the client does not save TCP connections")
         if self.checkpoint_to and self.mode != "functional":
             raise ParamError("System.checkpoint_to in FS mode needs System.mode = 'functional' (the timing models' "
                              "state is not saved): boot functionally, then restore in detailed mode")

@@ -113,11 +113,50 @@ def test_a_restore_refuses_another_command_line_a_changed_page_file_or_an_se_che
         simulate(s)
 
 
-def test_fs_checkpoints_that_cannot_be_kept_are_refused_before_running():
+@pytest.fixture(scope="module")
+def booted_tcp(tmp_path_factory, engine):
+    """As `booted`, over the kernel's TCP: the checkpoint keeps the client's connections."""
+    where = tmp_path_factory.mktemp("fsck-tcp") / "booted"
     s = fs_system(transport="tcp")
-    s.checkpoint_to = "/nonexistent/x"
-    with pytest.raises(ParamError, match="does not save TCP connections"):
-        s.validate()
+    s.checkpoint_to = str(where)
+    r = simulate(s)
+    return where, r
+
+
+@needs_image
+def test_over_tcp_a_functional_restore_measures_exactly_what_the_run_that_booted_measured(booted_tcp):
+    where, first = booted_tcp
+    s = fs_system(transport="tcp")
+    s.restore_from = str(where)
+    s.client.warmup_requests = 0
+    r = simulate(s)
+    assert r.stop_reason == "client_done"
+    # The connections go on in the same sequence space: every segment and response as in the run that booted.
+    same = {k: repr(v) for k, v in first.stats.items() if not k.startswith("system.checkpoint")}
+    assert {k: repr(v) for k, v in r.stats.items()} == same
+    assert r.stats["client.responses_checked"] == ITEMS + REQUESTS
+    assert r.stats["client.tcp.handshakes"] == r.stats["client.tcp.connections"] > 0
+
+
+@needs_image
+def test_over_tcp_a_detailed_restore_checks_every_response_and_refuses_another_connection_count(booted_tcp):
+    where, _ = booted_tcp
+    s = fs_system(transport="tcp", detailed=True, window=1)
+    s.restore_from = str(where)
+    s.client.warmup_requests = 20
+    r = simulate(s)
+    st = r.stats
+    assert r.stop_reason == "client_done" and st["client.misses"] == 0
+    assert st["client.responses_checked"] == ITEMS + 20 + REQUESTS
+    assert st["system.timing.start_ticks"] == json.loads((where / "manifest.json").read_text())["time_ps"]
+    s = fs_system(transport="tcp")
+    s.client.tcp_connections += 1
+    s.restore_from = str(where)
+    with pytest.raises(ConfigError, match="tcp_connections"):
+        simulate(s)
+
+
+def test_fs_checkpoints_that_cannot_be_kept_are_refused_before_running():
     s = fs_system(detailed=True)
     s.checkpoint_to = "/nonexistent/x"
     with pytest.raises(ParamError, match="boot functionally, then restore in detailed mode"):

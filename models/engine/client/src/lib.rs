@@ -139,6 +139,15 @@ pub struct ClientConfig {
     pub delete_ratio: f64,
     /// Some: memcached over TCP connections (None: over UDP).
     pub tcp: Option<TcpConfig>,
+    /// Open loop: once every measured request is sent, frames still unanswered after this long (ps) without any
+    /// response are lost (None: a run that waits fails after `stall_rounds`). For a guest whose own network stack
+    /// may drop a datagram where no NIC reports it (FS mode's kernel, a full socket buffer).
+    pub lost_after_ps: Option<u64>,
+    /// Open loop: put every measured frame on the wire at the start of the measured phase, each at its own time,
+    /// instead of those due by each step. For a wire that delivers frames at their times to a machine that steps
+    /// the client only while it runs (FS mode: a guest asleep in wfi wakes for the next arrival, not for a client
+    /// that has not sent it yet).
+    pub schedule_ahead: bool,
 }
 
 impl ClientConfig {
@@ -252,6 +261,8 @@ impl ClientConfig {
             mcd: None,
             delete_ratio: 0.0,
             tcp: None,
+            lost_after_ps: None,
+            schedule_ahead: false,
         })
     }
 }
@@ -374,6 +385,8 @@ pub struct Client {
     send_at: Option<u64>,
     open_loop: bool,
     next_send: Option<f64>,
+    /// Open loop: the time of the last response or send (for `lost_after_ps`).
+    last_heard: u64,
     latencies: Vec<u64>,
     first_send: Option<u64>,
     last_recv: u64,
@@ -421,6 +434,13 @@ pub struct ClientState {
     gone: Vec<u64>,
     load_marks: Vec<u64>,
     sparse_buckets: Option<Vec<(u64, u8)>>,
+    /// Over TCP: every connection, quiet (absent from UDP checkpoints and those of earlier builds: none).
+    #[serde(default)]
+    tcp: Vec<tcp::SavedTcpConn>,
+    #[serde(default)]
+    tcp_next: Vec<usize>,
+    #[serde(default)]
+    tcp_stats: TcpStats,
 }
 
 impl Client {
@@ -457,6 +477,7 @@ impl Client {
             send_at: None,
             open_loop: false,
             next_send: None,
+            last_heard: 0,
             latencies: Vec::new(),
             first_send: None,
             last_recv: 0,
@@ -526,9 +547,7 @@ impl Client {
         if !self.tombstones.is_empty() {
             return Err("the memcached client has sent DELETEs, which checkpoints do not keep".into());
         }
-        if self.cfg.tcp.is_some() {
-            return Err("checkpoints do not keep TCP connections (Client.transport = 'tcp'; allowed: 'udp')".into());
-        }
+        let tcp = self.tcp.iter().enumerate().map(|(k, c)| c.save(k)).collect::<CResult<Vec<_>>>()?;
         let sorted = |m: &HashMap<u64, u32>| {
             let mut v: Vec<(u64, u32)> = m.iter().map(|(&k, &x)| (k, x)).collect();
             v.sort_unstable();
@@ -566,6 +585,9 @@ impl Client {
             },
             load_marks: self.store.load_marks.clone(),
             sparse_buckets: sparse,
+            tcp,
+            tcp_next: self.tcp_next.clone(),
+            tcp_stats: self.tcp_stats.clone(),
         };
         Ok((state, &self.store.acked, dense))
     }
@@ -577,6 +599,14 @@ impl Client {
         if acked.len() as u64 != self.cfg.items || st.part_log.len() != cores || st.per_core.len() != cores {
             return Err(format!("the client's state is for another data set or core count ({} items)", acked.len()));
         }
+        if st.tcp.len() != self.tcp.len() || st.tcp_next.len() != self.tcp_next.len() {
+            return Err(format!(
+                "the checkpoint's client has {} TCP connections, this run's {} (Client.transport and \
+                 Client.tcp_connections must match)",
+                st.tcp.len(),
+                self.tcp.len()
+            ));
+        }
         self.store.acked = acked;
         self.store.in_flight = st.in_flight.into_iter().collect();
         self.store.put_marks = st.put_marks.into_iter().collect();
@@ -587,6 +617,10 @@ impl Client {
             (BucketCounts::Sparse(m), None, Some(s)) => *m = s.into_iter().collect(),
             _ => return Err("the client's bucket counts are for another bucket count".into()),
         }
+        for (c, saved) in self.tcp.iter_mut().zip(st.tcp) {
+            c.restore(saved);
+        }
+        (self.tcp_next, self.tcp_stats) = (st.tcp_next, st.tcp_stats);
         (self.phase, self.rng, self.part_log, self.next_opaque, self.rr) =
             (st.phase, st.rng, st.part_log, st.next_opaque, st.rr);
         (self.generated, self.busy_at, self.idle_rounds, self.insts_at_load) =
@@ -799,7 +833,8 @@ impl Client {
             self.open_loop = true;
             let per_req = 1e12 / (self.cfg.offered_fps * self.cfg.ports as f64 * self.cfg.requests_per_packet as f64);
             let mut next = *self.next_send.get_or_insert(now as f64);
-            while self.generated < self.cfg.requests && next <= now as f64 {
+            let generated_before = self.generated;
+            while self.generated < self.cfg.requests && (next <= now as f64 || self.cfg.schedule_ahead) {
                 self.send_at = Some(next as u64);
                 let (core, req) = self.generate_measured();
                 self.add(core, req, false);
@@ -812,7 +847,20 @@ impl Client {
             }
             self.next_send = Some(next);
             self.send_at = Some(now);
-            if self.generated == self.cfg.requests && self.outstanding.is_empty() {
+            if got_any {
+                self.last_heard = self.last_heard.max(now);
+            }
+            if self.generated > generated_before {
+                // (Scheduled ahead, the last frame leaves later than now.)
+                self.last_heard = self.last_heard.max(now).max((next - per_req) as u64);
+            }
+            let all_sent = self.generated == self.cfg.requests;
+            if let (true, Some(after)) = (all_sent, self.cfg.lost_after_ps) {
+                if now >= self.last_heard.saturating_add(after) {
+                    self.give_up_outstanding();
+                }
+            }
+            if all_sent && self.outstanding.is_empty() {
                 self.phase = Phase::Done;
                 event = ClientEvent::Done;
             }
@@ -850,6 +898,16 @@ impl Client {
             self.idle_rounds = 0;
         }
         Ok(event)
+    }
+
+    /// Open loop with `lost_after_ps`: every measured frame still outstanding is lost (counted as the NIC's drops
+    /// are; its requests are never answered).
+    fn give_up_outstanding(&mut self) {
+        for (_, (core, pkt)) in std::mem::take(&mut self.outstanding) {
+            self.out_per_core[core] -= 1;
+            self.stats.lost_packets += 1;
+            self.stats.lost_requests += pkt.reqs.len() as u64;
+        }
     }
 
     /// Closed loop: generate up to `target` requests of the measured phase's mix while windows allow. True once

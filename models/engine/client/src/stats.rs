@@ -19,7 +19,8 @@ pub struct ClientStats {
     pub fuzz_answered: u64,
     pub fuzz_malformed_responses: u64,
     pub fuzz_results: [u64; 16],
-    /// Measured frames (and their requests) the NIC dropped (detailed timing).
+    /// Measured frames (and their requests) the NIC dropped (detailed timing), or that FS mode's open loop gave up
+    /// on (`ClientConfig::lost_after_ps`).
     pub lost_packets: u64,
     pub lost_requests: u64,
     /// Measured DELETEs answered (memcached).
@@ -28,7 +29,7 @@ pub struct ClientStats {
 }
 
 /// The TCP transport's counters (the whole run: handshakes, load and measured phase).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct TcpStats {
     pub handshakes: u64,
     pub segments_sent: u64,
@@ -96,18 +97,14 @@ impl Client {
         out.push((
             format!("{client}lost_packets"),
             s.lost_packets as f64,
-            "measured frames the NIC dropped (detailed timing: RX FIFO overflow)",
+            "measured frames lost: the NIC dropped them (detailed timing: RX FIFO overflow), or in FS mode's open loop they went unanswered (the guest kernel dropped them)",
         ));
-        out.push((
-            format!("{client}lost_requests"),
-            s.lost_requests as f64,
-            "measured requests in frames the NIC dropped",
-        ));
+        out.push((format!("{client}lost_requests"), s.lost_requests as f64, "measured requests in the lost frames"));
         let sent = s.packets as f64;
         out.push((
             format!("{client}loss"),
             if sent > 0.0 { s.lost_packets as f64 / sent } else { 0.0 },
-            "fraction of measured frames lost (dropped by the NIC)",
+            "fraction of measured frames lost (client.lost_packets)",
         ));
         if self.send_at.is_some() || !self.latencies.is_empty() {
             out.push((

@@ -78,7 +78,7 @@ impl Wire for Vec<(usize, Vec<u8>)> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) enum TcpState {
     Closed,
     SynSent,
@@ -144,6 +144,62 @@ impl TcpConn {
             rx: Vec::new(),
             got: Vec::new(),
         }
+    }
+}
+
+/// What a checkpoint keeps of one connection: its sequence space and stream offsets. Taken only when the
+/// connection is quiet (nothing unsent, unacknowledged, awaited or half-received), so its queues need no saving;
+/// the guest kernel's end of the connection is in the machine's memory, and a bare ACK still on the wire is in
+/// the wire's saved frames.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SavedTcpConn {
+    state: TcpState,
+    iss: u32,
+    snd_una: u32,
+    snd_nxt: u32,
+    snd_wnd: u32,
+    mss: usize,
+    rcv_nxt: u32,
+    ack_sent: u32,
+    ip_id: u16,
+    sent_off: u64,
+    written_off: u64,
+}
+
+impl TcpConn {
+    /// The connection's state for a checkpoint; refused (naming what is pending) unless it is established and
+    /// quiet.
+    pub(super) fn save(&self, k: usize) -> CResult<SavedTcpConn> {
+        let pending = [
+            (self.state != TcpState::Established, "is not established"),
+            (!self.unsent.is_empty() || !self.starts.is_empty(), "has request bytes not yet sent"),
+            (self.snd_una != self.snd_nxt || !self.seg_ends.is_empty(), "has segments the server has not acknowledged"),
+            (!self.awaiting.is_empty() || !self.rx.is_empty() || !self.got.is_empty(), "awaits responses"),
+        ];
+        if let Some((_, why)) = pending.iter().find(|(p, _)| *p) {
+            return Err(format!("TCP connection {k} (instance {}) {why}", self.core));
+        }
+        Ok(SavedTcpConn {
+            state: self.state,
+            iss: self.iss,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            snd_wnd: self.snd_wnd,
+            mss: self.mss,
+            rcv_nxt: self.rcv_nxt,
+            ack_sent: self.ack_sent,
+            ip_id: self.ip_id,
+            sent_off: self.sent_off,
+            written_off: self.written_off,
+        })
+    }
+
+    /// Take a checkpoint's state (this connection was just built, with its queues empty).
+    pub(super) fn restore(&mut self, s: SavedTcpConn) {
+        (self.state, self.iss, self.snd_una, self.snd_nxt, self.snd_wnd) =
+            (s.state, s.iss, s.snd_una, s.snd_nxt, s.snd_wnd);
+        (self.mss, self.rcv_nxt, self.ack_sent, self.ip_id) = (s.mss, s.rcv_nxt, s.ack_sent, s.ip_id);
+        (self.sent_off, self.written_off) = (s.sent_off, s.written_off);
     }
 }
 

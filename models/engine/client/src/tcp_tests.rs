@@ -372,3 +372,56 @@ fn a_1_mib_set_and_get_span_hundreds_of_segments_each_way_and_the_value_is_check
     }
     assert!(e.unwrap().contains("wrong value"));
 }
+
+#[test]
+fn a_quiet_connection_is_saved_and_restored_and_carries_on_in_its_sequence_space() {
+    let (mut c, acked, bytes) = get_and_response();
+    // A GET awaiting its response: no checkpoint now.
+    let err = c.save().map(|_| ()).unwrap_err();
+    assert!(err.contains("frames in flight") || err.contains("awaits responses"), "{err}");
+    let mut acks = Sent::new();
+    let f = from_server(SERVER_ISS.wrapping_add(1), acked, ACK | PSH, 4000, None, &bytes);
+    c.tcp_receive(&mut acks, 0, &f, 0).unwrap();
+    c.tcp_flush_acks(&mut acks);
+    let rcv = SERVER_ISS.wrapping_add(1 + bytes.len() as u32);
+    let (state, versions, dense) = c.save().unwrap();
+    let (versions, dense) = (versions.to_vec(), dense.map(<[u8]>::to_vec));
+    // A fresh client (a restored run builds one from its configuration) takes the connection's state.
+    let mut r = client(1460, 8);
+    assert_eq!(r.tcp[0].state, TcpState::Closed);
+    r.restore(state, versions, dense).unwrap();
+    assert_eq!(r.tcp[0].state, TcpState::Established);
+    assert_eq!((r.tcp[0].snd_una, r.tcp[0].snd_nxt, r.tcp[0].snd_wnd), (acked, acked, 4000));
+    assert_eq!((r.tcp[0].rcv_nxt, r.tcp[0].ack_sent, r.tcp[0].mss), (rcv, rcv, 1460));
+    assert_eq!((r.tcp_stats.handshakes, r.tcp_stats.bare_acks), (1, c.tcp_stats.bare_acks));
+    // The next GET continues the stream where it stopped, and its response is taken at the saved rcv_nxt.
+    let sent = send_get(&mut r, 8);
+    let req = parse_segment(&sent[0].1).unwrap();
+    assert_eq!((req.seq, req.ack), (acked, rcv));
+    let next = req.seq.wrapping_add(req.payload.len() as u32);
+    // (send_get PUT item 3 again first: version 2.)
+    let resp = from_server(rcv, next, ACK | PSH, 4000, None, &messages(8, &[hit(3, 2, 8)]));
+    r.tcp_receive(&mut acks, 0, &resp, 0).unwrap();
+    assert_eq!(r.stats.responses_checked, c.stats.responses_checked + 1);
+    // A client that was not restored has no connection to take it on.
+    let mut fresh = client(1460, 8);
+    assert!(fresh.tcp_receive(&mut acks, 0, &resp, 0).is_err());
+}
+
+#[test]
+fn a_checkpoint_refuses_unacknowledged_segments_and_another_connection_count() {
+    let mut c = established(1460, 8, 65535);
+    // A SET sent and answered, but its segment not acknowledged (the server's ACK lags): refused.
+    c.tcp[0].snd_nxt = c.tcp[0].snd_nxt.wrapping_add(40);
+    let err = c.save().map(|_| ()).unwrap_err();
+    assert!(err.contains("has segments the server has not acknowledged"), "{err}");
+    c.tcp[0].snd_una = c.tcp[0].snd_nxt;
+    let (state, versions, dense) = c.save().unwrap();
+    let (versions, dense) = (versions.to_vec(), dense.map(<[u8]>::to_vec));
+    let mut two = Client::new(ClientConfig {
+        tcp: Some(TcpConfig { connections: 2, mss: 1460, segments: 4 }),
+        ..client(1460, 8).cfg
+    });
+    let err = two.restore(state, versions, dense).unwrap_err();
+    assert!(err.contains("1 TCP connections, this run's 2"), "{err}");
+}

@@ -34,6 +34,8 @@ pub(super) fn one_core_config() -> ClientConfig {
         mcd: None,
         delete_ratio: 0.0,
         tcp: None,
+        lost_after_ps: None,
+        schedule_ahead: false,
     }
 }
 
@@ -231,4 +233,117 @@ fn a_put_in_flight_may_or_may_not_be_seen() {
     let _ = c.put_req(3);
     let err = c.check_response(0, &response(7, &[(OP_GET, RES_OK, get.keyhash, value_of(3, 3, 8))]), 0).unwrap_err();
     assert!(err.contains("none of versions 1..=2"), "{err}");
+}
+
+/// A wire that takes every frame and never answers (a guest that drops them where no NIC counts them); it keeps
+/// the times frames were put on it.
+struct Swallow(usize, Vec<u64>);
+
+impl NicPort for Swallow {
+    fn wire_send(&mut self, _port: usize, _frame: Vec<u8>, t: u64) -> u64 {
+        self.0 += 1;
+        self.1.push(t);
+        t
+    }
+    fn receive(&mut self, _port: usize, _frame: Vec<u8>) -> Option<usize> {
+        self.0 += 1;
+        Some(0)
+    }
+    fn rx_posted(&self, _q: usize) -> bool {
+        true
+    }
+    fn queue_drained(&self, _q: usize) -> bool {
+        true
+    }
+    fn fifo_frames(&self) -> usize {
+        0
+    }
+    fn frames_in_flight(&self) -> usize {
+        0
+    }
+}
+
+#[test]
+fn open_loop_frames_unanswered_after_the_silence_limit_are_lost_and_the_run_ends() {
+    // 1 frame per us, 4 requests of one per frame; lost after 5 us of silence once all are sent.
+    let cfg = ClientConfig {
+        offered_fps: 1e6,
+        requests_per_packet: 1,
+        requests: 4,
+        get_ratio: 1.0,
+        lost_after_ps: Some(5_000_000),
+        ..one_core_config()
+    };
+    let mut c = Client::new(cfg.clone());
+    c.phase = Phase::Measure;
+    let mut wire = Swallow(0, Vec::new());
+    let step = |c: &mut Client, w: &mut Swallow, us: u64| c.step(w, Vec::new(), Vec::new(), 0, Some(us * 1_000_000));
+    assert_eq!(step(&mut c, &mut wire, 0).unwrap(), ClientEvent::Nothing);
+    // The last frames leave (at 1-3 us) in the step at 20 us: the silence counts from that step.
+    assert_eq!(step(&mut c, &mut wire, 20).unwrap(), ClientEvent::Nothing);
+    assert_eq!((wire.0, c.outstanding.len()), (4, 4));
+    assert_eq!(step(&mut c, &mut wire, 24).unwrap(), ClientEvent::Nothing, "4 us of silence: still waiting");
+    assert_eq!(step(&mut c, &mut wire, 25).unwrap(), ClientEvent::Done);
+    assert_eq!((c.stats.lost_packets, c.stats.lost_requests, c.outstanding.len()), (4, 4, 0));
+    // Without the limit (SE mode: the NIC reports its drops) the client keeps waiting, and stall_rounds fails it.
+    let mut c = Client::new(ClientConfig { lost_after_ps: None, ..cfg });
+    c.phase = Phase::Measure;
+    let mut wire = Swallow(0, Vec::new());
+    step(&mut c, &mut wire, 0).unwrap();
+    step(&mut c, &mut wire, 20).unwrap();
+    let mut last = Ok(ClientEvent::Nothing);
+    for us in 21..60 {
+        last = step(&mut c, &mut wire, us);
+        if last.is_err() {
+            break;
+        }
+    }
+    assert!(last.unwrap_err().contains("no response for"), "stall_rounds fails a run that waits");
+    assert_eq!(c.stats.lost_packets, 0);
+}
+
+#[test]
+fn scheduled_ahead_every_open_loop_frame_goes_on_the_wire_at_its_own_time_in_the_first_step() {
+    let cfg = ClientConfig {
+        offered_fps: 1e6,
+        requests_per_packet: 1,
+        requests: 4,
+        get_ratio: 1.0,
+        schedule_ahead: true,
+        ..one_core_config()
+    };
+    let mut c = Client::new(cfg.clone());
+    c.phase = Phase::Measure;
+    let mut wire = Swallow(0, Vec::new());
+    c.step(&mut wire, Vec::new(), Vec::new(), 0, Some(7_000)).unwrap();
+    assert_eq!(wire.1, [7_000, 1_007_000, 2_007_000, 3_007_000]);
+    // Without it, only the frame due by the step leaves.
+    let mut c = Client::new(ClientConfig { schedule_ahead: false, ..cfg });
+    c.phase = Phase::Measure;
+    let mut wire = Swallow(0, Vec::new());
+    c.step(&mut wire, Vec::new(), Vec::new(), 0, Some(7_000)).unwrap();
+    assert_eq!(wire.1, [7_000]);
+}
+
+#[test]
+fn scheduled_ahead_the_silence_counts_from_the_last_frames_time_not_the_step() {
+    let cfg = ClientConfig {
+        offered_fps: 1e5,
+        requests_per_packet: 1,
+        requests: 4,
+        get_ratio: 1.0,
+        schedule_ahead: true,
+        lost_after_ps: Some(5_000_000),
+        ..one_core_config()
+    };
+    let mut c = Client::new(cfg);
+    c.phase = Phase::Measure;
+    let mut wire = Swallow(0, Vec::new());
+    let step = |c: &mut Client, w: &mut Swallow, us: u64| c.step(w, Vec::new(), Vec::new(), 0, Some(us * 1_000_000));
+    // Frames at 0, 10, 20 and 30 us, all put on the wire at 0.
+    assert_eq!(step(&mut c, &mut wire, 0).unwrap(), ClientEvent::Nothing);
+    assert_eq!(wire.1.len(), 4);
+    assert_eq!(step(&mut c, &mut wire, 34).unwrap(), ClientEvent::Nothing, "4 us after the last frame left");
+    assert_eq!(step(&mut c, &mut wire, 35).unwrap(), ClientEvent::Done);
+    assert_eq!(c.stats.lost_packets, 4);
 }

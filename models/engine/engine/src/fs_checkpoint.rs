@@ -3,7 +3,8 @@
 //!
 //! A run with System.checkpoint_to and the ghost client writes one when the client's bulk load is over (the kernel
 //! booted, /init's server up, its network device up, every item stored and acknowledged, nothing in flight at the
-//! client), then carries on. The directory holds `manifest.json` (format and version, the resolved
+//! client; over TCP every connection established and quiet, its sequence numbers saved with the client), then
+//! carries on. The directory holds `manifest.json` (format and version, the resolved
 //! configuration, the kernel's and initramfs's sizes and CRC-32s, every chunk's size and a CRC-32 per 64 MiB block),
 //! `state.json` (the machine's snapshot, `kvsim_os::full_system::snapshot`, the resident pages' numbers, the
 //! client's and the wire's state), `pages.bin` (every resident page of guest memory, `PAGE_RECORD` bytes each, in
@@ -48,6 +49,9 @@ const MUST_MATCH: &[&str] = &[
     "full_system.memory",
     "client.protocol",
     "client.transport",
+    // Over TCP the connections and the MSS their handshakes agreed are in the guest kernel's memory.
+    "client.tcp_connections",
+    "client.tcp_mss",
 ];
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -1,5 +1,6 @@
 //! FS mode's network: the ghost client on a wire to the machine's virtio-net device. The client is the same as SE
-//! mode's (memcached over UDP); here its one "port" is the wire and its one "queue" the device's receive queue,
+//! mode's (memcached over UDP or TCP; open loop over UDP, where a datagram the guest drops counts as lost once the
+//! wire falls silent, `LOST_AFTER_SILENCE_PS`); here its one "port" is the wire and its one "queue" the device's receive queue,
 //! since the kernel's stack, not the NIC, takes each datagram to the socket of its server instance.
 //!
 //! The wire runs at `FullSystem.link_rate` each way: a frame occupies it for its bytes (at least the 60 of a
@@ -16,6 +17,12 @@ use kvsim_os::full_system::Machine;
 /// The client's addresses on the wire (client/wire.rs puts them in every frame it sends).
 pub const CLIENT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
 pub const CLIENT_IP: [u8; 4] = [10, 0, 0, 1];
+
+/// Open loop: once the client has sent every measured request, silence this long (ps) with frames still
+/// unanswered means the guest dropped them: its kernel drops a datagram that finds the device's ring or the
+/// socket's buffer full, and no NIC reports it. Assumed: 5 ms, over 100 times the slowest stack's service of one
+/// request (~30 us on an A7), so a backlog still being served is never mistaken for loss.
+const LOST_AFTER_SILENCE_PS: u64 = 5_000_000_000;
 
 pub struct FsNet {
     pub client: Client,
@@ -143,7 +150,13 @@ impl FsNet {
             }
         }
         // One receive queue for every instance: the kernel steers each datagram to its socket.
-        let cfg = ClientConfig::resolve(&system.client, server_argv, harts, port, vec![0; harts], vec![0])?;
+        let mut cfg = ClientConfig::resolve(&system.client, server_argv, harts, port, vec![0; harts], vec![0])?;
+        if cfg.offered_fps > 0.0 {
+            cfg.lost_after_ps = Some(LOST_AFTER_SILENCE_PS);
+            // The client steps only while the guest runs: frames sent when each falls due would reach a guest
+            // asleep in wfi only at its next timer tick, in bursts.
+            cfg.schedule_ahead = true;
+        }
         Ok(FsNet {
             client: Client::new(cfg),
             bits_per_s: system.full_system.link_rate * 1e9,
