@@ -202,7 +202,8 @@ NOT_STATISTICS = {"models/engine/engine/src/checkpoint.rs": {
     "client.enabled", "client.items", "client.dataset", "client.key_size", "client.value_size", "client.mode",
     "client.seed", "client.bulk_load", "client.fuzz_frames"},
     # Configuration parameters an FS checkpoint's restore must agree on.
-    "models/engine/engine/src/fs_checkpoint.rs": {"client.protocol", "client.transport"}}
+    "models/engine/engine/src/fs_checkpoint.rs": {"client.protocol", "client.transport", "client.tcp_connections",
+                                                  "client.tcp_mss"}}
 
 
 def _production_literals() -> list[tuple[str, int, str]]:
