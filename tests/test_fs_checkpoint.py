@@ -23,14 +23,17 @@ def fs_system(**kw):
     return configs.load("linux_fs").system(client=True, items=ITEMS, requests=REQUESTS, **kw)
 
 
+def boot_to_checkpoint(tmp_path_factory, **kw):
+    """A functional run that boots, loads, writes its checkpoint and goes on to measure: (checkpoint, result)."""
+    where = tmp_path_factory.mktemp("fsck") / "booted"
+    s = fs_system(**kw)
+    s.checkpoint_to = str(where)
+    return where, simulate(s)
+
+
 @pytest.fixture(scope="module")
 def booted(tmp_path_factory, engine):
-    """A functional run that boots, loads, writes its checkpoint and goes on to measure."""
-    where = tmp_path_factory.mktemp("fsck") / "booted"
-    s = fs_system()
-    s.checkpoint_to = str(where)
-    r = simulate(s)
-    return where, r
+    return boot_to_checkpoint(tmp_path_factory)
 
 
 @needs_image
@@ -116,11 +119,7 @@ def test_a_restore_refuses_another_command_line_a_changed_page_file_or_an_se_che
 @pytest.fixture(scope="module")
 def booted_tcp(tmp_path_factory, engine):
     """As `booted`, over the kernel's TCP: the checkpoint keeps the client's connections."""
-    where = tmp_path_factory.mktemp("fsck-tcp") / "booted"
-    s = fs_system(transport="tcp")
-    s.checkpoint_to = str(where)
-    r = simulate(s)
-    return where, r
+    return boot_to_checkpoint(tmp_path_factory, transport="tcp")
 
 
 @needs_image
