@@ -183,22 +183,40 @@ pub(crate) fn ratio(num: f64, den: f64) -> f64 {
 pub struct Clock {
     freq_hz: u64,
     period_q64: u128,
+    /// The period in whole ps when it is one (2.5 GHz: 400), else 0: then `span` is one 64-bit multiply.
+    whole_ps: u64,
     cycles_per_tick: f64,
     base_cycle: u64,
     base_tick: Tick,
 }
 
+/// Distances (ticks) below this convert through a signed float guess (one instruction each way on x86-64).
+const GUESS_LIMIT: Tick = 1 << 62;
+
 impl Clock {
     pub fn new(freq_hz: u64) -> Self {
         assert!(freq_hz > 0, "a clock needs a frequency");
         let period_q64 = ((PS_PER_S as u128) << 64).div_ceil(freq_hz as u128);
-        Clock { freq_hz, period_q64, cycles_per_tick: freq_hz as f64 / PS_PER_S as f64, base_cycle: 0, base_tick: 0 }
+        let whole_ps = if period_q64 as u64 == 0 { (period_q64 >> 64) as u64 } else { 0 };
+        Clock {
+            freq_hz,
+            period_q64,
+            whole_ps,
+            cycles_per_tick: freq_hz as f64 / PS_PER_S as f64,
+            base_cycle: 0,
+            base_tick: 0,
+        }
     }
     pub fn freq_hz(&self) -> u64 {
         self.freq_hz
     }
+    /// Ticks of `cycles` cycles: (cycles x period) in ps, rounded down. With a whole-ps period the fixed-point
+    /// product has no fraction, so it is the 64-bit product (truncated to 64 bits like the general one).
     #[inline]
     fn span(&self, cycles: u64) -> Tick {
+        if self.whole_ps != 0 {
+            return cycles.wrapping_mul(self.whole_ps);
+        }
         ((cycles as u128 * self.period_q64) >> 64) as Tick
     }
     /// The tick at which `cycle` starts.
@@ -214,8 +232,13 @@ impl Clock {
         }
         let d = tick - self.base_tick;
         // A floating-point guess (truncated: `ceil` is a library call on the baseline x86-64 target, and this is
-        // called for every memory access), corrected to be exact against `span`.
-        let mut c = (d as f64 * self.cycles_per_tick) as u64;
+        // called for every memory access), corrected to be exact against `span`: the guess only sets where the
+        // search starts. Below GUESS_LIMIT it goes through i64, which converts in one instruction each way.
+        let mut c = if d < GUESS_LIMIT {
+            (d as i64 as f64 * self.cycles_per_tick) as i64 as u64
+        } else {
+            (d as f64 * self.cycles_per_tick) as u64
+        };
         while self.span(c) < d {
             c += 1;
         }
