@@ -279,6 +279,27 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_ps_period_converts_exactly_as_the_fixed_point_one() {
+        // The whole-ps shortcut (one 64-bit multiply) against the general fixed-point path on the same clock, at
+        // cycles and ticks on and around period boundaries, small and large, and after a DVFS change.
+        for hz in [2_500_000_000u64, 1_000_000_000, 4_000_000_000, 400_000_000, 1_000_000_000_000] {
+            let mut fast = Clock::new(hz);
+            assert!(fast.whole_ps != 0, "{hz} Hz has a whole-ps period");
+            fast.set_freq(12_345, hz);
+            let general = Clock { whole_ps: 0, ..fast };
+            let mut x = 1u64;
+            for _ in 0..2_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                for v in [x % 1_000, x % 10_000_000, x >> 24, (x >> 24) + 1, (x >> 24).saturating_sub(1)] {
+                    assert_eq!(fast.tick(v), general.tick(v), "{hz} Hz, tick({v})");
+                    assert_eq!(fast.cycle_at_or_after(v), general.cycle_at_or_after(v), "{hz} Hz, cycle of {v}");
+                }
+            }
+        }
+        assert_eq!(Clock::new(2_700_000_000).whole_ps, 0, "370.37 ps is not whole");
+    }
+
+    #[test]
     fn dvfs_keeps_past_cycles_and_retimes_later_ones() {
         let mut c = Clock::new(2_500_000_000);
         c.set_freq(1000, 1_250_000_000);
