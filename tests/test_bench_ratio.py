@@ -60,3 +60,11 @@ def test_the_engine_run_is_timed_by_cpu(engine):
 
     result, cpu = bench.simulate_timed(System(workload=Workload(binary=str(bench.BENCH), argv=["1"])))
     assert result.exit_code == 0 and 0 < cpu < 60
+
+
+def test_the_functional_benchmark_reports_the_median_of_real_pairs(workloads_built, engine, capsys):
+    assert bench.main(["--rounds", "1", "--pairs", "2", "--no-detailed", "--fp-n", "20"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.count("2 pairs of runs, engine and qemu alternated, all in this run") == 2
+    assert out.count("median of 2 pairs: by CPU time") == 2 and "50.0% confidence" in out
+    assert bench.main(["--pairs", "0", "--no-detailed"]) == 2
