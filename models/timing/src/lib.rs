@@ -190,9 +190,6 @@ pub struct Clock {
     base_tick: Tick,
 }
 
-/// Distances (ticks) below this convert through a signed float guess (one instruction each way on x86-64).
-const GUESS_LIMIT: Tick = 1 << 62;
-
 impl Clock {
     pub fn new(freq_hz: u64) -> Self {
         assert!(freq_hz > 0, "a clock needs a frequency");
@@ -231,14 +228,13 @@ impl Clock {
             return self.base_cycle;
         }
         let d = tick - self.base_tick;
+        if self.whole_ps != 0 {
+            // The first c with c x period >= d, exactly (ticks stay far below 2^64, so the product never wraps).
+            return self.base_cycle + d.div_ceil(self.whole_ps);
+        }
         // A floating-point guess (truncated: `ceil` is a library call on the baseline x86-64 target, and this is
-        // called for every memory access), corrected to be exact against `span`: the guess only sets where the
-        // search starts. Below GUESS_LIMIT it goes through i64, which converts in one instruction each way.
-        let mut c = if d < GUESS_LIMIT {
-            (d as i64 as f64 * self.cycles_per_tick) as i64 as u64
-        } else {
-            (d as f64 * self.cycles_per_tick) as u64
-        };
+        // called for every memory access), corrected to be exact against `span`.
+        let mut c = (d as f64 * self.cycles_per_tick) as u64;
         while self.span(c) < d {
             c += 1;
         }
