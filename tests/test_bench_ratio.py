@@ -37,12 +37,21 @@ def test_pairs_alternate_engine_and_qemu_and_each_ratio_compares_neighbours():
 def test_the_median_of_an_even_number_of_pairs_is_the_mean_of_the_middle_two():
     done = bench.run_pairs(4, fake_runs("engine", [1.0] * 4, []), fake_runs("qemu", [0.1, 0.4, 0.2, 0.3], []))
     assert done.summary("cpu") == pytest.approx((0.25, 0.1, 0.4))
-    assert bench.ratio_text(done, "cpu") == "0.250 (min 0.100, max 0.400)"
+    assert bench.ratio_text(done, "cpu") == "0.250, 87.5% interval for the median [0.100, 0.400] (min 0.100, max 0.400)"
 
 
 def test_the_range_of_n_pairs_covers_the_median_with_the_sign_test_confidence():
     assert bench.median_interval_confidence(1) == 0.0
     assert bench.median_interval_confidence(5) == pytest.approx(0.9375)
+
+
+def test_the_interval_for_the_median_is_the_narrowest_order_statistic_pair_with_90_percent_coverage():
+    # 5 pairs: only [min, max] reaches 90% (93.75%); 11 pairs: the 3rd smallest and 3rd largest (1 - 2 x 67/2048).
+    assert bench.median_interval([0.3, 0.1, 0.2, 0.5, 0.4]) == pytest.approx((0.1, 0.5, 0.9375))
+    low, high, coverage = bench.median_interval([i / 10 for i in range(11, 0, -1)])
+    assert (low, high) == pytest.approx((0.3, 0.9)) and coverage == pytest.approx(1 - 2 * 67 / 2048)
+    # too few pairs for 90%: [min, max] with the coverage it has
+    assert bench.median_interval([0.2, 0.1]) == pytest.approx((0.1, 0.2, 0.5))
 
 
 def test_a_pair_whose_outputs_differ_stops_the_benchmark():
@@ -66,5 +75,6 @@ def test_the_functional_benchmark_reports_the_median_of_real_pairs(workloads_bui
     assert bench.main(["--rounds", "1", "--pairs", "2", "--no-detailed", "--fp-n", "20"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert out.count("2 pairs of runs, engine and qemu alternated, all in this run") == 2
-    assert out.count("median of 2 pairs: by CPU time") == 2 and "50.0% confidence" in out
+    assert out.count("median of 2 pairs: by CPU time") == 2 and "50.0% interval for the median" in out
+    assert out.count("the pairs' ratios by CPU time: ") == 2
     assert bench.main(["--pairs", "0", "--no-detailed"]) == 2
