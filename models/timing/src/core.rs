@@ -436,15 +436,10 @@ impl Core {
         mem: &mut M,
         tables: &mut T,
     ) -> (u64, u64) {
-        match &mut self.mmu {
-            None => return (cycle, va),
-            // Checked before the walk's read closure (a copy of the clock) is set up.
-            Some(m) if !T::GUEST => {
-                if m.repeat_hit(side, va) {
-                    return (cycle, va);
-                }
-            }
-            _ => {}
+        let Some(m) = self.mmu.as_deref_mut() else { return (cycle, va) };
+        // Checked before the walk's read closure (a copy of the clock) is set up.
+        if !T::GUEST && m.repeat_hit(side, va) {
+            return (cycle, va);
         }
         let (clock, id) = (self.clock, self.id);
         let read = |addr, c| clock.cycle_at_or_after(pte_read(mem, id, addr, clock.tick(c)));
