@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Speed of the engine against qemu-riscv64 on the same binary, functional and detailed (`make bench`).
 
-    sim-scripts/bench.py [--rounds N] [--qemu-repeats R] [--chase-loads N] [--no-detailed]
+    sim-scripts/bench.py [--rounds N] [--pairs P] [--chase-loads N] [--no-detailed]
 
 Runs workloads/build/bench/kvmix (hashing, a hash table, sorting, atomics; ~5.5 million instructions per
-round) in the engine and under qemu-riscv64, checks that both print the same checksum and exit status, and
-prints simulated MIPS for both: the engine's instruction count divided by each one's host wall time (qemu does
-not count instructions, so it is credited with the engine's count for the same binary and arguments; qemu's
-time is the best of R runs), and the same ratio from CPU time (the engine's process time against the qemu child's
-user + system time), which a loaded machine disturbs less than wall time. Exit status 1 when the outputs differ.
+round) in the engine and under qemu-riscv64, in P pairs (default 11) alternating the two (engine, qemu, engine,
+qemu, ...), checks that both print the same checksum and exit status in every pair, and prints each side's median
+CPU and wall seconds with their ranges and simulated MIPS (qemu does not count instructions, so it is credited with
+the engine's count for the same binary and arguments). The engine/qemu ratio is a statistic of the pairs: the median
+of the P per-pair ratios, with their min and max, by CPU time (the engine's process time against the qemu child's
+user + system time, which a loaded machine disturbs less than wall time) and by wall time. Exit status 1 when the
+outputs differ.
 
 Then the same comparison on an FP-heavy program: workloads/build/glibc/linpack (a static glibc program, LU
 factorisation and solve in double precision: FMAs, divides, compares, conversions), functional, with the qemu ratio
@@ -23,11 +25,15 @@ simulated MIPS per host core (the engine runs on one host thread).
 from __future__ import annotations
 
 import argparse
+import math
 import pathlib
 import resource
+import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
+from typing import Callable
 
 from rich.console import Console
 from rich.table import Table
@@ -63,90 +69,167 @@ def simulate_timed(system: System):
     return result, time.process_time() - started
 
 
-def cpu_ratio_text(engine_cpu: float, qemu_runs: list) -> str:
-    """The engine/qemu speed from CPU time, the steadier figure on a loaded machine (the best qemu run's)."""
-    qemu_cpu = min(r[3] for r in qemu_runs)
-    return f"by CPU time {qemu_cpu / engine_cpu:.3f} (engine {engine_cpu:.3f} s, qemu {qemu_cpu:.3f} s)"
+@dataclass(frozen=True)
+class Side:
+    """One run of one side of a pair: its host wall and CPU seconds and what it printed (stdout, exit status)."""
+    wall: float
+    cpu: float
+    output: tuple[bytes, int]
+
+
+@dataclass
+class Pairs:
+    """Engine and qemu runs of the same program, alternated: engine, qemu, engine, qemu, ... Each pair's ratio
+    (qemu's time over the engine's: the engine's speed as a fraction of qemu's, both credited with the same
+    instruction count) compares two runs made next to each other, so a change in the host's load between pairs
+    moves both sides of a ratio rather than one figure."""
+    engine: list[Side] = field(default_factory=list)
+    qemu: list[Side] = field(default_factory=list)
+
+    def ratios(self, by: str = "cpu") -> list[float]:
+        return [getattr(q, by) / getattr(e, by) for e, q in zip(self.engine, self.qemu)]
+
+    def summary(self, by: str = "cpu") -> tuple[float, float, float]:
+        """(median, min, max) of the pairs' ratios by `by` ("cpu" or "wall")."""
+        ratios = self.ratios(by)
+        return statistics.median(ratios), min(ratios), max(ratios)
+
+
+def median_interval_confidence(pairs: int) -> float:
+    """The confidence that [min, max] of `pairs` independent ratios covers their distribution's median (a sign
+    test: it fails only if every ratio falls on the same side of the median), 1 - 2^(1 - n)."""
+    return 1.0 - 2.0 ** (1 - pairs)
+
+
+# The confidence the benchmark asks of its interval for the median ratio.
+MEDIAN_CONFIDENCE = 0.90
+
+
+def median_interval(values: list[float], confidence: float = MEDIAN_CONFIDENCE) -> tuple[float, float, float]:
+    """A distribution-free interval for the median of the distribution `values` are drawn from: the k-th smallest
+    and k-th largest value, with the largest k whose coverage, 1 - 2 P(Binomial(n, 1/2) < k), is at least
+    `confidence` (or k = 1, [min, max], when n is too small for it). Returns (low, high, coverage)."""
+    ordered, n = sorted(values), len(values)
+    below = [math.comb(n, i) / 2.0 ** n for i in range(n)]
+    k = 1
+    while k + 1 <= (n + 1) // 2 and 1 - 2 * sum(below[:k + 1]) >= confidence:
+        k += 1
+    return ordered[k - 1], ordered[n - k], 1 - 2 * sum(below[:k])
+
+
+def run_pairs(pairs: int, engine: Callable[[], Side], qemu: Callable[[], Side]) -> Pairs:
+    """`pairs` alternating runs of `engine` and `qemu`, engine first in each pair. Stops with OutputsDiffer at the
+    first pair whose two outputs differ (a speed figure of two different computations means nothing)."""
+    if pairs < 1:
+        raise ValueError(f"--pairs must be at least 1, got {pairs}")
+    done = Pairs()
+    for _ in range(pairs):
+        done.engine.append(engine())
+        done.qemu.append(qemu())
+        if done.engine[-1].output != done.qemu[-1].output:
+            raise OutputsDiffer(done.engine[-1].output, done.qemu[-1].output)
+    return done
+
+
+class BenchFailed(Exception):
+    """A run that gives no speed figure: the engine did not reach the program's exit, or the outputs differ."""
+
+
+class OutputsDiffer(BenchFailed):
+    def __init__(self, engine: tuple[bytes, int], qemu: tuple[bytes, int]):
+        super().__init__(f"outputs differ: engine exit {engine[1]}, qemu exit {qemu[1]}")
+        self.engine, self.qemu = engine, qemu
+
+
+def seconds_range(sides: list[Side], by: str) -> str:
+    values = [getattr(s, by) for s in sides]
+    return f"{statistics.median(values):.3f} s ({min(values):.3f}-{max(values):.3f})"
+
+
+def ratio_text(done: Pairs, by: str) -> str:
+    median, low, high = done.summary(by)
+    i_low, i_high, coverage = median_interval(done.ratios(by))
+    return (f"{median:.3f}, {coverage:.1%} interval for the median [{i_low:.3f}, {i_high:.3f}] (min {low:.3f}, "
+            f"max {high:.3f})")
+
+
+def functional_pairs(console: Console, title: str, binary: pathlib.Path, args: list[str], pairs: int,
+                     describe=None) -> tuple[Pairs, int] | None:
+    """The engine and qemu-riscv64 on `binary args` in `pairs` alternating pairs, and its table: the engine's
+    instruction count, each side's median CPU and wall seconds with their ranges, the simulated MIPS from the
+    medians, and the median engine/qemu ratio by CPU time (the steadier figure on a loaded host) and by wall time,
+    each with its min and max over the pairs. None (after printing why) if a run failed or the outputs differ."""
+    results = []
+
+    def engine() -> Side:
+        result, cpu = simulate_timed(System(workload=Workload(binary=str(binary), argv=args)))
+        if result.stop_reason != "exit":
+            raise BenchFailed(f"the engine stopped with {result.stop_reason}")
+        results.append(result)
+        return Side(result.host_seconds, cpu, (bytes(result.stdout), result.exit_code))
+
+    def qemu() -> Side:
+        wall, out, code, cpu = run_qemu(args, binary)
+        return Side(wall, cpu, (out, code))
+
+    try:
+        done = run_pairs(pairs, engine, qemu)
+    except BenchFailed as err:
+        console.print(f"[red]{title}: {err}")
+        return None
+    insts = results[0].insts
+    heading = f"{title}: {insts:,} instructions" + (f", {describe(results[0])}" if describe else "")
+    table = Table(title=f"{heading}; {pairs} pairs of runs, engine and qemu alternated, all in this run")
+    for col in ("runner", "CPU seconds, median (min-max)", "wall seconds, median (min-max)",
+                "simulated MIPS by median CPU"):
+        table.add_column(col, justify="right" if col != "runner" else "left")
+    for name, sides in (("kvsim engine (functional)", done.engine), ("qemu-riscv64", done.qemu)):
+        cpu = statistics.median(s.cpu for s in sides)
+        table.add_row(name, seconds_range(sides, "cpu"), seconds_range(sides, "wall"), f"{insts / cpu / 1e6:,.1f}")
+    console.print(table)
+    console.print(f"output (same from both, every pair): {done.engine[0].output[0].decode(errors='replace').strip()}")
+    console.print(f"engine / qemu speed, median of {pairs} pairs: by CPU time {ratio_text(done, 'cpu')}; by wall time "
+                  f"{ratio_text(done, 'wall')}  (goal >= {FUNCTIONAL_GOAL}; intervals from order statistics, no "
+                  f"assumed distribution)")
+    console.print("the pairs' ratios by CPU time: " + " ".join(f"{r:.3f}" for r in done.ratios("cpu")))
+    return done, insts
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=50, help="kvmix rounds (~5.5 M instructions each)")
-    parser.add_argument("--qemu-repeats", type=int, default=3, help="qemu runs; the fastest counts")
+    parser.add_argument("--pairs", type=int, default=11, help="alternating engine/qemu run pairs per program "
+                        "(11: the 3rd and 9th of the ratios bound their median with 93.5%% confidence)")
     parser.add_argument("--chase-loads", type=int, default=1_000_000, help="detailed run: pointer-chase loads")
     parser.add_argument("--detailed-rounds", type=int, default=5, help="detailed run: kvmix rounds")
     parser.add_argument("--no-detailed", action="store_true", help="skip the detailed-mode runs")
     parser.add_argument("--fp-n", type=int, default=200, help="FP run: linpack matrix order")
     opts = parser.parse_args(argv)
     console = Console()
-    if not BENCH.is_file():
-        console.print(f"[red]{BENCH} is missing: run `make workloads`")
+    if opts.pairs < 1:
+        console.print(f"[red]--pairs must be at least 1, got {opts.pairs}")
         return 2
-    args = [str(opts.rounds)]
-
-    result, engine_cpu = simulate_timed(System(workload=Workload(binary=str(BENCH), argv=args)))
-    if result.stop_reason != "exit":
-        console.print(f"[red]the engine stopped with {result.stop_reason}")
+    for binary in (BENCH, LINPACK):
+        if not binary.is_file():
+            console.print(f"[red]{binary} is missing: run `make workloads`")
+            return 2
+    kvmix = functional_pairs(console, f"kvmix, {opts.rounds} rounds", BENCH, [str(opts.rounds)], opts.pairs)
+    if kvmix is None:
         return 1
-    qemu_runs = [run_qemu(args) for _ in range(max(1, opts.qemu_repeats))]
-    qemu_seconds = min(r[0] for r in qemu_runs)
-    _, qemu_out, qemu_code, _ = qemu_runs[0]
 
-    insts = result.insts
-    engine_mips = insts / result.host_seconds / 1e6
-    qemu_mips = insts / qemu_seconds / 1e6
-    table = Table(title=f"kvmix, {opts.rounds} rounds: {insts:,} instructions")
-    for col in ("runner", "host seconds", "simulated MIPS", "exit"):
-        table.add_column(col, justify="right" if col != "runner" else "left")
-    same = bytes(result.stdout) == qemu_out and result.exit_code == qemu_code
-    table.add_row("kvsim engine (functional)", f"{result.host_seconds:.3f}", f"{engine_mips:,.1f}",
-                  str(result.exit_code))
-    table.add_row("qemu-riscv64 (best of %d)" % len(qemu_runs), f"{qemu_seconds:.3f}", f"{qemu_mips:,.1f}",
-                  str(qemu_code))
-    console.print(table)
-    console.print(f"engine: {bytes(result.stdout).decode(errors='replace').strip()}")
-    console.print(f"qemu:   {qemu_out.decode(errors='replace').strip()}")
-    console.print(f"engine / qemu speed: {engine_mips / qemu_mips:.3f}  (goal >= {FUNCTIONAL_GOAL}; "
-                  f"qemu is {qemu_mips / engine_mips:.1f}x faster); {cpu_ratio_text(engine_cpu, qemu_runs)}")
-    if not same:
-        console.print(f"[red]outputs differ: engine exit {result.exit_code}, qemu exit {qemu_code}")
-        return 1
-    console.print("outputs match")
-    if not fp_bench(console, opts):
+    def fp_share(result) -> str:
+        fp_ops = sum(v for k, v in result.stats.items() if k.endswith(".fp_ops"))
+        return f"{fp_ops / result.insts:.0%} F/D computational"
+
+    fp = functional_pairs(console, f"linpack n={opts.fp_n} (FP-heavy, static glibc)", LINPACK, [str(opts.fp_n)],
+                          opts.pairs, fp_share)
+    if fp is None:
         return 1
     if not opts.no_detailed:
-        detailed_bench(console, opts, engine_mips, qemu_mips)
+        done, insts = kvmix
+        detailed_bench(console, opts, insts / statistics.median(s.cpu for s in done.engine) / 1e6,
+                       insts / statistics.median(s.cpu for s in done.qemu) / 1e6)
     return 0
-
-
-def fp_bench(console: Console, opts) -> bool:
-    """The functional speed on the FP-heavy Linpack-like kernel, with qemu's beside it. False if outputs differ."""
-    if not LINPACK.is_file():
-        console.print(f"[red]{LINPACK} is missing: run `make workloads`")
-        return False
-    args = [str(opts.fp_n)]
-    result, engine_cpu = simulate_timed(System(workload=Workload(binary=str(LINPACK), argv=args)))
-    qemu_runs = [run_qemu(args, LINPACK) for _ in range(max(1, opts.qemu_repeats))]
-    qemu_seconds = min(r[0] for r in qemu_runs)
-    _, qemu_out, qemu_code, _ = qemu_runs[0]
-    fp_ops = sum(v for k, v in result.stats.items() if k.endswith(".fp_ops"))
-    engine_mips = result.insts / result.host_seconds / 1e6
-    qemu_mips = result.insts / qemu_seconds / 1e6
-    table = Table(title=f"linpack n={opts.fp_n} (FP-heavy, static glibc): {result.insts:,} instructions, "
-                        f"{fp_ops / result.insts:.0%} F/D computational")
-    for col in ("runner", "host seconds", "simulated MIPS", "exit"):
-        table.add_column(col, justify="right" if col != "runner" else "left")
-    table.add_row("kvsim engine (functional)", f"{result.host_seconds:.3f}", f"{engine_mips:,.1f}",
-                  str(result.exit_code))
-    table.add_row("qemu-riscv64 (best of %d)" % len(qemu_runs), f"{qemu_seconds:.3f}", f"{qemu_mips:,.1f}",
-                  str(qemu_code))
-    console.print(table)
-    console.print(f"FP engine / qemu speed: {engine_mips / qemu_mips:.3f}  (goal >= {FUNCTIONAL_GOAL}; qemu is "
-                  f"{qemu_mips / engine_mips:.1f}x faster); {cpu_ratio_text(engine_cpu, qemu_runs)}")
-    same = bytes(result.stdout) == qemu_out and result.exit_code == qemu_code
-    if not same:
-        console.print(f"[red]linpack outputs differ: engine exit {result.exit_code}, qemu exit {qemu_code}")
-    return same
 
 
 def detailed_bench(console: Console, opts, functional_mips: float, qemu_mips: float) -> None:
@@ -170,7 +253,8 @@ def detailed_bench(console: Console, opts, functional_mips: float, qemu_mips: fl
                       f"{st[stats_paths.LLC.stat(0, 'mpki')]:.1f}", f"{st[stats_paths.CORE.stat(0, 0, 'ipc')]:.3f}")
     table.caption = "MPKI and IPC: the program's measured region (from ROI_BEGIN); MIPS: the whole run"
     Console(width=max(console.width, 112)).print(table)
-    console.print(f"for comparison: functional {functional_mips:,.1f} MIPS, qemu-riscv64 {qemu_mips:,.1f} MIPS "
+    console.print(f"for comparison, by median CPU time: functional {functional_mips:,.1f} MIPS, qemu-riscv64 "
+                  f"{qemu_mips:,.1f} MIPS "
                   f"(goal for detailed: >= {DETAILED_GOAL_MIPS} MIPS per host core on the target socket)")
 
 

@@ -75,7 +75,7 @@ impl BranchPredictor {
         if n == 0 {
             return;
         }
-        self.ras_top = (self.ras_top + 1) % n;
+        self.ras_top = if self.ras_top + 1 == n { 0 } else { self.ras_top + 1 }; // (a wrap, not a division)
         self.ras[self.ras_top] = ret;
         self.ras_count = (self.ras_count + 1).min(n);
     }
@@ -91,7 +91,7 @@ impl BranchPredictor {
             return false;
         }
         let predicted = self.ras[self.ras_top];
-        self.ras_top = (self.ras_top + n - 1) % n;
+        self.ras_top = if self.ras_top == 0 { n - 1 } else { self.ras_top - 1 };
         self.ras_count -= 1;
         predicted == target
     }

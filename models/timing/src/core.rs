@@ -48,6 +48,15 @@ struct Slot {
     fu: [u8; N_FU],
 }
 
+/// One store-queue entry: release cycle (left the store buffer), completion cycle, byte address and size.
+#[derive(Debug, Clone, Copy)]
+struct SqEntry {
+    release: u64,
+    done: u64,
+    addr: u64,
+    size: u8,
+}
+
 /// The cycles one instruction went through (returned by [`Core::step`], mainly for tests and tracing).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct InstTiming {
@@ -58,16 +67,14 @@ pub struct InstTiming {
     pub commit: u64,
 }
 
+/// The core's counters. Per-class instruction counts are one array indexed by [`InstClass`] (one increment per
+/// instruction, not a branch on its class); the named counts below derive from it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CoreStats {
     pub insts: u64,
-    pub loads: u64,
-    pub stores: u64,
-    pub atomics: u64,
-    pub prefetches: u64,
-    pub branches: u64,
+    /// Instructions committed, per class (`InstClass as usize`).
+    pub by_class: [u64; InstClass::COUNT],
     pub mispredicts: u64,
-    pub jumps: u64,
     pub forwarded_loads: u64,
     /// Loads that overlap an undrained older store without being contained in it: they wait for it to drain.
     pub forward_blocked_loads: u64,
@@ -76,22 +83,73 @@ pub struct CoreStats {
     pub lq_occupancy_sum: u64,
     pub sq_occupancy_sum: u64,
     pub load_latency_sum: u64,
-    /// Instruction mix: integer ALU ops, multiplies, divides, fences, system instructions, no-ops.
-    pub alu_ops: u64,
-    pub mul_ops: u64,
-    pub div_ops: u64,
-    pub fences: u64,
-    pub system_ops: u64,
-    pub nops: u64,
-    /// FP mix: add-class (add/sub/compare/min/max/sign/move), multiplies, FMAs, conversions, divides and roots.
-    pub fp_add_ops: u64,
-    pub fp_mul_ops: u64,
-    pub fp_fma_ops: u64,
-    pub fp_cvt_ops: u64,
-    pub fp_div_ops: u64,
     /// Register operands read (sources other than x0) and written (destinations other than x0).
     pub src_operands: u64,
     pub dst_operands: u64,
+}
+
+impl CoreStats {
+    #[inline]
+    fn of(&self, class: InstClass) -> u64 {
+        self.by_class[class as usize]
+    }
+    pub fn loads(&self) -> u64 {
+        self.of(InstClass::Load)
+    }
+    pub fn stores(&self) -> u64 {
+        self.of(InstClass::Store)
+    }
+    pub fn atomics(&self) -> u64 {
+        self.of(InstClass::Atomic)
+    }
+    pub fn prefetches(&self) -> u64 {
+        self.of(InstClass::Prefetch)
+    }
+    /// Conditional branches.
+    pub fn branches(&self) -> u64 {
+        self.of(InstClass::Branch)
+    }
+    /// Jumps, calls and returns.
+    pub fn jumps(&self) -> u64 {
+        self.of(InstClass::Jump)
+    }
+    /// Integer ALU ops (not branches or jumps).
+    pub fn alu_ops(&self) -> u64 {
+        self.of(InstClass::IntAlu)
+    }
+    pub fn mul_ops(&self) -> u64 {
+        self.of(InstClass::IntMul)
+    }
+    pub fn div_ops(&self) -> u64 {
+        self.of(InstClass::IntDiv)
+    }
+    pub fn fences(&self) -> u64 {
+        self.of(InstClass::Fence)
+    }
+    pub fn system_ops(&self) -> u64 {
+        self.of(InstClass::System)
+    }
+    /// No-ops and hints.
+    pub fn nops(&self) -> u64 {
+        self.of(InstClass::Nop)
+    }
+    /// FP add-class (add/sub/compare/min/max/sign/move).
+    pub fn fp_add_ops(&self) -> u64 {
+        self.of(InstClass::FpAdd)
+    }
+    pub fn fp_mul_ops(&self) -> u64 {
+        self.of(InstClass::FpMul)
+    }
+    pub fn fp_fma_ops(&self) -> u64 {
+        self.of(InstClass::FpFma)
+    }
+    pub fn fp_cvt_ops(&self) -> u64 {
+        self.of(InstClass::FpCvt)
+    }
+    /// FP divides and square roots.
+    pub fn fp_div_ops(&self) -> u64 {
+        self.of(InstClass::FpDiv) + self.of(InstClass::FpSqrt)
+    }
 }
 
 /// Latencies the core needs to know of its L1s (cycles), for pipelined hits and store-to-load forwarding.
@@ -142,11 +200,8 @@ pub struct Core {
     rob_pos: usize,
     lq: Vec<u64>,
     lq_pos: usize,
-    /// Per SQ entry: release cycle (left the store buffer), completion cycle, byte address and size.
-    sq_release: Vec<u64>,
-    sq_done: Vec<u64>,
-    sq_addr: Vec<u64>,
-    sq_size: Vec<u8>,
+    /// The store queue, oldest at `sq_pos` (each entry's fields together: one bounds check per entry read).
+    sq: Vec<SqEntry>,
     sq_pos: usize,
     /// Per hash of a word: the latest release of a store to it, so most loads skip the SQ search.
     sq_filter: [u64; 64],
@@ -214,10 +269,7 @@ impl Core {
             rob_pos: 0,
             lq: vec![0; p.lq_entries as usize],
             lq_pos: 0,
-            sq_release: vec![0; p.sq_entries as usize],
-            sq_done: vec![0; p.sq_entries as usize],
-            sq_addr: vec![u64::MAX; p.sq_entries as usize],
-            sq_size: vec![0; p.sq_entries as usize],
+            sq: vec![SqEntry { release: 0, done: 0, addr: u64::MAX, size: 0 }; p.sq_entries as usize],
             sq_pos: 0,
             sq_filter: [0; 64],
             calendar: vec![Slot::default(); CALENDAR],
@@ -384,6 +436,11 @@ impl Core {
         mem: &mut M,
         tables: &mut T,
     ) -> (u64, u64) {
+        let Some(m) = self.mmu.as_deref_mut() else { return (cycle, va) };
+        // Checked before the walk's read closure (a copy of the clock) is set up.
+        if !T::GUEST && m.repeat_hit(side, va) {
+            return (cycle, va);
+        }
         let (clock, id) = (self.clock, self.id);
         let read = |addr, c| clock.cycle_at_or_after(pte_read(mem, id, addr, clock.tick(c)));
         match &mut self.mmu {
@@ -399,12 +456,15 @@ impl Core {
     }
 
     /// Time one executed instruction. `mem` is the memory system this core's requests go to.
+    #[inline]
     pub fn step<M: MemPort + ?Sized>(&mut self, inst: &InstInfo, mem: &mut M) -> InstTiming {
         self.step_over(inst, mem, &mut Untranslated)
     }
 
-    /// `step` in FS mode: addresses translated over the guest's page tables (`tlb_guest`).
-    #[inline]
+    /// `step` in FS mode: addresses translated over the guest's page tables (`tlb_guest`). Always inlined: in the
+    /// executor's per-instruction hook this saves the call, its register saves and the writes of a timing nobody
+    /// reads.
+    #[inline(always)]
     pub fn step_over<M: MemPort + ?Sized, T: PageTables>(
         &mut self,
         inst: &InstInfo,
@@ -412,6 +472,7 @@ impl Core {
         tables: &mut T,
     ) -> InstTiming {
         self.stats.insts += 1;
+        self.stats.by_class[inst.class as usize] += 1;
 
         // ---- fetch
         if self.fetch_slots >= self.fetch_width {
@@ -449,7 +510,7 @@ impl Core {
             d = d.max(self.lq[self.lq_pos]);
         }
         if is_store {
-            d = d.max(self.sq_release[self.sq_pos]);
+            d = d.max(self.sq[self.sq_pos].release);
         }
         if d < self.disp_cycle {
             d = self.disp_cycle;
@@ -486,20 +547,6 @@ impl Core {
         }
         self.stats.src_operands += (inst.src1 != 0) as u64 + (inst.src2 != 0) as u64 + (inst.src3 != 0) as u64;
         self.stats.dst_operands += (inst.dst != 0) as u64;
-        match class {
-            InstClass::IntAlu => self.stats.alu_ops += 1,
-            InstClass::IntMul => self.stats.mul_ops += 1,
-            InstClass::IntDiv => self.stats.div_ops += 1,
-            InstClass::Fence => self.stats.fences += 1,
-            InstClass::System => self.stats.system_ops += 1,
-            InstClass::Nop => self.stats.nops += 1,
-            InstClass::FpAdd => self.stats.fp_add_ops += 1,
-            InstClass::FpMul => self.stats.fp_mul_ops += 1,
-            InstClass::FpFma => self.stats.fp_fma_ops += 1,
-            InstClass::FpCvt => self.stats.fp_cvt_ops += 1,
-            InstClass::FpDiv | InstClass::FpSqrt => self.stats.fp_div_ops += 1,
-            _ => {}
-        }
         // The cycle a store's translation is ready: its line is fetched for ownership from then.
         let (mut store_at, mut store_pa) = (0, 0);
         let (issue, complete) = match class {
@@ -551,7 +598,6 @@ impl Core {
             }
             InstClass::Load => {
                 let i = self.take_slot(ready, FU_LOAD);
-                self.stats.loads += 1;
                 let c = self.load(inst, i, mem, tables);
                 self.stats.load_latency_sum += c - i;
                 (i, c)
@@ -559,7 +605,6 @@ impl Core {
             InstClass::Atomic => {
                 // A read-modify-write at L1D, after older stores have drained (ordered like a locked op).
                 let i = self.take_slot(ready.max(self.last_store_release), FU_LOAD);
-                self.stats.atomics += 1;
                 let (at, pa) = self.translate(Side::Data, inst.mem_addr, i, mem, tables);
                 let mut req = MemReq::new(pa, AccessKind::Write, self.id, self.clock.tick(at));
                 req.non_temporal = inst.non_temporal;
@@ -577,7 +622,6 @@ impl Core {
             }
             InstClass::Prefetch => {
                 let i = self.take_slot(ready, FU_LOAD);
-                self.stats.prefetches += 1;
                 let kind = match inst.prefetch_kind {
                     PrefetchKind::Instruction => AccessKind::IFetch,
                     _ => AccessKind::Prefetch,
@@ -599,14 +643,8 @@ impl Core {
 
         // ---- branch prediction: a wrong guess redirects fetch after resolution
         let correct = match class {
-            InstClass::Branch => {
-                self.stats.branches += 1;
-                self.bp.conditional(inst.pc, inst.taken)
-            }
-            InstClass::Jump => {
-                self.stats.jumps += 1;
-                self.predict_jump(inst)
-            }
+            InstClass::Branch => self.bp.conditional(inst.pc, inst.taken),
+            InstClass::Jump => self.predict_jump(inst),
             _ => true,
         };
         if !correct {
@@ -647,23 +685,19 @@ impl Core {
             self.stats.lq_occupancy_sum += c - d;
         }
         if is_store {
-            self.stats.stores += 1;
             // Fetch the line for ownership at issue; the store leaves the store buffer, in order, after commit.
             let mut req = MemReq::new(store_pa, AccessKind::Write, self.id, self.clock.tick(store_at));
             req.non_temporal = inst.non_temporal;
             let owned = self.mem_cycles(mem.access(&req));
             let release = c.max(owned).max(self.last_store_release);
             self.last_store_release = release;
-            self.sq_release[self.sq_pos] = release;
-            self.sq_done[self.sq_pos] = complete;
-            self.sq_addr[self.sq_pos] = inst.mem_addr;
-            self.sq_size[self.sq_pos] = inst.mem_size.max(1);
+            self.sq[self.sq_pos] = SqEntry { release, done: complete, addr: inst.mem_addr, size: inst.mem_size.max(1) };
             // Both 8-byte words the store may touch (an unaligned store spans two).
             for word in [inst.mem_addr >> 3, (inst.mem_addr + inst.mem_size.max(1) as u64 - 1) >> 3] {
                 let h = Self::word_hash(word);
                 self.sq_filter[h] = self.sq_filter[h].max(release);
             }
-            self.sq_pos = if self.sq_pos + 1 == self.sq_release.len() { 0 } else { self.sq_pos + 1 };
+            self.sq_pos = if self.sq_pos + 1 == self.sq.len() { 0 } else { self.sq_pos + 1 };
             self.stats.sq_occupancy_sum += release - d;
         }
         InstTiming { fetch, dispatch: d, issue, complete, commit: c }
@@ -694,23 +728,24 @@ impl Core {
         // Search the SQ youngest first (only if the filter says a store to one of the load's words may be
         // undrained).
         let undrained = |w: u64| self.sq_filter[Self::word_hash(w)] > i;
-        let n = if undrained(start >> 3) || undrained((end - 1) >> 3) { self.sq_addr.len() } else { 0 };
+        let n = if undrained(start >> 3) || undrained((end - 1) >> 3) { self.sq.len() } else { 0 };
         let mut k = self.sq_pos;
         for _ in 0..n {
             k = if k == 0 { n - 1 } else { k - 1 };
             // Stores leave the buffer in order (`last_store_release`), so releases only fall going back: once one
             // has left by `i`, every older one has too, and none of them can forward or block.
-            if self.sq_release[k] <= i {
+            let e = self.sq[k];
+            if e.release <= i {
                 break;
             }
-            let (s_start, s_end) = (self.sq_addr[k], self.sq_addr[k].wrapping_add(self.sq_size[k] as u64));
+            let (s_start, s_end) = (e.addr, e.addr.wrapping_add(e.size as u64));
             if s_start < end && start < s_end {
                 if s_start <= start && end <= s_end {
                     self.stats.forwarded_loads += 1;
-                    return i.max(self.sq_done[k]) + self.l1.l1d;
+                    return i.max(e.done) + self.l1.l1d;
                 }
                 self.stats.forward_blocked_loads += 1;
-                return self.sq_release[k] + self.l1.l1d;
+                return e.release + self.l1.l1d;
             }
         }
         mem.set_pc(self.id, inst.pc);
@@ -735,24 +770,29 @@ impl Core {
         out.add(prefix, "ipc", ratio(insts, cycles), "instructions per cycle");
         out.add(prefix, "cpi", ratio(cycles, insts), "cycles per instruction");
         out.add(prefix, "clock", self.clock.freq_hz() as f64, "current clock, Hz");
-        let fp_ops = (s.fp_add_ops + s.fp_mul_ops + s.fp_fma_ops + s.fp_cvt_ops + s.fp_div_ops) as f64;
-        out.add(prefix, "int_ops", insts - s.nops as f64 - fp_ops, "integer instructions (all but FP, no-ops, hints)");
+        let fp_ops = (s.fp_add_ops() + s.fp_mul_ops() + s.fp_fma_ops() + s.fp_cvt_ops() + s.fp_div_ops()) as f64;
+        out.add(
+            prefix,
+            "int_ops",
+            insts - s.nops() as f64 - fp_ops,
+            "integer instructions (all but FP, no-ops, hints)",
+        );
         out.add(prefix, "fp_ops", fp_ops, "F/D computational instructions (not FP loads and stores)");
-        out.add(prefix, "fp_add_ops", s.fp_add_ops as f64, "FP add/sub/compare/min/max/sign-injection/moves");
-        out.add(prefix, "fp_mul_ops", s.fp_mul_ops as f64, "FP multiplies");
-        out.add(prefix, "fp_fma_ops", s.fp_fma_ops as f64, "FP fused multiply-adds");
-        out.add(prefix, "fp_cvt_ops", s.fp_cvt_ops as f64, "FP conversions");
-        out.add(prefix, "fp_div_ops", s.fp_div_ops as f64, "FP divides and square roots");
-        out.add(prefix, "alu_ops", s.alu_ops as f64, "integer ALU instructions (not branches or jumps)");
-        out.add(prefix, "mul_ops", (s.mul_ops + s.div_ops) as f64, "multiplies and divides");
-        out.add(prefix, "div_ops", s.div_ops as f64, "divides and remainders");
-        out.add(prefix, "loads", s.loads as f64, "loads executed");
-        out.add(prefix, "stores", s.stores as f64, "stores executed");
-        out.add(prefix, "atomics", s.atomics as f64, "atomic memory operations executed");
-        out.add(prefix, "prefetches", s.prefetches as f64, "software prefetches executed");
-        out.add(prefix, "fences", s.fences as f64, "fences");
-        out.add(prefix, "system_ops", s.system_ops as f64, "ecall, ebreak and CSR instructions (serialising)");
-        out.add(prefix, "nops", s.nops as f64, "no-ops and NTL hints");
+        out.add(prefix, "fp_add_ops", s.fp_add_ops() as f64, "FP add/sub/compare/min/max/sign-injection/moves");
+        out.add(prefix, "fp_mul_ops", s.fp_mul_ops() as f64, "FP multiplies");
+        out.add(prefix, "fp_fma_ops", s.fp_fma_ops() as f64, "FP fused multiply-adds");
+        out.add(prefix, "fp_cvt_ops", s.fp_cvt_ops() as f64, "FP conversions");
+        out.add(prefix, "fp_div_ops", s.fp_div_ops() as f64, "FP divides and square roots");
+        out.add(prefix, "alu_ops", s.alu_ops() as f64, "integer ALU instructions (not branches or jumps)");
+        out.add(prefix, "mul_ops", (s.mul_ops() + s.div_ops()) as f64, "multiplies and divides");
+        out.add(prefix, "div_ops", s.div_ops() as f64, "divides and remainders");
+        out.add(prefix, "loads", s.loads() as f64, "loads executed");
+        out.add(prefix, "stores", s.stores() as f64, "stores executed");
+        out.add(prefix, "atomics", s.atomics() as f64, "atomic memory operations executed");
+        out.add(prefix, "prefetches", s.prefetches() as f64, "software prefetches executed");
+        out.add(prefix, "fences", s.fences() as f64, "fences");
+        out.add(prefix, "system_ops", s.system_ops() as f64, "ecall, ebreak and CSR instructions (serialising)");
+        out.add(prefix, "nops", s.nops() as f64, "no-ops and NTL hints");
         out.add(prefix, "forwarded_loads", s.forwarded_loads as f64, "loads served by store-to-load forwarding");
         out.add(
             prefix,
@@ -763,16 +803,16 @@ impl Core {
         out.add(
             prefix,
             "load_latency_avg",
-            ratio(s.load_latency_sum as f64, s.loads as f64),
+            ratio(s.load_latency_sum as f64, s.loads() as f64),
             "cycles from issue to data, per load",
         );
-        out.add(prefix, "branches", s.branches as f64, "conditional branches");
-        out.add(prefix, "jumps", s.jumps as f64, "jumps, calls and returns");
+        out.add(prefix, "branches", s.branches() as f64, "conditional branches");
+        out.add(prefix, "jumps", s.jumps() as f64, "jumps, calls and returns");
         out.add(prefix, "branch_mispredicts", s.mispredicts as f64, "mispredicted branches and jumps");
         out.add(
             prefix,
             "mispredict_rate",
-            ratio(s.mispredicts as f64, (s.branches + s.jumps) as f64),
+            ratio(s.mispredicts as f64, (s.branches() + s.jumps()) as f64),
             "mispredicts / (branches + jumps)",
         );
         out.add(prefix, "icache_stall_cycles", s.icache_stall_cycles as f64, "fetch cycles lost to L1I misses");
@@ -789,7 +829,7 @@ impl Core {
             ratio(s.sq_occupancy_sum as f64, cycles),
             "average store-queue entries in use",
         );
-        let issued = insts - s.nops as f64;
+        let issued = insts - s.nops() as f64;
         let (src, dst) = (s.src_operands as f64, s.dst_operands as f64);
         let derived: [(&str, f64, &str); 16] = [
             ("rob_reads", insts, "ROB reads (one per committed instruction; derived)"),
@@ -801,7 +841,7 @@ impl Core {
             ("iq_wakeups", dst, "issue-queue wakeups: results broadcast (derived)"),
             ("int_rf_reads", src, "integer register-file reads (derived)"),
             ("int_rf_writes", dst, "integer register-file writes (derived)"),
-            ("btb_reads", (s.branches + s.jumps) as f64, "BTB lookups: branches and jumps (derived)"),
+            ("btb_reads", (s.branches() + s.jumps()) as f64, "BTB lookups: branches and jumps (derived)"),
             ("btb_writes", s.mispredicts as f64, "BTB/predictor updates on mispredictions (derived)"),
             ("fp_rename_reads", 0.0, "FP rename reads (none)"),
             ("fp_rename_writes", 0.0, "FP rename writes (none)"),

@@ -35,6 +35,11 @@ pub enum InstClass {
     FpSqrt,
 }
 
+impl InstClass {
+    /// The number of classes (a counter per class is indexed by `class as usize`).
+    pub const COUNT: usize = InstClass::FpSqrt as usize + 1;
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PrefetchKind {
     #[default]

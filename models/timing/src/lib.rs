@@ -183,6 +183,8 @@ pub(crate) fn ratio(num: f64, den: f64) -> f64 {
 pub struct Clock {
     freq_hz: u64,
     period_q64: u128,
+    /// The period in whole ps when it is one (2.5 GHz: 400), else 0: then `span` is one 64-bit multiply.
+    whole_ps: u64,
     cycles_per_tick: f64,
     base_cycle: u64,
     base_tick: Tick,
@@ -192,13 +194,26 @@ impl Clock {
     pub fn new(freq_hz: u64) -> Self {
         assert!(freq_hz > 0, "a clock needs a frequency");
         let period_q64 = ((PS_PER_S as u128) << 64).div_ceil(freq_hz as u128);
-        Clock { freq_hz, period_q64, cycles_per_tick: freq_hz as f64 / PS_PER_S as f64, base_cycle: 0, base_tick: 0 }
+        let whole_ps = if period_q64 as u64 == 0 { (period_q64 >> 64) as u64 } else { 0 };
+        Clock {
+            freq_hz,
+            period_q64,
+            whole_ps,
+            cycles_per_tick: freq_hz as f64 / PS_PER_S as f64,
+            base_cycle: 0,
+            base_tick: 0,
+        }
     }
     pub fn freq_hz(&self) -> u64 {
         self.freq_hz
     }
+    /// Ticks of `cycles` cycles: (cycles x period) in ps, rounded down. With a whole-ps period the fixed-point
+    /// product has no fraction, so it is the 64-bit product (truncated to 64 bits like the general one).
     #[inline]
     fn span(&self, cycles: u64) -> Tick {
+        if self.whole_ps != 0 {
+            return cycles.wrapping_mul(self.whole_ps);
+        }
         ((cycles as u128 * self.period_q64) >> 64) as Tick
     }
     /// The tick at which `cycle` starts.
@@ -213,6 +228,10 @@ impl Clock {
             return self.base_cycle;
         }
         let d = tick - self.base_tick;
+        if self.whole_ps != 0 {
+            // The first c with c x period >= d, exactly (ticks stay far below 2^64, so the product never wraps).
+            return self.base_cycle + d.div_ceil(self.whole_ps);
+        }
         // A floating-point guess (truncated: `ceil` is a library call on the baseline x86-64 target, and this is
         // called for every memory access), corrected to be exact against `span`.
         let mut c = (d as f64 * self.cycles_per_tick) as u64;
@@ -253,6 +272,27 @@ mod tests {
             assert_eq!(c.cycle_at_or_after(c.tick(cycle)), cycle);
         }
         assert_eq!(c.tick(27_000_000_000), 10_000_000_000_000); // 10 s
+    }
+
+    #[test]
+    fn a_whole_ps_period_converts_exactly_as_the_fixed_point_one() {
+        // The whole-ps shortcut (one 64-bit multiply) against the general fixed-point path on the same clock, at
+        // cycles and ticks on and around period boundaries, small and large, and after a DVFS change.
+        for hz in [2_500_000_000u64, 1_000_000_000, 4_000_000_000, 400_000_000, 1_000_000_000_000] {
+            let mut fast = Clock::new(hz);
+            assert!(fast.whole_ps != 0, "{hz} Hz has a whole-ps period");
+            fast.set_freq(12_345, hz);
+            let general = Clock { whole_ps: 0, ..fast };
+            let mut x = 1u64;
+            for _ in 0..2_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                for v in [x % 1_000, x % 10_000_000, x >> 24, (x >> 24) + 1, (x >> 24).saturating_sub(1)] {
+                    assert_eq!(fast.tick(v), general.tick(v), "{hz} Hz, tick({v})");
+                    assert_eq!(fast.cycle_at_or_after(v), general.cycle_at_or_after(v), "{hz} Hz, cycle of {v}");
+                }
+            }
+        }
+        assert_eq!(Clock::new(2_700_000_000).whole_ps, 0, "370.37 ps is not whole");
     }
 
     #[test]

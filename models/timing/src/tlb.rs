@@ -353,15 +353,25 @@ impl Mmu {
     /// hit). `read(addr, cycle)` performs one page-table read at `cycle` and returns the cycle its data arrives.
     #[inline]
     pub fn translate(&mut self, side: Side, va: u64, cycle: u64, read: impl FnMut(u64, u64) -> u64) -> u64 {
-        let va = va & VA_MASK;
-        let memo = (va >> 12) << 16 | self.asid as u64;
-        let s = side as usize;
-        let (last, size) = self.last[s];
-        if last == memo {
-            self.l1(side)[size].stats.accesses += 1;
+        if self.repeat_hit(side, va) {
             return cycle;
         }
+        let va = va & VA_MASK;
+        let memo = (va >> 12) << 16 | self.asid as u64;
         self.translate_slow(side, va, memo, cycle, read)
+    }
+
+    /// An L1 TLB hit on the page `side` translated last (most lookups): counts the access, as `translate` does,
+    /// and returns true; false if `va` needs `translate`. A caller checks it before setting up a walk's reads.
+    #[inline]
+    pub fn repeat_hit(&mut self, side: Side, va: u64) -> bool {
+        let memo = ((va & VA_MASK) >> 12) << 16 | self.asid as u64;
+        let (last, size) = self.last[side as usize];
+        if last != memo {
+            return false;
+        }
+        self.l1(side)[size].stats.accesses += 1;
+        true
     }
 
     pub(crate) fn l1(&mut self, side: Side) -> &mut [TlbArray; 2] {

@@ -611,7 +611,7 @@ mod tests {
             hart.timed_ps = Some(0);
         }
         assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
-        assert_eq!(hook.sys.cores[0].stats.loads, n);
+        assert_eq!(hook.sys.cores[0].stats.loads(), n);
         let t0 = hook.sys.hart_time(0);
         // The first lap's loads dominate: the fetch of the code's lines happens once in both runs alike.
         t0 / n

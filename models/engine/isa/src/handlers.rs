@@ -224,15 +224,32 @@ unsafe fn retire<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: 
     }
 }
 
-/// Each operation's class and memory size (`op_class`, `mem_size`), by its discriminant: one load each for the
-/// hook's record, where the matches compile to jumps through tables.
-const OP_INFO: [(InstClass, u8); OPS] = {
-    let mut t = [(InstClass::IntAlu, 0); OPS];
+/// What the hook's record needs of an operation, by its discriminant: one load for the record, where the matches
+/// compile to jumps through tables or chains of compares.
+#[derive(Clone, Copy)]
+struct OpTiming {
+    class: InstClass,
+    /// Memory access size (`mem_size`), 0 if none.
+    size: u8,
+    /// Accesses memory: a load, store, atomic or prefetch.
+    is_mem: bool,
+    prefetch_kind: PrefetchKind,
+}
+
+const OP_INFO: [OpTiming; OPS] = {
+    let mut t = [OpTiming { class: InstClass::IntAlu, size: 0, is_mem: false, prefetch_kind: PrefetchKind::Read }; OPS];
     let mut i = 0;
     while i < OPS {
         // SAFETY: Op is repr(u8) with the discriminants 0..OPS, none skipped.
         let op: Op = unsafe { std::mem::transmute::<u8, Op>(i as u8) };
-        t[i] = (op_class(op), mem_size(op));
+        let (class, size) = (op_class(op), mem_size(op));
+        let prefetch_kind = match op {
+            Op::PrefetchW => PrefetchKind::Write,
+            Op::PrefetchI => PrefetchKind::Instruction,
+            _ => PrefetchKind::Read,
+        };
+        let is_mem = size != 0 || matches!(class, InstClass::Prefetch);
+        t[i] = OpTiming { class, size, is_mem, prefetch_kind };
         i += 1;
     }
     t
@@ -244,8 +261,7 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
     let d = &*d;
     let h = hart(c);
     // SAFETY: every Op's discriminant is below OPS.
-    let (class, size) = *OP_INFO.get_unchecked(d.op as usize);
-    let is_mem = size != 0 || class == InstClass::Prefetch;
+    let OpTiming { class, size, is_mem, prefetch_kind } = *OP_INFO.get_unchecked(d.op as usize);
     let non_temporal = is_mem && h.ntl_pending;
     if is_mem {
         h.ntl_pending = false;
@@ -266,11 +282,7 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
         taken: taken || class == InstClass::Jump,
         next_pc: next,
         non_temporal,
-        prefetch_kind: match d.op {
-            Op::PrefetchW => PrefetchKind::Write,
-            Op::PrefetchI => PrefetchKind::Instruction,
-            _ => PrefetchKind::Read,
-        },
+        prefetch_kind,
     };
     let m = mem(c);
     if m.full_system() {
