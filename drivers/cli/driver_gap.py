@@ -1,0 +1,199 @@
+"""Where the LLC study's gap between the two guest drivers comes from (issue 28): a REDUCED experiment.
+
+At full conditions (60 cores, 16 Mi items, 768 KB of LLC per core) MICA's DPDK buffer footprint, the server's
+default driver, answers 1.107 +- 0.019 times what the compact driver does (results/figures/llc/llc.md). The two
+drivers differ in four server arguments (drivers/studies/llc.py DRIVERS):
+
+- tx_ring: 512 TX descriptors per queue (DPDK) against 128 (compact);
+- tx_free: DPDK frees sent TX buffers one group of 32 at a time, once fewer than 32 descriptors are free; the
+  compact driver frees all that is done at every burst (tx_free = its ring);
+- buf_headroom / buf_meta: DPDK's buffers are a 64-byte mbuf header, 128 bytes of headroom and the 2,048-byte data
+  room (a 2,240-byte stride); the compact driver's are the bare 2,048-byte data room.
+
+This runs each driver and each one with ONE of those changed to the other driver's value, on a reduced share of the
+socket (per-core resources in proportion, drivers/studies/common.py: 20 cores by default, one NIC of the three with
+20 queues, its 100 Gb/s port and PCIe x8, as on the full socket; the LLC study's own reduced data set, 2^20 tiny
+items; 768 KB of LLC per core), at the LLC study's measurement (capacity search to 2%, then the steady-state window
+with its 95% interval). Every output says it is reduced. (On the 4-core share, one NIC of 4 queues at 20 Gb/s, the
+two drivers are 1.030 +- 0.025 apart: too close to split.)
+
+    python -m drivers.cli.driver_gap                         # run what is not stored yet, then write the report
+    python -m drivers.cli.driver_gap --variant dpdk --variant compact
+    python -m drivers.cli.driver_gap --draw-only             # the report from what is stored
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import pathlib
+
+import pandas as pd
+
+from drivers import sweep as sweeps
+from drivers.studies import common, llc
+from models import stats_paths as paths
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORES = 20      # one NIC's share of the 60-core socket (common.NICS_PER_CORE)
+ITEMS = llc.REDUCED_ITEMS
+LLC_PER_CORE_KB = 768
+# Its own folder of shared loads: the LLC study's jobs use results/sweeps/checkpoints meanwhile (one sweep process
+# per folder).
+CHECKPOINTS = ROOT / "results" / "sweeps" / "driver-gap"
+
+COMPACT = dict(a.split("=") for a in llc.DRIVERS["compact"][0])     # tx_ring, tx_free, buf_headroom, buf_meta
+# The default driver's values of the same arguments, given explicitly (workloads/kvs/kvs_server.c kvs_config_default
+# and platform_riscv.c plat_set_driver: DPDK's ixgbe tx_free_thresh, 32 free descriptors).
+DPDK = {"tx_ring": "512", "tx_free": "32", "buf_headroom": "128", "buf_meta": "64"}
+
+# name -> (server arguments, what differs from the driver it starts from). Freeing at every burst is tx_free = the
+# ring, so where the ring changes under the compact driver's freeing, tx_free follows it.
+VARIANTS: dict[str, tuple[dict[str, str], str]] = {
+    "dpdk": (DPDK, "MICA's DPDK buffer footprint (the server's default)"),
+    "compact": (COMPACT, "compact driver"),
+    "compact+ring512": ({**COMPACT, "tx_ring": "512", "tx_free": "512"}, "compact, 512 TX descriptors"),
+    "dpdk+ring128": ({**DPDK, "tx_ring": "128"}, "DPDK, 128 TX descriptors"),
+    "compact+dpdk-free": ({**COMPACT, "tx_free": "32"}, "compact, DPDK's freeing (32 at a time, < 32 free)"),
+    "dpdk+free-every-burst": ({**DPDK, "tx_free": "512"}, "DPDK, freeing at every burst"),
+    "compact+dpdk-buffers": ({**COMPACT, "buf_headroom": "128", "buf_meta": "64"},
+                             "compact, DPDK's buffer layout (2,240-byte stride)"),
+    "dpdk+bare-buffers": ({**DPDK, "buf_headroom": "0", "buf_meta": "0"}, "DPDK, bare 2 KB buffers"),
+}
+
+
+def variant_sweep(name: str, cores: int = CORES) -> sweeps.Sweep:
+    args = tuple(f"{k}={v}" for k, v in VARIANTS[name][0].items())
+    return sweeps.Sweep(f"driver-gap-{cores}c-1Mi-{name}", llc._base(cores, ITEMS, server_args=args),
+                        sweeps.Grid({"caches.llc.size": [LLC_PER_CORE_KB * 1024 * cores]}),
+                        evaluator=sweeps.CAPACITY_EVALUATOR,
+                        options={"resolution": common.CAPACITY_RESOLUTION, "steady": True},
+                        share_checkpoint=True, checkpoints=str(CHECKPOINTS))
+
+
+def row_of(name: str, table: pd.DataFrame) -> dict:
+    ok = table[table.status == "ok"] if "status" in table else table.iloc[0:0]
+    if not len(ok):
+        return {"variant": name, "driver": VARIANTS[name][1]}
+    row = ok.iloc[0]
+    f = common.figures_of(row)
+    r = {k[5:]: v for k, v in row.items() if isinstance(k, str) and k.startswith("stat.")}
+    return {"variant": name, "driver": VARIANTS[name][1],
+            "throughput_mrps": f["throughput_mrps"], "throughput_ci_mrps": f["throughput_ci_mrps"],
+            "ipc": f["ipc"], "insts_per_req_work": r.get("client.insts_per_request_work", math.nan),
+            "insts_per_req_idle": r.get("client.insts_per_request_idle", math.nan),
+            "l1d_mpki": f["l1d_mpki"],
+            "l1d_coherence_inv_per_kreq": 1e3 * common.sum_of(r, paths.PRIVATE_CACHE, "coherence_invalidations",
+                                                               socket=0, cache="l1d") / r["client.requests"]
+            if r.get("client.requests") else math.nan,
+            "load_latency_avg": common.mean_of(r, paths.CORE, "load_latency_avg", socket=0),
+            "llc_demand_mpki": f["llc_demand_mpki"], "llc_dma_mpki": f["llc_dma_mpki"],
+            "p95_steady_us": f["p95_steady_us"], "probes": f["probes"], "cpu_seconds": f["cpu_seconds"]}
+
+
+def overload(names: list[str], cores: int, rate_mpps: float) -> pd.DataFrame:
+    """One run per variant at `rate_mpps` offered per port (above both capacities: every core saturated),
+    restoring the variant's shared load (loaded first when it is not stored): where the offered frames go (answered,
+    dropped by the NIC for want of an RX descriptor, or received by the server and never sent back) and what the
+    cores spend per answered request."""
+    import time
+
+    from drivers.sweep.checkpoints import prepare_checkpoint
+    from models.sim import simulate
+
+    rows = []
+    for name in names:
+        point = variant_sweep(name, cores).resolve()[0]
+        loaded = prepare_checkpoint(str(CHECKPOINTS), point)
+        if loaded["status"] != "ok":
+            raise SystemExit(f"{name}: loading its data set failed: {loaded['error']}")
+        system = point.system()
+        system.restore_from = str(sweeps.checkpoint_dir(CHECKPOINTS, point.data_set))
+        system.client.offered_mpps = rate_mpps
+        started = time.process_time()
+        r = dict(simulate(system).stats)
+        answered = r["client.requests"]
+        rx = common.sum_of(r, paths.NIC_QUEUE, "rx_frames")
+        tx = common.sum_of(r, paths.NIC_QUEUE, "tx_frames")
+        cycles = common.sum_of(r, paths.CORE, "cycles", socket=0)
+        busy = sum(v for k, v in r.items() if k.endswith(".busy_poll_insts"))
+        rows.append({"variant": name, "offered_mpps_per_port": rate_mpps,
+                     "answered_mrps": r["client.throughput_mrps"], "loss": r["client.loss"],
+                     "nic_rx_drops_per_kframe": 1e3 * common.sum_of(r, paths.NIC_QUEUE, "rx_drops") /
+                     max(1.0, rx + common.sum_of(r, paths.NIC_QUEUE, "rx_drops")),
+                     "server_unsent_per_kframe": 1e3 * (rx - tx) / rx if rx else math.nan,
+                     "busy_insts_per_answered": busy / answered, "cycles_per_answered_per_core": cycles / answered,
+                     "ipc": common.mean_of(r, paths.CORE, "ipc", socket=0),
+                     "rx_batch": common.mean_of(r, paths.NIC_QUEUE, "rx_batch_mean"),
+                     "load_cpu_seconds": loaded["cpu_seconds"], "cpu_seconds": time.process_time() - started})
+    return pd.DataFrame(rows)
+
+
+def ratio(a: float, ha: float, b: float, hb: float) -> tuple[float, float]:
+    """a / b and its 95% half-width from the two independent intervals (first order)."""
+    q = a / b
+    return q, q * math.hypot(ha / a, hb / b)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--variant", action="append", choices=list(VARIANTS), help="run only these")
+    parser.add_argument("--cores", type=int, default=CORES, help="the share of the socket (default: one NIC's)")
+    parser.add_argument("--overload", type=float, metavar="MPPS",
+                        help="instead: one run per variant (--variant) at MPPS offered per port, above capacity")
+    parser.add_argument("--draw-only", action="store_true", help="run nothing: report what is stored")
+    parser.add_argument("--out", help="report path (default results/figures-reduced/llc/driver_gap_<cores>c.md)")
+    args = parser.parse_args(argv)
+    cores = args.cores
+    if args.overload:
+        df = overload(args.variant or list(VARIANTS), cores, args.overload)
+        df.insert(0, "conditions", f"REDUCED: a {cores}-core share of the 60-core socket, {ITEMS:,} tiny items, "
+                  f"{LLC_PER_CORE_KB} KB of LLC per core; one run at the offered load")
+        out = pathlib.Path(args.out or ROOT / "results" / "figures-reduced" / "llc" / f"driver_gap_{cores}c_overload.csv")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(out, index=False)
+        print(common.markdown_table(df.drop(columns=["conditions"])))
+        return 0
+    from analysis.sweeps import load_sweep
+
+    rows = []
+    names = [n for n in VARIANTS if not args.variant or n in args.variant] if args.draw_only else list(VARIANTS)
+    for name in names:
+        sw = variant_sweep(name, cores)
+        keys = [p.key for p in sw.resolve()]
+        if not args.draw_only and (not args.variant or name in args.variant):
+            sweeps.run(sw, jobs=1, progress=False)
+        store = sweeps.store_dir(sw.name)
+        table = load_sweep(store, keys=keys) if (store / "sweep.json").exists() else pd.DataFrame()
+        rows.append(row_of(name, table))
+    df = pd.DataFrame(rows)
+    base = df.set_index("variant")
+    for ref in ("compact", "dpdk"):
+        if ref in base.index and "throughput_mrps" in base and base.throughput_mrps.notna().get(ref, False):
+            b, hb = base.loc[ref, "throughput_mrps"], base.loc[ref, "throughput_ci_mrps"]
+            df[f"vs_{ref}"] = [f"{q:.3f} +- {h:.3f}" if t == t else "" for t, q, h in
+                               ((t, *ratio(t, h_, b, hb)) for t, h_ in zip(df.get("throughput_mrps", []),
+                                                                          df.get("throughput_ci_mrps", [])))]
+    conditions = (f"REDUCED: a {cores}-core share of the 60-core socket (per-core resources in proportion), "
+                  f"{ITEMS:,} tiny items, {LLC_PER_CORE_KB} KB of LLC per core; capacity search to "
+                  f"{common.CAPACITY_RESOLUTION:.0%}, then the steady-state window (95% interval)")
+    df.insert(0, "conditions", conditions)
+    out = pathlib.Path(args.out or ROOT / "results" / "figures-reduced" / "llc" / f"driver_gap_{cores}c.md")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out.with_suffix(".csv"), index=False)
+    lines = ["# The LLC study's driver gap, one argument at a time (REDUCED)", "", __doc__.split("\n\n")[1], "",
+             f"Conditions: {conditions}.", "",
+             "Server arguments: " + "; ".join(f"{n}: {' '.join(f'{k}={v}' for k, v in a.items())}"
+                                              for n, (a, _) in VARIANTS.items()), "",
+             "vs_X: throughput over variant X's, with the 95% half-width from both intervals. insts_per_req_work / "
+             "_idle: instructions per request in request processing and in idle polling (client.insts_per_request_"
+             "work / _idle); l1d_coherence_inv_per_kreq: L1D lines invalidated by coherence (the NIC's DMA writes "
+             "among them) per thousand requests; load_latency_avg: cycles per load, mean over the cores.", "",
+             common.markdown_table(df.drop(columns=["conditions"])), ""]
+    out.write_text("\n".join(lines))
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
