@@ -61,3 +61,17 @@ def test_every_variant_is_a_configuration_the_server_takes(name):
 def test_the_ratio_carries_both_intervals():
     q, h = gap.ratio(2.0, 0.2, 1.0, 0.1)
     assert q == 2.0 and h == pytest.approx(2.0 * math.hypot(0.1, 0.1))
+
+
+def test_the_llc_report_gives_the_driver_ratio_only_where_both_drivers_ran():
+    import pandas as pd
+
+    dpdk = pd.DataFrame({"llc_per_core_kb": [512, 768, 2048], "throughput_mrps": [200.0, 220.0, 230.0],
+                         "throughput_ci_mrps": [4.0, 2.2, 2.3]})
+    compact = pd.DataFrame({"llc_per_core_kb": [768, 1024], "throughput_mrps": [200.0, 201.0],
+                            "throughput_ci_mrps": [2.0, 2.0]})
+    r = llc.driver_ratios({"dpdk": dpdk, "compact": compact})
+    assert list(r.llc_per_core_kb) == [768]
+    assert r.dpdk_over_compact.iloc[0] == pytest.approx(1.1)
+    assert r.half_width_95.iloc[0] == pytest.approx(1.1 * math.hypot(0.01, 0.01))
+    assert not len(llc.driver_ratios({"dpdk": dpdk}))           # one driver measured: no ratio
