@@ -25,6 +25,7 @@ two drivers are 1.030 +- 0.025 apart: too close to split.)
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import pathlib
 
@@ -92,12 +93,14 @@ def row_of(name: str, table: pd.DataFrame) -> dict:
 
 
 def overload(names: list[str], cores: int, rate_mpps: float, out: pathlib.Path | None = None,
-             warmup_per_core: int = llc.WARMUP_REQUESTS_PER_CORE) -> pd.DataFrame:
+             warmup_per_core: int = llc.WARMUP_REQUESTS_PER_CORE, stats_dir: pathlib.Path | None = None,
+             seed: int = 0) -> pd.DataFrame:
     """One run per variant at `rate_mpps` offered per port (above both capacities: every core saturated),
     restoring the variant's shared load (loaded first when it is not stored): where the offered frames go (answered,
     dropped by the NIC for want of an RX descriptor, or received by the server and never sent back) and what the
     cores spend per answered request. `warmup_per_core`: the requests each core's caches warm over after the
-    restore (client.warmup_requests / cores; the LLC study's 25,000 by default)."""
+    restore (client.warmup_requests / cores; the LLC study's 25,000 by default); `stats_dir`: each run's whole
+    statistics there as <variant>.json; `seed`: the measured phase's random stream (client.measure_seed)."""
     import time
 
     from drivers.sweep.checkpoints import prepare_checkpoint
@@ -113,14 +116,18 @@ def overload(names: list[str], cores: int, rate_mpps: float, out: pathlib.Path |
         system.restore_from = str(sweeps.checkpoint_dir(CHECKPOINTS, point.data_set))
         system.client.offered_mpps = rate_mpps
         system.client.warmup_requests = warmup_per_core * cores
+        system.client.measure_seed = seed
         started = time.process_time()
         r = dict(simulate(system).stats)
+        if stats_dir is not None:
+            stats_dir.mkdir(parents=True, exist_ok=True)
+            (stats_dir / f"{name}.json").write_text(json.dumps(r, sort_keys=True))
         answered = r["client.requests"]
         rx = common.sum_of(r, paths.NIC_QUEUE, "rx_frames")
         tx = common.sum_of(r, paths.NIC_QUEUE, "tx_frames")
         cycles = common.sum_of(r, paths.CORE, "cycles", socket=0)
         busy = sum(v for k, v in r.items() if k.endswith(".busy_poll_insts"))
-        rows.append({"variant": name, "offered_mpps_per_port": rate_mpps, "warmup_requests_per_core": warmup_per_core,
+        rows.append({"variant": name, "seed": seed, "offered_mpps_per_port": rate_mpps, "warmup_requests_per_core": warmup_per_core,
                      "answered_mrps": r["client.throughput_mrps"], "loss": r["client.loss"],
                      "nic_rx_drops_per_kframe": 1e3 * common.sum_of(r, paths.NIC_QUEUE, "rx_drops") /
                      max(1.0, rx + common.sum_of(r, paths.NIC_QUEUE, "rx_drops")),
@@ -148,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="instead: one run per variant (--variant) at MPPS offered per port, above capacity")
     parser.add_argument("--warmup-per-core", type=int, default=llc.WARMUP_REQUESTS_PER_CORE,
                         help="with --overload: warm-up requests per core after the restore (default the LLC study's)")
+    parser.add_argument("--seed", type=int, default=0, help="with --overload: client.measure_seed")
+    parser.add_argument("--stats-dir", help="with --overload: write each run's statistics there (<variant>.json)")
     parser.add_argument("--draw-only", action="store_true", help="run nothing: report what is stored")
     parser.add_argument("--out", help="report path (default results/figures-reduced/llc/driver_gap_<cores>c.md)")
     args = parser.parse_args(argv)
@@ -155,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.overload:
         out = pathlib.Path(args.out or ROOT / "results" / "figures-reduced" / "llc" / f"driver_gap_{cores}c_overload.csv")
         out.parent.mkdir(parents=True, exist_ok=True)
-        df = overload(args.variant or list(VARIANTS), cores, args.overload, out, args.warmup_per_core)
+        df = overload(args.variant or list(VARIANTS), cores, args.overload, out, args.warmup_per_core,
+                      pathlib.Path(args.stats_dir) if args.stats_dir else None, args.seed)
         df.insert(0, "conditions", f"REDUCED: a {cores}-core share of the 60-core socket, {ITEMS:,} tiny items, "
                   f"{LLC_PER_CORE_KB} KB of LLC per core; one run at the offered load, caches warmed over "
                   f"{args.warmup_per_core:,} requests per core")
