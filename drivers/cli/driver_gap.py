@@ -94,15 +94,19 @@ def row_of(name: str, table: pd.DataFrame) -> dict:
 
 def overload(names: list[str], cores: int, rate_mpps: float, out: pathlib.Path | None = None,
              warmup_per_core: int = llc.WARMUP_REQUESTS_PER_CORE, stats_dir: pathlib.Path | None = None,
-             seed: int = 0) -> pd.DataFrame:
+             seed: int = 0, requests_per_core: int = 0) -> pd.DataFrame:
     """One run per variant at `rate_mpps` offered per port (above both capacities: every core saturated),
     restoring the variant's shared load (loaded first when it is not stored): where the offered frames go (answered,
     dropped by the NIC for want of an RX descriptor, or received by the server and never sent back) and what the
     cores spend per answered request. `warmup_per_core`: the requests each core's caches warm over after the
     restore (client.warmup_requests / cores; the LLC study's 25,000 by default); `stats_dir`: each run's whole
-    statistics there as <variant>.json; `seed`: the measured phase's random stream (client.measure_seed)."""
+    statistics there as <variant>.json; `seed`: the measured phase's random stream (client.measure_seed);
+    `requests_per_core` > 0: the measured requests per core (else the study's). The service rate is what the run
+    sustained (offered less loss, end_to_end.sustained_mrps): the answered rate over a short window is biased low
+    by the round trip in its span."""
     import time
 
+    from drivers.studies.end_to_end import sustained_mrps
     from drivers.sweep.checkpoints import prepare_checkpoint
     from models.sim import simulate
 
@@ -117,6 +121,8 @@ def overload(names: list[str], cores: int, rate_mpps: float, out: pathlib.Path |
         system.client.offered_mpps = rate_mpps
         system.client.warmup_requests = warmup_per_core * cores
         system.client.measure_seed = seed
+        if requests_per_core:
+            system.client.requests = requests_per_core * cores
         started = time.process_time()
         r = dict(simulate(system).stats)
         if stats_dir is not None:
@@ -128,17 +134,61 @@ def overload(names: list[str], cores: int, rate_mpps: float, out: pathlib.Path |
         cycles = common.sum_of(r, paths.CORE, "cycles", socket=0)
         busy = sum(v for k, v in r.items() if k.endswith(".busy_poll_insts"))
         rows.append({"variant": name, "seed": seed, "offered_mpps_per_port": rate_mpps, "warmup_requests_per_core": warmup_per_core,
-                     "answered_mrps": r["client.throughput_mrps"], "loss": r["client.loss"],
+                     "sustained_mrps": sustained_mrps(r), "loss": r["client.loss"],
+                     "ns_per_request_per_core": 1e3 * cores / sustained_mrps(r),
                      "nic_rx_drops_per_kframe": 1e3 * common.sum_of(r, paths.NIC_QUEUE, "rx_drops") /
                      max(1.0, rx + common.sum_of(r, paths.NIC_QUEUE, "rx_drops")),
                      "server_unsent_per_kframe": 1e3 * (rx - tx) / rx if rx else math.nan,
-                     "busy_insts_per_answered": busy / answered, "cycles_per_answered_per_core": cycles / answered,
+                     "busy_insts_per_answered": busy / answered, "cycles_per_answered": cycles / answered,
                      "ipc": common.mean_of(r, paths.CORE, "ipc", socket=0),
                      "rx_batch": common.mean_of(r, paths.NIC_QUEUE, "rx_batch_mean"),
                      "load_cpu_seconds": loaded["cpu_seconds"], "cpu_seconds": time.process_time() - started})
         if out is not None:                  # each variant as it ends: a run stopped part way keeps what it measured
             pd.DataFrame(rows).to_csv(out, index=False)
     return pd.DataFrame(rows)
+
+
+T_975 = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776}     # Student's t, two-sided 95%, by the number of seeds
+
+
+def overload_report(cores: int, folder: pathlib.Path) -> pathlib.Path:
+    """driver_gap_<cores>c_overload.md from the overload runs' CSVs of every seed in `folder`: per variant the mean
+    service time per request per core over the seeds with its t-interval, and each variant's sustained rate over
+    the two drivers'."""
+    runs = pd.concat([pd.read_csv(f) for f in sorted(folder.glob(f"driver_gap_{cores}c_overload_seed*.csv"))],
+                     ignore_index=True)
+    rows = []
+    for name, g in runs.groupby("variant", sort=False):
+        n = len(g)
+        mean = g.ns_per_request_per_core.mean()
+        half = T_975[n] * g.ns_per_request_per_core.std(ddof=1) / math.sqrt(n) if n in T_975 else math.nan
+        rows.append({"variant": name, "driver": VARIANTS[name][1], "seeds": n,
+                     "ns_per_request_per_core": mean, "half_width_95": half,
+                     "sustained_mrps": g.sustained_mrps.mean(), "ipc": g.ipc.mean(),
+                     "busy_insts_per_request": g.busy_insts_per_answered.mean(),
+                     "server_unsent_per_kframe": g.server_unsent_per_kframe.mean()})
+    df = pd.DataFrame(rows)
+    by = df.set_index("variant").ns_per_request_per_core
+    for ref in ("dpdk", "compact"):
+        if ref in by.index:
+            df[f"rate_vs_{ref}"] = by[ref] / df.ns_per_request_per_core     # rate ratio = inverse time ratio
+    first = runs.iloc[0]
+    out = folder / f"driver_gap_{cores}c_overload.md"
+    out.write_text("\n".join([
+        "# The LLC study's driver gap at overload, one argument at a time (REDUCED)", "",
+        __doc__.split("\n\n")[1], "",
+        f"Conditions: {first.get('conditions', f'REDUCED: a {cores}-core share of the 60-core socket')}; offered {first.offered_mpps_per_port:g} M frames/s per port (above every "
+        f"variant's capacity, so every core is saturated), {int(first.get('warmup_requests_per_core', 0)):,} warm-up "
+        "requests per core; seeds (client.measure_seed): " + ", ".join(str(s) for s in sorted(runs.seed.unique())) +
+        ". Command: `python -m drivers.cli.driver_gap --cores 20 --overload 148.8 --warmup-per-core 2500 "
+        "--requests-per-core 2000 --seed S`, then `--overload-report`.", "",
+        "ns_per_request_per_core: cores / sustained rate, the time a saturated core takes per request (mean over "
+        "the seeds, +- the 95% t-interval); sustained_mrps: offered less loss (end_to_end.sustained_mrps); "
+        "rate_vs_X: the variant's rate over X's; busy_insts_per_request: instructions in polls that found work per "
+        "answered request; server_unsent_per_kframe: frames the server received and did not send back (TX drops) "
+        "per thousand.", "",
+        common.markdown_table(df), ""]))
+    return out
 
 
 def ratio(a: float, ha: float, b: float, hb: float) -> tuple[float, float]:
@@ -155,17 +205,23 @@ def main(argv: list[str] | None = None) -> int:
                         help="instead: one run per variant (--variant) at MPPS offered per port, above capacity")
     parser.add_argument("--warmup-per-core", type=int, default=llc.WARMUP_REQUESTS_PER_CORE,
                         help="with --overload: warm-up requests per core after the restore (default the LLC study's)")
+    parser.add_argument("--overload-report", action="store_true",
+                        help="the report of the overload runs stored (every seed), then stop")
+    parser.add_argument("--requests-per-core", type=int, default=0, help="with --overload: measured requests per core")
     parser.add_argument("--seed", type=int, default=0, help="with --overload: client.measure_seed")
     parser.add_argument("--stats-dir", help="with --overload: write each run's statistics there (<variant>.json)")
     parser.add_argument("--draw-only", action="store_true", help="run nothing: report what is stored")
     parser.add_argument("--out", help="report path (default results/figures-reduced/llc/driver_gap_<cores>c.md)")
     args = parser.parse_args(argv)
     cores = args.cores
+    if args.overload_report:
+        print(overload_report(cores, ROOT / "results" / "figures-reduced" / "llc"))
+        return 0
     if args.overload:
-        out = pathlib.Path(args.out or ROOT / "results" / "figures-reduced" / "llc" / f"driver_gap_{cores}c_overload.csv")
+        out = pathlib.Path(args.out or ROOT / "results" / "figures-reduced" / "llc" / f"driver_gap_{cores}c_overload_seed{args.seed}.csv")
         out.parent.mkdir(parents=True, exist_ok=True)
         df = overload(args.variant or list(VARIANTS), cores, args.overload, out, args.warmup_per_core,
-                      pathlib.Path(args.stats_dir) if args.stats_dir else None, args.seed)
+                      pathlib.Path(args.stats_dir) if args.stats_dir else None, args.seed, args.requests_per_core)
         df.insert(0, "conditions", f"REDUCED: a {cores}-core share of the 60-core socket, {ITEMS:,} tiny items, "
                   f"{LLC_PER_CORE_KB} KB of LLC per core; one run at the offered load, caches warmed over "
                   f"{args.warmup_per_core:,} requests per core")
