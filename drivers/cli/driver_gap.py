@@ -61,10 +61,18 @@ VARIANTS: dict[str, tuple[dict[str, str], str]] = {
                              "compact, DPDK's buffer layout (2,240-byte stride)"),
     "dpdk+bare-buffers": ({**DPDK, "buf_headroom": "0", "buf_meta": "0"}, "DPDK, bare 2 KB buffers"),
 }
+# Not a difference between the drivers: a test of the mechanism the overload runs point to (the TX ring's size sets
+# the queue's buffer pool, RX + TX + 32, so sent buffers the ring has not yet freed leave the RX ring unfilled). The
+# compact driver frees a group of tx_rs = 32 descriptors once the NIC reports its last one sent; groups of 8 give
+# buffers back sooner.
+PROBES: dict[str, tuple[dict[str, str], str]] = {
+    "compact+rs8": ({**COMPACT, "tx_rs": "8"}, "compact, TX buffers freed in groups of 8 (tx_rs=8)"),
+}
+ALL = {**VARIANTS, **PROBES}
 
 
 def variant_sweep(name: str, cores: int = CORES) -> sweeps.Sweep:
-    args = tuple(f"{k}={v}" for k, v in VARIANTS[name][0].items())
+    args = tuple(f"{k}={v}" for k, v in ALL[name][0].items())
     return sweeps.Sweep(f"driver-gap-{cores}c-1Mi-{name}", llc._base(cores, ITEMS, server_args=args),
                         sweeps.Grid({"caches.llc.size": [LLC_PER_CORE_KB * 1024 * cores]}),
                         evaluator=sweeps.CAPACITY_EVALUATOR,
@@ -155,14 +163,14 @@ def overload_report(cores: int, folder: pathlib.Path) -> pathlib.Path:
     """driver_gap_<cores>c_overload.md from the overload runs' CSVs of every seed in `folder`: per variant the mean
     service time per request per core over the seeds with its t-interval, and each variant's sustained rate over
     the two drivers'."""
-    runs = pd.concat([pd.read_csv(f) for f in sorted(folder.glob(f"driver_gap_{cores}c_overload_seed*.csv"))],
+    runs = pd.concat([pd.read_csv(f) for f in sorted(folder.glob(f"driver_gap_{cores}c_overload_*seed*.csv"))],
                      ignore_index=True)
     rows = []
     for name, g in runs.groupby("variant", sort=False):
         n = len(g)
         mean = g.ns_per_request_per_core.mean()
         half = T_975[n] * g.ns_per_request_per_core.std(ddof=1) / math.sqrt(n) if n in T_975 else math.nan
-        rows.append({"variant": name, "driver": VARIANTS[name][1], "seeds": n,
+        rows.append({"variant": name, "driver": ALL[name][1], "seeds": n,
                      "ns_per_request_per_core": mean, "half_width_95": half,
                      "sustained_mrps": g.sustained_mrps.mean(), "ipc": g.ipc.mean(),
                      "busy_insts_per_request": g.busy_insts_per_answered.mean(),
@@ -181,7 +189,7 @@ def overload_report(cores: int, folder: pathlib.Path) -> pathlib.Path:
         f"variant's capacity, so every core is saturated), {int(first.get('warmup_requests_per_core', 0)):,} warm-up "
         "requests per core; seeds (client.measure_seed): " + ", ".join(str(s) for s in sorted(runs.seed.unique())) +
         ". Command: `python -m drivers.cli.driver_gap --cores 20 --overload 148.8 --warmup-per-core 2500 "
-        "--requests-per-core 2000 --seed S`, then `--overload-report`.", "",
+        "--requests-per-core 2000 --seed S` (and `--variant compact+rs8 --out .../driver_gap_20c_overload_probe_seedS.csv`), then `--overload-report`.", "",
         "ns_per_request_per_core: cores / sustained rate, the time a saturated core takes per request (mean over "
         "the seeds, +- the 95% t-interval); sustained_mrps: offered less loss (end_to_end.sustained_mrps); "
         "rate_vs_X: the variant's rate over X's; busy_insts_per_request: instructions in polls that found work per "
@@ -199,7 +207,7 @@ def ratio(a: float, ha: float, b: float, hb: float) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--variant", action="append", choices=list(VARIANTS), help="run only these")
+    parser.add_argument("--variant", action="append", choices=list(ALL), help="run only these")
     parser.add_argument("--cores", type=int, default=CORES, help="the share of the socket (default: one NIC's)")
     parser.add_argument("--overload", type=float, metavar="MPPS",
                         help="instead: one run per variant (--variant) at MPPS offered per port, above capacity")
