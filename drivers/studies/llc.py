@@ -297,7 +297,9 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
     if len(ratios):
         sections.append("### MICA's DPDK footprint over the compact driver (throughput, +- 95%)\n\n" +
                         "\n".join(f"- {_kb_list([int(r.llc_per_core_kb)])}: {r.dpdk_over_compact:.3f} +- "
-                                   f"{r.half_width_95:.3f}" for r in ratios.itertuples()))
+                                   f"{r.half_width_95:.3f}" for r in ratios.itertuples()) +
+                        "\n\nWhere the difference comes from, one driver argument at a time on a reduced share: "
+                        "results/figures-reduced/llc/driver_gap_20c_overload.md (`sim-scripts/driver_gap.py`).")
     report = common.write_report(
         outdir / "llc.md", "LLC capacity per core", __doc__.split("\n\n")[0].replace("\n", " "),
         [f"conditions: {conditions_text}", f"scale: {common.scale_text(cores)} (the LLC size is the swept value)",
