@@ -195,6 +195,21 @@ def headline(df: pd.DataFrame) -> dict[str, float]:
     return {name: ratio(a, b) for name, (a, b) in HEADLINE_RATIOS.items()}
 
 
+def driver_ratios(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """At each LLC size both drivers were measured: the default (DPDK footprint) driver's throughput over the compact
+    driver's, with the 95% half-width from the two steady-state intervals (first order: the relative half-widths
+    add in quadrature)."""
+    cols = ["llc_per_core_kb", "throughput_mrps", "throughput_ci_mrps"]
+    if any(d not in frames or not set(cols) <= set(frames[d]) for d in ("dpdk", "compact")):
+        return pd.DataFrame({"llc_per_core_kb": pd.Series([], dtype=int)})
+    both = frames["dpdk"][cols].merge(frames["compact"][cols], on="llc_per_core_kb", suffixes=("_dpdk", "_compact"))
+    ratio = both.throughput_mrps_dpdk / both.throughput_mrps_compact
+    half = ratio * ((both.throughput_ci_mrps_dpdk / both.throughput_mrps_dpdk) ** 2 +
+                    (both.throughput_ci_mrps_compact / both.throughput_mrps_compact) ** 2) ** 0.5
+    return pd.DataFrame({"llc_per_core_kb": both.llc_per_core_kb, "dpdk_over_compact": ratio,
+                         "half_width_95": half})
+
+
 def not_run(kbs: list[int], df: pd.DataFrame | None) -> list[int]:
     """The LLC sizes per core of the conditions' points that have no measurement in `df`."""
     done = set() if df is None or not len(df) else {int(k) for k in df.llc_per_core_kb}
@@ -278,6 +293,13 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
         sections.append(f"### {DRIVERS[driver][1]}\n\n" + (common.markdown_table(f[cols]) if len(f) else
                                                             "(no point measured at these conditions yet)") +
                         "\n\n" + not_run_text(kbs, f))
+    ratios = driver_ratios(frames)
+    if len(ratios):
+        sections.append("### MICA's DPDK footprint over the compact driver (throughput, +- 95%)\n\n" +
+                        "\n".join(f"- {_kb_list([int(r.llc_per_core_kb)])}: {r.dpdk_over_compact:.3f} +- "
+                                   f"{r.half_width_95:.3f}" for r in ratios.itertuples()) +
+                        "\n\nWhere the difference comes from, one driver argument at a time on a reduced share: "
+                        "results/figures-reduced/llc/driver_gap_20c_overload.md (`sim-scripts/driver_gap.py`).")
     report = common.write_report(
         outdir / "llc.md", "LLC capacity per core", __doc__.split("\n\n")[0].replace("\n", " "),
         [f"conditions: {conditions_text}", f"scale: {common.scale_text(cores)} (the LLC size is the swept value)",
