@@ -4,8 +4,6 @@ frames is an error rather than a capacity."""
 import importlib.util
 import pathlib
 
-import pytest
-
 from drivers import capacity as cap
 
 SCRIPT = pathlib.Path(__file__).resolve().parent.parent / "sim-scripts" / "fs_capacity.py"
