@@ -9,15 +9,17 @@ stack's flash, the kernel's socket buffers included.
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
-import sys
 import tempfile
 import time
 
 from models.sim import simulate
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import fs_thesis_method as tm  # noqa: E402  (a sibling script)
+# A sibling script's functions, loaded from its file (scripts are not a package and do not touch sys.path).
+_spec = importlib.util.spec_from_file_location("fs_thesis_method", pathlib.Path(__file__).resolve().parent / "fs_thesis_method.py")
+tm = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tm)
 
 SIZE, GETS = 1048576, 16
 

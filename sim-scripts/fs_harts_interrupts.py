@@ -10,14 +10,16 @@ with one GET per hart (the boot's and the load's counts cancel). The machine has
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import pathlib
-import sys
 import tempfile
 
 from models.sim import simulate
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import fs_capacity as fc  # noqa: E402  (a sibling script)
+# A sibling script's functions, loaded from its file (scripts are not a package and do not touch sys.path).
+_spec = importlib.util.spec_from_file_location("fs_capacity", pathlib.Path(__file__).resolve().parent / "fs_capacity.py")
+fc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fc)
 
 HARTS, RATE_MPPS = 4, 0.0525
 
