@@ -27,6 +27,7 @@ per probe.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import pathlib
 import tempfile
 import time
@@ -58,12 +59,14 @@ def progress_printer(mode: str, platform: str, harts: int):
 def search_from_above(evaluate, harts: int, resolution: float, progress) -> cap.SearchResult:
     """drivers/capacity.py's search, its first probe raised until that probe loses frames (an A15 in SE mode
     sustains more than HIGH_PER_HART_MPPS)."""
-    high = HIGH_PER_HART_MPPS * harts
+    high, earlier = HIGH_PER_HART_MPPS * harts, []
     for _ in range(MAX_RAISES + 1):
         res = cap.search(evaluate, high, resolution=resolution, progress=progress)
+        # Every probe run stays in the record (the table's probe count and host time cover the raised ones).
+        res = dataclasses.replace(res, probes=earlier + res.probes)
         if res.best is None or not res.line_limited:
             return res
-        high *= RAISE_HIGH
+        earlier, high = res.probes, high * RAISE_HIGH
     return res
 
 

@@ -9,17 +9,14 @@ stack's flash, the kernel's socket buffers included.
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import tempfile
 import time
 
+from drivers import sim_script
 from models.sim import simulate
 
-# A sibling script's functions, loaded from its file (scripts are not a package and do not touch sys.path).
-_spec = importlib.util.spec_from_file_location("fs_thesis_method", pathlib.Path(__file__).resolve().parent / "fs_thesis_method.py")
-tm = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tm)
+tm = sim_script.load("fs_thesis_method")  # a sibling script's functions
 
 SIZE, GETS = 1048576, 16
 

@@ -10,16 +10,13 @@ with one GET per hart (the boot's and the load's counts cancel). The machine has
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import pathlib
 import tempfile
 
+from drivers import sim_script
 from models.sim import simulate
 
-# A sibling script's functions, loaded from its file (scripts are not a package and do not touch sys.path).
-_spec = importlib.util.spec_from_file_location("fs_capacity", pathlib.Path(__file__).resolve().parent / "fs_capacity.py")
-fc = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fc)
+fc = sim_script.load("fs_capacity")  # a sibling script's functions
 
 HARTS, RATE_MPPS = 4, 0.0525
 

@@ -1,19 +1,12 @@
 """sim-scripts/fs_capacity.py's search: a first probe that sustains is raised until it loses frames, so a core
 faster than the assumed first probe (an A15 in SE mode) still gets its capacity, and a server that never loses
 frames is an error rather than a capacity."""
-import importlib.util
-import pathlib
-
 from drivers import capacity as cap
-
-SCRIPT = pathlib.Path(__file__).resolve().parent.parent / "sim-scripts" / "fs_capacity.py"
+from drivers import sim_script
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("fs_capacity_script", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return sim_script.load("fs_capacity")
 
 
 def server(capacity_mpps: float):
@@ -33,6 +26,7 @@ def test_a_capacity_above_the_first_probe_is_found_by_raising_it():
     assert offered[:2] == [0.5, 0.5 * fsc.RAISE_HIGH]
     assert res.best is not None and not res.line_limited
     assert 3.0 / 1.05 <= res.best.offered_mpps <= 3.0
+    assert len(res.probes) == len(offered)       # the table's probe count includes the raised first probes
 
 
 def test_a_capacity_below_the_first_probe_needs_no_raise():
@@ -49,3 +43,4 @@ def test_a_server_that_never_loses_frames_stays_line_limited():
     res = fsc.search_from_above(evaluate, 1, 0.05, None)
     assert res.line_limited
     assert len(offered) == fsc.MAX_RAISES + 1
+    assert len(res.probes) == len(offered)       # the raised first probes are in the record too

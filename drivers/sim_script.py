@@ -1,0 +1,20 @@
+"""Load a script of sim-scripts/ as a module, from its file: scripts are not a package, and a script that uses another
+script's functions (or a test of a script) must not insert into sys.path (tests/test_workflow.py)."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+from types import ModuleType
+
+SIM_SCRIPTS = pathlib.Path(__file__).resolve().parent.parent / "sim-scripts"
+
+
+def load(name: str) -> ModuleType:
+    """sim-scripts/<name>.py as a module (its `if __name__ == "__main__"` block does not run)."""
+    path = SIM_SCRIPTS / f"{name}.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"no script {path}")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
