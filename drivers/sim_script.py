@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import sys
 from types import ModuleType
 
 SIM_SCRIPTS = pathlib.Path(__file__).resolve().parent.parent / "sim-scripts"
@@ -14,7 +15,13 @@ def load(name: str) -> ModuleType:
     path = SIM_SCRIPTS / f"{name}.py"
     if not path.is_file():
         raise FileNotFoundError(f"no script {path}")
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(f"sim_scripts.{name}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # Registered while it runs, as an import would: dataclasses (and pickling) look the module up by its name.
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[spec.name]
+        raise
     return module

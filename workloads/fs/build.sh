@@ -13,6 +13,14 @@ CROSS=${CROSS:-riscv64-linux-gnu-}
 JOBS=${JOBS:-2}
 TARBALL=/usr/src/linux-source-6.1.tar.xz
 mkdir -p "$OUT"
+# A reproducible image: the same inputs give byte-identical Image and initramfs.cpio on any host, in any folder, at
+# any time (FS statistics are exact for one image, so a rebuilt image must not move them). Kbuild otherwise stamps
+# the build's time, user, host and a build counter into the kernel's version string (printed at boot, so the boot's
+# instruction count depended on them), and gen_init_cpio stamps the build time and /init's mtime into the archive.
+# The fixed time is arbitrary (2023-01-01 00:00:00 UTC); it is the time the guest's `uname -v` reports.
+BUILD_EPOCH=1672531200
+export KBUILD_BUILD_TIMESTAMP="$(LC_ALL=C date -u -d "@$BUILD_EPOCH")" KBUILD_BUILD_USER=kvsim KBUILD_BUILD_HOST=kvsim KBUILD_BUILD_VERSION=1
+export SOURCE_DATE_EPOCH=$BUILD_EPOCH
 
 [ -f "$TARBALL" ] || { echo "fs-image: $TARBALL is missing: apt-get install linux-source-6.1" >&2; exit 1; }
 command -v "${CROSS}gcc" >/dev/null || { echo "fs-image: ${CROSS}gcc is missing: apt-get install gcc-riscv64-linux-gnu" >&2; exit 1; }
@@ -63,8 +71,9 @@ cp "$OUT/obj/arch/riscv/boot/Image" "$OUT/obj/System.map" "$OUT/obj/vmlinux" "$O
 "${CROSS}gcc" -static -O2 -Wall -Wextra -Werror -DMCD_HOSTED -I"$MCD" -o "$OUT/init" "$HERE/init.c" "${MCD_SRC[@]}" \
   -lpthread
 cc -O2 -o "$OUT/gen_init_cpio" "$SRC/usr/gen_init_cpio.c"
+touch -d "@$BUILD_EPOCH" "$OUT/init"
 sed "s|@INIT@|$OUT/init|" "$HERE/initramfs.list" > "$OUT/initramfs.list"
-"$OUT/gen_init_cpio" "$OUT/initramfs.list" > "$OUT/initramfs.cpio"
+"$OUT/gen_init_cpio" -t "$BUILD_EPOCH" "$OUT/initramfs.list" > "$OUT/initramfs.cpio"
 
 echo "$stamp" > "$OUT/.stamp"
 echo "fs-image: built in $(( $(date +%s) - start )) s (linux-source $version, inputs $inputs)"
