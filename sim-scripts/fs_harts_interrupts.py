@@ -22,7 +22,7 @@ HARTS, RATE_MPPS = 4, 0.0525
 
 
 def main() -> int:
-    args = argparse.Namespace(latency="10ns", items=1024, value_size=64, requests=1000, warmup=200)
+    args = argparse.Namespace(latency="10ns", flash_read="20us", items=1024, value_size=64, requests=1000, warmup=200)
     boot = fc.fs_system("mercury-a7", HARTS, args, 1, detailed=False)
     boot.checkpoint_to = str(pathlib.Path(tempfile.mkdtemp(prefix="fs-harts-")) / "ck")
     simulate(boot)
