@@ -237,3 +237,17 @@ def test_every_socket_of_the_dual_xeon_takes_the_product_s_published_figures():
         assert _part(parts, "junction at")
         assert _part(parts, "mm^2 die the model does not price")
     assert names[0] == names[1]
+
+
+def test_the_run_report_exits_naming_the_runaway_instead_of_a_figure(xeon_result, monkeypatch, tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from drivers.cli import power_report
+    (tmp_path / "stats.json").write_text("{}")
+    (tmp_path / "config.json").write_text("{}")
+    monkeypatch.setattr(power, "price_run", lambda stats, config: xeon_result)
+    _with_extra_W(monkeypatch, 44.0)
+    with pytest.raises(SystemExit, match="socket 0: xeon-e5-2697v2: no turbo bin down to the base clock"):
+        power_report.run_report(Console(file=io.StringIO()), str(tmp_path))
