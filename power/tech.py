@@ -251,9 +251,34 @@ def _node_bracket(node: float) -> tuple[float, float, float]:
     raise ValueError(f"node {node!r} nm is above the table")
 
 
+def _hermite_slopes(y: tuple[float, ...]) -> tuple[float, ...]:
+    """Tangents (per 10 K step) of a monotone piecewise-cubic through ``y`` (Fritsch and Carlson, SIAM J. Numer.
+    Anal. 17, 1980, with Butland's harmonic mean): the interpolant keeps the table's monotone rise and has a
+    continuous slope at every table temperature."""
+    d = [b - a for a, b in zip(y, y[1:])]
+    m = [d[0]]
+    for a, b in zip(d, d[1:]):
+        m.append(0.0 if a * b <= 0 else 2.0 * a * b / (a + b))
+    m.append(d[-1])
+    return tuple(m)
+
+
+# ln(Ioff(T)/Ioff(300 K)) at the table's temperatures and its tangents, per device type and table node
+_LOG_IOFF_T = {dev: {node: tuple(math.log(v) for v in r) for node, r in rows.items()}
+               for dev, rows in IOFF_VS_TEMPERATURE.items()}
+_LOG_IOFF_SLOPE = {dev: {node: _hermite_slopes(y) for node, y in rows.items()} for dev, rows in _LOG_IOFF_T.items()}
+
+
 def ioff_temperature_ratio(node_nm: float, device: str, temperature_K: float) -> float:
-    """Ioff(T) / Ioff(300 K) from the tables, log-linear between the 10 K steps, linear between nodes; held at
-    the table's end slope beyond 300-400 K."""
+    """Ioff(T) / Ioff(300 K) from the tables, linear between nodes; held at the table's end slope beyond 300-400 K.
+
+    McPAT (and CACTI 7, whose 22 nm table is the same) defines Ioff only at its 10 K steps: at a table temperature
+    this is the table's value. Between steps ln(Ioff) follows a monotone cubic with a continuous slope.
+    Log-linear pieces had a slope that jumps at every step (22 nm HP: x1.92 over 360-370 K, x1.59 over 370-380 K),
+    and only the thermal loop (``power.unmodelled``) prices leakage between steps, through that slope: the jump at
+    370 K made the E5-2697 v2's loop gain (thermal resistance x dP/dT) reach 1.13 just below 370 K and fall to 0.82
+    just above, a spurious second stable junction a few kelvin up, onto which a watt more of die power jumped the
+    socket's junction by 7 K and its leakage by 20 W."""
     hi, lo, w = _node_bracket(float(node_nm))
     t = float(temperature_K)
     x = (t - 300.0) / 10.0
@@ -261,8 +286,15 @@ def ioff_temperature_ratio(node_nm: float, device: str, temperature_K: float) ->
     f = x - i
 
     def at(node: float) -> float:
-        r = IOFF_VS_TEMPERATURE[device][node]
-        return math.exp((1 - f) * math.log(r[i]) + f * math.log(r[i + 1]))
+        y = _LOG_IOFF_T[device][node]
+        if f == 0.0:                     # a table temperature (as before, to the last bit)
+            return math.exp(y[i])
+        if x < 0.0 or x > 10.0:          # beyond the table: the end step's log-linear slope
+            return math.exp((1 - f) * y[i] + f * y[i + 1])
+        m = _LOG_IOFF_SLOPE[device][node]
+        h00, h10, h01, h11 = (2 * f ** 3 - 3 * f ** 2 + 1, f ** 3 - 2 * f ** 2 + f, -2 * f ** 3 + 3 * f ** 2,
+                              f ** 3 - f ** 2)
+        return math.exp(h00 * y[i] + h10 * m[i] + h01 * y[i + 1] + h11 * m[i + 1])
 
     return (1 - w) * at(hi) + w * at(lo)
 

@@ -28,11 +28,19 @@ priced run (``power.price_run``; one socket) and adds, in order, each as watts o
   (87%, assumed: a typical multiphase server regulator's efficiency at load) of the power before it.
 * **the junction temperature** (the leakage at it): the model's die is priced at an assumed 360 K. Intel publishes
   the E5-2697 v2's die (DTS) thermal profile, T_DTS = Psi_PA x P + T_LA with Psi_PA = 0.320 C/W and T_LA =
-  56.5 C (E5-1600/2600/4600 v2 datasheet vol. 1, Table 5-2, 130 W 1U profile): the die temperature of a thermal
-  solution that just meets the specification at its design local ambient. The junction is solved with the
-  socket's own power (leakage rises with temperature, temperature with power: the lowest fixed point, reached
-  from T_LA upwards; none below 450 K is a thermal runaway and an error), and the part is the leakage at that
-  junction minus the leakage at 360 K. It can be negative: a cooler junction than assumed.
+  56.5 C, and its maximum T_DTS, 98.1 C (E5-1600/2600/4600 v2 datasheet vol. 1, Table 5-2, 130 W 1U profile): the
+  die temperature of a thermal solution that just meets the specification at its design local ambient, up to the
+  TDP (130 W puts the profile at exactly that maximum). The junction is solved with the socket's own power
+  (``solve_junction``: leakage rises with temperature, temperature with power) as the lowest fixed point, found
+  by bracketing and bisection, with its loop gain Psi_PA x dP/dT: a watt more before the loop is 1 / (1 - gain)
+  watts after it. There is no steady junction when the leakage's rise outruns the cooling (gain 1, a fold)
+  before the maximum temperature: that is a thermal runaway and an error (``ThermalRunaway``), never a figure.
+  The part is the leakage at that junction minus the leakage at 360 K; it can be negative (a cooler junction).
+* **turbo within the package's limits**: Intel's Turbo Boost runs a core above its base clock only while the
+  package stays within its power limit (PL1, the TDP by default) and below its thermal control temperature; on
+  the 1U profile the two coincide (98.1 C is the profile at 130 W). When the all-core turbo bin has no steady
+  junction within them, the next 100 MHz bin down is priced, to the base clock; a socket without one even at its
+  base clock, where the datasheet guarantees the TDP, is a thermal runaway (an error).
 * **the idle power of polling cores**: a polling core never halts, so it never reaches a C-state; the model has no
   C-states or power gating to take away, and the run's cores execute (and are priced for) their polling loops.
   The part is zero and listed so that it is seen to be accounted for.
@@ -62,13 +70,16 @@ ASSUMED_CORE_VDD = 1.0                            # assumed (no published per-pa
 CLOCK_SHARE = 25.0 / 104.0                        # Montecito: < 25 W of 104 W (published; share assumed to carry)
 QPI_LINKS_PER_SOCKET = {"xeon-e5-2697v2": 2}      # E5-2600 v2: two QPI 1.1 links per socket (published)
 VR_EFFICIENCY = 0.87                              # assumed: a multiphase server regulator's efficiency at load
-# Intel E5-1600/2600/4600 v2 datasheet vol. 1, Table 5-2 (DTS thermal profile): T_LA (C), Psi_PA (C/W) (published)
-THERMAL_PROFILE = {"xeon-e5-2697v2": (56.5, 0.320)}
+# Intel E5-1600/2600/4600 v2 datasheet vol. 1, Table 5-2 (DTS thermal profile): T_LA (C), Psi_PA (C/W) and the
+# maximum T_DTS (C), the profile at the TDP (published)
+THERMAL_PROFILE = {"xeon-e5-2697v2": (56.5, 0.320, 98.1)}
+TURBO_BIN_MHZ = 100.0                             # turbo ratios are multiples of the 100 MHz base clock (published)
 # The die (mm^2) and its core tiles: the 12-core E5-2697 v2 is the 15-core "Ivytown" die, 541 mm^2 at 22 nm (Rusu
 # et al., ISSCC 2014) with 3 tiles fused off; Intel power-gates and clock-gates disabled cores and cache (Rusu et
 # al., JSSC 2010, the 45 nm Xeon EX) (published)
 DIE_AREA_MM2 = {"xeon-e5-2697v2": (541.0, 15)}
 MAX_JUNCTION_K = 450.0                            # the device tables' highest temperature (power.tech)
+JUNCTION_SCAN_K = 1.0                             # the bracket's step: finer than any fold's width here
 MCPAT_PUBLISHED_SHORTFALL = 0.23                  # McPAT vs real chips: -11% to -23% of power (MICRO 2009)
 # One NIC chip's typical power (W), by controller: the 82599 (dual-port 10 GbE) at the X520 dual-port adapter's
 # typical figure, 4.5 W (Intel's X520 product brief as quoted in public compilations; its datasheet's power table
@@ -133,17 +144,51 @@ def _ddr_io_W(model) -> float:
     return bits * p.dram.device.io_pj_per_bit * 1e-12 / a.seconds
 
 
+class ThermalRunaway(ValueError):
+    """The socket has no steady junction within its part's limits: the leakage's rise with temperature outruns the
+    cooling (the loop gain reaches 1) before the maximum temperature."""
+
+
+@dataclass(frozen=True)
+class Junction:
+    T_K: float        # the lowest fixed point of T = ambient + psi x P(T)
+    gain: float       # psi x dP/dT there (below 1: stable; a watt more before the loop is 1/(1 - gain) after it)
+    power_W: float    # the socket's power there
+
+
 def parts(result) -> list[Part]:
     """The missing parts of one priced socket (``power.price_run`` of a one-socket run), each in watts over the
-    previous figure, starting from the model's die runtime power; the last (leakage at temperature) is a
-    sensitivity beside the total (``in_total`` False)."""
+    previous figure, starting from the model's die runtime power; parts beside the total have ``in_total`` False.
+    The all-core turbo bin is the highest whose socket has a steady junction within the thermal profile's maximum
+    (Turbo Boost's limits); none, down to the base clock, is a ``ThermalRunaway``."""
+    model = result.model
+    p = model.platform
+    part = p.part or p.name
+    turbo = ALL_CORE_TURBO_MHZ.get(part)
+    if not turbo or not THERMAL_PROFILE.get(part):
+        return _parts_at(result, turbo, None)
+    base = float(np.max(result.core_MHz))
+    bins = [turbo - k * TURBO_BIN_MHZ for k in range(max(0, int(round((turbo - base) / TURBO_BIN_MHZ))) + 1)]
+    failed: list[str] = []
+    for mhz in bins:
+        try:
+            at = mhz if mhz > base or len(bins) == 1 else None        # the last bin: the run's own clocks
+            return _parts_at(result, at, (turbo, failed) if failed else None)
+        except ThermalRunaway as e:
+            failed.append(f"{mhz:.0f} MHz: {e}")
+    raise ThermalRunaway(f"{part}: no turbo bin down to the base clock ({base:.0f} MHz) has a steady junction; "
+                         + "; ".join(failed))
+
+
+def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | None) -> list[Part]:
+    """``parts`` with every core at ``turbo`` MHz (None: the run's clocks); ``limited`` (the all-core turbo bin and
+    why the bins above were refused) names a bin lowered by the package's limits."""
     from .dvfs import vf_curve
     model = result.model
     p = model.platform
     # the product's published figures, for every socket of a system (a second socket's name carries its index)
     part = p.part or p.name
     out = [Part("model (McPAT class): die runtime dynamic + leakage", _die_W(result), "this run, priced", False)]
-    turbo = ALL_CORE_TURBO_MHZ.get(part)
     mhz = np.asarray(result.core_MHz, dtype=float)
     vdd = np.asarray(result.core_vdd, dtype=float)
     level = out[0].watts
@@ -151,9 +196,15 @@ def parts(result) -> list[Part]:
         mhz = np.full_like(mhz, turbo)
         vdd = np.full_like(vdd, vf_curve(model.tech).voltage(turbo))
         w = _cores_scaled(result, model, vdd, mhz)
-        out.append(Part(f"all-core turbo {turbo:.0f} MHz at {vdd[0]:.3f} V (node's V-f law)", w - level,
+        why = "" if limited is None else (f" (the bins from {limited[0]:.0f} down to {turbo + TURBO_BIN_MHZ:.0f} MHz "
+                                          "have no steady junction within the thermal profile: Turbo Boost's "
+                                          "limits)")
+        out.append(Part(f"all-core turbo {turbo:.0f} MHz at {vdd[0]:.3f} V (node's V-f law){why}", w - level,
                         "Intel turbo bins (published); V from the node's V-f law", False))
         level = w
+    elif limited is not None:
+        out.append(Part(f"no turbo: every bin from {limited[0]:.0f} MHz down has no steady junction within the "
+                        "thermal profile (Turbo Boost's limits)", 0.0, "; ".join(limited[1]), False))
     vcore = np.full_like(vdd, ASSUMED_CORE_VDD)
     w = _cores_scaled(result, model, vcore, mhz)
     out.append(Part(f"cores at {ASSUMED_CORE_VDD:.2f} V instead of the device table's", w - level,
@@ -182,11 +233,13 @@ def parts(result) -> list[Part]:
     leak0 = leak(T0)
     profile = THERMAL_PROFILE.get(part)
     if profile:
-        t_la_C, psi = profile
-        Tj = junction_K(lambda T: level + leak(T) - leak0, t_la_C + 273.15, psi)
-        out.append(Part(f"junction at {Tj:.1f} K from the thermal profile (the model assumed {T0:.0f} K): leakage",
-                        leak(Tj) - leak0, f"Intel's DTS thermal profile: {psi:.3f} C/W over {t_la_C:g} C local "
-                        "ambient, solved with the socket's own power (E5 v2 datasheet vol. 1, Table 5-2)", False))
+        t_la_C, psi, t_max_C = profile
+        j = solve_junction(lambda T: level + leak(T) - leak0, t_la_C + 273.15, psi, t_max_C + 273.15)
+        out.append(Part(f"junction at {j.T_K:.1f} K from the thermal profile (the model assumed {T0:.0f} K; loop "
+                        f"gain {j.gain:.2f}: a watt before it is {1 / (1 - j.gain):.2f} W after): leakage",
+                        leak(j.T_K) - leak0, f"Intel's DTS thermal profile: {psi:.3f} C/W over {t_la_C:g} C local "
+                        f"ambient up to {t_max_C:g} C, solved with the socket's own power (E5 v2 datasheet vol. 1, "
+                        "Table 5-2)", False))
         level += out[-1].watts
     out.append(Part("idle power of the polling cores (they never halt: no C-state to leave out)", 0.0,
                     "the run prices the cores' polling loops; the model has no C-states or power gating", False))
@@ -198,7 +251,7 @@ def parts(result) -> list[Part]:
     if die:
         # beside the total: the leakage density of the unpriced area is not known (I/O pads and analog as well
         # as logic); at the priced uncore logic's it is a size, not a figure to add (with it the thermal profile
-        # has no steady junction below 450 K: the density must be lower)
+        # has no steady junction within its maximum: the density must be lower)
         area_mm2, unpriced_mm2, density = _unpriced_area(result, vcore, mhz, *die)
         out.append(Part(f"the {unpriced_mm2:.0f} mm^2 of the {area_mm2:.0f} mm^2 die the model does not price (I/O, "
                         f"QPI and home agents, power control): leakage at the priced uncore logic's "
@@ -212,20 +265,42 @@ def parts(result) -> list[Part]:
     return out
 
 
-def junction_K(extra_power_W, ambient_K: float, psi_C_per_W: float) -> float:
-    """The junction temperature T = ambient + psi x P(T), ``extra_power_W(T)`` the socket's power at T: the lowest
-    fixed point, iterated from the ambient upwards (P rises with T, so the iterates rise to it). A power that
-    keeps the iterates rising past the device tables' highest temperature is a thermal runaway: an error."""
-    T = ambient_K
-    for _ in range(200):
-        nxt = ambient_K + psi_C_per_W * extra_power_W(T)
-        if nxt > MAX_JUNCTION_K:
-            raise ValueError(f"thermal runaway: the junction passes {MAX_JUNCTION_K:.0f} K (psi {psi_C_per_W} C/W "
-                             f"over {ambient_K:.1f} K)")
-        if abs(nxt - T) < 0.01:
-            return nxt
-        T = nxt
-    raise ValueError(f"the junction temperature did not settle (last {T:.2f} K)")
+def solve_junction(power_W, ambient_K: float, psi_C_per_W: float, max_K: float = MAX_JUNCTION_K) -> Junction:
+    """The junction T = ambient + psi x P(T), ``power_W(T)`` the socket's power at T: the lowest fixed point at or
+    below ``max_K``, bracketed in ``JUNCTION_SCAN_K`` steps from the ambient up and bisected. Iterating the map
+    instead is no test of convergence near a fold: at a gain near 1 its steps shrink below any tolerance while it
+    is still rising, or rising past where no fixed point exists. No fixed point up to ``max_K``, or one at a gain of
+    1 or more (not stable), is a ``ThermalRunaway``."""
+    if not ambient_K < max_K:
+        raise ValueError(f"the ambient {ambient_K:.1f} K is not below the maximum junction {max_K:.1f} K")
+
+    def excess(T: float) -> float:
+        return ambient_K + psi_C_per_W * power_W(T) - T
+
+    def gain(T: float, h: float = 0.05) -> float:
+        return psi_C_per_W * (power_W(T + h) - power_W(T - h)) / (2 * h)
+
+    if excess(ambient_K) < 0:
+        raise ValueError(f"the socket's power at the ambient is negative ({power_W(ambient_K):.2f} W)")
+    lo = ambient_K
+    while True:
+        hi = min(lo + JUNCTION_SCAN_K, max_K)
+        if excess(hi) <= 0:
+            break
+        if hi >= max_K:
+            raise ThermalRunaway(
+                f"thermal runaway: no steady junction up to {max_K:.1f} K (psi {psi_C_per_W} C/W over "
+                f"{ambient_K:.1f} K): there the socket dissipates {power_W(max_K):.1f} W and the cooling removes "
+                f"{(max_K - ambient_K) / psi_C_per_W:.1f} W; loop gain {gain(max_K - 0.1):.2f}")
+        lo = hi
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
+    T = hi
+    g = gain(T)
+    if g >= 1.0:
+        raise ThermalRunaway(f"thermal runaway: the junction at {T:.2f} K is not stable (loop gain {g:.2f})")
+    return Junction(T, g, power_W(T))
 
 
 def nic_parts(result) -> list[Part]:

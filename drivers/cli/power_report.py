@@ -93,7 +93,12 @@ def run_report(console: Console, run_dir: str) -> None:
     n = len(sockets)
     measured = MEASURED_CPU_W_PER_SOCKET * n
     mrps = float(stats.get("client.throughput_mrps", 0.0))
-    per_socket = [unmodelled.parts(s) for s in sockets]
+    per_socket = []
+    for k, s in enumerate(sockets):
+        try:
+            per_socket.append(unmodelled.parts(s))
+        except unmodelled.ThermalRunaway as e:        # no figure: the model's socket has no steady junction
+            raise SystemExit(f"{run_dir}: socket {k}: {e}") from None
     names = [p.name for p in per_socket[0]]
     for k, parts in enumerate(per_socket[1:], 1):
         if len(parts) != len(names):

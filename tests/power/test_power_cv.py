@@ -382,6 +382,22 @@ def test_device_tables_rise_with_temperature_everywhere():
     assert math.isclose(tech.long_channel_reduction(65, "hp"), 1 / 3.74)
 
 
+def test_ioff_between_table_steps_keeps_the_table_and_has_a_continuous_slope():
+    """McPAT defines Ioff only at its 10 K steps; between them the thermal loop (power.unmodelled) prices leakage
+    through its slope. Log-linear pieces made that slope jump at every step (22 nm hp: ln 1.92 / 10 K over
+    360-370 K, ln 1.59 / 10 K over 370-380 K), which gave the Xeon's loop a spurious second junction."""
+    for node, dev in ((22, "hp"), (32, "hp"), (45, "hp"), (22, "lop"), (28, "hp")):
+        for T in range(310, 400, 10):
+            h = 1e-3
+            left = (math.log(tech.ioff_temperature_ratio(node, dev, T))
+                    - math.log(tech.ioff_temperature_ratio(node, dev, T - h))) / h
+            right = (math.log(tech.ioff_temperature_ratio(node, dev, T + h))
+                     - math.log(tech.ioff_temperature_ratio(node, dev, T))) / h
+            assert right == pytest.approx(left, rel=0.01, abs=1e-6), (node, dev, T)
+    assert tech.ioff_temperature_ratio(22, "hp", 370) == pytest.approx(8.16e-7 / 1.216e-7, rel=1e-12)
+    assert tech.ioff_temperature_ratio(22, "hp", 365) == pytest.approx(4.9228, rel=1e-4)
+
+
 # ---------------------------------------------------------------------------------------------- pricing time
 @pytest.mark.parametrize("config", ["brps_target_socket", "xeon_e5_2697v2_socket"])
 def test_pricing_one_configuration_under_50_ms(config):
