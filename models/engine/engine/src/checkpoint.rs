@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use kvsim_base::abi::PAGE_SIZE as GUEST_PAGE;
+use kvsim_client::store_model::Versions;
 use kvsim_client::ClientState;
 use kvsim_isa::hart::Hart;
 use kvsim_isa::memory::PAGE_RECORD;
@@ -232,6 +233,7 @@ pub(crate) fn file_crc(path: &str) -> Result<(u64, u32), String> {
 /// System.checkpoint_to when its scheduler calls for it: the run driver builds its machines here.
 pub fn machine(system: &EngineConfig, image: &Image) -> SimResult<Machine> {
     let mut m = Machine::new(system, image)?;
+    m.mem.limit_unpacked(system.unpacked_memory / GUEST_PAGE).map_err(SimError::Config)?;
     if !system.restore_from.is_empty() {
         let dir = Path::new(&system.restore_from);
         restore(&mut m, &system.resolved, &system.binary, dir).map_err(SimError::Config)?;
@@ -307,7 +309,7 @@ fn write_into(m: &Machine, state: &MachineState, tmp: &Path, budget: Option<u64>
     let mut w = ChunkWriter::create(tmp, "pages.bin", budget)?;
     let pad = vec![0u8; PAGE_RECORD - PAGE_SIZE];
     for &vpn in &state.pages {
-        w.write(m.mem.page_data(vpn).expect("a listed page is resident"))?;
+        w.write(&m.mem.page_data(vpn).expect("a listed page is resident"))?;
         w.write(&pad)?;
     }
     let (c, budget) = w.finish()?;
@@ -316,8 +318,7 @@ fn write_into(m: &Machine, state: &MachineState, tmp: &Path, budget: Option<u64>
     if let Some(client) = m.net.as_ref().and_then(|n| n.client.as_ref()) {
         let (_, acked, dense) = client.save().map_err(std::io::Error::other)?;
         let mut w = ChunkWriter::create(tmp, "client_versions.bin", budget)?;
-        for block in acked.chunks(1 << 16) {
-            let bytes: Vec<u8> = block.iter().flat_map(|v| v.to_le_bytes()).collect();
+        for bytes in acked.le_blocks() {
             w.write(&bytes)?;
         }
         let (c, b) = w.finish()?;
@@ -486,22 +487,29 @@ fn read_chunk(dir: &Path, man: &Manifest, name: &str) -> Result<Option<Vec<u8>>,
     Ok(Some(data))
 }
 
-/// The client's versions chunk (4 bytes an item: the largest after the pages), read straight into its array.
-fn read_versions(dir: &Path, man: &Manifest) -> Result<Vec<u32>, String> {
+/// The client's versions chunk (4 bytes an item: the largest after the pages), read a checksum block at a time
+/// into the client's compact form (the file's u32 array is never held whole).
+fn read_versions(dir: &Path, man: &Manifest) -> Result<Versions, String> {
     let name = "client_versions.bin";
     let chunk = man.chunks.iter().find(|c| c.name == name).ok_or_else(|| format!("no {name}"))?;
     let mut f = File::open(dir.join(name)).map_err(|e| format!("cannot read {name}: {e}"))?;
     let len = f.metadata().map_err(|e| format!("cannot read {name}: {e}"))?.len();
-    if len != chunk.bytes || len % 4 != 0 {
+    if len != chunk.bytes || len % 4 != 0 || len.div_ceil(CHECKSUM_BLOCK).max(1) != chunk.crc32.len() as u64 {
         return Err(format!("{name} has {len} bytes, the manifest says {} (truncated?)", chunk.bytes));
     }
-    let mut acked = vec![0u32; (len / 4) as usize];
-    // SAFETY: the bytes of a u32 array; every bit pattern is a valid u32.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(acked.as_mut_ptr() as *mut u8, len as usize) };
-    f.read_exact(bytes).map_err(|e| format!("cannot read {name}: {e}"))?;
-    check(chunk, bytes)?;
-    for v in &mut acked {
-        *v = u32::from_le(*v); // (nothing on a little-endian host)
+    let mut acked = Versions::new(len / 4);
+    let mut block = vec![0u8; CHECKSUM_BLOCK.min(len) as usize];
+    let mut item = 0u64;
+    for (i, want) in chunk.crc32.iter().enumerate() {
+        let got = (len - i as u64 * CHECKSUM_BLOCK).min(CHECKSUM_BLOCK) as usize;
+        f.read_exact(&mut block[..got]).map_err(|e| format!("cannot read {name}: {e}"))?;
+        if crc32fast::hash(&block[..got]) != *want {
+            return Err(format!("{name} is corrupt: block {i} fails its checksum"));
+        }
+        for v in block[..got].chunks_exact(4) {
+            acked.set(item, u32::from_le_bytes(v.try_into().unwrap()));
+            item += 1;
+        }
     }
     Ok(acked)
 }
@@ -684,6 +692,28 @@ mod tests {
         assert_eq!(r.mem.load::<4>(sp - 8).unwrap(), 5);
         assert_eq!(fs::read(target.join("pages.bin")).unwrap(), before, "the page file is never written");
         drop(r); // frees heap pages only
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn packed_pages_write_the_same_checkpoint_and_restore_into_packing() {
+        let (mut m, binary, dir) = setup("packed");
+        write(&m, &Value::Null, &binary, &dir.join("whole"), None).unwrap();
+        m.mem.limit_unpacked(1).unwrap();
+        let c = m.mem.packing_counts();
+        assert!(c.packed > 0 && c.unpacked <= 1, "{c:?}");
+        write(&m, &Value::Null, &binary, &dir.join("packed"), None).unwrap();
+        for chunk in ["pages.bin", "state.json"] {
+            let (a, b) = (fs::read(dir.join("whole").join(chunk)).unwrap(), fs::read(dir.join("packed").join(chunk)));
+            assert!(a == b.unwrap(), "{chunk} differs");
+        }
+        // A restore replaces every page, packed or not, by the file's (which are never packed).
+        let mut r = run_words(&[li(5, 1)], &[]);
+        r.mem.limit_unpacked(1).unwrap();
+        restore(&mut r, &Value::Null, &binary, &dir.join("packed")).unwrap();
+        assert_eq!(r.mem.packing_counts().packed, 0);
+        assert_eq!(r.mem.load::<4>(m.harts[0].x[2] - 8).unwrap(), 77);
+        assert_eq!(r.mem.page_numbers(), m.mem.page_numbers());
         fs::remove_dir_all(&dir).unwrap();
     }
 
