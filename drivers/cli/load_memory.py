@@ -68,8 +68,9 @@ def _system(items: int, cores: int, unpacked: int, requests: int):
 
 
 def one(items: int, cores: int, checkpoint: str, unpacked: int, stop_below: float, restore: bool,
-        requests: int) -> dict:
-    """In its own process: load (or restore) and report."""
+        requests: int, samples_file: str = "") -> dict:
+    """In its own process: load (or restore) and report; each progress sample (instructions, CPU seconds, RSS) is
+    also appended to `samples_file` as it is taken, so a run stopped early leaves its trajectory."""
     from models.sim import simulate
 
     system = _system(items, cores, unpacked, requests if restore else 1)
@@ -80,7 +81,11 @@ def one(items: int, cores: int, checkpoint: str, unpacked: int, stop_below: floa
     samples: list[tuple[int, float, int]] = []
 
     def progress(insts: int, ticks: int, phase: str) -> None:
-        samples.append((insts, time.process_time(), _rss()))
+        samples.append((insts, round(time.process_time(), 1), _rss()))
+        if samples_file:
+            with open(samples_file, "a") as f:
+                f.write(json.dumps({"items": items, "unpacked_memory": unpacked, "insts": insts,
+                                    "cpu_s": samples[-1][1], "rss": samples[-1][2], "available": _available()}) + "\n")
         if _available() < stop_below * 2**30:
             raise LowMemory(f"stopped at {insts:,} instructions: the host's available memory fell below "
                             f"{stop_below} GiB (RSS {_rss() / 2**30:.2f} GiB)")
@@ -138,13 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, nargs="+", default=[], help="data-set sizes to load")
     parser.add_argument("--cores", type=int, default=60, help="cores (partitions) of the target socket")
-    parser.add_argument("--checkpoints", required=True, help="folder for the checkpoints (each size its own)")
+    parser.add_argument("--checkpoints", default="", help="folder for the checkpoints (each size its own)")
     parser.add_argument("--unpacked-memory", type=int, default=0, help="System.unpacked_memory (bytes)")
     parser.add_argument("--restore", action="store_true", help="also restore each checkpoint and measure that run")
     parser.add_argument("--restore-requests", type=int, default=60_000, help="requests of the restored run")
     parser.add_argument("--keep", action="store_true", help="keep the checkpoints (default: removed after)")
     parser.add_argument("--stop-below", type=float, default=4.0, help="GiB of host memory to leave available")
     parser.add_argument("--out", default=None, help="append each record as a JSON line to this file")
+    parser.add_argument("--samples", default="", help="append every progress sample as a JSON line to this file")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--restore-one", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--analyze", default=None, help="only report what packing makes of this checkpoint's pages")
@@ -154,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if opts.one or opts.restore_one:
         rec = one(opts.items[0], opts.cores, opts.checkpoints, opts.unpacked_memory, opts.stop_below,
-                  opts.restore_one, opts.restore_requests)
+                  opts.restore_one, opts.restore_requests, opts.samples)
         print("RECORD " + json.dumps(rec), flush=True)
         return 0
     root = pathlib.Path(opts.checkpoints)
@@ -167,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         for flag, what in runs:
             cmd = [sys.executable, "-m", "drivers.cli.load_memory", flag, "--items", str(items), "--cores",
                    str(opts.cores), "--checkpoints", str(ck), "--unpacked-memory", str(opts.unpacked_memory),
-                   "--stop-below", str(opts.stop_below), "--restore-requests", str(opts.restore_requests)]
+                   "--stop-below", str(opts.stop_below), "--restore-requests", str(opts.restore_requests),
+                   "--samples", opts.samples]
             out = subprocess.run(cmd, capture_output=True, text=True)
             lines = [ln for ln in out.stdout.splitlines() if ln.startswith("RECORD ")]
             if out.returncode != 0 or not lines:

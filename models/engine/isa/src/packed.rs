@@ -23,36 +23,32 @@ const MASK_BYTES: usize = WORDS / 8;
 
 /// Pack a page: the word mask, then per nonzero word a byte mask (bit j: byte j is not zero) and its nonzero bytes.
 pub fn pack(page: &[u8]) -> Box<[u8]> {
-    let word = |i: usize| u64::from_le_bytes(page[8 * i..8 * i + 8].try_into().unwrap());
-    // Sized first, so the packed page is one allocation of its exact size (a page is packed on most touches of
-    // a large random-access index).
-    let len = MASK_BYTES + (0..WORDS).map(|i| word(i)).filter(|&w| w != 0).map(|w| 1 + nonzero_bytes(w)).sum::<usize>();
-    let mut out = vec![0u8; len].into_boxed_slice();
+    // Built on the stack at its largest and copied out at its size: one allocation, one pass (a page is packed on
+    // most touches of a large random-access index).
+    let mut buf = [0u8; MASK_BYTES + 9 * WORDS];
     let mut at = MASK_BYTES;
-    for i in 0..WORDS {
-        let w = word(i);
-        if w == 0 {
+    for (i, word) in page.chunks_exact(8).enumerate() {
+        let bytes: [u8; 8] = word.try_into().unwrap();
+        if u64::from_ne_bytes(bytes) == 0 {
             continue;
         }
-        out[i / 8] |= 1 << (i % 8);
-        let mask_at = at;
+        buf[i / 8] |= 1 << (i % 8);
+        let mask = byte_mask(bytes);
+        buf[at] = mask;
         at += 1;
-        for (j, b) in w.to_le_bytes().into_iter().enumerate() {
-            if b != 0 {
-                out[mask_at] |= 1 << j;
-                out[at] = b;
-                at += 1;
-            }
+        let mut m = mask;
+        while m != 0 {
+            buf[at] = bytes[m.trailing_zeros() as usize];
+            at += 1;
+            m &= m - 1;
         }
     }
-    out
+    Box::from(&buf[..at])
 }
 
-/// Bytes of `w` that are not zero.
-fn nonzero_bytes(w: u64) -> usize {
-    // Each byte's high bit set when the byte is not zero (the low seven bits carried into it, or its own).
-    let low = 0x7f7f_7f7f_7f7f_7f7fu64;
-    ((((w & low) + low) | w) & !low).count_ones() as usize
+/// Bit j set when byte j is not zero.
+fn byte_mask(bytes: [u8; 8]) -> u8 {
+    bytes.iter().enumerate().fold(0, |m, (j, &b)| m | ((b != 0) as u8) << j)
 }
 
 /// Unpack `packed` (from `pack`) into `page`.
@@ -86,6 +82,8 @@ pub(super) struct Packing {
     /// Pages packed and unpacked so far.
     packs: u64,
     unpacks: u64,
+    /// The block of the page packed last, for the next page unpacked (saves a 4 KiB free and malloc per touch).
+    spare: Option<Box<Page>>,
 }
 
 /// What packing holds and has done: pages unpacked and packed now, the packed pages' bytes, packs and unpacks.
@@ -99,9 +97,16 @@ pub struct PackingCounts {
 }
 
 impl Memory {
-    /// Keep at most `pages` guest pages unpacked from now on (System.unpacked_memory / 4 KiB; 0: every page). SE
-    /// mode only (full-system mode reads page-table pages from the page map directly).
+    /// Keep at most `pages` guest pages unpacked from now on (System.unpacked_memory / 4 KiB; 0: every page, and
+    /// packed pages are unpacked as they are touched). Each call looks at every unpacked page once: one in a
+    /// software TLB gets a second chance. SE mode only (full-system mode reads page-table pages from the page map
+    /// directly).
     pub fn limit_unpacked(&mut self, pages: u64) -> Result<(), String> {
+        if let Some(k) = self.packing.as_mut() {
+            k.limit = if pages == 0 { usize::MAX } else { pages as usize };
+            self.pack_beyond_limit(u64::MAX);
+            return Ok(());
+        }
         if pages == 0 {
             return Ok(());
         }
@@ -117,6 +122,7 @@ impl Memory {
             packed_bytes: 0,
             packs: 0,
             unpacks: 0,
+            spare: None,
         }));
         self.pack_beyond_limit(u64::MAX);
         Ok(())
@@ -140,8 +146,9 @@ impl Memory {
         let k = self.packing.as_mut()?;
         let packed = k.packed.remove(&vpn)?;
         (k.packed_bytes, k.unpacks) = (k.packed_bytes - packed.len() as u64, k.unpacks + 1);
-        let mut page = Box::new(Page { data: [0; PAGE_SIZE as usize], has_code: false });
-        unpack(&packed, &mut page.data);
+        let mut page =
+            k.spare.take().unwrap_or_else(|| Box::new(Page { data: [0; PAGE_SIZE as usize], has_code: false }));
+        unpack(&packed, &mut page.data); // (a packed page never held code: `has_code` is false)
         let p = Box::into_raw(page);
         self.pages.insert(vpn, p);
         self.now_unpacked(vpn);
@@ -183,6 +190,7 @@ impl Memory {
             let packed = pack(&page.data);
             (k.packed_bytes, k.packs) = (k.packed_bytes + packed.len() as u64, k.packs + 1);
             k.packed.insert(vpn, packed);
+            k.spare.get_or_insert(page);
         }
         self.packing = Some(k);
     }
@@ -269,6 +277,8 @@ mod tests {
         }
         let c = m.packing_counts();
         assert!(c.unpacked <= 8 && c.packed == n - c.unpacked && c.packs >= n - 8, "{c:?}");
+        m.limit_unpacked(8).unwrap(); // a second call changes the bound only: the packed pages stay
+        assert_eq!(m.packing_counts().packed, c.packed);
         assert_eq!((m.resident_pages(), m.pages_touched), (n, n));
         assert_eq!(host_bytes(&whole), n * PAGE_SIZE);
         assert!(host_bytes(&m) * 6 < n * PAGE_SIZE, "{} of {}", host_bytes(&m), n * PAGE_SIZE);
@@ -329,8 +339,8 @@ mod tests {
             assert_eq!(back, page);
         }
         assert_eq!(pack(&[0u8; PAGE_SIZE as usize]).len(), MASK_BYTES, "a zero page keeps only its mask");
-        for w in [0u64, 1, 0x80, 0x100, 0xff00_0000_0000_0001, u64::MAX, 0x0101_0101_0101_0101, 0x8000_0000_0000_0000] {
-            assert_eq!(nonzero_bytes(w), w.to_le_bytes().iter().filter(|&&b| b != 0).count(), "{w:#x}");
+        for (w, m) in [(0u64, 0u8), (1, 1), (0x80, 1), (0x100, 2), (0xff00_0000_0000_0001, 0x81), (u64::MAX, 0xff)] {
+            assert_eq!(byte_mask(w.to_le_bytes()), m, "{w:#x}");
         }
         // An index-like page (64 entries of 8 bytes, 6 of them nonzero, plus their byte masks) packs to under 1/8.
         assert!(pack(&index_like(5)).len() < PAGE_SIZE as usize / 8, "{}", pack(&index_like(5)).len());
