@@ -596,7 +596,7 @@ impl Client {
     /// the measured phase only). `acked` and `dense` are the arrays `save` gave.
     pub fn restore(&mut self, st: ClientState, acked: Versions, dense: Option<Vec<u8>>) -> CResult<()> {
         let cores = self.cfg.cores;
-        if acked.len() as u64 != self.cfg.items || st.part_log.len() != cores || st.per_core.len() != cores {
+        if acked.len() != self.cfg.items || st.part_log.len() != cores || st.per_core.len() != cores {
             return Err(format!("the client's state is for another data set or core count ({} items)", acked.len()));
         }
         if st.tcp.len() != self.tcp.len() || st.tcp_next.len() != self.tcp_next.len() {
