@@ -62,10 +62,12 @@ impl Versions {
             0 => self.stored[word] &= !bit,
             _ => self.stored[word] |= bit,
         }
-        match version > 1 {
-            true => self.above_one.insert(item, version),
-            false => self.above_one.remove(&item),
-        };
+        // (The map is empty through the bulk load: no key is hashed for its acknowledgements.)
+        if version > 1 {
+            self.above_one.insert(item, version);
+        } else if !self.above_one.is_empty() {
+            self.above_one.remove(&item);
+        }
     }
 
     /// The versions as a checkpoint stores them (`client_versions.bin`: a u32, little-endian, per item), in blocks

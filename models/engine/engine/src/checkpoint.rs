@@ -487,8 +487,9 @@ fn read_chunk(dir: &Path, man: &Manifest, name: &str) -> Result<Option<Vec<u8>>,
     Ok(Some(data))
 }
 
-/// The client's versions chunk (4 bytes an item: the largest after the pages), read a checksum block at a time
-/// into the client's compact form (the file's u32 array is never held whole).
+/// The client's versions chunk (4 bytes an item: the largest after the pages), read 1 MiB at a time into the
+/// client's compact form, each checksum block's CRC-32 accumulated as it is read (the file's u32 array, 768 MiB at
+/// the paper's 192 Mi items, is never held).
 fn read_versions(dir: &Path, man: &Manifest) -> Result<Versions, String> {
     let name = "client_versions.bin";
     let chunk = man.chunks.iter().find(|c| c.name == name).ok_or_else(|| format!("no {name}"))?;
@@ -498,20 +499,27 @@ fn read_versions(dir: &Path, man: &Manifest) -> Result<Versions, String> {
         return Err(format!("{name} has {len} bytes, the manifest says {} (truncated?)", chunk.bytes));
     }
     let mut acked = Versions::new(len / 4);
-    let mut block = vec![0u8; CHECKSUM_BLOCK.min(len) as usize];
-    let mut item = 0u64;
-    for (i, want) in chunk.crc32.iter().enumerate() {
-        let got = (len - i as u64 * CHECKSUM_BLOCK).min(CHECKSUM_BLOCK) as usize;
-        f.read_exact(&mut block[..got]).map_err(|e| format!("cannot read {name}: {e}"))?;
-        if crc32fast::hash(&block[..got]) != *want {
-            return Err(format!("{name} is corrupt: block {i} fails its checksum"));
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut hasher, mut done, mut block) = (crc32fast::Hasher::new(), 0u64, 0usize);
+    loop {
+        let in_block = done % CHECKSUM_BLOCK;
+        let n = (buf.len() as u64).min(len - done).min(CHECKSUM_BLOCK - in_block) as usize;
+        f.read_exact(&mut buf[..n]).map_err(|e| format!("cannot read {name}: {e}"))?;
+        hasher.update(&buf[..n]);
+        for (k, v) in buf[..n].chunks_exact(4).enumerate() {
+            acked.set(done / 4 + k as u64, u32::from_le_bytes(v.try_into().unwrap()));
         }
-        for v in block[..got].chunks_exact(4) {
-            acked.set(item, u32::from_le_bytes(v.try_into().unwrap()));
-            item += 1;
+        done += n as u64;
+        if done % CHECKSUM_BLOCK == 0 || done == len {
+            if std::mem::take(&mut hasher).finalize() != chunk.crc32[block] {
+                return Err(format!("{name} is corrupt: block {block} fails its checksum"));
+            }
+            block += 1;
+        }
+        if done == len {
+            return Ok(acked);
         }
     }
-    Ok(acked)
 }
 
 pub(crate) fn check(chunk: &Chunk, data: &[u8]) -> Result<(), String> {
@@ -715,6 +723,44 @@ mod tests {
         assert_eq!(r.mem.packing_counts().packed, 0);
         assert_eq!(r.mem.load::<4>(m.harts[0].x[2] - 8).unwrap(), 77);
         assert_eq!(r.mem.page_numbers(), m.mem.page_numbers());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn versions_are_read_across_checksum_blocks() {
+        let dir = scratch("versions");
+        let items = CHECKSUM_BLOCK / 4 + 3;
+        let mut v = Versions::new(items);
+        for i in [0, 5, CHECKSUM_BLOCK / 4 - 1, CHECKSUM_BLOCK / 4, items - 1] {
+            v.set(i, 1);
+        }
+        v.set(7, 9);
+        v.set(items - 2, 4);
+        let mut w = ChunkWriter::create(&dir, "client_versions.bin", None).unwrap();
+        for bytes in v.le_blocks() {
+            w.write(&bytes).unwrap();
+        }
+        let (chunk, _) = w.finish().unwrap();
+        assert_eq!(chunk.crc32.len(), 2);
+        let man = Manifest {
+            format: FORMAT.into(),
+            format_version: FORMAT_VERSION,
+            binary: String::new(),
+            binary_bytes: 0,
+            binary_crc32: 0,
+            insts: 0,
+            total_bytes: chunk.bytes,
+            chunks: vec![chunk],
+            config: Value::Null,
+        };
+        assert_eq!(read_versions(&dir, &man).unwrap(), v);
+        // A byte flipped in the second block is found there.
+        let path = dir.join("client_versions.bin");
+        let mut data = fs::read(&path).unwrap();
+        data[CHECKSUM_BLOCK as usize + 4] ^= 1;
+        fs::write(&path, &data).unwrap();
+        let err = read_versions(&dir, &man).unwrap_err();
+        assert!(err.contains("block 1 fails its checksum"), "{err}");
         fs::remove_dir_all(&dir).unwrap();
     }
 
