@@ -93,6 +93,10 @@ class System(SimObject):
                        "simulated time advances one cycle per instruction", min="1MHz", max="20GHz")
     mem_limit = Param.Size("4GiB", "most guest memory that may be touched (pages are allocated on first touch)",
                            min="64KiB", max="1TiB")
+    unpacked_memory = Param.Size("0B", "most guest memory kept in host memory as whole pages (0: all of it); past it "
+                                 "the pages made resident longest ago are packed, their zero bytes dropped, until "
+                                 "touched again (the KVS index at 192 Mi items packs to about a tenth). Host memory "
+                                 "only: no statistic depends on it. SE mode only", max="1TiB")
     stack_size = Param.Size("1MiB", "stack of each hart (the smallest that can work is two pages: the engine keeps "
                             "the lowest page free below the initial stack of argv, env and auxv)", min="8KiB",
                             max="1GiB")
@@ -214,6 +218,7 @@ class System(SimObject):
             (self.sampling.enabled, "System.sampling"),
             (self.detailed_start != "start" or self.warm_caches, "a fast-forward before detailed timing"),
             (bool(self.trace_file), "System.trace_file"),
+            (self.unpacked_memory > 0, "System.unpacked_memory (packed guest pages are built for SE mode)"),
         ]
         for present, what in unsupported:
             if present:

@@ -126,15 +126,30 @@ def guest_memory_bytes(items: int, partitions: int, dataset: str = "tiny") -> in
     return sum(guest_memory_parts(items, partitions, dataset).values())
 
 
+# What packing keeps of the KVS store (isa packed.rs), measured on the page file of the 16 Mi-item load of the
+# 60-core socket (results/memory/load_memory.md): a 64-byte word mask per page, 6 bytes an item of index entry
+# (5.96: its byte mask and nonzero bytes) and 28 of log item (27.1 plus the other pages); and per packed page about
+# 40 bytes of map entry and allocation header (assumed: hashbrown's 25-byte slot at 5/8 load, glibc's 16-byte header).
+PACKED_PAGE_BYTES = 64 + 40
+PACKED_INDEX_BYTES_PER_ITEM = 6
+PACKED_LOG_BYTES_PER_ITEM = 28
+
+
 def load_memory_parts(items: int, partitions: int) -> dict[str, int]:
-    """What the load of a data set holds at its peak, by part: the store (guest_memory_parts), the client's state
-    per item and the engine's fixed allowance (models.sim's estimate). The load is the peak of a study: every
-    probe restores the checkpoint by mapping its page file (copy-on-write), so it holds only the pages it writes
-    as its own and the pages it reads as the page cache's, which the kernel can drop and re-read."""
+    """What the load of a data set holds at its peak, by part: the store (guest_memory_parts; packed past
+    drivers/sweep's LOAD_UNPACKED, as the loader packs it), the client's state per item and the engine's fixed
+    allowance (models.sim's estimate). The load is the peak of a study: every probe restores the checkpoint by
+    mapping its page file (copy-on-write), so it holds only the pages it writes as its own and the pages it reads
+    as the page cache's, which the kernel can drop and re-read."""
+    from drivers.sweep.checkpoints import LOAD_UNPACKED
     from models.sim import HOST_BYTES_BASE, HOST_BYTES_PER_CLIENT_ITEM
 
-    return {**guest_memory_parts(items, partitions), "client": items * HOST_BYTES_PER_CLIENT_ITEM,
-            "engine": HOST_BYTES_BASE}
+    store = guest_memory_parts(items, partitions)
+    if sum(store.values()) > LOAD_UNPACKED:
+        pages = sum(store.values()) // 4096
+        store = {"whole pages": LOAD_UNPACKED, "packed log": items * PACKED_LOG_BYTES_PER_ITEM,
+                 "packed index": items * PACKED_INDEX_BYTES_PER_ITEM + pages * PACKED_PAGE_BYTES}
+    return {**store, "client": items * HOST_BYTES_PER_CLIENT_ITEM, "engine": HOST_BYTES_BASE}
 
 
 def check_fits(items: int, partitions: int, available: int | None = None) -> None:

@@ -33,7 +33,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::key_hash::{bucket_of, keyhash, partition_of};
-use crate::store_model::{BucketCounts, StoreModel, LOAD_MARK};
+use crate::store_model::{BucketCounts, StoreModel, Versions, LOAD_MARK};
 use crate::zipf::{unit, Zipf};
 use kvsim_base::random::splitmix64;
 
@@ -408,7 +408,7 @@ pub struct Client {
 
 type CResult<T> = Result<T, String>;
 /// What `Client::save` hands a checkpoint: the client's state, the per-item versions and (dense) per-bucket counts.
-pub type SavedClient<'a> = (ClientState, &'a [u32], Option<&'a [u8]>);
+pub type SavedClient<'a> = (ClientState, &'a Versions, Option<&'a [u8]>);
 
 /// The client's state in a checkpoint, apart from its per-item and per-bucket arrays (chunks of their own). Taken
 /// only between phases, with nothing in flight, so frames under construction and outstanding need no saving.
@@ -535,7 +535,7 @@ impl Client {
         }
     }
 
-    /// The state a checkpoint keeps, with the per-item versions and (dense) per-bucket counts as slices. Refused
+    /// The state a checkpoint keeps, with the per-item versions and (dense) per-bucket counts by reference. Refused
     /// while frames are in flight or being built.
     pub fn save(&self) -> CResult<SavedClient<'_>> {
         if !self.outstanding.is_empty()
@@ -594,9 +594,9 @@ impl Client {
 
     /// Take a checkpoint's state (this client was built from the restored run's configuration, which may change
     /// the measured phase only). `acked` and `dense` are the arrays `save` gave.
-    pub fn restore(&mut self, st: ClientState, acked: Vec<u32>, dense: Option<Vec<u8>>) -> CResult<()> {
+    pub fn restore(&mut self, st: ClientState, acked: Versions, dense: Option<Vec<u8>>) -> CResult<()> {
         let cores = self.cfg.cores;
-        if acked.len() as u64 != self.cfg.items || st.part_log.len() != cores || st.per_core.len() != cores {
+        if acked.len() != self.cfg.items || st.part_log.len() != cores || st.per_core.len() != cores {
             return Err(format!("the client's state is for another data set or core count ({} items)", acked.len()));
         }
         if st.tcp.len() != self.tcp.len() || st.tcp_next.len() != self.tcp_next.len() {

@@ -385,7 +385,7 @@ fn a_quiet_connection_is_saved_and_restored_and_carries_on_in_its_sequence_space
     c.tcp_flush_acks(&mut acks);
     let rcv = SERVER_ISS.wrapping_add(1 + bytes.len() as u32);
     let (state, versions, dense) = c.save().unwrap();
-    let (versions, dense) = (versions.to_vec(), dense.map(<[u8]>::to_vec));
+    let (versions, dense) = (versions.clone(), dense.map(<[u8]>::to_vec));
     // A fresh client (a restored run builds one from its configuration) takes the connection's state.
     let mut r = client(1460, 8);
     assert_eq!(r.tcp[0].state, TcpState::Closed);
@@ -417,7 +417,7 @@ fn a_checkpoint_refuses_unacknowledged_segments_and_another_connection_count() {
     assert!(err.contains("has segments the server has not acknowledged"), "{err}");
     c.tcp[0].snd_una = c.tcp[0].snd_nxt;
     let (state, versions, dense) = c.save().unwrap();
-    let (versions, dense) = (versions.to_vec(), dense.map(<[u8]>::to_vec));
+    let (versions, dense) = (versions.clone(), dense.map(<[u8]>::to_vec));
     let mut two = Client::new(ClientConfig {
         tcp: Some(TcpConfig { connections: 2, mss: 1460, segments: 4 }),
         ..client(1460, 8).cfg

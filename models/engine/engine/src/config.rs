@@ -10,6 +10,8 @@ pub struct EngineConfig {
     pub hart_socket: Vec<u16>,
     pub clock: u64,
     pub mem_limit: u64,
+    /// System.unpacked_memory: most guest memory kept as whole pages (0: all; isa packed.rs).
+    pub unpacked_memory: u64,
     pub stack_size: u64,
     pub quantum: u64,
     /// System.schedule = 'partitioned' on two or more sockets: the window (ps) the socket partitions advance in,
@@ -45,6 +47,7 @@ impl EngineConfig {
             hart_socket: hart_sockets(s),
             clock: s.clock,
             mem_limit: s.mem_limit,
+            unpacked_memory: s.unpacked_memory,
             stack_size: s.stack_size,
             quantum: s.quantum,
             partition_window: partition_window(s),

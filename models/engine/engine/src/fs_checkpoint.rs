@@ -136,15 +136,14 @@ pub fn write(m: &mut Machine, net: Option<&FsNet>, t: &Target) -> Result<u64, St
         let mut w = ChunkWriter::create(&tmp, "pages.bin", None)?;
         let pad = vec![0u8; PAGE_RECORD - PAGE_SIZE];
         for &p in &pages {
-            w.write(m.mem.page_data(p).expect("a listed page is resident"))?;
+            w.write(&m.mem.page_data(p).expect("a listed page is resident"))?;
             w.write(&pad)?;
         }
         chunks.push(w.finish()?.0);
         let mut net_state = None;
         if let Some((st, acked, dense)) = saved {
             let mut w = ChunkWriter::create(&tmp, "client_versions.bin", None)?;
-            for block in acked.chunks(1 << 16) {
-                let bytes: Vec<u8> = block.iter().flat_map(|v| v.to_le_bytes()).collect();
+            for bytes in acked.le_blocks() {
                 w.write(&bytes)?;
             }
             chunks.push(w.finish()?.0);

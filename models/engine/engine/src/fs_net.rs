@@ -44,7 +44,7 @@ pub struct FsNet {
 }
 
 /// A checkpoint's client side: the state, the client's per-item versions and (dense) per-bucket counts.
-pub type SavedNet<'a> = (FsNetState, &'a [u32], Option<&'a [u8]>);
+pub type SavedNet<'a> = (FsNetState, &'a kvsim_client::store_model::Versions, Option<&'a [u8]>);
 
 /// What a checkpoint keeps of the client and its wire (the client's per-item and per-bucket arrays apart).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -234,7 +234,12 @@ impl FsNet {
     }
 
     /// Take a checkpoint's state (this client was built from the restored run's configuration).
-    pub fn restore(&mut self, st: FsNetState, acked: Vec<u32>, dense: Option<Vec<u8>>) -> Result<(), String> {
+    pub fn restore(
+        &mut self,
+        st: FsNetState,
+        acked: kvsim_client::store_model::Versions,
+        dense: Option<Vec<u8>>,
+    ) -> Result<(), String> {
         self.client.restore(st.client, acked, dense)?;
         (self.to_guest_free, self.to_client_free, self.arp_replies, self.other_frames) =
             (st.to_guest_free, st.to_client_free, st.arp_replies, st.other_frames);

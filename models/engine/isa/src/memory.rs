@@ -19,6 +19,10 @@ pub use sv39::{Translation, XlateContext, XlateStats};
 #[path = "sv39.rs"]
 mod sv39;
 
+#[path = "packed.rs"]
+mod packed;
+pub use packed::{pack, unpack, PackingCounts};
+
 /// `repr(C)` so a checkpoint's page file can be mapped as an array of pages (`PAGE_RECORD` bytes each).
 #[repr(C, align(8))]
 struct Page {
@@ -123,6 +127,10 @@ pub struct Memory {
     /// A restored checkpoint's page file, mapped privately (copy-on-write): pages pointing into it are not heap
     /// blocks and are never freed one by one.
     backing: Option<memmap2::MmapMut>,
+    /// Pages of `pages` that point into `backing`.
+    backed_pages: usize,
+    /// System.unpacked_memory: the packed pages and the queue of unpacked ones (packed.rs). None: none are packed.
+    packing: Option<Box<packed::Packing>>,
     /// Changes to decoded code so far (stores into it, fence.i, unmapping): the block cache's generation.
     code_generation: u64,
     blocks: crate::blocks::BlockCache,
@@ -181,6 +189,8 @@ impl Memory {
             prot: PageMap::default(),
             devices: None,
             backing: None,
+            backed_pages: 0,
+            packing: None,
             code_generation: 0,
             blocks: Default::default(),
             xlate: None,
@@ -195,17 +205,11 @@ impl Memory {
         })
     }
 
-    /// The resident pages' numbers, in order (for a checkpoint).
+    /// The resident pages' numbers, packed ones included, in order (for a checkpoint).
     pub fn page_numbers(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self.pages.keys().copied().collect();
+        let mut v: Vec<u64> = self.pages.keys().copied().chain(self.packed_numbers()).collect();
         v.sort_unstable();
         v
-    }
-
-    /// The data of resident page `vpn`.
-    pub fn page_data(&self, vpn: u64) -> Option<&[u8]> {
-        // SAFETY: pages in the map are live.
-        self.pages.get(&vpn).map(|&p| unsafe { &(&(*p).data)[..] })
     }
 
     /// Replace every page by those of a checkpoint's page file: page `vpns[i]` is record i of `file` (mapped
@@ -229,6 +233,7 @@ impl Memory {
             self.pages.insert(vpn, unsafe { base.add(i) });
         }
         self.resident = vpns.len() as u64;
+        self.backed_pages = vpns.len();
         self.backing = Some(file);
         Ok(())
     }
@@ -287,6 +292,9 @@ impl Memory {
         if let Some(&p) = self.pages.get(&vpn) {
             return Ok(p);
         }
+        if let Some(p) = self.unpack_page(vpn) {
+            return Ok(p);
+        }
         if !self.regions.page_valid(vpn) {
             return Err(Trap::Unmapped { addr, access });
         }
@@ -298,6 +306,7 @@ impl Memory {
         self.pages.insert(vpn, p);
         self.resident += 1;
         self.pages_touched += 1;
+        self.now_unpacked(vpn);
         Ok(p)
     }
 
@@ -309,7 +318,8 @@ impl Memory {
                 self.free_page(vpn);
             }
         } else {
-            let victims: Vec<u64> = self.pages.keys().copied().filter(|v| (lo..hi).contains(v)).collect();
+            let victims: Vec<u64> =
+                self.pages.keys().copied().chain(self.packed_numbers()).filter(|v| (lo..hi).contains(v)).collect();
             for vpn in victims {
                 self.free_page(vpn);
             }
@@ -326,11 +336,15 @@ impl Memory {
             if !self.backed(p) {
                 // SAFETY: came from Box::into_raw.
                 unsafe { drop(Box::from_raw(p)) };
+            } else {
+                self.backed_pages -= 1;
             }
             if has_code {
                 self.clear_code_page(vpn);
                 self.clear_last_slot(vpn.wrapping_sub(1));
             }
+            self.resident -= 1;
+        } else if self.free_packed(vpn) {
             self.resident -= 1;
         }
     }
@@ -736,11 +750,8 @@ impl Memory {
     /// The instruction word at `pc` (16 bits if compressed), read without touching pages; 0 if unreadable.
     /// For error reports: the executor does not carry the word on its hot path.
     pub fn insn_word(&self, pc: u64) -> u32 {
-        let byte = |a: u64| -> Option<u32> {
-            let p = *self.pages.get(&(a >> PAGE_SHIFT))?;
-            // SAFETY: p is a live page; the offset is < PAGE_SIZE.
-            Some(unsafe { (*p).data[(a & (PAGE_SIZE - 1)) as usize] } as u32)
-        };
+        let byte =
+            |a: u64| -> Option<u32> { Some(self.page_data(a >> PAGE_SHIFT)?[(a & (PAGE_SIZE - 1)) as usize] as u32) };
         let word = |k: u64| (0..k).try_fold(0u32, |w, i| Some(w | (byte(pc.wrapping_add(i))? << (8 * i))));
         match word(2) {
             Some(low) if low & 3 == 3 => word(4).unwrap_or(0),

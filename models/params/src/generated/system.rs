@@ -12,6 +12,8 @@ pub struct System {
     pub clock: u64,
     /// most guest memory that may be touched (pages are allocated on first touch) [bytes]
     pub mem_limit: u64,
+    /// most guest memory kept in host memory as whole pages (0: all of it); past it the pages made resident longest ago are packed, their zero bytes dropped, until touched again (the KVS index at 192 Mi items packs to about a tenth). Host memory only: no statistic depends on it. SE mode only [bytes]
+    pub unpacked_memory: u64,
     /// stack of each hart (the smallest that can work is two pages: the engine keeps the lowest page free below the initial stack of argv, env and auxv) [bytes]
     pub stack_size: u64,
     /// instructions a hart runs before the next hart gets its turn; harts interleave deterministically in hart order (in detailed timing: the hart furthest behind in simulated time goes next, the lowest id among equals)
@@ -87,6 +89,7 @@ impl Default for System {
             harts: 1,
             clock: 2500000000,
             mem_limit: 4294967296,
+            unpacked_memory: 0,
             stack_size: 1048576,
             quantum: 1000,
             max_insts: 0,
