@@ -129,3 +129,18 @@ def test_the_servers_log_is_micas_rule_at_the_papers_data_set_scaled_to_the_run(
     assert [a for a in argv if a.startswith("log_")] == ["log_mib=16"]
     with pytest.raises(SystemExit, match="below the server's smallest log"):
         vx.mica_log_args(100, 24)
+
+
+def test_the_measured_load_is_offered_as_the_published_network_rx_over_the_ports():
+    """--offered measured: at 24 cores the measured server received 105.45 Gb/s on the wire over 12 ports; with
+    104.4 wire bytes per request frame (GET 80 + 24, PUT 88 + 24, 95% GETs) that is 10.521 M frames/s per port."""
+    import pytest
+
+    system = vx.xeon_factory(24, 1 << 16, 10)(1.0)
+    assert vx.mean_wire_frame(system) == pytest.approx(0.95 * 104 + 0.05 * 112)
+    mpps, how = vx.measured_mpps(system, 24)
+    assert mpps == pytest.approx(105.45e9 / 8 / 104.4 / 12 / 1e6) and "105.45 Gb/s received, over 12 port(s)" in how
+    with pytest.raises(SystemExit, match="no network RX is published for 3 cores"):
+        vx.measured_mpps(vx.xeon_factory(3, 1 << 16, 10)(1.0), 3)
+    with pytest.raises(SystemExit, match="--offered measured and --search"):
+        vx.main(["--cores", "24", "--offered", "measured", "--search", "--no-target"])

@@ -3,6 +3,7 @@
 
     sim-scripts/validate_xeon.py [--cores 1,2,3,4,8,12,24] [--requests-per-core N] [--items N] [--search]
                                  [--no-target] [--target-cores 60] [--save DIR] [--log-mib N]
+                                 [--offered line|measured]
     sim-scripts/validate_xeon.py --from DIR        (the table again from the points --save DIR kept, no run)
 
 For each core count up to 12 it runs configs/xeon_e5_2697v2_socket.py (two cores per 10 GbE port; 1 to 3 cores
@@ -26,7 +27,9 @@ Operating point: by default the client offers each port its line rate for the sm
 measurements are at saturation: the server takes what it can and the NIC drops the rest); throughput is the
 requests answered per second and the latency is that of the answered requests, queueing in a full RX FIFO
 included. With --search, each point is instead the highest offered load with < 1% loss (drivers/capacity.py,
-several runs per point; slow). The published numbers live only in this script, never in the models.
+several runs per point; slow). With --offered measured, each Xeon point is offered, open loop, the load the
+measured server received at that core count (its published network RX on the wire, over the point's ports; 13.8%
+below line rate at 24 cores). The published numbers live only in this script, never in the models.
 
 Where the published figure is a 2-socket measurement (4 cores on 2 ports over 2 sockets; 24 cores on 12 ports),
 the 4-core row compares with it as is (same cores and ports), the 12-core row with half of the 24-core one, and
@@ -376,8 +379,39 @@ def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | 
                                             log_mib, items))
 
 
-def run_point(make, harts: int, search: bool, line_mpps: float):
-    """(the run, the system it simulated, how the operating point was chosen)."""
+# The STANDARD workload's request frames (kvs-workload.md, wire format): Ethernet, IPv4 and UDP headers, the batch
+# header, one 24-byte request descriptor, the key and (PUT) the value padded to 8 bytes; on the wire each frame
+# costs 24 bytes more (preamble, start delimiter, FCS, inter-frame gap).
+FRAME_HEADERS, BATCH_HEADER, REQUEST_DESC, WIRE_EXTRA = 42, 6, 24, 24
+
+
+def mean_wire_frame(system) -> float:
+    """Wire bytes per request frame the client sends, GETs and PUTs in its mix (one request per frame)."""
+    key, value = system.client.sizes()
+    if system.client.requests_per_packet != 1:
+        raise SystemExit("--offered measured: the measured runs sent one request per frame")
+    get = FRAME_HEADERS + BATCH_HEADER + REQUEST_DESC + -(-key // 8) * 8 + WIRE_EXTRA
+    return get + (1 - system.client.get_ratio) * (-(-value // 8) * 8)
+
+
+def measured_mpps(system, cores: int) -> tuple[float, str]:
+    """Frames/s per port (millions) that offer the load the measured server received at `cores` cores (the
+    published network RX, wire Gb/s over every port), and how to say it."""
+    gbps = PUBLISHED.get(cores, {}).get("net_rx_gbps")
+    if gbps is None:
+        raise SystemExit(f"--offered measured: no network RX is published for {cores} cores (published for "
+                         f"{', '.join(str(c) for c, p in PUBLISHED.items() if 'net_rx_gbps' in p)})")
+    ports = ports_for(cores)
+    return (gbps * 1e9 / 8 / mean_wire_frame(system) / ports / 1e6,
+            f"the measured {gbps:g} Gb/s received, over {ports} port(s)")
+
+
+def run_point(make, harts: int, search: bool, line_mpps: float, measured: tuple[float, str] | None = None):
+    """(the run, the system it simulated, how the operating point was chosen). `measured`: (frames/s per port,
+    what it is), offered open loop in place of the line rate."""
+    if measured is not None:
+        system = make(measured[0])
+        return simulate(system), system, f"open loop at {measured[0]:.3f} M frames/s per port ({measured[1]})"
     if not search:
         system = make(line_mpps)
         return simulate(system), system, f"open loop at {line_mpps:.2f} M frames/s per port (line rate)"
@@ -450,7 +484,14 @@ def main(argv: list[str] | None = None) -> int:
                         "(a power of two, all of it kept) instead of MICA's log scaled to --items (mica_log_args); "
                         "a log smaller than the data evicts, and GETs re-append items from the older half of the log "
                         "(MICA's approximate LRU)")
+    parser.add_argument("--offered", choices=("line", "measured"), default="line",
+                        help="the load each Xeon point is offered, open loop: every port's line rate (the default), "
+                        "or the load the measured server received at that core count (its published network RX, "
+                        "e.g. 105.45 Gb/s over 12 ports at 24 cores; then the network RX row is the input, not a "
+                        "result)")
     opts = parser.parse_args(argv)
+    if opts.offered == "measured" and opts.search:
+        raise SystemExit("--offered measured and --search: the search finds its own offered load; give one")
     if opts.from_dir:
         return print_saved(pathlib.Path(opts.from_dir))
     if opts.log_mib is not None and (opts.log_mib < 1 or opts.log_mib & (opts.log_mib - 1)):
@@ -470,7 +511,8 @@ def main(argv: list[str] | None = None) -> int:
 
         line = capacity.line_rate_mpps(make(1.0))
         t = time.perf_counter()
-        r, system, how = run_point(make, cores, opts.search, line)
+        measured = measured_mpps(make(1.0), cores) if opts.offered == "measured" else None
+        r, system, how = run_point(make, cores, opts.search, line, measured)
         if opts.save:
             save(pathlib.Path(opts.save) / str(cores), r, system)
         note = f"{how}; {time.perf_counter() - t:.1f} s host; {opts.items:,} items"
