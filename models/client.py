@@ -359,7 +359,7 @@ def kvs_eviction_warning(argv: list[str], client: Client, partitions: int) -> st
     n = partition_items_bound(client.items, partitions)
     data = n * kvs_item_bytes(*client.sizes())
     room = window // 2 if lru else window
-    kept = f"{log / 2**20:g} MiB" + (f", of which it keeps {window / 2**20:g} MiB" if window < log else "")
+    kept = f"{log / 2**20:g} MiB" + (f", of which it keeps {window / 2**20:.4g} MiB" if window < log else "")
     problems = []
     if data > room:
         problems.append(f"the log ({kept} per partition{', lru=1: half of it before re-appends' if lru else ''}) "
