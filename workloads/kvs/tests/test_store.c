@@ -185,16 +185,14 @@ KT_TEST(store_log_wraparound)
     }
 }
 
-/* FIFO: with many more tiny items than fit, exactly those within log_size bytes of the tail survive. */
-KT_TEST(store_fifo_eviction)
+/* Put tiny items 0..n-1 (8-byte keys and values) into p, whose log is L bytes, checking each lands where it must
+ * (off[i]): contiguous, the tail skipping the end of the log; *tail is where the next would go. */
+static void put_tiny_items(struct kvs_partition *p, uint64_t L, uint64_t *off, uint64_t n, uint64_t *tail)
 {
-    const uint64_t L = 1 << 16;
-    struct kvs_partition *p = kt_partition(4096, L, 0);
-    KT_CHECK(p != NULL);
-    uint8_t v[8], out[64];
-    uint32_t vlen;
-    uint64_t off[5000], t = 0; /* where each item must land: contiguous, skipping the end of the log */
-    for (uint64_t i = 0; i < 5000; i++) {
+    uint8_t v[8];
+    uint64_t t = 0;
+    *tail = 0;
+    for (uint64_t i = 0; i < n; i++) {
         if (t % L + 40 > L)
             t += L - t % L;
         off[i] = t;
@@ -203,6 +201,19 @@ KT_TEST(store_fifo_eviction)
         KT_EQ(kvs_store_put(p, kvs_keyhash(&i, 8), (uint8_t *)&i, 8, v, 8, 0), KVS_RES_OK);
         KT_EQ(kvs_store_item_offset(p, kvs_keyhash(&i, 8), (uint8_t *)&i, 8), off[i]);
     }
+    *tail = t;
+}
+
+/* FIFO: with many more tiny items than fit, exactly those within log_size bytes of the tail survive. */
+KT_TEST(store_fifo_eviction)
+{
+    const uint64_t L = 1 << 16;
+    struct kvs_partition *p = kt_partition(4096, L, 0);
+    KT_CHECK(p != NULL);
+    uint8_t v[8], out[64];
+    uint32_t vlen;
+    uint64_t off[5000], t;
+    put_tiny_items(p, L, off, 5000, &t);
     KT_EQ(p->tail, t);
     KT_EQ(p->head, t - L);
     KT_EQ(p->st.wrap_skips, 5000 * 40 / L);
@@ -512,17 +523,10 @@ KT_TEST(store_log_window)
     KT_EQ(kvs_partition_set_window(p, W + 4), -1);
     KT_EQ(p->log_window, L);
     KT_EQ(kvs_partition_set_window(p, W), 0);
-    uint8_t v[8], out[64];
+    uint8_t out[64];
     uint32_t vlen;
-    uint64_t off[5000], t = 0;
-    for (uint64_t i = 0; i < 5000; i++) {
-        if (t % L + 40 > L)
-            t += L - t % L;
-        off[i] = t;
-        t += 40;
-        fill_value(v, 8, i, 0);
-        KT_EQ(kvs_store_put(p, kvs_keyhash(&i, 8), (uint8_t *)&i, 8, v, 8, 0), KVS_RES_OK);
-    }
+    uint64_t off[5000], t;
+    put_tiny_items(p, L, off, 5000, &t);
     KT_EQ(p->tail, t);
     KT_EQ(p->head, t - W);
     unsigned hits = 0;
