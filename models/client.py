@@ -240,6 +240,8 @@ KVS_SERVER_ARGS = {
     "numa_report": (lambda n: n <= 1, "0 or 1"), "log_mib": _POW2(1, 1 << 20), "log_kib": _POW2(4, 1 << 30),
     "buckets": _POW2(1, 1 << 32), "rx_ring": _POW2(8, 4096), "tx_ring": _POW2(8, 4096),
     "housekeeping_log2": (lambda n: n <= 40, "in [0, 40]"),
+    # KiB of the log a partition keeps (kvs_partition_set_window), checked against the log by _check_log_window.
+    "log_window_kib": (lambda n: 4 <= n <= 1 << 30, "in [4, 2^30]"),
     "tx_rs": _POW2(1, 1024), "tx_free": (lambda n: 1 <= n <= 4096, "in [1, 4096]"),
     **{f"buf_{part}": (lambda n: n % 64 == 0 and n <= 65535, "whole 64-byte lines, at most 65535")
        for part in ("data", "headroom", "meta")},
@@ -275,6 +277,23 @@ def check_kvs_server_args(argv: list[str]) -> None:
         if not value.isdigit() or not ok(int(value)):
             raise ParamError(f"System.workload.argv: {arg!r}: the KVS server takes {name}= {allowed}")
     _check_tx_ring_args(argv)
+    _check_log_window(argv)
+
+
+def _check_log_window(argv: list[str]) -> None:
+    """log_window_kib= against the log, as kvs_config_check does at the server's start-up: more than half of the
+    log given beside it (log_mib=/log_kib=) and at most all of it."""
+    given = {a.partition("=")[0] for a in argv}
+    if "log_window_kib" not in given:
+        return
+    if not given & {"log_mib", "log_kib"}:
+        raise ParamError("System.workload.argv: log_window_kib= needs the log's own size beside it (log_mib= or "
+                         "log_kib=): a window is a part of a given log, not sized from the data set")
+    log, _, _ = kvs_server_capacity(argv)
+    window = kvs_server_window(argv)
+    if not log // 2 < window <= log:
+        raise ParamError(f"System.workload.argv: log_window_kib={window >> 10}: the KVS server keeps more than half "
+                         f"of its log and at most all of it ({log >> 10} KiB per partition: log_mib=/log_kib=)")
 
 
 def _check_tx_ring_args(argv: list[str]) -> None:
@@ -311,6 +330,14 @@ def kvs_server_capacity(argv: list[str]) -> tuple[int, int, bool]:
     return log, buckets, lru
 
 
+def kvs_server_window(argv: list[str]) -> int:
+    """Bytes of its log a partition keeps (log_window_kib=; the whole log where absent): an item further behind the
+    tail is gone, and a read item more than half of it behind is re-appended."""
+    windows = [int(a.partition("=")[2]) << 10 for a in argv
+               if a.partition("=")[0] == "log_window_kib" and a.partition("=")[2].isdigit()]
+    return windows[-1] if windows else kvs_server_capacity(argv)[0]
+
+
 def kvs_server_argv(argv: list[str], client: Client, partitions: int) -> list[str]:
     """The server's arguments with its log and index sized from the data set (kvs_server_sizes) where the user gave
     no size: log_mib= (log_kib= below 1 MiB) when neither log size is given, buckets= when it is not."""
@@ -328,12 +355,14 @@ def kvs_eviction_warning(argv: list[str], client: Client, partitions: int) -> st
     """Why the server's log or index (its resolved arguments) cannot hold the client's data set, naming the sizes;
     None when they hold it (then every GET of a loaded item must hit)."""
     log, buckets, lru = kvs_server_capacity(argv)
+    window = kvs_server_window(argv)
     n = partition_items_bound(client.items, partitions)
     data = n * kvs_item_bytes(*client.sizes())
-    room = log // 2 if lru else log
+    room = window // 2 if lru else window
+    kept = f"{log / 2**20:g} MiB" + (f", of which it keeps {window / 2**20:.4g} MiB" if window < log else "")
     problems = []
     if data > room:
-        problems.append(f"the log ({log / 2**20:g} MiB per partition{', lru=1: half of it before re-appends' if lru else ''}) "
+        problems.append(f"the log ({kept} per partition{', lru=1: half of it before re-appends' if lru else ''}) "
                         f"holds {room // kvs_item_bytes(*client.sizes()):,} items")
     loss = index_loss(n, buckets)
     if loss >= KVS_WARN_INDEX_LOSS:

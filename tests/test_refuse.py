@@ -160,3 +160,45 @@ def test_server_arguments_the_kvs_server_refuses_are_refused_before_the_run():
 
     for sweep in llc.sweeps(full=True):
         sweep.resolve()                                  # the study's points are valid at full scale
+
+
+def test_a_log_window_is_checked_against_its_log_before_the_run():
+    """log_window_kib= (the part of its log a partition keeps) is refused, as kvs_config_check refuses it at the
+    server's start-up, unless it is more than half of a log given beside it and at most all of it; the eviction
+    warning then counts the window, not the log."""
+    from models.client import ServerEvicts, kvs_server_window
+
+    for args, why in ((("log_window_kib=700",), r"log_window_kib= needs the log's own size beside it"),
+                      (("log_mib=1", "log_window_kib=512"), r"log_window_kib=512: .* more than half .* \(1024 KiB"),
+                      (("log_mib=1", "log_window_kib=1025"), r"log_window_kib=1025: .* at most all of it"),
+                      (("log_mib=1", "log_window_kib=2"), r"'log_window_kib=2': .*in \[4, 2\^30\]")):
+        with pytest.raises(ParamError, match=f"System.workload.argv: {why}"):
+            kvs(server_args=args).validate()
+    assert kvs_server_window(["log_mib=1", "log_window_kib=513"]) == 513 << 10
+    assert kvs_server_window(["log_mib=1"]) == 1 << 20
+    # 4 partitions of 16,384 Tiny items (about 656 KB each): a 2 MiB log holds them in its newer half, a 1.25 MiB
+    # window of it does not.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ServerEvicts)
+        kvs(server_args=("log_mib=2", "buckets=16384"), items=65536).validate()
+    with pytest.warns(ServerEvicts, match=r"the log \(2 MiB, of which it keeps 1.25 MiB per partition"):
+        kvs(server_args=("log_mib=2", "log_window_kib=1280", "buckets=16384"), items=65536).validate()
+
+
+def test_a_log_window_evicts_and_the_checker_accepts_what_it_evicted(engine):
+    """4,096 Tiny items (160 KiB) on one hart with a 512 KiB log: all of them fit in its newer half, so no GET
+    misses. Keeping 260 KiB of it, 30 KiB of the items sit in the window's older half and are re-appended when read
+    (more instructions a request), the tail passes the window after about 2,600 re-appends, and the items it leaves
+    behind miss; the client ages items against the window, so it accepts those misses (against the log's 512 KiB
+    it would call them unexplained)."""
+    from models.sim import simulate
+
+    def run(*args):
+        system = kvs(harts=1, server_args=(*args, "buckets=1024"), items=4096, requests=30000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return simulate(system)
+    whole, window = run("log_kib=512"), run("log_kib=512", "log_window_kib=260")
+    assert whole.stats["client.misses"] == 0 and whole.status == "ok: client_done"
+    assert window.stats["client.misses"] > 0 and window.status.startswith("ok: client_done; warning:")
+    assert window.stats["client.insts_per_request"] > whole.stats["client.insts_per_request"]

@@ -104,3 +104,43 @@ def test_a_platform_without_private_l2s_gets_n_a_l2_rows_not_an_error():
 
     with pytest.raises(KeyError, match="l2"):
         vx.figures(types.SimpleNamespace(stats=stats), harts=1)
+
+
+def test_the_servers_log_is_micas_rule_at_the_papers_data_set_scaled_to_the_run():
+    """MICA's netbench server sizes a partition's log at 1.2 x its items' bytes (24-byte header, key, value),
+    rounded up to a power of two: for the paper's 192 Mi Tiny items 4 GiB at 4 partitions (2.13 x the data) and
+    512 MiB at 24 (1.6 x). A reduced run keeps those ratios with a window of the power-of-two log."""
+    import pytest
+
+    paper = vx.PAPER_ITEMS
+    assert vx.mica_log_bytes(paper, 4, 8, 8) == 4 << 30
+    assert vx.mica_log_bytes(paper, 12, 8, 8) == 1 << 30
+    assert vx.mica_log_bytes(paper, 24, 8, 8) == 512 << 20
+    assert vx.mica_log_args(paper, 24) == ["log_mib=512"]
+    # 16 Mi items = 1/12: 512 MiB / 12 = 43,690.67 KiB kept of a 64 MiB log (1.6 x 26.67 MiB of data).
+    assert vx.mica_log_args(16 << 20, 24) == ["log_mib=64", "log_window_kib=43690"]
+    assert vx.mica_log_args(16 << 20, 4) == ["log_mib=512", "log_window_kib=349525"]
+    # The rule at 1/16 of the paper's items is a power of two again: no window.
+    assert vx.mica_log_args(paper // 16, 24) == ["log_mib=32"]
+    # The Xeon runs take it by default (24 partitions on the dual-socket server); --log-mib replaces it.
+    argv = vx.xeon_factory(24, 16 << 20, 10)(1.0).workload.argv
+    assert [a for a in argv if a.startswith("log_")] == ["log_mib=64", "log_window_kib=43690"]
+    argv = vx.xeon_factory(24, 16 << 20, 10, log_mib=16)(1.0).workload.argv
+    assert [a for a in argv if a.startswith("log_")] == ["log_mib=16"]
+    with pytest.raises(SystemExit, match="below the server's smallest log"):
+        vx.mica_log_args(100, 24)
+
+
+def test_the_measured_load_is_offered_as_the_published_network_rx_over_the_ports():
+    """--offered measured: at 24 cores the measured server received 105.45 Gb/s on the wire over 12 ports; with
+    104.4 wire bytes per request frame (GET 80 + 24, PUT 88 + 24, 95% GETs) that is 10.521 M frames/s per port."""
+    import pytest
+
+    system = vx.xeon_factory(24, 1 << 16, 10)(1.0)
+    assert vx.mean_wire_frame(system) == pytest.approx(0.95 * 104 + 0.05 * 112)
+    mpps, how = vx.measured_mpps(system, 24)
+    assert mpps == pytest.approx(105.45e9 / 8 / 104.4 / 12 / 1e6) and "105.45 Gb/s received, over 12 port(s)" in how
+    with pytest.raises(SystemExit, match="no network RX is published for 3 cores"):
+        vx.measured_mpps(vx.xeon_factory(3, 1 << 16, 10)(1.0), 3)
+    with pytest.raises(SystemExit, match="--offered measured and --search"):
+        vx.main(["--cores", "24", "--offered", "measured", "--search", "--no-target"])

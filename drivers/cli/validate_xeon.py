@@ -3,6 +3,7 @@
 
     sim-scripts/validate_xeon.py [--cores 1,2,3,4,8,12,24] [--requests-per-core N] [--items N] [--search]
                                  [--no-target] [--target-cores 60] [--save DIR] [--log-mib N]
+                                 [--offered line|measured]
     sim-scripts/validate_xeon.py --from DIR        (the table again from the points --save DIR kept, no run)
 
 For each core count up to 12 it runs configs/xeon_e5_2697v2_socket.py (two cores per 10 GbE port; 1 to 3 cores
@@ -17,11 +18,18 @@ board and supply losses, is not modelled). Then the same run on one
 socket of the billion-RPS target (configs/brps_target_socket.py: 60 cores, 3 x 100 GbE), which has no published
 measurements to compare with.
 
+The KVS server's log is MICA's: its netbench server's rule (1.2 x a partition's items with their headers, rounded
+up to a power of two) applied to the paper's 192 Mi items, kept at the run's item count in the same proportion
+(a window of the power-of-two log: mica_log_args). With 24 partitions a fifth of the items sit in the log's older
+half, and a GET of one re-appends it; with 4 none do. --log-mib replaces it (a sensitivity).
+
 Operating point: by default the client offers each port its line rate for the smallest frames, open loop (the
 measurements are at saturation: the server takes what it can and the NIC drops the rest); throughput is the
 requests answered per second and the latency is that of the answered requests, queueing in a full RX FIFO
 included. With --search, each point is instead the highest offered load with < 1% loss (drivers/capacity.py,
-several runs per point; slow). The published numbers live only in this script, never in the models.
+several runs per point; slow). With --offered measured, each Xeon point is offered, open loop, the load the
+measured server received at that core count (its published network RX on the wire, over the point's ports; 13.8%
+below line rate at 24 cores). The published numbers live only in this script, never in the models.
 
 Where the published figure is a 2-socket measurement (4 cores on 2 ports over 2 sockets; 24 cores on 12 ports),
 the 4-core row compares with it as is (same cores and ports), the 12-core row with half of the 24-core one, and
@@ -43,6 +51,7 @@ import configs
 from configs import brps_target_socket, xeon_e5_2697v2_socket
 from drivers import capacity
 from models import stats_paths
+from models.client import KVS_ITEM_HEADER
 from models.sim import RunResult, simulate, sized_warmup_requests
 from models.socket import core_path, socket_path
 
@@ -297,12 +306,57 @@ def steady(system):
     return system
 
 
-def with_log_mib(system, log_mib: int | None):
-    """`system` with the KVS server's log set to `log_mib` MiB per partition in place of the size that holds the
-    data set (None: unchanged). A sensitivity, not the paper's condition: the server evicts and re-appends."""
-    if log_mib is not None:
-        argv = [a for a in system.workload.argv if not a.startswith(("log_mib=", "log_kib="))]
-        system.workload.argv = [*argv, f"log_mib={log_mib}"]
+def with_log_mib(system, log_mib: int | None, items: int):
+    """`system` with the KVS server's log set to `log_mib` MiB per partition (a sensitivity: the server evicts and
+    re-appends), or (None) as MICA sizes it (with_mica_log)."""
+    if log_mib is None:
+        return with_mica_log(system, items)
+    argv = [a for a in system.workload.argv if not a.startswith(("log_mib=", "log_kib=", "log_window_kib="))]
+    system.workload.argv = [*argv, f"log_mib={log_mib}"]
+    return system
+
+
+# MICA's log per partition, as its netbench server sizes it (MICA's public source: build/gen_confs.py gives each
+# partition items / partitions items and items * (key + value) / partitions bytes; src/netbench_server.c adds the
+# 24-byte item header per item and then 20% "to compensate space efficiency"; src/alloc_pool.c rounds the pool up
+# to whole 2 MiB pages and then to a power of two). A GET of an item more than half the log behind the tail
+# re-appends it (the server's lru=1, MICA's move-to-head threshold of 0.5). For the paper's 192 Mi Tiny items this
+# is 2.13x the data at 4 partitions (4 GiB for 1.875 GiB) and 1.6x at 12 and 24 (1 GiB and 512 MiB): with 24
+# partitions a fifth of the items sit in the log's older half, with 4 none.
+LOG_NOTE = ("Server log: MICA's (1.2 x each partition's items with their headers, rounded up to a power of two) at "
+            "the paper's 192 Mi items, scaled to the run's items by a window of that size times items / 192 Mi: "
+            "2.13 x the data at 4 partitions, 1.6 x at 12 and 24; GETs re-append items in the window's older half.")
+MICA_LOG_SLACK = (12, 10)          # x 1.2
+MICA_SHM_PAGE = 2 << 20            # MEHCACHED_ROUNDUP2M; also the smallest pool (MEHCACHED_MINIMUM_POOL_SIZE)
+
+
+def mica_log_bytes(items: int, partitions: int, key: int, value: int) -> int:
+    """Bytes of log per partition MICA's server gives `items` items of `key`/`value` bytes over `partitions`."""
+    alloc = items * (key + value) // partitions + KVS_ITEM_HEADER * (items // partitions)
+    alloc = alloc * MICA_LOG_SLACK[0] // MICA_LOG_SLACK[1]
+    pages = -(-alloc // MICA_SHM_PAGE) * MICA_SHM_PAGE
+    return 1 << (max(pages, MICA_SHM_PAGE) - 1).bit_length()
+
+
+def mica_log_args(items: int, partitions: int, key: int = 8, value: int = 8) -> list[str]:
+    """The KVS server's log arguments that keep, at `items` items, the log-to-data ratio MICA's rule gives at the
+    paper's 192 Mi (the ratio, not the rule: the rule's rounding to a power of two would give 1.2x at 16 Mi items
+    and 24 partitions and 1.6x at 4): a window of MICA's 192 Mi log times items / 192 Mi (whole KiB) in the power
+    of two that holds it (log_window_kib= inside log_mib=/log_kib=; no window where that is a power of two)."""
+    window = (mica_log_bytes(PAPER_ITEMS, partitions, key, value) * items // PAPER_ITEMS) >> 10 << 10
+    if window < 4 << 10:
+        raise SystemExit(f"--items {items}: MICA's log scaled to {items:,} items over {partitions} partitions is "
+                         f"{window} bytes, below the server's smallest log (4 KiB)")
+    log = 1 << (window - 1).bit_length()
+    args = [f"log_mib={log >> 20}" if log >= 1 << 20 else f"log_kib={log >> 10}"]
+    return args + ([f"log_window_kib={window >> 10}"] if window < log else [])
+
+
+def with_mica_log(system, items: int):
+    """`system` with its KVS server's log as MICA sizes it, scaled to `items` (mica_log_args; one partition per
+    core), in place of the size that holds the data set without eviction."""
+    argv = [a for a in system.workload.argv if not a.startswith(("log_mib=", "log_kib=", "log_window_kib="))]
+    system.workload.argv = [*argv, *mica_log_args(items, system.harts)]
     return system
 
 
@@ -313,7 +367,7 @@ def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | 
     if cores <= per_socket:
         return lambda rate: steady(with_log_mib(
             xeon_e5_2697v2_socket.system(cores=cores, ports=ports_for(cores), items=items,
-                                         requests=requests_per_core * cores, offered_mpps=rate), log_mib))
+                                         requests=requests_per_core * cores, offered_mpps=rate), log_mib, items))
     if cores % 2 or cores > 2 * per_socket:
         raise SystemExit(f"--cores {cores}: beyond one socket's {per_socket} the dual-socket server takes an even "
                          f"count up to {2 * per_socket}")
@@ -322,11 +376,42 @@ def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | 
     dual = configs.load(DUAL)
     return lambda rate: steady(with_log_mib(dual.system(cores_per_socket=cores // 2, items=items,
                                                         requests=requests_per_core * cores, offered_mpps=rate),
-                                            log_mib))
+                                            log_mib, items))
 
 
-def run_point(make, harts: int, search: bool, line_mpps: float):
-    """(the run, the system it simulated, how the operating point was chosen)."""
+# The STANDARD workload's request frames (kvs-workload.md, wire format): Ethernet, IPv4 and UDP headers, the batch
+# header, one 24-byte request descriptor, the key and (PUT) the value padded to 8 bytes; on the wire each frame
+# costs 24 bytes more (preamble, start delimiter, FCS, inter-frame gap).
+FRAME_HEADERS, BATCH_HEADER, REQUEST_DESC, WIRE_EXTRA = 42, 6, 24, 24
+
+
+def mean_wire_frame(system) -> float:
+    """Wire bytes per request frame the client sends, GETs and PUTs in its mix (one request per frame)."""
+    key, value = system.client.sizes()
+    if system.client.requests_per_packet != 1:
+        raise SystemExit("--offered measured: the measured runs sent one request per frame")
+    get = FRAME_HEADERS + BATCH_HEADER + REQUEST_DESC + -(-key // 8) * 8 + WIRE_EXTRA
+    return get + (1 - system.client.get_ratio) * (-(-value // 8) * 8)
+
+
+def measured_mpps(system, cores: int) -> tuple[float, str]:
+    """Frames/s per port (millions) that offer the load the measured server received at `cores` cores (the
+    published network RX, wire Gb/s over every port), and how to say it."""
+    gbps = PUBLISHED.get(cores, {}).get("net_rx_gbps")
+    if gbps is None:
+        raise SystemExit(f"--offered measured: no network RX is published for {cores} cores (published for "
+                         f"{', '.join(str(c) for c, p in PUBLISHED.items() if 'net_rx_gbps' in p)})")
+    ports = ports_for(cores)
+    return (gbps * 1e9 / 8 / mean_wire_frame(system) / ports / 1e6,
+            f"the measured {gbps:g} Gb/s received, over {ports} port(s)")
+
+
+def run_point(make, harts: int, search: bool, line_mpps: float, measured: tuple[float, str] | None = None):
+    """(the run, the system it simulated, how the operating point was chosen). `measured`: (frames/s per port,
+    what it is), offered open loop in place of the line rate."""
+    if measured is not None:
+        system = make(measured[0])
+        return simulate(system), system, f"open loop at {measured[0]:.3f} M frames/s per port ({measured[1]})"
     if not search:
         system = make(line_mpps)
         return simulate(system), system, f"open loop at {line_mpps:.2f} M frames/s per port (line rate)"
@@ -356,7 +441,7 @@ def print_xeon_point(cores: int, fig: dict[str, float], note: str) -> None:
 
 def log_note(argv: list[str]) -> str:
     """The server's log size as the run gave it (the data set's own size unless --log-mib changed it)."""
-    given = [a for a in argv if a.startswith(("log_mib=", "log_kib="))]
+    given = [a for a in argv if a.startswith(("log_mib=", "log_kib=", "log_window_kib="))]
     return ", ".join(given) if given else "the server's default log"
 
 
@@ -396,9 +481,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="print the table of the points --save DIR kept, without running")
     parser.add_argument("--log-mib", type=int, metavar="N",
                         help="SENSITIVITY, not the paper's condition: the KVS server's log is N MiB per partition "
-                        "(a power of two) instead of the size that holds the data set, so it evicts, and GETs "
-                        "re-append items from the older half of the log (MICA's approximate LRU)")
+                        "(a power of two, all of it kept) instead of MICA's log scaled to --items (mica_log_args); "
+                        "a log smaller than the data evicts, and GETs re-append items from the older half of the log "
+                        "(MICA's approximate LRU)")
+    parser.add_argument("--offered", choices=("line", "measured"), default="line",
+                        help="the load each Xeon point is offered, open loop: every port's line rate (the default), "
+                        "or the load the measured server received at that core count (its published network RX, "
+                        "e.g. 105.45 Gb/s over 12 ports at 24 cores; then the network RX row is the input, not a "
+                        "result)")
     opts = parser.parse_args(argv)
+    if opts.offered == "measured" and opts.search:
+        raise SystemExit("--offered measured and --search: the search finds its own offered load; give one")
     if opts.from_dir:
         return print_saved(pathlib.Path(opts.from_dir))
     if opts.log_mib is not None and (opts.log_mib < 1 or opts.log_mib & (opts.log_mib - 1)):
@@ -410,13 +503,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"SENSITIVITY: the server's log is {opts.log_mib} MiB per partition (--log-mib), smaller than the "
               "data set: it evicts, and GETs re-append items read from the older half of the log. Not the paper's "
               "stated condition.")
+    else:
+        print(LOG_NOTE)
     print(MISS_RATES_NOTE)
     for cores in [int(c) for c in opts.cores.split(",") if c]:
         make = xeon_factory(cores, opts.items, opts.requests_per_core, opts.log_mib)
 
         line = capacity.line_rate_mpps(make(1.0))
         t = time.perf_counter()
-        r, system, how = run_point(make, cores, opts.search, line)
+        measured = measured_mpps(make(1.0), cores) if opts.offered == "measured" else None
+        r, system, how = run_point(make, cores, opts.search, line, measured)
         if opts.save:
             save(pathlib.Path(opts.save) / str(cores), r, system)
         note = f"{how}; {time.perf_counter() - t:.1f} s host; {opts.items:,} items"

@@ -31,6 +31,7 @@ void kvs_config_default(struct kvs_config *cfg, unsigned partitions)
     cfg->log_size = 64ull << 20;
     cfg->buckets = 1ull << 16;
     cfg->housekeeping_log2 = 16;
+    cfg->log_window_kib = 0; /* the whole log */
     cfg->crew_max_spins = 1ull << 30;
     /* MICA's DPDK set-up (src/net_common.c): 128 RX and 512 TX descriptors per queue; TX reclaimed in groups of 32
      * (the ixgbe poll-mode driver's default tx_rs_thresh); buffers of 2,048 data bytes after 128 bytes of headroom
@@ -108,6 +109,10 @@ int kvs_config_parse(struct kvs_config *cfg, int argc, char **argv, const char *
             if (parse_u64(v, &n) || n < 4 || n > (1ull << 30) || !pow2(n))
                 return -1;
             cfg->log_size = n << 10;
+        } else if (str_prefix(a, "log_window_kib=", &v)) {
+            if (parse_u64(v, &n) || n < 4 || n > (1ull << 30))
+                return -1;
+            cfg->log_window_kib = (unsigned)n;
         } else if (str_prefix(a, "buckets=", &v)) {
             if (parse_u64(v, &n) || !pow2(n) || n > (1ull << 32))
                 return -1;
@@ -162,6 +167,9 @@ const char *kvs_config_check(const struct kvs_config *cfg)
     unsigned group = cfg->tx_rs ? cfg->tx_rs : (32 * 4 <= cfg->tx_ring ? 32 : cfg->tx_ring / 4);
     if (cfg->tx_free && cfg->tx_free < group)
         return "tx_free: at least the reclaim group tx_rs (as DPDK requires tx_rs_thresh <= tx_free_thresh)";
+    uint64_t window = (uint64_t)cfg->log_window_kib << 10;
+    if (window && (window <= cfg->log_size / 2 || window > cfg->log_size))
+        return "log_window_kib: the window is more than half the log (log_mib/log_kib) and at most all of it";
     if (cfg->buf_data < KVS_MIN_BUF_DATA)
         return "buf_data: the data room must hold a full Ethernet frame (1,536 bytes, a multiple of 64)";
     return 0;
@@ -185,7 +193,8 @@ struct kvs_core *kvs_core_create(struct kvs_shared *sh, unsigned core, struct pl
     uint8_t *log = plat_alloc_on(cfg->log_size, 4096, socket);
     if (!c || !p || !buckets || !log)
         return 0;
-    if (kvs_partition_init(p, core, buckets, cfg->buckets, log, cfg->log_size, (int)cfg->crew) != 0)
+    if (kvs_partition_init(p, core, buckets, cfg->buckets, log, cfg->log_size, (int)cfg->crew) != 0 ||
+        (cfg->log_window_kib && kvs_partition_set_window(p, (uint64_t)cfg->log_window_kib << 10) != 0))
         return 0;
     c->id = core;
     c->sh = sh;

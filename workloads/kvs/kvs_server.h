@@ -23,6 +23,8 @@ struct kvs_config {
     uint64_t log_size;        /* bytes per partition (power of two) */
     uint64_t buckets;         /* buckets per partition (power of two) */
     unsigned housekeeping_log2; /* housekeeping every 2^n polls */
+    unsigned log_window_kib;  /* KiB of the log each partition keeps (kvs_partition_set_window); 0: all of it. In
+                               * the padding after housekeeping_log2, so the fields after it keep their offsets */
     uint64_t crew_max_spins;  /* CREW reader patience before KVS_RES_BUSY */
     unsigned rx_ring, tx_ring; /* NIC descriptor ring entries per queue (guest driver) */
     unsigned tx_rs;           /* TX descriptors reclaimed per group, RS once per group (DPDK tx_rs_thresh; 0: 32) */
@@ -71,7 +73,7 @@ struct kvs_core {
 };
 
 /* Defaults, then "key=value" arguments: mode=erew|crew prefetch=0|1 lru=0|1 log_mib=N log_kib=N buckets=N
- * (power of two) housekeeping_log2=N rx_ring=N tx_ring=N (powers of two, 8..4096) numa_report=0|1. Unknown or bad arguments:
+ * (power of two) log_window_kib=N (more than half the log, at most all of it) housekeeping_log2=N rx_ring=N tx_ring=N (powers of two, 8..4096) numa_report=0|1. Unknown or bad arguments:
  * returns -1 and names it in *bad. */
 void kvs_config_default(struct kvs_config *cfg, unsigned partitions);
 /* NULL when `cfg`'s arguments fit together and the NIC; else what is wrong, naming the argument. */

@@ -2,13 +2,13 @@
  * kvs_store.c - the lossy index and the circular log of one partition (MICA cache mode).
  *
  * Log offsets are ever-increasing byte counters; an index entry keeps the low 48 bits. An entry is valid when its
- * item starts no more than log_size bytes behind the tail (nothing has been written over it since); anything older
- * is stale and is cleared when met. Items never straddle the end of the log: when one would, the tail first skips
+ * item starts no more than log_window bytes behind the tail (log_size unless set smaller: nothing has been written
+ * over it since); anything older is stale and is cleared when met. Items never straddle the end of the log: when one would, the tail first skips
  * to the next multiple of the log size (the explicit wrap check).
  *
  * CREW: the owner makes a bucket's version odd before changing the bucket or an item it indexes, and even after;
  * it publishes a new tail before writing the appended bytes, so a remote reader that copied an item and then sees
- * the tail within log_size of the item knows the copy was not torn by an append.
+ * the tail within log_window of the item knows the copy was not torn by an append.
  */
 #include "kvs_store.h"
 #include "kvs_abi.h"
@@ -35,6 +35,15 @@ int kvs_partition_init(struct kvs_partition *p, unsigned id, struct kvs_bucket *
     p->log_mask = log_size - 1;
     p->id = id;
     p->crew = crew ? 1 : 0;
+    p->log_window = log_size;
+    return 0;
+}
+
+int kvs_partition_set_window(struct kvs_partition *p, uint64_t window)
+{
+    if (window <= p->log_size / 2 || window > p->log_size || (window & 7))
+        return -1;
+    p->log_window = window;
     return 0;
 }
 
@@ -56,7 +65,7 @@ static inline uint64_t entry_dist(uint64_t tail, uint64_t e)
 
 static inline int dist_valid(const struct kvs_partition *p, uint64_t dist)
 {
-    return dist >= KVS_ITEM_HDR_LEN && dist <= p->log_size;
+    return dist >= KVS_ITEM_HDR_LEN && dist <= p->log_window;
 }
 
 static inline void entry_store(struct kvs_bucket *b, unsigned i, uint64_t e)
@@ -142,8 +151,8 @@ static uint64_t log_reserve(struct kvs_partition *p, uint64_t alloc)
     } else {
         p->tail = tail;
     }
-    if (tail - p->head > p->log_size)
-        p->head = tail - p->log_size; /* FIFO: everything older is gone */
+    if (tail - p->head > p->log_window)
+        p->head = tail - p->log_window; /* FIFO: everything older is gone */
     return off;
 }
 
@@ -187,8 +196,8 @@ static uint64_t lru_reappend(struct kvs_partition *p, struct kvs_bucket *b, int 
     uint64_t start = p->tail, phys = start & p->log_mask;
     if (phys + alloc > p->log_size)
         start += p->log_size - phys;
-    if (off + p->log_size < start + alloc)
-        return off; /* the copy would overwrite its own source: leave it to FIFO */
+    if (off + p->log_window < start + alloc)
+        return off; /* the copy would overwrite its own source (in a log of the window's size): leave it to FIFO */
     version_begin(p, b);
     uint64_t noff = log_reserve(p, alloc);
     MEMCPY(item_at(p, noff), item_at(p, off), alloc);
@@ -211,7 +220,7 @@ unsigned kvs_store_get_ref(struct kvs_partition *p, uint64_t keyhash, const uint
     if (idx < 0)
         return KVS_RES_NOT_FOUND;
     p->st.get_hits++;
-    if (lru && p->tail - off > p->log_size / 2)
+    if (lru && p->tail - off > p->log_window / 2)
         off = lru_reappend(p, b, idx, tag, off);
     const struct kvs_item_hdr *h = item_at(p, off);
     *vlen = KVS_VALUE_LEN(h->kv_len);
@@ -351,7 +360,7 @@ unsigned kvs_store_get_remote(const struct kvs_partition *p, uint64_t keyhash, c
         }
         if (res != KVS_RES_NOT_FOUND) {
             uint64_t t2 = __atomic_load_n(&p->tail, __ATOMIC_RELAXED);
-            if (item_off + p->log_size < t2) { /* an append has run over the item while it was copied */
+            if (item_off + p->log_window < t2) { /* an append has run over the item while it was copied */
                 rs->crew_stale++;
                 return KVS_RES_NOT_FOUND;
             }

@@ -59,6 +59,11 @@ struct kvs_partition {
     uint32_t id;
     uint32_t crew;              /* 1: keep bucket versions and publish the tail for concurrent readers */
     struct kvs_store_stats st;
+    /* Bytes of the log the partition keeps: an item more than this behind the tail is gone, and a read item more
+     * than half of it behind is re-appended. log_size unless kvs_partition_set_window made it smaller, so that a
+     * reduced data set keeps a full one's log-to-data ratio although the log is a power of two. Last, so that the
+     * fields before it keep their offsets. */
+    uint64_t log_window;
 };
 
 /* Key location helpers. */
@@ -84,6 +89,11 @@ static inline uint64_t kvs_item_alloc_size(uint32_t klen, uint32_t vlen)
  * bytes (power of two, >= KVS_MIN_LOG_SIZE). Returns 0, or -1 on bad sizes. */
 int kvs_partition_init(struct kvs_partition *p, unsigned id, struct kvs_bucket *buckets, uint64_t nbuckets,
                        uint8_t *log, uint64_t log_size, int crew);
+
+/* Keep only the newest `window` bytes of the log (log_size / 2 < window <= log_size, a multiple of 8): the items
+ * are still placed in the power-of-two log, but they are gone, and re-appended when read, as in a log of `window`
+ * bytes. Returns 0, or -1 on a bad size. */
+int kvs_partition_set_window(struct kvs_partition *p, uint64_t window);
 
 /* The largest item a partition accepts. */
 static inline uint64_t kvs_max_item(const struct kvs_partition *p) { return p->log_size / 4; }

@@ -153,7 +153,7 @@ static int selftest(struct kvs_core *c, uint64_t nreq, unsigned batch)
                     unsigned k = p->keys[i];
                     off += 24;
                     if (d->op == KVS_OP_GET && p->ops[i] == KVS_OP_GET && d->result == KVS_RES_NOT_FOUND &&
-                        c->own->tail > c->own->log_size) {
+                        c->own->tail > c->own->log_window) {
                         gets++;
                         misses++; /* the log has wrapped: eviction explains a miss */
                         continue;

@@ -548,3 +548,30 @@ KT_TEST(response_crew_remote_retry_keeps_key)
     KT_EQ(rr[0].result, KVS_RES_OK);
     KT_CHECK(rr[0].vlen == 32 && memcmp(rr[0].val, val, 32) == 0);
 }
+
+/* log_window_kib: parsed as KiB, 0 (the whole log) by default; more than half the log and at most all of it. */
+KT_TEST(config_log_window)
+{
+    struct kvs_config c;
+    kvs_config_default(&c, 1);
+    KT_EQ(c.log_window_kib, 0);
+    const char *bad;
+    char *ok[] = {"kvs", "log_mib=64", "log_window_kib=43691"};
+    KT_EQ(kvs_config_parse(&c, 3, ok, &bad), 0);
+    KT_EQ(c.log_window_kib, 43691);
+    KT_CHECK(kvs_config_check(&c) == 0);
+    char *all[] = {"kvs", "log_window_kib=65536"};
+    KT_EQ(kvs_config_parse(&c, 2, all, &bad), 0);
+    KT_CHECK(kvs_config_check(&c) == 0);
+    char *half[] = {"kvs", "log_window_kib=32768"}; /* exactly half the 64 MiB log: refused */
+    KT_EQ(kvs_config_parse(&c, 2, half, &bad), 0);
+    KT_CHECK(kvs_config_check(&c) != 0 && kvs_config_check(&c)[0] == 'l');
+    char *over[] = {"kvs", "log_window_kib=65537"};
+    KT_EQ(kvs_config_parse(&c, 2, over, &bad), 0);
+    KT_CHECK(kvs_config_check(&c) != 0 && kvs_config_check(&c)[0] == 'l');
+    char *bads[][2] = {{"kvs", "log_window_kib=3"}, {"kvs", "log_window_kib="}, {"kvs", "log_window_kib=x"}};
+    for (unsigned i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+        KT_EQ(kvs_config_parse(&c, 2, bads[i], &bad), -1);
+        KT_CHECK(bad == bads[i][1]);
+    }
+}

@@ -185,16 +185,14 @@ KT_TEST(store_log_wraparound)
     }
 }
 
-/* FIFO: with many more tiny items than fit, exactly those within log_size bytes of the tail survive. */
-KT_TEST(store_fifo_eviction)
+/* Put tiny items 0..n-1 (8-byte keys and values) into p, whose log is L bytes, checking each lands where it must
+ * (off[i]): contiguous, the tail skipping the end of the log; *tail is where the next would go. */
+static void put_tiny_items(struct kvs_partition *p, uint64_t L, uint64_t *off, uint64_t n, uint64_t *tail)
 {
-    const uint64_t L = 1 << 16;
-    struct kvs_partition *p = kt_partition(4096, L, 0);
-    KT_CHECK(p != NULL);
-    uint8_t v[8], out[64];
-    uint32_t vlen;
-    uint64_t off[5000], t = 0; /* where each item must land: contiguous, skipping the end of the log */
-    for (uint64_t i = 0; i < 5000; i++) {
+    uint8_t v[8];
+    uint64_t t = 0;
+    *tail = 0;
+    for (uint64_t i = 0; i < n; i++) {
         if (t % L + 40 > L)
             t += L - t % L;
         off[i] = t;
@@ -203,6 +201,19 @@ KT_TEST(store_fifo_eviction)
         KT_EQ(kvs_store_put(p, kvs_keyhash(&i, 8), (uint8_t *)&i, 8, v, 8, 0), KVS_RES_OK);
         KT_EQ(kvs_store_item_offset(p, kvs_keyhash(&i, 8), (uint8_t *)&i, 8), off[i]);
     }
+    *tail = t;
+}
+
+/* FIFO: with many more tiny items than fit, exactly those within log_size bytes of the tail survive. */
+KT_TEST(store_fifo_eviction)
+{
+    const uint64_t L = 1 << 16;
+    struct kvs_partition *p = kt_partition(4096, L, 0);
+    KT_CHECK(p != NULL);
+    uint8_t v[8], out[64];
+    uint32_t vlen;
+    uint64_t off[5000], t;
+    put_tiny_items(p, L, off, 5000, &t);
     KT_EQ(p->tail, t);
     KT_EQ(p->head, t - L);
     KT_EQ(p->st.wrap_skips, 5000 * 40 / L);
@@ -496,4 +507,46 @@ KT_TEST(crew_reader_detects_item_overwritten_by_log)
     KT_EQ(rs.crew_retries, 0);  /* the bucket never changed ... */
     KT_EQ(rs.crew_stale, 1);    /* ... but the tail ran over the copy */
     KT_EQ(vlen, 0);
+}
+
+/* A window smaller than the log: FIFO keeps exactly the items within the window's bytes of the tail (the log's
+ * end is still skipped where the power-of-two log ends), and a read re-appends an item more than half the window
+ * behind the tail, not half the log. */
+KT_TEST(store_log_window)
+{
+    const uint64_t L = 1 << 16, W = 40000;
+    struct kvs_partition *p = kt_partition(4096, L, 0);
+    KT_CHECK(p != NULL);
+    KT_EQ(p->log_window, L);
+    KT_EQ(kvs_partition_set_window(p, L / 2), -1);
+    KT_EQ(kvs_partition_set_window(p, L + 8), -1);
+    KT_EQ(kvs_partition_set_window(p, W + 4), -1);
+    KT_EQ(p->log_window, L);
+    KT_EQ(kvs_partition_set_window(p, W), 0);
+    uint8_t out[64];
+    uint32_t vlen;
+    uint64_t off[5000], t;
+    put_tiny_items(p, L, off, 5000, &t);
+    KT_EQ(p->tail, t);
+    KT_EQ(p->head, t - W);
+    unsigned hits = 0;
+    for (uint64_t i = 0; i < 5000; i++) {
+        unsigned r = get(p, kvs_keyhash(&i, 8), &i, 8, out, &vlen, 0);
+        KT_EQ(r, off[i] >= p->tail - W ? KVS_RES_OK : KVS_RES_NOT_FOUND);
+        hits += r == KVS_RES_OK;
+    }
+    KT_CHECK(hits >= W / 40 - 1 && hits <= W / 40); /* W / 40 items, less one if a skip of the log's end is in it */
+    KT_EQ(p->st.lru_reappends, 0);
+    /* LRU: the newest item more than W / 2 behind the tail moves; the oldest within W / 2 does not. */
+    uint64_t first_young = 4999;
+    while (p->tail - off[first_young - 1] <= W / 2)
+        first_young--;
+    uint64_t last_old = first_young - 1;
+    KT_CHECK(p->tail - off[last_old] > W / 2 && p->tail - off[last_old] < L / 2);
+    KT_EQ(get(p, kvs_keyhash(&first_young, 8), &first_young, 8, out, &vlen, 1), KVS_RES_OK);
+    KT_EQ(p->st.lru_reappends, 0);
+    uint64_t tail = p->tail;
+    KT_EQ(get(p, kvs_keyhash(&last_old, 8), &last_old, 8, out, &vlen, 1), KVS_RES_OK);
+    KT_EQ(p->st.lru_reappends, 1);
+    KT_EQ(kvs_store_item_offset(p, kvs_keyhash(&last_old, 8), (uint8_t *)&last_old, 8), tail);
 }

@@ -212,6 +212,8 @@ impl ClientConfig {
             return Err(format!("Client: key of {key_len} and value of {val_len} bytes do not fit a frame"));
         }
         let (mut mode, mut log_size, mut buckets) = ("erew".to_string(), 64u64 << 20, 65536u64);
+        // log_window_kib: the part of its log a partition keeps; an item further behind the tail is gone.
+        let mut window = None;
         for a in argv {
             let num = |v: &str| v.parse::<u64>().map_err(|_| format!("Client: cannot read the server argument {a:?}"));
             if let Some(v) = a.strip_prefix("mode=") {
@@ -220,10 +222,13 @@ impl ClientConfig {
                 log_size = num(v)? << 20;
             } else if let Some(v) = a.strip_prefix("log_kib=") {
                 log_size = num(v)? << 10;
+            } else if let Some(v) = a.strip_prefix("log_window_kib=") {
+                window = Some(num(v)? << 10);
             } else if let Some(v) = a.strip_prefix("buckets=") {
                 buckets = num(v)?;
             }
         }
+        let log_size = window.unwrap_or(log_size);
         // `mode` is the server's own argument (free text in its argv), so it is matched as text.
         let crew = match (p.mode, mode.as_str()) {
             (ClientMode::Auto | ClientMode::Erew, "erew") => false,

@@ -133,6 +133,18 @@ fn misses_need_an_eviction_to_explain_them() {
     c.check_response(0, &response(3, &[(OP_GET, RES_NOT_FOUND, get.keyhash, vec![])]), 0).unwrap();
 }
 
+#[test]
+fn a_log_window_is_the_log_the_checker_ages_items_against() {
+    // The server's log_window_kib= (the part of its log a partition keeps) bounds what eviction explains, in place
+    // of the log's own size, whichever argument comes first; without it the log's size does.
+    let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let p = kvsim_params::Client { enabled: true, ..Default::default() };
+    let resolve = |a: &[&str]| ClientConfig::resolve(&p, &argv(a), 1, 9000, vec![0], vec![0]).unwrap().log_size;
+    assert_eq!(resolve(&["mode=erew", "log_mib=64"]), 64 << 20);
+    assert_eq!(resolve(&["log_mib=64", "log_window_kib=43690"]), 43690 << 10);
+    assert_eq!(resolve(&["log_window_kib=43690", "log_mib=64"]), 43690 << 10);
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
