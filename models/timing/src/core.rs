@@ -382,9 +382,8 @@ impl Core {
         self.clock.set_freq(self.commit_cycle, hz);
     }
 
-    /// Take an issue slot and a unit of class `fu` at the first cycle >= `c` that has both. Always inlined: it was
-    /// a call from the per-instruction hook for about half of all instructions.
-    #[inline(always)]
+    /// Take an issue slot and a unit of class `fu` at the first cycle >= `c` that has both.
+    #[inline]
     fn take_slot(&mut self, mut c: u64, fu: usize) -> u64 {
         loop {
             let s = &mut self.calendar[c as usize & (CALENDAR - 1)];
