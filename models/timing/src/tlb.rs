@@ -264,11 +264,6 @@ pub struct Mmu {
     pub(crate) asid: u16,
     /// The 4 KB page (with the ASID) and the size index of the last L1 hit per side: a repeat costs no lookup.
     pub(crate) last: [(u64, usize); 2],
-    /// SE mode: the way of `last` in its L1 array, and the page (memo, size, way) that was `last` before it. A
-    /// lookup of that page checks its way alone (a key is in at most one way of its set, and only there) and
-    /// makes it most recently used exactly as the search would: code and one or two data pages alternate.
-    last_way: [usize; 2],
-    prev: [(u64, usize, usize); 2],
     /// FS mode: the physical 4 KB page of `last` per side (`tlb_guest`).
     pub(crate) last_frame: [u64; 2],
     /// [side][size]
@@ -291,8 +286,6 @@ impl Mmu {
             pages: PageMap::from_params(p),
             asid: 0,
             last: [(EMPTY, 0); 2],
-            last_way: [0; 2],
-            prev: [(EMPTY, 0, 0); 2],
             last_frame: [0; 2],
             walks: Default::default(),
             psc_hits: 0,
@@ -303,7 +296,6 @@ impl Mmu {
     pub fn set_asid(&mut self, asid: u16) {
         self.asid = asid;
         self.last = [(EMPTY, 0); 2];
-        self.prev = [(EMPTY, 0, 0); 2];
     }
 
     /// The address of the level-`level` entry (1 = leaf of a 4 KB page) that maps `va`.
@@ -355,7 +347,6 @@ impl Mmu {
             }
         }
         self.last = [(EMPTY, 0); 2];
-        self.prev = [(EMPTY, 0, 0); 2];
     }
 
     /// Translate `va` for `side`, looked up at cycle `cycle`: the cycle the translation is ready (`cycle` on an L1
@@ -393,28 +384,13 @@ impl Mmu {
     #[cold]
     fn translate_slow(&mut self, side: Side, va: u64, memo: u64, cycle: u64, read: impl FnMut(u64, u64) -> u64) -> u64 {
         let asid = self.asid;
-        let s = side as usize;
-        let (prev, before) = (self.prev[s], (self.last[s].0, self.last[s].1, self.last_way[s]));
-        if prev.0 == memo {
-            // The page before the last: its way still holds it (else it was evicted, and the search below runs).
-            // It cannot also be in the 4 KB array when it hit the 2 MB one (a page is inserted only where both
-            // miss), so this is the search's answer.
-            let a = &mut self.l1(side)[prev.1];
-            if a.keys[prev.2] == (va >> PAGE_SHIFTS[prev.1]) << 16 | asid as u64 {
-                a.clock += 1;
-                a.stamps[prev.2] = a.clock;
-                a.stats.accesses += 1;
-                (self.last[s], self.last_way[s], self.prev[s]) = ((memo, prev.1), prev.2, before);
-                return cycle;
-            }
-        }
         // Both L1 arrays are probed at once; the one holding the page answers.
         let l1 = self.l1(side);
-        let hit = (0..2).find_map(|k| l1[k].find(va >> PAGE_SHIFTS[k], asid).map(|w| (k, w)));
+        let hit = (0..2).find(|&k| l1[k].lookup(va >> PAGE_SHIFTS[k], asid));
         let size = match hit {
-            Some((k, w)) => {
+            Some(k) => {
                 l1[k].stats.accesses += 1;
-                (self.last[s], self.last_way[s], self.prev[s]) = ((memo, k), w, before);
+                self.last[side as usize] = (memo, k);
                 return cycle;
             }
             None => self.pages.size_of(va),
@@ -445,8 +421,9 @@ impl Mmu {
             self.stlb[size].insert(page, asid);
         }
         let l1 = self.l1(side);
-        if let Some(w) = l1[size].insert_way(page, asid) {
-            (self.last[s], self.last_way[s], self.prev[s]) = ((memo, size), w, before);
+        if !l1[size].is_empty() {
+            l1[size].insert(page, asid);
+            self.last[side as usize] = (memo, size);
         }
         ready
     }

@@ -158,8 +158,8 @@ fn a_tlb_that_holds_nothing_still_translates_through_the_stlb() {
     assert_eq!(translate(&mut m, 0x7008, 4), (100 + STLB, vec![]), "no DTLB entry: every access asks the STLB");
 }
 
-/// The page looked up before the last is checked in its way alone (`Mmu::translate`'s shortcut): it must make that
-/// page most recently used exactly as the search does, and must not hit once its way has lost it.
+/// An L1 TLB hit on a page other than the last makes it most recently used (LRU order decides what three new pages
+/// evict), and a page its way lost misses (a guard for any shortcut past the set search).
 #[test]
 fn the_page_before_the_last_hits_as_most_recently_used_and_misses_once_evicted() {
     let mut m = Mmu::new(&mmu_params(0));
