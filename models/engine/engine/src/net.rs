@@ -551,6 +551,12 @@ mod tests {
         assert_eq!(net.nics[0].steering.get(&0x4005), None);
         assert_eq!((net.nics[0].agent, net.nics[1].agent), (6, 7), "DMA agent ids follow the cores'");
         assert!(Net::new(&[params(10.0), two.clone()], None, 2, &[]).is_err(), "3 ports, 2 queues");
+        // Each NIC's queues are one run of global queues: a timed step hands it its slice of the queue times.
+        assert_eq!(net.nic_queue_run, vec![Some((0, 2)), Some((2, 4))]);
+        let times = [10, 11, 12, 13, 14, 15];
+        let mut buf = Vec::new();
+        assert_eq!(nic_times(net.nic_queue_run[1], &net.nic_queues[1], &times, &mut buf), &[12, 13, 14, 15]);
+        assert_eq!(nic_times(None, &[4, 1], &times, &mut buf), &[14, 11], "queues out of order: copied");
     }
 
     /// A DMA port that records every access: (agent, owning hart, address, write).
