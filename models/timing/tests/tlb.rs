@@ -157,3 +157,36 @@ fn a_tlb_that_holds_nothing_still_translates_through_the_stlb() {
     assert_eq!(translate(&mut m, 0x7000, 4).1.len(), 4);
     assert_eq!(translate(&mut m, 0x7008, 4), (100 + STLB, vec![]), "no DTLB entry: every access asks the STLB");
 }
+
+/// An L1 TLB hit on a page other than the last makes it most recently used (LRU order decides what three new pages
+/// evict), and a page its way lost misses (a guard for any shortcut past the set search).
+#[test]
+fn the_page_before_the_last_hits_as_most_recently_used_and_misses_once_evicted() {
+    let mut m = Mmu::new(&mmu_params(0));
+    // 64 DTLB entries in 16 sets of 4: pages 16 pages apart share a set (the STLB, 128 sets, keeps them all).
+    let page = |k: u64| k * 16 * 4096;
+    for k in 0..4 {
+        translate(&mut m, page(k), 4);
+    }
+    // P0 and P1 by search, then P0 again as the page before the last: P0 must end younger than P1.
+    for k in [0, 1, 0] {
+        assert_eq!(translate(&mut m, page(k), 4), (100, vec![]));
+    }
+    // Three new pages evict the set's three oldest: P2, P3, then P1 (not P0).
+    for k in 4..7 {
+        translate(&mut m, page(k), 4);
+    }
+    assert_eq!(translate(&mut m, page(0), 4), (100, vec![]), "P0 was made most recently used: still in the DTLB");
+    assert_eq!(translate(&mut m, page(1), 4), (100 + STLB, vec![]), "P1 was the oldest: evicted, the STLB has it");
+
+    // A direct-mapped DTLB: P0, then P16 in its set evicts it, so P0 (the page before the last) must miss.
+    let p = MmuParams { dtlb_4k: TlbParams { entries: 16, assoc: 1 }, ..mmu_params(0) };
+    let mut m = Mmu::new(&p);
+    translate(&mut m, page(0), 4);
+    translate(&mut m, page(1), 4);
+    assert_eq!(translate(&mut m, page(0), 4), (100 + STLB, vec![]), "its way holds P16 now: a DTLB miss");
+    let mut stats = kvsim_timing::StatSink::new();
+    m.stats("c.", &mut stats);
+    assert_eq!(stats.get("c.dtlb.4k.accesses"), Some(3.0));
+    assert_eq!(stats.get("c.dtlb.4k.misses"), Some(3.0));
+}

@@ -35,6 +35,14 @@ pub struct Net {
     pub sram: Vec<u64>,
     /// Instructions (all harts) when the measured phase started.
     pub measure_insts: Option<u64>,
+    /// NIC k's queues as a run of global queues (first, count) when they are one (the usual case): a timed step
+    /// then hands the NIC its slice of the queue times instead of a copy.
+    nic_queue_run: Vec<Option<(usize, usize)>>,
+    /// Buffers a step reuses (each turn's step would otherwise allocate them): the queue times the scheduler
+    /// fills, a NIC's queue times when its queues are not one run, and a NIC's sent frames.
+    pub(crate) queue_time_buf: Vec<u64>,
+    times_buf: Vec<u64>,
+    out_buf: Vec<(usize, Vec<u8>, u64)>,
 }
 
 /// The NICs as the client sees them: ports and queues in global numbers (NIC 0's first).
@@ -233,6 +241,13 @@ impl Net {
             }
         }
         let nic_queue_owner = nic_queues.iter().map(|g| g.iter().map(|&g| owner[g]).collect()).collect();
+        let nic_queue_run = nic_queues
+            .iter()
+            .map(|g| {
+                let first = g.first().copied().unwrap_or(0);
+                g.iter().enumerate().all(|(i, &q)| q == first + i).then_some((first, g.len()))
+            })
+            .collect();
         let sram = nics.iter().map(|n| n.sram_size).collect();
         let net = Net {
             nics: models,
@@ -245,6 +260,10 @@ impl Net {
             nic_queue_owner,
             sram,
             measure_insts: None,
+            nic_queue_run,
+            queue_time_buf: Vec::new(),
+            times_buf: Vec::new(),
+            out_buf: Vec::new(),
         };
         Ok((net, bus))
     }
@@ -287,26 +306,27 @@ impl Net {
         mut clock: Option<TimedStep>,
     ) -> Result<NetEvent, StepError> {
         let mut sent = Vec::new();
+        let mut out = std::mem::take(&mut self.out_buf);
         for (k, nic) in self.nics.iter_mut().enumerate() {
             let global = &self.nic_queues[k];
             let dma = |f: DmaFault| StepError::Dma(DmaFault { queue: global[f.queue], ..f });
-            let mut out = Vec::new();
+            out.clear();
             match clock.as_mut() {
                 Some(c) if nic.zero_copy.is_some() => {
-                    let times: Vec<u64> = global.iter().map(|&g| c.queue_time[g]).collect();
+                    let times = nic_times(self.nic_queue_run[k], global, c.queue_time, &mut self.times_buf);
                     let queue_owner = &self.nic_queue_owner[k];
                     let mut port = AgentPort { agent: nic.agent, queue_owner, memory: &mut *c.io };
-                    let timed: (&[u64], kvsim_devices::nic::timing::IoFn) = (&times, &mut port);
+                    let timed: (&[u64], kvsim_devices::nic::timing::IoFn) = (times, &mut port);
                     nic.transmit_zero_copy(&mut bus.nics[k], mem, Some(timed), &mut out).map_err(dma)?;
                 }
                 None if nic.zero_copy.is_some() => {
                     nic.transmit_zero_copy(&mut bus.nics[k], mem, None, &mut out).map_err(dma)?;
                 }
                 Some(c) => {
-                    let times: Vec<u64> = global.iter().map(|&g| c.queue_time[g]).collect();
+                    let times = nic_times(self.nic_queue_run[k], global, c.queue_time, &mut self.times_buf);
                     let queue_owner = &self.nic_queue_owner[k];
                     let mut port = AgentPort { agent: nic.agent, queue_owner, memory: &mut *c.io };
-                    nic.transmit_timed(&mut bus.nics[k], mem, &times, &mut port, &mut out).map_err(dma)?;
+                    nic.transmit_timed(&mut bus.nics[k], mem, times, &mut port, &mut out).map_err(dma)?;
                 }
                 None => {
                     let mut plain = Vec::new();
@@ -317,8 +337,9 @@ impl Net {
             if clock.is_some() {
                 nic.forward_to_network(&bus.nics[k], &mut out);
             }
-            sent.extend(out.into_iter().map(|(q, f, t)| (global[q], f, t)));
+            sent.extend(out.drain(..).map(|(q, f, t)| (global[q], f, t)));
         }
+        self.out_buf = out;
         let now = clock.as_ref().map(|c| c.now);
         let mut event = NetEvent::Nothing;
         if let Some(c) = self.client.as_mut() {
@@ -350,8 +371,8 @@ impl Net {
             match clock.as_mut() {
                 Some(c) => {
                     if let Some(t) = nic.timing.as_mut() {
-                        let times: Vec<u64> = global.iter().map(|&g| c.queue_time[g]).collect();
-                        t.note_rx_doorbells(&bus.nics[k], &times);
+                        let times = nic_times(self.nic_queue_run[k], global, c.queue_time, &mut self.times_buf);
+                        t.note_rx_doorbells(&bus.nics[k], times);
                     }
                     let queue_owner = &self.nic_queue_owner[k];
                     let mut port = AgentPort { agent: nic.agent, queue_owner, memory: &mut *c.io };
@@ -403,6 +424,24 @@ impl Net {
             }
         }
         out
+    }
+}
+
+/// The times of a NIC's queues (its `global` queue numbers) out of every queue's `queue_time`: the slice of its run
+/// (`run`: first global queue and count) when its queues are one, else a copy in `buf`.
+fn nic_times<'t>(
+    run: Option<(usize, usize)>,
+    global: &[usize],
+    queue_time: &'t [u64],
+    buf: &'t mut Vec<u64>,
+) -> &'t [u64] {
+    match run {
+        Some((first, n)) => &queue_time[first..first + n],
+        None => {
+            buf.clear();
+            buf.extend(global.iter().map(|&g| queue_time[g]));
+            buf
+        }
     }
 }
 
@@ -512,6 +551,12 @@ mod tests {
         assert_eq!(net.nics[0].steering.get(&0x4005), None);
         assert_eq!((net.nics[0].agent, net.nics[1].agent), (6, 7), "DMA agent ids follow the cores'");
         assert!(Net::new(&[params(10.0), two.clone()], None, 2, &[]).is_err(), "3 ports, 2 queues");
+        // Each NIC's queues are one run of global queues: a timed step hands it its slice of the queue times.
+        assert_eq!(net.nic_queue_run, vec![Some((0, 2)), Some((2, 4))]);
+        let times = [10, 11, 12, 13, 14, 15];
+        let mut buf = Vec::new();
+        assert_eq!(nic_times(net.nic_queue_run[1], &net.nic_queues[1], &times, &mut buf), &[12, 13, 14, 15]);
+        assert_eq!(nic_times(None, &[4, 1], &times, &mut buf), &[14, 11], "queues out of order: copied");
     }
 
     /// A DMA port that records every access: (agent, owning hart, address, write).

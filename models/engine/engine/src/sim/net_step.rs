@@ -28,14 +28,19 @@ impl Machine {
             // Each queue at its hart's time (the first hart that owns it), else `now`. One pass over the harts,
             // backwards so the first owner is written last: a search per queue was O(queues x harts) per turn, the
             // largest cost of a 240-core run.
-            let mut queue_time = vec![now; net.queue_port.len()];
+            // (The buffer is the net's, reused: a vector allocated per turn was a measurable share of a turn.)
+            let mut queue_time = std::mem::take(&mut net.queue_time_buf);
+            queue_time.clear();
+            queue_time.resize(net.queue_port.len(), now);
             for (h, q) in net.hart_queue.iter().enumerate().rev() {
                 if let Some(t) = q.and_then(|q| queue_time.get_mut(q)) {
                     *t = self.harts[h].time_ps().max(now);
                 }
             }
             let mut io = HookPort { hook: &mut *hook };
-            net.step(&mut self.mem, total, Some(TimedStep { now, queue_time: &queue_time, io: &mut io }))
+            let step = net.step(&mut self.mem, total, Some(TimedStep { now, queue_time: &queue_time, io: &mut io }));
+            net.queue_time_buf = queue_time;
+            step
         } else {
             net.step(&mut self.mem, total, None)
         };
