@@ -11,8 +11,8 @@ rate, every response checked:
   one receive queue: the kernel takes every datagram in, on whichever hart the interrupt reaches, and hands it to
   the socket of its server thread. The system boots and loads functionally once to a checkpoint; every probe
   restores it in detail and warms the caches over --warmup GETs before measuring. A datagram the guest drops (the
-  device's ring or a socket's buffer full) is counted lost once the wire falls silent (engine fs_net.rs,
-  LOST_AFTER_SILENCE_PS).
+  device's ring or a socket's buffer full) is counted lost once the guest is idle with nothing left to take in
+  (engine fs_net.rs, guest_idle).
 * SE mode: the same server program's instances, one per core (configs/mercury.py `system`), on kvsim's own guest
   network stack and the stack's integrated MAC, which steers each frame to its core's queue. Each probe loads the
   items in detail.
@@ -247,9 +247,9 @@ def section(args, rows) -> str:
              f"{spec.cores} (linear, as the thesis scaled). FS: one virtio-net receive queue (the kernel steers "
              "each datagram to its thread's socket), restored in detail from a functional checkpoint per probe, "
              f"{args.warmup} warm-up GETs per hart; SE: {se_net}, kvsim's own guest network stack, loaded in "
-             "detail per probe. FS counts a frame lost once it has gone unanswered through 5 ms of silence on the "
-             "wire (engine fs_net.rs, assumed): the p99.9 column shows how far the answered frames' latencies stay "
-             "below it. Host CPU s of the simulating process on a shared 2-core host.", "",
+             "detail per probe. FS counts a frame lost once the guest is idle (every hart asleep in wfi, no "
+             "interrupt pending) with nothing on the wire toward it or waiting in the device (engine fs_net.rs). "
+             "Host CPU s of the simulating process on a shared 2-core host.", "",
              "| mode | platform | harts | capacity k req/s | per hart k req/s | stack M req/s (x cores) | loss at "
              "capacity | answered k req/s | mean latency us | p95 latency us | p99.9 latency us | insts/GET | probes | "
              "boot CPU s | search CPU s |", "|" + "---|" * 15]

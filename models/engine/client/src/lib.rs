@@ -139,10 +139,6 @@ pub struct ClientConfig {
     pub delete_ratio: f64,
     /// Some: memcached over TCP connections (None: over UDP).
     pub tcp: Option<TcpConfig>,
-    /// Open loop: once every measured request is sent, frames still unanswered after this long (ps) without any
-    /// response are lost (None: a run that waits fails after `stall_rounds`). For a guest whose own network stack
-    /// may drop a datagram where no NIC reports it (FS mode's kernel, a full socket buffer).
-    pub lost_after_ps: Option<u64>,
     /// Open loop: put every measured frame on the wire at the start of the measured phase, each at its own time,
     /// instead of those due by each step. For a wire that delivers frames at their times to a machine that steps
     /// the client only while it runs (FS mode: a guest asleep in wfi wakes for the next arrival, not for a client
@@ -266,7 +262,6 @@ impl ClientConfig {
             mcd: None,
             delete_ratio: 0.0,
             tcp: None,
-            lost_after_ps: None,
             schedule_ahead: false,
         })
     }
@@ -390,8 +385,6 @@ pub struct Client {
     send_at: Option<u64>,
     open_loop: bool,
     next_send: Option<f64>,
-    /// Open loop: the time of the last response or send (for `lost_after_ps`).
-    last_heard: u64,
     latencies: Vec<u64>,
     first_send: Option<u64>,
     last_recv: u64,
@@ -482,7 +475,6 @@ impl Client {
             send_at: None,
             open_loop: false,
             next_send: None,
-            last_heard: 0,
             latencies: Vec::new(),
             first_send: None,
             last_recv: 0,
@@ -838,7 +830,6 @@ impl Client {
             self.open_loop = true;
             let per_req = 1e12 / (self.cfg.offered_fps * self.cfg.ports as f64 * self.cfg.requests_per_packet as f64);
             let mut next = *self.next_send.get_or_insert(now as f64);
-            let generated_before = self.generated;
             while self.generated < self.cfg.requests && (next <= now as f64 || self.cfg.schedule_ahead) {
                 self.send_at = Some(next as u64);
                 let (core, req) = self.generate_measured();
@@ -852,20 +843,7 @@ impl Client {
             }
             self.next_send = Some(next);
             self.send_at = Some(now);
-            if got_any {
-                self.last_heard = self.last_heard.max(now);
-            }
-            if self.generated > generated_before {
-                // (Scheduled ahead, the last frame leaves later than now.)
-                self.last_heard = self.last_heard.max(now).max((next - per_req) as u64);
-            }
-            let all_sent = self.generated == self.cfg.requests;
-            if let (true, Some(after)) = (all_sent, self.cfg.lost_after_ps) {
-                if now >= self.last_heard.saturating_add(after) {
-                    self.give_up_outstanding();
-                }
-            }
-            if all_sent && self.outstanding.is_empty() {
+            if self.generated == self.cfg.requests && self.outstanding.is_empty() {
                 self.phase = Phase::Done;
                 event = ClientEvent::Done;
             }
@@ -905,8 +883,26 @@ impl Client {
         Ok(event)
     }
 
-    /// Open loop with `lost_after_ps`: every measured frame still outstanding is lost (counted as the NIC's drops
-    /// are; its requests are never answered).
+    /// Open loop, for a server whose own network stack drops datagrams where no NIC reports it (FS mode's kernel: a
+    /// full receive ring or socket buffer): the caller knows the server can answer nothing more (its machine is
+    /// idle with nothing on the wire toward it). Once every measured frame is sent, those still unanswered are
+    /// lost and the run is done; before that, or closed loop, nothing changes.
+    pub fn give_up_when_server_idle(&mut self) -> ClientEvent {
+        if !self.open_loop_all_sent() {
+            return ClientEvent::Nothing;
+        }
+        self.give_up_outstanding();
+        self.phase = Phase::Done;
+        ClientEvent::Done
+    }
+
+    /// Open loop in the measured phase with every measured frame sent (what remains is waiting for answers).
+    pub fn open_loop_all_sent(&self) -> bool {
+        self.open_loop && self.phase == Phase::Measure && self.generated >= self.cfg.requests
+    }
+
+    /// Every measured frame still outstanding is lost (counted as the NIC's drops are; its requests are never
+    /// answered).
     fn give_up_outstanding(&mut self) {
         for (_, (core, pkt)) in std::mem::take(&mut self.outstanding) {
             self.out_per_core[core] -= 1;

@@ -20,7 +20,7 @@ pub struct ClientStats {
     pub fuzz_malformed_responses: u64,
     pub fuzz_results: [u64; 16],
     /// Measured frames (and their requests) the NIC dropped (detailed timing), or that FS mode's open loop gave up
-    /// on (`ClientConfig::lost_after_ps`).
+    /// on once the guest fell idle (`Client::give_up_when_server_idle`).
     pub lost_packets: u64,
     pub lost_requests: u64,
     /// Measured DELETEs answered (memcached).

@@ -34,7 +34,6 @@ pub(super) fn one_core_config() -> ClientConfig {
         mcd: None,
         delete_ratio: 0.0,
         tcp: None,
-        lost_after_ps: None,
         schedule_ahead: false,
     }
 }
@@ -276,31 +275,45 @@ impl NicPort for Swallow {
 }
 
 #[test]
-fn open_loop_frames_unanswered_after_the_silence_limit_are_lost_and_the_run_ends() {
-    // 1 frame per us, 4 requests of one per frame; lost after 5 us of silence once all are sent.
-    let cfg = ClientConfig {
-        offered_fps: 1e6,
-        requests_per_packet: 1,
-        requests: 4,
-        get_ratio: 1.0,
-        lost_after_ps: Some(5_000_000),
-        ..one_core_config()
-    };
-    let mut c = Client::new(cfg.clone());
+fn open_loop_frames_unanswered_when_the_server_falls_idle_are_lost_and_the_run_ends() {
+    // 1 frame per us, 4 requests of one per frame.
+    let cfg =
+        ClientConfig { offered_fps: 1e6, requests_per_packet: 1, requests: 4, get_ratio: 1.0, ..one_core_config() };
+    let mut c = Client::new(cfg);
     c.phase = Phase::Measure;
     let mut wire = Swallow(0, Vec::new());
     let step = |c: &mut Client, w: &mut Swallow, us: u64| c.step(w, Vec::new(), Vec::new(), 0, Some(us * 1_000_000));
     assert_eq!(step(&mut c, &mut wire, 0).unwrap(), ClientEvent::Nothing);
-    // The last frames leave (at 1-3 us) in the step at 20 us: the silence counts from that step.
+    assert_eq!(wire.0, 1);
+    assert!(!c.open_loop_all_sent());
+    assert_eq!(c.give_up_when_server_idle(), ClientEvent::Nothing, "frames still to send: the server may yet answer");
+    assert_eq!((c.stats.lost_packets, c.outstanding.len()), (0, 1));
+    // The last frames leave (at 1-3 us) in the step at 20 us; however long the wait, nothing is lost by time alone.
     assert_eq!(step(&mut c, &mut wire, 20).unwrap(), ClientEvent::Nothing);
-    assert_eq!((wire.0, c.outstanding.len()), (4, 4));
-    assert_eq!(step(&mut c, &mut wire, 24).unwrap(), ClientEvent::Nothing, "4 us of silence: still waiting");
-    assert_eq!(step(&mut c, &mut wire, 25).unwrap(), ClientEvent::Done);
+    assert_eq!(step(&mut c, &mut wire, 1_000_000).unwrap(), ClientEvent::Nothing);
+    assert_eq!((wire.0, c.outstanding.len(), c.stats.lost_packets), (4, 4, 0));
+    assert!(c.open_loop_all_sent());
+    assert_eq!(c.give_up_when_server_idle(), ClientEvent::Done);
     assert_eq!((c.stats.lost_packets, c.stats.lost_requests, c.outstanding.len()), (4, 4, 0));
-    // Without the limit (SE mode: the NIC reports its drops) the client keeps waiting, and stall_rounds fails it.
-    let mut c = Client::new(ClientConfig { lost_after_ps: None, ..cfg });
+    assert_eq!(c.give_up_when_server_idle(), ClientEvent::Nothing, "done once");
+}
+
+#[test]
+fn a_closed_loop_run_is_never_given_up_and_a_waiting_open_loop_one_fails_on_its_stall_limit() {
+    let cfg =
+        ClientConfig { offered_fps: 1e6, requests_per_packet: 1, requests: 4, get_ratio: 1.0, ..one_core_config() };
+    let closed = ClientConfig { offered_fps: 0.0, ..cfg.clone() };
+    let mut c = Client::new(closed);
     c.phase = Phase::Measure;
     let mut wire = Swallow(0, Vec::new());
+    c.step(&mut wire, Vec::new(), Vec::new(), 0, Some(0)).unwrap();
+    assert!(!c.open_loop_all_sent());
+    assert_eq!(c.give_up_when_server_idle(), ClientEvent::Nothing);
+    // SE mode (the NIC reports its drops) never gives up: a run that waits fails after stall_rounds.
+    let mut c = Client::new(cfg);
+    c.phase = Phase::Measure;
+    let mut wire = Swallow(0, Vec::new());
+    let step = |c: &mut Client, w: &mut Swallow, us: u64| c.step(w, Vec::new(), Vec::new(), 0, Some(us * 1_000_000));
     step(&mut c, &mut wire, 0).unwrap();
     step(&mut c, &mut wire, 20).unwrap();
     let mut last = Ok(ClientEvent::Nothing);
@@ -335,27 +348,4 @@ fn scheduled_ahead_every_open_loop_frame_goes_on_the_wire_at_its_own_time_in_the
     let mut wire = Swallow(0, Vec::new());
     c.step(&mut wire, Vec::new(), Vec::new(), 0, Some(7_000)).unwrap();
     assert_eq!(wire.1, [7_000]);
-}
-
-#[test]
-fn scheduled_ahead_the_silence_counts_from_the_last_frames_time_not_the_step() {
-    let cfg = ClientConfig {
-        offered_fps: 1e5,
-        requests_per_packet: 1,
-        requests: 4,
-        get_ratio: 1.0,
-        schedule_ahead: true,
-        lost_after_ps: Some(5_000_000),
-        ..one_core_config()
-    };
-    let mut c = Client::new(cfg);
-    c.phase = Phase::Measure;
-    let mut wire = Swallow(0, Vec::new());
-    let step = |c: &mut Client, w: &mut Swallow, us: u64| c.step(w, Vec::new(), Vec::new(), 0, Some(us * 1_000_000));
-    // Frames at 0, 10, 20 and 30 us, all put on the wire at 0.
-    assert_eq!(step(&mut c, &mut wire, 0).unwrap(), ClientEvent::Nothing);
-    assert_eq!(wire.1.len(), 4);
-    assert_eq!(step(&mut c, &mut wire, 34).unwrap(), ClientEvent::Nothing, "4 us after the last frame left");
-    assert_eq!(step(&mut c, &mut wire, 35).unwrap(), ClientEvent::Done);
-    assert_eq!(c.stats.lost_packets, 4);
 }

@@ -1,6 +1,6 @@
 //! FS mode's network: the ghost client on a wire to the machine's virtio-net device. The client is the same as SE
 //! mode's (memcached over UDP or TCP; open loop over UDP, where a datagram the guest drops counts as lost once the
-//! wire falls silent, `LOST_AFTER_SILENCE_PS`); here its one "port" is the wire and its one "queue" the device's receive queue,
+//! guest is idle with nothing left to take in, `FsNet::guest_idle`); here its one "port" is the wire and its one "queue" the device's receive queue,
 //! since the kernel's stack, not the NIC, takes each datagram to the socket of its server instance.
 //!
 //! The wire runs at `FullSystem.link_rate` each way: a frame occupies it for its bytes (at least the 60 of a
@@ -17,12 +17,6 @@ use kvsim_os::full_system::Machine;
 /// The client's addresses on the wire (client/wire.rs puts them in every frame it sends).
 pub const CLIENT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
 pub const CLIENT_IP: [u8; 4] = [10, 0, 0, 1];
-
-/// Open loop: once the client has sent every measured request, silence this long (ps) with frames still
-/// unanswered means the guest dropped them: its kernel drops a datagram that finds the device's ring or the
-/// socket's buffer full, and no NIC reports it. Assumed: 5 ms, over 100 times the slowest stack's service of one
-/// request (~30 us on an A7), so a backlog still being served is never mistaken for loss.
-const LOST_AFTER_SILENCE_PS: u64 = 5_000_000_000;
 
 pub struct FsNet {
     pub client: Client,
@@ -152,7 +146,6 @@ impl FsNet {
         // One receive queue for every instance: the kernel steers each datagram to its socket.
         let mut cfg = ClientConfig::resolve(&system.client, server_argv, harts, port, vec![0; harts], vec![0])?;
         if cfg.offered_fps > 0.0 {
-            cfg.lost_after_ps = Some(LOST_AFTER_SILENCE_PS);
             // The client steps only while the guest runs: frames sent when each falls due would reach a guest
             // asleep in wfi only at its next timer tick, in bursts.
             cfg.schedule_ahead = true;
@@ -208,8 +201,14 @@ impl FsNet {
         let total = m.total_insts();
         let (bits_per_s, mut free) = (self.bits_per_s, self.to_guest_free);
         let mut wire = Wire { net_in: &mut m.net_in, free: &mut free, bits_per_s, posted, backlog };
-        let event = self.client.step(&mut wire, responses, Vec::new(), total, Some(now))?;
+        let mut event = self.client.step(&mut wire, responses, Vec::new(), total, Some(now))?;
         self.to_guest_free = free;
+        if event == ClientEvent::Nothing && self.client.open_loop_all_sent() && guest_idle(m) {
+            // Open loop, everything sent: the kernel drops a datagram that finds the device's ring or its socket's
+            // buffer full, and no device reports it; a guest with nothing to run and nothing left to take in
+            // will answer no more of them.
+            event = self.client.give_up_when_server_idle();
+        }
         if event == ClientEvent::MeasureStart {
             self.client.reset_stats();
             self.measure_start = Some((now, total));
@@ -250,6 +249,15 @@ impl FsNet {
     fn wire<'a>(&'a mut self, m: &'a mut Machine, posted: bool, backlog: usize) -> Wire<'a> {
         Wire { net_in: &mut m.net_in, free: &mut self.to_guest_free, bits_per_s: self.bits_per_s, posted, backlog }
     }
+}
+
+/// The guest can answer nothing more until something arrives: it is idle (`Machine::idle`: every hart asleep in
+/// wfi, the kernel's idle loop with no runnable thread and no pending softirq, and no interrupt raised), no frame is
+/// on the wire toward it and the device holds none waiting for receive buffers. (Its timer ticks still wake it,
+/// but a UDP datagram's answer needs the datagram, which is in no queue.)
+fn guest_idle(m: &mut Machine) -> bool {
+    let quiet_device = m.platform().net.as_ref().is_some_and(|n| n.backlog.is_empty());
+    quiet_device && m.net_in.is_empty() && m.net_out.is_empty() && m.idle()
 }
 
 #[cfg(test)]

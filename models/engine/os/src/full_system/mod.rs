@@ -402,6 +402,27 @@ impl Machine {
         Ok(h)
     }
 
+    /// Every hart that runs at all is asleep in wfi and none has an enabled interrupt pending (one raised by a
+    /// device while another hart ran would wake it when it is next picked): the machine does nothing until its
+    /// next timer tick or an arrival.
+    pub fn idle(&mut self) -> bool {
+        let mut asleep = false;
+        for h in 0..self.harts.len() {
+            match self.run_state[h] {
+                HartRun::Running => return false,
+                HartRun::Stopped => {}
+                HartRun::Asleep => {
+                    self.update_lines(h);
+                    if self.prv[h].wakeup_pending() {
+                        return false;
+                    }
+                    asleep = true;
+                }
+            }
+        }
+        asleep
+    }
+
     pub fn total_insts(&self) -> u64 {
         self.harts.iter().map(|h| h.cnt.insts).sum()
     }
