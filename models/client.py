@@ -388,3 +388,19 @@ def kvs_server_memory(argv: list[str], client: Client, partitions: int) -> int:
 
 class ServerEvicts(UserWarning):
     """The KVS server's log or index is too small for the client's data set: GETs of evicted items miss."""
+
+
+def guest_memory_parts(items: int, partitions: int, dataset: str = "tiny") -> dict[str, int]:
+    """Host memory the KVS server's store touches for `items` over `partitions`, by part: its log as written and
+    its whole index as sized from the item count (guest pages are allocated on touch, so the log's unwritten half
+    costs nothing). Measured (results/figures/conditions.md, session 10): the checkpoint's page file of a 60-core
+    load is these parts to within the pages of the program, stacks and rings."""
+    client = Client(enabled=True, items=items, dataset=dataset)
+    _, buckets = kvs_server_sizes(client, partitions)
+    return {"log": items * kvs_item_bytes(*DATASETS[dataset]), "index": partitions * buckets * KVS_BUCKET_BYTES}
+
+
+def guest_memory_bytes(items: int, partitions: int, dataset: str = "tiny") -> int:
+    """The store's host memory (guest_memory_parts, summed): the data set's own footprint, which the engine's
+    up-front estimate does not include."""
+    return sum(guest_memory_parts(items, partitions, dataset).values())

@@ -22,6 +22,7 @@ from typing import Any
 
 from configs import brps_target_socket
 from models import stats_paths as paths
+from models.client import guest_memory_bytes, guest_memory_parts  # noqa: F401 (the studies' names for them)
 from models.nic import Nic
 from models.system import System
 
@@ -106,24 +107,6 @@ def conditions_for(full: bool | None, conditions: Conditions | None) -> Conditio
     if full is None:
         return Conditions()
     return Conditions(reduced=not full, items=None, all_points=True)
-
-
-def guest_memory_parts(items: int, partitions: int, dataset: str = "tiny") -> dict[str, int]:
-    """Host memory the KVS server's store touches for `items` over `partitions`, by part: its log as written and
-    its whole index as sized from the item count (guest pages are allocated on touch, so the log's unwritten half
-    costs nothing). Measured (results/figures/conditions.md, session 10): the checkpoint's page file of a 60-core
-    load is these parts to within the pages of the program, stacks and rings."""
-    from models.client import DATASETS, KVS_BUCKET_BYTES, Client, kvs_item_bytes, kvs_server_sizes
-
-    client = Client(enabled=True, items=items, dataset=dataset)
-    _, buckets = kvs_server_sizes(client, partitions)
-    return {"log": items * kvs_item_bytes(*DATASETS[dataset]), "index": partitions * buckets * KVS_BUCKET_BYTES}
-
-
-def guest_memory_bytes(items: int, partitions: int, dataset: str = "tiny") -> int:
-    """The store's host memory (guest_memory_parts, summed): the data set's own footprint, which the engine's
-    up-front estimate does not include."""
-    return sum(guest_memory_parts(items, partitions, dataset).values())
 
 
 # What packing keeps of the KVS store (isa packed.rs), measured on the page file of the 16 Mi-item load of the

@@ -10,6 +10,7 @@ import traceback
 from typing import TYPE_CHECKING, Any
 
 from models import stats_paths as paths
+from models.client import guest_memory_bytes
 from models.system import System
 
 from .store import atomic_write_json
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from .points import Point
 
 CHECKPOINTS = "checkpoints"       # the store's folder of shared checkpoints, one per data set
-# A load whose KVS store (its log as written and its index, drivers/studies/common.guest_memory_bytes) is larger than
+# A load whose KVS store (its log as written and its index, models/client.guest_memory_bytes) is larger than
 # this keeps only this much guest memory as whole pages and packs the rest (System.unpacked_memory, isa packed.rs),
 # which changes no statistic: the paper's 192 Mi Tiny items need 22.5 GiB whole, about 9.5 GiB so
 # (results/memory/load_memory.md). Smaller loads stay whole, as packing costs CPU on every touch of a packed page.
@@ -40,8 +41,6 @@ def loader_system(point: Point, target: pathlib.Path) -> System:
     system.checkpoint_to = str(target)
     if system.unpacked_memory == 0 and system.os_level == "se" and system.client.enabled and \
             system.client.protocol == "mica":
-        from drivers.studies.common import guest_memory_bytes
-
         if guest_memory_bytes(system.client.items, system.harts, system.client.dataset) > LOAD_UNPACKED:
             system.unpacked_memory = LOAD_UNPACKED
     return system
