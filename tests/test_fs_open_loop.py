@@ -1,8 +1,8 @@
 """FS mode's open loop (sim-scripts/fs_capacity.py's probes): a datagram the kernel drops is reported by no device,
 so frames still unanswered once the guest has fallen idle, with nothing left on the wire or in the device, count as
 lost. A guest still working through a backlog is not idle: on Iridium (memory behind the caches is flash at 20 us)
-the kernel takes its receive budget for several milliseconds before the first response leaves, and a rule of a
-fixed silence (session 12's 5 ms) counted every frame of such a probe lost. Needs `make fs-image`."""
+no response left within 5 ms of a probe's last frame, and a rule of a fixed silence (session 12's 5 ms) counted
+every frame of such a probe lost. Needs `make fs-image`."""
 from __future__ import annotations
 
 import argparse
@@ -34,7 +34,7 @@ def test_a_backlog_still_being_served_is_not_counted_lost(engine, tmp_path):
     st = probe(tmp_path, "iridium-a7", 0.05)          # ~10x what one A7 over flash serves
     answered, lost = st["client.hits"], st["client.lost_requests"]
     assert answered + lost == REQUESTS, "every measured GET is answered or lost"
-    assert answered > 0, "the guest answers part of the backlog once its receive budget is spent"
+    assert answered > 0, "the guest answers part of its backlog"
     assert lost > 0, "and its ring and socket buffer drop the rest"
     assert st["client.misses"] == 0
 
