@@ -44,6 +44,7 @@ import configs
 from drivers import capacity as cap
 from models import System
 from models.sim import simulate
+from models.stacked import NandFlash, StackedDram
 
 linux_fs = configs.load("linux_fs")
 mercury = configs.load("mercury")
@@ -80,14 +81,18 @@ def _keyvault(harts, args, **kw):
     return keyvault.system(cores=harts, latency=args.latency, switch=False, **kw)
 
 
-# The stacks' cores per stack and clocks (platforms.md; configs/mercury.py, iridium.py, keyvault.py). Mercury and
-# Iridium take 1-32 cores per stack (32 = two per port, the thesis's densest); KeyVault 2-16.
+# The stacks' densest core counts, as their configs declare them: Mercury's DRAM and Iridium's flash take two cores
+# per port or controller (models/stacked.py; 32 cores, the thesis's densest), KeyVault 2-16 (configs/keyvault.py).
+_DRAM, _FLASH = StackedDram(), NandFlash()
+MERCURY_CORES = _DRAM.ports * _DRAM.max_cores_per_port
+IRIDIUM_CORES = _FLASH.controllers * _FLASH.max_cores_per_port
 STACKS = {
-    "mercury-a7": StackSpec("Mercury A7 1 GHz", 32, "", "dram", _mercury("a7", "")),
-    "mercury-a15": StackSpec("Mercury A15 1.5 GHz", 32, "1.5GHz", "dram", _mercury("a15", "1.5GHz")),
-    "iridium-a7": StackSpec("Iridium A7 1 GHz, 2 MB L2", 32, "", "flash", _iridium("a7", "")),
-    "iridium-a15": StackSpec("Iridium A15 1.5 GHz, 2 MB L2", 32, "1.5GHz", "flash", _iridium("a15", "1.5GHz")),
-    "keyvault": StackSpec("KeyVault A15 1.5 GHz, 2 MB L2", 16, "", "dram", _keyvault),
+    "mercury-a7": StackSpec("Mercury A7 1 GHz", MERCURY_CORES, "", "dram", _mercury("a7", "")),
+    "mercury-a15": StackSpec("Mercury A15 1.5 GHz", MERCURY_CORES, "1.5GHz", "dram", _mercury("a15", "1.5GHz")),
+    "iridium-a7": StackSpec("Iridium A7 1 GHz, 2 MB L2", IRIDIUM_CORES, "", "flash", _iridium("a7", "")),
+    "iridium-a15": StackSpec("Iridium A15 1.5 GHz, 2 MB L2", IRIDIUM_CORES, "1.5GHz", "flash",
+                             _iridium("a15", "1.5GHz")),
+    "keyvault": StackSpec("KeyVault A15 1.5 GHz, 2 MB L2", keyvault.MAX_CORES, "", "dram", _keyvault),
 }
 HIGH_PER_HART_MPPS = 0.5   # assumed: the search's first probe, per hart (an A7 serves a 64 B GET in ~3-30 us)
 RAISE_HIGH = 4             # a first probe that sustains is no upper bound: the search starts again this much higher

@@ -92,3 +92,13 @@ def test_a_platform_replaces_only_its_own_section():
     both = fsc.replace_section(again, "mercury-a15", "## mercury-a15: A15\n\n| A15 rows |\n")
     assert "A7 rows" in both and "A15 rows" in both
     assert fsc.replace_section(both, "mercury-a7", a7) == both
+
+
+def test_each_stacks_core_count_is_the_densest_its_config_allows():
+    """The per-stack scaling uses the configs' own limits: the stack builds at that many cores, not one more."""
+    import pytest
+    fsc = load_script()
+    for platform, spec in fsc.STACKS.items():
+        fsc.se_system(platform, spec.cores, args_for(platform), 1.0).validate()
+        with pytest.raises(ValueError):
+            fsc.se_system(platform, spec.cores + 1, args_for(platform), 1.0).validate()

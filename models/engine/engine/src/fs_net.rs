@@ -1,6 +1,6 @@
 //! FS mode's network: the ghost client on a wire to the machine's virtio-net device. The client is the same as SE
 //! mode's (memcached over UDP or TCP; open loop over UDP, where a datagram the guest drops counts as lost once the
-//! guest is idle with nothing left to take in, `FsNet::guest_idle`); here its one "port" is the wire and its one "queue" the device's receive queue,
+//! guest is idle with nothing left to take in, `guest_idle`); here its one "port" is the wire and its one "queue" the device's receive queue,
 //! since the kernel's stack, not the NIC, takes each datagram to the socket of its server instance.
 //!
 //! The wire runs at `FullSystem.link_rate` each way: a frame occupies it for its bytes (at least the 60 of a
