@@ -253,6 +253,27 @@ class PcieConfig:
 
 
 @dataclass
+class DieConfig:
+    """A product's published die (``power.die``): what its silicon holds beyond the structures priced."""
+
+    node_nm: float                      # the process it is published at
+    area_mm2: float                     # the whole die
+    tiles: int                          # core tiles on the die (a core, its LLC slice and ring stop)
+    transistors: float                  # on the whole die
+    tile_mm2: float                     # one tile
+    tile_transistors: float             # in one tile
+
+    def validate(self) -> None:
+        _positive("die", area_mm2=self.area_mm2, transistors=self.transistors, tile_mm2=self.tile_mm2,
+                  tile_transistors=self.tile_transistors)
+        if not isinstance(self.tiles, int) or self.tiles < 1:
+            raise ValueError(f"die.tiles={self.tiles!r} is out of range: allowed integer >= 1")
+        if self.tiles * self.tile_mm2 > self.area_mm2 or self.tiles * self.tile_transistors > self.transistors:
+            raise ValueError(f"die: {self.tiles} tiles of {self.tile_mm2:g} mm^2 and {self.tile_transistors:.3g} "
+                             f"transistors exceed the die's {self.area_mm2:g} mm^2 and {self.transistors:.3g}")
+
+
+@dataclass
 class Platform:
     """One socket."""
 
@@ -282,6 +303,9 @@ class Platform:
     core_clocks_MHz: tuple[float, ...] | None = None
     # the system-wide numbers of this socket's NICs (their stats are system.nic{n}); None: 0 .. nic.count - 1
     nic_indices: tuple[int, ...] | None = None
+    # the product's published die (power.die), priced beyond the structures above; None: the structures only. Not
+    # McPAT's: the XML export leaves it out, so every comparison with McPAT is of the structures alone
+    die: DieConfig | None = None
 
     def validate(self) -> None:
         if self.device not in DEVICE_TYPES:
@@ -296,6 +320,11 @@ class Platform:
         if self.vdd is not None and not (0.2 <= self.vdd <= 2.5):
             raise ValueError(f"vdd={self.vdd!r} is out of range: allowed 0.2 to 2.5 V")
         self.core.validate()
+        if self.die is not None:
+            self.die.validate()
+            if self.die.node_nm != self.node_nm:
+                raise ValueError(f"die: published at {self.die.node_nm:g} nm, the platform is at {self.node_nm:g} nm "
+                                 "(a part moved to another node has no published die: set die=None)")
         for c in self.caches:
             c.validate()
         for d in self.directories:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from . import die
 from .activity import DIRECTORY
 from .config import (
     CacheConfig,
@@ -215,7 +216,7 @@ def _platform(v: dict, index: int) -> Platform:
                         devices_per_rank=int(tech["dram_devices_per_rank"])),
         memory=str(mem.get("kind", "ddr")),
         nic=nic, pcie=pcie, uncore_clock_MHz=uncore if uncore != clock else None,
-        tdp_W=float(tech["tdp"]) or None)
+        tdp_W=float(tech["tdp"]) or None, die=die.published(str(tech["part"])))
 
 
 def _indices(numbers: list[int]) -> tuple[int, ...] | None:

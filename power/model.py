@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import calibration as cal
-from . import niu
+from . import die, niu
 from .activity import Activity
 from .blocks import (
     GATE_AREA_F2,
@@ -807,6 +807,13 @@ def build(platform: Platform, activity: Activity | None = None) -> "Model":
                for s in b.structs if s.on_die)
     for n in platform.nocs:
         b.noc(n, chip)
+    if platform.die is not None:
+        # the product's die beyond the structures (power.die): after the network, whose span is the structures'
+        slices = max((c.count for c in platform.caches), default=platform.cores)
+        for d in die.parts(platform.die, b.structs, platform.cores, slices):
+            b.structs.append(Struct(path=d.path, group="die", cls="other", count=1.0, domain="fixed",
+                                    block=Block(d.area_mm2, 0.0, 0.0, 0.0, d.leak_um, d.gate_um), peak_c=0.0,
+                                    clock_MHz=1.0, raw_area_mm2=d.area_mm2))
     return Model(platform, activity, b.t, b.structs)
 
 

@@ -9,14 +9,18 @@ priced run (``power.price_run``; one socket) and adds, in order, each as watts o
   E5-2697 v2: 3.0 GHz with all 12 cores active, base 2.7 GHz), at the supply the node's V-f law gives that clock
   (``power.dvfs``). The cores' counted work scales with the clock (the cores poll: busy every cycle), so their
   runtime dynamic power is re-priced at f x V^2, their leakage at the new supply.
-* **operating supply** (assumed): the ITRS 22 nm high-performance table's 0.8 V is not the product's; Intel
-  publishes no per-part operating voltage, only a VID range. ``ASSUMED_CORE_VDD`` (1.0 V) is a named default.
+* **operating supply** (assumed): the ITRS 22 nm high-performance table's 0.8 V is not the product's. Intel
+  publishes no per-part operating voltage: the E5 v2 datasheet (vol. 1, section 7.8.1) gives the core rail only as
+  a VID range the part requests over SVID, and its note 2 says two devices at the same speed may be calibrated to
+  different VIDs, so no voltage at the 3.0 GHz bin is published for the product; Ivytown's V-f data (ISSCC 2014)
+  were not in the sources at hand. ``ASSUMED_CORE_VDD`` (1.0 V) stays a named default.
 * **clock distribution**: McPAT has no global clock grid. Itanium 2 "Montecito" (Mahoney et al., ISSCC 2005,
   "Clock distribution on a dual-core, multi-threaded Itanium-family processor") spends under 25 W of its 104 W on
   clock distribution from PLL to latch: ``CLOCK_SHARE`` = 25 / 104 of the chip's power, taken as the same share
   here (assumed to carry over).
 * **uncore at the cores' supply** (assumed): the LLC slices, directories and ring are priced at the node's
-  nominal supply; on the E5 v2 they are assumed to share the cores' rail, so they take ``ASSUMED_CORE_VDD`` too.
+  nominal supply; on the E5 v2 they are assumed to share the cores' rail, so they take ``ASSUMED_CORE_VDD`` too
+  (with them the leakage of the memory controllers, PCIe and the die's system agent and I/O).
 * **the processor's DDR I/O**: McPAT's memory-controller PHY has no traffic-driven power and the model prices the
   DRAM devices' DQ drivers and termination only (``DramDevice.io_pj_per_bit``); every transfer is driven at one end
   and terminated at the other, so the processor's end of a read (its termination) or a write (its drivers) is
@@ -45,8 +49,14 @@ priced run (``power.price_run``; one socket) and adds, in order, each as watts o
   C-states or power gating to take away, and the run's cores execute (and are priced for) their polling loops.
   The part is zero and listed so that it is seen to be accounted for.
 
+The die beyond the structures (``power.die``; in the model's die figure, shown as its own line): the product's
+fused-off tiles (power gated), and the system agent and I/O (home agents, integrated I/O, power control, the PHYs
+of PCIe, QPI and DDR) with the leakage of their published transistors. Its supply follows the uncore's
+(``uncore_vdd``) like the priced memory controllers' and PCIe's (assumed: the part's system-agent rail, VSA, has
+no published voltage either).
+
 PCIe: the model prices the controllers and SerDes of the lanes the NICs use (``power.model``); the processor's other
-lanes are taken as idle in their low-power link state (assumed: no device attached).
+lanes carry no traffic (assumed: no device attached); their devices' leakage is in the die's system agent and I/O.
 
 Beside the total (``in_total`` False): **McPAT's own error against real chips**, the low end of the published
 -11% to -23% of total power (Li et al., MICRO 2009: Niagara, Niagara 2, Xeon Tulsa, Alpha 21364), sized as the
@@ -74,10 +84,6 @@ VR_EFFICIENCY = 0.87                              # assumed: a multiphase server
 # maximum T_DTS (C), the profile at the TDP (published)
 THERMAL_PROFILE = {"xeon-e5-2697v2": (56.5, 0.320, 98.1)}
 TURBO_BIN_MHZ = 100.0                             # turbo ratios are multiples of the 100 MHz base clock (published)
-# The die (mm^2) and its core tiles: the 12-core E5-2697 v2 is the 15-core "Ivytown" die, 541 mm^2 at 22 nm (Rusu
-# et al., ISSCC 2014) with 3 tiles fused off; Intel power-gates and clock-gates disabled cores and cache (Rusu et
-# al., JSSC 2010, the 45 nm Xeon EX) (published)
-DIE_AREA_MM2 = {"xeon-e5-2697v2": (541.0, 15)}
 MAX_JUNCTION_K = 450.0                            # the device tables' highest temperature (power.tech)
 JUNCTION_SCAN_K = 1.0                             # the bracket's step: finer than any fold's width here
 MCPAT_PUBLISHED_SHORTFALL = 0.23                  # McPAT vs real chips: -11% to -23% of power (MICRO 2009)
@@ -101,6 +107,12 @@ def _die_W(r) -> float:
     return float(r.die.runtime_dynamic_W + r.die.leakage_W)
 
 
+def _other_W(r) -> float:
+    """The runtime power of the die's parts beyond the structures (``power.die``; class ``other``)."""
+    s = r.structures
+    return float(s.loc[s["class"] == "other", "runtime_power_W"].sum())
+
+
 def _cores_scaled(r, model, vdd, mhz, uncore_vdd: float | None = None, temperature_K: float | None = None) -> float:
     """The die's runtime power with every core at ``vdd`` and its counted work scaled to ``mhz`` (busy cores), the
     uncore at ``uncore_vdd`` (default: the node's nominal supply)."""
@@ -113,25 +125,6 @@ def _cores_scaled(r, model, vdd, mhz, uncore_vdd: float | None = None, temperatu
     dyn = np.where(core, np.minimum(dyn * scale, s.peak_dynamic_W.to_numpy()), dyn)
     on = s.on_die.to_numpy()
     return float((dyn + s.leakage_W.to_numpy())[on].sum())
-
-
-def _unpriced_area(result, vdd, mhz, die_mm2: float, die_tiles: int) -> tuple[float, float, float]:
-    """(die area, the area the model does not price, the priced uncore logic's leakage per mm^2): the die's
-    published area less its ``die_tiles`` core tiles (core + its cache share, priced per tile; tiles a part fuses
-    off are power gated) and the priced uncore logic (NoC, memory controllers, I/O controllers)."""
-    model = result.model
-    e = model.evaluate(core_vdd=vdd, core_MHz=mhz, uncore_vdd=ASSUMED_CORE_VDD)
-    by = e.structures[e.structures.on_die].groupby("class")[["area_mm2", "leakage_W"]].sum()
-    # A tile: one core (the run's active cores are priced) and one slice of the shared caches, which a socket
-    # keeps whole when fewer cores are active (one slice per ring stop, whatever the active cores).
-    area = by.area_mm2.reindex(["cores", "caches"]).fillna(0.0)
-    slices = max((c.count for c in model.platform.caches), default=model.platform.cores)
-    tile = float(area["cores"]) / model.platform.cores + float(area["caches"]) / slices
-    logic = by.reindex(["noc", "mc", "io"]).fillna(0.0)
-    unpriced = die_mm2 - die_tiles * tile - float(logic.area_mm2.sum())
-    if unpriced < 0:
-        raise ValueError(f"the model prices {die_mm2 - unpriced:.0f} mm^2, more than the die's {die_mm2:g} mm^2")
-    return die_mm2, unpriced, float(logic.leakage_W.sum() / logic.area_mm2.sum())
 
 
 def _ddr_io_W(model) -> float:
@@ -188,10 +181,17 @@ def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | No
     p = model.platform
     # the product's published figures, for every socket of a system (a second socket's name carries its index)
     part = p.part or p.name
-    out = [Part("model (McPAT class): die runtime dynamic + leakage", _die_W(result), "this run, priced", False)]
+    other = _other_W(result)
+    out = [Part("model (McPAT class): die runtime dynamic + leakage", _die_W(result) - other, "this run, priced",
+                False)]
+    if p.die is not None:
+        out.append(Part("the die beyond McPAT's structures (power.die): the system agent and I/O's leakage from "
+                        "their transistors; fused-off tiles power gated", other,
+                        "published die area and transistors (Ivytown, ISSCC 2014; the 6- and 10-core dies); the "
+                        "uncore's devices leak as the model's tiles' do (assumed)", True))
     mhz = np.asarray(result.core_MHz, dtype=float)
     vdd = np.asarray(result.core_vdd, dtype=float)
-    level = out[0].watts
+    level = _die_W(result)
     if turbo:
         mhz = np.full_like(mhz, turbo)
         vdd = np.full_like(vdd, vf_curve(model.tech).voltage(turbo))
@@ -211,8 +211,8 @@ def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | No
                     "assumed: no published per-part operating voltage", True))
     level = w
     w = _cores_scaled(result, model, vcore, mhz, uncore_vdd=ASSUMED_CORE_VDD)
-    out.append(Part(f"LLC, directories and ring at the cores' {ASSUMED_CORE_VDD:.2f} V", w - level,
-                    "assumed: the uncore shares the cores' rail", True))
+    out.append(Part(f"LLC, directories and ring (and the uncore's leakage) at the cores' {ASSUMED_CORE_VDD:.2f} V",
+                    w - level, "assumed: the uncore shares the cores' rail", True))
     level = w
     io = _ddr_io_W(model)
     out.append(Part("the processor's DDR I/O (drivers and termination) at the run's memory traffic", io,
@@ -247,17 +247,6 @@ def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | No
     out.append(Part(f"voltage-regulator losses at {100 * VR_EFFICIENCY:.0f}% efficiency", vr,
                     "assumed: a multiphase server regulator at load; the measurement is at the wall", True))
     level += vr
-    die = DIE_AREA_MM2.get(part)
-    if die:
-        # beside the total: the leakage density of the unpriced area is not known (I/O pads and analog as well
-        # as logic); at the priced uncore logic's it is a size, not a figure to add (with it the thermal profile
-        # has no steady junction within its maximum: the density must be lower)
-        area_mm2, unpriced_mm2, density = _unpriced_area(result, vcore, mhz, *die)
-        out.append(Part(f"the {unpriced_mm2:.0f} mm^2 of the {area_mm2:.0f} mm^2 die the model does not price (I/O, "
-                        f"QPI and home agents, power control): leakage at the priced uncore logic's "
-                        f"{1000 * density:.0f} mW/mm^2 (beside the total, not added)", unpriced_mm2 * density,
-                        "published die area (Ivytown, ISSCC 2014) less 15 priced tiles and the priced uncore; "
-                        "density assumed", True, in_total=False))
     short = out[0].watts * (1.0 / (1.0 - MCPAT_PUBLISHED_SHORTFALL) - 1.0)
     out.append(Part(f"McPAT's published shortfall on real chips ({100 * MCPAT_PUBLISHED_SHORTFALL:.0f}%) on the "
                     "model's die (beside the total, not added)", short,

@@ -19,6 +19,8 @@ def test_round_trip_same_model(tmp_path, key):
     a = power.from_stats(synthetic_stats(p), p)
     path = mcpat_xml.write(tmp_path / f"{key}.xml", p, a)
     p2, a2 = mcpat_xml.read(path)
+    # the XML is McPAT's input: the product's die beyond the structures (power.die) is not in it
+    p = dataclasses.replace(p, die=None)
     assert p2 == p
     a.missing.clear()
     a2.missing.clear()
