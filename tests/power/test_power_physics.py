@@ -186,6 +186,7 @@ def test_undifferentiated_core_leaks_as_mcpat_by_node():
     area follows McPAT's logic scaling (1.5x at 180 nm, 0.7x per generation below 90 nm). Uncalibrated blocks."""
     from power import fit
     base = platforms.xeon_e5_2697v2_socket()
+    base.die = None           # the product's published die is at 22 nm only (power.die); this is the core's law
     width, area = {}, {}
     with fit.laws(fit.zero_laws()):
         for node in (180.0, 90.0, 45.0, 22.0):
