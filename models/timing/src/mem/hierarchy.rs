@@ -19,7 +19,7 @@ use super::directory::{DirEntry, Directory};
 use super::dma_lines::DmaLines;
 use super::io_stats::IoStats;
 use super::prefetch::Prefetchers;
-use super::{Agent, CohType, LineState, MemResp, Mode, Origin};
+use super::{Agent, CohType, CoreAccess, LineState, MemResp, Mode, Origin};
 use crate::network::{Endpoint, IdealNetwork, Network, Placement, CONTROL_BYTES, DATA_BYTES};
 use crate::{AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick, NO_OWNER};
 use kvsim_params::CacheHierarchy;
@@ -303,15 +303,23 @@ impl<M: MemPort> MemSystem<M> {
         self.core_walk_prefetching(req, mode)
     }
 
+    /// What a core's access is, as its walk needs it.
+    #[inline(always)]
+    fn core_access(&self, req: &MemReq, mode: Mode) -> CoreAccess {
+        CoreAccess {
+            timed: mode == Mode::Timed,
+            line: req.addr >> self.line_shift,
+            t: req.time,
+            core: req.requester as usize,
+            ifetch: req.kind == AccessKind::IFetch,
+            write: req.kind == AccessKind::Write,
+            origin: self.origin,
+        }
+    }
+
     #[inline(never)]
     pub(super) fn core_walk_demand(&mut self, req: &MemReq, mode: Mode) -> Tick {
-        let timed = mode == Mode::Timed;
-        let line = req.addr >> self.line_shift;
-        let t = req.time;
-        let core = req.requester as usize;
-        let ifetch = req.kind == AccessKind::IFetch;
-        let write = req.kind == AccessKind::Write;
-        let origin = self.origin;
+        let CoreAccess { timed, line, t, core, ifetch, write, origin } = self.core_access(req, mode);
         let l1 = self.l1(core, ifetch);
         l1.stats.count_access(origin);
         match req.kind {
@@ -338,14 +346,28 @@ impl<M: MemPort> MemSystem<M> {
                 self.checked(core, line, write, false);
                 return done;
             }
-            // A store to a shared or owned copy: ask for write permission; no data moves.
-            l1.stats.upgrades += 1;
-            self.checked(core, line, false, false);
-            let resp = self.request(core, line, CohType::Upgrade, done, mode);
-            self.grant_exclusive(core, line);
-            self.checked(core, line, true, false);
-            return resp.done;
+            return self.l1_upgrade(core, line, done, mode);
         }
+        self.l1_miss(req, mode, lat)
+    }
+
+    /// A store to a shared or owned copy in `core`'s L1D, its hit done at `done`: ask for write permission; no
+    /// data moves. Out of line, as `l1_miss`: the walk's hit path then needs no stack frame of its own.
+    #[inline(never)]
+    fn l1_upgrade(&mut self, core: usize, line: u64, done: Tick, mode: Mode) -> Tick {
+        self.cores[core].l1d.stats.upgrades += 1;
+        self.checked(core, line, false, false);
+        let resp = self.request(core, line, CohType::Upgrade, done, mode);
+        self.grant_exclusive(core, line);
+        self.checked(core, line, true, false);
+        resp.done
+    }
+
+    /// `req` missed in its L1 (hit latency `lat`): fetch the line from below, install it, evict a victim.
+    #[inline(never)]
+    fn l1_miss(&mut self, req: &MemReq, mode: Mode, lat: Tick) -> Tick {
+        let CoreAccess { timed, line, t, core, ifetch, write, origin } = self.core_access(req, mode);
+        let l1 = self.l1(core, ifetch);
         l1.stats.count_miss(origin);
         if write {
             l1.stats.write_misses += 1;
