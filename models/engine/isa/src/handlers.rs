@@ -234,7 +234,8 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
     // SAFETY: `c.block` is the block `d` belongs to (a budget's copy of its first instructions keeps their `idx`),
     // and every instruction's idx is below `timing.len()` (Block::new). The record is written only here and read
     // only by the hook during the call below, on this thread.
-    let info = &mut *(&(*(*c).block).timing).get_unchecked(d.idx as usize).get();
+    let block: &Block = &*(*c).block;
+    let info = &mut *block.timing.get_unchecked(d.idx as usize).get();
     let is_mem = info.mem_size != 0 || info.class == InstClass::Prefetch;
     info.non_temporal = is_mem && h.ntl_pending;
     if is_mem {
