@@ -11,7 +11,7 @@
 //! path, the timing hook, the trace) are out-of-line functions that keep nothing on a handler's stack, so a
 //! handler's last call stays a jump.
 
-use kvsim_timing::inst::{InstClass, InstInfo};
+use kvsim_timing::inst::InstClass;
 
 use crate::blocks::{Block, Inst};
 use crate::decode::{Decoded, Op, FREG};
@@ -231,9 +231,11 @@ unsafe fn retire<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: 
 unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) {
     let d = &*d;
     let h = hart(c);
+    let full_system = mem(c).full_system();
     // SAFETY: `c.block` is the block `d` belongs to (a budget's copy of its first instructions keeps their `idx`),
     // and every instruction's idx is below `timing.len()` (Block::new). The record is written only here and read
-    // only by the hook during the call below, on this thread.
+    // only by the hook during the call below, on this thread; no reference to the memory that holds the block is
+    // made while it is borrowed.
     let block: &Block = &*(*c).block;
     let info = &mut *block.timing.get_unchecked(d.idx as usize).get();
     let is_mem = info.mem_size != 0 || info.class == InstClass::Prefetch;
@@ -247,10 +249,10 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
     info.mem_addr = if is_mem { ea } else { 0 };
     info.taken = taken || info.class == InstClass::Jump;
     info.next_pc = next;
-    let info: &InstInfo = info;
-    let m = mem(c);
-    if m.full_system() {
-        (*(*c).hook).on_inst_fs(h.id, info, m);
+    if full_system {
+        // The hook reads the guest's page tables through the memory, which holds the block: it gets a copy.
+        let info = *info;
+        (*(*c).hook).on_inst_fs(h.id, &info, mem(c));
     } else {
         (*(*c).hook).on_inst(h.id, info);
     }
