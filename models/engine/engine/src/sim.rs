@@ -3,6 +3,7 @@
 //! their system calls, until every hart has exited or a limit is reached.
 
 mod checkpoint_hooks;
+mod hart_times;
 mod net_step;
 mod partitioned;
 
@@ -74,6 +75,8 @@ pub struct Machine {
     checkpoint_at: u64,
     /// The background check of a restored checkpoint's page file (checkpoint.rs).
     pub(crate) page_check: Option<std::thread::JoinHandle<Result<(), String>>>,
+    /// The harts' times for the timed scheduler and the network step, kept turn by turn (sim/hart_times.rs).
+    hart_times: hart_times::HartTimes,
 }
 
 fn config(msg: impl Into<String>) -> SimError {
@@ -197,6 +200,7 @@ impl Machine {
             checkpoint_pending: false,
             checkpoint_at: system.checkpoint_at_insts,
             page_check: None,
+            hart_times: hart_times::HartTimes::new(),
         };
         if !system.nics.is_empty() {
             let (net, bus) = crate::net::Net::new(&system.nics, system.client.as_ref(), harts, &system.argv)?;
@@ -318,6 +322,8 @@ impl Machine {
     fn run_turns<H: ExecHook>(&mut self, hook: &mut H, mut tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
         let mut total = self.total_insts();
         let timed = H::ACTIVE && hook.time_ps(0).is_some();
+        // The harts may have changed since the last run (a phase's set-up, a checkpoint, the caller).
+        self.hart_times.invalidate();
         // NUMA placements made since the last run (between phases, or by the caller) reach this hook first.
         for (start, len, socket) in self.process.numa_pending.drain(..) {
             hook.numa_placed(start, len, socket);
@@ -338,7 +344,8 @@ impl Machine {
                 if !timed && turn < first {
                     continue;
                 }
-                let hid = if timed { self.furthest_behind().unwrap_or(0) } else { turn };
+                let hid =
+                    if timed { self.hart_times.furthest_behind(&self.harts, self.max_time).unwrap_or(0) } else { turn };
                 if !self.harts[hid].runnable() {
                     continue;
                 }
@@ -407,6 +414,8 @@ impl Machine {
             match stop {
                 Stop::Budget => break,
                 Stop::Ecall => {
+                    // A system call may change any hart (futexes, exits, clones).
+                    self.hart_times.invalidate();
                     let (resets, dumps) = (self.stats_resets, self.stat_dumps.len());
                     if let Err(t) = self.syscall(hid) {
                         let pc = self.harts[hid].pc.wrapping_sub(4);
@@ -448,6 +457,11 @@ impl Machine {
                 }
             }
         }
+        if timed {
+            self.hart_times.turn_taken(&self.harts, hid, self.max_time);
+        } else {
+            self.hart_times.invalidate();
+        }
         if self.process.group_exit.is_some() || self.harts.iter().all(|h| h.exited()) {
             return Ok(Turn::Stop(StopReason::Exit));
         }
@@ -461,20 +475,6 @@ impl Machine {
         }
         self.checkpoint_after_turn(hid, *total)?;
         Ok(Turn::Ran)
-    }
-
-    /// The live hart with the least simulated time (the lowest id among equals).
-    fn furthest_behind(&self) -> Option<usize> {
-        let mut best: Option<(u64, usize)> = None;
-        for (i, h) in self.harts.iter().enumerate() {
-            if !h.runnable() || (self.max_time > 0 && h.time_ps() >= self.max_time) {
-                continue;
-            }
-            if best.is_none_or(|(t, _)| h.time_ps() < t) {
-                best = Some((h.time_ps(), i));
-            }
-        }
-        best.map(|(_, i)| i)
     }
 
     /// The statistics, in a stable order, each with a one-line description.

@@ -17,7 +17,10 @@
 //! empties itself at its next lookup after a change. The executor checks the generation after every store, so a
 //! store into the running block takes effect from the next instruction, as with the decoded-instruction cache.
 
+use kvsim_timing::inst::InstInfo;
+
 use crate::decode::{Decoded, Op};
+use crate::hook::static_info;
 use crate::page_map::PageMap;
 
 /// Longest block (instructions).
@@ -69,6 +72,11 @@ pub struct Block {
     pub links: Vec<Link>,
     /// Its instructions hold their functional-run handlers (`Inst::run`).
     pub(crate) threaded: std::cell::Cell<bool>,
+    /// Each instruction's record for a timing hook, by `idx`: its static part (PC, class, registers, access size)
+    /// computed here once, the dynamic part written by the executor as each instance retires
+    /// (`handlers::retire_hook`). Building the whole record per retired instruction was the largest part of the
+    /// hook's own cost. Apart from the `Inst`s, so functional runs do not step over it.
+    pub(crate) timing: Box<[std::cell::UnsafeCell<InstInfo>]>,
 }
 
 impl Block {
@@ -78,7 +86,9 @@ impl Block {
             insts.into_iter().enumerate().map(|(i, d)| Inst::new(Decoded { idx: i as u8, ..d })).collect();
         insts.push(Inst::new(Decoded { at: end, idx: insts.len() as u8, ..Decoded::UNDECODED }));
         let links = (0..insts.len()).map(|_| std::cell::Cell::new((NO_PC, std::ptr::null()))).collect();
-        Block { pc, count: insts.len() as u64 - 1, insts, links, threaded: std::cell::Cell::new(false) }
+        let count = insts.len() - 1;
+        let timing = insts[..count].iter().map(|i| static_info(i, pc.wrapping_add(2 * i.at as u64)).into()).collect();
+        Block { pc, count: count as u64, insts, links, threaded: std::cell::Cell::new(false), timing }
     }
 
     /// The instructions, without the end marker.

@@ -11,12 +11,12 @@
 //! path, the timing hook, the trace) are out-of-line functions that keep nothing on a handler's stack, so a
 //! handler's last call stays a jump.
 
-use kvsim_timing::inst::{InstClass, InstInfo, PrefetchKind};
+use kvsim_timing::inst::InstClass;
 
 use crate::blocks::{Block, Inst};
 use crate::decode::{Decoded, Op, FREG};
 use crate::hart::Hart;
-use crate::hook::{mem_size, op_class, ExecHook, NoHook, Stop, Tracer, NO_DEADLINE};
+use crate::hook::{ExecHook, NoHook, Stop, Tracer, NO_DEADLINE};
 use crate::memory::Memory;
 use crate::trap::{Access, Trap};
 
@@ -224,71 +224,37 @@ unsafe fn retire<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: 
     }
 }
 
-/// What the hook's record needs of an operation, by its discriminant: one load for the record, where the matches
-/// compile to jumps through tables or chains of compares.
-#[derive(Clone, Copy)]
-struct OpTiming {
-    class: InstClass,
-    /// Memory access size (`mem_size`), 0 if none.
-    size: u8,
-    /// Accesses memory: a load, store, atomic or prefetch.
-    is_mem: bool,
-    prefetch_kind: PrefetchKind,
-}
-
-const OP_INFO: [OpTiming; OPS] = {
-    let mut t = [OpTiming { class: InstClass::IntAlu, size: 0, is_mem: false, prefetch_kind: PrefetchKind::Read }; OPS];
-    let mut i = 0;
-    while i < OPS {
-        // SAFETY: Op is repr(u8) with the discriminants 0..OPS, none skipped.
-        let op: Op = unsafe { std::mem::transmute::<u8, Op>(i as u8) };
-        let (class, size) = (op_class(op), mem_size(op));
-        let prefetch_kind = match op {
-            Op::PrefetchW => PrefetchKind::Write,
-            Op::PrefetchI => PrefetchKind::Instruction,
-            _ => PrefetchKind::Read,
-        };
-        let is_mem = size != 0 || matches!(class, InstClass::Prefetch);
-        t[i] = OpTiming { class, size, is_mem, prefetch_kind };
-        i += 1;
-    }
-    t
-};
-
-/// The hook's record of an executed instruction, out of line so that a handler keeps no InstInfo on its stack.
+/// The hook's record of an executed instruction, out of line so that a handler keeps no InstInfo on its stack. The
+/// record's static part (everything the decoded instruction decides) was computed once, when its block was built
+/// (`Block::timing`); only the dynamic part is written here, in place.
 #[inline(never)]
 unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) {
     let d = &*d;
     let h = hart(c);
-    // SAFETY: every Op's discriminant is below OPS.
-    let OpTiming { class, size, is_mem, prefetch_kind } = *OP_INFO.get_unchecked(d.op as usize);
-    let non_temporal = is_mem && h.ntl_pending;
+    let full_system = mem(c).full_system();
+    // SAFETY: `c.block` is the block `d` belongs to (a budget's copy of its first instructions keeps their `idx`),
+    // and every instruction's idx is below `timing.len()` (Block::new). The record is written only here and read
+    // only by the hook during the call below, on this thread; no reference to the memory that holds the block is
+    // made while it is borrowed.
+    let block: &Block = &*(*c).block;
+    let info = &mut *block.timing.get_unchecked(d.idx as usize).get();
+    let is_mem = info.mem_size != 0 || info.class == InstClass::Prefetch;
+    info.non_temporal = is_mem && h.ntl_pending;
     if is_mem {
         h.ntl_pending = false;
     }
     if d.op == Op::Ntl {
         h.ntl_pending = true;
     }
-    let info = InstInfo {
-        pc: pc(c, d),
-        len: d.len,
-        class,
-        dst: d.rd,
-        src1: d.rs1,
-        src2: d.rs2,
-        src3: if class == InstClass::FpFma { (FREG + (d.raw >> 27)) as u8 } else { 0 },
-        mem_addr: if is_mem { ea } else { 0 },
-        mem_size: size,
-        taken: taken || class == InstClass::Jump,
-        next_pc: next,
-        non_temporal,
-        prefetch_kind,
-    };
-    let m = mem(c);
-    if m.full_system() {
-        (*(*c).hook).on_inst_fs(h.id, &info, m);
+    info.mem_addr = if is_mem { ea } else { 0 };
+    info.taken = taken || info.class == InstClass::Jump;
+    info.next_pc = next;
+    if full_system {
+        // The hook reads the guest's page tables through the memory, which holds the block: it gets a copy.
+        let info = *info;
+        (*(*c).hook).on_inst_fs(h.id, &info, mem(c));
     } else {
-        (*(*c).hook).on_inst(h.id, &info);
+        (*(*c).hook).on_inst(h.id, info);
     }
     if (*c).deadline != NO_DEADLINE && !(*c).cut {
         if let Some(t) = (*(*c).hook).time_ps(h.id) {

@@ -4,9 +4,9 @@
 
 use std::io::Write;
 
-use kvsim_timing::inst::{InstClass, InstInfo};
+use kvsim_timing::inst::{InstClass, InstInfo, PrefetchKind};
 
-use crate::decode::Op;
+use crate::decode::{Decoded, Op, FREG};
 use crate::hart::REGISTERS;
 use crate::trap::Trap;
 
@@ -154,5 +154,28 @@ pub const fn mem_size(op: Op) -> u8 {
         Ld | Sd | Fld | Fsd | LrD | ScD | AmoSwapD | AmoAddD | AmoXorD | AmoAndD | AmoOrD | AmoMinD | AmoMaxD
         | AmoMinuD | AmoMaxuD => 8,
         _ => 0,
+    }
+}
+
+/// The part of an instruction's `InstInfo` that its decoded form at `pc` decides: its PC, length, class, registers
+/// and access size. Computed once per decoded instruction (`Block::timing`); the executor writes the rest (the
+/// address, the outcome, the next PC, the non-temporal hint) as each instance retires.
+pub(crate) fn static_info(d: &Decoded, pc: u64) -> InstInfo {
+    let (class, mem_size) = (op_class(d.op), mem_size(d.op));
+    InstInfo {
+        pc,
+        len: d.len,
+        class,
+        dst: d.rd,
+        src1: d.rs1,
+        src2: d.rs2,
+        src3: if class == InstClass::FpFma { (FREG + (d.raw >> 27)) as u8 } else { 0 },
+        mem_size,
+        prefetch_kind: match d.op {
+            Op::PrefetchW => PrefetchKind::Write,
+            Op::PrefetchI => PrefetchKind::Instruction,
+            _ => PrefetchKind::Read,
+        },
+        ..InstInfo::default()
     }
 }

@@ -7,6 +7,16 @@ use crate::network::{CONTROL_BYTES, DATA_BYTES};
 use crate::{AccessKind, MemPort, MemReq, Tick};
 
 impl<M: MemPort> MemSystem<M> {
+    /// An I/O agent's access (`MemSystem::access_mode`), out of line: a core's access needs none of its frame.
+    #[inline(never)]
+    pub(super) fn io_access(&mut self, req: &MemReq, mode: Mode) -> Tick {
+        let done = self.io_walk(req, mode);
+        if self.check.is_some() {
+            self.check_line(req.addr >> self.line_shift);
+        }
+        done
+    }
+
     /// An I/O agent's request (class `Io`) enters at the line's home. A write invalidates every private copy
     /// (the whole line is overwritten) and allocates or updates the line in the LLC (DDIO, within the class's
     /// ways) or goes to memory; a read gets the owner's dirty data by a forward, else the LLC's or memory's,

@@ -118,3 +118,14 @@ pub struct MemResp {
     pub done: crate::Tick,
     pub state: LineState,
 }
+
+/// A core's access as its walk reads it (`MemSystem::core_access`).
+pub(crate) struct CoreAccess {
+    pub timed: bool,
+    pub line: u64,
+    pub t: crate::Tick,
+    pub core: usize,
+    pub ifetch: bool,
+    pub write: bool,
+    pub origin: Origin,
+}

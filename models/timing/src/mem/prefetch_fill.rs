@@ -4,9 +4,42 @@
 
 use super::array::CacheArray;
 use super::hierarchy::{Level, MemSystem, PrivateCaches};
+use super::prefetch;
 use super::prefetch_port::{PrefetchInto, PrefetchPort};
-use super::{CohType, Mode};
-use crate::{AccessKind, MemPort, ReqClass, Tick};
+use super::{CohType, Mode, Origin};
+use crate::{AccessKind, MemPort, MemReq, ReqClass, Tick};
+
+/// The walks that feed the prefetchers what they watch.
+impl<M: MemPort> MemSystem<M> {
+    /// `core_walk` for a load that the L1D's prefetchers watch.
+    #[inline(never)]
+    pub(super) fn core_walk_prefetching(&mut self, req: &MemReq, mode: Mode) -> Tick {
+        let core = req.requester as usize;
+        let misses = self.cores[core].l1d.stats.misses;
+        let done = self.core_walk_demand(req, mode);
+        let miss = self.cores[core].l1d.stats.misses != misses;
+        self.origin = Origin::HwPrefetch;
+        self.l1d_prefetch(core, req.addr, req.addr >> self.line_shift, miss, req.time, mode);
+        done
+    }
+
+    /// The L1D's prefetchers saw `core`'s load of byte `addr` (line `line`, a miss or not) at `t`: they fetch what
+    /// they name into the L1D through their port (`prefetch_fill.rs`).
+    fn l1d_prefetch(&mut self, core: usize, addr: u64, line: u64, miss: bool, t: Tick, mode: Mode) {
+        let p = &mut self.cores[core];
+        let Some(pf) = p.l1d_pf.as_mut() else { return };
+        let candidates = pf.observe(addr, line, p.pc, miss);
+        prefetch::issue(self, core, PrefetchInto::L1d, &candidates, t, mode);
+    }
+
+    /// The L2's prefetchers saw a request for `line` from `core`'s L1s at `t` (an L2 miss or not): they fetch what
+    /// they name into the L2.
+    pub(super) fn l2_prefetch(&mut self, core: usize, line: u64, miss: bool, t: Tick, mode: Mode) {
+        let Some(pf) = self.cores[core].l2_pf.as_mut() else { return };
+        let candidates = pf.observe(line << self.line_shift, line, 0, miss);
+        prefetch::issue(self, core, PrefetchInto::L2, &candidates, t, mode);
+    }
+}
 
 impl<M: MemPort> PrefetchPort for MemSystem<M> {
     #[inline]

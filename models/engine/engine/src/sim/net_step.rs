@@ -23,8 +23,9 @@ impl Machine {
         // each queue's doorbells are taken at its hart's time.
         let timed = H::ACTIVE && hook.time_ps(0).is_some() && net.timed();
         let step = if timed {
-            let live = self.harts.iter().filter(|h| !h.exited()).map(|h| h.time_ps()).min();
-            let now = live.unwrap_or_else(|| self.harts.iter().map(|h| h.time_ps()).max().unwrap_or(0));
+            // The harts' times as of this turn (kept turn by turn: sim/hart_times.rs).
+            let (live, times) = self.hart_times.live(&self.harts, self.max_time);
+            let now = live.unwrap_or_else(|| times.iter().copied().max().unwrap_or(0));
             // Each queue at its hart's time (the first hart that owns it), else `now`. One pass over the harts,
             // backwards so the first owner is written last: a search per queue was O(queues x harts) per turn, the
             // largest cost of a 240-core run.
@@ -33,8 +34,8 @@ impl Machine {
             queue_time.clear();
             queue_time.resize(net.queue_port.len(), now);
             for (h, q) in net.hart_queue.iter().enumerate().rev() {
-                if let Some(t) = q.and_then(|q| queue_time.get_mut(q)) {
-                    *t = self.harts[h].time_ps().max(now);
+                if let (Some(t), Some(&ht)) = (q.and_then(|q| queue_time.get_mut(q)), times.get(h)) {
+                    *t = ht.max(now);
                 }
             }
             let mut io = HookPort { hook: &mut *hook };

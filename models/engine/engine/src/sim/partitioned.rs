@@ -103,6 +103,7 @@ impl Machine {
 
     /// Every hart waits on a futex: wake what can be woken, or report the deadlock (as the global schedule does).
     pub(super) fn resolve_waiting(&mut self) -> SimResult<()> {
+        self.hart_times.invalidate();
         let resolved = self.os().resolve_all_waiting();
         resolved.map_err(|msg| {
             let h = self.harts.iter().find(|h| h.futex.is_some()).map_or(0, |h| h.id);
