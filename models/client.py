@@ -242,6 +242,9 @@ KVS_SERVER_ARGS = {
     "housekeeping_log2": (lambda n: n <= 40, "in [0, 40]"),
     # KiB of the log a partition keeps (kvs_partition_set_window), checked against the log by _check_log_window.
     "log_window_kib": (lambda n: 4 <= n <= 1 << 30, "in [4, 2^30]"),
+    # Buckets a partition's index uses (kvs_partition_set_buckets_used), checked against buckets= by
+    # _check_buckets_used.
+    "buckets_used": (lambda n: 1 <= n <= 1 << 32, "in [1, 2^32]"),
     "tx_rs": _POW2(1, 1024), "tx_free": (lambda n: 1 <= n <= 4096, "in [1, 4096]"),
     **{f"buf_{part}": (lambda n: n % 64 == 0 and n <= 65535, "whole 64-byte lines, at most 65535")
        for part in ("data", "headroom", "meta")},
@@ -278,6 +281,22 @@ def check_kvs_server_args(argv: list[str]) -> None:
             raise ParamError(f"System.workload.argv: {arg!r}: the KVS server takes {name}= {allowed}")
     _check_tx_ring_args(argv)
     _check_log_window(argv)
+    _check_buckets_used(argv)
+
+
+def _check_buckets_used(argv: list[str]) -> None:
+    """buckets_used= against buckets=, as kvs_config_check does at the server's start-up: more than half of the
+    buckets given beside it and at most all of them."""
+    given = {a.partition("=")[0]: a.partition("=")[2] for a in argv}
+    if "buckets_used" not in given:
+        return
+    if "buckets" not in given:
+        raise ParamError("System.workload.argv: buckets_used= needs the index's own size beside it (buckets=): the "
+                         "buckets in use are a part of a given index, not sized from the data set")
+    allocated, used = int(given["buckets"]), int(given["buckets_used"])
+    if not allocated // 2 < used <= allocated:
+        raise ParamError(f"System.workload.argv: buckets_used={used}: the KVS server uses more than half of its "
+                         f"buckets and at most all of them (buckets={allocated} per partition)")
 
 
 def _check_log_window(argv: list[str]) -> None:
@@ -313,8 +332,10 @@ def _check_tx_ring_args(argv: list[str]) -> None:
 
 
 def kvs_server_capacity(argv: list[str]) -> tuple[int, int, bool]:
-    """(log bytes, buckets, lru) per partition that the server's arguments give (its defaults where absent)."""
+    """(log bytes, buckets in use, lru) per partition that the server's arguments give (its defaults where absent;
+    buckets_used= where given, else buckets=)."""
     log, buckets, lru = KVS_SERVER_DEFAULT_LOG, KVS_SERVER_DEFAULT_BUCKETS, True
+    used = None
     for a in argv:
         name, _, value = a.partition("=")
         if not value.isdigit():
@@ -325,9 +346,11 @@ def kvs_server_capacity(argv: list[str]) -> tuple[int, int, bool]:
             log = int(value) << 10
         elif name == "buckets":
             buckets = int(value)
+        elif name == "buckets_used":
+            used = int(value)
         elif name == "lru":
             lru = value == "1"
-    return log, buckets, lru
+    return log, used or buckets, lru
 
 
 def kvs_server_window(argv: list[str]) -> int:

@@ -301,12 +301,18 @@ def test_the_xeon_validation_sums_and_averages_over_both_sockets():
     # the per-core counters every run reports, which the figures read (a missing one is an error)
     for name in ("l1d.mpki", "l2.mpki", "l1d.miss_rate", "l2.miss_rate", "llc.miss_rate", "llc.mpki",
                  "l1d.demand_miss_rate", "l2.demand_miss_rate", "l1d.misses", "loads", "l1d.reads", "l1d.read_misses",
-                 "l2.accesses", "l2.misses", "l2.mshr_merges"):
+                 "l2.accesses", "l2.misses", "l2.mshr_merges", "l2.demand_accesses", "l2.demand_misses",
+                 "l2.hw_prefetch_accesses", "l2.hw_prefetch_misses", "l2.sw_prefetch_accesses", "l2.sw_prefetch_misses",
+                 "l1d.mshr_merges"):
         stats[f"system.socket0.core0.{name}"] = 0.5
+    stats["client.requests"] = 10.0
     assert xeon.sockets_in(stats) == 2 and xeon.sockets_in({}) == 1
     f = xeon.figures(SimpleNamespace(stats=stats), 4)
     assert f["mem_read_gbs"] == 30.0 and f["mem_write_gbs"] == 3.0 and f["llc_mpki"] == 2.0
     assert f["ipc"] == 1.5 and f["net_rx_gbps"] == 105.0 and f["ddio_core_hit"] == 0.75
+    # What the L2 sees per measured request, summed over the cores that report it: 0.5 of each over 10 requests.
+    assert f["l2_demand_per_req"] == f["l2_swpf_per_req"] == f["l1d_merges_per_req"] == 0.05
+    assert f["l2_miss_rate_l1pf"] == 1.0
     assert xeon.PUBLISHED[24]["throughput_mrps"] == 120.5 and 24 in xeon.P95_ROWS
     with pytest.raises(SystemExit, match="even count"):
         xeon.xeon_factory(25, 1 << 10, 10)

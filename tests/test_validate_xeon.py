@@ -144,3 +144,31 @@ def test_the_measured_load_is_offered_as_the_published_network_rx_over_the_ports
         vx.measured_mpps(vx.xeon_factory(3, 1 << 16, 10)(1.0), 3)
     with pytest.raises(SystemExit, match="--offered measured and --search"):
         vx.main(["--cores", "24", "--offered", "measured", "--search", "--no-target"])
+
+
+def test_the_servers_index_is_micas_rule_at_the_papers_data_set_scaled_to_the_run():
+    """MICA's netbench server gives a partition 1.2 x its items over 15-item buckets, rounded up to a power of two:
+    for the paper's 192 Mi Tiny items 2^20 buckets at 24 partitions and 2^21 at 12 (8 items a bucket), 2^22 at 4
+    (12). A reduced run keeps those items per bucket with fewer buckets in use than the power of two allocated."""
+    import pytest
+
+    paper = vx.PAPER_ITEMS
+    assert [vx.mica_index_buckets(paper, p) for p in (4, 12, 24)] == [1 << 22, 1 << 21, 1 << 20]
+    assert vx.mica_index_args(paper, 24) == ["buckets=1048576"]
+    # 16 Mi items = 1/12: 2^20 / 12 = 87,381.3 buckets in use of 131,072 (8.0 items a bucket, not the 0.67 of the
+    # index that holds the data set without loss, nor the 10.7 of MICA's rule applied at 16 Mi).
+    assert vx.mica_index_args(16 << 20, 24) == ["buckets=131072", "buckets_used=87381"]
+    assert vx.mica_index_args(16 << 20, 12) == ["buckets=262144", "buckets_used=174762"]
+    assert vx.mica_index_args(16 << 20, 4) == ["buckets=524288", "buckets_used=349525"]
+    assert vx.mica_index_args(paper // 16, 24) == ["buckets=65536"]
+    # The Xeon runs take it by default; --buckets replaces it (a power of two, all used); a bad one stops the run.
+    argv = vx.xeon_factory(24, 16 << 20, 10)(1.0).workload.argv
+    assert [a for a in argv if a.startswith("buckets")] == ["buckets=131072", "buckets_used=87381"]
+    argv = vx.xeon_factory(4, 16 << 20, 10, buckets=1 << 20)(1.0).workload.argv
+    assert [a for a in argv if a.startswith("buckets")] == ["buckets=1048576"]
+    assert vx.log_note(argv).endswith("buckets=1048576")
+    for bad in ("3", "0", str((1 << 32) * 2)):
+        with pytest.raises(SystemExit, match=f"--buckets {bad}: the server takes a power of two"):
+            vx.main(["--cores", "1", "--buckets", bad, "--no-target"])
+    with pytest.raises(SystemExit, match="no whole bucket"):
+        vx.mica_index_args(8, 24)

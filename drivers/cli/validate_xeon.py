@@ -2,7 +2,7 @@
 """The STANDARD workload on one socket of the Xeon E5-2697 v2 baseline, next to the published measurements.
 
     sim-scripts/validate_xeon.py [--cores 1,2,3,4,8,12,24] [--requests-per-core N] [--items N] [--search]
-                                 [--no-target] [--target-cores 60] [--save DIR] [--log-mib N]
+                                 [--no-target] [--target-cores 60] [--save DIR] [--log-mib N] [--buckets N]
                                  [--offered line|measured]
     sim-scripts/validate_xeon.py --from DIR        (the table again from the points --save DIR kept, no run)
 
@@ -21,7 +21,10 @@ measurements to compare with.
 The KVS server's log is MICA's: its netbench server's rule (1.2 x a partition's items with their headers, rounded
 up to a power of two) applied to the paper's 192 Mi items, kept at the run's item count in the same proportion
 (a window of the power-of-two log: mica_log_args). With 24 partitions a fifth of the items sit in the log's older
-half, and a GET of one re-appends it; with 4 none do. --log-mib replaces it (a sensitivity).
+half, and a GET of one re-appends it; with 4 none do. --log-mib replaces it (a sensitivity). Its index is MICA's
+too (mica_index_args: 1.2 x a partition's items over 15-item buckets, rounded up to a power of two, at 192 Mi
+items, kept at the run's item count in the same proportion): 8 items a bucket at 12 and 24 partitions, 12 at 4.
+--buckets replaces it (a sensitivity).
 
 Operating point: by default the client offers each port its line rate for the smallest frames, open loop (the
 measurements are at saturation: the server takes what it can and the NIC drops the rest); throughput is the
@@ -125,6 +128,13 @@ METRICS = [
     ("l2_rqsts_miss_rate", "L2 miss rate (IVB L2_RQSTS events)"),
     ("l1d_miss_rate_all", "L1D miss rate (+ sw prefetches)"),
     ("l2_miss_rate_all", "L2 miss rate (+ all prefetches)"),
+    ("l2_miss_rate_l1pf", "L2 miss rate (demand + L1D hw pf)"),
+    ("l2_demand_per_req", "L2 demand lookups / request"),
+    ("l2_demand_miss_per_req", "L2 demand misses / request"),
+    ("l2_l1pf_per_req", "L2 L1D-hw-pf lookups / request"),
+    ("l2_swpf_per_req", "L2 sw-prefetch lookups / request"),
+    ("l2_swpf_miss_per_req", "L2 sw-prefetch misses / request"),
+    ("l1d_merges_per_req", "L1D in-flight (LFB) hits / request"),
     ("llc_miss_rate", "LLC miss rate"),
     ("mem_read_gbs", "memory read (GB/s)"),
     ("mem_write_gbs", "memory write (GB/s)"),
@@ -213,6 +223,7 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "l1d_miss_rate_all": mean("l1d.miss_rate"),
         "l2_miss_rate_all": mean("l2.miss_rate"),
         "llc_miss_rate": socket_mean("llc.miss_rate"),
+        **(l2_sources(s, cores) if has_l2 else {}),
         "mem_read_gbs": socket_sum("mem.read_bw") / 1e9,
         "mem_write_gbs": socket_sum("mem.write_bw") / 1e9,
         "net_rx_gbps": sum(stats_paths.NIC_PORT.values(s, "rx_wire_gbps")),
@@ -236,6 +247,23 @@ def l2_rqsts_miss_rate(s: dict[str, float], cores: list[str]) -> float:
     if not vals:
         raise KeyError("no core of the run reports 'l2.accesses': a missing counter is an error, not a figure")
     return sum(vals) / len(vals)
+
+
+def l2_sources(s: dict[str, float], cores: list[str]) -> dict[str, float]:
+    """What the L2 sees, per measured request, summed over the cores: lookups and misses by source (the cores' own
+    demand, the L1D's hardware prefetchers, software prefetches), the L1D's in-flight hits (a demand access to a
+    line already on its way, MICA's prefetched lines among them: Ivy Bridge's fill-buffer hits), and the miss rate
+    of the demand and L1D-prefetch lookups together (not compared: no published definition names it)."""
+    cores = [c for c in cores if f"{c}.l2.accesses" in s]     # numbered on from socket to socket, or restarted
+
+    def per_req(name: str) -> float:
+        return sum(s[f"{c}.{name}"] for c in cores) / s["client.requests"]
+    demand, l1pf = per_req("l2.demand_accesses"), per_req("l2.hw_prefetch_accesses")
+    return {"l2_demand_per_req": demand, "l2_demand_miss_per_req": per_req("l2.demand_misses"),
+            "l2_l1pf_per_req": l1pf, "l2_swpf_per_req": per_req("l2.sw_prefetch_accesses"),
+            "l2_swpf_miss_per_req": per_req("l2.sw_prefetch_misses"),
+            "l2_miss_rate_l1pf": (per_req("l2.demand_misses") + per_req("l2.hw_prefetch_misses")) / (demand + l1pf),
+            "l1d_merges_per_req": per_req("l1d.mshr_merges")}
 
 
 def power_figures(r: RunResult, system) -> dict[str, float]:
@@ -360,23 +388,70 @@ def with_mica_log(system, items: int):
     return system
 
 
-def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | None = None):
-    """offered load -> the Xeon system with `cores` cores, in steady state: one socket up to 12, else the
-    dual-socket server with half the cores on each socket (two cores per port)."""
+# MICA's index per partition, as its netbench server sizes it (MICA's public source: build/gen_confs.py gives each
+# partition items / partitions items; src/netbench_server.c takes 20% more "to compensate space efficiency" and asks
+# mehcached_table_init for (items + 14) / 15 buckets, 15 items a bucket in its cache mode (src/table.h,
+# MEHCACHED_ITEMS_PER_BUCKET, 128-byte buckets); src/table.c rounds that up to a power of two). For the paper's 192
+# Mi Tiny items: 2^20 buckets at 24 partitions (8 items a bucket), 2^21 at 12 (8), 2^22 at 4 (12). The run keeps
+# the items per bucket at its own item count: that many buckets times items / 192 Mi (buckets_used=), in the power
+# of two that holds them (buckets=), where the index that holds the data set without loss has under one item a
+# bucket. A bucket of more than 15 keys drops its oldest: at 8 a bucket about 0.2% of the items, at 12 about 3%.
+INDEX_NOTE = ("Server index: MICA's (1.2 x each partition's items over 15-item buckets, rounded up to a power of "
+              "two) at the paper's 192 Mi items, scaled to the run's items in the same proportion: 8 items a bucket "
+              "at 12 and 24 partitions, 12 at 4; a bucket of more than 15 keys drops one.")
+MICA_INDEX_SLACK = (12, 10)        # x 1.2, as the log
+MICA_ITEMS_PER_BUCKET = 15         # MEHCACHED_ITEMS_PER_BUCKET without MEHCACHED_NO_EVICTION
+
+
+def mica_index_buckets(items: int, partitions: int) -> int:
+    """Buckets per partition MICA's server gives `items` items over `partitions` (a power of two)."""
+    n = (items // partitions) * MICA_INDEX_SLACK[0] // MICA_INDEX_SLACK[1]
+    return 1 << (-(-n // MICA_ITEMS_PER_BUCKET) - 1).bit_length()
+
+
+def mica_index_args(items: int, partitions: int) -> list[str]:
+    """The KVS server's index arguments that keep, at `items` items, the items per bucket MICA's rule gives at the
+    paper's 192 Mi (the ratio, not the rule: the rule's rounding to a power of two would give 10.7 a bucket at 16 Mi
+    items and 24 partitions where MICA has 8): MICA's 192 Mi bucket count times items / 192 Mi buckets in use
+    (buckets_used=) in the power of two that holds them (buckets=; no buckets_used= where that is a power of two)."""
+    used = mica_index_buckets(PAPER_ITEMS, partitions) * items // PAPER_ITEMS
+    if used < 1:
+        raise SystemExit(f"--items {items}: MICA's index scaled to {items:,} items over {partitions} partitions has "
+                         "no whole bucket")
+    allocated = 1 << (used - 1).bit_length()
+    return [f"buckets={allocated}"] + ([f"buckets_used={used}"] if used < allocated else [])
+
+
+def with_index(system, buckets: int | None, items: int):
+    """`system` with its KVS server's index as MICA sizes it, scaled to `items` (mica_index_args; one partition per
+    core), or (a sensitivity) `buckets` buckets per partition, all of them used."""
+    argv = [a for a in system.workload.argv if not a.startswith(("buckets=", "buckets_used="))]
+    system.workload.argv = [*argv, *(mica_index_args(items, system.harts) if buckets is None
+                                     else [f"buckets={buckets}"])]
+    return system
+
+
+def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | None = None,
+                 buckets: int | None = None):
+    """offered load -> the Xeon system with `cores` cores, in steady state, its server's log and index as MICA
+    sizes them (or `log_mib`, `buckets`): one socket up to 12, else the dual-socket server with half the cores on
+    each socket (two cores per port)."""
     per_socket = xeon_e5_2697v2_socket.CORES_PER_SOCKET
     if cores <= per_socket:
-        return lambda rate: steady(with_log_mib(
+        return lambda rate: steady(with_index(with_log_mib(
             xeon_e5_2697v2_socket.system(cores=cores, ports=ports_for(cores), items=items,
-                                         requests=requests_per_core * cores, offered_mpps=rate), log_mib, items))
+                                         requests=requests_per_core * cores, offered_mpps=rate), log_mib, items),
+            buckets, items))
     if cores % 2 or cores > 2 * per_socket:
         raise SystemExit(f"--cores {cores}: beyond one socket's {per_socket} the dual-socket server takes an even "
                          f"count up to {2 * per_socket}")
     if DUAL not in configs.available():
         raise SystemExit(f"--cores {cores}: configs/{DUAL}.py is not in this checkout")
     dual = configs.load(DUAL)
-    return lambda rate: steady(with_log_mib(dual.system(cores_per_socket=cores // 2, items=items,
-                                                        requests=requests_per_core * cores, offered_mpps=rate),
-                                            log_mib, items))
+    return lambda rate: steady(with_index(with_log_mib(dual.system(cores_per_socket=cores // 2, items=items,
+                                                                   requests=requests_per_core * cores,
+                                                                   offered_mpps=rate), log_mib, items),
+                                          buckets, items))
 
 
 # The STANDARD workload's request frames (kvs-workload.md, wire format): Ethernet, IPv4 and UDP headers, the batch
@@ -440,8 +515,8 @@ def print_xeon_point(cores: int, fig: dict[str, float], note: str) -> None:
 
 
 def log_note(argv: list[str]) -> str:
-    """The server's log size as the run gave it (the data set's own size unless --log-mib changed it)."""
-    given = [a for a in argv if a.startswith(("log_mib=", "log_kib=", "log_window_kib="))]
+    """The server's log and index sizes as the run gave them (the data set's own size where none is given)."""
+    given = [a for a in argv if a.startswith(("log_mib=", "log_kib=", "log_window_kib=", "buckets=", "buckets_used="))]
     return ", ".join(given) if given else "the server's default log"
 
 
@@ -484,6 +559,10 @@ def main(argv: list[str] | None = None) -> int:
                         "(a power of two, all of it kept) instead of MICA's log scaled to --items (mica_log_args); "
                         "a log smaller than the data evicts, and GETs re-append items from the older half of the log "
                         "(MICA's approximate LRU)")
+    parser.add_argument("--buckets", type=int, metavar="N",
+                        help="SENSITIVITY, not the paper's condition: the KVS server's index is N buckets per "
+                        "partition (a power of two, all of them used) instead of MICA's index scaled to --items "
+                        "(mica_index_args: 8 items a bucket at 12 and 24 cores, 12 at 4)")
     parser.add_argument("--offered", choices=("line", "measured"), default="line",
                         help="the load each Xeon point is offered, open loop: every port's line rate (the default), "
                         "or the load the measured server received at that core count (its published network RX, "
@@ -496,6 +575,8 @@ def main(argv: list[str] | None = None) -> int:
         return print_saved(pathlib.Path(opts.from_dir))
     if opts.log_mib is not None and (opts.log_mib < 1 or opts.log_mib & (opts.log_mib - 1)):
         raise SystemExit(f"--log-mib {opts.log_mib}: the server takes a power of two of at least 1 MiB")
+    if opts.buckets is not None and (opts.buckets < 1 or opts.buckets > 1 << 32 or opts.buckets & (opts.buckets - 1)):
+        raise SystemExit(f"--buckets {opts.buckets}: the server takes a power of two in [1, 2^32]")
     started = time.perf_counter()
     print("STANDARD workload (tiny 8/8-byte items, uniform, 95% GET), EREW, detailed timing of the measured phase.")
     print(f"Data set: {items_note(opts.items)}.")
@@ -505,9 +586,14 @@ def main(argv: list[str] | None = None) -> int:
               "stated condition.")
     else:
         print(LOG_NOTE)
+    if opts.buckets is not None:
+        print(f"SENSITIVITY: the server's index is {opts.buckets:,} buckets per partition (--buckets), not MICA's "
+              "scaled to the data set.")
+    else:
+        print(INDEX_NOTE)
     print(MISS_RATES_NOTE)
     for cores in [int(c) for c in opts.cores.split(",") if c]:
-        make = xeon_factory(cores, opts.items, opts.requests_per_core, opts.log_mib)
+        make = xeon_factory(cores, opts.items, opts.requests_per_core, opts.log_mib, opts.buckets)
 
         line = capacity.line_rate_mpps(make(1.0))
         t = time.perf_counter()
@@ -518,8 +604,9 @@ def main(argv: list[str] | None = None) -> int:
         note = f"{how}; {time.perf_counter() - t:.1f} s host; {opts.items:,} items"
         if opts.items < PAPER_ITEMS:
             note += " (reduced data set)"
-        if opts.log_mib is not None:
-            note += f"; {log_note(system.workload.argv)} (sensitivity)"
+        note += f"; {log_note(system.workload.argv)}"
+        if opts.log_mib is not None or opts.buckets is not None:
+            note += " (sensitivity)"
         note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
         print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note)
     if not opts.no_target:

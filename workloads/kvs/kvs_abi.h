@@ -94,8 +94,8 @@ struct kvs_req_desc {
 
 /* The keyhash: XXH64 of the key bytes with seed 0 (keyhash.c; vectors in keyhash_vectors.txt). */
 #define KVS_KEYHASH_SEED 0u
-/* partition = (keyhash >> 48) % partitions; bucket = (keyhash >> 16) % buckets (a power of two);
- * tag = keyhash & 0xffff, 0 replaced by 1. */
+/* partition = (keyhash >> 48) % partitions; bucket = (keyhash >> 16) % buckets (a power of two; with buckets_used=
+ * fewer, ((keyhash >> 16) % 2^32) * buckets_used >> 32: kvs_bucket_of); tag = keyhash & 0xffff, 0 replaced by 1. */
 
 /* ------------------------------------------------------------------------------------------------------------ */
 /* The NIC: one RX and one TX descriptor ring per queue, in guest memory; per-queue registers in the device range.*/

@@ -32,6 +32,7 @@ void kvs_config_default(struct kvs_config *cfg, unsigned partitions)
     cfg->buckets = 1ull << 16;
     cfg->housekeeping_log2 = 16;
     cfg->log_window_kib = 0; /* the whole log */
+    cfg->buckets_used = 0;   /* every bucket */
     cfg->crew_max_spins = 1ull << 30;
     /* MICA's DPDK set-up (src/net_common.c): 128 RX and 512 TX descriptors per queue; TX reclaimed in groups of 32
      * (the ixgbe poll-mode driver's default tx_rs_thresh); buffers of 2,048 data bytes after 128 bytes of headroom
@@ -117,6 +118,10 @@ int kvs_config_parse(struct kvs_config *cfg, int argc, char **argv, const char *
             if (parse_u64(v, &n) || !pow2(n) || n > (1ull << 32))
                 return -1;
             cfg->buckets = n;
+        } else if (str_prefix(a, "buckets_used=", &v)) {
+            if (parse_u64(v, &n) || n < 1 || n > (1ull << 32))
+                return -1;
+            cfg->buckets_used = n;
         } else if (str_prefix(a, "rx_ring=", &v) || str_prefix(a, "tx_ring=", &v)) {
             if (parse_u64(v, &n) || !pow2(n) || n < 8 || n > 4096)
                 return -1; /* the 82599 takes at most 4,096 descriptors per ring */
@@ -170,6 +175,8 @@ const char *kvs_config_check(const struct kvs_config *cfg)
     uint64_t window = (uint64_t)cfg->log_window_kib << 10;
     if (window && (window <= cfg->log_size / 2 || window > cfg->log_size))
         return "log_window_kib: the window is more than half the log (log_mib/log_kib) and at most all of it";
+    if (cfg->buckets_used && (cfg->buckets_used <= cfg->buckets / 2 || cfg->buckets_used > cfg->buckets))
+        return "buckets_used: the buckets in use are more than half of buckets= and at most all of them";
     if (cfg->buf_data < KVS_MIN_BUF_DATA)
         return "buf_data: the data room must hold a full Ethernet frame (1,536 bytes, a multiple of 64)";
     return 0;
@@ -194,7 +201,8 @@ struct kvs_core *kvs_core_create(struct kvs_shared *sh, unsigned core, struct pl
     if (!c || !p || !buckets || !log)
         return 0;
     if (kvs_partition_init(p, core, buckets, cfg->buckets, log, cfg->log_size, (int)cfg->crew) != 0 ||
-        (cfg->log_window_kib && kvs_partition_set_window(p, (uint64_t)cfg->log_window_kib << 10) != 0))
+        (cfg->log_window_kib && kvs_partition_set_window(p, (uint64_t)cfg->log_window_kib << 10) != 0) ||
+        (cfg->buckets_used && kvs_partition_set_buckets_used(p, cfg->buckets_used) != 0))
         return 0;
     c->id = core;
     c->sh = sh;

@@ -32,6 +32,8 @@ struct kvs_config {
                                * tx_free_thresh; 0: 32, at most the TX ring) */
     unsigned buf_data, buf_headroom, buf_meta; /* packet buffer: data room, headroom before it, metadata header */
     unsigned numa_report;     /* 1: print where each partition's memory is, once all are set up */
+    uint64_t buckets_used;    /* buckets each partition uses (kvs_partition_set_buckets_used); 0: all of them. Last,
+                               * so the fields before it keep their offsets */
 };
 
 struct kvs_core_stats {
@@ -73,7 +75,7 @@ struct kvs_core {
 };
 
 /* Defaults, then "key=value" arguments: mode=erew|crew prefetch=0|1 lru=0|1 log_mib=N log_kib=N buckets=N
- * (power of two) log_window_kib=N (more than half the log, at most all of it) housekeeping_log2=N rx_ring=N tx_ring=N (powers of two, 8..4096) numa_report=0|1. Unknown or bad arguments:
+ * (power of two) buckets_used=N (more than half of buckets, at most all) log_window_kib=N (more than half the log, at most all of it) housekeeping_log2=N rx_ring=N tx_ring=N (powers of two, 8..4096) numa_report=0|1. Unknown or bad arguments:
  * returns -1 and names it in *bad. */
 void kvs_config_default(struct kvs_config *cfg, unsigned partitions);
 /* NULL when `cfg`'s arguments fit together and the NIC; else what is wrong, naming the argument. */

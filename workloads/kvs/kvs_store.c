@@ -47,6 +47,15 @@ int kvs_partition_set_window(struct kvs_partition *p, uint64_t window)
     return 0;
 }
 
+int kvs_partition_set_buckets_used(struct kvs_partition *p, uint64_t used)
+{
+    uint64_t all = p->bucket_mask + 1;
+    if (used <= all / 2 || used > all)
+        return -1;
+    p->buckets_used = used == all ? 0 : used;
+    return 0;
+}
+
 static inline struct kvs_item_hdr *item_at(const struct kvs_partition *p, uint64_t off)
 {
     return (struct kvs_item_hdr *)(p->log + (off & p->log_mask));

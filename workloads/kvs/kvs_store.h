@@ -64,6 +64,10 @@ struct kvs_partition {
      * reduced data set keeps a full one's log-to-data ratio although the log is a power of two. Last, so that the
      * fields before it keep their offsets. */
     uint64_t log_window;
+    /* Buckets in use when fewer than the power of two allocated (kvs_partition_set_buckets_used), so that a reduced
+     * data set keeps a full one's items per bucket; 0: all of them, indexed by a mask of the hash as MICA does.
+     * After log_window, so that the fields before it keep their offsets. */
+    uint64_t buckets_used;
 };
 
 /* Key location helpers. */
@@ -78,6 +82,10 @@ static inline unsigned kvs_partition_of(uint64_t keyhash, unsigned partitions)
 }
 static inline struct kvs_bucket *kvs_bucket_of(const struct kvs_partition *p, uint64_t keyhash)
 {
+    /* Fewer buckets than a power of two: the 32 hash bits above the tag (below the partition's) scaled onto them
+     * by a multiply and a shift, so each bucket takes 2^32 / buckets_used of the hashes (within one). */
+    if (p->buckets_used)
+        return &p->buckets[(((keyhash >> 16) & 0xffffffffull) * p->buckets_used) >> 32];
     return &p->buckets[(keyhash >> 16) & p->bucket_mask];
 }
 static inline uint64_t kvs_item_alloc_size(uint32_t klen, uint32_t vlen)
@@ -94,6 +102,10 @@ int kvs_partition_init(struct kvs_partition *p, unsigned id, struct kvs_bucket *
  * are still placed in the power-of-two log, but they are gone, and re-appended when read, as in a log of `window`
  * bytes. Returns 0, or -1 on a bad size. */
 int kvs_partition_set_window(struct kvs_partition *p, uint64_t window);
+
+/* Use only `used` of the partition's buckets (nbuckets / 2 < used <= nbuckets; all of them: the mask as before):
+ * an index of `used` buckets although the allocation is a power of two. Returns 0, or -1 on a bad count. */
+int kvs_partition_set_buckets_used(struct kvs_partition *p, uint64_t used);
 
 /* The largest item a partition accepts. */
 static inline uint64_t kvs_max_item(const struct kvs_partition *p) { return p->log_size / 4; }

@@ -82,3 +82,36 @@ KT_TEST(hash_partition_bucket_tag_bits)
     KT_CHECK(p != NULL);
     KT_EQ(kvs_bucket_of(p, kh) - p->buckets, (kh >> 16) & 1023);
 }
+
+/* buckets_used: fewer buckets than the power of two allocated take the 32 hash bits above the tag scaled onto
+ * them (hash * used >> 32), every bucket about as many keys; all of them is the mask again; half or more than all
+ * is refused and leaves the index as it was. */
+KT_TEST(hash_buckets_used)
+{
+    struct kvs_partition *p = kt_partition(1024, 65536, 0);
+    KT_CHECK(p != NULL);
+    KT_EQ(kvs_partition_set_buckets_used(p, 512), -1);
+    KT_EQ(kvs_partition_set_buckets_used(p, 1025), -1);
+    KT_EQ(p->buckets_used, 0);
+    KT_EQ(kvs_partition_set_buckets_used(p, 1024), 0);
+    KT_EQ(p->buckets_used, 0);
+    uint64_t kh = 0xABCD123456780000ull;
+    KT_EQ(kvs_bucket_of(p, kh) - p->buckets, (kh >> 16) & 1023);
+    KT_EQ(kvs_partition_set_buckets_used(p, 683), 0);
+    KT_EQ(kvs_bucket_of(p, kh) - p->buckets, (0x12345678ull * 683) >> 32);
+    KT_EQ(kvs_bucket_of(p, 0xffffffffffff0000ull) - p->buckets, 682); /* the last bucket in use */
+    KT_EQ(kvs_bucket_of(p, 0xffff00000000ffffull) - p->buckets, 0);
+    static unsigned count[1024];
+    memset(count, 0, sizeof(count));
+    for (uint64_t i = 0; i < 683 * 64; i++) {
+        long b = kvs_bucket_of(p, kvs_keyhash(&i, 8)) - p->buckets;
+        KT_CHECK(b >= 0 && b < 683);
+        count[b]++;
+    }
+    unsigned lo = ~0u, hi = 0;
+    for (unsigned b = 0; b < 683; b++) {
+        lo = count[b] < lo ? count[b] : lo;
+        hi = count[b] > hi ? count[b] : hi;
+    }
+    KT_CHECK(lo >= 30 && hi <= 105); /* Poisson(64): every bucket within about 4.5 standard deviations */
+}

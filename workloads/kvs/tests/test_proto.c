@@ -575,3 +575,27 @@ KT_TEST(config_log_window)
         KT_CHECK(bad == bads[i][1]);
     }
 }
+
+/* buckets_used: 0 (every bucket) by default; more than half of buckets= and at most all of them. */
+KT_TEST(config_buckets_used)
+{
+    struct kvs_config c;
+    kvs_config_default(&c, 1);
+    KT_EQ(c.buckets_used, 0);
+    const char *bad;
+    char *ok[] = {"kvs", "buckets=131072", "buckets_used=87381"};
+    KT_EQ(kvs_config_parse(&c, 3, ok, &bad), 0);
+    KT_EQ(c.buckets_used, 87381);
+    KT_CHECK(kvs_config_check(&c) == 0);
+    char *half[] = {"kvs", "buckets_used=65536"}; /* exactly half of 131,072: refused */
+    KT_EQ(kvs_config_parse(&c, 2, half, &bad), 0);
+    KT_CHECK(kvs_config_check(&c) != 0 && strncmp(kvs_config_check(&c), "buckets_used", 12) == 0);
+    char *over[] = {"kvs", "buckets_used=131073"};
+    KT_EQ(kvs_config_parse(&c, 2, over, &bad), 0);
+    KT_CHECK(kvs_config_check(&c) != 0 && strncmp(kvs_config_check(&c), "buckets_used", 12) == 0);
+    char *bads[][2] = {{"kvs", "buckets_used=0"}, {"kvs", "buckets_used="}, {"kvs", "buckets_used=x"}};
+    for (unsigned i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+        KT_EQ(kvs_config_parse(&c, 2, bads[i], &bad), -1);
+        KT_CHECK(bad == bads[i][1]);
+    }
+}

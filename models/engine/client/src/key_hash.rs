@@ -79,10 +79,16 @@ pub fn partition_of(keyhash: u64, partitions: u64) -> u64 {
     (keyhash >> 48) % partitions.max(1)
 }
 
-/// bucket = (keyhash >> 16) mod buckets (a power of two).
+/// The bucket of a partition's index that has `buckets` in use (workloads/kvs/kvs_store.h, kvs_bucket_of): a power
+/// of two, (keyhash >> 16) mod buckets; fewer (the server's buckets_used=, never a power of two), the 32 hash bits
+/// above the tag scaled onto them.
 #[inline]
 pub fn bucket_of(keyhash: u64, buckets: u64) -> u64 {
-    (keyhash >> 16) & (buckets.max(1) - 1)
+    if buckets.is_power_of_two() || buckets == 0 {
+        (keyhash >> 16) & (buckets.max(1) - 1)
+    } else {
+        (((keyhash >> 16) & 0xffff_ffff) * buckets) >> 32
+    }
 }
 
 #[cfg(test)]
@@ -112,6 +118,16 @@ mod tests {
         assert!(n >= 50, "only {n} vectors");
         // Every code path: empty, byte tail, 4-byte step, 8-byte steps, and the 32-byte stripes.
         assert!(lens.contains(&0) && lens.contains(&3) && lens.contains(&4) && lens.iter().any(|&l| l >= 64));
+    }
+
+    #[test]
+    fn bucket_of_a_power_of_two_masks_and_fewer_scale() {
+        let kh = 0xABCD_1234_5678_0000u64;
+        assert_eq!(bucket_of(kh, 1024), (kh >> 16) & 1023);
+        // The values workloads/kvs/tests/test_hash.c checks on the server's side (hash_buckets_used).
+        assert_eq!(bucket_of(kh, 683), (0x1234_5678u64 * 683) >> 32);
+        assert_eq!(bucket_of(0xffff_ffff_ffff_0000, 683), 682);
+        assert_eq!(bucket_of(0xffff_0000_0000_ffff, 683), 0);
     }
 
     #[test]

@@ -210,6 +210,8 @@ impl ClientConfig {
         let (mut mode, mut log_size, mut buckets) = ("erew".to_string(), 64u64 << 20, 65536u64);
         // log_window_kib: the part of its log a partition keeps; an item further behind the tail is gone.
         let mut window = None;
+        // buckets_used: the buckets a partition's index uses when fewer than the power of two allocated.
+        let mut used = None;
         for a in argv {
             let num = |v: &str| v.parse::<u64>().map_err(|_| format!("Client: cannot read the server argument {a:?}"));
             if let Some(v) = a.strip_prefix("mode=") {
@@ -222,6 +224,8 @@ impl ClientConfig {
                 window = Some(num(v)? << 10);
             } else if let Some(v) = a.strip_prefix("buckets=") {
                 buckets = num(v)?;
+            } else if let Some(v) = a.strip_prefix("buckets_used=") {
+                used = Some(num(v)?);
             }
         }
         let log_size = window.unwrap_or(log_size);
@@ -234,6 +238,16 @@ impl ClientConfig {
         if !buckets.is_power_of_two() {
             return Err(format!("Client: the server's buckets={buckets} is not a power of two"));
         }
+        // As kvs_config_check: more than half of the buckets and at most all (all: the power of two's mask).
+        let buckets = match used {
+            Some(u) if u <= buckets / 2 || u > buckets => {
+                return Err(format!(
+                    "Client: the server's buckets_used={u} is not more than half of buckets={buckets} and at most all"
+                ))
+            }
+            Some(u) => u,
+            None => buckets,
+        };
         Ok(ClientConfig {
             items: p.items,
             key_len,

@@ -144,6 +144,34 @@ fn a_log_window_is_the_log_the_checker_ages_items_against() {
     assert_eq!(resolve(&["log_window_kib=43690", "log_mib=64"]), 43690 << 10);
 }
 
+#[test]
+fn an_index_of_fewer_buckets_is_the_one_the_checker_counts_keys_in() {
+    // buckets_used= (fewer buckets than the power of two allocated) is the count the checker indexes, as the server
+    // does (scaled hash bits, not the mask); out of its range (more than half, at most all) it is refused.
+    let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let p = kvsim_params::Client { enabled: true, ..Default::default() };
+    let resolve = |a: &[&str]| ClientConfig::resolve(&p, &argv(a), 1, 9000, vec![0], vec![0]).map(|c| c.buckets);
+    assert_eq!(resolve(&["buckets=4"]), Ok(4));
+    assert_eq!(resolve(&["buckets=4", "buckets_used=3"]), Ok(3));
+    assert_eq!(resolve(&["buckets_used=3", "buckets=4"]), Ok(3));
+    assert_eq!(resolve(&["buckets=4", "buckets_used=4"]), Ok(4));
+    for bad in ["buckets_used=2", "buckets_used=5"] {
+        let err = resolve(&["buckets=4", bad]).unwrap_err();
+        assert!(err.contains("buckets_used"), "{err}");
+    }
+    // 48 items over 3 buckets: each bucket's count is that of the keys whose 32 hash bits above the tag, times 3,
+    // shifted down by 32, name it.
+    let mut c = Client::new(ClientConfig { buckets: 3, log_size: 1 << 20, ..one_core_config() });
+    let mut want = [0u8; 3];
+    for item in 0..48 {
+        let kh = keyhash(&key_of(item, 8));
+        want[((((kh >> 16) & 0xffff_ffff) * 3) >> 32) as usize] += 1;
+        c.put_req(item);
+    }
+    assert_eq!([0, 1, 2].map(|b| c.store.bucket_keys(0, b)), want);
+    assert_eq!(want.iter().map(|&n| n as u32).sum::<u32>(), 48);
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
