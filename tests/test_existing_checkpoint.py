@@ -122,3 +122,25 @@ def test_the_paper_data_set_gets_the_guest_memory_it_touches_and_load_memory_mak
     (one_socket,) = [sw for sw in scaling.sweeps(conditions=small) if sw.name == f"e2e-1s-{small.tag()}"]
     assert one_socket.base.build().mem_limit == 16 << 30
     assert common.target(60, items=16 << 20).mem_limit == 16 << 30
+
+
+def test_figures_refuses_a_checkpoint_of_another_data_set_and_a_missing_binary(elsewhere, tmp_path, capsys):
+    """`figures --checkpoint` (the 2-hart test checkpoint against the 60-core study point): exit 2 with the reason
+    before any point runs; `--binary` names a file that must exist, and becomes every point's workload.binary."""
+    from drivers.cli import figures
+    from drivers.studies import common, scaling
+
+    args = ["--study", "scaling", "--items", "65536", "--sweep", "e2e-1s-60c-64Ki-key", "--jobs", "1",
+            "--no-progress", "--store", str(tmp_path / "sweeps"), "--outdir", str(tmp_path / "figures")]
+    assert figures.main(args + ["--checkpoint", str(elsewhere)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "it holds another data set" in err and "harts is 60 here but 2 in the checkpoint" in err, err
+    assert not list((tmp_path / "sweeps").rglob("points/*.json"))
+    assert figures.main(args + ["--binary", str(tmp_path / "none")]) == 2
+    assert "--binary" in capsys.readouterr().err
+    c = dataclasses.replace(common.Conditions(), items=65536)
+    (sw,) = [s for s in scaling.sweeps(conditions=c) if s.name == "e2e-1s-60c-64Ki-key"]
+    copy = tmp_path / "kvs-server"
+    shutil.copy(kvs_functional.KVS_SERVER, copy)
+    (point,) = figures.with_binary(sw, str(copy)).resolve()
+    assert point.system().workload.binary == str(copy)

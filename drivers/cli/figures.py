@@ -21,6 +21,8 @@
                                                  # others are drawn from what they have stored)
     sim-scripts/figures.py --study scaling --sweep e2e-1s-60c-192Mi-key --checkpoint DIR   # a load made
                                                  # elsewhere (load_memory.py) instead of loading the data set
+                                                 # (--binary PATH: the guest binary it was taken with, if this
+                                                 # checkout's build differs)
     sim-scripts/figures.py --reduced --compare   # also three points of each study on the full socket: the error
                                                  # of the reduced share (--compare llc batching: those studies)
 
@@ -50,7 +52,17 @@ from .names import one_of
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+def with_binary(sw, binary: str):
+    """The sweep with every point running the guest binary `binary` (its configuration's workload.binary, so the
+    points' keys and records name it) instead of this checkout's build."""
+    from drivers.sweep.space import List, Product
+
+    return dataclasses.replace(sw, space=Product(sw.space, List([{"workload.binary": binary}])))
+
+
 def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
+    if getattr(args, "binary", None) and "workload.binary" not in sw.space.paths():
+        sw = with_binary(sw, args.binary)
     if args.sweep and sw.name not in args.sweep and not args.draw_only:     # not named: draw what it has stored
         return run_sweep(sw, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
     # The draw shows every point of the whole sweep stored so far, whatever this run (or the last) ran: a run of
@@ -184,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="every point run restores this existing checkpoint (a load made elsewhere, e.g. by "
                         "load_memory.py) instead of loading its data set; refused before any run when it holds "
                         "another data set (use with --sweep for one data set)")
+    parser.add_argument("--binary", metavar="PATH",
+                        help="the guest binary every point runs (default: this checkout's build), e.g. a copy of "
+                        "the one a --checkpoint was taken with (a checkpoint restores only with the same bytes)")
     parser.add_argument("--draw-only", action="store_true",
                         help="run no point: draw from the points stored so far (a sweep stopped part way)")
     args = parser.parse_args(argv)
@@ -208,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
         except ParamError as err:
             console.print(f"[bold red]error:[/] {err}")
             return 2
+    if args.binary and not pathlib.Path(args.binary).is_file():
+        console.print(f"[bold red]error:[/] --binary {args.binary}: no such file")
+        return 2
     if args.sweep:
         known = {sw.name for name in names for sw in studies.get(name).sweeps(
             **study_kwargs(studies.get(name), conditions, args.reduced))}
