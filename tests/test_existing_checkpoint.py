@@ -144,3 +144,7 @@ def test_figures_refuses_a_checkpoint_of_another_data_set_and_a_missing_binary(e
     shutil.copy(kvs_functional.KVS_SERVER, copy)
     (point,) = figures.with_binary(sw, str(copy)).resolve()
     assert point.system().workload.binary == str(copy)
+    renamed = tmp_path / "kvs-server-copy"           # the configs know the KVS server by its file name
+    shutil.copy(kvs_functional.KVS_SERVER, renamed)
+    with pytest.raises(ParamError, match="name the file 'kvs-server'"):
+        figures.with_binary(sw, str(renamed))

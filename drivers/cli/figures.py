@@ -57,6 +57,11 @@ def with_binary(sw, binary: str):
     points' keys and records name it) instead of this checkout's build."""
     from drivers.sweep.space import List, Product
 
+    own = pathlib.Path(sw.base.build().workload.binary).name
+    if pathlib.Path(binary).name != own:
+        # The configuration knows the KVS server by its file name (models.system KVS_BINARY: the log and index
+        # sized from the data set): a copy under another name would run with other sizes.
+        raise ParamError(f"--binary {binary}: name the file {own!r}, as the sweep's own binary is named")
     return dataclasses.replace(sw, space=Product(sw.space, List([{"workload.binary": binary}])))
 
 
