@@ -26,17 +26,18 @@ COLUMNS = ["items", "M req/s (95%)", "window", "p95 us (95%)", "probes", "capaci
 def row(r) -> list[str]:
     f = common.figures_of(r)
     s = {k[5:]: v for k, v in r.items() if isinstance(k, str) and k.startswith("stat.")}
+    nan = float("nan")
     l1d = common.mean_of(s, paths.PRIVATE_CACHE, "miss_rate", socket=0, cache="l1d")
     l1d_demand = common.mean_of(s, paths.PRIVATE_CACHE, "demand_miss_rate", socket=0, cache="l1d")
     items = int(r["cfg.client.items"])
     return [f"{items >> 20} Mi", f"{f['throughput_mrps']:.2f} +- {f['throughput_ci_mrps']:.2f}",
-            f"{int(f['window_requests']):,}", f"{f['p95_steady_us']:.2f} +- {f['p95_steady_ci_us']:.2f}",
-            f"{int(f['probes'])}", f"{f['capacity_mpps_per_port']:.2f}",
+            f"{f['window_requests']:,.0f}", f"{f['p95_steady_us']:.2f} +- {f['p95_steady_ci_us']:.2f}",
+            f"{f['probes']:.0f}", f"{f['capacity_mpps_per_port']:.2f}",
             f"{f['llc_demand_mpki']:.3f} / {f['llc_sw_prefetch_mpki']:.3f} / {f['llc_dma_mpki']:.2e}",
-            f"{s[paths.LLC.stat(0, 'miss_rate')]:.3f} ({s[paths.LLC.stat(0, 'demand_miss_rate')]:.3f})",
+            f"{s.get(paths.LLC.stat(0, 'miss_rate'), nan):.3f} ({s.get(paths.LLC.stat(0, 'demand_miss_rate'), nan):.3f})",
             f"{l1d:.4f} ({l1d_demand:.4f})",
-            f"{s['client.insts_per_request']:.0f} ({s['client.insts_per_request_work']:.0f} + "
-            f"{s['client.insts_per_request_idle']:.0f})", f"{f['ipc']:.2f}", f"{f['cpu_seconds']:.0f}"]
+            f"{s.get('client.insts_per_request', nan):.0f} ({s.get('client.insts_per_request_work', nan):.0f} + "
+            f"{s.get('client.insts_per_request_idle', nan):.0f})", f"{f['ipc']:.2f}", f"{f['cpu_seconds']:.0f}"]
 
 
 def main(stores: list[str]) -> int:
