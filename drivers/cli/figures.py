@@ -87,7 +87,7 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
         table = load_sweep(store, keys=every_key)
         console.print(f"sweep [bold]{sw.name}[/]: drawing the {len(table)} point(s) stored")
         return table
-    if args.checkpoint:
+    if getattr(args, "checkpoint", None):
         # A checkpoint made elsewhere (sweeps.check_existing refuses one of another data set before any run).
         sw = dataclasses.replace(sw, restore_from=args.checkpoint)
     elif sw.share_checkpoint and not sw.checkpoints:
