@@ -19,6 +19,10 @@
                                                  # (the draw shows every point stored so far)
     sim-scripts/figures.py --study llc --sweep llc-60c-16Mi-key          # run only that sweep of the study (the
                                                  # others are drawn from what they have stored)
+    sim-scripts/figures.py --study scaling --sweep e2e-1s-60c-192Mi-key --checkpoint DIR   # a load made
+                                                 # elsewhere (load_memory.py) instead of loading the data set
+                                                 # (--binary PATH: the guest binary it was taken with, if this
+                                                 # checkout's build differs)
     sim-scripts/figures.py --reduced --compare   # also three points of each study on the full socket: the error
                                                  # of the reduced share (--compare llc batching: those studies)
 
@@ -48,7 +52,22 @@ from .names import one_of
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+def with_binary(sw, binary: str):
+    """The sweep with every point running the guest binary `binary` (its configuration's workload.binary, so the
+    points' keys and records name it) instead of this checkout's build."""
+    from drivers.sweep.space import List, Product
+
+    own = pathlib.Path(sw.base.build().workload.binary).name
+    if pathlib.Path(binary).name != own:
+        # The configuration knows the KVS server by its file name (models.system KVS_BINARY: the log and index
+        # sized from the data set): a copy under another name would run with other sizes.
+        raise ParamError(f"--binary {binary}: name the file {own!r}, as the sweep's own binary is named")
+    return dataclasses.replace(sw, space=Product(sw.space, List([{"workload.binary": binary}])))
+
+
 def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
+    if getattr(args, "binary", None) and "workload.binary" not in sw.space.paths():
+        sw = with_binary(sw, args.binary)
     if args.sweep and sw.name not in args.sweep and not args.draw_only:     # not named: draw what it has stored
         return run_sweep(sw, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
     # The draw shows every point of the whole sweep stored so far, whatever this run (or the last) ran: a run of
@@ -68,7 +87,10 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
         table = load_sweep(store, keys=every_key)
         console.print(f"sweep [bold]{sw.name}[/]: drawing the {len(table)} point(s) stored")
         return table
-    if sw.share_checkpoint and not sw.checkpoints:
+    if getattr(args, "checkpoint", None):
+        # A checkpoint made elsewhere (sweeps.check_existing refuses one of another data set before any run).
+        sw = dataclasses.replace(sw, restore_from=args.checkpoint)
+    elif sw.share_checkpoint and not sw.checkpoints:
         # One folder of shared checkpoints for every study: a data set loaded by one sweep is restored by the next.
         root = pathlib.Path(args.store) if args.store else sweeps.DEFAULT_STORE
         sw = dataclasses.replace(sw, checkpoints=str(root))          # root/checkpoints/<data set key>
@@ -175,6 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep", action="append", default=[], metavar="NAME",
                         help="run only the sweeps of that name (repeatable; the studies' other sweeps are drawn from "
                         "the points they have stored)")
+    parser.add_argument("--checkpoint", metavar="DIR",
+                        help="every point run restores this existing checkpoint (a load made elsewhere, e.g. by "
+                        "load_memory.py) instead of loading its data set; refused before any run when it holds "
+                        "another data set (use with --sweep for one data set)")
+    parser.add_argument("--binary", metavar="PATH",
+                        help="the guest binary every point runs (default: this checkout's build), e.g. a copy of "
+                        "the one a --checkpoint was taken with (a checkpoint restores only with the same bytes)")
     parser.add_argument("--draw-only", action="store_true",
                         help="run no point: draw from the points stored so far (a sweep stopped part way)")
     args = parser.parse_args(argv)
@@ -193,12 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     conditions = common.Conditions(reduced=args.reduced, items=None if args.reduced else
                                    (args.items or common.PAPER_ITEMS), all_points=args.full)
     names = args.study or studies.ALL
-    if not args.reduced and not args.draw_only and any(studies.takes_conditions(studies.get(n)) for n in names):
+    if not args.reduced and not args.draw_only and not args.checkpoint and any(studies.takes_conditions(studies.get(n)) for n in names):
         try:                               # before any work: the data set must fit
             common.check_fits(conditions.items, common.FULL_CORES)
         except ParamError as err:
             console.print(f"[bold red]error:[/] {err}")
             return 2
+    if args.binary and not pathlib.Path(args.binary).is_file():
+        console.print(f"[bold red]error:[/] --binary {args.binary}: no such file")
+        return 2
     if args.sweep:
         known = {sw.name for name in names for sw in studies.get(name).sweeps(
             **study_kwargs(studies.get(name), conditions, args.reduced))}
@@ -216,7 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         study = studies.get(name)
         kwargs = study_kwargs(study, conditions, args.reduced)
-        tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(**kwargs)}
+        try:
+            tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(**kwargs)}
+        except ParamError as err:          # a sweep refused before its points ran (e.g. --checkpoint's data set)
+            console.print(f"[bold red]error:[/] {err}")
+            return 2
         # A store with no point yet (a sweep stopped before its first point ended) has no status column.
         if args.draw_only and not any("status" in t and (t.status == "ok").any() for t in tables.values()):
             console.print(f"study [bold]{name}[/]: no point stored at these conditions, nothing to draw")

@@ -49,4 +49,4 @@ def server(sockets: int = 1, items: int = 1 << 16, requests_per_core: int = 500,
     if warmup_requests:
         c.warmup_requests = warmup_requests
     system.workload.argv = [a for a in system.workload.argv if not a.startswith("mode=")] + [f"mode={mode}"]
-    return system
+    return common.fit_mem_limit(system)

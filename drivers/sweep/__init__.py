@@ -31,7 +31,10 @@ probe of a capacity search too) restores from it. Only evaluators marked `restor
 they are given: evaluate_run, evaluate_capacity) take part; a point without the client's bulk load loads nothing. Every point restores, the first included, so a point's result
 never depends on which points were already stored. A restored run warms its caches over
 `client.warmup_requests` requests of its own measured mix rather than over the load. The checkpoints stay in the
-store (a resumed or extended sweep reuses them); the report gives their disk use.
+store (a resumed or extended sweep reuses them); the report gives their disk use. `restore_from` names a checkpoint
+made elsewhere instead (another store or checkout, a load of its own): every point restores it, after a check that
+it holds each point's data set (the parameters a restore may not change, the binary's content), else a ParamError
+naming what differs, before any point runs.
 
 Back-ends: a local process pool (default, `jobs` workers) or a Dask distributed cluster (`scheduler` = its address,
 or a `distributed.Client`). A rich progress bar shows points done with the ETA, and the running point's own progress
@@ -42,7 +45,14 @@ One module per concern: `space` (the design spaces), `points` (the sweep, its po
 measures) and `execute` (running the points on a process pool or Dask). This package re-exports their public names.
 """
 
-from .checkpoints import CHECKPOINTS, checkpoint_bytes, checkpoint_dir, loader_system, prepare_checkpoint
+from .checkpoints import (
+    CHECKPOINTS,
+    check_existing,
+    checkpoint_bytes,
+    checkpoint_dir,
+    loader_system,
+    prepare_checkpoint,
+)
 from .data_set import data_set_key, shares_data_set
 from .evaluators import evaluate_capacity, evaluate_run
 from .execute import SweepReport, _Progress, _record_of, load_sweep_module, run, run_point
@@ -53,7 +63,7 @@ from .store import DEFAULT_STORE, ROOT, atomic_write_json, engine_hash, file_has
 __all__ = [
     "CAPACITY_EVALUATOR", "CHECKPOINTS", "DEFAULT_STORE", "ROOT", "RUN_EVALUATOR", "Base", "Grid", "LatinHypercube",
     "List", "Point", "Product", "Random", "Space", "Sweep", "SweepReport", "Zip", "_Progress", "_record_of",
-    "atomic_write_json", "build_point", "checkpoint_bytes", "checkpoint_dir", "data_set_key", "engine_hash",
+    "atomic_write_json", "build_point", "check_existing", "checkpoint_bytes", "checkpoint_dir", "data_set_key", "engine_hash",
     "evaluate_capacity", "evaluate_run", "file_hash", "load_sweep_module", "loader_system", "point_key",
     "prepare_checkpoint", "run", "run_point", "set_path", "shares_data_set", "store_dir", "stored_points",
 ]

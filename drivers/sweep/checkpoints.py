@@ -83,6 +83,42 @@ def prepare_checkpoint(store: str, point: Point) -> dict[str, Any]:
 
 
 
+def check_existing(folder: str | pathlib.Path, point: Point) -> None:
+    """Refuse, before any run, an existing checkpoint that does not hold `point`'s data set: no checkpoint there, a
+    parameter a restore may not change that differs (the engine's checkpoint identity of the manifest's
+    configuration against the point's; each differing one named with both values), or another guest binary (the
+    point's file against the manifest's size and CRC-32, which is how the engine compares it)."""
+    import zlib
+
+    from models import _engine
+    from models.params import ParamError
+
+    where = f"checkpoint {folder} for point {point.params}"
+    manifest_path = pathlib.Path(folder) / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, ValueError) as err:
+        raise ParamError(f"{where}: not a checkpoint ({manifest_path}: {err})") from None
+    if manifest.get("format") != "kvsim-checkpoint" or "config" not in manifest:
+        raise ParamError(f"{where}: {manifest_path} names no kvsim checkpoint")
+    config = point.system().to_dict()
+    then, now = (json.loads(_engine.checkpoint_identity(json.dumps(c))) for c in (manifest["config"], config))
+    paths = [path for path in sorted(set(then) | set(now)) if then.get(path) != now.get(path)]
+    # The identity holds a prefix ('workload') beside its fields: name the fields that differ, not the whole again.
+    paths = [path for path in paths if not any(other.startswith(path + ".") for other in paths)]
+    if paths:
+        raise ParamError(f"{where}: it holds another data set: " + "; ".join(
+            f"{path} is {json.dumps(now.get(path))} here but {json.dumps(then.get(path))} in the checkpoint"
+            for path in paths))
+    binary = pathlib.Path(config["workload"]["binary"])
+    data = binary.read_bytes() if binary.is_file() else b""
+    if (len(data), zlib.crc32(data)) != (manifest.get("binary_bytes"), manifest.get("binary_crc32")):
+        raise ParamError(f"{where}: it was taken running another binary ({manifest.get('binary')}, "
+                         f"{manifest.get('binary_bytes')} bytes, CRC-32 {manifest.get('binary_crc32', 0):#010x}); "
+                         f"this point's {binary} " + (f"has {len(data)} bytes, CRC-32 {zlib.crc32(data):#010x}"
+                                                      if binary.is_file() else "does not exist"))
+
+
 def checkpoint_bytes(store: str | pathlib.Path) -> int:
     """Disk used by a store's shared checkpoints."""
     root = pathlib.Path(store) / CHECKPOINTS

@@ -13,7 +13,7 @@ import traceback
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
-from .checkpoints import checkpoint_bytes, checkpoint_dir, prepare_checkpoint
+from .checkpoints import check_existing, checkpoint_bytes, checkpoint_dir, prepare_checkpoint
 from .points import Point, Sweep, _resolve_callable
 from .store import atomic_write_json, store_dir, stored_points
 
@@ -81,8 +81,11 @@ def run(sweep: Sweep, *, store: str | pathlib.Path | None = None, jobs: int | No
     done = stored_points(path)
     todo = [p for p in points if p.key not in done or (retry_failed and done[p.key]["status"] == "failed")]
     skipped = len(points) - len(todo)
-    todo, loads = _share_checkpoints(str(path), points, todo, jobs, scheduler, progress, sweep.name,
-                                     sweep.checkpoints or str(path))
+    if sweep.restore_from:
+        todo, loads = _restore_existing(sweep, points, todo), 0
+    else:
+        todo, loads = _share_checkpoints(str(path), points, todo, jobs, scheduler, progress, sweep.name,
+                                         sweep.checkpoints or str(path))
     if todo:
         runner = _run_dask if scheduler is not None else _run_local
         runner(str(path), todo, skipped, len(points), jobs, scheduler, progress, sweep.name)
@@ -118,6 +121,20 @@ def _share_checkpoints(store: str, points: list[Point], todo: list[Point], jobs:
                         else p)
     return runnable, sum(1 for r in results.values() if r["loaded"] and r["status"] == "ok")
 
+
+
+def _restore_existing(sweep: Sweep, points: list[Point], todo: list[Point]) -> list[Point]:
+    """Sweep.restore_from: every point of the sweep restores that checkpoint, checked against each point's data set
+    first (a ParamError before any point runs); a sweep none of whose points can restore one is refused too."""
+    from models.params import ParamError
+
+    if not any(p.data_set for p in points):
+        raise ParamError(f"sweep {sweep.name!r}: restore_from = {sweep.restore_from}, but no point of it restores a "
+                         "checkpoint (share_checkpoint off, an evaluator that does not restore, or no bulk load)")
+    for p in points:
+        if p.data_set:
+            check_existing(sweep.restore_from, p)
+    return [replace(p, restore_from=str(sweep.restore_from)) if p.data_set else p for p in todo]
 
 
 def _prepare_all(store: str, loaders: list[Point], jobs: int | None, scheduler: Any,

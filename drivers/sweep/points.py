@@ -65,6 +65,10 @@ class Sweep:
     # data set (the key covers the binary, its arguments, the engine and everything a restore refuses to change).
     # One sweep process at a time per folder.
     checkpoints: str = ""
+    # An existing checkpoint folder (a load made elsewhere: another store, another checkout, `load_memory.py`) that
+    # every point sharing a data set restores instead of loading it; checked against each point's data set before
+    # anything runs (checkpoints.check_existing), a mismatch being a ParamError that names what differs.
+    restore_from: str = ""
 
     def resolve(self) -> list["Point"]:
         """Every point, resolved and validated (ParamError naming the parameter before anything runs). Points whose
