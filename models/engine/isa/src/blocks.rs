@@ -20,7 +20,7 @@
 use kvsim_timing::inst::InstInfo;
 
 use crate::decode::{Decoded, Op};
-use crate::hook::static_info;
+use crate::inst_timing::static_info;
 use crate::page_map::PageMap;
 
 /// Longest block (instructions).

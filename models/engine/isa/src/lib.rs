@@ -19,6 +19,7 @@ mod fpu_host;
 mod handlers;
 pub mod hart;
 pub mod hook;
+mod inst_timing;
 pub mod memory;
 pub mod mmio;
 pub mod page_map;
