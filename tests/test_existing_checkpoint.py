@@ -124,6 +124,21 @@ def test_the_paper_data_set_gets_the_guest_memory_it_touches_and_load_memory_mak
     assert common.target(60, items=16 << 20).mem_limit == 16 << 30
 
 
+def test_the_partition_load_study_sizes_its_guest_memory_by_the_studies_rule():
+    """partition_load had its own limit (the estimate and a quarter, rounded to a GiB); it now takes the studies'
+    one rule, so its paper-scale point is a power of two at or above the estimate and a quarter (192 Mi items over
+    24 partitions touch about 34 GB: 64 GiB), and a point of the same data set in another study has the same
+    limit (the limit is in a checkpoint's identity)."""
+    from drivers.studies import common, partition_load
+    from models.client import kvs_server_memory
+
+    point = partition_load.system(24, items=common.PAPER_ITEMS)
+    need = kvs_server_memory(point.server_argv(), point.client, point.harts) * common.MEM_LIMIT_HEADROOM
+    assert point.mem_limit >= need
+    assert point.mem_limit & (point.mem_limit - 1) == 0, "a power of two, as common.fit_mem_limit rounds"
+    assert point.mem_limit == 64 << 30
+
+
 def test_figures_refuses_a_checkpoint_of_another_data_set_and_a_missing_binary(elsewhere, tmp_path, capsys):
     """`figures --checkpoint` (the 2-hart test checkpoint against the 60-core study point): exit 2 with the reason
     before any point runs; `--binary` names a file that must exist, and becomes every point's workload.binary."""

@@ -153,10 +153,11 @@ def check_fits(items: int, partitions: int, available: int | None = None) -> Non
 
 
 # The guest's touch limit (System.mem_limit) of a KVS point: at least the server's own estimate of what its store
-# touches (models.client kvs_server_memory) with a quarter on top for the rest (stacks, rings, the binary: assumed,
-# as partition_load's), rounded up to a power of two (assumed: as installed memory is), never below the config's.
+# touches (models.client kvs_server_memory) with a quarter on top for the rest (stacks, rings, the binary: assumed),
+# rounded up to a power of two (assumed: as installed memory is), never below the config's.
 # The paper's 192 Mi items on the 60-core socket touch about 22.5 GiB, over the config's 16 GiB: 32 GiB. The limit is
-# in a checkpoint's identity, so the studies and the loads made outside them (`load_memory.py`) share this rule.
+# in a checkpoint's identity, so every study (partition_load's too) and the loads made outside them
+# (`load_memory.py`) share this rule.
 MEM_LIMIT_HEADROOM = 1.25
 
 

@@ -68,14 +68,9 @@ def system(cores: int, items: int = ITEMS, requests_per_core: int = REQUESTS_PER
     buckets = max(given + [1 << max(0, (items // cores // 8 - 1).bit_length())])
     s.workload.argv = [a for a in s.workload.argv if not a.startswith("buckets=")] + [f"buckets={buckets}"]
     # The paper's data set needs more guest memory than the configs' default limit (192 Mi items over 24
-    # partitions touch about 34 GB): the limit grows to the server's own estimate (models.client
-    # kvs_server_memory), with a quarter on top for the rest (assumed headroom: stacks, rings, the binary).
-    # Whether the host has that much is checked before any run (common.check_fits).
-    from models.client import kvs_server_memory
-
-    need = kvs_server_memory(s.server_argv(), s.client, s.harts) * 5 // 4
-    s.mem_limit = max(s.mem_limit, -(-need // 2**30) * 2**30)
-    return s
+    # partitions touch about 34 GB): the studies' one rule (common.fit_mem_limit). Whether the host has that much
+    # is checked before any run (common.check_fits).
+    return common.fit_mem_limit(s)
 
 
 def functional_platform(cores: int, **kwargs: Any):
