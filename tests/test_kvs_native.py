@@ -126,3 +126,20 @@ def test_riscv_server_without_nic_says_so() -> None:
     assert run.returncode == 1 and "no NIC queue" in run.stdout, run.stdout + run.stderr
     run = subprocess.run(["qemu-riscv64", str(SERVER), "mode=xrew"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "bad argument 'mode=xrew'" in run.stdout, run.stdout + run.stderr
+
+
+@pytest.mark.skipif(shutil.which("riscv64-linux-gnu-gcc") is None, reason="no riscv64 cross compiler")
+def test_the_server_builds_the_same_bytes_in_any_checkout(tmp_path) -> None:
+    """The riscv64 server built from a copy of the sources at another path is byte for byte the checkout's build.
+
+    A checkpoint names its guest binary by content (size and CRC-32), so a data set loaded in one checkout must
+    restore with another checkout's build; a path in the debug information (the build's directory) broke that.
+    """
+    assert SERVER.exists(), "workloads/build/kvs/kvs-server is not built (make workloads)"
+    copy = tmp_path / "elsewhere" / "workloads"
+    for part in ("kvs", "runtime"):
+        shutil.copytree(ROOT / "workloads" / part, copy / part, ignore=shutil.ignore_patterns("build"))
+    proc = subprocess.run(["make", "-s", "-C", str(copy / "kvs"), "riscv"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    built = copy / "build" / "kvs" / "kvs-server"
+    assert built.read_bytes() == SERVER.read_bytes(), "the server's bytes depend on the checkout's path"
