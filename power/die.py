@@ -66,17 +66,49 @@ def published(part: str) -> DieConfig | None:
 @dataclass(frozen=True)
 class DiePart:
     path: str
-    area_mm2: float
+    area_mm2: float       # one instance (per core when ``domain`` is 'core')
     leak_um: float        # subthreshold-leaking width (the structures' units: calibrated, before long channel)
     gate_um: float        # gate-leaking width
     source: str
+    domain: str = "fixed"           # 'core': per core, on the cores' rail and clocks; 'uncore'; 'fixed': no clock
+    peak_c: float = 0.0             # F switched per cycle at peak, one instance
+    clock_c: float = 0.0            # F switched per cycle whenever clocked, one instance
+    clock_MHz: float = 1.0          # an 'uncore' part's clock
+    runtime_c: tuple[float, ...] = ()   # F switched over the run (per core, or one total)
+
+
+def _density(structs, area_mm2: float, per_core: bool) -> dict:
+    """What ``structs`` switch and leak per mm^2 of their own area: leaking widths, peak and clocked capacitance
+    per cycle (an uncore structure's at its own clock, carried as F x MHz), the run's switched capacitance (per
+    core for core structures)."""
+    d = {"leak_um": sum(s.block.leak_um * s.count for s in structs) / area_mm2,
+         "gate_um": sum(s.block.gate_um * s.count for s in structs) / area_mm2}
+    if per_core:
+        d["peak_c"] = sum(s.peak_c * s.count for s in structs) / area_mm2
+        d["clock_c"] = sum(s.clock_c * s.count for s in structs) / area_mm2
+        n = max((len(s.runtime_c) for s in structs), default=0)
+        d["runtime_c"] = tuple(sum(s.runtime_c[i] for s in structs if i < len(s.runtime_c)) / area_mm2
+                               for i in range(n))
+    else:
+        d["peak_cf"] = sum(s.peak_c * s.count * s.clock_MHz for s in structs) / area_mm2
+        d["clock_cf"] = sum(s.clock_c * s.count * s.clock_MHz for s in structs) / area_mm2
+        has = any(s.runtime_c for s in structs)
+        d["runtime_c"] = (sum(sum(s.runtime_c) for s in structs) / area_mm2,) if has else ()
+    return d
 
 
 def parts(die: DieConfig, structs, cores: int, slices: int) -> list[DiePart]:
     """The die's parts beyond ``structs`` (the model's priced structures, ``power.model.Struct``) for a socket with
     ``cores`` cores in the run and ``slices`` LLC slices enabled. An error when the structures measure more than
     the die or leak more than its transistors allow (the published figures and the model disagree: never a
-    negative part)."""
+    negative part).
+
+    The enabled tiles' published area beyond the model's is split as the model's own tile is: each of the model's
+    tile structures is taken to fall short of the silicon by the same ratio (the published tile over the model's
+    tile; assumed uniform), so the run's cores miss (ratio - 1) of their area and the LLC slices and ring stops
+    (ratio - 1) of theirs, each priced at its own structures' leakage and switching per mm^2 (the missing area
+    holds the same mix of circuits at the same activity); the enabled cores the run leaves idle sit in C6, power
+    gated (area only)."""
     if slices > die.tiles or cores > slices:
         raise ValueError(f"the die has {die.tiles} tiles: {slices} LLC slices and {cores} cores do not fit")
 
@@ -94,21 +126,38 @@ def parts(die: DieConfig, structs, cores: int, slices: int) -> list[DiePart]:
 
     # one tile of the model: a core's structures (their count is per core) and a slice's share of the rest
     tile = {a: total(core, a) + total(tile_share, a) / slices for a in ("area_mm2", "leak_um", "gate_um")}
-    modelled_tiles_mm2 = cores * total(core, "area_mm2") + total(tile_share, "area_mm2")
-    beyond = slices * die.tile_mm2 - modelled_tiles_mm2
+    core_mm2, share_mm2 = total(core, "area_mm2"), total(tile_share, "area_mm2")
+    ratio = die.tile_mm2 / tile["area_mm2"]
     agent_mm2 = die.area_mm2 - die.tiles * die.tile_mm2 - total(uncore, "area_mm2")
     agent_transistors = die.transistors - die.tiles * die.tile_transistors
     agent = {a: agent_transistors * tile[a] / die.tile_transistors - total(uncore, a) for a in ("leak_um", "gate_um")}
-    for what, v in (("the enabled tiles' published area less the model's", beyond),
+    for what, v in (("the enabled tiles' published area less the model's", ratio - 1.0),
                     ("the die's area less its tiles and the priced uncore", agent_mm2),
                     ("the uncore's leaking width less the priced uncore's", agent["leak_um"])):
         if v < 0:
             raise ValueError(f"power.die: {what} is negative ({v:.3g}): the published die and the model disagree")
-    return [
+    out = [
         DiePart("die.gated_tiles", (die.tiles - slices) * die.tile_mm2, 0.0, 0.0,
                 f"{die.tiles - slices} fused-off tiles, clock and power gated (JSSC 2010)"),
-        DiePart("die.tiles_beyond_model", beyond, 0.0, 0.0,
-                f"{slices} enabled tiles at {die.tile_mm2:g} mm^2 less the model's structures (area only)"),
-        DiePart("die.agent_and_io", agent_mm2, agent["leak_um"], agent["gate_um"],
-                f"{agent_transistors / 1e9:.3g} B transistors beyond the tiles, leaking as the model's tiles do"),
+        DiePart("die.idle_cores", (slices - cores) * ratio * core_mm2, 0.0, 0.0,
+                f"{slices - cores} enabled cores the run leaves idle, in C6 (power gated): area only"),
     ]
+    miss = ratio - 1.0
+    why = (f"the published tile ({die.tile_mm2:g} mm^2) is {ratio:.2f}x the model's: the missing area at its own "
+           "structures' leakage and switching per mm^2 (assumed: the same circuits at the same activity)")
+    if cores and core_mm2 > 0:
+        d = _density([s for s in structs if core(s)], core_mm2, True)
+        a = miss * core_mm2
+        out.append(DiePart("die.tiles_beyond_model.cores", a, d["leak_um"] * a, d["gate_um"] * a, why, "core",
+                           d["peak_c"] * a, d["clock_c"] * a, 1.0, tuple(c * a for c in d["runtime_c"])))
+    if share_mm2 > 0:
+        picked = [s for s in structs if tile_share(s)]
+        d = _density(picked, share_mm2, False)
+        mhz = max(s.clock_MHz for s in picked)
+        a = miss * share_mm2
+        out.append(DiePart("die.tiles_beyond_model.slices", a, d["leak_um"] * a, d["gate_um"] * a, why, "uncore",
+                           d["peak_cf"] * a / mhz, d["clock_cf"] * a / mhz, mhz,
+                           tuple(c * a for c in d["runtime_c"])))
+    out.append(DiePart("die.agent_and_io", agent_mm2, agent["leak_um"], agent["gate_um"],
+                       f"{agent_transistors / 1e9:.3g} B transistors beyond the tiles, leaking as the model's tiles do"))
+    return out

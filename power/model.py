@@ -811,9 +811,10 @@ def build(platform: Platform, activity: Activity | None = None) -> "Model":
         # the product's die beyond the structures (power.die): after the network, whose span is the structures'
         slices = max((c.count for c in platform.caches), default=platform.cores)
         for d in die.parts(platform.die, b.structs, platform.cores, slices):
-            b.structs.append(Struct(path=d.path, group="die", cls="other", count=1.0, domain="fixed",
-                                    block=Block(d.area_mm2, 0.0, 0.0, 0.0, d.leak_um, d.gate_um), peak_c=0.0,
-                                    clock_MHz=1.0, raw_area_mm2=d.area_mm2))
+            b.structs.append(Struct(path=d.path, group="die", cls="other", count=1.0, domain=d.domain,
+                                    block=Block(d.area_mm2, 0.0, 0.0, 0.0, d.leak_um, d.gate_um), peak_c=d.peak_c,
+                                    clock_MHz=d.clock_MHz, runtime_c=list(d.runtime_c), clock_c=d.clock_c,
+                                    raw_area_mm2=d.area_mm2))
     return Model(platform, activity, b.t, b.structs)
 
 

@@ -9,17 +9,20 @@ priced run (``power.price_run``; one socket) and adds, in order, each as watts o
   E5-2697 v2: 3.0 GHz with all 12 cores active, base 2.7 GHz), at the supply the node's V-f law gives that clock
   (``power.dvfs``). The cores' counted work scales with the clock (the cores poll: busy every cycle), so their
   runtime dynamic power is re-priced at f x V^2, their leakage at the new supply.
-* **operating supply** (assumed): the ITRS 22 nm high-performance table's 0.8 V is not the product's. Intel
-  publishes no per-part operating voltage: the E5 v2 datasheet (vol. 1, section 7.8.1) gives the core rail only as
-  a VID range the part requests over SVID, and its note 2 says two devices at the same speed may be calibrated to
-  different VIDs, so no voltage at the 3.0 GHz bin is published for the product; Ivytown's V-f data (ISSCC 2014)
-  were not in the sources at hand. ``ASSUMED_CORE_VDD`` (1.0 V) stays a named default.
+* **operating supply**: the node's V-f law at the cores' clock (``power.dvfs``), the turbo bin's supply above.
+  Intel publishes no per-part operating voltage: the E5 v2 datasheet (vol. 1, section 7.8.1) gives the core rail
+  only as a VID range the part requests over SVID, and its note 2 says two devices at the same speed may be
+  calibrated to different VIDs, so no voltage at the 3.0 GHz bin is published for the product; Ivytown's V-f data
+  (ISSCC 2014) were not in the sources at hand. Until session 15 an assumed 1.0 V (``ASSUMED_CORE_VDD``) was
+  priced here. With the published tile's whole area priced (``power.die``) a socket at 1.0 V has no steady junction
+  at any bin down to the base clock under the part's own thermal profile, where the datasheet guarantees the TDP:
+  the assumption contradicts the datasheet, so it is only one row of the report's sensitivity to the supply.
 * **clock distribution**: McPAT has no global clock grid. Itanium 2 "Montecito" (Mahoney et al., ISSCC 2005,
   "Clock distribution on a dual-core, multi-threaded Itanium-family processor") spends under 25 W of its 104 W on
   clock distribution from PLL to latch: ``CLOCK_SHARE`` = 25 / 104 of the chip's power, taken as the same share
   here (assumed to carry over).
 * **uncore at the cores' supply** (assumed): the LLC slices, directories and ring are priced at the node's
-  nominal supply; on the E5 v2 they are assumed to share the cores' rail, so they take ``ASSUMED_CORE_VDD`` too
+  nominal supply; on the E5 v2 they are assumed to share the cores' rail, so they take the cores' supply too
   (with them the leakage of the memory controllers, PCIe and the die's system agent and I/O).
 * **the processor's DDR I/O**: McPAT's memory-controller PHY has no traffic-driven power and the model prices the
   DRAM devices' DQ drivers and termination only (``DramDevice.io_pj_per_bit``); every transfer is driven at one end
@@ -76,7 +79,7 @@ import numpy as np
 from . import links
 
 ALL_CORE_TURBO_MHZ = {"xeon-e5-2697v2": 3000.0}   # Intel's turbo bins: +300 MHz with all 12 cores active (published)
-ASSUMED_CORE_VDD = 1.0                            # assumed (no published per-part operating voltage)
+ASSUMED_CORE_VDD = 1.0                            # assumed before session 15; now a row of the sensitivity only
 CLOCK_SHARE = 25.0 / 104.0                        # Montecito: < 25 W of 104 W (published; share assumed to carry)
 QPI_LINKS_PER_SOCKET = {"xeon-e5-2697v2": 2}      # E5-2600 v2: two QPI 1.1 links per socket (published)
 VR_EFFICIENCY = 0.87                              # assumed: a multiphase server regulator's efficiency at load
@@ -111,6 +114,29 @@ def _other_W(r) -> float:
     """The runtime power of the die's parts beyond the structures (``power.die``; class ``other``)."""
     s = r.structures
     return float(s.loc[s["class"] == "other", "runtime_power_W"].sum())
+
+
+# power.die's parts, as the report names them: (label, source)
+DIE_PART_LABELS = {
+    "die.tiles_beyond_model.cores": (
+        "the published tile's area the model's cores lack, at their own leakage and switching per mm^2",
+        "published tile area (the 6-core chop of the 10-core die) over the model's tile; the same circuits at the "
+        "same activity (assumed)"),
+    "die.tiles_beyond_model.slices": (
+        "the published tile's area the model's LLC slices and ring stops lack, at their own densities",
+        "published tile area over the model's tile; the same circuits at the same activity (assumed)"),
+    "die.agent_and_io": (
+        "the system agent and I/O's leakage from their transistors",
+        "published die transistors (Ivytown, ISSCC 2014) less its tiles'; leaking as the model's tiles do per "
+        "transistor (assumed)"),
+}
+
+
+def _other_parts(r) -> list[tuple[str, float]]:
+    """Each of the die's parts beyond the structures that draws power (``power.die``), with its runtime power."""
+    s = r.structures
+    o = s[s["class"] == "other"]
+    return [(c, float(w)) for c, w in zip(o["component"], o["runtime_power_W"]) if w != 0.0]
 
 
 def _cores_scaled(r, model, vdd, mhz, uncore_vdd: float | None = None, temperature_K: float | None = None) -> float:
@@ -149,33 +175,53 @@ class Junction:
     power_W: float    # the socket's power there
 
 
-def parts(result) -> list[Part]:
+def parts(result, vdd: float | None = None) -> list[Part]:
     """The missing parts of one priced socket (``power.price_run`` of a one-socket run), each in watts over the
     previous figure, starting from the model's die runtime power; parts beside the total have ``in_total`` False.
-    The all-core turbo bin is the highest whose socket has a steady junction within the thermal profile's maximum
-    (Turbo Boost's limits); none, down to the base clock, is a ``ThermalRunaway``."""
+    ``vdd``: the operating supply of the cores and the uncore (default: the node's V-f law at the cores' clock;
+    another value is the report's sensitivity; ``ASSUMED_CORE_VDD`` is the 1.0 V assumed before session 15). The
+    all-core turbo bin is the highest whose socket has a steady junction within the
+    thermal profile's maximum (Turbo Boost's limits); none, down to the base clock, is a ``ThermalRunaway``."""
     model = result.model
     p = model.platform
     part = p.part or p.name
     turbo = ALL_CORE_TURBO_MHZ.get(part)
     if not turbo or not THERMAL_PROFILE.get(part):
-        return _parts_at(result, turbo, None)
+        return _parts_at(result, turbo, None, vdd)
     base = float(np.max(result.core_MHz))
     bins = [turbo - k * TURBO_BIN_MHZ for k in range(max(0, int(round((turbo - base) / TURBO_BIN_MHZ))) + 1)]
     failed: list[str] = []
     for mhz in bins:
         try:
             at = mhz if mhz > base or len(bins) == 1 else None        # the last bin: the run's own clocks
-            return _parts_at(result, at, (turbo, failed) if failed else None)
+            return _parts_at(result, at, (turbo, failed) if failed else None, vdd)
         except ThermalRunaway as e:
             failed.append(f"{mhz:.0f} MHz: {e}")
     raise ThermalRunaway(f"{part}: no turbo bin down to the base clock ({base:.0f} MHz) has a steady junction; "
                          + "; ".join(failed))
 
 
-def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | None) -> list[Part]:
-    """``parts`` with every core at ``turbo`` MHz (None: the run's clocks); ``limited`` (the all-core turbo bin and
-    why the bins above were refused) names a bin lowered by the package's limits."""
+def demand(result, vdd: float | None = None) -> list[Part]:
+    """The parts of a socket that has no steady junction (``parts`` raised ``ThermalRunaway``), at the all-core turbo
+    bin with the die at the thermal profile's maximum temperature: what the socket would draw there, more than its
+    cooling removes. The part cannot draw it: its thermal control (TCC: lower clock and VID at the maximum
+    temperature, datasheet vol. 1 section 5.2.2) and its power limit PL1 (the TDP) hold the package at what the
+    profile removes at that temperature, (T_max - T_LA) / Psi_PA, the TDP (``package_limit_W``)."""
+    p = result.model.platform
+    return _parts_at(result, ALL_CORE_TURBO_MHZ.get(p.part or p.name), None, vdd, at_max=True)
+
+
+def package_limit_W(platform) -> float | None:
+    """The package power the thermal profile removes at its maximum temperature (the TDP on the 1U profile)."""
+    profile = THERMAL_PROFILE.get(platform.part or platform.name)
+    return None if profile is None else (profile[2] - profile[0]) / profile[1]
+
+
+def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | None, vdd: float | None = None,
+              at_max: bool = False) -> list[Part]:
+    """``parts`` with every core at ``turbo`` MHz (None: the run's clocks) and the rails at ``vdd``; ``limited`` (the
+    all-core turbo bin and why the bins above were refused) names a bin lowered by the package's limits;
+    ``at_max``: the junction at the thermal profile's maximum instead of solved (``demand``)."""
     from .dvfs import vf_curve
     model = result.model
     p = model.platform
@@ -185,11 +231,11 @@ def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | No
     out = [Part("model (McPAT class): die runtime dynamic + leakage", _die_W(result) - other, "this run, priced",
                 False)]
     if p.die is not None:
-        out.append(Part("the die beyond McPAT's structures (power.die): the system agent and I/O's leakage from "
-                        "their transistors; fused-off tiles power gated", other,
-                        "published die area and transistors (Ivytown, ISSCC 2014; the 6- and 10-core dies); the "
-                        "uncore's devices leak as the model's tiles' do (assumed)", True))
+        for path, w in _other_parts(result):
+            label, source = DIE_PART_LABELS.get(path, (path, "power.die"))
+            out.append(Part(f"the die beyond McPAT's structures: {label}", w, source, True))
     mhz = np.asarray(result.core_MHz, dtype=float)
+    rail_set = vdd
     vdd = np.asarray(result.core_vdd, dtype=float)
     level = _die_W(result)
     if turbo:
@@ -205,13 +251,17 @@ def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | No
     elif limited is not None:
         out.append(Part(f"no turbo: every bin from {limited[0]:.0f} MHz down has no steady junction within the "
                         "thermal profile (Turbo Boost's limits)", 0.0, "; ".join(limited[1]), False))
-    vcore = np.full_like(vdd, ASSUMED_CORE_VDD)
+    # the operating supply: the node's V-f law at the cores' clock (the model's mechanism), or one set by the report
+    rail = float(np.max(vdd)) if rail_set is None else float(rail_set)
+    vcore = np.full_like(vdd, rail)
     w = _cores_scaled(result, model, vcore, mhz)
-    out.append(Part(f"cores at {ASSUMED_CORE_VDD:.2f} V instead of the device table's", w - level,
-                    "assumed: no published per-part operating voltage", True))
+    out.append(Part(f"cores at {rail:.3f} V" + (" (the node's V-f law: no published operating voltage)"
+                                                 if rail_set is None else " instead of the node's V-f law"),
+                    w - level, "power.dvfs (the node's V-f law)" if rail_set is None else
+                    "a sensitivity: the operating supply set by the report", True))
     level = w
-    w = _cores_scaled(result, model, vcore, mhz, uncore_vdd=ASSUMED_CORE_VDD)
-    out.append(Part(f"LLC, directories and ring (and the uncore's leakage) at the cores' {ASSUMED_CORE_VDD:.2f} V",
+    w = _cores_scaled(result, model, vcore, mhz, uncore_vdd=rail)
+    out.append(Part(f"LLC, directories and ring (and the uncore's leakage) at the cores' {rail:.3f} V",
                     w - level, "assumed: the uncore shares the cores' rail", True))
     level = w
     io = _ddr_io_W(model)
@@ -227,19 +277,26 @@ def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | No
     out.append(Part(f"{n_links} QPI 1.1 link ends, always on", qpi, "power.links (10 pJ/bit assumed there)", True))
     level += qpi
     def leak(T):
-        return float(model.evaluate(core_vdd=vcore, core_MHz=mhz, uncore_vdd=ASSUMED_CORE_VDD, temperature_K=T)
+        return float(model.evaluate(core_vdd=vcore, core_MHz=mhz, uncore_vdd=rail, temperature_K=T)
                      .die.leakage_W)
     T0 = model.tech.temperature_K
     leak0 = leak(T0)
     profile = THERMAL_PROFILE.get(part)
     if profile:
         t_la_C, psi, t_max_C = profile
-        j = solve_junction(lambda T: level + leak(T) - leak0, t_la_C + 273.15, psi, t_max_C + 273.15)
-        out.append(Part(f"junction at {j.T_K:.1f} K from the thermal profile (the model assumed {T0:.0f} K; loop "
-                        f"gain {j.gain:.2f}: a watt before it is {1 / (1 - j.gain):.2f} W after): leakage",
-                        leak(j.T_K) - leak0, f"Intel's DTS thermal profile: {psi:.3f} C/W over {t_la_C:g} C local "
-                        f"ambient up to {t_max_C:g} C, solved with the socket's own power (E5 v2 datasheet vol. 1, "
-                        "Table 5-2)", False))
+        if at_max:
+            T = t_max_C + 273.15
+            out.append(Part(f"junction held at the profile's maximum {T:.1f} K (no steady junction below it: the "
+                            "socket's demand there, more than the cooling removes): leakage", leak(T) - leak0,
+                            f"Intel's DTS thermal profile: maximum {t_max_C:g} C (E5 v2 datasheet vol. 1, Table 5-2)",
+                            False))
+        else:
+            j = solve_junction(lambda T: level + leak(T) - leak0, t_la_C + 273.15, psi, t_max_C + 273.15)
+            out.append(Part(f"junction at {j.T_K:.1f} K from the thermal profile (the model assumed {T0:.0f} K; "
+                            f"loop gain {j.gain:.2f}: a watt before it is {1 / (1 - j.gain):.2f} W after): leakage",
+                            leak(j.T_K) - leak0, f"Intel's DTS thermal profile: {psi:.3f} C/W over {t_la_C:g} C "
+                            f"local ambient up to {t_max_C:g} C, solved with the socket's own power (E5 v2 datasheet "
+                            "vol. 1, Table 5-2)", False))
         level += out[-1].watts
     out.append(Part("idle power of the polling cores (they never halt: no C-state to leave out)", 0.0,
                     "the run prices the cores' polling loops; the model has no C-states or power gating", False))
@@ -249,7 +306,8 @@ def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | No
     level += vr
     short = out[0].watts * (1.0 / (1.0 - MCPAT_PUBLISHED_SHORTFALL) - 1.0)
     out.append(Part(f"McPAT's published shortfall on real chips ({100 * MCPAT_PUBLISHED_SHORTFALL:.0f}%) on the "
-                    "model's die (beside the total, not added)", short,
+                    "model's die (beside the total, not added; it overlaps the tiles' missing area priced above, one of its "
+                    "causes)", short,
                     "Li et al., MICRO 2009: McPAT -11% to -23% of power on four real chips", False, in_total=False))
     return out
 

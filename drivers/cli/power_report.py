@@ -93,12 +93,15 @@ def run_report(console: Console, run_dir: str) -> None:
     n = len(sockets)
     measured = MEASURED_CPU_W_PER_SOCKET * n
     mrps = float(stats.get("client.throughput_mrps", 0.0))
-    per_socket = []
+    per_socket, runaway = [], []
     for k, s in enumerate(sockets):
         try:
             per_socket.append(unmodelled.parts(s))
-        except unmodelled.ThermalRunaway as e:        # no figure: the model's socket has no steady junction
-            raise SystemExit(f"{run_dir}: socket {k}: {e}") from None
+        except unmodelled.ThermalRunaway as e:        # no steady junction: the socket's demand, not a draw
+            runaway.append(f"socket {k}: {e}")
+            per_socket.append(unmodelled.demand(s))
+    if runaway and len(runaway) != n:
+        raise SystemExit(f"{run_dir}: some sockets have a steady junction and some not: " + "; ".join(runaway))
     names = [p.name for p in per_socket[0]]
     for k, parts in enumerate(per_socket[1:], 1):
         if len(parts) != len(names):
@@ -123,12 +126,16 @@ def run_report(console: Console, run_dir: str) -> None:
         t.add_row(name, *(f"{x:.1f}" for x in w), f"{sum(w):.1f}", f"{total:.1f}" if part.in_total else "-",
                   part.source)
     console.print(t)
+    if runaway:
+        console.print("NO STEADY JUNCTION: the table is the sockets' demand at the all-core turbo bin with the die at "
+                      "the thermal profile's maximum, more than the cooling removes. " + "; ".join(runaway))
     console.print(f"CPUs, model + the parts above: {total:.1f} W against the measured {measured:.1f} W "
                   f"({100 * (total / measured - 1):+.1f}%); throughput {mrps:.1f} against "
                   f"{MEASURED_MRPS_PER_SOCKET * n:.2f} M requests/s")
     with_beside = total + beside / unmodelled.VR_EFFICIENCY
     console.print(f"with the parts sized beside the total (through the regulators): {with_beside:.1f} W "
                   f"({100 * (with_beside / measured - 1):+.1f}%); not placed: {measured - with_beside:.1f} W")
+    _limits_and_sensitivity(console, sockets, measured, total, runaway)
     t = Table(title="NICs")
     for c in ("part", "W", "source"):
         t.add_column(c, justify="right" if c == "W" else "left")
@@ -142,6 +149,51 @@ def run_report(console: Console, run_dir: str) -> None:
     nics_measured = MEASURED_NICS_W_PER_SOCKET * n
     console.print(f"NICs: {nic:.1f} W against the measured {nics_measured:.1f} W for {n} socket(s) "
                   f"({100 * (nic / nics_measured - 1):+.0f}%)")
+
+
+# The operating supplies of the report's sensitivity (V): the published data give no per-part voltage (power.unmodelled)
+SENSITIVITY_VDD = (0.9, 0.95, 1.0, 1.05)
+
+
+def _limits_and_sensitivity(console: Console, sockets, measured: float, total: float, runaway: list[str]) -> None:
+    """What the part's package limit implies for the comparison, and the total's sensitivity to the supply (a
+    report, not the model)."""
+    from power import unmodelled
+    from power.dvfs import vf_curve
+
+    n = len(sockets)
+    limit = unmodelled.package_limit_W(sockets[0].model.platform)
+    if limit is not None:
+        wall = limit / unmodelled.VR_EFFICIENCY
+        console.print(
+            f"package limit: the thermal profile removes {limit:.1f} W a socket at its maximum temperature (the TDP; "
+            f"PL1 defaults to it): {n * limit:.1f} W for {n} socket(s) at the package, {n * wall:.1f} W through the "
+            f"regulators. The measurement, {measured:.1f} W, is {100 * measured / (n * limit):.0f}% of the package "
+            f"limit: a socket under turbo at its limit draws the limit whatever more it would demand, so the "
+            f"measurement bounds the model's demand from below only if the CPUs' figure is the package's "
+            f"(without regulator losses); if it includes them, the packages drew {measured * unmodelled.VR_EFFICIENCY:.1f} W, "
+            f"below the limit. " + ("The model's demand exceeds the limit: a part would be held at it."
+                                    if runaway or total > n * wall else
+                                    "The model's demand is below the limit: the part would run its top bin."))
+    tech = sockets[0].model.tech
+    turbo = unmodelled.ALL_CORE_TURBO_MHZ.get(sockets[0].model.platform.part or sockets[0].model.platform.name)
+    vs = ([float(vf_curve(tech).voltage(turbo))] if turbo else []) + list(SENSITIVITY_VDD)
+    t = Table(title="sensitivity (a report, not the model): the CPUs' total at other operating supplies")
+    for c in ("supply V", "CPUs W", "against the measurement", "die leakage W (socket 0)", "how"):
+        t.add_column(c, justify="left" if c == "how" else "right")
+    for v in vs:
+        rows, how = [], "steady junction"
+        for s in sockets:
+            try:
+                rows.append(unmodelled.parts(s, vdd=v))
+            except unmodelled.ThermalRunaway:
+                rows.append(unmodelled.demand(s, vdd=v))
+                how = "no steady junction: demand at the profile's maximum (the part would be held at its limit)"
+        w = sum(p.watts for r in rows for p in r if p.in_total)
+        leak = float(sockets[0].model.evaluate(core_vdd=v, core_MHz=turbo or None, uncore_vdd=v).die.leakage_W)
+        label = f"{v:.3f}" + (" (the node's V-f law at the turbo bin)" if v == vs[0] and turbo else "")
+        t.add_row(label, f"{w:.1f}", f"{100 * (w / measured - 1):+.1f}%", f"{leak:.1f}", how)
+    console.print(t)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,8 +35,9 @@ def test_the_xeon_config_takes_its_published_die_and_the_model_s_die_is_the_publ
         assert r.area_mm2 == pytest.approx(541.0, rel=1e-12), cores
         rows = _rows(r)
         assert rows.loc["die.gated_tiles", "area_mm2"] == pytest.approx(3 * d.tile_mm2)
-        assert rows.loc[["die.gated_tiles", "die.tiles_beyond_model"], "leakage_W"].sum() == 0.0
-        assert (rows.peak_dynamic_W == 0).all() and (rows.runtime_dynamic_W == 0).all()
+        assert rows.loc[["die.gated_tiles", "die.idle_cores"], "leakage_W"].sum() == 0.0
+        gated = rows.loc[["die.gated_tiles", "die.idle_cores", "die.agent_and_io"]]
+        assert (gated.peak_dynamic_W == 0).all() and (gated.runtime_dynamic_W == 0).all()
 
 
 def test_the_agent_leaks_as_its_transistors_at_the_model_s_tile_width_per_transistor():
@@ -111,9 +112,11 @@ def test_the_socket_s_parts_name_the_die_in_the_total():
     p = _xeon()
     r = power.build(p).evaluate()
     parts = unmodelled.parts(r)
-    beyond = next(q for q in parts if "die beyond McPAT's structures" in q.name)
-    assert beyond.in_total and beyond.watts == pytest.approx(_rows(r).runtime_power_W.sum())
-    assert parts[0].watts + beyond.watts == pytest.approx(float(r.die.runtime_dynamic_W + r.die.leakage_W))
+    beyond = [q for q in parts if "die beyond McPAT's structures" in q.name]
+    assert len(beyond) == 3 and all(q.in_total for q in beyond)         # the tiles' cores, slices; the agent
+    assert sum(q.watts for q in beyond) == pytest.approx(_rows(r).runtime_power_W.sum())
+    assert parts[0].watts + sum(q.watts for q in beyond) == pytest.approx(float(r.die.runtime_dynamic_W
+                                                                                 + r.die.leakage_W))
     # McPAT's shortfall is sized on the structures McPAT prices, not on the die beyond them
     short = next(q for q in parts if "published shortfall" in q.name)
     assert short.watts == pytest.approx(parts[0].watts * (1 / (1 - unmodelled.MCPAT_PUBLISHED_SHORTFALL) - 1))

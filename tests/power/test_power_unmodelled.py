@@ -28,7 +28,9 @@ def test_parts_start_from_the_model_and_each_adds_power(xeon_result):
     # price; the junction may cool or heat the die; every other part adds power
     assert _part(parts, "DDR I/O").watts == 0.0
     assert _part(parts, "polling cores").watts == 0.0
-    signed = ("DDR I/O", "polling cores", "junction at")
+    # the cores' supply is the node's V-f law at the turbo bin, which the turbo part already prices: zero
+    assert _part(parts, "cores at").watts == 0.0
+    signed = ("DDR I/O", "polling cores", "junction at", "cores at")
     assert all(p.watts > 0 for p in parts if not any(w in p.name for w in signed))
     assert _part(parts, "voltage-regulator").assumed and not _part(parts, "junction at").assumed
 
@@ -83,7 +85,9 @@ def test_junction_solves_the_thermal_profile_with_the_socket_s_own_power(xeon_re
     Tj = float(parts[k].name.split("junction at ")[1].split(" K")[0])
     assert Tj == pytest.approx(t_la + 273.15 + psi * package_W, abs=0.06)
     m = xeon_result.model
-    at = dict(core_vdd=unmodelled.ASSUMED_CORE_VDD, core_MHz=3000.0, uncore_vdd=unmodelled.ASSUMED_CORE_VDD)
+    from power.dvfs import vf_curve
+    v = vf_curve(m.tech).voltage(3000.0)
+    at = dict(core_vdd=v, core_MHz=3000.0, uncore_vdd=v)
     want = float(m.evaluate(**at, temperature_K=Tj).die.leakage_W
                  - m.evaluate(**at, temperature_K=m.tech.temperature_K).die.leakage_W)
     assert parts[k].watts == pytest.approx(want, rel=0.02, abs=0.05)
@@ -161,7 +165,7 @@ def test_a_socket_past_the_profile_s_maximum_lowers_its_turbo_bin_then_runs_away
     maximum and a package above its TDP."""
     t_la, psi, t_max = unmodelled.THERMAL_PROFILE["xeon-e5-2697v2"]
     lowered = False
-    for extra in (42.5, 43.0, 43.25):
+    for extra in (58.0, 63.0, 66.0):        # the 3.0, 2.9 and 2.8 GHz bins at the node's V-f law
         _with_extra_W(monkeypatch, extra)
         parts = unmodelled.parts(xeon_result)
         before, T, gain = _loop_inputs(parts)
@@ -170,7 +174,7 @@ def test_a_socket_past_the_profile_s_maximum_lowers_its_turbo_bin_then_runs_away
         assert package_W <= (t_max - t_la) / psi + 1e-6             # within the TDP
         lowered |= any("have no steady junction" in p.name for p in parts)
     assert lowered
-    _with_extra_W(monkeypatch, 44.0)
+    _with_extra_W(monkeypatch, 70.0)
     with pytest.raises(unmodelled.ThermalRunaway, match="no turbo bin down to the base clock"):
         unmodelled.parts(xeon_result)
 
@@ -219,7 +223,9 @@ def test_every_socket_of_the_dual_xeon_takes_the_product_s_published_figures():
     assert names[0] == names[1]
 
 
-def test_the_run_report_exits_naming_the_runaway_instead_of_a_figure(xeon_result, monkeypatch, tmp_path):
+def test_the_run_report_shows_a_runaway_socket_s_demand_and_names_the_runaway(xeon_result, monkeypatch, tmp_path):
+    """A socket with no steady junction is reported as its demand at the profile's maximum, marked, with why,
+    beside the package limit; before session 15 the report exited without a table."""
     import io
 
     from rich.console import Console
@@ -228,6 +234,9 @@ def test_the_run_report_exits_naming_the_runaway_instead_of_a_figure(xeon_result
     (tmp_path / "stats.json").write_text("{}")
     (tmp_path / "config.json").write_text("{}")
     monkeypatch.setattr(power, "price_run", lambda stats, config: xeon_result)
-    _with_extra_W(monkeypatch, 44.0)
-    with pytest.raises(SystemExit, match="socket 0: xeon-e5-2697v2: no turbo bin down to the base clock"):
-        power_report.run_report(Console(file=io.StringIO()), str(tmp_path))
+    _with_extra_W(monkeypatch, 70.0)
+    out = io.StringIO()
+    power_report.run_report(Console(file=out, width=400), str(tmp_path))
+    text = out.getvalue()
+    assert "NO STEADY JUNCTION" in text and "socket 0: xeon-e5-2697v2: no turbo bin down to the base clock" in text
+    assert "junction held at the profile's maximum" in text and "package limit: the thermal profile removes 130.0 W" in text
