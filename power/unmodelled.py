@@ -14,9 +14,10 @@ priced run (``power.price_run``; one socket) and adds, in order, each as watts o
   only as a VID range the part requests over SVID, and its note 2 says two devices at the same speed may be
   calibrated to different VIDs, so no voltage at the 3.0 GHz bin is published for the product; Ivytown's V-f data
   (ISSCC 2014) were not in the sources at hand. Until session 15 an assumed 1.0 V (``ASSUMED_CORE_VDD``) was
-  priced here. With the published tile's whole area priced (``power.die``) a socket at 1.0 V has no steady junction
-  at any bin down to the base clock under the part's own thermal profile, where the datasheet guarantees the TDP:
-  the assumption contradicts the datasheet, so it is only one row of the report's sensitivity to the supply.
+  priced here. With the published tile's whole area priced (``power.die``), a socket held at 1.0 V has no steady
+  junction at any bin down to the base clock under the part's own thermal profile (such a part would be held at
+  its package limit, lowering bin and VID together); no published figure decides between the two supplies, so the
+  model prices its own mechanism, and 1.0 V is one row of the report's sensitivity to the supply.
 * **clock distribution**: McPAT has no global clock grid. Itanium 2 "Montecito" (Mahoney et al., ISSCC 2005,
   "Clock distribution on a dual-core, multi-threaded Itanium-family processor") spends under 25 W of its 104 W on
   clock distribution from PLL to latch: ``CLOCK_SHARE`` = 25 / 104 of the chip's power, taken as the same share
@@ -77,6 +78,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import links
+from .tech import ioff_vdd_exponent
 
 ALL_CORE_TURBO_MHZ = {"xeon-e5-2697v2": 3000.0}   # Intel's turbo bins: +300 MHz with all 12 cores active (published)
 ASSUMED_CORE_VDD = 1.0                            # assumed before session 15; now a row of the sensitivity only
@@ -309,7 +311,37 @@ def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | No
                     "model's die (beside the total, not added; it overlaps the tiles' missing area priced above, one of its "
                     "causes)", short,
                     "Li et al., MICRO 2009: McPAT -11% to -23% of power on four real chips", False, in_total=False))
+    if p.die is not None:
+        out.append(Part("the system agent and I/O's dynamic power if its transistors switched as the tiles' do per "
+                        "transistor, at the operating point (beside the total, not added)", _agent_dynamic_W(
+                            model, p.die, vcore, mhz, rail),
+                        "assumed: no published energy of the home agents, integrated I/O or power control; much of "
+                        "the agent is PHYs and pads, so an upper-class figure", True, in_total=False))
+    exponent = ioff_vdd_exponent(model.tech.node_nm, model.tech.device)
+    op_leak = float(model.evaluate(core_vdd=vcore, core_MHz=mhz, uncore_vdd=rail).die.leakage_W)
+    steeper = op_leak * ((rail / model.tech.vdd) ** (exponent + STEEPER_IOFF_EXPONENT) / (rail / model.tech.vdd)
+                         ** exponent - 1.0)
+    out.append(Part(f"the leakage table's supply slope: Ioff ~ V^{exponent + STEEPER_IOFF_EXPONENT:g} (the 45-90 nm "
+                    f"tables' high-performance exponent) instead of 22 nm's V^{exponent:g}, at the operating point "
+                    "(beside the total, not added)", steeper,
+                    "McPAT's device tables (power.tech.IOFF_VDD_EXPONENT): a sensitivity to the table's slope", True,
+                    in_total=False))
     return out
+
+
+# the report's sensitivity to the 22 nm leakage table's slope with the supply: the exponent the 45-90 nm
+# high-performance tables have over 22 nm's (power.tech.IOFF_VDD_EXPONENT: 4 against 2)
+STEEPER_IOFF_EXPONENT = 2.0
+
+
+def _agent_dynamic_W(model, die_cfg, vcore, mhz, rail: float) -> float:
+    """The system agent's dynamic power at the tiles' runtime dynamic power per published transistor (the model's
+    enabled tiles with the area they lack, ``power.die``) at the operating point."""
+    s = model.evaluate(core_vdd=vcore, core_MHz=mhz, uncore_vdd=rail).structures
+    tiles = s["class"].isin(("cores", "caches", "noc")) | s["component"].str.startswith("die.tiles_beyond_model")
+    enabled = max((c.count for c in model.platform.caches), default=model.platform.cores)
+    per_transistor = float(s.loc[tiles, "runtime_dynamic_W"].sum()) / (enabled * die_cfg.tile_transistors)
+    return per_transistor * (die_cfg.transistors - die_cfg.tiles * die_cfg.tile_transistors)
 
 
 def solve_junction(power_W, ambient_K: float, psi_C_per_W: float, max_K: float = MAX_JUNCTION_K) -> Junction:

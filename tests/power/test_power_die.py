@@ -136,3 +136,82 @@ def test_a_part_without_a_published_die_prices_its_structures_only():
     p = platforms.brps_target_socket()
     assert p.die is None
     assert "other" not in set(power.build(p).evaluate().structures["class"])
+
+
+def _struct(model, path):
+    return next(s for s in model.structs if s.path == path)
+
+
+def test_the_tiles_missing_area_is_priced_at_its_own_structures_densities():
+    """The published tile is larger than the model's: each of the model's tile structures is short by the same
+    ratio, so the run's cores lack (ratio - 1) of their area and the LLC slices and ring stops (ratio - 1) of theirs,
+    priced at their own structures' leakage and switching per mm^2; the enabled cores the run leaves idle are area
+    only. Before session 15 the whole difference was one area-only part (no power)."""
+    d = die.published(XEON)
+    for cores in (4, 12):
+        m = power.build(_xeon(cores))
+        structs = [s for s in m.structs if s.cls != "other"]
+        core = [s for s in structs if s.domain == "core"]
+        share = [s for s in structs if s.on_die and s.domain != "core" and s.cls in ("caches", "noc")]
+        core_mm2 = sum(s.block.area_mm2 * s.count for s in core)
+        share_mm2 = sum(s.block.area_mm2 * s.count for s in share)
+        ratio = d.tile_mm2 / (core_mm2 + share_mm2 / 12)
+        c, sl = _struct(m, "die.tiles_beyond_model.cores"), _struct(m, "die.tiles_beyond_model.slices")
+        idle = _struct(m, "die.idle_cores")
+        assert c.domain == "core" and sl.domain == "uncore" and idle.block.leak_um == 0.0 and idle.peak_c == 0.0
+        assert c.block.area_mm2 == pytest.approx((ratio - 1) * core_mm2, rel=1e-12)
+        assert sl.block.area_mm2 == pytest.approx((ratio - 1) * share_mm2, rel=1e-12)
+        assert idle.block.area_mm2 == pytest.approx((12 - cores) * ratio * core_mm2, rel=1e-12)
+        # the same leakage and peak switching per mm^2 as the structures they extend
+        assert c.block.leak_um / c.block.area_mm2 == pytest.approx(
+            sum(s.block.leak_um * s.count for s in core) / core_mm2, rel=1e-12)
+        assert c.peak_c / c.block.area_mm2 == pytest.approx(sum(s.peak_c * s.count for s in core) / core_mm2,
+                                                            rel=1e-12)
+        assert sl.peak_c * sl.clock_MHz / sl.block.area_mm2 == pytest.approx(
+            sum(s.peak_c * s.count * s.clock_MHz for s in share) / share_mm2, rel=1e-12)
+        # on the cores' rail: the part's power follows the cores' supply, the slices' part the uncore's
+        r0, r1 = m.evaluate(), m.evaluate(core_vdd=0.9)
+        rows0, rows1 = r0.structures.set_index("component"), r1.structures.set_index("component")
+        assert rows1.loc[c.path, "peak_dynamic_W"] > rows0.loc[c.path, "peak_dynamic_W"] > 0
+        assert rows1.loc[sl.path, "peak_dynamic_W"] == rows0.loc[sl.path, "peak_dynamic_W"] > 0
+
+
+def test_the_tiles_missing_area_takes_the_run_s_switching_per_mm2():
+    """With a run's counts, the missing area's switched capacitance per mm^2, core by core, is its structures' own
+    (a structure's counted capacitance covers all its instances)."""
+    p = _xeon(12)
+    m = power.build(p)
+    structs = [s for s in m.structs if s.cls != "other"]
+    core = [s for s in structs if s.domain == "core"]
+    for k, s in enumerate(core):
+        s.runtime_c = [1e-9 * (k + 1) * (1 + i) for i in range(p.cores)]
+    pc = next(x for x in die.parts(p.die, structs, p.cores, 12) if x.path == "die.tiles_beyond_model.cores")
+    core_mm2 = sum(s.block.area_mm2 * s.count for s in core)
+    per_core = sum(1e-9 * (k + 1) for k in range(len(core))) / core_mm2 * pc.area_mm2
+    assert pc.runtime_c == pytest.approx([per_core * (1 + i) for i in range(p.cores)], rel=1e-12)
+
+
+def test_beside_the_total_the_agent_s_dynamic_power_and_the_leakage_slope_are_sized():
+    """Two sensitivities beside the total (never added): the system agent's dynamic power at the tiles' runtime
+    dynamic power per published transistor, and the leakage at the operating point with the 45-90 nm tables' supply
+    exponent instead of 22 nm's."""
+    from power.dvfs import vf_curve
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, a = mcpat_xml.read(mcpat_xml.to_xml(platforms.xeon_e5_2697v2_socket()))
+    p = _xeon(12)
+    r = power.build(p, a).evaluate()
+    parts = unmodelled.parts(r)
+    agent = next(q for q in parts if "system agent and I/O's dynamic power" in q.name)
+    slope = next(q for q in parts if "leakage table's supply slope" in q.name)
+    assert not agent.in_total and not slope.in_total and agent.assumed
+    m = r.model
+    v = vf_curve(m.tech).voltage(3000.0)
+    op = m.evaluate(core_vdd=v, core_MHz=3000.0, uncore_vdd=v)
+    s = op.structures
+    tiles = s["class"].isin(("cores", "caches", "noc")) | s["component"].str.startswith("die.tiles_beyond_model")
+    d = p.die
+    want = float(s.loc[tiles, "runtime_dynamic_W"].sum()) / (12 * d.tile_transistors) * (
+        d.transistors - d.tiles * d.tile_transistors)
+    assert agent.watts == pytest.approx(want, rel=1e-9) and agent.watts > 0
+    assert slope.watts == pytest.approx(float(op.die.leakage_W) * ((v / m.tech.vdd) ** 2 - 1), rel=1e-9)
