@@ -5,22 +5,26 @@ McPAT prices the cores, caches, network, memory controllers and the I/O controll
 server die also holds the tiles its product fuses off, the system agent (home agents, integrated I/O, power
 control, the ring's bridges), the physical layers and pads of every link the die has (PCIe, QPI, DDR, DMI), fuses,
 PLLs and power gates. ``parts`` prices them from the die's published figures (``PUBLISHED``, keyed by the priced
-part, ``Technology.part``), as three structures of their own class (``other``), on the die:
+part, ``Technology.part``), as structures of their own class (``other``), on the die:
 
 * **gated tiles**: the die's core tiles beyond the LLC slices the product enables, fused off. Intel clock- and
   power-gates the tiles a product disables (Rusu et al., "A 45 nm 8-Core Enterprise Xeon Processor", IEEE JSSC
   45(1), 2010: "the disabled blocks are both clock and power gated"; the same design team's practice, assumed to
   carry over to Ivytown): their area at the published tile area, no power.
-* **the enabled tiles' area beyond the structures'**: the enabled tiles at the published tile area less what the
-  model's own core, LLC-slice and ring structures measure (the cores a run leaves idle sit in C6, power gated, and
-  the model's area is below the real one): area only. Its power is the model's own error on the structures it
-  prices, not a part the model lacks: McPAT's published shortfall covers it (``power.unmodelled``, beside the total).
+* **the enabled tiles' area beyond the structures'**: the published tile is larger than the model's (a core, an
+  LLC slice and its ring stop); each tile structure is taken to be short of the silicon by the same ratio
+  (assumed uniform), and the missing area is priced at its own structures' leakage and switching per mm^2 (the
+  same circuits at the same activity; assumed): the run's cores' share on the cores' rail and clocks, the slices'
+  and ring stops' on the uncore's. The enabled cores a run leaves idle sit in C6, power gated: area only. McPAT's
+  published shortfall (``power.unmodelled``, beside the total) overlaps this part: the model's small area is one of
+  its causes.
 * **the system agent and I/O**: the rest of the die's area, after the tiles and the uncore structures the model
   prices (memory controllers, PCIe). Its leakage is priced from its transistors, not its area: the die's published
   transistor count less its tiles', at the leaking width per transistor the model's own tile structures have (their
   subthreshold and gate-leaking widths over the published transistors of one tile; assumed: the uncore's devices
-  leak as the tiles' do), less the widths of the uncore structures already priced. No dynamic power: no published
-  energy per operation of the home agents or integrated I/O (named as missing). Its area is mostly pads, PHYs and
+  leak as the tiles' do), less the widths of the uncore structures already priced. No dynamic power in the die: no
+  published energy per operation of the home agents or integrated I/O (``power.unmodelled`` sizes it beside the
+  total at the tiles' switching per transistor, assumed). Its area is mostly pads, PHYs and
   wiring, so an area density (session 13's 70 mW/mm^2 of the priced uncore logic) would price far more leakage
   than its transistors have.
 
@@ -43,6 +47,10 @@ from .config import DieConfig
 # Core i7-4960X review, 2013); the 10-core die 341 mm^2 and 2.89 B (AnandTech, "Intel's Xeon E5-2600 v2: 12-core
 # Ivy Bridge EP", Sept 2013; secondary source); the 15-core "Ivytown" die 541 mm^2 and 4.31 B (Rusu et al., ISSCC
 # 2014), which the 12-core E5-2697 v2 uses with 3 tiles fused off (the E5 v2's 12-core parts share the E7 v2's die)
+# No primary source for the 10- and 6-core figures was found (session 15). They agree with ISSCC 2014 as reported
+# (X-bit Labs: "the 10-core chop removes the rightmost 3rd column and its dedicated top and bottom I/Os"): the 15-core
+# die less the 10-core die is a column of five tiles with its I/O, 200 mm^2 and 1.42 B, so a tile is at most 40 mm^2
+# and 0.284 B; the tile below fits inside that bound.
 IVB_6C_MM2, IVB_6C_TRANSISTORS = 257.0, 1.86e9
 IVB_10C_MM2, IVB_10C_TRANSISTORS = 341.0, 2.89e9
 IVB_ROWS_CHOPPED_TILES = 4          # two rows of two tiles (ISSCC 2014)
