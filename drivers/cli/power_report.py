@@ -181,7 +181,9 @@ def _limits_and_sensitivity(console: Console, sockets, measured: float, total: f
     turbo = unmodelled.ALL_CORE_TURBO_MHZ.get(sockets[0].model.platform.part or sockets[0].model.platform.name)
     vs = ([float(vf_curve(tech).voltage(turbo))] if turbo else []) + list(SENSITIVITY_VDD)
     t = Table(title="sensitivity (a report, not the model): the CPUs' total at other operating supplies")
-    for c in ("supply V", "CPUs W", "against the measurement", "die leakage W (socket 0)", "how"):
+    held = None if limit is None else n * limit / unmodelled.VR_EFFICIENCY
+    for c in ("supply V", "CPUs W", "against the measurement", "held at the package limit W", "die leakage W (socket 0)",
+              "how"):
         t.add_column(c, justify="left" if c == "how" else "right")
     for v in vs:
         rows, how = [], "steady junction"
@@ -194,7 +196,9 @@ def _limits_and_sensitivity(console: Console, sockets, measured: float, total: f
         w = sum(p.watts for r in rows for p in r if p.in_total)
         leak = float(sockets[0].model.evaluate(core_vdd=v, core_MHz=turbo or None, uncore_vdd=v).die.leakage_W)
         label = f"{v:.3f}" + (" (the node's V-f law at the turbo bin)" if v == vs[0] and turbo else "")
-        t.add_row(label, f"{w:.1f}", f"{100 * (w / measured - 1):+.1f}%", f"{leak:.1f}", how)
+        # a socket with no steady junction is held at what the profile removes (through the regulators)
+        drawn = "-" if held is None else f"{min(w, held):.1f} ({100 * (min(w, held) / measured - 1):+.1f}%)"
+        t.add_row(label, f"{w:.1f}", f"{100 * (w / measured - 1):+.1f}%", drawn, f"{leak:.1f}", how)
     console.print(t)
 
 

@@ -241,3 +241,4 @@ def test_the_run_report_shows_a_runaway_socket_s_demand_and_names_the_runaway(xe
     assert "NO STEADY JUNCTION" in text and "socket 0: xeon-e5-2697v2: no turbo bin down to the base clock" in text
     assert "junction held at the profile's maximum" in text and "package limit: the thermal profile removes 130.0 W" in text
     assert "sensitivity (a report, not the model)" in text and "1.000" in text and "the node's V-f law" in text
+    assert "held at the package limit W" in text
