@@ -104,3 +104,11 @@ def test_a_large_store_is_loaded_and_restored_packed_and_the_caveat_says_what_ru
     assert packed_as_loaded(vx.point_system(4, 4096, 10, 1.0)).unpacked_memory == 0
     assert vx.items_note(vx.PAPER_ITEMS) == "201,326,592 items (the paper's Tiny data set)"
     assert "cannot hold" not in vx.items_note(16 << 20) and "REDUCED" in vx.items_note(16 << 20)
+
+
+def test_a_parameter_override_is_a_labelled_sensitivity_and_a_bad_one_is_refused_before_any_run():
+    system = vx.point_system(4, 1 << 20, 10, 1.0, overrides=("caches.l1d.prefetch.next_line=false",))
+    assert system.caches.l1d.prefetch.next_line is False
+    assert vx.point_system(4, 1 << 20, 10, 1.0).caches.l1d.prefetch.next_line is True
+    with pytest.raises(Exception, match="Prefetcher has no parameter 'nxt'"):
+        vx.main(["--cores", "4", "--no-target", "--set", "caches.l1d.prefetch.nxt=false"])

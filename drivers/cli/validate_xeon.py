@@ -61,6 +61,7 @@ import types
 import configs
 from configs import brps_target_socket, xeon_e5_2697v2_socket
 from drivers import capacity
+from drivers.cli.run import apply_override
 from drivers.sweep import CHECKPOINTS, Base, load_once, packed_as_loaded
 from models import stats_paths
 from models.client import KVS_ITEM_HEADER
@@ -442,12 +443,13 @@ def with_index(system, buckets: int | None, items: int):
 
 
 def point_system(cores: int, items: int, requests_per_core: int, offered_mpps: float, log_mib: int | None = None,
-                 buckets: int | None = None, unpacked_memory: str = "") -> System:
+                 buckets: int | None = None, unpacked_memory: str = "", overrides: tuple[str, ...] = ()) -> System:
     """The Xeon system with `cores` cores offered `offered_mpps` M frames/s per port, in steady state, its server's
     log and index as MICA sizes them (or `log_mib`, `buckets`), its guest memory limit what the data set needs (the
     studies' rule, fit_mem_limit): one socket up to 12, else the dual-socket server with half the cores on each
     socket (two cores per port). `unpacked_memory`: System.unpacked_memory ('' : the config's), which changes no
-    statistic, only how much host memory the guest's pages take."""
+    statistic, only how much host memory the guest's pages take. `overrides`: run.py's --set PATH=VALUE, each
+    applied last (a sensitivity)."""
     from drivers.studies.common import fit_mem_limit
 
     per_socket = xeon_e5_2697v2_socket.CORES_PER_SOCKET
@@ -467,14 +469,17 @@ def point_system(cores: int, items: int, requests_per_core: int, offered_mpps: f
     system = steady(with_index(with_log_mib(system, log_mib, items), buckets, items))
     if unpacked_memory:
         system.unpacked_memory = unpacked_memory
+    for assignment in overrides:
+        apply_override(system, assignment)
     return fit_mem_limit(system)
 
 
 def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | None = None,
-                 buckets: int | None = None, unpacked_memory: str = ""):
+                 buckets: int | None = None, unpacked_memory: str = "", overrides: tuple[str, ...] = ()):
     """offered load -> the Xeon point's system (point_system); a bad point is refused here, before any run."""
-    point_system(cores, items, requests_per_core, 1.0, log_mib, buckets, unpacked_memory)
-    return lambda rate: point_system(cores, items, requests_per_core, rate, log_mib, buckets, unpacked_memory)
+    point_system(cores, items, requests_per_core, 1.0, log_mib, buckets, unpacked_memory, overrides)
+    return lambda rate: point_system(cores, items, requests_per_core, rate, log_mib, buckets, unpacked_memory,
+                                     overrides)
 
 
 def target_system(cores: int, items: int, requests: int, offered_mpps: float, unpacked_memory: str = "") -> System:
@@ -656,6 +661,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="System.unpacked_memory (e.g. 2GiB): the guest memory kept as whole pages, the rest "
                         "packed (no statistic changes; host memory does). Default: the config's (all whole); with "
                         "--checkpoints, what the load keeps (2 GiB where the KVS store is larger)")
+    parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                        help="SENSITIVITY, not the paper's condition: override a parameter of every Xeon point (as "
+                        "run.py's --set, e.g. caches.l1d.prefetch.next_line=false), applied last")
     opts = parser.parse_args(argv)
     if opts.offered == "measured" and opts.search:
         raise SystemExit("--offered measured and --search: the search finds its own offered load; give one")
@@ -683,12 +691,15 @@ def main(argv: list[str] | None = None) -> int:
               "scaled to the data set.")
     else:
         print(INDEX_NOTE)
+    if opts.set:
+        print(f"SENSITIVITY: every Xeon point with --set {' '.join(opts.set)}. Not the paper's condition.")
     print(MISS_RATES_NOTE)
     # Every point is built (and refused, if bad) before any runs.
     cores_list = [int(c) for c in opts.cores.split(",") if c]
     points = {cores: Base(f"{__name__}:point_system", cores=cores, items=opts.items,
                           requests_per_core=opts.requests_per_core, offered_mpps=1.0, log_mib=opts.log_mib,
-                          buckets=opts.buckets, unpacked_memory=opts.unpacked_memory) for cores in cores_list}
+                          buckets=opts.buckets, unpacked_memory=opts.unpacked_memory, overrides=tuple(opts.set))
+              for cores in cores_list}
     target_cores = opts.target_cores
     target = Base(f"{__name__}:target_system", cores=target_cores, items=opts.items,
                   requests=opts.requests_per_core * target_cores // 6, offered_mpps=1.0,
@@ -709,7 +720,9 @@ def main(argv: list[str] | None = None) -> int:
         if opts.items < PAPER_ITEMS:
             note += " (reduced data set)"
         note += f"; {log_note(system.workload.argv)}"
-        if opts.log_mib is not None or opts.buckets is not None:
+        if opts.set:
+            note += f"; --set {' '.join(opts.set)}"
+        if opts.log_mib is not None or opts.buckets is not None or opts.set:
             note += " (sensitivity)"
         note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
         print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note)
