@@ -112,3 +112,19 @@ def test_a_parameter_override_is_a_labelled_sensitivity_and_a_bad_one_is_refused
     assert vx.point_system(4, 1 << 20, 10, 1.0).caches.l1d.prefetch.next_line is True
     with pytest.raises(Exception, match="Prefetcher has no parameter 'nxt'"):
         vx.main(["--cores", "4", "--no-target", "--set", "caches.l1d.prefetch.nxt=false"])
+
+
+def test_the_load_runs_in_a_worker_process_so_its_memory_is_not_kept_under_the_measured_run(engine, tmp_path,
+                                                                                            monkeypatch):
+    from drivers.sweep import Base, load_once
+    from models import sim
+
+    def in_this_process(*args, **kwargs):
+        raise AssertionError("the load ran in the driver's own process")
+
+    monkeypatch.setattr(sim, "simulate", in_this_process)
+    base = Base("drivers.cli.validate_xeon:point_system", cores=2, items=4096, requests_per_core=10,
+                offered_mpps=1.0)
+    folder, record = load_once(tmp_path, base, "two cores")
+    assert record["status"] == "ok" and record["loaded"] and (folder / "manifest.json").is_file()
+    assert folder.parent == tmp_path / CHECKPOINTS and folder.name == record["data_set"]

@@ -145,7 +145,7 @@ def load_once(store: str | pathlib.Path, base: Base, label: str) -> tuple[pathli
     the key covering what a restore refuses to change and the binary's and engine's content), unless it is there
     already. Refused with a ParamError before any work when the configuration loads no data set or the disk cannot
     hold the checkpoint (its guest pages, models.client.kvs_server_memory, and the client's versions), and after
-    the load when it failed. Returns the folder to restore and the load's record ('loaded': this call loaded it)."""
+    the load (in a worker process) when it failed. Returns the folder to restore and the load's record ('loaded': this call loaded it)."""
     from models.client import kvs_server_memory
 
     from .data_set import data_set_key, shares_data_set
@@ -166,7 +166,11 @@ def load_once(store: str | pathlib.Path, base: Base, label: str) -> tuple[pathli
         if free < need:
             raise ParamError(f"checkpoints in {store} for {label}: its data set's checkpoint takes about "
                              f"{need / 1e9:.1f} GB, the disk has {free / 1e9:.1f} GB free")
-    record = prepare_checkpoint(str(store), point)
+    # In a worker process, as a sweep's loads run: the load's host memory (about 9 GiB at the paper's 192 Mi items)
+    # goes back to the system when it ends, not kept by this process's allocator under the run that restores it.
+    from .execute import _prepare_all
+
+    record = _prepare_all(str(store), [point], 1, None)[0]
     if record["status"] != "ok":
         raise ParamError(f"checkpoints in {store} for {label}: loading the data set into {folder} failed: "
                          f"{record['error']}")
