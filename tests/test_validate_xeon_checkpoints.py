@@ -82,9 +82,9 @@ def test_bad_checkpoint_input_is_refused_before_any_run(tmp_path, monkeypatch):
     with pytest.raises(SystemExit, match="--cores 13"):
         vx.main(["--cores", "1,13", "--items", "4096", "--no-target"])
     # A disk that cannot hold the checkpoint: refused before the load, nothing written.
-    from drivers.sweep import checkpoints
+    import shutil
 
-    monkeypatch.setattr(checkpoints.shutil, "disk_usage", lambda path: type("U", (), {"free": 1 << 20})())
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: type("U", (), {"free": 1 << 20})())
     with pytest.raises(Exception, match=r"checkpoint takes about .* GB, the disk has 0\.0 GB free"):
         vx.main(["--cores", "1", "--items", "1048576", "--no-target", "--checkpoints", str(tmp_path / "full")])
     assert not (tmp_path / "full" / CHECKPOINTS).exists()

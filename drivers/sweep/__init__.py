@@ -50,14 +50,13 @@ from .checkpoints import (
     check_existing,
     checkpoint_bytes,
     checkpoint_dir,
-    load_once,
     loader_system,
     packed_as_loaded,
     prepare_checkpoint,
 )
 from .data_set import data_set_key, shares_data_set
 from .evaluators import evaluate_capacity, evaluate_run
-from .execute import SweepReport, _Progress, _record_of, load_sweep_module, run, run_point
+from .execute import SweepReport, _Progress, _record_of, load_once, load_sweep_module, run, run_point
 from .points import CAPACITY_EVALUATOR, RUN_EVALUATOR, Base, Point, Sweep, build_point, set_path
 from .space import Grid, LatinHypercube, List, Product, Random, Space, Zip
 from .store import DEFAULT_STORE, ROOT, atomic_write_json, engine_hash, file_hash, point_key, store_dir, stored_points
