@@ -43,9 +43,10 @@ smaller one is a reduced run), and frames are 80-byte GET / 88-byte PUT requests
 Data sets: with --checkpoints DIR, each point's data set is loaded once, functionally, with the point's own server
 arguments (MICA's log and index), into DIR/checkpoints/<data set key>/ (drivers/sweep's shared checkpoints, the
 record of the load beside it as <key>.json), and the measured run restores it; a later invocation restores what
-is there. The paper's 192 Mi items take a load of about 2,000 s of host CPU and a checkpoint of about 25 GB;
+is there. The paper's 192 Mi items took a load of 1,910 s of host CPU and a checkpoint of 12.2 GB (24 cores);
 --unpacked-memory 2GiB (the default with --checkpoints for a store larger than that) keeps the load's host memory
-near 10 GiB. Every point's guest memory limit is what its data set needs (drivers/studies fit_mem_limit).
+near 9.3 GB (the load runs in a worker process; the restored run maps the checkpoint's pages from
+the file). A new engine build has another data set key, so it loads again. Every point's guest memory limit is what its data set needs (drivers/studies fit_mem_limit).
 """
 
 from __future__ import annotations
