@@ -45,8 +45,9 @@ arguments (MICA's log and index), into DIR/checkpoints/<data set key>/ (drivers/
 record of the load beside it as <key>.json), and the measured run restores it; a later invocation restores what
 is there. The paper's 192 Mi items took a load of 1,910 s of host CPU and a checkpoint of 12.2 GB (24 cores);
 --unpacked-memory 2GiB (the default with --checkpoints for a store larger than that) keeps the load's host memory
-near 9.3 GB (the load runs in a worker process; the restored run maps the checkpoint's pages from
-the file). A new engine build has another data set key, so it loads again. Every point's guest memory limit is what its data set needs (drivers/studies fit_mem_limit).
+near 9.3 GB (the load runs in a worker process; the restored run maps the checkpoint's pages from the file). A new
+engine build has another data set key, so it loads again. Every point's guest memory limit is what its data set
+needs (drivers/studies fit_mem_limit).
 """
 
 from __future__ import annotations
