@@ -11,10 +11,9 @@
                                                       the same for a study's first sweep (drivers/studies/STUDY.py):
                                                       its base configuration loaded and checkpointed into DIR (if not
                                                       there), then restored with each warm-up W
-    checkpoint_study.py xeon ITEMS DIR [CORES ...]    the Xeon validation (validate_xeon.py's table, open loop at
-                                                      line rate) with ITEMS Tiny items: per core count (default 4
-                                                      and 12) the data set is loaded once into DIR/xeon-<cores>c
-                                                      (if not there) and the measured run restores it
+    checkpoint_study.py xeon ITEMS DIR [CORES ...]    the Xeon validation with ITEMS Tiny items (default cores 4
+                                                      and 12): `validate_xeon.py --no-target --checkpoints DIR`,
+                                                      which loads each point's data set once and restores it
 
 Options: --target runs the billion-RPS target socket (configs/brps_target_socket.py with HARTS cores: its NICs,
 mesh, caches; the load is functional) instead of the functional KVS config; --sized keeps the config's log and index
@@ -131,38 +130,13 @@ def study_warmup(study: str, ckpt: str, warmups: list[int]) -> None:
         run(s, f"warmup {w}")
 
 
-def xeon(items: int, ckpt_root: str, cores_list: list[int]) -> None:
-    """validate_xeon.py's measured point on a large Tiny data set, restored from a checkpoint per core count."""
-    from configs import xeon_e5_2697v2_socket
-    from drivers import capacity
-    from drivers.cli import validate_xeon as vx
+def xeon(items: int, ckpt_root: str, cores_list: list[int]) -> int:
+    """The Xeon validation restored from checkpoints: validate_xeon.py --checkpoints, the one way to run it (each
+    point's data set loaded with its own server arguments, MICA's log and index)."""
+    from drivers.cli import validate_xeon
 
-    print(f"Xeon E5-2697 v2 socket, STANDARD workload with {items:,} Tiny items (the server's log and index hold "
-          "them all), open loop at line rate, data set restored from a checkpoint, warm-up "
-          "client.warmup_requests (default) before the measured phase", flush=True)
-    for cores in cores_list:
-        def make(rate, cores=cores, requests=3000 * cores):
-            s = xeon_e5_2697v2_socket.system(cores=cores, ports=vx.ports_for(cores), items=items,
-                                              requests=requests, offered_mpps=rate)
-            s.workload.argv = ["mode=erew", *server_args(items, cores)]
-            s.mem_limit = "20GiB"
-            return s
-
-        ckpt = os.path.join(ckpt_root, f"xeon-{cores}c")
-        if not os.path.isdir(ckpt):
-            loader = functional(make(0.0, requests=1))
-            loader.checkpoint_to = ckpt
-            run(loader, f"load {cores} cores")
-        line = capacity.line_rate_mpps(make(1.0))
-        s = make(line)
-        s.restore_from = ckpt
-        t, mem = time.time(), MemorySampler()
-        r = simulate(s)
-        note = f"open loop at {line:.2f} M frames/s per port (line rate); {time.time() - t:.1f} s host; {mem.text()}"
-        pub = dict(vx.PUBLISHED.get(cores, {}))
-        vx.print_point(f"Xeon E5-2697 v2 socket, {cores} core(s), {vx.ports_for(cores)} x 10 GbE, {items:,} items",
-                       vx.figures(r, cores) | vx.power_figures(r, s), pub, note)
-        sys.stdout.flush()
+    return validate_xeon.main(["--no-target", "--items", str(items), "--checkpoints", ckpt_root,
+                               "--cores", ",".join(str(c) for c in cores_list)])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -175,8 +149,7 @@ def main(argv: list[str] | None = None) -> None:
         study_warmup(args[1], args[2], [int(w) for w in args[3:]])
         return
     if args and args[0] == "xeon":
-        xeon(int(args[1]), args[2], [int(c) for c in args[3:]] or [4, 12])
-        return
+        sys.exit(xeon(int(args[1]), args[2], [int(c) for c in args[3:]] or [4, 12]))
     if len(args) < 4:
         sys.exit(__doc__)
     what, items, harts, ckpt = args[0], int(args[1]), int(args[2]), args[3]

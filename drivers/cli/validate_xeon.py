@@ -3,7 +3,7 @@
 
     sim-scripts/validate_xeon.py [--cores 1,2,3,4,8,12,24] [--requests-per-core N] [--items N] [--search]
                                  [--no-target] [--target-cores 60] [--save DIR] [--log-mib N] [--buckets N]
-                                 [--offered line|measured]
+                                 [--offered line|measured] [--checkpoints DIR] [--unpacked-memory SIZE]
     sim-scripts/validate_xeon.py --from DIR        (the table again from the points --save DIR kept, no run)
 
 For each core count up to 12 it runs configs/xeon_e5_2697v2_socket.py (two cores per 10 GbE port; 1 to 3 cores
@@ -37,14 +37,24 @@ below line rate at 24 cores). The published numbers live only in this script, ne
 Where the published figure is a 2-socket measurement (4 cores on 2 ports over 2 sockets; 24 cores on 12 ports),
 the 4-core row compares with it as is (same cores and ports), the 12-core row with half of the 24-core one, and
 the 24-core row (both sockets) with the measurement itself.
-Caveats printed with the table: the data set (--items) is said against the paper's 192 Mi items in every output (this
-host's memory holds about 1/8 of it at most: a reduced run), and frames are 80-byte GET / 88-byte PUT requests.
+Caveats printed with the table: the data set (--items) is said against the paper's 192 Mi items in every output (a
+smaller one is a reduced run), and frames are 80-byte GET / 88-byte PUT requests.
+
+Data sets: with --checkpoints DIR, each point's data set is loaded once, functionally, with the point's own server
+arguments (MICA's log and index), into DIR/checkpoints/<data set key>/ (drivers/sweep's shared checkpoints, the
+record of the load beside it as <key>.json), and the measured run restores it; a later invocation restores what
+is there. The paper's 192 Mi items took a load of 1,910 s of host CPU and a checkpoint of 12.2 GB (24 cores);
+--unpacked-memory 2GiB (the default with --checkpoints for a store larger than that) keeps the load's host memory
+near 9.3 GB (the load runs in a worker process; the restored run maps the checkpoint's pages from the file). A new
+engine build has another data set key, so it loads again. Every point's guest memory limit is what its data set
+needs (drivers/studies fit_mem_limit).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import sys
 import time
@@ -53,10 +63,13 @@ import types
 import configs
 from configs import brps_target_socket, xeon_e5_2697v2_socket
 from drivers import capacity
+from drivers.cli.run import apply_override
+from drivers.sweep import CHECKPOINTS, Base, load_once, packed_as_loaded
 from models import stats_paths
 from models.client import KVS_ITEM_HEADER
 from models.sim import RunResult, simulate, sized_warmup_requests
 from models.socket import core_path, socket_path
+from models.system import System
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -296,8 +309,8 @@ def items_note(items: int) -> str:
     """The data set against the paper's, said in every output."""
     if items >= PAPER_ITEMS:
         return f"{items:,} items (the paper's Tiny data set)"
-    return (f"{items:,} items = 1/{PAPER_ITEMS / items:.4g} of the paper's 192 Mi Tiny set (REDUCED: this host's "
-            "memory cannot hold 192 Mi; memory bandwidth and LLC misses are expected to be low)")
+    return (f"{items:,} items = 1/{PAPER_ITEMS / items:.4g} of the paper's 192 Mi Tiny set (REDUCED: a smaller "
+            "data set than the paper's; memory bandwidth and LLC misses are expected to be low)")
 
 
 def fmt(v: float | None) -> str:
@@ -431,27 +444,104 @@ def with_index(system, buckets: int | None, items: int):
     return system
 
 
-def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | None = None,
-                 buckets: int | None = None):
-    """offered load -> the Xeon system with `cores` cores, in steady state, its server's log and index as MICA
-    sizes them (or `log_mib`, `buckets`): one socket up to 12, else the dual-socket server with half the cores on
-    each socket (two cores per port)."""
+def point_system(cores: int, items: int, requests_per_core: int, offered_mpps: float, log_mib: int | None = None,
+                 buckets: int | None = None, unpacked_memory: str = "", overrides: tuple[str, ...] = ()) -> System:
+    """The Xeon system with `cores` cores offered `offered_mpps` M frames/s per port, in steady state, its server's
+    log and index as MICA sizes them (or `log_mib`, `buckets`), its guest memory limit what the data set needs (the
+    studies' rule, fit_mem_limit): one socket up to 12, else the dual-socket server with half the cores on each
+    socket (two cores per port). `unpacked_memory`: System.unpacked_memory ('' : the config's), which changes no
+    statistic, only how much host memory the guest's pages take. `overrides`: run.py's --set PATH=VALUE, each
+    applied last (a sensitivity)."""
+    from drivers.studies.common import fit_mem_limit
+
     per_socket = xeon_e5_2697v2_socket.CORES_PER_SOCKET
+    if cores < 1:
+        raise SystemExit(f"--cores {cores}: at least one core")
     if cores <= per_socket:
-        return lambda rate: steady(with_index(with_log_mib(
-            xeon_e5_2697v2_socket.system(cores=cores, ports=ports_for(cores), items=items,
-                                         requests=requests_per_core * cores, offered_mpps=rate), log_mib, items),
-            buckets, items))
-    if cores % 2 or cores > 2 * per_socket:
-        raise SystemExit(f"--cores {cores}: beyond one socket's {per_socket} the dual-socket server takes an even "
-                         f"count up to {2 * per_socket}")
-    if DUAL not in configs.available():
-        raise SystemExit(f"--cores {cores}: configs/{DUAL}.py is not in this checkout")
-    dual = configs.load(DUAL)
-    return lambda rate: steady(with_index(with_log_mib(dual.system(cores_per_socket=cores // 2, items=items,
-                                                                   requests=requests_per_core * cores,
-                                                                   offered_mpps=rate), log_mib, items),
-                                          buckets, items))
+        system = xeon_e5_2697v2_socket.system(cores=cores, ports=ports_for(cores), items=items,
+                                              requests=requests_per_core * cores, offered_mpps=offered_mpps)
+    else:
+        if cores % 2 or cores > 2 * per_socket:
+            raise SystemExit(f"--cores {cores}: beyond one socket's {per_socket} the dual-socket server takes an even "
+                             f"count up to {2 * per_socket}")
+        if DUAL not in configs.available():
+            raise SystemExit(f"--cores {cores}: configs/{DUAL}.py is not in this checkout")
+        system = configs.load(DUAL).system(cores_per_socket=cores // 2, items=items,
+                                           requests=requests_per_core * cores, offered_mpps=offered_mpps)
+    system = steady(with_index(with_log_mib(system, log_mib, items), buckets, items))
+    if unpacked_memory:
+        system.unpacked_memory = unpacked_memory
+    for assignment in overrides:
+        apply_override(system, assignment)
+    return fit_mem_limit(system)
+
+
+def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | None = None,
+                 buckets: int | None = None, unpacked_memory: str = "", overrides: tuple[str, ...] = ()):
+    """offered load -> the Xeon point's system (point_system); a bad point is refused here, before any run."""
+    point_system(cores, items, requests_per_core, 1.0, log_mib, buckets, unpacked_memory, overrides)
+    return lambda rate: point_system(cores, items, requests_per_core, rate, log_mib, buckets, unpacked_memory,
+                                     overrides)
+
+
+def target_system(cores: int, items: int, requests: int, offered_mpps: float, unpacked_memory: str = "") -> System:
+    """One socket of the billion-RPS target (configs/brps_target_socket.py) with `cores` cores, its guest memory
+    limit what the data set needs (fit_mem_limit), `unpacked_memory` as point_system's."""
+    from drivers.studies.common import fit_mem_limit
+
+    system = brps_target_socket.system(cores=cores, items=items, requests=requests, offered_mpps=offered_mpps)
+    if unpacked_memory:
+        system.unpacked_memory = unpacked_memory
+    return fit_mem_limit(system)
+
+
+CHECKPOINTS_NOTE = ("Data sets: each point's loaded once (functional, the point's own server arguments) into "
+                    "{folder}/<data set key>/ unless there, and restored for the measured run, whose caches warm over "
+                    "its warm-up requests of the mix (not over the load).")
+
+
+def check_checkpoints_folder(folder: pathlib.Path) -> None:
+    """--checkpoints DIR: a folder this process can write checkpoints into (made if missing), before any run."""
+    for path in (folder, folder / CHECKPOINTS):
+        if path.exists() and not path.is_dir():
+            raise SystemExit(f"--checkpoints {folder}: {path} exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise SystemExit(f"--checkpoints {folder}: cannot make the folder ({err})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise SystemExit(f"--checkpoints {folder}: not writable by this process")
+
+
+def restoring(base: Base, root: str | None, label: str):
+    """offered load (M frames/s per port) -> the system `base` builds at that load; with `root` (--checkpoints)
+    restored from its data set's checkpoint there, which is loaded first if it is not there (the sweeps' shared
+    checkpoints: drivers/sweep load_once), its guest memory packed as the load packed it."""
+    def build(rate: float) -> System:
+        return Base(base.config, **{**base.kwargs, "offered_mpps": rate}).build()
+    if not root:
+        return build
+    folder, record = load_once(root, base, label)
+    how = "loaded now" if record["loaded"] else "loaded by an earlier run, restored"
+    print(f"{label}: data set {how}: {folder} ({record['bytes'] / 1e9:.2f} GB; the load took "
+          f"{record['cpu_seconds']:.0f} s host CPU, {record['insts']:,} instructions)", flush=True)
+
+    def restored(rate: float) -> System:
+        system = packed_as_loaded(build(rate))
+        system.restore_from = str(folder)
+        return system
+    return restored
+
+
+def host_cpu() -> float:
+    """CPU seconds of this process and of its ended children (a data set's load runs in a worker process)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def host_time(cpu: float, wall: float) -> str:
+    """Host time since host_cpu() = `cpu` and perf_counter() = `wall`: CPU time, wall time beside it."""
+    return f"{host_cpu() - cpu:.1f} s host CPU ({time.perf_counter() - wall:.1f} s wall)"
 
 
 # The STANDARD workload's request frames (kvs-workload.md, wire format): Ethernet, IPv4 and UDP headers, the batch
@@ -536,6 +626,8 @@ def print_saved(folder: pathlib.Path) -> int:
         run = types.SimpleNamespace(stats=stats)
         system = types.SimpleNamespace(to_dict=lambda config=config: config)
         note = f"saved run; {items_note(items)}; {log_note(config['workload']['argv'])}"
+        if config.get("restore_from"):
+            note += f"; data set restored from {config['restore_from']}"
         note += f"; measured after a {config['client']['warmup_requests']:,}-request warm-up of the mix"
         print_xeon_point(cores, figures(run, cores) | power_figures(run, system), note)
     return 0
@@ -568,16 +660,32 @@ def main(argv: list[str] | None = None) -> int:
                         "or the load the measured server received at that core count (its published network RX, "
                         "e.g. 105.45 Gb/s over 12 ports at 24 cores; then the network RX row is the input, not a "
                         "result)")
+    parser.add_argument("--checkpoints", metavar="DIR",
+                        help="load each point's data set once, functionally, with the point's own server arguments, "
+                        "into DIR/checkpoints/<data set key>/ (the sweeps' shared checkpoints: the key covers what a "
+                        "restore may not change and the server's and engine's content), unless it is there, and "
+                        "restore it for the measured run (warming over the warm-up requests of the mix)")
+    parser.add_argument("--unpacked-memory", default="", metavar="SIZE",
+                        help="System.unpacked_memory (e.g. 2GiB): the guest memory kept as whole pages, the rest "
+                        "packed (no statistic changes; host memory does). Default: the config's (all whole); with "
+                        "--checkpoints, what the load keeps (2 GiB where the KVS store is larger)")
+    parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                        help="SENSITIVITY, not the paper's condition: override a parameter of every Xeon point (as "
+                        "run.py's --set, e.g. caches.l1d.prefetch.next_line=false), applied last")
     opts = parser.parse_args(argv)
     if opts.offered == "measured" and opts.search:
         raise SystemExit("--offered measured and --search: the search finds its own offered load; give one")
     if opts.from_dir:
+        if opts.checkpoints:
+            raise SystemExit("--from and --checkpoints: --from re-prints saved points without running any")
         return print_saved(pathlib.Path(opts.from_dir))
     if opts.log_mib is not None and (opts.log_mib < 1 or opts.log_mib & (opts.log_mib - 1)):
         raise SystemExit(f"--log-mib {opts.log_mib}: the server takes a power of two of at least 1 MiB")
     if opts.buckets is not None and (opts.buckets < 1 or opts.buckets > 1 << 32 or opts.buckets & (opts.buckets - 1)):
         raise SystemExit(f"--buckets {opts.buckets}: the server takes a power of two in [1, 2^32]")
-    started = time.perf_counter()
+    if opts.checkpoints:
+        check_checkpoints_folder(pathlib.Path(opts.checkpoints))
+    started, started_cpu = time.perf_counter(), host_cpu()
     print("STANDARD workload (tiny 8/8-byte items, uniform, 95% GET), EREW, detailed timing of the measured phase.")
     print(f"Data set: {items_note(opts.items)}.")
     if opts.log_mib is not None:
@@ -591,38 +699,50 @@ def main(argv: list[str] | None = None) -> int:
               "scaled to the data set.")
     else:
         print(INDEX_NOTE)
+    if opts.set:
+        print(f"SENSITIVITY: every Xeon point with --set {' '.join(opts.set)}. Not the paper's condition.")
     print(MISS_RATES_NOTE)
-    for cores in [int(c) for c in opts.cores.split(",") if c]:
-        make = xeon_factory(cores, opts.items, opts.requests_per_core, opts.log_mib, opts.buckets)
-
+    # Every point is built (and refused, if bad) before any runs.
+    cores_list = [int(c) for c in opts.cores.split(",") if c]
+    points = {cores: Base(f"{__name__}:point_system", cores=cores, items=opts.items,
+                          requests_per_core=opts.requests_per_core, offered_mpps=1.0, log_mib=opts.log_mib,
+                          buckets=opts.buckets, unpacked_memory=opts.unpacked_memory, overrides=tuple(opts.set))
+              for cores in cores_list}
+    target_cores = opts.target_cores
+    target = Base(f"{__name__}:target_system", cores=target_cores, items=opts.items,
+                  requests=opts.requests_per_core * target_cores // 6, offered_mpps=1.0,
+                  unpacked_memory=opts.unpacked_memory)
+    for base in [*points.values(), *([] if opts.no_target else [target])]:
+        base.build()
+    if opts.checkpoints:
+        print(CHECKPOINTS_NOTE.format(folder=pathlib.Path(opts.checkpoints) / CHECKPOINTS))
+    for cores, base in points.items():
+        make = restoring(base, opts.checkpoints, f"Xeon, {cores} core(s), {opts.items:,} items")
         line = capacity.line_rate_mpps(make(1.0))
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), host_cpu()
         measured = measured_mpps(make(1.0), cores) if opts.offered == "measured" else None
         r, system, how = run_point(make, cores, opts.search, line, measured)
         if opts.save:
             save(pathlib.Path(opts.save) / str(cores), r, system)
-        note = f"{how}; {time.perf_counter() - t:.1f} s host; {opts.items:,} items"
+        note = f"{how}; {host_time(cpu, t)}; {opts.items:,} items"
         if opts.items < PAPER_ITEMS:
             note += " (reduced data set)"
         note += f"; {log_note(system.workload.argv)}"
-        if opts.log_mib is not None or opts.buckets is not None:
+        if opts.set:
+            note += f"; --set {' '.join(opts.set)}"
+        if opts.log_mib is not None or opts.buckets is not None or opts.set:
             note += " (sensitivity)"
         note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
         print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note)
     if not opts.no_target:
-        cores = opts.target_cores
-
-        def make_t(rate):
-            return brps_target_socket.system(cores=cores, items=opts.items,
-                                             requests=opts.requests_per_core * cores // 6, offered_mpps=rate)
-
+        make_t = restoring(target, opts.checkpoints, f"target, {target_cores} cores, {opts.items:,} items")
         line = capacity.line_rate_mpps(make_t(1.0))
-        t = time.perf_counter()
-        r, system, how = run_point(make_t, cores, opts.search, line)
-        print_point(f"billion-RPS target socket, {cores} cores, 3 x 100 GbE",
-                    figures(r, cores) | power_figures(r, system), {},
-                    f"{how}; {time.perf_counter() - t:.1f} s host; no published measurement")
-    print(f"\ntotal host time {time.perf_counter() - started:.1f} s")
+        t, cpu = time.perf_counter(), host_cpu()
+        r, system, how = run_point(make_t, target_cores, opts.search, line)
+        print_point(f"billion-RPS target socket, {target_cores} cores, 3 x 100 GbE",
+                    figures(r, target_cores) | power_figures(r, system), {},
+                    f"{how}; {host_time(cpu, t)}; no published measurement")
+    print(f"\ntotal host time {host_time(started_cpu, started)}")
     return 0
 
 

@@ -51,11 +51,12 @@ from .checkpoints import (
     checkpoint_bytes,
     checkpoint_dir,
     loader_system,
+    packed_as_loaded,
     prepare_checkpoint,
 )
 from .data_set import data_set_key, shares_data_set
 from .evaluators import evaluate_capacity, evaluate_run
-from .execute import SweepReport, _Progress, _record_of, load_sweep_module, run, run_point
+from .execute import SweepReport, _Progress, _record_of, load_once, load_sweep_module, run, run_point
 from .points import CAPACITY_EVALUATOR, RUN_EVALUATOR, Base, Point, Sweep, build_point, set_path
 from .space import Grid, LatinHypercube, List, Product, Random, Space, Zip
 from .store import DEFAULT_STORE, ROOT, atomic_write_json, engine_hash, file_hash, point_key, store_dir, stored_points
@@ -64,6 +65,7 @@ __all__ = [
     "CAPACITY_EVALUATOR", "CHECKPOINTS", "DEFAULT_STORE", "ROOT", "RUN_EVALUATOR", "Base", "Grid", "LatinHypercube",
     "List", "Point", "Product", "Random", "Space", "Sweep", "SweepReport", "Zip", "_Progress", "_record_of",
     "atomic_write_json", "build_point", "check_existing", "checkpoint_bytes", "checkpoint_dir", "data_set_key", "engine_hash",
-    "evaluate_capacity", "evaluate_run", "file_hash", "load_sweep_module", "loader_system", "point_key",
+    "evaluate_capacity", "evaluate_run", "file_hash", "load_once", "load_sweep_module", "loader_system",
+    "packed_as_loaded", "point_key",
     "prepare_checkpoint", "run", "run_point", "set_path", "shares_data_set", "store_dir", "stored_points",
 ]

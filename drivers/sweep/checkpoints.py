@@ -39,6 +39,13 @@ def loader_system(point: Point, target: pathlib.Path) -> System:
     system.max_insts, system.max_time = 0, 0
     system.client.requests = 1
     system.checkpoint_to = str(target)
+    return packed_as_loaded(system)
+
+
+def packed_as_loaded(system: System) -> System:
+    """`system` with the guest memory kept whole as a load of its data set keeps it (LOAD_UNPACKED where the KVS
+    store is larger; a System.unpacked_memory already set stays): also what a run restoring that load needs, or it
+    unpacks every page the checkpoint holds. Returns the system."""
     if system.unpacked_memory == 0 and system.os_level == "se" and system.client.enabled and \
             system.client.protocol == "mica":
         if guest_memory_bytes(system.client.items, system.harts, system.client.dataset) > LOAD_UNPACKED:

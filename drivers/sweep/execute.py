@@ -7,6 +7,7 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import pathlib
+import shutil
 import signal
 import time
 import traceback
@@ -14,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 from .checkpoints import check_existing, checkpoint_bytes, checkpoint_dir, prepare_checkpoint
-from .points import Point, Sweep, _resolve_callable
+from .data_set import data_set_key, shares_data_set
+from .points import Base, Point, Sweep, _resolve_callable
 from .store import atomic_write_json, store_dir, stored_points
 
 
@@ -181,6 +183,45 @@ def _prepare_all(store: str, loaders: list[Point], jobs: int | None, scheduler: 
         _stop(pool)
         raise
 
+
+
+# Bytes a checkpoint keeps per item beside the guest's pages: the client's acknowledged version of each
+# (client_versions.bin, u32; engine checkpoint.rs).
+CHECKPOINT_VERSION_BYTES = 4
+
+
+def load_once(store: str | pathlib.Path, base: Base, label: str) -> tuple[pathlib.Path, dict[str, Any]]:
+    """A driver's own point, outside a sweep: the data set of `base`'s configuration loaded and checkpointed into
+    the store's shared checkpoints as a sweep's would be (prepare_checkpoint: `store`/checkpoints/<data set key>/,
+    the key covering what a restore refuses to change and the binary's and engine's content), unless it is there
+    already. Refused with a ParamError before any work when the configuration loads no data set or the disk cannot
+    hold the checkpoint (its guest pages, models.client.kvs_server_memory, and the client's versions), and after
+    the load (in a worker process) when it failed. Returns the folder to restore and the load's record ('loaded': this call loaded it)."""
+    from models.client import kvs_server_memory
+    from models.params import ParamError
+
+    system = base.build()
+    if not shares_data_set(system) or not system.serves_kvs():
+        raise ParamError(f"checkpoints in {store} for {label}: its configuration loads no KVS data set (the client's "
+                         "bulk load, no restore_from or checkpoint_to of its own)")
+    point = Point(label, 0, {}, base, {}, "", {}, data_set_key(system.to_dict()))
+    folder = checkpoint_dir(store, point.data_set)
+    if not (folder / "manifest.json").is_file():
+        need = kvs_server_memory(system.server_argv(), system.client, system.harts) + \
+            CHECKPOINT_VERSION_BYTES * system.client.items
+        root = pathlib.Path(store)
+        root.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(root).free
+        if free < need:
+            raise ParamError(f"checkpoints in {store} for {label}: its data set's checkpoint takes about "
+                             f"{need / 1e9:.1f} GB, the disk has {free / 1e9:.1f} GB free")
+    # In a worker process, as a sweep's loads run: the load's host memory (about 9 GiB at the paper's 192 Mi items)
+    # goes back to the system when it ends, not kept by this process's allocator under the run that restores it.
+    record = _prepare_all(str(store), [point], 1, None)[0]
+    if record["status"] != "ok":
+        raise ParamError(f"checkpoints in {store} for {label}: loading the data set into {folder} failed: "
+                         f"{record['error']}")
+    return folder, record
 
 
 class _Progress:
