@@ -268,9 +268,11 @@ def outcome_from_stats(stats: dict[str, float], offered_per_port: float, result:
 
 
 def simulated_server(make_system: Callable[[float], System], *,
-                     simulate_fn: Callable[[System], dict[str, float]] | None = None) -> Callable[[float], Outcome]:
+                     simulate_fn: Callable[[System], dict[str, float]] | None = None,
+                     runner: Callable[[System], Any] | None = None) -> Callable[[float], Outcome]:
     """A probe function for `search` that simulates: `make_system(rate)` builds the system for one probe (detailed
-    mode, client.offered_mpps = rate)."""
+    mode, client.offered_mpps = rate). `runner` replaces models.sim.simulate (system -> RunResult): a
+    drivers.shared_warmup.SharedWarmup lets probes that restore one data set share its warm-up."""
     def evaluate(rate: float) -> Outcome:
         system = make_system(rate)
         if system.mode != "detailed":
@@ -280,8 +282,11 @@ def simulated_server(make_system: Callable[[float], System], *,
             system.client.offered_mpps = rate
         if simulate_fn is not None:
             return outcome_from_stats(simulate_fn(system), rate)
-        from models.sim import simulate
-        result = simulate(system)
+        if runner is None:
+            from models.sim import simulate as runner_
+        else:
+            runner_ = runner
+        result = runner_(system)
         return outcome_from_stats(result.stats, rate, result)
     return evaluate
 
