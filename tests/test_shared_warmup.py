@@ -96,3 +96,22 @@ def test_the_measured_phase_changes_only_where_it_may(data_set):
     fs.os_level = "fs"
     with pytest.raises(ParamError, match="SE mode only"):
         simulate(fs, at_measure=lambda: None)
+
+
+def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_warmup(data_set, monkeypatch):
+    from drivers.studies import end_to_end
+
+    made = []
+
+    class Recorded(SharedWarmup):
+        def __init__(self):
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(end_to_end, "SharedWarmup", Recorded)
+    options = {"resolution": 0.05, "max_probes": 3, "power": False}
+    shared = end_to_end.evaluate(lambda: restored(1.0, data_set), options, lambda _: None)
+    assert [m.warmups for m in made] == [1], "the point's probes shared one warm-up"
+    alone = end_to_end.evaluate(lambda: restored(1.0, data_set), {**options, "shared_warmup": False}, lambda _: None)
+    assert shared["probes"] == alone["probes"] and len(shared["probes"]) == 3
+    assert json.dumps(shared["stats"], sort_keys=True) == json.dumps(alone["stats"], sort_keys=True)

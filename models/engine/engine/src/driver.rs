@@ -394,17 +394,10 @@ pub fn run_system_with_measure(
     at_measure: Option<AtMeasure>,
 ) -> Result<RunOutput, (SimError, Option<RunOutput>)> {
     let cfg = EngineConfig::from_system(system);
-    use kvsim_params::{SystemDetailedStart, SystemMode};
-    let detailed = system.mode == SystemMode::Detailed;
-    let start = match system.detailed_start {
-        SystemDetailedStart::Start => Until { insts: 0, roi: false },
-        SystemDetailedStart::Roi => Until { insts: u64::MAX, roi: true },
-        SystemDetailedStart::Insts => Until { insts: system.detailed_start_insts, roi: false },
-    };
     let image = elf::load(&cfg.binary).map_err(|e| (SimError::Elf(e), None))?;
     let mut m = crate::checkpoint::machine(&cfg, &image).map_err(|e| (e, None))?;
     let mut tracer = open_tracer(&cfg).map_err(|e| (e, None))?;
-    let result = drive(&mut m, system, detailed, start, every, progress, tracer.as_mut(), at_measure);
+    let result = drive(&mut m, system, every, progress, tracer.as_mut(), at_measure);
     let closed = close_tracer(&cfg, tracer);
     let (stop, hook) = match result.and_then(|r| closed.map(|()| r)) {
         Ok(r) => r,
@@ -435,14 +428,18 @@ pub fn run_system_with_measure(
 fn drive(
     m: &mut Machine,
     system: &System,
-    detailed: bool,
-    start: Until,
     every: u64,
     progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
     mut tracer: Option<&mut Tracer>,
     at_measure: Option<AtMeasure>,
 ) -> SimResult<(StopReason, Option<TimingHook>)> {
-    if !detailed {
+    use kvsim_params::{SystemDetailedStart, SystemMode};
+    let start = match system.detailed_start {
+        SystemDetailedStart::Start => Until { insts: 0, roi: false },
+        SystemDetailedStart::Roi => Until { insts: u64::MAX, roi: true },
+        SystemDetailedStart::Insts => Until { insts: system.detailed_start_insts, roi: false },
+    };
+    if system.mode != SystemMode::Detailed {
         let stop = phase(m, &mut NoHook, FOREVER, "functional", every, progress, tracer.as_deref_mut())?;
         return Ok((stop.expect("a run without a phase end ends"), None));
     }

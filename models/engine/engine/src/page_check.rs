@@ -156,7 +156,7 @@ mod tests {
             .unwrap();
         let mut third = restored().unwrap();
         assert!(third.page_check.is_some(), "a file written since its check is checked again");
-        let err = third.finish_page_check().err().expect("a corrupted page file is refused").to_string();
+        let err = third.finish_page_check().expect_err("a corrupted page file is refused").to_string();
         assert!(err.contains("pages.bin is corrupt: block 0 fails its checksum"), "{err}");
         fs::remove_dir_all(&dir).unwrap();
     }
