@@ -21,6 +21,7 @@ import pickle
 import resource
 import struct
 import sys
+import threading
 import time
 from typing import Any
 
@@ -39,9 +40,11 @@ def cpu_seconds() -> float:
 
 def can_share(system: System) -> bool:
     """Does a run of `system` restore a data set and reach an open-loop measured phase in detailed timing (what a
-    shared warm-up needs)?"""
+    shared warm-up needs), in a process that may fork (one thread: a fork copies only the calling thread, and a
+    lock another thread held would stay held in the child)?"""
     return bool(system.restore_from) and system.mode == "detailed" and system.os_level == "se" and \
-        system.client.enabled and system.client.offered_mpps > 0 and system.client.transport != "tcp"
+        system.client.enabled and system.client.offered_mpps > 0 and system.client.transport != "tcp" and \
+        threading.active_count() == 1
 
 
 def warmup_key(system: System) -> str:

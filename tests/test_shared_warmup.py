@@ -115,3 +115,20 @@ def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_wa
     alone = end_to_end.evaluate(lambda: restored(1.0, data_set), {**options, "shared_warmup": False}, lambda _: None)
     assert shared["probes"] == alone["probes"] and len(shared["probes"]) == 3
     assert json.dumps(shared["stats"], sort_keys=True) == json.dumps(alone["stats"], sort_keys=True)
+
+
+def test_a_process_with_another_thread_does_not_fork(data_set):
+    import threading
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not can_share(restored(2.0, data_set))
+        with SharedWarmup() as shared:
+            run = shared(restored(2.0, data_set))
+            assert shared.warmups == 0
+    finally:
+        stop.set()
+        other.join()
+    assert same(run, simulate(restored(2.0, data_set)))
