@@ -32,7 +32,9 @@ Probes of a server with a large data set restore it (`capacity(restore=...)`): t
 store at the end of its bulk load, and the others restore that checkpoint and warm their caches over
 `client.warmup_requests` requests of their own mix instead of loading (and warming over) every item again. They
 still warm: a checkpoint holds the functional state only (memory, harts, devices), none of the caches', TLBs',
-predictors' or DRAM's timing state, so there is no warmed checkpoint to restore yet.
+predictors' or DRAM's timing state, so there is no warmed checkpoint to restore yet. Probes that restore one data set
+can share that warm-up instead (`simulated_server(runner=drivers.shared_warmup.SharedWarmup())`, as the studies'
+capacity points do): it runs once, and each probe forks from its end with every statistic unchanged.
 """
 
 from __future__ import annotations
