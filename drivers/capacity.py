@@ -32,7 +32,9 @@ Probes of a server with a large data set restore it (`capacity(restore=...)`): t
 store at the end of its bulk load, and the others restore that checkpoint and warm their caches over
 `client.warmup_requests` requests of their own mix instead of loading (and warming over) every item again. They
 still warm: a checkpoint holds the functional state only (memory, harts, devices), none of the caches', TLBs',
-predictors' or DRAM's timing state, so there is no warmed checkpoint to restore yet.
+predictors' or DRAM's timing state, so there is no warmed checkpoint to restore yet. Probes that restore one data set
+can share that warm-up instead (`simulated_server(runner=drivers.shared_warmup.SharedWarmup())`, as the studies'
+capacity points do): it runs once, and each probe forks from its end with every statistic unchanged.
 """
 
 from __future__ import annotations
@@ -268,9 +270,11 @@ def outcome_from_stats(stats: dict[str, float], offered_per_port: float, result:
 
 
 def simulated_server(make_system: Callable[[float], System], *,
-                     simulate_fn: Callable[[System], dict[str, float]] | None = None) -> Callable[[float], Outcome]:
+                     simulate_fn: Callable[[System], dict[str, float]] | None = None,
+                     runner: Callable[[System], Any] | None = None) -> Callable[[float], Outcome]:
     """A probe function for `search` that simulates: `make_system(rate)` builds the system for one probe (detailed
-    mode, client.offered_mpps = rate)."""
+    mode, client.offered_mpps = rate). `runner` replaces models.sim.simulate (system -> RunResult): a
+    drivers.shared_warmup.SharedWarmup lets probes that restore one data set share its warm-up."""
     def evaluate(rate: float) -> Outcome:
         system = make_system(rate)
         if system.mode != "detailed":
@@ -280,8 +284,11 @@ def simulated_server(make_system: Callable[[float], System], *,
             system.client.offered_mpps = rate
         if simulate_fn is not None:
             return outcome_from_stats(simulate_fn(system), rate)
-        from models.sim import simulate
-        result = simulate(system)
+        if runner is None:
+            from models.sim import simulate as runner_
+        else:
+            runner_ = runner
+        result = runner_(system)
         return outcome_from_stats(result.stats, rate, result)
     return evaluate
 

@@ -35,6 +35,7 @@ from . import provenance, stats_paths
 from .client import ServerEvicts, kvs_eviction_warning, kvs_server_capacity
 from .durable import CHECKSUMS, atomic_write, remove_dead_partials, verify_checksums, write_checksums
 from .errors import HostMemoryError, OutputError, RunInterrupted, SimError
+from .params import ParamError
 from .system import System
 
 # The files a run writes (a reused outdir loses these before a new run starts).
@@ -352,7 +353,8 @@ def _engine_progress(progress: ProgressFn) -> Callable[[int, int, str, int | Non
 
 
 def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progress: ProgressFn | None = None,
-             progress_every: int = 10_000_000, provenance: dict[str, Any] | None = None) -> RunResult:
+             progress_every: int = 10_000_000, provenance: dict[str, Any] | None = None,
+             at_measure: Callable[[], tuple[float, int] | None] | None = None) -> RunResult:
     """Run `system` to completion (or to its instruction/time limit). Raises a models.errors.SimError subclass
     naming the hart, PC and reason when the guest faults. With `outdir`, writes the run's files there. With
     `progress`, calls progress(insts, sim_ticks, phase) (or progress(insts, sim_ticks, phase, answered), the measured
@@ -365,9 +367,15 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
     results as `.result` too (None when the run never started), and the outdir keeps the guest's output so far.
 
     `provenance` adds what only the caller knows to the folder's provenance.json: config_name, config_args (the
-    arguments of the config's system()) and command (default: this process's command line)."""
+    arguments of the config's system()) and command (default: this process's command line).
+
+    `at_measure` (SE mode) is called once where detailed timing is about to start, with no engine thread running
+    (the caller may fork there: drivers/shared_warmup.py); it returns None, or (Client.offered_mpps,
+    Client.requests) for the measured phase, the only parameters nothing before that phase reads."""
     from . import _engine  # the Rust extension, built by `make engine`
 
+    if at_measure is not None and system.os_level != "se":
+        raise ParamError(f"simulate(at_measure=...): SE mode only (System.os_level = {system.os_level!r})")
     system.validate()
     check_host_memory(system)
     check_checkpoint_files(system)
@@ -380,10 +388,11 @@ def simulate(system: System, outdir: str | pathlib.Path | None = None, *, progre
         write_status(out, "running")
     started = time.perf_counter()
     try:
-        if progress is None:
+        if progress is None and at_measure is None:
             raw = _engine.run(json.dumps(config))
         else:
-            raw = _engine.run(json.dumps(config), _engine_progress(progress), progress_every)
+            report = _engine_progress(progress) if progress is not None else None
+            raw = _engine.run(json.dumps(config), report, progress_every, at_measure)
     except SimError as err:
         partial = getattr(err, "partial", None)
         err.result = result_from_raw(partial, time.perf_counter() - started) if partial else None

@@ -32,6 +32,7 @@ import pandas as pd
 from analysis import style
 from models import stats_paths as paths
 
+from ..shared_warmup import SharedWarmup
 from ..sweep import Base, Grid, Sweep
 from . import common, servers
 
@@ -266,7 +267,10 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
 
     probes: list[capacity.Probe] = []
     max_probes = int(options.get("max_probes", capacity.MAX_PROBES))
-    sim = capacity.simulated_server(make)
+    # Probes that restore the point's data set share its warm-up (every statistic as a fresh run's; module doc of
+    # drivers/shared_warmup.py); options['shared_warmup'] = False warms each probe itself.
+    shared = SharedWarmup() if options.get("shared_warmup", True) else None
+    sim = capacity.simulated_server(make, runner=shared)
 
     def budgeted(rate: float) -> capacity.Outcome:
         if len(probes) >= max_probes:
@@ -298,6 +302,9 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
         best = max(ok, key=lambda p: p.offered_mpps) if ok else None
         failed = [p.offered_mpps for p in probes if not p.sustained(max_loss)]
         upper = min(failed) if failed else float("inf")
+    finally:
+        if shared is not None:
+            shared.close()
     stats = dict(best.stats if best else {})
     stats.update(extra)
     out: dict[str, Any] = {}

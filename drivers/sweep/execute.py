@@ -14,6 +14,7 @@ import traceback
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
+from ..shared_warmup import cpu_seconds
 from .checkpoints import check_existing, checkpoint_bytes, checkpoint_dir, prepare_checkpoint
 from .data_set import data_set_key, shares_data_set
 from .points import Base, Point, Sweep, _resolve_callable
@@ -36,7 +37,7 @@ def run_point(store: str, point: Point) -> dict[str, Any]:
             except OSError:
                 pass
 
-    started, started_cpu = time.time(), time.process_time()
+    started, started_cpu = time.time(), cpu_seconds()
     record: dict[str, Any] = {"key": point.key, "index": point.index, "params": point.params}
     if point.restore_from:
         record["data_set"] = point.data_set
@@ -49,7 +50,8 @@ def run_point(store: str, point: Point) -> dict[str, Any]:
                       stats={})
     record["host_seconds"] = time.time() - started
     # The worker's CPU time: on a shared, busy host the wall time says more about the other loads than the point.
-    record["cpu_seconds"] = time.process_time() - started_cpu
+    # With its reaped children's (the processes of a shared warm-up, drivers/shared_warmup.py).
+    record["cpu_seconds"] = cpu_seconds() - started_cpu
     atomic_write_json(store_path / "points" / f"{point.key}.json", record)
     progress_file.unlink(missing_ok=True)
     return record

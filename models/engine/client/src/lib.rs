@@ -642,6 +642,24 @@ impl Client {
         Ok(())
     }
 
+    /// Set the measured phase's offered load (frames/s a port) and request count where that phase starts, before
+    /// its first request: nothing before it reads either, so runs that differ only in them can share everything
+    /// up to there (a capacity search's probes share one warm-up, issue 24). Open loop only, as configured.
+    pub fn set_measure(&mut self, offered_fps: f64, requests: u64) -> CResult<()> {
+        if self.phase != Phase::Measure || self.generated != 0 || self.next_send.is_some() {
+            return Err("the measured phase's load can change only where that phase starts".into());
+        }
+        if !(offered_fps > 0.0 && offered_fps.is_finite() && self.cfg.offered_fps > 0.0) || requests == 0 {
+            return Err(format!(
+                "the measured phase's load: {offered_fps} frames/s a port and {requests} requests, in a run \
+                 offering {} (an open-loop rate and at least one request, in an open-loop run)",
+                self.cfg.offered_fps
+            ));
+        }
+        (self.cfg.offered_fps, self.cfg.requests) = (offered_fps, requests);
+        Ok(())
+    }
+
     /// Host bytes of the client's model of the store.
     pub fn model_bytes(&self) -> u64 {
         self.store.host_bytes()

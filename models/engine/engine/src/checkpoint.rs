@@ -36,7 +36,7 @@ use kvsim_isa::elf::Image;
 
 pub const FORMAT: &str = "kvsim-checkpoint";
 pub const FORMAT_VERSION: u32 = 1;
-pub(crate) const CHECKSUM_BLOCK: u64 = 64 << 20;
+pub(crate) use crate::page_check::CHECKSUM_BLOCK;
 
 /// Parameters a restore must agree on (anything else is timing or the client's measured phase). A prefix ending
 /// in '.' covers every field under it, except the fields of `BY_CONTENT`.
@@ -587,30 +587,9 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     // (its read_bytes). A hint only: a kernel that refuses it reads more, nothing else changes.
     let _ = map.advise(memmap2::Advice::Random);
     // The page file's checksums are checked by a thread of its own reading the file (not the private mapping,
-    // which the run modifies), so the run starts at once; its result is held back until the check passes.
-    let (expected, path, what) = (pages.crc32.clone(), dir.join("pages.bin"), fail(String::new()));
-    let page_check = std::thread::spawn(move || -> Result<(), String> {
-        let mut f = File::open(&path).map_err(|e| format!("{what}cannot read pages.bin: {e}"))?;
-        let mut block = vec![0u8; CHECKSUM_BLOCK as usize];
-        for (i, want) in expected.iter().enumerate() {
-            let mut got = 0;
-            while got < block.len() {
-                match f.read(&mut block[got..]) {
-                    Ok(0) => break,
-                    Ok(n) => got += n,
-                    Err(e) => return Err(format!("{what}cannot read pages.bin: {e}")),
-                }
-            }
-            // Every record's `has_code` byte must be 0 (isa memory.rs maps it as a bool).
-            let start = i * CHECKSUM_BLOCK as usize;
-            let first = (PAGE_SIZE + PAGE_RECORD - start % PAGE_RECORD) % PAGE_RECORD;
-            let flags_ok = (first..got).step_by(PAGE_RECORD).all(|o| block[o] == 0);
-            if crc32fast::hash(&block[..got]) != *want || (got == 0 && i > 0) || !flags_ok {
-                return Err(format!("{what}pages.bin is corrupt: block {i} fails its checksum"));
-            }
-        }
-        Ok(())
-    });
+    // which the run modifies), so the run starts at once; its result is held back until the check passes. A file
+    // this process has seen pass, unchanged since, is not read again (page_check.rs).
+    let page_check = crate::page_check::start(&file, dir.join("pages.bin"), pages.crc32.clone(), fail(String::new()))?;
     if st.harts.len() != m.harts.len() || st.nics.len() != DeviceBus::of(&m.mem).map_or(0, |d| d.nics.len()) {
         return Err(fail("the checkpoint has another hart or NIC count".into()));
     }
@@ -627,7 +606,7 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
         None => None,
     };
     m.mem.restore_pages(&st.pages, map).map_err(|e| fail(format!("pages.bin: {e}")))?;
-    m.page_check = Some(page_check);
+    m.page_check = page_check;
     m.mem.pages_touched = st.pages_touched;
     if let (Some(resv), Some(prot)) = (st.reservations, st.prot) {
         m.mem.restore_state(resv, prot).map_err(|e| fail(format!("state.json: {e}")))?;

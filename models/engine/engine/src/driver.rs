@@ -376,18 +376,28 @@ pub fn run_system_keeping_output(
     every: u64,
     progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
 ) -> Result<RunOutput, (SimError, Option<RunOutput>)> {
+    run_system_with_measure(system, every, progress, None)
+}
+
+/// What `at_measure` may answer where detailed timing is about to start: None (run as configured), or the
+/// measured phase's offered load (M frames/s a port) and request count (`Client::set_measure`).
+pub type AtMeasure<'a> = &'a mut dyn FnMut() -> SimResult<Option<(f64, u64)>>;
+
+/// `run_system_keeping_output`, calling `at_measure` (when given) once where detailed timing is about to start,
+/// after the functional and warming phases, with no thread of the engine's running (the page file's check has
+/// passed): a caller may fork the process there, each child running the measured phase at its own load.
+#[allow(clippy::result_large_err)]
+pub fn run_system_with_measure(
+    system: &System,
+    every: u64,
+    progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
+    at_measure: Option<AtMeasure>,
+) -> Result<RunOutput, (SimError, Option<RunOutput>)> {
     let cfg = EngineConfig::from_system(system);
-    use kvsim_params::{SystemDetailedStart, SystemMode};
-    let detailed = system.mode == SystemMode::Detailed;
-    let start = match system.detailed_start {
-        SystemDetailedStart::Start => Until { insts: 0, roi: false },
-        SystemDetailedStart::Roi => Until { insts: u64::MAX, roi: true },
-        SystemDetailedStart::Insts => Until { insts: system.detailed_start_insts, roi: false },
-    };
     let image = elf::load(&cfg.binary).map_err(|e| (SimError::Elf(e), None))?;
     let mut m = crate::checkpoint::machine(&cfg, &image).map_err(|e| (e, None))?;
     let mut tracer = open_tracer(&cfg).map_err(|e| (e, None))?;
-    let result = drive(&mut m, system, detailed, start, every, progress, tracer.as_mut());
+    let result = drive(&mut m, system, every, progress, tracer.as_mut(), at_measure);
     let closed = close_tracer(&cfg, tracer);
     let (stop, hook) = match result.and_then(|r| closed.map(|()| r)) {
         Ok(r) => r,
@@ -418,13 +428,18 @@ pub fn run_system_keeping_output(
 fn drive(
     m: &mut Machine,
     system: &System,
-    detailed: bool,
-    start: Until,
     every: u64,
     progress: &mut dyn FnMut(&Progress) -> SimResult<()>,
     mut tracer: Option<&mut Tracer>,
+    at_measure: Option<AtMeasure>,
 ) -> SimResult<(StopReason, Option<TimingHook>)> {
-    if !detailed {
+    use kvsim_params::{SystemDetailedStart, SystemMode};
+    let start = match system.detailed_start {
+        SystemDetailedStart::Start => Until { insts: 0, roi: false },
+        SystemDetailedStart::Roi => Until { insts: u64::MAX, roi: true },
+        SystemDetailedStart::Insts => Until { insts: system.detailed_start_insts, roi: false },
+    };
+    if system.mode != SystemMode::Detailed {
         let stop = phase(m, &mut NoHook, FOREVER, "functional", every, progress, tracer.as_deref_mut())?;
         return Ok((stop.expect("a run without a phase end ends"), None));
     }
@@ -448,6 +463,15 @@ fn drive(
         let mut warm = WarmHook(&mut sys);
         if let Some(stop) = phase(m, &mut warm, start, "warming", every, progress, tracer.as_deref_mut())? {
             return Ok((stop, None));
+        }
+    }
+    if let Some(ask) = at_measure {
+        // No engine thread may run across a fork: the page file's check finishes here (its verdict is the same).
+        m.finish_page_check()?;
+        if let Some((mpps, requests)) = ask()? {
+            let client = m.net.as_mut().and_then(|net| net.client.as_mut());
+            let client = client.ok_or_else(|| SimError::Config("a measured load to set, but no client".into()))?;
+            client.set_measure(mpps * 1e6, requests).map_err(SimError::Config)?;
         }
     }
     // Detailed timing: the cores count from 0 at the current simulated time.

@@ -33,6 +33,7 @@ mod fuzz;
 #[cfg(test)]
 mod mac_sram_tests;
 pub mod net;
+mod page_check;
 pub mod sampling;
 pub mod sim;
 pub mod simcall;
@@ -145,8 +146,12 @@ fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, 
 /// raises, the run stops and the exception propagates. Pending signals are checked at every report (or every
 /// `SIGNAL_CHECK_EVERY` instructions without a callback): Ctrl-C stops the run between turns with stop_reason
 /// "interrupted" and the results so far, from any front end (a terminal, a pipe, the Python API).
+///
+/// `at_measure`, if given (SE mode), is called with no arguments once where detailed timing is about to start
+/// (`driver::run_system_with_measure`: no engine thread runs then, so it may fork); it returns None, or
+/// (offered M frames/s a port, measured requests) for the measured phase.
 #[pyfunction]
-#[pyo3(signature = (config_json, progress=None, progress_every=10_000_000))]
+#[pyo3(signature = (config_json, progress=None, progress_every=10_000_000, at_measure=None))]
 // The run's closure returns `run_system_keeping_output`'s large error, once per run (see there).
 #[allow(clippy::result_large_err)]
 fn run<'py>(
@@ -154,6 +159,7 @@ fn run<'py>(
     config_json: &str,
     progress: Option<Py<PyAny>>,
     progress_every: u64,
+    at_measure: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let system =
         kvsim_params::system_from_json(config_json).map_err(|e| to_pyerr(py, &SimError::Config(e.to_string())))?;
@@ -161,9 +167,21 @@ fn run<'py>(
     let report_every = if progress.is_some() { progress_every.max(1) } else { u64::MAX };
     let mut next_report = report_every;
     let mut raised: Option<PyErr> = None;
+    let mut measure_raised: Option<PyErr> = None;
     let out = {
         let raised = &mut raised;
         let progress = &progress;
+        let measure_raised = &mut measure_raised;
+        let mut ask = |at: &Py<PyAny>| -> Result<Option<(f64, u64)>, SimError> {
+            Python::attach(|py| match at.call0(py).and_then(|r| r.extract::<Option<(f64, u64)>>(py)) {
+                Ok(answer) => Ok(answer),
+                Err(e) => {
+                    *measure_raised = Some(e);
+                    Err(SimError::Bug("the at_measure callback raised".into()))
+                }
+            })
+        };
+        let at_measure = &at_measure;
         guarded(py, move || {
             let mut report = |p: &driver::Progress| -> Result<(), SimError> {
                 Python::attach(|py| {
@@ -186,12 +204,16 @@ fn run<'py>(
                 })
             };
             match system.os_level {
-                kvsim_params::SystemOsLevel::Se => driver::run_system_keeping_output(&system, every, &mut report),
+                kvsim_params::SystemOsLevel::Se => {
+                    let mut asking = at_measure.as_ref().map(|at| move || ask(at));
+                    let asking = asking.as_mut().map(|f| f as driver::AtMeasure);
+                    driver::run_system_with_measure(&system, every, &mut report, asking)
+                }
                 kvsim_params::SystemOsLevel::Fs => full_system::run(&system, every, &mut report),
             }
         })
     };
-    if let Some(err) = raised {
+    if let Some(err) = raised.or(measure_raised) {
         return Err(err);
     }
     output_to_dict(py, &out?)

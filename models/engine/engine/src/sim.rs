@@ -319,6 +319,16 @@ impl Machine {
         stop
     }
 
+    /// Wait for a restored page file's check (when one runs) and return its verdict.
+    pub(crate) fn finish_page_check(&mut self) -> SimResult<()> {
+        match self.page_check.take() {
+            Some(check) => {
+                check.join().map_err(|_| SimError::Bug("the page file check panicked".into()))?.map_err(config)
+            }
+            None => Ok(()),
+        }
+    }
+
     fn run_turns<H: ExecHook>(&mut self, hook: &mut H, mut tracer: Option<&mut Tracer>) -> SimResult<StopReason> {
         let mut total = self.total_insts();
         let timed = H::ACTIVE && hook.time_ps(0).is_some();

@@ -1,0 +1,208 @@
+"""Probes that share one warm-up (issue 24): the runs of a capacity point restore one checkpoint and warm their
+caches over the same closed-loop warm-up, and differ only in the measured phase's offered load and request count
+(`Client.offered_mpps`, `Client.requests`), which nothing before that phase reads (the client's open loop starts
+with it). So the warm-up runs once: a server process restores and warms, and where detailed timing is about to
+start (`simulate(at_measure=...)`, no engine thread running then) it forks one child per probe, which sets the
+probe's load and runs the measured phase. A child starts from the very state a fresh run reaches there, so every
+statistic equals a fresh run's (tests/test_shared_warmup.py compares them).
+
+At the paper's 192 Mi items a probe's warm-up (1.5 M requests, cache warming) is most of its host time; a search of 6
+probes warmed 6 times. A run that cannot share (no restore, functional, closed loop, FS mode) runs as it is.
+
+Host time: a probe's CPU time is its child's; the warm-up's is the server's. Both are children of the caller once
+reaped (`cpu_seconds` counts them: resource.RUSAGE_CHILDREN).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import pickle
+import resource
+import struct
+import sys
+import threading
+import time
+from typing import Any
+
+from models.sim import RunResult, simulate
+from models.system import System
+
+# The measured phase's own parameters (what a probe may change without another warm-up).
+MEASURE_ONLY = (("client", "offered_mpps"), ("client", "requests"))
+
+
+def cpu_seconds() -> float:
+    """This process's CPU time and its reaped children's (a shared warm-up's server and probes)."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
+def can_share(system: System) -> bool:
+    """Does a run of `system` restore a data set and reach an open-loop measured phase in detailed timing (what a
+    shared warm-up needs), in a process that may fork (one thread: a fork copies only the calling thread, and a
+    lock another thread held would stay held in the child)?"""
+    return bool(system.restore_from) and system.mode == "detailed" and system.os_level == "se" and \
+        system.client.enabled and system.client.offered_mpps > 0 and system.client.transport != "tcp" and \
+        threading.active_count() == 1
+
+
+def warmup_key(system: System) -> str:
+    """The configuration without the measured phase's own parameters: runs with equal keys share a warm-up."""
+    config = copy.deepcopy(system.to_dict())
+    for group, name in MEASURE_ONLY:
+        config.get(group, {}).pop(name, None)
+    return repr(sorted(_flat(config)))
+
+
+def _flat(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, dict):
+        return [kv for k, v in value.items() for kv in _flat(v, f"{prefix}{k}.")]
+    return [(prefix, repr(value))]
+
+
+def _send(fd: int, obj: Any) -> None:
+    data = pickle.dumps(obj)
+    os.write(fd, struct.pack("<Q", len(data)))
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _recv(fd: int) -> Any:
+    head = _read(fd, 8)
+    if head is None:
+        return None
+    data = _read(fd, struct.unpack("<Q", head)[0])
+    return None if data is None else pickle.loads(data)
+
+
+def _read(fd: int, n: int) -> bytes | None:
+    parts, got = [], 0
+    while got < n:
+        chunk = os.read(fd, n - got)
+        if not chunk:
+            return None
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def _portable(err: BaseException) -> BaseException:
+    """The exception itself when it survives pickling, else a RuntimeError with its type and message."""
+    try:
+        pickle.loads(pickle.dumps(err))
+        return err
+    except Exception:
+        return RuntimeError(f"{type(err).__name__}: {err}")
+
+
+class SharedWarmup:
+    """Call it as `simulate` (system -> RunResult): runs with equal `warmup_key`s that can share (`can_share`)
+    share one warm-up; anything else is simulated as it is. `close()` (or leaving a `with` block) ends the server."""
+
+    def __init__(self) -> None:
+        self._server: tuple[int, int, int, str] | None = None     # pid, request fd, answer fd, key
+        self.warmups = 0                                           # warm-ups run (servers started)
+
+    def __enter__(self) -> "SharedWarmup":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+    def __call__(self, system: System) -> RunResult:
+        if not can_share(system):
+            return simulate(system)
+        key = warmup_key(system)
+        if self._server is None or self._server[3] != key:
+            self.close()
+            self._server = self._start(system, key)
+        pid, ask, answer, _ = self._server
+        _send(ask, (system.client.offered_mpps, system.client.requests))
+        reply = _recv(answer)
+        if reply is None:
+            self.close()
+            raise RuntimeError("the shared warm-up's server ended without an answer (see its messages above)")
+        kind, value = reply
+        if kind == "final":          # the run ended before detailed timing: nothing to share
+            self.close()
+            kind = "ok"
+        if kind == "error":
+            self.close()
+            raise value
+        return value
+
+    def close(self) -> None:
+        if self._server is None:
+            return
+        pid, ask, answer, _ = self._server
+        self._server = None
+        os.close(ask)
+        os.close(answer)
+        os.waitpid(pid, 0)
+
+    def _start(self, system: System, key: str) -> tuple[int, int, int, str]:
+        ask_r, ask_w = os.pipe()
+        answer_r, answer_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid:
+            os.close(ask_r)
+            os.close(answer_w)
+            self.warmups += 1
+            return pid, ask_w, answer_r, key
+        # The server: never returns into the caller's code.
+        status = 1
+        try:
+            os.close(ask_w)
+            os.close(answer_r)
+            _serve(system, ask_r, answer_w)
+            status = 0
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+
+
+def _serve(system: System, ask: int, answer: int) -> None:
+    """Warm up once; then for each (offered_mpps, requests) asked, a child that runs the measured phase so and
+    answers ('ok', RunResult) or ('error', exception). A run that ends before detailed timing answers 'final'."""
+    in_probe = False
+    forked_at = 0.0
+
+    def at_measure() -> tuple[float, int] | None:
+        nonlocal in_probe, forked_at
+        wanted = asked
+        while True:
+            if wanted is None:            # the caller closed: the server ends
+                os._exit(0)
+            mpps, requests = wanted
+            sys.stdout.flush()
+            sys.stderr.flush()
+            child = os.fork()
+            if child == 0:
+                os.close(ask)
+                in_probe, forked_at = True, time.perf_counter()
+                system.client.offered_mpps, system.client.requests = mpps, requests
+                return mpps, requests
+            _, status = os.waitpid(child, 0)
+            if status != 0:
+                _send(answer, ("error", RuntimeError(f"a shared-warm-up probe at {mpps} M frames/s a port ended "
+                                                     f"abnormally (wait status {status})")))
+            wanted = _recv(ask)
+
+    asked = _recv(ask)
+    if asked is None:
+        return
+    try:
+        result = simulate(system, at_measure=at_measure)
+    except BaseException as err:                 # the warm-up's error, or a probe's
+        _send(answer, ("error", _portable(err)))
+        return
+    if in_probe:
+        result.host_seconds = time.perf_counter() - forked_at     # the probe's own part (the warm-up is shared)
+        _send(answer, ("ok", result))
+    else:
+        _send(answer, ("final", result))

@@ -1,0 +1,134 @@
+"""Probes that share one warm-up (drivers/shared_warmup.py, issue 24): a probe forked where detailed timing starts
+gives every statistic a fresh restored run gives, at any offered load and request count; the warm-up runs once for
+runs that differ only in those; anything else warms again or runs as it is; and the engine refuses to change the
+measured phase where it cannot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_checkpoint import kvs_server  # noqa: F401 (the fixture)
+
+from drivers import capacity
+from drivers.shared_warmup import SharedWarmup, can_share, cpu_seconds, warmup_key
+from models.errors import ConfigError
+from models.params import ParamError
+from models.sim import simulate
+
+
+def server(rate, requests=300, **extra):
+    from configs import brps_target_socket
+
+    return brps_target_socket.system(cores=2, items=4096, requests=requests, offered_mpps=rate,
+                                     warmup_requests=2000, **extra)
+
+
+@pytest.fixture(scope="module")
+def data_set(kvs_server, tmp_path_factory):  # noqa: F811
+    folder = tmp_path_factory.mktemp("shared") / "ck"
+    s = server(1.0)
+    s.checkpoint_to = str(folder)
+    simulate(s)
+    return folder
+
+
+def restored(rate, data_set, requests=300):
+    s = server(rate, requests)
+    s.restore_from = str(data_set)
+    return s
+
+
+def same(a, b):
+    return json.dumps(a.stats, sort_keys=True) == json.dumps(b.stats, sort_keys=True)
+
+
+def test_a_forked_probe_equals_a_fresh_restored_run(data_set):
+    asks = [(2.0, 300), (40.0, 300), (2.0, 500)]        # a sustained load, an overloaded one, a longer window
+    with SharedWarmup() as shared:
+        forked = [shared(restored(rate, data_set, requests)) for rate, requests in asks]
+        assert shared.warmups == 1, "one warm-up for runs that differ only in the measured phase"
+    for (rate, requests), run in zip(asks, forked):
+        fresh = simulate(restored(rate, data_set, requests))
+        assert same(run, fresh), (rate, requests)
+        assert run.stats["client.offered_mpps"] == pytest.approx(rate * 2)   # both ports of the two-core server
+        assert run.stats["client.requests"] == requests
+    loss = [capacity.outcome_from_stats(run.stats, rate).loss for (rate, _), run in zip(asks, forked)]
+    assert loss[0] < 0.01 < loss[1], f"the loads differ as asked: loss {loss}"
+
+
+def test_another_configuration_warms_again_and_a_run_that_cannot_share_runs_as_it_is(data_set):
+    other = restored(2.0, data_set)
+    other.core.rob_entries = 32
+    assert warmup_key(other) != warmup_key(restored(2.0, data_set)) == warmup_key(restored(9.0, data_set, 700))
+    plain = server(2.0)                           # loads its data set: nothing to share
+    assert not can_share(plain) and can_share(other)
+    with SharedWarmup() as shared:
+        assert same(shared(restored(2.0, data_set)), simulate(restored(2.0, data_set)))
+        assert same(shared(other), simulate(other))
+        assert same(shared(plain), simulate(plain))
+        assert shared.warmups == 2
+
+
+def test_a_capacity_search_with_shared_warmups_finds_the_same_probes(data_set):
+    before = cpu_seconds()
+    plain = capacity.search(capacity.simulated_server(lambda r: restored(r, data_set)), 40.0, resolution=0.05)
+    with SharedWarmup() as shared:
+        forked = capacity.search(capacity.simulated_server(lambda r: restored(r, data_set), runner=shared), 40.0,
+                                 resolution=0.05)
+        assert shared.warmups == 1
+    assert [p.offered_mpps for p in forked.probes] == [p.offered_mpps for p in plain.probes]
+    assert all(json.dumps(a.stats, sort_keys=True) == json.dumps(b.stats, sort_keys=True)
+               for a, b in zip(forked.probes, plain.probes))
+    assert cpu_seconds() > before
+
+
+def test_the_measured_phase_changes_only_where_it_may(data_set):
+    closed = restored(0.0, data_set)              # closed loop: no rate to set
+    with pytest.raises(ConfigError, match="an open-loop rate .* in an open-loop run"):
+        simulate(closed, at_measure=lambda: (2.0, 300))
+    with pytest.raises(ConfigError, match="at least one request"):
+        simulate(restored(2.0, data_set), at_measure=lambda: (2.0, 0))
+    with pytest.raises(ZeroDivisionError):        # the callback's own error propagates
+        simulate(restored(2.0, data_set), at_measure=lambda: 1 / 0)
+    assert same(simulate(restored(2.0, data_set), at_measure=lambda: None), simulate(restored(2.0, data_set)))
+    fs = restored(2.0, data_set)
+    fs.os_level = "fs"
+    with pytest.raises(ParamError, match="SE mode only"):
+        simulate(fs, at_measure=lambda: None)
+
+
+def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_warmup(data_set, monkeypatch):
+    from drivers.studies import end_to_end
+
+    made = []
+
+    class Recorded(SharedWarmup):
+        def __init__(self):
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(end_to_end, "SharedWarmup", Recorded)
+    options = {"resolution": 0.05, "max_probes": 3, "power": False}
+    shared = end_to_end.evaluate(lambda: restored(1.0, data_set), options, lambda _: None)
+    assert [m.warmups for m in made] == [1], "the point's probes shared one warm-up"
+    alone = end_to_end.evaluate(lambda: restored(1.0, data_set), {**options, "shared_warmup": False}, lambda _: None)
+    assert shared["probes"] == alone["probes"] and len(shared["probes"]) == 3
+    assert json.dumps(shared["stats"], sort_keys=True) == json.dumps(alone["stats"], sort_keys=True)
+
+
+def test_a_process_with_another_thread_does_not_fork(data_set):
+    import threading
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not can_share(restored(2.0, data_set))
+        with SharedWarmup() as shared:
+            run = shared(restored(2.0, data_set))
+            assert shared.warmups == 0
+    finally:
+        stop.set()
+        other.join()
+    assert same(run, simulate(restored(2.0, data_set)))
