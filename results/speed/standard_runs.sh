@@ -4,7 +4,7 @@
 # 3,000 requests and 70 M frames/s a port; a save and a detailed restore of an 8-core target (open loop, warmed).
 set -e
 src=$1; out=$2
-py=/work/wt/speed15/.venv/bin/python
+py=${PY:-/work/wt/speed15/.venv/bin/python}  # PY: another interpreter with the packages
 cd "$src"
 run() { name=$1; shift; PYTHONPATH="$src" nice -n 10 $py -m drivers.cli.kvsim run "$@" --no-power --outdir "$out/$name" > "$out/$name.log" 2>&1; }
 mkdir -p "$out"
