@@ -299,10 +299,15 @@ def power_figures(r: RunResult, system) -> dict[str, float]:
     return {"cpu_power_w": cpu, "nic_power_w": nic, "dram_power_w": dram, "wall_power_w": cpu + nic + dram}
 
 
-def save(folder: pathlib.Path, r: RunResult, system) -> None:
+def save(folder: pathlib.Path, r: RunResult, system, load: dict | None = None) -> None:
+    """The point's statistics and configuration; with `load` (the record of the data set it restored,
+    drivers/sweep load_once) that record too, less its configuration, as load.json."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "stats.json").write_text(json.dumps(r.stats, indent=0, sort_keys=True))
     (folder / "config.json").write_text(json.dumps(system.to_dict(), indent=0, sort_keys=True))
+    if load is not None:
+        (folder / "load.json").write_text(json.dumps({k: v for k, v in load.items() if k != "config"}, indent=0,
+                                                     sort_keys=True))
 
 
 def items_note(items: int) -> str:
@@ -525,11 +530,14 @@ def restoring(base: Base, root: str | None, label: str):
     how = "loaded now" if record["loaded"] else "loaded by an earlier run, restored"
     print(f"{label}: data set {how}: {folder} ({record['bytes'] / 1e9:.2f} GB; the load took "
           f"{record['cpu_seconds']:.0f} s host CPU, {record['insts']:,} instructions)", flush=True)
+    if "reused" in record:
+        print(f"{label}: NOTE: {record['reused']['note']}", flush=True)
 
     def restored(rate: float) -> System:
         system = packed_as_loaded(build(rate))
         system.restore_from = str(folder)
         return system
+    restored.load = record      # type: ignore[attr-defined]  # the load's record, kept by --save
     return restored
 
 
@@ -723,7 +731,7 @@ def main(argv: list[str] | None = None) -> int:
         measured = measured_mpps(make(1.0), cores) if opts.offered == "measured" else None
         r, system, how = run_point(make, cores, opts.search, line, measured)
         if opts.save:
-            save(pathlib.Path(opts.save) / str(cores), r, system)
+            save(pathlib.Path(opts.save) / str(cores), r, system, getattr(make, "load", None))
         note = f"{how}; {host_time(cpu, t)}; {opts.items:,} items"
         if opts.items < PAPER_ITEMS:
             note += " (reduced data set)"
