@@ -142,7 +142,8 @@ def _as_loaded_by_another_build(tmp_path: pathlib.Path, key: str = "0" * 24) -> 
     moved = root / key
     folder.rename(moved)
     (root / f"{folder.name}.json").unlink()
-    atomic_write_json(root / f"{key}.json", {**record, "data_set": key, "engine": "older-build"})
+    atomic_write_json(root / f"{key}.json", {**record, "data_set": key, "engine": "older-build",
+                                             "source": {"commit": "abcdef1234567890", "dirty": False}})
     return moved
 
 
@@ -155,14 +156,18 @@ def _point(items: int = 4096):
 
 
 def test_a_data_set_loaded_by_another_engine_build_is_restored_with_a_note(engine, tmp_path, capsys):
+    from drivers.sweep import engine_hash
+
     _run(tmp_path, "first")
+    [record] = [json.loads(f.read_text()) for f in (tmp_path / "ck" / CHECKPOINTS).glob("*.json")]
+    assert record["engine"] == engine_hash() and record["source"]["commit"], "the load record names its engine"
     moved = _as_loaded_by_another_build(tmp_path)
     capsys.readouterr()
     _run(tmp_path, "second")
     out = capsys.readouterr().out
     assert "data set loaded now" not in out and "loaded by an earlier run, restored" in out
-    assert f"NOTE: restored the data set loaded under key {moved.name} by another engine build (engine older-build" \
-        in out
+    assert f"NOTE: restored the data set loaded under key {moved.name} by another engine build (engine older-build, " \
+        "source commit abcdef123456;" in out
     assert [d for d in moved.parent.iterdir() if d.is_dir()] == [moved], "not loaded again"
     assert json.loads((tmp_path / "second" / "2" / "config.json").read_text())["restore_from"] == str(moved)
     load = json.loads((tmp_path / "second" / "2" / "load.json").read_text())

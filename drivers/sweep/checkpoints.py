@@ -9,6 +9,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
+from models import provenance
 from models import stats_paths as paths
 from models.client import guest_memory_bytes
 from models.system import System
@@ -71,10 +72,10 @@ def prepare_checkpoint(store: str, point: Point) -> dict[str, Any]:
         shutil.rmtree(target)
     progress_file = pathlib.Path(store) / "progress" / f"load-{point.data_set}"
     started, started_cpu = time.time(), time.process_time()
-    # The engine build that loads it, named in the record: another build that finds it by check_existing's rule
-    # says whose load it restores (loaded_elsewhere).
+    # The engine build that loads it (its content hash, and the source tree's commit), named in the record: another
+    # build that finds it by check_existing's rule says whose load it restores (loaded_elsewhere).
     record: dict[str, Any] = {"data_set": point.data_set, "point": point.key, "params": point.params,
-                              "engine": engine_hash()}
+                              "engine": engine_hash(), "source": provenance.source_revision()}
     try:
         system = loader_system(point, target)
         progress_file.parent.mkdir(parents=True, exist_ok=True)
@@ -117,6 +118,9 @@ def loaded_elsewhere(store: str | pathlib.Path, point: Point) -> dict[str, Any] 
         except (OSError, ValueError, ParamError):    # unreadable, or another data set: not this point's
             continue
         engine = record.get("engine") or "not recorded (loaded before the load records named their engine)"
+        if (record.get("source") or {}).get("commit"):
+            engine += f", source commit {record['source']['commit'][:12]}" + \
+                (" with uncommitted changes" if record["source"].get("dirty") else "")
         note = (f"restored the data set loaded under key {folder.name} by another engine build (engine "
                 f"{engine}; this build {engine_hash() or 'unknown'}): same checkpoint identity and guest binary")
         return {**record, "data_set": point.data_set, "loaded": False, "folder": str(folder),
