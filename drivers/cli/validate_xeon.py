@@ -738,7 +738,7 @@ def main(argv: list[str] | None = None) -> int:
         note += f"; {log_note(system.workload.argv)}"
         if opts.set:
             note += f"; --set {' '.join(opts.set)}"
-        if opts.log_mib is not None or opts.buckets is not None or opts.set:
+        if opts.log_mib is not None or opts.buckets is not None or opts.set or measured is not None:
             note += " (sensitivity)"
         note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
         print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note)
