@@ -114,6 +114,19 @@ def test_a_parameter_override_is_a_labelled_sensitivity_and_a_bad_one_is_refused
         vx.main(["--cores", "4", "--no-target", "--set", "caches.l1d.prefetch.nxt=false"])
 
 
+def test_a_system_level_override_the_dual_sockets_shadow_is_refused_and_the_sockets_own_are_applied():
+    """On the dual-socket server each socket holds its own caches: caches.l1d... would change nothing, so it is
+    refused naming each socket's path; sockets[i]... sets that socket's; a path the sockets do not hold applies."""
+    with pytest.raises(SystemExit, match=r"sockets each have their own 'caches'.*--set 'sockets\[1\]\.caches\.l1d\."
+                                         r"prefetch\.next_line=false'"):
+        vx.point_system(24, 1 << 20, 10, 1.0, overrides=("caches.l1d.prefetch.next_line=false",))
+    both = vx.point_system(24, 1 << 20, 10, 1.0, overrides=tuple(
+        f"sockets[{i}].caches.l1d.prefetch.next_line=false" for i in (0, 1)))
+    assert [s.caches.l1d.prefetch.next_line for s in both.sockets] == [False, False]
+    assert [s.caches.l1d.prefetch.next_line for s in vx.point_system(24, 1 << 20, 10, 1.0).sockets] == [True, True]
+    assert vx.point_system(24, 1 << 20, 10, 1.0, overrides=("client.warmup_requests=5",)).client.warmup_requests == 5
+
+
 def test_the_load_runs_in_a_worker_process_so_its_memory_is_not_kept_under_the_measured_run(engine, tmp_path,
                                                                                             monkeypatch):
     from drivers.sweep import Base, load_once

@@ -56,6 +56,7 @@ import argparse
 import json
 import os
 import pathlib
+import re
 import sys
 import time
 import types
@@ -477,8 +478,20 @@ def point_system(cores: int, items: int, requests_per_core: int, offered_mpps: f
     if unpacked_memory:
         system.unpacked_memory = unpacked_memory
     for assignment in overrides:
+        refuse_shadowed(system, assignment)
         apply_override(system, assignment)
     return fit_mem_limit(system)
+
+
+def refuse_shadowed(system: System, assignment: str) -> None:
+    """--set on the dual-socket server: a parameter each socket holds its own copy of (caches, core, memory, ...)
+    set at the system's level would change nothing the run uses; refused, naming the sockets' paths."""
+    head = re.split(r"[.\[]", assignment.partition("=")[0].strip(), maxsplit=1)[0]
+    if system.sockets and head in system.sockets[0].to_dict():
+        rest = assignment.strip()[len(head):]
+        raise SystemExit(f"--set {assignment}: the dual-socket server's sockets each have their own {head!r}, so "
+                         "this would change nothing; set each socket's: " +
+                         " ".join(f"--set 'sockets[{i}].{head}{rest}'" for i in range(len(system.sockets))))
 
 
 def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | None = None,
@@ -679,7 +692,8 @@ def main(argv: list[str] | None = None) -> int:
                         "--checkpoints, what the load keeps (2 GiB where the KVS store is larger)")
     parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                         help="SENSITIVITY, not the paper's condition: override a parameter of every Xeon point (as "
-                        "run.py's --set, e.g. caches.l1d.prefetch.next_line=false), applied last")
+                        "run.py's --set, e.g. caches.l1d.prefetch.next_line=false; beyond 12 cores each socket's, "
+                        "sockets[0].caches... and sockets[1].caches...), applied last")
     opts = parser.parse_args(argv)
     if opts.offered == "measured" and opts.search:
         raise SystemExit("--offered measured and --search: the search finds its own offered load; give one")
