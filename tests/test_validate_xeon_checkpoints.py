@@ -114,6 +114,19 @@ def test_a_parameter_override_is_a_labelled_sensitivity_and_a_bad_one_is_refused
         vx.main(["--cores", "4", "--no-target", "--set", "caches.l1d.prefetch.nxt=false"])
 
 
+def test_a_system_level_override_the_dual_sockets_shadow_is_refused_and_the_sockets_own_are_applied():
+    """On the dual-socket server each socket holds its own caches: caches.l1d... would change nothing, so it is
+    refused naming each socket's path; sockets[i]... sets that socket's; a path the sockets do not hold applies."""
+    with pytest.raises(SystemExit, match=r"sockets each have their own 'caches'.*--set 'sockets\[1\]\.caches\.l1d\."
+                                         r"prefetch\.next_line=false'"):
+        vx.point_system(24, 1 << 20, 10, 1.0, overrides=("caches.l1d.prefetch.next_line=false",))
+    both = vx.point_system(24, 1 << 20, 10, 1.0, overrides=tuple(
+        f"sockets[{i}].caches.l1d.prefetch.next_line=false" for i in (0, 1)))
+    assert [s.caches.l1d.prefetch.next_line for s in both.sockets] == [False, False]
+    assert [s.caches.l1d.prefetch.next_line for s in vx.point_system(24, 1 << 20, 10, 1.0).sockets] == [True, True]
+    assert vx.point_system(24, 1 << 20, 10, 1.0, overrides=("client.warmup_requests=5",)).client.warmup_requests == 5
+
+
 def test_the_load_runs_in_a_worker_process_so_its_memory_is_not_kept_under_the_measured_run(engine, tmp_path,
                                                                                             monkeypatch):
     from drivers.sweep import Base, load_once
@@ -128,3 +141,73 @@ def test_the_load_runs_in_a_worker_process_so_its_memory_is_not_kept_under_the_m
     folder, record = load_once(tmp_path, base, "two cores")
     assert record["status"] == "ok" and record["loaded"] and (folder / "manifest.json").is_file()
     assert folder.parent == tmp_path / CHECKPOINTS and folder.name == record["data_set"]
+
+
+def _as_loaded_by_another_build(tmp_path: pathlib.Path, key: str = "0" * 24) -> pathlib.Path:
+    """The store's one checkpoint moved under another key, as a load by another engine build leaves it (the key
+    covers the engine's content), its record naming that build."""
+    from drivers.sweep import atomic_write_json
+
+    root = tmp_path / "ck" / CHECKPOINTS
+    [folder] = [d for d in root.iterdir() if d.is_dir()]
+    record = json.loads((root / f"{folder.name}.json").read_text())
+    record.pop("sha256", None)
+    moved = root / key
+    folder.rename(moved)
+    (root / f"{folder.name}.json").unlink()
+    atomic_write_json(root / f"{key}.json", {**record, "data_set": key, "engine": "older-build",
+                                             "source": {"commit": "abcdef1234567890", "dirty": False}})
+    return moved
+
+
+def _point(items: int = 4096):
+    from drivers.sweep import Base, Point, data_set_key
+
+    base = Base("drivers.cli.validate_xeon:point_system", cores=2, items=items, requests_per_core=200,
+                offered_mpps=1.0)
+    return Point("two cores", 0, {}, base, {}, "", {}, data_set_key(base.build().to_dict()))
+
+
+def test_a_data_set_loaded_by_another_engine_build_is_restored_with_a_note(engine, tmp_path, capsys):
+    from drivers.sweep import engine_hash
+
+    _run(tmp_path, "first")
+    [record] = [json.loads(f.read_text()) for f in (tmp_path / "ck" / CHECKPOINTS).glob("*.json")]
+    assert record["engine"] == engine_hash() and record["source"]["commit"], "the load record names its engine"
+    moved = _as_loaded_by_another_build(tmp_path)
+    capsys.readouterr()
+    _run(tmp_path, "second")
+    out = capsys.readouterr().out
+    assert "data set loaded now" not in out and "loaded by an earlier run, restored" in out
+    assert f"NOTE: restored the data set loaded under key {moved.name} by another engine build (engine older-build, " \
+        "source commit abcdef123456;" in out
+    assert [d for d in moved.parent.iterdir() if d.is_dir()] == [moved], "not loaded again"
+    assert json.loads((tmp_path / "second" / "2" / "config.json").read_text())["restore_from"] == str(moved)
+    load = json.loads((tmp_path / "second" / "2" / "load.json").read_text())
+    assert load["reused"]["engine"] == "older-build" and load["reused"]["data_set"] == moved.name
+    assert _stats(tmp_path, "second") == _stats(tmp_path, "first"), "the same data set, the same statistics"
+
+
+def test_a_checkpoint_of_another_identity_or_binary_is_not_taken_for_the_data_set(engine, tmp_path):
+    from drivers.sweep import loaded_elsewhere
+
+    _run(tmp_path, "first")
+    moved = _as_loaded_by_another_build(tmp_path)
+    assert loaded_elsewhere(tmp_path / "ck", _point())["folder"] == str(moved)
+    assert loaded_elsewhere(tmp_path / "ck", _point(items=8192)) is None, "another data set (items)"
+    manifest = json.loads((moved / "manifest.json").read_text())
+    (moved / "manifest.json").write_text(json.dumps({**manifest, "binary_crc32": manifest["binary_crc32"] ^ 1}))
+    assert loaded_elsewhere(tmp_path / "ck", _point()) is None, "another guest binary"
+
+
+def test_a_checkpoint_of_a_format_this_engine_cannot_read_is_a_clear_error(engine, tmp_path):
+    from models.durable import write_checksums
+    from models.errors import ConfigError
+
+    _run(tmp_path, "first")
+    moved = _as_loaded_by_another_build(tmp_path)
+    manifest = json.loads((moved / "manifest.json").read_text())
+    (moved / "manifest.json").write_text(json.dumps({**manifest, "format_version": 99}))
+    write_checksums(moved, ["manifest.json"])       # a whole checkpoint of another format, not a damaged one
+    with pytest.raises(ConfigError, match=r"System.restore_from = .*: format version 99, this engine reads version 1"):
+        _run(tmp_path, "second")

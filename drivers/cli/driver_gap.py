@@ -125,7 +125,7 @@ def overload(names: list[str], cores: int, rate_mpps: float, out: pathlib.Path |
         if loaded["status"] != "ok":
             raise SystemExit(f"{name}: loading its data set failed: {loaded['error']}")
         system = point.system()
-        system.restore_from = str(sweeps.checkpoint_dir(CHECKPOINTS, point.data_set))
+        system.restore_from = loaded["folder"]
         system.client.offered_mpps = rate_mpps
         system.client.warmup_requests = warmup_per_core * cores
         system.client.measure_seed = seed

@@ -56,6 +56,7 @@ import argparse
 import json
 import os
 import pathlib
+import re
 import sys
 import time
 import types
@@ -299,10 +300,15 @@ def power_figures(r: RunResult, system) -> dict[str, float]:
     return {"cpu_power_w": cpu, "nic_power_w": nic, "dram_power_w": dram, "wall_power_w": cpu + nic + dram}
 
 
-def save(folder: pathlib.Path, r: RunResult, system) -> None:
+def save(folder: pathlib.Path, r: RunResult, system, load: dict | None = None) -> None:
+    """The point's statistics and configuration; with `load` (the record of the data set it restored,
+    drivers/sweep load_once) that record too, less its configuration, as load.json."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "stats.json").write_text(json.dumps(r.stats, indent=0, sort_keys=True))
     (folder / "config.json").write_text(json.dumps(system.to_dict(), indent=0, sort_keys=True))
+    if load is not None:
+        (folder / "load.json").write_text(json.dumps({k: v for k, v in load.items() if k != "config"}, indent=0,
+                                                     sort_keys=True))
 
 
 def items_note(items: int) -> str:
@@ -472,8 +478,20 @@ def point_system(cores: int, items: int, requests_per_core: int, offered_mpps: f
     if unpacked_memory:
         system.unpacked_memory = unpacked_memory
     for assignment in overrides:
+        refuse_shadowed(system, assignment)
         apply_override(system, assignment)
     return fit_mem_limit(system)
+
+
+def refuse_shadowed(system: System, assignment: str) -> None:
+    """--set on the dual-socket server: a parameter each socket holds its own copy of (caches, core, memory, ...)
+    set at the system's level would change nothing the run uses; refused, naming the sockets' paths."""
+    head = re.split(r"[.\[]", assignment.partition("=")[0].strip(), maxsplit=1)[0]
+    if system.sockets and head in system.sockets[0].to_dict():
+        rest = assignment.strip()[len(head):]
+        raise SystemExit(f"--set {assignment}: the dual-socket server's sockets each have their own {head!r}, so "
+                         "this would change nothing; set each socket's: " +
+                         " ".join(f"--set 'sockets[{i}].{head}{rest}'" for i in range(len(system.sockets))))
 
 
 def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | None = None,
@@ -525,11 +543,14 @@ def restoring(base: Base, root: str | None, label: str):
     how = "loaded now" if record["loaded"] else "loaded by an earlier run, restored"
     print(f"{label}: data set {how}: {folder} ({record['bytes'] / 1e9:.2f} GB; the load took "
           f"{record['cpu_seconds']:.0f} s host CPU, {record['insts']:,} instructions)", flush=True)
+    if "reused" in record:
+        print(f"{label}: NOTE: {record['reused']['note']}", flush=True)
 
     def restored(rate: float) -> System:
         system = packed_as_loaded(build(rate))
         system.restore_from = str(folder)
         return system
+    restored.load = record      # type: ignore[attr-defined]  # the load's record, kept by --save
     return restored
 
 
@@ -671,7 +692,8 @@ def main(argv: list[str] | None = None) -> int:
                         "--checkpoints, what the load keeps (2 GiB where the KVS store is larger)")
     parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                         help="SENSITIVITY, not the paper's condition: override a parameter of every Xeon point (as "
-                        "run.py's --set, e.g. caches.l1d.prefetch.next_line=false), applied last")
+                        "run.py's --set, e.g. caches.l1d.prefetch.next_line=false; beyond 12 cores each socket's, "
+                        "sockets[0].caches... and sockets[1].caches...), applied last")
     opts = parser.parse_args(argv)
     if opts.offered == "measured" and opts.search:
         raise SystemExit("--offered measured and --search: the search finds its own offered load; give one")
@@ -723,14 +745,14 @@ def main(argv: list[str] | None = None) -> int:
         measured = measured_mpps(make(1.0), cores) if opts.offered == "measured" else None
         r, system, how = run_point(make, cores, opts.search, line, measured)
         if opts.save:
-            save(pathlib.Path(opts.save) / str(cores), r, system)
+            save(pathlib.Path(opts.save) / str(cores), r, system, getattr(make, "load", None))
         note = f"{how}; {host_time(cpu, t)}; {opts.items:,} items"
         if opts.items < PAPER_ITEMS:
             note += " (reduced data set)"
         note += f"; {log_note(system.workload.argv)}"
         if opts.set:
             note += f"; --set {' '.join(opts.set)}"
-        if opts.log_mib is not None or opts.buckets is not None or opts.set:
+        if opts.log_mib is not None or opts.buckets is not None or opts.set or measured is not None:
             note += " (sensitivity)"
         note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
         print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note)

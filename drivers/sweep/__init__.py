@@ -50,6 +50,7 @@ from .checkpoints import (
     check_existing,
     checkpoint_bytes,
     checkpoint_dir,
+    loaded_elsewhere,
     loader_system,
     packed_as_loaded,
     prepare_checkpoint,
@@ -65,7 +66,7 @@ __all__ = [
     "CAPACITY_EVALUATOR", "CHECKPOINTS", "DEFAULT_STORE", "ROOT", "RUN_EVALUATOR", "Base", "Grid", "LatinHypercube",
     "List", "Point", "Product", "Random", "Space", "Sweep", "SweepReport", "Zip", "_Progress", "_record_of",
     "atomic_write_json", "build_point", "check_existing", "checkpoint_bytes", "checkpoint_dir", "data_set_key", "engine_hash",
-    "evaluate_capacity", "evaluate_run", "file_hash", "load_once", "load_sweep_module", "loader_system",
+    "evaluate_capacity", "evaluate_run", "file_hash", "load_once", "load_sweep_module", "loaded_elsewhere", "loader_system",
     "packed_as_loaded", "point_key",
     "prepare_checkpoint", "run", "run_point", "set_path", "shares_data_set", "store_dir", "stored_points",
 ]

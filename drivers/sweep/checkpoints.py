@@ -9,11 +9,12 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
+from models import provenance
 from models import stats_paths as paths
 from models.client import guest_memory_bytes
 from models.system import System
 
-from .store import atomic_write_json
+from .store import atomic_write_json, engine_hash
 
 if TYPE_CHECKING:
     from .points import Point
@@ -61,14 +62,20 @@ def prepare_checkpoint(store: str, point: Point) -> dict[str, Any]:
     target = checkpoint_dir(store, point.data_set)
     record_path = target.parent / f"{point.data_set}.json"
     if (target / "manifest.json").is_file() and record_path.is_file():
-        return {**json.loads(record_path.read_text()), "loaded": False}
+        return {**json.loads(record_path.read_text()), "loaded": False, "folder": str(target)}
+    found = loaded_elsewhere(store, point)
+    if found is not None:
+        return found
     for stale in target.parent.glob(f".{point.data_set}.partial-*"):   # a loader killed mid-write
         shutil.rmtree(stale, ignore_errors=True)
     if target.exists():                                                  # written, but its record was not
         shutil.rmtree(target)
     progress_file = pathlib.Path(store) / "progress" / f"load-{point.data_set}"
     started, started_cpu = time.time(), time.process_time()
-    record: dict[str, Any] = {"data_set": point.data_set, "point": point.key, "params": point.params}
+    # The engine build that loads it (its content hash, and the source tree's commit), named in the record: another
+    # build that finds it by check_existing's rule says whose load it restores (loaded_elsewhere).
+    record: dict[str, Any] = {"data_set": point.data_set, "point": point.key, "params": point.params,
+                              "engine": engine_hash(), "source": provenance.source_revision()}
     try:
         system = loader_system(point, target)
         progress_file.parent.mkdir(parents=True, exist_ok=True)
@@ -86,7 +93,39 @@ def prepare_checkpoint(store: str, point: Point) -> dict[str, Any]:
     if record["status"] == "ok":
         atomic_write_json(record_path, record)
     progress_file.unlink(missing_ok=True)
-    return {**record, "loaded": True}
+    return {**record, "loaded": True, "folder": str(target)}
+
+
+def loaded_elsewhere(store: str | pathlib.Path, point: Point) -> dict[str, Any] | None:
+    """A checkpoint of `point`'s data set in the store under another key: loaded by another engine build (the key
+    covers the engine's content), and accepted by check_existing, the rule an explicitly named checkpoint passes
+    (the engine's checkpoint identity and the guest binary's content, not the engine build). The first such in
+    key order, as the record prepare_checkpoint returns ('folder' to restore, 'reused' saying whose load it is),
+    or None. An engine that cannot read its format refuses it on the restore with the reason."""
+    from models.params import ParamError
+
+    root = pathlib.Path(store) / CHECKPOINTS
+    for record_path in sorted(root.glob("*.json")) if root.is_dir() else []:
+        folder = record_path.with_suffix("")
+        if folder.name == point.data_set or folder.name.startswith(".") or \
+                not (folder / "manifest.json").is_file():
+            continue
+        try:
+            record = json.loads(record_path.read_text())
+            if record.get("status") != "ok":
+                continue
+            check_existing(folder, point)
+        except (OSError, ValueError, ParamError):    # unreadable, or another data set: not this point's
+            continue
+        engine = record.get("engine") or "not recorded (loaded before the load records named their engine)"
+        if (record.get("source") or {}).get("commit"):
+            engine += f", source commit {record['source']['commit'][:12]}" + \
+                (" with uncommitted changes" if record["source"].get("dirty") else "")
+        note = (f"restored the data set loaded under key {folder.name} by another engine build (engine "
+                f"{engine}; this build {engine_hash() or 'unknown'}): same checkpoint identity and guest binary")
+        return {**record, "data_set": point.data_set, "loaded": False, "folder": str(folder),
+                "reused": {"data_set": folder.name, "engine": record.get("engine"), "note": note}}
+    return None
 
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 from ..shared_warmup import cpu_seconds
-from .checkpoints import check_existing, checkpoint_bytes, checkpoint_dir, prepare_checkpoint
+from .checkpoints import check_existing, checkpoint_bytes, checkpoint_dir, loaded_elsewhere, prepare_checkpoint
 from .data_set import data_set_key, shares_data_set
 from .points import Base, Point, Sweep, _resolve_callable
 from .store import atomic_write_json, store_dir, stored_points
@@ -121,8 +121,7 @@ def _share_checkpoints(store: str, points: list[Point], todo: list[Point], jobs:
                                "data_set": p.data_set, "error": f"loading the shared data set failed: {r['error']}",
                                "stats": {}, "host_seconds": 0.0})
             continue
-        runnable.append(replace(p, restore_from=str(checkpoint_dir(root or store, p.data_set))) if r is not None
-                        else p)
+        runnable.append(replace(p, restore_from=r["folder"]) if r is not None else p)
     return runnable, sum(1 for r in results.values() if r["loaded"] and r["status"] == "ok")
 
 
@@ -208,7 +207,7 @@ def load_once(store: str | pathlib.Path, base: Base, label: str) -> tuple[pathli
                          "bulk load, no restore_from or checkpoint_to of its own)")
     point = Point(label, 0, {}, base, {}, "", {}, data_set_key(system.to_dict()))
     folder = checkpoint_dir(store, point.data_set)
-    if not (folder / "manifest.json").is_file():
+    if not (folder / "manifest.json").is_file() and loaded_elsewhere(store, point) is None:
         need = kvs_server_memory(system.server_argv(), system.client, system.harts) + \
             CHECKPOINT_VERSION_BYTES * system.client.items
         root = pathlib.Path(store)
@@ -223,7 +222,7 @@ def load_once(store: str | pathlib.Path, base: Base, label: str) -> tuple[pathli
     if record["status"] != "ok":
         raise ParamError(f"checkpoints in {store} for {label}: loading the data set into {folder} failed: "
                          f"{record['error']}")
-    return folder, record
+    return pathlib.Path(record["folder"]), record
 
 
 class _Progress:
