@@ -102,3 +102,18 @@ def test_a_sweep_tie_spelled_in_the_old_form_still_follows_its_leader():
     point = sw.build_point(sw.Base("xeon_e5_2697v2_socket", cores=12), {"nics[0].pcie_lanes": 4},
                            {"nics.0.pcie_lanes": ("nics[1].pcie_lanes",)})
     assert [n.pcie_lanes for n in point.nics][:2] == [4, 4]
+
+
+def test_run_set_refuses_a_system_level_parameter_that_every_socket_holds_its_own_copy_of():
+    """On a server of several sockets the per-socket parameters live in each socket: `--set core.rob_entries=16` at
+    the system's level would change nothing the run uses, so it is refused naming each socket's path; a socket's own
+    path and a system-wide one apply."""
+    from drivers.cli import run
+
+    system = configs.load("xeon_e5_2697v2_dual").system()
+    with pytest.raises(ParamError, match=r"each have their own 'core'.*--set 'sockets\[1\]\.core\.rob_entries=16'"):
+        run.apply_override(system, "core.rob_entries=16")
+    run.apply_override(system, "sockets[1].core.rob_entries=16")
+    assert [s.core.rob_entries for s in system.sockets][1] == 16
+    run.apply_override(system, "client.warmup_requests=5")
+    assert system.client.warmup_requests == 5

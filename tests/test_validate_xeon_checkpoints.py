@@ -11,6 +11,7 @@ import pytest
 
 from drivers.cli import validate_xeon as vx
 from drivers.sweep import CHECKPOINTS
+from models.params import ParamError
 
 
 def _run(tmp_path: pathlib.Path, save: str, cores: str = "2", items: int = 4096) -> str:
@@ -117,7 +118,7 @@ def test_a_parameter_override_is_a_labelled_sensitivity_and_a_bad_one_is_refused
 def test_a_system_level_override_the_dual_sockets_shadow_is_refused_and_the_sockets_own_are_applied():
     """On the dual-socket server each socket holds its own caches: caches.l1d... would change nothing, so it is
     refused naming each socket's path; sockets[i]... sets that socket's; a path the sockets do not hold applies."""
-    with pytest.raises(SystemExit, match=r"sockets each have their own 'caches'.*--set 'sockets\[1\]\.caches\.l1d\."
+    with pytest.raises(ParamError, match=r"sockets each have their own 'caches'.*--set 'sockets\[1\]\.caches\.l1d\."
                                          r"prefetch\.next_line=false'"):
         vx.point_system(24, 1 << 20, 10, 1.0, overrides=("caches.l1d.prefetch.next_line=false",))
     both = vx.point_system(24, 1 << 20, 10, 1.0, overrides=tuple(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import pathlib
+import re
 import subprocess
 import time
 
@@ -45,12 +46,26 @@ def apply_override(system: SimObject, assignment: str) -> None:
     path, sep, text = assignment.partition("=")
     if not sep:
         raise ParamError(f"--set {assignment!r}: expected NAME=VALUE")
+    refuse_shadowed(system, assignment)
     try:
         param_path.set_value(system, path.strip(), parse_value(text))
     except ParamError as err:
         unknown = "has no parameter" in str(err) or "is not an index" in str(err)
         raise ParamError(f"--set {assignment!r}: {err}" + (path_hint(system, path.strip()) if unknown else "")) \
             from None
+
+
+def refuse_shadowed(system: SimObject, assignment: str) -> None:
+    """A system of several sockets: each socket holds its own copy of the per-socket parameters (caches, core,
+    memory, ...), so one set at the system's level would change nothing the run uses; refused, naming the sockets'
+    paths."""
+    sockets = getattr(system, "sockets", None)
+    head = re.split(r"[.\[]", assignment.partition("=")[0].strip(), maxsplit=1)[0]
+    if sockets and head in sockets[0].to_dict():
+        rest = assignment.strip()[len(head):]
+        raise ParamError(f"--set {assignment!r}: the {len(sockets)} sockets each have their own {head!r}, so this "
+                         "would change nothing; set each socket's: " +
+                         " ".join(f"--set 'sockets[{i}].{head}{rest}'" for i in range(len(sockets))))
 
 
 def eta_text(done: float, total: float, seconds: float) -> str:

@@ -56,7 +56,6 @@ import argparse
 import json
 import os
 import pathlib
-import re
 import sys
 import time
 import types
@@ -478,20 +477,8 @@ def point_system(cores: int, items: int, requests_per_core: int, offered_mpps: f
     if unpacked_memory:
         system.unpacked_memory = unpacked_memory
     for assignment in overrides:
-        refuse_shadowed(system, assignment)
         apply_override(system, assignment)
     return fit_mem_limit(system)
-
-
-def refuse_shadowed(system: System, assignment: str) -> None:
-    """--set on the dual-socket server: a parameter each socket holds its own copy of (caches, core, memory, ...)
-    set at the system's level would change nothing the run uses; refused, naming the sockets' paths."""
-    head = re.split(r"[.\[]", assignment.partition("=")[0].strip(), maxsplit=1)[0]
-    if system.sockets and head in system.sockets[0].to_dict():
-        rest = assignment.strip()[len(head):]
-        raise SystemExit(f"--set {assignment}: the dual-socket server's sockets each have their own {head!r}, so "
-                         "this would change nothing; set each socket's: " +
-                         " ".join(f"--set 'sockets[{i}].{head}{rest}'" for i in range(len(system.sockets))))
 
 
 def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | None = None,
