@@ -31,6 +31,8 @@ def test_a_reduced_run_says_so_and_prices_its_power(engine, tmp_path, capsys):
     assert stats[l1d + "demand_misses"] + stats[l1d + "sw_prefetch_misses"] == stats[l1d + "misses"]
     demand = stats[l1d + "demand_misses"] / stats[l1d + "demand_accesses"]
     assert float(rows[dict(vx.METRICS)["l1d_miss_rate"]][0]) == float(f"{demand:.3f}")
+    # MICA's lossy index: the GETs of items a full bucket dropped miss, and the table says how many.
+    assert float(rows[dict(vx.METRICS)["get_miss"]][0]) == float(f"{stats['client.misses'] / stats['client.gets']:.3f}")
     # perf's L1-dcache-load-misses / -loads on Ivy Bridge: every L1D fill (prefetchers' too) per load.
     fills = (stats[l1d + "misses"] + stats[l1d + "prefetcher.issued"]) / stats["system.socket0.core0.loads"]
     assert float(rows[dict(vx.METRICS)["l1d_fills_per_load"]][0]) == float(f"{fills:.3f}")
@@ -81,7 +83,8 @@ def test_a_counter_no_core_reports_is_an_error_not_a_figure():
 
     import pytest
 
-    stats = {"system.socket0.cores0.cycles": 1.0, "client.throughput_mrps": 1.0, "client.loss": 0.0}
+    stats = {"system.socket0.cores0.cycles": 1.0, "client.throughput_mrps": 1.0, "client.loss": 0.0,
+             "client.gets": 1.0, "client.misses": 0.0}
     with pytest.raises(KeyError, match="no core of the run reports .ipc."):
         vx.figures(types.SimpleNamespace(stats=stats), harts=1)
 
@@ -92,16 +95,23 @@ def test_a_platform_without_private_l2s_gets_n_a_l2_rows_not_an_error():
     import math
     import types
 
-    stats = {"client.throughput_mrps": 1.0, "client.loss": 0.0}
+    import pytest
+
+    stats = {"client.throughput_mrps": 1.0, "client.loss": 0.0, "client.gets": 4.0, "client.misses": 1.0,
+             "client.latency.p95": 2000.0, "system.socket0.mem.read_bw": 3e9, "system.socket0.mem.write_bw": 1e9,
+             "system.socket0.ddio.core_read_hits": 3.0, "system.socket0.ddio.core_read_misses": 1.0}
     for name in ("ipc", "l1d.mpki", "l1d.miss_rate", "l1d.demand_miss_rate", "l1d.misses", "l1d.reads",
                  "l1d.read_misses", "loads"):
         stats[f"system.socket0.core0.{name}"] = 0.5
     f = vx.figures(types.SimpleNamespace(stats=stats), harts=1)
     assert all(math.isnan(f[k]) for k in ("l2_mpki", "l2_miss_rate", "l2_rqsts_miss_rate", "l2_miss_rate_all"))
     assert f["l1d_load_miss_ivb"] == 1.0
+    assert (f["get_miss"], f["p95_us"], f["mem_read_gbs"], f["ddio_core_hit"]) == (0.25, 2.0, 3.0, 0.75)
+    for missing in ("client.latency.p95", "system.socket0.mem.write_bw", "system.socket0.ddio.core_read_misses"):
+        partial = {k: v for k, v in stats.items() if k != missing}
+        with pytest.raises(KeyError):       # read as a zero before: p95 0 us passed '< 100 us', memory 0 GB/s
+            vx.figures(types.SimpleNamespace(stats=partial), harts=1)
     stats["system.socket0.core0.l2.mpki"] = 0.5     # an L2 that reports some counters but not the rest
-    import pytest
-
     with pytest.raises(KeyError, match="l2"):
         vx.figures(types.SimpleNamespace(stats=stats), harts=1)
 

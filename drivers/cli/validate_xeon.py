@@ -129,6 +129,7 @@ MISS_RATES_NOTE = ("Miss rates compared: demand (misses per lookup of the cores'
 METRICS = [
     ("throughput_mrps", "throughput (M req/s)"),
     ("loss", "loss (fraction of frames dropped)"),
+    ("get_miss", "GETs missed (items the index dropped)"),
     ("ipc", "IPC per core"),
     ("rx_batch", "RX batch (packets per non-empty poll)"),
     ("l1d_mpki", "L1D MPKI"),
@@ -208,20 +209,29 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         return sum(vals) / len(vals) if vals else float("nan")
 
     def socket_sum(name: str) -> float:
-        return sum(s.get(f"{socket_path(k)}.{name}", 0.0) for k in sockets)
+        vals = [s[f"{socket_path(k)}.{name}"] for k in sockets if f"{socket_path(k)}.{name}" in s]
+        if not vals:
+            raise KeyError(f"no socket of the run reports {name!r}: a missing counter is an error, not a zero")
+        return sum(vals)
 
     # Every NIC's queues and ports (system.nic{K}.queue{Q}., system.nic{K}.port{P}.).
     queues = stats_paths.NIC_QUEUE.instances(s, "rx_batches")
     batches = sum(s[stats_paths.NIC_QUEUE.stat(*q, "rx_batches")] for q in queues)
     batch = (sum(s[stats_paths.NIC_QUEUE.stat(*q, "rx_batches")] * s[stats_paths.NIC_QUEUE.stat(*q, "rx_batch_mean")]
                  for q in queues) / batches) if batches else 0.0
-    hits, misses = socket_sum("ddio.core_read_hits"), socket_sum("ddio.core_read_misses")
-    if not hits + misses:      # several sockets share one memory system: its DDIO counters are the system's
-        ddio = stats_paths.SYSTEM_DDIO
-        hits, misses = s.get(ddio.stat("core_read_hits"), 0.0), s.get(ddio.stat("core_read_misses"), 0.0)
+    def ddio_hit_rate() -> float:
+        if any(f"{socket_path(k)}.ddio.core_read_hits" in s for k in sockets):
+            hits, misses = socket_sum("ddio.core_read_hits"), socket_sum("ddio.core_read_misses")
+        else:                  # several sockets share one memory system: its DDIO counters are the system's
+            ddio = stats_paths.SYSTEM_DDIO
+            hits, misses = s[ddio.stat("core_read_hits")], s[ddio.stat("core_read_misses")]
+        return hits / (hits + misses) if hits + misses else float("nan")
+
     return {
         "throughput_mrps": s["client.throughput_mrps"],
         "loss": s["client.loss"],
+        # MICA's index is lossy: a full bucket drops an entry, and a GET of it misses (less work than a hit).
+        "get_miss": s["client.misses"] / s["client.gets"] if s["client.gets"] else float("nan"),
         "ipc": mean("ipc"),
         "rx_batch": batch,
         "l1d_mpki": mean("l1d.mpki"),
@@ -241,8 +251,8 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "mem_write_gbs": socket_sum("mem.write_bw") / 1e9,
         "net_rx_gbps": sum(stats_paths.NIC_PORT.values(s, "rx_wire_gbps")),
         "net_tx_gbps": sum(stats_paths.NIC_PORT.values(s, "tx_wire_gbps")),
-        "p95_us": s.get("client.latency.p95", 0.0) / 1e3,
-        "ddio_core_hit": hits / (hits + misses) if hits + misses else float("nan"),
+        "p95_us": s["client.latency.p95"] / 1e3,
+        "ddio_core_hit": ddio_hit_rate(),
     }
 
 
