@@ -305,11 +305,12 @@ def test_the_xeon_validation_sums_and_averages_over_both_sockets():
                  "l2.hw_prefetch_accesses", "l2.hw_prefetch_misses", "l2.sw_prefetch_accesses", "l2.sw_prefetch_misses",
                  "l1d.mshr_merges"):
         stats[f"system.socket0.core0.{name}"] = 0.5
-    stats["client.requests"] = 10.0
+    stats.update({"client.requests": 10.0, "client.gets": 4.0, "client.misses": 1.0, "client.latency.p95": 5e4})
     assert xeon.sockets_in(stats) == 2 and xeon.sockets_in({}) == 1
     f = xeon.figures(SimpleNamespace(stats=stats), 4)
     assert f["mem_read_gbs"] == 30.0 and f["mem_write_gbs"] == 3.0 and f["llc_mpki"] == 2.0
     assert f["ipc"] == 1.5 and f["net_rx_gbps"] == 105.0 and f["ddio_core_hit"] == 0.75
+    assert f["get_miss"] == 0.25 and f["p95_us"] == 50.0
     # What the L2 sees per measured request, summed over the cores that report it: 0.5 of each over 10 requests.
     assert f["l2_demand_per_req"] == f["l2_swpf_per_req"] == f["l1d_merges_per_req"] == 0.05
     assert f["l2_miss_rate_l1pf"] == 1.0
