@@ -99,7 +99,11 @@ def test_a_platform_without_private_l2s_gets_n_a_l2_rows_not_an_error():
 
     stats = {"client.throughput_mrps": 1.0, "client.loss": 0.0, "client.gets": 4.0, "client.misses": 1.0,
              "client.latency.p95": 2000.0, "system.socket0.mem.read_bw": 3e9, "system.socket0.mem.write_bw": 1e9,
-             "system.socket0.ddio.core_read_hits": 3.0, "system.socket0.ddio.core_read_misses": 1.0}
+             "system.socket0.ddio.core_read_hits": 3.0, "system.socket0.ddio.core_read_misses": 1.0,
+             "client.insts_per_request_work": 900.0, "client.insts_per_request_idle": 40.0,
+             "client.requests": 100.0, "client.puts": 5.0, "system.socket0.ddio.writebacks_dma_data": 1.0,
+             "system.socket0.ddio.writebacks_core_data_in_dma_lines": 2.0,
+             "system.socket0.ddio.writebacks_core_lines": 7.0}
     for name in ("ipc", "l1d.mpki", "l1d.miss_rate", "l1d.demand_miss_rate", "l1d.misses", "l1d.reads",
                  "l1d.read_misses", "loads"):
         stats[f"system.socket0.core0.{name}"] = 0.5
@@ -182,3 +186,38 @@ def test_the_servers_index_is_micas_rule_at_the_papers_data_set_scaled_to_the_ru
             vx.main(["--cores", "1", "--buckets", bad, "--no-target"])
     with pytest.raises(SystemExit, match="no whole bucket"):
         vx.mica_index_args(8, 24)
+
+
+def test_the_memory_writes_are_given_per_request_per_set_and_by_whose_lines_they_are():
+    """Bytes written per request (the write bandwidth over the throughput), lines per SET (MICA's SET is the request
+    that writes the store) and the share of the LLC's write-backs whose line a DMA wrote; the published row's bytes
+    per request is its write bandwidth over its throughput (4 cores: 0.23 GB/s / 23.33 M = 9.86 B)."""
+    import types
+
+    import pytest
+
+    stats = {"client.throughput_mrps": 20.0, "client.loss": 0.0, "client.gets": 95.0, "client.misses": 0.0,
+             "client.latency.p95": 2000.0, "system.socket0.mem.read_bw": 3e9, "system.socket0.mem.write_bw": 0.128e9,
+             "system.socket0.ddio.core_read_hits": 1.0, "system.socket0.ddio.core_read_misses": 0.0,
+             "client.insts_per_request_work": 960.0, "client.insts_per_request_idle": 250.0,
+             "client.requests": 100.0, "client.puts": 5.0, "system.socket0.ddio.writebacks_dma_data": 1.0,
+             "system.socket0.ddio.writebacks_core_data_in_dma_lines": 3.0,
+             "system.socket0.ddio.writebacks_core_lines": 12.0}
+    for name in ("ipc", "l1d.mpki", "l1d.miss_rate", "l1d.demand_miss_rate", "l1d.misses", "l1d.reads",
+                 "l1d.read_misses", "loads"):
+        stats[f"system.socket0.core0.{name}"] = 0.5
+    f = vx.figures(types.SimpleNamespace(stats=stats), harts=1)
+    assert f["mem_write_per_req"] == pytest.approx(6.4)            # 0.128 GB/s over 20 M requests/s
+    assert f["mem_write_lines_per_set"] == pytest.approx(2.0)      # 0.1 lines a request, 1 request in 20 a SET
+    assert f["mem_write_io_share"] == pytest.approx(0.25)          # (1 + 3) of 16 write-backs
+    assert (f["work_insts_per_req"], f["idle_insts_per_req"]) == (960.0, 250.0)
+    assert vx.PUBLISHED[4]["mem_write_per_req"] == pytest.approx(0.23e9 / 23.33e6)
+    assert vx.PUBLISHED[24]["mem_write_per_req"] == vx.PUBLISHED[12]["mem_write_per_req"]
+    for missing in ("system.socket0.ddio.writebacks_core_lines", "client.puts", "client.insts_per_request_idle"):
+        partial = {k: v for k, v in stats.items() if k != missing}
+        with pytest.raises(KeyError):                               # a missing counter is an error, not a zero
+            vx.figures(types.SimpleNamespace(stats=partial), harts=1)
+
+
+def test_the_output_says_no_miss_rate_definition_is_established_as_the_measurements():
+    assert "NOT established" in vx.MISS_RATES_NOTE and "no row is marked as the measurement's" in vx.MISS_RATES_NOTE

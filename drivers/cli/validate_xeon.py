@@ -95,6 +95,12 @@ PUBLISHED: dict[int, dict[str, float]] = {
          # Measured at the wall at 120.5 M requests/s: 399.2 W in all, CPUs 255 W, four NICs 62 W, rest 82 W.
          "wall_power_w": 399.2, "cpu_power_w": 255.0, "nic_power_w": 62.0},
 }
+# Derived, not published as such: the published memory write bandwidth over the published throughput of the same
+# row (bytes written to memory per request), so that a run at another throughput compares what each request costs.
+for _row in (4, 12, 24):
+    PUBLISHED[_row]["mem_write_per_req"] = PUBLISHED[_row]["mem_write_gbs"] * 1e9 / (
+        PUBLISHED[_row]["throughput_mrps"] * 1e6)
+LINE_BYTES = 64            # the Ivy Bridge cache line (Intel's optimization reference manual)
 PAPER_ITEMS = 192 << 20   # the paper's Tiny data set (kvs-workload.md): 192 Mi items
 P95_ROWS = (12, 24)   # rows compared with the p95 bound measured at 120 M requests/s
 P95_BOUND_US = 100.0  # "round-trip p95 below 100 us" at 120 M requests/s (24 cores)
@@ -116,6 +122,11 @@ P95_BOUND_US = 100.0  # "round-trip p95 below 100 us" at 120 M requests/s (24 co
 #   the L2 plus the L2 prefetchers' requests, a request that finds its line in flight to the L2 counted as a miss
 #   (the tag lookup misses; it waits for the outstanding fill). The model sends an L2 prefetch only for a line the
 #   core does not hold, so PF_HIT is 0 here: the model's figure is an upper bound of this definition.
+# Which of these the published rates used is not established (MISS_RATES_NOTE says so in the output). Searched:
+# the ISCA 2015 paper (only its opening was readable here), MICA's public source (src/perf_count/perf_count.c opens
+# Linux perf's generic events, and only src/microbench.c uses them, for LLC references and misses; the netbench
+# server the paper measured counts none), and Linux perf's generic cache events (L1D, L1I, LL, DTLB, ITLB, BPU,
+# NODE: none for an L2, so a published L2 rate came from raw events or a profiler's own metric, unnamed).
 # The "+ prefetches" rows are every lookup of the cache (the L1D's include software prefetches, which MICA issues
 # several per request; the L2's also the L1D hardware prefetchers' requests), not compared.
 MISS_RATES_NOTE = ("Miss rates compared: demand (misses per lookup of the cores' loads, stores, fetches, page walks); "
@@ -124,13 +135,19 @@ MISS_RATES_NOTE = ("Miss rates compared: demand (misses per lookup of the cores'
                    "MEM_UOPS_RETIRED.ALL_LOADS (software prefetches are loads; fill-buffer hits are not misses); for "
                    "the L2, Ivy Bridge's L2_RQSTS misses / references (demand data reads incl. L1D hardware and "
                    "software prefetches, RFOs, code reads, L2 prefetcher requests; in-flight hits as misses). "
-                   "'+ prefetches' rows (every lookup) are not compared.")
+                   "'+ prefetches' rows (every lookup) are not compared. Which definition the published rates "
+                   "used is NOT established: no source found names their events (the paper's text beyond its "
+                   "abstract was not available; MICA's public source counts only Linux perf's generic events, in "
+                   "its microbenchmark, not in the server measured; perf has no generic L2 event), so no row is "
+                   "marked as the measurement's.")
 
 METRICS = [
     ("throughput_mrps", "throughput (M req/s)"),
     ("loss", "loss (fraction of frames dropped)"),
     ("get_miss", "GETs missed (items the index dropped)"),
     ("ipc", "IPC per core"),
+    ("work_insts_per_req", "insts / request (polls with frames)"),
+    ("idle_insts_per_req", "insts / request (empty polls)"),
     ("rx_batch", "RX batch (packets per non-empty poll)"),
     ("l1d_mpki", "L1D MPKI"),
     ("l2_mpki", "L2 MPKI"),
@@ -152,6 +169,9 @@ METRICS = [
     ("llc_miss_rate", "LLC miss rate"),
     ("mem_read_gbs", "memory read (GB/s)"),
     ("mem_write_gbs", "memory write (GB/s)"),
+    ("mem_write_per_req", "memory write per request (bytes)"),
+    ("mem_write_lines_per_set", "memory write lines per SET"),
+    ("mem_write_io_share", "memory writes of lines DMA wrote (share)"),
     ("net_rx_gbps", "network RX (Gb/s, wire)"),
     ("net_tx_gbps", "network TX (Gb/s, wire)"),
     ("p95_us", "p95 round trip (us)"),
@@ -227,12 +247,34 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
             hits, misses = s[ddio.stat("core_read_hits")], s[ddio.stat("core_read_misses")]
         return hits / (hits + misses) if hits + misses else float("nan")
 
+    def ddio_sum(name: str) -> float:
+        """A DDIO counter of every socket, or of the system where several sockets share one memory system."""
+        if any(f"{socket_path(k)}.ddio.{name}" in s for k in sockets):
+            return socket_sum(f"ddio.{name}")
+        return s[stats_paths.SYSTEM_DDIO.stat(name)]
+
+    def write_figures() -> dict[str, float]:
+        """Where the memory writes come from: bytes per request (a rate over a rate, so the measured interval's
+        length cancels), lines per SET (MICA's SET is the one request that writes the store), and the share of the
+        LLC's write-backs whose line a DMA wrote (packet buffers, descriptor rings: DDIO's lines) rather than lines
+        only cores wrote (the log, the index, stacks, the driver's state)."""
+        per_req = socket_sum("mem.write_bw") / (s["client.throughput_mrps"] * 1e6)
+        set_share = s["client.puts"] / s["client.requests"] if s["client.requests"] else float("nan")
+        io_wb = ddio_sum("writebacks_dma_data") + ddio_sum("writebacks_core_data_in_dma_lines")
+        all_wb = io_wb + ddio_sum("writebacks_core_lines")
+        return {"mem_write_per_req": per_req,
+                "mem_write_lines_per_set": per_req / LINE_BYTES / set_share if set_share else float("nan"),
+                "mem_write_io_share": io_wb / all_wb if all_wb else float("nan")}
+
     return {
         "throughput_mrps": s["client.throughput_mrps"],
         "loss": s["client.loss"],
         # MICA's index is lossy: a full bucket drops an entry, and a GET of it misses (less work than a hit).
         "get_miss": s["client.misses"] / s["client.gets"] if s["client.gets"] else float("nan"),
         "ipc": mean("ipc"),
+        # MICA's polls: the instructions of those that found frames and of those that found none, per request.
+        "work_insts_per_req": s["client.insts_per_request_work"],
+        "idle_insts_per_req": s["client.insts_per_request_idle"],
         "rx_batch": batch,
         "l1d_mpki": mean("l1d.mpki"),
         "l2_mpki": mean("l2.mpki"),
@@ -249,6 +291,7 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         **(l2_sources(s, cores) if has_l2 else {}),
         "mem_read_gbs": socket_sum("mem.read_bw") / 1e9,
         "mem_write_gbs": socket_sum("mem.write_bw") / 1e9,
+        **write_figures(),
         "net_rx_gbps": sum(stats_paths.NIC_PORT.values(s, "rx_wire_gbps")),
         "net_tx_gbps": sum(stats_paths.NIC_PORT.values(s, "tx_wire_gbps")),
         "p95_us": s["client.latency.p95"] / 1e3,
