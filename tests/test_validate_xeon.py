@@ -221,3 +221,11 @@ def test_the_memory_writes_are_given_per_request_per_set_and_by_whose_lines_they
 
 def test_the_output_says_no_miss_rate_definition_is_established_as_the_measurements():
     assert "NOT established" in vx.MISS_RATES_NOTE and "no row is marked as the measurement's" in vx.MISS_RATES_NOTE
+
+
+def test_the_two_core_batch_is_compared_as_the_publication_gives_it_six_times_the_three_core_one():
+    """"RX batch falls to 5.29 packets per call (6x smaller than with 2 cores)": the 2-core row's batch is 6 x 5.29."""
+    import pytest
+
+    assert vx.PUBLISHED[2]["rx_batch"] == pytest.approx(6 * vx.PUBLISHED[3]["rx_batch"])
+    assert vx.PUBLISHED[3]["rx_batch"] == 5.29

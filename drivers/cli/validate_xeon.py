@@ -81,7 +81,9 @@ MISS_RATES = {"l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015, "l1d_load_mis
               "l2_miss_rate": 0.32, "l2_rqsts_miss_rate": 0.32}
 PUBLISHED: dict[int, dict[str, float]] = {
     1: {"throughput_mrps": 5.78, "ipc": 1.91, "rx_batch": 32.0},
-    2: {"net_rx_gbps": 9.76},
+    # The 2-core RX batch is not given as a number: "RX batch falls to 5.29 packets per call (6x smaller than with 2
+    # cores)" gives it as about 6 x 5.29 (derived; the 6 is the publication's rounding).
+    2: {"net_rx_gbps": 9.76, "rx_batch": 6 * 5.29},
     3: {"rx_batch": 5.29},
     4: {"throughput_mrps": 23.33, "net_tx_gbps": 19.31, "net_rx_gbps": 19.51, "mem_read_gbs": 6.21,
         "mem_write_gbs": 0.23, **MISS_RATES},
