@@ -89,14 +89,8 @@ def test_a_counter_no_core_reports_is_an_error_not_a_figure():
         vx.figures(types.SimpleNamespace(stats=stats), harts=1)
 
 
-def test_a_platform_without_private_l2s_gets_n_a_l2_rows_not_an_error():
-    """The target socket has no private L2 (its L2 is the shared LLC): its L2 rows are n/a, while the Xeon's, whose
-    cores have L2s, must read every L2 counter (the default `make validate` runs both)."""
-    import math
-    import types
-
-    import pytest
-
+def one_core_without_l2(**values: float) -> dict[str, float]:
+    """The statistics figures() reads of a one-core run whose core has no L2 (`values` replace some)."""
     stats = {"client.throughput_mrps": 1.0, "client.loss": 0.0, "client.gets": 4.0, "client.misses": 1.0,
              "client.latency.p95": 2000.0, "system.socket0.mem.read_bw": 3e9, "system.socket0.mem.write_bw": 1e9,
              "system.socket0.ddio.core_read_hits": 3.0, "system.socket0.ddio.core_read_misses": 1.0,
@@ -107,6 +101,18 @@ def test_a_platform_without_private_l2s_gets_n_a_l2_rows_not_an_error():
     for name in ("ipc", "l1d.mpki", "l1d.miss_rate", "l1d.demand_miss_rate", "l1d.misses", "l1d.reads",
                  "l1d.read_misses", "loads"):
         stats[f"system.socket0.core0.{name}"] = 0.5
+    return {**stats, **values}
+
+
+def test_a_platform_without_private_l2s_gets_n_a_l2_rows_not_an_error():
+    """The target socket has no private L2 (its L2 is the shared LLC): its L2 rows are n/a, while the Xeon's, whose
+    cores have L2s, must read every L2 counter (the default `make validate` runs both)."""
+    import math
+    import types
+
+    import pytest
+
+    stats = one_core_without_l2()
     f = vx.figures(types.SimpleNamespace(stats=stats), harts=1)
     assert all(math.isnan(f[k]) for k in ("l2_mpki", "l2_miss_rate", "l2_rqsts_miss_rate", "l2_miss_rate_all"))
     assert f["l1d_load_miss_ivb"] == 1.0
@@ -196,16 +202,10 @@ def test_the_memory_writes_are_given_per_request_per_set_and_by_whose_lines_they
 
     import pytest
 
-    stats = {"client.throughput_mrps": 20.0, "client.loss": 0.0, "client.gets": 95.0, "client.misses": 0.0,
-             "client.latency.p95": 2000.0, "system.socket0.mem.read_bw": 3e9, "system.socket0.mem.write_bw": 0.128e9,
-             "system.socket0.ddio.core_read_hits": 1.0, "system.socket0.ddio.core_read_misses": 0.0,
-             "client.insts_per_request_work": 960.0, "client.insts_per_request_idle": 250.0,
-             "client.requests": 100.0, "client.puts": 5.0, "system.socket0.ddio.writebacks_dma_data": 1.0,
-             "system.socket0.ddio.writebacks_core_data_in_dma_lines": 3.0,
-             "system.socket0.ddio.writebacks_core_lines": 12.0}
-    for name in ("ipc", "l1d.mpki", "l1d.miss_rate", "l1d.demand_miss_rate", "l1d.misses", "l1d.reads",
-                 "l1d.read_misses", "loads"):
-        stats[f"system.socket0.core0.{name}"] = 0.5
+    stats = one_core_without_l2(**{
+        "client.throughput_mrps": 20.0, "system.socket0.mem.write_bw": 0.128e9,
+        "client.insts_per_request_work": 960.0, "client.insts_per_request_idle": 250.0,
+        "system.socket0.ddio.writebacks_core_data_in_dma_lines": 3.0, "system.socket0.ddio.writebacks_core_lines": 12.0})
     f = vx.figures(types.SimpleNamespace(stats=stats), harts=1)
     assert f["mem_write_per_req"] == pytest.approx(6.4)            # 0.128 GB/s over 20 M requests/s
     assert f["mem_write_lines_per_set"] == pytest.approx(2.0)      # 0.1 lines a request, 1 request in 20 a SET
