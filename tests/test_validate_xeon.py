@@ -229,3 +229,29 @@ def test_the_two_core_batch_is_compared_as_the_publication_gives_it_six_times_th
 
     assert vx.PUBLISHED[2]["rx_batch"] == pytest.approx(6 * vx.PUBLISHED[3]["rx_batch"])
     assert vx.PUBLISHED[3]["rx_batch"] == 5.29
+
+
+def test_clock_sets_the_chips_whole_clock_domain_on_every_socket_and_a_bad_one_is_refused_before_any_run():
+    """--clock (a sensitivity): the cores, the ring and LLC, and their network at the given clock, each socket's on the
+    dual server (a top-level path there is shadowed by the sockets' own and would change nothing)."""
+    import pytest
+
+    from models.params import ParamError
+
+    assert vx.clock_overrides(4, None) == ()
+    assert vx.clock_overrides(4, "2.5GHz") == ("clock=2.5GHz", "core.clock=2.5GHz", "caches.uncore_clock=2.5GHz",
+                                               "noc.clock=2.5GHz")
+    def value_at(d: dict, path: str):
+        for part in path.split("."):
+            name, _, index = part.partition("[")
+            d = d[name] if not index else d[name][int(index[:-1])]
+        return d
+
+    for cores, sockets in ((1, [""]), (24, ["sockets[0].", "sockets[1]."])):
+        d = vx.point_system(cores, 1 << 12, 10, 1.0, overrides=vx.clock_overrides(cores, "2.5GHz")).to_dict()
+        paths = ["clock"] + [s + p for s in sockets for p in ("core.clock", "caches.uncore_clock", "noc.clock")]
+        assert {value_at(d, p) for p in paths} == {2_500_000_000}, cores
+        untouched = vx.point_system(cores, 1 << 12, 10, 1.0).to_dict()
+        assert {value_at(untouched, p) for p in paths} == {2_700_000_000}, "the part's own clock without --clock"
+    with pytest.raises((ParamError, SystemExit), match="clock"):
+        vx.main(["--cores", "1", "--items", "4096", "--no-target", "--clock", "fast"])

@@ -504,6 +504,23 @@ def with_index(system, buckets: int | None, items: int):
     return system
 
 
+# The chip's one clock domain: the cores, the ring with its LLC slices (Ivy Bridge-EP runs them at the core clock) and
+# the network between them; a dual server has each socket's own copy.
+CLOCK_PATHS = ("core.clock", "caches.uncore_clock", "noc.clock")
+
+
+def clock_overrides(cores: int, clock: str | None) -> tuple[str, ...]:
+    """--clock's overrides of a point of `cores` cores: every clock of the chip's domain at `clock` (a sensitivity:
+    a slower or faster part, not the measured one's 2.7 GHz), each socket's beyond one socket."""
+    if clock is None:
+        return ()
+    if cores > xeon_e5_2697v2_socket.CORES_PER_SOCKET:
+        paths = [f"sockets[{k}].{path}" for k in range(2) for path in CLOCK_PATHS]
+    else:
+        paths = list(CLOCK_PATHS)
+    return tuple(f"{path}={clock}" for path in ["clock", *paths])
+
+
 def point_system(cores: int, items: int, requests_per_core: int, offered_mpps: float, log_mib: int | None = None,
                  buckets: int | None = None, unpacked_memory: str = "", overrides: tuple[str, ...] = ()) -> System:
     """The Xeon system with `cores` cores offered `offered_mpps` M frames/s per port, in steady state, its server's
@@ -736,6 +753,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="SENSITIVITY, not the paper's condition: override a parameter of every Xeon point (as "
                         "run.py's --set, e.g. caches.l1d.prefetch.next_line=false; beyond 12 cores each socket's, "
                         "sockets[0].caches... and sockets[1].caches...), applied last")
+    parser.add_argument("--clock", metavar="FREQ",
+                        help="SENSITIVITY, not the paper's condition: the chip's clock domain (cores, ring and LLC, "
+                        "their network; each socket's) at FREQ (e.g. 2.5GHz) instead of the part's 2.7 GHz")
     opts = parser.parse_args(argv)
     if opts.offered == "measured" and opts.search:
         raise SystemExit("--offered measured and --search: the search finds its own offered load; give one")
@@ -765,12 +785,16 @@ def main(argv: list[str] | None = None) -> int:
         print(INDEX_NOTE)
     if opts.set:
         print(f"SENSITIVITY: every Xeon point with --set {' '.join(opts.set)}. Not the paper's condition.")
+    if opts.clock:
+        print(f"SENSITIVITY: the chip's clock domain (cores, ring and LLC, their network) at {opts.clock} (--clock), "
+              "not the measured part's 2.7 GHz. Not the paper's condition.")
     print(MISS_RATES_NOTE)
     # Every point is built (and refused, if bad) before any runs.
     cores_list = [int(c) for c in opts.cores.split(",") if c]
     points = {cores: Base(f"{__name__}:point_system", cores=cores, items=opts.items,
                           requests_per_core=opts.requests_per_core, offered_mpps=1.0, log_mib=opts.log_mib,
-                          buckets=opts.buckets, unpacked_memory=opts.unpacked_memory, overrides=tuple(opts.set))
+                          buckets=opts.buckets, unpacked_memory=opts.unpacked_memory,
+                          overrides=clock_overrides(cores, opts.clock) + tuple(opts.set))
               for cores in cores_list}
     target_cores = opts.target_cores
     target = Base(f"{__name__}:target_system", cores=target_cores, items=opts.items,
@@ -794,7 +818,9 @@ def main(argv: list[str] | None = None) -> int:
         note += f"; {log_note(system.workload.argv)}"
         if opts.set:
             note += f"; --set {' '.join(opts.set)}"
-        if opts.log_mib is not None or opts.buckets is not None or opts.set or measured is not None:
+        if opts.clock:
+            note += f"; --clock {opts.clock}"
+        if opts.log_mib is not None or opts.buckets is not None or opts.set or opts.clock or measured is not None:
             note += " (sensitivity)"
         note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
         print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note)
