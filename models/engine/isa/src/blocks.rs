@@ -93,7 +93,8 @@ impl Block {
         insts.push(Inst::new(Decoded { at: end, idx: insts.len() as u8, ..Decoded::UNDECODED }));
         let links = (0..insts.len()).map(|_| std::cell::Cell::new((NO_PC, std::ptr::null()))).collect();
         let count = insts.len() - 1;
-        let info: Vec<InstInfo> = insts[..count].iter().map(|i| static_info(i, pc.wrapping_add(2 * i.at as u64))).collect();
+        let info: Vec<InstInfo> =
+            insts[..count].iter().map(|i| static_info(i, pc.wrapping_add(2 * i.at as u64))).collect();
         let warm_quiet = (1..count)
             .filter(|&i| insts[i].op != Op::Ntl && TimingSystem::warm_quiet(info[i - 1].pc, &info[i]))
             .fold(0u64, |m, i| m | 1 << i);
