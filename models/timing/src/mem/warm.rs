@@ -10,12 +10,19 @@ impl<M: MemPort> MemSystem<M> {
     /// Cache warming: a core's access updates the contents, coherence and replacement state of every level it
     /// reaches exactly as the timed access would (the same walk), but takes no time, holds no MSHR, books no
     /// network link and leaves memory's timing state alone. (Statistics are reset when timing starts.)
-    #[inline]
+    /// Inlined into its caller (an L1 hit then costs no call and no frame); everything else goes out of line.
+    #[inline(always)]
     pub fn warm_access(&mut self, core: usize, addr: u64, kind: AccessKind, non_temporal: bool) {
         if !self.warm_l1_hit(core, addr, kind) {
-            let req = MemReq { non_temporal, ..MemReq::new(addr, kind, core as u16, 0) };
-            self.access_mode(&req, Mode::Warm);
+            self.warm_walk(core, addr, kind, non_temporal);
         }
+    }
+
+    /// A warming access the L1 alone does not answer: the walk.
+    #[inline(never)]
+    fn warm_walk(&mut self, core: usize, addr: u64, kind: AccessKind, non_temporal: bool) {
+        let req = MemReq { non_temporal, ..MemReq::new(addr, kind, core as u16, 0) };
+        self.access_mode(&req, Mode::Warm);
     }
 
     /// A warming access that hits `core`'s L1 with the permission it needs: what the walk does for it
