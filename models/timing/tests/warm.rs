@@ -58,9 +58,12 @@ fn same_state_after_random_warming(prefetch: bool, seed: u64) {
         };
         // Half to 8 hot lines, the rest to 96 (both cores share them); now and then a device register.
         let lines = if (x >> 20) & 1 == 0 { 8 } else { 96 };
-        let addr =
-            if (x >> 16) % 50 == 0 { MMIO.0 + (x >> 24) % 64 * 8 } else { (x >> 24) % lines * 64 + (x >> 40) % 8 };
-        let non_temporal = (x >> 48) % 8 == 0;
+        let addr = if (x >> 16).is_multiple_of(50) {
+            MMIO.0 + (x >> 24) % 64 * 8
+        } else {
+            (x >> 24) % lines * 64 + (x >> 40) % 8
+        };
+        let non_temporal = (x >> 48).is_multiple_of(8);
         // The IP-stride prefetcher keys on the PC of the load (a few PCs).
         let pc = 0x1000 + (x >> 52) % 4 * 4;
         fast.set_pc(core as u16, pc);
