@@ -33,6 +33,9 @@ pub struct SocketParts {
     pub net: SocketNet,
 }
 
+/// Warming touches the L1I once per line of 2^this bytes an instruction stream fetches from (`TimingSystem::warm`).
+const WARM_FETCH_SHIFT: u32 = 6;
+
 pub struct TimingSystem {
     pub cores: Vec<Core>,
     pub mem: MemSystem<SocketMemories>,
@@ -239,18 +242,31 @@ impl TimingSystem {
     /// no data, and they return here without a call (the call's frame was a sixth of warming's host instructions).
     #[inline(always)]
     pub fn warm(&mut self, hart: usize, info: &InstInfo) {
-        use crate::inst::InstClass;
-        let data = matches!(info.class, InstClass::Load | InstClass::Store | InstClass::Atomic | InstClass::Prefetch);
-        if data || self.warm_fetch_line[hart] != info.pc >> 6 {
+        if Self::warm_touches_data(info) || self.warm_fetch_line[hart] != info.pc >> WARM_FETCH_SHIFT {
             self.warm_accesses(hart, info);
         }
+    }
+
+    /// Does warming access data for `info` (a load, store, atomic or prefetch)?
+    #[inline(always)]
+    fn warm_touches_data(info: &InstInfo) -> bool {
+        use crate::inst::InstClass;
+        matches!(info.class, InstClass::Load | InstClass::Store | InstClass::Atomic | InstClass::Prefetch)
+    }
+
+    /// Does `warm` do nothing for `info` when the same hart's instruction just before it was at `prev_pc`? True
+    /// when it touches no data and fetches from the line `prev_pc` did: that instruction's `warm` left the hart's
+    /// fetch line there. An executor that knows which instruction came before (the one before it in a
+    /// pre-decoded block) can then skip the call altogether (`ExecHook::SKIPS_WARM_QUIET`).
+    pub fn warm_quiet(prev_pc: u64, info: &InstInfo) -> bool {
+        !Self::warm_touches_data(info) && prev_pc >> WARM_FETCH_SHIFT == info.pc >> WARM_FETCH_SHIFT
     }
 
     /// `warm` for an instruction that fetches from a new line or touches data.
     #[inline(never)]
     fn warm_accesses(&mut self, hart: usize, info: &InstInfo) {
         use crate::inst::{InstClass, PrefetchKind};
-        let line = info.pc >> 6;
+        let line = info.pc >> WARM_FETCH_SHIFT;
         if self.warm_fetch_line[hart] != line {
             self.warm_fetch_line[hart] = line;
             self.warm_translate(hart, Side::Inst, info.pc);

@@ -71,7 +71,9 @@ impl TlbArray {
 
     #[inline]
     fn set_base(&self, page: u64) -> usize {
-        (page % self.sets) as usize * self.assoc
+        // A power-of-two set count (the usual one) by a mask: a 64-bit division takes tens of cycles.
+        let set = if self.sets.is_power_of_two() { page & (self.sets - 1) } else { page % self.sets };
+        set as usize * self.assoc
     }
 
     /// Look `page` of `asid` up; a hit becomes most recently used.

@@ -155,6 +155,7 @@ pub struct WarmHook<'a>(pub &'a mut TimingSystem);
 
 impl ExecHook for WarmHook<'_> {
     const ACTIVE: bool = true;
+    const SKIPS_WARM_QUIET: bool = true;
     #[inline(always)]
     fn on_inst(&mut self, hart: usize, info: &InstInfo) {
         self.0.warm(hart, info);

@@ -37,6 +37,8 @@ mod page_check;
 pub mod sampling;
 pub mod sim;
 pub mod simcall;
+#[cfg(test)]
+mod warm_tests;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -18,6 +18,7 @@
 //! store into the running block takes effect from the next instruction, as with the decoded-instruction cache.
 
 use kvsim_timing::inst::InstInfo;
+use kvsim_timing::system::TimingSystem;
 
 use crate::decode::{Decoded, Op};
 use crate::inst_timing::static_info;
@@ -77,6 +78,11 @@ pub struct Block {
     /// (`handlers::retire_hook`). Building the whole record per retired instruction was the largest part of the
     /// hook's own cost. Apart from the `Inst`s, so functional runs do not step over it.
     pub(crate) timing: Box<[std::cell::UnsafeCell<InstInfo>]>,
+    /// Bit i: cache warming does nothing for instruction i (`TimingSystem::warm_quiet`: no data access, and it
+    /// fetches from the line of instruction i - 1, which ran just before it on the same hart, as a block is only
+    /// entered at its first instruction); nor does the executor, but for a Zihintntl hint (the hart's pending
+    /// non-temporal flag). A warming hook is not called for these (`ExecHook::SKIPS_WARM_QUIET`).
+    pub(crate) warm_quiet: u64,
 }
 
 impl Block {
@@ -87,8 +93,13 @@ impl Block {
         insts.push(Inst::new(Decoded { at: end, idx: insts.len() as u8, ..Decoded::UNDECODED }));
         let links = (0..insts.len()).map(|_| std::cell::Cell::new((NO_PC, std::ptr::null()))).collect();
         let count = insts.len() - 1;
-        let timing = insts[..count].iter().map(|i| static_info(i, pc.wrapping_add(2 * i.at as u64)).into()).collect();
-        Block { pc, count: count as u64, insts, links, threaded: std::cell::Cell::new(false), timing }
+        let info: Vec<InstInfo> =
+            insts[..count].iter().map(|i| static_info(i, pc.wrapping_add(2 * i.at as u64))).collect();
+        let warm_quiet = (1..count)
+            .filter(|&i| insts[i].op != Op::Ntl && TimingSystem::warm_quiet(info[i - 1].pc, &info[i]))
+            .fold(0u64, |m, i| m | 1 << i);
+        let timing = info.into_iter().map(Into::into).collect();
+        Block { pc, count: count as u64, insts, links, threaded: std::cell::Cell::new(false), timing, warm_quiet }
     }
 
     /// The instructions, without the end marker.

@@ -219,7 +219,8 @@ unsafe fn next<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x:
 /// After an instruction: tell the hook (a timing model).
 #[inline(always)]
 unsafe fn retire<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) {
-    if H::ACTIVE {
+    // A warming hook does nothing for most instructions (`Block::warm_quiet`): they skip the call and the record.
+    if H::ACTIVE && !(H::SKIPS_WARM_QUIET && (*(*c).block).warm_quiet >> (*d).idx & 1 != 0) {
         retire_hook(c, d, next, ea, taken);
     }
 }

@@ -12,6 +12,9 @@ use crate::trap::Trap;
 /// The other methods have do-nothing defaults; a timing model overrides them (see the engine's driver).
 pub trait ExecHook {
     const ACTIVE: bool;
+    /// The hook is cache warming alone (`TimingSystem::warm`): the executor does not call it for an instruction
+    /// warming does nothing for, known when its block is built (`Block::warm_quiet`). Most instructions are such.
+    const SKIPS_WARM_QUIET: bool = false;
     fn on_inst(&mut self, hart: usize, info: &InstInfo);
     /// FS mode: `on_inst` with the guest's memory, whose page tables a timing model translates over (its TLBs
     /// and walks, `kvsim_timing::tlb_guest`); without one, `on_inst`.

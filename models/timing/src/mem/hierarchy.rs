@@ -944,14 +944,6 @@ impl<M: MemPort> MemSystem<M> {
         self.core_walk(req, mode)
     }
 
-    /// Cache warming: a core's access updates the contents, coherence and replacement state of every level it
-    /// reaches exactly as the timed access would (the same walk), but takes no time, holds no MSHR, books no
-    /// network link and leaves memory's timing state alone. (Statistics are reset when timing starts.)
-    pub fn warm_access(&mut self, core: usize, addr: u64, kind: AccessKind, non_temporal: bool) {
-        let req = MemReq { non_temporal, ..MemReq::new(addr, kind, core as u16, 0) };
-        self.access_mode(&req, Mode::Warm);
-    }
-
     /// Agents and helpers for tests: the endpoint of core `core`.
     pub fn core_endpoint(&self, core: usize) -> Endpoint {
         self.placement.core[core]

@@ -31,6 +31,7 @@ pub mod remote;
 pub mod replacement;
 pub mod report;
 pub mod sharers;
+mod warm;
 
 pub use array::{CacheArray, CacheStats};
 pub use directory::{DirEntry, Directory, DirectoryStats};
