@@ -6,6 +6,12 @@ start (`simulate(at_measure=...)`, no engine thread running then) it forks one c
 probe's load and runs the measured phase. A child starts from the very state a fresh run reaches there, so every
 statistic equals a fresh run's (tests/test_shared_warmup.py compares them).
 
+A steady-state window (drivers/steady_state.py) is such a run too: the point's configuration with a longer measured
+phase, sampled through progress reports. The engine counts a phase's reports from that phase's start (engine
+`driver::Progress::phase_insts`), and the child sets its own interval where it forks (`at_measure` answers it), so a
+forked window is sampled at the very instructions a fresh one is. The child keeps its reports and the caller's
+`progress` gets them, in order, once the run is over (it cannot stop the run, as it could a fresh one's).
+
 At the paper's 192 Mi items a probe's warm-up (1.5 M requests, cache warming) is most of its host time; a search of 6
 probes warmed 6 times. A run that cannot share (no restore, functional, closed loop, FS mode) runs as it is.
 
@@ -25,11 +31,14 @@ import threading
 import time
 from typing import Any
 
-from models.sim import RunResult, simulate
+from models.sim import ProgressFn, RunResult, _engine_progress, simulate
 from models.system import System
 
 # The measured phase's own parameters (what a probe may change without another warm-up).
 MEASURE_ONLY = (("client", "offered_mpps"), ("client", "requests"))
+# The server's progress interval over the warm-up: the engine's signal-check interval (models/engine/engine/src/lib.rs
+# SIGNAL_CHECK_EVERY), so the warm-up pauses no more often than a run without reports does.
+WARMUP_REPORT_EVERY = 2_000_000
 
 
 def cpu_seconds() -> float:
@@ -111,15 +120,18 @@ class SharedWarmup:
     def __exit__(self, *_: Any) -> None:
         self.close()
 
-    def __call__(self, system: System) -> RunResult:
+    def __call__(self, system: System, *, progress: ProgressFn | None = None,
+                 progress_every: int = 10_000_000) -> RunResult:
+        """`simulate(system, progress=..., progress_every=...)`; a shared run's measured-phase reports reach
+        `progress` after the run (module doc)."""
         if not can_share(system):
-            return simulate(system)
+            return simulate(system, progress=progress, progress_every=progress_every)
         key = warmup_key(system)
         if self._server is None or self._server[3] != key:
             self.close()
             self._server = self._start(system, key)
         pid, ask, answer, _ = self._server
-        _send(ask, (system.client.offered_mpps, system.client.requests))
+        _send(ask, (system.client.offered_mpps, system.client.requests, progress_every if progress else None))
         reply = _recv(answer)
         if reply is None:
             self.close()
@@ -127,11 +139,18 @@ class SharedWarmup:
         kind, value = reply
         if kind == "final":          # the run ended before detailed timing: nothing to share
             self.close()
+            if progress is not None:     # its reports were not kept: run it again as it is
+                return simulate(system, progress=progress, progress_every=progress_every)
             kind = "ok"
         if kind == "error":
             self.close()
             raise value
-        return value
+        result, reports = value
+        if progress is not None:
+            report = _engine_progress(progress)
+            for r in reports:
+                report(*r)
+        return result
 
     def close(self) -> None:
         if self._server is None:
@@ -167,18 +186,24 @@ class SharedWarmup:
 
 
 def _serve(system: System, ask: int, answer: int) -> None:
-    """Warm up once; then for each (offered_mpps, requests) asked, a child that runs the measured phase so and
-    answers ('ok', RunResult) or ('error', exception). A run that ends before detailed timing answers 'final'."""
+    """Warm up once; then for each (offered_mpps, requests, progress_every or None) asked, a child that runs the
+    measured phase so and answers ('ok', (RunResult, its progress reports)) or ('error', exception). A run that ends
+    before detailed timing answers 'final'."""
     in_probe = False
     forked_at = 0.0
+    reports: list[tuple[int, int, str, int | None]] | None = None     # the child's, when its caller wants them
 
-    def at_measure() -> tuple[float, int] | None:
-        nonlocal in_probe, forked_at
+    def keep(insts: int, ticks: int, phase: str, answered: int | None) -> None:
+        if reports is not None:
+            reports.append((insts, ticks, phase, answered))
+
+    def at_measure() -> tuple[float, int] | tuple[float, int, int] | None:
+        nonlocal in_probe, forked_at, reports
         wanted = asked
         while True:
             if wanted is None:            # the caller closed: the server ends
                 os._exit(0)
-            mpps, requests = wanted
+            mpps, requests, every = wanted
             sys.stdout.flush()
             sys.stderr.flush()
             child = os.fork()
@@ -186,7 +211,10 @@ def _serve(system: System, ask: int, answer: int) -> None:
                 os.close(ask)
                 in_probe, forked_at = True, time.perf_counter()
                 system.client.offered_mpps, system.client.requests = mpps, requests
-                return mpps, requests
+                if every is None:         # the warm-up's interval goes on (a fresh run's without a callback)
+                    return mpps, requests
+                reports = []
+                return mpps, requests, every
             _, status = os.waitpid(child, 0)
             if status != 0:
                 _send(answer, ("error", RuntimeError(f"a shared-warm-up probe at {mpps} M frames/s a port ended "
@@ -197,12 +225,12 @@ def _serve(system: System, ask: int, answer: int) -> None:
     if asked is None:
         return
     try:
-        result = simulate(system, at_measure=at_measure)
+        result = simulate(system, progress=keep, progress_every=WARMUP_REPORT_EVERY, at_measure=at_measure)
     except BaseException as err:                 # the warm-up's error, or a probe's
         _send(answer, ("error", _portable(err)))
         return
     if in_probe:
         result.host_seconds = time.perf_counter() - forked_at     # the probe's own part (the warm-up is shared)
-        _send(answer, ("ok", result))
+        _send(answer, ("ok", (result, reports or [])))
     else:
         _send(answer, ("final", result))
