@@ -113,6 +113,7 @@ class SharedWarmup:
     def __init__(self) -> None:
         self._server: tuple[int, int, int, str] | None = None     # pid, request fd, answer fd, key
         self.warmups = 0                                           # warm-ups run (servers started)
+        self.run_cpu: list[float] = []    # each shared run's own CPU seconds (its child's, from the fork)
 
     def __enter__(self) -> "SharedWarmup":
         return self
@@ -145,7 +146,8 @@ class SharedWarmup:
         if kind == "error":
             self.close()
             raise value
-        result, reports = value
+        result, reports, cpu = value
+        self.run_cpu.append(cpu)
         if progress is not None:
             report = _engine_progress(progress)
             for r in reports:
@@ -187,8 +189,8 @@ class SharedWarmup:
 
 def _serve(system: System, ask: int, answer: int) -> None:
     """Warm up once; then for each (offered_mpps, requests, progress_every or None) asked, a child that runs the
-    measured phase so and answers ('ok', (RunResult, its progress reports)) or ('error', exception). A run that ends
-    before detailed timing answers 'final'."""
+    measured phase so and answers ('ok', (RunResult, its progress reports, its CPU seconds)) or ('error',
+    exception). A run that ends before detailed timing answers 'final'."""
     in_probe = False
     forked_at = 0.0
     reports: list[tuple[int, int, str, int | None]] | None = None     # the child's, when its caller wants them
@@ -231,6 +233,7 @@ def _serve(system: System, ask: int, answer: int) -> None:
         return
     if in_probe:
         result.host_seconds = time.perf_counter() - forked_at     # the probe's own part (the warm-up is shared)
-        _send(answer, ("ok", (result, reports or [])))
+        # A forked child's CPU times start at zero: process_time is the run's own since the fork.
+        _send(answer, ("ok", (result, reports or [], time.process_time())))
     else:
         _send(answer, ("final", result))

@@ -75,6 +75,7 @@ def test_a_forked_probe_equals_a_fresh_restored_run(data_set):
     with SharedWarmup() as shared:
         forked = [shared(restored(rate, data_set, requests)) for rate, requests in asks]
         assert shared.warmups == 1, "one warm-up for runs that differ only in the measured phase"
+        assert len(shared.run_cpu) == 3 and all(cpu > 0 for cpu in shared.run_cpu), "each run's own CPU time"
     for (rate, requests), run in zip(asks, forked):
         fresh = simulate(restored(rate, data_set, requests))
         assert same(run, fresh), (rate, requests)
