@@ -26,10 +26,11 @@ import os
 import pickle
 import resource
 import struct
+import subprocess
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from models.sim import ProgressFn, RunResult, _engine_progress, simulate
 from models.system import System
@@ -49,11 +50,9 @@ def cpu_seconds() -> float:
 
 def can_share(system: System) -> bool:
     """Does a run of `system` restore a data set and reach an open-loop measured phase in detailed timing (what a
-    shared warm-up needs), in a process that may fork (one thread: a fork copies only the calling thread, and a
-    lock another thread held would stay held in the child)?"""
+    shared warm-up needs)?"""
     return bool(system.restore_from) and system.mode == "detailed" and system.os_level == "se" and \
-        system.client.enabled and system.client.offered_mpps > 0 and system.client.transport != "tcp" and \
-        threading.active_count() == 1
+        system.client.enabled and system.client.offered_mpps > 0 and system.client.transport != "tcp"
 
 
 def warmup_key(system: System) -> str:
@@ -111,7 +110,7 @@ class SharedWarmup:
     share one warm-up; anything else is simulated as it is. `close()` (or leaving a `with` block) ends the server."""
 
     def __init__(self) -> None:
-        self._server: tuple[int, int, int, str] | None = None     # pid, request fd, answer fd, key
+        self._server: tuple[Callable[[], Any], int, int, str] | None = None   # its wait, request fd, answer fd, key
         self.warmups = 0                                           # warm-ups run (servers started)
         self.run_cpu: list[float] = []    # each shared run's own CPU seconds (its child's, from the fork)
 
@@ -131,7 +130,7 @@ class SharedWarmup:
         if self._server is None or self._server[3] != key:
             self.close()
             self._server = self._start(system, key)
-        pid, ask, answer, _ = self._server
+        _, ask, answer, _ = self._server
         _send(ask, (system.client.offered_mpps, system.client.requests, progress_every if progress else None))
         reply = _recv(answer)
         if reply is None:
@@ -157,23 +156,36 @@ class SharedWarmup:
     def close(self) -> None:
         if self._server is None:
             return
-        pid, ask, answer, _ = self._server
+        wait, ask, answer, _ = self._server
         self._server = None
         os.close(ask)
         os.close(answer)
-        os.waitpid(pid, 0)
+        wait()
 
-    def _start(self, system: System, key: str) -> tuple[int, int, int, str]:
+    def _start(self, system: System, key: str) -> tuple[Callable[[], Any], int, int, str]:
         ask_r, ask_w = os.pipe()
         answer_r, answer_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
+        if threading.active_count() > 1:
+            # A process with other threads (a dask worker's) must not fork: the child holds only the calling
+            # thread, and a lock another thread held (the allocator's, logging's, the event loop's) stays held in
+            # it. The server runs in a fresh interpreter instead (one thread, so it forks its runs as below);
+            # starting it is a fork and exec, which is safe there. It gets the configuration through the pipe.
+            path = os.pathsep.join(p for p in sys.path if p)
+            server = subprocess.Popen([sys.executable, "-m", "drivers.shared_warmup", str(ask_r), str(answer_w)],
+                                      pass_fds=(ask_r, answer_w), env={**os.environ, "PYTHONPATH": path})
+            os.close(ask_r)
+            os.close(answer_w)
+            _send(ask_w, system)
+            self.warmups += 1
+            return server.wait, ask_w, answer_r, key
         pid = os.fork()
         if pid:
             os.close(ask_r)
             os.close(answer_w)
             self.warmups += 1
-            return pid, ask_w, answer_r, key
+            return lambda: os.waitpid(pid, 0), ask_w, answer_r, key
         # The server: never returns into the caller's code.
         status = 1
         try:
@@ -237,3 +249,23 @@ def _serve(system: System, ask: int, answer: int) -> None:
         _send(answer, ("ok", (result, reports or [], time.process_time())))
     else:
         _send(answer, ("final", result))
+
+
+def _main(argv: list[str]) -> None:
+    """A server started in a fresh interpreter (`SharedWarmup._start` in a process with other threads): its request
+    and answer pipes' descriptors, then the configuration as the first message."""
+    status = 1
+    try:
+        ask, answer = int(argv[0]), int(argv[1])
+        system = _recv(ask)
+        if system is not None:
+            _serve(system, ask, answer)
+        status = 0
+    finally:                  # as a forked server: its runs' children leave here too, without the caller's exit code
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])

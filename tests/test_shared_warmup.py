@@ -48,9 +48,9 @@ def restored(rate, data_set, requests=300):
 
 
 def in_a_process_of_its_own(test):
-    """Run `test` again in a fresh pytest process when this one holds other threads: a shared warm-up forks only a
-    one-thread process (can_share), and earlier tests of a whole suite leave threads behind (dask's event loop), so
-    these tests would otherwise see every run refused a fork and test nothing."""
+    """Run `test` again in a fresh pytest process when this one holds other threads: a shared warm-up forks its
+    server only from a one-thread process (else it starts a fresh interpreter), and earlier tests of a whole suite
+    leave threads behind (dask's event loop), so these tests would otherwise never test the fork."""
 
     @functools.wraps(test)
     def run(*args, **kwargs):
@@ -199,18 +199,25 @@ def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_wa
     assert json.dumps(shared["stats"], sort_keys=True) == json.dumps(alone["stats"], sort_keys=True)
 
 
-def test_a_process_with_another_thread_does_not_fork(data_set):
-    import threading
-
+def test_a_process_with_another_thread_runs_the_shared_warmup_in_a_fresh_interpreter(data_set):
+    """A process with other threads (a dask worker's) must not fork: its server is a fresh one-thread interpreter,
+    and its runs (probes and a window) still equal fresh ones."""
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert not can_share(restored(2.0, data_set))
+        assert can_share(restored(2.0, data_set))
         with SharedWarmup() as shared:
-            run = shared(restored(2.0, data_set))
-            assert shared.warmups == 0
+            runs = [shared(restored(rate, data_set)) for rate in (2.0, 40.0)]
+            window = ss.simulated_window(lambda n: restored(2.0, data_set, n), None, runner=shared)(600)
+            server = shared._server
+            assert shared.warmups == 1 and len(shared.run_cpu) == 3
+        assert server is not None and threading.active_count() == 2
     finally:
         stop.set()
         other.join()
-    assert same(run, simulate(restored(2.0, data_set)))
+    for rate, run in zip((2.0, 40.0), runs):
+        assert same(run, simulate(restored(rate, data_set))), rate
+    fresh = ss.simulated_window(lambda n: restored(2.0, data_set, n), None)(600)
+    assert json.dumps(window.stats, sort_keys=True) == json.dumps(fresh.stats, sort_keys=True)
+    assert window.batch_rates.tolist() == fresh.batch_rates.tolist()
