@@ -15,6 +15,11 @@ forked window is sampled at the very instructions a fresh one is. The child keep
 At the paper's 192 Mi items a probe's warm-up (1.5 M requests, cache warming) is most of its host time; a search of 6
 probes warmed 6 times. A run that cannot share (no restore, functional, closed loop, FS mode) runs as it is.
 
+The server is forked from the caller when the caller has one thread. A process with other threads (a dask worker's)
+must not fork (the child would hold locks those threads held), so there the server is a fresh interpreter
+(`python -m drivers.shared_warmup`, fork and exec), given the configuration through its pipe; it has one thread and
+forks its runs as above.
+
 Host time: a probe's CPU time is its child's; the warm-up's is the server's. Both are children of the caller once
 reaped (`cpu_seconds` counts them: resource.RUSAGE_CHILDREN).
 """

@@ -248,8 +248,6 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
     """The capacity search on the point (as drivers.sweep.evaluate_capacity) with at most options['max_probes']
     probes (the best sustained one is the answer when the budget runs out: `capacity.budget_hit` = 1), and with
     options['dvfs'] the DVFS + turbo operating points set first."""
-    from .. import capacity
-
     make_system = windowed(make_system)
     extra: dict[str, float] = {}
     plan = None
