@@ -11,7 +11,7 @@ interval (mean +- t(0.975, B-1) s / sqrt(B)). The window is long enough when
    that busy; a lower figure means the window measured something other than the server's limit).
 
 Otherwise the next window is `growth` (2) times longer, a fresh run (a simulated one restores the shared data set
-again); after `max_windows` windows the last one is reported with `converged` False and the reason, never silently.
+again, or forks from the warm-up the point's probes shared: drivers/shared_warmup.py); after `max_windows` windows the last one is reported with `converged` False and the reason, never silently.
 
 Why batch means. The requests of one window are not independent (a queue that backs up slows every request behind
 it), so an interval from per-request rates is too narrow. Means over batches much longer than that correlation are
@@ -31,7 +31,12 @@ Repeated seeds (`replicate`). Where the client's randomness matters (skewed keys
 partition's window; CREW: which core a GET goes to), one long window still measures one random stream. The rule is
 then run once per seed (client.measure_seed: the warm-up and measured phase draw from a stream of their own, the
 data set loaded once), and the result is the mean over the seeds with the Student-t interval of the seeds' results
-(independent replications: K - 1 degrees of freedom), for the throughput and for the p95 alike.
+(independent replications: K - 1 degrees of freedom), for the throughput and for the p95 alike. The seeds do not
+share a warm-up: a seed's stream starts at the end of the load, so its warm-up draws other requests and leaves
+other caches than seed 0's (client `start_measure_stream`). One warm state for all seeds would make the seeds
+replications of the measured phase only, with a common warm start correlating them; kept apart, each seed is a
+whole independent replication, as the interval assumes. A seed's own windows do share its warm-up (equal
+configurations but for the request count), and seed 0's share the capacity probes' one.
 
 `measure(run_window, first)` is the rule for any server: `run_window(length) -> Window`. `simulated_window` is the
 one for a simulated server (the answered requests over simulated time, sampled through the run's progress reports).
@@ -294,14 +299,22 @@ def busiest_queue_rate(stats: dict[str, float]) -> float:
 
 
 def simulated_window(make_system: Callable[[int], Any], service_rate: float | None, *,
-                     batches: int = BATCHES, samples_per_batch: int = 8) -> Callable[[int], Window]:
+                     batches: int = BATCHES, samples_per_batch: int = 8,
+                     runner: Callable[..., Any] | None = None) -> Callable[[int], Window]:
     """run_window for a simulated server: `make_system(requests)` is the point's configuration with that many
     measured requests (restored from the shared data set when it has one). The answered requests are sampled over
     simulated time through the run's progress reports; the batch means come from those samples (batch_rates).
     The busiest core's utilization is its queue's response rate over `service_rate`, the same queue's rate in a
     run where it was overloaded (a backlog the whole window: its service rate); None when no overloaded run exists
-    (a line-limited server): the utilization is then NaN and the caller must not require saturation."""
+    (a line-limited server): the utilization is then NaN and the caller must not require saturation.
+
+    `runner` replaces models.sim.simulate (system, progress=, progress_every= -> RunResult): a
+    drivers.shared_warmup.SharedWarmup runs the windows of a restored point from the warm-up its capacity probes
+    shared (every statistic and batch mean as a fresh run's: the engine counts the measured phase's reports from
+    that phase's start)."""
     from models.sim import simulate
+
+    run_system = simulate if runner is None else runner
 
     def run(requests: int) -> Window:
         system = make_system(requests)
@@ -318,7 +331,7 @@ def simulated_window(make_system: Callable[[int], Any], service_rate: float | No
                 times.append(float(ticks))
                 counts.append(float(answered))
 
-        result = simulate(system, progress=progress, progress_every=every)
+        result = run_system(system, progress=progress, progress_every=every)
         stats = dict(result.stats)
         # A report's simulated time is the reporting hart's; harts advance in quanta, so a report may come a
         # little behind an earlier one on a large machine (assumed cause of a 60-core window that batch_rates

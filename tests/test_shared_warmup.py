@@ -1,7 +1,8 @@
 """Probes that share one warm-up (drivers/shared_warmup.py, issue 24): a probe forked where detailed timing starts
-gives every statistic a fresh restored run gives, at any offered load and request count; the warm-up runs once for
-runs that differ only in those; anything else warms again or runs as it is; and the engine refuses to change the
-measured phase where it cannot."""
+gives every statistic a fresh restored run gives, at any offered load and request count; so does a steady-state
+window, with the same progress reports and batch means; the warm-up runs once for runs that differ only in those;
+anything else (another seed) warms again or runs as it is; and the engine refuses to change the measured phase
+where it cannot."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from test_checkpoint import kvs_server  # noqa: F401 (the fixture)
 
 from drivers import capacity
+from drivers import steady_state as ss
 from drivers.shared_warmup import SharedWarmup, can_share, cpu_seconds, warmup_key
 from models.errors import ConfigError
 from models.params import ParamError
@@ -46,9 +48,9 @@ def restored(rate, data_set, requests=300):
 
 
 def in_a_process_of_its_own(test):
-    """Run `test` again in a fresh pytest process when this one holds other threads: a shared warm-up forks only a
-    one-thread process (can_share), and earlier tests of a whole suite leave threads behind (dask's event loop), so
-    these tests would otherwise see every run refused a fork and test nothing."""
+    """Run `test` again in a fresh pytest process when this one holds other threads: a shared warm-up forks its
+    server only from a one-thread process (else it starts a fresh interpreter), and earlier tests of a whole suite
+    leave threads behind (dask's event loop), so these tests would otherwise never test the fork."""
 
     @functools.wraps(test)
     def run(*args, **kwargs):
@@ -73,6 +75,7 @@ def test_a_forked_probe_equals_a_fresh_restored_run(data_set):
     with SharedWarmup() as shared:
         forked = [shared(restored(rate, data_set, requests)) for rate, requests in asks]
         assert shared.warmups == 1, "one warm-up for runs that differ only in the measured phase"
+        assert len(shared.run_cpu) == 3 and all(cpu > 0 for cpu in shared.run_cpu), "each run's own CPU time"
     for (rate, requests), run in zip(asks, forked):
         fresh = simulate(restored(rate, data_set, requests))
         assert same(run, fresh), (rate, requests)
@@ -110,6 +113,55 @@ def test_a_capacity_search_with_shared_warmups_finds_the_same_probes(data_set):
     assert cpu_seconds() > before
 
 
+def measured(runner, system, every):
+    """The run's progress reports of its measured phase (steady_state.measured_reports' selection), and the run."""
+    reports = []
+    run = runner(system, progress=lambda *r: reports.append(r), progress_every=every)
+    detailed = [r for r in reports if r[2] == ss.MEASURED_PHASE]
+    return detailed, run
+
+
+@in_a_process_of_its_own
+def test_a_steady_window_forked_from_the_shared_warmup_equals_one_run_from_scratch(data_set):
+    """The windows of a point (longer measured phases, sampled through progress reports) fork from the warm-up its
+    probes shared: their reports fall at the same instructions, so statistics and batch means are a fresh run's."""
+    def at(requests):
+        return restored(2.0, data_set, requests)
+
+    lengths = (600, 1200)
+    fresh = [ss.simulated_window(at, None)(n) for n in lengths]
+    with SharedWarmup() as shared:
+        shared(restored(40.0, data_set))                       # a probe first, as in a capacity point
+        forked = [ss.simulated_window(at, None, runner=shared)(n) for n in lengths]
+        # The reports themselves, at an interval finer than and one coarser than the warm-up server's (2 M).
+        for every in (20_000, 3_000_000):
+            assert measured(shared, at(1200), every)[0] == measured(simulate, at(1200), every)[0], every
+        assert shared.warmups == 1, "the windows forked from the probes' warm-up"
+    for n, a, b in zip(lengths, forked, fresh):
+        assert json.dumps(a.stats, sort_keys=True) == json.dumps(b.stats, sort_keys=True), n
+        assert a.batch_rates.tolist() == b.batch_rates.tolist() and len(a.batch_rates) == ss.BATCHES, n
+        assert repr((a.throughput, a.p95, a.p95_half_width)) == repr((b.throughput, b.p95, b.p95_half_width)), n
+
+
+@in_a_process_of_its_own
+def test_another_seed_warms_again_and_equals_its_own_fresh_window(data_set):
+    """A seed's warm-up draws from its own stream (client.measure_seed): it does not share seed 0's warm-up, and its
+    window equals a fresh run of that seed."""
+    def seeded(requests):
+        s = restored(2.0, data_set, requests)
+        s.client.measure_seed = 1
+        return s
+
+    assert warmup_key(seeded(600)) != warmup_key(restored(2.0, data_set, 600))
+    with SharedWarmup() as shared:
+        shared(restored(2.0, data_set))
+        forked = ss.simulated_window(seeded, None, runner=shared)(600)
+        assert shared.warmups == 2
+    fresh = ss.simulated_window(seeded, None)(600)
+    assert json.dumps(forked.stats, sort_keys=True) == json.dumps(fresh.stats, sort_keys=True)
+    assert forked.batch_rates.tolist() == fresh.batch_rates.tolist()
+
+
 def test_the_measured_phase_changes_only_where_it_may(data_set):
     closed = restored(0.0, data_set)              # closed loop: no rate to set
     with pytest.raises(ConfigError, match="an open-loop rate .* in an open-loop run"):
@@ -137,26 +189,35 @@ def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_wa
             made.append(self)
 
     monkeypatch.setattr(end_to_end, "SharedWarmup", Recorded)
-    options = {"resolution": 0.05, "max_probes": 3, "power": False}
+    options = {"resolution": 0.05, "max_probes": 5, "power": False, "steady": True, "steady_max_windows": 2}
     shared = end_to_end.evaluate(lambda: restored(1.0, data_set), options, lambda _: None)
-    assert [m.warmups for m in made] == [1], "the point's probes shared one warm-up"
+    assert [m.warmups for m in made] == [1], "the point's probes and its steady-state windows shared one warm-up"
     alone = end_to_end.evaluate(lambda: restored(1.0, data_set), {**options, "shared_warmup": False}, lambda _: None)
-    assert shared["probes"] == alone["probes"] and len(shared["probes"]) == 3
+    assert shared["probes"] == alone["probes"] and len(shared["probes"]) == 5
+    assert json.dumps(shared["windows"]) == json.dumps(alone["windows"]) and shared["windows"]   # NaN p95 widths
+    assert "steady.throughput" in shared["stats"]
     assert json.dumps(shared["stats"], sort_keys=True) == json.dumps(alone["stats"], sort_keys=True)
 
 
-def test_a_process_with_another_thread_does_not_fork(data_set):
-    import threading
-
+def test_a_process_with_another_thread_runs_the_shared_warmup_in_a_fresh_interpreter(data_set):
+    """A process with other threads (a dask worker's) must not fork: its server is a fresh one-thread interpreter,
+    and its runs (probes and a window) still equal fresh ones."""
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert not can_share(restored(2.0, data_set))
+        assert can_share(restored(2.0, data_set))
         with SharedWarmup() as shared:
-            run = shared(restored(2.0, data_set))
-            assert shared.warmups == 0
+            runs = [shared(restored(rate, data_set)) for rate in (2.0, 40.0)]
+            window = ss.simulated_window(lambda n: restored(2.0, data_set, n), None, runner=shared)(600)
+            server = shared._server
+            assert shared.warmups == 1 and len(shared.run_cpu) == 3
+        assert server is not None and threading.active_count() == 2
     finally:
         stop.set()
         other.join()
-    assert same(run, simulate(restored(2.0, data_set)))
+    for rate, run in zip((2.0, 40.0), runs):
+        assert same(run, simulate(restored(rate, data_set))), rate
+    fresh = ss.simulated_window(lambda n: restored(2.0, data_set, n), None)(600)
+    assert json.dumps(window.stats, sort_keys=True) == json.dumps(fresh.stats, sort_keys=True)
+    assert window.batch_rates.tolist() == fresh.batch_rates.tolist()

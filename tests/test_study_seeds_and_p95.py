@@ -87,7 +87,7 @@ def test_the_steady_window_runs_the_rule_once_per_seed(monkeypatch):
 
     seen = []
 
-    def fake_window(make, service):
+    def fake_window(make, service, runner=None):
         def run(requests):
             s = make(requests)
             seen.append(s.client.measure_seed)

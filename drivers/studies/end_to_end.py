@@ -248,8 +248,6 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
     """The capacity search on the point (as drivers.sweep.evaluate_capacity) with at most options['max_probes']
     probes (the best sustained one is the answer when the budget runs out: `capacity.budget_hit` = 1), and with
     options['dvfs'] the DVFS + turbo operating points set first."""
-    from .. import capacity
-
     make_system = windowed(make_system)
     extra: dict[str, float] = {}
     plan = None
@@ -265,11 +263,25 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
         s.client.offered_mpps = rate
         return s
 
+    # Probes that restore the point's data set share its warm-up, and so do the steady-state windows at the capacity
+    # found (every statistic as a fresh run's; module doc of drivers/shared_warmup.py); options['shared_warmup'] =
+    # False warms each run itself.
+    shared = SharedWarmup() if options.get("shared_warmup", True) else None
+    try:
+        return _search_and_window(make, make_system, shared, extra, options, report)
+    finally:
+        if shared is not None:
+            shared.close()
+
+
+def _search_and_window(make: Callable[[float], Any], make_system: Callable[[], Any], shared: SharedWarmup | None,
+                       extra: dict[str, float], options: dict[str, Any],
+                       report: Callable[[str], None]) -> dict[str, Any]:
+    """evaluate's capacity search and steady-state window, their runs through `shared` (when given)."""
+    from .. import capacity
+
     probes: list[capacity.Probe] = []
     max_probes = int(options.get("max_probes", capacity.MAX_PROBES))
-    # Probes that restore the point's data set share its warm-up (every statistic as a fresh run's; module doc of
-    # drivers/shared_warmup.py); options['shared_warmup'] = False warms each probe itself.
-    shared = SharedWarmup() if options.get("shared_warmup", True) else None
     sim = capacity.simulated_server(make, runner=shared)
 
     def budgeted(rate: float) -> capacity.Outcome:
@@ -302,9 +314,6 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
         best = max(ok, key=lambda p: p.offered_mpps) if ok else None
         failed = [p.offered_mpps for p in probes if not p.sustained(max_loss)]
         upper = min(failed) if failed else float("inf")
-    finally:
-        if shared is not None:
-            shared.close()
     stats = dict(best.stats if best else {})
     stats.update(extra)
     out: dict[str, Any] = {}
@@ -313,7 +322,7 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
 
         found = capacity.SearchResult(best, probes, resolution, max_loss, upper)
         seeds = seeds_for(make_system(), options)
-        steady, out["windows"] = steady_window(make, found, {**options, "seeds": seeds}, report)
+        steady, out["windows"] = steady_window(make, found, {**options, "seeds": seeds}, report, runner=shared)
         stats.update(steady)
     power_error = None
     if best is not None and options.get("power", True):

@@ -63,13 +63,15 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
 
 
 def steady_window(make: Callable[[float], System], res: Any, options: dict[str, Any],
-                  report: Callable[[str], None]) -> tuple[dict[str, float], list[dict[str, float]]]:
+                  report: Callable[[str], None],
+                  runner: Callable[..., Any] | None = None) -> tuple[dict[str, float], list[dict[str, float]]]:
     """At the capacity found, the steady-state rule (drivers/steady_state.py): windows from twice the probes'
     measured requests, doubling until the throughput's 95% interval is within options['steady_target'] (2%) and
     the busiest core is saturated (its queue's response rate over its rate in the lowest failed probe, where it
     was overloaded); with options['seeds'] = K > 1, the rule once per seed (client.measure_seed 0 .. K-1) and the
     seeds' mean and interval (steady_state.replicate). A line-limited server has no failed probe: saturation is not required there, and the record
-    says so (steady.saturation_required = 0). The stats are the last window's, under steady.* (its p95 too)."""
+    says so (steady.saturation_required = 0). The stats are the last window's, under steady.* (its p95 too).
+    `runner`: as steady_state.simulated_window's (a SharedWarmup: the windows fork from the probes' warm-up)."""
     from .. import capacity
     from .. import steady_state as ss
 
@@ -91,7 +93,7 @@ def steady_window(make: Callable[[float], System], res: Any, options: dict[str, 
             system.client.measure_seed = seed
             return system
 
-        return ss.measure(ss.simulated_window(seeded, service), first, target=options.get("steady_target", ss.TARGET),
+        return ss.measure(ss.simulated_window(seeded, service, runner=runner), first, target=options.get("steady_target", ss.TARGET),
                           saturation=ss.SATURATION if service else 0.0,
                           max_windows=options.get("steady_max_windows", ss.MAX_WINDOWS),
                           report=lambda text: report(f"seed {seed}: {text}"))

@@ -177,6 +177,10 @@ pub struct Progress {
     pub sim_ticks: u64,
     /// "fast-forward", "warming" or "detailed".
     pub phase: &'static str,
+    /// Instructions executed by all harts when this phase started: a caller that reports every N instructions
+    /// counts them from here, so the measured phase's reports do not depend on the phases before it (a run forked
+    /// where detailed timing starts reports where a run from the start does).
+    pub phase_insts: u64,
     /// Measured requests the ghost client has had answered so far (None: the run has no client).
     pub answered: Option<u64>,
 }
@@ -204,6 +208,7 @@ fn phase<H: ExecHook>(
     if until.roi && m.roi_begin.is_some() {
         return Ok(None);
     }
+    let phase_insts = m.total_insts();
     loop {
         let total = m.total_insts();
         if total >= until.insts {
@@ -223,7 +228,8 @@ fn phase<H: ExecHook>(
             return Ok(None);
         }
         let answered = m.net.as_ref().and_then(|net| net.client.as_ref()).map(|client| client.stats.requests);
-        match progress(&Progress { insts: m.total_insts(), sim_ticks: m.sim_ticks(), phase: name, answered }) {
+        let report = Progress { insts: m.total_insts(), sim_ticks: m.sim_ticks(), phase: name, phase_insts, answered };
+        match progress(&report) {
             Err(SimError::Interrupted) => return Ok(Some(StopReason::Interrupted)),
             other => other?,
         }
@@ -380,9 +386,18 @@ pub fn run_system_keeping_output(
     run_system_with_measure(system, every, progress, None)
 }
 
-/// What `at_measure` may answer where detailed timing is about to start: None (run as configured), or the
-/// measured phase's offered load (M frames/s a port) and request count (`Client::set_measure`).
-pub type AtMeasure<'a> = &'a mut dyn FnMut() -> SimResult<Option<(f64, u64)>>;
+/// What `at_measure` may answer where detailed timing is about to start (the default: run as configured).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Measure {
+    /// The measured phase's offered load (M frames/s a port) and request count (`Client::set_measure`).
+    pub load: Option<(f64, u64)>,
+    /// Progress reports every this many instructions in the measured phase, counted from its start (a run forked
+    /// there samples its measured phase as a run with this interval from the start does).
+    pub every: Option<u64>,
+}
+
+/// Called once where detailed timing is about to start (`run_system_with_measure`).
+pub type AtMeasure<'a> = &'a mut dyn FnMut() -> SimResult<Measure>;
 
 /// `run_system_keeping_output`, calling `at_measure` (when given) once where detailed timing is about to start,
 /// after the functional and warming phases, with no thread of the engine's running (the page file's check has
@@ -466,10 +481,13 @@ fn drive(
             return Ok((stop, None));
         }
     }
+    let mut every = every;
     if let Some(ask) = at_measure {
         // No engine thread may run across a fork: the page file's check finishes here (its verdict is the same).
         m.finish_page_check()?;
-        if let Some((mpps, requests)) = ask()? {
+        let measure = ask()?;
+        every = measure.every.unwrap_or(every);
+        if let Some((mpps, requests)) = measure.load {
             let client = m.net.as_mut().and_then(|net| net.client.as_mut());
             let client = client.ok_or_else(|| SimError::Config("a measured load to set, but no client".into()))?;
             client.set_measure(mpps * 1e6, requests).map_err(SimError::Config)?;

@@ -205,12 +205,15 @@ fn drive<H: PhaseHook>(
         Some(_) => m.cfg.quantum.saturating_mul(m.cfg.harts as u64).max(1),
         None => run.every.max(1),
     };
-    let mut next_report = m.total_insts().saturating_add(run.every.max(1));
+    let phase_insts = m.total_insts();
+    let mut next_report = phase_insts.saturating_add(run.every.max(1));
     loop {
         let limit = m.total_insts().saturating_add(step).min(run.max_insts);
         let end = m.run_hooked(limit, hook).map_err(|e| fail(m, e))?;
         if m.total_insts() >= next_report || !matches!(end, End::InstLimit | End::Transmitted) {
-            progress(&Progress { insts: m.total_insts(), sim_ticks: m.time_ps(), phase, answered: None })?;
+            let report =
+                Progress { insts: m.total_insts(), sim_ticks: m.time_ps(), phase, phase_insts, answered: None };
+            progress(&report)?;
             next_report = m.total_insts().saturating_add(run.every.max(1));
         }
         if let Some(net) = run.net.as_deref_mut() {

@@ -41,6 +41,7 @@ pub mod simcall;
 mod warm_tests;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -149,9 +150,13 @@ fn output_to_dict<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, 
 /// `SIGNAL_CHECK_EVERY` instructions without a callback): Ctrl-C stops the run between turns with stop_reason
 /// "interrupted" and the results so far, from any front end (a terminal, a pipe, the Python API).
 ///
+/// Reports are counted from the start of each phase (`driver::Progress::phase_insts`): the measured phase's reports
+/// fall at the same instructions whatever ran before it.
+///
 /// `at_measure`, if given (SE mode), is called with no arguments once where detailed timing is about to start
 /// (`driver::run_system_with_measure`: no engine thread runs then, so it may fork); it returns None, or
-/// (offered M frames/s a port, measured requests) for the measured phase.
+/// (offered M frames/s a port, measured requests) for the measured phase, or (the same, progress_every): the
+/// measured phase then reports every progress_every instructions (a process forked there samples its own window).
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None, progress_every=10_000_000, at_measure=None))]
 // The run's closure returns `run_system_keeping_output`'s large error, once per run (see there).
@@ -165,23 +170,40 @@ fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let system =
         kvsim_params::system_from_json(config_json).map_err(|e| to_pyerr(py, &SimError::Config(e.to_string())))?;
-    let every = if progress.is_some() { progress_every.clamp(1, SIGNAL_CHECK_EVERY) } else { SIGNAL_CHECK_EVERY };
-    let report_every = if progress.is_some() { progress_every.max(1) } else { u64::MAX };
-    let mut next_report = report_every;
+    let engine_every = |progress_every: u64| progress_every.clamp(1, SIGNAL_CHECK_EVERY);
+    let every = if progress.is_some() { engine_every(progress_every) } else { SIGNAL_CHECK_EVERY };
+    // Reports every `report_every` instructions counted from the phase's start (`at_measure` may change it).
+    let report_every = AtomicU64::new(if progress.is_some() { progress_every.max(1) } else { u64::MAX });
+    let mut next_report = report_every.load(Ordering::Relaxed);
+    let mut report_phase = "";
     let mut raised: Option<PyErr> = None;
     let mut measure_raised: Option<PyErr> = None;
     let out = {
         let raised = &mut raised;
         let progress = &progress;
         let measure_raised = &mut measure_raised;
-        let mut ask = |at: &Py<PyAny>| -> Result<Option<(f64, u64)>, SimError> {
-            Python::attach(|py| match at.call0(py).and_then(|r| r.extract::<Option<(f64, u64)>>(py)) {
-                Ok(answer) => Ok(answer),
+        let report_every = &report_every;
+        let mut ask = |at: &Py<PyAny>| -> Result<driver::Measure, SimError> {
+            type Answer = Option<(f64, u64, Option<u64>)>;
+            let answer = Python::attach(|py| {
+                at.call0(py).and_then(|r| {
+                    r.extract::<Answer>(py)
+                        .or_else(|_| r.extract::<Option<(f64, u64)>>(py).map(|a| a.map(|(f, n)| (f, n, None))))
+                })
+            });
+            match answer {
+                Ok(answer) => {
+                    let every = answer.and_then(|(_, _, every)| every);
+                    if let Some(every) = every {
+                        report_every.store(every.max(1), Ordering::Relaxed);
+                    }
+                    Ok(driver::Measure { load: answer.map(|(f, n, _)| (f, n)), every: every.map(engine_every) })
+                }
                 Err(e) => {
                     *measure_raised = Some(e);
                     Err(SimError::Bug("the at_measure callback raised".into()))
                 }
-            })
+            }
         };
         let at_measure = &at_measure;
         guarded(py, move || {
@@ -192,10 +214,14 @@ fn run<'py>(
                         return Err(SimError::Interrupted);
                     }
                     let Some(callback) = progress else { return Ok(()) };
+                    if p.phase != report_phase {
+                        report_phase = p.phase;
+                        next_report = p.phase_insts.saturating_add(report_every.load(Ordering::Relaxed));
+                    }
                     if p.insts < next_report {
                         return Ok(());
                     }
-                    next_report = p.insts.saturating_add(report_every);
+                    next_report = p.insts.saturating_add(report_every.load(Ordering::Relaxed));
                     match callback.call1(py, (p.insts, p.sim_ticks, p.phase, p.answered)) {
                         Ok(_) => Ok(()),
                         Err(e) => {
