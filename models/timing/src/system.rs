@@ -270,7 +270,7 @@ impl TimingSystem {
         if self.warm_fetch_line[hart] != line {
             self.warm_fetch_line[hart] = line;
             self.warm_translate(hart, Side::Inst, info.pc);
-            self.mem.warm_access(hart, info.pc, AccessKind::IFetch, false);
+            self.mem.warm_access(hart, info.pc, AccessKind::IFetch, false, None);
         }
         let kind = match info.class {
             InstClass::Load => AccessKind::Read,
@@ -283,7 +283,9 @@ impl TimingSystem {
         };
         let side = if kind == AccessKind::IFetch { Side::Inst } else { Side::Data };
         self.warm_translate(hart, side, info.mem_addr);
-        self.mem.warm_access(hart, info.mem_addr, kind, info.non_temporal);
+        // A load's PC goes with it, after its translation, as the timed core sets it (`Core::load`).
+        let load_pc = (info.class == InstClass::Load).then_some(info.pc);
+        self.mem.warm_access(hart, info.mem_addr, kind, info.non_temporal, load_pc);
     }
 
     /// Warming: the TLBs and paging-structure caches fill and the walk's page-table reads warm the caches, in no
@@ -293,7 +295,7 @@ impl TimingSystem {
         let Some(mmu) = self.cores[hart].mmu_mut() else { return };
         let mem = &mut self.mem;
         mmu.translate(side, va, 0, |addr, c| {
-            mem.warm_access(hart, addr, AccessKind::Read, false);
+            mem.warm_access(hart, addr, AccessKind::Read, false, None);
             c
         });
     }
