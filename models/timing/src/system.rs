@@ -270,10 +270,16 @@ impl TimingSystem {
         if self.warm_fetch_line[hart] != line {
             self.warm_fetch_line[hart] = line;
             self.warm_translate(hart, Side::Inst, info.pc);
-            self.mem.warm_access(hart, info.pc, AccessKind::IFetch, false, None);
+            self.mem.warm_access(hart, info.pc, AccessKind::IFetch, false);
         }
         let kind = match info.class {
-            InstClass::Load => AccessKind::Read,
+            InstClass::Load => {
+                // Its PC goes with it, after its translation, as the timed core sets it (`Core::load`); a
+                // page-table read of the translation is not a load (warm_access).
+                self.warm_translate(hart, Side::Data, info.mem_addr);
+                self.mem.warm_load(hart, info.mem_addr, info.pc, info.non_temporal);
+                return;
+            }
             InstClass::Store | InstClass::Atomic => AccessKind::Write,
             InstClass::Prefetch => match info.prefetch_kind {
                 PrefetchKind::Instruction => AccessKind::IFetch,
@@ -283,9 +289,7 @@ impl TimingSystem {
         };
         let side = if kind == AccessKind::IFetch { Side::Inst } else { Side::Data };
         self.warm_translate(hart, side, info.mem_addr);
-        // A load's PC goes with it, after its translation, as the timed core sets it (`Core::load`).
-        let load_pc = (info.class == InstClass::Load).then_some(info.pc);
-        self.mem.warm_access(hart, info.mem_addr, kind, info.non_temporal, load_pc);
+        self.mem.warm_access(hart, info.mem_addr, kind, info.non_temporal);
     }
 
     /// Warming: the TLBs and paging-structure caches fill and the walk's page-table reads warm the caches, in no
@@ -295,7 +299,7 @@ impl TimingSystem {
         let Some(mmu) = self.cores[hart].mmu_mut() else { return };
         let mem = &mut self.mem;
         mmu.translate(side, va, 0, |addr, c| {
-            mem.warm_access(hart, addr, AccessKind::Read, false, None);
+            mem.warm_access(hart, addr, AccessKind::Read, false);
             c
         });
     }

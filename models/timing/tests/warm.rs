@@ -69,7 +69,7 @@ fn same_state_after_random_warming(prefetch: bool, seed: u64) {
         let pc = 0x1000 + (x >> 52) % 4 * 4;
         fast.set_pc(core as u16, pc);
         walk.set_pc(core as u16, pc);
-        fast.warm_access(core, addr, kind, non_temporal, None);
+        fast.warm_access(core, addr, kind, non_temporal);
         let req = MemReq { non_temporal, ..MemReq::new(addr, kind, core as u16, 0) };
         walk.access_mode(&req, Mode::Warm);
         if i % 1000 == 999 {
