@@ -273,7 +273,13 @@ impl TimingSystem {
             self.mem.warm_access(hart, info.pc, AccessKind::IFetch, false);
         }
         let kind = match info.class {
-            InstClass::Load => AccessKind::Read,
+            InstClass::Load => {
+                // Its PC goes with it, after its translation, as the timed core sets it (`Core::load`); a
+                // page-table read of the translation is not a load (warm_access).
+                self.warm_translate(hart, Side::Data, info.mem_addr);
+                self.mem.warm_load(hart, info.mem_addr, info.pc, info.non_temporal);
+                return;
+            }
             InstClass::Store | InstClass::Atomic => AccessKind::Write,
             InstClass::Prefetch => match info.prefetch_kind {
                 PrefetchKind::Instruction => AccessKind::IFetch,

@@ -4,7 +4,8 @@
 
 use kvsim_params::{Cache, CacheHierarchy, Prefetcher};
 use kvsim_timing::mem::{MemSystem, Mode};
-use kvsim_timing::synth::{cache_params, hierarchy_params};
+use kvsim_timing::synth::{cache_params, core_params, dram_params, hierarchy_params, load, store};
+use kvsim_timing::system::TimingSystem;
 use kvsim_timing::{AccessKind, FixedLatency, MemPort, MemReq, StatSink};
 
 /// Device registers (uncached) of both systems.
@@ -92,4 +93,34 @@ fn warm_hit_equals_the_walk_with_prefetchers() {
     for seed in [3, 99] {
         same_state_after_random_warming(true, seed);
     }
+}
+
+/// Warming trains the L1D's IP-stride prefetcher on each load's own PC, as the timed core does (`MemPort::set_pc`
+/// before its load): a strided load warmed three times, with a store from another PC between, has fetched the
+/// line its stride names next, and the first detailed load of that line finds it in the L1D, a useful prefetch. (Before
+/// warming passed the PC, the prefetcher saw PC 0, which it skips, and fetched nothing.)
+#[test]
+fn warming_trains_the_ip_stride_prefetcher_on_the_loads_pc() {
+    const PAGE: u64 = 0x40_0000;
+    let (load_pc, store_pc) = (0x1_0000, 0x1_0040);
+    let mut h = hierarchy_params();
+    h.l1d.prefetch = Prefetcher { ip_stride: true, ..Prefetcher::default() };
+    let mut sys = TimingSystem::new(&[core_params()], &h, &dram_params());
+    for (i, off) in [0u64, 256, 512].into_iter().enumerate() {
+        sys.warm(0, &load(load_pc, 5, 6, PAGE + off));
+        sys.warm(0, &store(store_pc, 7, 8, PAGE + 0x800 + i as u64 * 64));
+    }
+    let next = (PAGE + 768) / 64;
+    assert!(sys.mem.cores[0].l1d.contains(next), "the stride 256 names byte 768 next: its line was prefetched");
+    assert_eq!(sys.mem.cores[0].pc, load_pc, "the core's latest load PC is the warmed load's");
+    let useful = |sys: &TimingSystem| {
+        let mut out = StatSink::new();
+        sys.mem.core_stats(0, "c.", None, &mut out);
+        out.get("c.l1d.prefetcher.useful")
+    };
+    assert_eq!(useful(&sys), Some(0.0));
+    let misses = sys.mem.cores[0].l1d.stats.misses;
+    sys.on_inst(0, &load(load_pc, 5, 6, PAGE + 768));
+    assert_eq!(sys.mem.cores[0].l1d.stats.misses, misses, "the first detailed load of it finds it in the L1D");
+    assert_eq!(useful(&sys), Some(1.0), "a prefetched line's first use");
 }

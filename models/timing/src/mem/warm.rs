@@ -18,6 +18,24 @@ impl<M: MemPort> MemSystem<M> {
         }
     }
 
+    /// `warm_access` for a load, whose PC goes with it: as the timed core's `MemPort::set_pc` before its load, it
+    /// becomes the core's latest load PC, which the L1D's IP-stride prefetcher trains on. Only the walk stores
+    /// it (a load the L1D's prefetchers watch never hits in place, and without them nothing reads the PC), so the
+    /// in-place hit costs what any other access's does.
+    #[inline(always)]
+    pub fn warm_load(&mut self, core: usize, addr: u64, pc: u64, non_temporal: bool) {
+        if !self.warm_l1_hit(core, addr, AccessKind::Read) {
+            self.warm_load_walk(core, addr, pc, non_temporal);
+        }
+    }
+
+    /// A warming load the L1 alone does not answer: its PC set, the walk.
+    #[inline(never)]
+    fn warm_load_walk(&mut self, core: usize, addr: u64, pc: u64, non_temporal: bool) {
+        self.cores[core].pc = pc;
+        self.warm_walk(core, addr, AccessKind::Read, non_temporal);
+    }
+
     /// A warming access the L1 alone does not answer: the walk.
     #[inline(never)]
     fn warm_walk(&mut self, core: usize, addr: u64, kind: AccessKind, non_temporal: bool) {
