@@ -305,12 +305,24 @@ def test_the_xeon_validation_sums_and_averages_over_both_sockets():
                  "l2.hw_prefetch_accesses", "l2.hw_prefetch_misses", "l2.sw_prefetch_accesses", "l2.sw_prefetch_misses",
                  "l1d.mshr_merges"):
         stats[f"system.socket0.core0.{name}"] = 0.5
-    stats.update({"client.requests": 10.0, "client.gets": 4.0, "client.misses": 1.0, "client.latency.p95": 5e4})
+    stats.update({"client.requests": 10.0, "client.gets": 4.0, "client.misses": 1.0, "client.latency.p95": 5e4,
+                  "client.puts": 2.0, "client.insts_per_request_work": 900.0, "client.insts_per_request_idle": 100.0})
+    # Where the write-backs came from, per socket: DMA-written lines (1 + 1 on socket 0) and core-only lines (2 + 4).
+    for k, (dma, core_in_dma, core) in enumerate(((1.0, 1.0, 2.0), (0.0, 0.0, 4.0))):
+        stats.update({f"system.socket{k}.ddio.writebacks_dma_data": dma,
+                      f"system.socket{k}.ddio.writebacks_core_data_in_dma_lines": core_in_dma,
+                      f"system.socket{k}.ddio.writebacks_core_lines": core})
     assert xeon.sockets_in(stats) == 2 and xeon.sockets_in({}) == 1
     f = xeon.figures(SimpleNamespace(stats=stats), 4)
     assert f["mem_read_gbs"] == 30.0 and f["mem_write_gbs"] == 3.0 and f["llc_mpki"] == 2.0
     assert f["ipc"] == 1.5 and f["net_rx_gbps"] == 105.0 and f["ddio_core_hit"] == 0.75
     assert f["get_miss"] == 0.25 and f["p95_us"] == 50.0
+    # Memory writes per request over both sockets (3 GB/s at 120 M req/s: 25 B), per SET (2 SETs in 10 requests), and
+    # the DMA-written share of both sockets' write-backs (2 of 8).
+    assert f["mem_write_per_req"] == pytest.approx(25.0)
+    assert f["mem_write_lines_per_set"] == pytest.approx(25.0 / 64 / 0.2)
+    assert f["mem_write_io_share"] == 0.25
+    assert f["work_insts_per_req"] == 900.0 and f["idle_insts_per_req"] == 100.0
     # What the L2 sees per measured request, summed over the cores that report it: 0.5 of each over 10 requests.
     assert f["l2_demand_per_req"] == f["l2_swpf_per_req"] == f["l1d_merges_per_req"] == 0.05
     assert f["l2_miss_rate_l1pf"] == 1.0

@@ -212,7 +212,10 @@ def test_a_process_with_another_thread_runs_the_shared_warmup_in_a_fresh_interpr
             window = ss.simulated_window(lambda n: restored(2.0, data_set, n), None, runner=shared)(600)
             server = shared._server
             assert shared.warmups == 1 and len(shared.run_cpu) == 3
-        assert server is not None and threading.active_count() == 2
+        # The server is a fresh interpreter (a Popen's wait), not a fork. (Other tests may leave threads of their own
+        # running, such as dask's offload thread, so the count is at least 2, not exactly 2.)
+        assert server is not None and isinstance(getattr(server[0], "__self__", None), subprocess.Popen)
+        assert threading.active_count() >= 2
     finally:
         stop.set()
         other.join()
