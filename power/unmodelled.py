@@ -66,9 +66,12 @@ Beside the total (``in_total`` False): **McPAT's own error against real chips**,
 -11% to -23% of total power (Li et al., MICRO 2009: Niagara, Niagara 2, Xeon Tulsa, Alpha 21364), sized as the
 power the model's die would gain at a 23% shortfall. It is a model-class bias, not a mechanism, so it is not added.
 
-The NICs (``nic_parts``): each NIC chip at its controller's published typical power (``NIC_CONTROLLER_TYPICAL_W``),
-of which the model's traffic-driven NIC power is a part. The results print beside the measurement in
-``sim-scripts/power_report.py --run``; nothing here is fitted to it.
+The NICs (``nic_parts``): the cards as built (``NIC_CARDS``), part by part, beside the model's traffic-driven NIC
+power (its MAC, buffers, DMA and SerDes: a part of the controllers' typical figure, so shown, not added). The Xeon's
+X520-QDA1 is two dual-port 82599 controllers behind a PCIe switch with one QSFP+ cage (issue 23's card as built,
+``configs/xeon_e5_2697v2_socket.py``); each socket holds two of the server's four cards (the spec), priced whatever
+ports a run uses. The results print beside the measurement in ``sim-scripts/power_report.py --run`` and
+``validate_xeon``; nothing here is fitted to it.
 """
 
 from __future__ import annotations
@@ -92,11 +95,39 @@ TURBO_BIN_MHZ = 100.0                             # turbo ratios are multiples o
 MAX_JUNCTION_K = 450.0                            # the device tables' highest temperature (power.tech)
 JUNCTION_SCAN_K = 1.0                             # the bracket's step: finer than any fold's width here
 MCPAT_PUBLISHED_SHORTFALL = 0.23                  # McPAT vs real chips: -11% to -23% of power (MICRO 2009)
-# One NIC chip's typical power (W), by controller: the 82599 (dual-port 10 GbE) at the X520 dual-port adapter's
-# typical figure, 4.5 W (Intel's X520 product brief as quoted in public compilations; its datasheet's power table
-# was not read: marked assumed until it is).
+# One NIC controller's typical power (W). Assumed: Intel's 82599 datasheet (its power section) and the X520-QDA1
+# product brief were not readable in the sources at hand. 4.5 W is the figure a public compilation gives for Intel's
+# dual-port X520 (one 82599) card on PCIe 2.0 x8 and attributes to a Mellanox white paper: a secondary source, and a
+# card's figure taken for its controller. The 82599's predecessor, the 82598, has a published estimated TDP of 6.5 W
+# (Intel 82598EB datasheet, table 8-9, pre-silicon estimate): a maximum, not a typical figure, of another part.
 NIC_CONTROLLER_TYPICAL_W = {"82599": 4.5}
-ASSUMED_NIC_CONTROLLER = {"xeon-e5-2697v2": "82599"}   # the Xeon's NICs (configs/xeon_e5_2697v2_socket.py)
+# A PCIe switch's typical power (W), by class: PLX's PEX 8624, a 24-lane, 6-port PCIe 2.0 switch, "typical power
+# 1.9 W" (its product brief: published). The X520-QDA1's switch is not identified in the sources at hand; it joins
+# two x8 controller links and an x8 host link, 24 lanes, so it is assumed to be of that class (a PCIe 3.0 uplink, as
+# the socket's config assumes, would take a Gen3 switch, which draws more: not priced).
+PCIE_SWITCH_TYPICAL_W = {"24-lane PCIe switch": 1.9}
+# A QSFP+ cage's module (W). SFF-8436 power classes run from 1.5 W (class 1) to 3.5 W (class 4); the measurement
+# does not say whether the four ports of a card left its QSFP+ cage through optics (an SR4 module and breakout fibre)
+# or a passive copper breakout cable (no module electronics, about 0 W). Assumed: an optical module at class 1's
+# limit; the report's "without the module" line is the passive cable.
+ASSUMED_QSFP_MODULE_W = 1.5
+
+
+@dataclass(frozen=True)
+class NicCard:
+    """A NIC card as built: its controllers, the PCIe switch between them and the host (None: no switch), its QSFP+
+    cages, and how many of them each socket of the server holds."""
+    name: str
+    controller: str         # a key of NIC_CONTROLLER_TYPICAL_W
+    controllers: int
+    pcie_switch: str | None  # a key of PCIE_SWITCH_TYPICAL_W
+    qsfp_cages: int
+    per_socket: int
+
+
+# The Xeon's cards: four X520-QDA1 on two sockets (spec); each card two 82599s behind a PCIe switch, one QSFP+ cage
+# (configs/xeon_e5_2697v2_socket.py: the card as built, issue 23)
+NIC_CARDS = {"xeon-e5-2697v2": NicCard("X520-QDA1", "82599", 2, "24-lane PCIe switch", 1, 2)}
 
 
 @dataclass(frozen=True)
@@ -383,18 +414,39 @@ def solve_junction(power_W, ambient_K: float, psi_C_per_W: float, max_K: float =
 
 
 def nic_parts(result) -> list[Part]:
-    """The NIC chips of one priced socket at their controller's published typical power, beside the model's NIC
-    power (traffic-driven MAC, buffers, DMA and SerDes: a part of the typical figure, not added to it)."""
+    """The NIC cards of one priced socket as built (``NIC_CARDS``), part by part (``in_total``), beside the model's
+    traffic-driven NIC power (MAC, buffers, DMA and SerDes: within the controllers' typical figure, so not added).
+    A platform with no card table has the model's NIC chips as its total."""
     p = result.model.platform
     s = result.structures
     model_W = float(s.loc[s["class"] == "nic", "runtime_power_W"].sum())
-    out = [Part("model: the NIC chips' runtime dynamic + leakage", model_W, "this run, priced", False)]
-    ctrl = ASSUMED_NIC_CONTROLLER.get(p.part or p.name)
-    if ctrl is None:
-        return out
-    n = int(p.nic.count)
-    out.append(Part(f"{n} {ctrl} controllers at {NIC_CONTROLLER_TYPICAL_W[ctrl]:g} W typical each",
-                    n * NIC_CONTROLLER_TYPICAL_W[ctrl],
-                    "X520 dual-port adapter typical power (secondary source; assumed until the datasheet is read)",
-                    True))
+    card = NIC_CARDS.get(p.part or p.name)
+    if card is None:
+        return [Part("model: the NIC chips' runtime dynamic + leakage", model_W, "this run, priced", False)]
+    out = [Part("model: the NIC chips' traffic-driven power (MAC, buffers, DMA, SerDes; within the controllers' "
+                "typical figure, beside the total, not added)", model_W, "this run, priced", False, in_total=False)]
+    n = card.per_socket
+    ctrl_W = n * card.controllers * NIC_CONTROLLER_TYPICAL_W[card.controller]
+    out.append(Part(f"{n * card.controllers} {card.controller} controllers ({card.controllers} a card x {n} "
+                    f"{card.name}) at {NIC_CONTROLLER_TYPICAL_W[card.controller]:g} W typical each", ctrl_W,
+                    "assumed: a dual-port X520 card's figure from a secondary source (NIC_CONTROLLER_TYPICAL_W)", True))
+    chips_W = ctrl_W
+    if card.pcie_switch is not None:
+        sw_W = n * PCIE_SWITCH_TYPICAL_W[card.pcie_switch]
+        out.append(Part(f"{n} PCIe switches (one a card) at {PCIE_SWITCH_TYPICAL_W[card.pcie_switch]:g} W typical "
+                        "each", sw_W, "PLX PEX 8624 product brief (24 lanes, PCIe 2.0); the card's switch assumed of "
+                        "that class", True))
+        chips_W += sw_W
+    vr_W = chips_W / VR_EFFICIENCY - chips_W
+    out.append(Part(f"the cards' regulators for their chips at {100 * VR_EFFICIENCY:.0f}% efficiency", vr_W,
+                    "assumed: VR_EFFICIENCY, as the sockets' regulators", True))
+    qsfp_W = n * card.qsfp_cages * ASSUMED_QSFP_MODULE_W
+    out.append(Part(f"{n * card.qsfp_cages} QSFP+ optical modules at {ASSUMED_QSFP_MODULE_W:g} W (SFF-8436 class 1's "
+                    "limit)", qsfp_W, "assumed: the measurement's media are not published (a passive copper "
+                    "breakout: about 0 W)", True))
     return out
+
+
+def nic_cards_W(result) -> float:
+    """The NIC cards of one priced socket as built: the sum of ``nic_parts``' parts in the total."""
+    return sum(part.watts for part in nic_parts(result) if part.in_total)

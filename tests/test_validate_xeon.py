@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from drivers.cli import validate_xeon as vx
 
 
@@ -16,10 +18,12 @@ def test_a_reduced_run_says_so_and_prices_its_power(engine, tmp_path, capsys):
     assert "4,096 items (reduced data set)" in out, "each point says its data set too"
     assert "measured after a 4,096-request warm-up of the mix" in out, "and its steady-state warm-up"
     rows = {line[:43].strip(): line[43:].split() for line in out.splitlines() if line.startswith("   ")}
-    cpu, nic, dram, wall = (float(rows[dict(vx.METRICS)[k]][0])
-                            for k in ("cpu_power_w", "nic_power_w", "dram_power_w", "wall_power_w"))
+    cpu, nic, chips, dram, wall = (float(rows[dict(vx.METRICS)[k]][0]) for k in (
+        "cpu_power_w", "nic_power_w", "nic_model_w", "rest_power_w", "wall_power_w"))
     assert cpu > 0 and nic > 0 and dram > 0
+    # The wall is CPUs + the NIC cards as built + DRAM; the model's traffic-driven NIC chips are beside, not added.
     assert abs(wall - (cpu + nic + dram)) < 0.01 * wall
+    assert 0 < chips < nic
     stats = json.loads((tmp_path / "1" / "stats.json").read_text())
     config = json.loads((tmp_path / "1" / "config.json").read_text())
     assert stats["client.throughput_mrps"] > 0 and config["mode"] == "detailed"
@@ -75,6 +79,47 @@ def test_a_log_size_sensitivity_replaces_the_servers_log_and_a_bad_one_is_refuse
 def test_the_measured_power_is_compared_on_the_24_core_row_only():
     assert {k for k, v in vx.PUBLISHED.items() if "wall_power_w" in v} == {24}
     assert (vx.PUBLISHED[24]["wall_power_w"], vx.PUBLISHED[24]["cpu_power_w"]) == (399.2, 255.0)
+    # validation.md's split: CPUs 255 + four NICs 62 + rest 82 = 399.2 W, each compared with what prices it
+    p = vx.PUBLISHED[24]
+    assert (p["nic_power_w"], p["rest_power_w"]) == (62.0, 82.0)
+    assert p["cpu_power_w"] + p["nic_power_w"] + p["rest_power_w"] == pytest.approx(p["wall_power_w"], abs=0.5)  # rounded
+
+
+def test_the_power_rows_say_what_they_hold():
+    labels = dict(vx.METRICS)
+    assert labels["nic_power_w"] == "NIC cards as built (W)"
+    assert "DRAM devices only" in labels["rest_power_w"] and "NIC cards + DRAM only" in labels["wall_power_w"]
+    assert all(len(label) <= 40 for label in labels.values()), "the table's label column is 40 wide"
+    assert "no supply losses" in vx.POWER_NOTE and "nic_parts" in vx.POWER_NOTE
+
+
+def test_the_power_rows_price_the_nic_cards_beside_the_traffic_driven_chips(monkeypatch):
+    """power_figures on a priced dual-socket run: the NIC row is the cards' parts (unmodelled.nic_cards_W) of every
+    socket, the traffic-driven chips beside it, the rest the DRAM alone and the wall CPUs + cards + DRAM."""
+    import types
+
+    import pandas as pd
+
+    import power
+    from power import report, unmodelled
+
+    def socket(nic_W, dram_W):
+        s = pd.DataFrame({"class": ["nic", "dram"], "runtime_power_W": [nic_W, dram_W]})
+        platform = types.SimpleNamespace(part="xeon-e5-2697v2", name="xeon-e5-2697v2 socket1")
+        return types.SimpleNamespace(structures=s, model=types.SimpleNamespace(platform=platform))
+
+    sockets = [socket(2.0, 10.0), socket(3.0, 11.0)]
+    monkeypatch.setattr(power, "price_run", lambda stats, config: types.SimpleNamespace(sockets=sockets))
+    monkeypatch.setattr(report, "SystemResult", types.SimpleNamespace)
+    monkeypatch.setattr(unmodelled, "parts", lambda res: [unmodelled.Part("cpu", 100.0, "", False)])
+    f = vx.power_figures(types.SimpleNamespace(stats={}), types.SimpleNamespace(to_dict=dict))
+    card = unmodelled.NIC_CARDS["xeon-e5-2697v2"]
+    chips = card.controllers * unmodelled.NIC_CONTROLLER_TYPICAL_W[card.controller] + \
+        unmodelled.PCIE_SWITCH_TYPICAL_W[card.pcie_switch]
+    per_socket = card.per_socket * (chips / unmodelled.VR_EFFICIENCY + card.qsfp_cages * unmodelled.ASSUMED_QSFP_MODULE_W)
+    assert f["nic_power_w"] == pytest.approx(2 * per_socket)
+    assert f["nic_model_w"] == pytest.approx(5.0) and f["rest_power_w"] == f["dram_power_w"] == pytest.approx(21.0)
+    assert f["wall_power_w"] == pytest.approx(200.0 + 2 * per_socket + 21.0)
 
 
 def test_a_counter_no_core_reports_is_an_error_not_a_figure():

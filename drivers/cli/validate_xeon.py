@@ -13,8 +13,9 @@ prints throughput, IPC, RX batch size, MPKI and miss rate per cache level, memor
 p95 latency beside the figures of ../shared/spec/validation.md, with the error of each (figures of several sockets
 are summed: bandwidths; or averaged over every core or socket: IPC, MPKI, miss rates), and the run's power from the
 power model (power.price_run): the CPUs as power/unmodelled.py adds a socket up beside the measurement, the NIC
-chips, the DRAM devices, and their sum against the power measured at the wall (the rest of the server, fans, disks,
-board and supply losses, is not modelled). Then the same run on one
+cards as built (their parts in power/unmodelled.py nic_parts; the model's traffic-driven NIC chips beside), the
+DRAM devices (the only priced part of the measurement's "rest": its supply losses, fans, board and disks have no
+published source), and CPUs + NIC cards + DRAM against the power measured at the wall. Then the same run on one
 socket of the billion-RPS target (configs/brps_target_socket.py: 60 cores, 3 x 100 GbE), which has no published
 measurements to compare with.
 
@@ -95,7 +96,7 @@ PUBLISHED: dict[int, dict[str, float]] = {
     24: {"throughput_mrps": 120.5, "net_tx_gbps": 99.66, "net_rx_gbps": 105.45, "mem_read_gbs": 34.97,
          "mem_write_gbs": 2.89, **MISS_RATES,
          # Measured at the wall at 120.5 M requests/s: 399.2 W in all, CPUs 255 W, four NICs 62 W, rest 82 W.
-         "wall_power_w": 399.2, "cpu_power_w": 255.0, "nic_power_w": 62.0},
+         "wall_power_w": 399.2, "cpu_power_w": 255.0, "nic_power_w": 62.0, "rest_power_w": 82.0},
 }
 # Derived, not published as such: the published memory write bandwidth over the published throughput of the same
 # row (bytes written to memory per request), so that a run at another throughput compares what each request costs.
@@ -179,9 +180,10 @@ METRICS = [
     ("p95_us", "p95 round trip (us)"),
     ("ddio_core_hit", "packet reads hitting the LLC (DDIO)"),
     ("cpu_power_w", "CPUs (W: model + parts it leaves out)"),
-    ("nic_power_w", "NIC chips (W)"),
-    ("dram_power_w", "DRAM devices (W)"),
-    ("wall_power_w", "wall (W: CPUs + NICs + DRAM only)"),
+    ("nic_power_w", "NIC cards as built (W)"),
+    ("nic_model_w", "NIC chips, traffic-driven (W, model)"),
+    ("rest_power_w", "rest priced (W: the DRAM devices only)"),
+    ("wall_power_w", "wall (W: CPUs + NIC cards + DRAM only)"),
 ]
 
 
@@ -337,8 +339,11 @@ def l2_sources(s: dict[str, float], cores: list[str]) -> dict[str, float]:
 def power_figures(r: RunResult, system) -> dict[str, float]:
     """The run priced by the power model (power.price_run, every socket): the CPUs as power/unmodelled.py adds up a
     socket beside the measurement (the model's die plus turbo, supply, clock grid, DDR I/O, QPI ends and regulator
-    losses), the NIC chips and the DRAM devices; the wall figure is their sum (fans, disks, board and the supply's
-    losses are not modelled: the measurement's "rest")."""
+    losses), the NIC cards as built (unmodelled.nic_parts: controllers, PCIe switch, regulators, QSFP+ modules; the
+    model's traffic-driven NIC chips beside, a part of the controllers' figure) and the DRAM devices. The
+    measurement's "rest" (82 W: the supply's losses, fans, board, disks and DRAM) is priced by its DRAM alone: no
+    published source gives the server's supply, fans, board or disks (its model is not named). The wall figure is
+    CPUs + NIC cards + DRAM."""
     import power
     from power import unmodelled
 
@@ -350,8 +355,10 @@ def power_figures(r: RunResult, system) -> dict[str, float]:
         return sum(float(res.structures.loc[res.structures["class"] == cls, "runtime_power_W"].sum())
                    for res in sockets)
 
-    nic, dram = off_die("nic"), off_die("dram")
-    return {"cpu_power_w": cpu, "nic_power_w": nic, "dram_power_w": dram, "wall_power_w": cpu + nic + dram}
+    cards = sum(unmodelled.nic_cards_W(res) for res in sockets)
+    dram = off_die("dram")
+    return {"cpu_power_w": cpu, "nic_power_w": cards, "nic_model_w": off_die("nic"), "dram_power_w": dram,
+            "rest_power_w": dram, "wall_power_w": cpu + cards + dram}
 
 
 def save(folder: pathlib.Path, r: RunResult, system, load: dict | None = None) -> None:
@@ -689,6 +696,14 @@ def log_note(argv: list[str]) -> str:
     given = [a for a in argv if a.startswith(("log_mib=", "log_kib=", "log_window_kib=", "buckets=", "buckets_used="))]
     return ", ".join(given) if given else "the server's default log"
 
+# What the power rows hold (power_figures): the published 399.2 W split is CPUs 255, four NICs 62, "rest" 82.
+POWER_NOTE = ("Power rows: 'NIC cards as built' is the four X520-QDA1 cards' parts (power/unmodelled.py nic_parts: two "
+              "82599s, a PCIe switch, regulators and a QSFP+ module a card; two cards a socket, whatever ports the "
+              "run uses), compared with the measured four NICs; the model's traffic-driven NIC chips are a part of "
+              "the controllers' figure, printed beside. 'rest priced' is the DRAM devices alone against the "
+              "measured rest (supply losses, fans, board, disks and DRAM): the server's supply, fans, board and disks "
+              "have no published source here. 'wall' is CPUs + NIC cards + DRAM, no supply losses.")
+
 
 def print_saved(folder: pathlib.Path) -> int:
     """The table of every point `--save folder` kept (folder/<cores>/stats.json and config.json), without running:
@@ -699,6 +714,7 @@ def print_saved(folder: pathlib.Path) -> int:
     print("STANDARD workload (tiny 8/8-byte items, uniform, 95% GET), EREW, detailed timing of the measured phase.")
     print(f"Re-printed from the statistics saved under {folder} (no run; host times are the runs' own, not known here).")
     print(MISS_RATES_NOTE)
+    print(POWER_NOTE)
     for cores, d in points:
         stats = json.loads((d / "stats.json").read_text())
         config = json.loads((d / "config.json").read_text())
@@ -789,6 +805,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"SENSITIVITY: the chip's clock domain (cores, ring and LLC, their network) at {opts.clock} (--clock), "
               "not the measured part's 2.7 GHz. Not the paper's condition.")
     print(MISS_RATES_NOTE)
+    print(POWER_NOTE)
     # Every point is built (and refused, if bad) before any runs.
     cores_list = [int(c) for c in opts.cores.split(",") if c]
     points = {cores: Base(f"{__name__}:point_system", cores=cores, items=opts.items,

@@ -188,12 +188,40 @@ def test_beside_the_total_parts_are_sized_not_added(xeon_result):
     assert not any("does not price" in p.name or "die beyond" in p.name for p in parts)
 
 
-def test_nics_at_their_controller_s_typical_power(xeon_result):
+def test_the_nic_cards_are_priced_as_built_beside_the_traffic_driven_chips(xeon_result):
+    """A socket's two X520-QDA1 cards, part by part: two 82599s, a PCIe switch and a QSFP+ module a card, the chips
+    through the cards' regulators; the model's traffic-driven NIC chips beside the total (a part of the controllers'
+    typical figure). Before, the NIC total was the run's controllers at 4.5 W and nothing else."""
     nic = unmodelled.nic_parts(xeon_result)
-    n = xeon_result.model.platform.nic.count
-    assert n == 4                                   # two X520-QDA1 cards a socket, two 82599s each
-    assert nic[-1].watts == pytest.approx(n * unmodelled.NIC_CONTROLLER_TYPICAL_W["82599"])
-    assert nic[0].watts > 0
+    assert xeon_result.model.platform.nic.count == 4          # two cards a socket, two 82599s each
+    model = nic[0]
+    assert "traffic-driven" in model.name and not model.in_total and model.watts > 0
+    card = unmodelled.NIC_CARDS["xeon-e5-2697v2"]
+    assert (card.name, card.controllers, card.per_socket, card.qsfp_cages) == ("X520-QDA1", 2, 2, 1)
+    ctrl, switch, vr, qsfp = (_part(nic, w) for w in ("82599 controllers", "PCIe switches", "regulators", "QSFP+"))
+    assert ctrl.watts == pytest.approx(4 * unmodelled.NIC_CONTROLLER_TYPICAL_W["82599"]) and ctrl.assumed
+    assert switch.watts == pytest.approx(2 * unmodelled.PCIE_SWITCH_TYPICAL_W["24-lane PCIe switch"])
+    assert switch.watts == pytest.approx(2 * 1.9)              # PLX PEX 8624's published typical power
+    assert vr.watts == pytest.approx((ctrl.watts + switch.watts) * (1 / unmodelled.VR_EFFICIENCY - 1))
+    assert qsfp.watts == pytest.approx(2 * unmodelled.ASSUMED_QSFP_MODULE_W) and qsfp.assumed
+    assert unmodelled.nic_cards_W(xeon_result) == pytest.approx(ctrl.watts + switch.watts + vr.watts + qsfp.watts)
+    assert all(p.in_total for p in nic[1:])
+
+
+def test_the_nic_cards_do_not_follow_the_runs_ports(xeon_result, monkeypatch):
+    """The cards are in the server whatever ports a run uses: a socket with one NIC controller configured prices
+    the same two cards; a platform with no card table has the model's chips as its NIC total."""
+    import dataclasses
+
+    one = dataclasses.replace(xeon_result.model.platform, nic=dataclasses.replace(xeon_result.model.platform.nic,
+                                                                                  count=1))
+    monkeypatch.setattr(xeon_result.model, "platform", one)
+    assert unmodelled.nic_cards_W(xeon_result) == pytest.approx(2 * (
+        (2 * 4.5 + 1.9) / unmodelled.VR_EFFICIENCY + unmodelled.ASSUMED_QSFP_MODULE_W))
+    monkeypatch.setattr(xeon_result.model, "platform", dataclasses.replace(one, part="another-part"))
+    only = unmodelled.nic_parts(xeon_result)
+    assert len(only) == 1 and only[0].in_total
+    assert unmodelled.nic_cards_W(xeon_result) == pytest.approx(only[0].watts)
 
 
 def test_turbo_raises_the_cores_clock_and_supply(xeon_result):
