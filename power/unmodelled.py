@@ -106,10 +106,11 @@ NIC_CONTROLLER_TYPICAL_W = {"82599": 4.5}
 # two x8 controller links and an x8 host link, 24 lanes, so it is assumed to be of that class (a PCIe 3.0 uplink, as
 # the socket's config assumes, would take a Gen3 switch, which draws more: not priced).
 PCIE_SWITCH_TYPICAL_W = {"24-lane PCIe switch": 1.9}
-# A QSFP+ cage's module (W). SFF-8436 power classes run from 1.5 W (class 1) to 3.5 W (class 4); the measurement
-# does not say whether the four ports of a card left its QSFP+ cage through optics (an SR4 module and breakout fibre)
-# or a passive copper breakout cable (no module electronics, about 0 W). Assumed: an optical module at class 1's
-# limit; the report's "without the module" line is the passive cable.
+# A QSFP+ cage's module (W). Intel's ixgbe README (Linux kernel, "82599-based QSFP+ Adapters") lists for the
+# X520-Q1 Intel's DUAL RATE 1G/10G QSFP+ SRL optics (E10GQSFPSR) and any passive or active limiting QSFP+ direct
+# attach cable to SFF-8436; the measurement does not say which the server used. SFF-8436's power classes start at
+# 1.5 W (class 1) and reach 3.5 W (class 4); a passive copper cable has no module electronics (about 0 W).
+# Assumed: an optical module at class 1's limit (no figure for the E10GQSFPSR was found).
 ASSUMED_QSFP_MODULE_W = 1.5
 
 
@@ -126,7 +127,9 @@ class NicCard:
 
 
 # The Xeon's cards: four X520-QDA1 on two sockets (spec); each card two 82599s behind a PCIe switch, one QSFP+ cage
-# (configs/xeon_e5_2697v2_socket.py: the card as built, issue 23)
+# (configs/xeon_e5_2697v2_socket.py: the card as built, issue 23). Intel's ixgbe drivers agree: the card's function
+# (device 0x1558, 82599_QSFP_SF_QP) is an 82599 MAC, one of the devices "behind an internal bridge", whose slot speed
+# the driver reads two bridges up; four ports from dual-port controllers make two of them.
 NIC_CARDS = {"xeon-e5-2697v2": NicCard("X520-QDA1", "82599", 2, "24-lane PCIe switch", 1, 2)}
 
 
