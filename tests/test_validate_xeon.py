@@ -300,3 +300,20 @@ def test_clock_sets_the_chips_whole_clock_domain_on_every_socket_and_a_bad_one_i
         assert {value_at(untouched, p) for p in paths} == {2_700_000_000}, "the part's own clock without --clock"
     with pytest.raises((ParamError, SystemExit), match="clock"):
         vx.main(["--cores", "1", "--items", "4096", "--no-target", "--clock", "fast"])
+
+
+def test_two_sockets_runs_a_point_as_the_measured_4_core_one_and_refuses_an_odd_count():
+    """--two-sockets (a layout sensitivity): the 4-core point on the dual-socket server, two cores and one port on
+    each socket as measured, the server's partitions and MICA sizing unchanged; an odd count is refused before any
+    run."""
+    two = vx.point_system(4, 4096, 300, 1.0, two_sockets=True)
+    one = vx.point_system(4, 4096, 300, 1.0)
+    d, o = two.to_dict(), one.to_dict()
+    assert d["harts"] == o["harts"] == 4
+    assert [s["cores"] for s in d["sockets"]] == [2, 2] and o["sockets"] == []
+    assert [(n["socket"], n["ports"]) for n in d["nics"]] == [(0, 1), (1, 1)]
+    assert [(n["socket"], n["ports"]) for n in o["nics"]] == [(0, 1), (0, 1)]
+    assert two.workload.argv == one.workload.argv
+    assert vx.clock_overrides(4, "2.5GHz", two_sockets=True)[1].startswith("sockets[0].")
+    with pytest.raises(SystemExit, match="--two-sockets --cores 3: half the cores on each socket takes an even"):
+        vx.main(["--cores", "3", "--two-sockets", "--no-target"])

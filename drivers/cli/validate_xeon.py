@@ -516,12 +516,13 @@ def with_index(system, buckets: int | None, items: int):
 CLOCK_PATHS = ("core.clock", "caches.uncore_clock", "noc.clock")
 
 
-def clock_overrides(cores: int, clock: str | None) -> tuple[str, ...]:
+def clock_overrides(cores: int, clock: str | None, two_sockets: bool = False) -> tuple[str, ...]:
     """--clock's overrides of a point of `cores` cores: every clock of the chip's domain at `clock` (a sensitivity:
-    a slower or faster part, not the measured one's 2.7 GHz), each socket's beyond one socket."""
+    a slower or faster part, not the measured one's 2.7 GHz), each socket's beyond one socket (or with
+    `two_sockets`)."""
     if clock is None:
         return ()
-    if cores > xeon_e5_2697v2_socket.CORES_PER_SOCKET:
+    if cores > xeon_e5_2697v2_socket.CORES_PER_SOCKET or two_sockets:
         paths = [f"sockets[{k}].{path}" for k in range(2) for path in CLOCK_PATHS]
     else:
         paths = list(CLOCK_PATHS)
@@ -529,19 +530,23 @@ def clock_overrides(cores: int, clock: str | None) -> tuple[str, ...]:
 
 
 def point_system(cores: int, items: int, requests_per_core: int, offered_mpps: float, log_mib: int | None = None,
-                 buckets: int | None = None, unpacked_memory: str = "", overrides: tuple[str, ...] = ()) -> System:
+                 buckets: int | None = None, unpacked_memory: str = "", overrides: tuple[str, ...] = (),
+                 two_sockets: bool = False) -> System:
     """The Xeon system with `cores` cores offered `offered_mpps` M frames/s per port, in steady state, its server's
     log and index as MICA sizes them (or `log_mib`, `buckets`), its guest memory limit what the data set needs (the
     studies' rule, fit_mem_limit): one socket up to 12, else the dual-socket server with half the cores on each
     socket (two cores per port). `unpacked_memory`: System.unpacked_memory ('' : the config's), which changes no
     statistic, only how much host memory the guest's pages take. `overrides`: run.py's --set PATH=VALUE, each
-    applied last (a sensitivity)."""
+    applied last (a sensitivity). `two_sockets`: a point of up to 12 cores on the dual-socket server too, half its
+    cores and ports on each socket (the layout of the measured 4-core point: 2 sockets, 2 cores per port)."""
     from drivers.studies.common import fit_mem_limit
 
     per_socket = xeon_e5_2697v2_socket.CORES_PER_SOCKET
     if cores < 1:
         raise SystemExit(f"--cores {cores}: at least one core")
-    if cores <= per_socket:
+    if two_sockets and cores % 2:
+        raise SystemExit(f"--two-sockets --cores {cores}: half the cores on each socket takes an even count")
+    if cores <= per_socket and not two_sockets:
         system = xeon_e5_2697v2_socket.system(cores=cores, ports=ports_for(cores), items=items,
                                               requests=requests_per_core * cores, offered_mpps=offered_mpps)
     else:
@@ -561,11 +566,12 @@ def point_system(cores: int, items: int, requests_per_core: int, offered_mpps: f
 
 
 def xeon_factory(cores: int, items: int, requests_per_core: int, log_mib: int | None = None,
-                 buckets: int | None = None, unpacked_memory: str = "", overrides: tuple[str, ...] = ()):
+                 buckets: int | None = None, unpacked_memory: str = "", overrides: tuple[str, ...] = (),
+                 two_sockets: bool = False):
     """offered load -> the Xeon point's system (point_system); a bad point is refused here, before any run."""
-    point_system(cores, items, requests_per_core, 1.0, log_mib, buckets, unpacked_memory, overrides)
+    point_system(cores, items, requests_per_core, 1.0, log_mib, buckets, unpacked_memory, overrides, two_sockets)
     return lambda rate: point_system(cores, items, requests_per_core, rate, log_mib, buckets, unpacked_memory,
-                                     overrides)
+                                     overrides, two_sockets)
 
 
 def target_system(cores: int, items: int, requests: int, offered_mpps: float, unpacked_memory: str = "") -> System:
@@ -680,14 +686,14 @@ WHERE = {4: "published: 2 sockets, 2 cores per port", 12: "published: half of 24
          24: "2 sockets of 12 cores, 6 ports each, as published"}
 
 
-def print_xeon_point(cores: int, fig: dict[str, float], note: str) -> None:
-    """One Xeon point's table beside the published figures for its core count."""
+def print_xeon_point(cores: int, fig: dict[str, float], note: str, sockets: int = 1) -> None:
+    """One Xeon point's table beside the published figures for its core count; `sockets`: the run's."""
     pub = dict(PUBLISHED.get(cores, {}))
     if cores in P95_ROWS:
         pub["p95_bound"] = 1.0
     if cores in WHERE:
         note += f"; {WHERE[cores]}"
-    what = "dual-socket server" if cores > xeon_e5_2697v2_socket.CORES_PER_SOCKET else "socket"
+    what = "dual-socket server" if sockets > 1 else "socket"
     print_point(f"Xeon E5-2697 v2 {what}, {cores} core(s), {ports_for(cores)} x 10 GbE", fig, pub, note)
 
 
@@ -725,7 +731,7 @@ def print_saved(folder: pathlib.Path) -> int:
         if config.get("restore_from"):
             note += f"; data set restored from {config['restore_from']}"
         note += f"; measured after a {config['client']['warmup_requests']:,}-request warm-up of the mix"
-        print_xeon_point(cores, figures(run, cores) | power_figures(run, system), note)
+        print_xeon_point(cores, figures(run, cores) | power_figures(run, system), note, sockets_in(run.stats))
     return 0
 
 
@@ -772,6 +778,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clock", metavar="FREQ",
                         help="SENSITIVITY, not the paper's condition: the chip's clock domain (cores, ring and LLC, "
                         "their network; each socket's) at FREQ (e.g. 2.5GHz) instead of the part's 2.7 GHz")
+    parser.add_argument("--two-sockets", action="store_true",
+                        help="SENSITIVITY of layout: every point of up to 12 cores on the dual-socket server, half "
+                        "its cores and ports on each socket (as the measured 4-core point: 2 sockets, 2 cores per "
+                        "port), not on one socket")
     opts = parser.parse_args(argv)
     if opts.offered == "measured" and opts.search:
         raise SystemExit("--offered measured and --search: the search finds its own offered load; give one")
@@ -804,6 +814,9 @@ def main(argv: list[str] | None = None) -> int:
     if opts.clock:
         print(f"SENSITIVITY: the chip's clock domain (cores, ring and LLC, their network) at {opts.clock} (--clock), "
               "not the measured part's 2.7 GHz. Not the paper's condition.")
+    if opts.two_sockets:
+        print("SENSITIVITY of layout: every point on the dual-socket server, half its cores and ports on each socket "
+              "(--two-sockets); the measured 4-core point's layout, not the one-socket rows' of the table.")
     print(MISS_RATES_NOTE)
     print(POWER_NOTE)
     # Every point is built (and refused, if bad) before any runs.
@@ -811,7 +824,8 @@ def main(argv: list[str] | None = None) -> int:
     points = {cores: Base(f"{__name__}:point_system", cores=cores, items=opts.items,
                           requests_per_core=opts.requests_per_core, offered_mpps=1.0, log_mib=opts.log_mib,
                           buckets=opts.buckets, unpacked_memory=opts.unpacked_memory,
-                          overrides=clock_overrides(cores, opts.clock) + tuple(opts.set))
+                          overrides=clock_overrides(cores, opts.clock, opts.two_sockets) + tuple(opts.set),
+                          two_sockets=opts.two_sockets)
               for cores in cores_list}
     target_cores = opts.target_cores
     target = Base(f"{__name__}:target_system", cores=target_cores, items=opts.items,
@@ -837,10 +851,13 @@ def main(argv: list[str] | None = None) -> int:
             note += f"; --set {' '.join(opts.set)}"
         if opts.clock:
             note += f"; --clock {opts.clock}"
-        if opts.log_mib is not None or opts.buckets is not None or opts.set or opts.clock or measured is not None:
+        if opts.two_sockets:
+            note += "; --two-sockets: half the cores and ports on each of 2 sockets"
+        if (opts.log_mib is not None or opts.buckets is not None or opts.set or opts.clock or measured is not None
+                or opts.two_sockets):
             note += " (sensitivity)"
         note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
-        print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note)
+        print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note, sockets_in(r.stats))
     if not opts.no_target:
         make_t = restoring(target, opts.checkpoints, f"target, {target_cores} cores, {opts.items:,} items")
         line = capacity.line_rate_mpps(make_t(1.0))
