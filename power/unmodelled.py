@@ -109,7 +109,8 @@ PCIE_SWITCH_TYPICAL_W = {"24-lane PCIe switch": 1.9}
 # A QSFP+ cage's module (W). Intel's ixgbe README (Linux kernel, "82599-based QSFP+ Adapters") lists for the
 # X520-Q1 Intel's DUAL RATE 1G/10G QSFP+ SRL optics (E10GQSFPSR) and any passive or active limiting QSFP+ direct
 # attach cable to SFF-8436; the measurement does not say which the server used. SFF-8436's power classes start at
-# 1.5 W (class 1) and reach 3.5 W (class 4); a passive copper cable has no module electronics (about 0 W).
+# 1.5 W (class 1) and reach 3.5 W (class 4) (as the SFF-8436 decoders of FreeBSD and ethtool print the module's
+# declared class); a passive copper cable has no module electronics (about 0 W).
 # Assumed: an optical module at class 1's limit (no figure for the E10GQSFPSR was found).
 ASSUMED_QSFP_MODULE_W = 1.5
 
