@@ -224,3 +224,48 @@ def test_a_process_with_another_thread_runs_the_shared_warmup_in_a_fresh_interpr
     fresh = ss.simulated_window(lambda n: restored(2.0, data_set, n), None)(600)
     assert json.dumps(window.stats, sort_keys=True) == json.dumps(fresh.stats, sort_keys=True)
     assert window.batch_rates.tolist() == fresh.batch_rates.tolist()
+
+
+@in_a_process_of_its_own
+def test_a_restoring_capacity_search_shares_one_warmup_across_its_probes(kvs_server, tmp_path):  # noqa: F811
+    """capacity(restore=True): the first probe loads the store and checkpoints it, and the others restore it and
+    fork from one warm-up; each gives the statistics it gives run alone (share_warmup=False: each restores and
+    warms itself). The checkpoint folders' names have one length (a saved checkpoint's size counts its path)."""
+    def search(folder, **extra):
+        return capacity.capacity(server, restore=True, checkpoint=tmp_path / folder, resolution=0.05, high=40.0,
+                                 **extra)
+
+    shared = search("a")
+    alone = search("b", share_warmup=False)
+    assert len(shared.probes) >= 3 and shared.warmups == 1, "one warm-up for the restored probes"
+    assert alone.warmups == len(alone.probes) - 1, "run alone, every restored probe warms"
+    assert [p.offered_mpps for p in shared.probes] == [p.offered_mpps for p in alone.probes]
+    for a, b in zip(shared.probes, alone.probes):
+        assert json.dumps(a.stats, sort_keys=True) == json.dumps(b.stats, sort_keys=True), a.offered_mpps
+    assert shared.probes[1].result.stats["client.requests"] == 300
+
+
+@in_a_process_of_its_own
+def test_the_sweeps_capacity_evaluator_shares_its_probes_warmup_with_its_windows(data_set, monkeypatch):
+    """The sweep's plain capacity evaluator on a point that restores the sweep's checkpoint: its probes and its
+    steady-state windows share one warm-up, and the record (probes, windows, statistics) is the one it gives with
+    every run warming itself."""
+    from drivers import shared_warmup
+    from drivers.sweep import evaluators
+
+    made = []
+
+    class Recorded(SharedWarmup):
+        def __init__(self):
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(shared_warmup, "SharedWarmup", Recorded)
+    options = {"resolution": 0.05, "steady": True, "steady_max_windows": 2}
+    shared = evaluators.evaluate_capacity(lambda: restored(1.0, data_set), options, lambda _: None)
+    assert [m.warmups for m in made] == [1], "the probes and the windows shared one warm-up"
+    alone = evaluators.evaluate_capacity(lambda: restored(1.0, data_set), {**options, "shared_warmup": False},
+                                         lambda _: None)
+    assert len(made) == 1 and shared["probes"] == alone["probes"] and len(shared["probes"]) >= 3
+    assert json.dumps(shared["windows"]) == json.dumps(alone["windows"]) and shared["windows"]
+    assert json.dumps(shared["stats"], sort_keys=True) == json.dumps(alone["stats"], sort_keys=True)

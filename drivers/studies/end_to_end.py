@@ -296,15 +296,14 @@ def _search_and_window(make: Callable[[float], Any], make_system: Callable[[], A
     max_loss = options.get("max_loss", capacity.DEFAULT_MAX_LOSS)
     resolution = options.get("resolution", capacity.DEFAULT_RESOLUTION)
     line = capacity.line_rate_mpps(make(1.0))
-    high = min(line, start_mpps(make_system(), options["start_from"])) if options.get("start_from") else line
+    # From a guess below line rate, when there is one: a guess that sustains is followed by a saturated run at line
+    # rate, whose served rate predicts the threshold (capacity.search's `start`; the busiest core's share of the
+    # load goes into that prediction under skew).
+    start = start_mpps(make_system(), options["start_from"]) if options.get("start_from") else None
     budget_hit = 0.0
     try:
-        while True:
-            res = capacity.search(budgeted, high, max_loss=max_loss, resolution=resolution, progress=progress)
-            # A search from a guess below line rate whose first probe sustained: go on upwards from there.
-            if not (res.line_limited and high < line):
-                break
-            high = min(line, high * (1 + 4 * resolution))
+        res = capacity.search(budgeted, line, max_loss=max_loss, resolution=resolution, progress=progress,
+                              start=start)
         ok = [p for p in probes if p.sustained(max_loss)]
         best = max(ok, key=lambda p: p.offered_mpps) if ok else None
         upper = res.upper_mpps
