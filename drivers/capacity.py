@@ -206,6 +206,8 @@ def threshold_of(p: Probe, max_loss: float) -> float:
     shares S(x) = min(x, n R), and this is the plain law."""
     if p.law == BACKLOG:           # loss = (x - C) / (x + C)
         served = p.offered_mpps * (1 - p.loss) / (1 + p.loss)
+        if len(set(p.shares)) < 2:
+            return served * (1 + max_loss) / (1 - max_loss)
         fraction = (1 - max_loss) / (1 + max_loss)
     else:
         # DROP: loss = 1 - C / x. A probe near capacity answered what its loss says it served (the loss takes the
