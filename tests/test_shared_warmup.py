@@ -191,10 +191,8 @@ def test_the_measured_phase_changes_only_where_it_may(data_set):
         simulate(fs, at_measure=lambda: None)
 
 
-@in_a_process_of_its_own
-def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_warmup(data_set, monkeypatch):
-    from drivers.studies import end_to_end
-
+def recorded(monkeypatch, module):
+    """The SharedWarmups `module` makes from now on (its `SharedWarmup` replaced by a subclass that keeps them)."""
     made = []
 
     class Recorded(SharedWarmup):
@@ -202,7 +200,15 @@ def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_wa
             super().__init__()
             made.append(self)
 
-    monkeypatch.setattr(end_to_end, "SharedWarmup", Recorded)
+    monkeypatch.setattr(module, "SharedWarmup", Recorded)
+    return made
+
+
+@in_a_process_of_its_own
+def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_warmup(data_set, monkeypatch):
+    from drivers.studies import end_to_end
+
+    made = recorded(monkeypatch, end_to_end)
     options = {"resolution": 0.05, "max_probes": 5, "power": False, "steady": True, "steady_max_windows": 2}
     shared = end_to_end.evaluate(lambda: restored(1.0, data_set), options, lambda _: None)
     assert [m.warmups for m in made] == [1], "the point's probes and its steady-state windows shared one warm-up"
@@ -267,14 +273,7 @@ def test_the_sweeps_capacity_evaluator_shares_its_probes_warmup_with_its_windows
     from drivers import shared_warmup
     from drivers.sweep import evaluators
 
-    made = []
-
-    class Recorded(SharedWarmup):
-        def __init__(self):
-            super().__init__()
-            made.append(self)
-
-    monkeypatch.setattr(shared_warmup, "SharedWarmup", Recorded)
+    made = recorded(monkeypatch, shared_warmup)
     options = {"resolution": 0.05, "steady": True, "steady_max_windows": 2}
     shared = evaluators.evaluate_capacity(lambda: restored(1.0, data_set), options, lambda _: None)
     assert [m.warmups for m in made] == [1], "the probes and the windows shared one warm-up"
