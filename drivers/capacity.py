@@ -86,8 +86,8 @@ class Outcome:
     stats: dict[str, float] = field(default_factory=dict, repr=False)
     result: Any = field(default=None, repr=False)    # the simulated run (models.sim.RunResult), when there is one
     law: str = DROP                # how the loss grows with the offered load above capacity (DROP or BACKLOG)
-    # Each server core's share of the requests offered (the client's per-core counts, summing to 1); empty when
-    # unknown or one core: the cores are then taken to share the load evenly.
+    # Each server core's expected share of the requests offered (`load_shares`, summing to 1); empty for even
+    # shares (uniform keys) or one core.
     shares: tuple[float, ...] = ()
 
 
