@@ -12,8 +12,12 @@ The search:
 2. Predict: an overloaded server answers at its service rate, so the saturating probe predicts the threshold
    under its loss law (`threshold_of`): DROP, a server that drops what it cannot serve (loss = 1 - C / x), or
    BACKLOG, a short run whose excess waits in the queues and whose loss is the latency-corrected shortfall
-   (loss = (x - C) / (x + C)). Probe just below the prediction (half the resolution); when it sustains, the probe
-   one resolution above it closes the bracket: three probes for a server that follows its law.
+   (loss = (x - C) / (x + C)). Under skewed keys the busiest core saturates first: with each core's expected
+   share of the load (`load_shares`) the saturating probe's served rate gives a core's rate, and the threshold is
+   where the cores past their rate lose enough (`threshold_of`). Probe just below the prediction (half the
+   resolution); when it sustains, the probe one resolution above it closes the bracket: three probes for a server
+   that follows its law. A search may start from a guess below the upper bound (`search(start=)`); when the guess
+   sustains, the upper bound is probed next, so the prediction still comes from one saturated run.
 3. Bracket and refine: when a probe lands on the side it was not predicted to, the next prediction uses the
    lowest failed probe, which is nearer capacity and so measures the service rate better (overload can cost a
    server work: a deeply overloaded short run under-states it by a few percent), the secant through the two lowest
@@ -30,15 +34,19 @@ single-issue core answers a few percent of line rate) come out right instead of 
 
 Probes of a server with a large data set restore it (`capacity(restore=...)`): the first probe checkpoints the
 store at the end of its bulk load, and the others restore that checkpoint and warm their caches over
-`client.warmup_requests` requests of their own mix instead of loading (and warming over) every item again. They
-still warm: a checkpoint holds the functional state only (memory, harts, devices), none of the caches', TLBs',
-predictors' or DRAM's timing state, so there is no warmed checkpoint to restore yet. Probes that restore one data set
-can share that warm-up instead (`simulated_server(runner=drivers.shared_warmup.SharedWarmup())`, as the studies'
-capacity points do): it runs once, and each probe forks from its end with every statistic unchanged.
+`client.warmup_requests` requests of their own mix instead of loading (and warming over) every item again. A
+checkpoint holds the functional state only (memory, harts, devices), none of the caches', TLBs', predictors' or
+DRAM's timing state, so a restored run warms. The probes that restore one data set share that warm-up
+(drivers/shared_warmup.py): `capacity` runs them through a `SharedWarmup`, so the warm-up runs once and each probe
+forks from its end with every statistic a fresh restored run gives (`share_warmup=False` warms each probe itself).
+That holds whether `restore` made the checkpoint or `make_system`'s probes restore one of their own (a sweep's
+shared checkpoint). `search` with `simulated_server(runner=SharedWarmup())` does the same for a caller that runs
+the search itself (the studies' capacity points, which fork their steady-state windows from it too).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import pathlib
 import shutil
@@ -78,6 +86,9 @@ class Outcome:
     stats: dict[str, float] = field(default_factory=dict, repr=False)
     result: Any = field(default=None, repr=False)    # the simulated run (models.sim.RunResult), when there is one
     law: str = DROP                # how the loss grows with the offered load above capacity (DROP or BACKLOG)
+    # Each server core's expected share of the requests offered (`load_shares`, summing to 1); empty for even
+    # shares (uniform keys) or one core.
+    shares: tuple[float, ...] = ()
 
 
 @dataclass
@@ -89,6 +100,7 @@ class Probe:
     stats: dict[str, float] = field(default_factory=dict, repr=False)
     result: Any = field(default=None, repr=False)
     law: str = DROP
+    shares: tuple[float, ...] = field(default=(), repr=False)
 
     def sustained(self, max_loss: float) -> bool:
         return self.loss < max_loss
@@ -101,6 +113,7 @@ class SearchResult:
     resolution: float
     max_loss: float
     upper_mpps: float              # the lowest offered load that failed (inf when the line rate sustained)
+    warmups: int = 0               # warm-ups of restored probes run: one for all probes that shared it, else one each
 
     @property
     def offered_mpps(self) -> float:
@@ -131,9 +144,12 @@ def line_rate_mpps(system: System) -> float:
 
 def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float = DEFAULT_MAX_LOSS,
            resolution: float = DEFAULT_RESOLUTION, progress: Callable[[Probe], None] | None = None,
-           max_probes: int = MAX_PROBES) -> SearchResult:
+           max_probes: int = MAX_PROBES, start: float | None = None) -> SearchResult:
     """The highest offered load (per port) with loss < `max_loss`, to within `resolution` (relative), for a server
-    `evaluate(offered) -> Outcome`. `high` is the upper bound (the line rate), probed first."""
+    `evaluate(offered) -> Outcome`. `high` is the upper bound (the line rate), probed first; or, with `start` (a
+    guess below it), the guess first: when it fails the search goes on below it as from `high`, and when it
+    sustains the next probe is `high`, a saturated run whose served rate predicts the threshold (a guess that
+    sustains says nothing of how far above it the capacity lies)."""
     if not 0 < resolution < 1:
         raise ParamError(f"capacity search resolution = {resolution}: must be in (0, 1)")
     if not 0 < max_loss < 1:
@@ -147,17 +163,21 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
             raise RuntimeError(f"capacity search: no bracket within {max_probes} probes; loss is not monotonic in "
                                f"the offered load? probes: {[(p.offered_mpps, p.loss) for p in probes]}")
         out = evaluate(rate)
-        p = Probe(rate, out.loss, out.answered_mpps, stage, out.stats, out.result, out.law)
+        p = Probe(rate, out.loss, out.answered_mpps, stage, out.stats, out.result, out.law, out.shares)
         probes.append(p)
         if progress:
             progress(p)
         return p
 
-    first = run(high, "saturate")
+    if start is not None and not 0 < start:
+        raise ParamError(f"capacity search start = {start}: must be > 0 M frames/s")
+    lo: Probe | None = None        # the highest probe that sustained
+    first = run(min(start, high) if start is not None else high, "saturate")
+    if first.sustained(max_loss) and first.offered_mpps < high:
+        lo, first = first, run(high, "saturate")
     if first.sustained(max_loss):
         return SearchResult(first, probes, resolution, max_loss, math.inf)
     floor = high * 1e-6
-    lo: Probe | None = None        # the highest probe that sustained
     fails = [first]                # the probes that failed, lowest offered load first: fails[0] is the bracket's top
     misses = 0                     # predictions in a row that landed on the wrong side
     while lo is None or fails[0].offered_mpps > lo.offered_mpps * (1 + resolution):
@@ -178,15 +198,42 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
 def threshold_of(p: Probe, max_loss: float) -> float:
     """The offered load at which `p`'s server would reach `max_loss`, if it serves at the rate `p` measured, under
     `p`'s loss law. A failed probe near capacity measures that rate well; a deeply overloaded one under-states it
-    when overload itself costs the server work (a backlog that no longer fits its caches)."""
+    when overload itself costs the server work (a backlog that no longer fits its caches).
+
+    With the cores' shares of the load known and uneven (skewed keys: each core serves its own queue), the busiest
+    core saturates first: at offered load x the cores serve S(x) = sum_c min(x s_c, R), R a core's rate. The
+    probe's served rate gives R, and the threshold is where S(x) / x reaches the law's served fraction. With even
+    shares S(x) = min(x, n R), and this is the plain law."""
     if p.law == BACKLOG:           # loss = (x - C) / (x + C)
         served = p.offered_mpps * (1 - p.loss) / (1 + p.loss)
-        return served * (1 + max_loss) / (1 - max_loss)
-    # DROP: loss = 1 - C / x. A probe near capacity answered what its loss says it served (the loss takes the short
-    # run's one round trip off its span); a deeply overloaded one's backlog makes that correction overstate it:
-    # there the plain answered rate.
-    served = p.answered_mpps if p.loss > 0.5 else p.offered_mpps * (1 - p.loss)
-    return served / (1 - max_loss)
+        if len(set(p.shares)) < 2:
+            return served * (1 + max_loss) / (1 - max_loss)
+        fraction = (1 - max_loss) / (1 + max_loss)
+    else:
+        # DROP: loss = 1 - C / x. A probe near capacity answered what its loss says it served (the loss takes the
+        # short run's one round trip off its span); a deeply overloaded one's backlog makes that correction
+        # overstate it: there the plain answered rate.
+        served = p.answered_mpps if p.loss > 0.5 else p.offered_mpps * (1 - p.loss)
+        fraction = 1 - max_loss
+    if len(set(p.shares)) < 2:
+        return served / fraction
+    # S(x) / x = sum_c min(s_c, R / x): u = R / x at the probe, from its served fraction; then the u at which the
+    # served fraction is the law's, and x = R / u.
+    u_probe = _share_cap(p.shares, served / p.offered_mpps)
+    return p.offered_mpps * u_probe / _share_cap(p.shares, fraction)
+
+
+def _share_cap(shares: tuple[float, ...], fraction: float) -> float:
+    """The u with sum_c min(s_c, u) = `fraction` (shares summing to 1): the per-core cap, relative to the offered
+    load, at which the cores together serve that fraction of it."""
+    ordered = sorted(shares)
+    below = 0.0                    # the shares under the cap, served in full
+    for i, s in enumerate(ordered):
+        rest = len(ordered) - i    # cores at the cap
+        if below + rest * s >= fraction:
+            return (fraction - below) / rest
+        below += s
+    return ordered[-1]             # every core serves its whole share: no loss from the cores
 
 
 def _predict(lo: Probe | None, fails: list[Probe], max_loss: float) -> float:
@@ -194,7 +241,7 @@ def _predict(lo: Probe | None, fails: list[Probe], max_loss: float) -> float:
     under its loss law (`threshold_of`). Two estimates of the loss curve's own shape may place it lower (a server
     whose loss rises smoothly before it saturates): the secant through the two lowest failed probes when they are
     close enough for the curve between them to be near straight, and, with a sustained probe that lost something
-    too, the loss interpolated between the bracket's ends (regula falsi)."""
+    too and lies within SECANT_SPAN below it, the loss interpolated between the bracket's ends (regula falsi)."""
     hi = fails[0]
     bound = min(hi.offered_mpps, threshold_of(hi, max_loss))
     if len(fails) > 1 and fails[1].offered_mpps <= SECANT_SPAN * hi.offered_mpps and fails[1].loss > hi.loss:
@@ -202,7 +249,8 @@ def _predict(lo: Probe | None, fails: list[Probe], max_loss: float) -> float:
         nxt = fails[1]
         slope = (nxt.loss - hi.loss) / (1 / nxt.offered_mpps - 1 / hi.offered_mpps)
         bound = min(bound, 1 / (1 / hi.offered_mpps + (max_loss - hi.loss) / slope))
-    if lo is not None and 0 < lo.loss < hi.loss:
+    if lo is not None and 0 < lo.loss < hi.loss and hi.offered_mpps <= SECANT_SPAN * lo.offered_mpps:
+        # the loss interpolated between the bracket's ends: only where the curve between them is near straight
         span = hi.offered_mpps - lo.offered_mpps
         bound = min(bound, lo.offered_mpps + span * (max_loss - lo.loss) / (hi.loss - lo.loss))
     return bound
@@ -269,6 +317,27 @@ def outcome_from_stats(stats: dict[str, float], offered_per_port: float, result:
     return Outcome(loss, answered_per_port, stats, result, BACKLOG if dropped <= 0 and queued else DROP)
 
 
+def load_shares(system: System) -> tuple[float, ...]:
+    """Each server core's expected share of the requests (drivers/studies/partition_load.expected_core_share:
+    Zipf keys hashed to the cores' partitions, CREW's GETs spread evenly); empty for uniform keys (even shares). The
+    expectation, not a run's own counts: a short run's counts scatter by sampling alone (300 requests a core: about
+    6%), which is no skew its queues would see."""
+    c = system.client
+    if c.popularity != "zipf" or system.harts < 2:
+        return ()
+    from models.client import server_mode
+
+    mode = c.mode if c.mode != "auto" else server_mode(system.workload.argv)
+    return _expected_shares(c.items, system.harts, mode, c.get_ratio, c.zipf_theta)
+
+
+@functools.lru_cache(maxsize=8)
+def _expected_shares(items: int, cores: int, mode: str, get_ratio: float, theta: float) -> tuple[float, ...]:
+    from .studies import partition_load
+
+    return tuple(float(v) for v in partition_load.expected_core_share(items, cores, mode, get_ratio, theta))
+
+
 def simulated_server(make_system: Callable[[float], System], *,
                      simulate_fn: Callable[[System], dict[str, float]] | None = None,
                      runner: Callable[[System], Any] | None = None) -> Callable[[float], Outcome]:
@@ -283,13 +352,16 @@ def simulated_server(make_system: Callable[[float], System], *,
         if system.client.offered_mpps != rate:
             system.client.offered_mpps = rate
         if simulate_fn is not None:
-            return outcome_from_stats(simulate_fn(system), rate)
-        if runner is None:
-            from models.sim import simulate as runner_
+            out = outcome_from_stats(simulate_fn(system), rate)
         else:
-            runner_ = runner
-        result = runner_(system)
-        return outcome_from_stats(result.stats, rate, result)
+            if runner is None:
+                from models.sim import simulate as runner_
+            else:
+                runner_ = runner
+            result = runner_(system)
+            out = outcome_from_stats(result.stats, rate, result)
+        out.shares = load_shares(system)
+        return out
     return evaluate
 
 
@@ -297,7 +369,8 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
              resolution: float = DEFAULT_RESOLUTION, high: float | None = None,
              progress: Callable[[Probe], None] | None = None,
              simulate_fn: Callable[[System], dict[str, float]] | None = None,
-             restore: bool | None = False, checkpoint: str | pathlib.Path | None = None) -> SearchResult:
+             restore: bool | None = False, checkpoint: str | pathlib.Path | None = None,
+             share_warmup: bool = True, runner: Any = None) -> SearchResult:
     """The capacity of a simulated server (see the module doc). `high` defaults to the port's line rate.
 
     `restore`: the first probe writes a checkpoint at the end of its bulk load and every later probe restores it
@@ -305,7 +378,13 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
     restores when that is the cheaper way to a warm store: the data set has more items than the warm-up has
     requests. The default is False: restored probes warm over the measured mix, not the whole load, and on a 2^18-item
     4-core server that measured 7% lower (6.80 against 7.31 M req/s), more than the search's resolution, so it is
-    opt-in until the two warm-ups agree. `checkpoint` is the folder to write it to (kept); by default a temporary one, removed after."""
+    opt-in until the two warm-ups agree. `checkpoint` is the folder to write it to (kept); by default a temporary one, removed after.
+
+    `share_warmup`: restored probes (of `restore`, or probes `make_system` makes restore a checkpoint) share one
+    warm-up (module doc); False warms each one itself. `runner`: a `SharedWarmup` of the caller's to run the probes
+    through (kept open after the search, so the caller's own runs at the capacity found can fork from the same
+    warm-up; the caller closes it); by default the search opens and closes its own. `simulate_fn` replaces the
+    simulation altogether (nothing is shared then)."""
     probe = make_system(1.0)
     if high is None:
         high = line_rate_mpps(probe)
@@ -314,28 +393,51 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
     elif restore and not loads_data_set(probe):
         raise ParamError("capacity search with restore=True: the probes must load a data set (client.enabled and "
                          "client.bulk_load, no System.restore_from or System.checkpoint_to of their own)")
-    if not restore:
-        return search(simulated_server(make_system, simulate_fn=simulate_fn), high, max_loss=max_loss,
-                      resolution=resolution, progress=progress)
-    folder = pathlib.Path(checkpoint) if checkpoint else pathlib.Path(tempfile.mkdtemp(prefix="kvsim-capacity-"))
-    target = folder / "data-set"
-    if target.exists():
-        raise ParamError(f"capacity search checkpoint = {str(folder)!r}: it already holds {target.name}/ (a "
-                         "checkpoint of another search?); give an empty folder")
+    if runner is not None and (not share_warmup or simulate_fn is not None):
+        raise ParamError("capacity search: a runner is given but share_warmup is False or simulate_fn is given "
+                         "(the runner would not run the probes)")
+    folder = target = None
+    if restore:
+        folder = pathlib.Path(checkpoint) if checkpoint else pathlib.Path(tempfile.mkdtemp(prefix="kvsim-capacity-"))
+        target = folder / "data-set"
+        if target.exists():
+            raise ParamError(f"capacity search checkpoint = {str(folder)!r}: it already holds {target.name}/ (a "
+                             "checkpoint of another search?); give an empty folder")
 
     def restoring(rate: float) -> System:
         system = make_system(rate)
+        if target is None:
+            return system
         if target.exists():
             system.restore_from = str(target)
         else:                      # the first probe loads the store and checkpoints it at the end of the load
             system.checkpoint_to = str(target)
         return system
 
+    from .shared_warmup import SharedWarmup, can_share
+
+    own = None
+    if runner is None and share_warmup and simulate_fn is None:
+        runner = own = SharedWarmup()
+    # Probes that load their store (the first one with `restore`, or all without it) have no warm-up to share;
+    # the runner simulates them, and restored runs it cannot share (FS mode, closed loop), as they are.
+    counted = runner.warmups if runner is not None else 0
+    alone = 0                      # restored probes that warmed by themselves
+
+    def evaluate(rate: float) -> Outcome:
+        nonlocal alone
+        system = restoring(rate)
+        alone += bool(system.restore_from) and (runner is None or not can_share(system))
+        return simulated_server(lambda _: system, simulate_fn=simulate_fn, runner=runner)(rate)
+
     try:
-        return search(simulated_server(restoring, simulate_fn=simulate_fn), high, max_loss=max_loss,
-                      resolution=resolution, progress=progress)
+        res = search(evaluate, high, max_loss=max_loss, resolution=resolution, progress=progress)
+        res.warmups = alone + (runner.warmups - counted if runner is not None else 0)
+        return res
     finally:
-        if not checkpoint:
+        if own is not None:
+            own.close()            # the server holds the checkpoint's files mapped: end it before removing them
+        if folder is not None and not checkpoint:
             shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -73,6 +73,51 @@ class BacklogServer:
         return low
 
 
+@dataclass
+class SkewedServer:
+    """A server of several cores, each serving its own queue at `core_mpps` frames/s (per port of the offered
+    load) and dropping what it cannot serve, offered the load in the uneven `shares` (skewed keys, each key owned
+    by one core): the busiest core saturates first, and the loss rises as each core past it saturates in turn.
+    `slowdown` under-states what an overloaded core serves (a backlog beyond its caches), as BacklogServer's."""
+    core_mpps: float
+    shares: tuple[float, ...]
+    slowdown: float = 0.0
+
+    def __post_init__(self):
+        total = sum(self.shares)
+        self.shares = tuple(s / total for s in self.shares)
+
+    def served(self, offered: float) -> float:
+        out = 0.0
+        for s in self.shares:
+            load = offered * s
+            rate = self.core_mpps * (1 - self.slowdown * max(0.0, 1 - self.core_mpps / load))
+            out += min(load, rate)
+        return out
+
+    def __call__(self, offered: float) -> Outcome:
+        served = self.served(offered)
+        return Outcome(1 - served / offered, served, shares=self.shares)
+
+    def threshold(self, max_loss: float) -> float:
+        """The highest offered load with loss < max_loss, by bisection (the loss is monotonic in the load)."""
+        low, high = 1e-9, self.core_mpps * len(self.shares) * 2
+        for _ in range(200):
+            mid = (low + high) / 2
+            low, high = (mid, high) if self(mid).loss < max_loss else (low, mid)
+        return low
+
+
+def zipf_shares(cores: int, alpha: float, keys: int = 1 << 16, seed: int = 0) -> tuple[float, ...]:
+    """Each core's share of a Zipf(alpha) load over `keys` keys, each key owned by a core drawn at random (as a
+    hash partitions them): the busiest core's share grows with alpha."""
+    import numpy as np
+
+    weight = 1 / np.arange(1, keys + 1) ** alpha
+    owner = np.random.default_rng(seed).integers(0, cores, keys)
+    return tuple(float(v) for v in np.bincount(owner, weights=weight, minlength=cores))
+
+
 def evaluate_point(make_system, options: dict[str, Any], report) -> dict[str, Any]:
     """Statistics of a made-up server from a point's resolved configuration (a sweep evaluator): throughput grows
     with the ROB and the issue width and falls with the item size. `client.seed` = 13 raises (a point that fails), 14 kills its worker process;

@@ -7,7 +7,7 @@ import pathlib
 import pytest
 
 from drivers import capacity
-from drivers.synthetic import BacklogServer, QueueServer
+from drivers.synthetic import BacklogServer, QueueServer, SkewedServer, zipf_shares
 from models.params import ParamError
 
 LINE = 148.8  # 100 GbE, smallest frames (M frames/s per port)
@@ -101,6 +101,71 @@ def test_an_under_stated_saturating_probe_costs_at_most_four_more_probes():
         assert res.offered_mpps < server.threshold(0.01) <= res.upper_mpps <= res.offered_mpps * 1.01
         counts.append(len(res.probes))
     assert max(counts) <= 7 and sum(counts) / len(counts) <= 6, counts
+
+
+# Servers whose keys are skewed (Zipf over keys each owned by one core): the busiest core saturates first.
+SKEWED = [SkewedServer(rate, zipf_shares(cores, alpha)) for cores, rate, alpha in
+          ((8, 3.0, 0.99), (16, 4.0, 1.2), (60, 1.2, 0.5), (60, 1.2, 0.99), (60, 2.0, 0.9), (120, 0.6, 0.99))]
+
+
+def test_a_skewed_server_is_found_from_one_saturated_run():
+    """The saturating probe's per-core shares of the load (the client's counts) and its served rate give a core's
+    rate, and so the load at which the busiest cores lose 1%: three probes, as for an even server, and the answer
+    brackets the true threshold within the resolution. Predicted as if the load were even (the search before the
+    shares), the first probe lands above the threshold and the search takes 6 to 11."""
+    import dataclasses
+
+    for server in SKEWED:
+        res = capacity.search(server, LINE)
+        truth = server.threshold(0.01)
+        assert res.offered_mpps < truth <= res.upper_mpps <= res.offered_mpps * 1.01, res.table()
+        assert len(res.probes) == 3, res.table()
+        even = capacity.search(lambda rate, s=server: dataclasses.replace(s(rate), shares=()), LINE)
+        assert len(even.probes) >= 6 and even.offered_mpps < truth <= even.upper_mpps
+
+
+@pytest.mark.parametrize("guess", [0.5, 0.8, 1.2])
+def test_a_search_from_a_guess_that_sustains_saturates_next(guess):
+    """From a guess (the multi-socket servers' start, below line rate): one that sustains is followed by a probe at
+    line rate, a saturated run that predicts the threshold, so a guess half the capacity costs one probe more than
+    a search from line rate (the search before stepped up 4 resolutions a probe: 10 or more from half); one above
+    the capacity is searched below as from line rate."""
+    for server in SKEWED + [QueueServer(7.0), BacklogServer(30.0)]:
+        truth = server.threshold(0.01)
+        res = capacity.search(server, LINE, start=truth * guess)
+        assert res.offered_mpps < truth <= res.upper_mpps <= res.offered_mpps * 1.01, res.table()
+        assert res.probes[0].offered_mpps == pytest.approx(truth * guess)
+        assert len(res.probes) == (4 if guess < 1 else 3), res.table()
+    with pytest.raises(ParamError, match="start"):
+        capacity.search(QueueServer(7.0), LINE, start=0.0)
+
+
+def test_at_most_four_probes_a_point_on_average_with_skewed_and_under_stated_servers():
+    """Every synthetic server at 1%, from line rate: the even and skewed ones in 3 (a line-limited one 1, a soft
+    knee 7), those whose saturating probe under-states their rate in 3 to 7."""
+    counts = [len(capacity.search(server, LINE).probes) for server in SYNTHETIC + SKEWED + UNDER_STATED]
+    assert sum(counts) / len(counts) <= 4, counts
+
+
+def test_a_probes_core_shares_are_the_configurations_expected_ones():
+    """Skewed keys: each core's expected share of the load (partition_load's, from the items, cores, steering and
+    GET ratio); uniform keys: none (even)."""
+    from configs import brps_target_socket
+    from drivers.studies import partition_load
+
+    zipf = brps_target_socket.system(cores=4, items=4096, popularity="zipf")
+    expected = partition_load.expected_core_share(4096, 4, "erew", 0.95, zipf.client.zipf_theta)
+    assert capacity.load_shares(zipf) == pytest.approx(tuple(expected)) and max(expected) > 0.3
+    assert capacity.load_shares(brps_target_socket.system(cores=4, items=4096)) == ()
+
+
+def test_the_threshold_under_skew_is_where_the_busiest_cores_lose_enough():
+    # Three cores at 60/20/20 of 10 offered served 8: the busy core serves 4 (the others their 2 each), so the loss
+    # is 1% where it is offered 4 + 1% of the whole: x = 4 / (0.99 - 0.4)
+    probe = capacity.Probe(10.0, 0.2, 8.0, "saturate", law=capacity.DROP, shares=(0.6, 0.2, 0.2))
+    assert capacity.threshold_of(probe, 0.01) == pytest.approx(4 / 0.59, rel=1e-12)
+    even = capacity.Probe(10.0, 0.2, 8.0, "saturate", law=capacity.DROP, shares=(0.5, 0.5))
+    assert capacity.threshold_of(even, 0.01) == pytest.approx(8 / 0.99, rel=1e-12), "even shares: the plain law"
 
 
 def test_a_probes_loss_law_is_read_from_its_statistics():

@@ -141,10 +141,12 @@ def test_the_evaluator_keeps_to_its_probe_budget(monkeypatch):
     s = out["stats"]
     assert s["capacity.budget_hit"] == 0.0 and 7.0 / 1.02 <= s["capacity.mpps_per_port"] <= 7.0 / 0.99
     assert s["capacity.probes"] == len(out["probes"]) <= 20
-    # From a guess below the capacity (3 M frames/s): the first probe sustains and the search goes on upwards.
+    # From a guess below the capacity (3 M frames/s): the first probe sustains and the next one saturates at line
+    # rate, which predicts the threshold (stepping up 4 resolutions a probe from the guess took 15 probes).
     low = end_to_end.evaluate(make, {"resolution": 0.02, "max_probes": 30, "start_from": 3.0 / 1.05}, lambda _: None)
     assert low["probes"][0]["offered_mpps"] == pytest.approx(3.0) and low["probes"][0]["sustained"]
-    assert 7.0 / 1.02 <= low["stats"]["capacity.mpps_per_port"] <= 7.0 / 0.99
+    assert low["probes"][1]["offered_mpps"] == pytest.approx(capacity.line_rate_mpps(make()))
+    assert 7.0 / 1.02 <= low["stats"]["capacity.mpps_per_port"] <= 7.0 / 0.99 and len(low["probes"]) <= 4
     # (drivers.capacity finds this server in three probes: saturate, just below the predicted threshold, above it)
     few = end_to_end.evaluate(make, {"resolution": 0.001, "max_probes": 2}, lambda _: None)
     assert few["stats"]["capacity.budget_hit"] == 1.0 and len(few["probes"]) == 2

@@ -86,6 +86,20 @@ def test_a_forked_probe_equals_a_fresh_restored_run(data_set):
 
 
 @in_a_process_of_its_own
+def test_a_forked_probe_at_a_rate_of_17_digits_equals_a_fresh_run(data_set):
+    """A capacity search's rates carry 17 significant digits. A fresh run reads its rate from the configuration's
+    JSON text, whose parser is not exact at 17 digits (13.871745132195207 is read one unit in the last place
+    off); a forked run's rate goes through the same text, so it is the very value the fresh run reads."""
+    rates = (13.871745132195207, 9.899795751772176)
+    with SharedWarmup() as shared:
+        forked = [shared(restored(rate, data_set)) for rate in rates]
+    for rate, run in zip(rates, forked):
+        fresh = simulate(restored(rate, data_set))
+        assert repr(run.stats["client.offered_mpps"]) == repr(fresh.stats["client.offered_mpps"]), rate
+        assert same(run, fresh), rate
+
+
+@in_a_process_of_its_own
 def test_another_configuration_warms_again_and_a_run_that_cannot_share_runs_as_it_is(data_set):
     other = restored(2.0, data_set)
     other.core.rob_entries = 32
@@ -177,10 +191,8 @@ def test_the_measured_phase_changes_only_where_it_may(data_set):
         simulate(fs, at_measure=lambda: None)
 
 
-@in_a_process_of_its_own
-def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_warmup(data_set, monkeypatch):
-    from drivers.studies import end_to_end
-
+def recorded(monkeypatch, module):
+    """The SharedWarmups `module` makes from now on (its `SharedWarmup` replaced by a subclass that keeps them)."""
     made = []
 
     class Recorded(SharedWarmup):
@@ -188,7 +200,15 @@ def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_wa
             super().__init__()
             made.append(self)
 
-    monkeypatch.setattr(end_to_end, "SharedWarmup", Recorded)
+    monkeypatch.setattr(module, "SharedWarmup", Recorded)
+    return made
+
+
+@in_a_process_of_its_own
+def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_warmup(data_set, monkeypatch):
+    from drivers.studies import end_to_end
+
+    made = recorded(monkeypatch, end_to_end)
     options = {"resolution": 0.05, "max_probes": 5, "power": False, "steady": True, "steady_max_windows": 2}
     shared = end_to_end.evaluate(lambda: restored(1.0, data_set), options, lambda _: None)
     assert [m.warmups for m in made] == [1], "the point's probes and its steady-state windows shared one warm-up"
@@ -224,3 +244,41 @@ def test_a_process_with_another_thread_runs_the_shared_warmup_in_a_fresh_interpr
     fresh = ss.simulated_window(lambda n: restored(2.0, data_set, n), None)(600)
     assert json.dumps(window.stats, sort_keys=True) == json.dumps(fresh.stats, sort_keys=True)
     assert window.batch_rates.tolist() == fresh.batch_rates.tolist()
+
+
+@in_a_process_of_its_own
+def test_a_restoring_capacity_search_shares_one_warmup_across_its_probes(kvs_server, tmp_path):  # noqa: F811
+    """capacity(restore=True): the first probe loads the store and checkpoints it, and the others restore it and
+    fork from one warm-up; each gives the statistics it gives run alone (share_warmup=False: each restores and
+    warms itself). The checkpoint folders' names have one length (a saved checkpoint's size counts its path)."""
+    def search(folder, **extra):
+        return capacity.capacity(server, restore=True, checkpoint=tmp_path / folder, resolution=0.05, high=40.0,
+                                 **extra)
+
+    shared = search("a")
+    alone = search("b", share_warmup=False)
+    assert len(shared.probes) >= 3 and shared.warmups == 1, "one warm-up for the restored probes"
+    assert alone.warmups == len(alone.probes) - 1, "run alone, every restored probe warms"
+    assert [p.offered_mpps for p in shared.probes] == [p.offered_mpps for p in alone.probes]
+    for a, b in zip(shared.probes, alone.probes):
+        assert json.dumps(a.stats, sort_keys=True) == json.dumps(b.stats, sort_keys=True), a.offered_mpps
+    assert shared.probes[1].result.stats["client.requests"] == 300
+
+
+@in_a_process_of_its_own
+def test_the_sweeps_capacity_evaluator_shares_its_probes_warmup_with_its_windows(data_set, monkeypatch):
+    """The sweep's plain capacity evaluator on a point that restores the sweep's checkpoint: its probes and its
+    steady-state windows share one warm-up, and the record (probes, windows, statistics) is the one it gives with
+    every run warming itself."""
+    from drivers import shared_warmup
+    from drivers.sweep import evaluators
+
+    made = recorded(monkeypatch, shared_warmup)
+    options = {"resolution": 0.05, "steady": True, "steady_max_windows": 2}
+    shared = evaluators.evaluate_capacity(lambda: restored(1.0, data_set), options, lambda _: None)
+    assert [m.warmups for m in made] == [1], "the probes and the windows shared one warm-up"
+    alone = evaluators.evaluate_capacity(lambda: restored(1.0, data_set), {**options, "shared_warmup": False},
+                                         lambda _: None)
+    assert len(made) == 1 and shared["probes"] == alone["probes"] and len(shared["probes"]) >= 3
+    assert json.dumps(shared["windows"]) == json.dumps(alone["windows"]) and shared["windows"]
+    assert json.dumps(shared["stats"], sort_keys=True) == json.dumps(alone["stats"], sort_keys=True)

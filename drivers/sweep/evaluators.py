@@ -35,6 +35,7 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
                       report: Callable[[str], None]) -> dict[str, Any]:
     """The capacity search (drivers.capacity) on the point: the stats are the best probe's, plus capacity.*."""
     from .. import capacity
+    from ..shared_warmup import SharedWarmup
 
     def make(rate: float) -> System:
         system = make_system()
@@ -44,17 +45,25 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
     def progress(p) -> None:
         report(f"probe at {p.offered_mpps:.3f} M frames/s per port: loss {100 * p.loss:.2f}%")
 
-    res = capacity.capacity(make, resolution=options.get("resolution", capacity.DEFAULT_RESOLUTION),
-                            max_loss=options.get("max_loss", capacity.DEFAULT_MAX_LOSS), progress=progress)
-    stats = dict(res.best.stats if res.best else {})
-    stats.update({"capacity.mpps_per_port": res.offered_mpps, "capacity.upper_mpps_per_port":
-                  res.upper_mpps if not res.line_limited else -1.0, "capacity.probes": float(len(res.probes)),
-                  "capacity.mrps": stats.get("client.throughput_mrps", 0.0)})
-    out: dict[str, Any] = {"probes": res.table()}
-    if options.get("steady") and res.best:
-        steady, windows = steady_window(make, res, options, report)
-        stats.update(steady)
-        out["windows"] = windows
+    # Probes that restore the sweep's checkpoint share one warm-up, and the steady-state windows fork from it too
+    # (drivers/shared_warmup.py: every statistic a fresh run's); options['shared_warmup'] = False warms each run.
+    shared = SharedWarmup() if options.get("shared_warmup", True) else None
+    try:
+        res = capacity.capacity(make, resolution=options.get("resolution", capacity.DEFAULT_RESOLUTION),
+                                max_loss=options.get("max_loss", capacity.DEFAULT_MAX_LOSS), progress=progress,
+                                runner=shared, share_warmup=shared is not None)
+        stats = dict(res.best.stats if res.best else {})
+        stats.update({"capacity.mpps_per_port": res.offered_mpps, "capacity.upper_mpps_per_port":
+                      res.upper_mpps if not res.line_limited else -1.0, "capacity.probes": float(len(res.probes)),
+                      "capacity.mrps": stats.get("client.throughput_mrps", 0.0)})
+        out: dict[str, Any] = {"probes": res.table()}
+        if options.get("steady") and res.best:
+            steady, windows = steady_window(make, res, options, report, runner=shared)
+            stats.update(steady)
+            out["windows"] = windows
+    finally:
+        if shared is not None:
+            shared.close()
     if options.get("power") and res.best:
         import power
 
