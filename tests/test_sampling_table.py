@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from drivers.cli import sampling_table as table
+from models.params import ParamError
 
 
 def test_an_unknown_configuration_is_refused_before_any_run(monkeypatch):
@@ -19,6 +20,8 @@ def test_an_unknown_configuration_is_refused_before_any_run(monkeypatch):
         table.main(["--only", ","])
     with pytest.raises(SystemExit, match="--requests-per-core = 0 must be at least 1"):
         table.main(["--only", "base", "--requests-per-core", "0"])
+    with pytest.raises(ParamError, match="period_insts_per_hart"):
+        table.main(["--only", "base", "--period-insts-per-hart", "2500"])   # below warm-up + window
 
 
 def test_each_row_is_the_base_point_moved_along_one_study_axis():

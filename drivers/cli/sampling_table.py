@@ -78,13 +78,18 @@ CONFIGS: dict[str, tuple[str, str, dict, Callable[[System], None] | None]] = {
 
 
 def system(name: str, sampled: bool, cores: int = CORES, items: int = ITEMS,
-           requests_per_core: int = REQUESTS_PER_CORE) -> System:
-    """The configuration `name` of CONFIGS, sampled or in full detail."""
+           requests_per_core: int = REQUESTS_PER_CORE, period: int = 0, warmup: int = -1) -> System:
+    """The configuration `name` of CONFIGS, sampled or in full detail; `period` > 0 and `warmup` >= 0 replace the
+    sampling's period and detailed warm-up per hart (for diagnosing a miss; the table uses the defaults)."""
     _, _, args, change = CONFIGS[name]
     s = servers.server(cores=cores, items=items, requests_per_core=requests_per_core, **args)
     if change:
         change(s)
     s.sampling.enabled = sampled
+    if period:
+        s.sampling.period_insts_per_hart = period
+    if warmup >= 0:
+        s.sampling.warmup_insts_per_hart = warmup
     return common.fit_mem_limit(s)
 
 
@@ -109,7 +114,7 @@ def _err(est: float, full: float) -> str:
 
 HEADER = ("| configuration | study | full IPC | sampled IPC [interval] | IPC covered | full M req/s | sampled M req/s "
           "(error; no interval) | full p95 us | sampled p95 us (error; no interval) | windows | host CPU s full / "
-          "sampled |\n|---|---|---|---|---|---|---|---|---|---|---|")
+          "sampled | instructions sampled / full |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple[str, bool]:
@@ -117,11 +122,15 @@ def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple
     f, s = figures(full), figures(sampled)
     est, low, high = (sampled[paths.SAMPLING.stat(n)] for n in ("ipc", "ipc_low", "ipc_high"))
     covered = low <= f["ipc"] <= high
+    # All the instructions the sampled run executed (timed and warmed) over the full run's, for the same requests:
+    # above 1 when the sampled run's cores spun more in their poll loops (see the results' notes).
+    insts = sum(sampled[paths.SAMPLING.stat(n)] for n in ("timed_insts", "warmed_insts")) / \
+        sum(paths.CORE.values(full, "committed_insts"))
     study, what, _, _ = CONFIGS[name]
     return (f"| {name}: {what} | {study} | {f['ipc']:.4f} | {est:.4f} [{low:.4f}, {high:.4f}] | "
             f"{'yes' if covered else 'NO'} | {f['mrps']:.3f} | {s['mrps']:.3f} ({_err(s['mrps'], f['mrps'])}) | "
             f"{f['p95']:.2f} | {s['p95']:.2f} ({_err(s['p95'], f['p95'])}) | "
-            f"{int(sampled[paths.SAMPLING.stat('windows')])} | {cpu[0]:.1f} / {cpu[1]:.1f} |"), covered
+            f"{int(sampled[paths.SAMPLING.stat('windows')])} | {cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} |"), covered
 
 
 def selected(only: str | None) -> list[str]:
@@ -136,25 +145,37 @@ def selected(only: str | None) -> list[str]:
     return names
 
 
+def _sampling_text(s: System) -> str:
+    p = s.sampling
+    return (f"sampling: a window of {p.window_insts_per_hart:,} instructions per hart after {p.warmup_insts_per_hart:,} "
+            f"of detailed warm-up, every {p.period_insts_per_hart:,}" +
+            (" (the model's defaults)." if p.to_dict() == type(p)(enabled=True).to_dict() else " (NOT the defaults)."))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help="comma-separated configuration names (default: all): " + ", ".join(CONFIGS))
     ap.add_argument("--cores", type=int, default=CORES)
     ap.add_argument("--items", type=int, default=ITEMS)
     ap.add_argument("--requests-per-core", type=int, default=REQUESTS_PER_CORE)
+    ap.add_argument("--period-insts-per-hart", type=int, default=0,
+                    help="replace the sampling's period (a diagnosis of a miss; default: the model's)")
+    ap.add_argument("--warmup-insts-per-hart", type=int, default=-1,
+                    help="replace the sampling's detailed warm-up (a diagnosis of a miss; default: the model's)")
     ap.add_argument("--out", type=pathlib.Path, help="also write the table (with its conditions) here")
     a = ap.parse_args(argv)
     names = selected(a.only)
     for flag, value in (("--cores", a.cores), ("--items", a.items), ("--requests-per-core", a.requests_per_core)):
         if value < 1:
             raise SystemExit(f"sampling_table: {flag} = {value} must be at least 1")
-    scale = {"cores": a.cores, "items": a.items, "requests_per_core": a.requests_per_core}
+    scale = {"cores": a.cores, "items": a.items, "requests_per_core": a.requests_per_core,
+             "period": a.period_insts_per_hart, "warmup": a.warmup_insts_per_hart}
     for name in names:
-        system(name, True, **scale).validate()   # bad settings are refused before the first run
+        system(name, True, **scale).validate()   # bad settings are refused before the first run (ParamError)
     rev = provenance.source_revision()
     head = [f"Reduced: {common.scale_text(a.cores)}; {a.items:,} tiny items; {a.requests_per_core * a.cores:,} "
             f"measured requests ({a.requests_per_core:,} per core); closed loop (window 32 per queue); seed 1; "
-            "sampling at its defaults (models/sampling.py).",
+            + _sampling_text(system(names[0], True, **scale)),
             "", f"Command: `{' '.join(['sim-scripts/sampling_table.py', *sys.argv[1:]])}`; commit "
             f"{rev['commit']}{' (uncommitted changes)' if rev['dirty'] else ''}.", ""]
     print("\n".join(head) + HEADER, flush=True)
