@@ -114,7 +114,11 @@ def _err(est: float, full: float) -> str:
 
 HEADER = ("| configuration | study | full IPC | sampled IPC [interval] | IPC covered | full M req/s | sampled M req/s "
           "(error; no interval) | full p95 us | sampled p95 us (error; no interval) | windows | host CPU s full / "
-          "sampled | instructions sampled / full |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "sampled | instructions sampled / full | idle-poll instructions per request full / sampled |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+IDLE = "client.insts_per_request_idle"   # the server's polls that found no frame, per request
 
 
 def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple[str, bool]:
@@ -130,7 +134,8 @@ def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple
     return (f"| {name}: {what} | {study} | {f['ipc']:.4f} | {est:.4f} [{low:.4f}, {high:.4f}] | "
             f"{'yes' if covered else 'NO'} | {f['mrps']:.3f} | {s['mrps']:.3f} ({_err(s['mrps'], f['mrps'])}) | "
             f"{f['p95']:.2f} | {s['p95']:.2f} ({_err(s['p95'], f['p95'])}) | "
-            f"{int(sampled[paths.SAMPLING.stat('windows')])} | {cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} |"), covered
+            f"{int(sampled[paths.SAMPLING.stat('windows')])} | {cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} | "
+            f"{full[IDLE]:.1f} / {sampled[IDLE]:.1f} |"), covered
 
 
 def selected(only: str | None) -> list[str]:
