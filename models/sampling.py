@@ -17,9 +17,12 @@ period drawn from System.seed, so a run is deterministic given its seed and diff
 A sampled run's statistics say so (`sampling.enabled`); the cores', caches', TLBs' and directory's counters cover
 the detailed windows only (the warming in between is put back), and `sampling.cpi`, `sampling.cpi_ci`,
 `sampling.ipc` and the interval give the estimate. The client's throughput and latency, the NICs' and the DRAM's
-figures cover the whole phase, whose time between windows is the estimate (not a measurement). Off by default: on
-the target socket the estimate's interval is wide (about +-12% from 21 windows) and the warming costs most of what
-timing does, so it is not yet shown to be safe or worth it there.
+figures cover the whole phase, whose time between windows is the estimate (not a measurement). Off by default: the
+validation table on the KVS server (results/speed/sampling_table_s17.md, sim-scripts/sampling_table.py; reduced, 8
+cores) covers the full run's IPC in 6 of 12 of the studies' configurations; the misses are biased high because the
+sampled run's poll-mode cores spin more between requests (the time model between windows changes their idle share),
+and throughput and p95 err by up to 45% and 28%. On the 60-core target socket the interval is also wide (about +-12%
+from 21 windows) and the warming costs most of what timing does.
 """
 
 from __future__ import annotations
