@@ -40,12 +40,15 @@ pub struct TimingSystem {
     socket_cores: Vec<usize>,
     /// Time of the last stats reset.
     stats_base: Tick,
-    /// Per hart: the instruction line warming last fetched (so warming touches the L1I once per line).
+    /// Per hart: the instruction line warming last fetched, its address (so warming touches the L1I once per line).
     warm_fetch_line: Vec<u64>,
     /// log2 of the L1I's line size: warming touches the L1I once per line of 2^this bytes an instruction stream
     /// fetches from, as the timed core's fetch does (`Core::line_shift`). One for every hart: the system has one
     /// cache hierarchy, and its levels one line size.
     warm_fetch_shift: u32,
+    /// The mask of a line's address out of a PC for that line (an `and` takes it from memory in one instruction
+    /// where a shift by a variable needs two more: this is on warming's hottest path).
+    warm_fetch_mask: u64,
 }
 
 impl TimingSystem {
@@ -174,6 +177,7 @@ impl TimingSystem {
             stats_base: 0,
             warm_fetch_line: vec![u64::MAX; cores.len()],
             warm_fetch_shift: caches.l1i.line_size.trailing_zeros(),
+            warm_fetch_mask: !((1u64 << caches.l1i.line_size.trailing_zeros()) - 1),
         }
     }
 
@@ -251,7 +255,7 @@ impl TimingSystem {
     /// no data, and they return here without a call (the call's frame was a sixth of warming's host instructions).
     #[inline(always)]
     pub fn warm(&mut self, hart: usize, info: &InstInfo) {
-        if Self::warm_touches_data(info) || self.warm_fetch_line[hart] != info.pc >> self.warm_fetch_shift {
+        if Self::warm_touches_data(info) || self.warm_fetch_line[hart] != info.pc & self.warm_fetch_mask {
             self.warm_accesses(hart, info);
         }
     }
@@ -276,7 +280,7 @@ impl TimingSystem {
     #[inline(never)]
     fn warm_accesses(&mut self, hart: usize, info: &InstInfo) {
         use crate::inst::{InstClass, PrefetchKind};
-        let line = info.pc >> self.warm_fetch_shift;
+        let line = info.pc & self.warm_fetch_mask;
         if self.warm_fetch_line[hart] != line {
             self.warm_fetch_line[hart] = line;
             self.warm_translate(hart, Side::Inst, info.pc);
