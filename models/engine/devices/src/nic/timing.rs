@@ -99,6 +99,10 @@ pub struct NicTiming {
     inflight: VecDeque<Inflight>,
     /// Per queue: DMAs whose data are done and whose descriptor write-back waits for its group.
     pending_wb: Vec<Vec<Inflight>>,
+    /// Queues whose `pending_wb` group is not empty (the write-back timers' pass visits the queues only then).
+    wb_groups: usize,
+    /// `NicRegs::stores` at the last `note_rx_doorbells`: while unchanged no RX_TAIL moved and no ring changed.
+    rx_noted_at: u64,
     /// Per queue: when its last write-back becomes visible (a later group never overtakes it).
     last_visible: Vec<u64>,
     wb_threshold: usize,
@@ -148,6 +152,8 @@ impl NicTiming {
             departing: vec![VecDeque::new(); ports],
             inflight: VecDeque::new(),
             pending_wb: (0..queues).map(|_| Vec::new()).collect(),
+            wb_groups: 0,
+            rx_noted_at: u64::MAX,
             last_visible: vec![0; queues],
             wb_threshold: p.rx_wb_threshold.max(1) as usize,
             wb_timer: p.rx_wb_timer,
@@ -170,6 +176,10 @@ impl NicTiming {
     /// queue's hart at the step, as for TX). The first call for a queue (or after its ring changed size) takes
     /// the slots already posted as handed over before timing started.
     pub fn note_rx_doorbells(&mut self, regs: &NicRegs, queue_time: &[u64]) {
+        if regs.stores == self.rx_noted_at {
+            return; // every queue's RX_TAIL is where the last pass saw it, its ring unchanged
+        }
+        self.rx_noted_at = regs.stores;
         for (q, x) in regs.queues.iter().enumerate() {
             let size = x.rx_ring.1 as usize;
             let (Some(slots), Some(&t)) = (self.rx_posted_at.get_mut(q), queue_time.get(q)) else { continue };
@@ -235,6 +245,7 @@ impl NicTiming {
         if group.is_empty() {
             return;
         }
+        self.wb_groups -= 1;
         let mut done = at;
         let mut run_start = 0;
         for i in 1..=group.len() {
@@ -312,6 +323,9 @@ impl NicTiming {
 
     fn complete_noting(&mut self, regs: &mut NicRegs, mem: &mut Memory, now: u64, io: IoFn) -> Result<(), DmaFault> {
         for q in 0..self.pending_wb.len() {
+            if self.wb_groups == 0 {
+                break; // no queue has a group waiting for its timer
+            }
             if let Some(due) = self.wb_deadline(q).filter(|&d| d <= now) {
                 self.flush_writeback(q, due, io);
             }
@@ -384,6 +398,7 @@ impl NicTiming {
         if let Some(due) = self.wb_deadline(q).filter(|&d| d < data_done) {
             self.flush_writeback(q, due, io);
         }
+        self.wb_groups += self.pending_wb[q].is_empty() as usize;
         self.pending_wb[q].push(Inflight { visible: data_done, entered, q, desc: d, buf, frame });
         if self.pending_wb[q].len() >= self.wb_threshold {
             self.flush_writeback(q, data_done, io);
