@@ -99,8 +99,9 @@ pub struct NicTiming {
     inflight: VecDeque<Inflight>,
     /// Per queue: DMAs whose data are done and whose descriptor write-back waits for its group.
     pending_wb: Vec<Vec<Inflight>>,
-    /// Queues whose `pending_wb` group is not empty (the write-back timers' pass visits the queues only then).
-    wb_groups: usize,
+    /// The earliest of the waiting write-back groups' timers (`wb_deadline`), u64::MAX when none waits: the
+    /// timers' pass over the queues runs only once it is due (a pass per queue per turn was a share of each step).
+    wb_due: u64,
     /// `NicRegs::stores` at the last `note_rx_doorbells`: while unchanged no RX_TAIL moved and no ring changed.
     rx_noted_at: u64,
     /// Per queue: when its last write-back becomes visible (a later group never overtakes it).
@@ -152,7 +153,7 @@ impl NicTiming {
             departing: vec![VecDeque::new(); ports],
             inflight: VecDeque::new(),
             pending_wb: (0..queues).map(|_| Vec::new()).collect(),
-            wb_groups: 0,
+            wb_due: u64::MAX,
             rx_noted_at: u64::MAX,
             last_visible: vec![0; queues],
             wb_threshold: p.rx_wb_threshold.max(1) as usize,
@@ -245,7 +246,7 @@ impl NicTiming {
         if group.is_empty() {
             return;
         }
-        self.wb_groups -= 1;
+        self.wb_due = (0..self.pending_wb.len()).filter_map(|q| self.wb_deadline(q)).min().unwrap_or(u64::MAX);
         let mut done = at;
         let mut run_start = 0;
         for i in 1..=group.len() {
@@ -322,12 +323,11 @@ impl NicTiming {
     }
 
     fn complete_noting(&mut self, regs: &mut NicRegs, mem: &mut Memory, now: u64, io: IoFn) -> Result<(), DmaFault> {
-        for q in 0..self.pending_wb.len() {
-            if self.wb_groups == 0 {
-                break; // no queue has a group waiting for its timer
-            }
-            if let Some(due) = self.wb_deadline(q).filter(|&d| d <= now) {
-                self.flush_writeback(q, due, io);
+        if self.wb_due <= now {
+            for q in 0..self.pending_wb.len() {
+                if let Some(due) = self.wb_deadline(q).filter(|&d| d <= now) {
+                    self.flush_writeback(q, due, io);
+                }
             }
         }
         while self.inflight.front().is_some_and(|f| f.visible <= now) {
@@ -398,8 +398,10 @@ impl NicTiming {
         if let Some(due) = self.wb_deadline(q).filter(|&d| d < data_done) {
             self.flush_writeback(q, due, io);
         }
-        self.wb_groups += self.pending_wb[q].is_empty() as usize;
         self.pending_wb[q].push(Inflight { visible: data_done, entered, q, desc: d, buf, frame });
+        if self.pending_wb[q].len() == 1 {
+            self.wb_due = self.wb_due.min(self.wb_deadline(q).expect("a group"));
+        }
         if self.pending_wb[q].len() >= self.wb_threshold {
             self.flush_writeback(q, data_done, io);
         }
