@@ -310,6 +310,15 @@ impl Nic {
         }
     }
 
+    /// Would a timed step read its queues' doorbell times? Only a TX pass or an RX doorbell pass reads them, and
+    /// they are skipped while no register store came since they last ran (`NicRegs::stores`); a zero-copy NIC's
+    /// send slots are read every step.
+    pub fn needs_queue_times(&self, regs: &NicRegs) -> bool {
+        self.zero_copy.is_some()
+            || regs.stores != self.tx_drained_at
+            || self.timing.as_ref().is_some_and(|t| !t.rx_doorbells_noted(regs))
+    }
+
     /// Send what the zero-copy send slots hold (`ZeroCopy::transmit`; timed: each queue's doorbell time and the
     /// memory system).
     pub fn transmit_zero_copy(

@@ -202,6 +202,11 @@ impl NicTiming {
         }
     }
 
+    /// Has `note_rx_doorbells` seen every RX_TAIL and ring of `regs` as they are (no store since its last pass)?
+    pub fn rx_doorbells_noted(&self, regs: &NicRegs) -> bool {
+        regs.stores == self.rx_noted_at
+    }
+
     /// The earliest time a frame's DMA into RX slot `idx` of queue q may start: once the doorbell that posted the
     /// slot has reached the NIC (`mmio_latency` after it), 0 when no doorbell was noted for it.
     fn rx_slot_ready(&self, q: usize, idx: u64) -> u64 {
