@@ -33,9 +33,6 @@ pub struct SocketParts {
     pub net: SocketNet,
 }
 
-/// Warming touches the L1I once per line of 2^this bytes an instruction stream fetches from (`TimingSystem::warm`).
-const WARM_FETCH_SHIFT: u32 = 6;
-
 pub struct TimingSystem {
     pub cores: Vec<Core>,
     pub mem: MemSystem<SocketMemories>,
@@ -43,8 +40,15 @@ pub struct TimingSystem {
     socket_cores: Vec<usize>,
     /// Time of the last stats reset.
     stats_base: Tick,
-    /// Per hart: the instruction line warming last fetched (so warming touches the L1I once per line).
+    /// Per hart: the instruction line warming last fetched, its address (so warming touches the L1I once per line).
     warm_fetch_line: Vec<u64>,
+    /// log2 of the L1I's line size: warming touches the L1I once per line of 2^this bytes an instruction stream
+    /// fetches from, as the timed core's fetch does (`Core::line_shift`). One for every hart: the system has one
+    /// cache hierarchy, and its levels one line size.
+    warm_fetch_shift: u32,
+    /// The mask of a line's address out of a PC for that line (an `and` takes it from memory in one instruction
+    /// where a shift by a variable needs two more: this is on warming's hottest path).
+    warm_fetch_mask: u64,
 }
 
 impl TimingSystem {
@@ -172,7 +176,16 @@ impl TimingSystem {
             mem,
             stats_base: 0,
             warm_fetch_line: vec![u64::MAX; cores.len()],
+            warm_fetch_shift: caches.l1i.line_size.trailing_zeros(),
+            warm_fetch_mask: !((1u64 << caches.l1i.line_size.trailing_zeros()) - 1),
         }
+    }
+
+    /// log2 of the L1I line warming fetches by. An executor that skips the instructions warming does nothing for
+    /// (`warm_quiet`) must judge them by this shift, or by a smaller one (a shorter line is conservative: it only
+    /// skips less).
+    pub fn warm_fetch_shift(&self) -> u32 {
+        self.warm_fetch_shift
     }
 
     /// The per-instruction hook: time `info`, just executed by `hart`.
@@ -242,7 +255,7 @@ impl TimingSystem {
     /// no data, and they return here without a call (the call's frame was a sixth of warming's host instructions).
     #[inline(always)]
     pub fn warm(&mut self, hart: usize, info: &InstInfo) {
-        if Self::warm_touches_data(info) || self.warm_fetch_line[hart] != info.pc >> WARM_FETCH_SHIFT {
+        if Self::warm_touches_data(info) || self.warm_fetch_line[hart] != info.pc & self.warm_fetch_mask {
             self.warm_accesses(hart, info);
         }
     }
@@ -255,18 +268,19 @@ impl TimingSystem {
     }
 
     /// Does `warm` do nothing for `info` when the same hart's instruction just before it was at `prev_pc`? True
-    /// when it touches no data and fetches from the line `prev_pc` did: that instruction's `warm` left the hart's
-    /// fetch line there. An executor that knows which instruction came before (the one before it in a
-    /// pre-decoded block) can then skip the call altogether (`ExecHook::SKIPS_WARM_QUIET`).
-    pub fn warm_quiet(prev_pc: u64, info: &InstInfo) -> bool {
-        !Self::warm_touches_data(info) && prev_pc >> WARM_FETCH_SHIFT == info.pc >> WARM_FETCH_SHIFT
+    /// when it touches no data and fetches from the line `prev_pc` did, lines of 2^`shift` bytes: that
+    /// instruction's `warm` left the hart's fetch line there. An executor that knows which instruction came before
+    /// (the one before it in a pre-decoded block) can then skip the call altogether (`ExecHook::SKIPS_WARM_QUIET`).
+    /// Sound for a system whose `warm_fetch_shift` is `shift` or more.
+    pub fn warm_quiet(prev_pc: u64, info: &InstInfo, shift: u32) -> bool {
+        !Self::warm_touches_data(info) && prev_pc >> shift == info.pc >> shift
     }
 
     /// `warm` for an instruction that fetches from a new line or touches data.
     #[inline(never)]
     fn warm_accesses(&mut self, hart: usize, info: &InstInfo) {
         use crate::inst::{InstClass, PrefetchKind};
-        let line = info.pc >> WARM_FETCH_SHIFT;
+        let line = info.pc & self.warm_fetch_mask;
         if self.warm_fetch_line[hart] != line {
             self.warm_fetch_line[hart] = line;
             self.warm_translate(hart, Side::Inst, info.pc);

@@ -640,7 +640,10 @@ pub fn restore(m: &mut Machine, config: &Value, binary: &str, dir: &Path) -> Res
     m.process.huge_heap = st.huge_heap;
     if let (Some(net), Some(bus)) = (m.net.as_deref_mut(), DeviceBus::of_mut(&mut m.mem)) {
         for ((nic, regs), saved) in net.nics.iter_mut().zip(bus.nics.iter_mut()).zip(st.nics) {
+            // New registers: a count of stores that no pass over the queues saw (`NicRegs::stores`).
+            let stores = regs.stores + 1;
             *regs = saved.regs;
+            regs.stores = stores;
             (nic.port_stats, nic.port_base, nic.queue_base) = (saved.port_stats, saved.port_base, saved.queue_base);
         }
         net.measure_insts = st.measure_insts;

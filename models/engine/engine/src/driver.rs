@@ -151,7 +151,16 @@ impl ExecHook for TimingHook {
 }
 
 /// Cache warming: memory accesses update the caches, no time passes.
-pub struct WarmHook<'a>(pub &'a mut TimingSystem);
+pub struct WarmHook<'a>(&'a mut TimingSystem);
+
+impl<'a> WarmHook<'a> {
+    /// Warming `sys` from code in `mem`: its blocks' skip bits are made for `sys`'s L1I line first (the hook is not
+    /// called for the instructions they mark, `Block::warm_quiet`).
+    pub fn new(sys: &'a mut TimingSystem, mem: &mut kvsim_isa::memory::Memory) -> Self {
+        mem.set_warm_fetch_shift(sys.warm_fetch_shift());
+        WarmHook(sys)
+    }
+}
 
 impl ExecHook for WarmHook<'_> {
     const ACTIVE: bool = true;
@@ -488,7 +497,7 @@ fn drive(
     }
     if system.warm_caches && !(start.roi && m.roi_begin.is_some()) && m.total_insts() < start.insts {
         take_numa(&mut sys, m)?;
-        let mut warm = WarmHook(&mut sys);
+        let mut warm = WarmHook::new(&mut sys, &mut m.mem);
         if let Some(stop) = phase(m, &mut warm, start, "warming", every, progress, tracer.as_deref_mut())? {
             return Ok((stop, None));
         }

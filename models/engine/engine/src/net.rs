@@ -273,6 +273,12 @@ impl Net {
         self.nics.iter().all(|n| n.timing.is_some())
     }
 
+    /// Does the next timed step read `TimedStep::queue_time` (some NIC's TX or RX doorbell pass would run, or a
+    /// NIC is zero-copy)? When not, the scheduler need not work the times out: the step does not look at them.
+    pub fn needs_queue_times(&self, bus: &DeviceBus) -> bool {
+        self.nics.iter().zip(&bus.nics).any(|(nic, regs)| nic.needs_queue_times(regs))
+    }
+
     /// Queue q's slice of its NIC's buffer SRAM: (base, bytes), (0, 0) without one.
     pub fn queue_sram(&self, q: usize) -> Option<(u64, u64)> {
         let &(k, l) = self.queue_at.get(q)?;

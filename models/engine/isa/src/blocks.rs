@@ -59,6 +59,10 @@ impl std::ops::Deref for Inst {
     }
 }
 
+/// The L1I line (log2 bytes) blocks are built for until a warming hook sets its own (`Memory::set_warm_fetch_shift`):
+/// the shipped configurations' 64-byte line, so their runs build their blocks once.
+pub const DEFAULT_WARM_FETCH_SHIFT: u32 = 6;
+
 pub struct Block {
     /// The PC of its first instruction.
     pub pc: u64,
@@ -79,15 +83,16 @@ pub struct Block {
     /// hook's own cost. Apart from the `Inst`s, so functional runs do not step over it.
     pub(crate) timing: Box<[std::cell::UnsafeCell<InstInfo>]>,
     /// Bit i: cache warming does nothing for instruction i (`TimingSystem::warm_quiet`: no data access, and it
-    /// fetches from the line of instruction i - 1, which ran just before it on the same hart, as a block is only
+    /// fetches from the L1I line (of 2^`warm_shift` bytes, `Block::new`) of instruction i - 1, which ran just before it on the same hart, as a block is only
     /// entered at its first instruction); nor does the executor, but for a Zihintntl hint (the hart's pending
     /// non-temporal flag). A warming hook is not called for these (`ExecHook::SKIPS_WARM_QUIET`).
     pub(crate) warm_quiet: u64,
 }
 
 impl Block {
-    /// The block at `pc` of `insts` (decoded), ending at `end` half-words from its start.
-    pub fn new(pc: u64, insts: Vec<Decoded>, end: u8) -> Block {
+    /// The block at `pc` of `insts` (decoded), ending at `end` half-words from its start; its `warm_quiet` bits
+    /// for L1I lines of 2^`warm_shift` bytes.
+    pub fn new(pc: u64, insts: Vec<Decoded>, end: u8, warm_shift: u32) -> Block {
         let mut insts: Vec<Inst> =
             insts.into_iter().enumerate().map(|(i, d)| Inst::new(Decoded { idx: i as u8, ..d })).collect();
         insts.push(Inst::new(Decoded { at: end, idx: insts.len() as u8, ..Decoded::UNDECODED }));
@@ -96,7 +101,7 @@ impl Block {
         let info: Vec<InstInfo> =
             insts[..count].iter().map(|i| static_info(i, pc.wrapping_add(2 * i.at as u64))).collect();
         let warm_quiet = (1..count)
-            .filter(|&i| insts[i].op != Op::Ntl && TimingSystem::warm_quiet(info[i - 1].pc, &info[i]))
+            .filter(|&i| insts[i].op != Op::Ntl && TimingSystem::warm_quiet(info[i - 1].pc, &info[i], warm_shift))
             .fold(0u64, |m, i| m | 1 << i);
         let timing = info.into_iter().map(Into::into).collect();
         Block { pc, count: count as u64, insts, links, threaded: std::cell::Cell::new(false), timing, warm_quiet }
@@ -167,5 +172,35 @@ impl BlockCache {
         self.map.clear();
         self.table.fill((NO_PC, std::ptr::null()));
         self.generation = generation;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::asm::addi;
+    use crate::memory::Memory;
+
+    #[test]
+    fn blocks_mark_the_instructions_warming_skips_by_the_warming_line() {
+        let mut m = Memory::new(1 << 20, false, 1);
+        let base = 0x10_0000; // on a 64-byte line's start
+        m.regions.heap_start = base;
+        m.regions.brk = base + 4 * kvsim_base::abi::PAGE_SIZE;
+        // 17 addi, then zeros (illegal: the block's 18th and last instruction).
+        for k in 0..17 {
+            m.store::<4>(0, base + 4 * k, addi(10, 10, 1) as u64).unwrap();
+        }
+        let quiet = |m: &mut Memory| unsafe { (*m.block(base).unwrap()).warm_quiet };
+        // 64-byte lines (until a warming hook says otherwise): every instruction but the first and the 17th (at byte
+        // 64, a new line) fetches from its predecessor's line.
+        assert_eq!(quiet(&mut m), 0x3fffe & !(1 << 16));
+        // 32-byte lines: the block is built again; the 9th (byte 32) starts a line too.
+        let g = m.code_generation();
+        m.set_warm_fetch_shift(5);
+        assert!(m.code_generation() > g, "blocks made for 64-byte lines are forgotten");
+        assert_eq!(quiet(&mut m), 0x3fffe & !(1 << 16) & !(1 << 8));
+        let g = m.code_generation();
+        m.set_warm_fetch_shift(5);
+        assert_eq!(m.code_generation(), g, "the same line keeps them");
     }
 }

@@ -134,6 +134,9 @@ pub struct Memory {
     /// Changes to decoded code so far (stores into it, fence.i, unmapping): the block cache's generation.
     code_generation: u64,
     blocks: crate::blocks::BlockCache,
+    /// The L1I line (log2 bytes) the blocks judge which instructions warming does nothing for by
+    /// (`Block::warm_quiet`); a warming hook sets its system's before it runs (`set_warm_fetch_shift`).
+    warm_fetch_shift: u32,
     /// Full-system mode: physical DRAM and devices, Sv39 translation (sv39.rs). None in SE mode.
     xlate: Option<Box<sv39::Xlate>>,
 }
@@ -193,6 +196,7 @@ impl Memory {
             packing: None,
             code_generation: 0,
             blocks: Default::default(),
+            warm_fetch_shift: crate::blocks::DEFAULT_WARM_FETCH_SHIFT,
             xlate: None,
         }
     }
@@ -701,6 +705,17 @@ impl Memory {
         self.code_generation
     }
 
+    /// Build blocks for a warming system whose L1I lines are 2^`shift` bytes (`TimingSystem::warm_fetch_shift`):
+    /// their `warm_quiet` bits skip an instruction only when it fetches from its predecessor's line of that size.
+    /// Blocks built for another line are forgotten (as after a change of decoded code), so none is run with bits
+    /// for a longer line, which would leave the L1I under-warmed. Call it between runs, not from a hook.
+    pub fn set_warm_fetch_shift(&mut self, shift: u32) {
+        if shift != self.warm_fetch_shift {
+            self.warm_fetch_shift = shift;
+            self.code_generation += 1;
+        }
+    }
+
     /// The pre-decoded block at `pc` (decoded now if it is not cached). A fault decoding its first instruction is
     /// the fetch fault of `pc`; a later instruction that cannot be fetched ends the block before it, so that its
     /// fault comes when it is reached.
@@ -744,7 +759,7 @@ impl Memory {
         }
         let generation = self.code_generation;
         let _ = self.blocks.get(pc, generation); // empties the cache if decoded code changed since its last use
-        Ok(self.blocks.insert(pc, Block::new(pc, insts, (at.wrapping_sub(pc) >> 1) as u8)))
+        Ok(self.blocks.insert(pc, Block::new(pc, insts, (at.wrapping_sub(pc) >> 1) as u8, self.warm_fetch_shift)))
     }
 
     /// The instruction word at `pc` (16 bits if compressed), read without touching pages; 0 if unreadable.

@@ -50,6 +50,9 @@ pub struct Nic {
     pub queue_base: Vec<(u64, u64, u64)>,
     /// The zero-copy interface (`Nic.interface = zero_copy`, nic/zero_copy.rs); None: descriptor rings.
     pub zero_copy: Option<crate::nic::zero_copy::ZeroCopy>,
+    /// `NicRegs::stores` when a TX pass (functional or timed) last left every enabled queue's TX ring empty: while
+    /// it is unchanged no frame can be waiting, and the pass is skipped.
+    tx_drained_at: u64,
     /// The KVD switch between the ports and the network (`Nic.switch`, kvd_switch.rs), if enabled.
     pub switch: Option<crate::kvd_switch::KvdSwitch>,
 }
@@ -82,6 +85,7 @@ impl Nic {
             queue_base: vec![(0, 0, 0); nq],
             zero_copy: None,
             switch: None,
+            tx_drained_at: u64::MAX,
         }
     }
 
@@ -197,6 +201,9 @@ impl Nic {
         mem: &mut Memory,
         out: &mut Vec<(usize, Vec<u8>)>,
     ) -> Result<(), DmaFault> {
+        if regs.stores == self.tx_drained_at {
+            return Ok(());
+        }
         let mode = regs.tx_completion;
         for (q, x) in regs.queues.iter_mut().enumerate() {
             if !x.enabled {
@@ -230,6 +237,7 @@ impl Nic {
                 write_back_tx_head(x, mem, q)?;
             }
         }
+        self.tx_drained_at = regs.stores;
         Ok(())
     }
 
@@ -278,8 +286,13 @@ impl Nic {
         io: IoFn,
         out: &mut Vec<(usize, Vec<u8>, u64)>,
     ) -> Result<(), DmaFault> {
+        if regs.stores == self.tx_drained_at {
+            return Ok(());
+        }
         let tm = self.timing.as_mut().expect("a timed NIC");
-        tm.transmit(regs, mem, queue_time, io, &mut self.port_stats, out)
+        tm.transmit(regs, mem, queue_time, io, &mut self.port_stats, out)?;
+        self.tx_drained_at = regs.stores;
+        Ok(())
     }
 
     /// Timing statistics under the NIC's name.
@@ -295,6 +308,15 @@ impl Nic {
             Some(zc) => zc.publish(mem, now),
             None => Ok(()),
         }
+    }
+
+    /// Would a timed step read its queues' doorbell times? Only a TX pass or an RX doorbell pass reads them, and
+    /// they are skipped while no register store came since they last ran (`NicRegs::stores`); a zero-copy NIC's
+    /// send slots are read every step.
+    pub fn needs_queue_times(&self, regs: &NicRegs) -> bool {
+        self.zero_copy.is_some()
+            || regs.stores != self.tx_drained_at
+            || self.timing.as_ref().is_some_and(|t| !t.rx_doorbells_noted(regs))
     }
 
     /// Send what the zero-copy send slots hold (`ZeroCopy::transmit`; timed: each queue's doorbell time and the

@@ -118,6 +118,12 @@ pub struct NicRegs {
     /// How the NIC meets the cores (`Nic.interface`): an `INTERFACE_*` value, the INTERFACE register.
     #[serde(default)]
     pub interface: u64,
+    /// Stores to any of its registers so far. Only a store changes a queue's tails, rings or enable, so a pass over
+    /// the queues (TX, RX doorbells) that saw this count last time has nothing new to find while it is unchanged:
+    /// the NIC's step then skips the pass (a pass per queue per turn was most of a step on a many-queue NIC).
+    /// Restored registers start it again (and the passes' remembered counts are not saved).
+    #[serde(skip)]
+    pub stores: u64,
 }
 
 fn mmio_fault(addr: u64, size: u8, access: Access, why: &'static str) -> Trap {
@@ -150,6 +156,7 @@ impl NicRegs {
                 .collect(),
             tx_completion: TX_COMPLETION_DESCRIPTOR,
             interface: INTERFACE_RINGS,
+            stores: 0,
         }
     }
 
@@ -217,6 +224,7 @@ impl NicRegs {
 
     pub fn store(&mut self, addr: u64, size: u8, val: u64, access: Access) -> Result<(), Trap> {
         let (q, r) = self.decode(addr, size, access)?;
+        self.stores += 1;
         let head_pointer = self.tx_completion == TX_COMPLETION_HEAD_POINTER;
         let zero_copy = self.interface == INTERFACE_ZERO_COPY;
         let x = &mut self.queues[q];

@@ -5,6 +5,7 @@ use super::Machine;
 use crate::net::{NetEvent, StepError, TimedStep};
 use kvsim_base::error::{SimError, SimResult};
 use kvsim_base::output::StopReason;
+use kvsim_devices::bus::DeviceBus;
 use kvsim_devices::dma::DmaPort;
 use kvsim_isa::exec::ExecHook;
 
@@ -29,13 +30,18 @@ impl Machine {
             // Each queue at its hart's time (the first hart that owns it), else `now`. One pass over the harts,
             // backwards so the first owner is written last: a search per queue was O(queues x harts) per turn, the
             // largest cost of a 240-core run.
-            // (The buffer is the net's, reused: a vector allocated per turn was a measurable share of a turn.)
+            // (The buffer is the net's, reused: a vector allocated per turn was a measurable share of a turn.) Only
+            // when the step will read them: most steps find no NIC register written since the last and skip the
+            // passes that do (`Net::needs_queue_times`); the buffer then keeps its length and earlier times.
             let mut queue_time = std::mem::take(&mut net.queue_time_buf);
-            queue_time.clear();
-            queue_time.resize(net.queue_port.len(), now);
-            for (h, q) in net.hart_queue.iter().enumerate().rev() {
-                if let (Some(t), Some(&ht)) = (q.and_then(|q| queue_time.get_mut(q)), times.get(h)) {
-                    *t = ht.max(now);
+            let needed = DeviceBus::of(&self.mem).is_none_or(|bus| net.needs_queue_times(bus));
+            if needed || queue_time.len() != net.queue_port.len() {
+                queue_time.clear();
+                queue_time.resize(net.queue_port.len(), now);
+                for (h, q) in net.hart_queue.iter().enumerate().rev() {
+                    if let (Some(t), Some(&ht)) = (q.and_then(|q| queue_time.get_mut(q)), times.get(h)) {
+                        *t = ht.max(now);
+                    }
                 }
             }
             let mut io = HookPort { hook: &mut *hook };
