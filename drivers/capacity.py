@@ -57,6 +57,8 @@ from typing import Any, Callable
 from models.params import ParamError
 from models.system import System
 
+from . import key_shares
+
 # Smallest frame the wire carries (60 bytes without FCS) plus 24 bytes of preamble, FCS and gap.
 MIN_WIRE_FRAME = 84
 DEFAULT_MAX_LOSS = 0.01        # kvs-workload.md: throughput = highest sustained rate with < 1% loss per port
@@ -318,7 +320,7 @@ def outcome_from_stats(stats: dict[str, float], offered_per_port: float, result:
 
 
 def load_shares(system: System) -> tuple[float, ...]:
-    """Each server core's expected share of the requests (drivers/studies/partition_load.expected_core_share:
+    """Each server core's expected share of the requests (drivers/key_shares.expected_core_share:
     Zipf keys hashed to the cores' partitions, CREW's GETs spread evenly); empty for uniform keys (even shares). The
     expectation, not a run's own counts: a short run's counts scatter by sampling alone (300 requests a core: about
     6%), which is no skew its queues would see."""
@@ -333,9 +335,7 @@ def load_shares(system: System) -> tuple[float, ...]:
 
 @functools.lru_cache(maxsize=8)
 def _expected_shares(items: int, cores: int, mode: str, get_ratio: float, theta: float) -> tuple[float, ...]:
-    from .studies import partition_load
-
-    return tuple(float(v) for v in partition_load.expected_core_share(items, cores, mode, get_ratio, theta))
+    return tuple(float(v) for v in key_shares.expected_core_share(items, cores, mode, get_ratio, theta))
 
 
 def simulated_server(make_system: Callable[[float], System], *,
