@@ -259,6 +259,12 @@ def test_runs_of_one_point_each_draw_every_point_the_sweep_has_stored(tmp_path):
     assert sorted(table["param.caches.llc.size"] // 60 // 1024) == [512, 768]
     drawn = figures.run_sweep(sweep, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
     assert sorted(drawn["param.caches.llc.size"] // 60 // 1024) == [512, 768]
+    # A store none of whose points is this sweep's (here: other options, so other keys; on a real host a run stopped
+    # before its first point ended, or points of another engine build) draws as empty, not as a table without columns.
+    other = dataclasses.replace(sweep, options={"sleep_ms": 1})
+    empty = figures.run_sweep(other, argparse.Namespace(**{**vars(args), "draw_only": True}), console, summary)
+    assert len(empty) == 0 and "status" in empty
+    assert empty[empty.status == "ok"].empty          # what every study's frame() selects
 
 
 def test_the_llc_report_lists_the_points_not_run_and_each_drivers_shared_load(tmp_path, monkeypatch):

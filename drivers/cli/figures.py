@@ -81,10 +81,12 @@ def run_sweep(sw, args, console, summary: list[dict]) -> pd.DataFrame:
     if args.draw_only:
         # The points stored so far (a sweep stopped part way, or run elsewhere), without running any.
         store = sweeps.store_dir(sw.name, pathlib.Path(args.store) / sw.name if args.store else None)
-        if not (store / "sweep.json").exists():
+        table = load_sweep(store, keys=every_key) if (store / "sweep.json").exists() else pd.DataFrame()
+        if table.empty:
+            # No store yet, or one whose points are all another sweep's (a run stopped before its first point
+            # ended, or points of another engine build): the studies draw an empty table as "(no points)".
             console.print(f"sweep [bold]{sw.name}[/]: nothing stored yet")
             return pd.DataFrame({"status": pd.Series([], dtype=str)})
-        table = load_sweep(store, keys=every_key)
         console.print(f"sweep [bold]{sw.name}[/]: drawing the {len(table)} point(s) stored")
         return table
     if getattr(args, "checkpoint", None):
