@@ -241,6 +241,33 @@ def test_the_end_to_end_figure_groups_workloads_and_modes(tmp_path):
     assert "p95 at or above 100 us" in report and "reduced" in report
 
 
+def test_the_end_to_end_report_marks_windows_that_lost_or_did_not_converge(tmp_path):
+    # The steady window's own loss and stopping rule are in the table and named in the notes: a window that lost
+    # more than the search's bound, or ran out of windows, must not read as a capacity at < 1% loss.
+    t = _e2e_rows(2)
+    window = {"stat.steady.loss": 0.0002, "stat.steady.sustained": 1.0, "stat.steady.converged": 1.0}
+    t = pd.DataFrame([{**row, **window} for row in t.to_dict("records")])
+    zipf = (t["param.client.popularity"] == "zipf") & (t["param.client.get_ratio"] == 0.5) & \
+        (t["param.client.mode"] == "erew")
+    t.loc[zipf, ["stat.steady.loss", "stat.steady.sustained"]] = [0.0607, 0.0]
+    uniform = (t["param.client.popularity"] == "uniform") & (t["param.client.get_ratio"] == 0.5) & \
+        (t["param.client.mode"] == "erew")
+    t.loc[uniform, "stat.steady.converged"] = 0.0
+    df = end_to_end.frame({"e2e-2s": t})
+    assert sorted(df.window_sustained) == [0.0] + [1.0] * 7 and sorted(df.window_converged) == [0.0] + [1.0] * 7
+    assert df[df.window_sustained == 0].window_loss.iloc[0] == pytest.approx(0.0607)
+    end_to_end.make({"e2e-2s": t}, tmp_path, False)
+    report = (tmp_path / "end_to_end.md").read_text()
+    assert "2s Skewed (Zipf 0.99) 50% EREW window loss 6.07%" in report
+    assert "did not meet its stopping rule in the windows allowed (the last is reported; " \
+        "drivers/steady_state.py): 2s Uniform 50% EREW" in report
+    # Without windows (the older reduced studies) nothing is marked.
+    (tmp_path / "plain").mkdir()
+    end_to_end.make({"e2e-2s": _e2e_rows(2)}, tmp_path / "plain", False)
+    plain = (tmp_path / "plain" / "end_to_end.md").read_text()
+    assert "window loss" not in plain and "stopping rule in the windows" not in plain
+
+
 def test_scaling_reads_efficiency_and_the_limits_from_the_stats(tmp_path):
     def row(sockets, mrps):
         return {"status": "ok", "cfg.harts": 60 * sockets, "host_seconds": 1.0, **_client(mrps, ports=3 * sockets),

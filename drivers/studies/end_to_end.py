@@ -366,6 +366,11 @@ def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                 "p95_under_100us": bool(f["p95_us"] < 100.0),
                 "offered_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
                 "loss": r.get("client.loss", float("nan")), "probes": r.get("capacity.probes", float("nan")),
+                # The steady window's own loss at the capacity the short probes found, and whether it stayed within
+                # the search's bound and met the window's stopping rule (nan: no window).
+                "window_loss": r.get("steady.loss", float("nan")),
+                "window_sustained": r.get("steady.sustained", float("nan")),
+                "window_converged": r.get("steady.converged", float("nan")),
                 "budget_hit": bool(r.get("capacity.budget_hit", 0.0)),
                 "total_power_w": r.get("e2e.total_power_w", float("nan")),
                 "die_power_w": r.get("e2e.die_power_w", float("nan")),
@@ -442,13 +447,26 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
             notes.append("p95 at or above 100 us: " + "; ".join(
                 f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']} {r.p95_us:.1f} us"
                 for _, r in over.iterrows()))
+        unsustained = df[df.window_sustained == 0.0]
+        if len(unsustained):
+            notes.append("steady window lost more than the search's bound at the capacity the probes found (the "
+                         "short probes did not see the overload; the throughput is then the answered rate of an "
+                         "overloaded server): " + "; ".join(
+                             f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']} window loss "
+                             f"{100 * r.window_loss:.2f}%" for _, r in unsustained.iterrows()))
+        unconverged = df[df.window_converged == 0.0]
+        if len(unconverged):
+            notes.append("steady window did not meet its stopping rule in the windows allowed (the last is "
+                         "reported; drivers/steady_state.py): " + "; ".join(
+                             f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']}"
+                             for _, r in unconverged.iterrows()))
         if df.budget_hit.any():
             notes.append(f"{int(df.budget_hit.sum())} point(s) reached the probe budget: their capacity is the best "
                          "sustained probe, the bracket is wider than the resolution")
     if not dvfs_available():
         notes.append("EREW-T / CREW-T not run: the DVFS policy (drivers/dvfs.py) is not in this checkout")
     cols = ["sockets", "workload", "get_ratio", "mode", "throughput_mrps", "throughput_ci_mrps", "p95_us",
-            "p95_ci_us", "seeds", "offered_mpps_per_port", "loss", "probes", "budget_hit", "total_power_w",
+            "p95_ci_us", "seeds", "offered_mpps_per_port", "loss", "window_loss", "window_sustained", "window_converged", "probes", "budget_hit", "total_power_w",
             "within_budget", "cores_low", "cores_turbo", "host_seconds"]
     cols = [col for col in cols if col in df]
     report = common.write_report(
