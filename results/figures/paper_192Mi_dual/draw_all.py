@@ -1,0 +1,26 @@
+"""Draw the end-to-end study's report of every dual-server 192 Mi point stored (issue 28), whichever engine build ran
+it: the sweep's own draw lists only the points of the build drawing (a point's key covers its engine), and these
+points ran on two builds (session 16's 0d2706f, session 17's 15e3202), restoring one loaded data set.
+
+    .venv/bin/python results/figures/paper_192Mi_dual/draw_all.py STORE/e2e-2s-60c-192Mi-key results/figures/paper_192Mi_dual
+"""
+
+import pathlib
+import sys
+
+from analysis.sweeps import load_sweep
+from drivers.studies import common, end_to_end
+
+
+def main(store: str, out: str) -> None:
+    keys = sorted(p.stem for p in (pathlib.Path(store) / "points").glob("*.json"))
+    table = load_sweep(store, keys=keys)
+    outdir = pathlib.Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    conditions = common.Conditions()              # the paper's: full platform, 192 Mi items
+    for path in end_to_end.make({pathlib.Path(store).name: table}, outdir, conditions=conditions):
+        print(path)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
