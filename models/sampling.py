@@ -7,14 +7,8 @@ Each period of `period_insts_per_hart x harts` instructions (all harts) starts w
 `warmup_insts_per_hart x harts` instructions timed but not measured (the pipeline, the MSHRs and the queues fill
 again: SMARTS's detailed warming), then `window_insts_per_hart x harts` instructions timed and measured. The rest of
 the period is functional warming: every instruction updates the caches, the TLBs and the branch predictor (their
-contents and replacement state), and each core's clock advances so that the NICs, the client and the scheduler keep
-a consistent simulated time: a server that marks its polls (the poll-end hint, workloads/ABI.md) advances by the
-cycles per instruction of each class of poll, idle (no frame) and busy (frames received and answered), each
-measured over all the core's windows so far, so the time between windows does not follow the windows' mix of
-spinning and work (a single CPI did: idle polls run at a far higher IPC, so more spinning in a window made the
-next stretch's work faster, the cores idler, and the estimate biased high; counting time by work, not spins, as
-Alameldeen and Wood, IEEE Micro 2006, and SimFlex, Wenisch et al., IEEE Micro 2006, do); other code advances by
-the cycles per instruction its last measured window took. SMARTS's figures (1,000
+contents and replacement state), and each core's clock advances by the cycles per instruction its last measured
+window took, so the NICs, the client and the scheduler keep a consistent simulated time. SMARTS's figures (1,000
 measured and 2,000 warming instructions per sample) are the per-hart defaults; the period is assumed (20,000 per
 hart: 556 windows in the kvmix test's 11 M instructions on one core, 21 in a 20,000-request target-socket run of
 23 M instructions on 60 cores). The first window starts after a random share of the first

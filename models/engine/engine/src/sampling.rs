@@ -3,22 +3,10 @@
 //!
 //! A period is: detailed warm-up (timed, not measured), the measured window (timed; its cycles per instruction are
 //! one sample), then functional warming (caches, TLBs and branch predictors learn from every instruction; each core's
-//! clock advances so that the NICs, the client and the scheduler keep a consistent time). The first period's warm-up
-//! is longer by a share of the period drawn from the seed. The counters functional warming touches are put back when
-//! it ends, so the run's counters describe the detailed windows.
-//!
-//! The clock between windows: a server that marks its polls (the poll-end hint, workloads/ABI.md) advances by the
-//! cycles per instruction of each class of poll, idle (no frame found) and busy (frames received, processed,
-//! answered), each measured over all the windows so far. One CPI for all instructions would depend on the windows'
-//! mix of idle polls and work, and that mix on the clock: an idle poll's instructions run at a far higher IPC than a
-//! request's, so a window with more idle polling gives a lower CPI, work between windows then goes faster than it
-//! does in detail, the cores find their queues empty more often, and the next windows hold more idle polling again
-//! (the bias of results/speed/sampling_table_s17.md). Counting time by the work done rather than by all the
-//! instructions, the spinning excluded, is the measure Alameldeen and Wood (IEEE Micro 2006, "IPC considered harmful
-//! for multiprocessor workloads") and SimFlex's sampling of commercial servers (Wenisch et al., IEEE Micro 2006) use.
-//! A poll's class is known at its end: its instructions advance the clock at the lower of the two CPIs as they run,
-//! and by the rest of their class's at the poll end (time never goes back). Until both classes have been measured, and
-//! for code without the hints, the clock advances by the CPI of the core's last measured window.
+//! clock advances by the cycles per instruction of its last measured window, so the NICs, the client and the
+//! scheduler keep a consistent time). The first period's warm-up is longer by a share of the period drawn from the
+//! seed. The counters functional warming touches are put back when it ends, so the run's counters describe the
+//! detailed windows.
 
 use kvsim_base::output::Stat;
 use kvsim_params::Sampling as SamplingParams;
@@ -53,8 +41,6 @@ pub struct Sampler {
     carry: Vec<u64>,
     /// Per core at the start of the current window: committed instructions and cycles.
     start: Vec<(u64, u64)>,
-    /// Per core: its polls' classes and the cycles per instruction of each.
-    polls: Vec<Polls>,
     /// The counters as they were when functional warming started.
     saved: Option<WarmedStats>,
     /// Each measured window's cycles per instruction (all cores' cycles over all cores' instructions).
@@ -84,7 +70,6 @@ impl Sampler {
             cpi: vec![CPI_ONE; harts as usize],
             carry: vec![0; harts as usize],
             start: vec![(0, 0); harts as usize],
-            polls: vec![Polls::default(); harts as usize],
             saved: None,
             samples: Vec::new(),
             timed_insts: 0,
@@ -95,29 +80,11 @@ impl Sampler {
     /// Hart `hart` executed `info`: time it or warm with it, then move to the next phase when this one is over.
     #[inline]
     pub fn on_inst(&mut self, sys: &mut TimingSystem, hart: usize, info: &InstInfo) {
-        let ended = self.polls[hart].ended.take();
         if self.phase == Phase::Warming {
             sys.warm(hart, info);
             let core = &mut sys.cores[hart];
             core.warm_branch(info);
-            let p = &mut self.polls[hart];
-            let carry = self.carry[hart]
-                + match p.rates() {
-                    // This instruction at the lower class rate; at the poll's end, its class's rest for all of them.
-                    Some((idle, busy)) => {
-                        p.pending += 1;
-                        let extra = match ended {
-                            Some(true) => (idle - idle.min(busy)) * p.pending,
-                            Some(false) => (busy - idle.min(busy)) * p.pending,
-                            None => 0,
-                        };
-                        if ended.is_some() {
-                            p.pending = 0;
-                        }
-                        idle.min(busy) + extra
-                    }
-                    None => self.cpi[hart],
-                };
+            let carry = self.carry[hart] + self.cpi[hart];
             if carry >= CPI_ONE {
                 core.skip(carry / CPI_ONE);
             }
@@ -126,9 +93,6 @@ impl Sampler {
         } else {
             sys.on_inst(hart, info);
             self.timed_insts += 1;
-            if let (Some(idle), Phase::Window) = (ended, self.phase) {
-                self.polls[hart].measured(idle, &sys.cores[hart]);
-            }
         }
         self.left = self.left.saturating_sub(1);
         while self.left == 0 {
@@ -139,9 +103,8 @@ impl Sampler {
     fn next_phase(&mut self, sys: &mut TimingSystem) {
         match self.phase {
             Phase::Warmup => {
-                for ((s, c), p) in self.start.iter_mut().zip(&sys.cores).zip(self.polls.iter_mut()) {
+                for (s, c) in self.start.iter_mut().zip(&sys.cores) {
                     *s = (c.stats.insts, c.measured_cycles());
-                    p.mark = *s;
                 }
                 (self.phase, self.left) = (Phase::Window, self.window);
             }
@@ -158,9 +121,6 @@ impl Sampler {
                     self.samples.push(cycles as f64 / insts as f64);
                 }
                 self.saved = Some(WarmedStats::take(sys));
-                for p in &mut self.polls {
-                    p.pending = 0;
-                }
                 (self.phase, self.left) = (Phase::Warming, self.warming);
             }
             Phase::Warming => {
@@ -168,11 +128,6 @@ impl Sampler {
                 (self.phase, self.left) = (Phase::Warmup, self.warmup);
             }
         }
-    }
-
-    /// Hart `hart`'s poll ends with its next instruction (the hint): `idle` when it found no frame.
-    pub fn poll_end(&mut self, hart: usize, idle: bool) {
-        self.polls[hart].ended = Some(idle);
     }
 
     fn end_warming(&mut self, sys: &mut TimingSystem) {
@@ -243,37 +198,6 @@ impl Sampler {
     }
 }
 
-/// A core's polls (when its code marks them): what the windows measured of each class, and warming's poll in
-/// progress.
-#[derive(Debug, Clone, Copy, Default)]
-struct Polls {
-    /// Committed instructions and measured cycles at the latest poll end in this window (or at its start).
-    mark: (u64, u64),
-    /// Over every measured window: instructions and cycles of the polls that found no frame, and of the others.
-    idle: (u64, u64),
-    busy: (u64, u64),
-    /// Warming: instructions of the poll in progress, so far charged at the lower class rate.
-    pending: u64,
-    /// The hint that ends a poll came (`Sampler::poll_end`): found no frame (true) or frames.
-    ended: Option<bool>,
-}
-
-impl Polls {
-    /// A poll ended in a window, at core `c`'s present count: its instructions and cycles since the mark.
-    fn measured(&mut self, idle: bool, c: &kvsim_timing::core::Core) {
-        let now = (c.stats.insts, c.measured_cycles());
-        let class = if idle { &mut self.idle } else { &mut self.busy };
-        (class.0, class.1) = (class.0 + now.0 - self.mark.0, class.1 + now.1 - self.mark.1);
-        self.mark = now;
-    }
-
-    /// Cycles per instruction (fixed point) of idle and of busy polls, once the windows have measured both.
-    fn rates(&self) -> Option<(u64, u64)> {
-        let cpi = |(insts, cycles): (u64, u64)| (insts > 0).then(|| (cycles * CPI_ONE).div_ceil(insts).max(1));
-        Some((cpi(self.idle)?, cpi(self.busy)?))
-    }
-}
-
 /// The standard normal distribution's quantile at `p` (0 < p < 1): Acklam's rational approximation (relative
 /// error below 1.2e-9), enough for an interval's width.
 pub fn normal_quantile(p: f64) -> f64 {
@@ -315,85 +239,6 @@ pub fn normal_quantile(p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvsim_params::System;
-    use kvsim_timing::synth::{alu, load};
-
-    /// A poll: `n` instructions, the last its poll-end hint. A busy poll's loads walk fresh lines (misses), so its
-    /// instructions take many more cycles than an idle poll's ALU instructions.
-    fn poll(s: &mut Sampler, sys: &mut TimingSystem, n: u64, idle: bool, next: &mut u64) {
-        for k in 0..n {
-            let info = if idle || k % 2 == 1 {
-                alu(0x1000 + 4 * k, 5, 5, 0)
-            } else {
-                *next += 64;
-                load(0x2000 + 4 * k, 6, 7, 0x1000_0000 + *next)
-            };
-            if k + 1 == n {
-                s.poll_end(0, idle);
-            }
-            s.on_inst(sys, 0, &info);
-        }
-    }
-
-    #[test]
-    fn between_windows_each_poll_class_advances_the_clock_by_its_own_cpi_whatever_the_last_windows_mix() {
-        let system = System { harts: 1, ..System::default() };
-        let mut sys = crate::driver::timing_system(&system).unwrap();
-        let mut fresh = crate::driver::timing_system(&system).unwrap();
-        fresh.cores[0].skip(1000);
-        let ps = fresh.hart_time(0) / 1000;
-        assert_eq!(ps * 1000, fresh.hart_time(0), "a whole number of ps a cycle");
-        let p = SamplingParams {
-            enabled: true,
-            period_insts_per_hart: 100_000,
-            warmup_insts_per_hart: 0,
-            window_insts_per_hart: 20_000,
-            confidence: 0.997,
-        };
-        let mut s = Sampler::new(&p, 1, 1).unwrap();
-        let mut next = 0;
-        while s.phase != Phase::Window {
-            poll(&mut s, &mut sys, 1, true, &mut next);
-        }
-        // The window: mostly idle polls (8 instructions) with a busy one (40) every 10; the cycles of each class are
-        // measured here, from the core, poll by poll.
-        let (mut idle, mut busy) = ((0u64, 0u64), (0u64, 0u64));
-        let mut mark = (sys.cores[0].stats.insts, sys.cores[0].measured_cycles());
-        let mut k = 0;
-        while s.left > 40 {
-            let is_idle = k % 10 != 9;
-            poll(&mut s, &mut sys, if is_idle { 8 } else { 40 }, is_idle, &mut next);
-            let now = (sys.cores[0].stats.insts, sys.cores[0].measured_cycles());
-            let class = if is_idle { &mut idle } else { &mut busy };
-            (class.0, class.1) = (class.0 + now.0 - mark.0, class.1 + now.1 - mark.1);
-            mark = now;
-            k += 1;
-        }
-        // The rest of the window: idle polls of one instruction, unmeasured by the test, and they must not count
-        // either way but as idle polls (they are).
-        while s.phase == Phase::Window {
-            poll(&mut s, &mut sys, 1, true, &mut next);
-            let now = (sys.cores[0].stats.insts, sys.cores[0].measured_cycles());
-            (idle.0, idle.1) = (idle.0 + now.0 - mark.0, idle.1 + now.1 - mark.1);
-            mark = now;
-        }
-        assert_eq!(s.phase, Phase::Warming);
-        let rate = |(insts, cycles): (u64, u64)| (cycles * CPI_ONE).div_ceil(insts);
-        let (r_idle, r_busy) = (rate(idle), rate(busy));
-        assert!(r_busy > 2 * r_idle, "the busy polls are the slow ones: {r_idle} {r_busy}");
-        // Warming with another mix (idle polls alone, then busy polls alone): the clock moves by each class's CPI
-        // (fixed point: the whole cycles of the running sum), not by the window's CPI of both.
-        let t0 = sys.hart_time(0);
-        for _ in 0..100 {
-            poll(&mut s, &mut sys, 8, true, &mut next);
-        }
-        assert_eq!(sys.hart_time(0) - t0, 800 * r_idle / CPI_ONE * ps);
-        for _ in 0..10 {
-            poll(&mut s, &mut sys, 40, false, &mut next);
-        }
-        assert_eq!(sys.hart_time(0) - t0, (800 * r_idle + 400 * r_busy) / CPI_ONE * ps);
-        assert_eq!(s.phase, Phase::Warming);
-    }
 
     #[test]
     fn the_normal_quantile_gives_the_known_points() {
