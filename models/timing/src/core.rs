@@ -4,7 +4,9 @@
 //! fetch, dispatch, issue, completion and commit cycles from:
 //! * fetch: `fetch_width` per cycle, a taken branch ends the fetch group, a new I-cache line is fetched from the
 //!   L1I (a miss stalls fetch), a mispredicted branch redirects fetch `mispredict_penalty` cycles after it resolves;
-//! * dispatch: `fetch_width` per cycle in order, once the instruction's ROB entry (and LQ/SQ entry) is free;
+//! * dispatch: `fetch_width` per cycle in order, once the instruction's ROB entry (and LQ/SQ entry) is free, and,
+//!   where the core bounds them, a scheduler entry (held until the instruction issues) and an integer rename
+//!   register (held until it commits);
 //! * issue: when its sources are ready (a register scoreboard of ready cycles) and a functional unit and an issue
 //!   slot are free that cycle (a calendar of per-cycle slot counts); in-order cores also never issue before an
 //!   older instruction;
@@ -79,6 +81,10 @@ pub struct CoreStats {
     /// Loads that overlap an undrained older store without being contained in it: they wait for it to drain.
     pub forward_blocked_loads: u64,
     pub icache_stall_cycles: u64,
+    /// Dispatch cycles lost waiting for a scheduler entry, and for an integer rename register (counted only where
+    /// the core bounds them).
+    pub scheduler_stall_cycles: u64,
+    pub rename_stall_cycles: u64,
     pub rob_occupancy_sum: u64,
     pub lq_occupancy_sum: u64,
     pub sq_occupancy_sum: u64,
@@ -200,6 +206,14 @@ pub struct Core {
     rob_pos: usize,
     lq: Vec<u64>,
     lq_pos: usize,
+    /// The scheduler's entries in use: a min-heap of the issue cycles of dispatched instructions (`Core.
+    /// scheduler_entries` of them at most; empty and unused when that is 0).
+    sched: Vec<u64>,
+    sched_cap: usize,
+    /// Commit cycles of the last `Core.int_rename_registers` instructions that wrote an integer register, oldest at
+    /// `rename_pos` (empty when that is 0): a writer takes the register the oldest one frees at its commit.
+    rename: Vec<u64>,
+    rename_pos: usize,
     /// The store queue, oldest at `sq_pos` (each entry's fields together: one bounds check per entry read).
     sq: Vec<SqEntry>,
     sq_pos: usize,
@@ -269,6 +283,10 @@ impl Core {
             rob_pos: 0,
             lq: vec![0; p.lq_entries as usize],
             lq_pos: 0,
+            sched: Vec::with_capacity(p.scheduler_entries as usize),
+            sched_cap: p.scheduler_entries as usize,
+            rename: vec![0; p.int_rename_registers as usize],
+            rename_pos: 0,
             sq: vec![SqEntry { release: 0, done: 0, addr: u64::MAX, size: 0 }; p.sq_entries as usize],
             sq_pos: 0,
             sq_filter: [0; 64],
@@ -515,6 +533,17 @@ impl Core {
         if d < self.disp_cycle {
             d = self.disp_cycle;
         }
+        // An integer rename register: the one the writer `int_rename_registers` writers back frees at its commit.
+        let writes_int = inst.dst != 0 && inst.dst < 32 && !self.rename.is_empty();
+        if writes_int && self.rename[self.rename_pos] > d {
+            self.stats.rename_stall_cycles += self.rename[self.rename_pos] - d;
+            d = self.rename[self.rename_pos];
+        }
+        // A scheduler entry: those whose instructions issued by `d` are free; if none is, the earliest to issue.
+        let uses_sched = self.sched_cap != 0 && class != InstClass::Nop;
+        if uses_sched {
+            d = self.sched_entry(d);
+        }
         if d == self.disp_cycle {
             if self.disp_slots >= self.fetch_width {
                 d += 1;
@@ -637,6 +666,9 @@ impl Core {
         if issue > self.last_issue {
             self.last_issue = issue;
         }
+        if uses_sched {
+            self.sched_push(issue);
+        }
         if inst.dst != 0 {
             self.reg_ready[(inst.dst & 63) as usize] = complete; // (register numbers are below 64: no bounds check)
         }
@@ -678,6 +710,10 @@ impl Core {
         }
         self.rob[self.rob_pos] = c;
         self.rob_pos = if self.rob_pos + 1 == self.rob.len() { 0 } else { self.rob_pos + 1 };
+        if writes_int {
+            self.rename[self.rename_pos] = c;
+            self.rename_pos = if self.rename_pos + 1 == self.rename.len() { 0 } else { self.rename_pos + 1 };
+        }
         self.stats.rob_occupancy_sum += c - d;
         if is_load {
             self.lq[self.lq_pos] = c;
@@ -701,6 +737,66 @@ impl Core {
             self.stats.sq_occupancy_sum += release - d;
         }
         InstTiming { fetch, dispatch: d, issue, complete, commit: c }
+    }
+
+    /// The dispatch cycle (>= `d`) at which a scheduler entry is free. Entries whose instruction issued by then are
+    /// freed (an instruction may dispatch into an entry in the cycle its holder issues); when all are still held,
+    /// dispatch waits for the earliest issue among them.
+    #[inline]
+    fn sched_entry(&mut self, mut d: u64) -> u64 {
+        while let Some(&first) = self.sched.first() {
+            if first > d {
+                if self.sched.len() < self.sched_cap {
+                    break;
+                }
+                self.stats.scheduler_stall_cycles += first - d;
+                d = first;
+            }
+            self.sched_pop();
+        }
+        d
+    }
+
+    /// Remove the earliest issue cycle from the scheduler's min-heap.
+    #[inline]
+    fn sched_pop(&mut self) {
+        let h = &mut self.sched;
+        let last = h.pop().unwrap_or(0);
+        let n = h.len();
+        if n == 0 {
+            return;
+        }
+        let mut k = 0;
+        loop {
+            let l = 2 * k + 1;
+            if l >= n {
+                break;
+            }
+            let c = if l + 1 < n && h[l + 1] < h[l] { l + 1 } else { l };
+            if h[c] >= last {
+                break;
+            }
+            h[k] = h[c];
+            k = c;
+        }
+        h[k] = last;
+    }
+
+    /// Hold a scheduler entry until cycle `issue`.
+    #[inline]
+    fn sched_push(&mut self, issue: u64) {
+        let h = &mut self.sched;
+        let mut k = h.len();
+        h.push(issue);
+        while k > 0 {
+            let parent = (k - 1) / 2;
+            if h[parent] <= issue {
+                break;
+            }
+            h[k] = h[parent];
+            k = parent;
+        }
+        h[k] = issue;
     }
 
     #[inline]
@@ -816,6 +912,23 @@ impl Core {
             "mispredicts / (branches + jumps)",
         );
         out.add(prefix, "icache_stall_cycles", s.icache_stall_cycles as f64, "fetch cycles lost to L1I misses");
+        // Only where the core bounds them, so a core without these bounds keeps its statistics as they were.
+        if self.sched_cap != 0 {
+            out.add(
+                prefix,
+                "scheduler_stall_cycles",
+                s.scheduler_stall_cycles as f64,
+                "dispatch cycles lost waiting for a scheduler entry (summed over instructions)",
+            );
+        }
+        if !self.rename.is_empty() {
+            out.add(
+                prefix,
+                "rename_stall_cycles",
+                s.rename_stall_cycles as f64,
+                "dispatch cycles lost waiting for an integer rename register (summed over instructions)",
+            );
+        }
         out.add(prefix, "rob_occupancy_avg", ratio(s.rob_occupancy_sum as f64, cycles), "average ROB entries in use");
         out.add(
             prefix,

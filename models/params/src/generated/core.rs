@@ -22,6 +22,10 @@ pub struct Core {
     pub lq_entries: u64,
     /// store-queue/store-buffer entries, held from dispatch until the store is written to the L1D after commit (assumed)
     pub sq_entries: u64,
+    /// unified scheduler (reservation station) entries: an instruction holds one from dispatch until the cycle it issues, and dispatch waits for a free one (Sandy Bridge and Ivy Bridge: 54, Intel); 0: no scheduler bound, the ROB alone bounds what waits to issue
+    pub scheduler_entries: u64,
+    /// integer physical registers free for renaming (the integer register file less the architectural registers it holds): an instruction writing an integer register holds one from dispatch until it commits (the mapping it replaces is freed then), and dispatch waits for a free one; 0: no bound
+    pub int_rename_registers: u64,
     /// integer ALUs (also resolve branches and jumps)
     pub int_alus: u64,
     /// integer ALU latency in cycles
@@ -86,6 +90,8 @@ impl Default for Core {
             rob_entries: 64,
             lq_entries: 32,
             sq_entries: 24,
+            scheduler_entries: 0,
+            int_rename_registers: 0,
             int_alus: 3,
             int_alu_latency: 1,
             mul_units: 1,
