@@ -40,6 +40,11 @@ class Core(SimObject):
                                        "integer register holds one from dispatch until it commits (the mapping it "
                                        "replaces is freed then), and dispatch waits for a free one; 0: no bound",
                                        min=0, max=4096)
+    alias_4k_penalty = Param.Count(0, "cycles a load is delayed when the youngest older store still in the store "
+                                   "buffer whose address matches it in bits 11:0 (a 4 KB offset apart) does not "
+                                   "overlap it: the memory-order buffer compares only those bits, so the false "
+                                   "dependence blocks the load until it is reissued (Intel's '4K aliasing'); 0: "
+                                   "loads are compared with stores on whole addresses", min=0, max=100)
     int_alus = Param.Count(3, "integer ALUs (also resolve branches and jumps)", min=1, max=16)
     int_alu_latency = Param.Count(1, "integer ALU latency in cycles", min=1, max=100)
     mul_units = Param.Count(1, "pipelined integer multipliers (assumed)", min=1, max=16)

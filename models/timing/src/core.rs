@@ -22,8 +22,10 @@ use crate::bpred::BranchPredictor;
 use crate::inst::{InstClass, InstInfo, PrefetchKind};
 use crate::tlb::{pte_read, Mmu, Side};
 use crate::tlb_guest::{PageTables, Untranslated};
-use crate::{ratio, AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick};
+use crate::{ratio, AccessKind, Clock, MemPort, MemReq, StatSink, Tick};
 use kvsim_params::Core as CoreParams;
+
+mod lsq;
 
 /// Functional-unit classes (index into the per-cycle calendar).
 const FU_ALU: usize = 0;
@@ -42,6 +44,9 @@ const N_FU: usize = 8;
 /// Cycles the calendar remembers; issue slots further apart than this may alias (rare, and only ever lets an
 /// instruction issue where a forgotten one did).
 const CALENDAR: usize = 1 << 14;
+
+/// 8-byte words in a 4 KB page: what the memory-order buffer's partial compare (address bits 11:0) sees of a word.
+const PAGE_WORDS: usize = 512;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
@@ -80,6 +85,8 @@ pub struct CoreStats {
     pub forwarded_loads: u64,
     /// Loads that overlap an undrained older store without being contained in it: they wait for it to drain.
     pub forward_blocked_loads: u64,
+    /// Loads delayed by 4K aliasing (counted only where the core models it).
+    pub aliased_loads: u64,
     pub icache_stall_cycles: u64,
     /// Dispatch cycles lost waiting for a scheduler entry, and for an integer rename register (counted only where
     /// the core bounds them).
@@ -219,6 +226,10 @@ pub struct Core {
     sq_pos: usize,
     /// Per hash of a word: the latest release of a store to it, so most loads skip the SQ search.
     sq_filter: [u64; 64],
+    /// Per word of a 4 KB page (address bits 11:3): the latest release of a store to it, so most loads skip the
+    /// 4K-aliasing search. Unused when `alias_pen` is 0.
+    alias_filter: Vec<u64>,
+    alias_pen: u64,
     calendar: Vec<Slot>,
     div_free: Vec<u64>,
     fdiv_free: Vec<u64>,
@@ -290,6 +301,8 @@ impl Core {
             sq: vec![SqEntry { release: 0, done: 0, addr: u64::MAX, size: 0 }; p.sq_entries as usize],
             sq_pos: 0,
             sq_filter: [0; 64],
+            alias_filter: if p.alias_4k_penalty == 0 { Vec::new() } else { vec![0; PAGE_WORDS] },
+            alias_pen: p.alias_4k_penalty,
             calendar: vec![Slot::default(); CALENDAR],
             div_free: vec![0; p.div_units as usize],
             fdiv_free: vec![0; p.fp_div_units as usize],
@@ -732,6 +745,9 @@ impl Core {
             for word in [inst.mem_addr >> 3, (inst.mem_addr + inst.mem_size.max(1) as u64 - 1) >> 3] {
                 let h = Self::word_hash(word);
                 self.sq_filter[h] = self.sq_filter[h].max(release);
+                if let Some(a) = self.alias_filter.get_mut(word as usize % PAGE_WORDS) {
+                    *a = (*a).max(release);
+                }
             }
             self.sq_pos = if self.sq_pos + 1 == self.sq.len() { 0 } else { self.sq_pos + 1 };
             self.stats.sq_occupancy_sum += release - d;
@@ -799,58 +815,6 @@ impl Core {
         h[k] = issue;
     }
 
-    #[inline]
-    fn word_hash(word: u64) -> usize {
-        ((word ^ (word >> 6) ^ (word >> 12)) & 63) as usize
-    }
-
-    /// A load issued at cycle `i`: forwarded from an older store still in the store queue, else from memory.
-    /// The youngest undrained older store that overlaps the load decides: if the load's bytes lie wholly inside
-    /// it, its data is forwarded; if they only partly overlap (a wider load over a narrower store, or straddling
-    /// it), forwarding fails and the load waits until that store (and so every older one) has drained into the
-    /// L1D, then reads it there (Intel's optimization manual, "Store Forwarding": Sandy Bridge and its successors
-    /// forward only to a load fully contained in one store; a blocked load waits for the store to be written to
-    /// the cache).
-    #[inline]
-    fn load<M: MemPort + ?Sized, T: PageTables>(
-        &mut self,
-        inst: &InstInfo,
-        i: u64,
-        mem: &mut M,
-        tables: &mut T,
-    ) -> u64 {
-        let (i, pa) = self.translate(Side::Data, inst.mem_addr, i, mem, tables);
-        let (start, end) = (inst.mem_addr, inst.mem_addr + inst.mem_size.max(1) as u64);
-        // Search the SQ youngest first (only if the filter says a store to one of the load's words may be
-        // undrained).
-        let undrained = |w: u64| self.sq_filter[Self::word_hash(w)] > i;
-        let n = if undrained(start >> 3) || undrained((end - 1) >> 3) { self.sq.len() } else { 0 };
-        let mut k = self.sq_pos;
-        for _ in 0..n {
-            k = if k == 0 { n - 1 } else { k - 1 };
-            // Stores leave the buffer in order (`last_store_release`), so releases only fall going back: once one
-            // has left by `i`, every older one has too, and none of them can forward or block.
-            let e = self.sq[k];
-            if e.release <= i {
-                break;
-            }
-            let (s_start, s_end) = (e.addr, e.addr.wrapping_add(e.size as u64));
-            if s_start < end && start < s_end {
-                if s_start <= start && end <= s_end {
-                    self.stats.forwarded_loads += 1;
-                    return i.max(e.done) + self.l1.l1d;
-                }
-                self.stats.forward_blocked_loads += 1;
-                return e.release + self.l1.l1d;
-            }
-        }
-        mem.set_pc(self.id, inst.pc);
-        let mut req = MemReq::new(pa, AccessKind::Read, self.id, self.clock.tick(i));
-        req.non_temporal = inst.non_temporal;
-        req.class = ReqClass::Core;
-        self.mem_cycles(mem.access(&req)).max(i + 1)
-    }
-
     /// Named statistics under `prefix` (e.g. "system.core0."), counted since the last stats reset. Besides the
     /// model's own counters it derives the per-structure access counts the power model reads (power/activity.py):
     /// ROB reads/writes (one each per instruction), rename and register-file reads/writes (source and
@@ -896,6 +860,9 @@ impl Core {
             s.forward_blocked_loads as f64,
             "loads partly overlapping an undrained store: they waited for it to drain",
         );
+        if self.alias_pen != 0 {
+            out.add(prefix, "aliased_loads", s.aliased_loads as f64, "loads reissued after a false 4K alias");
+        }
         out.add(
             prefix,
             "load_latency_avg",

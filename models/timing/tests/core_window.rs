@@ -84,3 +84,38 @@ fn integer_writers_wait_for_a_rename_register_freed_at_commit() {
     let (t, _) = timed(&p, &prog);
     assert_eq!((t[1].dispatch, t[2].dispatch), (t[0].dispatch, t[0].dispatch));
 }
+
+#[test]
+fn a_load_a_4k_multiple_from_a_buffered_store_waits_the_alias_penalty() {
+    let p = CoreParams { alias_4k_penalty: 7, ..core_params() };
+    let (a, b) = (0x9_0010u64, 0x9_1010u64); // one page apart: equal in address bits 11:0
+    let clock = *Core::new(0, &p, L1, 64).clock();
+    let memory_at = |issue: u64| clock.cycle_at_or_after(clock.tick(issue) + MEM);
+    // A store to `a` still in the store buffer (its line is being fetched for ownership); a load of `b`: the partial
+    // compare matches, the full one does not, so the load is reissued 7 cycles later and then reads memory.
+    let (t, core) = timed(&p, &[store(0x1000, 5, 0, a), load(0x1004, 6, 0, b)]);
+    assert_eq!(t[1].complete, memory_at(t[1].issue + 7));
+    assert_eq!((core.stats.aliased_loads, core.stats.forwarded_loads), (1, 0));
+    // Without the partial compare (0, the default) the same load reads memory at once.
+    let (t, core) = timed(&core_params(), &[store(0x1000, 5, 0, a), load(0x1004, 6, 0, b)]);
+    assert_eq!(t[1].complete, memory_at(t[1].issue));
+    assert_eq!(core.stats.aliased_loads, 0);
+    // Another word of the page: no match in bits 11:0, no delay.
+    let (t, core) = timed(&p, &[store(0x1000, 5, 0, a + 8), load(0x1004, 6, 0, b)]);
+    assert_eq!(t[1].complete, memory_at(t[1].issue));
+    assert_eq!(core.stats.aliased_loads, 0);
+}
+
+#[test]
+fn the_youngest_matching_store_decides_between_alias_and_forwarding() {
+    let p = CoreParams { alias_4k_penalty: 7, ..core_params() };
+    let (a, b) = (0x9_0010u64, 0x9_1010u64);
+    // The store to `b` itself is younger than the aliasing one: it forwards, no penalty (a true dependence).
+    let (t, core) = timed(&p, &[store(0x1000, 5, 0, a), store(0x1004, 5, 0, b), load(0x1008, 6, 0, b)]);
+    assert_eq!(t[2].complete, t[2].issue.max(t[1].complete) + 4);
+    assert_eq!((core.stats.aliased_loads, core.stats.forwarded_loads), (0, 1));
+    // The aliasing store is the younger: the load waits the penalty, then forwards from the older store to `b`.
+    let (t, core) = timed(&p, &[store(0x1000, 5, 0, b), store(0x1004, 5, 0, a), load(0x1008, 6, 0, b)]);
+    assert_eq!(t[2].complete, (t[2].issue + 7).max(t[0].complete) + 4);
+    assert_eq!((core.stats.aliased_loads, core.stats.forwarded_loads), (1, 1));
+}

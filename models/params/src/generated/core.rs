@@ -26,6 +26,8 @@ pub struct Core {
     pub scheduler_entries: u64,
     /// integer physical registers free for renaming (the integer register file less the architectural registers it holds): an instruction writing an integer register holds one from dispatch until it commits (the mapping it replaces is freed then), and dispatch waits for a free one; 0: no bound
     pub int_rename_registers: u64,
+    /// cycles a load is delayed when the youngest older store still in the store buffer whose address matches it in bits 11:0 (a 4 KB offset apart) does not overlap it: the memory-order buffer compares only those bits, so the false dependence blocks the load until it is reissued (Intel's '4K aliasing'); 0: loads are compared with stores on whole addresses
+    pub alias_4k_penalty: u64,
     /// integer ALUs (also resolve branches and jumps)
     pub int_alus: u64,
     /// integer ALU latency in cycles
@@ -92,6 +94,7 @@ impl Default for Core {
             sq_entries: 24,
             scheduler_entries: 0,
             int_rename_registers: 0,
+            alias_4k_penalty: 0,
             int_alus: 3,
             int_alu_latency: 1,
             mul_units: 1,
