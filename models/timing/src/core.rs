@@ -45,6 +45,9 @@ const N_FU: usize = 8;
 /// instruction issue where a forgotten one did).
 const CALENDAR: usize = 1 << 14;
 
+/// Cycles ahead of dispatch the scheduler's per-cycle issue counts reach (a power of two).
+const SCHED_WINDOW: usize = 1 << 14;
+
 /// 8-byte words in a 4 KB page: what the memory-order buffer's partial compare (address bits 11:0) sees of a word.
 const PAGE_WORDS: usize = 512;
 
@@ -213,9 +216,12 @@ pub struct Core {
     rob_pos: usize,
     lq: Vec<u64>,
     lq_pos: usize,
-    /// The scheduler's entries in use: a min-heap of the issue cycles of dispatched instructions (`Core.
-    /// scheduler_entries` of them at most; empty and unused when that is 0).
-    sched: Vec<u64>,
+    /// The scheduler (`Core.scheduler_entries`, 0: unbounded and these unused): per cycle (mod `SCHED_WINDOW`) the
+    /// dispatched instructions that issue in it, the entries in use (those issuing after `sched_cursor`), and the
+    /// cycle up to which issues have been taken off.
+    sched_count: Vec<u16>,
+    sched_busy: usize,
+    sched_cursor: u64,
     sched_cap: usize,
     /// Commit cycles of the last `Core.int_rename_registers` instructions that wrote an integer register, oldest at
     /// `rename_pos` (empty when that is 0): a writer takes the register the oldest one frees at its commit.
@@ -294,7 +300,9 @@ impl Core {
             rob_pos: 0,
             lq: vec![0; p.lq_entries as usize],
             lq_pos: 0,
-            sched: Vec::with_capacity(p.scheduler_entries as usize),
+            sched_count: if p.scheduler_entries == 0 { Vec::new() } else { vec![0; SCHED_WINDOW] },
+            sched_busy: 0,
+            sched_cursor: 0,
             sched_cap: p.scheduler_entries as usize,
             rename: vec![0; p.int_rename_registers as usize],
             rename_pos: 0,
@@ -680,7 +688,7 @@ impl Core {
             self.last_issue = issue;
         }
         if uses_sched {
-            self.sched_push(issue);
+            self.sched_hold(d, issue);
         }
         if inst.dst != 0 {
             self.reg_ready[(inst.dst & 63) as usize] = complete; // (register numbers are below 64: no bounds check)
@@ -755,64 +763,53 @@ impl Core {
         InstTiming { fetch, dispatch: d, issue, complete, commit: c }
     }
 
-    /// The dispatch cycle (>= `d`) at which a scheduler entry is free. Entries whose instruction issued by then are
-    /// freed (an instruction may dispatch into an entry in the cycle its holder issues); when all are still held,
-    /// dispatch waits for the earliest issue among them.
+    /// The dispatch cycle (>= `d`) at which a scheduler entry is free: entries whose instruction issued by then are
+    /// free (an instruction may dispatch into an entry in the cycle its holder issues); while all are held, dispatch
+    /// waits a cycle at a time, as their instructions issue. The issues are taken off only when the count (which
+    /// may still include issued ones) reaches the bound: amortised over the cycles simulated, the cursor only moves
+    /// forward, and jumps ahead when nothing is held.
     #[inline]
-    fn sched_entry(&mut self, mut d: u64) -> u64 {
-        while let Some(&first) = self.sched.first() {
-            if first > d {
-                if self.sched.len() < self.sched_cap {
-                    break;
-                }
-                self.stats.scheduler_stall_cycles += first - d;
-                d = first;
-            }
-            self.sched_pop();
+    fn sched_entry(&mut self, d: u64) -> u64 {
+        if self.sched_busy < self.sched_cap {
+            return d;
         }
-        d
+        self.sched_release(d);
+        let mut at = d;
+        while self.sched_busy >= self.sched_cap {
+            at += 1;
+            self.sched_release(at);
+        }
+        self.stats.scheduler_stall_cycles += at - d;
+        at
     }
 
-    /// Remove the earliest issue cycle from the scheduler's min-heap.
+    /// Free the entries of instructions that issue in cycles up to `to`.
     #[inline]
-    fn sched_pop(&mut self) {
-        let h = &mut self.sched;
-        let last = h.pop().unwrap_or(0);
-        let n = h.len();
-        if n == 0 {
-            return;
-        }
-        let mut k = 0;
-        loop {
-            let l = 2 * k + 1;
-            if l >= n {
-                break;
+    fn sched_release(&mut self, to: u64) {
+        while self.sched_cursor < to {
+            if self.sched_busy == 0 {
+                self.sched_cursor = to; // every count is 0: nothing to take off on the way
+                return;
             }
-            let c = if l + 1 < n && h[l + 1] < h[l] { l + 1 } else { l };
-            if h[c] >= last {
-                break;
-            }
-            h[k] = h[c];
-            k = c;
+            self.sched_cursor += 1;
+            let k = self.sched_cursor as usize & (SCHED_WINDOW - 1);
+            self.sched_busy -= self.sched_count[k] as usize;
+            self.sched_count[k] = 0;
         }
-        h[k] = last;
     }
 
-    /// Hold a scheduler entry until cycle `issue`.
+    /// Hold a scheduler entry, dispatched at `d`, until cycle `issue` (after `d`, so after the cursor). An issue
+    /// beyond the counts' window of the cursor first brings the cursor to `d`; one `SCHED_WINDOW` cycles or more
+    /// after `d` frees its entry at the window's last cycle (rare: a load waiting that long), so no count is ever
+    /// left behind the cursor.
     #[inline]
-    fn sched_push(&mut self, issue: u64) {
-        let h = &mut self.sched;
-        let mut k = h.len();
-        h.push(issue);
-        while k > 0 {
-            let parent = (k - 1) / 2;
-            if h[parent] <= issue {
-                break;
-            }
-            h[k] = h[parent];
-            k = parent;
+    fn sched_hold(&mut self, d: u64, issue: u64) {
+        if issue >= self.sched_cursor + SCHED_WINDOW as u64 {
+            self.sched_release(d);
         }
-        h[k] = issue;
+        let at = issue.min(self.sched_cursor + SCHED_WINDOW as u64 - 1);
+        self.sched_count[at as usize & (SCHED_WINDOW - 1)] += 1;
+        self.sched_busy += 1;
     }
 
     /// Named statistics under `prefix` (e.g. "system.core0."), counted since the last stats reset. Besides the
