@@ -52,6 +52,11 @@ def core() -> Core:
     # model prices the units declared here).
     # Address translation: assumed Ivy Bridge's TLBs and x86-64's 4-level table with the server's memory in 2 MB
     # pages (the paper names none; configs/xeon_e5_2697v2_socket.py gives the figures and the huge-page area).
+    # No scheduler or rename-register bound (scheduler_entries, int_rename_registers: 0, off): the paper sizes the
+    # core by its ROB and issue width alone and its core-weight study varies the ROB as the window, so a second,
+    # assumed bound on that window would change what the study measures (the power model's assumed 32-entry issue
+    # queue and 96 integer registers, technology() below, price structures but bound nothing). No 4K aliasing
+    # (alias_4k_penalty 0, off): it is a property of Intel's memory-order buffer, and the paper's core is not one.
     return Core(model="ooo", clock=CLOCK, issue_width=3, fetch_width=3, commit_width=3, rob_entries=64, fp_units=1,
                 mmu=xeon_mmu())
 

@@ -26,15 +26,34 @@ CLOCK = "2.7GHz"               # 2.7 GHz, SMT off (spec)
 CORES_PER_PORT = 2             # 2 cores per 10 GbE port, each core with one queue on one port (spec)
 
 
+# Sandy Bridge's out-of-order buffers, which Ivy Bridge keeps (Intel's figures, as its Haswell disclosure lists
+# them beside Sandy Bridge's: scheduler 54 entries, integer register file 160, FP register file 144; the spec's
+# "scheduler 54"). Declared once here: the core's timing and the power model's structures both read them.
+SCHEDULER_ENTRIES = 54
+PHYS_INT_REGS = 160
+PHYS_FP_REGS = 144
+# x86-64's 16 general-purpose registers: the architectural state the integer register file holds besides the
+# registers in flight, so 160 - 16 = 144 integer-writing instructions can be in flight (the guest's RV64 code has
+# 31, but the machine measured renames x86's 16).
+X86_GPRS = 16
+# 4K aliasing: the memory-order buffer compares a load with older buffered stores on address bits 11:0 first, and a
+# match that the full address contradicts blocks the load until it is reissued (Intel's VTune documentation, "4K
+# Aliasing"; Sandy/Ivy Bridge count it as LD_BLOCKS_PARTIAL.ADDRESS_ALIAS, "false dependencies in MOB due to
+# partial compare on address", Intel's SDM). Its cost, 7 cycles an event: Intel's top-down analysis constants for
+# the Xeon E5 v2 (Ivy Bridge-EP; Mem_4K_Alias_Cost in the TMAM tables Intel publishes with its pmu-tools).
+ALIAS_4K_PENALTY = 7
+
+
 def core() -> Core:
-    # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts). Its execution ports (Intel's
-    # optimization manual, Sandy Bridge microarchitecture, which Ivy Bridge keeps): 3 integer ALUs (ports 0, 1,
-    # 5), branches on port 5 alone (one branch unit), two load ports (2, 3) that also generate every store's
-    # address, store data on port 4. gshare 4096 / 12 bits, 14-cycle mispredict penalty: assumed (the models'
-    # defaults).
+    # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts); the scheduler, the integer rename
+    # registers and 4K aliasing as above. Its execution ports (Intel's optimization manual, Sandy Bridge microarchitecture, which
+    # Ivy Bridge keeps): 3 integer ALUs (ports 0, 1, 5), branches on port 5 alone (one branch unit), two load
+    # ports (2, 3) that also generate every store's address, store data on port 4. gshare 4096 / 12 bits,
+    # 14-cycle mispredict penalty: assumed (the models' defaults).
     return Core(model="ooo", clock=CLOCK, fetch_width=4, issue_width=4, commit_width=4, rob_entries=168,
-                lq_entries=64, sq_entries=36, int_alus=3, branch_units=1, load_ports=2, store_ports=1,
-                store_address_on_load_ports=True, mmu=mmu())
+                lq_entries=64, sq_entries=36, scheduler_entries=SCHEDULER_ENTRIES,
+                int_rename_registers=PHYS_INT_REGS - X86_GPRS, alias_4k_penalty=ALIAS_4K_PENALTY, int_alus=3,
+                branch_units=1, load_ports=2, store_ports=1, store_address_on_load_ports=True, mmu=mmu())
 
 
 def mmu() -> Mmu:
@@ -129,7 +148,8 @@ def technology() -> Technology:
                       temperature=360.0,          # assumed: 87 C junction (a McPAT-legal 10 K step)
                       x86=True,                   # an x86 front end (decoders, uop cache) is what the part has
                       pipeline_depth=14,          # assumed: Ivy Bridge has ~14-19 stages
-                      phys_int_regs=160, phys_fp_regs=144, issue_queue=54,   # Sandy/Ivy Bridge (spec facts)
+                      phys_int_regs=PHYS_INT_REGS, phys_fp_regs=PHYS_FP_REGS,   # Sandy/Ivy Bridge (above)
+                      issue_queue=SCHEDULER_ENTRIES,
                       tlb_entries=64,             # 64-entry L1 DTLB (ITLB 128 is priced as 64: assumed)
                       llc_banks=4,                # assumed
                       dram_device="micron-ddr3-4gb-x8", dram_ranks_per_channel=2,   # assumed DIMMs (64 GB/socket)

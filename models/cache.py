@@ -60,6 +60,9 @@ class Cache(SimObject):
                              f"{self.assoc * self.line_size} bytes)")
         if self.replacement == "plru" and not _is_pow2(self.assoc):
             raise ParamError(f"Cache.replacement = 'plru' needs a power-of-two assoc, not {self.assoc}")
+        if self.prefetch.max_misses_in_flight > self.mshrs:
+            raise ParamError(f"Cache.prefetch.max_misses_in_flight = {self.prefetch.max_misses_in_flight} exceeds "
+                             f"the cache's {self.mshrs} MSHRs: it could never hold a prefetch back")
 
 
 class CacheHierarchy(SimObject):

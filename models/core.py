@@ -31,6 +31,20 @@ class Core(SimObject):
     lq_entries = Param.Count(32, "load-queue entries, held from dispatch to commit (assumed)", min=1, max=512)
     sq_entries = Param.Count(24, "store-queue/store-buffer entries, held from dispatch until the store is written "
                              "to the L1D after commit (assumed)", min=1, max=512)
+    scheduler_entries = Param.Count(0, "unified scheduler (reservation station) entries: an instruction holds one "
+                                    "from dispatch until the cycle it issues, and dispatch waits for a free one "
+                                    "(Sandy Bridge and Ivy Bridge: 54, Intel); 0: no scheduler bound, the ROB alone "
+                                    "bounds what waits to issue", min=0, max=1024)
+    int_rename_registers = Param.Count(0, "integer physical registers free for renaming (the integer register file "
+                                       "less the architectural registers it holds): an instruction writing an "
+                                       "integer register holds one from dispatch until it commits (the mapping it "
+                                       "replaces is freed then), and dispatch waits for a free one; 0: no bound",
+                                       min=0, max=4096)
+    alias_4k_penalty = Param.Count(0, "cycles a load is delayed when the youngest older store still in the store "
+                                   "buffer whose address matches it in bits 11:0 (a 4 KB offset apart) does not "
+                                   "overlap it: the memory-order buffer compares only those bits, so the false "
+                                   "dependence blocks the load until it is reissued (Intel's '4K aliasing'); 0: "
+                                   "loads are compared with stores on whole addresses", min=0, max=100)
     int_alus = Param.Count(3, "integer ALUs (also resolve branches and jumps)", min=1, max=16)
     int_alu_latency = Param.Count(1, "integer ALU latency in cycles", min=1, max=100)
     mul_units = Param.Count(1, "pipelined integer multipliers (assumed)", min=1, max=16)

@@ -48,6 +48,11 @@ class Prefetcher(SimObject):
                                     "20)", min=1, max=63)
     adjacent_line = Param.Bool(False, "spatial (adjacent-line) prefetcher: a miss fetches the other line of its "
                                "128-byte-aligned pair")
+    max_misses_in_flight = Param.Count(0, "the prefetchers send a line only while fewer than this many of the "
+                                       "cache's MSHRs (fill buffers) hold misses in flight, else it is dropped "
+                                       "(Intel's manual lists 'not many other load misses are in progress' among the "
+                                       "L1D prefetchers' issue conditions; how many is not published: a value here "
+                                       "is assumed); 0: whenever an MSHR is free", min=0, max=256)
     trained_by_non_temporal = Param.Bool(False, "these prefetchers see non-temporal accesses (a software NTA "
                                          "prefetch, not allocated in the L2): off, an NTA prefetch neither trains "
                                          "the streamer nor triggers the adjacent-line prefetcher (Intel's manual: "

@@ -55,6 +55,8 @@ def test_platforms_turn_translation_and_prefetchers_on_where_they_say():
     (lambda: Prefetcher(streamer_degree=9), "streamer_degree"),
     (lambda: Prefetcher(ip_stride_degree=0), "ip_stride_degree"),
     (lambda: Prefetcher(streamer_distance=64), "streamer_distance"),
+    (lambda: Cache(mshrs=10, prefetch=Prefetcher(next_line=True, max_misses_in_flight=11)),
+     "max_misses_in_flight = 11 exceeds the cache's 10 MSHRs"),
 ])
 def test_bad_input_is_a_param_error_naming_it(make, message):
     with pytest.raises(ParamError, match=message):
@@ -64,3 +66,13 @@ def test_bad_input_is_a_param_error_naming_it(make, message):
 def test_a_cache_carries_its_prefetchers():
     c = Cache(prefetch=Prefetcher(streamer=True, streamer_degree=2))
     assert c.to_dict()["prefetch"]["streamer"] is True
+
+
+def test_the_core_window_bounds_are_the_xeons_and_off_on_the_target():
+    """The scheduler and rename bounds: Sandy/Ivy Bridge's 54 entries and 160 - 16 integer registers on the Xeon,
+    and the power model prices the same figures (declared once); the target has neither bound."""
+    xeon, tech = xeon_e5_2697v2_socket.core(), xeon_e5_2697v2_socket.technology()
+    assert (xeon.scheduler_entries, xeon.int_rename_registers, xeon.alias_4k_penalty) == (54, 144, 7)
+    assert (tech.issue_queue, tech.phys_int_regs) == (xeon.scheduler_entries, xeon.int_rename_registers + 16)
+    target = brps_target_socket.core()
+    assert (target.scheduler_entries, target.int_rename_registers, target.alias_4k_penalty) == (0, 0, 0)

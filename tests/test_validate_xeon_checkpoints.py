@@ -212,3 +212,20 @@ def test_a_checkpoint_of_a_format_this_engine_cannot_read_is_a_clear_error(engin
     write_checksums(moved, ["manifest.json"])       # a whole checkpoint of another format, not a damaged one
     with pytest.raises(ConfigError, match=r"System.restore_from = .*: format version 99, this engine reads version 1"):
         _run(tmp_path, "second")
+
+
+def test_a_checkpoint_taken_before_a_parameter_was_declared_is_still_its_data_set(engine, tmp_path):
+    """A timing parameter declared after the load (absent from the checkpoint's configuration, which the engine's
+    strict reading refuses) takes the point's value; one a restore must match, absent, is another data set."""
+    from drivers.sweep import loaded_elsewhere
+
+    _run(tmp_path, "first")
+    moved = _as_loaded_by_another_build(tmp_path)
+    manifest = json.loads((moved / "manifest.json").read_text())
+    older = json.loads(json.dumps(manifest))
+    del older["config"]["core"]["scheduler_entries"], older["config"]["nics"][0]["pcie_read_tags"]
+    (moved / "manifest.json").write_text(json.dumps(older))
+    assert loaded_elsewhere(tmp_path / "ck", _point())["folder"] == str(moved)
+    del older["config"]["nics"][0]["queues"]           # a field a restore must match
+    (moved / "manifest.json").write_text(json.dumps(older))
+    assert loaded_elsewhere(tmp_path / "ck", _point()) is None

@@ -148,7 +148,14 @@ def check_existing(folder: str | pathlib.Path, point: Point) -> None:
     if manifest.get("format") != "kvsim-checkpoint" or "config" not in manifest:
         raise ParamError(f"{where}: {manifest_path} names no kvsim checkpoint")
     config = point.system().to_dict()
-    then, now = (json.loads(_engine.checkpoint_identity(json.dumps(c))) for c in (manifest["config"], config))
+    now = json.loads(_engine.checkpoint_identity(json.dumps(config)))
+    # A parameter declared after the checkpoint was taken is absent from its configuration, which the engine's
+    # strict reading refuses: it takes this point's value, unless a restore must match it (then it differs).
+    old, added = with_added_parameters(manifest["config"], config)
+    if must_match := [path for path in added if any(path == p or path.startswith(p + ".") for p in now)]:
+        raise ParamError(f"{where}: it holds another data set: {', '.join(must_match)} (which a restore must match) "
+                         "is not in the checkpoint's configuration")
+    then = json.loads(_engine.checkpoint_identity(json.dumps(old)))
     paths = [path for path in sorted(set(then) | set(now)) if then.get(path) != now.get(path)]
     # The identity holds a prefix ('workload') beside its fields: name the fields that differ, not the whole again.
     paths = [path for path in paths if not any(other.startswith(path + ".") for other in paths)]
@@ -163,6 +170,25 @@ def check_existing(folder: str | pathlib.Path, point: Point) -> None:
                          f"{manifest.get('binary_bytes')} bytes, CRC-32 {manifest.get('binary_crc32', 0):#010x}); "
                          f"this point's {binary} " + (f"has {len(data)} bytes, CRC-32 {zlib.crc32(data):#010x}"
                                                       if binary.is_file() else "does not exist"))
+
+
+def with_added_parameters(old: Any, new: Any, path: str = "") -> tuple[Any, list[str]]:
+    """`old` (a checkpoint's configuration) with every field `new` (a point's) has and it lacks added from `new`,
+    and the dotted paths of those fields (list items matched by position, their index left out of the path)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out, added = dict(old), []
+        for key, value in new.items():
+            where = f"{path}.{key}" if path else key
+            if key not in old:
+                out[key], added = value, added + [where]
+            else:
+                out[key], more = with_added_parameters(old[key], value, where)
+                added += more
+        return out, added
+    if isinstance(old, list) and isinstance(new, list):
+        pairs = [with_added_parameters(o, n, path) for o, n in zip(old, new)]
+        return [o for o, _ in pairs] + old[len(new):], [p for _, more in pairs for p in more]
+    return old, []
 
 
 def checkpoint_bytes(store: str | pathlib.Path) -> int:

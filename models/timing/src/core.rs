@@ -4,7 +4,9 @@
 //! fetch, dispatch, issue, completion and commit cycles from:
 //! * fetch: `fetch_width` per cycle, a taken branch ends the fetch group, a new I-cache line is fetched from the
 //!   L1I (a miss stalls fetch), a mispredicted branch redirects fetch `mispredict_penalty` cycles after it resolves;
-//! * dispatch: `fetch_width` per cycle in order, once the instruction's ROB entry (and LQ/SQ entry) is free;
+//! * dispatch: `fetch_width` per cycle in order, once the instruction's ROB entry (and LQ/SQ entry) is free, and,
+//!   where the core bounds them, a scheduler entry (held until the instruction issues) and an integer rename
+//!   register (held until it commits);
 //! * issue: when its sources are ready (a register scoreboard of ready cycles) and a functional unit and an issue
 //!   slot are free that cycle (a calendar of per-cycle slot counts); in-order cores also never issue before an
 //!   older instruction;
@@ -20,8 +22,10 @@ use crate::bpred::BranchPredictor;
 use crate::inst::{InstClass, InstInfo, PrefetchKind};
 use crate::tlb::{pte_read, Mmu, Side};
 use crate::tlb_guest::{PageTables, Untranslated};
-use crate::{ratio, AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick};
+use crate::{ratio, AccessKind, Clock, MemPort, MemReq, StatSink, Tick};
 use kvsim_params::Core as CoreParams;
+
+mod lsq;
 
 /// Functional-unit classes (index into the per-cycle calendar).
 const FU_ALU: usize = 0;
@@ -40,6 +44,12 @@ const N_FU: usize = 8;
 /// Cycles the calendar remembers; issue slots further apart than this may alias (rare, and only ever lets an
 /// instruction issue where a forgotten one did).
 const CALENDAR: usize = 1 << 14;
+
+/// Cycles ahead of dispatch the scheduler's per-cycle issue counts reach (a power of two).
+const SCHED_WINDOW: usize = 1 << 14;
+
+/// 8-byte words in a 4 KB page: what the memory-order buffer's partial compare (address bits 11:0) sees of a word.
+const PAGE_WORDS: usize = 512;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
@@ -78,7 +88,13 @@ pub struct CoreStats {
     pub forwarded_loads: u64,
     /// Loads that overlap an undrained older store without being contained in it: they wait for it to drain.
     pub forward_blocked_loads: u64,
+    /// Loads delayed by 4K aliasing (counted only where the core models it).
+    pub aliased_loads: u64,
     pub icache_stall_cycles: u64,
+    /// Dispatch cycles lost waiting for a scheduler entry, and for an integer rename register (counted only where
+    /// the core bounds them).
+    pub scheduler_stall_cycles: u64,
+    pub rename_stall_cycles: u64,
     pub rob_occupancy_sum: u64,
     pub lq_occupancy_sum: u64,
     pub sq_occupancy_sum: u64,
@@ -200,11 +216,26 @@ pub struct Core {
     rob_pos: usize,
     lq: Vec<u64>,
     lq_pos: usize,
+    /// The scheduler (`Core.scheduler_entries`, 0: unbounded and these unused): per cycle (mod `SCHED_WINDOW`) the
+    /// dispatched instructions that issue in it, the entries in use (those issuing after `sched_cursor`), and the
+    /// cycle up to which issues have been taken off.
+    sched_count: Vec<u16>,
+    sched_busy: usize,
+    sched_cursor: u64,
+    sched_cap: usize,
+    /// Commit cycles of the last `Core.int_rename_registers` instructions that wrote an integer register, oldest at
+    /// `rename_pos` (empty when that is 0): a writer takes the register the oldest one frees at its commit.
+    rename: Vec<u64>,
+    rename_pos: usize,
     /// The store queue, oldest at `sq_pos` (each entry's fields together: one bounds check per entry read).
     sq: Vec<SqEntry>,
     sq_pos: usize,
     /// Per hash of a word: the latest release of a store to it, so most loads skip the SQ search.
     sq_filter: [u64; 64],
+    /// Per word of a 4 KB page (address bits 11:3): the latest release of a store to it, so most loads skip the
+    /// 4K-aliasing search. Unused when `alias_pen` is 0.
+    alias_filter: Vec<u64>,
+    alias_pen: u64,
     calendar: Vec<Slot>,
     div_free: Vec<u64>,
     fdiv_free: Vec<u64>,
@@ -269,9 +300,17 @@ impl Core {
             rob_pos: 0,
             lq: vec![0; p.lq_entries as usize],
             lq_pos: 0,
+            sched_count: if p.scheduler_entries == 0 { Vec::new() } else { vec![0; SCHED_WINDOW] },
+            sched_busy: 0,
+            sched_cursor: 0,
+            sched_cap: p.scheduler_entries as usize,
+            rename: vec![0; p.int_rename_registers as usize],
+            rename_pos: 0,
             sq: vec![SqEntry { release: 0, done: 0, addr: u64::MAX, size: 0 }; p.sq_entries as usize],
             sq_pos: 0,
             sq_filter: [0; 64],
+            alias_filter: if p.alias_4k_penalty == 0 { Vec::new() } else { vec![0; PAGE_WORDS] },
+            alias_pen: p.alias_4k_penalty,
             calendar: vec![Slot::default(); CALENDAR],
             div_free: vec![0; p.div_units as usize],
             fdiv_free: vec![0; p.fp_div_units as usize],
@@ -515,6 +554,17 @@ impl Core {
         if d < self.disp_cycle {
             d = self.disp_cycle;
         }
+        // An integer rename register: the one the writer `int_rename_registers` writers back frees at its commit.
+        let writes_int = inst.dst != 0 && inst.dst < 32 && !self.rename.is_empty();
+        if writes_int && self.rename[self.rename_pos] > d {
+            self.stats.rename_stall_cycles += self.rename[self.rename_pos] - d;
+            d = self.rename[self.rename_pos];
+        }
+        // A scheduler entry: those whose instructions issued by `d` are free; if none is, the earliest to issue.
+        let uses_sched = self.sched_cap != 0 && class != InstClass::Nop;
+        if uses_sched {
+            d = self.sched_entry(d);
+        }
         if d == self.disp_cycle {
             if self.disp_slots >= self.fetch_width {
                 d += 1;
@@ -637,6 +687,9 @@ impl Core {
         if issue > self.last_issue {
             self.last_issue = issue;
         }
+        if uses_sched {
+            self.sched_hold(d, issue);
+        }
         if inst.dst != 0 {
             self.reg_ready[(inst.dst & 63) as usize] = complete; // (register numbers are below 64: no bounds check)
         }
@@ -678,6 +731,10 @@ impl Core {
         }
         self.rob[self.rob_pos] = c;
         self.rob_pos = if self.rob_pos + 1 == self.rob.len() { 0 } else { self.rob_pos + 1 };
+        if writes_int {
+            self.rename[self.rename_pos] = c;
+            self.rename_pos = if self.rename_pos + 1 == self.rename.len() { 0 } else { self.rename_pos + 1 };
+        }
         self.stats.rob_occupancy_sum += c - d;
         if is_load {
             self.lq[self.lq_pos] = c;
@@ -696,6 +753,9 @@ impl Core {
             for word in [inst.mem_addr >> 3, (inst.mem_addr + inst.mem_size.max(1) as u64 - 1) >> 3] {
                 let h = Self::word_hash(word);
                 self.sq_filter[h] = self.sq_filter[h].max(release);
+                if let Some(a) = self.alias_filter.get_mut(word as usize % PAGE_WORDS) {
+                    *a = (*a).max(release);
+                }
             }
             self.sq_pos = if self.sq_pos + 1 == self.sq.len() { 0 } else { self.sq_pos + 1 };
             self.stats.sq_occupancy_sum += release - d;
@@ -703,56 +763,53 @@ impl Core {
         InstTiming { fetch, dispatch: d, issue, complete, commit: c }
     }
 
+    /// The dispatch cycle (>= `d`) at which a scheduler entry is free: entries whose instruction issued by then are
+    /// free (an instruction may dispatch into an entry in the cycle its holder issues); while all are held, dispatch
+    /// waits a cycle at a time, as their instructions issue. The issues are taken off only when the count (which
+    /// may still include issued ones) reaches the bound: amortised over the cycles simulated, the cursor only moves
+    /// forward, and jumps ahead when nothing is held.
     #[inline]
-    fn word_hash(word: u64) -> usize {
-        ((word ^ (word >> 6) ^ (word >> 12)) & 63) as usize
+    fn sched_entry(&mut self, d: u64) -> u64 {
+        if self.sched_busy < self.sched_cap {
+            return d;
+        }
+        self.sched_release(d);
+        let mut at = d;
+        while self.sched_busy >= self.sched_cap {
+            at += 1;
+            self.sched_release(at);
+        }
+        self.stats.scheduler_stall_cycles += at - d;
+        at
     }
 
-    /// A load issued at cycle `i`: forwarded from an older store still in the store queue, else from memory.
-    /// The youngest undrained older store that overlaps the load decides: if the load's bytes lie wholly inside
-    /// it, its data is forwarded; if they only partly overlap (a wider load over a narrower store, or straddling
-    /// it), forwarding fails and the load waits until that store (and so every older one) has drained into the
-    /// L1D, then reads it there (Intel's optimization manual, "Store Forwarding": Sandy Bridge and its successors
-    /// forward only to a load fully contained in one store; a blocked load waits for the store to be written to
-    /// the cache).
+    /// Free the entries of instructions that issue in cycles up to `to`.
     #[inline]
-    fn load<M: MemPort + ?Sized, T: PageTables>(
-        &mut self,
-        inst: &InstInfo,
-        i: u64,
-        mem: &mut M,
-        tables: &mut T,
-    ) -> u64 {
-        let (i, pa) = self.translate(Side::Data, inst.mem_addr, i, mem, tables);
-        let (start, end) = (inst.mem_addr, inst.mem_addr + inst.mem_size.max(1) as u64);
-        // Search the SQ youngest first (only if the filter says a store to one of the load's words may be
-        // undrained).
-        let undrained = |w: u64| self.sq_filter[Self::word_hash(w)] > i;
-        let n = if undrained(start >> 3) || undrained((end - 1) >> 3) { self.sq.len() } else { 0 };
-        let mut k = self.sq_pos;
-        for _ in 0..n {
-            k = if k == 0 { n - 1 } else { k - 1 };
-            // Stores leave the buffer in order (`last_store_release`), so releases only fall going back: once one
-            // has left by `i`, every older one has too, and none of them can forward or block.
-            let e = self.sq[k];
-            if e.release <= i {
-                break;
+    fn sched_release(&mut self, to: u64) {
+        while self.sched_cursor < to {
+            if self.sched_busy == 0 {
+                self.sched_cursor = to; // every count is 0: nothing to take off on the way
+                return;
             }
-            let (s_start, s_end) = (e.addr, e.addr.wrapping_add(e.size as u64));
-            if s_start < end && start < s_end {
-                if s_start <= start && end <= s_end {
-                    self.stats.forwarded_loads += 1;
-                    return i.max(e.done) + self.l1.l1d;
-                }
-                self.stats.forward_blocked_loads += 1;
-                return e.release + self.l1.l1d;
-            }
+            self.sched_cursor += 1;
+            let k = self.sched_cursor as usize & (SCHED_WINDOW - 1);
+            self.sched_busy -= self.sched_count[k] as usize;
+            self.sched_count[k] = 0;
         }
-        mem.set_pc(self.id, inst.pc);
-        let mut req = MemReq::new(pa, AccessKind::Read, self.id, self.clock.tick(i));
-        req.non_temporal = inst.non_temporal;
-        req.class = ReqClass::Core;
-        self.mem_cycles(mem.access(&req)).max(i + 1)
+    }
+
+    /// Hold a scheduler entry, dispatched at `d`, until cycle `issue` (after `d`, so after the cursor). An issue
+    /// beyond the counts' window of the cursor first brings the cursor to `d`; one `SCHED_WINDOW` cycles or more
+    /// after `d` frees its entry at the window's last cycle (rare: a load waiting that long), so no count is ever
+    /// left behind the cursor.
+    #[inline]
+    fn sched_hold(&mut self, d: u64, issue: u64) {
+        if issue >= self.sched_cursor + SCHED_WINDOW as u64 {
+            self.sched_release(d);
+        }
+        let at = issue.min(self.sched_cursor + SCHED_WINDOW as u64 - 1);
+        self.sched_count[at as usize & (SCHED_WINDOW - 1)] += 1;
+        self.sched_busy += 1;
     }
 
     /// Named statistics under `prefix` (e.g. "system.core0."), counted since the last stats reset. Besides the
@@ -800,6 +857,9 @@ impl Core {
             s.forward_blocked_loads as f64,
             "loads partly overlapping an undrained store: they waited for it to drain",
         );
+        if self.alias_pen != 0 {
+            out.add(prefix, "aliased_loads", s.aliased_loads as f64, "loads reissued after a false 4K alias");
+        }
         out.add(
             prefix,
             "load_latency_avg",
@@ -816,6 +876,23 @@ impl Core {
             "mispredicts / (branches + jumps)",
         );
         out.add(prefix, "icache_stall_cycles", s.icache_stall_cycles as f64, "fetch cycles lost to L1I misses");
+        // Only where the core bounds them, so a core without these bounds keeps its statistics as they were.
+        if self.sched_cap != 0 {
+            out.add(
+                prefix,
+                "scheduler_stall_cycles",
+                s.scheduler_stall_cycles as f64,
+                "dispatch cycles lost waiting for a scheduler entry (summed over instructions)",
+            );
+        }
+        if !self.rename.is_empty() {
+            out.add(
+                prefix,
+                "rename_stall_cycles",
+                s.rename_stall_cycles as f64,
+                "dispatch cycles lost waiting for an integer rename register (summed over instructions)",
+            );
+        }
         out.add(prefix, "rob_occupancy_avg", ratio(s.rob_occupancy_sum as f64, cycles), "average ROB entries in use");
         out.add(
             prefix,

@@ -172,3 +172,28 @@ fn a_demand_stream_still_trains_them_and_the_switch_restores_training_by_non_tem
     assert!(stats(&trained).get("c.l2.prefetcher.issued").unwrap_or(0.0) > 0.0, "switched on: the NTA stream trains");
     assert!(!l2_has(&trained, 0), "the NTA line itself still skips the L2");
 }
+
+#[test]
+fn with_too_many_misses_in_flight_the_l1d_prefetchers_send_nothing() {
+    // Intel's "not many other load misses in progress", as a bound of 2 busy fill buffers (MSHRs).
+    let bounded = Prefetcher { next_line: true, max_misses_in_flight: 2, ..Prefetcher::default() };
+    let ascending_under_misses = |m: &mut MemSystem<FixedLatency>| {
+        read(m, 0x80_0000, 0); // another page's miss, in flight for the next 50 ns
+        read(m, PAGE + 10 * 64, 10);
+        read(m, PAGE + 11 * 64, 20); // ascending: names line 12, with three misses in flight (its own included)
+    };
+    let mut m = system(Prefetcher { next_line: true, ..Prefetcher::default() }, Prefetcher::default());
+    ascending_under_misses(&mut m);
+    assert!(m.cores[0].l1d.contains(line(12)), "unbounded: sent while an MSHR is free");
+    assert_eq!(stats(&m).get("c.l1d.prefetcher.throttled"), None, "no bound, no such counter");
+    let mut m = system(bounded, Prefetcher::default());
+    ascending_under_misses(&mut m);
+    assert!(!m.cores[0].l1d.contains(line(12)), "three misses in flight: held back");
+    // Once those have landed, an ascending access with only its own miss in flight sends its next line.
+    read(&mut m, PAGE + 20 * 64, APART);
+    read(&mut m, PAGE + 21 * 64, 2 * APART);
+    assert!(m.cores[0].l1d.contains(line(22)));
+    let s = stats(&m);
+    assert_eq!((s.get("c.l1d.prefetcher.throttled"), s.get("c.l1d.prefetcher.issued")), (Some(1.0), Some(1.0)));
+    assert_eq!(s.get("c.l1d.prefetcher.dropped"), Some(0.0), "not counted as every MSHR busy");
+}

@@ -62,3 +62,33 @@ fn host_time_of_the_timing_system_on_the_mix_and_on_dram_bound_loads() {
     }
     println!("timing system: mix {best_mix:.1} ns/inst, DRAM-bound {best_mem:.1} ns/load (best of 5)");
 }
+
+/// Host time per instruction of core + caches + DRAM on the synthetic mix with the core's window bounds and 4K
+/// aliasing off and on (the Xeon's 54 scheduler entries, 144 rename registers, 7-cycle alias), one at a time and
+/// together: best of 5 rounds each, for the cost of each mechanism (`-- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn host_time_of_the_core_window_bounds_and_4k_aliasing() {
+    use kvsim_params::Core as CoreParams;
+    use kvsim_timing::synth::{core_params, dram_params, hierarchy_params};
+    let base = core_params();
+    let variants = [
+        ("off", base.clone()),
+        ("scheduler 54", CoreParams { scheduler_entries: 54, ..base.clone() }),
+        ("rename 144", CoreParams { int_rename_registers: 144, ..base.clone() }),
+        ("4K alias 7", CoreParams { alias_4k_penalty: 7, ..base.clone() }),
+        ("all three", CoreParams { scheduler_entries: 54, int_rename_registers: 144, alias_4k_penalty: 7, ..base }),
+    ];
+    for (name, p) in variants {
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let mut m = CoreRig::new(&p, &hierarchy_params(), &dram_params());
+            run(&mut m, MixedStream::new(500_000, 1));
+            let n = 3_000_000u64;
+            let start = Instant::now();
+            run(&mut m, MixedStream::new(n, 2));
+            best = best.min(start.elapsed().as_secs_f64() / n as f64 * 1e9);
+        }
+        println!("{name:>12}: {best:.1} ns per instruction");
+    }
+}

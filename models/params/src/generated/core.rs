@@ -22,6 +22,12 @@ pub struct Core {
     pub lq_entries: u64,
     /// store-queue/store-buffer entries, held from dispatch until the store is written to the L1D after commit (assumed)
     pub sq_entries: u64,
+    /// unified scheduler (reservation station) entries: an instruction holds one from dispatch until the cycle it issues, and dispatch waits for a free one (Sandy Bridge and Ivy Bridge: 54, Intel); 0: no scheduler bound, the ROB alone bounds what waits to issue
+    pub scheduler_entries: u64,
+    /// integer physical registers free for renaming (the integer register file less the architectural registers it holds): an instruction writing an integer register holds one from dispatch until it commits (the mapping it replaces is freed then), and dispatch waits for a free one; 0: no bound
+    pub int_rename_registers: u64,
+    /// cycles a load is delayed when the youngest older store still in the store buffer whose address matches it in bits 11:0 (a 4 KB offset apart) does not overlap it: the memory-order buffer compares only those bits, so the false dependence blocks the load until it is reissued (Intel's '4K aliasing'); 0: loads are compared with stores on whole addresses
+    pub alias_4k_penalty: u64,
     /// integer ALUs (also resolve branches and jumps)
     pub int_alus: u64,
     /// integer ALU latency in cycles
@@ -86,6 +92,9 @@ impl Default for Core {
             rob_entries: 64,
             lq_entries: 32,
             sq_entries: 24,
+            scheduler_entries: 0,
+            int_rename_registers: 0,
+            alias_4k_penalty: 0,
             int_alus: 3,
             int_alu_latency: 1,
             mul_units: 1,

@@ -23,6 +23,8 @@ pub struct Prefetcher {
     pub streamer_distance: u64,
     /// spatial (adjacent-line) prefetcher: a miss fetches the other line of its 128-byte-aligned pair
     pub adjacent_line: bool,
+    /// the prefetchers send a line only while fewer than this many of the cache's MSHRs (fill buffers) hold misses in flight, else it is dropped (Intel's manual lists 'not many other load misses are in progress' among the L1D prefetchers' issue conditions; how many is not published: a value here is assumed); 0: whenever an MSHR is free
+    pub max_misses_in_flight: u64,
     /// these prefetchers see non-temporal accesses (a software NTA prefetch, not allocated in the L2): off, an NTA prefetch neither trains the streamer nor triggers the adjacent-line prefetcher (Intel's manual: they watch loads, stores, hardware prefetches and lines filled into the L2)
     pub trained_by_non_temporal: bool,
 }
@@ -40,6 +42,7 @@ impl Default for Prefetcher {
             streamer_degree: 2,
             streamer_distance: 20,
             adjacent_line: false,
+            max_misses_in_flight: 0,
             trained_by_non_temporal: false,
         }
     }

@@ -135,6 +135,8 @@ pub struct CacheArray {
     prefetched: Vec<bool>,
     /// What became of this cache's hardware prefetches.
     pub pf: PrefetchStats,
+    /// A prefetch is sent only while fewer MSHRs than this are busy (0: whenever one is free).
+    pub pf_busy_limit: usize,
     /// Hit latency in cycles of this cache's clock, and the same in ticks.
     pub hit_cycles: u64,
     pub hit_ticks: Tick,
@@ -162,6 +164,7 @@ impl CacheArray {
             owners: Vec::new(),
             prefetched: Vec::new(),
             pf: PrefetchStats::default(),
+            pf_busy_limit: p.prefetch.max_misses_in_flight as usize,
             hit_cycles: p.hit_latency,
             hit_ticks: Clock::new(clock_hz).ticks(p.hit_latency),
             stats: CacheStats::default(),
@@ -342,11 +345,16 @@ impl CacheArray {
     }
 
     /// The MSHR a hardware prefetch at `t` takes: Some(None) when untimed (warming holds none), Some(Some(i)) for
-    /// one free at `t`, None (the prefetch is dropped and counted) when every one is busy: a prefetch never waits.
+    /// one free at `t`, None (the prefetch is dropped and counted) when every one is busy, or `pf_busy_limit` or
+    /// more are: a prefetch never waits.
     #[inline]
     pub fn prefetch_mshr(&mut self, t: Tick, timed: bool) -> Option<Option<usize>> {
         if !timed {
             return Some(None);
+        }
+        if self.pf_busy_limit != 0 && self.mshr.iter().filter(|&&busy| busy > t).count() >= self.pf_busy_limit {
+            self.pf.throttled += 1;
+            return None;
         }
         let free = self.mshr.iter().position(|&busy| busy <= t);
         self.pf.dropped += free.is_none() as u64;

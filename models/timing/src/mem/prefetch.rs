@@ -38,6 +38,9 @@ pub struct PrefetchStats {
     pub useless: u64,
     /// Candidates dropped because every MSHR was busy.
     pub dropped: u64,
+    /// Candidates dropped because `Prefetcher.max_misses_in_flight` MSHRs or more were busy (counted only where
+    /// that bound is set).
+    pub throttled: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -236,4 +239,9 @@ pub fn write_prefetch_stats(s: &PrefetchStats, prefix: &str, out: &mut StatSink)
     out.add(prefix, "late", s.late as f64, "useful prefetches whose data had not yet arrived at the first use");
     out.add(prefix, "useless", s.useless as f64, "prefetched lines evicted or invalidated before any use");
     out.add(prefix, "dropped", s.dropped as f64, "prefetches not sent: every MSHR was busy");
+}
+
+/// The count of prefetches a cache's in-flight bound held back, where it has one (`max_misses_in_flight` != 0).
+pub fn write_throttled(s: &PrefetchStats, prefix: &str, out: &mut StatSink) {
+    out.add(prefix, "throttled", s.throttled as f64, "prefetches not sent: too many misses in flight");
 }
