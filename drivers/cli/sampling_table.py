@@ -11,7 +11,8 @@ phase (the time between windows is the estimate, models/sampling.py): their inte
 drivers/steady_state.py over the sampled run's phase (its run-to-run noise, not a sampling error).
 Both runs' host CPU seconds, and what the diagnosis of a miss needs: all the instructions the sampled run executed
 over the full run's, and both runs' idle-poll instructions per request. Printed as Markdown (and written to --out);
-exit status 1 if an IPC interval misses. The table of session 17, with its notes: results/speed/sampling_table_s17.md.
+exit status 1 if an interval misses. The tables of sessions 17 and 18, with their notes:
+results/speed/sampling_table_s17.md, results/speed/sampling_table_s18.md.
 
     .venv/bin/python sim-scripts/sampling_table.py [--only NAME,...] [--cores 8] [--items 262144]
         [--requests-per-core 5000] [--period-insts-per-hart N] [--warmup-insts-per-hart N] [--out FILE]
@@ -20,8 +21,8 @@ exit status 1 if an IPC interval misses. The table of session 17, with its notes
 from __future__ import annotations
 
 import argparse
-import re
 import pathlib
+import re
 import sys
 import time
 from collections.abc import Callable

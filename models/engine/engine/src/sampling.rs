@@ -46,8 +46,10 @@ struct CoreRate {
     /// polls.
     all: (u64, u64),
     idle: (u64, u64),
-    /// The window's part of the poll in progress (cycles, instructions), classed when the poll ends.
+    /// The window's part of the poll in progress (cycles, instructions), classed when the poll ends; the idle polls
+    /// classed inside the window in progress (added to `idle` with its window).
     open: (u64, u64),
+    window_idle: (u64, u64),
     /// (committed instructions, measured cycles) at the window's start or its last poll end.
     mark: (u64, u64),
     /// Instructions of the poll in progress warmed at the work rate.
@@ -70,7 +72,8 @@ impl CoreRate {
         self.open = (self.open.0 + now.1 - self.mark.1, self.open.1 + now.0 - self.mark.0);
         let decay = |x: u64| x - x / RATE_WINDOWS;
         self.all = (decay(self.all.0) + (now.1 - start.1) * CPI_ONE, decay(self.all.1) + (now.0 - start.0) * CPI_ONE);
-        self.idle = (decay(self.idle.0), decay(self.idle.1));
+        self.idle = (decay(self.idle.0) + self.window_idle.0, decay(self.idle.1) + self.window_idle.1);
+        self.window_idle = (0, 0);
         self.update_rates();
     }
 
@@ -83,6 +86,20 @@ impl CoreRate {
         self.idle_cpi = ratio(self.idle).unwrap_or(self.work);
     }
 
+    /// One instruction warmed: it takes the work rate (an idle poll gets the difference back at its end); the
+    /// whole cycles the clock moves by now.
+    #[inline]
+    fn warm_one(&mut self) -> u64 {
+        self.warmed_in_poll += 1;
+        self.carry += self.work as i64;
+        if self.carry < CPI_ONE as i64 {
+            return 0;
+        }
+        let cycles = self.carry as u64 / CPI_ONE;
+        self.carry %= CPI_ONE as i64;
+        cycles
+    }
+
     /// A poll ended; `timed_now` is the core's (instructions, cycles) when it ended inside a window. Its window
     /// part is classed; an idle poll's warmed instructions get the idle rate (the clock gives back or takes the
     /// difference).
@@ -92,7 +109,10 @@ impl CoreRate {
             self.mark = now;
         }
         if idle {
-            self.idle = (self.idle.0 + self.open.0 * CPI_ONE, self.idle.1 + self.open.1 * CPI_ONE);
+            // Inside its window the poll joins the window's idle polls; after it (the window's part of a poll that
+            // ended later), the sums the window went into.
+            let sums = if timed_now.is_some() { &mut self.window_idle } else { &mut self.idle };
+            *sums = (sums.0 + self.open.0 * CPI_ONE, sums.1 + self.open.1 * CPI_ONE);
             if warming {
                 self.carry += self.warmed_in_poll as i64 * (self.idle_cpi as i64 - self.work as i64);
             }
@@ -172,13 +192,10 @@ impl Sampler {
             sys.warm_at(hart, info);
             let core = &mut sys.cores[hart];
             core.warm_branch(info);
-            let r = &mut self.rate[hart];
-            r.carry += r.work as i64;
-            if r.carry >= CPI_ONE as i64 {
-                core.skip(r.carry as u64 / CPI_ONE);
-                r.carry %= CPI_ONE as i64;
+            let cycles = self.rate[hart].warm_one();
+            if cycles > 0 {
+                core.skip(cycles);
             }
-            r.warmed_in_poll += 1;
             self.warmed_insts += 1;
         } else {
             sys.on_inst(hart, info);
@@ -254,7 +271,7 @@ impl Sampler {
         for ((s, c), r) in self.start.iter_mut().zip(&sys.cores).zip(self.rate.iter_mut()) {
             *s = (c.stats.insts, c.measured_cycles());
             r.mark = *s;
-            r.open = (0, 0);
+            (r.open, r.window_idle) = ((0, 0), (0, 0));
         }
     }
 
@@ -359,6 +376,62 @@ pub fn normal_quantile(p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A window of 1,200 instructions in 900 cycles whose first poll (100 instructions, 40 cycles) found nothing
+    /// and whose second (1,000 instructions) found frames; a third is in progress at its end.
+    fn one_window() -> CoreRate {
+        let mut r = CoreRate::new();
+        r.poll_end(true, Some((100, 40)), false);
+        r.poll_end(false, Some((1100, 840)), false);
+        r.end_window((0, 0), (1200, 900));
+        r
+    }
+
+    #[test]
+    fn a_windows_idle_polls_and_work_give_two_rates() {
+        let r = one_window();
+        assert_eq!(r.idle_cpi, (40 * CPI_ONE).div_ceil(100), "idle polls: 40 cycles for 100 instructions");
+        assert_eq!(r.work, (860 * CPI_ONE).div_ceil(1100), "the rest: 860 cycles for 1,100 instructions");
+        assert_eq!(r.open, (60, 100), "the poll in progress waits for its class");
+    }
+
+    #[test]
+    fn between_windows_idle_polls_pass_at_the_idle_rate_and_work_at_the_work_rate() {
+        let mut r = one_window();
+        let (work, idle) = (r.work as f64 / CPI_ONE as f64, r.idle_cpi as f64 / CPI_ONE as f64);
+        let mut cycles = 0;
+        for _ in 0..1000 {
+            cycles += r.warm_one();
+        }
+        r.poll_end(false, None, true);
+        for _ in 0..2 {
+            for _ in 0..74 {
+                cycles += r.warm_one();
+            }
+            r.poll_end(true, None, true);
+        }
+        for _ in 0..1000 {
+            cycles += r.warm_one();
+        }
+        r.poll_end(false, None, true);
+        // One rate for all (the core's last window, 0.75) would give 1,611 cycles.
+        let want = 2000.0 * work + 148.0 * idle;
+        assert!((cycles as f64 - want).abs() < 2.0, "{cycles} cycles, want {want:.1}");
+    }
+
+    #[test]
+    fn a_cores_rate_averages_its_windows_not_the_last_one() {
+        let mut r = CoreRate::new();
+        let (mut at, mut now) = ((0, 0), (0, 0));
+        for k in 0..40u64 {
+            now = (now.0 + 1000, now.1 + if k % 2 == 0 { 500 } else { 1500 });
+            r.mark = at;
+            r.end_window(at, now);
+            at = now;
+        }
+        let work = r.work as f64 / CPI_ONE as f64;
+        assert!((work - 1.0).abs() < 0.05, "the windows' mean is 1.0, the last 1.5: {work}");
+    }
 
     #[test]
     fn the_normal_quantile_gives_the_known_points() {
