@@ -3,8 +3,8 @@
 //! directory, and the on-chip network that carries every coherence message, over any backing [`MemPort`].
 //!
 //! ONE walk serves every access: a core's timed access, cache warming (the same walk in [`Mode::Warm`]: contents
-//! and replacement state change, no time, no MSHRs, no network bookings, no memory timing) and an I/O agent's DMA
-//! (it enters at the home directory, having no private caches).
+//! and replacement state change, no time, no MSHRs, no network bookings, no memory timing but sampling's, `warm.rs`)
+//! and an I/O agent's DMA (it enters at the home directory, having no private caches).
 //!
 //! Timing: a lookup costs the level's hit latency; a miss leaves for the next level after it. A line is installed
 //! when its miss is sent, with the tick its data arrives; later accesses before then merge with the miss (MSHR
@@ -795,16 +795,6 @@ impl<M: MemPort> MemSystem<M> {
         let at_mc = self.net.send(home, mc, CONTROL_BYTES, t);
         let data = self.mem.access(&MemReq::new(line << self.line_shift, AccessKind::Read, owner, at_mc));
         self.net.send(mc, home, DATA_BYTES, data)
-    }
-
-    /// Sampling's functional warming: a read or write-back of `line` the warm walk caused reaches its memory at the
-    /// warming hart's time (`warm_clock`), so the memory controllers' queues, banks and bus carry the load they
-    /// would in a timed run; its completion time is not used (warming takes no time). Other warming: nothing.
-    #[inline]
-    fn warm_memory(&mut self, line: u64, owner: u16, kind: AccessKind) {
-        if let Some(t) = self.warm_clock {
-            self.mem.access(&MemReq::new(line << self.line_shift, kind, owner, t));
-        }
     }
 
     /// `owner`'s dirty line goes from slice `s` to memory at `t` (posted).
