@@ -7,22 +7,28 @@ Each period of `period_insts_per_hart x harts` instructions (all harts) starts w
 `warmup_insts_per_hart x harts` instructions timed but not measured (the pipeline, the MSHRs and the queues fill
 again: SMARTS's detailed warming), then `window_insts_per_hart x harts` instructions timed and measured. The rest of
 the period is functional warming: every instruction updates the caches, the TLBs and the branch predictor (their
-contents and replacement state), and each core's clock advances by the cycles per instruction its last measured
-window took, so the NICs, the client and the scheduler keep a consistent simulated time. SMARTS's figures (1,000
+contents and replacement state), the memory reads and write-backs it causes reach the memory controllers at the
+hart's time (their queues, banks and bus carry the load they would in a timed run, so the next window does not
+start on idle memory), and each core's clock advances by its estimated cycles per instruction, so the NICs, the
+client and the scheduler keep a consistent simulated time. The estimate is per core and per class of instruction: a
+server's idle polls (known at each poll's end from its poll-end hint) and everything else, each the ratio of
+exponentially weighted sums of the core's windows' cycles and instructions (the newest window weighs 1/16,
+assumed); code without hints is all of one class. Why (engine sampling.rs, measured in
+results/speed/sampling_table_s18.md): one rate from the last window alone let a window's noise set a core's speed
+for the whole stretch, and one rate for both classes let a core's idling speed up its work. SMARTS's figures (1,000
 measured and 2,000 warming instructions per sample) are the per-hart defaults; the period is assumed (20,000 per
 hart: 556 windows in the kvmix test's 11 M instructions on one core, 21 in a 20,000-request target-socket run of
-23 M instructions on 60 cores). The first window starts after a random share of the first
-period drawn from System.seed, so a run is deterministic given its seed and different seeds draw different samples.
+23 M instructions on 60 cores). The first window starts after a random share of the first period drawn from
+System.seed, so a run is deterministic given its seed and different seeds draw different samples.
 
 A sampled run's statistics say so (`sampling.enabled`); the cores', caches', TLBs' and directory's counters cover
 the detailed windows only (the warming in between is put back), and `sampling.cpi`, `sampling.cpi_ci`,
-`sampling.ipc` and the interval give the estimate. The client's throughput and latency, the NICs' and the DRAM's
-figures cover the whole phase, whose time between windows is the estimate (not a measurement). Off by default: the
-validation table on the KVS server (results/speed/sampling_table_s17.md, sim-scripts/sampling_table.py; reduced, 8
-cores) covers the full run's IPC in 6 of 12 of the studies' configurations; the misses are biased high because the
-sampled run's poll-mode cores spin more between requests (the time model between windows changes their idle share),
-and throughput and p95 err by up to 45% and 28%. On the 60-core target socket the interval is also wide (about +-12%
-from 21 windows) and the warming costs most of what timing does.
+`sampling.ipc` and the interval give the estimate, `sampling.llc_mpki` and `llc_mpki_ci` the LLC's misses per 1,000
+instructions. The client's throughput and latency, the NICs' and the DRAM's figures cover the whole phase, whose
+time between windows is the estimate (not a measurement). Off by default: the validation table on the KVS server
+(results/speed/sampling_table_s18.md, sim-scripts/sampling_table.py; reduced, 8 cores) does not support turning it
+on (see its summary). On the 60-core target socket the interval is also wide (about +-12% from 21 windows) and the
+warming costs most of what timing does.
 """
 
 from __future__ import annotations

@@ -51,3 +51,26 @@ def _flat(d: dict, prefix: str = "") -> dict:
         elif not isinstance(v, list):
             out[f"{prefix}{k}"] = v
     return out
+
+
+def _stats(ipc: float, mrps: float, p95_ns: float, misses: float, sampled: bool) -> dict:
+    """A run's statistics as the table reads them: 2 cores of 1,000 instructions each, 2 LLC slices."""
+    s = {"system.socket0.core0.committed_insts": 1000.0, "system.socket0.core1.committed_insts": 1000.0,
+         "system.socket0.core0.cycles": 1000 / ipc, "system.socket0.core1.cycles": 1000 / ipc,
+         "system.socket0.llc.slice0.misses": misses / 2, "system.socket0.llc.slice1.misses": misses / 2,
+         "client.throughput_mrps": mrps, "client.latency.p95": p95_ns, "client.latency.p95_batches": 30.0,
+         "client.latency.p95_batch_sd": 100.0, table.IDLE: 50.0,
+         table.BATCH_RATES: [mrps - 0.1, mrps + 0.1] * 15}
+    if sampled:
+        s.update({f"sampling.{k}": v for k, v in {
+            "confidence": 0.997, "ipc": ipc, "ipc_low": ipc * 0.95, "ipc_high": ipc * 1.05, "windows": 100.0,
+            "llc_mpki": misses / 2, "llc_mpki_ci": 0.1, "timed_insts": 2000.0, "warmed_insts": 8000.0}.items()})
+    return s
+
+
+def test_a_row_says_which_intervals_cover_the_full_runs_values():
+    # Sampled: throughput 10 +- ~0.04, p95 10 us +- ~0.06, IPC 1.0 within 5%, 2 misses a kilo-instruction +- 0.1.
+    full = _stats(ipc=1.02, mrps=10.5, p95_ns=10_030.0, misses=4.6, sampled=False)
+    line, covered = table.row("base", full, _stats(1.0, 10.0, 10_000.0, 4.0, sampled=True), (1.0, 1.0))
+    assert covered == {"mrps": False, "p95": True, "ipc": True, "mpki": False}
+    assert line.count(" NO") == 2 and "10.500 / 10.000" in line and "2.300 / 2.000 [1.900, 2.100]" in line

@@ -3,13 +3,16 @@ run in full detail and sampled (`System.sampling`), on the KVS server under the 
 (a share of the 60-core socket with per-core resources in proportion, common.target; a data set of 256 Ki items
 and 5,000 requests per core, so the whole table fits a shared host: about 3 CPU minutes).
 
-For each configuration: the full detailed run's IPC (all cores' instructions over all their cycles in the measured
-phase), throughput and p95 latency beside the sampled run's. The sampled IPC has an interval (sampling.ipc_low ..
-ipc_high); throughput and latency cover the whole measured phase, whose time between windows is the estimate
-(models/sampling.py), so they have no interval: the table gives their error against the full run and says so.
+For each configuration: the full detailed run's throughput, p95 latency, IPC (all cores' instructions over all their
+cycles in the measured phase) and LLC misses per 1,000 instructions beside the sampled run's, with the sampled run's
+interval at the sampling's confidence (99.7%) and whether it covers the full run's value. IPC and misses: from the
+windows (sampling.ipc_low .. ipc_high, sampling.llc_mpki +- llc_mpki_ci). Throughput and p95 cover the whole measured
+phase (the time between windows is the estimate, models/sampling.py): their intervals are the batch means of
+drivers/steady_state.py over the sampled run's phase (its run-to-run noise, not a sampling error).
 Both runs' host CPU seconds, and what the diagnosis of a miss needs: all the instructions the sampled run executed
 over the full run's, and both runs' idle-poll instructions per request. Printed as Markdown (and written to --out);
-exit status 1 if an IPC interval misses. The table of session 17, with its notes: results/speed/sampling_table_s17.md.
+exit status 1 if an interval misses. The tables of sessions 17 and 18, with their notes:
+results/speed/sampling_table_s17.md, results/speed/sampling_table_s18.md.
 
     .venv/bin/python sim-scripts/sampling_table.py [--only NAME,...] [--cores 8] [--items 262144]
         [--requests-per-core 5000] [--period-insts-per-hart N] [--warmup-insts-per-hart N] [--out FILE]
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -96,47 +100,88 @@ def system(name: str, sampled: bool, cores: int = CORES, items: int = ITEMS,
 
 
 def figures(stats: dict) -> dict[str, float]:
-    """IPC (per core: all cores' instructions over all their cycles), throughput (M req/s) and p95 (us)."""
+    """IPC (per core: all cores' instructions over all their cycles), throughput (M req/s), p95 (us) and LLC misses
+    per 1,000 instructions (every slice's misses over all cores' instructions)."""
     insts = sum(paths.CORE.values(stats, "committed_insts"))
     cycles = sum(paths.CORE.values(stats, "cycles"))
-    return {"ipc": insts / cycles, "mrps": stats["client.throughput_mrps"], "p95": stats["client.latency.p95"] / 1e3}
+    misses = sum(v for k, v in stats.items() if LLC_MISSES.fullmatch(k))
+    return {"ipc": insts / cycles, "mrps": stats["client.throughput_mrps"], "p95": stats["client.latency.p95"] / 1e3,
+            "mpki": 1000 * misses / insts}
+
+
+LLC_MISSES = re.compile(r"system\.socket\d+\.llc\.slice\d+\.misses")
 
 
 def run(name: str, sampled: bool, **scale: int) -> tuple[dict, float]:
+    """The run's statistics (with its throughput's batch means, `BATCH_RATES`) and its host CPU seconds."""
+    from drivers.steady_state import batch_rates, measured_reports, reports_in_order
     from models.sim import simulate
 
+    s = system(name, sampled, **scale)
+    reports: list[tuple[str, float, float]] = []
+
+    def progress(insts: int, ticks: int, phase: str, answered: int | None) -> None:
+        if answered is not None:
+            reports.append((phase, float(ticks), float(answered)))
+
+    # About 8 reports a batch (drivers/steady_state.py simulated_window's rule).
+    every = max(20_000, scale.get("requests_per_core", REQUESTS_PER_CORE) * s.harts * 2000 // ((BATCHES + 2) * 8) // s.harts)
     started = time.process_time()
-    stats = simulate(system(name, sampled, **scale)).stats
+    stats = dict(simulate(s, progress=progress, progress_every=every).stats)
+    t, n = reports_in_order(*measured_reports(*zip(*reports)))
+    stats[BATCH_RATES] = batch_rates(t * 1e-12, n, BATCHES)[0] / 1e6
     return stats, time.process_time() - started
+
+
+BATCH_RATES = "table.batch_rates_mrps"   # not an engine statistic: the run's throughput batch means (M req/s)
+BATCHES = 30                             # drivers/steady_state.py's batch count
+
+
+def intervals(sampled: dict) -> dict[str, tuple[float, float]]:
+    """The sampled run's (low, high) for throughput (M req/s), p95 (us), IPC and LLC misses per 1,000 instructions,
+    each at the sampling's confidence: IPC and misses from its windows (sampling.*), throughput and p95 by batch
+    means over the whole measured phase (drivers/steady_state.py: the same rule as the studies' windows)."""
+    from drivers.steady_state import interval, p95_interval
+
+    conf = sampled[paths.SAMPLING.stat("confidence")]
+    mean, half = interval(sampled[BATCH_RATES], conf)
+    p95, p95_half, _ = p95_interval(sampled, conf)
+    mpki, mpki_half = (sampled[paths.SAMPLING.stat(n)] for n in ("llc_mpki", "llc_mpki_ci"))
+    tput = sampled["client.throughput_mrps"]
+    return {"mrps": (tput - half, tput + half), "p95": ((p95 - p95_half) / 1e3, (p95 + p95_half) / 1e3),
+            "ipc": tuple(sampled[paths.SAMPLING.stat(n)] for n in ("ipc_low", "ipc_high")),
+            "mpki": (mpki - mpki_half, mpki + mpki_half)}
 
 
 def _err(est: float, full: float) -> str:
     return f"{100 * (est / full - 1):+.1f}%"
 
 
-HEADER = ("| configuration | study | full IPC | sampled IPC [interval] | IPC covered | full M req/s | sampled M req/s "
-          "(error; no interval) | full p95 us | sampled p95 us (error; no interval) | windows | host CPU s full / "
-          "sampled | instructions sampled / full | idle-poll instructions per request full / sampled |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+METRICS = (("mrps", "M req/s", 3), ("p95", "p95 us", 2), ("ipc", "IPC", 4), ("mpki", "LLC MPKI", 3))
+
+HEADER = ("| configuration | study | " + " | ".join(f"{h} full / sampled [interval] (error)" for _, h, _ in METRICS) +
+          " | windows | host CPU s full / sampled | instructions sampled / full | idle-poll instructions per request "
+          "full / sampled |\n|" + "---|" * (2 + len(METRICS) + 4))
 
 
 IDLE = "client.insts_per_request_idle"   # the server's polls that found no frame, per request
 
 
-def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple[str, bool]:
-    """One table row and whether the sampled IPC interval covers the full run's IPC."""
-    f, s = figures(full), figures(sampled)
-    est, low, high = (sampled[paths.SAMPLING.stat(n)] for n in ("ipc", "ipc_low", "ipc_high"))
-    covered = low <= f["ipc"] <= high
+def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple[str, dict[str, bool]]:
+    """One table row and, per metric, whether the sampled run's interval covers the full run's value."""
+    f, s, iv = figures(full), figures(sampled), intervals(sampled)
+    s["ipc"] = sampled[paths.SAMPLING.stat("ipc")]
+    s["mpki"] = sampled[paths.SAMPLING.stat("llc_mpki")]
+    covered = {m: iv[m][0] <= f[m] <= iv[m][1] for m, _, _ in METRICS}
     # All the instructions the sampled run executed (timed and warmed) over the full run's, for the same requests:
     # above 1 when the sampled run's cores spun more in their poll loops (see the results' notes).
     insts = sum(sampled[paths.SAMPLING.stat(n)] for n in ("timed_insts", "warmed_insts")) / \
         sum(paths.CORE.values(full, "committed_insts"))
     study, what, _, _ = CONFIGS[name]
-    return (f"| {name}: {what} | {study} | {f['ipc']:.4f} | {est:.4f} [{low:.4f}, {high:.4f}] | "
-            f"{'yes' if covered else 'NO'} | {f['mrps']:.3f} | {s['mrps']:.3f} ({_err(s['mrps'], f['mrps'])}) | "
-            f"{f['p95']:.2f} | {s['p95']:.2f} ({_err(s['p95'], f['p95'])}) | "
-            f"{int(sampled[paths.SAMPLING.stat('windows')])} | {cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} | "
+    cells = [f"{f[m]:.{d}f} / {s[m]:.{d}f} [{iv[m][0]:.{d}f}, {iv[m][1]:.{d}f}] ({_err(s[m], f[m])})"
+             f"{'' if covered[m] else ' NO'}" for m, _, d in METRICS]
+    return (f"| {name}: {what} | {study} | " + " | ".join(cells) +
+            f" | {int(sampled[paths.SAMPLING.stat('windows')])} | {cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} | "
             f"{full[IDLE]:.1f} / {sampled[IDLE]:.1f} |"), covered
 
 
@@ -186,22 +231,26 @@ def main(argv: list[str] | None = None) -> int:
             "", f"Command: `{' '.join(['sim-scripts/sampling_table.py', *sys.argv[1:]])}`; commit "
             f"{rev['commit']}{' (uncommitted changes)' if rev['dirty'] else ''}.", ""]
     print("\n".join(head) + HEADER, flush=True)
-    lines, misses, total = [HEADER], [], 0.0
+    lines, misses, total = [HEADER], {m: [] for m, _, _ in METRICS}, 0.0
     for name in names:
         full, full_cpu = run(name, False, **scale)
         sampled, sampled_cpu = run(name, True, **scale)
         total += full_cpu + sampled_cpu
         line, covered = row(name, full, sampled, (full_cpu, sampled_cpu))
-        misses += [] if covered else [name]
+        for m, ok in covered.items():
+            misses[m] += [] if ok else [name]
         lines.append(line)
         print(line, flush=True)
-    tail = ["", f"Host CPU time of the runs: {total:.0f} s. IPC intervals covering the full run: "
-            f"{len(names) - len(misses)} of {len(names)}" + (f" (missed: {', '.join(misses)})." if misses else ".")]
+        if a.out:   # each finished row is kept (a long table may be stopped)
+            a.out.parent.mkdir(parents=True, exist_ok=True)
+            a.out.write_text("\n".join(head + lines) + "\n")
+    tail = ["", f"Host CPU time of the runs: {total:.0f} s. Intervals covering the full run:"] + [
+        f"- {h}: {len(names) - len(misses[m])} of {len(names)}" + (f" (missed: {', '.join(misses[m])})."
+                                                                    if misses[m] else ".") for m, h, _ in METRICS]
     print("\n".join(tail), flush=True)
     if a.out:
-        a.out.parent.mkdir(parents=True, exist_ok=True)
         a.out.write_text("\n".join(head + lines + tail) + "\n")
-    return 1 if misses else 0
+    return 1 if any(misses.values()) else 0
 
 
 if __name__ == "__main__":

@@ -260,6 +260,17 @@ impl TimingSystem {
         }
     }
 
+    /// Sampling's functional warming: `warm`, with the memory reads and write-backs it causes reaching the memory
+    /// controllers at the hart's time (`MemSystem::warm_clock`).
+    #[inline(always)]
+    pub fn warm_at(&mut self, hart: usize, info: &InstInfo) {
+        if Self::warm_touches_data(info) || self.warm_fetch_line[hart] != info.pc & self.warm_fetch_mask {
+            self.mem.warm_clock = Some(self.cores[hart].now());
+            self.warm_accesses(hart, info);
+            self.mem.warm_clock = None;
+        }
+    }
+
     /// Does warming access data for `info` (a load, store, atomic or prefetch)?
     #[inline(always)]
     fn warm_touches_data(info: &InstInfo) -> bool {

@@ -124,3 +124,34 @@ fn warming_trains_the_ip_stride_prefetcher_on_the_loads_pc() {
     assert_eq!(sys.mem.cores[0].l1d.stats.misses, misses, "the first detailed load of it finds it in the L1D");
     assert_eq!(useful(&sys), Some(1.0), "a prefetched line's first use");
 }
+
+/// DRAM line reads and writes of a timing system's statistics.
+fn dram_traffic(sys: &TimingSystem) -> (f64, f64) {
+    let mut out = StatSink::new();
+    sys.stats("", &mut out);
+    let sum = |what: &str| -> f64 {
+        out.entries.iter().filter(|(n, _, _)| n.contains(".channel") && n.ends_with(what)).map(|(_, v, _)| v).sum()
+    };
+    (sum(".reads"), sum(".writes"))
+}
+
+#[test]
+fn sampling_warming_reaches_the_memory_controllers_and_other_warming_does_not() {
+    // Stores to 4,096 lines (256 KiB) overflow a 64 KiB LLC: its misses read memory and its dirty victims are
+    // written back. Sampling's warming (`warm_at`) sends both to the DRAM model at the hart's time, so the memory
+    // controllers' queues carry warming's load; plain warming (`warm`) leaves them idle.
+    let mut h = hierarchy_params();
+    h.llc = cache_params(64 * 1024, 8, 20, 8);
+    let mut timed = TimingSystem::new(&[core_params()], &h, &dram_params());
+    let mut plain = TimingSystem::new(&[core_params()], &h, &dram_params());
+    for k in 0..4096u64 {
+        let inst = store(0x1000 + 4 * k, 5, 6, 0x100_0000 + 64 * k);
+        timed.warm_at(0, &inst);
+        plain.warm(0, &inst);
+    }
+    assert_eq!(dram_traffic(&plain), (0.0, 0.0), "plain warming takes no memory time");
+    let (reads, writes) = dram_traffic(&timed);
+    assert!(reads >= 4096.0 - 1.0, "every line missed the LLC and was read: {reads}");
+    assert!(writes >= 4096.0 - 1024.0 - 64.0, "the LLC's dirty victims went to memory: {writes}");
+    assert_eq!(timed.mem.warm_clock, None, "the clock is the warming instruction's only");
+}

@@ -103,6 +103,11 @@ impl ExecHook for TimingHook {
     fn sleep_until(&mut self, hart: usize, t: u64) {
         self.sys.sleep_until(hart, t.saturating_sub(self.offset));
     }
+    fn poll_end(&mut self, hart: usize, idle: bool) {
+        if let Some(s) = self.sampler.as_deref_mut() {
+            s.poll_end(&mut self.sys, hart, idle);
+        }
+    }
     fn reset_stats(&mut self) {
         self.sys.reset_stats();
         if let Some(s) = self.sampler.as_deref_mut() {

@@ -2,11 +2,28 @@
 //! hook alternates between detailed windows and functional warming, counted in instructions over all harts.
 //!
 //! A period is: detailed warm-up (timed, not measured), the measured window (timed; its cycles per instruction are
-//! one sample), then functional warming (caches, TLBs and branch predictors learn from every instruction; each core's
-//! clock advances by the cycles per instruction of its last measured window, so the NICs, the client and the
-//! scheduler keep a consistent time). The first period's warm-up is longer by a share of the period drawn from the
-//! seed. The counters functional warming touches are put back when it ends, so the run's counters describe the
-//! detailed windows.
+//! one sample), then functional warming (caches, TLBs and branch predictors learn from every instruction, and the
+//! memory reads and write-backs warming causes reach the memory controllers at the hart's time, so their queues
+//! carry the load they would; each core's clock advances by its estimated cycles per instruction, so the NICs, the
+//! client and the scheduler keep a consistent time). The first period's warm-up is longer by a share of the period
+//! drawn from the seed. The counters functional warming touches are put back when it ends, so the run's counters
+//! describe the detailed windows.
+//!
+//! The clock between windows (`CoreRate`). A server's poll-mode core runs two kinds of instruction at very
+//! different rates: idle polls (a tight loop that finds no frame, about 2.4 instructions a cycle on the paper's
+//! core) and the work of busy polls (about 1.3). One rate for both ties the clock to the mix: a core that idles
+//! more gets a lower CPI, so its work runs faster between windows and it idles more still, and a rate taken from
+//! one window of about 1,000 instructions a core is a sample whose noise (a standard deviation of about half the
+//! mean) then holds for the whole stretch of warming: a core that drew a slow window runs slowly until the next
+//! and, in a closed loop that waits on its fullest queue, stalls the client for every core. Measured on the
+//! validation table's design point (results/speed/sampling_table_s18.md): idle polling 4x the full run's. So
+//! each core keeps two rates, idle polls and the rest (work), each the ratio of exponentially weighted sums of
+//! its windows' cycles and instructions (the newest window weighs `1 / RATE_WINDOWS`), which follows a run
+//! whose CPI drifts and averages the noise of some 30 windows; which instructions were idle polls is known at
+//! each poll's end (the server's poll-end hint, `poll_end`). Between windows every instruction advances the clock
+//! at the work rate as it runs, and a poll that ends idle gives back the difference for its warmed instructions
+//! (the next instructions take no time until it is used up): the frames and doorbells of busy polls keep their
+//! times, and an idle stretch passes at the idle rate within one poll's time. Code without hints is all work.
 
 use kvsim_base::output::Stat;
 use kvsim_params::Sampling as SamplingParams;
@@ -16,6 +33,94 @@ use kvsim_timing::system::TimingSystem;
 
 /// Cycles per instruction are kept in fixed point: 1/1024 cycle.
 const CPI_ONE: u64 = 1024;
+
+/// The weight of the newest window in a core's rates is 1 / RATE_WINDOWS (assumed: the rates then average about
+/// 2 x RATE_WINDOWS windows, a standard error of about a tenth of one window's spread, and follow a drift within
+/// some RATE_WINDOWS periods).
+const RATE_WINDOWS: u64 = 16;
+
+/// One core's clock between windows: its rates and what measures them (see the module doc).
+#[derive(Clone, Default)]
+struct CoreRate {
+    /// Exponentially weighted sums over its windows (x CPI_ONE): all cycles and instructions, and those of idle
+    /// polls.
+    all: (u64, u64),
+    idle: (u64, u64),
+    /// The window's part of the poll in progress (cycles, instructions), classed when the poll ends; the idle polls
+    /// classed inside the window in progress (added to `idle` with its window).
+    open: (u64, u64),
+    window_idle: (u64, u64),
+    /// (committed instructions, measured cycles) at the window's start or its last poll end.
+    mark: (u64, u64),
+    /// Instructions of the poll in progress warmed at the work rate.
+    warmed_in_poll: u64,
+    /// Cycles per instruction (fixed point) of work and of idle polls.
+    work: u64,
+    idle_cpi: u64,
+    /// Clock not yet moved (fixed point); below zero: time given back that the next instructions use up.
+    carry: i64,
+}
+
+impl CoreRate {
+    fn new() -> Self {
+        CoreRate { work: CPI_ONE, idle_cpi: CPI_ONE, ..Default::default() }
+    }
+
+    /// The window ended with the core at (instructions, cycles) `now`: the open poll's part so far, the window's
+    /// totals into the sums (older windows weigh less), the rates from them.
+    fn end_window(&mut self, start: (u64, u64), now: (u64, u64)) {
+        self.open = (self.open.0 + now.1 - self.mark.1, self.open.1 + now.0 - self.mark.0);
+        let decay = |x: u64| x - x / RATE_WINDOWS;
+        self.all = (decay(self.all.0) + (now.1 - start.1) * CPI_ONE, decay(self.all.1) + (now.0 - start.0) * CPI_ONE);
+        self.idle = (decay(self.idle.0) + self.window_idle.0, decay(self.idle.1) + self.window_idle.1);
+        self.window_idle = (0, 0);
+        self.update_rates();
+    }
+
+    fn update_rates(&mut self) {
+        let ratio = |(c, i): (u64, u64)| (i > 0).then(|| (c * CPI_ONE).div_ceil(i).max(1));
+        let Some(all) = ratio(self.all) else { return };
+        let work = (self.all.0.saturating_sub(self.idle.0), self.all.1.saturating_sub(self.idle.1));
+        // A core that did almost nothing but idle polls has no measure of its work: the overall rate stands in.
+        self.work = if work.1 >= self.all.1 / RATE_WINDOWS { ratio(work).unwrap_or(all) } else { all };
+        self.idle_cpi = ratio(self.idle).unwrap_or(self.work);
+    }
+
+    /// One instruction warmed: it takes the work rate (an idle poll gets the difference back at its end); the
+    /// whole cycles the clock moves by now.
+    #[inline]
+    fn warm_one(&mut self) -> u64 {
+        self.warmed_in_poll += 1;
+        self.carry += self.work as i64;
+        if self.carry < CPI_ONE as i64 {
+            return 0;
+        }
+        let cycles = self.carry as u64 / CPI_ONE;
+        self.carry %= CPI_ONE as i64;
+        cycles
+    }
+
+    /// A poll ended; `timed_now` is the core's (instructions, cycles) when it ended inside a window. Its window
+    /// part is classed; an idle poll's warmed instructions get the idle rate (the clock gives back or takes the
+    /// difference).
+    fn poll_end(&mut self, idle: bool, timed_now: Option<(u64, u64)>, warming: bool) {
+        if let Some(now) = timed_now {
+            self.open = (self.open.0 + now.1 - self.mark.1, self.open.1 + now.0 - self.mark.0);
+            self.mark = now;
+        }
+        if idle {
+            // Inside its window the poll joins the window's idle polls; after it (the window's part of a poll that
+            // ended later), the sums the window went into.
+            let sums = if timed_now.is_some() { &mut self.window_idle } else { &mut self.idle };
+            *sums = (sums.0 + self.open.0 * CPI_ONE, sums.1 + self.open.1 * CPI_ONE);
+            if warming {
+                self.carry += self.warmed_in_poll as i64 * (self.idle_cpi as i64 - self.work as i64);
+            }
+        }
+        self.open = (0, 0);
+        self.warmed_in_poll = 0;
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -35,16 +140,18 @@ pub struct Sampler {
     phase: Phase,
     /// Instructions (all harts) left in this phase.
     left: u64,
-    /// Per core: the cycles per instruction of its last measured window (fixed point), and the fraction of a cycle
-    /// warming has not yet moved its clock by.
-    cpi: Vec<u64>,
-    carry: Vec<u64>,
+    /// Per core: its clock between windows (see the module doc).
+    rate: Vec<CoreRate>,
     /// Per core at the start of the current window: committed instructions and cycles.
     start: Vec<(u64, u64)>,
     /// The counters as they were when functional warming started.
     saved: Option<WarmedStats>,
-    /// Each measured window's cycles per instruction (all cores' cycles over all cores' instructions).
+    /// Each measured window's cycles per instruction (all cores' cycles over all cores' instructions), and its
+    /// LLC misses per 1,000 instructions (every slice's misses over all cores' instructions).
     pub samples: Vec<f64>,
+    pub mpki_samples: Vec<f64>,
+    /// The LLC's misses at the start of the current window.
+    llc_misses: u64,
     pub timed_insts: u64,
     pub warmed_insts: u64,
 }
@@ -67,11 +174,12 @@ impl Sampler {
             confidence: p.confidence,
             phase: Phase::Warmup,
             left: warmup + offset,
-            cpi: vec![CPI_ONE; harts as usize],
-            carry: vec![0; harts as usize],
+            rate: vec![CoreRate::new(); harts as usize],
             start: vec![(0, 0); harts as usize],
             saved: None,
             samples: Vec::new(),
+            mpki_samples: Vec::new(),
+            llc_misses: 0,
             timed_insts: 0,
             warmed_insts: 0,
         }))
@@ -81,14 +189,13 @@ impl Sampler {
     #[inline]
     pub fn on_inst(&mut self, sys: &mut TimingSystem, hart: usize, info: &InstInfo) {
         if self.phase == Phase::Warming {
-            sys.warm(hart, info);
+            sys.warm_at(hart, info);
             let core = &mut sys.cores[hart];
             core.warm_branch(info);
-            let carry = self.carry[hart] + self.cpi[hart];
-            if carry >= CPI_ONE {
-                core.skip(carry / CPI_ONE);
+            let cycles = self.rate[hart].warm_one();
+            if cycles > 0 {
+                core.skip(cycles);
             }
-            self.carry[hart] = carry % CPI_ONE;
             self.warmed_insts += 1;
         } else {
             sys.on_inst(hart, info);
@@ -100,25 +207,39 @@ impl Sampler {
         }
     }
 
+    /// Hart `hart`'s poll ended (the server's poll-end hint), idle or not: its core's rates learn the window's part
+    /// of the poll, and an idle poll's warmed instructions take the idle rate.
+    pub fn poll_end(&mut self, sys: &mut TimingSystem, hart: usize, idle: bool) {
+        let Some(core) = sys.cores.get(hart) else { return };
+        let timed_now = (self.phase == Phase::Window).then(|| (core.stats.insts, core.measured_cycles()));
+        self.rate[hart].poll_end(idle, timed_now, self.phase == Phase::Warming);
+    }
+
+    fn llc_misses(sys: &TimingSystem) -> u64 {
+        sys.mem.llc.iter().map(|s| s.stats.misses).sum()
+    }
+
     fn next_phase(&mut self, sys: &mut TimingSystem) {
         match self.phase {
             Phase::Warmup => {
-                for (s, c) in self.start.iter_mut().zip(&sys.cores) {
+                for ((s, c), r) in self.start.iter_mut().zip(&sys.cores).zip(self.rate.iter_mut()) {
                     *s = (c.stats.insts, c.measured_cycles());
+                    r.mark = *s;
                 }
+                self.llc_misses = Self::llc_misses(sys);
                 (self.phase, self.left) = (Phase::Window, self.window);
             }
             Phase::Window => {
                 let (mut insts, mut cycles) = (0, 0);
-                for ((s, c), cpi) in self.start.iter().zip(&sys.cores).zip(self.cpi.iter_mut()) {
-                    let (i, k) = (c.stats.insts - s.0, c.measured_cycles() - s.1);
-                    if i > 0 {
-                        *cpi = (k * CPI_ONE).div_ceil(i).max(1);
-                    }
-                    (insts, cycles) = (insts + i, cycles + k);
+                for ((s, c), r) in self.start.iter().zip(&sys.cores).zip(self.rate.iter_mut()) {
+                    let now = (c.stats.insts, c.measured_cycles());
+                    r.end_window(*s, now);
+                    (insts, cycles) = (insts + now.0 - s.0, cycles + now.1 - s.1);
                 }
                 if insts > 0 {
                     self.samples.push(cycles as f64 / insts as f64);
+                    let misses = Self::llc_misses(sys) - self.llc_misses;
+                    self.mpki_samples.push(1000.0 * misses as f64 / insts as f64);
                 }
                 self.saved = Some(WarmedStats::take(sys));
                 (self.phase, self.left) = (Phase::Warming, self.warming);
@@ -140,13 +261,17 @@ impl Sampler {
     /// afresh, and warming in progress will put back the fresh counters.
     pub fn reset(&mut self, sys: &mut TimingSystem) {
         self.samples.clear();
+        self.mpki_samples.clear();
+        self.llc_misses = Self::llc_misses(sys);
         (self.timed_insts, self.warmed_insts) = (0, 0);
         if self.saved.is_some() {
             self.saved = Some(WarmedStats::take(sys));
         }
         // A window in progress measures from the reset.
-        for (s, c) in self.start.iter_mut().zip(&sys.cores) {
+        for ((s, c), r) in self.start.iter_mut().zip(&sys.cores).zip(self.rate.iter_mut()) {
             *s = (c.stats.insts, c.measured_cycles());
+            r.mark = *s;
+            (r.open, r.window_idle) = ((0, 0), (0, 0));
         }
     }
 
@@ -158,15 +283,20 @@ impl Sampler {
     /// The estimate: mean cycles per instruction of the windows and the half-width of its interval at the
     /// configured confidence (normal, as SMARTS: its windows are many and independent).
     pub fn estimate(&self) -> (f64, f64) {
-        let n = self.samples.len() as f64;
+        self.interval(&self.samples)
+    }
+
+    /// The mean of `samples` (one a window) and the half-width of its interval at the configured confidence.
+    fn interval(&self, samples: &[f64]) -> (f64, f64) {
+        let n = samples.len() as f64;
         if n == 0.0 {
             return (f64::NAN, f64::NAN);
         }
-        let mean = self.samples.iter().sum::<f64>() / n;
+        let mean = samples.iter().sum::<f64>() / n;
         if n < 2.0 {
             return (mean, f64::INFINITY);
         }
-        let var = self.samples.iter().map(|s| (s - mean) * (s - mean)).sum::<f64>() / (n - 1.0);
+        let var = samples.iter().map(|s| (s - mean) * (s - mean)).sum::<f64>() / (n - 1.0);
         (mean, normal_quantile(0.5 + self.confidence / 2.0) * (var / n).sqrt())
     }
 
@@ -180,8 +310,8 @@ impl Sampler {
             "enabled",
             1.0,
             "1: the detailed phase was SAMPLED (System.sampling): core, cache, TLB and directory counters cover its \
-             windows; between them time advanced at each core's estimated CPI, which the client's, NIC and memory \
-             figures include",
+             windows; between them time advanced at each core's estimated CPI (of idle polls and of other work), \
+             which the client's, NIC and memory figures include",
         );
         push("windows", self.samples.len() as f64, "measured windows (samples)");
         push("window_insts", self.window as f64, "instructions (all harts) measured per window");
@@ -195,6 +325,13 @@ impl Sampler {
         push("ipc", 1.0 / cpi, "estimated instructions per cycle per core (1 / sampling.cpi)");
         push("ipc_low", 1.0 / (cpi + ci), "low end of the interval of sampling.ipc");
         push("ipc_high", if ci < cpi { 1.0 / (cpi - ci) } else { f64::INFINITY }, "high end of the interval");
+        let (mpki, mpki_ci) = self.interval(&self.mpki_samples);
+        push(
+            "llc_mpki",
+            mpki,
+            "estimated LLC misses (every slice's, all causes) per 1,000 instructions: the windows' mean",
+        );
+        push("llc_mpki_ci", mpki_ci, "half-width of the interval of sampling.llc_mpki");
     }
 }
 
@@ -239,6 +376,62 @@ pub fn normal_quantile(p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A window of 1,200 instructions in 900 cycles whose first poll (100 instructions, 40 cycles) found nothing
+    /// and whose second (1,000 instructions) found frames; a third is in progress at its end.
+    fn one_window() -> CoreRate {
+        let mut r = CoreRate::new();
+        r.poll_end(true, Some((100, 40)), false);
+        r.poll_end(false, Some((1100, 840)), false);
+        r.end_window((0, 0), (1200, 900));
+        r
+    }
+
+    #[test]
+    fn a_windows_idle_polls_and_work_give_two_rates() {
+        let r = one_window();
+        assert_eq!(r.idle_cpi, (40 * CPI_ONE).div_ceil(100), "idle polls: 40 cycles for 100 instructions");
+        assert_eq!(r.work, (860 * CPI_ONE).div_ceil(1100), "the rest: 860 cycles for 1,100 instructions");
+        assert_eq!(r.open, (60, 100), "the poll in progress waits for its class");
+    }
+
+    #[test]
+    fn between_windows_idle_polls_pass_at_the_idle_rate_and_work_at_the_work_rate() {
+        let mut r = one_window();
+        let (work, idle) = (r.work as f64 / CPI_ONE as f64, r.idle_cpi as f64 / CPI_ONE as f64);
+        let mut cycles = 0;
+        for _ in 0..1000 {
+            cycles += r.warm_one();
+        }
+        r.poll_end(false, None, true);
+        for _ in 0..2 {
+            for _ in 0..74 {
+                cycles += r.warm_one();
+            }
+            r.poll_end(true, None, true);
+        }
+        for _ in 0..1000 {
+            cycles += r.warm_one();
+        }
+        r.poll_end(false, None, true);
+        // One rate for all (the core's last window, 0.75) would give 1,611 cycles.
+        let want = 2000.0 * work + 148.0 * idle;
+        assert!((cycles as f64 - want).abs() < 2.0, "{cycles} cycles, want {want:.1}");
+    }
+
+    #[test]
+    fn a_cores_rate_averages_its_windows_not_the_last_one() {
+        let mut r = CoreRate::new();
+        let (mut at, mut now) = ((0, 0), (0, 0));
+        for k in 0..40u64 {
+            now = (now.0 + 1000, now.1 + if k % 2 == 0 { 500 } else { 1500 });
+            r.mark = at;
+            r.end_window(at, now);
+            at = now;
+        }
+        let work = r.work as f64 / CPI_ONE as f64;
+        assert!((work - 1.0).abs() < 0.05, "the windows' mean is 1.0, the last 1.5: {work}");
+    }
 
     #[test]
     fn the_normal_quantile_gives_the_known_points() {

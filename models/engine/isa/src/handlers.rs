@@ -658,6 +658,10 @@ straight! {
             h.cnt.polls_busy += 1;
             h.cnt.busy_poll_insts += insts;
         }
+        if H::ACTIVE {
+            let id = h.id;
+            (*(*c).hook).poll_end(id, idle);
+        }
         0
     }
     csr_fp_op(c, d, x) {

@@ -33,6 +33,9 @@ pub trait ExecHook {
     /// FS mode: `hart` sleeps in wfi until `t` (ps, the hook's time scale); a timing model moves its core's clock
     /// there (the sleep is time, not work).
     fn sleep_until(&mut self, _hart: usize, _t: u64) {}
+    /// `hart` executed a poll-end hint (workloads/ABI.md): the poll that ends with it found no frame (`idle`) or
+    /// found frames. Called before `on_inst` of the hint itself.
+    fn poll_end(&mut self, _hart: usize, _idle: bool) {}
     /// The guest reset the statistics (ROI_BEGIN, STATS_RESET).
     fn reset_stats(&mut self) {}
     /// Append this hook's statistics (a STATS_DUMP snapshot, the end of the run).

@@ -3,8 +3,8 @@
 //! directory, and the on-chip network that carries every coherence message, over any backing [`MemPort`].
 //!
 //! ONE walk serves every access: a core's timed access, cache warming (the same walk in [`Mode::Warm`]: contents
-//! and replacement state change, no time, no MSHRs, no network bookings, no memory timing) and an I/O agent's DMA
-//! (it enters at the home directory, having no private caches).
+//! and replacement state change, no time, no MSHRs, no network bookings, no memory timing but sampling's, `warm.rs`)
+//! and an I/O agent's DMA (it enters at the home directory, having no private caches).
 //!
 //! Timing: a lookup costs the level's hit latency; a miss leaves for the next level after it. A line is installed
 //! when its miss is sent, with the tick its data arrives; later accesses before then merge with the miss (MSHR
@@ -80,6 +80,9 @@ pub struct MemSystem<M: MemPort> {
     pub(crate) remote_lines: bool,
     /// What started the walk now running (the LLC counts its misses by it).
     pub(super) origin: Origin,
+    /// Sampling's functional warming (`TimingSystem::warm_at`): the warming hart's time, at which the memory
+    /// reads and write-backs its warm walk causes reach the memory controllers (None: other warming, untimed).
+    pub warm_clock: Option<Tick>,
 }
 
 /// The sockets of a memory system that spans several: a line's home slice and memory controller are on the socket
@@ -216,6 +219,7 @@ impl<M: MemPort> MemSystem<M> {
             homes: homes.map(Box::new),
             remote_lines,
             origin: Origin::Demand,
+            warm_clock: None,
         }
     }
 
@@ -745,7 +749,12 @@ impl<M: MemPort> MemSystem<M> {
         let (mshr, start) = if timed { c.mshr_acquire(t) } else { (0, t) };
         let go = start + lat;
         let owner = core.map_or(NO_OWNER, |c| c as u16);
-        let fill = if timed { self.memory_read(s, line, owner, go) } else { 0 };
+        let fill = if timed {
+            self.memory_read(s, line, owner, go)
+        } else {
+            self.warm_memory(line, owner, AccessKind::Read);
+            0
+        };
         let c = &mut self.llc[s];
         if timed {
             c.mshr_hold_from(mshr, start, fill);
@@ -791,7 +800,7 @@ impl<M: MemPort> MemSystem<M> {
     /// `owner`'s dirty line goes from slice `s` to memory at `t` (posted).
     fn memory_write(&mut self, s: usize, line: u64, owner: u16, t: Tick, mode: Mode) {
         if mode == Mode::Warm {
-            return;
+            return self.warm_memory(line, owner, AccessKind::Write);
         }
         let (home, mc) = (self.placement.llc_slice[s], self.mem_ctrl_of(line, s));
         let at_mc = self.net.send(home, mc, DATA_BYTES, t);

@@ -7,9 +7,20 @@ use super::{LineState, MemSystem, Mode, Origin};
 use crate::{AccessKind, MemPort, MemReq};
 
 impl<M: MemPort> MemSystem<M> {
+    /// Sampling's functional warming: a read or write-back of `line` the warm walk caused reaches its memory at the
+    /// warming hart's time (`warm_clock`), so the memory controllers' queues, banks and bus carry the load they
+    /// would in a timed run; its completion time is not used (warming takes no time). Other warming: nothing.
+    #[inline]
+    pub(super) fn warm_memory(&mut self, line: u64, owner: u16, kind: AccessKind) {
+        if let Some(t) = self.warm_clock {
+            self.mem.access(&MemReq::new(line << self.line_shift, kind, owner, t));
+        }
+    }
+
     /// Cache warming: a core's access updates the contents, coherence and replacement state of every level it
     /// reaches exactly as the timed access would (the same walk), but takes no time, holds no MSHR, books no
-    /// network link and leaves memory's timing state alone. (Statistics are reset when timing starts.)
+    /// network link and leaves memory's timing state alone (sampling's warming sends memory its reads and
+    /// write-backs: `warm_memory`). (Statistics are reset when timing starts.)
     /// Inlined into its caller (an L1 hit then costs no call and no frame); everything else goes out of line.
     #[inline(always)]
     pub fn warm_access(&mut self, core: usize, addr: u64, kind: AccessKind, non_temporal: bool) {
