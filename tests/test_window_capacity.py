@@ -169,3 +169,20 @@ def test_the_end_to_end_report_and_plot_mark_points_no_window_confirmed(tmp_path
     labels = [t.get_text() for legend in [ax.get_legend() for ax in fig.axes] + fig.legends if legend
               for t in legend.get_texts()]
     assert end_to_end.UNCONFIRMED in labels
+
+
+def test_every_studys_table_and_report_say_which_capacities_windows_confirmed():
+    from drivers.studies import common
+
+    rows = [{"status": "ok", "stat.client.throughput_mrps": 10.0, "stat.capacity.confirmed": c,
+             "stat.capacity.windows": w} for c, w in ((1.0, 2.0), (0.0, 6.0), (1.0, 3.0))]
+    df = pd.DataFrame([common.figures_of(pd.Series(r)) for r in rows])
+    assert list(df.capacity_confirmed) == [1.0, 0.0, 1.0] and list(df.capacity_windows) == [2.0, 6.0, 3.0]
+    assert common.with_confirmation(df, ["throughput_mrps"]) == ["throughput_mrps", "capacity_confirmed",
+                                                                 "capacity_windows"]
+    (note,) = common.confirmation_notes(df)
+    assert "at 2 of 3 points; **1 not confirmed**" in note and "2-6 windows a point" in note
+    # Points without windows (the reduced studies): no columns added, no note.
+    plain = pd.DataFrame([common.figures_of(pd.Series({"status": "ok", "stat.client.throughput_mrps": 1.0}))])
+    assert common.with_confirmation(plain, ["throughput_mrps"]) == ["throughput_mrps"]
+    assert common.confirmation_notes(plain) == []

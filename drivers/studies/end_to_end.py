@@ -16,6 +16,10 @@ At the paper's conditions (issue 28): the data set loaded once per steering mode
 GET ratios, and at each capacity a steady-state window (drivers/steady_state.py) whose throughput and p95 carry 95%
 intervals; at skewed or CREW points, where the client's random stream decides which core is hot or where each GET
 goes, the window is repeated for SEEDS seeds (client.measure_seed) and the seeds' mean and t-interval reported.
+Before that, windows judge the load the short probes found and move it until a window at it sustains and one a
+resolution above fails (drivers/window_capacity.py; options['confirm'] = False turns it off): the capacity is then
+the window's, and the table says whether a window confirmed it, in how many loads and windows; the plot hatches the
+bars of points no window confirmed or whose window lost more than the bound.
 
 Reduced (the older default of `make figures`): short measured windows and a coarse search (see REDUCED and FULL); the
 report and the CSV say which was used. Full-scale quad-socket searches take hours on a small host."""
