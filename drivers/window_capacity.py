@@ -14,8 +14,8 @@ other. So after the search the window is the judge (`confirm`):
    as the search predicts from a failed probe (`capacity.threshold_of`: its served rate, its loss law, the cores'
    expected shares of the load under skew), just below the prediction.
 3. A window that sustains with its busiest core clearly short of saturation (below SATURATION of its service
-   rate) leaves room above: the next load is where the busiest core would saturate, predicted from its
-   utilisation and its expected share (`threshold_of` at the load where it saturates). One that sustains with the
+   rate) leaves room above: the next load is just below where the busiest core would saturate, predicted from
+   its utilisation (the load over it; `_saturating`). One that sustains with the
    busiest core saturated steps one resolution up: the window there should fail and close the bracket.
 4. Between a sustained window and a failed one the search's own bracket rule picks the load (`capacity.
    _next_rate`: the prediction, closing probes, bisection after two misses).
@@ -161,7 +161,7 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             # utilisation) when it is clearly short of it; else one resolution (then 2, 4 ...: a service rate
             # that does not hold) to close the bracket.
             if math.isfinite(u) and u < saturation:
-                rate = max(lo.offered_mpps * (1 + resolution), _saturating(lo, u, max_loss) / (1 + resolution / 2))
+                rate = max(lo.offered_mpps * (1 + resolution), _saturating(lo, u) / (1 + resolution / 2))
             else:
                 rate = lo.offered_mpps * (1 + resolution * 2 ** ups)
                 ups += 1
@@ -173,16 +173,16 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
                 # The highest sustained load's busiest core is clearly short of saturation: no lower than where
                 # it saturates, inside the bracket.
                 top = fails[0].offered_mpps / (1 + resolution)
-                rate = max(rate, min(_saturating(lo, u, max_loss) / (1 + resolution / 2), top))
+                rate = max(rate, min(_saturating(lo, u) / (1 + resolution / 2), top))
 
 
-def _saturating(lo: Judged, u: float, max_loss: float) -> float:
-    """The load at which `lo`'s server loses `max_loss`, from its busiest core at utilisation `u`: that core
-    saturates at lo / u, and past it the loss grows under lo's law with the cores' shares (capacity.threshold_of of
-    a lossless run at that load)."""
-    saturates = lo.offered_mpps / u
-    return capacity.threshold_of(capacity.Probe(saturates, 0.0, saturates, "window", law=lo.law, shares=lo.shares),
-                                 max_loss)
+def _saturating(lo: Judged, u: float) -> float:
+    """The load at which `lo`'s busiest core, at utilisation `u`, saturates: lo / u. Not the threshold past it
+    under skew (capacity.threshold_of, where only the hot cores lose): over a window the hot core's backlog costs
+    more than that law says (the 8-core Zipf point: saturated near 10.3 M frames/s a port, the law's threshold
+    above 11, windows at 10.45-11.09 lost 1.3-5%), so the next load aims at saturation and the bracket closes
+    from there."""
+    return lo.offered_mpps / u
 
 
 def _as_lossless(lo: Judged | None) -> capacity.Probe | None:
