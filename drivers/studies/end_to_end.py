@@ -466,6 +466,12 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     style.save(fig, path, caption)
 
 
+def _named(rows: pd.DataFrame, detail: Callable[[Any], str] = lambda r: "") -> str:
+    """The points of `rows` by name (server, workload, GET ratio, mode), each with its `detail`."""
+    return "; ".join(f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']}{detail(r)}"
+                     for _, r in rows.iterrows())
+
+
 def make(tables, outdir: pathlib.Path, full: bool | None = None,
          conditions: common.Conditions | None = None) -> list[pathlib.Path]:
     c = common.conditions_for(full, conditions)
@@ -485,37 +491,30 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
         paths.append(png)
         over = df[~df.p95_under_100us]
         if len(over):
-            notes.append("p95 at or above 100 us: " + "; ".join(
-                f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']} {r.p95_us:.1f} us"
-                for _, r in over.iterrows()))
+            notes.append("p95 at or above 100 us: " + _named(over, lambda r: f" {r.p95_us:.1f} us"))
         unsustained = df[df.window_sustained == 0.0]
         if len(unsustained):
-            notes.append("steady window lost more than the search's bound at the capacity the probes found (the "
-                         "short probes did not see the overload; the throughput is then the answered rate of an "
-                         "overloaded server): " + "; ".join(
-                             f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']} window loss "
-                             f"{100 * r.window_loss:.2f}%" for _, r in unsustained.iterrows()))
+            notes.append("steady window lost more than the search's bound at the capacity reported (the probes' "
+                         "when no window confirmed one; the throughput is then the answered rate of an overloaded "
+                         "server): " + _named(unsustained, lambda r: f" window loss {100 * r.window_loss:.2f}%"))
         unconverged = df[df.window_converged == 0.0]
         if len(unconverged):
             notes.append("steady window did not meet its stopping rule in the windows allowed (the last is "
-                         "reported; drivers/steady_state.py): " + "; ".join(
-                             f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']}"
-                             for _, r in unconverged.iterrows()))
-        unconfirmed = df[df.confirmed == 0.0]
+                         "reported; drivers/steady_state.py): " + _named(unconverged))
+        unconfirmed = df[df.confirmed == 0.0] if "confirmed" in df else df.iloc[0:0]
         if len(unconfirmed):
             notes.append("capacity not confirmed by a steady-state window (drivers/window_capacity.py: no window "
                          "sustained with one a resolution above failing within the window budget, or confirmation "
-                         "off; hatched in the plot): " + "; ".join(
-                             f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']} ({r.windows:.0f} "
-                             "windows)" for _, r in unconfirmed.iterrows()))
+                         "off; hatched in the plot): " + _named(unconfirmed, lambda r: f" ({r.windows:.0f} windows)"))
         if df.budget_hit.any():
             notes.append(f"{int(df.budget_hit.sum())} point(s) reached the probe budget: their capacity is the best "
                          "sustained probe, the bracket is wider than the resolution")
     if not dvfs_available():
         notes.append("EREW-T / CREW-T not run: the DVFS policy (drivers/dvfs.py) is not in this checkout")
     cols = ["sockets", "workload", "get_ratio", "mode", "throughput_mrps", "throughput_ci_mrps", "p95_us",
-            "p95_ci_us", "seeds", "offered_mpps_per_port", "loss", "window_loss", "window_sustained", "window_converged", "confirmed", "window_loads", "windows",
-            "search_offered_mpps_per_port", "probes", "budget_hit", "total_power_w",
+            "p95_ci_us", "seeds", "offered_mpps_per_port", "loss", "window_loss", "window_sustained",
+            "window_converged", "confirmed", "window_loads", "windows", "search_offered_mpps_per_port", "probes",
+            "budget_hit", "total_power_w",
             "within_budget", "cores_low", "cores_turbo", "host_seconds"]
     cols = [col for col in cols if col in df]
     report = common.write_report(

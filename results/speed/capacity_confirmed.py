@@ -12,10 +12,10 @@ confirmed (or not), the windows simulated, the steady-state throughput and its i
 process and its reaped children: the shared warm-up's server and its forked runs) of the search and of the windows.
 
 Usage: capacity_confirmed.py CORES ITEMS [--zipf] [--no-confirm] [--seeds K] [--max-windows N] [--json OUT]"""
+import argparse
 import json
 import pathlib
 import shutil
-import sys
 import tempfile
 
 from configs import brps_target_socket
@@ -23,24 +23,17 @@ from drivers import capacity, window_capacity
 from drivers.shared_warmup import SharedWarmup, cpu_seconds
 from drivers.studies import common
 
-args = sys.argv[1:]
-
-
-def option(name):
-    if name not in args:
-        return None
-    i = args.index(name)
-    value = args[i + 1]
-    del args[i:i + 2]
-    return value
-
-
-out_json, seeds, max_windows = option("--json"), int(option("--seeds") or 1), option("--max-windows")
-zipf, confirm = "--zipf" in args, "--no-confirm" not in args
-args = [a for a in args if a not in ("--zipf", "--no-confirm")]
-if len(args) != 2:
-    raise SystemExit(__doc__)
-cores, items = int(args[0]), int(args[1])
+parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], usage=__doc__.rsplit("Usage: ", 1)[1])
+parser.add_argument("cores", type=int)
+parser.add_argument("items", type=int)
+parser.add_argument("--zipf", action="store_true")
+parser.add_argument("--no-confirm", dest="confirm", action="store_false")
+parser.add_argument("--seeds", type=int, default=1)
+parser.add_argument("--max-windows", type=int)
+parser.add_argument("--json")
+a = parser.parse_args()
+cores, items, zipf, confirm, seeds, max_windows, out_json = (a.cores, a.items, a.zipf, a.confirm, a.seeds,
+                                                            a.max_windows, a.json)
 folder = pathlib.Path(tempfile.mkdtemp(prefix="kvsim-confirmed-"))
 
 
