@@ -4,14 +4,16 @@ and 300 measured requests a core, 2% resolution (the studies' at the paper's con
 (capacity.capacity with restore=True: the first probe loads the store and checkpoints it, the others restore it)
 runs through one SharedWarmup, and the windows fork from the same warm-up: first the windows judge the search's
 answer and move the load (window_capacity.at_capacity), then the steady-state rule runs at the load they confirm;
---no-confirm runs the rule at the search's answer only (the old path). --seeds K repeats the rule's windows for K
+--no-confirm runs the rule at the search's answer only (the old path). --windowed divides the measured requests by
+the hottest core's expected load relative to the mean, as the end-to-end study does under skew (end_to_end.windowed:
+its hottest core then gets about 300). --seeds K repeats the rule's windows for K
 seeds at the end (each seed its own warm-up). --max-windows N caps the rule's windows (steady_max_windows).
 
 Prints and writes (--json OUT) the search's answer, the loads the windows judged with their losses, the capacity
 confirmed (or not), the windows simulated, the steady-state throughput and its interval, and the CPU seconds (this
 process and its reaped children: the shared warm-up's server and its forked runs) of the search and of the windows.
 
-Usage: capacity_confirmed.py CORES ITEMS [--zipf] [--no-confirm] [--seeds K] [--max-windows N] [--json OUT]"""
+Usage: capacity_confirmed.py CORES ITEMS [--zipf] [--windowed] [--no-confirm] [--seeds K] [--max-windows N] [--json OUT]"""
 import argparse
 import json
 import pathlib
@@ -21,12 +23,13 @@ import tempfile
 from configs import brps_target_socket
 from drivers import capacity, window_capacity
 from drivers.shared_warmup import SharedWarmup, cpu_seconds
-from drivers.studies import common
+from drivers.studies import common, end_to_end
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], usage=__doc__.rsplit("Usage: ", 1)[1])
 parser.add_argument("cores", type=int)
 parser.add_argument("items", type=int)
 parser.add_argument("--zipf", action="store_true")
+parser.add_argument("--windowed", action="store_true")
 parser.add_argument("--no-confirm", dest="confirm", action="store_false")
 parser.add_argument("--seeds", type=int, default=1)
 parser.add_argument("--max-windows", type=int)
@@ -34,11 +37,15 @@ parser.add_argument("--json")
 a = parser.parse_args()
 cores, items, zipf, confirm, seeds, max_windows, out_json = (a.cores, a.items, a.zipf, a.confirm, a.seeds,
                                                             a.max_windows, a.json)
+requests = 300 * cores
+if a.windowed:        # as the end-to-end study measures a skewed point (end_to_end.windowed)
+    requests = max(cores, round(requests / end_to_end.hottest_load(brps_target_socket.system(
+        cores=cores, items=items, requests=requests, popularity="zipf" if zipf else "uniform"))))
 folder = pathlib.Path(tempfile.mkdtemp(prefix="kvsim-confirmed-"))
 
 
 def make(rate):
-    return brps_target_socket.system(cores=cores, items=items, requests=300 * cores, offered_mpps=rate,
+    return brps_target_socket.system(cores=cores, items=items, requests=requests, offered_mpps=rate,
                                      warmup_requests=common.WARMUP_REQUESTS_PER_CORE * cores,
                                      popularity="zipf" if zipf else "uniform")
 
@@ -67,7 +74,7 @@ finally:
     shutil.rmtree(folder, ignore_errors=True)
 cpu = cpu_seconds() - c0
 st = got["stats"]
-rec = {"cores": cores, "items": items, "zipf": zipf, "confirm": confirm, "seeds": seeds, "options": options,
+rec = {"cores": cores, "items": items, "zipf": zipf, "requests": requests, "confirm": confirm, "seeds": seeds, "options": options,
        "search_mpps_per_port": res.offered_mpps, "search_upper_mpps_per_port": res.upper_mpps,
        "capacity_mpps_per_port": st["capacity.mpps_per_port"], "upper_mpps_per_port":
        st["capacity.upper_mpps_per_port"], "confirmed": bool(st["capacity.confirmed"]),
