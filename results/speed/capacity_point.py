@@ -11,7 +11,7 @@ windows confirm the search's answer (drivers/window_capacity.py) unless --no-con
 answer, as before the confirmation existed). --paper-search: the search of the studies at the paper's conditions
 (2% resolution, at most 12 probes) instead of the reduced scale's.
 
-Usage: capacity_point.py CHECKPOINT ITEMS [--zipf] [--no-confirm] [--paper-search] [--max-windows N] [--json OUT]"""
+Usage: capacity_point.py CHECKPOINT ITEMS [--zipf] [--no-confirm] [--confirm-budget N] [--paper-search] [--max-windows N] [--json OUT]"""
 import json
 import sys
 import time
@@ -41,6 +41,8 @@ if "--paper-search" in args:      # the search of the studies at the paper's con
     options.update(resolution=common.CAPACITY_RESOLUTION, max_probes=12)
 if "--no-confirm" in args:
     options["confirm"] = False
+if "--confirm-budget" in args:    # loads the windows may judge (drivers/window_capacity.BUDGET by default)
+    options["confirm_budget"] = int(args[args.index("--confirm-budget") + 1])
 marks = []
 c0, s0, w0 = cpu_seconds(), time.process_time(), time.time()
 
