@@ -20,7 +20,7 @@ other. So after the search the window is the judge (`confirm`):
 4. Between a sustained window and a failed one the search's own bracket rule picks the load (`capacity.
    _next_rate`: the prediction, closing probes, bisection after two misses).
 5. Stop when a window at load r sustains and one at r x (1 + resolution) does not, or r is the line rate:
-   the capacity is confirmed. Or when BUDGET loads have been judged: the point says not confirmed, with the
+   the capacity is confirmed. Or when BUDGET (8) loads have been judged: the point says not confirmed, with the
    highest load a window sustained (or, when none did, the search's answer), never silently.
 
 The busiest core's service rate (for its utilisation) is its queue's response rate in the lowest load whose
@@ -57,11 +57,14 @@ from . import steady_state as ss
 # capacity.OVERSHOOT), so 95% is "saturated" within that error and a window below it measured a server short of
 # its limit (the uniform 192 Mi point's 87.6%).
 SATURATION = ss.SATURATION
-# Assumed: at most 6 loads judged by windows a point. A server that follows its law is confirmed in 2 (the load
+# Assumed: at most 8 loads judged by windows a point. A server that follows its law is confirmed in 2 (the load
 # found sustains saturated, one resolution above fails) or 3 (it fails; the predicted load below sustains; one
 # resolution above that fails); the 192 Mi points were off by 5-14%, a bracket that bisection at 2% closes in 3
-# more loads from its two ends: 5, and one miss more is 6. Each load costs its window(s) and no warm-up.
-BUDGET = 6
+# more loads from its two ends. Measured (reduced, results/speed/README.md, session 18): the 8-core target's points
+# took 3-5; the 60-core target's Zipf point at 16 Mi, whose loss near capacity is flat and noisy (1.03% and 1.10%
+# a resolution apart), took 7 (6 left a 2.9% bracket). 8 is that and one more. A load costs its window(s), about
+# 4 s CPU at 60 cores against the point's 229 s, and no warm-up.
+BUDGET = 8
 
 
 @dataclass
