@@ -26,6 +26,9 @@ The search:
    failed probe near capacity; after two misses in a row inside a bracket it bisects (geometric midpoint), so it
    ends even where no law holds (a cliff, or a short run's loss that is not monotonic in the load).
 The answer is the highest probe that sustained: the true capacity lies in [answer, answer x (1 + resolution)).
+(For a short probe's server. A probe of 300 requests a core can hide an overload or show start-up loss where a
+long run sustains: where the studies measure a steady-state window, the windows judge this answer and move the load
+until one confirms it, drivers/window_capacity.py.)
 
 The search does not care what answers a probe: `search` takes any function offered-load -> Outcome (a simulated
 server in `simulated_server`, a synthetic model in the tests), so its convergence is tested without simulating.

@@ -108,6 +108,47 @@ class SkewedServer:
         return low
 
 
+@dataclass
+class WindowedServer:
+    """A server whose loss depends on how long a run is, as the simulated ones' did at 192 Mi items
+    (drivers/window_capacity.py): it serves at most `capacity_mpps` frames/s a port; what it cannot serve first
+    fills a buffer of `buffer` frames (the RX rings) and is dropped only once that is full, so a short run hides an
+    overload the buffer absorbs; and every run loses `startup` frames at its start (queues filling from empty),
+    more as the load nears capacity (x `offered / capacity_mpps`, at most 1), so a short run's loss near capacity is start-up
+    loss. `probe_frames` and `window_frames` are the frames a capacity probe and a steady-state window send.
+    Its busiest core answers at min(offered, capacity) (the service rate once overloaded)."""
+    capacity_mpps: float
+    buffer: float = 0.0
+    startup: float = 0.0
+    probe_frames: float = 300.0
+    window_frames: float = 6000.0
+
+    def loss(self, offered: float, frames: float) -> float:
+        excess = frames * max(0.0, 1 - self.capacity_mpps / offered)
+        dropped = max(0.0, excess - self.buffer) + self.startup * min(offered, self.capacity_mpps) / self.capacity_mpps
+        return min(1.0, dropped / frames)
+
+    def __call__(self, offered: float) -> Outcome:
+        """A capacity probe."""
+        loss = self.loss(offered, self.probe_frames)
+        return Outcome(loss, offered * (1 - loss))
+
+    def window(self, offered: float, service: float | None = None):
+        """A steady-state window, judged (drivers/window_capacity.Judged); `service` is not used (the judge's)."""
+        from .window_capacity import Judged
+
+        loss = self.loss(offered, self.window_frames)
+        return Judged(offered, loss, offered * (1 - loss), min(offered, self.capacity_mpps))
+
+    def threshold(self, max_loss: float, frames: float) -> float:
+        """The highest offered load whose run of `frames` frames loses < max_loss (bisection: monotonic)."""
+        low, high = self.capacity_mpps * 1e-3, self.capacity_mpps * 4
+        for _ in range(200):
+            mid = (low + high) / 2
+            low, high = (mid, high) if self.loss(mid, frames) < max_loss else (low, mid)
+        return low
+
+
 def zipf_shares(cores: int, alpha: float, keys: int = 1 << 16, seed: int = 0) -> tuple[float, ...]:
     """Each core's share of a Zipf(alpha) load over `keys` keys, each key owned by a core drawn at random (as a
     hash partitions them): the busiest core's share grows with alpha."""

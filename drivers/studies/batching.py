@@ -125,5 +125,6 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
          "in requests/s at that load; latency and bandwidth are the capacity point's"],
         "### Headline ratios (throughput)\n\n" +
         common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())})) +
-        "\n\n### Table\n\n" + common.markdown_table(df[cols]), [png.name], [])
+        "\n\n### Table\n\n" + common.markdown_table(df[common.with_confirmation(df, cols)]), [png.name],
+        common.confirmation_notes(df))
     return [csv, png, report]

@@ -264,6 +264,10 @@ def figures_of(row: Any) -> dict[str, float]:
         "p95_steady_us": r.get("steady.p95_ns", nan) / 1e3,
         "p95_steady_ci_us": r.get("steady.p95_half_width_ns", nan) / 1e3,
         "seeds": r.get("steady.seeds", nan),
+        # Whether steady-state windows confirmed the capacity (drivers/window_capacity.py: 1, a window at it sustains
+        # and one a resolution above fails; 0, not confirmed) and the windows simulated for it (nan: no windows).
+        "capacity_confirmed": r.get("capacity.confirmed", nan),
+        "capacity_windows": r.get("capacity.windows", nan),
         "capacity_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
         "p95_us": r.get("client.latency.p95", float("nan")) / 1e3,
         "p50_us": r.get("client.latency.p50", float("nan")) / 1e3,
@@ -321,6 +325,28 @@ def write_report(path: pathlib.Path, title: str, intro: str, config_diff: list[s
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+CONFIRMATION_COLUMNS = ("capacity_confirmed", "capacity_windows")
+
+
+def with_confirmation(df: Any, cols: list[str]) -> list[str]:
+    """A report table's columns, and the window confirmation's (figures_of) where the study's points have them."""
+    return cols + [c for c in CONFIRMATION_COLUMNS if c in df and c not in cols and df[c].notna().any()]
+
+
+def confirmation_notes(df: Any) -> list[str]:
+    """The report's note on the steady-state windows' confirmation of the points' capacities
+    (drivers/window_capacity.py); none for points without windows."""
+    if "capacity_confirmed" not in df or not df.capacity_confirmed.notna().any():
+        return []
+    judged = df[df.capacity_confirmed.notna()]
+    bad = int((judged.capacity_confirmed == 0.0).sum())
+    return [f"capacity confirmed by steady-state windows (drivers/window_capacity.py: a window at the load sustains, "
+            f"one a resolution above fails) at {len(judged) - bad} of {len(judged)} points"
+            + (f"; **{bad} not confirmed** (capacity_confirmed = 0: the highest load a window sustained, or the "
+               "search's answer when none did)" if bad else "")
+            + f"; {int(judged.capacity_windows.min())}-{int(judged.capacity_windows.max())} windows a point"]
 
 
 def markdown_table(df: Any) -> str:

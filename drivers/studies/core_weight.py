@@ -149,6 +149,6 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool | Non
          f"{common.REQUESTS_PER_CORE} measured requests per core per probe"],
         "### Headline ratios\n\n" + table_md + "\n\n### Throughput (M requests/s)\n\n" + common.markdown_table(pivot),
         [png.name], ["The in-order single-issue core is ROB 1 / issue 1 of the out-of-order model (nothing "
-                     "overlaps), not the separate 'inorder' core model."])
+                     "overlaps), not the separate 'inorder' core model.", *common.confirmation_notes(df)])
     return [csv, png, report]
 

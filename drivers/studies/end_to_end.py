@@ -16,6 +16,10 @@ At the paper's conditions (issue 28): the data set loaded once per steering mode
 GET ratios, and at each capacity a steady-state window (drivers/steady_state.py) whose throughput and p95 carry 95%
 intervals; at skewed or CREW points, where the client's random stream decides which core is hot or where each GET
 goes, the window is repeated for SEEDS seeds (client.measure_seed) and the seeds' mean and t-interval reported.
+Before that, windows judge the load the short probes found and move it until a window at it sustains and one a
+resolution above fails (drivers/window_capacity.py; options['confirm'] = False turns it off): the capacity is then
+the window's, and the table says whether a window confirmed it, in how many loads and windows; the plot hatches the
+bars of points no window confirmed or whose window lost more than the bound.
 
 Reduced (the older default of `make figures`): short measured windows and a coarse search (see REDUCED and FULL); the
 report and the CSV say which was used. Full-scale quad-socket searches take hours on a small host."""
@@ -309,23 +313,31 @@ def _search_and_window(make: Callable[[float], Any], make_system: Callable[[], A
         failed = [p.offered_mpps for p in probes if not p.sustained(max_loss)]
         upper = min(failed) if failed else float("inf")
     stats = dict(best.stats if best else {})
-    stats.update(extra)
+    run_stats = best.stats if best else {}      # the run at the capacity, alone (priced)
     out: dict[str, Any] = {}
+    window_upper = None
     if options.get("steady") and best is not None:
-        from ..sweep.evaluators import steady_window
+        # The windows judge the search's answer and move the load until one confirms it (drivers/window_capacity.py;
+        # options['confirm'] = False: the rule at the search's answer only). The point's statistics are then the
+        # confirming window's, and the capacity is its load.
+        from ..window_capacity import at_capacity
 
         found = capacity.SearchResult(best, probes, resolution, max_loss, upper)
-        seeds = seeds_for(make_system(), options)
-        steady, out["windows"] = steady_window(make, found, {**options, "seeds": seeds}, report, runner=shared)
-        stats.update(steady)
+        got = at_capacity(make, found, seeds_for(make_system(), options), options, report, runner=shared)
+        stats, run_stats = got.pop("stats"), got.pop("run_stats")
+        out.update(got)
+        window_upper = stats["capacity.upper_mpps_per_port"]
+    stats.update(extra)
+    rate = stats.get("capacity.mpps_per_port", best.offered_mpps if best else 0.0)
     power_error = None
     if best is not None and options.get("power", True):
-        priced, power_error = price(best.stats, make(best.offered_mpps))
+        priced, power_error = price(run_stats, make(rate))
         stats.update(priced)
     if best is not None:
-        stats["e2e.sustained_mrps"] = sustained_mrps(best.stats)
-    stats.update({"capacity.mpps_per_port": best.offered_mpps if best else 0.0,
-                  "capacity.upper_mpps_per_port": upper if upper != float("inf") else -1.0,
+        stats["e2e.sustained_mrps"] = sustained_mrps(run_stats)
+    stats.update({"capacity.mpps_per_port": rate,
+                  "capacity.upper_mpps_per_port": window_upper if window_upper is not None else
+                  upper if upper != float("inf") else -1.0,
                   "capacity.probes": float(len(probes)), "capacity.budget_hit": budget_hit,
                   "capacity.mrps": stats.get("client.throughput_mrps", 0.0)})
     table = [{"probe": i, "stage": p.stage, "offered_mpps": p.offered_mpps, "loss": p.loss,
@@ -371,6 +383,12 @@ def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                 "window_loss": r.get("steady.loss", float("nan")),
                 "window_sustained": r.get("steady.sustained", float("nan")),
                 "window_converged": r.get("steady.converged", float("nan")),
+                # Whether windows confirmed the capacity (drivers/window_capacity.py: a window at it sustains, one a
+                # resolution above fails), the loads they judged and the windows simulated (nan: no windows).
+                "confirmed": r.get("capacity.confirmed", float("nan")),
+                "window_loads": r.get("capacity.window_loads", float("nan")),
+                "windows": r.get("capacity.windows", float("nan")),
+                "search_offered_mpps_per_port": r.get("capacity.search_mpps_per_port", float("nan")),
                 "budget_hit": bool(r.get("capacity.budget_hit", 0.0)),
                 "total_power_w": r.get("e2e.total_power_w", float("nan")),
                 "die_power_w": r.get("e2e.die_power_w", float("nan")),
@@ -382,9 +400,23 @@ def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(cols).reset_index(drop=True) if rows else pd.DataFrame(rows)
 
 
+# The mark of a bar whose capacity no steady-state window confirmed, or whose window lost more than the bound.
+UNCONFIRMED = "hatched: capacity not confirmed by a steady-state window, or its window lost > 1%"
+HATCH = "///"
+
+
+def unconfirmed(m: pd.DataFrame) -> bool:
+    """Is the (one-row) point's capacity one no window confirmed (confirmed = 0) or whose window lost more than the
+    bound (window_sustained = 0)? Points without windows (nan) are not marked."""
+    return bool(len(m)) and any(col in m and m[col].iloc[0] == 0.0 for col in ("confirmed", "window_sustained"))
+
+
 def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     """The paper's layout: per server, groups of bars (one group per workload x GET ratio, one bar per mode) of
-    throughput, and the same bars of p95 latency below with the 100 us bound."""
+    throughput, and the same bars of p95 latency below with the 100 us bound. A bar whose capacity no window
+    confirmed is hatched (UNCONFIRMED)."""
+    from matplotlib.patches import Rectangle
+
     plt = style.pyplot()
     import numpy as np
 
@@ -397,18 +429,24 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
         d = df[df.sockets == sockets]
         x = np.arange(len(groups))
         for i, mode in enumerate(modes):
-            tp, ci, p95, p95_ci = [], [], [], []
+            tp, ci, p95, p95_ci, marked = [], [], [], [], []
             for w, g in groups:
                 m = d[(d.workload == w) & (d.get_ratio == g) & (d["mode"] == mode)]
+                marked.append(unconfirmed(m))
                 tp.append(m.throughput_mrps.iloc[0] / 1e3 if len(m) else np.nan)
                 ci.append(m.throughput_ci_mrps.iloc[0] / 1e3 if len(m) else np.nan)
                 p95.append(m.p95_us.iloc[0] if len(m) else np.nan)
                 p95_ci.append(m.p95_ci_us.iloc[0] if len(m) and "p95_ci_us" in m else np.nan)
             at = x + (i - (len(modes) - 1) / 2) * width
-            axes[0, col].bar(at, tp, width, label=mode)
+            bars = [axes[0, col].bar(at, tp, width, label=mode)]
             style.interval(axes[0, col], at, tp, np.array(tp) + np.array(ci), np.array(tp) - np.array(ci),
                            label=style.STEADY_INTERVAL if i == 0 else None)
-            axes[1, col].bar(at, p95, width, label=mode)
+            bars.append(axes[1, col].bar(at, p95, width, label=mode))
+            for drawn in bars:
+                for bar, mark in zip(drawn.patches, marked):
+                    if mark:
+                        bar.set_hatch(HATCH)
+                        bar.set_edgecolor("0.15")
             style.interval(axes[1, col], at, p95, np.array(p95) + np.array(p95_ci), np.array(p95) - np.array(p95_ci),
                            label=style.P95_INTERVAL if i == 0 else None)
         names = [f"{w.split(' ')[0]}\n{int(g * 100)}% GET" for w, g in groups]
@@ -420,9 +458,18 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
         style.throughput_references(axes[0, col], scale=1e-3)
         style.rate_axis(axes[1, col], "p95 round trip (us)")
         style.reference(axes[1, col], 100.0, "100 us bound")
+    if any(unconfirmed(df.iloc[[i]]) for i in range(len(df))):
+        # The legend's entry for the mark (an empty patch: it draws nothing)
+        axes[0, -1].add_patch(Rectangle((0, 0), 0, 0, fill=False, hatch=HATCH, edgecolor="0.15", label=UNCONFIRMED))
     style.legend_outside(axes[0, -1])
     style.legend_outside(axes[1, -1])
     style.save(fig, path, caption)
+
+
+def _named(rows: pd.DataFrame, detail: Callable[[Any], str] = lambda r: "") -> str:
+    """The points of `rows` by name (server, workload, GET ratio, mode), each with its `detail`."""
+    return "; ".join(f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']}{detail(r)}"
+                     for _, r in rows.iterrows())
 
 
 def make(tables, outdir: pathlib.Path, full: bool | None = None,
@@ -444,29 +491,30 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
         paths.append(png)
         over = df[~df.p95_under_100us]
         if len(over):
-            notes.append("p95 at or above 100 us: " + "; ".join(
-                f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']} {r.p95_us:.1f} us"
-                for _, r in over.iterrows()))
+            notes.append("p95 at or above 100 us: " + _named(over, lambda r: f" {r.p95_us:.1f} us"))
         unsustained = df[df.window_sustained == 0.0]
         if len(unsustained):
-            notes.append("steady window lost more than the search's bound at the capacity the probes found (the "
-                         "short probes did not see the overload; the throughput is then the answered rate of an "
-                         "overloaded server): " + "; ".join(
-                             f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']} window loss "
-                             f"{100 * r.window_loss:.2f}%" for _, r in unsustained.iterrows()))
+            notes.append("steady window lost more than the search's bound at the capacity reported (the probes' "
+                         "when no window confirmed one; the throughput is then the answered rate of an overloaded "
+                         "server): " + _named(unsustained, lambda r: f" window loss {100 * r.window_loss:.2f}%"))
         unconverged = df[df.window_converged == 0.0]
         if len(unconverged):
             notes.append("steady window did not meet its stopping rule in the windows allowed (the last is "
-                         "reported; drivers/steady_state.py): " + "; ".join(
-                             f"{r.sockets}s {r.workload} {int(r.get_ratio * 100)}% {r['mode']}"
-                             for _, r in unconverged.iterrows()))
+                         "reported; drivers/steady_state.py): " + _named(unconverged))
+        unconfirmed = df[df.confirmed == 0.0] if "confirmed" in df else df.iloc[0:0]
+        if len(unconfirmed):
+            notes.append("capacity not confirmed by a steady-state window (drivers/window_capacity.py: no window "
+                         "sustained with one a resolution above failing within the window budget, or confirmation "
+                         "off; hatched in the plot): " + _named(unconfirmed, lambda r: f" ({r.windows:.0f} windows)"))
         if df.budget_hit.any():
             notes.append(f"{int(df.budget_hit.sum())} point(s) reached the probe budget: their capacity is the best "
                          "sustained probe, the bracket is wider than the resolution")
     if not dvfs_available():
         notes.append("EREW-T / CREW-T not run: the DVFS policy (drivers/dvfs.py) is not in this checkout")
     cols = ["sockets", "workload", "get_ratio", "mode", "throughput_mrps", "throughput_ci_mrps", "p95_us",
-            "p95_ci_us", "seeds", "offered_mpps_per_port", "loss", "window_loss", "window_sustained", "window_converged", "probes", "budget_hit", "total_power_w",
+            "p95_ci_us", "seeds", "offered_mpps_per_port", "loss", "window_loss", "window_sustained",
+            "window_converged", "confirmed", "window_loads", "windows", "search_offered_mpps_per_port", "probes",
+            "budget_hit", "total_power_w",
             "within_budget", "cores_low", "cores_turbo", "host_seconds"]
     cols = [col for col in cols if col in df]
     report = common.write_report(

@@ -289,7 +289,7 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
     kbs = PER_CORE_KB if c.all_points or c.reduced or c.items is None else KEY_PER_CORE_KB
     for driver in DRIVERS:
         f = frames.get(driver, frame(pd.DataFrame()))
-        cols = [col for col in TABLE_COLUMNS if col in f]
+        cols = common.with_confirmation(f, [col for col in TABLE_COLUMNS if col in f])
         sections.append(f"### {DRIVERS[driver][1]}\n\n" + (common.markdown_table(f[cols]) if len(f) else
                                                             "(no point measured at these conditions yet)") +
                         "\n\n" + not_run_text(kbs, f))
@@ -315,7 +315,7 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
          "window_requests: the last steady-state window's measured requests; host_seconds / cpu_seconds: the point's "
          "wall and CPU time (capacity search and windows; the shared load is the checkpoint's own)",
          *load_texts(c)],
-        "\n\n".join(sections), [png.name], [],
+        "\n\n".join(sections), [png.name], common.confirmation_notes(df),
         metrics=["steady.throughput", "llc.demand_mpki", "llc.sw_prefetch_mpki", "llc.dma_mpki",
                  "llc.hw_prefetch_mpki", "steady.p95_ns"])
     return [*csvs, png, report]

@@ -124,8 +124,8 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
          "the capacity point's"],
         "### Headline ratios\n\n" +
         common.markdown_table(pd.DataFrame({"change": list(heads), "ratio": list(heads.values())})) +
-        "\n\n### Table\n\n" + common.markdown_table(df[cols]), [png.name],
-        ["Time per RX batch = each core's cycles in the measured phase / the RX batches it took, at capacity. "
+        "\n\n### Table\n\n" + common.markdown_table(df[common.with_confirmation(df, cols)]), [png.name],
+        common.confirmation_notes(df) + ["Time per RX batch = each core's cycles in the measured phase / the RX batches it took, at capacity. "
          "Batches are larger when the core is slower to come back to its ring, so the time per received "
          "packet (that time / the mean batch size) is the fairer comparison."])
     return [csv, png, report]

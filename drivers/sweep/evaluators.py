@@ -54,20 +54,25 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
                                 runner=shared, share_warmup=shared is not None)
         stats = dict(res.best.stats if res.best else {})
         stats.update({"capacity.mpps_per_port": res.offered_mpps, "capacity.upper_mpps_per_port":
-                      res.upper_mpps if not res.line_limited else -1.0, "capacity.probes": float(len(res.probes)),
-                      "capacity.mrps": stats.get("client.throughput_mrps", 0.0)})
+                      res.upper_mpps if not res.line_limited else -1.0, "capacity.probes": float(len(res.probes))})
         out: dict[str, Any] = {"probes": res.table()}
         if options.get("steady") and res.best:
-            steady, windows = steady_window(make, res, options, report, runner=shared)
-            stats.update(steady)
-            out["windows"] = windows
+            # The windows judge the search's answer and move the load until one confirms it (options['confirm'] =
+            # False: the rule at the search's answer only); the point's statistics are then the window's.
+            from ..window_capacity import at_capacity
+
+            found = at_capacity(make, res, int(options.get("seeds", 1)), options, report, runner=shared)
+            stats = {**found.pop("stats"), "capacity.probes": float(len(res.probes))}
+            found.pop("run_stats")
+            out.update(found)
+        stats["capacity.mrps"] = stats.get("client.throughput_mrps", 0.0)
     finally:
         if shared is not None:
             shared.close()
     if options.get("power") and res.best:
         import power
 
-        stats.update(power.price_run(stats, make(res.offered_mpps).to_dict()).stats())
+        stats.update(power.price_run(stats, make(stats["capacity.mpps_per_port"]).to_dict()).stats())
     return {"stats": stats, **out}
 
 
@@ -80,42 +85,12 @@ def steady_window(make: Callable[[float], System], res: Any, options: dict[str, 
     was overloaded); with options['seeds'] = K > 1, the rule once per seed (client.measure_seed 0 .. K-1) and the
     seeds' mean and interval (steady_state.replicate). A line-limited server has no failed probe: saturation is not required there, and the record
     says so (steady.saturation_required = 0). The stats are the last window's, under steady.* (its p95 too).
-    `runner`: as steady_state.simulated_window's (a SharedWarmup: the windows fork from the probes' warm-up)."""
-    from .. import capacity
-    from .. import steady_state as ss
+    `runner`: as steady_state.simulated_window's (a SharedWarmup: the windows fork from the probes' warm-up).
+    (drivers/window_capacity.at_capacity first moves the load to one the windows confirm.)"""
+    from .. import window_capacity as wc
 
-    failed = [p for p in res.probes if not p.sustained(res.max_loss)]
-    overloaded = min(failed, key=lambda p: p.offered_mpps) if failed else None
-    service = ss.busiest_queue_rate(overloaded.stats) if overloaded else None
-    rate = res.offered_mpps
-
-    def at(requests: int) -> System:
-        system = make(rate)
-        system.client.requests = requests
-        return system
-
-    first = 2 * make(rate).client.requests
-
-    def measure(seed: int) -> Any:
-        def seeded(requests: int) -> System:
-            system = at(requests)
-            system.client.measure_seed = seed
-            return system
-
-        return ss.measure(ss.simulated_window(seeded, service, runner=runner), first, target=options.get("steady_target", ss.TARGET),
-                          saturation=ss.SATURATION if service else 0.0,
-                          max_windows=options.get("steady_max_windows", ss.MAX_WINDOWS),
-                          report=lambda text: report(f"seed {seed}: {text}"))
-    found = ss.replicate(measure, int(options.get("seeds", 1)))
-    # Loss over the seeds' last windows together: sustained only if every seed's was.
-    loss = max(capacity.outcome_from_stats(r.last.stats, rate).loss for r in found.runs)
-    stats = {**found.stats(), "steady.saturation_required": float(service is not None), "steady.loss": loss,
-             "steady.sustained": float(loss < res.max_loss)}
-    windows = [{"seed": seed, "requests": w.length, "throughput_mrps": w.throughput,
-                "busiest_utilization": w.busiest_utilization, "p95_ns": w.p95, "p95_half_width_ns": w.p95_half_width,
-                "batch_rates": [float(x) for x in w.batch_rates]}
-               for seed, r in zip(found.seeds, found.runs) for w in r.windows]
-    return stats, windows
+    return wc.rule_stats(wc.Windows(make, runner), res.offered_mpps, wc.probes_service_rate(res.probes, res.max_loss),
+                         res.max_loss, int(options.get("seeds", 1)), options, report)
 
 
 evaluate_capacity.restores = True   # every probe restores the shared checkpoint

@@ -6,7 +6,12 @@ capacity found; no power model). Prints the point's CPU time (this process and e
 warm-up's server and its forks), this process's own CPU time at each probe and window (a run that does not fork
 runs here), and each forked run's own CPU time (where the checkout records it); with --json OUT, the record. Runs with whichever checkout is first on the path.
 
-Usage: capacity_point.py CHECKPOINT ITEMS [--max-windows N] [--json OUT]"""
+--zipf: Zipf 0.99 keys (EREW; the study's skewed point: fewer measured requests, the hottest core's ~300); the
+windows confirm the search's answer (drivers/window_capacity.py) unless --no-confirm (then the rule at the search's
+answer, as before the confirmation existed). --paper-search: the search of the studies at the paper's conditions
+(2% resolution, at most 12 probes) instead of the reduced scale's.
+
+Usage: capacity_point.py CHECKPOINT ITEMS [--zipf] [--no-confirm] [--confirm-budget N] [--paper-search] [--max-windows N] [--json OUT]"""
 import json
 import sys
 import time
@@ -22,6 +27,7 @@ checkpoint, items = args[0], int(args[1])
 
 def system():
     s = servers.server(sockets=1, items=items, requests_per_core=end_to_end.REDUCED.requests_per_core,
+                       popularity="zipf" if "--zipf" in args else "uniform",
                        warmup_requests=common.WARMUP_REQUESTS_PER_CORE * servers.CORES_PER_SOCKET)
     s.restore_from = checkpoint
     return s
@@ -31,6 +37,12 @@ options = {"resolution": end_to_end.REDUCED.resolution, "max_probes": end_to_end
            "steady": True, "power": False}
 if windows:
     options["steady_max_windows"] = windows
+if "--paper-search" in args:      # the search of the studies at the paper's conditions (end_to_end.scale_of)
+    options.update(resolution=common.CAPACITY_RESOLUTION, max_probes=12)
+if "--no-confirm" in args:
+    options["confirm"] = False
+if "--confirm-budget" in args:    # loads the windows may judge (drivers/window_capacity.BUDGET by default)
+    options["confirm_budget"] = int(args[args.index("--confirm-budget") + 1])
 marks = []
 c0, s0, w0 = cpu_seconds(), time.process_time(), time.time()
 
@@ -57,8 +69,10 @@ rec = {"checkpoint": checkpoint, "items": items, "options": options, "cpu_total_
        "self_cpu_s": time.process_time() - s0, "wall_s": time.time() - w0, "marks": marks, "probes": res["probes"],
        "windows": res.get("windows"), "capacity_mpps_per_port": st.get("capacity.mpps_per_port"),
        "steady": {k: v for k, v in st.items() if k.startswith("steady.")},
+       "capacity": {k: v for k, v in st.items() if k.startswith("capacity.")}, "loads": res.get("loads"),
        "warmups": [x.warmups for x in shared], "forked_runs_cpu_s": [getattr(x, "run_cpu", None) for x in shared]}
-print(json.dumps({k: rec[k] for k in ("cpu_total_s", "self_cpu_s", "wall_s", "capacity_mpps_per_port")}))
+print(json.dumps({k: rec[k] for k in ("cpu_total_s", "self_cpu_s", "wall_s", "capacity_mpps_per_port", "capacity",
+                                      "loads")}, indent=1))
 if out:
     with open(out, "w") as f:
         json.dump(rec, f, indent=1, sort_keys=True)

@@ -1,0 +1,87 @@
+"""One capacity point whose answer steady-state windows confirm (drivers/window_capacity.py, issue 28), reduced: the
+target socket with CORES cores loading ITEMS items (--zipf: Zipf 0.99, EREW; else uniform keys), 25,000 warm-up
+and 300 measured requests a core, 2% resolution (the studies' at the paper's conditions). The probes' search
+(capacity.capacity with restore=True: the first probe loads the store and checkpoints it, the others restore it)
+runs through one SharedWarmup, and the windows fork from the same warm-up: first the windows judge the search's
+answer and move the load (window_capacity.at_capacity), then the steady-state rule runs at the load they confirm;
+--no-confirm runs the rule at the search's answer only (the old path). --windowed divides the measured requests by
+the hottest core's expected load relative to the mean, as the end-to-end study does under skew (end_to_end.windowed:
+its hottest core then gets about 300). --seeds K repeats the rule's windows for K
+seeds at the end (each seed its own warm-up). --max-windows N caps the rule's windows (steady_max_windows).
+
+Prints and writes (--json OUT) the search's answer, the loads the windows judged with their losses, the capacity
+confirmed (or not), the windows simulated, the steady-state throughput and its interval, and the CPU seconds (this
+process and its reaped children: the shared warm-up's server and its forked runs) of the search and of the windows.
+
+Usage: capacity_confirmed.py CORES ITEMS [--zipf] [--windowed] [--no-confirm] [--seeds K] [--max-windows N] [--json OUT]"""
+import argparse
+import json
+import pathlib
+import shutil
+import tempfile
+
+from configs import brps_target_socket
+from drivers import capacity, window_capacity
+from drivers.shared_warmup import SharedWarmup, cpu_seconds
+from drivers.studies import common, end_to_end
+
+parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], usage=__doc__.rsplit("Usage: ", 1)[1])
+parser.add_argument("cores", type=int)
+parser.add_argument("items", type=int)
+parser.add_argument("--zipf", action="store_true")
+parser.add_argument("--windowed", action="store_true")
+parser.add_argument("--no-confirm", dest="confirm", action="store_false")
+parser.add_argument("--seeds", type=int, default=1)
+parser.add_argument("--max-windows", type=int)
+parser.add_argument("--json")
+a = parser.parse_args()
+cores, items, zipf, confirm, seeds, max_windows, out_json = (a.cores, a.items, a.zipf, a.confirm, a.seeds,
+                                                            a.max_windows, a.json)
+requests = 300 * cores
+if a.windowed:        # as the end-to-end study measures a skewed point (end_to_end.windowed)
+    requests = max(cores, round(requests / end_to_end.hottest_load(brps_target_socket.system(
+        cores=cores, items=items, requests=requests, popularity="zipf" if zipf else "uniform"))))
+folder = pathlib.Path(tempfile.mkdtemp(prefix="kvsim-confirmed-"))
+
+
+def make(rate):
+    return brps_target_socket.system(cores=cores, items=items, requests=requests, offered_mpps=rate,
+                                     warmup_requests=common.WARMUP_REQUESTS_PER_CORE * cores,
+                                     popularity="zipf" if zipf else "uniform")
+
+
+def restoring(rate):
+    system = make(rate)
+    system.restore_from = str(folder / "data-set")
+    return system
+
+
+def report(text):
+    print(f"[{cpu_seconds() - c0:7.1f} s] {text}", flush=True)
+
+
+options = {"confirm": confirm, **({"steady_max_windows": int(max_windows)} if max_windows else {})}
+c0 = cpu_seconds()
+try:
+    with SharedWarmup() as shared:
+        res = capacity.capacity(make, restore=True, checkpoint=folder, resolution=common.CAPACITY_RESOLUTION,
+                                runner=shared, progress=lambda p: report(f"probe at {p.offered_mpps:.4f}: loss "
+                                                                           f"{100 * p.loss:.2f}%"))
+        searched = cpu_seconds() - c0
+        got = window_capacity.at_capacity(restoring, res, seeds, options, report, runner=shared)
+        warmups = shared.warmups
+finally:
+    shutil.rmtree(folder, ignore_errors=True)
+cpu = cpu_seconds() - c0
+st = got["stats"]
+rec = {"cores": cores, "items": items, "zipf": zipf, "requests": requests, "confirm": confirm, "seeds": seeds, "options": options,
+       "search_mpps_per_port": res.offered_mpps, "search_upper_mpps_per_port": res.upper_mpps,
+       "capacity_mpps_per_port": st["capacity.mpps_per_port"], "upper_mpps_per_port":
+       st["capacity.upper_mpps_per_port"], "confirmed": bool(st["capacity.confirmed"]),
+       "window_loads": int(st["capacity.window_loads"]), "windows": int(st["capacity.windows"]),
+       "steady": {k: v for k, v in st.items() if k.startswith("steady.")}, "loads": got.get("loads"),
+       "probes": res.table(), "warmups": warmups, "cpu_search_s": searched, "cpu_windows_s": cpu - searched,
+       "cpu_s": cpu, "stats": st}
+print(json.dumps({k: v for k, v in rec.items() if k not in ("stats", "steady", "probes")}, indent=1))
+if out_json:
+    pathlib.Path(out_json).write_text(json.dumps(rec, indent=1, sort_keys=True))
