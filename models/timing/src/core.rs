@@ -223,6 +223,8 @@ pub struct Core {
     sched_busy: usize,
     sched_cursor: u64,
     sched_cap: usize,
+    /// Whether the core has either bound (scheduler entries, integer rename registers).
+    bounded: bool,
     /// Commit cycles of the last `Core.int_rename_registers` instructions that wrote an integer register, oldest at
     /// `rename_pos` (empty when that is 0): a writer takes the register the oldest one frees at its commit.
     rename: Vec<u64>,
@@ -304,6 +306,7 @@ impl Core {
             sched_busy: 0,
             sched_cursor: 0,
             sched_cap: p.scheduler_entries as usize,
+            bounded: p.scheduler_entries != 0 || p.int_rename_registers != 0,
             rename: vec![0; p.int_rename_registers as usize],
             rename_pos: 0,
             sq: vec![SqEntry { release: 0, done: 0, addr: u64::MAX, size: 0 }; p.sq_entries as usize],
@@ -554,16 +557,11 @@ impl Core {
         if d < self.disp_cycle {
             d = self.disp_cycle;
         }
-        // An integer rename register: the one the writer `int_rename_registers` writers back frees at its commit.
-        let writes_int = inst.dst != 0 && inst.dst < 32 && !self.rename.is_empty();
-        if writes_int && self.rename[self.rename_pos] > d {
-            self.stats.rename_stall_cycles += self.rename[self.rename_pos] - d;
-            d = self.rename[self.rename_pos];
-        }
-        // A scheduler entry: those whose instructions issued by `d` are free; if none is, the earliest to issue.
-        let uses_sched = self.sched_cap != 0 && class != InstClass::Nop;
-        if uses_sched {
-            d = self.sched_entry(d);
+        // The scheduler and rename-register bounds, where the core has them (one test on cores without: the
+        // target's hot path).
+        let bounded = self.bounded;
+        if bounded {
+            d = self.bounds_at_dispatch(inst, d);
         }
         if d == self.disp_cycle {
             if self.disp_slots >= self.fetch_width {
@@ -687,7 +685,7 @@ impl Core {
         if issue > self.last_issue {
             self.last_issue = issue;
         }
-        if uses_sched {
+        if bounded && self.sched_cap != 0 && class != InstClass::Nop {
             self.sched_hold(d, issue);
         }
         if inst.dst != 0 {
@@ -731,7 +729,7 @@ impl Core {
         }
         self.rob[self.rob_pos] = c;
         self.rob_pos = if self.rob_pos + 1 == self.rob.len() { 0 } else { self.rob_pos + 1 };
-        if writes_int {
+        if bounded && self.writes_int(inst) {
             self.rename[self.rename_pos] = c;
             self.rename_pos = if self.rename_pos + 1 == self.rename.len() { 0 } else { self.rename_pos + 1 };
         }
@@ -753,7 +751,8 @@ impl Core {
             for word in [inst.mem_addr >> 3, (inst.mem_addr + inst.mem_size.max(1) as u64 - 1) >> 3] {
                 let h = Self::word_hash(word);
                 self.sq_filter[h] = self.sq_filter[h].max(release);
-                if let Some(a) = self.alias_filter.get_mut(word as usize % PAGE_WORDS) {
+                if self.alias_pen != 0 {
+                    let a = &mut self.alias_filter[word as usize % PAGE_WORDS];
                     *a = (*a).max(release);
                 }
             }
@@ -761,6 +760,27 @@ impl Core {
             self.stats.sq_occupancy_sum += release - d;
         }
         InstTiming { fetch, dispatch: d, issue, complete, commit: c }
+    }
+
+    /// Whether `inst` takes an integer rename register (where the core bounds them).
+    #[inline]
+    fn writes_int(&self, inst: &InstInfo) -> bool {
+        inst.dst != 0 && inst.dst < 32 && !self.rename.is_empty()
+    }
+
+    /// The dispatch cycle (>= `d`) once `inst` has an integer rename register (the one the writer
+    /// `int_rename_registers` writers back frees at its commit) and a scheduler entry (those whose instructions
+    /// issued by then are free; if none is, the earliest to issue).
+    #[inline(never)]
+    fn bounds_at_dispatch(&mut self, inst: &InstInfo, mut d: u64) -> u64 {
+        if self.writes_int(inst) && self.rename[self.rename_pos] > d {
+            self.stats.rename_stall_cycles += self.rename[self.rename_pos] - d;
+            d = self.rename[self.rename_pos];
+        }
+        if self.sched_cap != 0 && inst.class != InstClass::Nop {
+            d = self.sched_entry(d);
+        }
+        d
     }
 
     /// The dispatch cycle (>= `d`) at which a scheduler entry is free: entries whose instruction issued by then are
@@ -773,6 +793,12 @@ impl Core {
         if self.sched_busy < self.sched_cap {
             return d;
         }
+        self.sched_wait(d)
+    }
+
+    /// `sched_entry` when every entry is held (out of line: the common case is a free entry).
+    #[inline(never)]
+    fn sched_wait(&mut self, d: u64) -> u64 {
         self.sched_release(d);
         let mut at = d;
         while self.sched_busy >= self.sched_cap {

@@ -14,9 +14,13 @@ impl Core {
     #[inline]
     fn aliased(&self, start: u64, end: u64, i: u64) -> bool {
         let in_page = |w: u64| self.alias_filter.get(w as usize % PAGE_WORDS).is_some_and(|&r| r > i);
-        if !in_page(start >> 3) && !in_page((end - 1) >> 3) {
-            return false;
-        }
+        (in_page(start >> 3) || in_page((end - 1) >> 3)) && self.alias_search(start, end, i)
+    }
+
+    /// `aliased`'s search of the store queue, once the filter says a store to a word at the same page offset may
+    /// be undrained (out of line: most loads never get here).
+    #[inline(never)]
+    fn alias_search(&self, start: u64, end: u64, i: u64) -> bool {
         let (n, page) = (self.sq.len(), 4096u64);
         let (lo, len) = (start % page, end - start);
         let mut k = self.sq_pos;
