@@ -38,7 +38,13 @@ sustained over 1,200 requests lost 1.3% over 2,400), so the judge's window is th
 is judged failed on its first window that fails. At the confirmed load the rule then runs to its end for the point's
 throughput and p95, reusing the windows already measured (`Windows`); with repeated seeds the other seeds run the
 rule at that load too (each with its own warm-up, drivers/steady_state.py). The judge is the probes' stream (seed
-0): judging each load over every seed would warm each seed again at every load.
+0): judging each load over every seed would warm each seed again at every load (a SharedWarmup keeps one warm-up).
+But the verdict holds for every seed: a seed whose window at the confirmed load loses more than the bound (the
+seeds are samples of one workload; the load is not sustained) judges the loads below from its own warm-up, the
+one kept, until it confirms one, and every seed runs the rule there (`_every_seed`): the capacity is a load every
+seed's window sustains, one a resolution above failed for some seed. That costs one warm-up for each other seed a
+step, not one a load; a budget spent first leaves the point not confirmed, saying which seeds lost (issue 28 (a),
+session 18).
 """
 
 from __future__ import annotations
@@ -258,8 +264,15 @@ class Windows:
                           max_windows=options.get("steady_max_windows", ss.MAX_WINDOWS),
                           report=lambda text: report(f"seed {seed}: {text}"))
 
-    def judge(self, first: int, options: dict[str, Any], max_loss: float) -> Callable[[float, float | None], Judged]:
-        """`confirm`'s judge: the rule's windows at a load (seed 0, from `first` requests, growing as the rule's),
+    def judged(self, load: float, w: ss.Window, count: int) -> Judged:
+        """`load` judged by its window `w` (`count`: the windows simulated to judge it)."""
+        out = capacity.outcome_from_stats(w.stats, load)
+        return Judged(load, out.loss, out.answered_mpps, ss.busiest_queue_rate(w.stats), out.law,
+                      capacity.load_shares(self.make(load)), count, w.stats)
+
+    def judge(self, first: int, options: dict[str, Any], max_loss: float,
+              seed: int = 0) -> Callable[[float, float | None], Judged]:
+        """`confirm`'s judge: the rule's windows at a load (`seed`'s, from `first` requests, growing as the rule's),
         stopped at the first that fails the loss bound or whose interval is within the rule's target (module doc);
         the service rate it is given is not needed (`confirm` takes the utilisation from the busiest rate)."""
         def judge(load: float, service: float | None) -> Judged:
@@ -267,11 +280,9 @@ class Windows:
             while True:
                 n += 1
                 before = self.simulated
-                w = self.window(load, length, 0)
+                w = self.window(load, length, seed)
                 count += self.simulated - before
-                out = capacity.outcome_from_stats(w.stats, load)
-                j = Judged(load, out.loss, out.answered_mpps, ss.busiest_queue_rate(w.stats), out.law,
-                           capacity.load_shares(self.make(load)), count, w.stats)
+                j = self.judged(load, w, count)
                 _, half = ss.interval(w.batch_rates)
                 if not j.sustained(max_loss) or half <= options.get("steady_target", ss.TARGET) * w.throughput or \
                         n >= options.get("steady_max_windows", ss.MAX_WINDOWS):
@@ -281,20 +292,36 @@ class Windows:
 
 
 def rule_stats(windows: Windows, load: float, service: float | None, max_loss: float, seeds: int,
-               options: dict[str, Any], report: Callable[[str], None]) -> tuple[dict[str, float], list[dict[str, Any]]]:
+               options: dict[str, Any], report: Callable[[str], None],
+               start_seed: int = 0, stop: bool = False
+               ) -> tuple[dict[str, float], list[dict[str, Any]], dict[int, float]]:
     """The steady-state rule at `load`, once per seed (steady_state.replicate), from twice the probes' requests:
     steady.* statistics (the seeds' mean and interval; the loss over the seeds' last windows, sustained only if
-    every seed's was) and the windows as rows."""
+    every seed's was; each seed's loss and how many sustained), the windows as rows, and each seed's loss.
+    `start_seed` runs first: the seed whose warm-up is the one kept (a SharedWarmup keeps one), so it is not warmed
+    again; the statistics do not depend on the order. `stop`: after the first seed whose last window loses more
+    than the bound, return ({}, [], the losses so far), its warm-up the one kept (`_every_seed`)."""
+    if seeds < 1:
+        raise capacity.ParamError(f"steady state: seeds = {seeds}: must be at least 1")
     first = 2 * windows.make(load).client.requests
-    found = ss.replicate(lambda seed: windows.rule(load, seed, first, service, options, report), seeds)
-    loss = max(capacity.outcome_from_stats(r.last.stats, load).loss for r in found.runs)
+    runs: dict[int, ss.SteadyState] = {}
+    for seed in [start_seed] + [s for s in range(seeds) if s != start_seed]:
+        runs[seed] = windows.rule(load, seed, first, service, options, report)
+        lost = capacity.outcome_from_stats(runs[seed].last.stats, load).loss
+        if stop and not lost < max_loss:
+            return {}, [], {s: capacity.outcome_from_stats(r.last.stats, load).loss for s, r in runs.items()}
+    found = ss.replicate(lambda seed: runs[seed], seeds)
+    losses = {seed: capacity.outcome_from_stats(r.last.stats, load).loss for seed, r in zip(found.seeds, found.runs)}
+    loss = max(losses.values())
     stats = {**found.stats(), "steady.saturation_required": float(service is not None), "steady.loss": loss,
-             "steady.sustained": float(loss < max_loss)}
+             "steady.sustained": float(loss < max_loss),
+             "steady.seeds_sustained": float(sum(x < max_loss for x in losses.values())),
+             **{f"steady.seed{seed}.loss": x for seed, x in losses.items()}}
     rows = [{"seed": seed, "requests": w.length, "throughput_mrps": w.throughput,
              "busiest_utilization": w.busiest_utilization, "p95_ns": w.p95, "p95_half_width_ns": w.p95_half_width,
              "batch_rates": [float(x) for x in w.batch_rates]}
             for seed, r in zip(found.seeds, found.runs) for w in r.windows]
-    return stats, rows
+    return stats, rows, losses
 
 
 def probes_service_rate(probes: list[capacity.Probe], max_loss: float, *, highest: bool = False) -> float | None:
@@ -315,10 +342,11 @@ def at_capacity(make: Callable[[float], Any], res: capacity.SearchResult, seeds:
                 report: Callable[[str], None], runner: Callable[..., Any] | None = None) -> dict[str, Any]:
     """After a search (`res`, with a sustained probe): the load windows confirm (`confirm`, unless
     options['confirm'] is False: then the rule at the search's answer, as before), and the steady-state rule there
-    for `seeds` seeds. Returns {'stats': the confirmed load's seed-0 last window's statistics (the best probe's
-    without confirmation) with steady.* and capacity.* (the capacity per port and its interval's top, the search's
-    answer, whether a window confirmed it, the loads judged, the windows simulated), 'windows': the rule's
-    windows, 'loads': the loads judged, 'run_stats': that run's statistics alone}."""
+    for `seeds` seeds; a seed whose window there fails moves the load down (`_every_seed`). Returns {'stats': the
+    confirmed load's seed-0 last window's statistics (the best probe's without confirmation) with steady.* and
+    capacity.* (the capacity per port and its interval's top, the search's answer, whether windows confirmed it,
+    the loads judged, the windows simulated), 'windows': the rule's windows, 'loads': the loads judged (each with
+    the seed judged), 'run_stats': that run's statistics alone}."""
     service = probes_service_rate(res.probes, res.max_loss)
     windows = Windows(make, runner)
     load, base = res.offered_mpps, dict(res.best.stats)   # the best probe's statistics, unless confirmed
@@ -326,35 +354,74 @@ def at_capacity(make: Callable[[float], Any], res: capacity.SearchResult, seeds:
     verdict = {"capacity.confirmed": 0.0, "capacity.window_loads": 0.0,
                "capacity.search_mpps_per_port": res.offered_mpps,
                "capacity.upper_mpps_per_port": res.upper_mpps if math.isfinite(res.upper_mpps) else -1.0}
-    if options.get("confirm", True):
+    if not options.get("confirm", True):
+        stats, out["windows"], _ = rule_stats(windows, load, service, res.max_loss, seeds, options, report)
+    else:
         first = 2 * make(load).client.requests
+        budget = int(options.get("confirm_budget", BUDGET))
         c = confirm(windows.judge(first, options, res.max_loss), load, capacity.line_rate_mpps(make(load)),
                     max_loss=res.max_loss, resolution=res.resolution,
-                    service=probes_service_rate(res.probes, res.max_loss, highest=True),
-                    budget=int(options.get("confirm_budget", BUDGET)), report=report)
-        out["loads"] = c.table(res.max_loss)
-        service = c.service_rate
-        if c.best is not None:
-            load = c.best.offered_mpps
-        verdict.update({"capacity.confirmed": float(c.confirmed), "capacity.window_loads": float(len(c.judged))})
+                    service=probes_service_rate(res.probes, res.max_loss, highest=True), budget=budget, report=report)
+        out["loads"] = [{**row, "seed": 0} for row in c.table(res.max_loss)]
+        load, stats, out["windows"], c = _every_seed(windows, c, res, seeds, first, budget, options, report, out)
+        out["loads"] = [{**row, "load": i} for i, row in enumerate(out["loads"])]
+        verdict.update({"capacity.confirmed": float(c.confirmed), "capacity.window_loads": float(len(out["loads"]))})
         if math.isfinite(c.upper_mpps):      # the capacity's interval: below the lowest failed window above it
             verdict["capacity.upper_mpps_per_port"] = c.upper_mpps
-        reason = c.reason
-    stats, out["windows"] = rule_stats(windows, load, service, res.max_loss, seeds, options, report)
-    if options.get("confirm", True):
-        # The rule's seed-0 windows at the confirmed load may run longer than the judge's: its last one is the
-        # verdict that counts, and the point's statistics are its.
-        last = windows.kept[(load, max(r["requests"] for r in out["windows"] if r["seed"] == 0), 0)]
-        base = dict(last.stats)
-        loss = capacity.outcome_from_stats(last.stats, load).loss
-        if verdict["capacity.confirmed"] and not loss < res.max_loss:
-            verdict["capacity.confirmed"] = 0.0
-            reason = f"the rule's longer window at {load:.4g} lost {100 * loss:.2f}%"
-        report(f"capacity {'confirmed' if verdict['capacity.confirmed'] else 'NOT confirmed'} by windows at "
-               f"{load:.4g} M frames/s a port: {reason}")
+        # The point's statistics are seed 0's last window's at the load (the rule's may run longer than the judge's).
+        base = dict(windows.kept[(load, max(r["requests"] for r in out["windows"] if r["seed"] == 0), 0)].stats)
+        report(f"capacity {'confirmed' if c.confirmed else 'NOT confirmed'} by windows at {load:.4g} M frames/s a "
+               f"port: {c.reason}; seeds sustained: {int(stats['steady.seeds_sustained'])} of {seeds}")
     out["run_stats"] = dict(base)     # the run's own statistics (for pricing), before the rule's and the verdict's
     base.update(stats)
     base.update(verdict)
     base.update({"capacity.mpps_per_port": load, "capacity.windows": float(windows.simulated)})
     out["stats"] = base
     return out
+
+
+def _every_seed(windows: Windows, c: Confirmed, res: capacity.SearchResult, seeds: int, first: int, budget: int,
+                options: dict[str, Any], report: Callable[[str], None], out: dict[str, Any]
+                ) -> tuple[float, dict[str, float], list[dict[str, Any]], Confirmed]:
+    """The rule at the load seed 0's windows confirmed (`c`), for every seed; while a seed's window there loses
+    more than the bound, that seed's windows confirm a load below (`confirm` from the load it failed, its warm-up
+    the one kept, so the step costs no warm-up; the failed window is the rule's, not simulated again) and every
+    seed runs the rule there (that seed first). A capacity is a load the server sustains, and the seeds are samples
+    of the same workload: a load one seed's window loses more than the bound at is not sustained (the rule's own
+    steady.sustained said so, under a "confirmed" verdict), so the capacity is the load every seed sustains, and
+    the seed that failed a resolution above it closes the bracket. Each step warms the other seeds again (one
+    warm-up each, not one a load). When the budget of loads (over all seeds) is spent first, the point is not
+    confirmed and says which seed lost what where. Returns (load, the rule's statistics, its windows, the last
+    confirmation)."""
+    load = c.best.offered_mpps if c.best is not None else c.search_mpps
+    service, start = c.service_rate, 0
+    while True:
+        stats, rows, losses = rule_stats(windows, load, service, res.max_loss, seeds, options, report, start,
+                                         stop=True)
+        failed = [seed for seed, x in losses.items() if not x < res.max_loss]
+        if not failed:
+            return load, stats, rows, c
+        start = failed[0]
+        why = f"seed {start}'s window at {load:.4g} lost {100 * losses[start]:.2f}%"
+        left = budget - len(out["loads"])
+        if left < 1 or c.best is None:
+            # Not confirmed: the record gets every seed's rule at the load (the rest of the seeds run now).
+            stats, rows, losses = rule_stats(windows, load, service, res.max_loss, seeds, options, report, start)
+            failed = [seed for seed, x in losses.items() if not x < res.max_loss]
+            spent = f"window budget of {budget} loads spent" if left < 1 else c.reason
+            return load, stats, rows, dataclasses.replace(c, confirmed=False, reason=f"{spent}; at {load:.4g} "
+                                                          f"seed(s) {failed} lost more than the bound")
+        report(f"{why}: its windows move the load down")
+        # Its first load is the failed one, judged by the rule's last window there (not simulated again, not
+        # counted): the judge alone might stop at an earlier window of the rule's that sustained.
+        length = max(w.length for w in windows.rule(load, start, first, service, options, lambda text: None).windows)
+        last = windows.judged(load, windows.kept[(load, length, start)], 0)
+        judge = windows.judge(first, options, res.max_loss, start)
+        c = confirm(lambda rate, s, last=last, at=load, judge=judge: last if rate == at else judge(rate, s), load,
+                    capacity.line_rate_mpps(windows.make(load)), max_loss=res.max_loss, resolution=res.resolution,
+                    service=service, budget=left + 1, report=lambda text, k=start: report(f"seed {k}: {text}"))
+        out["loads"] += [{**row, "seed": start} for row in c.table(res.max_loss)[1:]]
+        service = c.service_rate
+        c = dataclasses.replace(c, reason=f"{why}; {c.reason}")
+        if c.best is not None:
+            load = c.best.offered_mpps

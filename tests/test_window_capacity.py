@@ -88,14 +88,18 @@ def test_a_line_rate_that_a_window_sustains_is_confirmed_in_one_window():
 
 # ---- the evaluators' plumbing (no simulation: a made-up window per load) ----------------------------------------
 
-def _fake_windows(monkeypatch, server: WindowedServer, seen: list):
+def _fake_windows(monkeypatch, server: WindowedServer | dict[int, WindowedServer], seen: list):
     """ss.simulated_window replaced: a window at the system's offered load, with the server's loss and its busiest
-    queue's rate, in statistics outcome_from_stats and busiest_queue_rate read."""
+    queue's rate, in statistics outcome_from_stats and busiest_queue_rate read (`server`: one per seed, or one for
+    all)."""
+    servers = server
+
     def fake(make, service, runner=None):
         def run(requests):
             s = make(requests)
             rate = s.client.offered_mpps
             seen.append((rate, requests, s.client.measure_seed))
+            server = servers[s.client.measure_seed] if isinstance(servers, dict) else servers
             loss = server.loss(rate, server.window_frames)
             span = 1e6
             stats = {"client.offered_mpps": rate, "client.packets": 1e4, "client.requests": 1e4 * (1 - loss),
@@ -154,6 +158,7 @@ def test_the_end_to_end_report_and_plot_mark_points_no_window_confirmed(tmp_path
     zipf = (t["param.client.popularity"] == "zipf") & (t["param.client.get_ratio"] == 0.5) & \
         (t["param.client.mode"] == "erew")
     t.loc[zipf, ["stat.capacity.confirmed", "stat.capacity.windows"]] = [0.0, 6.0]
+    t.loc[zipf, ["stat.steady.sustained", "stat.steady.seeds_sustained", "stat.steady.seeds"]] = [0.0, 2.0, 3.0]
     df = end_to_end.frame({"e2e-2s": t})
     assert sorted(df.confirmed) == [0.0] + [1.0] * 7 and df[df.confirmed == 0].windows.iloc[0] == 6.0
     drawn = []
@@ -163,6 +168,7 @@ def test_the_end_to_end_report_and_plot_mark_points_no_window_confirmed(tmp_path
     assert "| confirmed | window_loads | windows |" in report
     assert "capacity not confirmed by a steady-state window (" in report
     assert "hatched in the plot): 2s Skewed (Zipf 0.99) 50% EREW (6 windows)" in report
+    assert "| seeds_sustained |" in report and ", 2 of 3 seeds sustained" in report
     (fig,) = drawn
     hatched = [p for ax in fig.axes for p in ax.patches if p.get_hatch() and p.get_width() > 0]
     assert len(hatched) == 2, "the point's throughput and p95 bars"
@@ -186,3 +192,43 @@ def test_every_studys_table_and_report_say_which_capacities_windows_confirmed():
     plain = pd.DataFrame([common.figures_of(pd.Series({"status": "ok", "stat.client.throughput_mrps": 1.0}))])
     assert common.with_confirmation(plain, ["throughput_mrps"]) == ["throughput_mrps"]
     assert common.confirmation_notes(plain) == []
+
+
+# Three seeds of one workload whose windows saturate at different loads: seed 1's stream loads the server harder.
+BY_SEED = {0: HIDDEN, 1: WindowedServer(9.5, buffer=30.0), 2: WindowedServer(10.2, buffer=30.0)}
+
+
+def test_a_seed_whose_window_fails_at_the_confirmed_load_moves_it_down_to_one_every_seed_sustains(monkeypatch):
+    seen, said = [], []
+    _fake_windows(monkeypatch, BY_SEED, seen)
+    res = _search(HIDDEN)
+    got = wc.at_capacity(_system, res, 3, {}, said.append)
+    st = got["stats"]
+    load = st["capacity.mpps_per_port"]
+    truth = BY_SEED[1].threshold(BOUND, BY_SEED[1].window_frames)
+    assert truth < HIDDEN.threshold(BOUND, HIDDEN.window_frames) / (1 + RES), "seed 0 alone would confirm above it"
+    # Every seed's window sustains at the capacity; seed 1's a resolution above it fails.
+    assert st["capacity.confirmed"] == 1.0 and st["steady.sustained"] == 1.0 and st["steady.seeds_sustained"] == 3
+    assert load < truth <= load * (1 + RES), (load, truth)
+    assert all(st[f"steady.seed{k}.loss"] < BOUND for k in range(3))
+    assert {row["seed"] for row in got["loads"]} == {0, 1} and [r["load"] for r in got["loads"]] == \
+        list(range(len(got["loads"]))) and st["capacity.window_loads"] == len(got["loads"])
+    assert any("seed 1's window at" in text and "move the load down" in text for text in said)
+    assert st["capacity.windows"] == len(seen) == len(set(seen)), "each window simulated once"
+    # One warm-up a change of seed (a SharedWarmup keeps one): seed 1 steps down on its own warm-up, so the step
+    # costs one warm-up each for seeds 0 and 2, not one a load; seed 2 never ran at the load seed 1 failed.
+    order = [k for i, (_, _, k) in enumerate(seen) if i == 0 or seen[i - 1][2] != k]
+    assert order == [0, 1, 0, 2], order
+
+
+def test_a_seed_that_fails_when_the_budget_is_spent_leaves_the_point_not_confirmed_and_says_which(monkeypatch):
+    seen, said = [], []
+    _fake_windows(monkeypatch, BY_SEED, seen)
+    res = _search(HIDDEN)
+    spent = len(wc.at_capacity(_system, res, 1, {}, lambda text: None)["loads"])     # seed 0's own loads
+    got = wc.at_capacity(_system, res, 3, {"confirm_budget": spent}, said.append)
+    st = got["stats"]
+    assert st["capacity.confirmed"] == 0.0 and st["steady.sustained"] == 0.0 and st["steady.seeds_sustained"] == 2
+    assert st["steady.seed1.loss"] >= BOUND > max(st["steady.seed0.loss"], st["steady.seed2.loss"])
+    assert "NOT confirmed" in said[-1] and "seed(s) [1] lost more than the bound" in said[-1] and \
+        "seeds sustained: 2 of 3" in said[-1]

@@ -268,6 +268,7 @@ def figures_of(row: Any) -> dict[str, float]:
         # and one a resolution above fails; 0, not confirmed) and the windows simulated for it (nan: no windows).
         "capacity_confirmed": r.get("capacity.confirmed", nan),
         "capacity_windows": r.get("capacity.windows", nan),
+        "seeds_sustained": r.get("steady.seeds_sustained", nan),   # of the seeds' windows at the capacity
         "capacity_mpps_per_port": r.get("capacity.mpps_per_port", float("nan")),
         "p95_us": r.get("client.latency.p95", float("nan")) / 1e3,
         "p50_us": r.get("client.latency.p50", float("nan")) / 1e3,
@@ -327,7 +328,7 @@ def write_report(path: pathlib.Path, title: str, intro: str, config_diff: list[s
     return path
 
 
-CONFIRMATION_COLUMNS = ("capacity_confirmed", "capacity_windows")
+CONFIRMATION_COLUMNS = ("capacity_confirmed", "capacity_windows", "seeds_sustained")
 
 
 def with_confirmation(df: Any, cols: list[str]) -> list[str]:

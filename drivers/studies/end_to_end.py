@@ -382,6 +382,8 @@ def frame(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                 # the search's bound and met the window's stopping rule (nan: no window).
                 "window_loss": r.get("steady.loss", float("nan")),
                 "window_sustained": r.get("steady.sustained", float("nan")),
+                # How many of the seeds' windows at the capacity sustained (each seed's loss: steady.seed<k>.loss).
+                "seeds_sustained": r.get("steady.seeds_sustained", float("nan")),
                 "window_converged": r.get("steady.converged", float("nan")),
                 # Whether windows confirmed the capacity (drivers/window_capacity.py: a window at it sustains, one a
                 # resolution above fails), the loads they judged and the windows simulated (nan: no windows).
@@ -496,7 +498,9 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
         if len(unsustained):
             notes.append("steady window lost more than the search's bound at the capacity reported (the probes' "
                          "when no window confirmed one; the throughput is then the answered rate of an overloaded "
-                         "server): " + _named(unsustained, lambda r: f" window loss {100 * r.window_loss:.2f}%"))
+                         "server): " + _named(unsustained, lambda r: f" window loss {100 * r.window_loss:.2f}%"
+                                + (f", {r.seeds_sustained:.0f} of {r.seeds:.0f} seeds sustained"
+                                   if pd.notna(r.get("seeds_sustained")) else "")))
         unconverged = df[df.window_converged == 0.0]
         if len(unconverged):
             notes.append("steady window did not meet its stopping rule in the windows allowed (the last is "
@@ -513,7 +517,7 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
         notes.append("EREW-T / CREW-T not run: the DVFS policy (drivers/dvfs.py) is not in this checkout")
     cols = ["sockets", "workload", "get_ratio", "mode", "throughput_mrps", "throughput_ci_mrps", "p95_us",
             "p95_ci_us", "seeds", "offered_mpps_per_port", "loss", "window_loss", "window_sustained",
-            "window_converged", "confirmed", "window_loads", "windows", "search_offered_mpps_per_port", "probes",
+            "seeds_sustained", "window_converged", "confirmed", "window_loads", "windows", "search_offered_mpps_per_port", "probes",
             "budget_hit", "total_power_w",
             "within_budget", "cores_low", "cores_turbo", "host_seconds"]
     cols = [col for col in cols if col in df]

@@ -90,7 +90,7 @@ def steady_window(make: Callable[[float], System], res: Any, options: dict[str, 
     from .. import window_capacity as wc
 
     return wc.rule_stats(wc.Windows(make, runner), res.offered_mpps, wc.probes_service_rate(res.probes, res.max_loss),
-                         res.max_loss, int(options.get("seeds", 1)), options, report)
+                         res.max_loss, int(options.get("seeds", 1)), options, report)[:2]
 
 
 evaluate_capacity.restores = True   # every probe restores the shared checkpoint

@@ -10,7 +10,7 @@ its hottest core then gets about 300). --seeds K repeats the rule's windows for 
 seeds at the end (each seed its own warm-up). --max-windows N caps the rule's windows (steady_max_windows).
 
 Prints and writes (--json OUT) the search's answer, the loads the windows judged with their losses, the capacity
-confirmed (or not), the windows simulated, the steady-state throughput and its interval, and the CPU seconds (this
+confirmed (or not), which seeds' windows sustained there, the windows simulated, the steady-state throughput and its interval, and the CPU seconds (this
 process and its reaped children: the shared warm-up's server and its forked runs) of the search and of the windows.
 
 Usage: capacity_confirmed.py CORES ITEMS [--zipf] [--windowed] [--no-confirm] [--seeds K] [--max-windows N] [--json OUT]"""
@@ -79,6 +79,8 @@ rec = {"cores": cores, "items": items, "zipf": zipf, "requests": requests, "conf
        "capacity_mpps_per_port": st["capacity.mpps_per_port"], "upper_mpps_per_port":
        st["capacity.upper_mpps_per_port"], "confirmed": bool(st["capacity.confirmed"]),
        "window_loads": int(st["capacity.window_loads"]), "windows": int(st["capacity.windows"]),
+       "seed_losses": {k: st[f"steady.seed{k}.loss"] for k in range(seeds)},
+       "seeds_sustained": [k for k in range(seeds) if st[f"steady.seed{k}.loss"] < res.max_loss],
        "steady": {k: v for k, v in st.items() if k.startswith("steady.")}, "loads": got.get("loads"),
        "probes": res.table(), "warmups": warmups, "cpu_search_s": searched, "cpu_windows_s": cpu - searched,
        "cpu_s": cpu, "stats": st}
