@@ -373,7 +373,7 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
              progress: Callable[[Probe], None] | None = None,
              simulate_fn: Callable[[System], dict[str, float]] | None = None,
              restore: bool | None = False, checkpoint: str | pathlib.Path | None = None,
-             share_warmup: bool = True, runner: Any = None) -> SearchResult:
+             share_warmup: bool = True, runner: Any = None, journal: Any = None) -> SearchResult:
     """The capacity of a simulated server (see the module doc). `high` defaults to the port's line rate.
 
     `restore`: the first probe writes a checkpoint at the end of its bulk load and every later probe restores it
@@ -387,7 +387,8 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
     warm-up (module doc); False warms each one itself. `runner`: a `SharedWarmup` of the caller's to run the probes
     through (kept open after the search, so the caller's own runs at the capacity found can fork from the same
     warm-up; the caller closes it); by default the search opens and closes its own. `simulate_fn` replaces the
-    simulation altogether (nothing is shared then)."""
+    simulation altogether (nothing is shared then). `journal`: a point's journal (drivers/sweep/journal.py): each
+    probe is journaled as it finishes, and one a stopped run journaled is replayed, not simulated again."""
     probe = make_system(1.0)
     if high is None:
         high = line_rate_mpps(probe)
@@ -433,6 +434,10 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
         alone += bool(system.restore_from) and (runner is None or not can_share(system))
         return simulated_server(lambda _: system, simulate_fn=simulate_fn, runner=runner)(rate)
 
+    if journal is not None:
+        from .sweep.journal import journaled_server
+
+        evaluate = journaled_server(journal, restoring, evaluate)
     try:
         res = search(evaluate, high, max_loss=max_loss, resolution=resolution, progress=progress)
         res.warmups = alone + (runner.warmups - counted if runner is not None else 0)

@@ -230,10 +230,13 @@ class Windows:
     """The steady-state windows of one point at any load, seed and length, each simulated once (a load the
     confirmation judged is not run again when the rule measures it). `make(load)` is the point's system at that
     load; `runner` as steady_state.simulated_window's (a SharedWarmup: the windows fork from the probes'
-    warm-up). `simulated` counts the windows run."""
+    warm-up). `simulated` counts the windows run (replayed ones too: the record is an uninterrupted run's).
+    `journal`: a point's journal (drivers/sweep/journal.py): each window is journaled as it finishes, and one a
+    stopped run journaled is replayed, not simulated again."""
 
-    def __init__(self, make: Callable[[float], Any], runner: Callable[..., Any] | None = None) -> None:
-        self.make, self.runner = make, runner
+    def __init__(self, make: Callable[[float], Any], runner: Callable[..., Any] | None = None,
+                 journal: Any = None) -> None:
+        self.make, self.runner, self.journal = make, runner, journal
         self.kept: dict[tuple[float, int, int], ss.Window] = {}
         self.simulated = 0
 
@@ -246,7 +249,11 @@ class Windows:
                 system.client.measure_seed = seed
                 return system
 
-            self.kept[key] = ss.simulated_window(at, None, runner=self.runner)(requests)
+            def simulate() -> ss.Window:
+                return ss.simulated_window(at, None, runner=self.runner)(requests)
+
+            self.kept[key] = simulate() if self.journal is None else \
+                self.journal.window(load, requests, seed, simulate)
             self.simulated += 1
         return self.kept[key]
 
@@ -339,16 +346,17 @@ def probes_service_rate(probes: list[capacity.Probe], max_loss: float, *, highes
 
 
 def at_capacity(make: Callable[[float], Any], res: capacity.SearchResult, seeds: int, options: dict[str, Any],
-                report: Callable[[str], None], runner: Callable[..., Any] | None = None) -> dict[str, Any]:
+                report: Callable[[str], None], runner: Callable[..., Any] | None = None,
+                journal: Any = None) -> dict[str, Any]:
     """After a search (`res`, with a sustained probe): the load windows confirm (`confirm`, unless
     options['confirm'] is False: then the rule at the search's answer, as before), and the steady-state rule there
     for `seeds` seeds; a seed whose window there fails moves the load down (`_every_seed`). Returns {'stats': the
     confirmed load's seed-0 last window's statistics (the best probe's without confirmation) with steady.* and
     capacity.* (the capacity per port and its interval's top, the search's answer, whether windows confirmed it,
     the loads judged, the windows simulated), 'windows': the rule's windows, 'loads': the loads judged (each with
-    the seed judged), 'run_stats': that run's statistics alone}."""
+    the seed judged), 'run_stats': that run's statistics alone}. `journal`: the point's (Windows)."""
     service = probes_service_rate(res.probes, res.max_loss)
-    windows = Windows(make, runner)
+    windows = Windows(make, runner, journal)
     load, base = res.offered_mpps, dict(res.best.stats)   # the best probe's statistics, unless confirmed
     out: dict[str, Any] = {}
     verdict = {"capacity.confirmed": 0.0, "capacity.window_loads": 0.0,

@@ -192,7 +192,7 @@ def start_mpps(system, start_from: float) -> float:
     return start_from / hottest_load(system) * 1.05
 
 
-def plan_dvfs(make_system: Callable[[], Any], report: Callable[[str], None]):
+def plan_dvfs(make_system: Callable[[], Any], report: Callable[[str], None], journal: Any = None):
     """EREW-T / CREW-T: one detailed run of the point at the nominal clocks, offered line rate (the most activity,
     so the power prediction errs high), gives each core's load (`client.core{c}.requests`) and activity; the DVFS
     policy (drivers/dvfs.py: lightly loaded cores to 1.5 GHz, the hottest to 3.5 GHz, turbo backed off until the
@@ -204,7 +204,8 @@ def plan_dvfs(make_system: Callable[[], Any], report: Callable[[str], None]):
 
     base = make_system()
     base.client.offered_mpps = capacity.line_rate_mpps(base)
-    measured = simulate(base).stats
+    measured = simulate(base).stats if journal is None else journal.stats("dvfs planning run",
+                                                                          lambda: simulate(base).stats)
     plan = dvfs.plan(base, measured)
     counts = plan.assignment.counts()
     report(f"DVFS plan: {counts}, turbo backed off on {len(plan.assignment.backed_off)} core(s)")
@@ -243,15 +244,16 @@ def seeds_for(system, options: dict[str, Any]) -> int:
 
 
 def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
-             report: Callable[[str], None]) -> dict[str, Any]:
+             report: Callable[[str], None], journal: Any = None) -> dict[str, Any]:
     """The capacity search on the point (as drivers.sweep.evaluate_capacity) with at most options['max_probes']
     probes (the best sustained one is the answer when the budget runs out: `capacity.budget_hit` = 1), and with
-    options['dvfs'] the DVFS + turbo operating points set first."""
+    options['dvfs'] the DVFS + turbo operating points set first. `journal`: the point's (drivers/sweep/journal.py):
+    the DVFS planning run, the probes and the windows are journaled and replayed on a re-run of a stopped point."""
     make_system = windowed(make_system)
     extra: dict[str, float] = {}
     plan = None
     if options.get("dvfs"):
-        plan, extra = plan_dvfs(make_system, report)
+        plan, extra = plan_dvfs(make_system, report, journal)
 
     def make(rate: float):
         s = make_system()
@@ -267,7 +269,10 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
     # False warms each run itself.
     shared = SharedWarmup() if options.get("shared_warmup", True) else None
     try:
-        return _search_and_window(make, make_system, shared, extra, options, report)
+        out = _search_and_window(make, make_system, shared, extra, options, report, journal)
+        if journal is not None:
+            out["stats"]["capacity.replayed_units"] = float(journal.replayed)
+        return out
     finally:
         if shared is not None:
             shared.close()
@@ -275,13 +280,16 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
 
 def _search_and_window(make: Callable[[float], Any], make_system: Callable[[], Any], shared: SharedWarmup | None,
                        extra: dict[str, float], options: dict[str, Any],
-                       report: Callable[[str], None]) -> dict[str, Any]:
-    """evaluate's capacity search and steady-state window, their runs through `shared` (when given)."""
+                       report: Callable[[str], None], journal: Any = None) -> dict[str, Any]:
+    """evaluate's capacity search and steady-state window, their runs through `shared` (when given), journaled in
+    `journal` (when given)."""
     from .. import capacity
 
     probes: list[capacity.Probe] = []
     max_probes = int(options.get("max_probes", capacity.MAX_PROBES))
-    sim = capacity.simulated_server(make, runner=shared)
+    from ..sweep.journal import journaled_server
+
+    sim = journaled_server(journal, make, capacity.simulated_server(make, runner=shared))
 
     def budgeted(rate: float) -> capacity.Outcome:
         if len(probes) >= max_probes:
@@ -323,7 +331,8 @@ def _search_and_window(make: Callable[[float], Any], make_system: Callable[[], A
         from ..window_capacity import at_capacity
 
         found = capacity.SearchResult(best, probes, resolution, max_loss, upper)
-        got = at_capacity(make, found, seeds_for(make_system(), options), options, report, runner=shared)
+        got = at_capacity(make, found, seeds_for(make_system(), options), options, report, runner=shared,
+                          journal=journal)
         stats, run_stats = got.pop("stats"), got.pop("run_stats")
         out.update(got)
         window_upper = stats["capacity.upper_mpps_per_port"]
@@ -349,6 +358,7 @@ def _search_and_window(make: Callable[[float], Any], make_system: Callable[[], A
 
 
 evaluate.restores = True     # every probe runs the point's own configuration: it can restore a shared data set
+evaluate.journals = True     # run_point gives it the point's journal
 
 
 # ---- figures ----------------------------------------------------------------------------------------------------

@@ -20,7 +20,10 @@ The store (`results/sweeps/<name>/` by default) holds `sweep.json` (the descript
 and `points/<key>.json`, one per finished point, written by the worker the moment the point finishes: to a
 temporary name, fsync'd, renamed. A point that raises is stored with status 'failed' and its error; the others go
 on. Running the sweep again skips every stored point, so a sweep stopped by Ctrl-C, kill -9 or a crash resumes
-without redoing or losing a point (`retry_failed` reruns the failed ones).
+without redoing or losing a point (`retry_failed` reruns the failed ones). Inside a point, an evaluator marked
+`journals` (evaluate_capacity, the end-to-end study's) journals each finished unit (a probe, a steady-state window)
+in `journal/<key>.jsonl` as it finishes: a point stopped mid-way replays them when it runs again and goes on from
+where it stopped, with the record an uninterrupted run gives (`journal`; capacity.replayed_units says how many).
 
 Points that share a data set load it once (`share_checkpoint`, True by default; `checkpoints` names a folder
 several sweeps share, else the store's own): points whose configurations agree on

@@ -32,8 +32,10 @@ evaluate_run.restores = True    # runs make_system()'s configuration as is: a sh
 
 
 def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any],
-                      report: Callable[[str], None]) -> dict[str, Any]:
-    """The capacity search (drivers.capacity) on the point: the stats are the best probe's, plus capacity.*."""
+                      report: Callable[[str], None], journal: Any = None) -> dict[str, Any]:
+    """The capacity search (drivers.capacity) on the point: the stats are the best probe's, plus capacity.*.
+    `journal`: the point's (drivers/sweep/journal.py): its probes and windows are journaled and, on a re-run of a
+    stopped point, replayed (capacity.replayed_units says how many)."""
     from .. import capacity
     from ..shared_warmup import SharedWarmup
 
@@ -51,7 +53,7 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
     try:
         res = capacity.capacity(make, resolution=options.get("resolution", capacity.DEFAULT_RESOLUTION),
                                 max_loss=options.get("max_loss", capacity.DEFAULT_MAX_LOSS), progress=progress,
-                                runner=shared, share_warmup=shared is not None)
+                                runner=shared, share_warmup=shared is not None, journal=journal)
         stats = dict(res.best.stats if res.best else {})
         stats.update({"capacity.mpps_per_port": res.offered_mpps, "capacity.upper_mpps_per_port":
                       res.upper_mpps if not res.line_limited else -1.0, "capacity.probes": float(len(res.probes))})
@@ -61,11 +63,14 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
             # False: the rule at the search's answer only); the point's statistics are then the window's.
             from ..window_capacity import at_capacity
 
-            found = at_capacity(make, res, int(options.get("seeds", 1)), options, report, runner=shared)
+            found = at_capacity(make, res, int(options.get("seeds", 1)), options, report, runner=shared,
+                                journal=journal)
             stats = {**found.pop("stats"), "capacity.probes": float(len(res.probes))}
             found.pop("run_stats")
             out.update(found)
         stats["capacity.mrps"] = stats.get("client.throughput_mrps", 0.0)
+        if journal is not None:
+            stats["capacity.replayed_units"] = float(journal.replayed)
     finally:
         if shared is not None:
             shared.close()
@@ -94,5 +99,6 @@ def steady_window(make: Callable[[float], System], res: Any, options: dict[str, 
 
 
 evaluate_capacity.restores = True   # every probe restores the shared checkpoint
+evaluate_capacity.journals = True   # run_point gives it the point's journal
 
 

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 from ..shared_warmup import cpu_seconds
 from .checkpoints import check_existing, checkpoint_bytes, checkpoint_dir, loaded_elsewhere, prepare_checkpoint
 from .data_set import data_set_key, shares_data_set
+from .journal import PointJournal, journal_path
 from .points import Base, Point, Sweep, _resolve_callable
 from .store import atomic_write_json, store_dir, stored_points
 
@@ -41,9 +42,23 @@ def run_point(store: str, point: Point) -> dict[str, Any]:
     record: dict[str, Any] = {"key": point.key, "index": point.index, "params": point.params}
     if point.restore_from:
         record["data_set"] = point.data_set
+    journal = None
     try:
         record["config"] = point.system().to_dict()
-        out = _resolve_callable(point.evaluator)(point.run_system, point.options, report)
+        evaluator = _resolve_callable(point.evaluator)
+        if getattr(evaluator, "journals", False):
+            # Its finished units are journaled (drivers/sweep/journal.py); a point a stop interrupted replays them.
+            journal = PointJournal(journal_path(store_path, point.key), point.key, report)
+            if len(journal):
+                shown = report
+
+                def report(text: str) -> None:
+                    shown(f"{text} [resumed: {journal.replayed} units replayed]")
+
+                journal.report = shown
+            out = evaluator(point.run_system, point.options, report, journal=journal)
+        else:
+            out = evaluator(point.run_system, point.options, report)
         record.update(status="ok", error=None, **out)
     except Exception as err:  # a failed point is a result too: recorded, and the sweep goes on
         record.update(status="failed", error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc(),
@@ -53,6 +68,8 @@ def run_point(store: str, point: Point) -> dict[str, Any]:
     # With its reaped children's (the processes of a shared warm-up, drivers/shared_warmup.py).
     record["cpu_seconds"] = cpu_seconds() - started_cpu
     atomic_write_json(store_path / "points" / f"{point.key}.json", record)
+    if journal is not None and record["status"] == "ok":
+        journal.remove()        # the record holds the result now (a failed point keeps it for retry_failed)
     progress_file.unlink(missing_ok=True)
     return record
 
