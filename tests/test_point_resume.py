@@ -180,3 +180,39 @@ def test_run_point_resumes_a_stopped_point_from_the_stores_journal_and_says_so(m
         failed = sw.run_point(str(tmp_path), other)
     assert failed["status"] == "failed" and len(journal_path(tmp_path, other.key).read_text().splitlines()) == \
         UNITS.probes
+
+
+def test_the_end_to_end_evaluator_journals_and_replays_its_probes_and_windows(monkeypatch, tmp_path):
+    """The end-to-end study's evaluator (its own search, then window_capacity) on a 2-core share of the socket, its
+    probes and windows synthetic: stopped among the windows and run again, the same record, journaled units not
+    simulated again."""
+    from drivers.studies import end_to_end, servers
+
+    global UNITS
+
+    def fake(make, **_):
+        return probe
+
+    monkeypatch.setattr(capacity, "simulated_server", fake)
+
+    def make():
+        return servers.server(1, cores=2, requests_per_core=10)
+
+    options = {"steady": True, "resolution": RES, "power": False}
+
+    def run(stop, journal):
+        global UNITS
+        UNITS = Units(stop)
+        _fake_windows(monkeypatch, HIDDEN, UNITS)
+        return end_to_end.evaluate(make, options, lambda text: None, journal=journal)
+
+    plain = run(None, None)
+    total = UNITS.probes + len(UNITS)
+    assert plain["stats"]["capacity.confirmed"] == 1.0 and len(UNITS) >= 2
+    path = tmp_path / "e2e.jsonl"
+    stop = UNITS.probes + 1
+    with pytest.raises(Killed):
+        run(stop, PointJournal(path, "e" * 24))
+    resumed = run(None, PointJournal(path, "e" * 24))
+    assert resumed["stats"]["capacity.replayed_units"] == stop and UNITS.probes + len(UNITS) == total - stop
+    assert _same(_without_replayed(resumed), plain)

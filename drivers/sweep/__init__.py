@@ -44,8 +44,10 @@ or a `distributed.Client`). A rich progress bar shows points done with the ETA, 
 (workers write it to `progress/<key>`, which the driver polls).
 
 One module per concern: `space` (the design spaces), `points` (the sweep, its points and the parameter setter),
-`store` (point keys and the store's atomic records), `data_set` (which points share a data set), `checkpoints` (shared data sets' checkpoints), `evaluators` (what one point
-measures) and `execute` (running the points on a process pool or Dask). This package re-exports their public names.
+`store` (point keys and the store's atomic records), `journal` (a point's finished units, replayed on resume),
+`data_set` (which points share a data set), `checkpoints` (shared data sets' checkpoints), `evaluators` (what one
+point measures) and `execute` (running the points on a process pool or Dask). This package re-exports their public
+names.
 """
 
 from .checkpoints import (

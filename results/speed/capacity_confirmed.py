@@ -13,7 +13,13 @@ Prints and writes (--json OUT) the search's answer, the loads the windows judged
 confirmed (or not), which seeds' windows sustained there, the windows simulated, the steady-state throughput and its interval, and the CPU seconds (this
 process and its reaped children: the shared warm-up's server and its forked runs) of the search and of the windows.
 
-Usage: capacity_confirmed.py CORES ITEMS [--zipf] [--windowed] [--no-confirm] [--seeds K] [--max-windows N] [--json OUT]"""
+--journal FILE journals every probe and window as it finishes (drivers/sweep/journal.py, as a sweep's point does in
+its store) under a key of this point (the arguments, the engine's and the server binary's content): run again after
+a stop, it replays them and simulates the rest (the record's `replayed_units`; the first probe, which loads the store
+and checkpoints it, always runs again: the others restore its checkpoint).
+
+Usage: capacity_confirmed.py CORES ITEMS [--zipf] [--windowed] [--no-confirm] [--seeds K] [--max-windows N] [--json OUT]
+       [--journal FILE]"""
 import argparse
 import json
 import pathlib
@@ -34,6 +40,7 @@ parser.add_argument("--no-confirm", dest="confirm", action="store_false")
 parser.add_argument("--seeds", type=int, default=1)
 parser.add_argument("--max-windows", type=int)
 parser.add_argument("--json")
+parser.add_argument("--journal")
 a = parser.parse_args()
 cores, items, zipf, confirm, seeds, max_windows, out_json = (a.cores, a.items, a.zipf, a.confirm, a.seeds,
                                                             a.max_windows, a.json)
@@ -42,6 +49,7 @@ if a.windowed:        # as the end-to-end study measures a skewed point (end_to_
     requests = max(cores, round(requests / end_to_end.hottest_load(brps_target_socket.system(
         cores=cores, items=items, requests=requests, popularity="zipf" if zipf else "uniform"))))
 folder = pathlib.Path(tempfile.mkdtemp(prefix="kvsim-confirmed-"))
+print(f"checkpoint folder {folder}", flush=True)      # removed at the end (by hand, after a kill)
 
 
 def make(rate):
@@ -61,14 +69,23 @@ def report(text):
 
 
 options = {"confirm": confirm, **({"steady_max_windows": int(max_windows)} if max_windows else {})}
+journal = None
+if a.journal:
+    from drivers.sweep import store
+    from drivers.sweep.journal import PointJournal
+
+    key = store.point_key(make(1.0).to_dict(), {"script": "capacity_confirmed", "windowed": a.windowed,
+                                                "seeds": seeds, "options": options})
+    journal = PointJournal(a.journal, key, report)
+    print(f"journal {a.journal} (point {key}): {len(journal)} units journaled", flush=True)
 c0 = cpu_seconds()
 try:
     with SharedWarmup() as shared:
         res = capacity.capacity(make, restore=True, checkpoint=folder, resolution=common.CAPACITY_RESOLUTION,
                                 runner=shared, progress=lambda p: report(f"probe at {p.offered_mpps:.4f}: loss "
-                                                                           f"{100 * p.loss:.2f}%"))
+                                                                           f"{100 * p.loss:.2f}%"), journal=journal)
         searched = cpu_seconds() - c0
-        got = window_capacity.at_capacity(restoring, res, seeds, options, report, runner=shared)
+        got = window_capacity.at_capacity(restoring, res, seeds, options, report, runner=shared, journal=journal)
         warmups = shared.warmups
 finally:
     shutil.rmtree(folder, ignore_errors=True)
@@ -83,7 +100,7 @@ rec = {"cores": cores, "items": items, "zipf": zipf, "requests": requests, "conf
        "seeds_sustained": [k for k in range(seeds) if st[f"steady.seed{k}.loss"] < res.max_loss],
        "steady": {k: v for k, v in st.items() if k.startswith("steady.")}, "loads": got.get("loads"),
        "probes": res.table(), "warmups": warmups, "cpu_search_s": searched, "cpu_windows_s": cpu - searched,
-       "cpu_s": cpu, "stats": st}
+       "cpu_s": cpu, "replayed_units": journal.replayed if journal else 0, "stats": st}
 print(json.dumps({k: v for k, v in rec.items() if k not in ("stats", "steady", "probes")}, indent=1))
 if out_json:
     pathlib.Path(out_json).write_text(json.dumps(rec, indent=1, sort_keys=True))
