@@ -539,13 +539,6 @@ impl Core {
             self.fetch_cycle += 1;
             self.fetch_slots = 0;
         }
-        // The decode path may end the group first (one path a cycle; the legacy path one aligned block a cycle).
-        if let Some(fe) = self.fe.as_deref_mut() {
-            if fe.ends_group(inst, self.fetch_slots == 0) {
-                self.fetch_cycle += 1;
-                self.fetch_slots = 0;
-            }
-        }
         let line = inst.pc >> self.line_shift;
         if line != self.last_fetch_line {
             self.last_fetch_line = line;
@@ -563,6 +556,13 @@ impl Core {
                 self.stats.icache_stall_cycles += avail - self.fetch_cycle;
                 self.fetch_cycle = avail;
                 self.fetch_slots = 0;
+            }
+        }
+        // Its decode path may deliver it later, in a new group (one path a cycle; legacy: a predecoded block a cycle).
+        if let Some(fe) = self.fe.as_deref_mut() {
+            let at = fe.deliver(inst, self.fetch_cycle, self.fetch_slots == 0);
+            if at > self.fetch_cycle {
+                (self.fetch_cycle, self.fetch_slots) = (at, 0);
             }
         }
         let fetch = self.fetch_cycle;

@@ -62,6 +62,37 @@ fn the_legacy_decoders_take_one_aligned_16_byte_block_a_cycle() {
 }
 
 #[test]
+fn the_instruction_queue_lets_the_decoders_take_four_across_blocks() {
+    // Compressed code, five instructions in the block at 0x1000, four in the next: the decoders take four a cycle
+    // from the queue the predecoder fills a block a cycle, so the fifth shares its cycle with the next block's
+    // first three (a group limited to one block would take three cycles).
+    let lens = [4, 2, 2, 4, 4, 4, 4, 4, 4];
+    let mut prog = vec![jump(0x0ff0, 0x1000)];
+    let mut pc = 0x1000;
+    for len in lens {
+        prog.push(alu_len(pc, len));
+        pc += len as u64;
+    }
+    let (t, core) = timed(&legacy(), &prog);
+    let f = t[1].fetch;
+    let cycles: Vec<u64> = t[1..].iter().map(|x| x.fetch - f).collect();
+    assert_eq!(cycles, [0, 0, 0, 0, 1, 1, 1, 1, 2]);
+    assert_eq!(core.front_end_stats().unwrap().breaks, 0, "the decoders, not the predecoder, set the pace");
+}
+
+#[test]
+fn a_loop_inside_one_block_is_predecoded_again_at_each_jump_back() {
+    // Three instructions at 0x1000-0x1008 and a jump back to 0x1000 at 0x100c: all in one block. The target is
+    // predecoded in the cycle fetch gets there (the jump ends its group), never earlier.
+    let body =
+        |k: usize| [alu(0x1000, 6 + k as u8, 0, 0), alu(0x1004, 7, 0, 0), alu(0x1008, 8, 0, 0), jump(0x100c, 0x1000)];
+    let prog: Vec<InstInfo> = (0..3).flat_map(body).collect();
+    let (t, _) = timed(&legacy(), &prog);
+    let (u, _) = timed(&core_params(), &prog);
+    assert_eq!(t.iter().map(|x| x.fetch).collect::<Vec<_>>(), u.iter().map(|x| x.fetch).collect::<Vec<_>>());
+}
+
+#[test]
 fn an_instruction_belongs_to_the_block_it_ends_in() {
     // Compressed code: a 4-byte instruction at 0x100e ends at 0x1011, in the next block, so it is predecoded with
     // the instruction after it, not with the two before it.

@@ -26,16 +26,24 @@
 //!   and to the window in which it starts (a uop-cache way is found by the instruction's start address).
 //!
 //! The rules the timing takes from this: a fetch group holds instructions of one source (the instruction decode
-//! queue is written by the uop cache or by the legacy decoders in a cycle, not by both); instructions from the
-//! legacy path share a group only if they end in one aligned `fetch_block_bytes` block; a uop-cache hit delivers
-//! `fetch_width` a cycle as before. A window that misses is decoded by the legacy path and installed when fetch
-//! leaves it, taking as many ways as the instructions seen in it need (LRU replacement within its set).
+//! queue is written by the uop cache or by the legacy decoders in a cycle, not by both); a uop-cache hit delivers
+//! `fetch_width` a cycle as before. On the legacy path the predecoder marks one aligned `fetch_block_bytes` block a
+//! cycle (at most 6 instructions of it a cycle), and the decoders take up to `fetch_width` a cycle from the
+//! instruction queue between them: an instruction is decoded no earlier than the cycle its block was predecoded, so
+//! consecutive blocks reach the decoders a cycle apart, and a block entered at a branch target in its middle brings
+//! only its remaining bytes. The predecoder starts at a branch target (or a switch from the uop cache) in the cycle
+//! fetch gets there (its line in hand). Ahead of the decoders it binds nothing, so the queue's size does not enter.
+//! A window that misses is decoded by the legacy path and installed when fetch leaves it, taking as many
+//! ways as the instructions seen in it need (LRU replacement within its set).
 //! Not modelled (no published cycle figure found): a switch penalty between the two paths beyond the group it ends,
 //! a longer misprediction penalty for targets outside the uop cache (Agner Fog measures Sandy Bridge's at "15 clock
 //! cycles or more for branches inside the µop cache and slightly more" outside), the uop cache's inclusion in the
 //! L1I and its flush on ITLB evictions.
 
 use crate::inst::{InstClass, InstInfo};
+
+/// Instructions the predecoder marks in a cycle (Intel: up to six).
+const PREDECODE_WIDTH: u32 = 6;
 use crate::StatSink;
 use kvsim_params::Core as CoreParams;
 
@@ -65,7 +73,8 @@ pub struct FrontEndStats {
     pub misses: u64,
     /// Instructions delivered by the legacy decode pipeline.
     pub legacy_insts: u64,
-    /// Fetch groups ended early by the decode paths: a change of source or of legacy block.
+    /// Fetch groups ended early by the decode paths: a change of source, or the predecoder not yet at the
+    /// instruction's block.
     pub breaks: u64,
 }
 
@@ -87,7 +96,13 @@ pub struct FrontEnd {
     starts: u128,
     jumps: u128,
     source: Source,
+    /// The legacy path: the block the predecoder is in, the cycle it marked it (the last of its instructions), how
+    /// many it marked in that cycle, and where the instruction after the last one starts (a jump elsewhere restarts
+    /// the predecoder there).
     block: u64,
+    predecoded: u64,
+    marked: u32,
+    next_pc: u64,
     pub stats: FrontEndStats,
 }
 
@@ -113,6 +128,9 @@ impl FrontEnd {
             jumps: 0,
             source: Source::None,
             block: u64::MAX,
+            predecoded: 0,
+            marked: 0,
+            next_pc: u64::MAX,
             stats: FrontEndStats::default(),
         }))
     }
@@ -123,31 +141,51 @@ impl FrontEnd {
         out.add(prefix, "uop_cache_lookups", f.lookups as f64, "code windows looked up in the decoded-uop cache");
         out.add(prefix, "uop_cache_misses", f.misses as f64, "windows the uop cache missed (legacy decode)");
         out.add(prefix, "legacy_decode_insts", f.legacy_insts as f64, "instructions the legacy decoders delivered");
-        out.add(prefix, "fetch_group_breaks", f.breaks as f64, "fetch groups ended by a decode-path or block change");
+        out.add(
+            prefix,
+            "fetch_group_breaks",
+            f.breaks as f64,
+            "fetch groups ended by a decode-path change or the predecoder",
+        );
     }
 
     /// Fetch restarts (a skip or a sleep): the next instruction starts a group from either path.
     pub fn restart(&mut self) {
         self.source = Source::None;
         self.block = u64::MAX;
+        self.next_pc = u64::MAX;
     }
 
-    /// `inst` is fetched; `group_start`: it already starts a fetch group. Whether it must start one (the group so
-    /// far came from the other path, or from another legacy block).
+    /// `inst` is fetched in cycle `fetch` (`group_start`: it starts a fetch group there): the cycle its decode
+    /// path delivers it, `fetch` or later (later starts a new group).
     #[inline]
-    pub fn ends_group(&mut self, inst: &InstInfo, group_start: bool) -> bool {
+    pub fn deliver(&mut self, inst: &InstInfo, fetch: u64, group_start: bool) -> u64 {
         let source = if self.slots.is_empty() || !self.cached(inst) { Source::Legacy } else { Source::UopCache };
-        let block = if source == Source::Legacy {
-            self.stats.legacy_insts += 1;
-            (inst.pc + inst.len.max(1) as u64 - 1) >> self.block_shift
-        } else {
-            u64::MAX
-        };
-        let breaks = !group_start && (source != self.source || block != self.block);
+        let sequential = inst.pc == self.next_pc;
+        self.next_pc = inst.pc + inst.len.max(1) as u64;
+        let mut at = fetch;
+        if !group_start && source != self.source {
+            at += 1; // the other path's group is done: this one starts the next cycle
+        }
         self.source = source;
-        self.block = block;
-        self.stats.breaks += breaks as u64;
-        breaks
+        if source == Source::UopCache {
+            self.block = u64::MAX; // the predecoder idles; it restarts wherever the legacy path resumes
+        } else {
+            self.stats.legacy_insts += 1;
+            let block = (self.next_pc - 1) >> self.block_shift;
+            if !sequential || block != self.block {
+                self.predecoded =
+                    if sequential && block == self.block.wrapping_add(1) { (self.predecoded + 1).max(at) } else { at };
+                (self.block, self.marked) = (block, 0);
+            }
+            if self.marked == PREDECODE_WIDTH {
+                (self.predecoded, self.marked) = (self.predecoded + 1, 0);
+            }
+            self.marked += 1;
+            at = at.max(self.predecoded);
+        }
+        self.stats.breaks += (at > fetch) as u64;
+        at
     }
 
     /// Whether the uop cache holds `inst`'s window: looked up once as fetch enters the window (installing the one
