@@ -48,10 +48,11 @@ class Core(SimObject):
     # The front end's decoded-uop cache and legacy decoders (Sandy Bridge and Ivy Bridge; models/timing/src/core/
     # frontend.rs says how an RV64 stream maps onto them). All 0: fetch delivers `fetch_width` instructions a cycle
     # wherever they lie, a taken branch ending the group (the core before session 19).
-    fetch_block_bytes = Param.Count(0, "the legacy decode pipeline fetches and predecodes one aligned block of this "
-                                    "many bytes a cycle: a fetch group holds only instructions that end in one block "
-                                    "(Sandy Bridge and Ivy Bridge: 16, Intel); with a decoded-uop cache, only the "
-                                    "instructions it misses take this path; 0: no block bound", min=0, max=4096)
+    fetch_block_bytes = Param.Count(0, "the legacy decode pipeline's predecoder marks one aligned block of this many "
+                                    "bytes a cycle (at most 6 instructions), and an instruction is decoded no earlier "
+                                    "than the cycle its block is marked (Sandy Bridge and Ivy Bridge: 16, Intel); "
+                                    "with a decoded-uop cache, only the instructions it misses take this path; 0: no "
+                                    "block bound", min=0, max=4096)
     uop_cache_sets = Param.Count(0, "sets of the decoded-uop cache, indexed by the instruction's aligned window "
                                  "(Sandy Bridge and Ivy Bridge: 32); 0: no uop cache (every instruction is decoded "
                                  "as `fetch_block_bytes` says)", min=0, max=4096)

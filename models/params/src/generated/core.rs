@@ -28,7 +28,7 @@ pub struct Core {
     pub int_rename_registers: u64,
     /// cycles a load is delayed when the youngest older store still in the store buffer whose address matches it in bits 11:0 (a 4 KB offset apart) does not overlap it: the memory-order buffer compares only those bits, so the false dependence blocks the load until it is reissued (Intel's '4K aliasing'); 0: loads are compared with stores on whole addresses
     pub alias_4k_penalty: u64,
-    /// the legacy decode pipeline fetches and predecodes one aligned block of this many bytes a cycle: a fetch group holds only instructions that end in one block (Sandy Bridge and Ivy Bridge: 16, Intel); with a decoded-uop cache, only the instructions it misses take this path; 0: no block bound
+    /// the legacy decode pipeline's predecoder marks one aligned block of this many bytes a cycle (at most 6 instructions), and an instruction is decoded no earlier than the cycle its block is marked (Sandy Bridge and Ivy Bridge: 16, Intel); with a decoded-uop cache, only the instructions it misses take this path; 0: no block bound
     pub fetch_block_bytes: u64,
     /// sets of the decoded-uop cache, indexed by the instruction's aligned window (Sandy Bridge and Ivy Bridge: 32); 0: no uop cache (every instruction is decoded as `fetch_block_bytes` says)
     pub uop_cache_sets: u64,
