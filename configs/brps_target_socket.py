@@ -57,6 +57,9 @@ def core() -> Core:
     # assumed bound on that window would change what the study measures (the power model's assumed 32-entry issue
     # queue and 96 integer registers, technology() below, price structures but bound nothing). No 4K aliasing
     # (alias_4k_penalty 0, off): it is a property of Intel's memory-order buffer, and the paper's core is not one.
+    # No decode paths (fetch_block_bytes, uop_cache_sets: 0, off): the legacy decoders' byte blocks and the decoded
+    # uop cache are an x86 front end's (they exist to decode variable-length instructions); the paper's core runs
+    # the guest's fixed-size RISC instructions, and its fetch is `fetch_width` a cycle, a taken branch ending it.
     return Core(model="ooo", clock=CLOCK, issue_width=3, fetch_width=3, commit_width=3, rob_entries=64, fp_units=1,
                 mmu=xeon_mmu())
 

@@ -42,18 +42,33 @@ X86_GPRS = 16
 # partial compare on address", Intel's SDM). Its cost, 7 cycles an event: Intel's top-down analysis constants for
 # the Xeon E5 v2 (Ivy Bridge-EP; Mem_4K_Alias_Cost in the TMAM tables Intel publishes with its pmu-tools).
 ALIAS_4K_PENALTY = 7
+# The front end's two decode paths (Intel's optimization manual, Sandy Bridge microarchitecture, which Ivy Bridge
+# keeps; models/timing/src/core/frontend.rs maps RV64 onto them): the legacy pipeline fetches and predecodes one
+# aligned 16-byte block a cycle; the decoded ICache is 32 sets x 8 ways of 6 uops, each way holding uops of one
+# aligned 32-byte window, at most 3 ways a window.
+LEGACY_FETCH_BLOCK = 16
+UOP_CACHE_SETS, UOP_CACHE_WAYS, UOP_CACHE_WAY_UOPS = 32, 8, 6
+UOP_CACHE_WINDOW, UOP_CACHE_WINDOW_WAYS = 32, 3
+# A mispredicted branch redirects fetch 14 cycles after it completes, which loses 15 fetch cycles against a right
+# guess for a branch that issues at once (models/timing/tests/front_end.rs): Agner Fog's measured Sandy Bridge
+# penalty, "15 clock cycles or more for branches inside the µop cache" (The microarchitecture of Intel, AMD and VIA
+# CPUs); his "slightly more" for targets outside it has no number, so it is not added.
+MISPREDICT_PENALTY = 14
 
 
 def core() -> Core:
     # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts); the scheduler, the integer rename
-    # registers and 4K aliasing as above. Its execution ports (Intel's optimization manual, Sandy Bridge microarchitecture, which
+    # registers, 4K aliasing and the decode paths as above. Its execution ports (Intel's optimization manual, Sandy Bridge microarchitecture, which
     # Ivy Bridge keeps): 3 integer ALUs (ports 0, 1, 5), branches on port 5 alone (one branch unit), two load
-    # ports (2, 3) that also generate every store's address, store data on port 4. gshare 4096 / 12 bits,
-    # 14-cycle mispredict penalty: assumed (the models' defaults).
+    # ports (2, 3) that also generate every store's address, store data on port 4. gshare 4096 / 12 bits: assumed
+    # (the models' defaults); the mispredict penalty as above.
     return Core(model="ooo", clock=CLOCK, fetch_width=4, issue_width=4, commit_width=4, rob_entries=168,
                 lq_entries=64, sq_entries=36, scheduler_entries=SCHEDULER_ENTRIES,
                 int_rename_registers=PHYS_INT_REGS - X86_GPRS, alias_4k_penalty=ALIAS_4K_PENALTY, int_alus=3,
-                branch_units=1, load_ports=2, store_ports=1, store_address_on_load_ports=True, mmu=mmu())
+                branch_units=1, load_ports=2, store_ports=1, store_address_on_load_ports=True,
+                fetch_block_bytes=LEGACY_FETCH_BLOCK, uop_cache_sets=UOP_CACHE_SETS, uop_cache_ways=UOP_CACHE_WAYS,
+                uop_cache_way_uops=UOP_CACHE_WAY_UOPS, uop_cache_window_bytes=UOP_CACHE_WINDOW,
+                uop_cache_window_ways=UOP_CACHE_WINDOW_WAYS, mispredict_penalty=MISPREDICT_PENALTY, mmu=mmu())
 
 
 def mmu() -> Mmu:

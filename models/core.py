@@ -45,6 +45,26 @@ class Core(SimObject):
                                    "overlap it: the memory-order buffer compares only those bits, so the false "
                                    "dependence blocks the load until it is reissued (Intel's '4K aliasing'); 0: "
                                    "loads are compared with stores on whole addresses", min=0, max=100)
+    # The front end's decoded-uop cache and legacy decoders (Sandy Bridge and Ivy Bridge; models/timing/src/core/
+    # frontend.rs says how an RV64 stream maps onto them). All 0: fetch delivers `fetch_width` instructions a cycle
+    # wherever they lie, a taken branch ending the group (the core before session 19).
+    fetch_block_bytes = Param.Count(0, "the legacy decode pipeline's predecoder marks one aligned block of this many "
+                                    "bytes a cycle (at most 6 instructions), and an instruction is decoded no earlier "
+                                    "than the cycle its block is marked (Sandy Bridge and Ivy Bridge: 16, Intel); "
+                                    "with a decoded-uop cache, only the instructions it misses take this path; 0: no "
+                                    "block bound", min=0, max=4096)
+    uop_cache_sets = Param.Count(0, "sets of the decoded-uop cache, indexed by the instruction's aligned window "
+                                 "(Sandy Bridge and Ivy Bridge: 32); 0: no uop cache (every instruction is decoded "
+                                 "as `fetch_block_bytes` says)", min=0, max=4096)
+    uop_cache_ways = Param.Count(8, "ways per set of the decoded-uop cache (Sandy Bridge and Ivy Bridge: 8)",
+                                 min=1, max=64)
+    uop_cache_way_uops = Param.Count(6, "uops one way of the decoded-uop cache holds (Sandy Bridge and Ivy Bridge: "
+                                     "6; a jump ends a way)", min=1, max=64)
+    uop_cache_window_bytes = Param.Count(32, "the aligned code window whose uops a set's ways hold together (Sandy "
+                                         "Bridge and Ivy Bridge: 32 bytes)", min=4, max=256)
+    uop_cache_window_ways = Param.Count(3, "ways one window may take at most; a window needing more is not cached "
+                                        "and always decoded (Sandy Bridge and Ivy Bridge: 3, so 18 uops)",
+                                        min=1, max=64)
     int_alus = Param.Count(3, "integer ALUs (also resolve branches and jumps)", min=1, max=16)
     int_alu_latency = Param.Count(1, "integer ALU latency in cycles", min=1, max=100)
     mul_units = Param.Count(1, "pipelined integer multipliers (assumed)", min=1, max=16)
@@ -101,3 +121,17 @@ class Core(SimObject):
             raise ParamError(f"Core.bpred_entries = {self.bpred_entries}: must be a power of two")
         if self.btb_entries and not _is_pow2(self.btb_entries):
             raise ParamError(f"Core.btb_entries = {self.btb_entries}: must be 0 or a power of two")
+        if self.fetch_block_bytes and not _is_pow2(self.fetch_block_bytes):
+            raise ParamError(f"Core.fetch_block_bytes = {self.fetch_block_bytes}: must be 0 or a power of two")
+        if self.uop_cache_sets:
+            if not _is_pow2(self.uop_cache_sets):
+                raise ParamError(f"Core.uop_cache_sets = {self.uop_cache_sets}: must be 0 or a power of two")
+            if not _is_pow2(self.uop_cache_window_bytes):
+                raise ParamError(f"Core.uop_cache_window_bytes = {self.uop_cache_window_bytes}: must be a power of "
+                                 f"two")
+            if self.uop_cache_window_ways > self.uop_cache_ways:
+                raise ParamError(f"Core.uop_cache_window_ways = {self.uop_cache_window_ways} exceeds the "
+                                 f"{self.uop_cache_ways} ways of a set")
+            if not self.fetch_block_bytes:
+                raise ParamError("Core.uop_cache_sets is set but fetch_block_bytes is 0: the uop cache's misses "
+                                 "are decoded by the legacy pipeline, which needs its block size")

@@ -25,7 +25,11 @@ use crate::tlb_guest::{PageTables, Untranslated};
 use crate::{ratio, AccessKind, Clock, MemPort, MemReq, StatSink, Tick};
 use kvsim_params::Core as CoreParams;
 
+mod frontend;
 mod lsq;
+
+use frontend::FrontEnd;
+pub use frontend::FrontEndStats;
 
 /// Functional-unit classes (index into the per-cycle calendar).
 const FU_ALU: usize = 0;
@@ -244,6 +248,8 @@ pub struct Core {
     bp: BranchPredictor,
     /// Address translation (TLBs, page walks), when the core's `mmu` is enabled.
     mmu: Option<Box<Mmu>>,
+    /// The decode paths (uop cache, legacy decoders), where the core models them (`fetch_block_bytes` != 0).
+    fe: Option<Box<FrontEnd>>,
     /// Commit cycle at the last stats reset (the `cycles` statistic counts from it).
     base_cycle: u64,
     /// Cycles skipped since the last stats reset (sampling's functional warming): not measured.
@@ -319,6 +325,7 @@ impl Core {
             fdiv_free: vec![0; p.fp_div_units as usize],
             bp: BranchPredictor::new(p),
             mmu: p.mmu.enabled.then(|| Box::new(Mmu::new(&p.mmu))),
+            fe: FrontEnd::new(p),
             base_cycle: 0,
             skipped_cycles: 0,
             stats: CoreStats::default(),
@@ -348,6 +355,9 @@ impl Core {
         self.stats = CoreStats::default();
         if let Some(m) = &mut self.mmu {
             m.reset_stats();
+        }
+        if let Some(fe) = &mut self.fe {
+            fe.stats = FrontEndStats::default();
         }
         self.base_cycle = self.commit_cycle;
         self.skipped_cycles = 0;
@@ -384,6 +394,9 @@ impl Core {
         self.serialize_until = self.serialize_until.max(now);
         (self.fetch_slots, self.disp_slots, self.commit_slots) = (0, 0, 0);
         self.last_fetch_line = u64::MAX;
+        if let Some(fe) = &mut self.fe {
+            fe.restart();
+        }
     }
 
     /// Sampling's functional warming: the branch predictor learns from `inst` as it would when timed (direction
@@ -458,6 +471,11 @@ impl Core {
             }
             c += 1;
         }
+    }
+
+    /// The decode paths' counters, where the core models them (`fetch_block_bytes` != 0).
+    pub fn front_end_stats(&self) -> Option<FrontEndStats> {
+        self.fe.as_ref().map(|fe| fe.stats)
     }
 
     /// The core's MMU, if it models translation (for flushes, ASIDs and huge-page ranges).
@@ -538,6 +556,13 @@ impl Core {
                 self.stats.icache_stall_cycles += avail - self.fetch_cycle;
                 self.fetch_cycle = avail;
                 self.fetch_slots = 0;
+            }
+        }
+        // Its decode path may deliver it later, in a new group (one path a cycle; legacy: a predecoded block a cycle).
+        if let Some(fe) = self.fe.as_deref_mut() {
+            let at = fe.deliver(inst, self.fetch_cycle, self.fetch_slots == 0);
+            if at > self.fetch_cycle {
+                (self.fetch_cycle, self.fetch_slots) = (at, 0);
             }
         }
         let fetch = self.fetch_cycle;
@@ -902,6 +927,9 @@ impl Core {
             "mispredicts / (branches + jumps)",
         );
         out.add(prefix, "icache_stall_cycles", s.icache_stall_cycles as f64, "fetch cycles lost to L1I misses");
+        if let Some(fe) = &self.fe {
+            fe.write_stats(prefix, out);
+        }
         // Only where the core bounds them, so a core without these bounds keeps its statistics as they were.
         if self.sched_cap != 0 {
             out.add(

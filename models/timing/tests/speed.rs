@@ -92,3 +92,28 @@ fn host_time_of_the_core_window_bounds_and_4k_aliasing() {
         println!("{name:>12}: {best:.1} ns per instruction");
     }
 }
+
+/// The synthetic mix through core + caches + DRAM, 1 M instructions after 200,000 of warm-up, with the decode paths
+/// off or as the Xeon has them (16-byte legacy blocks, a 32 x 8 x 6 uop cache over 32-byte windows): one variant a
+/// test, so a host-instruction counter (callgrind) run on each gives the mechanism's cost
+/// (`-- --ignored --exact <name>`).
+fn the_mix_with_decode_paths(fetch_block_bytes: u64, uop_cache_sets: u64) {
+    use kvsim_params::Core as CoreParams;
+    use kvsim_timing::synth::{core_params, dram_params, hierarchy_params};
+    let p = CoreParams { fetch_block_bytes, uop_cache_sets, ..core_params() };
+    let mut m = CoreRig::new(&p, &hierarchy_params(), &dram_params());
+    run(&mut m, MixedStream::new(200_000, 1));
+    run(&mut m, MixedStream::new(1_000_000, 2));
+}
+
+#[test]
+#[ignore]
+fn the_mix_without_decode_paths() {
+    the_mix_with_decode_paths(0, 0);
+}
+
+#[test]
+#[ignore]
+fn the_mix_with_the_xeons_decode_paths() {
+    the_mix_with_decode_paths(16, 32);
+}

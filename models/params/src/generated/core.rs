@@ -28,6 +28,18 @@ pub struct Core {
     pub int_rename_registers: u64,
     /// cycles a load is delayed when the youngest older store still in the store buffer whose address matches it in bits 11:0 (a 4 KB offset apart) does not overlap it: the memory-order buffer compares only those bits, so the false dependence blocks the load until it is reissued (Intel's '4K aliasing'); 0: loads are compared with stores on whole addresses
     pub alias_4k_penalty: u64,
+    /// the legacy decode pipeline's predecoder marks one aligned block of this many bytes a cycle (at most 6 instructions), and an instruction is decoded no earlier than the cycle its block is marked (Sandy Bridge and Ivy Bridge: 16, Intel); with a decoded-uop cache, only the instructions it misses take this path; 0: no block bound
+    pub fetch_block_bytes: u64,
+    /// sets of the decoded-uop cache, indexed by the instruction's aligned window (Sandy Bridge and Ivy Bridge: 32); 0: no uop cache (every instruction is decoded as `fetch_block_bytes` says)
+    pub uop_cache_sets: u64,
+    /// ways per set of the decoded-uop cache (Sandy Bridge and Ivy Bridge: 8)
+    pub uop_cache_ways: u64,
+    /// uops one way of the decoded-uop cache holds (Sandy Bridge and Ivy Bridge: 6; a jump ends a way)
+    pub uop_cache_way_uops: u64,
+    /// the aligned code window whose uops a set's ways hold together (Sandy Bridge and Ivy Bridge: 32 bytes)
+    pub uop_cache_window_bytes: u64,
+    /// ways one window may take at most; a window needing more is not cached and always decoded (Sandy Bridge and Ivy Bridge: 3, so 18 uops)
+    pub uop_cache_window_ways: u64,
     /// integer ALUs (also resolve branches and jumps)
     pub int_alus: u64,
     /// integer ALU latency in cycles
@@ -95,6 +107,12 @@ impl Default for Core {
             scheduler_entries: 0,
             int_rename_registers: 0,
             alias_4k_penalty: 0,
+            fetch_block_bytes: 0,
+            uop_cache_sets: 0,
+            uop_cache_ways: 8,
+            uop_cache_way_uops: 6,
+            uop_cache_window_bytes: 32,
+            uop_cache_window_ways: 3,
             int_alus: 3,
             int_alu_latency: 1,
             mul_units: 1,

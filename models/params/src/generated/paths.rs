@@ -173,7 +173,7 @@ pub fn core(core: usize) -> String {
     format!("core{core}.")
 }
 /// The counters the engine writes below `core`.
-pub const CORE_COUNTERS: &[&str] = &["aliased_loads", "alu_ops", "atomics", "branch_mispredicts", "branches", "btb_reads", "btb_writes", "clock", "committed_insts", "cpi", "cycles", "div_ops", "fences", "forward_blocked_loads", "forwarded_loads", "fp_add_ops", "fp_cvt_ops", "fp_div_ops", "fp_fma_ops", "fp_iq_reads", "fp_iq_wakeups", "fp_iq_writes", "fp_mul_ops", "fp_ops", "fp_rename_reads", "fp_rename_writes", "fp_rf_reads", "fp_rf_writes", "icache_stall_cycles", "int_ops", "int_rf_reads", "int_rf_writes", "ipc", "iq_reads", "iq_wakeups", "iq_writes", "jumps", "load_latency_avg", "loads", "lq_occupancy_avg", "mispredict_rate", "mul_ops", "nops", "prefetches", "rename_reads", "rename_stall_cycles", "rename_writes", "rob_occupancy_avg", "rob_reads", "rob_writes", "scheduler_stall_cycles", "sq_occupancy_avg", "stores", "system_ops"];
+pub const CORE_COUNTERS: &[&str] = &["aliased_loads", "alu_ops", "atomics", "branch_mispredicts", "branches", "btb_reads", "btb_writes", "clock", "committed_insts", "cpi", "cycles", "div_ops", "fences", "forward_blocked_loads", "forwarded_loads", "fp_add_ops", "fp_cvt_ops", "fp_div_ops", "fp_fma_ops", "fp_iq_reads", "fp_iq_wakeups", "fp_iq_writes", "fp_mul_ops", "fp_ops", "fetch_group_breaks", "fp_rename_reads", "fp_rename_writes", "fp_rf_reads", "fp_rf_writes", "icache_stall_cycles", "int_ops", "legacy_decode_insts", "int_rf_reads", "int_rf_writes", "ipc", "iq_reads", "iq_wakeups", "iq_writes", "jumps", "load_latency_avg", "loads", "lq_occupancy_avg", "mispredict_rate", "mul_ops", "nops", "prefetches", "rename_reads", "rename_stall_cycles", "rename_writes", "rob_occupancy_avg", "rob_reads", "rob_writes", "scheduler_stall_cycles", "sq_occupancy_avg", "stores", "system_ops", "uop_cache_lookups", "uop_cache_misses"];
 
 /// `{cache}.`: a core's private cache: cache is l1i, l1d or l2. Below `core`'s prefix.
 pub fn private_cache(cache: &str) -> String {
@@ -187,7 +187,7 @@ pub fn prefetcher() -> String {
     String::from("prefetcher.")
 }
 /// The counters the engine writes below `prefetcher`.
-pub const PREFETCHER_COUNTERS: &[&str] = &["issued", "useful", "late", "useless", "dropped"];
+pub const PREFETCHER_COUNTERS: &[&str] = &["issued", "useful", "late", "useless", "dropped", "throttled"];
 
 /// `{tlb}.{page}.`: a core's TLB for one page size (Mmu): tlb is itlb, dtlb or stlb, page 4k or 2m (the STLB has no walks of its own). Below `core`'s prefix.
 pub fn tlb(tlb: &str, page: &str) -> String {

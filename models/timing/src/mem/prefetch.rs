@@ -38,8 +38,8 @@ pub struct PrefetchStats {
     pub useless: u64,
     /// Candidates dropped because every MSHR was busy.
     pub dropped: u64,
-    /// Candidates dropped because `Prefetcher.max_misses_in_flight` MSHRs or more were busy (counted only where
-    /// that bound is set).
+    /// Candidates dropped because `Prefetcher.max_misses_in_flight` MSHRs or more were busy (0 where that bound
+    /// is not set: a true count, the bound held nothing back).
     pub throttled: u64,
 }
 
@@ -239,9 +239,7 @@ pub fn write_prefetch_stats(s: &PrefetchStats, prefix: &str, out: &mut StatSink)
     out.add(prefix, "late", s.late as f64, "useful prefetches whose data had not yet arrived at the first use");
     out.add(prefix, "useless", s.useless as f64, "prefetched lines evicted or invalidated before any use");
     out.add(prefix, "dropped", s.dropped as f64, "prefetches not sent: every MSHR was busy");
-}
-
-/// The count of prefetches a cache's in-flight bound held back, where it has one (`max_misses_in_flight` != 0).
-pub fn write_throttled(s: &PrefetchStats, prefix: &str, out: &mut StatSink) {
+    // Written whether or not the cache bounds its prefetches (`max_misses_in_flight`): without the bound nothing is
+    // held back, and 0 is that count.
     out.add(prefix, "throttled", s.throttled as f64, "prefetches not sent: too many misses in flight");
 }

@@ -4,7 +4,7 @@
 use super::array::{write_llc_stats, write_stats, CacheStats};
 use super::hierarchy::MemSystem;
 use super::io_stats::IoStats;
-use super::prefetch::{write_prefetch_stats, write_throttled};
+use super::prefetch::write_prefetch_stats;
 use crate::{MemPort, StatSink, Tick};
 use kvsim_params::paths;
 
@@ -37,16 +37,10 @@ impl<M: MemPort> MemSystem<M> {
         if p.l1d_pf.is_some() {
             let at = l1d + &paths::prefetcher();
             write_prefetch_stats(&p.l1d.pf, &at, out);
-            if p.l1d.pf_busy_limit != 0 {
-                write_throttled(&p.l1d.pf, &at, out);
-            }
         }
         if let (Some(l2), Some(_)) = (&p.l2, &p.l2_pf) {
             let at = l2p + &paths::prefetcher();
             write_prefetch_stats(&l2.pf, &at, out);
-            if l2.pf_busy_limit != 0 {
-                write_throttled(&l2.pf, &at, out);
-            }
         }
     }
 
