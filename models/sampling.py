@@ -8,27 +8,30 @@ Each period of `period_insts_per_hart x harts` instructions (all harts) starts w
 again: SMARTS's detailed warming), then `window_insts_per_hart x harts` instructions timed and measured. The rest of
 the period is functional warming: every instruction updates the caches, the TLBs and the branch predictor (their
 contents and replacement state), the memory reads and write-backs it causes reach the memory controllers at the
-hart's time (their queues, banks and bus carry the load they would in a timed run, so the next window does not
-start on idle memory), and each core's clock advances by its estimated cycles per instruction, so the NICs, the
-client and the scheduler keep a consistent simulated time. The estimate is per core and per class of instruction: a
-server's idle polls (known at each poll's end from its poll-end hint) and everything else, each the ratio of
-exponentially weighted sums of the core's windows' cycles and instructions (the newest window weighs 1/16,
-assumed); code without hints is all of one class. Why (engine sampling.rs, measured in
-results/speed/sampling_table_s18.md): one rate from the last window alone let a window's noise set a core's speed
-for the whole stretch, and one rate for both classes let a core's idling speed up its work. SMARTS's figures (1,000
-measured and 2,000 warming instructions per sample) are the per-hart defaults; the period is assumed (20,000 per
-hart: 556 windows in the kvmix test's 11 M instructions on one core, 21 in a 20,000-request target-socket run of
-23 M instructions on 60 cores). The first window starts after a random share of the first period drawn from
-System.seed, so a run is deterministic given its seed and different seeds draw different samples.
+hart's time (their queues, banks and bus carry the load they would in a timed run, so the next window does not start
+on idle memory), and each core's clock advances by its estimated cycles per instruction, so the NICs, the client and
+the scheduler keep a consistent simulated time. The estimate is per class of instruction: a server's idle polls
+(known at each poll's end from its poll-end hint), per core, the ratio of exponentially weighted sums of the core's
+windows' cycles and instructions (the newest window weighs 1/16, assumed); and its busy polls, a fixed part a poll
+and a part an instruction, fitted to the busy polls the windows of all cores saw (a poll's first frames have no
+earlier frame to overlap their misses with, so a poll of one frame takes longer an instruction than a long one:
+results/speed/README.md "Session 19"); code without hints is all of one class, at each core's mean rate. Why (engine
+sampling.rs, measured in results/speed/sampling_table_s18.md): one rate from the last window alone let a window's
+noise set a core's speed for the whole stretch, and one rate for both classes let a core's idling speed up its work.
+SMARTS's figures (1,000 measured and 2,000 warming instructions per sample) are the per-hart defaults; the period is
+assumed (20,000 per hart: 556 windows in the kvmix test's 11 M instructions on one core, 21 in a 20,000-request
+target-socket run of 23 M instructions on 60 cores). The first window starts after a random share of the first
+period drawn from System.seed, so a run is deterministic given its seed and different seeds draw different samples.
 
 A sampled run's statistics say so (`sampling.enabled`); the cores', caches', TLBs' and directory's counters cover
 the detailed windows only (the warming in between is put back), and `sampling.cpi`, `sampling.cpi_ci`,
 `sampling.ipc` and the interval give the estimate, `sampling.llc_mpki` and `llc_mpki_ci` the LLC's misses per 1,000
 instructions. The client's throughput and latency, the NICs' and the DRAM's figures cover the whole phase, whose
-time between windows is the estimate (not a measurement). Off by default: the validation table on the KVS server
-(results/speed/sampling_table_s18.md, sim-scripts/sampling_table.py; reduced, 8 cores) does not support turning it
-on (see its summary). On the 60-core target socket the interval is also wide (about +-12% from 21 windows) and the
-warming costs most of what timing does.
+time between windows is the estimate (not a measurement). Off by default: on the validation table on the KVS server
+(results/speed/sampling_table_s19.md, sim-scripts/sampling_table.py; reduced, 8 cores, one seed) each metric's
+interval covers the full run in 10 to 12 of 12 configurations, but all four in only 8 (see its summary). On the
+60-core target socket the interval is also wide (about +-12% from 21 windows) and the warming costs most of what
+timing does.
 """
 
 from __future__ import annotations

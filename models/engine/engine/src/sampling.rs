@@ -20,10 +20,22 @@
 //! each core keeps two rates, idle polls and the rest (work), each the ratio of exponentially weighted sums of
 //! its windows' cycles and instructions (the newest window weighs `1 / RATE_WINDOWS`), which follows a run
 //! whose CPI drifts and averages the noise of some 30 windows; which instructions were idle polls is known at
-//! each poll's end (the server's poll-end hint, `poll_end`). Between windows every instruction advances the clock
-//! at the work rate as it runs, and a poll that ends idle gives back the difference for its warmed instructions
-//! (the next instructions take no time until it is used up): the frames and doorbells of busy polls keep their
-//! times, and an idle stretch passes at the idle rate within one poll's time. Code without hints is all work.
+//! each poll's end (the server's poll-end hint, `poll_end`).
+//!
+//! A busy poll's time is not its instructions times one rate: it has a fixed part. The server prefetches each
+//! frame's packet and item a few frames ahead within a poll's burst, so a poll's first frames have no earlier
+//! frame to overlap their misses with; measured in a full run of the table's design point (results/speed/README.md
+//! "Session 19"), a one-frame poll took 0.51 ns an instruction, an eight-frame one 0.30: about 600 cycles a poll
+//! plus 0.69 an instruction. With one rate, the windows' mean, a poll of few frames passed too fast and a long one
+//! too slow, so a core that fell behind (a long queue, long polls) caught up more slowly than it does and one with
+//! a short queue emptied it and idled; the client, which stops at the first full queue, then waited longer on the
+//! unequal queues (idle polls 2.2x the full run's a request, throughput -7.4%). So the busy polls the windows see
+//! are fitted as a fixed part and a part an instruction (`BusyFit`, over every core's polls together), and between
+//! windows every instruction advances the clock at the busy part an instruction as it runs; at a poll's end, an idle
+//! poll gives back the difference to the idle rate for its warmed instructions (the next instructions take no time
+//! until it is used up) and a busy poll adds its warmed instructions' share of the fixed part (before its doorbell's
+//! time is taken, at the hart's time after its turn). Without a fit (no busy polls, all of one length) busy polls take
+//! the work rate and no fixed part; code without hints is all work.
 
 use kvsim_base::output::Stat;
 use kvsim_params::Sampling as SamplingParams;
@@ -46,24 +58,69 @@ struct CoreRate {
     /// polls.
     all: (u64, u64),
     idle: (u64, u64),
+    /// Exponentially weighted sums of the busy polls the windows saw, for the fit of a busy poll's cycles as a
+    /// fixed part and a part per instruction (`BusyFit`); the busy polls seen in the window in progress.
+    busy: BusyFit,
+    window_busy: BusyFit,
     /// The window's part of the poll in progress (cycles, instructions), classed when the poll ends; the idle polls
     /// classed inside the window in progress (added to `idle` with its window).
     open: (u64, u64),
     window_idle: (u64, u64),
     /// (committed instructions, measured cycles) at the window's start or its last poll end.
     mark: (u64, u64),
-    /// Instructions of the poll in progress warmed at the work rate.
+    /// Instructions of the poll in progress: all of them (timed and warmed), and those warmed.
+    poll_insts: u64,
     warmed_in_poll: u64,
-    /// Cycles per instruction (fixed point) of work and of idle polls.
+    /// Cycles per instruction (fixed point) of work (the mean, what a busy poll's instructions take when there is
+    /// no fit), of idle polls, and of a busy poll's instructions beside its fixed part; the fixed part (cycles, fixed
+    /// point) of a busy poll.
     work: u64,
     idle_cpi: u64,
+    busy_cpi: u64,
+    busy_fixed: u64,
     /// Clock not yet moved (fixed point); below zero: time given back that the next instructions use up.
     carry: i64,
 }
 
+/// The busy polls' fit: a busy poll of `n` instructions takes `fixed + n x per_inst` cycles. A window sees a part
+/// of a poll (its `w` instructions took `c` cycles) and the poll's length `n` is known when it ends; the part's
+/// cycles an instruction is a sample of `per_inst + fixed / n` (a window starts anywhere in a poll), so the fit is the
+/// least-squares line of `c / w` on `1 / n`, each part weighing its `w`. Sums: w, w x, w x^2, c, c x (x = 1 / n).
+#[derive(Clone, Copy, Default)]
+struct BusyFit([f64; 5]);
+
+impl BusyFit {
+    fn add(&mut self, cycles: u64, insts: u64, poll: u64) {
+        let (w, c, x) = (insts as f64, cycles as f64, 1.0 / poll.max(1) as f64);
+        for (s, v) in self.0.iter_mut().zip([w, w * x, w * x * x, c, c * x]) {
+            *s += v;
+        }
+    }
+
+    fn decayed_plus(&self, newer: &BusyFit) -> BusyFit {
+        let mut out = *self;
+        for (s, n) in out.0.iter_mut().zip(newer.0) {
+            *s = *s - *s / RATE_WINDOWS as f64 + n;
+        }
+        out
+    }
+
+    /// (cycles an instruction, fixed cycles a poll), or None when the polls seen do not determine a fit with both
+    /// parts positive (too few, all of one length).
+    fn fit(&self) -> Option<(f64, f64)> {
+        let [w, x, xx, c, cx] = self.0;
+        let det = w * xx - x * x;
+        if w <= 0.0 || det <= 1e-12 * w * xx {
+            return None;
+        }
+        let (per_inst, fixed) = ((c * xx - x * cx) / det, (w * cx - x * c) / det);
+        (per_inst > 0.0 && fixed >= 0.0).then_some((per_inst, fixed))
+    }
+}
+
 impl CoreRate {
     fn new() -> Self {
-        CoreRate { work: CPI_ONE, idle_cpi: CPI_ONE, ..Default::default() }
+        CoreRate { work: CPI_ONE, idle_cpi: CPI_ONE, busy_cpi: CPI_ONE, ..Default::default() }
     }
 
     /// The window ended with the core at (instructions, cycles) `now`: the open poll's part so far, the window's
@@ -74,7 +131,10 @@ impl CoreRate {
         self.all = (decay(self.all.0) + (now.1 - start.1) * CPI_ONE, decay(self.all.1) + (now.0 - start.0) * CPI_ONE);
         self.idle = (decay(self.idle.0) + self.window_idle.0, decay(self.idle.1) + self.window_idle.1);
         self.window_idle = (0, 0);
+        self.busy = self.busy.decayed_plus(&std::mem::take(&mut self.window_busy));
         self.update_rates();
+        // Until the sampler fits the busy polls of all cores (`Sampler::fit_busy_polls`): the work rate.
+        self.set_busy(None);
     }
 
     fn update_rates(&mut self) {
@@ -86,12 +146,21 @@ impl CoreRate {
         self.idle_cpi = ratio(self.idle).unwrap_or(self.work);
     }
 
-    /// One instruction warmed: it takes the work rate (an idle poll gets the difference back at its end); the
-    /// whole cycles the clock moves by now.
+    /// A busy poll's (cycles an instruction, fixed cycles) from `fit` (None: the work rate, no fixed part).
+    fn set_busy(&mut self, fit: Option<(f64, f64)>) {
+        (self.busy_cpi, self.busy_fixed) = match fit {
+            Some((per_inst, f)) => ((per_inst * CPI_ONE as f64).ceil().max(1.0) as u64, (f * CPI_ONE as f64) as u64),
+            None => (self.work, 0),
+        };
+    }
+
+    /// One instruction warmed: it takes a busy poll's rate an instruction (an idle poll gets the difference back
+    /// at its end, a busy poll its fixed part); the whole cycles the clock moves by now.
     #[inline]
     fn warm_one(&mut self) -> u64 {
         self.warmed_in_poll += 1;
-        self.carry += self.work as i64;
+        self.poll_insts += 1;
+        self.carry += self.busy_cpi as i64;
         if self.carry < CPI_ONE as i64 {
             return 0;
         }
@@ -100,9 +169,15 @@ impl CoreRate {
         cycles
     }
 
+    /// One instruction timed (a warm-up's or a window's): it counts toward its poll's length.
+    #[inline]
+    fn timed_one(&mut self) {
+        self.poll_insts += 1;
+    }
+
     /// A poll ended; `timed_now` is the core's (instructions, cycles) when it ended inside a window. Its window
-    /// part is classed; an idle poll's warmed instructions get the idle rate (the clock gives back or takes the
-    /// difference).
+    /// part is classed; its warmed instructions get their class's time: an idle poll's the idle rate (the clock
+    /// gives back or takes the difference), a busy poll's its share of the fixed part.
     fn poll_end(&mut self, idle: bool, timed_now: Option<(u64, u64)>, warming: bool) {
         if let Some(now) = timed_now {
             self.open = (self.open.0 + now.1 - self.mark.1, self.open.1 + now.0 - self.mark.0);
@@ -114,11 +189,20 @@ impl CoreRate {
             let sums = if timed_now.is_some() { &mut self.window_idle } else { &mut self.idle };
             *sums = (sums.0 + self.open.0 * CPI_ONE, sums.1 + self.open.1 * CPI_ONE);
             if warming {
-                self.carry += self.warmed_in_poll as i64 * (self.idle_cpi as i64 - self.work as i64);
+                self.carry += self.warmed_in_poll as i64 * (self.idle_cpi as i64 - self.busy_cpi as i64);
+            }
+        } else {
+            if self.open.1 > 0 {
+                let fit = if timed_now.is_some() { &mut self.window_busy } else { &mut self.busy };
+                fit.add(self.open.0, self.open.1, self.poll_insts);
+            }
+            if warming && self.poll_insts > 0 {
+                self.carry += (self.busy_fixed as u128 * self.warmed_in_poll as u128 / self.poll_insts as u128) as i64;
             }
         }
         self.open = (0, 0);
         self.warmed_in_poll = 0;
+        self.poll_insts = 0;
     }
 }
 
@@ -199,6 +283,7 @@ impl Sampler {
             self.warmed_insts += 1;
         } else {
             sys.on_inst(hart, info);
+            self.rate[hart].timed_one();
             self.timed_insts += 1;
         }
         self.left = self.left.saturating_sub(1);
@@ -213,6 +298,23 @@ impl Sampler {
         let Some(core) = sys.cores.get(hart) else { return };
         let timed_now = (self.phase == Phase::Window).then(|| (core.stats.insts, core.measured_cycles()));
         self.rate[hart].poll_end(idle, timed_now, self.phase == Phase::Warming);
+    }
+
+    /// After a window: a busy poll's fixed part and rate an instruction, fitted to every core's busy polls together
+    /// (one core's windows see too few polls, of too few lengths, for a fit: fitted per core, the two parts
+    /// varied 2-19x between the cores of one run, results/speed/README.md "Session 19"); without a fit, each core's
+    /// work rate and no fixed part.
+    fn fit_busy_polls(rate: &mut [CoreRate]) {
+        let mut all = BusyFit::default();
+        for r in rate.iter() {
+            for (a, b) in all.0.iter_mut().zip(r.busy.0) {
+                *a += b;
+            }
+        }
+        let fit = all.fit();
+        for r in rate.iter_mut() {
+            r.set_busy(fit);
+        }
     }
 
     fn llc_misses(sys: &TimingSystem) -> u64 {
@@ -236,6 +338,7 @@ impl Sampler {
                     r.end_window(*s, now);
                     (insts, cycles) = (insts + now.0 - s.0, cycles + now.1 - s.1);
                 }
+                Self::fit_busy_polls(&mut self.rate);
                 if insts > 0 {
                     self.samples.push(cycles as f64 / insts as f64);
                     let misses = Self::llc_misses(sys) - self.llc_misses;
@@ -431,6 +534,56 @@ mod tests {
         }
         let work = r.work as f64 / CPI_ONE as f64;
         assert!((work - 1.0).abs() < 0.05, "the windows' mean is 1.0, the last 1.5: {work}");
+    }
+
+    /// Busy polls of 500 and 4,000 instructions that take 600 cycles plus 0.6 an instruction (the shape measured on
+    /// the KVS server, results/speed/README.md "Session 19"), seen whole inside windows by two cores.
+    fn cores_that_saw_short_and_long_busy_polls() -> Vec<CoreRate> {
+        let mut rates = vec![CoreRate::new(); 2];
+        for r in rates.iter_mut() {
+            let mut at = (0, 0);
+            for k in 0..40u64 {
+                let n = if k % 2 == 0 { 500 } else { 4000 };
+                let now = (at.0 + n, at.1 + 600 + 6 * n / 10);
+                r.mark = at;
+                for _ in 0..n {
+                    r.timed_one();
+                }
+                r.poll_end(false, Some(now), false);
+                r.end_window(at, now);
+                at = now;
+            }
+        }
+        Sampler::fit_busy_polls(&mut rates);
+        rates
+    }
+
+    /// Cycles (fixed point) a busy poll of `n` instructions moves the clock by between windows.
+    fn warmed_busy_poll(r: &mut CoreRate, n: u64) -> i64 {
+        let carry = r.carry;
+        let mut cycles = 0;
+        for _ in 0..n {
+            cycles += r.warm_one();
+        }
+        r.poll_end(false, None, true);
+        (cycles * CPI_ONE) as i64 + r.carry - carry
+    }
+
+    #[test]
+    fn between_windows_a_busy_poll_takes_its_fixed_part_and_its_instructions() {
+        let mut rates = cores_that_saw_short_and_long_busy_polls();
+        let r = &mut rates[1];
+        assert!((r.busy_fixed as f64 / CPI_ONE as f64 - 600.0).abs() < 2.0, "fixed part {}", r.busy_fixed);
+        // One rate for all instructions (the windows' mean, 0.867 a cycle) would give 433 and 3,467 cycles: a
+        // one-frame poll too fast, a long one too slow.
+        for (n, want) in [(500, 900.0), (4000, 3000.0), (500, 900.0)] {
+            let got = warmed_busy_poll(r, n) as f64 / CPI_ONE as f64;
+            // (The rate an instruction is kept to 1/1,024 cycle, rounded up: 2.3 cycles over 4,000.)
+            assert!(
+                (got - want).abs() < 1.0 + n as f64 / 1024.0,
+                "a poll of {n} instructions took {got:.1} cycles, want {want}"
+            );
+        }
     }
 
     #[test]
