@@ -200,15 +200,17 @@ def _saturating(lo: Judged, u: float) -> float:
 
 
 def _unsaturated(f: Judged, resolution: float) -> float:
-    """The lowest load a failed window `f` gives reason to judge next: just below where its busiest core saturates
-    (its load over the core's load factor, measured in busy time), 0 when not measured. Below that load no core is
-    overloaded, so nothing would be lost in a long run; a prediction from the window's loss can fall far below it
-    under skew (session 19, results/speed/skew_loss_s19.md: on the 60-core target socket at 16 Mi items, Zipf, a
-    window at 28.83 M frames/s a port lost 2.42% with no frame dropped, and the shares law predicted 19.63): the
-    window's loss is the answered rate's shortfall over its span, which counts the hot core's backlog, drained
-    after the last frame was sent, as if every core had stopped answering, where the law takes it for frames the
-    hot core never served. A failed window whose busiest core was not even saturated (factor below 1) leaves the
-    next load a resolution below it (the caller's cap)."""
+    """The lowest load a failed window `f` gives reason to judge next: just below its load over its busiest core's
+    load factor (busy time over the time the load was offered), where that core would saturate at the cost per frame
+    it had; 0 when not measured. A prediction from the window's loss can fall far below it under skew (session 19,
+    results/speed/skew_loss_s19.md: on the 60-core target socket at 16 Mi items, Zipf, a window at 28.83 M frames/s
+    a port lost 2.42% with no frame dropped and its hot core's load factor 1.032; the shares law predicted 19.63,
+    where that factor was 0.84, and this bound gives 27.66). The window's loss is the answered rate's shortfall over
+    its span, which counts the hot core's backlog, drained after the last frame was sent, as if every core had
+    stopped answering; the law takes it for frames the hot core never served. The core's cost per frame rises as
+    its load falls (smaller RX batches: 434 busy cycles a frame at 28.83, 520 at 19.63), so it saturates somewhat
+    below this load: the next window there may fail too, and the bracket closes from it. A failed window whose
+    busiest core was not saturated (factor below 1) leaves the next load one resolution down (the caller's cap)."""
     if not (math.isfinite(f.load_factor) and f.load_factor > 0):
         return 0.0
     return f.offered_mpps / f.load_factor / (1 + resolution / 2)
