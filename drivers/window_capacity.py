@@ -157,7 +157,7 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
         u = utilization(lo, service) if lo is not None else float("nan")
         if report:
             report(f"window at {rate:.4g} M frames/s a port: loss {100 * j.loss:.2f}%, busiest core "
-                   f"{100 * utilization(j, service):.1f}% busy (load factor {j.load_factor:.3f})")
+                   f"{100 * utilization(j, service):.1f}% busy")
         upper = fails[0].offered_mpps if fails else math.inf
         if lo is not None and (lo.offered_mpps >= high or upper <= lo.offered_mpps * (1 + resolution) * (1 + 1e-12)):
             why = "line rate sustained" if lo.offered_mpps >= high else \
