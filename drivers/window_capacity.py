@@ -205,7 +205,7 @@ def _unsaturated(f: Judged, resolution: float) -> float:
     it had; 0 when not measured. A prediction from the window's loss can fall far below it under skew (session 19,
     results/speed/skew_loss_s19.md: on the 60-core target socket at 16 Mi items, Zipf, a window at 28.83 M frames/s
     a port lost 2.42% with no frame dropped and its hot core's load factor 1.032; the shares law predicted 19.63,
-    where that factor was 0.84, and this bound gives 27.66). The window's loss is the answered rate's shortfall over
+    where that factor was 0.84, and this bound gives 27.65). The window's loss is the answered rate's shortfall over
     its span, which counts the hot core's backlog, drained after the last frame was sent, as if every core had
     stopped answering; the law takes it for frames the hot core never served. The core's cost per frame rises as
     its load falls (smaller RX batches: 434 busy cycles a frame at 28.83, 520 at 19.63), so it saturates somewhat
