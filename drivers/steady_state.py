@@ -298,6 +298,26 @@ def busiest_queue_rate(stats: dict[str, float]) -> float:
     return max(tx) / (span * 1e-9)
 
 
+def busiest_load_factor(stats: dict[str, float]) -> float:
+    """The busiest core's load over its capacity, measured in time (issue 28, session 19): its busy time (its
+    cycles less those of the polls that found no frame, `idle_poll_cycles`, at its clock) over the time the client
+    offered the load (the frames sent over the offered rate). Below saturation it is the core's utilisation; above,
+    the core is still busy draining its backlog after the last frame was sent, and it is the offered rate over
+    the rate the core serves (1.05: 5% more than it can serve). A run is answered in full (nothing dropped), so
+    each core's busy time over the run is its frames' service time; no reference run is needed, unlike
+    `busiest_queue_rate`'s utilisation. NaN when the engine did not write idle_poll_cycles (older engines)."""
+    from models import stats_paths as paths
+
+    cores = paths.CORE.instances(stats, "idle_poll_cycles")
+    frames, offered = stats.get("client.packets", 0.0), stats.get("client.offered_mpps", 0.0)
+    if not cores or not frames > 0 or not offered > 0:
+        return float("nan")
+    sent_s = frames / (offered * 1e6)
+    busy = [(stats[paths.CORE.stat(*c, "cycles")] - stats[paths.CORE.stat(*c, "idle_poll_cycles")]) /
+            stats[paths.CORE.stat(*c, "clock")] for c in cores]
+    return max(busy) / sent_s
+
+
 def simulated_window(make_system: Callable[[int], Any], service_rate: float | None, *,
                      batches: int = BATCHES, samples_per_batch: int = 8,
                      runner: Callable[..., Any] | None = None) -> Callable[[int], Window]:

@@ -149,6 +149,35 @@ class WindowedServer:
         return low
 
 
+@dataclass
+class HotCoreWindowedServer:
+    """A skewed server's steady-state windows as the 60-core target socket's showed them under Zipf keys (session
+    19, results/speed/skew_loss_s19.md): one hot core takes `hot_share` of the frames (the others an even share of
+    the rest) and saturates at `saturates_mpps` frames/s a port; no window drops a frame, and its loss is what the
+    capacity rule reads off the answered rate over the window's span (BACKLOG's law): once the hot core is
+    overloaded, its backlog is drained after the last frame was sent while the rate is taken as every core's, so
+    the loss is the hot core's excess over its own load, 1 - 1 / load factor, not its part of all frames. The
+    busiest core's load factor (busy time over the time the load was offered) is offered / saturates_mpps, and it
+    answers at min(offered, saturates_mpps) in offered-load units."""
+    saturates_mpps: float
+    hot_share: float
+    cores: int = 60
+
+    def shares(self) -> tuple[float, ...]:
+        return (self.hot_share,) + ((1 - self.hot_share) / (self.cores - 1),) * (self.cores - 1)
+
+    def loss(self, offered: float) -> float:
+        return max(0.0, 1 - self.saturates_mpps / offered)
+
+    def window(self, offered: float, service: float | None = None):
+        """A steady-state window, judged (drivers/window_capacity.Judged); `service` is not used (the judge's)."""
+        from .window_capacity import Judged
+
+        loss = self.loss(offered)
+        return Judged(offered, loss, offered * (1 - loss), min(offered, self.saturates_mpps), BACKLOG,
+                      self.shares(), load_factor=offered / self.saturates_mpps)
+
+
 def zipf_shares(cores: int, alpha: float, keys: int = 1 << 16, seed: int = 0) -> tuple[float, ...]:
     """Each core's share of a Zipf(alpha) load over `keys` keys, each key owned by a core drawn at random (as a
     hash partitions them): the busiest core's share grows with alpha."""

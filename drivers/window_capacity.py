@@ -86,6 +86,9 @@ class Judged:
     shares: tuple[float, ...] = ()
     windows: int = 1                  # windows simulated to judge this load (0: all measured before)
     stats: dict[str, float] = field(default_factory=dict, repr=False)
+    # The busiest core's busy time over the time the load was offered (steady_state.busiest_load_factor; NaN:
+    # not measured): above 1 it was overloaded, and it saturates at offered_mpps / load_factor.
+    load_factor: float = float("nan")
 
     def sustained(self, max_loss: float) -> bool:
         return self.loss < max_loss
@@ -116,7 +119,8 @@ class Confirmed:
 
     def table(self, max_loss: float) -> list[dict[str, Any]]:
         return [{"load": i, "offered_mpps": j.offered_mpps, "loss": j.loss, "answered_mpps": j.answered_mpps,
-                 "busiest_utilization": utilization(j, self.service_rate), "windows": j.windows,
+                 "busiest_utilization": utilization(j, self.service_rate), "busiest_load_factor": j.load_factor,
+                 "windows": j.windows,
                  "sustained": j.sustained(max_loss)} for i, j in enumerate(self.judged)]
 
 
@@ -178,11 +182,12 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
         else:
             rate = capacity._next_rate(_as_lossless(lo), [f.probe() for f in fails], max_loss, resolution, misses,
                                        high * 1e-6)
+            top = fails[0].offered_mpps / (1 + resolution)
             if lo is not None and math.isfinite(u) and u < saturation:
                 # The highest sustained load's busiest core is clearly short of saturation: no lower than where
                 # it saturates, inside the bracket.
-                top = fails[0].offered_mpps / (1 + resolution)
                 rate = max(rate, min(_saturating(lo, u) / (1 + resolution / 2), top))
+            rate = max(rate, min(_unsaturated(fails[0], resolution), top))
 
 
 def _saturating(lo: Judged, u: float) -> float:
@@ -192,6 +197,23 @@ def _saturating(lo: Judged, u: float) -> float:
     above 11, windows at 10.45-11.09 lost 1.3-5%), so the next load aims at saturation and the bracket closes
     from there."""
     return lo.offered_mpps / u
+
+
+def _unsaturated(f: Judged, resolution: float) -> float:
+    """The lowest load a failed window `f` gives reason to judge next: just below its load over its busiest core's
+    load factor (busy time over the time the load was offered), where that core would saturate at the cost per frame
+    it had; 0 when not measured. A prediction from the window's loss can fall far below it under skew (session 19,
+    results/speed/skew_loss_s19.md: on the 60-core target socket at 16 Mi items, Zipf, a window at 28.83 M frames/s
+    a port lost 2.42% with no frame dropped and its hot core's load factor 1.032; the shares law predicted 19.63,
+    where that factor was 0.84, and this bound gives 27.65). The window's loss is the answered rate's shortfall over
+    its span, which counts the hot core's backlog, drained after the last frame was sent, as if every core had
+    stopped answering; the law takes it for frames the hot core never served. The core's cost per frame rises as
+    its load falls (smaller RX batches: 434 busy cycles a frame at 28.83, 520 at 19.63), so it saturates somewhat
+    below this load: the next window there may fail too, and the bracket closes from it. A failed window whose
+    busiest core was not saturated (factor below 1) leaves the next load one resolution down (the caller's cap)."""
+    if not (math.isfinite(f.load_factor) and f.load_factor > 0):
+        return 0.0
+    return f.offered_mpps / f.load_factor / (1 + resolution / 2)
 
 
 def _as_lossless(lo: Judged | None) -> capacity.Probe | None:
@@ -275,7 +297,7 @@ class Windows:
         """`load` judged by its window `w` (`count`: the windows simulated to judge it)."""
         out = capacity.outcome_from_stats(w.stats, load)
         return Judged(load, out.loss, out.answered_mpps, ss.busiest_queue_rate(w.stats), out.law,
-                      capacity.load_shares(self.make(load)), count, w.stats)
+                      capacity.load_shares(self.make(load)), count, w.stats, ss.busiest_load_factor(w.stats))
 
     def judge(self, first: int, options: dict[str, Any], max_loss: float,
               seed: int = 0) -> Callable[[float, float | None], Judged]:

@@ -200,7 +200,7 @@ _ALL = [
         "committed_insts", "cpi", "cycles", "div_ops", "fences", "forward_blocked_loads", "forwarded_loads", "fp_add_ops", "fp_cvt_ops",
         "fp_div_ops", "fp_fma_ops", "fp_iq_reads", "fp_iq_wakeups", "fp_iq_writes", "fp_mul_ops", "fp_ops",
         "fetch_group_breaks", "fp_rename_reads", "fp_rename_writes", "fp_rf_reads", "fp_rf_writes",
-        "icache_stall_cycles", "int_ops", "legacy_decode_insts",
+        "icache_stall_cycles", "idle_poll_cycles", "int_ops", "legacy_decode_insts",
         "int_rf_reads", "int_rf_writes", "ipc", "iq_reads", "iq_wakeups", "iq_writes", "jumps", "load_latency_avg",
         "loads", "lq_occupancy_avg", "mispredict_rate", "mul_ops", "nops", "prefetches", "rename_reads",
         "rename_stall_cycles", "rename_writes", "rob_occupancy_avg", "rob_reads", "rob_writes",

@@ -216,3 +216,17 @@ def test_a_restored_window_measures_the_offered_load_not_the_warm_up(engine):
     offered = w.stats["client.offered_mpps"]
     assert w.stats["client.throughput_mrps"] == pytest.approx(offered, rel=0.03)
     assert w.throughput == pytest.approx(offered, rel=0.03)
+
+
+def test_the_busiest_cores_load_factor_is_its_busy_time_over_the_time_the_load_was_offered():
+    # Two cores at 2 GHz over a load of 100 frames offered at 50 M frames/s (2 us): core 1 busy 3,000 of its 5,000
+    # cycles (1.5 us: 0.75), core 0 busy 4,600 (2.3 us: 1.15, overloaded: still draining after the last frame).
+    from models import stats_paths as paths
+
+    stats = {"client.packets": 100.0, "client.offered_mpps": 50.0}
+    for core, (cycles, idle) in enumerate([(5_000.0, 400.0), (5_000.0, 2_000.0)]):
+        stats.update({paths.CORE.stat(0, core, "cycles"): cycles, paths.CORE.stat(0, core, "idle_poll_cycles"): idle,
+                      paths.CORE.stat(0, core, "clock"): 2e9})
+    assert ss.busiest_load_factor(stats) == pytest.approx(1.15)
+    # An engine that does not write idle_poll_cycles: not measured.
+    assert math.isnan(ss.busiest_load_factor({k: v for k, v in stats.items() if "idle_poll" not in k}))

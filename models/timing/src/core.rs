@@ -99,6 +99,8 @@ pub struct CoreStats {
     /// the core bounds them).
     pub scheduler_stall_cycles: u64,
     pub rename_stall_cycles: u64,
+    /// Measured cycles of the polls that found no frame (the server's poll-end hints, `Core::poll_end`).
+    pub idle_poll_cycles: u64,
     pub rob_occupancy_sum: u64,
     pub lq_occupancy_sum: u64,
     pub sq_occupancy_sum: u64,
@@ -254,6 +256,8 @@ pub struct Core {
     base_cycle: u64,
     /// Cycles skipped since the last stats reset (sampling's functional warming): not measured.
     skipped_cycles: u64,
+    /// Measured cycles at the last poll end (or the stats reset): where the poll in progress started.
+    poll_mark: u64,
     pub stats: CoreStats,
 }
 
@@ -328,6 +332,7 @@ impl Core {
             fe: FrontEnd::new(p),
             base_cycle: 0,
             skipped_cycles: 0,
+            poll_mark: 0,
             stats: CoreStats::default(),
         }
     }
@@ -361,6 +366,18 @@ impl Core {
         }
         self.base_cycle = self.commit_cycle;
         self.skipped_cycles = 0;
+        self.poll_mark = 0;
+    }
+
+    /// The server's poll-end hint: the poll since the last one (or the stats reset) ended, `idle` when it found
+    /// no frame. An idle poll's cycles are time the core had nothing to serve, so 1 - idle_poll_cycles / cycles
+    /// is how busy it was in time (its poll instructions alone weigh idle polls by count, not by time).
+    pub fn poll_end(&mut self, idle: bool) {
+        let now = self.measured_cycles();
+        if idle {
+            self.stats.idle_poll_cycles += now - self.poll_mark;
+        }
+        self.poll_mark = now;
     }
 
     /// Cycles since the last stats reset, less those skipped (`skip`).
@@ -930,6 +947,7 @@ impl Core {
         if let Some(fe) = &self.fe {
             fe.write_stats(prefix, out);
         }
+        out.add(prefix, "idle_poll_cycles", s.idle_poll_cycles as f64, "cycles of the polls that found no frame");
         // Only where the core bounds them, so a core without these bounds keeps its statistics as they were.
         if self.sched_cap != 0 {
             out.add(

@@ -217,6 +217,13 @@ impl TimingSystem {
         self.cores[hart].now()
     }
 
+    /// The server's poll-end hint on `hart` (`Core::poll_end`).
+    pub fn poll_end(&mut self, hart: usize, idle: bool) {
+        if let Some(c) = self.cores.get_mut(hart) {
+            c.poll_end(idle);
+        }
+    }
+
     /// FS mode's wfi: `hart` sleeps until `tick` (ps), its core idle; the sleep is measured time.
     pub fn sleep_until(&mut self, hart: usize, tick: Tick) {
         self.cores[hart].sleep_until(tick);

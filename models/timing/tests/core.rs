@@ -503,3 +503,26 @@ fn store_forwarding_needs_the_load_inside_one_store() {
     assert_eq!(ld.complete, clock.cycle_at_or_after(clock.tick(ld.issue) + MEM));
     assert_eq!((core.stats.forwarded_loads, core.stats.forward_blocked_loads), (0, 0));
 }
+
+#[test]
+fn idle_poll_cycles_count_the_cycles_of_the_polls_that_found_no_frame() {
+    // Three polls: idle, busy, idle. The idle ones' cycles (from the previous poll end, or the stats reset, to
+    // theirs) are counted, the busy one's not; a stats reset starts both the count and the poll afresh.
+    let mut m = CoreRig::default_fixture();
+    warm_code(&mut m, (0..64).map(|i| 0x1000 + 4 * i));
+    m.core.reset_stats();
+    let poll = |m: &mut CoreRig, n: u64, idle: bool| {
+        let (cycles, _) = measure(m, (0..n).map(|i| alu(0x1000 + 4 * (i % 64), 5, 5, 0)));
+        m.core.poll_end(idle);
+        cycles
+    };
+    let first = poll(&mut m, 400, true);
+    let busy = poll(&mut m, 4_000, false);
+    let last = poll(&mut m, 800, true);
+    assert!(first > 0 && busy > first && last > 0);
+    assert_eq!(m.core.stats.idle_poll_cycles, first + last);
+    assert_eq!(m.core.measured_cycles(), first + busy + last);
+    m.core.reset_stats();
+    let after = poll(&mut m, 400, true);
+    assert_eq!(m.core.stats.idle_poll_cycles, after);
+}

@@ -104,6 +104,7 @@ impl ExecHook for TimingHook {
         self.sys.sleep_until(hart, t.saturating_sub(self.offset));
     }
     fn poll_end(&mut self, hart: usize, idle: bool) {
+        self.sys.poll_end(hart, idle);
         if let Some(s) = self.sampler.as_deref_mut() {
             s.poll_end(&mut self.sys, hart, idle);
         }
