@@ -437,7 +437,7 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
     if journal is not None:
         from .sweep.journal import journaled_server
 
-        evaluate = journaled_server(journal, restoring, evaluate)
+        evaluate = journaled_server(journal, restoring, evaluate, Outcome)
     try:
         res = search(evaluate, high, max_loss=max_loss, resolution=resolution, progress=progress)
         res.warmups = alone + (runner.warmups - counted if runner is not None else 0)

@@ -60,6 +60,10 @@ BUDGET = {"harts": 4, "client.items": 4096, "client.requests": 400, "client.warm
           # microseconds outlasts it (seed 1's draw 89: 91.6 us with 2 read tags completes only with
           # client.stall_rounds raised to 2,000,000).
           "nic.pcie_latency": 10_000_000}
+# Counts the parameter classes accept only as powers of two (0 stays 0 where it means "off"): a draw is rounded down
+# to one, so these leaves do not make most draws invalid.
+POWER_OF_TWO = {"bpred_entries", "btb_entries", "fetch_block_bytes", "uop_cache_sets", "uop_cache_window_bytes",
+                "bank_groups"}
 # Parameters the soak leaves at the config's value, and why.
 LEFT_ALONE = {
     "client.enabled": "the soak runs the KVS server against the client",
@@ -67,13 +71,19 @@ LEFT_ALONE = {
     "nic.socket": "one socket",
     "client.protocol": "the soak's server is the MICA-style KVS (memcached is another binary)",
     "client.transport": "TCP is the memcached server's",
-    "client.stall_rounds": "a small value fails a healthy run by design (the lost-response watchdog)",
     "client.offered_mpps": "open loop drops frames by design (loss), and at a low rate a run takes long",
     "client.delete_ratio": "DELETEs are memcached's",
     "caches.directory.check": "the soak turns the coherence checks on in every detailed run",
     "memory.kind": "the 3D stacks are the dense servers' (their own configs)",
     "nic.interface": "the zero-copy NIC is KeyVault's, with its own server",
     "nic.attach": "the on-die MAC's buffer SRAM needs its driver's layout (configs/mercury.py)",
+}
+
+
+# Parameters never drawn but set from what was drawn, and why.
+DERIVED = {
+    "client.stall_rounds": "a small value fails a healthy run by design (the lost-response watchdog); raised only "
+                           "with a shortened quantum (_watchdog_spans_the_quantum)",
 }
 
 
@@ -108,9 +118,45 @@ def draw_value(param: Param, path: str, current: Any, rng: random.Random) -> Any
     else:
         value = rng.uniform(lo, hi + 1)
     value = int(min(hi, max(lo, value)))
+    if path.rsplit(".", 1)[-1] in POWER_OF_TWO and value > 0:
+        value = 1 << (value.bit_length() - 1)
     if param.kind == "size" and value >= 64:
         value = 1 << (value.bit_length() - 1)       # capacities as architects give them
     return value
+
+
+def _prefetch_bound_within_mshrs(system, changes: list[list[Any]]) -> None:
+    """A prefetcher's issue bound may not exceed its cache's MSHRs (Cache.validate): where a draw changed either,
+    the bound is capped at the MSHRs, so the bound's range does not make a tenth of the draws invalid."""
+    drawn = {path: value for path, value in changes}
+    for path in [p for p in drawn if p.endswith(".prefetch.max_misses_in_flight")]:
+        cache = path[: -len(".prefetch.max_misses_in_flight")]
+        mshrs = drawn.get(f"{cache}.mshrs", _walk(system, f"{cache}.mshrs")[0].mshrs)
+        if drawn[path] > mshrs:
+            changes[:] = [c for c in changes if c[0] != path] + [[path, mshrs]]
+
+
+def _uop_cache_has_a_legacy_path(system, changes: list[list[Any]], rng: random.Random) -> None:
+    """A uop cache needs the legacy decoders' block size for its misses (Core.validate): where a draw turned the uop
+    cache on and the block size is 0, the block size is drawn too (16 or 32 bytes), so the two decode paths are
+    exercised together instead of refused."""
+    drawn = {path: value for path, value in changes}
+    for path in [p for p in drawn if p.endswith(".uop_cache_sets") and drawn[p]]:
+        core = path[: -len(".uop_cache_sets")]
+        if not drawn.get(f"{core}.fetch_block_bytes", _walk(system, path)[0].fetch_block_bytes):
+            changes[:] = [c for c in changes if c[0] != f"{core}.fetch_block_bytes"] + \
+                [[f"{core}.fetch_block_bytes", rng.choice([16, 32])]]
+
+
+def _watchdog_spans_the_quantum(system, changes: list[list[Any]]) -> None:
+    """The client's lost-response watchdog counts scheduling rounds (client.stall_rounds), and a round lasts one
+    quantum of every hart: where a draw shortened the quantum, the watchdog gets as many more rounds, so it spans
+    the instructions it spans at the config's quantum (seed 1's draw 101: quantum 3 fired it during the server's
+    start-up; the run completes with the rounds scaled). Counting rounds is the model's limit, left as it is."""
+    drawn = {path: value for path, value in changes}
+    if "quantum" in drawn and drawn["quantum"] < system.quantum:
+        rounds = -(-system.client.stall_rounds * system.quantum // drawn["quantum"])
+        changes.append(["client.stall_rounds", rounds])
 
 
 def _tlb_ways_divide_entries(system, changes: list[list[Any]]) -> None:
@@ -146,12 +192,15 @@ def draw_spec(rng: random.Random) -> dict[str, Any]:
     for subtree in SUBTREES:
         leaves += list(_params(getattr(system, subtree), f"{subtree}."))
     for path, param in leaves:
-        if path in LEFT_ALONE or path in ("client.items", "client.requests", "client.warmup_requests") \
+        if path in LEFT_ALONE or path in DERIVED or path in ("client.items", "client.requests", "client.warmup_requests") \
                 or rng.random() >= CHANGE:
             continue
         obj, leaf = _walk(system, path)
         changes.append([path, draw_value(param, path, getattr(obj, leaf), rng)])
     _tlb_ways_divide_entries(system, changes)
+    _prefetch_bound_within_mshrs(system, changes)
+    _uop_cache_has_a_legacy_path(system, changes, rng)
+    _watchdog_spans_the_quantum(system, changes)
     return {"base": base, "kwargs": kwargs, "set": changes,
             "checkpoint": rng.random() < CHECKPOINT_SHARE}
 

@@ -119,7 +119,7 @@ class Confirmed:
 
     def table(self, max_loss: float) -> list[dict[str, Any]]:
         return [{"load": i, "offered_mpps": j.offered_mpps, "loss": j.loss, "answered_mpps": j.answered_mpps,
-                 "busiest_utilization": utilization(j, self.service_rate), "busiest_load_factor": j.load_factor,
+                 "busiest_utilization": utilization(j, self.service_rate), "busiest_load_factor": j.load_factor if math.isfinite(j.load_factor) else None,    # JSON null: not measured
                  "windows": j.windows,
                  "sustained": j.sustained(max_loss)} for i, j in enumerate(self.judged)]
 

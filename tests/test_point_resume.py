@@ -56,7 +56,7 @@ def probe(rate: float) -> capacity.Outcome:
 def evaluate(make_system, options, report, journal=None):
     """A capacity point of three seeds (BY_SEED: seed 1's windows fail where seed 0's sustain, so seed 1 steps the
     load down and every seed runs again): the probes' search, then window_capacity.at_capacity."""
-    res = capacity.search(journaled_server(journal, _system, probe), LINE, resolution=RES)
+    res = capacity.search(journaled_server(journal, _system, probe, capacity.Outcome), LINE, resolution=RES)
     got = wc.at_capacity(_system, res, 3, {}, report, journal=journal)
     stats = got.pop("stats")
     got.pop("run_stats")

@@ -289,7 +289,8 @@ def _search_and_window(make: Callable[[float], Any], make_system: Callable[[], A
     max_probes = int(options.get("max_probes", capacity.MAX_PROBES))
     from ..sweep.journal import journaled_server
 
-    sim = journaled_server(journal, make, capacity.simulated_server(make, runner=shared))
+    sim = journaled_server(journal, make, capacity.simulated_server(make, runner=shared),
+                           capacity.Outcome)
 
     def budgeted(rate: float) -> capacity.Outcome:
         if len(probes) >= max_probes:

@@ -124,17 +124,16 @@ class PointJournal:
 
     # ---- the units ----------------------------------------------------------------------------------------------
 
-    def probe(self, rate: float, run: Callable[[], Any], system: Any = None) -> Any:
-        """A capacity probe at `rate` (capacity.Outcome; its simulated run is not kept: nothing after the search
-        reads it). `system`: the probe's, to see whether it writes a checkpoint (then never replayed)."""
-        from .. import capacity
-
+    def probe(self, rate: float, run: Callable[[], Any], outcome: Callable[..., Any], system: Any = None) -> Any:
+        """A capacity probe at `rate` (capacity.Outcome, which `outcome` builds from a replayed probe: passed in so
+        the journal does not import the search that uses it; the simulated run is not kept: nothing after the
+        search reads it). `system`: the probe's, to see whether it writes a checkpoint (then never replayed)."""
         unit = f"probe at {rate!r}"
         if getattr(system, "checkpoint_to", ""):
             return run()
         data = self.replay(unit)
         if data is not None:
-            return capacity.Outcome(data["loss"], data["answered_mpps"], data["stats"], None, data["law"],
+            return outcome(data["loss"], data["answered_mpps"], data["stats"], None, data["law"],
                                     tuple(data["shares"]))
         out = run()
         self.record(unit, {"offered_mpps": rate, "loss": out.loss, "answered_mpps": out.answered_mpps,
@@ -185,9 +184,10 @@ def _unsealed(line: bytes) -> dict[str, Any] | None:
 
 
 def journaled_server(journal: PointJournal | None, make: Callable[[float], Any],
-                     evaluate: Callable[[float], Any]) -> Callable[[float], Any]:
+                     evaluate: Callable[[float], Any], outcome: Callable[..., Any]) -> Callable[[float], Any]:
     """A capacity search's probe function (`evaluate(rate) -> capacity.Outcome`) whose probes go through `journal`
-    (`make(rate)`: the probe's system, to see whether it writes a checkpoint); `evaluate` itself without one."""
+    (`make(rate)`: the probe's system, to see whether it writes a checkpoint; `outcome`: capacity.Outcome, to
+    rebuild a replayed probe); `evaluate` itself without one."""
     if journal is None:
         return evaluate
-    return lambda rate: journal.probe(rate, lambda: evaluate(rate), make(rate))
+    return lambda rate: journal.probe(rate, lambda: evaluate(rate), outcome, make(rate))
