@@ -16,7 +16,7 @@ import pytest
 from drivers import capacity
 from drivers import steady_state as ss
 from drivers import window_capacity as wc
-from drivers.synthetic import HotCoreWindowedServer, WindowedServer
+from drivers.synthetic import HotCoreWindowedServer, TransientBacklogServer, WindowedServer
 from models import stats_paths as paths
 from models.params import ParamError
 
@@ -89,10 +89,13 @@ def test_a_line_rate_that_a_window_sustains_is_confirmed_in_one_window():
 
 # ---- the evaluators' plumbing (no simulation: a made-up window per load) ----------------------------------------
 
-def _fake_windows(monkeypatch, server: WindowedServer | dict[int, WindowedServer], seen: list):
+def _fake_windows(monkeypatch, server: WindowedServer | TransientBacklogServer | dict[int, WindowedServer],
+                  seen: list, drops: bool = True):
     """ss.simulated_window replaced: a window at the system's offered load, with the server's loss and its busiest
     queue's rate, in statistics outcome_from_stats and busiest_queue_rate read (`server`: one per seed, or one for
-    all)."""
+    all), and the drop counters steady_state.dropped_frames reads (drops=False: left out). A WindowedServer's window
+    is window_frames long whatever its requests, and drops all it loses; a TransientBacklogServer's is its
+    requests' frames, and drops what its `dropped` says."""
     servers = server
 
     def fake(make, service, runner=None):
@@ -101,12 +104,21 @@ def _fake_windows(monkeypatch, server: WindowedServer | dict[int, WindowedServer
             rate = s.client.offered_mpps
             seen.append((rate, requests, s.client.measure_seed))
             server = servers[s.client.measure_seed] if isinstance(servers, dict) else servers
-            loss = server.loss(rate, server.window_frames)
+            if isinstance(server, TransientBacklogServer):
+                frames = requests * server.frames_per_request
+                loss, dropped = server.loss(rate, frames), server.dropped(rate, frames)
+            else:
+                frames, loss = 1e4, server.loss(rate, server.window_frames)
+                dropped = frames * loss
             span = 1e6
-            stats = {"client.offered_mpps": rate, "client.packets": 1e4, "client.requests": 1e4 * (1 - loss),
-                     "client.lost_requests": 1e4 * loss, "client.loss": loss,
+            stats = {"client.offered_mpps": rate, "client.packets": frames, "client.requests": frames * (1 - loss),
+                     "client.lost_requests": frames * loss, "client.loss": dropped / frames,
                      "client.throughput_mrps": rate * (1 - loss), "client.measured_ns": span,
                      paths.NIC_QUEUE.stat(0, 0, "tx_frames"): min(rate, server.capacity_mpps) * 1e6 * span * 1e-9}
+            if drops:
+                stats.update({"client.lost_packets": dropped, paths.NIC_QUEUE.stat(0, 0, "rx_drops"): 0.0,
+                              **{paths.NIC_PORT.stat(0, 0, c): 0.0 for c in ("rx_drops", "rx_fifo_overflows",
+                                                                               "rx_no_match")}})
             return ss.Window(requests, np.full(30, rate), rate, float("nan"), 9.0, 0.5, 30, stats)
         return run
 
