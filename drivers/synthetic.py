@@ -212,13 +212,8 @@ class TransientBacklogServer:
         loss = self.loss(offered, self.probe_frames)
         return Outcome(loss, offered * (1 - loss), law=DROP if self.dropped(offered, self.probe_frames) else BACKLOG)
 
-    def threshold(self, max_loss: float, frames: float) -> float:
-        """The highest offered load whose run of `frames` frames loses < max_loss (bisection: monotonic)."""
-        low, high = self.capacity_mpps * 1e-3, self.capacity_mpps * 4
-        for _ in range(200):
-            mid = (low + high) / 2
-            low, high = (mid, high) if self.loss(mid, frames) < max_loss else (low, mid)
-        return low
+    # The highest offered load whose run of `frames` frames loses < max_loss (the loss is monotonic in the load too).
+    threshold = WindowedServer.threshold
 
 
 def zipf_shares(cores: int, alpha: float, keys: int = 1 << 16, seed: int = 0) -> tuple[float, ...]:
