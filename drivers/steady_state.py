@@ -318,6 +318,24 @@ def busiest_load_factor(stats: dict[str, float]) -> float:
     return max(busy) / sent_s
 
 
+def dropped_frames(stats: dict[str, float]) -> float:
+    """Frames a window dropped anywhere on their way (issue 28, session 19): each NIC port's rx_drops,
+    rx_fifo_overflows and rx_no_match (frames no steering entry took), each NIC queue's rx_drops (a full ring), and
+    the client's lost_packets (frames never answered). The capacity rule's loss counts a backlog drained after the
+    last send as well as frames lost; these counters tell the two apart. A counter missing from the statistics is an
+    error, not a zero: a window that cannot show it dropped nothing must not be taken for one that did not."""
+    from models import stats_paths as paths
+
+    parts = {f"NIC port {c}": paths.NIC_PORT.values(stats, c) for c in ("rx_drops", "rx_fifo_overflows", "rx_no_match")}
+    parts["NIC queue rx_drops"] = paths.NIC_QUEUE.values(stats, "rx_drops")
+    parts["client.lost_packets"] = [stats["client.lost_packets"]] if "client.lost_packets" in stats else []
+    missing = [name for name, values in parts.items() if not values]
+    if missing:
+        raise ValueError(f"the window's statistics have no {', '.join(missing)} counter(s): whether it dropped "
+                         "frames cannot be told")
+    return float(sum(sum(values) for values in parts.values()))
+
+
 def simulated_window(make_system: Callable[[int], Any], service_rate: float | None, *,
                      batches: int = BATCHES, samples_per_batch: int = 8,
                      runner: Callable[..., Any] | None = None) -> Callable[[int], Window]:

@@ -7,6 +7,7 @@ resolved configuration into statistics, sleeping a little so a sweep can be inte
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 from models import stats_paths as paths
 
-from .capacity import BACKLOG, Outcome
+from .capacity import BACKLOG, DROP, Outcome
 
 
 @dataclass
@@ -176,6 +177,43 @@ class HotCoreWindowedServer:
         loss = self.loss(offered)
         return Judged(offered, loss, offered * (1 - loss), min(offered, self.saturates_mpps), BACKLOG,
                       self.shares(), load_factor=offered / self.saturates_mpps)
+
+
+@dataclass
+class TransientBacklogServer:
+    """A server whose short windows end with a transient backlog and drop nothing, as the 60-core target socket's did
+    near its Zipf capacity (session 19, results/speed/skew_loss_s19.md): it serves `capacity_mpps` frames/s a port
+    over a long run; every window ends with about `backlog` frames still queued, more as the load nears capacity (x
+    (offered / capacity)^`steepness`, at most 1), drained after the last send and read by the capacity rule as loss,
+    so that share falls as 1 / the window's frames. Above capacity the excess queues as well: a backlog that grows
+    with the window, its share 1 - capacity / offered at any length (a real overload), until `buffer` frames wait;
+    past that they are dropped (inf: never). A window of n requests sends n x `frames_per_request` frames, a
+    capacity probe `probe_frames`."""
+    capacity_mpps: float
+    backlog: float
+    steepness: float = 8.0
+    buffer: float = math.inf
+    frames_per_request: float = 1.0
+    probe_frames: float = 3000.0
+
+    def _excess(self, offered: float, frames: float) -> float:
+        return frames * max(0.0, 1 - self.capacity_mpps / offered)
+
+    def loss(self, offered: float, frames: float) -> float:
+        transient = self.backlog * min(1.0, offered / self.capacity_mpps) ** self.steepness
+        return min(1.0, (self._excess(offered, frames) + transient) / frames)
+
+    def dropped(self, offered: float, frames: float) -> float:
+        """Frames a run of `frames` frames drops."""
+        return max(0.0, self._excess(offered, frames) - self.buffer)
+
+    def __call__(self, offered: float) -> Outcome:
+        """A capacity probe."""
+        loss = self.loss(offered, self.probe_frames)
+        return Outcome(loss, offered * (1 - loss), law=DROP if self.dropped(offered, self.probe_frames) else BACKLOG)
+
+    # The highest offered load whose run of `frames` frames loses < max_loss (the loss is monotonic in the load too).
+    threshold = WindowedServer.threshold
 
 
 def zipf_shares(cores: int, alpha: float, keys: int = 1 << 16, seed: int = 0) -> tuple[float, ...]:

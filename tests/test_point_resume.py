@@ -9,7 +9,7 @@ import json
 import warnings
 
 import pytest
-from test_window_capacity import BY_SEED, HIDDEN, LINE, RES, _fake_windows, _system
+from test_window_capacity import BY_SEED, HIDDEN, LINE, RES, TRANSIENT, _fake_windows, _search, _system
 
 from drivers import capacity
 from drivers import sweep as sw
@@ -171,7 +171,7 @@ def test_run_point_resumes_a_stopped_point_from_the_stores_journal_and_says_so(m
     assert any(text.startswith(f"resumed: {stop} units replayed; simulating from window at") for text in said)
     assert any(text.endswith(f"[resumed: {stop} units replayed]") for text in said)
     assert not path.exists(), "the record holds the result: the journal is removed"
-    assert sw.stored_points(tmp_path)[point.key] == record
+    assert _same(sw.stored_points(tmp_path)[point.key], record)     # NaN (an unmeasured load factor) as stored
     # A point that fails keeps its journal (retry_failed resumes it).
     UNITS = Units()
     _fake_windows(monkeypatch, {}, UNITS)             # every window raises KeyError: a failed point
@@ -216,3 +216,31 @@ def test_the_end_to_end_evaluator_journals_and_replays_its_probes_and_windows(mo
     resumed = run(None, PointJournal(path, "e" * 24))
     assert resumed["stats"]["capacity.replayed_units"] == stop and UNITS.probes + len(UNITS) == total - stop
     assert _same(_without_replayed(resumed), plain)
+
+
+def test_a_rechecked_window_is_journaled_and_replayed(monkeypatch, tmp_path):
+    """A load whose window failed with no frame dropped is judged on a window 4 times as long
+    (window_capacity.LOSS_RECHECK_FACTOR), through the same journal: stopped right after that window, the point run
+    again replays it (not simulated again) and gives the uninterrupted record, re-judged loads and all."""
+    res = _search(TRANSIENT)
+
+    def run(stop, journal):
+        global UNITS
+        UNITS = Units(stop)
+        _fake_windows(monkeypatch, TRANSIENT, UNITS)
+        got = wc.at_capacity(_system, res, 1, {}, lambda text: None, journal=journal)
+        return {k: got[k] for k in ("stats", "loads", "windows")}
+
+    plain = run(None, None)
+    units = list(UNITS)
+    longer = [u for u in units if u[1] == wc.LOSS_RECHECK_FACTOR * 100]
+    assert longer and any(row["rechecked"] for row in plain["loads"])
+    stop = units.index(longer[0]) + 1                 # stopped after the first longer window finished
+    path = tmp_path / "t.jsonl"
+    with pytest.raises(Killed):
+        run(stop, PointJournal(path, "t" * 24))
+    journaled = [json.loads(x)["data"] for x in path.read_text().splitlines()]
+    assert len(journaled) == stop and journaled[-1]["length"] == longer[0][1]
+    resumed = run(None, PointJournal(path, "t" * 24))
+    assert longer[0] not in UNITS and len(UNITS) == len(units) - stop, "journaled windows are not simulated again"
+    assert _same(resumed, plain)
