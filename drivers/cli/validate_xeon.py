@@ -38,6 +38,10 @@ below line rate at 24 cores). The published numbers live only in this script, ne
 Where the published figure is a 2-socket measurement (4 cores on 2 ports over 2 sockets; 24 cores on 12 ports),
 the 4-core row compares with it as is (same cores and ports), the 12-core row with half of the 24-core one, and
 the 24-core row (both sockets) with the measurement itself.
+Two rows state a Xeon point's work in x86 terms, a normalisation and not a model change: the simulated RV64
+instructions a request and the simulated IPC, each times the x86-64 / RV64 instruction ratio that
+sim-scripts/isa_work_per_request.py measured for the server's core and wrote to
+results/validation/isa_work_per_request.json (read here, with its provenance; the published IPC is beside).
 Caveats printed with the table: the data set (--items) is said against the paper's 192 Mi items in every output (a
 smaller one is a reduced run), and frames are 80-byte GET / 88-byte PUT requests.
 
