@@ -4,6 +4,9 @@ as its replacement policy is. Every prefetcher is off by default: a platform swi
 Ivy Bridge's four (Intel's 64 and IA-32 Architectures Optimization Reference Manual, 248966, Sandy Bridge chapter,
 "Data Prefetching", which Ivy Bridge keeps), none of which crosses a 4 KB page:
 * L1D, DCU (next-line, "streaming") prefetcher: an ascending access to recently loaded data fetches the next line.
+  Intel's SDM (vol. 3C, IA32_MISC_ENABLE bit 37, "DCU Prefetcher Disable") says what the access is: "multiple loads
+  from the same line done within a time limit". So the model's trigger is a second load in a row to one line at a
+  higher offset; the first load of the following line is not one (the time limit is not published).
 * L1D, IP-based stride prefetcher: a load instruction seen with a regular stride (forward or backward, up to 2 KB)
   prefetches the current address plus the stride.
 * L2, spatial prefetcher: completes every line fetched into the L2 with its pair in the 128-byte-aligned chunk.
@@ -30,8 +33,8 @@ from .params import Param, SimObject
 class Prefetcher(SimObject):
     """The hardware prefetchers of one cache (each off unless switched on)."""
 
-    next_line = Param.Bool(False, "next-line (Intel's DCU) prefetcher: an access to the line after the last one this "
-                           "cache saw fetches the line after it (same 4 KB page)")
+    next_line = Param.Bool(False, "next-line (Intel's DCU) prefetcher: a second load in a row to one line, at a higher "
+                           "offset, fetches the line after it (same 4 KB page)")
     ip_stride = Param.Bool(False, "IP-based stride prefetcher: a load PC seen twice with one stride (up to 2 KB, "
                            "either direction) prefetches address + stride x degree (same 4 KB page)")
     ip_stride_entries = Param.Count(64, "load PCs the stride prefetcher tracks (direct-mapped by PC; assumed)",

@@ -352,6 +352,12 @@ def test_the_xeon_validation_sums_and_averages_over_both_sockets():
     assert f["mem_write_lines_per_set"] == pytest.approx(25.0 / 64 / 0.2)
     assert f["mem_write_io_share"] == 0.25
     assert f["work_insts_per_req"] == 900.0 and f["idle_insts_per_req"] == 100.0
+    # The memory read a request in lines, both sockets (30 GB/s at 120 M req/s), beside the derived published one.
+    assert f["mem_read_lines_per_req"] == pytest.approx(30e9 / 120e6 / 64)
+    assert xeon.PUBLISHED[24]["mem_read_lines_per_req"] == pytest.approx(34.97e9 / 120.5e6 / 64)
+    # In x86 terms: every instruction a request (900 + 100) and the IPC, scaled by the measured ratio.
+    x86 = xeon.x86_figures(f, {"ratio": 0.5})
+    assert x86 == {"x86_insts_per_req": 500.0, "ipc_x86": 0.75}
     # What the L2 sees per measured request, summed over the cores that report it: 0.5 of each over 10 requests.
     assert f["l2_demand_per_req"] == f["l2_swpf_per_req"] == f["l1d_merges_per_req"] == 0.05
     assert f["l2_miss_rate_l1pf"] == 1.0

@@ -317,3 +317,46 @@ def test_two_sockets_runs_a_point_as_the_measured_4_core_one_and_refuses_an_odd_
     assert vx.clock_overrides(4, "2.5GHz", two_sockets=True)[1].startswith("sockets[0].")
     with pytest.raises(SystemExit, match="--two-sockets --cores 3: half the cores on each socket takes an even"):
         vx.main(["--cores", "3", "--two-sockets", "--no-target"])
+
+
+def _isa_file(path, x86=700.0, rv=800.0, ratio=None):
+    rec = {"x86_64": {"per_request": x86}, "rv64": {"per_request": rv},
+           "x86_over_rv64": x86 / rv if ratio is None else ratio, "tree_commit": "f" * 40}
+    path.write_text(json.dumps(rec))
+    return path
+
+
+def test_the_x86_rows_scale_the_simulated_work_by_the_ratio_read_from_its_file(tmp_path, capsys):
+    isa = vx.isa_ratio(_isa_file(tmp_path / "isa.json"))
+    assert isa["ratio"] == 0.875
+    vx.print_xeon_point(1, {"ipc": 2.0, "work_insts_per_req": 900.0, "idle_insts_per_req": 100.0}, "n", 1, isa)
+    out = capsys.readouterr().out
+    rows = {line[:43].strip(): line[43:].split() for line in out.splitlines() if line.startswith("   ")}
+    labels = dict(vx.METRICS)
+    assert rows[labels["x86_insts_per_req"]] == ["875.0", "-"]
+    # Beside the published IPC, with its error; the simulated (RV64) IPC row is left as it was.
+    assert rows[labels["ipc_x86"]] == ["1.750", "1.910", "-8.4%"]
+    assert rows[labels["ipc"]] == ["2.000", "1.910", "+4.7%"]
+    assert "NOT a model change" in vx.isa_note(isa) and "0.875" in vx.isa_note(isa)
+
+
+def test_the_committed_ratio_is_the_measured_one_with_its_provenance():
+    isa = vx.isa_ratio()
+    rec = json.loads(vx.ISA_RATIO_FILE.read_text())
+    assert isa["ratio"] == rec["x86_64"]["per_request"] / rec["rv64"]["per_request"]
+    assert 0.5 < isa["ratio"] < 1.5
+    # Counted, not typed in: two packet counts differenced, per request.
+    for isa_leg in ("x86_64", "rv64"):
+        lo, hi = rec[isa_leg]["instructions"]
+        assert rec[isa_leg]["per_request"] == (hi - lo) / (rec["packets"][1] - rec["packets"][0])
+    assert len(rec["tree_commit"]) == 40 and rec["command"].startswith("sim-scripts/isa_work_per_request.py")
+
+
+def test_a_missing_or_inconsistent_ratio_file_is_refused_with_its_reason(tmp_path):
+    with pytest.raises(SystemExit, match="isa_work_per_request.py --write"):
+        vx.isa_ratio(tmp_path / "none.json")
+    with pytest.raises(SystemExit, match="is not x86_64.per_request / rv64.per_request"):
+        vx.isa_ratio(_isa_file(tmp_path / "bad.json", ratio=0.9))
+    (tmp_path / "partial.json").write_text(json.dumps({"x86_64": {"per_request": 1.0}}))
+    with pytest.raises(SystemExit, match="no 'rv64' in it"):
+        vx.isa_ratio(tmp_path / "partial.json")

@@ -38,6 +38,10 @@ below line rate at 24 cores). The published numbers live only in this script, ne
 Where the published figure is a 2-socket measurement (4 cores on 2 ports over 2 sockets; 24 cores on 12 ports),
 the 4-core row compares with it as is (same cores and ports), the 12-core row with half of the 24-core one, and
 the 24-core row (both sockets) with the measurement itself.
+Two rows state a Xeon point's work in x86 terms, a normalisation and not a model change: the simulated RV64
+instructions a request and the simulated IPC, each times the x86-64 / RV64 instruction ratio that
+sim-scripts/isa_work_per_request.py measured for the server's core and wrote to
+results/validation/isa_work_per_request.json (read here, with its provenance; the published IPC is beside).
 Caveats printed with the table: the data set (--items) is said against the paper's 192 Mi items in every output (a
 smaller one is a reduced run), and frames are 80-byte GET / 88-byte PUT requests.
 
@@ -81,7 +85,8 @@ DUAL = "xeon_e5_2697v2_dual"   # the measured server: two sockets of 12 cores, 1
 MISS_RATES = {"l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015, "l1d_load_miss_ivb": 0.015,
               "l2_miss_rate": 0.32, "l2_rqsts_miss_rate": 0.32}
 PUBLISHED: dict[int, dict[str, float]] = {
-    1: {"throughput_mrps": 5.78, "ipc": 1.91, "rx_batch": 32.0},
+    # The IPC twice: beside the simulated (RV64) IPC, and beside that IPC in x86 instructions (ISA_NOTE).
+    1: {"throughput_mrps": 5.78, "ipc": 1.91, "ipc_x86": 1.91, "rx_batch": 32.0},
     # The 2-core RX batch is not given as a number: "RX batch falls to 5.29 packets per call (6x smaller than with 2
     # cores)" gives it as about 6 x 5.29 (derived; the 6 is the publication's rounding).
     2: {"net_rx_gbps": 9.76, "rx_batch": 6 * 5.29},
@@ -100,10 +105,13 @@ PUBLISHED: dict[int, dict[str, float]] = {
 }
 # Derived, not published as such: the published memory write bandwidth over the published throughput of the same
 # row (bytes written to memory per request), so that a run at another throughput compares what each request costs.
+LINE_BYTES = 64            # the Ivy Bridge cache line (Intel's optimization reference manual)
+# Likewise the memory read a request, in lines (4 cores: 6.21 GB/s at 23.33 M req/s, 266 bytes, 4.16 lines).
 for _row in (4, 12, 24):
     PUBLISHED[_row]["mem_write_per_req"] = PUBLISHED[_row]["mem_write_gbs"] * 1e9 / (
         PUBLISHED[_row]["throughput_mrps"] * 1e6)
-LINE_BYTES = 64            # the Ivy Bridge cache line (Intel's optimization reference manual)
+    PUBLISHED[_row]["mem_read_lines_per_req"] = PUBLISHED[_row]["mem_read_gbs"] * 1e9 / (
+        PUBLISHED[_row]["throughput_mrps"] * 1e6) / LINE_BYTES
 PAPER_ITEMS = 192 << 20   # the paper's Tiny data set (kvs-workload.md): 192 Mi items
 P95_ROWS = (12, 24)   # rows compared with the p95 bound measured at 120 M requests/s
 P95_BOUND_US = 100.0  # "round-trip p95 below 100 us" at 120 M requests/s (24 cores)
@@ -151,6 +159,8 @@ METRICS = [
     ("ipc", "IPC per core"),
     ("work_insts_per_req", "insts / request (polls with frames)"),
     ("idle_insts_per_req", "insts / request (empty polls)"),
+    ("x86_insts_per_req", "x86 insts / request (RV64 x ratio)"),
+    ("ipc_x86", "IPC per core, x86 insts (RV64 x ratio)"),
     ("rx_batch", "RX batch (packets per non-empty poll)"),
     ("l1d_mpki", "L1D MPKI"),
     ("l2_mpki", "L2 MPKI"),
@@ -171,6 +181,7 @@ METRICS = [
     ("l1d_merges_per_req", "L1D in-flight (LFB) hits / request"),
     ("llc_miss_rate", "LLC miss rate"),
     ("mem_read_gbs", "memory read (GB/s)"),
+    ("mem_read_lines_per_req", "memory read per request (lines)"),
     ("mem_write_gbs", "memory write (GB/s)"),
     ("mem_write_per_req", "memory write per request (bytes)"),
     ("mem_write_lines_per_set", "memory write lines per SET"),
@@ -294,6 +305,7 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "llc_miss_rate": socket_mean("llc.miss_rate"),
         **(l2_sources(s, cores) if has_l2 else {}),
         "mem_read_gbs": socket_sum("mem.read_bw") / 1e9,
+        "mem_read_lines_per_req": socket_sum("mem.read_bw") / (s["client.throughput_mrps"] * 1e6) / LINE_BYTES,
         "mem_write_gbs": socket_sum("mem.write_bw") / 1e9,
         **write_figures(),
         "net_rx_gbps": sum(stats_paths.NIC_PORT.values(s, "rx_wire_gbps")),
@@ -682,12 +694,59 @@ def run_point(make, harts: int, search: bool, line_mpps: float, measured: tuple[
             f"highest offered load with < 1% loss: {res.best.offered_mpps:.2f} M frames/s per port")
 
 
+# The work a request in x86 terms (rows 'x86 ...'): the simulated RV64 instructions scaled by the ratio of the
+# instructions x86-64 and RV64 builds of the server's core execute a request, as sim-scripts/isa_work_per_request.py
+# measured it and wrote it here (with its provenance). A normalisation by a measured ratio, not a model change.
+ISA_RATIO_FILE = ROOT / "results" / "validation" / "isa_work_per_request.json"
+
+
+def isa_ratio(path: pathlib.Path | None = None) -> dict:
+    """The measured x86-64 / RV64 instruction ratio and where it came from (isa_work_per_request.py --write)."""
+    path = ISA_RATIO_FILE if path is None else path
+    try:
+        rec = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise SystemExit(f"{path}: missing; it is written by sim-scripts/isa_work_per_request.py --write {path}") from None
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"{path}: not JSON ({e})") from None
+    try:
+        x86, rv, ratio = rec["x86_64"]["per_request"], rec["rv64"]["per_request"], rec["x86_over_rv64"]
+        commit = rec["tree_commit"]
+    except (KeyError, TypeError) as e:
+        raise SystemExit(f"{path}: no {e} in it (written by sim-scripts/isa_work_per_request.py --write)") from None
+    if not (x86 > 0 and rv > 0) or abs(ratio - x86 / rv) > 1e-9:
+        raise SystemExit(f"{path}: x86_over_rv64 {ratio} is not x86_64.per_request / rv64.per_request ({x86} / {rv})")
+    return {"ratio": ratio, "x86": x86, "rv64": rv, "commit": commit, "path": path}
+
+
+def isa_note(isa: dict) -> str:
+    try:
+        shown = isa["path"].relative_to(ROOT)
+    except ValueError:
+        shown = isa["path"]
+    return (f"Rows 'x86 ...' are a normalisation by a measured ratio, NOT a model change: the simulated RV64 "
+            f"instructions a request (all of them, empty polls included) x {isa['ratio']:.3f}, the ratio of the "
+            f"instructions the server's core (kvs_core_poll with its callees, gcc -O2) executes a request built for "
+            f"x86-64 and for RV64 ({isa['x86']:.1f} / {isa['rv64']:.1f}; measured by "
+            f"sim-scripts/isa_work_per_request.py at {isa['commit'][:7]}, {shown}); the IPC row is the simulated IPC "
+            f"x that ratio (the same cycles, x86's count of instructions). Assumed: the driver's and the empty polls' "
+            f"code, outside the measured function, scale by the same ratio.")
+
+
+def x86_figures(fig: dict[str, float], isa: dict) -> dict[str, float]:
+    """A Xeon point's work a request and IPC in x86 instructions (isa_note)."""
+    return {"x86_insts_per_req": (fig["work_insts_per_req"] + fig["idle_insts_per_req"]) * isa["ratio"],
+            "ipc_x86": fig["ipc"] * isa["ratio"]}
+
+
 WHERE = {4: "published: 2 sockets, 2 cores per port", 12: "published: half of 24 cores on 2 sockets",
          24: "2 sockets of 12 cores, 6 ports each, as published"}
 
 
-def print_xeon_point(cores: int, fig: dict[str, float], note: str, sockets: int = 1) -> None:
-    """One Xeon point's table beside the published figures for its core count; `sockets`: the run's."""
+def print_xeon_point(cores: int, fig: dict[str, float], note: str, sockets: int = 1, isa: dict | None = None) -> None:
+    """One Xeon point's table beside the published figures for its core count; `sockets`: the run's; `isa`: the
+    measured x86/RV64 ratio (isa_ratio) for the rows in x86 terms."""
+    fig = fig | x86_figures(fig, isa or isa_ratio())
     pub = dict(PUBLISHED.get(cores, {}))
     if cores in P95_ROWS:
         pub["p95_bound"] = 1.0
@@ -717,10 +776,12 @@ def print_saved(folder: pathlib.Path) -> int:
     points = sorted((int(d.name), d) for d in folder.iterdir() if d.name.isdigit() and (d / "stats.json").is_file())
     if not points:
         raise SystemExit(f"--from {folder}: no <cores>/stats.json under it (written by --save)")
+    isa = isa_ratio()
     print("STANDARD workload (tiny 8/8-byte items, uniform, 95% GET), EREW, detailed timing of the measured phase.")
     print(f"Re-printed from the statistics saved under {folder} (no run; host times are the runs' own, not known here).")
     print(MISS_RATES_NOTE)
     print(POWER_NOTE)
+    print(isa_note(isa))
     for cores, d in points:
         stats = json.loads((d / "stats.json").read_text())
         config = json.loads((d / "config.json").read_text())
@@ -731,7 +792,7 @@ def print_saved(folder: pathlib.Path) -> int:
         if config.get("restore_from"):
             note += f"; data set restored from {config['restore_from']}"
         note += f"; measured after a {config['client']['warmup_requests']:,}-request warm-up of the mix"
-        print_xeon_point(cores, figures(run, cores) | power_figures(run, system), note, sockets_in(run.stats))
+        print_xeon_point(cores, figures(run, cores) | power_figures(run, system), note, sockets_in(run.stats), isa)
     return 0
 
 
@@ -795,6 +856,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"--buckets {opts.buckets}: the server takes a power of two in [1, 2^32]")
     if opts.checkpoints:
         check_checkpoints_folder(pathlib.Path(opts.checkpoints))
+    isa = isa_ratio()
     started, started_cpu = time.perf_counter(), host_cpu()
     print("STANDARD workload (tiny 8/8-byte items, uniform, 95% GET), EREW, detailed timing of the measured phase.")
     print(f"Data set: {items_note(opts.items)}.")
@@ -819,6 +881,7 @@ def main(argv: list[str] | None = None) -> int:
               "(--two-sockets); the measured 4-core point's layout, not the one-socket rows' of the table.")
     print(MISS_RATES_NOTE)
     print(POWER_NOTE)
+    print(isa_note(isa))
     # Every point is built (and refused, if bad) before any runs.
     cores_list = [int(c) for c in opts.cores.split(",") if c]
     points = {cores: Base(f"{__name__}:point_system", cores=cores, items=opts.items,
@@ -857,7 +920,7 @@ def main(argv: list[str] | None = None) -> int:
                 or opts.two_sockets):
             note += " (sensitivity)"
         note += f"; measured after a {system.client.warmup_requests:,}-request warm-up of the mix"
-        print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note, sockets_in(r.stats))
+        print_xeon_point(cores, figures(r, cores) | power_figures(r, system), note, sockets_in(r.stats), isa)
     if not opts.no_target:
         make_t = restoring(target, opts.checkpoints, f"target, {target_cores} cores, {opts.items:,} items")
         line = capacity.line_rate_mpps(make_t(1.0))

@@ -103,11 +103,29 @@ fn the_next_line_prefetcher_fetches_into_the_l1d_within_the_page() {
     let mut m = system(Prefetcher { next_line: true, ..Prefetcher::default() }, Prefetcher::default());
     read(&mut m, PAGE + 10 * 64, 0);
     read(&mut m, PAGE + 11 * 64, APART);
-    assert!(m.cores[0].l1d.contains(line(12)), "ascending: the next line into the L1D");
-    read(&mut m, PAGE + 62 * 64, 2 * APART);
-    read(&mut m, PAGE + 63 * 64, 3 * APART);
+    assert!(!m.cores[0].l1d.contains(line(12)), "a first load of the next line is not a second load of one line");
+    read(&mut m, PAGE + 11 * 64 + 8, 2 * APART);
+    assert!(m.cores[0].l1d.contains(line(12)), "two ascending loads of line 11: the next line into the L1D");
+    read(&mut m, PAGE + 20 * 64 + 16, 3 * APART);
+    read(&mut m, PAGE + 20 * 64 + 8, 4 * APART);
+    assert!(!m.cores[0].l1d.contains(line(21)), "descending within the line: nothing");
+    read(&mut m, PAGE + 63 * 64, 5 * APART);
+    read(&mut m, PAGE + 63 * 64 + 8, 6 * APART);
     assert!(!m.cores[0].l1d.contains(line(64)), "not across the page");
     assert_eq!(stats(&m).get("c.l1d.prefetcher.issued"), Some(1.0));
+}
+
+#[test]
+fn a_scan_that_steps_into_a_buckets_second_line_fetches_the_next_line_only_from_its_second_load_there() {
+    // MICA's 128-byte bucket (two lines, entries 7-14 in the second): a scan that stops at entry 7, the second
+    // line's first word, sends nothing; one that reads entry 8 too fetches the line after the bucket.
+    let mut m = system(Prefetcher { next_line: true, ..Prefetcher::default() }, Prefetcher::default());
+    for entry in 0..8u64 {
+        read(&mut m, PAGE + 8 + entry * 8, entry * APART); // entries 0-6 at bytes 8..63 of line 0, entry 7 at 0 of line 1
+    }
+    assert!(!m.cores[0].l1d.contains(line(2)), "stopped at entry 7: no prefetch past the bucket");
+    read(&mut m, PAGE + 64 + 8, 10 * APART); // entry 8
+    assert!(m.cores[0].l1d.contains(line(2)), "entry 8: the line after the bucket");
 }
 
 #[test]
@@ -180,7 +198,8 @@ fn with_too_many_misses_in_flight_the_l1d_prefetchers_send_nothing() {
     let ascending_under_misses = |m: &mut MemSystem<FixedLatency>| {
         read(m, 0x80_0000, 0); // another page's miss, in flight for the next 50 ns
         read(m, PAGE + 10 * 64, 10);
-        read(m, PAGE + 11 * 64, 20); // ascending: names line 12, with three misses in flight (its own included)
+        read(m, PAGE + 11 * 64, 20);
+        read(m, PAGE + 11 * 64 + 8, 30); // ascending in line 11: names line 12, with three misses in flight
     };
     let mut m = system(Prefetcher { next_line: true, ..Prefetcher::default() }, Prefetcher::default());
     ascending_under_misses(&mut m);
@@ -189,9 +208,9 @@ fn with_too_many_misses_in_flight_the_l1d_prefetchers_send_nothing() {
     let mut m = system(bounded, Prefetcher::default());
     ascending_under_misses(&mut m);
     assert!(!m.cores[0].l1d.contains(line(12)), "three misses in flight: held back");
-    // Once those have landed, an ascending access with only its own miss in flight sends its next line.
-    read(&mut m, PAGE + 20 * 64, APART);
-    read(&mut m, PAGE + 21 * 64, 2 * APART);
+    // Once those have landed, an ascending access with no miss in flight sends its next line.
+    read(&mut m, PAGE + 21 * 64, APART);
+    read(&mut m, PAGE + 21 * 64 + 8, 2 * APART);
     assert!(m.cores[0].l1d.contains(line(22)));
     let s = stats(&m);
     assert_eq!((s.get("c.l1d.prefetcher.throttled"), s.get("c.l1d.prefetcher.issued")), (Some(1.0), Some(1.0)));

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Prefetcher {
-    /// next-line (Intel's DCU) prefetcher: an access to the line after the last one this cache saw fetches the line after it (same 4 KB page)
+    /// next-line (Intel's DCU) prefetcher: a second load in a row to one line, at a higher offset, fetches the line after it (same 4 KB page)
     pub next_line: bool,
     /// IP-based stride prefetcher: a load PC seen twice with one stride (up to 2 KB, either direction) prefetches address + stride x degree (same 4 KB page)
     pub ip_stride: bool,

@@ -4,8 +4,12 @@
 //! misses of that cache (`prefetch_fill.rs`) and counting what became of them.
 //!
 //! Ivy Bridge's four (Intel's optimization manual, "Data Prefetching"), none crossing a 4 KB page:
-//! * next-line (the L1D's DCU prefetcher): an access to the line after the last one seen, or an ascending access
-//!   within the last line seen, fetches the next line;
+//! * next-line (the L1D's DCU prefetcher): a second load in a row to one line, at a higher offset than the first,
+//!   fetches the next line. Intel's SDM (vol. 3C, IA32_MISC_ENABLE bit 37, "DCU Prefetcher Disable"): "when the
+//!   DCU prefetcher detects multiple loads from the same line done within a time limit, [it] assumes the next line
+//!   will be required"; the optimization manual: "triggered by an ascending access to very recently loaded data".
+//!   A first load to the line after the last one seen is not such a load and fetches nothing. The time limit is not
+//!   published: two loads in a row of the L1D's load stream stand for it;
 //! * IP-based stride (L1D): a load PC seen twice with one stride of at most 2 KB fetches address + stride x degree;
 //! * streamer (L2): a second access in one direction within a 4 KB page confirms a stream; every later access in
 //!   it fetches the next `degree` lines not yet fetched, at most `distance` lines ahead of the access;
@@ -142,8 +146,8 @@ impl Prefetchers {
         let mut out = Candidates::default();
         let offset = addr & ((1 << self.line_shift) - 1);
         if self.next_line {
-            let ascending =
-                line == self.last_line.wrapping_add(1) || (line == self.last_line && offset > self.last_offset);
+            // Loads of one line, the later at a higher offset (the module's note: Intel's SDM and manual).
+            let ascending = line == self.last_line && offset > self.last_offset;
             if ascending && self.same_page(line, line + 1) {
                 out.push(line + 1);
             }
