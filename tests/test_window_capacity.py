@@ -64,10 +64,37 @@ def test_start_up_loss_that_makes_probes_underestimate_moves_the_windows_up():
     c = wc.confirm(STARTUP.window, res.offered_mpps, LINE, resolution=RES, service=service)
     confirmed_within_resolution(c, STARTUP)
     first = c.judged[0]
-    assert first.sustained(BOUND) and wc.utilization(first, c.service_rate) < wc.SATURATION
-    # From the busiest core's utilisation the next load is near its saturation, not one resolution up.
+    assert first.sustained(BOUND) and first.load_factor < wc.SATURATION
+    # From the busiest core's load factor the next load is near its saturation, not one resolution up.
     assert c.judged[1].offered_mpps > first.offered_mpps * (1 + 2 * RES)
     assert len(c.judged) <= 4
+
+
+def test_the_step_up_reads_the_busiest_cores_load_factor_not_a_service_rate():
+    # Session 20: a sustained window short of saturation moves the load up to where its busiest core's load factor
+    # (busy time over the time the load was offered, measured in the window) says it saturates. It read the core's
+    # utilisation as its queue's rate over a service rate taken from a failed probe, a reference a short probe
+    # misstates (capacity.OVERSHOOT): over-stated, the step overshot to a window that fails; under-stated, the
+    # load crept up a resolution at a time. Now the loads judged are the same whatever service rate is given.
+    res, service = searched(STARTUP)
+    loads = {}
+    for s in (0.8 * service, service, 1.25 * service, None):
+        c = wc.confirm(STARTUP.window, res.offered_mpps, LINE, resolution=RES, service=s)
+        confirmed_within_resolution(c, STARTUP)
+        loads[s] = [j.offered_mpps for j in c.judged]
+        first = c.judged[0]
+        assert first.sustained(BOUND) and first.load_factor < wc.SATURATION
+        # The next load: just below the saturation the load factor gives, not a resolution up, not above it.
+        assert c.judged[1].offered_mpps == pytest.approx(first.offered_mpps / first.load_factor / (1 + RES / 2))
+    assert len({tuple(v) for v in loads.values()}) == 1, loads
+    assert len(loads[service]) <= 3
+
+
+def test_a_sustained_window_without_a_load_factor_is_an_error_when_the_next_load_depends_on_it():
+    res, service = searched(STARTUP)
+    with pytest.raises(ValueError, match="no busiest core's load factor"):
+        wc.confirm(lambda x, s: dataclasses.replace(STARTUP.window(x), load_factor=math.nan), res.offered_mpps, LINE,
+                   resolution=RES, service=service)
 
 
 def test_a_spent_window_budget_says_not_confirmed():
@@ -107,22 +134,37 @@ def _fake_windows(monkeypatch, server: WindowedServer | TransientBacklogServer |
             if isinstance(server, TransientBacklogServer):
                 frames = requests * server.frames_per_request
                 loss, dropped = server.loss(rate, frames), server.dropped(rate, frames)
+                factor = server.load_factor(rate, frames)
             else:
                 frames, loss = 1e4, server.loss(rate, server.window_frames)
                 dropped = frames * loss
+                factor = server.load_factor(rate, server.window_frames)
             span = 1e6
             stats = {"client.offered_mpps": rate, "client.packets": frames, "client.requests": frames * (1 - loss),
                      "client.lost_requests": frames * loss, "client.loss": dropped / frames,
                      "client.throughput_mrps": rate * (1 - loss), "client.measured_ns": span,
-                     paths.NIC_QUEUE.stat(0, 0, "tx_frames"): min(rate, server.capacity_mpps) * 1e6 * span * 1e-9}
+                     paths.NIC_QUEUE.stat(0, 0, "tx_frames"): min(rate, server.capacity_mpps) * 1e6 * span * 1e-9,
+                     **core_stats(rate, frames, factor)}
             if drops:
                 stats.update({"client.lost_packets": dropped, paths.NIC_QUEUE.stat(0, 0, "rx_drops"): 0.0,
                               **{paths.NIC_PORT.stat(0, 0, c): 0.0 for c in ("rx_drops", "rx_fifo_overflows",
                                                                                "rx_no_match")}})
-            return ss.Window(requests, np.full(30, rate), rate, float("nan"), 9.0, 0.5, 30, stats)
+            return ss.Window(requests, np.full(30, rate), rate, float("nan"), 9.0, 0.5, 30, stats,
+                             ss.window_load_factor(stats))
         return run
 
     monkeypatch.setattr(ss, "simulated_window", fake)
+
+
+def core_stats(rate: float, frames: float, factor: float) -> dict[str, float]:
+    """One core's cycles, idle_poll_cycles and clock (1 GHz) such that steady_state.busiest_load_factor reads
+    `factor` for `frames` frames offered at `rate` M frames/s: busy factor x the time offered, idle the rest of its
+    run (none when overloaded: it ran until its backlog was drained)."""
+    offered_cycles = frames / (rate * 1e6) * 1e9
+    busy = factor * offered_cycles
+    return {paths.CORE.stat(0, 0, "cycles"): max(busy, offered_cycles),
+            paths.CORE.stat(0, 0, "idle_poll_cycles"): max(busy, offered_cycles) - busy,
+            paths.CORE.stat(0, 0, "clock"): 1e9}
 
 
 def _system(rate):

@@ -147,9 +147,11 @@ class PointJournal:
         unit = f"window at {load!r} of {requests} requests, seed {seed}"
         data = self.replay(unit)
         if data is not None:
+            # The load factor is not journaled: it is a function of the statistics (as a simulated window's), so a
+            # line written before session 20 replays to the same window as one written after.
             return ss.Window(data["length"], np.asarray(data["batch_rates"], dtype=np.float64), data["throughput"],
                              data["busiest_utilization"], data["p95"], data["p95_half_width"], data["p95_batches"],
-                             data["stats"])
+                             data["stats"], ss.window_load_factor(data["stats"]))
         w = run()
         self.record(unit, {"offered_mpps": load, "seed": seed, "length": w.length,
                            "batch_rates": [float(x) for x in w.batch_rates], "throughput": w.throughput,
@@ -191,3 +193,4 @@ def journaled_server(journal: PointJournal | None, make: Callable[[float], Any],
     if journal is None:
         return evaluate
     return lambda rate: journal.probe(rate, lambda: evaluate(rate), outcome, make(rate))
+
