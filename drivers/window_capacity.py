@@ -13,21 +13,27 @@ other. So after the search the window is the judge (`confirm`):
 2. A window that loses more than the search's bound failed; the next load is predicted from what it measured,
    as the search predicts from a failed probe (`capacity.threshold_of`: its served rate, its loss law, the cores'
    expected shares of the load under skew), just below the prediction.
-3. A window that sustains with its busiest core clearly short of saturation (its load factor, busy time over the
-   time the load was offered, below SATURATION) leaves room above: the next load is just below where the busiest
-   core would saturate, predicted from its load factor (the load over it; `_saturating`). One that sustains with
-   the busiest core saturated steps one resolution up: the window there should fail and close the bracket. (Until
-   session 20 this read the core's utilisation as its queue's rate over a service rate taken from an overloaded
-   run, a ratio of two measured rates whose reference was itself a guess; the load factor is measured in the
-   window alone, and a window without it is an error.)
+3. A window that sustains with its busiest core clearly short of saturation (below SATURATION of its service
+   rate) leaves room above: the next load is just below where the busiest core would saturate, predicted from
+   its utilisation (the load over it; `_saturating`). One that sustains with the busiest core saturated steps one
+   resolution up (then 2, 4 ...): the window there should fail and close the bracket. The utilisation here is its
+   queue's rate over its service rate, taken from an overloaded run (below), not its load factor (busy time over
+   the time the load was offered), which the steady-state rule's saturation test reads since session 20. On a
+   polling core the load factor nears 1 well below capacity: a poll that finds frames is busy time whether it takes
+   1 frame or 32, and as the load rises the polls take bigger RX batches and the cost per frame falls. Measured in
+   session 20 (results/speed/README.md, reduced 8-core points): at the search's answer the load factor was
+   0.925-0.99 where the utilisation was 0.73-0.92, and windows sustained loads 18-40% above it. A step up read from
+   the load factor under-predicts that room: it cost a load on the uniform point (7 against 6) and left the Zipf
+   point (8 loads) and the 3-seed Zipf point (8) not confirmed, both confirmed with the utilisation. The overloaded
+   run's rate already carries the big batches' lower cost per frame, so the ratio predicts the room better.
 4. Between a sustained window and a failed one the search's own bracket rule picks the load (`capacity.
    _next_rate`: the prediction, closing probes, bisection after two misses).
 5. Stop when a window at load r sustains and one at r x (1 + resolution) does not, or r is the line rate:
    the capacity is confirmed. Or when BUDGET (8) loads have been judged: the point says not confirmed, with the
    highest load a window sustained (or, when none did, the search's answer), never silently.
 
-The busiest core's service rate (for its utilisation, which the record reports beside the load factor; no decision
-reads it) is its queue's response rate in the lowest load whose window failed, once there is one: a window is long, so its overloaded core's rate is measured better than by a
+The busiest core's service rate (for its utilisation) is its queue's response rate in the lowest load whose window
+failed, once there is one: a window is long, so its overloaded core's rate is measured better than by a
 short failed probe (whose rate the window utilisations above 100% at 192 Mi show was under-stated). Before any
 window failed it is the highest such rate over the failed probes (`probes_service_rate`): the lowest failed probe,
 which the steady-state rule uses, may have failed by start-up loss with its busiest core short of saturation. A
@@ -64,11 +70,12 @@ from typing import Any, Callable
 from . import capacity
 from . import steady_state as ss
 
-# Assumed: the steady-state rule's own threshold (drivers/steady_state.py SATURATION, 95%), on the busiest core's
-# load factor. At a capacity found to 2% the busiest core of a server limited by its cores runs at least 1 / 1.02 =
-# 98% busy; its cost per frame moves with its load (smaller RX batches at lower loads: session 19, 520 busy cycles a
-# frame at 19.63 M frames/s a port against 434 at 28.83), so 95% is "saturated" within that and a window below it
-# measured a server short of its limit.
+# Assumed: the steady-state rule's own threshold (drivers/steady_state.py SATURATION, 95%), here on the busiest
+# core's utilisation (its queue's rate over its service rate), not the rule's load factor (module doc, step 3). At a
+# capacity found to 2% the busiest core of a server limited by its cores runs at least 1 / 1.02 = 98% busy; its
+# utilisation is a ratio of two measured rates, each a few percent off (a short failed probe under-stated its
+# server's rate by 2.1%, capacity.OVERSHOOT), so 95% is "saturated" within that error and a window below it measured
+# a server short of its limit (the uniform 192 Mi point's 87.6%).
 SATURATION = ss.SATURATION
 # Assumed: at most 8 loads judged by windows a point. A server that follows its law is confirmed in 2 (the load
 # found sustains saturated, one resolution above fails) or 3 (it fails; the predicted load below sustains; one
@@ -161,10 +168,9 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             saturation: float = SATURATION, report: Callable[[str], None] | None = None) -> Confirmed:
     """The capacity windows confirm, from the search's answer `start` (module doc). `judge(load)` measures a load;
     `high` is the line rate; `service` the busiest core's service rate from the search's lowest failed probe
-    (None: unknown, e.g. line-limited; a failed window's replaces it), passed to `judge` with each load (for the
-    utilisation the record reports). `budget`: loads judged at most; `saturation`: the busiest core's load factor
-    below which a sustained window leaves room above (module doc); a sustained window without a load factor, when
-    the next load depends on it, is an error."""
+    (None: unknown, e.g. line-limited; a failed window's replaces it), passed to `judge` with each load.
+    `budget`: loads judged at most; `saturation`: the busiest core's utilisation (not its load factor: module doc,
+    step 3) below which a sustained window leaves room above."""
     if budget < 1:
         raise capacity.ParamError(f"window confirmation: budget = {budget}: must be at least 1 load")
     if not 0 < saturation <= 1:
@@ -183,6 +189,7 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             lowest = min(failed, key=lambda f: f.offered_mpps)
             if math.isfinite(lowest.busiest_rate) and lowest.busiest_rate > 0:
                 service = lowest.busiest_rate
+        u = utilization(lo, service) if lo is not None else float("nan")
         if report:
             report(f"window at {rate:.4g} M frames/s a port: loss {100 * j.loss:.2f}%, busiest core's load factor "
                    f"{j.load_factor:.3f} ({100 * utilization(j, service):.1f}% of its service rate)")
@@ -197,12 +204,12 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
                              f"above it {upper:.4g})", start, upper, service)
         if expect is not None:
             misses = 0 if expect == j.sustained(max_loss) else misses + 1
-        u = _load_factor(lo) if lo is not None else float("nan")
         if lo is not None and not fails:
-            # Sustained, nothing failed above: up, to where the busiest core saturates (predicted from its load
-            # factor) when it is clearly short of it; else one resolution (then 2, 4 ...: a cost per frame that
-            # falls as the load rises) to close the bracket.
-            if u < saturation:
+            # Sustained, nothing failed above: up, to where the busiest core saturates (predicted from its
+            # utilisation, not its load factor: a polling core's load factor reaches 95% at 75-85% of its capacity,
+            # module doc) when it is clearly short of it; else one resolution (then 2, 4 ...: a service rate that
+            # does not hold) to close the bracket.
+            if math.isfinite(u) and u < saturation:
                 rate = max(lo.offered_mpps * (1 + resolution), _saturating(lo, u) / (1 + resolution / 2))
             else:
                 rate = lo.offered_mpps * (1 + resolution * 2 ** ups)
@@ -212,24 +219,15 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             rate = capacity._next_rate(_as_lossless(lo), [f.probe() for f in fails], max_loss, resolution, misses,
                                        high * 1e-6)
             top = fails[0].offered_mpps / (1 + resolution)
-            if lo is not None and u < saturation:
+            if lo is not None and math.isfinite(u) and u < saturation:
                 # The highest sustained load's busiest core is clearly short of saturation: no lower than where
                 # it saturates, inside the bracket.
                 rate = max(rate, min(_saturating(lo, u) / (1 + resolution / 2), top))
             rate = max(rate, min(_unsaturated(fails[0], resolution), top))
 
 
-def _load_factor(lo: Judged) -> float:
-    """The busiest core's load factor in the highest sustained window `lo`, which decides whether the next load
-    moves up to saturation; a window without one is an error (never taken for saturated or not)."""
-    if not (math.isfinite(lo.load_factor) and lo.load_factor > 0):
-        raise ValueError(f"the window at {lo.offered_mpps:.6g} M frames/s a port has no busiest core's load factor "
-                         f"({lo.load_factor}): whether it is saturated cannot be told (core<c>.idle_poll_cycles)")
-    return lo.load_factor
-
-
 def _saturating(lo: Judged, u: float) -> float:
-    """The load at which `lo`'s busiest core, at load factor `u`, saturates: lo / u. Not the threshold past it
+    """The load at which `lo`'s busiest core, at utilisation `u`, saturates: lo / u. Not the threshold past it
     under skew (capacity.threshold_of, where only the hot cores lose): over a window the hot core's backlog costs
     more than that law says (the 8-core Zipf point: saturated near 10.3 M frames/s a port, the law's threshold
     above 11, windows at 10.45-11.09 lost 1.3-5%), so the next load aims at saturation and the bracket closes

@@ -64,37 +64,34 @@ def test_start_up_loss_that_makes_probes_underestimate_moves_the_windows_up():
     c = wc.confirm(STARTUP.window, res.offered_mpps, LINE, resolution=RES, service=service)
     confirmed_within_resolution(c, STARTUP)
     first = c.judged[0]
-    assert first.sustained(BOUND) and first.load_factor < wc.SATURATION
-    # From the busiest core's load factor the next load is near its saturation, not one resolution up.
+    assert first.sustained(BOUND) and wc.utilization(first, c.service_rate) < wc.SATURATION
+    # From the busiest core's utilisation the next load is near its saturation, not one resolution up.
     assert c.judged[1].offered_mpps > first.offered_mpps * (1 + 2 * RES)
     assert len(c.judged) <= 4
 
 
-def test_the_step_up_reads_the_busiest_cores_load_factor_not_a_service_rate():
-    # Session 20: a sustained window short of saturation moves the load up to where its busiest core's load factor
-    # (busy time over the time the load was offered, measured in the window) says it saturates. It read the core's
-    # utilisation as its queue's rate over a service rate taken from a failed probe, a reference a short probe
-    # misstates (capacity.OVERSHOOT): over-stated, the step overshot to a window that fails; under-stated, the
-    # load crept up a resolution at a time. Now the loads judged are the same whatever service rate is given.
+def test_the_step_up_reads_the_busiest_cores_utilisation_not_its_load_factor():
+    # Session 20: a sustained window short of saturation moves the load up to where its busiest core's utilisation
+    # (its queue's rate over the service rate) says it saturates. Read from the load factor (busy time over the time
+    # offered) instead, the step under-predicted the room above on the reduced 8-core points (a polling core's load
+    # factor reaches 95% at 75-85% of its capacity: results/speed/README.md) and left two of them not confirmed. So
+    # the loads judged are the same whatever load factor the windows carry, or none.
     res, service = searched(STARTUP)
     loads = {}
-    for s in (0.8 * service, service, 1.25 * service, None):
-        c = wc.confirm(STARTUP.window, res.offered_mpps, LINE, resolution=RES, service=s)
+    for scale in (1.0, 0.8, 1.25, math.nan):
+        def window(x, s, scale=scale):
+            j = STARTUP.window(x)
+            return dataclasses.replace(j, load_factor=j.load_factor * scale)
+        c = wc.confirm(window, res.offered_mpps, LINE, resolution=RES, service=service)
         confirmed_within_resolution(c, STARTUP)
-        loads[s] = [j.offered_mpps for j in c.judged]
+        loads[scale] = [j.offered_mpps for j in c.judged]
         first = c.judged[0]
-        assert first.sustained(BOUND) and first.load_factor < wc.SATURATION
-        # The next load: just below the saturation the load factor gives, not a resolution up, not above it.
-        assert c.judged[1].offered_mpps == pytest.approx(first.offered_mpps / first.load_factor / (1 + RES / 2))
+        u = wc.utilization(first, service)
+        assert first.sustained(BOUND) and u < wc.SATURATION
+        # The next load: just below the saturation the utilisation gives, not where the load factor puts it.
+        assert c.judged[1].offered_mpps == pytest.approx(first.offered_mpps / u / (1 + RES / 2))
     assert len({tuple(v) for v in loads.values()}) == 1, loads
-    assert len(loads[service]) <= 3
-
-
-def test_a_sustained_window_without_a_load_factor_is_an_error_when_the_next_load_depends_on_it():
-    res, service = searched(STARTUP)
-    with pytest.raises(ValueError, match="no busiest core's load factor"):
-        wc.confirm(lambda x, s: dataclasses.replace(STARTUP.window(x), load_factor=math.nan), res.offered_mpps, LINE,
-                   resolution=RES, service=service)
+    assert len(loads[1.0]) <= 4
 
 
 def test_a_spent_window_budget_says_not_confirmed():
