@@ -6,9 +6,14 @@ throughput is the window's requests over its span, and its 95% confidence interv
 interval (mean +- t(0.975, B-1) s / sqrt(B)). The window is long enough when
 
 1. the interval's half-width is at most `target` (2%) of the throughput, and
-2. the busiest core is saturated: its utilization (served rate over its service rate, measured by the caller) is
-   at least `saturation` (95%, assumed: at the capacity found to 2% resolution the bottleneck core runs at least
-   that busy; a lower figure means the window measured something other than the server's limit).
+2. the busiest core is saturated: its load factor (`busiest_load_factor`: its busy time over the time the load was
+   offered, measured in the window itself) is at least `saturation` (95%, assumed: at the capacity found to 2%
+   resolution the bottleneck core runs at least that busy; a lower figure means the window measured something
+   other than the server's limit). Until session 20 this read the core's utilization as a ratio of two rates (its
+   queue's response rate over its rate in an overloaded run), which reads 100% by construction in the run taken as
+   the reference however busy the core was (session 19, results/speed/skew_loss_s19.md: a hot core whose load
+   factor was 0.84 read 100%); the load factor needs no reference run. A window without it (an engine that does
+   not write `core<c>.idle_poll_cycles`) is an error when saturation is required.
 
 Otherwise the next window is `growth` (2) times longer, a fresh run (a simulated one restores the shared data set
 again, or forks from the warm-up the point's probes shared: drivers/shared_warmup.py); after `max_windows` windows the last one is reported with `converged` False and the reason, never silently.
@@ -67,7 +72,9 @@ MAX_WINDOWS = 6              # at most 6 windows: the last is 32 times the first
 @dataclass
 class Window:
     """One measured window: its length (in the caller's unit), the batch means of its throughput, its overall
-    throughput (requests over span), the busiest core's utilization, and whatever else the caller keeps (p95, stats)."""
+    throughput (requests over span), the busiest core's utilization (a ratio of rates, reported only), and whatever
+    else the caller keeps (p95, stats), and the busiest core's load factor (`busiest_load_factor`; NaN: not
+    measured, e.g. a closed loop), which the rule's saturation test reads."""
     length: int
     batch_rates: np.ndarray
     throughput: float
@@ -76,6 +83,7 @@ class Window:
     p95_half_width: float = float("nan")     # of its 95% interval (batch means of the batches' p95s); NaN: too short
     p95_batches: int = 0
     stats: dict[str, Any] = field(default_factory=dict, repr=False)
+    load_factor: float = float("nan")
 
 
 @dataclass
@@ -105,6 +113,7 @@ class SteadyState:
                 f"{prefix}.relative_half_width": self.relative_half_width,
                 f"{prefix}.window": float(self.last.length), f"{prefix}.windows": float(len(self.windows)),
                 f"{prefix}.busiest_utilization": self.last.busiest_utilization,
+                f"{prefix}.busiest_load_factor": self.last.load_factor,
                 f"{prefix}.converged": float(self.converged), f"{prefix}.batches": float(len(self.last.batch_rates)),
                 f"{prefix}.p95_ns": self.last.p95, f"{prefix}.p95_half_width_ns": self.last.p95_half_width,
                 f"{prefix}.p95_batches": float(self.last.p95_batches), f"{prefix}.seeds": 1.0}
@@ -145,6 +154,7 @@ class Replicated:
                     f"{prefix}.converged": float(all(r.converged for r in self.runs)),
                     f"{prefix}.window": float(max(r.last.length for r in self.runs)),
                     f"{prefix}.busiest_utilization": min(r.last.busiest_utilization for r in self.runs),
+                    f"{prefix}.busiest_load_factor": min(r.last.load_factor for r in self.runs),
                     f"{prefix}.seeds": float(len(self.runs))})
         for seed, r in zip(self.seeds, self.runs):
             out.update({f"{prefix}.seed{seed}.throughput": r.throughput, f"{prefix}.seed{seed}.half_width":
@@ -252,7 +262,8 @@ def measure(run_window: Callable[[int], Window], first: int, *, target: float = 
             saturation: float = SATURATION, growth: float = GROWTH, max_windows: int = MAX_WINDOWS,
             confidence: float = CONFIDENCE, report: Callable[[str], None] | None = None) -> SteadyState:
     """Run windows of growing length (first, first x growth, ...) until the last one's throughput interval is within
-    +-`target` and its busiest core is saturated (see the module doc)."""
+    +-`target` and its busiest core is saturated: its load factor (Window.load_factor) at least `saturation` (see
+    the module doc; 0: not required)."""
     if first < 1:
         raise ParamError(f"steady state: first window = {first}: must be at least 1")
     if not 0 < target < 1 or not 0 <= saturation <= 1 or growth <= 1 or max_windows < 1:
@@ -263,21 +274,22 @@ def measure(run_window: Callable[[int], Window], first: int, *, target: float = 
     length = first
     while True:
         w = run_window(length)
-        if saturation > 0 and not math.isfinite(w.busiest_utilization):
-            raise ValueError(f"window {length}: the busiest core's utilization is missing ({w.busiest_utilization})")
+        if saturation > 0 and not math.isfinite(w.load_factor):
+            raise ValueError(f"window {length}: the busiest core's load factor is missing ({w.load_factor}): "
+                             "whether it is saturated cannot be told (core<c>.idle_poll_cycles)")
         windows.append(w)
         _, half = interval(w.batch_rates, confidence)
         relative = half / w.throughput if w.throughput > 0 else float("inf")
-        precise, saturated = relative <= target, saturation == 0 or w.busiest_utilization >= saturation
+        precise, saturated = relative <= target, saturation == 0 or w.load_factor >= saturation
         if report:
-            report(f"window {length}: throughput {w.throughput:.4g} +- {100 * relative:.2f}%, busiest core "
-                   f"{100 * w.busiest_utilization:.1f}% busy")    # nan% when saturation is not required
+            report(f"window {length}: throughput {w.throughput:.4g} +- {100 * relative:.2f}%, busiest core's load "
+                   f"factor {w.load_factor:.3f}")    # nan when not measured (saturation then not required)
         if precise and saturated:
             return SteadyState(windows, half, True, "converged", target, saturation)
         if len(windows) >= max_windows:
             missing = [m for m, ok in ((f"interval +-{100 * relative:.2f}% > +-{100 * target:g}%", precise),
-                                       (f"busiest core {100 * w.busiest_utilization:.1f}% < {100 * saturation:g}% "
-                                        "busy", saturated)) if not ok]
+                                       (f"busiest core's load factor {w.load_factor:.3f} < {saturation:g}",
+                                        saturated)) if not ok]
             return SteadyState(windows, half, False, f"stopped after {len(windows)} windows: " + "; ".join(missing),
                                target, saturation)
         length = int(math.ceil(length * growth))
@@ -305,13 +317,19 @@ def busiest_load_factor(stats: dict[str, float]) -> float:
     the core is still busy draining its backlog after the last frame was sent, and it is the offered rate over
     the rate the core serves (1.05: 5% more than it can serve). A run is answered in full (nothing dropped), so
     each core's busy time over the run is its frames' service time; no reference run is needed, unlike
-    `busiest_queue_rate`'s utilisation. NaN when the engine did not write idle_poll_cycles (older engines)."""
+    `busiest_queue_rate`'s utilisation. A run without the counters it needs (an engine that does not write
+    idle_poll_cycles) or without an offered load (a closed loop, or nothing sent) is an error, never a NaN taken
+    for "not saturated" (session 20)."""
     from models import stats_paths as paths
 
     cores = paths.CORE.instances(stats, "idle_poll_cycles")
     frames, offered = stats.get("client.packets", 0.0), stats.get("client.offered_mpps", 0.0)
-    if not cores or not frames > 0 or not offered > 0:
-        return float("nan")
+    if not cores:
+        raise ValueError("the run has no core<c>.idle_poll_cycles: the busiest core's load factor cannot be measured "
+                         "(an engine older than session 19's)")
+    if not frames > 0 or not offered > 0:
+        raise ValueError(f"the run offered no open-loop load (client.packets {frames}, client.offered_mpps "
+                         f"{offered}): the busiest core's load factor is not defined")
     sent_s = frames / (offered * 1e6)
     busy = [(stats[paths.CORE.stat(*c, "cycles")] - stats[paths.CORE.stat(*c, "idle_poll_cycles")]) /
             stats[paths.CORE.stat(*c, "clock")] for c in cores]
@@ -382,5 +400,15 @@ def simulated_window(make_system: Callable[[int], Any], service_rate: float | No
         rates, throughput = batch_rates(t * 1e-12, n, batches)
         util = busiest_queue_rate(stats) / service_rate if service_rate else float("nan")
         p95, p95_half, p95_batches = p95_interval(stats)
-        return Window(requests, rates / 1e6, throughput / 1e6, util, p95, p95_half, p95_batches, stats)
+        return Window(requests, rates / 1e6, throughput / 1e6, util, p95, p95_half, p95_batches, stats,
+                      window_load_factor(stats))
     return run
+
+
+def window_load_factor(stats: dict[str, float]) -> float:
+    """A window's busiest core's load factor (`busiest_load_factor`); NaN for a closed loop (no offered load:
+    client.offered_mpps 0), whose rule does not require saturation. An open-loop window without the counters is an
+    error (busiest_load_factor)."""
+    if not stats.get("client.offered_mpps", 0.0) > 0:
+        return float("nan")
+    return busiest_load_factor(stats)

@@ -117,7 +117,8 @@ class WindowedServer:
     overload the buffer absorbs; and every run loses `startup` frames at its start (queues filling from empty),
     more as the load nears capacity (x `offered / capacity_mpps`, at most 1), so a short run's loss near capacity is start-up
     loss. `probe_frames` and `window_frames` are the frames a capacity probe and a steady-state window send.
-    Its busiest core answers at min(offered, capacity) (the service rate once overloaded)."""
+    Its busiest core answers at min(offered, capacity) (the service rate once overloaded); its load factor (busy
+    time over the time the load was offered) is the frames it served, at its capacity, over that time."""
     capacity_mpps: float
     buffer: float = 0.0
     startup: float = 0.0
@@ -129,6 +130,10 @@ class WindowedServer:
         dropped = max(0.0, excess - self.buffer) + self.startup * min(offered, self.capacity_mpps) / self.capacity_mpps
         return min(1.0, dropped / frames)
 
+    def load_factor(self, offered: float, frames: float) -> float:
+        """Served frames x 1 / capacity over frames / offered: a dropped frame costs no service time."""
+        return offered * (1 - self.loss(offered, frames)) / self.capacity_mpps
+
     def __call__(self, offered: float) -> Outcome:
         """A capacity probe."""
         loss = self.loss(offered, self.probe_frames)
@@ -139,7 +144,8 @@ class WindowedServer:
         from .window_capacity import Judged
 
         loss = self.loss(offered, self.window_frames)
-        return Judged(offered, loss, offered * (1 - loss), min(offered, self.capacity_mpps))
+        return Judged(offered, loss, offered * (1 - loss), min(offered, self.capacity_mpps),
+                      load_factor=self.load_factor(offered, self.window_frames), dropped=loss * self.window_frames)
 
     def threshold(self, max_loss: float, frames: float) -> float:
         """The highest offered load whose run of `frames` frames loses < max_loss (bisection: monotonic)."""
@@ -176,7 +182,7 @@ class HotCoreWindowedServer:
 
         loss = self.loss(offered)
         return Judged(offered, loss, offered * (1 - loss), min(offered, self.saturates_mpps), BACKLOG,
-                      self.shares(), load_factor=offered / self.saturates_mpps)
+                      self.shares(), load_factor=offered / self.saturates_mpps, dropped=0.0)
 
 
 @dataclass
@@ -206,6 +212,11 @@ class TransientBacklogServer:
     def dropped(self, offered: float, frames: float) -> float:
         """Frames a run of `frames` frames drops."""
         return max(0.0, self._excess(offered, frames) - self.buffer)
+
+    def load_factor(self, offered: float, frames: float) -> float:
+        """The frames served (all but the dropped, the backlog drained after the last send), at its capacity, over
+        the time the load was offered."""
+        return offered * (1 - self.dropped(offered, frames) / frames) / self.capacity_mpps
 
     def __call__(self, offered: float) -> Outcome:
         """A capacity probe."""

@@ -23,6 +23,10 @@
                                                  # elsewhere (load_memory.py) instead of loading the data set
                                                  # (--binary PATH: the guest binary it was taken with, if this
                                                  # checkout's build differs)
+    sim-scripts/figures.py --study end_to_end --clean-journals [--dry-run]   # run nothing: remove (list) the
+                                                 # journals in the studies' stores that no point of their sweeps
+                                                 # needs (another engine build's or configuration's keys; points
+                                                 # stored ok); give the options the sweeps run with (--binary ...)
     sim-scripts/figures.py --reduced --compare   # also three points of each study on the full socket: the error
                                                  # of the reduced share (--compare llc batching: those studies)
 
@@ -150,6 +154,24 @@ def check_only(sweeps: list, only: dict[str, str]) -> None:
         raise ParamError(f"--only {only}: no point of {', '.join(sw.name for sw in sweeps)} has those values")
 
 
+def clean_journals(names: list[str], conditions, args, console) -> int:
+    """--clean-journals: every sweep of the studies named, as a run with these options would plan it (its points'
+    keys, with --binary's), its store as run_sweep's; the journals none of them needs are removed (listed)."""
+    plan = []
+    for name in names:
+        study = studies.get(name)
+        for sw in study.sweeps(**study_kwargs(study, conditions, args.reduced)):
+            if args.binary and "workload.binary" not in sw.space.paths():
+                sw = with_binary(sw, args.binary)
+            plan.append((sw, sweeps.store_dir(sw.name, pathlib.Path(args.store) / sw.name if args.store else None)))
+    try:
+        sweeps.clean_sweep_journals(plan, dry_run=args.dry_run, say=console.print)
+    except ParamError as err:
+        console.print(f"[bold red]error:[/] {err}")
+        return 2
+    return 0
+
+
 def compare(study, reduced: pd.DataFrame, full: pd.DataFrame) -> pd.DataFrame:
     """Each full-socket point beside the reduced point with the same varied parameters: per-core throughput, LLC
     MPKI, p95 latency, and the reduced scale's error."""
@@ -208,7 +230,13 @@ def main(argv: list[str] | None = None) -> int:
                         "the one a --checkpoint was taken with (a checkpoint restores only with the same bytes)")
     parser.add_argument("--draw-only", action="store_true",
                         help="run no point: draw from the points stored so far (a sweep stopped part way)")
+    parser.add_argument("--clean-journals", action="store_true",
+                        help="run and draw nothing: remove the journals in the studies' stores whose key no point of "
+                        "their sweeps (at these options) plans, and those of points stored ok, printing each")
+    parser.add_argument("--dry-run", action="store_true", help="with --clean-journals: list, remove nothing")
     args = parser.parse_args(argv)
+    if args.dry_run and not args.clean_journals:
+        parser.error("--dry-run goes with --clean-journals")
     console = Console(stderr=True)
     outroot = pathlib.Path(args.outdir) if args.outdir else ROOT / "results" / ("figures-reduced" if args.reduced
                                                                                 else "figures")
@@ -247,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
         except ParamError as err:
             console.print(f"[bold red]error:[/] {err}")
             return 2
+    if args.clean_journals:
+        return clean_journals(names, conditions, args, console)
     for name in names:
         study = studies.get(name)
         kwargs = study_kwargs(study, conditions, args.reduced)

@@ -8,6 +8,11 @@
 Finished points are stored under results/sweeps/<name>/ (or --store) as they finish; running the same command again
 resumes, skipping them. The table (one row per point: parameters, statistics, power) is written as
 results/sweeps/<name>/table.parquet and table.csv.
+
+    sim-scripts/sweep.py my_sweep.py --clean-journals [--dry-run]   # run nothing: remove (list) the journals in
+                                                 # the store no point of the sweep needs (other keys: another
+                                                 # engine build or configuration; points stored ok), saying each
+                                                 # file, its size and why. Give the options the sweep runs with.
 """
 
 from __future__ import annotations
@@ -35,7 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scheduler", help="a Dask scheduler address: run the points on that cluster")
     parser.add_argument("--retry-failed", action="store_true", help="run the points that failed before again")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--clean-journals", action="store_true",
+                        help="run no point: remove the store's journals of keys the sweep does not plan (and of "
+                        "points stored ok), printing each")
+    parser.add_argument("--dry-run", action="store_true", help="with --clean-journals: list, remove nothing")
     args = parser.parse_args(argv)
+    if args.dry_run and not args.clean_journals:
+        parser.error("--dry-run goes with --clean-journals")
     console = Console(stderr=True)
     try:
         if args.study:
@@ -44,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
             todo = sweeps.load_sweep_module(args.file)
         else:
             parser.error("give a sweep file or --study")
+        if args.clean_journals:
+            sweeps.clean_sweep_journals([(sw, sweeps.store_dir(sw.name, args.store)) for sw in todo],
+                                        dry_run=args.dry_run, say=console.print)
+            return 0
         for sw in todo:
             report = sweeps.run(sw, store=args.store, jobs=args.jobs, scheduler=args.scheduler,
                                 retry_failed=args.retry_failed, progress=not args.no_progress)

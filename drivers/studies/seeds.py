@@ -32,11 +32,14 @@ CURVE = (0.25, 0.5, 0.75, 0.9)      # fractions of the capacity at which the lat
 
 
 def evaluate(make_system: Callable[[], System], options: dict[str, Any],
-             report: Callable[[str], None]) -> dict[str, Any]:
-    """The capacity search on the point (stats of its best probe, capacity.*, power.* when options['power']),
-    then one run at each fraction in options['curve'] of the capacity's offered load (curve{i}.* stats)."""
+             report: Callable[[str], None], journal: Any = None) -> dict[str, Any]:
+    """The capacity search on the point (stats of its best probe, capacity.*, power.* when options['power']; with
+    options['steady'] the windows and seeds of evaluate_capacity), then one run at each fraction in
+    options['curve'] of the capacity's offered load (curve{i}.* stats). `journal`: the point's (drivers/sweep/
+    journal.py): the probes, the windows and each curve run are journaled as they finish and, on a re-run of a
+    stopped point, replayed (capacity.replayed_units counts them all)."""
     started = time.perf_counter()
-    out = evaluate_capacity(make_system, options, report)
+    out = evaluate_capacity(make_system, options, report, journal=journal)
     stats = out["stats"]
     capacity = stats.get("capacity.mpps_per_port", 0.0)
     for i, fraction in enumerate(options.get("curve", ()) if capacity > 0 else ()):
@@ -45,17 +48,26 @@ def evaluate(make_system: Callable[[], System], options: dict[str, Any],
             system.client.offered_mpps = capacity * fraction
             return system
 
-        run = evaluate_run(at, {}, report)["stats"]
+        def curve_run(at: Callable[[], System] = at) -> dict[str, Any]:
+            return evaluate_run(at, {}, report)["stats"]
+
+        # A curve run depends only on the point's configuration and its load (a fresh run, nothing shared), so a
+        # journaled one replays exactly.
+        run = curve_run() if journal is None else \
+            journal.stats(f"curve run at {capacity * fraction!r} M frames/s a port", curve_run)
         stats.update({f"curve{i}.fraction": fraction, f"curve{i}.offered_mpps_per_port": capacity * fraction,
                       f"curve{i}.answered_mrps": run["client.throughput_mrps"], f"curve{i}.loss": run["client.loss"],
                       f"curve{i}.p50_us": run["client.latency.p50"] / 1e3,
                       f"curve{i}.p99_us": run["client.latency.p99"] / 1e3})
+    if journal is not None:       # the curve runs replayed too
+        stats["capacity.replayed_units"] = float(journal.replayed)
     stats["seeds.host_seconds"] = time.perf_counter() - started
     return out
 
 
 # Every run (probe and curve point) is make_system()'s configuration: a sweep's shared checkpoint can be restored.
 evaluate.restores = True
+evaluate.journals = True       # run_point gives it the point's journal
 
 
 def stats_of(row: Any) -> dict[str, float]:

@@ -24,6 +24,8 @@ without redoing or losing a point (`retry_failed` reruns the failed ones). Insid
 `journals` (evaluate_capacity, the end-to-end study's) journals each finished unit (a probe, a steady-state window)
 in `journal/<key>.jsonl` as it finishes: a point stopped mid-way replays them when it runs again and goes on from
 where it stopped, with the record an uninterrupted run gives (`journal`; capacity.replayed_units says how many).
+Journals no point of the sweep's plan needs (another engine build's or configuration's keys) are removed only on
+an explicit command, `clean_sweep_journals` (the CLIs' --clean-journals), which says what it removed.
 
 Points that share a data set load it once (`share_checkpoint`, True by default; `checkpoints` names a folder
 several sweeps share, else the store's own): points whose configurations agree on
@@ -62,7 +64,16 @@ from .checkpoints import (
 )
 from .data_set import data_set_key, shares_data_set
 from .evaluators import evaluate_capacity, evaluate_run
-from .execute import SweepReport, _Progress, _record_of, load_once, load_sweep_module, run, run_point
+from .execute import (
+    SweepReport,
+    _Progress,
+    _record_of,
+    clean_sweep_journals,
+    load_once,
+    load_sweep_module,
+    run,
+    run_point,
+)
 from .points import CAPACITY_EVALUATOR, RUN_EVALUATOR, Base, Point, Sweep, build_point, set_path
 from .space import Grid, LatinHypercube, List, Product, Random, Space, Zip
 from .store import DEFAULT_STORE, ROOT, atomic_write_json, engine_hash, file_hash, point_key, store_dir, stored_points
@@ -70,7 +81,8 @@ from .store import DEFAULT_STORE, ROOT, atomic_write_json, engine_hash, file_has
 __all__ = [
     "CAPACITY_EVALUATOR", "CHECKPOINTS", "DEFAULT_STORE", "ROOT", "RUN_EVALUATOR", "Base", "Grid", "LatinHypercube",
     "List", "Point", "Product", "Random", "Space", "Sweep", "SweepReport", "Zip", "_Progress", "_record_of",
-    "atomic_write_json", "build_point", "check_existing", "checkpoint_bytes", "checkpoint_dir", "data_set_key", "engine_hash",
+    "atomic_write_json", "build_point", "check_existing", "checkpoint_bytes", "checkpoint_dir", "clean_sweep_journals",
+    "data_set_key", "engine_hash",
     "evaluate_capacity", "evaluate_run", "file_hash", "load_once", "load_sweep_module", "loaded_elsewhere", "loader_system",
     "packed_as_loaded", "point_key",
     "prepare_checkpoint", "run", "run_point", "set_path", "shares_data_set", "store_dir", "stored_points",

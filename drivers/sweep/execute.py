@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 from ..shared_warmup import cpu_seconds
 from .checkpoints import check_existing, checkpoint_bytes, checkpoint_dir, loaded_elsewhere, prepare_checkpoint
 from .data_set import data_set_key, shares_data_set
-from .journal import PointJournal, journal_path
+from .journal import PointJournal, clean_journals, journal_path
 from .points import Base, Point, Sweep, _resolve_callable
 from .store import atomic_write_json, store_dir, stored_points
 
@@ -72,6 +72,18 @@ def run_point(store: str, point: Point) -> dict[str, Any]:
         journal.remove()        # the record holds the result now (a failed point keeps it for retry_failed)
     progress_file.unlink(missing_ok=True)
     return record
+
+
+def clean_sweep_journals(plan: list[tuple[Sweep, pathlib.Path]], *, dry_run: bool = False,
+                         say: Callable[[str], None] = print) -> list[tuple[pathlib.Path, int, str]]:
+    """Remove the journals no point of these sweeps needs (journal.clean_journals): `plan` is each sweep with its
+    store; sweeps that share a store plan its points together, so a journal of one is never taken for stale by
+    another. Every sweep is resolved first (a ParamError before anything is removed). Returns what was removed."""
+    plans: dict[pathlib.Path, set[str]] = {}
+    for sweep, store in plan:
+        plans.setdefault(pathlib.Path(store), set()).update(p.key for p in sweep.resolve())
+    ok = {store: {key for key, r in stored_points(store).items() if r.get("status") == "ok"} for store in plans}
+    return clean_journals(plans, ok, dry_run=dry_run, say=say)
 
 
 @dataclass

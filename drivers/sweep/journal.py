@@ -147,9 +147,11 @@ class PointJournal:
         unit = f"window at {load!r} of {requests} requests, seed {seed}"
         data = self.replay(unit)
         if data is not None:
+            # The load factor is not journaled: it is a function of the statistics (as a simulated window's), so a
+            # line written before session 20 replays to the same window as one written after.
             return ss.Window(data["length"], np.asarray(data["batch_rates"], dtype=np.float64), data["throughput"],
                              data["busiest_utilization"], data["p95"], data["p95_half_width"], data["p95_batches"],
-                             data["stats"])
+                             data["stats"], ss.window_load_factor(data["stats"]))
         w = run()
         self.record(unit, {"offered_mpps": load, "seed": seed, "length": w.length,
                            "batch_rates": [float(x) for x in w.batch_rates], "throughput": w.throughput,
@@ -191,3 +193,53 @@ def journaled_server(journal: PointJournal | None, make: Callable[[float], Any],
     if journal is None:
         return evaluate
     return lambda rate: journal.probe(rate, lambda: evaluate(rate), outcome, make(rate))
+
+
+# ---- journals no point needs any more -----------------------------------------------------------------------------
+#
+# A journal is removed when its point's record is stored ok. One whose point will never run again stays: a point of
+# another engine build or configuration (its key changed), a point dropped from the sweep, or one killed between
+# its record and the removal. At 192 Mi a unit is about 1 MB. They are removed only on an explicit command
+# (`kvsim sweep ... --clean-journals`, `kvsim figures ... --clean-journals`), never when a sweep starts: a sweep run
+# with other options (another --binary, other conditions) plans other keys, and a journal it does not know may be
+# one a later run of the first kind resumes.
+
+STALE_PLAN = "not a point of the sweep's plan"
+STALE_STORED = "its point's record is stored"
+
+
+def stale_journals(store: str | pathlib.Path, keys: set[str], stored_ok: set[str] = frozenset()
+                   ) -> list[tuple[pathlib.Path, str]]:
+    """The journal files in `store`'s journal folder (`<key>.jsonl` and the `<key>.jsonl.damaged` kept beside)
+    that no point needs: their key is not in `keys` (the points the sweeps of this store plan), or is in
+    `stored_ok` (points whose ok record is stored: the record holds the result). With the reason. Other files
+    are not journals and are left alone."""
+    folder = pathlib.Path(store) / JOURNALS
+    out = []
+    for path in sorted(folder.iterdir()) if folder.is_dir() else ():
+        key, _, tail = path.name.partition(".")
+        if not path.is_file() or tail not in ("jsonl", "jsonl.damaged"):
+            continue
+        if key not in keys:
+            out.append((path, STALE_PLAN))
+        elif key in stored_ok:
+            out.append((path, STALE_STORED))
+    return out
+
+
+def clean_journals(plans: dict[pathlib.Path, set[str]], stored_ok: dict[pathlib.Path, set[str]], *,
+                   dry_run: bool = False, say: Callable[[str], None] = print) -> list[tuple[pathlib.Path, int, str]]:
+    """Remove (`dry_run`: only list) every stale journal (`stale_journals`) of each store in `plans` (store ->
+    the keys its sweeps plan; `stored_ok`: store -> the keys stored ok), saying each file, its size and why, and
+    the total. Returns (path, bytes, reason) of each."""
+    done = []
+    for store, keys in plans.items():
+        for path, why in stale_journals(store, keys, stored_ok.get(store, set())):
+            size = path.stat().st_size
+            if not dry_run:
+                path.unlink()
+            say(f"{'would remove' if dry_run else 'removed'} {path} ({size / 1e6:.2f} MB): {why}")
+            done.append((path, size, why))
+    say(f"{len(done)} journal file(s), {sum(s for _, s, _ in done) / 1e6:.2f} MB "
+        f"{'to remove (dry run: nothing removed)' if dry_run else 'removed'} in {len(plans)} store(s)")
+    return done
