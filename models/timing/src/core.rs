@@ -549,7 +549,7 @@ impl Core {
         mem: &mut M,
         tables: &mut T,
     ) -> InstTiming {
-        // A copy of the pipeline for each common class (together 99% of the target's instructions), the class a
+        // A copy of the pipeline for each common class (98.5% of the target's instructions), the class a
         // constant in it: the tests of the class on its way (queue entries, serialising, the issue unit and its
         // latency, prediction, the fetch group) fold away. The other classes share one copy.
         match inst.class {
