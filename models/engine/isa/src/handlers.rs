@@ -239,15 +239,15 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
     // made while it is borrowed.
     let block: &Block = &*(*c).block;
     let info = &mut *block.timing.get_unchecked(d.idx as usize).get();
-    let is_mem = info.mem_size != 0 || info.class == InstClass::Prefetch;
-    info.non_temporal = is_mem && h.ntl_pending;
-    if is_mem {
+    if info.mem_size != 0 || info.class == InstClass::Prefetch {
+        // A data access takes its address and the pending non-temporal hint. Any other record keeps the address 0
+        // and no hint it was built with (`Block::new`): nothing to write.
+        info.non_temporal = h.ntl_pending;
         h.ntl_pending = false;
-    }
-    if d.op == Op::Ntl {
+        info.mem_addr = ea;
+    } else if d.op == Op::Ntl {
         h.ntl_pending = true;
     }
-    info.mem_addr = if is_mem { ea } else { 0 };
     info.taken = taken || info.class == InstClass::Jump;
     info.next_pc = next;
     if full_system {

@@ -193,6 +193,11 @@ fn hook_sees_classes_addresses_and_non_temporal_flag() {
     assert_eq!((v[4].class, v[4].taken, v[4].next_pc), (InstClass::Branch, true, ENTRY + 20));
     assert_eq!((v[5].class, v[5].pc, v[5].len), (InstClass::System, ENTRY + 20, 4));
     assert_eq!(m.harts[0].x[10], 5); // instret before the csrr
+
+    // The executor writes the address and the hint only into a data access's record: the others keep none.
+    for k in [1, 4, 5] {
+        assert_eq!((v[k].mem_addr, v[k].non_temporal), (0, false), "instruction {k}");
+    }
 }
 
 #[test]
