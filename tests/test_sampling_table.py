@@ -20,6 +20,10 @@ def test_an_unknown_configuration_is_refused_before_any_run(monkeypatch):
         table.main(["--only", ","])
     with pytest.raises(SystemExit, match="--requests-per-core = 0 must be at least 1"):
         table.main(["--only", "base", "--requests-per-core", "0"])
+    with pytest.raises(SystemExit, match="--seed = 0 must be at least 1"):
+        table.main(["--only", "base", "--seed", "0"])
+    with pytest.raises(SystemExit, match="--client-seed = 0 must be at least 1"):
+        table.main(["--only", "base", "--client-seed", "0"])
     with pytest.raises(ParamError, match="period_insts_per_hart"):
         table.main(["--only", "base", "--period-insts-per-hart", "2500"])   # below warm-up + window
 
@@ -28,6 +32,10 @@ def test_each_row_is_the_base_point_moved_along_one_study_axis():
     base = table.system("base", sampled=False)
     assert not base.sampling.enabled and table.system("base", sampled=True).sampling.enabled
     assert base.harts == table.CORES and base.client.items == table.ITEMS
+    # A second seed of the table: the windows' placement, and the client's keys and operations.
+    assert (base.seed, base.client.seed) == (1, 1)
+    assert table.system("base", sampled=True, seed=2).seed == 2
+    assert table.system("base", sampled=True, client_seed=3).client.seed == 3
     assert (base.client.popularity, base.client.mode, base.client.requests_per_packet) == ("uniform", "erew", 1)
 
     def differs(name: str) -> dict:

@@ -15,7 +15,8 @@ exit status 1 if an interval misses. The tables of sessions 17 and 18, with thei
 results/speed/sampling_table_s17.md, results/speed/sampling_table_s18.md.
 
     .venv/bin/python sim-scripts/sampling_table.py [--only NAME,...] [--cores 8] [--items 262144]
-        [--requests-per-core 5000] [--period-insts-per-hart N] [--warmup-insts-per-hart N] [--out FILE]
+        [--requests-per-core 5000] [--period-insts-per-hart N] [--warmup-insts-per-hart N] [--seed 1]
+        [--client-seed 1] [--out FILE]
 """
 
 from __future__ import annotations
@@ -84,14 +85,19 @@ CONFIGS: dict[str, tuple[str, str, dict, Callable[[System], None] | None]] = {
 
 
 def system(name: str, sampled: bool, cores: int = CORES, items: int = ITEMS,
-           requests_per_core: int = REQUESTS_PER_CORE, period: int = 0, warmup: int = -1) -> System:
-    """The configuration `name` of CONFIGS, sampled or in full detail; `period` > 0 and `warmup` >= 0 replace the
-    sampling's period and detailed warm-up per hart (for diagnosing a miss; the table uses the defaults)."""
+           requests_per_core: int = REQUESTS_PER_CORE, period: int = 0, warmup: int = -1, seed: int = 1,
+           client_seed: int = 1) -> System:
+    """The configuration `name` of CONFIGS, sampled or in full detail, under the run's `seed` (System.seed: where the
+    sampled run's windows fall) and the client's `client_seed` (its keys and operations); `period` > 0 and
+    `warmup` >= 0 replace the sampling's period and detailed warm-up per hart (for diagnosing a miss; the table uses
+    the defaults)."""
     _, _, args, change = CONFIGS[name]
     s = servers.server(cores=cores, items=items, requests_per_core=requests_per_core, **args)
     if change:
         change(s)
     s.sampling.enabled = sampled
+    s.seed = seed
+    s.client.seed = client_seed
     if period:
         s.sampling.period_insts_per_hart = period
     if warmup >= 0:
@@ -214,19 +220,26 @@ def main(argv: list[str] | None = None) -> int:
                     help="replace the sampling's period (a diagnosis of a miss; default: the model's)")
     ap.add_argument("--warmup-insts-per-hart", type=int, default=-1,
                     help="replace the sampling's detailed warm-up (a diagnosis of a miss; default: the model's)")
+    ap.add_argument("--seed", type=int, default=1,
+                    help="System.seed: where the sampled run's windows fall (default 1)")
+    ap.add_argument("--client-seed", type=int, default=1,
+                    help="the client's seed: its keys and operations, in the full and sampled runs alike (default 1)")
     ap.add_argument("--out", type=pathlib.Path, help="also write the table (with its conditions) here")
     a = ap.parse_args(argv)
     names = selected(a.only)
-    for flag, value in (("--cores", a.cores), ("--items", a.items), ("--requests-per-core", a.requests_per_core)):
+    for flag, value in (("--cores", a.cores), ("--items", a.items), ("--requests-per-core", a.requests_per_core),
+                        ("--seed", a.seed), ("--client-seed", a.client_seed)):
         if value < 1:
             raise SystemExit(f"sampling_table: {flag} = {value} must be at least 1")
     scale = {"cores": a.cores, "items": a.items, "requests_per_core": a.requests_per_core,
-             "period": a.period_insts_per_hart, "warmup": a.warmup_insts_per_hart}
+             "period": a.period_insts_per_hart, "warmup": a.warmup_insts_per_hart, "seed": a.seed,
+             "client_seed": a.client_seed}
     for name in names:
         system(name, True, **scale).validate()   # bad settings are refused before the first run (ParamError)
     rev = provenance.source_revision()
     head = [f"Reduced: {common.scale_text(a.cores)}; {a.items:,} tiny items; {a.requests_per_core * a.cores:,} "
-            f"measured requests ({a.requests_per_core:,} per core); closed loop (window 32 per queue); seed 1; "
+            f"measured requests ({a.requests_per_core:,} per core); closed loop (window 32 per queue); seed {a.seed} "
+            f"(the windows' placement), client seed {a.client_seed}; "
             + _sampling_text(system(names[0], True, **scale)),
             "", f"Command: `{' '.join(['sim-scripts/sampling_table.py', *sys.argv[1:]])}`; commit "
             f"{rev['commit']}{' (uncommitted changes)' if rev['dirty'] else ''}.", ""]
