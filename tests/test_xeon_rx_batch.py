@@ -52,3 +52,32 @@ def test_main_reads_a_saved_point(tmp_path, capsys):
     assert "RX batch 4.400" in out and "4: 90.0%" in out and "8: 10.0%" in out
     with pytest.raises(SystemExit, match="missing"):
         xb.main([str(tmp_path / "nothing")])
+
+
+def _replay(F: float, S: float, group: int = 4, frames: int = 4000) -> float:
+    return xb.replay_batch(F, S, group=group, queues=3, port_mfps=12.0, clock=2.7e9, timer_s=2e-6, idle_cycles=26,
+                           frames_per_queue=frames)
+
+
+def test_replay_batches_come_in_write_back_groups():
+    """A core far faster than its queue finds one group a poll: batches of the group; a core far slower finds the
+    32 a poll allows; a slower core (more time a batch or a request) finds larger batches in between."""
+    assert _replay(10, 10) == pytest.approx(4.0, abs=0.01)
+    assert _replay(10, 10, group=1) == pytest.approx(1.0, abs=0.01)
+    assert _replay(1e6, 10) == pytest.approx(32.0, abs=0.5)
+    assert _replay(820, 404) < _replay(1200, 404) < _replay(1600, 404)
+    assert _replay(820, 404) < _replay(820, 460)
+    assert _replay(820, 404) == _replay(820, 404)          # deterministic for a seed
+    with pytest.raises(ValueError, match="take time"):
+        xb.replay_batch(820, 404, group=4, queues=3, port_mfps=12.0, clock=2.7e9, timer_s=2e-6, idle_cycles=0)
+
+
+def test_split_and_solve():
+    """Two runs' busy cycles a batch at batches 32 and 4 give back a planted F and S; the bisection finds the F at
+    which a replay increasing in F meets the target, with F + 32 S fixed."""
+    F, S = 800.0, 400.0
+    one = {"batch": 32.0, "busy_cycles_per_batch": F + 32 * S}
+    three = {"batch": 4.0, "busy_cycles_per_batch": F + 4 * S}
+    assert xb.split(one, three) == pytest.approx((F, S))
+    Fp, Sp, k = xb.solve_published(lambda f, s: 4.0 + f / 1000.0, 14000.0, 5.29)
+    assert Fp == pytest.approx(1290.0, abs=0.01) and Fp + 32 * Sp == pytest.approx(14000.0) and k == pytest.approx(5.29)
