@@ -26,6 +26,9 @@ other. So after the search the window is the judge (`confirm`):
    the load factor under-predicts that room: it cost a load on the uniform point (7 against 6) and left the Zipf
    point (8 loads) and the 3-seed Zipf point (8) not confirmed, both confirmed with the utilisation. The overloaded
    run's rate already carries the big batches' lower cost per frame, so the ratio predicts the room better.
+   An option since session 21 (`step` STEP_BATCH, `batch_saturation`): the busy poll's cycles as a fixed part a
+   poll plus a part a frame, fitted over the window's cores, and the core's saturation at full RX bursts; the
+   utilisation's step, saying why, when the window cannot separate the two parts.
 4. Between a sustained window and a failed one the search's own bracket rule picks the load (`capacity.
    _next_rate`: the prediction, closing probes, bisection after two misses).
 5. Stop when a window at load r sustains and one at r x (1 + resolution) does not, or r is the line rate:
