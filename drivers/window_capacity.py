@@ -224,7 +224,7 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             # utilisation, not its load factor: a polling core's load factor reaches 95% at 75-85% of its capacity,
             # module doc) when it is clearly short of it; else one resolution (then 2, 4 ...: a service rate that
             # does not hold) to close the bracket.
-            room = _saturation_from(lo, u, saturation, resolution, step, report)
+            room = _saturation_from(lo, u, saturation, step, report)
             if math.isfinite(room):
                 rate = max(lo.offered_mpps * (1 + resolution), room / (1 + resolution / 2))
             else:
@@ -235,7 +235,7 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             rate = capacity._next_rate(_as_lossless(lo), [f.probe() for f in fails], max_loss, resolution, misses,
                                        high * 1e-6)
             top = fails[0].offered_mpps / (1 + resolution)
-            room = _saturation_from(lo, u, saturation, resolution, step, report) if lo is not None else math.nan
+            room = _saturation_from(lo, u, saturation, step, report) if lo is not None else math.nan
             if math.isfinite(room):
                 # The highest sustained load's busiest core is clearly short of saturation: no lower than where
                 # it saturates, inside the bracket.
@@ -243,12 +243,12 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             rate = max(rate, min(_unsaturated(fails[0], resolution), top))
 
 
-def _saturation_from(lo: Judged, u: float, saturation: float, resolution: float, step: str,
+def _saturation_from(lo: Judged, u: float, saturation: float, step: str,
                      report: Callable[[str], None] | None) -> float:
     """Where the highest sustained load `lo`'s busiest core saturates, when it is clearly short of it (NaN: it is
     not; the judge then steps up a resolution at a time). STEP_UTILIZATION: at its utilisation `u` below
-    `saturation`, `_saturating`. STEP_BATCH: `batch_saturation` from the window's busy polls, when that is more than
-    one resolution above `lo`; when the window cannot separate the poll's fixed part from its part a frame, the
+    `saturation`, `_saturating`. STEP_BATCH: `batch_saturation` from the window's busy polls, when that is above
+    `lo`; when the window cannot separate the poll's fixed part from its part a frame, the
     utilisation's, saying why (`report`)."""
     if step == STEP_BATCH:
         if not lo.stats:
@@ -261,8 +261,10 @@ def _saturation_from(lo: Judged, u: float, saturation: float, resolution: float,
                     report(f"busy poll at {lo.offered_mpps:.4g}: F = {b.fixed_cycles:.0f} cycles a poll, S = "
                            f"{b.frame_cycles:.1f} a frame; core {b.core}'s load factor at full bursts "
                            f"{b.full_burst_load_factor:.3f}: saturates at {b.saturating_mpps:.4g}")
-                room = b.saturating_mpps
-                return room if room > lo.offered_mpps * (1 + resolution) else math.nan
+                # Above `lo`: the step aims just below it, at least a resolution up, and does not grow (a window
+                # a resolution up is predicted to fail). At or below `lo`, which sustained, the fit under-predicts
+                # here: the judge steps up 1, 2, 4 ... resolutions, as when nothing is predicted.
+                return b.saturating_mpps if b.saturating_mpps > lo.offered_mpps else math.nan
         if report:
             report(f"busy poll at {lo.offered_mpps:.4g}: {why}; the step from the utilisation")
     return _saturating(lo, u) if math.isfinite(u) and u < saturation else math.nan
