@@ -103,3 +103,15 @@ def test_a_missing_counter_is_an_error(missing):
 def test_an_unknown_step_is_a_param_error():
     with pytest.raises(ParamError, match="step"):
         wc.confirm(sustained_below(20.0), LOAD, 148.8, step="load factor")
+
+
+def test_a_saturation_predicted_within_a_resolution_steps_one_resolution_without_growing_the_step():
+    # The fit says 13.79 everywhere (F, S and the shares do not move); the server sustains up to 14.3, so the fit
+    # under-predicts. From 1.5% below the prediction the judge steps one resolution (predicted to fail there), and
+    # only then, the prediction at or below a load that sustained, 1 then 2 resolutions.
+    start = full_burst_saturation() / 1.015
+    c = wc.confirm(sustained_below(14.3), start, 148.8, resolution=0.02, service=7.0, step=wc.STEP_BATCH)
+    loads = [j.offered_mpps for j in c.judged]
+    assert loads[1] == pytest.approx(start * 1.02, rel=1e-12)
+    assert loads[2] == pytest.approx(start * 1.02 * 1.02, rel=1e-12)       # d0e77cf's parent grew it to 1.04 here
+    assert c.confirmed and c.offered_mpps < 14.3 <= c.offered_mpps * 1.02
