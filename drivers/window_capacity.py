@@ -26,6 +26,9 @@ other. So after the search the window is the judge (`confirm`):
    the load factor under-predicts that room: it cost a load on the uniform point (7 against 6) and left the Zipf
    point (8 loads) and the 3-seed Zipf point (8) not confirmed, both confirmed with the utilisation. The overloaded
    run's rate already carries the big batches' lower cost per frame, so the ratio predicts the room better.
+   An option since session 21 (`step` STEP_BATCH, `batch_saturation`): the busy poll's cycles as a fixed part a
+   poll plus a part a frame, fitted over the window's cores, and the core's saturation at full RX bursts; the
+   utilisation's step, saying why, when the window cannot separate the two parts.
 4. Between a sustained window and a failed one the search's own bracket rule picks the load (`capacity.
    _next_rate`: the prediction, closing probes, bisection after two misses).
 5. Stop when a window at load r sustains and one at r x (1 + resolution) does not, or r is the line rate:
@@ -67,6 +70,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from models.client import SERVER_RX_BURST
+
 from . import capacity
 from . import steady_state as ss
 
@@ -97,6 +102,12 @@ BUDGET = 8
 # one the rule may run anyway. No source: a choice between cost (the recheck costs 4 windows of the first length)
 # and the largest transient share it clears (4 x the bound).
 LOSS_RECHECK_FACTOR = 4
+# How the judge predicts the load where a sustained window's busiest core saturates (`confirm`'s `step`):
+# "utilization" (the default): its queue's rate over an overloaded run's (`_saturating`);
+# "batch": from the busy poll's fixed part and its part a frame (`batch_saturation`), today's step when the window's
+# counters cannot separate them.
+STEP_UTILIZATION, STEP_BATCH = "utilization", "batch"
+STEPS = (STEP_UTILIZATION, STEP_BATCH)
 
 
 @dataclass
@@ -165,12 +176,16 @@ def utilization(j: Judged, service: float | None) -> float:
 
 def confirm(judge: Callable[[float, float | None], Judged], start: float, high: float, *, max_loss: float = capacity.DEFAULT_MAX_LOSS,
             resolution: float = capacity.DEFAULT_RESOLUTION, service: float | None = None, budget: int = BUDGET,
-            saturation: float = SATURATION, report: Callable[[str], None] | None = None) -> Confirmed:
+            saturation: float = SATURATION, report: Callable[[str], None] | None = None,
+            step: str = STEP_UTILIZATION) -> Confirmed:
     """The capacity windows confirm, from the search's answer `start` (module doc). `judge(load)` measures a load;
     `high` is the line rate; `service` the busiest core's service rate from the search's lowest failed probe
     (None: unknown, e.g. line-limited; a failed window's replaces it), passed to `judge` with each load.
     `budget`: loads judged at most; `saturation`: the busiest core's utilisation (not its load factor: module doc,
-    step 3) below which a sustained window leaves room above."""
+    step 3) below which a sustained window leaves room above; `step`: how the load where the busiest core
+    saturates is predicted (STEPS: `_saturation_from`)."""
+    if step not in STEPS:
+        raise capacity.ParamError(f"window confirmation: step = {step!r}: must be one of {', '.join(STEPS)}")
     if budget < 1:
         raise capacity.ParamError(f"window confirmation: budget = {budget}: must be at least 1 load")
     if not 0 < saturation <= 1:
@@ -209,8 +224,9 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             # utilisation, not its load factor: a polling core's load factor reaches 95% at 75-85% of its capacity,
             # module doc) when it is clearly short of it; else one resolution (then 2, 4 ...: a service rate that
             # does not hold) to close the bracket.
-            if math.isfinite(u) and u < saturation:
-                rate = max(lo.offered_mpps * (1 + resolution), _saturating(lo, u) / (1 + resolution / 2))
+            room = _saturation_from(lo, u, saturation, step, report)
+            if math.isfinite(room):
+                rate = max(lo.offered_mpps * (1 + resolution), room / (1 + resolution / 2))
             else:
                 rate = lo.offered_mpps * (1 + resolution * 2 ** ups)
                 ups += 1
@@ -219,11 +235,39 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             rate = capacity._next_rate(_as_lossless(lo), [f.probe() for f in fails], max_loss, resolution, misses,
                                        high * 1e-6)
             top = fails[0].offered_mpps / (1 + resolution)
-            if lo is not None and math.isfinite(u) and u < saturation:
+            room = _saturation_from(lo, u, saturation, step, report) if lo is not None else math.nan
+            if math.isfinite(room):
                 # The highest sustained load's busiest core is clearly short of saturation: no lower than where
                 # it saturates, inside the bracket.
-                rate = max(rate, min(_saturating(lo, u) / (1 + resolution / 2), top))
+                rate = max(rate, min(room / (1 + resolution / 2), top))
             rate = max(rate, min(_unsaturated(fails[0], resolution), top))
+
+
+def _saturation_from(lo: Judged, u: float, saturation: float, step: str,
+                     report: Callable[[str], None] | None) -> float:
+    """Where the highest sustained load `lo`'s busiest core saturates, when it is clearly short of it (NaN: it is
+    not; the judge then steps up a resolution at a time). STEP_UTILIZATION: at its utilisation `u` below
+    `saturation`, `_saturating`. STEP_BATCH: `batch_saturation` from the window's busy polls, when that is above
+    `lo`; when the window cannot separate the poll's fixed part from its part a frame, the
+    utilisation's, saying why (`report`)."""
+    if step == STEP_BATCH:
+        if not lo.stats:
+            why = "the window carries no statistics (a synthetic one)"
+        else:
+            b = batch_saturation(lo.stats, lo.offered_mpps)
+            why = b.reason
+            if not why:
+                if report:
+                    report(f"busy poll at {lo.offered_mpps:.4g}: F = {b.fixed_cycles:.0f} cycles a poll, S = "
+                           f"{b.frame_cycles:.1f} a frame; core {b.core}'s load factor at full bursts "
+                           f"{b.full_burst_load_factor:.3f}: saturates at {b.saturating_mpps:.4g}")
+                # Above `lo`: the step aims just below it, at least a resolution up, and does not grow (a window
+                # a resolution up is predicted to fail). At or below `lo`, which sustained, the fit under-predicts
+                # here: the judge steps up 1, 2, 4 ... resolutions, as when nothing is predicted.
+                return b.saturating_mpps if b.saturating_mpps > lo.offered_mpps else math.nan
+        if report:
+            report(f"busy poll at {lo.offered_mpps:.4g}: {why}; the step from the utilisation")
+    return _saturating(lo, u) if math.isfinite(u) and u < saturation else math.nan
 
 
 def _saturating(lo: Judged, u: float) -> float:
@@ -287,6 +331,106 @@ def _expected(judged: list[Judged], rate: float, max_loss: float, service: float
     if not fails:
         return None
     return rate < capacity._predict(_as_lossless(lo), [f.probe() for f in fails], max_loss)
+
+
+# ---- the step up from the busy poll's fixed part (issue 28, session 21) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchSaturation:
+    """`batch_saturation`'s answer: the load (per port, the window's units) at which the busiest core saturates with
+    full RX bursts (NaN: not predicted, `reason` says why), the fit's busy cycles a poll that found frames
+    (`fixed_cycles`, F) and a frame (`frame_cycles`, S), the core it predicts for (index in `poll_counters`' order)
+    and that core's load factor at the window's frame rate were every poll a full burst."""
+    saturating_mpps: float
+    reason: str = ""
+    fixed_cycles: float = float("nan")
+    frame_cycles: float = float("nan")
+    core: int = -1
+    full_burst_load_factor: float = float("nan")
+
+
+def poll_counters(stats: dict[str, float]) -> list[tuple[float, float, float, float]]:
+    """Per core, in hart order (hart i runs on the i-th core and owns the i-th NIC queue, models/system.py
+    queue_ports): (polls that found frames: `hart<i>.polls_busy`, frames its queue received: `rx_frames`, busy
+    cycles: the core's `cycles` less its `idle_poll_cycles`, its clock in Hz). A missing counter is an error, as is
+    a run whose harts, cores and queues are not one to one (the fit needs each core's own frames)."""
+    from models import stats_paths as paths
+
+    harts = [h for (h,) in paths.HART.instances(stats, "polls_busy")]
+    cores = paths.CORE.instances(stats, "idle_poll_cycles")
+    queues = paths.NIC_QUEUE.instances(stats, "rx_frames")
+    if not harts or not cores or not queues:
+        raise ValueError("the window has no hart<i>.polls_busy, core<c>.idle_poll_cycles or NIC queue rx_frames "
+                         "counters: the busy poll's fixed part cannot be measured")
+    if not len(harts) == len(cores) <= len(queues):
+        raise ValueError(f"{len(harts)} harts, {len(cores)} cores and {len(queues)} NIC queues: the busy poll's fit "
+                         "needs one hart a core, each owning its queue")
+    out = []
+    for h, c, q in zip(harts, cores, queues):
+        keys = (paths.HART.stat(h, "polls_busy"), paths.NIC_QUEUE.stat(*q, "rx_frames"), paths.CORE.stat(*c, "cycles"),
+                paths.CORE.stat(*c, "idle_poll_cycles"), paths.CORE.stat(*c, "clock"))
+        missing = [k for k in keys if k not in stats]
+        if missing:
+            raise ValueError(f"the window has no {', '.join(missing)}: the busy poll's fixed part cannot be measured")
+        polls, frames, cycles, idle, clock = (float(stats[k]) for k in keys)
+        out.append((polls, frames, cycles - idle, clock))
+    return out
+
+
+def poll_cost(counters: list[tuple[float, float, float, float]]) -> tuple[float, float, str]:
+    """(F, S, ''): the busy cycles of a poll that found frames, F + b S for a batch of b frames, fitted over the
+    cores of one window: each core's busy cycles a busy poll against its mean batch (ordinary least squares; the
+    cores run the same code, and under skew or uneven steering their batches differ). Or (NaN, NaN, the reason) when
+    the window cannot separate F and S: fewer than 3 cores with busy polls, batches that do not differ between
+    cores, or an F or S not above its fit's confidence half-width (Student t at steady_state.CONFIDENCE, n - 2
+    degrees of freedom: no new constant); a busy poll's parts are then not told apart by this window."""
+    points = [(frames / polls, busy / polls) for polls, frames, busy, _ in counters if polls > 0 and frames > 0]
+    n = len(points)
+    if n < 3:
+        return math.nan, math.nan, f"{n} core(s) with busy polls: at least 3 are needed to fit F and S"
+    xbar = sum(x for x, _ in points) / n
+    ybar = sum(y for _, y in points) / n
+    sxx = sum((x - xbar) ** 2 for x, _ in points)
+    if not sxx > 1e-12 * max(1.0, xbar * xbar) * n:
+        return math.nan, math.nan, f"every core's batch is {xbar:.3f} frames: F and S are not separable"
+    S = sum((x - xbar) * (y - ybar) for x, y in points) / sxx
+    F = ybar - S * xbar
+    ssr = sum((y - F - S * x) ** 2 for x, y in points)
+    s2 = ssr / (n - 2)
+    t = ss.t_quantile(ss.CONFIDENCE, n - 2)
+    half_s, half_f = t * math.sqrt(s2 / sxx), t * math.sqrt(s2 * (1 / n + xbar * xbar / sxx))
+    if not S > half_s:
+        return F, S, f"S = {S:.1f} +- {half_s:.1f} cycles a frame is not determined"
+    if not F > half_f:
+        return F, S, f"F = {F:.0f} +- {half_f:.0f} cycles a busy poll is not determined"
+    return F, S, ""
+
+
+def batch_saturation(stats: dict[str, float], offered_mpps: float, burst: int = SERVER_RX_BURST) -> BatchSaturation:
+    """The load at which a window's busiest core saturates, from the busy poll's fixed part (issue 28, session 21).
+
+    A polling core is busy nearly all the time long before it cannot take more (session 20, results/speed/README.md):
+    a poll that finds frames costs a fixed part F whatever its batch b, and a part S a frame (F + b S cycles; measured
+    on the Xeon in session 21, sim-scripts/xeon_rx_batch.py --split). As the load rises the batches grow and a
+    frame's cost F / b + S falls, until every poll takes a full RX burst (`burst`: the servers take up to 32 frames a
+    poll, models/client.py SERVER_RX_BURST): the cheapest a frame gets, so the core saturates when its frame rate
+    times F / burst + S fills its clock. With the frames a core gets proportional to the load (the window's own
+    shares), a core that received N frames over the time the load was offered (T) saturates at offered x clock x T /
+    (N (F / burst + S)); the busiest core is the one that saturates first. F and S come from `poll_cost` over the
+    window's cores; NaN with the reason when it cannot separate them, or the window offered no open-loop load. A
+    window without the counters is an error (`poll_counters`)."""
+    counters = poll_counters(stats)
+    F, S, why = poll_cost(counters)
+    if why:
+        return BatchSaturation(math.nan, why, F, S)
+    packets, offered = stats.get("client.packets", 0.0), stats.get("client.offered_mpps", 0.0)
+    if not packets > 0 or not offered > 0:
+        return BatchSaturation(math.nan, "the window offered no open-loop load", F, S)
+    sent_s = packets / (offered * 1e6)
+    factors = [frames * (F / burst + S) / clock / sent_s for _, frames, _, clock in counters]
+    core = max(range(len(factors)), key=lambda c: factors[c])
+    return BatchSaturation(offered_mpps / factors[core], "", F, S, core, factors[core])
 
 
 # ---- a simulated point ------------------------------------------------------------------------------------------
@@ -468,7 +612,8 @@ def at_capacity(make: Callable[[float], Any], res: capacity.SearchResult, seeds:
         budget = int(options.get("confirm_budget", BUDGET))
         c = confirm(windows.judge(first, options, res.max_loss), load, capacity.line_rate_mpps(make(load)),
                     max_loss=res.max_loss, resolution=res.resolution,
-                    service=probes_service_rate(res.probes, res.max_loss, highest=True), budget=budget, report=report)
+                    service=probes_service_rate(res.probes, res.max_loss, highest=True), budget=budget, report=report,
+                    step=options.get("confirm_step", STEP_UTILIZATION))
         out["loads"] = [{**row, "seed": 0} for row in c.table(res.max_loss)]
         load, stats, out["windows"], c = _every_seed(windows, c, res, seeds, first, budget, options, report, out)
         out["loads"] = [{**row, "load": i} for i, row in enumerate(out["loads"])]
@@ -526,7 +671,8 @@ def _every_seed(windows: Windows, c: Confirmed, res: capacity.SearchResult, seed
         judge = windows.judge(first, options, res.max_loss, start)
         c = confirm(lambda rate, s, last=last, at=load, judge=judge: last if rate == at else judge(rate, s), load,
                     capacity.line_rate_mpps(windows.make(load)), max_loss=res.max_loss, resolution=res.resolution,
-                    service=service, budget=left + 1, report=lambda text, k=start: report(f"seed {k}: {text}"))
+                    service=service, budget=left + 1, report=lambda text, k=start: report(f"seed {k}: {text}"),
+                    step=options.get("confirm_step", STEP_UTILIZATION))
         out["loads"] += [{**row, "seed": start} for row in c.table(res.max_loss)[1:]]
         service = c.service_rate
         c = dataclasses.replace(c, reason=f"{why}; {c.reason}")

@@ -7,7 +7,8 @@ answer and move the load (window_capacity.at_capacity), then the steady-state ru
 --no-confirm runs the rule at the search's answer only (the old path). --windowed divides the measured requests by
 the hottest core's expected load relative to the mean, as the end-to-end study does under skew (end_to_end.windowed:
 its hottest core then gets about 300). --seeds K repeats the rule's windows for K
-seeds at the end (each seed its own warm-up). --max-windows N caps the rule's windows (steady_max_windows).
+seeds at the end (each seed its own warm-up). --max-windows N caps the rule's windows (steady_max_windows). --step
+batch predicts the judge's step up from the busy poll's fixed part (window_capacity.STEPS, confirm_step; session 21).
 
 Prints and writes (--json OUT) the search's answer, the loads the windows judged with their losses, the capacity
 confirmed (or not), which seeds' windows sustained there, the windows simulated, the steady-state throughput and its interval, and the CPU seconds (this
@@ -19,7 +20,7 @@ a stop, it replays them and simulates the rest (the record's `replayed_units`; t
 and checkpoints it, always runs again: the others restore its checkpoint).
 
 Usage: capacity_confirmed.py CORES ITEMS [--zipf] [--windowed] [--no-confirm] [--seeds K] [--max-windows N] [--json OUT]
-       [--journal FILE]"""
+       [--journal FILE] [--step utilization|batch]"""
 import argparse
 import json
 import pathlib
@@ -41,6 +42,7 @@ parser.add_argument("--seeds", type=int, default=1)
 parser.add_argument("--max-windows", type=int)
 parser.add_argument("--json")
 parser.add_argument("--journal")
+parser.add_argument("--step", choices=window_capacity.STEPS, default=window_capacity.STEP_UTILIZATION)
 a = parser.parse_args()
 cores, items, zipf, confirm, seeds, max_windows, out_json = (a.cores, a.items, a.zipf, a.confirm, a.seeds,
                                                             a.max_windows, a.json)
@@ -68,7 +70,8 @@ def report(text):
     print(f"[{cpu_seconds() - c0:7.1f} s] {text}", flush=True)
 
 
-options = {"confirm": confirm, **({"steady_max_windows": int(max_windows)} if max_windows else {})}
+options = {"confirm": confirm, **({"steady_max_windows": int(max_windows)} if max_windows else {}),
+           **({"confirm_step": a.step} if a.step != window_capacity.STEP_UTILIZATION else {})}
 journal = None
 if a.journal:
     from drivers.sweep import store

@@ -7,7 +7,10 @@ here, so that drivers without the session 20 change judge the same windows).
 
 Run with this checkout's drivers, or another's (PYTHONPATH=<export>/ with its drivers/), and compare:
 
-    .venv/bin/python results/speed/saturation_s20.py OUT.json
+    .venv/bin/python results/speed/saturation_s20.py OUT.json [STEP]
+
+STEP (session 21): the judge's step up, window_capacity.STEPS (default: confirm's own default). These windows carry
+no statistics, so the batch step falls back to the utilisation's on every one (saying so).
 """
 import dataclasses
 import json
@@ -19,6 +22,7 @@ from drivers.synthetic import HotCoreWindowedServer, WindowedServer
 
 LINE, RES, BOUND = 148.8, 0.02, 0.01
 FIELDS = {f.name for f in dataclasses.fields(wc.Judged)}
+STEP = {"step": sys.argv[2]} if len(sys.argv) > 2 else {}
 
 
 def judged(offered, loss, busiest, factor, dropped, **kw):
@@ -54,13 +58,13 @@ for name, (server, make) in CASES.items():
     service = max(min(p.offered_mpps, server.capacity_mpps) for p in res.probes if not p.sustained(BOUND))
     truth = server.threshold(BOUND, server.window_frames)
     for scale in (0.8, 1.0, 1.25):
-        c = wc.confirm(make(server), res.offered_mpps, LINE, resolution=RES, service=service * scale)
+        c = wc.confirm(make(server), res.offered_mpps, LINE, resolution=RES, service=service * scale, **STEP)
         out[f"{name} x{scale}"] = {"truth": truth, "confirmed": c.confirmed, "capacity": c.offered_mpps,
                                    "loads": [round(j.offered_mpps, 4) for j in c.judged]}
 # Session 19's skewed server: a hot core (6.6% of the frames) saturating at 10; its window at 10.3 drops nothing
 server = HotCoreWindowedServer(10.0, 0.066)
 for scale in (0.8, 1.0, 1.25):
-    c = wc.confirm(hot(server), 10.3, LINE, resolution=RES, service=10.0 * scale)
+    c = wc.confirm(hot(server), 10.3, LINE, resolution=RES, service=10.0 * scale, **STEP)
     out[f"hot core x{scale}"] = {"truth": 10.0 / (1 - BOUND), "confirmed": c.confirmed, "capacity": c.offered_mpps,
                                  "loads": [round(j.offered_mpps, 4) for j in c.judged]}
 for k, v in out.items():
