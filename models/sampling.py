@@ -8,7 +8,7 @@ Each period of `period_insts_per_hart x harts` instructions (all harts) starts w
 again: SMARTS's detailed warming), then `window_insts_per_hart x harts` instructions timed and measured. The rest of
 the period is functional warming: every instruction updates the caches, the TLBs and the branch predictor (their
 contents and replacement state), the memory reads and write-backs it causes reach the memory controllers at the
-hart's time (their queues, banks and bus carry the load they would in a timed run, so the next window does not start
+least time any core has reached (the common timeline: the DRAM model needs its requests in time order; their queues, banks and bus carry the load they would in a timed run, so the next window does not start
 on idle memory), and each core's clock advances by its estimated cycles per instruction, so the NICs, the client and
 the scheduler keep a consistent simulated time. The estimate is per class of instruction: a server's idle polls
 (known at each poll's end from its poll-end hint), per core, the ratio of exponentially weighted sums of the core's
@@ -28,8 +28,9 @@ the detailed windows only (the warming in between is put back), and `sampling.cp
 `sampling.ipc` and the interval give the estimate, `sampling.llc_mpki` and `llc_mpki_ci` the LLC's misses per 1,000
 instructions. The client's throughput and latency, the NICs' and the DRAM's figures cover the whole phase, whose
 time between windows is the estimate (not a measurement). Off by default: on the validation table on the KVS server
-(results/speed/sampling_table_s19.md, sim-scripts/sampling_table.py; reduced, 8 cores, one seed) each metric's
-interval covers the full run in 10 to 12 of 12 configurations, but all four in only 8 (see its summary). On the
+(results/speed/sampling_table_s21_seed1.md and _seed2_client2.md, sim-scripts/sampling_table.py; reduced, 8 cores,
+two seeds) each metric's interval covers the full run in 7 to 12 of 12 configurations, but all four in only 4 and 6;
+the sampled throughput is still low in most rows (results/speed/README.md "Session 21"). On the
 60-core target socket the interval is also wide (about +-12% from 21 windows) and the warming costs most of what
 timing does.
 """

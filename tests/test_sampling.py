@@ -80,12 +80,20 @@ def test_bad_sampling_settings_are_refused_before_the_run():
 def test_a_sampled_kvs_server_idles_as_the_full_run_does(engine):
     """Between windows a busy poll takes a fixed part and a part an instruction (engine sampling.rs): with one
     rate, a poll of few frames passed too fast, the cores' queues grew unequal behind the closed-loop client and the
-    cores idled more (the validation table's design point: 2.2x the full run's idle-poll instructions a request)."""
+    cores idled more (the validation table's design point: 2.2x the full run's idle-poll instructions a request).
+    And warming's memory traffic is on the cores' common timeline: stamped at each warming hart's own time, it held
+    up the windows' loads and the throughput came out low. Three window placements (System.seed): at this small
+    point one placement alone swings the throughput by up to 13% (results/speed/README.md "Session 21"), so the
+    throughput is judged on their mean; each placement's idling on its own."""
     from drivers.cli import sampling_table as table
 
     scale = {"cores": 4, "items": 1 << 16, "requests_per_core": 2000}
-    full, sampled = (dict(simulate(table.system("base", s, **scale)).stats) for s in (False, True))
-    idle = full[table.IDLE], sampled[table.IDLE]
-    assert idle[1] < 1.4 * idle[0], f"idle-poll instructions a request: full {idle[0]:.1f}, sampled {idle[1]:.1f}"
-    mrps = full["client.throughput_mrps"], sampled["client.throughput_mrps"]
-    assert abs(mrps[1] / mrps[0] - 1) < 0.05, f"throughput: full {mrps[0]:.3f}, sampled {mrps[1]:.3f} M req/s"
+    full = dict(simulate(table.system("base", False, **scale)).stats)
+    sampled = [dict(simulate(table.system("base", True, seed=seed, **scale)).stats) for seed in (1, 2, 3)]
+    for seed, s in zip((1, 2, 3), sampled):
+        idle = full[table.IDLE], s[table.IDLE]
+        assert idle[1] < 1.4 * idle[0], f"seed {seed}: idle-poll instructions a request: full {idle[0]:.1f}, " \
+                                        f"sampled {idle[1]:.1f}"
+    mrps = full["client.throughput_mrps"], [s["client.throughput_mrps"] for s in sampled]
+    mean = sum(mrps[1]) / len(mrps[1])
+    assert abs(mean / mrps[0] - 1) < 0.05, f"throughput: full {mrps[0]:.3f}, sampled {mrps[1]} M req/s"

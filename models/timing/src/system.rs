@@ -268,11 +268,11 @@ impl TimingSystem {
     }
 
     /// Sampling's functional warming: `warm`, with the memory reads and write-backs it causes reaching the memory
-    /// controllers at the hart's time (`MemSystem::warm_clock`).
+    /// controllers at time `at` (`MemSystem::warm_clock`; the sampler chooses it, engine sampling.rs).
     #[inline(always)]
-    pub fn warm_at(&mut self, hart: usize, info: &InstInfo) {
+    pub fn warm_at(&mut self, hart: usize, info: &InstInfo, at: Tick) {
         if Self::warm_touches_data(info) || self.warm_fetch_line[hart] != info.pc & self.warm_fetch_mask {
-            self.mem.warm_clock = Some(self.cores[hart].now());
+            self.mem.warm_clock = Some(at);
             self.warm_accesses(hart, info);
             self.mem.warm_clock = None;
         }

@@ -146,7 +146,7 @@ fn sampling_warming_reaches_the_memory_controllers_and_other_warming_does_not() 
     let mut plain = TimingSystem::new(&[core_params()], &h, &dram_params());
     for k in 0..4096u64 {
         let inst = store(0x1000 + 4 * k, 5, 6, 0x100_0000 + 64 * k);
-        timed.warm_at(0, &inst);
+        timed.warm_at(0, &inst, timed.hart_time(0));
         plain.warm(0, &inst);
     }
     assert_eq!(dram_traffic(&plain), (0.0, 0.0), "plain warming takes no memory time");
