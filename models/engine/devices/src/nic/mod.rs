@@ -53,6 +53,12 @@ pub struct Nic {
     /// `NicRegs::stores` when a TX pass (functional or timed) last left every enabled queue's TX ring empty: while
     /// it is unchanged no frame can be waiting, and the pass is skipped.
     tx_drained_at: u64,
+    /// Frames admitted to the RX FIFOs so far, and (`NicRegs::stores`, `NicRegs::rx_landed`, this count) when a
+    /// functional delivery (`deliver`) last left no FIFO frame whose queue had a free descriptor: while all three
+    /// are unchanged no descriptor was posted or freed and no frame came, so the next delivery has nothing to move
+    /// and is skipped (the FIFOs hold frames for full rings during a bulk load, and every turn rescanned them).
+    admitted: u64,
+    rx_stuck_at: Option<(u64, u64, u64)>,
     /// The KVD switch between the ports and the network (`Nic.switch`, kvd_switch.rs), if enabled.
     pub switch: Option<crate::kvd_switch::KvdSwitch>,
 }
@@ -86,6 +92,8 @@ impl Nic {
             zero_copy: None,
             switch: None,
             tx_drained_at: u64::MAX,
+            admitted: 0,
+            rx_stuck_at: None,
         }
     }
 
@@ -128,6 +136,7 @@ impl Nic {
             frame.resize(MIN_FRAME, 0); // the sender pads short frames
         }
         self.fifos[port].push_back((q, frame, t));
+        self.admitted += 1;
         Ok(q)
     }
 
@@ -140,7 +149,16 @@ impl Nic {
     /// then `status = DD`, then advance RX_HEAD, at once). A frame whose queue owns no free descriptor stays in
     /// the FIFO.
     pub fn deliver(&mut self, regs: &mut NicRegs, mem: &mut Memory) -> Result<(), DmaFault> {
-        self.drain(regs, mem, u64::MAX, None)
+        let now = (regs.stores, regs.rx_landed, self.admitted);
+        if self.rx_stuck_at == Some(now) {
+            return Ok(());
+        }
+        self.drain(regs, mem, u64::MAX, None)?;
+        // The zero-copy interface lands frames its own way (nic/zero_copy.rs): not remembered.
+        if self.zero_copy.is_none() {
+            self.rx_stuck_at = Some((regs.stores, regs.rx_landed, self.admitted));
+        }
+        Ok(())
     }
 
     /// The one RX path from the FIFOs to the rings: repeatedly take the earliest frame (by FIFO entry, the lower
@@ -153,6 +171,10 @@ impl Nic {
         horizon: u64,
         mut io: Option<IoFn>,
     ) -> Result<(), DmaFault> {
+        if io.is_some() {
+            // A timed pass reserves descriptors for DMAs under way (`reserved`), which no count above follows.
+            self.rx_stuck_at = None;
+        }
         loop {
             let mut best: Option<(u64, usize, usize)> = None; // (entered, port, index in FIFO)
             for p in 0..self.ports {
