@@ -86,4 +86,30 @@ mod tests {
         assert_eq!(r.pop_front(129), None);
         assert!(!r.any());
     }
+
+    #[test]
+    fn the_visits_are_those_of_a_scan_of_every_queue() {
+        // Random pushes and pops on 150 cores; after each, the cores `next_nonempty` visits in turn are those a scan
+        // of every core's queue (what `send_ready` did before) finds not empty, in the same order.
+        let mut r = ReadyQueues::new(150);
+        let mut s = 7u64;
+        for step in 0..20_000 {
+            let x = kvsim_base::random::splitmix64(&mut s);
+            let c = (x % 150) as usize;
+            if (x >> 32) % 3 == 0 {
+                r.push_back(c, step);
+            } else {
+                r.pop_front(c);
+            }
+            let scan: Vec<usize> = (0..150).filter(|&k| !r.queues[k].is_empty()).collect();
+            let mut visits = Vec::new();
+            let mut next = 0;
+            while let Some(k) = r.next_nonempty(next) {
+                visits.push(k);
+                next = k + 1;
+            }
+            assert_eq!(visits, scan, "step {step}");
+            assert_eq!(r.any(), !scan.is_empty());
+        }
+    }
 }
