@@ -96,7 +96,7 @@ mod tests {
         for step in 0..20_000 {
             let x = kvsim_base::random::splitmix64(&mut s);
             let c = (x % 150) as usize;
-            if (x >> 32) % 3 == 0 {
+            if (x >> 32).is_multiple_of(3) {
                 r.push_back(c, step);
             } else {
                 r.pop_front(c);
