@@ -11,7 +11,8 @@ every guest page kept whole).
 
     sim-scripts/load_memory.py --items 1048576 4194304 --checkpoints DIR [--unpacked-memory B] [--restore]
 
-Owners (bytes): guest pages whole (4,104-byte records: isa memory.rs `Page`, and malloc's 8-byte header, to 4,112),
+Owners (bytes): guest pages whole (4,104-byte records: isa memory.rs `Page`, packed side by side in 64 MiB slabs,
+isa page_slabs.rs; a heap block of 4,112 each before session 21),
 packed (the rest of resident_pages, at what packing measured: not reported by the engine, so the remainder of
 the RSS), the page map (hashbrown: 17 bytes a bucket, buckets the next power of two above 8/7 of the pages), the
 client's store model (store_model.rs: a version per item, a byte per bucket, 8 bytes per partition per 4,096
@@ -31,7 +32,7 @@ import subprocess
 import sys
 import time
 
-PAGE_HOST_BYTES = 4112
+PAGE_HOST_BYTES = 4104
 MAP_BUCKET_BYTES = 17
 LOAD_BLOCK = 4096
 

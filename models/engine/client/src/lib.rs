@@ -30,7 +30,7 @@
 //! This file holds the configuration, the state and the phase machine (`step`); `wire` generates, frames, sends and
 //! checks; `memcached` frames and checks the memcached protocol; `tcp` carries it over TCP; `stats` reports.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 
 use crate::key_hash::{bucket_of, keyhash, partition_of};
 use crate::store_model::{BucketCounts, StoreModel, Versions, LOAD_MARK};
@@ -43,6 +43,7 @@ pub mod memcached_binary;
 #[cfg(test)]
 mod memcached_tests;
 mod port;
+mod ready;
 mod stats;
 pub mod store_model;
 mod tcp;
@@ -378,7 +379,7 @@ pub struct Client {
     /// Per partition: bytes the log may have taken (upper bound).
     part_log: Vec<u64>,
     builders: Vec<Pkt>,
-    ready: Vec<VecDeque<Pkt>>,
+    ready: ready::ReadyQueues<Pkt>,
     outstanding: HashMap<u32, (usize, Pkt)>,
     out_per_core: Vec<u64>,
     next_opaque: u32,
@@ -473,7 +474,7 @@ impl Client {
             store: StoreModel::new(cfg.items, cores, cfg.buckets),
             part_log: vec![0; cores],
             builders: vec![Pkt::new(true, hdr); cores],
-            ready: vec![VecDeque::new(); cores],
+            ready: ready::ReadyQueues::new(cores),
             outstanding: HashMap::new(),
             out_per_core: vec![0; cores],
             next_opaque: 1,
@@ -549,10 +550,7 @@ impl Client {
     /// The state a checkpoint keeps, with the per-item versions and (dense) per-bucket counts by reference. Refused
     /// while frames are in flight or being built.
     pub fn save(&self) -> CResult<SavedClient<'_>> {
-        if !self.outstanding.is_empty()
-            || self.builders.iter().any(|b| !b.reqs.is_empty())
-            || self.ready.iter().any(|r| !r.is_empty())
-        {
+        if !self.outstanding.is_empty() || self.builders.iter().any(|b| !b.reqs.is_empty()) || self.ready.any() {
             return Err("the client has frames in flight".into());
         }
         if !self.tombstones.is_empty() {

@@ -19,7 +19,7 @@ impl Client {
         let b = &mut self.builders[core];
         if !b.reqs.is_empty() && (b.frame_len + req_bytes > MAX_FRAME || b.resp_len + resp_bytes > MAX_FRAME) {
             let full = std::mem::replace(b, Pkt::new(load, hdr));
-            self.ready[core].push_back(full);
+            self.ready.push_back(core, full);
         }
         let b = &mut self.builders[core];
         b.load = load;
@@ -28,7 +28,7 @@ impl Client {
         b.resp_len += resp_bytes;
         if b.reqs.len() >= limit {
             let full = std::mem::replace(b, Pkt::new(load, hdr));
-            self.ready[core].push_back(full);
+            self.ready.push_back(core, full);
         }
     }
 
@@ -37,7 +37,7 @@ impl Client {
         for c in 0..self.cfg.cores {
             if !self.builders[c].reqs.is_empty() {
                 let p = std::mem::replace(&mut self.builders[c], Pkt::new(false, hdr));
-                self.ready[c].push_back(p);
+                self.ready.push_back(c, p);
             }
         }
     }
@@ -156,19 +156,23 @@ impl Client {
     pub(super) fn send_core(&mut self, nics: &mut dyn NicPort, c: usize) -> bool {
         let window = if self.open_loop { u64::MAX } else { self.cfg.window };
         while self.out_per_core[c] < window {
-            match self.ready[c].pop_front() {
+            match self.ready.pop_front(c) {
                 Some(p) => self.send(nics, c, p),
                 None => break,
             }
         }
-        !self.ready[c].is_empty()
+        !self.ready.is_empty(c)
     }
 
     /// Send ready packets while windows allow. True if some ready packet is still blocked.
     pub(super) fn send_ready(&mut self, nics: &mut dyn NicPort) -> bool {
+        // The cores in order, as a scan of every core would visit them: one with nothing ready sends nothing and
+        // is not blocked (`send_core` would return false), so only those with packets ready are visited.
         let mut blocked = false;
-        for c in 0..self.cfg.cores {
+        let mut next = 0;
+        while let Some(c) = self.ready.next_nonempty(next) {
             blocked |= self.send_core(nics, c);
+            next = c + 1;
         }
         blocked
     }

@@ -21,6 +21,9 @@ mod sv39;
 
 #[path = "packed.rs"]
 mod packed;
+
+#[path = "page_slabs.rs"]
+mod page_slabs;
 pub use packed::{pack, unpack, PackingCounts};
 
 /// `repr(C)` so a checkpoint's page file can be mapped as an array of pages (`PAGE_RECORD` bytes each).
@@ -129,6 +132,8 @@ pub struct Memory {
     backing: Option<memmap2::MmapMut>,
     /// Pages of `pages` that point into `backing`.
     backed_pages: usize,
+    /// Where every other page lives (page_slabs.rs).
+    slabs: page_slabs::PageSlabs,
     /// System.unpacked_memory: the packed pages and the queue of unpacked ones (packed.rs). None: none are packed.
     packing: Option<Box<packed::Packing>>,
     /// Changes to decoded code so far (stores into it, fence.i, unmapping): the block cache's generation.
@@ -161,12 +166,7 @@ const RESV_GRANULE: u64 = 8;
 
 impl Drop for Memory {
     fn drop(&mut self) {
-        for (_, p) in std::mem::take(&mut self.pages) {
-            if !self.backed(p) {
-                // SAFETY: every other value of `pages` came from Box::into_raw and is removed from the map when freed.
-                unsafe { drop(Box::from_raw(p)) };
-            }
-        }
+        // The pages go with their slabs and the checkpoint's mapping.
         for (_, c) in self.code.drain() {
             // SAFETY: as above, for code pages (never freed elsewhere).
             unsafe { drop(Box::from_raw(c)) };
@@ -193,6 +193,7 @@ impl Memory {
             devices: None,
             backing: None,
             backed_pages: 0,
+            slabs: Default::default(),
             packing: None,
             code_generation: 0,
             blocks: Default::default(),
@@ -305,8 +306,7 @@ impl Memory {
         if (self.resident + 1) * PAGE_SIZE > self.limit_bytes {
             return Err(Trap::Limit { page: vpn << PAGE_SHIFT, limit: self.limit_bytes });
         }
-        let page = Box::new(Page { data: [0; PAGE_SIZE as usize], has_code: false });
-        let p = Box::into_raw(page);
+        let p = self.slabs.alloc_zeroed();
         self.pages.insert(vpn, p);
         self.resident += 1;
         self.pages_touched += 1;
@@ -338,8 +338,7 @@ impl Memory {
             // SAFETY: p is live; no TLB entry refers to it any more.
             let has_code = unsafe { (*p).has_code };
             if !self.backed(p) {
-                // SAFETY: came from Box::into_raw.
-                unsafe { drop(Box::from_raw(p)) };
+                self.slabs.release(p);
             } else {
                 self.backed_pages -= 1;
             }

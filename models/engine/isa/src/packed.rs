@@ -82,8 +82,6 @@ pub(super) struct Packing {
     /// Pages packed and unpacked so far.
     packs: u64,
     unpacks: u64,
-    /// The block of the page packed last, for the next page unpacked (saves a 4 KiB free and malloc per touch).
-    spare: Option<Box<Page>>,
 }
 
 /// What packing holds and has done: pages unpacked and packed now, the packed pages' bytes, packs and unpacks.
@@ -122,7 +120,6 @@ impl Memory {
             packed_bytes: 0,
             packs: 0,
             unpacks: 0,
-            spare: None,
         }));
         self.pack_beyond_limit(u64::MAX);
         Ok(())
@@ -146,10 +143,10 @@ impl Memory {
         let k = self.packing.as_mut()?;
         let packed = k.packed.remove(&vpn)?;
         (k.packed_bytes, k.unpacks) = (k.packed_bytes - packed.len() as u64, k.unpacks + 1);
-        let mut page =
-            k.spare.take().unwrap_or_else(|| Box::new(Page { data: [0; PAGE_SIZE as usize], has_code: false }));
-        unpack(&packed, &mut page.data); // (a packed page never held code: `has_code` is false)
-        let p = Box::into_raw(page);
+        // A page packed before, most likely (page_slabs.rs keeps them); `unpack` writes all of it.
+        let p = self.slabs.alloc_any();
+        // SAFETY: a page of the slabs, owned by no map. (A packed page never held code: `has_code` is false.)
+        unpack(&packed, unsafe { &mut (*p).data });
         self.pages.insert(vpn, p);
         self.now_unpacked(vpn);
         Some(p)
@@ -185,12 +182,11 @@ impl Memory {
                 continue;
             }
             self.pages.remove(&vpn);
-            // SAFETY: a heap page (not backed), from Box::into_raw; no TLB entry refers to it (checked above).
-            let page = unsafe { Box::from_raw(p) };
-            let packed = pack(&page.data);
+            // SAFETY: a live page of the slabs (not backed); no TLB entry refers to it (checked above).
+            let packed = pack(unsafe { &(*p).data });
             (k.packed_bytes, k.packs) = (k.packed_bytes + packed.len() as u64, k.packs + 1);
             k.packed.insert(vpn, packed);
-            k.spare.get_or_insert(page);
+            self.slabs.release(p);
         }
         self.packing = Some(k);
     }

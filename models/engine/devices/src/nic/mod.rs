@@ -53,6 +53,12 @@ pub struct Nic {
     /// `NicRegs::stores` when a TX pass (functional or timed) last left every enabled queue's TX ring empty: while
     /// it is unchanged no frame can be waiting, and the pass is skipped.
     tx_drained_at: u64,
+    /// Frames admitted to the RX FIFOs so far, and (`NicRegs::stores`, `NicRegs::rx_landed`, this count) when a
+    /// functional delivery (`deliver`) last left no FIFO frame whose queue had a free descriptor: while all three
+    /// are unchanged no descriptor was posted or freed and no frame came, so the next delivery has nothing to move
+    /// and is skipped (the FIFOs hold frames for full rings during a bulk load, and every turn rescanned them).
+    admitted: u64,
+    rx_stuck_at: Option<(u64, u64, u64)>,
     /// The KVD switch between the ports and the network (`Nic.switch`, kvd_switch.rs), if enabled.
     pub switch: Option<crate::kvd_switch::KvdSwitch>,
 }
@@ -86,6 +92,8 @@ impl Nic {
             zero_copy: None,
             switch: None,
             tx_drained_at: u64::MAX,
+            admitted: 0,
+            rx_stuck_at: None,
         }
     }
 
@@ -128,6 +136,7 @@ impl Nic {
             frame.resize(MIN_FRAME, 0); // the sender pads short frames
         }
         self.fifos[port].push_back((q, frame, t));
+        self.admitted += 1;
         Ok(q)
     }
 
@@ -140,7 +149,16 @@ impl Nic {
     /// then `status = DD`, then advance RX_HEAD, at once). A frame whose queue owns no free descriptor stays in
     /// the FIFO.
     pub fn deliver(&mut self, regs: &mut NicRegs, mem: &mut Memory) -> Result<(), DmaFault> {
-        self.drain(regs, mem, u64::MAX, None)
+        let now = (regs.stores, regs.rx_landed, self.admitted);
+        if self.rx_stuck_at == Some(now) {
+            return Ok(());
+        }
+        self.drain(regs, mem, u64::MAX, None)?;
+        // The zero-copy interface lands frames its own way (nic/zero_copy.rs): not remembered.
+        if self.zero_copy.is_none() {
+            self.rx_stuck_at = Some((regs.stores, regs.rx_landed, self.admitted));
+        }
+        Ok(())
     }
 
     /// The one RX path from the FIFOs to the rings: repeatedly take the earliest frame (by FIFO entry, the lower
@@ -153,6 +171,10 @@ impl Nic {
         horizon: u64,
         mut io: Option<IoFn>,
     ) -> Result<(), DmaFault> {
+        if io.is_some() {
+            // A timed pass reserves descriptors for DMAs under way (`reserved`), which no count above follows.
+            self.rx_stuck_at = None;
+        }
         loop {
             let mut best: Option<(u64, usize, usize)> = None; // (entered, port, index in FIFO)
             for p in 0..self.ports {
@@ -663,5 +685,56 @@ mod tests {
         regs.store(q_addr(0, reg::CTRL), 8, 1, Access::Store).unwrap();
         assert_eq!((regs.queues[0].rx_head, regs.queues[0].rx_tail), (0, 0));
         assert!(regs.store(q_addr(0, reg::RX_TAIL), 8, 8, Access::Store).is_err(), "tail outside the ring");
+    }
+
+    #[test]
+    fn a_skipped_delivery_leaves_the_state_a_full_pass_would() {
+        // The same frames, re-posts and deliveries on two NICs: `deliver` (which skips a pass that can move
+        // nothing) and the pass itself every time. Queues 0, 1 on port 0, 2, 3 on port 1; 4-frame FIFOs, so
+        // frames wait for descriptors and some are dropped.
+        let (mut mem_a, mut regs_a, mut nic_a) = setup(4);
+        let (mut mem_b, mut regs_b, mut nic_b) = setup(4);
+        for q in 0..4 {
+            open(&mut regs_a, &mut mem_a, q, 2, 2048);
+            open(&mut regs_b, &mut mem_b, q, 2, 2048);
+        }
+        let mut s = 0x1234_5678_9abc_def0u64;
+        let (mut skipped, mut moved) = (0, 0);
+        for step in 0..4000u32 {
+            let r = kvsim_base::random::splitmix64(&mut s);
+            let q = (r % 4) as u64;
+            match (r >> 8) % 8 {
+                0..=2 => {
+                    let f = frame(0x4000 + q as u16, 60 + (r >> 16) as usize % 64, step as u8);
+                    let port = (q / 2) as usize;
+                    assert_eq!(nic_a.receive(&mut regs_a, port, f.clone()), nic_b.receive(&mut regs_b, port, f));
+                }
+                3 => {
+                    // The driver hands back every descriptor it has read (tail just behind head).
+                    let tail = (regs_a.queues[q as usize].rx_head + 7) % 8;
+                    regs_a.store(q_addr(q, reg::RX_TAIL), 8, tail, Access::Store).unwrap();
+                    regs_b.store(q_addr(q, reg::RX_TAIL), 8, tail, Access::Store).unwrap();
+                }
+                _ => {
+                    let before = nic_a.fifo_frames();
+                    let would_skip = nic_a.rx_stuck_at == Some((regs_a.stores, regs_a.rx_landed, nic_a.admitted));
+                    nic_a.deliver(&mut regs_a, &mut mem_a).unwrap();
+                    nic_b.drain(&mut regs_b, &mut mem_b, u64::MAX, None).unwrap();
+                    skipped += would_skip as u32;
+                    moved += (nic_a.fifo_frames() < before) as u32;
+                }
+            }
+            assert_eq!(nic_a.fifo_frames(), nic_b.fifo_frames(), "step {step}");
+            for (a, b) in regs_a.queues.iter().zip(&regs_b.queues) {
+                let key = |x: &QueueRegs| (x.rx_head, x.rx_tail, x.rx_frames, x.rx_drops);
+                assert_eq!(key(a), key(b), "step {step}");
+            }
+        }
+        assert!(skipped > 100 && moved > 100, "both kinds of delivery happen: {skipped} skipped, {moved} moved");
+        for q in 0..4u64 {
+            let (rx, bufs) = (RING + q * 0x400, BUFS + q * 8 * 2048);
+            assert_eq!(mem_a.read_bytes(rx, 128).unwrap(), mem_b.read_bytes(rx, 128).unwrap(), "queue {q}'s ring");
+            assert_eq!(mem_a.read_bytes(bufs, 8 * 2048).unwrap(), mem_b.read_bytes(bufs, 8 * 2048).unwrap());
+        }
     }
 }

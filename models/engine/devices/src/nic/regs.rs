@@ -124,6 +124,10 @@ pub struct NicRegs {
     /// Restored registers start it again (and the passes' remembered counts are not saved).
     #[serde(skip)]
     pub stores: u64,
+    /// Frames landed in any RX ring so far (RX_HEAD moves): with `stores`, what can change a queue's free
+    /// descriptors (`Nic::deliver` skips a pass while neither moved and no frame came). Not saved, as `stores`.
+    #[serde(skip)]
+    pub rx_landed: u64,
 }
 
 fn mmio_fault(addr: u64, size: u8, access: Access, why: &'static str) -> Trap {
@@ -157,6 +161,7 @@ impl NicRegs {
             tx_completion: TX_COMPLETION_DESCRIPTOR,
             interface: INTERFACE_RINGS,
             stores: 0,
+            rx_landed: 0,
         }
     }
 
@@ -350,6 +355,7 @@ pub(crate) fn complete_rx(
     let x = &mut regs.queues[q];
     x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
     x.rx_frames += 1;
+    regs.rx_landed += 1;
     Ok(())
 }
 

@@ -164,6 +164,7 @@ impl ZeroCopy {
             .map_err(fault(q, "writing a frame into a receive slot"))?;
         x.rx_head = (x.rx_head + 1) & (x.rx_ring.1 - 1);
         x.rx_frames += 1;
+        regs.rx_landed += 1;
         let len = frame.len() as u16;
         let Some((mmio_latency, io)) = timed else {
             return write_status(mem, q, slot, len, FLAG_READY, "writing a receive slot's status");
