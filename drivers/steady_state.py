@@ -323,17 +323,27 @@ def busiest_load_factor(stats: dict[str, float]) -> float:
     from models import stats_paths as paths
 
     cores = paths.CORE.instances(stats, "idle_poll_cycles")
-    frames, offered = stats.get("client.packets", 0.0), stats.get("client.offered_mpps", 0.0)
     if not cores:
         raise ValueError("the run has no core<c>.idle_poll_cycles: the busiest core's load factor cannot be measured "
                          "(an engine older than session 19's)")
-    if not frames > 0 or not offered > 0:
-        raise ValueError(f"the run offered no open-loop load (client.packets {frames}, client.offered_mpps "
-                         f"{offered}): the busiest core's load factor is not defined")
-    sent_s = frames / (offered * 1e6)
+    sent_s = offered_seconds(stats, "the busiest core's load factor")
     busy = [(stats[paths.CORE.stat(*c, "cycles")] - stats[paths.CORE.stat(*c, "idle_poll_cycles")]) /
             stats[paths.CORE.stat(*c, "clock")] for c in cores]
     return max(busy) / sent_s
+
+
+def offered_seconds(stats: dict[str, float], what: str) -> float:
+    """The simulated seconds over which a window's client offered its open-loop load: the frames it sent
+    (`client.packets`) over the offered rate (`client.offered_mpps`). A counter missing is an error, never a zero;
+    a closed loop or nothing sent (either zero) is an error too: `what` is not defined then."""
+    missing = [k for k in ("client.packets", "client.offered_mpps") if k not in stats]
+    if missing:
+        raise ValueError(f"the run has no {', '.join(missing)}: {what} cannot be measured")
+    frames, offered = float(stats["client.packets"]), float(stats["client.offered_mpps"])
+    if not frames > 0 or not offered > 0:
+        raise ValueError(f"the run offered no open-loop load (client.packets {frames:g}, client.offered_mpps "
+                         f"{offered:g}): {what} is not defined")
+    return frames / (offered * 1e6)
 
 
 def dropped_frames(stats: dict[str, float]) -> float:

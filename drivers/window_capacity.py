@@ -418,16 +418,13 @@ def batch_saturation(stats: dict[str, float], offered_mpps: float, burst: int = 
     times F / burst + S fills its clock. With the frames a core gets proportional to the load (the window's own
     shares), a core that received N frames over the time the load was offered (T) saturates at offered x clock x T /
     (N (F / burst + S)); the busiest core is the one that saturates first. F and S come from `poll_cost` over the
-    window's cores; NaN with the reason when it cannot separate them, or the window offered no open-loop load. A
-    window without the counters is an error (`poll_counters`)."""
+    window's cores; NaN with the reason when it cannot separate them. A window without the counters, or without an
+    open-loop load, is an error (`poll_counters`, `steady_state.offered_seconds`)."""
     counters = poll_counters(stats)
     F, S, why = poll_cost(counters)
     if why:
         return BatchSaturation(math.nan, why, F, S)
-    packets, offered = stats.get("client.packets", 0.0), stats.get("client.offered_mpps", 0.0)
-    if not packets > 0 or not offered > 0:
-        return BatchSaturation(math.nan, "the window offered no open-loop load", F, S)
-    sent_s = packets / (offered * 1e6)
+    sent_s = ss.offered_seconds(stats, "the busy poll's saturating load")
     factors = [frames * (F / burst + S) / clock / sent_s for _, frames, _, clock in counters]
     core = max(range(len(factors)), key=lambda c: factors[c])
     return BatchSaturation(offered_mpps / factors[core], "", F, S, core, factors[core])

@@ -8,8 +8,9 @@ Each period of `period_insts_per_hart x harts` instructions (all harts) starts w
 again: SMARTS's detailed warming), then `window_insts_per_hart x harts` instructions timed and measured. The rest of
 the period is functional warming: every instruction updates the caches, the TLBs and the branch predictor (their
 contents and replacement state), the memory reads and write-backs it causes reach the memory controllers at the
-least time any core has reached (the common timeline: the DRAM model needs its requests in time order; their queues, banks and bus carry the load they would in a timed run, so the next window does not start
-on idle memory), and each core's clock advances by its estimated cycles per instruction, so the NICs, the client and
+least time any core has reached (the common timeline: the DRAM model needs its requests in time order; their
+queues, banks and bus carry the load they would in a timed run, so the next window does not start on idle memory),
+and each core's clock advances by its estimated cycles per instruction, so the NICs, the client and
 the scheduler keep a consistent simulated time. The estimate is per class of instruction: a server's idle polls
 (known at each poll's end from its poll-end hint), per core, the ratio of exponentially weighted sums of the core's
 windows' cycles and instructions (the newest window weighs 1/16, assumed); and its busy polls, a fixed part a poll

@@ -92,11 +92,22 @@ def test_a_fit_whose_fixed_part_is_noise_falls_back():
 
 
 @pytest.mark.parametrize("missing", ["system.hart2.polls_busy", "system.nic0.queue1.rx_frames",
-                                     "system.socket0.core3.idle_poll_cycles", "system.socket0.core0.clock"])
+                                     "system.socket0.core3.idle_poll_cycles", "system.socket0.core0.clock",
+                                     "client.packets", "client.offered_mpps"])
 def test_a_missing_counter_is_an_error(missing):
     stats = counters()
     del stats[missing]
     with pytest.raises(ValueError, match="the busy poll"):
+        wc.batch_saturation(stats, LOAD)
+
+
+@pytest.mark.parametrize("zero", ["client.packets", "client.offered_mpps"])
+def test_a_window_without_an_open_loop_load_is_an_error_not_a_fallback(zero):
+    # The judge's windows are open loop: a window whose client sent nothing, or ran a closed loop, was measured
+    # wrong, and taking the utilisation's step quietly would hide it.
+    stats = counters()
+    stats[zero] = 0.0
+    with pytest.raises(ValueError, match="no open-loop load"):
         wc.batch_saturation(stats, LOAD)
 
 
