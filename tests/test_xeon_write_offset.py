@@ -33,17 +33,20 @@ def test_kinds_scale_with_requests_ports_cores_or_nothing():
 
 
 def test_both_points_at_once_recover_a_planted_writer():
-    """Published points built from a model's bytes a request plus a planted per-request cost and machine rate: the
-    joint solution finds what was planted (here: the published points themselves, so a and b reproduce them)."""
+    """The joint solution (a per-request cost a and a machine rate b) meets both published points exactly; and a
+    model written as the published points less a planted a and b gets them back."""
     w = {4: 5.632, 24: 23.229}
     a, b = wo.joint(w)
     for cores in (4, 24):
         x = PUBLISHED[cores]["throughput_mrps"] * 1e6
         assert x * (w[cores] + a) + b == pytest.approx(_gbs(cores))
+    planted_a, planted_b = 1.5, 0.07e9
+    built = {c: (_gbs(c) - planted_b) / (PUBLISHED[c]["throughput_mrps"] * 1e6) - planted_a for c in (4, 24)}
+    assert wo.joint(built) == pytest.approx((planted_a, planted_b))
 
 
 def test_the_aged_model_allows_only_a_writer_that_does_not_follow_the_load():
-    """The committed 192 Mi figures with the log's aging (results/validation/xeon_write_offset_s21.txt): a per-machine
+    """The committed 192 Mi figures with the log's aging (results/validation/xeon_memory_writes_4c_s21.txt): a per-machine
     writer sized at 4 cores meets 24 cores within 10%; per request, port or core does not."""
     w = wo.model_bytes({4: 5.114, 24: 26.685}, {4: 0.518, 24: -3.456})
     errors = {k: wo.predict(k, wo.size_from(k, 4, w[4]), 24, w[24]) / _gbs(24) - 1 for k in wo.KINDS}
