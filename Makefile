@@ -140,10 +140,11 @@ figures: engine workloads
 		$(foreach o,$(ONLY),--only $(o)) $(foreach s,$(SWEEP),--sweep $(s))
 
 # The Xeon E5-2697 v2 runs beside the published measurements (`kvsim validate --help` for its options); ITEMS=N
-# sets the data set (default 65,536 items, a reduced run that says so: 192 Mi items need ~23 GiB of host memory);
-# CORES=LIST the points (e.g. CORES=1,3,4,24; default every published one); CHECKPOINTS=DIR loads each point's data
-# set once into DIR and restores it after (a later run restores without loading). The paper's 192 Mi table is
-# `make validate ITEMS=201326592 CORES=1,3,4,24 CHECKPOINTS=DIR` (its 192 Mi loads take ~20 min of CPU each).
+# sets the data set (default the paper's 192 Mi items; a smaller one is a reduced run that says so); CORES=LIST the
+# points (e.g. CORES=1,3,4,24; default every published one); CHECKPOINTS=DIR loads each point's data set once into
+# DIR and restores it after (default results/checkpoints/xeon; a later run restores without loading). A 192 Mi point
+# loads in 20-30 min of CPU, about 10 GB of host memory and 11-12 GB of disk the first time, then runs in about a
+# minute; `make validate ITEMS=65536` is a quick reduced table.
 validate: engine workloads
 	@nice -n 10 $(KVSIM) validate $(if $(ITEMS),--items $(ITEMS)) $(if $(CORES),--cores $(CORES)) \
 		$(if $(CHECKPOINTS),--checkpoints $(CHECKPOINTS))
