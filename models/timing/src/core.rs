@@ -102,6 +102,12 @@ pub struct CoreStats {
     pub rename_stall_cycles: u64,
     /// Measured cycles of the polls that found no frame (the server's poll-end hints, `Core::poll_end`).
     pub idle_poll_cycles: u64,
+    /// Cycles fences and system instructions waited, past their operands, for every older instruction to commit,
+    /// and then for every older store to leave the store buffer (an MMIO store holds it for the device's time).
+    pub serialize_commit_wait_cycles: u64,
+    pub serialize_drain_wait_cycles: u64,
+    /// Dispatch cycles stores lost waiting for a store-queue entry (summed over stores).
+    pub store_queue_stall_cycles: u64,
     pub rob_occupancy_sum: u64,
     pub lq_occupancy_sum: u64,
     pub sq_occupancy_sum: u64,
@@ -616,7 +622,11 @@ impl Core {
             d = d.max(self.lq[self.lq_pos]);
         }
         if is_store {
-            d = d.max(self.sq[self.sq_pos].release);
+            let free = self.sq[self.sq_pos].release;
+            if free > d {
+                self.stats.store_queue_stall_cycles += free.saturating_sub(d.max(self.disp_cycle));
+                d = free;
+            }
         }
         if d < self.disp_cycle {
             d = self.disp_cycle;
@@ -655,7 +665,10 @@ impl Core {
         let serializing = matches!(class, InstClass::Fence | InstClass::System);
         if serializing {
             // Waits for every older instruction to commit and (fence) every older store to drain.
-            ready = ready.max(self.commit_cycle).max(self.last_store_release);
+            let committed = ready.max(self.commit_cycle);
+            self.stats.serialize_commit_wait_cycles += committed - ready;
+            self.stats.serialize_drain_wait_cycles += self.last_store_release.saturating_sub(committed);
+            ready = committed.max(self.last_store_release);
         }
         self.stats.src_operands += (inst.src1 != 0) as u64 + (inst.src2 != 0) as u64 + (inst.src3 != 0) as u64;
         self.stats.dst_operands += (inst.dst != 0) as u64;
