@@ -199,6 +199,8 @@ pub struct Core {
     fu_units: [u8; N_FU],
     /// Whether a store also takes a load port (its address generation) when it issues.
     store_agu_on_load_port: bool,
+    /// TSO: fences whose orderings TSO keeps (`InstInfo::tso_implied`) do not serialise.
+    tso_fences: bool,
     alu_lat: u64,
     mul_lat: u64,
     div_lat: u64,
@@ -292,6 +294,7 @@ impl Core {
                 if p.branch_units == 0 { u8::MAX } else { w(p.branch_units) },
             ],
             store_agu_on_load_port: p.store_address_on_load_ports,
+            tso_fences: p.tso_fences,
             alu_lat: p.int_alu_latency,
             mul_lat: p.mul_latency,
             div_lat: p.div_latency,
@@ -662,7 +665,12 @@ impl Core {
         if self.in_order {
             ready = ready.max(self.last_issue);
         }
-        let serializing = matches!(class, InstClass::Fence | InstClass::System);
+        // A fence serialises unless the core is TSO and TSO keeps its orderings anyway (`tso_fences`).
+        let serializing = match class {
+            InstClass::Fence => !(self.tso_fences && inst.tso_implied),
+            InstClass::System => true,
+            _ => false,
+        };
         if serializing {
             // Waits for every older instruction to commit and (fence) every older store to drain.
             let committed = ready.max(self.commit_cycle);

@@ -152,3 +152,29 @@ fn a_store_waiting_for_a_store_queue_entry_counts_the_dispatch_cycles_it_lost() 
     assert!(t[1].dispatch > t[0].dispatch + 50);
     assert_eq!(core.stats.store_queue_stall_cycles, t[1].dispatch - t[0].dispatch);
 }
+
+#[test]
+fn a_tso_core_runs_the_fences_tso_implies_as_alu_operations() {
+    use kvsim_timing::inst::InstClass;
+    // A store whose line takes 100 cycles to own, then a fence: `fence w,o` (TSO keeps it) and `fence rw,rw`.
+    let fence = |tso_implied| InstInfo { tso_implied, ..op(0x1004, InstClass::Fence, 0, 0, 0) };
+    let prog = |f| [store(0x1000, 0, 0, 0x9_0000), f, alu(0x1008, 6, 0, 0)];
+    let tso = CoreParams { tso_fences: true, ..core_params() };
+    // Not TSO: both fences wait for the store buffer, and the add after them dispatches when they commit.
+    for implied in [false, true] {
+        let (t, core) = timed(&core_params(), &prog(fence(implied)));
+        assert!(t[1].issue > t[0].commit + 50);
+        assert!(t[2].dispatch >= t[1].commit);
+        assert!(core.stats.serialize_drain_wait_cycles > 50);
+    }
+    // TSO: the implied fence issues the cycle after its dispatch, the add dispatches with it, nothing waits.
+    let (t, core) = timed(&tso, &prog(fence(true)));
+    assert_eq!(t[1].issue, t[1].dispatch + 1);
+    assert_eq!(t[2].dispatch, t[1].dispatch);
+    assert_eq!(core.stats.serialize_drain_wait_cycles + core.stats.serialize_commit_wait_cycles, 0);
+    assert_eq!(core.stats.fences(), 1);
+    // TSO, a fence that orders the store before later loads: it still waits for the store buffer.
+    let (t, core) = timed(&tso, &prog(fence(false)));
+    assert!(t[1].issue > t[0].commit + 50);
+    assert_eq!(core.stats.serialize_drain_wait_cycles, t[1].issue - (t[1].dispatch + 1).max(t[0].commit));
+}
