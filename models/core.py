@@ -96,6 +96,12 @@ class Core(SimObject):
                                              "(Sandy Bridge and Ivy Bridge: ports 2 and 3 generate load and store "
                                              "addresses, port 4 takes store data, so loads and stores together "
                                              "issue at most 2 a cycle); off: separate store ports")
+    tso_fences = Param.Bool(False, "the core keeps loads and stores in program order as a TSO core does (Intel's "
+                            "SDM vol. 3A 8.2.2: reads not reordered with reads, writes not reordered with writes or "
+                            "older reads), so a RISC-V fence whose orderings TSO keeps (no write before a later read: "
+                            "fence r,r; w,o; r,rw; rw,w; fence.tso) executes as an ALU operation, without waiting for "
+                            "older instructions to commit or the store buffer to drain; off: every fence serialises "
+                            "(waits for older commits and the store buffer)")
     branch_units = Param.Count(0, "units that execute branches and jumps; each takes one of them as well as an "
                                "integer ALU in the cycle it issues (Sandy Bridge and Ivy Bridge: one, on port 5); "
                                "0: any integer ALU resolves them", min=0, max=16)

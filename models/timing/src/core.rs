@@ -102,6 +102,12 @@ pub struct CoreStats {
     pub rename_stall_cycles: u64,
     /// Measured cycles of the polls that found no frame (the server's poll-end hints, `Core::poll_end`).
     pub idle_poll_cycles: u64,
+    /// Cycles fences and system instructions waited, past their operands, for every older instruction to commit,
+    /// and then for every older store to leave the store buffer (an MMIO store holds it for the device's time).
+    pub serialize_commit_wait_cycles: u64,
+    pub serialize_drain_wait_cycles: u64,
+    /// Dispatch cycles stores lost waiting for a store-queue entry (summed over stores).
+    pub store_queue_stall_cycles: u64,
     pub rob_occupancy_sum: u64,
     pub lq_occupancy_sum: u64,
     pub sq_occupancy_sum: u64,
@@ -193,6 +199,8 @@ pub struct Core {
     fu_units: [u8; N_FU],
     /// Whether a store also takes a load port (its address generation) when it issues.
     store_agu_on_load_port: bool,
+    /// TSO: fences whose orderings TSO keeps (`InstInfo::tso_implied`) do not serialise.
+    tso_fences: bool,
     alu_lat: u64,
     mul_lat: u64,
     div_lat: u64,
@@ -286,6 +294,7 @@ impl Core {
                 if p.branch_units == 0 { u8::MAX } else { w(p.branch_units) },
             ],
             store_agu_on_load_port: p.store_address_on_load_ports,
+            tso_fences: p.tso_fences,
             alu_lat: p.int_alu_latency,
             mul_lat: p.mul_latency,
             div_lat: p.div_latency,
@@ -616,7 +625,11 @@ impl Core {
             d = d.max(self.lq[self.lq_pos]);
         }
         if is_store {
-            d = d.max(self.sq[self.sq_pos].release);
+            let free = self.sq[self.sq_pos].release;
+            if free > d {
+                self.stats.store_queue_stall_cycles += free.saturating_sub(d.max(self.disp_cycle));
+                d = free;
+            }
         }
         if d < self.disp_cycle {
             d = self.disp_cycle;
@@ -652,10 +665,18 @@ impl Core {
         if self.in_order {
             ready = ready.max(self.last_issue);
         }
-        let serializing = matches!(class, InstClass::Fence | InstClass::System);
+        // A fence serialises unless the core is TSO and TSO keeps its orderings anyway (`tso_fences`).
+        let serializing = match class {
+            InstClass::Fence => !(self.tso_fences && inst.tso_implied),
+            InstClass::System => true,
+            _ => false,
+        };
         if serializing {
             // Waits for every older instruction to commit and (fence) every older store to drain.
-            ready = ready.max(self.commit_cycle).max(self.last_store_release);
+            let committed = ready.max(self.commit_cycle);
+            self.stats.serialize_commit_wait_cycles += committed - ready;
+            self.stats.serialize_drain_wait_cycles += self.last_store_release.saturating_sub(committed);
+            ready = committed.max(self.last_store_release);
         }
         self.stats.src_operands += (inst.src1 != 0) as u64 + (inst.src2 != 0) as u64 + (inst.src3 != 0) as u64;
         self.stats.dst_operands += (inst.dst != 0) as u64;

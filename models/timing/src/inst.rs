@@ -72,4 +72,8 @@ pub struct InstInfo {
     /// Preceded by a Zihintntl hint: non-temporal access.
     pub non_temporal: bool,
     pub prefetch_kind: PrefetchKind,
+    /// A fence whose orderings a TSO core keeps by itself: its predecessor set has no writes (W, O) or its successor
+    /// set no reads (R, I), so it asks no store to drain before a later load (`Core.tso_fences`). False for every
+    /// other instruction, FENCE.I and the fences that order writes before reads.
+    pub tso_implied: bool,
 }

@@ -119,3 +119,62 @@ fn the_youngest_matching_store_decides_between_alias_and_forwarding() {
     assert_eq!(t[2].complete, (t[2].issue + 7).max(t[0].complete) + 4);
     assert_eq!((core.stats.aliased_loads, core.stats.forwarded_loads), (1, 1));
 }
+
+#[test]
+fn a_fence_counts_its_wait_for_older_commits_and_then_for_the_store_buffer() {
+    use kvsim_timing::inst::InstClass;
+    let fence = |pc| op(pc, InstClass::Fence, 0, 0, 0);
+    // After a load that misses: the fence issues when the load commits, and waited that long past its dispatch.
+    let (t, core) = timed(&core_params(), &[load(0x1000, 5, 0, 0x9_0000), fence(0x1004)]);
+    assert_eq!(t[1].issue, t[0].commit);
+    assert!(t[0].commit > t[1].dispatch + 1 + 50);
+    assert_eq!(core.stats.serialize_commit_wait_cycles, t[0].commit - (t[1].dispatch + 1));
+    assert_eq!(core.stats.serialize_drain_wait_cycles, 0);
+    // After a store whose line takes 100 cycles to own: the store commits at once, leaves the store buffer when its
+    // line is owned, and the fence waits for that past the store's commit.
+    let (t, core) = timed(&core_params(), &[store(0x1000, 0, 0, 0x9_0000), fence(0x1004)]);
+    let committed = (t[1].dispatch + 1).max(t[0].commit);
+    assert!(t[1].issue > committed + 50);
+    assert_eq!(core.stats.serialize_commit_wait_cycles, committed - (t[1].dispatch + 1));
+    assert_eq!(core.stats.serialize_drain_wait_cycles, t[1].issue - committed);
+}
+
+#[test]
+fn a_store_waiting_for_a_store_queue_entry_counts_the_dispatch_cycles_it_lost() {
+    // One store-queue entry: the second store dispatches when the first leaves the store buffer (its line owned
+    // 100 cycles after it asked), not with it in the first fetch group.
+    let prog = [store(0x1000, 0, 0, 0x9_0000), store(0x1004, 0, 0, 0xa_0000)];
+    let (t, core) = timed(&core_params(), &prog);
+    assert_eq!(t[1].dispatch, t[0].dispatch);
+    assert_eq!(core.stats.store_queue_stall_cycles, 0);
+    let p = CoreParams { sq_entries: 1, ..core_params() };
+    let (t, core) = timed(&p, &prog);
+    assert!(t[1].dispatch > t[0].dispatch + 50);
+    assert_eq!(core.stats.store_queue_stall_cycles, t[1].dispatch - t[0].dispatch);
+}
+
+#[test]
+fn a_tso_core_runs_the_fences_tso_implies_as_alu_operations() {
+    use kvsim_timing::inst::InstClass;
+    // A store whose line takes 100 cycles to own, then a fence: `fence w,o` (TSO keeps it) and `fence rw,rw`.
+    let fence = |tso_implied| InstInfo { tso_implied, ..op(0x1004, InstClass::Fence, 0, 0, 0) };
+    let prog = |f| [store(0x1000, 0, 0, 0x9_0000), f, alu(0x1008, 6, 0, 0)];
+    let tso = CoreParams { tso_fences: true, ..core_params() };
+    // Not TSO: both fences wait for the store buffer, and the add after them dispatches when they commit.
+    for implied in [false, true] {
+        let (t, core) = timed(&core_params(), &prog(fence(implied)));
+        assert!(t[1].issue > t[0].commit + 50);
+        assert!(t[2].dispatch >= t[1].commit);
+        assert!(core.stats.serialize_drain_wait_cycles > 50);
+    }
+    // TSO: the implied fence issues the cycle after its dispatch, the add dispatches with it, nothing waits.
+    let (t, core) = timed(&tso, &prog(fence(true)));
+    assert_eq!(t[1].issue, t[1].dispatch + 1);
+    assert_eq!(t[2].dispatch, t[1].dispatch);
+    assert_eq!(core.stats.serialize_drain_wait_cycles + core.stats.serialize_commit_wait_cycles, 0);
+    assert_eq!(core.stats.fences(), 1);
+    // TSO, a fence that orders the store before later loads: it still waits for the store buffer.
+    let (t, core) = timed(&tso, &prog(fence(false)));
+    assert!(t[1].issue > t[0].commit + 50);
+    assert_eq!(core.stats.serialize_drain_wait_cycles, t[1].issue - (t[1].dispatch + 1).max(t[0].commit));
+}

@@ -73,6 +73,50 @@ pub(crate) fn static_info(d: &Decoded, pc: u64) -> InstInfo {
             Op::PrefetchI => PrefetchKind::Instruction,
             _ => PrefetchKind::Read,
         },
+        tso_implied: d.op == Op::Fence && tso_implied(d.raw),
         ..InstInfo::default()
+    }
+}
+
+/// Does a TSO core keep the orderings of the FENCE `raw` by itself? Its predecessor set is bits 27:24 and its
+/// successor set bits 23:20, each I, O, R, W from the top (the RISC-V unprivileged ISA, "Memory Ordering
+/// Instructions"). TSO keeps reads before later reads and writes and writes before later writes (Intel's SDM,
+/// vol. 3A 8.2.2: reads are not reordered with other reads, writes are not reordered with other writes or with
+/// older reads, writes to uncached memory included), so the one ordering it lacks is a write (W, or O: a device
+/// write) before a later read (R, or I: a device read). FENCE.TSO (fm 1000, rw,rw) is TSO by definition.
+pub const fn tso_implied(raw: u32) -> bool {
+    const I: u32 = 8;
+    const O: u32 = 4;
+    const R: u32 = 2;
+    const W: u32 = 1;
+    let (fm, pred, succ) = (raw >> 28, (raw >> 24) & 0xf, (raw >> 20) & 0xf);
+    fm == 0b1000 || pred & (W | O) == 0 || succ & (R | I) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tso_implied;
+
+    /// `fence pred, succ` (fm 0, rs1 = rd = 0).
+    const fn fence(pred: u32, succ: u32) -> u32 {
+        (pred << 24) | (succ << 20) | 0x0f
+    }
+
+    #[test]
+    fn a_tso_core_keeps_every_fence_ordering_but_writes_before_reads() {
+        let (i, o, r, w) = (8, 4, 2, 1);
+        // Implied by TSO: r,r (a descriptor's status before its fields); w,o (stores before a doorbell); r,rw
+        // (acquire); rw,w (release); w,w.
+        for (pred, succ) in [(r, r), (w, o), (r, r | w), (r | w, w), (w, w), (i | r, o | w)] {
+            assert!(tso_implied(fence(pred, succ)), "fence {pred:#x},{succ:#x}");
+        }
+        // Not implied: a write (or device write) before a read (or device read).
+        for (pred, succ) in [(r | w, r | w), (w, r), (o, i), (i | o | r | w, i | o | r | w), (w | o, r)] {
+            assert!(!tso_implied(fence(pred, succ)), "fence {pred:#x},{succ:#x}");
+        }
+        // FENCE.TSO: fm 1000 with rw,rw.
+        assert!(tso_implied((0b1000 << 28) | fence(r | w, r | w)));
+        // The word gcc gives `fence r,r` and `fence w,o` (0x0220000f, 0x0140000f) and `fence rw,rw` (0x0330000f).
+        assert!(tso_implied(0x0220_000f) && tso_implied(0x0140_000f) && !tso_implied(0x0330_000f));
     }
 }

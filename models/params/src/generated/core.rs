@@ -74,6 +74,8 @@ pub struct Core {
     pub store_ports: u64,
     /// a store's address is computed on a load port: each store takes a load-port slot as well as a store port in the cycle it issues (Sandy Bridge and Ivy Bridge: ports 2 and 3 generate load and store addresses, port 4 takes store data, so loads and stores together issue at most 2 a cycle); off: separate store ports
     pub store_address_on_load_ports: bool,
+    /// the core keeps loads and stores in program order as a TSO core does (Intel's SDM vol. 3A 8.2.2: reads not reordered with reads, writes not reordered with writes or older reads), so a RISC-V fence whose orderings TSO keeps (no write before a later read: fence r,r; w,o; r,rw; rw,w; fence.tso) executes as an ALU operation, without waiting for older instructions to commit or the store buffer to drain; off: every fence serialises (waits for older commits and the store buffer)
+    pub tso_fences: bool,
     /// units that execute branches and jumps; each takes one of them as well as an integer ALU in the cycle it issues (Sandy Bridge and Ivy Bridge: one, on port 5); 0: any integer ALU resolves them
     pub branch_units: u64,
     /// conditional-branch direction predictor: 'gshare' (global history XOR PC), 'bimodal' (PC only), 'perfect' (never mispredicts) One of: gshare, bimodal, perfect.
@@ -130,6 +132,7 @@ impl Default for Core {
             load_ports: 2,
             store_ports: 1,
             store_address_on_load_ports: false,
+            tso_fences: false,
             branch_units: 0,
             bpred: CoreBpred::Gshare,
             bpred_entries: 4096,

@@ -73,6 +73,24 @@ impl Core {
             fe.write_stats(prefix, out);
         }
         out.add(prefix, "idle_poll_cycles", s.idle_poll_cycles as f64, "cycles of the polls that found no frame");
+        out.add(
+            prefix,
+            "serialize_commit_wait_cycles",
+            s.serialize_commit_wait_cycles as f64,
+            "cycles fences and system instructions waited, past their operands, for older instructions to commit",
+        );
+        out.add(
+            prefix,
+            "serialize_drain_wait_cycles",
+            s.serialize_drain_wait_cycles as f64,
+            "cycles fences and system instructions then waited for older stores to leave the store buffer",
+        );
+        out.add(
+            prefix,
+            "store_queue_stall_cycles",
+            s.store_queue_stall_cycles as f64,
+            "dispatch cycles stores lost waiting for a store-queue entry (summed over stores)",
+        );
         // Only where the core bounds them, so a core without these bounds keeps its statistics as they were.
         if self.sched_cap != 0 {
             out.add(
