@@ -177,13 +177,18 @@ def utilization(j: Judged, service: float | None) -> float:
 def confirm(judge: Callable[[float, float | None], Judged], start: float, high: float, *, max_loss: float = capacity.DEFAULT_MAX_LOSS,
             resolution: float = capacity.DEFAULT_RESOLUTION, service: float | None = None, budget: int = BUDGET,
             saturation: float = SATURATION, report: Callable[[str], None] | None = None,
-            step: str = STEP_UTILIZATION) -> Confirmed:
+            step: str = STEP_UTILIZATION, predicted: float | None = None) -> Confirmed:
     """The capacity windows confirm, from the search's answer `start` (module doc). `judge(load)` measures a load;
     `high` is the line rate; `service` the busiest core's service rate from the search's lowest failed probe
     (None: unknown, e.g. line-limited; a failed window's replaces it), passed to `judge` with each load.
     `budget`: loads judged at most; `saturation`: the busiest core's utilisation (not its load factor: module doc,
     step 3) below which a sustained window leaves room above; `step`: how the load where the busiest core
-    saturates is predicted (STEPS: `_saturation_from`)."""
+    saturates is predicted (STEPS: `_saturation_from`). `predicted`: the saturated probe's prediction when the
+    search stopped there (capacity.SearchResult.predicted_mpps, refine=False) and `start` is just below it. As in
+    the search, a window there that sustains saturated steps one resolution up, where a server that follows its law
+    fails; a window above the prediction that sustains too finds it under-stated (a deeply overloaded short run
+    serves less than its server near capacity: overload costs work, capacity.OVERSHOOT), so the next step is the
+    search's own past an under-stating prediction, OVERSHOOT (doubling), not 2, 4 ... resolutions."""
     if step not in STEPS:
         raise capacity.ParamError(f"window confirmation: step = {step!r}: must be one of {', '.join(STEPS)}")
     if budget < 1:
@@ -228,7 +233,8 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             if math.isfinite(room):
                 rate = max(lo.offered_mpps * (1 + resolution), room / (1 + resolution / 2))
             else:
-                rate = lo.offered_mpps * (1 + resolution * 2 ** ups)
+                under = predicted is not None and lo.offered_mpps > predicted
+                rate = lo.offered_mpps * (1 + max(resolution, capacity.OVERSHOOT if under else 0) * 2 ** ups)
                 ups += 1
             rate = min(rate, high)
         else:
@@ -595,12 +601,18 @@ def at_capacity(make: Callable[[float], Any], res: capacity.SearchResult, seeds:
     capacity.* (the capacity per port and its interval's top, the search's answer, whether windows confirmed it,
     the loads judged, the windows simulated), 'windows': the rule's windows, 'loads': the loads judged (each with
     the seed judged), 'run_stats': that run's statistics alone}. `journal`: the point's (Windows)."""
+    if not res.refined and not options.get("confirm", True):
+        raise capacity.ParamError("a capacity search that stopped at its saturated probe (refine=False, options"
+                                  "['capacity_search'] = 'saturated') needs the windows' confirmation: "
+                                  "options['confirm'] is False")
     service = probes_service_rate(res.probes, res.max_loss)
     windows = Windows(make, runner, journal)
-    load, base = res.offered_mpps, dict(res.best.stats)   # the best probe's statistics, unless confirmed
+    # The best probe's statistics, unless confirmed; the windows start from the search's answer, or from the
+    # saturated probe's prediction when the search stopped there (capacity.SearchResult.start_mpps).
+    load, base = res.start_mpps, dict(res.best.stats) if res.best is not None else {}
     out: dict[str, Any] = {}
     verdict = {"capacity.confirmed": 0.0, "capacity.window_loads": 0.0,
-               "capacity.search_mpps_per_port": res.offered_mpps,
+               "capacity.search_mpps_per_port": load,
                "capacity.upper_mpps_per_port": res.upper_mpps if math.isfinite(res.upper_mpps) else -1.0}
     if not options.get("confirm", True):
         stats, out["windows"], _ = rule_stats(windows, load, service, res.max_loss, seeds, options, report)
@@ -610,7 +622,8 @@ def at_capacity(make: Callable[[float], Any], res: capacity.SearchResult, seeds:
         c = confirm(windows.judge(first, options, res.max_loss), load, capacity.line_rate_mpps(make(load)),
                     max_loss=res.max_loss, resolution=res.resolution,
                     service=probes_service_rate(res.probes, res.max_loss, highest=True), budget=budget, report=report,
-                    step=options.get("confirm_step", STEP_UTILIZATION))
+                    step=options.get("confirm_step", STEP_UTILIZATION),
+                    predicted=None if res.refined else res.predicted_mpps)
         out["loads"] = [{**row, "seed": 0} for row in c.table(res.max_loss)]
         load, stats, out["windows"], c = _every_seed(windows, c, res, seeds, first, budget, options, report, out)
         out["loads"] = [{**row, "load": i} for i, row in enumerate(out["loads"])]
