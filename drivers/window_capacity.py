@@ -198,7 +198,7 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
     if not 0 < start <= high:
         raise capacity.ParamError(f"window confirmation: start = {start}: must be in (0, line rate {high}]")
     judged: list[Judged] = []
-    rate, misses, ups = start, 0, 0
+    rate, misses, ups, overs = start, 0, 0, 0
     while True:
         j = judge(rate, service)
         expect = _expected(judged, rate, max_loss, service)
@@ -233,9 +233,12 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
             if math.isfinite(room):
                 rate = max(lo.offered_mpps * (1 + resolution), room / (1 + resolution / 2))
             else:
-                under = predicted is not None and lo.offered_mpps > predicted
-                rate = lo.offered_mpps * (1 + max(resolution, capacity.OVERSHOOT if under else 0) * 2 ** ups)
-                ups += 1
+                if predicted is not None and lo.offered_mpps > predicted:     # the prediction under-states
+                    rate = lo.offered_mpps * (1 + max(resolution, capacity.OVERSHOOT * 2 ** overs))
+                    overs += 1
+                else:
+                    rate = lo.offered_mpps * (1 + resolution * 2 ** ups)
+                    ups += 1
             rate = min(rate, high)
         else:
             rate = capacity._next_rate(_as_lossless(lo), [f.probe() for f in fails], max_loss, resolution, misses,
