@@ -225,6 +225,23 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
     return SearchResult(lo, probes, resolution, max_loss, fails[0].offered_mpps, predicted_mpps=predicted)
 
 
+SEARCHES = ("refined", "saturated")     # options['capacity_search']: the probes' search to the resolution, or
+#                                         stopped at its saturated probe (refine=False) for the windows to judge
+
+
+def refine_option(options: dict[str, Any]) -> bool:
+    """`search`'s refine from a point's options: options['capacity_search'] (SEARCHES; 'refined' by default).
+    'saturated' stops at the saturated probe and needs windows to judge the load (options['steady'], and
+    options['confirm'] not False): a ParamError before any probe otherwise."""
+    kind = options.get("capacity_search", "refined")
+    if kind not in SEARCHES:
+        raise ParamError(f"capacity_search = {kind!r}: must be one of {', '.join(SEARCHES)}")
+    if kind == "saturated" and not (options.get("steady") and options.get("confirm", True)):
+        raise ParamError("capacity_search = 'saturated' stops the probes at the saturated one: it needs the "
+                         "steady-state windows to judge the load (options['steady'] and options['confirm'])")
+    return kind == "refined"
+
+
 def threshold_of(p: Probe, max_loss: float) -> float:
     """The offered load at which `p`'s server would reach `max_loss`, if it serves at the rate `p` measured, under
     `p`'s loss law. A failed probe near capacity measures that rate well; a deeply overloaded one under-states it

@@ -401,3 +401,19 @@ def test_bad_settings_of_a_stopped_search_are_refused_before_any_probe(kwargs):
     with pytest.raises(ParamError):
         capacity.search(evaluate, 0.0, refine=False)
     assert calls == []
+
+
+@pytest.mark.parametrize("options", [{"capacity_search": "bisect", "steady": True},
+                                     {"capacity_search": "saturated"},
+                                     {"capacity_search": "saturated", "steady": True, "confirm": False}])
+def test_a_sweeps_capacity_search_option_is_checked_before_any_probe(options):
+    """options['capacity_search']: 'refined' (the default) or 'saturated', which needs windows to judge the load;
+    anything else, or 'saturated' without the windows, is a ParamError before the point makes a system."""
+    from drivers.sweep import evaluators
+
+    def make_system():
+        pytest.fail("a system was made: the option was not checked first")
+    with pytest.raises(ParamError, match="capacity_search"):
+        evaluators.evaluate_capacity(make_system, options, lambda text: None)
+    assert capacity.refine_option({}) and capacity.refine_option({"capacity_search": "refined"})
+    assert not capacity.refine_option({"capacity_search": "saturated", "steady": True})

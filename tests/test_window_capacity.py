@@ -470,8 +470,8 @@ def test_a_window_above_an_under_stating_prediction_steps_past_it_by_overshoot()
 def test_at_most_four_runs_a_point_on_average_from_the_saturated_probe():
     """The capacity search's synthetic servers (tests/test_capacity.py: even, skewed, under-stated, a knee, one
     line-limited) at 1%, each a point of the saturated probe and windows that see what its probes see: at most 4
-    runs (probes + window loads) a point on average, 3.94 measured (today's point, the refined search then the
-    windows: 5.9), every answer within the resolution of the true threshold, as today's."""
+    runs (probes + window loads) a point on average, 4.00 measured (today's point, the refined search then the
+    windows: 5.87), every answer within the resolution of the true threshold, as today's."""
     from test_capacity import SKEWED, SYNTHETIC, UNDER_STATED
 
     counts, today = [], []
