@@ -26,6 +26,12 @@ The search:
    failed probe near capacity; after two misses in a row inside a bracket it bisects (geometric midpoint), so it
    ends even where no law holds (a cliff, or a short run's loss that is not monotonic in the load).
 The answer is the highest probe that sustained: the true capacity lies in [answer, answer x (1 + resolution)).
+4. Or stop at the saturated probe (`search(refine=False)`, options['capacity_search'] = 'saturated'; session 22, an
+   option): where steady-state windows judge the load anyway (below), the probes' refinement is spent on a short
+   run's verdict that the windows then overturn (the 8-core points' probes under-stated their capacity by 20-30%,
+   and the windows took 6-8 loads from there). The windows start just below the saturated probe's prediction
+   (`SearchResult.start_mpps`) instead. A saturated probe that served nothing predicts nothing: the search then
+   refines as before (`refined` says which).
 (For a short probe's server. A probe of 300 requests a core can hide an overload or show start-up loss where a
 long run sustains: where the studies measure a steady-state window, the windows judge this answer and move the load
 until one confirms it, drivers/window_capacity.py.)

@@ -7,7 +7,8 @@ keys at 50% GET the window at the probes' capacity lost 0.01% with its busiest c
 near capacity was start-up loss, not monotonic in the load): the capacity was too high in one case, too low in the
 other. So after the search the window is the judge (`confirm`):
 
-1. Measure a window at the load the search found. A window is the steady-state rule's (drivers/steady_state.py):
+1. Measure a window at the load the search found (or, after a search stopped at its saturated probe, just below
+   that probe's prediction: capacity.search(refine=False), `confirm`'s `predicted`). A window is the steady-state rule's (drivers/steady_state.py):
    its first length is twice the probes' requests, forked from the warm-up the probes shared (drivers/
    shared_warmup.py), so it costs no warm-up of its own.
 2. A window that loses more than the search's bound failed; the next load is predicted from what it measured,
