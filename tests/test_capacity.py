@@ -341,7 +341,8 @@ def _counting(server):
 
 
 @pytest.mark.parametrize("server", [s for s in SYNTHETIC + SKEWED + UNDER_STATED
-                                    if not (isinstance(s, QueueServer) and s.capacity_mpps >= LINE)], ids=repr)
+                                    if not (isinstance(s, QueueServer) and s.capacity_mpps >= LINE)],
+                         ids=lambda s: repr(s)[:60])
 def test_a_search_stopped_at_its_saturated_probe_starts_where_the_refined_search_probes_next(server):
     """One probe, at line rate: its prediction (the threshold under its loss law and the cores' shares) is the one
     the refined search takes its second probe from, so the windows start where that probe would have run; no
