@@ -83,8 +83,11 @@ if a.journal:
     from drivers.sweep import store
     from drivers.sweep.journal import PointJournal
 
+    # The search and resolution join the key only when not the defaults, so that older journals keep their keys.
+    extra = {**({"search": a.search} if a.search != "refined" else {}),
+             **({"resolution": a.resolution} if a.resolution != common.CAPACITY_RESOLUTION else {})}
     key = store.point_key(make(1.0).to_dict(), {"script": "capacity_confirmed", "windowed": a.windowed,
-                                                "seeds": seeds, "options": options})
+                                                "seeds": seeds, "options": options, **extra})
     journal = PointJournal(a.journal, key, report)
     print(f"journal {a.journal} (point {key}): {len(journal)} units journaled", flush=True)
 c0 = cpu_seconds()
