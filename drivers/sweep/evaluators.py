@@ -52,6 +52,9 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
     # options['capacity_search'] = 'saturated' (session 22, an option): the probes stop at the saturated one and the
     # windows start from its prediction (capacity.search(refine=False)); only where windows judge the load.
     refine = capacity.refine_option(options)
+    from ..window_capacity import check_options
+
+    check_options(options)     # the windows' options (confirm_step, confirm_window), before any probe
     shared = SharedWarmup() if options.get("shared_warmup", True) else None
     try:
         res = capacity.capacity(make, resolution=options.get("resolution", capacity.DEFAULT_RESOLUTION),

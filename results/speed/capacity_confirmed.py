@@ -11,7 +11,9 @@ seeds at the end (each seed its own warm-up). --max-windows N caps the rule's wi
 batch predicts the judge's step up from the busy poll's fixed part (window_capacity.STEPS, confirm_step; session 21).
 --resolution R: the search's and the windows' relative resolution (default the studies' 2%). --search saturated
 stops the probes' search at its saturated probe and the windows start from its prediction (capacity.search's
-refine=False; session 22); refined (the default) is the full probes' search.
+refine=False; session 22); refined (the default) is the full probes' search. --judge-window rule judges each load on
+the steady-state rule's window, not the first within its interval target (window_capacity.JUDGE_WINDOWS,
+confirm_window; session 22).
 
 Prints and writes (--json OUT) the search's answer, the loads the windows judged with their losses, the capacity
 confirmed (or not), which seeds' windows sustained there, the windows simulated, the steady-state throughput and its interval, and the CPU seconds (this
@@ -24,7 +26,7 @@ and checkpoints it, always runs again: the others restore its checkpoint).
 
 Usage: capacity_confirmed.py CORES ITEMS [--zipf] [--windowed] [--no-confirm] [--seeds K] [--max-windows N] [--json OUT]
        [--journal FILE] [--step utilization|batch] [--resolution R]
-       [--search refined|saturated]"""
+       [--search refined|saturated] [--judge-window short|rule]"""
 import argparse
 import json
 import pathlib
@@ -49,6 +51,7 @@ parser.add_argument("--journal")
 parser.add_argument("--step", choices=window_capacity.STEPS, default=window_capacity.STEP_UTILIZATION)
 parser.add_argument("--resolution", type=float, default=common.CAPACITY_RESOLUTION)
 parser.add_argument("--search", choices=("refined", "saturated"), default="refined")
+parser.add_argument("--judge-window", choices=window_capacity.JUDGE_WINDOWS, default=window_capacity.JUDGE_SHORT)
 a = parser.parse_args()
 cores, items, zipf, confirm, seeds, max_windows, out_json = (a.cores, a.items, a.zipf, a.confirm, a.seeds,
                                                             a.max_windows, a.json)
@@ -77,7 +80,8 @@ def report(text):
 
 
 options = {"confirm": confirm, **({"steady_max_windows": int(max_windows)} if max_windows else {}),
-           **({"confirm_step": a.step} if a.step != window_capacity.STEP_UTILIZATION else {})}
+           **({"confirm_step": a.step} if a.step != window_capacity.STEP_UTILIZATION else {}),
+           **({"confirm_window": a.judge_window} if a.judge_window != window_capacity.JUDGE_SHORT else {})}
 journal = None
 if a.journal:
     from drivers.sweep import store
