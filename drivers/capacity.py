@@ -26,6 +26,12 @@ The search:
    failed probe near capacity; after two misses in a row inside a bracket it bisects (geometric midpoint), so it
    ends even where no law holds (a cliff, or a short run's loss that is not monotonic in the load).
 The answer is the highest probe that sustained: the true capacity lies in [answer, answer x (1 + resolution)).
+4. Or stop at the saturated probe (`search(refine=False)`, options['capacity_search'] = 'saturated'; session 22, an
+   option): where steady-state windows judge the load anyway (below), the probes' refinement is spent on a short
+   run's verdict that the windows then overturn (the 8-core points' probes under-stated their capacity by 20-30%,
+   and the windows took 6-8 loads from there). The windows start just below the saturated probe's prediction
+   (`SearchResult.start_mpps`) instead. A saturated probe that served nothing predicts nothing: the search then
+   refines as before (`refined` says which).
 (For a short probe's server. A probe of 300 requests a core can hide an overload or show start-up loss where a
 long run sustains: where the studies measure a steady-state window, the windows judge this answer and move the load
 until one confirms it, drivers/window_capacity.py.)
@@ -119,6 +125,20 @@ class SearchResult:
     max_loss: float
     upper_mpps: float              # the lowest offered load that failed (inf when the line rate sustained)
     warmups: int = 0               # warm-ups of restored probes run: one for all probes that shared it, else one each
+    # The threshold the saturated probe predicts (`threshold_of`; NaN: no probe failed). A search with
+    # refine=False stops there and leaves the bracket to the steady-state windows (drivers/window_capacity.py).
+    predicted_mpps: float = math.nan
+    refined: bool = True           # False: the search stopped after its saturated probe (`search(refine=False)`)
+
+    @property
+    def start_mpps(self) -> float:
+        """Where the steady-state windows start judging: the search's answer, or after a search that stopped at its
+        saturated probe, just below the prediction (half a resolution, as the search's own next probe), and no
+        lower than a guess that sustained."""
+        if self.refined or not math.isfinite(self.predicted_mpps):
+            return self.offered_mpps
+        return max(min(self.predicted_mpps / (1 + self.resolution / 2), self.upper_mpps / (1 + self.resolution)),
+                   self.offered_mpps)
 
     @property
     def offered_mpps(self) -> float:
@@ -149,12 +169,18 @@ def line_rate_mpps(system: System) -> float:
 
 def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float = DEFAULT_MAX_LOSS,
            resolution: float = DEFAULT_RESOLUTION, progress: Callable[[Probe], None] | None = None,
-           max_probes: int = MAX_PROBES, start: float | None = None) -> SearchResult:
+           max_probes: int = MAX_PROBES, start: float | None = None, refine: bool = True) -> SearchResult:
     """The highest offered load (per port) with loss < `max_loss`, to within `resolution` (relative), for a server
     `evaluate(offered) -> Outcome`. `high` is the upper bound (the line rate), probed first; or, with `start` (a
     guess below it), the guess first: when it fails the search goes on below it as from `high`, and when it
     sustains the next probe is `high`, a saturated run whose served rate predicts the threshold (a guess that
-    sustains says nothing of how far above it the capacity lies)."""
+    sustains says nothing of how far above it the capacity lies).
+
+    `refine=False` stops after the saturated probe: the result carries its prediction (`predicted_mpps`,
+    `start_mpps`) and no bracket (`best` is a guess that sustained, else None). For a caller whose steady-state
+    windows judge the load anyway (window_capacity.at_capacity): the short probes' refinement under-stated the
+    8-core points by 20-30% (results/speed/README.md, session 18), so the windows moved the load from it by several
+    loads; from the saturated run's prediction they start near capacity (session 22)."""
     if not 0 < resolution < 1:
         raise ParamError(f"capacity search resolution = {resolution}: must be in (0, 1)")
     if not 0 < max_loss < 1:
@@ -183,6 +209,11 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
     if first.sustained(max_loss):
         return SearchResult(first, probes, resolution, max_loss, math.inf)
     floor = high * 1e-6
+    predicted = _predict(None, [first], max_loss)
+    if not refine and math.isfinite(predicted) and predicted > floor:
+        return SearchResult(lo, probes, resolution, max_loss, first.offered_mpps, predicted_mpps=predicted,
+                            refined=False)
+    # (A saturated probe that served nothing predicts nothing: the search refines as before, whatever `refine`.)
     fails = [first]                # the probes that failed, lowest offered load first: fails[0] is the bracket's top
     misses = 0                     # predictions in a row that landed on the wrong side
     while lo is None or fails[0].offered_mpps > lo.offered_mpps * (1 + resolution):
@@ -197,7 +228,24 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
             fails = sorted(fails + [p], key=lambda f: f.offered_mpps)
             if lo is None and rate <= floor:
                 return SearchResult(None, probes, resolution, max_loss, fails[0].offered_mpps)
-    return SearchResult(lo, probes, resolution, max_loss, fails[0].offered_mpps)
+    return SearchResult(lo, probes, resolution, max_loss, fails[0].offered_mpps, predicted_mpps=predicted)
+
+
+SEARCHES = ("refined", "saturated")     # options['capacity_search']: the probes' search to the resolution, or
+#                                         stopped at its saturated probe (refine=False) for the windows to judge
+
+
+def refine_option(options: dict[str, Any]) -> bool:
+    """`search`'s refine from a point's options: options['capacity_search'] (SEARCHES; 'refined' by default).
+    'saturated' stops at the saturated probe and needs windows to judge the load (options['steady'], and
+    options['confirm'] not False): a ParamError before any probe otherwise."""
+    kind = options.get("capacity_search", "refined")
+    if kind not in SEARCHES:
+        raise ParamError(f"capacity_search = {kind!r}: must be one of {', '.join(SEARCHES)}")
+    if kind == "saturated" and not (options.get("steady") and options.get("confirm", True)):
+        raise ParamError("capacity_search = 'saturated' stops the probes at the saturated one: it needs the "
+                         "steady-state windows to judge the load (options['steady'] and options['confirm'])")
+    return kind == "refined"
 
 
 def threshold_of(p: Probe, max_loss: float) -> float:
@@ -373,7 +421,8 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
              progress: Callable[[Probe], None] | None = None,
              simulate_fn: Callable[[System], dict[str, float]] | None = None,
              restore: bool | None = False, checkpoint: str | pathlib.Path | None = None,
-             share_warmup: bool = True, runner: Any = None, journal: Any = None) -> SearchResult:
+             share_warmup: bool = True, runner: Any = None, journal: Any = None,
+             refine: bool = True) -> SearchResult:
     """The capacity of a simulated server (see the module doc). `high` defaults to the port's line rate.
 
     `restore`: the first probe writes a checkpoint at the end of its bulk load and every later probe restores it
@@ -388,7 +437,8 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
     through (kept open after the search, so the caller's own runs at the capacity found can fork from the same
     warm-up; the caller closes it); by default the search opens and closes its own. `simulate_fn` replaces the
     simulation altogether (nothing is shared then). `journal`: a point's journal (drivers/sweep/journal.py): each
-    probe is journaled as it finishes, and one a stopped run journaled is replayed, not simulated again."""
+    probe is journaled as it finishes, and one a stopped run journaled is replayed, not simulated again.
+    `refine`: False stops after the saturated probe, for windows to judge from its prediction (`search`)."""
     probe = make_system(1.0)
     if high is None:
         high = line_rate_mpps(probe)
@@ -439,7 +489,7 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
 
         evaluate = journaled_server(journal, restoring, evaluate, Outcome)
     try:
-        res = search(evaluate, high, max_loss=max_loss, resolution=resolution, progress=progress)
+        res = search(evaluate, high, max_loss=max_loss, resolution=resolution, progress=progress, refine=refine)
         res.warmups = alone + (runner.warmups - counted if runner is not None else 0)
         return res
     finally:

@@ -260,10 +260,13 @@ def batch_rates(times: Sequence[float], counts: Sequence[float], batches: int = 
 
 def measure(run_window: Callable[[int], Window], first: int, *, target: float = TARGET,
             saturation: float = SATURATION, growth: float = GROWTH, max_windows: int = MAX_WINDOWS,
-            confidence: float = CONFIDENCE, report: Callable[[str], None] | None = None) -> SteadyState:
+            confidence: float = CONFIDENCE, report: Callable[[str], None] | None = None,
+            stop: Callable[[Window, bool, bool], bool] | None = None) -> SteadyState:
     """Run windows of growing length (first, first x growth, ...) until the last one's throughput interval is within
     +-`target` and its busiest core is saturated: its load factor (Window.load_factor) at least `saturation` (see
-    the module doc; 0: not required)."""
+    the module doc; 0: not required). `stop(window, precise, saturated)`: True ends the rule at that window before
+    it converges (converged False, the reason "stopped by the caller"): the capacity judge's (drivers/
+    window_capacity.py, Windows.judge with the rule's window) for a load whose verdict is known sooner."""
     if first < 1:
         raise ParamError(f"steady state: first window = {first}: must be at least 1")
     if not 0 < target < 1 or not 0 <= saturation <= 1 or growth <= 1 or max_windows < 1:
@@ -286,6 +289,8 @@ def measure(run_window: Callable[[int], Window], first: int, *, target: float = 
                    f"factor {w.load_factor:.3f}")    # nan when not measured (saturation then not required)
         if precise and saturated:
             return SteadyState(windows, half, True, "converged", target, saturation)
+        if stop is not None and stop(w, precise, saturated):
+            return SteadyState(windows, half, False, f"stopped by the caller at window {length}", target, saturation)
         if len(windows) >= max_windows:
             missing = [m for m, ok in ((f"interval +-{100 * relative:.2f}% > +-{100 * target:g}%", precise),
                                        (f"busiest core's load factor {w.load_factor:.3f} < {saturation:g}",

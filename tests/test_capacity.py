@@ -327,3 +327,94 @@ def test_probes_restore_the_first_probes_checkpoint(tmp_path):
     capacity.capacity(make(4096, 20_000), simulate_fn=fake_simulation(QueueServer(3.0), seen), restore=True)
     folder = pathlib.Path(seen[0][0]).parent
     assert seen[1][1] == seen[0][0] and not folder.exists(), "a temporary checkpoint is removed after the search"
+
+
+# ---- a search that stops at its saturated probe (refine=False, session 22, issue 24 item 4) -----------------------
+
+def _counting(server):
+    calls = []
+
+    def evaluate(rate):
+        calls.append(rate)
+        return server(rate)
+    return evaluate, calls
+
+
+@pytest.mark.parametrize("server", [s for s in SYNTHETIC + SKEWED + UNDER_STATED
+                                    if not (isinstance(s, QueueServer) and s.capacity_mpps >= LINE)],
+                         ids=lambda s: repr(s)[:60])
+def test_a_search_stopped_at_its_saturated_probe_starts_where_the_refined_search_probes_next(server):
+    """One probe, at line rate: its prediction (the threshold under its loss law and the cores' shares) is the one
+    the refined search takes its second probe from, so the windows start where that probe would have run; no
+    bracket is claimed (`best` is None, the upper end is the saturated probe's load)."""
+    full = capacity.search(server, LINE)
+    evaluate, calls = _counting(server)
+    res = capacity.search(evaluate, LINE, refine=False)
+    assert calls == [LINE] and len(res.probes) == 1 and res.probes[0].stage == "saturate"
+    assert not res.refined and res.best is None and res.upper_mpps == LINE and res.offered_mpps == 0.0
+    assert res.predicted_mpps == full.predicted_mpps
+    assert res.start_mpps == full.probes[1].offered_mpps
+    if _follows_its_law(server):          # then the start is within the resolution below the threshold
+        truth = server.threshold(0.01)
+        assert res.start_mpps < truth <= res.start_mpps * 1.01
+
+
+def _follows_its_law(server) -> bool:
+    """Does a deeply overloaded probe of `server` serve what it serves near capacity (no knee, no slowdown)?"""
+    return isinstance(server, SkewedServer) and not server.slowdown or \
+        isinstance(server, QueueServer) and not server.knee or isinstance(server, BacklogServer) and not server.slowdown
+
+
+def test_a_stopped_search_that_is_line_limited_or_starts_from_a_sustained_guess():
+    evaluate, calls = _counting(QueueServer(1000.0))
+    res = capacity.search(evaluate, LINE, refine=False)
+    assert res.line_limited and res.offered_mpps == LINE and calls == [LINE] and res.refined
+    # A guess that sustains: the saturated probe follows, and the windows start no lower than the guess.
+    server = QueueServer(7.0)
+    res = capacity.search(server, LINE, start=3.0, refine=False)
+    assert [p.offered_mpps for p in res.probes] == [3.0, LINE] and res.best.offered_mpps == 3.0
+    assert res.start_mpps == pytest.approx(capacity.search(server, LINE).probes[1].offered_mpps)
+    res = capacity.search(QueueServer(2.9), LINE, start=3.0, refine=False)        # a guess above: it is the top
+    assert len(res.probes) == 1 and res.upper_mpps == 3.0 and res.start_mpps < QueueServer(2.9).threshold(0.01)
+
+
+def test_a_saturated_probe_that_served_nothing_falls_back_to_the_refined_search():
+    """No prediction from a run that answered nothing (a server that stops answering when flooded): the search
+    refines as before rather than start the windows at zero, and says so (`refined`)."""
+    server = QueueServer(10.0)
+
+    def flooded(rate):
+        return capacity.Outcome(1.0, 0.0) if rate > 100 else server(rate)
+    res = capacity.search(flooded, LINE, refine=False)
+    assert res.refined and len(res.probes) > 1
+    assert res.offered_mpps < server.threshold(0.01) <= res.upper_mpps <= res.offered_mpps * 1.01
+    assert res.start_mpps == res.offered_mpps
+
+
+@pytest.mark.parametrize("kwargs", [{"resolution": 0}, {"resolution": -0.01}, {"resolution": 1.0},
+                                    {"resolution": math.nan}, {"max_loss": 0}, {"max_loss": 1.0},
+                                    {"start": 0.0}, {"start": -1.0}, {"start": math.nan}])
+def test_bad_settings_of_a_stopped_search_are_refused_before_any_probe(kwargs):
+    evaluate, calls = _counting(QueueServer(1.0))
+    with pytest.raises(ParamError):
+        capacity.search(evaluate, LINE, refine=False, **kwargs)
+    assert calls == []
+    with pytest.raises(ParamError):
+        capacity.search(evaluate, 0.0, refine=False)
+    assert calls == []
+
+
+@pytest.mark.parametrize("options", [{"capacity_search": "bisect", "steady": True},
+                                     {"capacity_search": "saturated"},
+                                     {"capacity_search": "saturated", "steady": True, "confirm": False}])
+def test_a_sweeps_capacity_search_option_is_checked_before_any_probe(options):
+    """options['capacity_search']: 'refined' (the default) or 'saturated', which needs windows to judge the load;
+    anything else, or 'saturated' without the windows, is a ParamError before the point makes a system."""
+    from drivers.sweep import evaluators
+
+    def make_system():
+        pytest.fail("a system was made: the option was not checked first")
+    with pytest.raises(ParamError, match="capacity_search"):
+        evaluators.evaluate_capacity(make_system, options, lambda text: None)
+    assert capacity.refine_option({}) and capacity.refine_option({"capacity_search": "refined"})
+    assert not capacity.refine_option({"capacity_search": "saturated", "steady": True})

@@ -49,16 +49,22 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
 
     # Probes that restore the sweep's checkpoint share one warm-up, and the steady-state windows fork from it too
     # (drivers/shared_warmup.py: every statistic a fresh run's); options['shared_warmup'] = False warms each run.
+    # options['capacity_search'] = 'saturated' (session 22, an option): the probes stop at the saturated one and the
+    # windows start from its prediction (capacity.search(refine=False)); only where windows judge the load.
+    refine = capacity.refine_option(options)
+    from ..window_capacity import check_options
+
+    check_options(options)     # the windows' options (confirm_step, confirm_window), before any probe
     shared = SharedWarmup() if options.get("shared_warmup", True) else None
     try:
         res = capacity.capacity(make, resolution=options.get("resolution", capacity.DEFAULT_RESOLUTION),
                                 max_loss=options.get("max_loss", capacity.DEFAULT_MAX_LOSS), progress=progress,
-                                runner=shared, share_warmup=shared is not None, journal=journal)
+                                runner=shared, share_warmup=shared is not None, journal=journal, refine=refine)
         stats = dict(res.best.stats if res.best else {})
         stats.update({"capacity.mpps_per_port": res.offered_mpps, "capacity.upper_mpps_per_port":
                       res.upper_mpps if not res.line_limited else -1.0, "capacity.probes": float(len(res.probes))})
         out: dict[str, Any] = {"probes": res.table()}
-        if options.get("steady") and res.best:
+        if options.get("steady") and (res.best or not res.refined):
             # The windows judge the search's answer and move the load until one confirms it (options['confirm'] =
             # False: the rule at the search's answer only); the point's statistics are then the window's.
             from ..window_capacity import at_capacity

@@ -9,6 +9,11 @@ the hottest core's expected load relative to the mean, as the end-to-end study d
 its hottest core then gets about 300). --seeds K repeats the rule's windows for K
 seeds at the end (each seed its own warm-up). --max-windows N caps the rule's windows (steady_max_windows). --step
 batch predicts the judge's step up from the busy poll's fixed part (window_capacity.STEPS, confirm_step; session 21).
+--resolution R: the search's and the windows' relative resolution (default the studies' 2%). --search saturated
+stops the probes' search at its saturated probe and the windows start from its prediction (capacity.search's
+refine=False; session 22); refined (the default) is the full probes' search. --judge-window rule judges each load on
+the steady-state rule's window, not the first within its interval target (window_capacity.JUDGE_WINDOWS,
+confirm_window; session 22).
 
 Prints and writes (--json OUT) the search's answer, the loads the windows judged with their losses, the capacity
 confirmed (or not), which seeds' windows sustained there, the windows simulated, the steady-state throughput and its interval, and the CPU seconds (this
@@ -20,7 +25,8 @@ a stop, it replays them and simulates the rest (the record's `replayed_units`; t
 and checkpoints it, always runs again: the others restore its checkpoint).
 
 Usage: capacity_confirmed.py CORES ITEMS [--zipf] [--windowed] [--no-confirm] [--seeds K] [--max-windows N] [--json OUT]
-       [--journal FILE] [--step utilization|batch]"""
+       [--journal FILE] [--step utilization|batch] [--resolution R]
+       [--search refined|saturated] [--judge-window short|rule]"""
 import argparse
 import json
 import pathlib
@@ -43,6 +49,9 @@ parser.add_argument("--max-windows", type=int)
 parser.add_argument("--json")
 parser.add_argument("--journal")
 parser.add_argument("--step", choices=window_capacity.STEPS, default=window_capacity.STEP_UTILIZATION)
+parser.add_argument("--resolution", type=float, default=common.CAPACITY_RESOLUTION)
+parser.add_argument("--search", choices=("refined", "saturated"), default="refined")
+parser.add_argument("--judge-window", choices=window_capacity.JUDGE_WINDOWS, default=window_capacity.JUDGE_SHORT)
 a = parser.parse_args()
 cores, items, zipf, confirm, seeds, max_windows, out_json = (a.cores, a.items, a.zipf, a.confirm, a.seeds,
                                                             a.max_windows, a.json)
@@ -71,21 +80,26 @@ def report(text):
 
 
 options = {"confirm": confirm, **({"steady_max_windows": int(max_windows)} if max_windows else {}),
-           **({"confirm_step": a.step} if a.step != window_capacity.STEP_UTILIZATION else {})}
+           **({"confirm_step": a.step} if a.step != window_capacity.STEP_UTILIZATION else {}),
+           **({"confirm_window": a.judge_window} if a.judge_window != window_capacity.JUDGE_SHORT else {})}
 journal = None
 if a.journal:
     from drivers.sweep import store
     from drivers.sweep.journal import PointJournal
 
+    # The search and resolution join the key only when not the defaults, so that older journals keep their keys.
+    extra = {**({"search": a.search} if a.search != "refined" else {}),
+             **({"resolution": a.resolution} if a.resolution != common.CAPACITY_RESOLUTION else {})}
     key = store.point_key(make(1.0).to_dict(), {"script": "capacity_confirmed", "windowed": a.windowed,
-                                                "seeds": seeds, "options": options})
+                                                "seeds": seeds, "options": options, **extra})
     journal = PointJournal(a.journal, key, report)
     print(f"journal {a.journal} (point {key}): {len(journal)} units journaled", flush=True)
 c0 = cpu_seconds()
 try:
     with SharedWarmup() as shared:
-        res = capacity.capacity(make, restore=True, checkpoint=folder, resolution=common.CAPACITY_RESOLUTION,
-                                runner=shared, progress=lambda p: report(f"probe at {p.offered_mpps:.4f}: loss "
+        res = capacity.capacity(make, restore=True, checkpoint=folder, resolution=a.resolution,
+                                runner=shared, refine=a.search == "refined",
+                                progress=lambda p: report(f"probe at {p.offered_mpps:.4f}: loss "
                                                                            f"{100 * p.loss:.2f}%"), journal=journal)
         searched = cpu_seconds() - c0
         got = window_capacity.at_capacity(restoring, res, seeds, options, report, runner=shared, journal=journal)
@@ -94,7 +108,8 @@ finally:
     shutil.rmtree(folder, ignore_errors=True)
 cpu = cpu_seconds() - c0
 st = got["stats"]
-rec = {"cores": cores, "items": items, "zipf": zipf, "requests": requests, "confirm": confirm, "seeds": seeds, "options": options,
+rec = {"search": a.search, "resolution": a.resolution, "search_probes": len(res.probes),
+       "cores": cores, "items": items, "zipf": zipf, "requests": requests, "confirm": confirm, "seeds": seeds, "options": options,
        "search_mpps_per_port": res.offered_mpps, "search_upper_mpps_per_port": res.upper_mpps,
        "capacity_mpps_per_port": st["capacity.mpps_per_port"], "upper_mpps_per_port":
        st["capacity.upper_mpps_per_port"], "confirmed": bool(st["capacity.confirmed"]),
@@ -104,6 +119,10 @@ rec = {"cores": cores, "items": items, "zipf": zipf, "requests": requests, "conf
        "steady": {k: v for k, v in st.items() if k.startswith("steady.")}, "loads": got.get("loads"),
        "probes": res.table(), "warmups": warmups, "cpu_search_s": searched, "cpu_windows_s": cpu - searched,
        "cpu_s": cpu, "replayed_units": journal.replayed if journal else 0, "stats": st}
+sat = res.probes[0].stats     # the saturated probe's queues (each core serves one) and the cores' expected shares
+rec["saturated_probe"] = {"offered_all_mpps": sat.get("client.offered_mpps"), "measured_ns": sat.get("client.measured_ns"),
+                          "tx_frames": [v for k, v in sorted(sat.items()) if k.endswith(".tx_frames") and "queue" in k],
+                          "shares": list(res.probes[0].shares), "predicted_mpps": res.predicted_mpps}
 print(json.dumps({k: v for k, v in rec.items() if k not in ("stats", "steady", "probes")}, indent=1))
 if out_json:
     pathlib.Path(out_json).write_text(json.dumps(rec, indent=1, sort_keys=True))
