@@ -15,6 +15,7 @@ use crate::core::{Core, InstTiming, L1Latencies};
 use crate::dram::Dram;
 use crate::inst::InstInfo;
 use crate::interconnect::{SocketNet, SystemNetwork};
+use crate::mem::socket_messages::SocketOutboxes;
 use crate::mem::{MemSystem, SocketHomes};
 use crate::network::{Network, Placement};
 use crate::numa::NumaMap;
@@ -111,12 +112,14 @@ impl TimingSystem {
             return Err("a system needs at least one socket".into());
         }
         let (net, placement) = SystemNetwork::new(nets, link)?;
+        let outboxes = SocketOutboxes::new(net.sockets(), net.endpoint_sockets());
         let clocks: Vec<u64> = cores.iter().map(|c| c.clock).collect();
         let core_socket =
             socket_cores.iter().enumerate().flat_map(|(k, &n)| std::iter::repeat_n(k as u16, n)).collect();
         let homes = SocketHomes { slices_per_socket: caches.llc_slices.max(1), core_socket, ctrl };
         let memory = SocketMemories::new(memories);
-        let mem = MemSystem::with_sockets(caches, &clocks, memory, Box::new(net), placement, Some(homes));
+        let mut mem = MemSystem::with_sockets(caches, &clocks, memory, Box::new(net), placement, Some(homes));
+        mem.outboxes = Some(Box::new(outboxes));
         let mut sys = Self::from_mem(&cores, caches, mem);
         sys.socket_cores = socket_cores;
         Ok(sys)

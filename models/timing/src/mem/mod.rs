@@ -31,6 +31,7 @@ pub mod remote;
 pub mod replacement;
 pub mod report;
 pub mod sharers;
+pub mod socket_messages;
 mod warm;
 
 pub use array::{CacheArray, CacheStats};
