@@ -389,5 +389,8 @@ impl TimingSystem {
         self.mem.coherence_stats(&paths::system_directory(), &paths::system_ddio(), out);
         // The system network writes each socket's on-chip network under system.socket{k}.noc. and the links.
         self.mem.net.stats(&paths::system(), ticks, out);
+        if let Some(o) = self.mem.socket_messages() {
+            o.stats(&paths::system(), out);
+        }
     }
 }

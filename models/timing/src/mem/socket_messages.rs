@@ -13,7 +13,7 @@
 
 use super::hierarchy::MemSystem;
 use crate::network::Endpoint;
-use crate::{MemPort, Tick};
+use crate::{MemPort, StatSink, Tick};
 
 /// What a message of the memory walk is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -97,12 +97,20 @@ pub struct SocketOutboxes {
     /// Messages from socket a to socket b of each kind, at `(a * sockets + b) * KINDS.len() + kind`.
     counts: Vec<u64>,
     log: Option<Vec<SocketMessage>>,
+    /// Whether the statistics list the counts (the partitioned schedule's runs: what its partitions exchange).
+    report: bool,
 }
 
 impl SocketOutboxes {
     /// The outboxes of `sockets` sockets whose network puts endpoint e on socket `endpoint_socket[e]`.
     pub fn new(sockets: usize, endpoint_socket: Vec<u16>) -> Self {
-        SocketOutboxes { sockets, endpoint_socket, counts: vec![0; sockets * sockets * KINDS.len()], log: None }
+        SocketOutboxes {
+            sockets,
+            endpoint_socket,
+            counts: vec![0; sockets * sockets * KINDS.len()],
+            log: None,
+            report: false,
+        }
     }
 
     /// A message of the walk left `src` at `sent` and reached `dst` at `arrives`: posted if it crossed sockets.
@@ -142,6 +150,21 @@ impl SocketOutboxes {
         self.log.as_deref().unwrap_or(&[])
     }
 
+    /// Each direction's messages per kind, `{prefix}link{a}_{b}.messages.{kind}` (they add up to the link's
+    /// `messages`), when reported.
+    pub fn stats(&self, prefix: &str, out: &mut StatSink) {
+        if !self.report {
+            return;
+        }
+        for (a, b) in (0..self.sockets).flat_map(|a| (0..self.sockets).map(move |b| (a, b))).filter(|(a, b)| a != b) {
+            let p = prefix.to_owned() + &kvsim_params::paths::socket_link(a, b);
+            for kind in KINDS {
+                let what = "messages of this kind that crossed in this direction (schedule = 'partitioned')";
+                out.add(&p, &format!("messages.{}", kind.name()), self.count(a, b, kind) as f64, what);
+            }
+        }
+    }
+
     /// Start the counts and the log afresh (with the memory system's statistics).
     pub fn reset(&mut self) {
         self.counts.iter_mut().for_each(|c| *c = 0);
@@ -155,6 +178,13 @@ impl<M: MemPort> MemSystem<M> {
     /// The sockets' outboxes (None on one socket).
     pub fn socket_messages(&self) -> Option<&SocketOutboxes> {
         self.outboxes.as_deref()
+    }
+
+    /// List the counts per kind in the statistics (`SocketOutboxes::stats`); nothing on one socket.
+    pub fn report_socket_messages(&mut self) {
+        if let Some(o) = self.outboxes.as_deref_mut() {
+            o.report = true;
+        }
     }
 
     /// Keep every message between sockets from now on (`SocketOutboxes::log`); nothing on one socket.
