@@ -29,7 +29,7 @@ RUNS = {
     "mercury": lambda: configs.load("mercury").system(cores=2, requests=500, items=4096),
     "quad": lambda: configs.load("brps_target_quad").system(cores_per_socket=2, requests=800, items=4096),
     # The partitioned schedule lists each link's messages per kind.
-    "quad_partitioned": lambda: _partitioned(configs.load("brps_target_quad").system(cores_per_socket=1, requests=400,
+    "quad_partitioned": lambda: _partitioned(configs.load("brps_target_quad").system(cores_per_socket=2, requests=400,
                                                                                       items=2048)),
     "keyvault": lambda: configs.load("keyvault").system(cores=2, requests=300, items=2048),
     "iridium": lambda: configs.load("iridium").system(cores=2, requests=300, items=2048),
