@@ -281,22 +281,6 @@ impl<M: MemPort> MemSystem<M> {
         (l1, l2, l2.unwrap_or(l1) + trip + self.llc[0].hit_ticks.max(self.dir.home_ticks))
     }
 
-    /// A message of `kind` over the network (posted to its socket's outbox when it crosses sockets); warming
-    /// books nothing and keeps no time.
-    #[inline]
-    pub(super) fn msg(&mut self, mode: Mode, kind: MsgKind, src: Endpoint, dst: Endpoint, bytes: u32, t: Tick) -> Tick {
-        match mode {
-            Mode::Timed => {
-                let arrives = self.net.send(src, dst, bytes, t);
-                if let Some(o) = self.outboxes.as_deref_mut() {
-                    o.post(kind, src, dst, bytes, t, arrives);
-                }
-                arrives
-            }
-            Mode::Warm => t,
-        }
-    }
-
     #[inline]
     fn l1(&mut self, core: usize, ifetch: bool) -> &mut CacheArray {
         let p = &mut self.cores[core];

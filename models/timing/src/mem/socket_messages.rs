@@ -12,6 +12,7 @@
 //! [`MsgKind::CopyDropped`] to the home.
 
 use super::hierarchy::MemSystem;
+use super::Mode;
 use crate::network::Endpoint;
 use crate::{MemPort, StatSink, Tick};
 
@@ -175,6 +176,22 @@ impl SocketOutboxes {
 }
 
 impl<M: MemPort> MemSystem<M> {
+    /// A message of `kind` over the network (posted to its socket's outbox when it crosses sockets); warming
+    /// books nothing and keeps no time.
+    #[inline]
+    pub(super) fn msg(&mut self, mode: Mode, kind: MsgKind, src: Endpoint, dst: Endpoint, bytes: u32, t: Tick) -> Tick {
+        match mode {
+            Mode::Timed => {
+                let arrives = self.net.send(src, dst, bytes, t);
+                if let Some(o) = self.outboxes.as_deref_mut() {
+                    o.post(kind, src, dst, bytes, t, arrives);
+                }
+                arrives
+            }
+            Mode::Warm => t,
+        }
+    }
+
     /// The sockets' outboxes (None on one socket).
     pub fn socket_messages(&self) -> Option<&SocketOutboxes> {
         self.outboxes.as_deref()
