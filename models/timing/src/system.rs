@@ -137,26 +137,41 @@ impl TimingSystem {
     /// Take the engine's NUMA map (when warming or detailed timing starts): every line's home from now on.
     pub fn set_numa(&mut self, map: NumaMap) -> Result<(), String> {
         let placed: Vec<(u64, u64, u16)> = map.ranges().to_vec();
-        self.mem.mem.set_map(map)?;
+        let mut next = map;
         for (start, end, socket) in placed {
-            self.place_tables(start, end - start, socket)?;
+            self.place_tables(&mut next, start, end - start, socket)?;
         }
-        Ok(())
+        self.take_homes(next)
     }
 
     /// The engine placed [start, start + len) on `socket`'s memory (a NUMA allocation).
     pub fn numa_placed(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
-        self.mem.mem.place(start, len, socket)?;
-        self.place_tables(start, len, socket)
+        let mut next = self.mem.mem.map().clone();
+        next.place(start, len, socket)?;
+        self.place_tables(&mut next, start, len, socket)?;
+        self.take_homes(next)
+    }
+
+    /// The homes of `next` from now on. The lines whose home socket it changes and that some cache holds leave
+    /// the caches first, through their old homes (`MemSystem::rehome`): the new home's directory knows no copy
+    /// of them, so none may remain. (A replayed map, a checkpoint's restore or the start of timing, changes no
+    /// home a cached line has unless the replay itself moves it: the caches are empty when warming starts.)
+    fn take_homes(&mut self, next: NumaMap) -> Result<(), String> {
+        if next.sockets() as usize > self.mem.mem.sockets() {
+            return self.mem.mem.set_map(next); // its error
+        }
+        self.mem.rehome(|addr| next.socket_of(addr));
+        self.mem.mem.set_map(next)
     }
 
     /// The page-table pages of the two lowest levels that map [start, start + len) live on the socket of the data
-    /// (the kernel allocates them on the node of the first touch, which NUMA-local data gets from its own socket).
-    fn place_tables(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
-        let Some(mmu) = self.cores.first_mut().and_then(Core::mmu_mut) else { return Ok(()) };
+    /// (the kernel allocates them on the node of the first touch, which NUMA-local data gets from its own socket):
+    /// placed so in `map`.
+    fn place_tables(&self, map: &mut NumaMap, start: u64, len: u64, socket: u16) -> Result<(), String> {
+        let Some(mmu) = self.cores.first().and_then(Core::mmu) else { return Ok(()) };
         let spans = [mmu.table_span(1, start, len), mmu.table_span(2, start, len)];
         for (a, b) in spans {
-            self.mem.mem.place(a, b - a, socket)?;
+            map.place(a, b - a, socket)?;
         }
         Ok(())
     }

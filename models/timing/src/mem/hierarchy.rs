@@ -793,7 +793,7 @@ impl<M: MemPort> MemSystem<M> {
     }
 
     /// `owner`'s dirty line goes from slice `s` to memory at `t` (posted).
-    fn memory_write(&mut self, s: usize, line: u64, owner: u16, t: Tick, mode: Mode) {
+    pub(super) fn memory_write(&mut self, s: usize, line: u64, owner: u16, t: Tick, mode: Mode) {
         if mode == Mode::Warm {
             return self.warm_memory(line, owner, AccessKind::Write);
         }
