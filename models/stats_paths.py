@@ -127,6 +127,11 @@ _DDIO = ("core_read_hits", "core_read_misses", "dma_lines_displaced_by_cores", "
 _TRAFFIC = ("rx_data", "rx_desc_fetch", "rx_writeback", "tx_completion", "tx_data", "tx_desc_fetch")
 
 
+# The kinds of message between sockets' memory parts (the timing crate's mem/socket_messages.rs, MsgKind::name).
+_SOCKET_MESSAGES = ("request", "forward", "data", "grant", "invalidate", "ack", "write_back", "put", "copy_dropped",
+                    "dma")
+
+
 def _breakdown(counter: str) -> tuple[str, ...]:
     return tuple(f"{counter}.{kind}" for kind in _TRAFFIC)
 
@@ -189,7 +194,9 @@ _ALL = [
     StatGroup("numa", "system.numa.socket{socket}", ("bytes_placed", "ranges"),
               "the NUMA map: guest memory placed in one socket's memory"),
     StatGroup("socket_link", "system.link{src}_{dst}", (
-        "bytes", "flits", "messages", "payload_bw", "payload_bytes", "utilization"),
+        "bytes", "flits", "messages", "payload_bw", "payload_bytes", "utilization",
+        # What crossed, per kind of message of the memory walk (mem/socket_messages.rs): schedule = 'partitioned' only.
+        *(f"messages.{kind}" for kind in _SOCKET_MESSAGES)),
         "the directed inter-socket link from socket src to socket dst", parent="system"),
     StatGroup("system_directory", "system.directory", _DIRECTORY,
               "the machine-wide coherence directory of a multi-socket run"),

@@ -137,3 +137,16 @@ def test_a_stream_across_the_link_saturates_at_the_links_line_bandwidth(engine):
     two = stream(2, 6)
     print(f"stream over two links: {two['system.link0_1.payload_bw'] / 1e9:.3f} GB/s of {2 * line_bw / 1e9:.3f}")
     assert two["system.link0_1.payload_bw"] == pytest.approx(2 * line_bw, rel=0.03)
+
+
+def test_the_coherence_check_holds_through_a_two_socket_kvs_run(engine):
+    """The directory's check mode (every access followed by the coherence invariants, remote lines included) on the
+    2 x 2 KVS run. It fails at fecd595 (`line 0xf800001fff: socket 0's copy and the home's socket set differ`): the
+    level-2 page-table page mapping the GiB below MMAP_TOP, where both sockets' partitions are allocated, changed
+    home at each socket's placement while its lines were cached. A placement's lines that change home now leave
+    every cache first (`mem/rehome.rs`)."""
+    s = kvs_on_sockets(2, 2)
+    for sock in s.sockets:
+        sock.caches.directory.check = True
+    result = simulate(s)
+    assert result.stop_reason == "client_done"

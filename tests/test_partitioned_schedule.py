@@ -61,3 +61,27 @@ def test_a_partitioned_multi_socket_run_is_deterministic(engine, sockets, cores)
     # The order of turns differs from the global schedule's, and with it the timing.
     glob = simulate(kvs(sockets, cores, "global")).stats
     assert glob["system.sim_ticks"] != s["system.sim_ticks"]
+
+
+@pytest.mark.parametrize("sockets, cores", [(2, 2), (4, 1)])
+def test_the_partitions_exchange_exactly_what_crosses_the_links(engine, sockets, cores):
+    """Under the partitioned schedule each link's messages are listed per kind of message of the memory walk
+    (mem/socket_messages.rs, each posted to its sending socket's outbox): they add up to the link's own count, in
+    every direction; remote reads (a request one way, the line the other) and invalidations cross. The global schedule lists none, so
+    its statistics are those of the base commit."""
+    from models import stats_paths as paths
+
+    s = simulate(kvs(sockets, cores, "partitioned")).stats
+    kinds = [c.split(".", 1)[1] for c in paths.SOCKET_LINK.counters if c.startswith("messages.")]
+    assert len(kinds) == 10
+    for a in range(sockets):
+        for b in range(sockets):
+            if a == b:
+                continue
+            per_kind = {k: s[paths.SOCKET_LINK.stat(a, b, "messages." + k)] for k in kinds}
+            assert sum(per_kind.values()) == s[paths.SOCKET_LINK.stat(a, b, "messages")], (a, b, per_kind)
+    total = {k: sum(s[paths.SOCKET_LINK.stat(a, b, "messages." + k)] for a in range(sockets) for b in range(sockets)
+                    if a != b) for k in kinds}
+    assert total["request"] > 0 and total["data"] > 0 and total["invalidate"] > 0, total
+    glob = simulate(kvs(sockets, cores, "global")).stats
+    assert not any(".messages." in name for name in glob)

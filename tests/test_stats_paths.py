@@ -2,7 +2,7 @@
 reading through them (power/activity.py).
 
 Short real runs of six platforms (one socket on a mesh, the Xeon's ring with private L2s, Mercury's 3D
-DRAM stack with its on-die MAC, four sockets with their links, KeyVault's zero-copy NIC behind its switch,
+DRAM stack with its on-die MAC, four sockets with their links (also under the partitioned schedule), KeyVault's zero-copy NIC behind its switch,
 Iridium's flash stack with the MAC's SRAM, a TCP client, a fuzzing client), one run that writes a checkpoint and
 one FS-mode run in detail together write every declared counter; every counter they write is declared (but the
 power model's own `power.*` and the buckets of the NIC's batch-size and the fuzzer's result-code histograms). The engine's and the timing
@@ -28,6 +28,9 @@ RUNS = {
     "xeon": lambda: configs.load("xeon_e5_2697v2_socket").system(cores=2, requests=1000, items=4096),
     "mercury": lambda: configs.load("mercury").system(cores=2, requests=500, items=4096),
     "quad": lambda: configs.load("brps_target_quad").system(cores_per_socket=2, requests=800, items=4096),
+    # The partitioned schedule lists each link's messages per kind.
+    "quad_partitioned": lambda: _partitioned(configs.load("brps_target_quad").system(cores_per_socket=2, requests=400,
+                                                                                      items=2048)),
     "keyvault": lambda: configs.load("keyvault").system(cores=2, requests=300, items=2048),
     "iridium": lambda: configs.load("iridium").system(cores=2, requests=300, items=2048),
     "sampled": lambda: _sampled(configs.load("kvs_default").system(harts=2, requests=1000, items=4096)),
@@ -37,6 +40,11 @@ RUNS = {
 }
 # Buckets of a histogram: the NIC's packets per poll, the client's fuzz entries per result code.
 HISTOGRAM_BUCKET = re.compile(r"system\.nic\d+\.rx_batch_size::\d+|client\.fuzz\.result\d+")
+
+
+def _partitioned(system):
+    system.schedule = "partitioned"
+    return system
 
 
 def _sampled(system):

@@ -510,6 +510,11 @@ impl Core {
         self.mmu.as_deref_mut()
     }
 
+    /// The core's MMU, if it models translation (where its page tables are).
+    pub fn mmu(&self) -> Option<&Mmu> {
+        self.mmu.as_deref()
+    }
+
     /// The cycle at which `va`'s translation for `side`, looked up at `cycle`, is ready, and the address the
     /// caches see: `cycle` without an MMU or on an L1 TLB hit; a walk's page-table reads go through `mem` as this
     /// core's loads. Over SE mode's own table (`T` = `Untranslated`) the address is `va`; over an FS guest's

@@ -97,6 +97,11 @@ impl SystemNetwork {
         self.at[e as usize].0 as usize
     }
 
+    /// The socket of every global endpoint, in endpoint order.
+    pub fn endpoint_sockets(&self) -> Vec<u16> {
+        self.at.iter().map(|&(s, _)| s).collect()
+    }
+
     /// Socket `s`'s global endpoint of its local endpoint `local`.
     pub fn global(&self, s: usize, local: Endpoint) -> Endpoint {
         self.base[s] + local

@@ -15,6 +15,7 @@ use crate::core::{Core, InstTiming, L1Latencies};
 use crate::dram::Dram;
 use crate::inst::InstInfo;
 use crate::interconnect::{SocketNet, SystemNetwork};
+use crate::mem::socket_messages::SocketOutboxes;
 use crate::mem::{MemSystem, SocketHomes};
 use crate::network::{Network, Placement};
 use crate::numa::NumaMap;
@@ -111,12 +112,14 @@ impl TimingSystem {
             return Err("a system needs at least one socket".into());
         }
         let (net, placement) = SystemNetwork::new(nets, link)?;
+        let outboxes = SocketOutboxes::new(net.sockets(), net.endpoint_sockets());
         let clocks: Vec<u64> = cores.iter().map(|c| c.clock).collect();
         let core_socket =
             socket_cores.iter().enumerate().flat_map(|(k, &n)| std::iter::repeat_n(k as u16, n)).collect();
         let homes = SocketHomes { slices_per_socket: caches.llc_slices.max(1), core_socket, ctrl };
         let memory = SocketMemories::new(memories);
-        let mem = MemSystem::with_sockets(caches, &clocks, memory, Box::new(net), placement, Some(homes));
+        let mut mem = MemSystem::with_sockets(caches, &clocks, memory, Box::new(net), placement, Some(homes));
+        mem.outboxes = Some(Box::new(outboxes));
         let mut sys = Self::from_mem(&cores, caches, mem);
         sys.socket_cores = socket_cores;
         Ok(sys)
@@ -134,26 +137,41 @@ impl TimingSystem {
     /// Take the engine's NUMA map (when warming or detailed timing starts): every line's home from now on.
     pub fn set_numa(&mut self, map: NumaMap) -> Result<(), String> {
         let placed: Vec<(u64, u64, u16)> = map.ranges().to_vec();
-        self.mem.mem.set_map(map)?;
+        let mut next = map;
         for (start, end, socket) in placed {
-            self.place_tables(start, end - start, socket)?;
+            self.place_tables(&mut next, start, end - start, socket)?;
         }
-        Ok(())
+        self.take_homes(next)
     }
 
     /// The engine placed [start, start + len) on `socket`'s memory (a NUMA allocation).
     pub fn numa_placed(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
-        self.mem.mem.place(start, len, socket)?;
-        self.place_tables(start, len, socket)
+        let mut next = self.mem.mem.map().clone();
+        next.place(start, len, socket)?;
+        self.place_tables(&mut next, start, len, socket)?;
+        self.take_homes(next)
+    }
+
+    /// The homes of `next` from now on. The lines whose home socket it changes and that some cache holds leave
+    /// the caches first, through their old homes (`MemSystem::rehome`): the new home's directory knows no copy
+    /// of them, so none may remain. (A replayed map, a checkpoint's restore or the start of timing, changes no
+    /// home a cached line has unless the replay itself moves it: the caches are empty when warming starts.)
+    fn take_homes(&mut self, next: NumaMap) -> Result<(), String> {
+        if next.sockets() as usize > self.mem.mem.sockets() {
+            return self.mem.mem.set_map(next); // its error
+        }
+        self.mem.rehome(|addr| next.socket_of(addr));
+        self.mem.mem.set_map(next)
     }
 
     /// The page-table pages of the two lowest levels that map [start, start + len) live on the socket of the data
-    /// (the kernel allocates them on the node of the first touch, which NUMA-local data gets from its own socket).
-    fn place_tables(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
-        let Some(mmu) = self.cores.first_mut().and_then(Core::mmu_mut) else { return Ok(()) };
+    /// (the kernel allocates them on the node of the first touch, which NUMA-local data gets from its own socket):
+    /// placed so in `map`.
+    fn place_tables(&self, map: &mut NumaMap, start: u64, len: u64, socket: u16) -> Result<(), String> {
+        let Some(mmu) = self.cores.first().and_then(Core::mmu) else { return Ok(()) };
         let spans = [mmu.table_span(1, start, len), mmu.table_span(2, start, len)];
         for (a, b) in spans {
-            self.mem.mem.place(a, b - a, socket)?;
+            map.place(a, b - a, socket)?;
         }
         Ok(())
     }
@@ -386,5 +404,8 @@ impl TimingSystem {
         self.mem.coherence_stats(&paths::system_directory(), &paths::system_ddio(), out);
         // The system network writes each socket's on-chip network under system.socket{k}.noc. and the links.
         self.mem.net.stats(&paths::system(), ticks, out);
+        if let Some(o) = self.mem.socket_messages() {
+            o.stats(&paths::system(), out);
+        }
     }
 }

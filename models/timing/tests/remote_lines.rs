@@ -160,6 +160,62 @@ fn a_dma_write_at_the_home_invalidates_every_sockets_copy() {
     assert!(sys.mem.llc[0].contains(b >> 6));
 }
 
+/// Is `line` in any cache: a slice of any socket, any core's private caches?
+fn cached_anywhere(sys: &TimingSystem, line: u64) -> bool {
+    sys.mem.llc.iter().any(|s| s.contains(line))
+        || sys.mem.cores.iter().any(|p| p.state_of(line) != kvsim_timing::mem::LineState::Invalid)
+}
+
+#[test]
+fn a_cached_page_that_changes_home_leaves_every_cache_first_and_is_never_served_stale() {
+    // A page of socket 1's memory (as a page-table page is when `place_tables` first puts it there), cached in
+    // every way a line can be: `a` read by both of socket 0's cores (socket 0's slice keeps a remote copy, the
+    // home slice the line), `b` written by core 2 (dirty, the home's socket) and then read by core 0 (core 2
+    // keeps it as owner, socket 0 a copy), `c` written by core 0 (socket 0 owns a line of socket 1).
+    let page = REGION + 0x3000;
+    let (a, b, c) = (page, page + 0x40, page + 0x80);
+    let mut sys = two_sockets(true);
+    let mut t = 1_000_000;
+    for (core, addr, kind) in [
+        (0, a, AccessKind::Read),
+        (1, a, AccessKind::Read),
+        (2, b, AccessKind::Write),
+        (0, b, AccessKind::Read),
+        (0, c, AccessKind::Write),
+    ] {
+        t = sys.mem.access(&MemReq::new(addr, kind, core, t)) + 1_000;
+    }
+    assert!(sys.mem.llc[0].contains(a >> 6) && sys.mem.llc[0].contains(b >> 6), "socket 0 holds copies");
+    // The page moves to socket 0 (a placement that re-homes it): its lines leave every cache through socket 1.
+    sys.numa_placed(page, 4096, 0).unwrap();
+    for addr in [a, b, c] {
+        assert!(!cached_anywhere(&sys, addr >> 6), "line {addr:#x} left every cache");
+    }
+    assert!(sys.mem.dir.get(b >> 6).is_none() && sys.mem.dir.remote_sockets(a >> 6) == 0);
+    sys.mem.check_all();
+    // Every core reads and writes the page again: the check mode verifies, after every access, the new home's
+    // books and that each read gets the latest write (b's and c's dirty data went to memory, not lost).
+    let links = link_messages(&sys);
+    t = sys.mem.access(&rd(0, a, t)) + 1_000;
+    assert_eq!(link_messages(&sys), links, "socket 0's read of its own line stays on socket 0");
+    for (core, addr, kind) in [
+        (2, a, AccessKind::Read),
+        (1, b, AccessKind::Read),
+        (3, c, AccessKind::Read),
+        (2, b, AccessKind::Write),
+        (0, b, AccessKind::Read),
+        (3, a, AccessKind::Write),
+        (1, a, AccessKind::Read),
+    ] {
+        t = sys.mem.access(&MemReq::new(addr, kind, core, t)) + 1_000;
+    }
+    sys.mem.check_all();
+    // Placing it again on its own socket changes no home: nothing leaves.
+    assert!(cached_anywhere(&sys, a >> 6));
+    sys.numa_placed(page, 4096, 0).unwrap();
+    assert!(cached_anywhere(&sys, a >> 6) && cached_anywhere(&sys, b >> 6));
+}
+
 /// Random traffic from every socket's cores to lines homed on every socket, through small caches (so private
 /// copies, home lines and remote copies are all evicted, written back and back-invalidated), with DMA and
 /// warming mixed in; the check mode verifies after every access, over every line, SWMR, exact sharers, the

@@ -297,6 +297,10 @@ pub fn timing_system(system: &System) -> SimResult<TimingSystem> {
     if caches.directory.check {
         sys.mem.enable_check();
     }
+    if crate::config::partition_window(system).is_some() {
+        // The partitioned schedule's runs list what their partitions exchange (per link, per kind of message).
+        sys.mem.report_socket_messages();
+    }
     // DDIO: the NICs' writes allocate in `ddio_ways` of the LLC's ways (at least one), or go to memory. The NICs
     // of a socket share its LLC, so they agree on these (models/system.py checks it): the first NIC's apply.
     if let Some(nic) = crate::sim::system_nics(system).first() {

@@ -147,7 +147,7 @@ pub fn socket_link(src: usize, dst: usize) -> String {
     format!("link{src}_{dst}.")
 }
 /// The counters the engine writes below `socket_link`.
-pub const SOCKET_LINK_COUNTERS: &[&str] = &["bytes", "flits", "messages", "payload_bw", "payload_bytes", "utilization"];
+pub const SOCKET_LINK_COUNTERS: &[&str] = &["bytes", "flits", "messages", "payload_bw", "payload_bytes", "utilization", "messages.request", "messages.forward", "messages.data", "messages.grant", "messages.invalidate", "messages.ack", "messages.write_back", "messages.put", "messages.copy_dropped", "messages.dma"];
 
 /// `system.directory.`: the machine-wide coherence directory of a multi-socket run.
 pub fn system_directory() -> String {

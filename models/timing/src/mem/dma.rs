@@ -2,6 +2,7 @@
 //! (it has no private caches). Part of [`MemSystem`]'s one walk, in its own file.
 
 use super::hierarchy::MemSystem;
+use super::socket_messages::MsgKind;
 use super::{LineState, Mode, Origin};
 use crate::network::{CONTROL_BYTES, DATA_BYTES};
 use crate::{AccessKind, MemPort, MemReq, Tick};
@@ -28,7 +29,7 @@ impl<M: MemPort> MemSystem<M> {
         let s = self.slice_of(line);
         let home = self.placement.llc_slice[s];
         let ep = self.placement.io.get(req.requester as usize).copied().unwrap_or(home);
-        let t = self.msg(mode, ep, home, if write { DATA_BYTES } else { CONTROL_BYTES }, req.time);
+        let t = self.msg(mode, MsgKind::Dma, ep, home, if write { DATA_BYTES } else { CONTROL_BYTES }, req.time);
         let lat = self.llc[s].hit_ticks;
         let decide = t + self.dir.home_ticks;
         if write {
@@ -41,8 +42,8 @@ impl<M: MemPort> MemSystem<M> {
                 self.dir.stats.io_snoops += 1;
                 for x in entry.holders() {
                     let xe = self.placement.core[x as usize];
-                    let inv = self.msg(mode, home, xe, CONTROL_BYTES, decide);
-                    acks = acks.max(self.msg(mode, xe, home, CONTROL_BYTES, inv));
+                    let inv = self.msg(mode, MsgKind::Invalidate, home, xe, CONTROL_BYTES, decide);
+                    acks = acks.max(self.msg(mode, MsgKind::Ack, xe, home, CONTROL_BYTES, inv));
                     self.dir.stats.invalidations += 1;
                     self.drop_core_copies(x as usize, line, false);
                 }
@@ -121,7 +122,7 @@ impl<M: MemPort> MemSystem<M> {
                 self.memory_read(s, line, req.owner, t + lat)
             }
         };
-        self.msg(mode, home, ep, DATA_BYTES, ready)
+        self.msg(mode, MsgKind::Data, home, ep, DATA_BYTES, ready)
     }
 
     /// A core reads `line` from LLC slice `s`: if an I/O agent wrote it and no core has read it since, count

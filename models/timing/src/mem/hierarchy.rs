@@ -19,6 +19,7 @@ use super::directory::{DirEntry, Directory};
 use super::dma_lines::DmaLines;
 use super::io_stats::IoStats;
 use super::prefetch::Prefetchers;
+use super::socket_messages::{MsgKind, SocketOutboxes};
 use super::{Agent, CohType, CoreAccess, LineState, MemResp, Mode, Origin};
 use crate::network::{Endpoint, IdealNetwork, Network, Placement, CONTROL_BYTES, DATA_BYTES};
 use crate::{AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick, NO_OWNER};
@@ -78,6 +79,8 @@ pub struct MemSystem<M: MemPort> {
     pub(crate) homes: Option<Box<SocketHomes>>,
     /// Several sockets: each socket's LLC also caches other sockets' lines ([`super::remote`]).
     pub(crate) remote_lines: bool,
+    /// Several sockets: what each socket's memory parts sent the others' ([`super::socket_messages`]).
+    pub(crate) outboxes: Option<Box<SocketOutboxes>>,
     /// What started the walk now running (the LLC counts its misses by it).
     pub(super) origin: Origin,
     /// Sampling's functional warming (`TimingSystem::warm_at`): the warming hart's time, at which the memory
@@ -218,6 +221,7 @@ impl<M: MemPort> MemSystem<M> {
             check: None,
             homes: homes.map(Box::new),
             remote_lines,
+            outboxes: None,
             origin: Origin::Demand,
             warm_clock: None,
         }
@@ -275,15 +279,6 @@ impl<M: MemPort> MemSystem<M> {
         let (ep, h) = (self.placement.core[core], self.placement.llc_slice[0]);
         let trip = self.net.latency(ep, h, CONTROL_BYTES) + self.net.latency(h, ep, DATA_BYTES);
         (l1, l2, l2.unwrap_or(l1) + trip + self.llc[0].hit_ticks.max(self.dir.home_ticks))
-    }
-
-    /// A message over the network; warming books nothing and keeps no time.
-    #[inline]
-    pub(super) fn msg(&mut self, mode: Mode, src: Endpoint, dst: Endpoint, bytes: u32, t: Tick) -> Tick {
-        match mode {
-            Mode::Timed => self.net.send(src, dst, bytes, t),
-            Mode::Warm => t,
-        }
     }
 
     #[inline]
@@ -516,10 +511,10 @@ impl<M: MemPort> MemSystem<M> {
             if let Some(p) = self.remote_slice(core, line) {
                 return self.remote_request(core, line, typ, p, ep, t, mode, exclusive_ok);
             }
-            let arrive = self.msg(mode, ep, home, CONTROL_BYTES, t);
+            let arrive = self.msg(mode, MsgKind::Request, ep, home, CONTROL_BYTES, t);
             return self.home_core(core, line, typ, arrive, mode, exclusive_ok);
         };
-        let decide = self.msg(mode, ep, cdir, CONTROL_BYTES, t) + self.dir.cluster_ticks;
+        let decide = self.msg(mode, MsgKind::Request, ep, cdir, CONTROL_BYTES, t) + self.dir.cluster_ticks;
         if let Some(resp) = self.resolve_in_cluster(core, line, typ, cdir, decide, mode) {
             self.dir.stats.cluster_resolved += 1;
             return resp;
@@ -527,7 +522,7 @@ impl<M: MemPort> MemSystem<M> {
         if let Some(p) = self.remote_slice(core, line) {
             return self.remote_request(core, line, typ, p, cdir, decide, mode, exclusive_ok);
         }
-        let arrive = self.msg(mode, cdir, home, CONTROL_BYTES, decide);
+        let arrive = self.msg(mode, MsgKind::Request, cdir, home, CONTROL_BYTES, decide);
         self.home_core(core, line, typ, arrive, mode, exclusive_ok)
     }
 
@@ -573,10 +568,10 @@ impl<M: MemPort> MemSystem<M> {
     pub(super) fn forward_read(&mut self, owner: u16, to: Endpoint, from: Endpoint, decide: Tick, mode: Mode) -> Tick {
         let o = owner as usize;
         let oe = self.placement.core[o];
-        let arrive = self.msg(mode, from, oe, CONTROL_BYTES, decide);
+        let arrive = self.msg(mode, MsgKind::Forward, from, oe, CONTROL_BYTES, decide);
         let lookup = self.cores[o].l1d.hit_ticks;
         self.dir.stats.forwards += 1;
-        self.msg(mode, oe, to, DATA_BYTES, arrive + lookup)
+        self.msg(mode, MsgKind::Data, oe, to, DATA_BYTES, arrive + lookup)
     }
 
     /// Downgrade `owner`'s copies of `line` after a forwarded read by another core; updates the entry.
@@ -629,8 +624,8 @@ impl<M: MemPort> MemSystem<M> {
                 continue;
             }
             let xe = self.placement.core[x as usize];
-            let inv = self.msg(mode, from, xe, CONTROL_BYTES, decide);
-            let ack = self.msg(mode, xe, ep, CONTROL_BYTES, inv);
+            let inv = self.msg(mode, MsgKind::Invalidate, from, xe, CONTROL_BYTES, decide);
+            let ack = self.msg(mode, MsgKind::Ack, xe, ep, CONTROL_BYTES, inv);
             done = done.max(ack);
             self.dir.stats.invalidations += 1;
             self.drop_core_copies(x as usize, line, false);
@@ -646,12 +641,12 @@ impl<M: MemPort> MemSystem<M> {
             done = done.max(data);
             self.drop_core_copies(o as usize, line, false);
         } else if upgrade {
-            let grant = self.msg(mode, from, ep, CONTROL_BYTES, decide);
+            let grant = self.msg(mode, MsgKind::Grant, from, ep, CONTROL_BYTES, decide);
             done = done.max(grant);
         } else {
             let home = self.placement.llc_slice[self.slice_of(line)];
             let ready = self.llc_data(Some(core), line, decide, ReqClass::Core, mode);
-            let data = self.msg(mode, home, ep, DATA_BYTES, ready);
+            let data = self.msg(mode, MsgKind::Data, home, ep, DATA_BYTES, ready);
             done = done.max(data);
         }
         let e = self.dir.entry(line);
@@ -687,7 +682,7 @@ impl<M: MemPort> MemSystem<M> {
                     return MemResp { done, state: LineState::Shared };
                 }
                 let ready = self.llc_data(Some(core), line, arrive, ReqClass::Core, mode).max(decide);
-                let done = self.msg(mode, home, ep, DATA_BYTES, ready);
+                let done = self.msg(mode, MsgKind::Data, home, ep, DATA_BYTES, ready);
                 // No exclusive grant while other sockets' LLCs hold copies: the core could write without asking.
                 let exclusive_ok = exclusive_ok && !self.remote_copies_elsewhere(line, core);
                 let e = self.dir.entry(line);
@@ -798,7 +793,7 @@ impl<M: MemPort> MemSystem<M> {
     }
 
     /// `owner`'s dirty line goes from slice `s` to memory at `t` (posted).
-    fn memory_write(&mut self, s: usize, line: u64, owner: u16, t: Tick, mode: Mode) {
+    pub(super) fn memory_write(&mut self, s: usize, line: u64, owner: u16, t: Tick, mode: Mode) {
         if mode == Mode::Warm {
             return self.warm_memory(line, owner, AccessKind::Write);
         }
@@ -822,8 +817,8 @@ impl<M: MemPort> MemSystem<M> {
                 let home = self.placement.llc_slice[slice];
                 for x in entry.holders() {
                     let xe = self.placement.core[x as usize];
-                    let inv = self.msg(mode, home, xe, CONTROL_BYTES, t);
-                    self.msg(mode, xe, home, CONTROL_BYTES, inv);
+                    let inv = self.msg(mode, MsgKind::Invalidate, home, xe, CONTROL_BYTES, t);
+                    self.msg(mode, MsgKind::Ack, xe, home, CONTROL_BYTES, inv);
                     self.dir.stats.back_invalidations += 1;
                     if self.drop_core_copies(x as usize, v, true).dirty() {
                         (dirty, owner, core_dirty) = (true, x, true);
@@ -886,7 +881,7 @@ impl<M: MemPort> MemSystem<M> {
         } else if vs.dirty() && !remaining.dirty() {
             // The dirty data goes home but the core keeps a clean copy: it stops being the owner.
             let (home, ep) = (self.placement.llc_slice[self.slice_of(v)], self.placement.core[core]);
-            self.msg(mode, ep, home, DATA_BYTES, t);
+            self.msg(mode, MsgKind::WriteBack, ep, home, DATA_BYTES, t);
             self.llc_writeback(v, core, t, mode);
             let p = &mut self.cores[core];
             for a in [&mut p.l1i, &mut p.l1d].into_iter().chain(p.l2.as_mut()) {
@@ -905,7 +900,14 @@ impl<M: MemPort> MemSystem<M> {
     /// `v` left `core`'s private caches: PUTX (dirty: data home) or PUTS (clean: keeps the sharers exact).
     fn put(&mut self, core: usize, v: u64, dirty: bool, t: Tick, mode: Mode) {
         let (home, ep) = (self.placement.llc_slice[self.slice_of(v)], self.placement.core[core]);
-        self.msg(mode, ep, home, if dirty { DATA_BYTES } else { CONTROL_BYTES }, t);
+        self.msg(
+            mode,
+            if dirty { MsgKind::WriteBack } else { MsgKind::Put },
+            ep,
+            home,
+            if dirty { DATA_BYTES } else { CONTROL_BYTES },
+            t,
+        );
         if dirty {
             self.dir.stats.putx += 1;
             self.llc_writeback(v, core, t, mode);

@@ -11,6 +11,7 @@
 //! * [`hierarchy::MemSystem`]: the socket's private caches, the sliced LLC, the directory and the network; ONE
 //!   walk serves timed core accesses, cache warming (no time) and I/O agents' DMA.
 //! * [`remote`]: remote lines, a socket's LLC copies of lines homed on other sockets (several sockets only).
+//! * `rehome.rs`: a range that changes home socket while cached leaves the caches first (several sockets only).
 //! * [`prefetch::Prefetchers`]: a cache's hardware prefetchers; they reach the hierarchy only through
 //!   [`prefetch_port::PrefetchPort`], which the hierarchy implements (`prefetch_fill.rs`).
 //! * [`check::CoherenceCheck`]: a debug mode that checks single-writer/multiple-reader and data versions after
@@ -27,10 +28,12 @@ pub mod io_stats;
 pub mod prefetch;
 mod prefetch_fill;
 pub mod prefetch_port;
+mod rehome;
 pub mod remote;
 pub mod replacement;
 pub mod report;
 pub mod sharers;
+pub mod socket_messages;
 mod warm;
 
 pub use array::{CacheArray, CacheStats};

@@ -20,6 +20,7 @@
 //! line's latest data, and no core outside socket k holds the line writable.
 
 use super::hierarchy::MemSystem;
+use super::socket_messages::MsgKind;
 use super::{CohType, LineState, MemResp, Mode};
 use crate::network::{Endpoint, CONTROL_BYTES, DATA_BYTES};
 use crate::{MemPort, ReqClass, Tick};
@@ -67,7 +68,7 @@ impl<M: MemPort> MemSystem<M> {
     ) -> MemResp {
         let c = core as u16;
         let (ep, pe) = (self.placement.core[core], self.placement.llc_slice[p]);
-        let arrive = self.msg(mode, from, pe, CONTROL_BYTES, t);
+        let arrive = self.msg(mode, MsgKind::Request, from, pe, CONTROL_BYTES, t);
         let decide = arrive + self.dir.home_ticks;
         if typ == CohType::GetS {
             if let Some(slot) = self.llc[p].find(line) {
@@ -89,7 +90,7 @@ impl<M: MemPort> MemSystem<M> {
                     ch.remote_serves(socket, line);
                 }
                 let ready = if mode == Mode::Timed { ready.max(arrive + lat).max(decide) } else { arrive };
-                let done = self.msg(mode, pe, ep, DATA_BYTES, ready);
+                let done = self.msg(mode, MsgKind::Data, pe, ep, DATA_BYTES, ready);
                 let e = self.dir.entry(line);
                 if e.owner != Some(c) {
                     e.sharers.insert(c);
@@ -99,7 +100,7 @@ impl<M: MemPort> MemSystem<M> {
             self.llc[p].stats.remote_misses += 1;
         }
         let home = self.placement.llc_slice[self.slice_of(line)];
-        let at_home = self.msg(mode, pe, home, CONTROL_BYTES, decide);
+        let at_home = self.msg(mode, MsgKind::Request, pe, home, CONTROL_BYTES, decide);
         let resp = self.home_core(core, line, typ, at_home, mode, exclusive_ok);
         if typ == CohType::GetS {
             self.remote_fill(core, p, line, resp.done, mode);
@@ -134,7 +135,7 @@ impl<M: MemPort> MemSystem<M> {
         let socket = self.socket_of_slice(slice);
         self.llc[slice].stats.remote_evictions += 1;
         let home = self.placement.llc_slice[self.slice_of(v)];
-        self.msg(mode, self.placement.llc_slice[slice], home, CONTROL_BYTES, t);
+        self.msg(mode, MsgKind::CopyDropped, self.placement.llc_slice[slice], home, CONTROL_BYTES, t);
         self.dir.remove_remote(v, socket);
         if let Some(ch) = &mut self.check {
             ch.remote_dropped(socket, v);
@@ -164,8 +165,8 @@ impl<M: MemPort> MemSystem<M> {
             sockets &= sockets - 1;
             let p = (socket as u64 * per + line % per) as usize;
             let pe = self.placement.llc_slice[p];
-            let inv = self.msg(mode, from, pe, CONTROL_BYTES, decide);
-            done = done.max(self.msg(mode, pe, ack_to, CONTROL_BYTES, inv));
+            let inv = self.msg(mode, MsgKind::Invalidate, from, pe, CONTROL_BYTES, decide);
+            done = done.max(self.msg(mode, MsgKind::Ack, pe, ack_to, CONTROL_BYTES, inv));
             self.dir.stats.socket_invalidations += 1;
             self.dir.remove_remote(line, socket);
             if self.llc[p].invalidate(line).is_some() {

@@ -199,5 +199,8 @@ impl<M: MemPort> MemSystem<M> {
         self.io = IoStats::default();
         self.dir.stats = Default::default();
         self.net.reset_stats();
+        if let Some(o) = self.outboxes.as_deref_mut() {
+            o.reset();
+        }
     }
 }

@@ -1,0 +1,72 @@
+//! A change of home: on several sockets, a NUMA placement can move an address range that is already cached to
+//! another socket (the page-table pages `TimingSystem::place_tables` puts on the socket of the data they map, a
+//! range the guest placed again). Every cached line of such a range leaves every cache first, through its old
+//! home, and only then does the range take its new home.
+//!
+//! Why a flush rather than moving the lines' state to the new home: the directory's books for a line are spread
+//! over its home slice (the LLC's copy, dirty or not), the entry (the private holders) and the home's socket set
+//! (the other sockets' LLC copies), and a copy in the new home's socket is a remote copy before the move but the
+//! home's own line after it; moving all of that intact means translating each kind of copy into another. A flush
+//! leaves nothing to translate, and it is what a real system does: an OS migrating a page copies it to a frame on
+//! the new node, and the old frame's lines leave the caches (dirty ones written back) as the old frame is freed,
+//! so no cache holds a line of the new frame when the page reappears there.
+//!
+//! Assumed: the flush takes no simulated time and books no network or memory timing (as cache warming: it stands
+//! for the kernel's copy, not timed here); what it costs a run is the misses that follow, which are timed. Its
+//! invalidations count as coherence invalidations of the private caches and as socket invalidations of the
+//! remote copies, as another agent's write would.
+
+use super::hierarchy::MemSystem;
+use super::{LineState, Mode};
+use crate::{MemPort, NO_OWNER};
+
+impl<M: MemPort> MemSystem<M> {
+    /// The homes are about to change to `new_home` (the socket of each address): every cached line whose home
+    /// socket changes leaves every cache, through its present home (dirty data written back). Returns how many
+    /// lines left. One socket: nothing can change home, nothing is looked at.
+    pub fn rehome(&mut self, new_home: impl Fn(u64) -> u16) -> usize {
+        if self.homes.as_ref().is_none_or(|h| h.ctrl.len() <= 1) {
+            return 0;
+        }
+        let shift = self.line_shift;
+        let moves = |m: &Self, line: u64| m.mem.home_socket(line << shift) != new_home(line << shift);
+        // Every cached line is in some LLC slice or some private cache (the directory lists the private ones;
+        // with a non-inclusive LLC a private line may be in no slice).
+        let mut lines: Vec<u64> = self.dir.lines().map(|(&l, _)| l).filter(|&l| moves(self, l)).collect();
+        for slice in &self.llc {
+            lines.extend(slice.lines().filter(|&l| moves(self, l)));
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        for &line in &lines {
+            self.flush_line(line);
+        }
+        lines.len()
+    }
+
+    /// `line` leaves every cache through its home (as the home's directory would invalidate it for a writer):
+    /// the private copies, the other sockets' copies, then the home slice's own; dirty data goes to memory.
+    fn flush_line(&mut self, line: u64) {
+        let slice = self.slice_of(line);
+        let (mut dirty, mut owner) = (false, NO_OWNER);
+        self.dir.take(line);
+        for core in 0..self.cores.len() {
+            if self.cores[core].state_of(line) != LineState::Invalid && self.drop_core_copies(core, line, false).dirty()
+            {
+                (dirty, owner) = (true, core as u16);
+            }
+        }
+        let home = self.placement.llc_slice[slice];
+        self.invalidate_remote(line, None, home, home, 0, Mode::Warm);
+        if let Some(slot) = self.llc[slice].find(line) {
+            let llc_owner = self.llc[slice].owner(slot);
+            if self.llc[slice].invalidate(line).is_some_and(LineState::dirty) && !dirty {
+                (dirty, owner) = (true, llc_owner);
+            }
+            self.dma.take_fresh(line);
+        }
+        if dirty {
+            self.memory_write(slice, line, owner, 0, Mode::Warm);
+        }
+    }
+}
