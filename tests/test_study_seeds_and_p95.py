@@ -307,3 +307,27 @@ def test_the_llc_plot_takes_a_log_mpki_axis_only_where_the_nonzero_series_span_d
     assert llc.mpki_log_threshold({"dpdk": df(0.09, 3.6, 0.0), "compact": df(0.1, 3.7, 0.0095)}) == pytest.approx(1e-3)
     # A CSV from before the MPKI split (only the total llc_mpki): a linear axis, not a crash.
     assert llc.mpki_log_threshold({"dpdk": pd.DataFrame({"llc_per_core_kb": [512], "llc_mpki": [3.8]})}) is None
+
+
+def test_the_llc_report_reads_the_shared_loads_record_from_the_store_the_sweep_ran_in(tmp_path):
+    """A sweep run with --store keeps its shared load's record in that store's checkpoints; the report cites it from
+    there (it read the default store's and said "no record" for a load that was there)."""
+    import json
+
+    import pandas as pd
+
+    from drivers.studies import common, llc
+    from drivers.sweep import checkpoint_dir
+
+    c = common.Conditions(items=1 << 22)
+    default_sweep = llc.sweeps(conditions=c)[0]
+    record = checkpoint_dir(tmp_path, default_sweep.resolve()[0].data_set).with_suffix(".json")
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"insts": 1.5e9, "cpu_seconds": 42.0, "host_seconds": 50.0, "bytes": 2.5e9}))
+    table = pd.DataFrame({"status": pd.Series([], dtype=str)})
+    table.attrs["checkpoint_root"] = str(tmp_path)
+    compact_sweep = llc.sweeps(conditions=c)[1]
+    texts = llc.load_texts(c, {default_sweep.name: table, compact_sweep.name: table})
+    assert texts[0].endswith("1.50 G instructions, 42 s CPU, 50 s wall, checkpoint 2.50 GB (once per driver; not in "
+                             "the points' host time)")
+    assert f"no record in {tmp_path}/checkpoints" in texts[1]       # the compact driver's: not loaded there

@@ -282,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         kwargs = study_kwargs(study, conditions, args.reduced)
         try:
             tables = {sw.name: run_sweep(sw, args, console, summary) for sw in study.sweeps(**kwargs)}
+            for table in tables.values():     # where the shared loads' records are, for the reports that cite them
+                table.attrs["checkpoint_root"] = str(pathlib.Path(args.store) if args.store else sweeps.DEFAULT_STORE)
         except ParamError as err:          # a sweep refused before its points ran (e.g. --checkpoint's data set)
             console.print(f"[bold red]error:[/] {err}")
             return 2

@@ -226,22 +226,25 @@ def not_run_text(kbs: list[int], df: pd.DataFrame | None) -> str:
             else "Every point of these conditions was measured.")
 
 
-def load_texts(c: common.Conditions) -> list[str]:
+def load_texts(c: common.Conditions, tables: dict[str, pd.DataFrame] | None = None) -> list[str]:
     """Host time of each driver's shared load (the data set loaded once, checkpointed, restored by every probe),
-    from its record in the default store's checkpoints; said when there is none (loaded elsewhere or not yet)."""
+    from its record in the checkpoints of the store the sweep ran in (its table's attrs["checkpoint_root"], which
+    `figures` sets; else the default store); said when there is none (loaded elsewhere or not yet)."""
     if c.items is None or c.reduced:
         return []
     out = []
     for driver, sw in zip(DRIVERS, sweeps(conditions=c)):
         data_set = sw.resolve()[0].data_set
-        record = checkpoint_dir(DEFAULT_STORE, data_set).with_suffix(".json")
+        table = (tables or {}).get(sw.name)
+        root = pathlib.Path(table.attrs.get("checkpoint_root", DEFAULT_STORE)) if table is not None else DEFAULT_STORE
+        record = checkpoint_dir(root, data_set).with_suffix(".json")
         if record.exists():
             r = json.loads(record.read_text())
             out.append(f"shared load, {DRIVERS[driver][1]}: {r['insts'] / 1e9:.2f} G instructions, "
                        f"{r['cpu_seconds']:.0f} s CPU, {r['host_seconds']:.0f} s wall, checkpoint "
                        f"{r['bytes'] / 1e9:.2f} GB (once per driver; not in the points' host time)")
         else:
-            out.append(f"shared load, {DRIVERS[driver][1]}: no record in {DEFAULT_STORE.name}/checkpoints "
+            out.append(f"shared load, {DRIVERS[driver][1]}: no record in {root}/checkpoints "
                        f"(data set {data_set}: not loaded in this store)")
     return out
 
@@ -314,7 +317,7 @@ def make(tables, outdir: pathlib.Path, full: bool | None = None,
          "window at the capacity (throughput_ci_mrps: its 95% interval); probes: the capacity search's probes; "
          "window_requests: the last steady-state window's measured requests; host_seconds / cpu_seconds: the point's "
          "wall and CPU time (capacity search and windows; the shared load is the checkpoint's own)",
-         *load_texts(c)],
+         *load_texts(c, tables)],
         "\n\n".join(sections), [png.name], common.confirmation_notes(df),
         metrics=["steady.throughput", "llc.demand_mpki", "llc.sw_prefetch_mpki", "llc.dma_mpki",
                  "llc.hw_prefetch_mpki", "steady.p95_ns"])
