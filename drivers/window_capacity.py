@@ -669,7 +669,9 @@ def probes_service_rate(probes: list[capacity.Probe], max_loss: float, *, highes
 def at_capacity(make: Callable[[float], Any], res: capacity.SearchResult, seeds: int, options: dict[str, Any],
                 report: Callable[[str], None], runner: Callable[..., Any] | None = None,
                 journal: Any = None) -> dict[str, Any]:
-    """After a search (`res`, with a sustained probe): the load windows confirm (`confirm`, unless
+    """After a search (`res`, with a sustained probe, or stopped at its saturated probe: then the windows start
+    from its prediction, and a point none of whose windows sustained a load within the budget is an error, since no
+    load was shown sustained): the load windows confirm (`confirm`, unless
     options['confirm'] is False: then the rule at the search's answer, as before), and the steady-state rule there
     for `seeds` seeds; a seed whose window there fails moves the load down (`_every_seed`). Returns {'stats': the
     confirmed load's seed-0 last window's statistics (the best probe's without confirmation) with steady.* and
@@ -687,8 +689,9 @@ def at_capacity(make: Callable[[float], Any], res: capacity.SearchResult, seeds:
     # saturated probe's prediction when the search stopped there (capacity.SearchResult.start_mpps).
     load, base = res.start_mpps, dict(res.best.stats) if res.best is not None else {}
     out: dict[str, Any] = {}
-    verdict = {"capacity.confirmed": 0.0, "capacity.window_loads": 0.0,
-               "capacity.search_mpps_per_port": load,
+    # The search's answer when it refined (a load a probe sustained); a stopped search's is a prediction.
+    start_key = "capacity.search_mpps_per_port" if res.refined else "capacity.predicted_mpps_per_port"
+    verdict = {"capacity.confirmed": 0.0, "capacity.window_loads": 0.0, start_key: load,
                "capacity.upper_mpps_per_port": res.upper_mpps if math.isfinite(res.upper_mpps) else -1.0}
     if not options.get("confirm", True):
         stats, out["windows"], _ = rule_stats(windows, load, service, res.max_loss, seeds, options, report)
@@ -701,6 +704,13 @@ def at_capacity(make: Callable[[float], Any], res: capacity.SearchResult, seeds:
                     step=options.get("confirm_step", STEP_UTILIZATION),
                     predicted=None if res.refined else res.predicted_mpps)
         out["loads"] = [{**row, "seed": 0} for row in c.table(res.max_loss)]
+        if c.best is None and not res.refined:
+            # The refined search falls back to its sustained probe; a stopped one has none, and its prediction is
+            # not a capacity.
+            raise RuntimeError(f"capacity: the search stopped at its saturated probe and no window sustained a load "
+                               f"within the budget of {budget} loads ({c.reason}; loads judged: "
+                               f"{[(round(j.offered_mpps, 4), round(j.loss, 4)) for j in c.judged]}): no load was "
+                               "shown sustained; give a larger options['confirm_budget'] or the refined search")
         load, stats, out["windows"], c = _every_seed(windows, c, res, seeds, first, budget, options, report, out)
         out["loads"] = [{**row, "load": i} for i, row in enumerate(out["loads"])]
         verdict.update({"capacity.confirmed": float(c.confirmed), "capacity.window_loads": float(len(out["loads"]))})

@@ -330,4 +330,4 @@ def test_the_llc_report_reads_the_shared_loads_record_from_the_store_the_sweep_r
     texts = llc.load_texts(c, {default_sweep.name: table, compact_sweep.name: table})
     assert texts[0].endswith("1.50 G instructions, 42 s CPU, 50 s wall, checkpoint 2.50 GB (once per driver; not in "
                              "the points' host time)")
-    assert f"no record in {tmp_path}/checkpoints" in texts[1]       # the compact driver's: not loaded there
+    assert f"no record in {tmp_path.name}/checkpoints" in texts[1]       # the compact driver's: not loaded there

@@ -255,3 +255,29 @@ def test_a_run_point_with_power_is_priced_from_its_own_configuration(engine):
     watts = out["stats"]["power.socket.runtime_power_W"]
     assert 0 < watts < out["stats"]["power.socket.peak_power_W"]
     assert "power.socket.runtime_power_W" not in sw.evaluate_run(make, {}, report=lambda _: None)["stats"]
+
+
+def test_a_stopped_search_point_is_priced_at_the_load_its_windows_confirmed(monkeypatch):
+    """options['power'] prices a capacity point at its capacity; a search stopped at its saturated probe has no
+    best probe (the windows found the capacity), and the point went unpriced, silently."""
+    import types
+
+    import power
+    from drivers import capacity, window_capacity
+    from drivers.sweep import evaluators
+
+    stopped = capacity.SearchResult(None, [], 0.02, 0.01, 30.0, predicted_mpps=12.0, refined=False)
+    monkeypatch.setattr(capacity, "capacity", lambda *a, **k: stopped)
+    monkeypatch.setattr(window_capacity, "at_capacity", lambda *a, **k: {
+        "stats": {"capacity.mpps_per_port": 11.5, "client.throughput_mrps": 40.0}, "run_stats": {}, "windows": []})
+    priced = []
+
+    def price_run(stats, config):
+        priced.append(stats["capacity.mpps_per_port"])
+        return types.SimpleNamespace(stats=lambda: {"power.total_w": 99.0})
+
+    monkeypatch.setattr(power, "price_run", price_run)
+    system = types.SimpleNamespace(client=types.SimpleNamespace(offered_mpps=0.0), to_dict=lambda: {})
+    out = evaluators.evaluate_capacity(lambda: system, {"power": True, "steady": True, "capacity_search": "saturated",
+                                                        "shared_warmup": False}, report=lambda _: None)
+    assert priced == [11.5] and out["stats"]["power.total_w"] == 99.0

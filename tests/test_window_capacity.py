@@ -424,7 +424,9 @@ def test_windows_from_the_saturated_probes_prediction_confirm_the_same_capacity_
         assert st["capacity.confirmed"] == 1.0
         assert st["capacity.mpps_per_port"] < truth <= st["capacity.upper_mpps_per_port"] <= \
             st["capacity.mpps_per_port"] * (1 + resolution) * (1 + 1e-9)
-        assert st["capacity.search_mpps_per_port"] == res.start_mpps == got["loads"][0]["offered_mpps"]
+        start = "capacity.search_mpps_per_port" if refine else "capacity.predicted_mpps_per_port"
+        assert st[start] == res.start_mpps == got["loads"][0]["offered_mpps"]
+        assert ("capacity.predicted_mpps_per_port" in st) == (not refine)   # a prediction is not the search's answer
         runs[refine], answers[refine] = len(res.probes) + len(got["loads"]), st["capacity.mpps_per_port"]
     assert runs[False] < runs[True], runs
     assert abs(math.log(answers[False] / answers[True])) < math.log(1 + resolution), answers
@@ -437,6 +439,20 @@ def test_a_stopped_search_without_the_windows_is_refused_before_any_window(monke
     with pytest.raises(ParamError, match="needs the windows"):
         wc.at_capacity(_system, res, 1, {"confirm": False}, lambda text: None)
     assert seen == []
+
+
+def test_a_stopped_search_whose_windows_sustain_nothing_within_the_budget_is_an_error_not_its_prediction(
+        monkeypatch):
+    """The refined search falls back to a load a probe sustained; a stopped search has none. When no window
+    sustains within the budget, its prediction (here above the true capacity) must not become the point's capacity
+    (it did: 25 M frames/s a port on this server, whose threshold is about 10)."""
+    seen = []
+    _fake_windows(monkeypatch, HIDDEN, seen)
+    res = _probe_stats(capacity.search(HIDDEN, LINE, resolution=RES, refine=False), HIDDEN)
+    res.predicted_mpps = 25.0                          # a prediction far above what any window sustains
+    with pytest.raises(RuntimeError, match="no window sustained a load within the budget of 1 loads"):
+        wc.at_capacity(_system, res, 1, {"confirm_budget": 1}, lambda text: None)
+    assert seen, "the windows judged the prediction before giving up"
 
 
 def _window_of(server):

@@ -80,3 +80,9 @@ def test_the_command_reads_saved_points_and_refuses_an_old_engines(tmp_path, cap
     (tmp_path / "old" / "stats.json").write_text(json.dumps(old))
     with pytest.raises(SystemExit, match="serialize_commit_wait_cycles is not in the run's statistics"):
         xp.main([str(tmp_path / "old")])
+
+
+def test_a_run_without_the_doorbell_counter_is_an_error_never_a_zero():
+    s = {k: v for k, v in run_stats().items() if not k.endswith(".ddio.mmio_accesses")}
+    with pytest.raises(KeyError, match="mmio_accesses"):
+        xp.poll_figures(s)

@@ -75,7 +75,11 @@ def poll_figures(s: dict[str, float]) -> dict[str, float]:
         for name in ("cycles", "idle_poll_cycles", "fences", "branch_mispredicts") + STALLS:
             add(name, _get(s, core + name))
     requests = _get(s, "client.requests")
-    mmio = sum(_get(s, k) for k in s if re.match(r"^system\.socket\d+\.ddio\.mmio_accesses$", k))
+    mmio_keys = [k for k in s if re.match(r"^system\.socket\d+\.ddio\.mmio_accesses$", k)]
+    if not mmio_keys:
+        raise KeyError("system.socketN.ddio.mmio_accesses is not in the run's statistics (an engine that does not "
+                       "count it: a missing counter is an error, not a zero)")
+    mmio = sum(_get(s, k) for k in mmio_keys)
     batches = t["polls_busy"]
     if requests <= 0 or batches <= 0 or t["cycles"] <= t["idle_poll_cycles"]:
         raise ValueError(f"a run that served requests in batches is needed (requests {requests}, batches {batches})")
@@ -87,7 +91,8 @@ def poll_figures(s: dict[str, float]) -> dict[str, float]:
         "ipc": t["insts"] / t["cycles"],
         "ipc_empty": t["idle_poll_insts"] / t["idle_poll_cycles"] if t["idle_poll_cycles"] else float("nan"),
         "ipc_busy": busy_insts / busy_cycles,
-        "ipc_busy_without_waits": busy_insts / (busy_cycles - stalls),
+        # An upper bound: the stall counters can overlap one another (a store's store-queue wait and a fence's).
+        "ipc_busy_without_waits": busy_insts / (busy_cycles - stalls) if busy_cycles > stalls else float("nan"),
         "empty_cycle_share": t["idle_poll_cycles"] / t["cycles"],
         "req_busy_cycles": busy_cycles / requests, "req_busy_insts": busy_insts / requests,
         "req_empty_insts": t["idle_poll_insts"] / requests, "req_empty_cycles": t["idle_poll_cycles"] / requests,

@@ -244,7 +244,7 @@ def load_texts(c: common.Conditions, tables: dict[str, pd.DataFrame] | None = No
                        f"{r['cpu_seconds']:.0f} s CPU, {r['host_seconds']:.0f} s wall, checkpoint "
                        f"{r['bytes'] / 1e9:.2f} GB (once per driver; not in the points' host time)")
         else:
-            out.append(f"shared load, {DRIVERS[driver][1]}: no record in {root}/checkpoints "
+            out.append(f"shared load, {DRIVERS[driver][1]}: no record in {root.name}/checkpoints "
                        f"(data set {data_set}: not loaded in this store)")
     return out
 

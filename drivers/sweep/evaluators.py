@@ -80,7 +80,7 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
     finally:
         if shared is not None:
             shared.close()
-    if options.get("power") and res.best:
+    if options.get("power") and (res.best or not res.refined):    # a stopped search's capacity is a window's
         import power
 
         stats.update(power.price_run(stats, make(stats["capacity.mpps_per_port"]).to_dict()).stats())
