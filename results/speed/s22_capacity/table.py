@@ -1,11 +1,14 @@
 """The session 22 table: each capacity_confirmed.py record in this folder (before_*: fecd595's drivers; after_*:
 438a322's; final_*: the final commit's), its probes, window loads, windows, warm-ups, answer and CPU (user + system
-of /usr/bin/time -v in the .log beside it). Usage: .venv/bin/python results/speed/s22_capacity/table.py"""
+of /usr/bin/time -v in the .log beside it). Usage: .venv/bin/python results/speed/s22_capacity/table.py [FOLDER]
+(FOLDER: another folder of such records, e.g. results/speed/s22_judge: rule_* --judge-window rule, short_* the
+default judge beside them)."""
 import json
 import pathlib
 import re
+import sys
 
-here = pathlib.Path(__file__).parent
+here = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else pathlib.Path(__file__).parent
 print("| run | probes + window loads (windows) | warm-ups | capacity (failed above) | confirmed | CPU s | peak RSS MB |")
 print("|---|---|---|---|---|---|---|")
 for path in sorted(here.glob("*.json")):
