@@ -13,4 +13,6 @@ for sockets, cores in ((2, 2), (2, 4)):
         for sock in s.sockets:
             sock.caches.directory.check = True
         r = simulate(s)
-        print(sockets, cores, schedule, r.stop_reason, r.stats.get("client.throughput_mrps"), flush=True)
+        print(sockets, cores, schedule, r.stop_reason, r.stats["client.throughput_mrps"], flush=True)
+        if r.stop_reason != "client_done":
+            sys.exit(f"{sockets} x {cores} {schedule}: stopped by {r.stop_reason}, not client_done")

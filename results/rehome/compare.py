@@ -19,7 +19,8 @@ for name in ("kvs2x2", "kvs4x1", "dual"):
         "remote_misses": lambda d: tot(d, lambda key: key.endswith("llc.remote_misses")),
     }
     moved = [k for k in a if a[k] != b.get(k)]
-    print(f"{name}: {len(moved)} of {len(a)} statistics moved")
+    new = [k for k in b if k not in a]
+    print(f"{name}: {len(moved)} of {len(a)} statistics moved; {len(new)} new in the second run")
     for r, f in rows.items():
         print(f"  {r}: {f(a)} -> {f(b)}")
     if "-v" in sys.argv:
