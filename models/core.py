@@ -96,11 +96,13 @@ class Core(SimObject):
                                              "(Sandy Bridge and Ivy Bridge: ports 2 and 3 generate load and store "
                                              "addresses, port 4 takes store data, so loads and stores together "
                                              "issue at most 2 a cycle); off: separate store ports")
-    tso_fences = Param.Bool(False, "the core keeps loads and stores in program order as a TSO core does (Intel's "
-                            "SDM vol. 3A 8.2.2: reads not reordered with reads, writes not reordered with writes or "
-                            "older reads), so a RISC-V fence whose orderings TSO keeps (no write before a later read: "
-                            "fence r,r; w,o; r,rw; rw,w; fence.tso) executes as an ALU operation, without waiting for "
-                            "older instructions to commit or the store buffer to drain; off: every fence serialises "
+    tso_fences = Param.Bool(False, "a RISC-V fence whose orderings a TSO core keeps by itself (Intel's SDM vol. 3A "
+                            "8.2.2: reads not reordered with reads, writes not reordered with writes or older reads; "
+                            "so every ordering but a write before a later read: fence r,r; w,o; r,rw; rw,w; "
+                            "fence.tso) executes as an ALU operation, without waiting for older instructions to "
+                            "commit or the store buffer to drain; PAUSE keeps its wait. Only the fence's wait goes: "
+                            "the core still issues loads out of order, and a TSO core is assumed to pay nothing for "
+                            "the orderings it keeps (no memory-ordering machine clears). Off: every fence serialises "
                             "(waits for older commits and the store buffer)")
     branch_units = Param.Count(0, "units that execute branches and jumps; each takes one of them as well as an "
                                "integer ALU in the cycle it issues (Sandy Bridge and Ivy Bridge: one, on port 5); "

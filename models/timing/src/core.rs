@@ -106,7 +106,10 @@ pub struct CoreStats {
     /// and then for every older store to leave the store buffer (an MMIO store holds it for the device's time).
     pub serialize_commit_wait_cycles: u64,
     pub serialize_drain_wait_cycles: u64,
-    /// Dispatch cycles stores lost waiting for a store-queue entry (summed over stores).
+    /// Dispatch cycles stores lost waiting for a store-queue entry (summed over stores). Counted before the later
+    /// dispatch limits (the scheduler and rename bounds, the dispatch width) apply, so a cycle in which one of them
+    /// would also have held the store counts here, and that limit's own stall only past the entry's release: the
+    /// dispatch stalls can overlap and do not sum to the cycles dispatch lost.
     pub store_queue_stall_cycles: u64,
     pub rob_occupancy_sum: u64,
     pub lq_occupancy_sum: u64,

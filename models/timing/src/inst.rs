@@ -74,6 +74,6 @@ pub struct InstInfo {
     pub prefetch_kind: PrefetchKind,
     /// A fence whose orderings a TSO core keeps by itself: its predecessor set has no writes (W, O) or its successor
     /// set no reads (R, I), so it asks no store to drain before a later load (`Core.tso_fences`). False for every
-    /// other instruction, FENCE.I and the fences that order writes before reads.
+    /// other instruction, FENCE.I, PAUSE and the fences that order writes before reads.
     pub tso_implied: bool,
 }

@@ -4,59 +4,19 @@
 //! a control message 1 flit of 0.5 ns, a line 9, 20 ns one way), then the coherence invariants under random
 //! traffic on two and four sockets.
 
-use kvsim_params::{Cache, CacheHierarchy, SocketLink};
-use kvsim_timing::interconnect::SocketNet;
+mod common;
+
+use common::{system, CTRL_HOLD, DATA_HOLD, LINK_LAT, MEM, REGION};
+use kvsim_params::Cache;
 use kvsim_timing::mem::Mode;
-use kvsim_timing::network::{IdealNetwork, Placement};
-use kvsim_timing::numa::NumaMap;
-use kvsim_timing::socket_memory::SocketPort;
-use kvsim_timing::synth::{cache_params, core_params, hierarchy_params};
-use kvsim_timing::system::{SocketParts, TimingSystem};
-use kvsim_timing::{AccessKind, FixedLatency, MemPort, MemReq, ReqClass, StatSink, Tick};
+use kvsim_timing::synth::{cache_params, hierarchy_params};
+use kvsim_timing::system::TimingSystem;
+use kvsim_timing::{AccessKind, MemPort, MemReq, ReqClass, StatSink, Tick};
 
 const CYCLE: Tick = 400; // 2.5 GHz
 const L1: Tick = 4 * CYCLE; // synth::hierarchy_params
 const LLC: Tick = 20 * CYCLE;
 const DIR: Tick = 10 * CYCLE; // the directory's (and a slice's tag) lookup
-const MEM: Tick = 60_000;
-const LINK_LAT: Tick = 20_000;
-const CTRL_HOLD: Tick = 500;
-const DATA_HOLD: Tick = 9 * 500;
-
-/// Socket k's memory is [k x REGION, (k + 1) x REGION).
-const REGION: u64 = 0x100_0000;
-
-/// `sockets` sockets of `cores` cores (clusters of `per_cluster`), `slices` LLC slices each (slice i in cluster
-/// i), on ideal networks of `hop` ps per message; `h` the caches of every socket. Check mode on.
-fn system(sockets: u16, cores: u16, per_cluster: u16, h: &CacheHierarchy, hop: Tick) -> TimingSystem {
-    let slices = h.llc_slices as u16;
-    let parts = (0..sockets)
-        .map(|_| {
-            let n = cores;
-            let placement = Placement {
-                core: (0..n).collect(),
-                llc_slice: (n..n + slices).collect(),
-                mem_ctrl: vec![n + slices],
-                io: vec![n + slices + 1],
-            };
-            let mut net = IdealNetwork::new(hop);
-            net.clusters = (0..n).map(|c| c / per_cluster).chain(0..slices).chain([u16::MAX; 3]).collect();
-            SocketParts {
-                cores: vec![core_params(); n as usize],
-                memory: SocketPort::other(FixedLatency::new(MEM)),
-                net: SocketNet { net: Box::new(net), placement, port: n + slices + 2 },
-            }
-        })
-        .collect();
-    let mut sys = TimingSystem::multi_socket(parts, h, &SocketLink::default()).unwrap();
-    let mut map = NumaMap::new(sockets);
-    for k in 1..sockets {
-        map.place(k as u64 * REGION, REGION, k).unwrap();
-    }
-    sys.set_numa(map).unwrap();
-    sys.mem.enable_check();
-    sys
-}
 
 fn two_sockets(remote_lines: bool) -> TimingSystem {
     let mut h = hierarchy_params();
@@ -275,4 +235,66 @@ fn coherence_invariants_hold_with_remote_lines_on_two_and_four_sockets() {
             assert!(hits > 100, "{sockets} sockets: remote copies served {hits} reads");
         }
     }
+}
+
+#[test]
+fn a_home_change_on_three_sockets_flushes_the_third_sockets_copy() {
+    // A line of socket 1's memory with copies in both other sockets' LLCs (cores 0 and 4 read it, socket 0's and
+    // socket 2's), and one written by core 5 (socket 2 owns it dirty, its LLC a copy).
+    let mut h = hierarchy_params();
+    h.directory.remote_lines = true;
+    let mut sys = system(3, 2, 1, &h, 0);
+    let page = REGION + 0x5000;
+    let (a, b) = (page, page + 0x40);
+    let mut t = 1_000_000;
+    for (core, addr, kind) in [(0, a, AccessKind::Read), (4, a, AccessKind::Read), (5, b, AccessKind::Write)] {
+        t = sys.mem.access(&MemReq::new(addr, kind, core, t)) + 1_000;
+    }
+    assert!(sys.mem.llc[0].contains(a >> 6) && sys.mem.llc[2].contains(a >> 6), "copies on sockets 0 and 2");
+    assert_eq!(sys.mem.cores[5].state_of(b >> 6), kvsim_timing::mem::LineState::Modified);
+    let before = stat(&sys, "system.directory.socket_invalidations");
+    assert_eq!(sys.mem.dir.remote_sockets(a >> 6), 0b101, "the home's socket set: sockets 0 and 2");
+    // The page moves to socket 0: socket 2's copies leave too, though socket 2 is neither the old home nor the new.
+    sys.numa_placed(page, 4096, 0).unwrap();
+    for addr in [a, b] {
+        assert!(!cached_anywhere(&sys, addr >> 6), "line {addr:#x} left every cache");
+        assert_eq!(sys.mem.dir.remote_sockets(addr >> 6), 0);
+        assert!(sys.mem.dir.get(addr >> 6).is_none());
+    }
+    assert_eq!(stat(&sys, "system.directory.socket_invalidations"), before + 2.0, "a's two copies");
+    sys.mem.check_all();
+    // Socket 2 reads both again from the new home (the check mode verifies b's written data came back from memory).
+    for (core, addr, kind) in [(4, b, AccessKind::Read), (4, a, AccessKind::Read), (2, a, AccessKind::Write)] {
+        t = sys.mem.access(&MemReq::new(addr, kind, core, t)) + 1_000;
+    }
+    sys.mem.check_all();
+}
+
+#[test]
+fn a_line_only_in_a_private_cache_under_a_non_inclusive_llc_leaves_through_the_directory() {
+    // A non-inclusive LLC of 16 lines: core 2 (socket 1, the home's) writes `a`, then core 3 reads other lines of
+    // socket 1 until the LLC has evicted `a`, which core 2 still holds modified (no back-invalidation).
+    let mut h = hierarchy_params();
+    h.directory.remote_lines = true;
+    h.llc = Cache { inclusive: false, ..cache_params(64 * 16, 4, 20, 8) };
+    let mut sys = system(2, 2, 1, &h, 0);
+    let page = REGION + 0x6000;
+    let a = page;
+    let mut t = sys.mem.access(&MemReq::new(a, AccessKind::Write, 2, 1_000_000)) + 1_000;
+    let mut other = REGION + 0x8000;
+    while sys.mem.llc[1].contains(a >> 6) {
+        assert!(other < REGION + 0x9000, "the LLC kept a");
+        t = sys.mem.access(&rd(3, other, t)) + 1_000;
+        other += 0x40;
+    }
+    assert_eq!(sys.mem.cores[2].state_of(a >> 6), kvsim_timing::mem::LineState::Modified);
+    assert!(sys.mem.dir.get(a >> 6).is_some() && !sys.mem.llc.iter().any(|s| s.contains(a >> 6)));
+    // The page moves to socket 0: the directory names core 2's copy, which leaves, its data written back.
+    sys.numa_placed(page, 4096, 0).unwrap();
+    assert!(!cached_anywhere(&sys, a >> 6) && sys.mem.dir.get(a >> 6).is_none());
+    sys.mem.check_all();
+    // Socket 0 reads it from its new home (the check mode verifies it gets core 2's write), socket 1 then too.
+    t = sys.mem.access(&rd(0, a, t)) + 1_000;
+    sys.mem.access(&rd(2, a, t));
+    sys.mem.check_all();
 }

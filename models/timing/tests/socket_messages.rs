@@ -5,53 +5,20 @@
 //! exactly what crossed the links (per direction, the links' message counts) and that nothing arrives sooner than
 //! the link's latency after it left (what the partitioned design's window relies on).
 
-use kvsim_params::{Cache, CacheHierarchy, SocketLink};
-use kvsim_timing::interconnect::SocketNet;
+mod common;
+
+use common::{CTRL_HOLD, DATA_HOLD, LINK_LAT, REGION};
+use kvsim_params::{Cache, CacheHierarchy};
 use kvsim_timing::mem::socket_messages::{MsgKind, SocketMessage, KINDS};
 use kvsim_timing::mem::MemSystem;
 use kvsim_timing::mem::Mode;
-use kvsim_timing::network::{IdealNetwork, Placement};
-use kvsim_timing::numa::NumaMap;
-use kvsim_timing::socket_memory::SocketPort;
-use kvsim_timing::synth::{cache_params, core_params, hierarchy_params};
-use kvsim_timing::system::{SocketParts, TimingSystem};
+use kvsim_timing::synth::{cache_params, hierarchy_params};
+use kvsim_timing::system::TimingSystem;
 use kvsim_timing::{AccessKind, FixedLatency, MemPort, MemReq, ReqClass, StatSink, Tick};
 
-const LINK_LAT: Tick = 20_000;
-const CTRL_HOLD: Tick = 500;
-const DATA_HOLD: Tick = 9 * 500;
-/// Socket k's memory is [k x REGION, (k + 1) x REGION).
-const REGION: u64 = 0x100_0000;
-
-/// `sockets` sockets of `cores` cores (clusters of `per_cluster`) on ideal networks of `hop` ps per message, with
-/// caches `h`; check mode on, the message log kept.
+/// `common::system` with the message log kept.
 fn system(sockets: u16, cores: u16, per_cluster: u16, h: &CacheHierarchy, hop: Tick) -> TimingSystem {
-    let slices = h.llc_slices as u16;
-    let parts = (0..sockets)
-        .map(|_| {
-            let n = cores;
-            let placement = Placement {
-                core: (0..n).collect(),
-                llc_slice: (n..n + slices).collect(),
-                mem_ctrl: vec![n + slices],
-                io: vec![n + slices + 1],
-            };
-            let mut net = IdealNetwork::new(hop);
-            net.clusters = (0..n).map(|c| c / per_cluster).chain(0..slices).chain([u16::MAX; 3]).collect();
-            SocketParts {
-                cores: vec![core_params(); n as usize],
-                memory: SocketPort::other(FixedLatency::new(60_000)),
-                net: SocketNet { net: Box::new(net), placement, port: n + slices + 2 },
-            }
-        })
-        .collect();
-    let mut sys = TimingSystem::multi_socket(parts, h, &SocketLink::default()).unwrap();
-    let mut map = NumaMap::new(sockets);
-    for k in 1..sockets {
-        map.place(k as u64 * REGION, REGION, k).unwrap();
-    }
-    sys.set_numa(map).unwrap();
-    sys.mem.enable_check();
+    let mut sys = common::system(sockets, cores, per_cluster, h, hop);
     sys.mem.keep_socket_message_log();
     sys
 }

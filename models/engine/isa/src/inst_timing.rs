@@ -83,14 +83,24 @@ pub(crate) fn static_info(d: &Decoded, pc: u64) -> InstInfo {
 /// Instructions"). TSO keeps reads before later reads and writes and writes before later writes (Intel's SDM,
 /// vol. 3A 8.2.2: reads are not reordered with other reads, writes are not reordered with other writes or with
 /// older reads, writes to uncached memory included), so the one ordering it lacks is a write (W, or O: a device
-/// write) before a later read (R, or I: a device read). FENCE.TSO (fm 1000, rw,rw) is TSO by definition.
+/// write) before a later read (R, or I: a device read). FENCE.TSO (fm 1000, rw,rw) is TSO by definition; fm 1000
+/// with any other sets is reserved, and the ISA has a base implementation treat a reserved fence as a normal one
+/// (fm 0000) of its sets, as here.
+///
+/// PAUSE (Zihintpause: `fence w,0`, fm 0, rs1 = rd = 0) orders nothing, so by the rule above TSO would make it a
+/// free ALU operation; but it is a spin-wait hint meant to take time (x86's PAUSE waits tens of cycles or more), so
+/// it stays what it is without `tso_fences`: a fence that waits for older commits and the store buffer.
 pub const fn tso_implied(raw: u32) -> bool {
     const I: u32 = 8;
     const O: u32 = 4;
     const R: u32 = 2;
     const W: u32 = 1;
+    const PAUSE: u32 = (W << 24) | 0x0f;
     let (fm, pred, succ) = (raw >> 28, (raw >> 24) & 0xf, (raw >> 20) & 0xf);
-    fm == 0b1000 || pred & (W | O) == 0 || succ & (R | I) == 0
+    if raw == PAUSE {
+        return false;
+    }
+    (fm == 0b1000 && pred == R | W && succ == R | W) || pred & (W | O) == 0 || succ & (R | I) == 0
 }
 
 #[cfg(test)]
@@ -114,8 +124,15 @@ mod tests {
         for (pred, succ) in [(r | w, r | w), (w, r), (o, i), (i | o | r | w, i | o | r | w), (w | o, r)] {
             assert!(!tso_implied(fence(pred, succ)), "fence {pred:#x},{succ:#x}");
         }
-        // FENCE.TSO: fm 1000 with rw,rw.
+        // FENCE.TSO: fm 1000 with rw,rw. Fm 1000 with other sets is reserved and counts as the normal fence of its
+        // sets: rw,r and w,rw order a write before a read, so TSO does not imply them; r,rw it does.
         assert!(tso_implied((0b1000 << 28) | fence(r | w, r | w)));
+        for (pred, succ) in [(r | w, r), (w, r | w), (i | o | r | w, i | o | r | w)] {
+            assert!(!tso_implied((0b1000 << 28) | fence(pred, succ)), "fm 1000 {pred:#x},{succ:#x}");
+        }
+        assert!(tso_implied((0b1000 << 28) | fence(r, r | w)));
+        // PAUSE (`fence w,0`, 0x0100000f) keeps its wait; another fence with an empty successor set orders nothing.
+        assert!(!tso_implied(0x0100_000f) && tso_implied(fence(w | r, 0)));
         // The word gcc gives `fence r,r` and `fence w,o` (0x0220000f, 0x0140000f) and `fence rw,rw` (0x0330000f).
         assert!(tso_implied(0x0220_000f) && tso_implied(0x0140_000f) && !tso_implied(0x0330_000f));
     }

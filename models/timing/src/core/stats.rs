@@ -89,7 +89,8 @@ impl Core {
             prefix,
             "store_queue_stall_cycles",
             s.store_queue_stall_cycles as f64,
-            "dispatch cycles stores lost waiting for a store-queue entry (summed over stores)",
+            "dispatch cycles stores lost waiting for a store-queue entry (summed over stores; counted before the \
+             scheduler and rename bounds and the dispatch width apply, so it can overlap their stalls)",
         );
         // Only where the core bounds them, so a core without these bounds keeps its statistics as they were.
         if self.sched_cap != 0 {

@@ -1,15 +1,20 @@
 //! A change of home: on several sockets, a NUMA placement can move an address range that is already cached to
-//! another socket (the page-table pages `TimingSystem::place_tables` puts on the socket of the data they map, a
-//! range the guest placed again). Every cached line of such a range leaves every cache first, through its old
-//! home, and only then does the range take its new home.
+//! another socket (a range the guest placed again, or a page-table page `TimingSystem::place_tables` places
+//! again). Every cached line of such a range leaves every cache first, through its old home, and only then does
+//! the range take its new home.
+//!
+//! The case runs actually hit is the model's own: `place_tables` puts the table pages of each placement on the
+//! placement's socket, so a level-2 table page shared by ranges of two sockets takes the home of whichever
+//! placement came last. A kernel never moves such a page; last-placement-wins is the model's choice (assumed).
+//! Placing table pages on the socket of their first touch, as a kernel does, is left: it would move the
+//! multi-socket runs' statistics.
 //!
 //! Why a flush rather than moving the lines' state to the new home: the directory's books for a line are spread
 //! over its home slice (the LLC's copy, dirty or not), the entry (the private holders) and the home's socket set
 //! (the other sockets' LLC copies), and a copy in the new home's socket is a remote copy before the move but the
 //! home's own line after it; moving all of that intact means translating each kind of copy into another. A flush
-//! leaves nothing to translate, and it is what a real system does: an OS migrating a page copies it to a frame on
-//! the new node, and the old frame's lines leave the caches (dirty ones written back) as the old frame is freed,
-//! so no cache holds a line of the new frame when the page reappears there.
+//! leaves nothing to translate and keeps the caches coherent whenever the model re-homes a range, as a page
+//! migration would (the old frame's lines leave the caches, dirty ones written back, as the old frame is freed).
 //!
 //! Assumed: the flush takes no simulated time and books no network or memory timing (as cache warming: it stands
 //! for the kernel's copy, not timed here); what it costs a run is the misses that follow, which are timed. Its
