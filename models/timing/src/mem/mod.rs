@@ -34,6 +34,7 @@ pub mod replacement;
 pub mod report;
 pub mod sharers;
 pub mod socket_messages;
+mod socket_send;
 mod warm;
 
 pub use array::{CacheArray, CacheStats};

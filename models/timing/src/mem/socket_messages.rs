@@ -11,10 +11,8 @@
 //! an I/O agent, or the home collecting acknowledgements); [`MsgKind::WriteBack`], [`MsgKind::Put`] and
 //! [`MsgKind::CopyDropped`] to the home.
 
-use super::hierarchy::MemSystem;
-use super::Mode;
 use crate::network::Endpoint;
-use crate::{MemPort, StatSink, Tick};
+use crate::{StatSink, Tick};
 
 /// What a message of the memory walk is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -99,7 +97,7 @@ pub struct SocketOutboxes {
     counts: Vec<u64>,
     log: Option<Vec<SocketMessage>>,
     /// Whether the statistics list the counts (the partitioned schedule's runs: what its partitions exchange).
-    report: bool,
+    pub(super) report: bool,
 }
 
 impl SocketOutboxes {
@@ -171,43 +169,6 @@ impl SocketOutboxes {
         self.counts.iter_mut().for_each(|c| *c = 0);
         if let Some(log) = &mut self.log {
             log.clear();
-        }
-    }
-}
-
-impl<M: MemPort> MemSystem<M> {
-    /// A message of `kind` over the network (posted to its socket's outbox when it crosses sockets); warming
-    /// books nothing and keeps no time.
-    #[inline]
-    pub(super) fn msg(&mut self, mode: Mode, kind: MsgKind, src: Endpoint, dst: Endpoint, bytes: u32, t: Tick) -> Tick {
-        match mode {
-            Mode::Timed => {
-                let arrives = self.net.send(src, dst, bytes, t);
-                if let Some(o) = self.outboxes.as_deref_mut() {
-                    o.post(kind, src, dst, bytes, t, arrives);
-                }
-                arrives
-            }
-            Mode::Warm => t,
-        }
-    }
-
-    /// The sockets' outboxes (None on one socket).
-    pub fn socket_messages(&self) -> Option<&SocketOutboxes> {
-        self.outboxes.as_deref()
-    }
-
-    /// List the counts per kind in the statistics (`SocketOutboxes::stats`); nothing on one socket.
-    pub fn report_socket_messages(&mut self) {
-        if let Some(o) = self.outboxes.as_deref_mut() {
-            o.report = true;
-        }
-    }
-
-    /// Keep every message between sockets from now on (`SocketOutboxes::log`); nothing on one socket.
-    pub fn keep_socket_message_log(&mut self) {
-        if let Some(o) = self.outboxes.as_deref_mut() {
-            o.keep_log();
         }
     }
 }
