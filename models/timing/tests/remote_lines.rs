@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{system, CTRL_HOLD, DATA_HOLD, LINK_LAT, MEM, REGION};
+use common::{random_request, system, CTRL_HOLD, DATA_HOLD, LINK_LAT, MEM, REGION};
 use kvsim_params::Cache;
 use kvsim_timing::mem::Mode;
 use kvsim_timing::synth::{cache_params, hierarchy_params};
@@ -194,23 +194,7 @@ fn random_traffic(sockets: u16, per_cluster: u16, l2: bool, inclusive: bool, see
     let mut x = seed | 1;
     let mut t = 0;
     for i in 0..12_000u64 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let core = (x % (sockets * cores) as u64) as u16;
-        let home = (x >> 44) % sockets as u64;
-        let addr = home * REGION + ((x >> 8) % 20) * 64 + (x >> 40) % 8 * 8;
-        t += (x >> 20) % 3000;
-        let req = match (x >> 32) % 10 {
-            0..=4 => rd(core, addr, t),
-            5..=6 => MemReq::new(addr, AccessKind::Write, core, t),
-            7 => MemReq::new(addr, AccessKind::IFetch, core, t),
-            8 => MemReq::new(addr, AccessKind::Prefetch, core, t),
-            _ => MemReq {
-                class: ReqClass::Io,
-                ..MemReq::new(addr, if (x >> 36) & 1 == 1 { AccessKind::Write } else { AccessKind::Read }, 0, t)
-            },
-        };
+        let req = random_request(&mut x, &mut t, sockets, cores, |_| 0);
         if i % 4000 < 400 {
             sys.mem.access_mode(&req, Mode::Warm);
         } else {

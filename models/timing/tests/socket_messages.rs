@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{CTRL_HOLD, DATA_HOLD, LINK_LAT, REGION};
+use common::{random_request, CTRL_HOLD, DATA_HOLD, LINK_LAT, REGION};
 use kvsim_params::{Cache, CacheHierarchy};
 use kvsim_timing::mem::socket_messages::{MsgKind, SocketMessage, KINDS};
 use kvsim_timing::mem::MemSystem;
@@ -102,28 +102,7 @@ fn random_traffic(sockets: u16, per_cluster: u16, remote_lines: bool, seed: u64)
     let mut x = seed | 1;
     let mut t = 0;
     for i in 0..8_000u64 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let core = (x % (sockets * cores) as u64) as u16;
-        let home = (x >> 44) % sockets as u64;
-        let addr = home * REGION + ((x >> 8) % 20) * 64 + (x >> 40) % 8 * 8;
-        t += (x >> 20) % 3000;
-        let req = match (x >> 32) % 10 {
-            0..=4 => rd(core, addr, t),
-            5..=6 => MemReq::new(addr, AccessKind::Write, core, t),
-            7 => MemReq::new(addr, AccessKind::IFetch, core, t),
-            8 => MemReq::new(addr, AccessKind::Prefetch, core, t),
-            _ => MemReq {
-                class: ReqClass::Io,
-                ..MemReq::new(
-                    addr,
-                    if (x >> 36) & 1 == 1 { AccessKind::Write } else { AccessKind::Read },
-                    core % sockets,
-                    t,
-                )
-            },
-        };
+        let req = random_request(&mut x, &mut t, sockets, cores, |core| core % sockets);
         if i % 4000 < 400 {
             sys.mem.access_mode(&req, Mode::Warm);
         } else {

@@ -9,7 +9,7 @@ use kvsim_timing::numa::NumaMap;
 use kvsim_timing::socket_memory::SocketPort;
 use kvsim_timing::synth::core_params;
 use kvsim_timing::system::{SocketParts, TimingSystem};
-use kvsim_timing::{FixedLatency, Tick};
+use kvsim_timing::{AccessKind, FixedLatency, MemReq, ReqClass, Tick};
 
 /// Every socket's memory latency.
 pub const MEM: Tick = 60_000;
@@ -49,4 +49,33 @@ pub fn system(sockets: u16, cores: u16, per_cluster: u16, h: &CacheHierarchy, ho
     sys.set_numa(map).unwrap();
     sys.mem.enable_check();
     sys
+}
+
+/// The random traffic the multi-socket tests draw: a xorshift step of `x` picks the core, a line (one of 20 in a
+/// random socket's region, a random word), the time step after `t` and the kind (half reads; writes, fetches,
+/// prefetches, and DMA from I/O agent `io_agent(core)`).
+pub fn random_request(x: &mut u64, t: &mut Tick, sockets: u16, cores: u16, io_agent: impl Fn(u16) -> u16) -> MemReq {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    let x = *x;
+    let core = (x % (sockets * cores) as u64) as u16;
+    let home = (x >> 44) % sockets as u64;
+    let addr = home * REGION + ((x >> 8) % 20) * 64 + (x >> 40) % 8 * 8;
+    *t += (x >> 20) % 3000;
+    match (x >> 32) % 10 {
+        0..=4 => MemReq::new(addr, AccessKind::Read, core, *t),
+        5..=6 => MemReq::new(addr, AccessKind::Write, core, *t),
+        7 => MemReq::new(addr, AccessKind::IFetch, core, *t),
+        8 => MemReq::new(addr, AccessKind::Prefetch, core, *t),
+        _ => MemReq {
+            class: ReqClass::Io,
+            ..MemReq::new(
+                addr,
+                if (x >> 36) & 1 == 1 { AccessKind::Write } else { AccessKind::Read },
+                io_agent(core),
+                *t,
+            )
+        },
+    }
 }
