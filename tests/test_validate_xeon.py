@@ -28,7 +28,7 @@ def test_a_reduced_run_says_so_and_prices_its_power(engine, tmp_path, capsys):
     config = json.loads((tmp_path / "1" / "config.json").read_text())
     assert stats["client.throughput_mrps"] > 0 and config["mode"] == "detailed"
     # The compared miss rates are the demand ones (software prefetches left out), and the output says so.
-    assert "Miss rates compared: demand" in out
+    assert "Miss rates compared" in out and "l1d.demand_misses / l1d.demand_accesses" in out
     l1d = "system.socket0.core0.l1d."
     assert stats[l1d + "sw_prefetch_accesses"] == stats["system.socket0.core0.prefetches"] > 0
     assert stats[l1d + "demand_accesses"] + stats[l1d + "sw_prefetch_accesses"] == stats[l1d + "accesses"]
@@ -37,12 +37,15 @@ def test_a_reduced_run_says_so_and_prices_its_power(engine, tmp_path, capsys):
     assert float(rows[dict(vx.METRICS)["l1d_miss_rate"]][0]) == float(f"{demand:.3f}")
     # MICA's lossy index: the GETs of items a full bucket dropped miss, and the table says how many.
     assert float(rows[dict(vx.METRICS)["get_miss"]][0]) == float(f"{stats['client.misses'] / stats['client.gets']:.3f}")
-    # perf's L1-dcache-load-misses / -loads on Ivy Bridge: every L1D fill (prefetchers' too) per load.
-    fills = (stats[l1d + "misses"] + stats[l1d + "prefetcher.issued"]) / stats["system.socket0.core0.loads"]
+    # perf's L1-dcache-load-misses / -loads on Ivy Bridge: every L1D fill (prefetchers' too) per retired load uop
+    # (MEM_UOPS_RETIRED.ALL_LOADS: loads, software prefetches and atomics).
+    core = "system.socket0.core0."
+    retired = stats[core + "loads"] + stats[core + "prefetches"] + stats[core + "atomics"]
+    fills = (stats[l1d + "misses"] + stats[l1d + "prefetcher.issued"]) / retired
     assert float(rows[dict(vx.METRICS)["l1d_fills_per_load"]][0]) == float(f"{fills:.3f}")
     # Ivy Bridge's retired-load events: loads (software prefetches among them) that missed the L1D per load, fill-
     # buffer hits (the L1D's MSHR merges) not misses.
-    ivb_l1d = stats[l1d + "read_misses"] / stats[l1d + "reads"]
+    ivb_l1d = stats[l1d + "read_misses"] / retired
     assert stats[l1d + "reads"] > stats[l1d + "read_misses"] > 0
     assert float(rows[dict(vx.METRICS)["l1d_load_miss_ivb"]][0]) == float(f"{ivb_l1d:.3f}")
     # Ivy Bridge's L2_RQSTS: misses, in-flight hits and L2 prefetcher requests over lookups and prefetcher requests.
@@ -144,7 +147,7 @@ def one_core_without_l2(**values: float) -> dict[str, float]:
              "system.socket0.ddio.writebacks_core_data_in_dma_lines": 2.0,
              "system.socket0.ddio.writebacks_core_lines": 7.0}
     for name in ("ipc", "l1d.mpki", "l1d.miss_rate", "l1d.demand_miss_rate", "l1d.misses", "l1d.reads",
-                 "l1d.read_misses", "loads"):
+                 "l1d.read_misses", "l1d.demand_misses", "l1d.demand_accesses", "loads", "prefetches", "atomics"):
         stats[f"system.socket0.core0.{name}"] = 0.5
     return {**stats, **values}
 
@@ -160,7 +163,8 @@ def test_a_platform_without_private_l2s_gets_n_a_l2_rows_not_an_error():
     stats = one_core_without_l2()
     f = vx.figures(types.SimpleNamespace(stats=stats), harts=1)
     assert all(math.isnan(f[k]) for k in ("l2_mpki", "l2_miss_rate", "l2_rqsts_miss_rate", "l2_miss_rate_all"))
-    assert f["l1d_load_miss_ivb"] == 1.0
+    assert f["l1d_load_miss_ivb"] == 0.5 / 1.5, "read misses per retired load (loads, prefetches, atomics)"
+    assert f["l1d_walk_reads_per_load"] == 0.0, "a core without TLBs walks nothing"
     assert (f["get_miss"], f["p95_us"], f["mem_read_gbs"], f["ddio_core_hit"]) == (0.25, 2.0, 3.0, 0.75)
     for missing in ("client.latency.p95", "system.socket0.mem.write_bw", "system.socket0.ddio.core_read_misses"):
         partial = {k: v for k, v in stats.items() if k != missing}

@@ -69,6 +69,7 @@ import types
 import configs
 from configs import brps_target_socket, xeon_e5_2697v2_socket
 from drivers import capacity
+from drivers.cli import xeon_miss_rates
 from drivers.cli.run import apply_override
 from drivers.sweep import CHECKPOINTS, Base, load_once, packed_as_loaded
 from models import stats_paths
@@ -82,9 +83,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 DUAL = "xeon_e5_2697v2_dual"   # the measured server: two sockets of 12 cores, 12 x 10 GbE
 
 # ../shared/spec/validation.md, "Measured on the dual-socket Xeon E5-2697 v2 baseline" (comparison only).
-# "Miss rates, 4-24 cores: L1D about 1.5%, L2 about 32%", compared under each definition below.
-MISS_RATES = {"l1d_miss_rate": 0.015, "l1d_fills_per_load": 0.015, "l1d_load_miss_ivb": 0.015,
-              "l2_miss_rate": 0.32, "l2_rqsts_miss_rate": 0.32}
+# "Miss rates, 4-24 cores: L1D about 1.5%, L2 about 32%", compared under each definition of xeon_miss_rates.
+MISS_RATES = {d.key: d.published for d in xeon_miss_rates.DEFINITIONS}
 PUBLISHED: dict[int, dict[str, float]] = {
     # The IPC twice: beside the simulated (RV64) IPC, and beside that IPC in x86 instructions (ISA_NOTE).
     1: {"throughput_mrps": 5.78, "ipc": 1.91, "ipc_x86": 1.91, "rx_batch": 32.0},
@@ -121,41 +121,10 @@ DEFAULT_CHECKPOINTS = ROOT / "results" / "checkpoints" / "xeon"
 P95_ROWS = (12, 24)   # rows compared with the p95 bound measured at 120 M requests/s
 P95_BOUND_US = 100.0  # "round-trip p95 below 100 us" at 120 M requests/s (24 cores)
 
-# What the miss-rate rows count. The published rates (measured with hardware counters) do not say which events, so
-# each is compared under several definitions:
-# - demand: misses of the cores' own loads, stores, fetches and page walks per lookup by them;
-# - L1D, Linux perf's generic L1-dcache-load-misses / L1-dcache-loads, which on Sandy Bridge and Ivy Bridge are
-#   L1D.REPLACEMENT (every line filled into the L1D: demand misses, software- and hardware-prefetch fills) over
-#   MEM_UOP_RETIRED.LOADS (the kernel's snb_hw_cache_event_ids): here the L1D's misses plus its prefetchers' fills
-#   per load;
-# - L1D, Ivy Bridge's retired-load events MEM_LOAD_UOPS_RETIRED.L1_MISS / MEM_UOPS_RETIRED.ALL_LOADS (Intel SDM
-#   vol. 3B, events D1H/D0H): loads that missed the L1D per load, a software prefetch being a load uop, and a load
-#   that finds its line already in flight counted as HIT_LFB, not as a miss: here the L1D's read misses per read
-#   (loads and software prefetches; its MSHR merges are the fill-buffer hits);
-# - L2, Ivy Bridge's L2_RQSTS (event 24H): misses over references, where the references are the demand data reads
-#   (ALL_DEMAND_DATA_RD: "demand and L1 HW prefetch data load requests", software prefetches among them), RFOs
-#   (ALL_RFO), code reads (ALL_CODE_RD) and the L2 hardware prefetchers' requests (ALL_PF): here every lookup of
-#   the L2 plus the L2 prefetchers' requests, a request that finds its line in flight to the L2 counted as a miss
-#   (the tag lookup misses; it waits for the outstanding fill). The model sends an L2 prefetch only for a line the
-#   core does not hold, so PF_HIT is 0 here: the model's figure is an upper bound of this definition.
-# Which of these the published rates used is not established (MISS_RATES_NOTE says so in the output). Searched:
-# the ISCA 2015 paper (only its opening was readable here), MICA's public source (src/perf_count/perf_count.c opens
-# Linux perf's generic events, and only src/microbench.c uses them, for LLC references and misses; the netbench
-# server the paper measured counts none), and Linux perf's generic cache events (L1D, L1I, LL, DTLB, ITLB, BPU,
-# NODE: none for an L2, so a published L2 rate came from raw events or a profiler's own metric, unnamed).
-# The "+ prefetches" rows are every lookup of the cache (the L1D's include software prefetches, which MICA issues
-# several per request; the L2's also the L1D hardware prefetchers' requests), not compared.
-MISS_RATES_NOTE = ("Miss rates compared: demand (misses per lookup of the cores' loads, stores, fetches, page walks); "
-                   "for the L1D, perf's L1-dcache-load-misses/-loads (L1D.REPLACEMENT per retired load: every "
-                   "fill incl. prefetches) and Ivy Bridge's MEM_LOAD_UOPS_RETIRED.L1_MISS / "
-                   "MEM_UOPS_RETIRED.ALL_LOADS (software prefetches are loads; fill-buffer hits are not misses); for "
-                   "the L2, Ivy Bridge's L2_RQSTS misses / references (demand data reads incl. L1D hardware and "
-                   "software prefetches, RFOs, code reads, L2 prefetcher requests; in-flight hits as misses). "
-                   "'+ prefetches' rows (every lookup) are not compared. Which definition the published rates "
-                   "used is NOT established: no source found names their events (the paper's text beyond its "
-                   "abstract was not available; MICA's public source counts only Linux perf's generic events, in "
-                   "its microbenchmark, not in the server measured; perf has no generic L2 event), so no row is "
-                   "marked as the measurement's.")
+# What the miss-rate rows count: drivers/cli/xeon_miss_rates.py (each candidate's events and kvsim counters, printed
+# with the table). The "+ prefetches" rows are every lookup of the cache (the L1D's include software prefetches, which
+# MICA issues several per request; the L2's also the L1D hardware prefetchers' requests), not compared.
+MISS_RATES_NOTE = xeon_miss_rates.note()
 
 METRICS = [
     ("throughput_mrps", "throughput (M req/s)"),
@@ -175,6 +144,7 @@ METRICS = [
     ("l1d_fills_per_load", "L1D fills per load (perf's definition)"),
     ("l1d_load_miss_ivb", "L1D miss rate (IVB retired-load events)"),
     ("l2_rqsts_miss_rate", "L2 miss rate (IVB L2_RQSTS events)"),
+    ("l1d_walk_reads_per_load", "L1D page-walk reads / retired load"),
     ("l1d_miss_rate_all", "L1D miss rate (+ sw prefetches)"),
     ("l2_miss_rate_all", "L2 miss rate (+ all prefetches)"),
     ("l2_miss_rate_l1pf", "L2 miss rate (demand + L1D hw pf)"),
@@ -234,16 +204,6 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
             raise KeyError(f"no core of the run reports {name!r}: a missing counter is an error, not a figure")
         return sum(vals) / len(vals)
 
-    def mean_ratio(*names: str, per: str, absent_if_off: str = "") -> float:
-        """Over every core: the sum of counters `names` per counter `per`. A missing counter is an error, except
-        `absent_if_off` (a prefetcher's, absent where the cache has none: no prefetch fills)."""
-        cores = [core_path(k, i) for k in sockets for i in range(harts) if f"{core_path(k, i)}.{per}" in s]
-
-        def count(c: str, n: str) -> float:
-            return s.get(f"{c}.{n}", 0.0) if n == absent_if_off else s[f"{c}.{n}"]
-        vals = [sum(count(c, n) for n in names) / s[f"{c}.{per}"] for c in cores if s[f"{c}.{per}"]]
-        return sum(vals) / len(vals) if vals else float("nan")
-
     def socket_mean(name: str) -> float:
         vals = [s[f"{socket_path(k)}.{name}"] for k in sockets if f"{socket_path(k)}.{name}" in s]
         return sum(vals) / len(vals) if vals else float("nan")
@@ -299,12 +259,7 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "l1d_mpki": mean("l1d.mpki"),
         "l2_mpki": mean("l2.mpki"),
         "llc_mpki": socket_mean("llc.mpki"),
-        "l1d_miss_rate": mean("l1d.demand_miss_rate"),
-        "l2_miss_rate": mean("l2.demand_miss_rate"),
-        "l1d_fills_per_load": mean_ratio("l1d.misses", "l1d.prefetcher.issued", per="loads",
-                                         absent_if_off="l1d.prefetcher.issued"),
-        "l1d_load_miss_ivb": mean_ratio("l1d.read_misses", per="l1d.reads"),
-        "l2_rqsts_miss_rate": l2_rqsts_miss_rate(s, cores) if has_l2 else float("nan"),
+        **xeon_miss_rates.rates(s, cores, has_l2),
         "l1d_miss_rate_all": mean("l1d.miss_rate"),
         "l2_miss_rate_all": mean("l2.miss_rate"),
         "llc_miss_rate": socket_mean("llc.miss_rate"),
@@ -318,22 +273,6 @@ def figures(r: RunResult, harts: int) -> dict[str, float]:
         "p95_us": s["client.latency.p95"] / 1e3,
         "ddio_core_hit": ddio_hit_rate(),
     }
-
-
-def l2_rqsts_miss_rate(s: dict[str, float], cores: list[str]) -> float:
-    """Ivy Bridge's L2_RQSTS misses / references (MISS_RATES_NOTE), averaged over the cores that report an L2: the
-    L2's misses, in-flight hits and prefetcher requests over its lookups and prefetcher requests."""
-    vals = []
-    for c in cores:
-        if f"{c}.l2.accesses" not in s:
-            continue
-        pf = s[f"{c}.l2.prefetcher.issued"] if f"{c}.l2.prefetcher.issued" in s else 0.0
-        refs = s[f"{c}.l2.accesses"] + pf
-        if refs:
-            vals.append((s[f"{c}.l2.misses"] + s[f"{c}.l2.mshr_merges"] + pf) / refs)
-    if not vals:
-        raise KeyError("no core of the run reports 'l2.accesses': a missing counter is an error, not a figure")
-    return sum(vals) / len(vals)
 
 
 def l2_sources(s: dict[str, float], cores: list[str]) -> dict[str, float]:

@@ -1,0 +1,73 @@
+"""The miss rates the Xeon validation compares: each stated with the events it stands for and the counters forming
+it, each the events' ratio where the counters allow, a missing counter an error, never a zero."""
+import pytest
+
+from drivers.cli import validate_xeon as vx
+from drivers.cli import xeon_miss_rates as mr
+
+CORE = "system.socket0.core0"
+
+
+def counters(**values: float) -> dict[str, float]:
+    """One core's counters (`values` replace some; a value of None removes the counter)."""
+    c = {"loads": 60.0, "prefetches": 30.0, "atomics": 10.0,
+         "l1d.demand_misses": 4.0, "l1d.demand_accesses": 100.0, "l1d.misses": 12.0, "l1d.read_misses": 9.0,
+         "l1d.prefetcher.issued": 8.0, "l1d.prefetcher.useful": 2.0,
+         "dtlb.4k.pte_reads": 3.0, "dtlb.2m.pte_reads": 2.0, "itlb.4k.pte_reads": 1.0, "itlb.2m.pte_reads": 0.0,
+         "dtlb.4k.accesses": 90.0,
+         "l2.accesses": 40.0, "l2.misses": 10.0, "l2.mshr_merges": 2.0, "l2.demand_misses": 3.0,
+         "l2.demand_accesses": 12.0, "l2.prefetcher.issued": 8.0}
+    for k, v in values.items():
+        k = k.replace("__", ".")
+        if v is None:
+            c.pop(k)
+        else:
+            c[k] = v
+    return {f"{CORE}.{k}": v for k, v in c.items()}
+
+
+def test_each_candidate_is_the_events_ratio_over_retired_load_uops():
+    r = mr.rates(counters(), [CORE], has_l2=True)
+    retired = 60 + 30 + 10              # MEM_UOPS_RETIRED.ALL_LOADS: loads, software prefetches, atomics
+    assert r["l1d_miss_rate"] == 4 / 100
+    assert r["l1d_fills_per_load"] == (12 + 8) / retired        # L1D.REPLACEMENT: misses and prefetcher fills
+    assert r["l1d_load_miss_ivb"] == 9 / retired
+    assert r["l1d_walk_reads_per_load"] == (3 + 2 + 1 + 0) / retired
+    assert r["l2_miss_rate"] == 3 / 12
+    assert r["l2_rqsts_miss_rate"] == (10 + 2 + 8) / (40 + 8)
+
+
+@pytest.mark.parametrize("missing", ["atomics", "prefetches", "l1d.read_misses", "l2.mshr_merges",
+                                     "l1d.demand_accesses"])
+def test_a_missing_counter_is_an_error_naming_it(missing):
+    with pytest.raises(KeyError, match=missing.replace(".", r"\.")):
+        mr.rates(counters(**{missing.replace(".", "__"): None}), [CORE], has_l2=True)
+
+
+def test_a_prefetcher_is_absent_only_when_it_reports_nothing():
+    # No L1D prefetcher at all: none of its counters, no prefetch fills.
+    none = counters(l1d__prefetcher__issued=None, l1d__prefetcher__useful=None)
+    assert mr.rates(none, [CORE], has_l2=True)["l1d_fills_per_load"] == 12 / 100
+    # A prefetcher that reports some counters but not `issued`: an error, not a zero.
+    with pytest.raises(KeyError, match="prefetcher.issued"):
+        mr.rates(counters(l1d__prefetcher__issued=None), [CORE], has_l2=True)
+
+
+def test_walk_reads_are_zero_only_for_a_core_without_tlbs():
+    no_mmu = {k: v for k, v in counters().items() if ".dtlb." not in k and ".itlb." not in k}
+    assert mr.rates(no_mmu, [CORE], has_l2=True)["l1d_walk_reads_per_load"] == 0.0
+    tlbs_without_walks = {k: v for k, v in counters().items() if not k.endswith("pte_reads")}
+    with pytest.raises(KeyError, match="pte_reads"):
+        mr.rates(tlbs_without_walks, [CORE], has_l2=True)
+
+
+def test_every_compared_rate_is_defined_in_the_printed_note():
+    note = vx.MISS_RATES_NOTE
+    assert set(vx.MISS_RATES) == {d.key for d in mr.DEFINITIONS}
+    for d in mr.DEFINITIONS:
+        assert d.key in note and d.counters in note and d.events in note
+        assert (f"differs: {d.differs}" in note) if d.differs else True
+        assert vx.MISS_RATES[d.key] == (0.015 if d.level == "l1d" else 0.32)
+    # The upper bounds say what the model lacks.
+    assert "missing: the L1D's walk-read misses" in note and "PF_HIT" in note
+    assert "NOT established" in note
