@@ -61,14 +61,17 @@ def core() -> Core:
     # registers, 4K aliasing and the decode paths as above. Its execution ports (Intel's optimization manual, Sandy Bridge microarchitecture, which
     # Ivy Bridge keeps): 3 integer ALUs (ports 0, 1, 5), branches on port 5 alone (one branch unit), two load
     # ports (2, 3) that also generate every store's address, store data on port 4. gshare 4096 / 12 bits: assumed
-    # (the models' defaults); the mispredict penalty as above.
+    # (the models' defaults); the mispredict penalty as above. The doorbells are x86 UC stores (DPDK 1.x maps the
+    # 82599's registers through uio, uncached; ixgbe writes RDT with a plain store and TDT after rte_wmb(), an
+    # SFENCE): sent only once committed and the oldest store (ordered_uncached_stores; Intel's SDM vol. 3A 11.3).
     return Core(model="ooo", clock=CLOCK, fetch_width=4, issue_width=4, commit_width=4, rob_entries=168,
                 lq_entries=64, sq_entries=36, scheduler_entries=SCHEDULER_ENTRIES,
                 int_rename_registers=PHYS_INT_REGS - X86_GPRS, alias_4k_penalty=ALIAS_4K_PENALTY, int_alus=3,
                 branch_units=1, load_ports=2, store_ports=1, store_address_on_load_ports=True,
                 fetch_block_bytes=LEGACY_FETCH_BLOCK, uop_cache_sets=UOP_CACHE_SETS, uop_cache_ways=UOP_CACHE_WAYS,
                 uop_cache_way_uops=UOP_CACHE_WAY_UOPS, uop_cache_window_bytes=UOP_CACHE_WINDOW,
-                uop_cache_window_ways=UOP_CACHE_WINDOW_WAYS, mispredict_penalty=MISPREDICT_PENALTY, mmu=mmu())
+                uop_cache_window_ways=UOP_CACHE_WINDOW_WAYS, mispredict_penalty=MISPREDICT_PENALTY, mmu=mmu(),
+                ordered_uncached_stores=True)
 
 
 def mmu() -> Mmu:
@@ -144,6 +147,11 @@ def nic(ports: int) -> Nic:
                # default), 64-byte completions (the root port's RCB), 32 read tags, an Ack window of 240 ns: the
                # Nic defaults (models/nic.py says which are assumed).
                pcie_latency="400ns",           # assumed
+               # A UC store holds the core's store buffer for a round trip to the uncore that orders it (John
+               # McCalpin, Intel's forum, "Why do MemReq TLPs take 100s nanoseconds to be generated after MMIO
+               # writes?": UC writes leave one at a time, each after a round-trip signal; the poster's PCIe
+               # analyser saw consecutive 8-byte UC writes 50-300 ns apart, processor unnamed). Its length on Ivy
+               # Bridge-EP is unpublished: 100 ns, inside that range, is assumed.
                mmio_latency="100ns",           # assumed
                rx_fifo_frames=512,             # assumed: 512 KB RX packet buffer / ~1 KB per small frame
                # 82598/82599 datasheets: RX descriptors are packed and written back as whole 64-byte cache lines

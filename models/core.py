@@ -104,6 +104,15 @@ class Core(SimObject):
                             "the core still issues loads out of order, and a TSO core is assumed to pay nothing for "
                             "the orderings it keeps (no memory-ordering machine clears). Off: every fence serialises "
                             "(waits for older commits and the store buffer)")
+    ordered_uncached_stores = Param.Bool(False, "a store to an uncached device register (a doorbell) is sent only "
+                                         "once it has committed and every older store has left the store buffer, "
+                                         "and holds the buffer's head for its register trip (System.nics' "
+                                         "mmio_latency) from then: x86's UC memory type, which DPDK's uio mapping "
+                                         "of the NIC's registers gets (Intel's SDM vol. 3A 11.3: UC reads and writes "
+                                         "are not speculative and appear on the bus in program order; AMD's APM "
+                                         "vol. 2 7.4: a UC access first drains the write buffers). Off: the trip "
+                                         "starts when the store issues, overlapping its wait to commit and the older "
+                                         "stores' drain")
     branch_units = Param.Count(0, "units that execute branches and jumps; each takes one of them as well as an "
                                "integer ALU in the cycle it issues (Sandy Bridge and Ivy Bridge: one, on port 5); "
                                "0: any integer ALU resolves them", min=0, max=16)

@@ -204,6 +204,9 @@ pub struct Core {
     store_agu_on_load_port: bool,
     /// TSO: fences whose orderings TSO keeps (`InstInfo::tso_implied`) do not serialise.
     tso_fences: bool,
+    /// x86 UC: a store to an uncached device register is sent when it is the oldest undrained store, after its
+    /// commit (`Core.ordered_uncached_stores`).
+    ordered_uncached: bool,
     alu_lat: u64,
     mul_lat: u64,
     div_lat: u64,
@@ -298,6 +301,7 @@ impl Core {
             ],
             store_agu_on_load_port: p.store_address_on_load_ports,
             tso_fences: p.tso_fences,
+            ordered_uncached: p.ordered_uncached_stores,
             alu_lat: p.int_alu_latency,
             mul_lat: p.mul_latency,
             div_lat: p.div_latency,
@@ -833,8 +837,15 @@ impl Core {
             self.stats.lq_occupancy_sum += c - d;
         }
         if is_store {
-            // Fetch the line for ownership at issue; the store leaves the store buffer, in order, after commit.
-            let mut req = MemReq::new(store_pa, AccessKind::Write, self.id, self.clock.tick(store_at));
+            // Fetch the line for ownership at issue; the store leaves the store buffer, in order, after commit. An
+            // ordered uncached store (a doorbell) is not sent ahead: it goes out once committed and the oldest in
+            // the store buffer, and its register trip holds the buffer from then.
+            let send = if self.ordered_uncached && mem.uncached(store_pa) {
+                c.max(self.last_store_release)
+            } else {
+                store_at
+            };
+            let mut req = MemReq::new(store_pa, AccessKind::Write, self.id, self.clock.tick(send));
             req.non_temporal = inst.non_temporal;
             let owned = self.mem_cycles(mem.access(&req));
             let release = c.max(owned).max(self.last_store_release);

@@ -113,6 +113,13 @@ pub trait MemPort {
     fn routes_by_owner(&self) -> bool {
         false
     }
+    /// Whether `addr` is uncached (a device register: the doorbells): a core that orders its uncached stores
+    /// (`Core.ordered_uncached_stores`) sends such a store only once it is the oldest in the store buffer. None is
+    /// unless the model has a device range.
+    #[inline]
+    fn uncached(&self, _addr: u64) -> bool {
+        false
+    }
     /// End of the run: perform posted writes so the statistics count them (a DRAM's write queue).
     fn flush_posted(&mut self, _now: Tick) {}
     /// Start the statistics afresh at `now`; state is kept.

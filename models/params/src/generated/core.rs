@@ -76,6 +76,8 @@ pub struct Core {
     pub store_address_on_load_ports: bool,
     /// a RISC-V fence whose orderings a TSO core keeps by itself (Intel's SDM vol. 3A 8.2.2: reads not reordered with reads, writes not reordered with writes or older reads; so every ordering but a write before a later read: fence r,r; w,o; r,rw; rw,w; fence.tso) executes as an ALU operation, without waiting for older instructions to commit or the store buffer to drain; PAUSE keeps its wait. Only the fence's wait goes: the core still issues loads out of order, and a TSO core is assumed to pay nothing for the orderings it keeps (no memory-ordering machine clears). Off: every fence serialises (waits for older commits and the store buffer)
     pub tso_fences: bool,
+    /// a store to an uncached device register (a doorbell) is sent only once it has committed and every older store has left the store buffer, and holds the buffer's head for its register trip (System.nics' mmio_latency) from then: x86's UC memory type, which DPDK's uio mapping of the NIC's registers gets (Intel's SDM vol. 3A 11.3: UC reads and writes are not speculative and appear on the bus in program order; AMD's APM vol. 2 7.4: a UC access first drains the write buffers). Off: the trip starts when the store issues, overlapping its wait to commit and the older stores' drain
+    pub ordered_uncached_stores: bool,
     /// units that execute branches and jumps; each takes one of them as well as an integer ALU in the cycle it issues (Sandy Bridge and Ivy Bridge: one, on port 5); 0: any integer ALU resolves them
     pub branch_units: u64,
     /// conditional-branch direction predictor: 'gshare' (global history XOR PC), 'bimodal' (PC only), 'perfect' (never mispredicts) One of: gshare, bimodal, perfect.
@@ -133,6 +135,7 @@ impl Default for Core {
             store_ports: 1,
             store_address_on_load_ports: false,
             tso_fences: false,
+            ordered_uncached_stores: false,
             branch_units: 0,
             bpred: CoreBpred::Gshare,
             bpred_entries: 4096,

@@ -983,6 +983,11 @@ impl<M: MemPort> MemPort for MemSystem<M> {
     }
 
     #[inline]
+    fn uncached(&self, addr: u64) -> bool {
+        addr >= self.uncached.0 && addr < self.uncached.1
+    }
+
+    #[inline]
     fn set_pc(&mut self, requester: u16, pc: u64) {
         if let Some(p) = self.cores.get_mut(requester as usize) {
             p.pc = pc;
