@@ -840,11 +840,8 @@ impl Core {
             // Fetch the line for ownership at issue; the store leaves the store buffer, in order, after commit. An
             // ordered uncached store (a doorbell) is not sent ahead: it goes out once committed and the oldest in
             // the store buffer, and its register trip holds the buffer from then.
-            let send = if self.ordered_uncached && mem.uncached(store_pa) {
-                c.max(self.last_store_release)
-            } else {
-                store_at
-            };
+            let send =
+                if self.ordered_uncached && mem.uncached(store_pa) { c.max(self.last_store_release) } else { store_at };
             let mut req = MemReq::new(store_pa, AccessKind::Write, self.id, self.clock.tick(send));
             req.non_temporal = inst.non_temporal;
             let owned = self.mem_cycles(mem.access(&req));
