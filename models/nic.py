@@ -70,8 +70,9 @@ class Nic(SimObject):
     pcie_latency = Param.Time("400ns", "one-way latency of the PCIe link and root complex for a TLP (assumed "
                               "400 ns)", min="0s", max="100us")
     mmio_latency = Param.Time("100ns", "one-way time of an uncached access to a NIC register (MMIO): a doorbell "
-                              "store holds its store-buffer entry this long and the NIC starts TX work this long "
-                              "after it; a register load waits twice this (assumed 100 ns)",
+                              "store holds its store-buffer entry this long (from its issue, or, with "
+                              "Core.ordered_uncached_stores, from when it is the oldest store) and the NIC starts TX "
+                              "work this long after it; a register load waits twice this (assumed 100 ns)",
                               min="0s", max="100us")
     rx_wb_threshold = Param.Count(1, "RX descriptors a queue writes back per PCIe write (WTHRESH of Intel's 82598/"
                                   "82599): completed descriptors wait on the NIC until this many are ready, or "

@@ -38,7 +38,7 @@ pub struct Nic {
     pub pcie_read_tags: u64,
     /// one-way latency of the PCIe link and root complex for a TLP (assumed 400 ns) [ps]
     pub pcie_latency: u64,
-    /// one-way time of an uncached access to a NIC register (MMIO): a doorbell store holds its store-buffer entry this long and the NIC starts TX work this long after it; a register load waits twice this (assumed 100 ns) [ps]
+    /// one-way time of an uncached access to a NIC register (MMIO): a doorbell store holds its store-buffer entry this long (from its issue, or, with Core.ordered_uncached_stores, from when it is the oldest store) and the NIC starts TX work this long after it; a register load waits twice this (assumed 100 ns) [ps]
     pub mmio_latency: u64,
     /// RX descriptors a queue writes back per PCIe write (WTHRESH of Intel's 82598/82599): completed descriptors wait on the NIC until this many are ready, or until rx_wb_timer, and the guest sees their frames only then; 1: each descriptor is its own write
     pub rx_wb_threshold: u64,
