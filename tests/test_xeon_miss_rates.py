@@ -71,3 +71,14 @@ def test_every_compared_rate_is_defined_in_the_printed_note():
     # The upper bounds say what the model lacks.
     assert "missing: the L1D's walk-read misses" in note and "PF_HIT" in note
     assert "NOT established" in note
+
+
+def test_core_paths_the_run_does_not_have_are_left_out_but_a_core_it_has_reads_every_counter():
+    # A dual-socket run's cores may be numbered on from socket to socket: the paths of the other numbering report
+    # nothing and are left out; a core that reports some counters but not one a rate reads is an error.
+    other = "system.socket1.core0"
+    r = mr.rates(counters(), [CORE, other], has_l2=True)
+    assert r == mr.rates(counters(), [CORE], has_l2=True)
+    with pytest.raises(KeyError, match="socket1.core0.l1d.read_misses"):
+        mr.rates({**counters(), **{k.replace(CORE, other): v for k, v in counters(l1d__read_misses=None).items()}},
+                 [CORE, other], has_l2=True)

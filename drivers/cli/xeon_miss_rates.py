@@ -117,6 +117,9 @@ def rates(s: Stats, cores: list[str], has_l2: bool) -> dict[str, float]:
     """Every candidate of DEFINITIONS, averaged over `cores` (the L2's n/a where the cores have no L2), and the bound
     of the retired-load rate's overcount (`l1d_walk_reads_per_load`)."""
     nan = float("nan")
+    # The cores the run has: `cores` may name paths of both numberings (restarting on each socket, or running on);
+    # a core that reports anything must report every counter a rate reads.
+    cores = [c for c in cores if any(k.startswith(c + ".") for k in s)]
     out = {
         "l1d_miss_rate": _core_ratio(s, cores, lambda g, c: g("l1d.demand_misses"),
                                      lambda g, c: g("l1d.demand_accesses")),
