@@ -286,3 +286,35 @@ fn a_line_only_in_a_private_cache_under_a_non_inclusive_llc_leaves_through_the_d
     sys.mem.access(&rd(2, a, t));
     sys.mem.check_all();
 }
+
+/// Two sockets of default caches after random traffic (the same on each call).
+fn after_random_traffic() -> TimingSystem {
+    let mut sys = two_sockets(true);
+    let (mut x, mut t) = (7u64, 0);
+    for _ in 0..3_000 {
+        let req = random_request(&mut x, &mut t, 2, 2, |_| 0);
+        sys.mem.access(&req);
+    }
+    sys
+}
+
+#[test]
+fn a_rehome_that_looks_only_at_the_changed_range_flushes_what_a_look_at_every_cached_line_does() {
+    // Socket 1's lines 4.75 to 16 of its region move to socket 0 (line 4 keeps its home: its first byte is below
+    // the range). One system looks up the range's lines, the other goes through every cached line.
+    let (start, end) = (REGION + 0x130, REGION + 0x400);
+    let new_home = |addr: u64| if (start..end).contains(&addr) { 0 } else { (addr / REGION) as u16 };
+    let (mut ranged, mut every) = (after_random_traffic(), after_random_traffic());
+    let (a, b) = (ranged.mem.rehome(Some(&[(start, end)]), new_home), every.mem.rehome(None, new_home));
+    assert!(a > 0 && a == b, "{a} and {b} lines left");
+    ranged.mem.check_all();
+    let stats = |sys: &TimingSystem| {
+        let mut out = StatSink::new();
+        sys.stats("", &mut out);
+        out.entries
+    };
+    assert_eq!(stats(&ranged), stats(&every));
+    for line in (REGION + 0x100) >> 6..end >> 6 {
+        assert_eq!(cached_anywhere(&ranged, line), cached_anywhere(&every, line), "line {line:#x}");
+    }
+}
