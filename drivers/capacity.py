@@ -352,11 +352,11 @@ def outcome_from_stats(stats: dict[str, float], offered_per_port: float, result:
     answered_frames_all = stats.get("client.throughput_mrps", 0.0) / requests_per_frame
     # The answered rate reported (the bracket's starting point) is the plain one: requests over the whole span.
     answered_per_port = offered_per_port * min(1.0, answered_frames_all / offered_all) if offered_all > 0 else 0.0
-    # For the loss: client.throughput_mrps divides by the time from the first send to the last response, which includes one
-    # round trip: in a short run that alone looks like a shortfall of latency / run length (a few percent for a
-    # few hundred requests). Take the mean round trip off the span; an overloaded server's backlog still shows,
-    # since its last responses wait far longer than
-    # the mean. (That correction overstates an overloaded server's rate, so it is not used for the bracket.)
+    # For the loss: client.throughput_mrps divides by the time from the first send to the last response, which includes
+    # one round trip: in a short run that alone looks like a shortfall of latency / run length (a few percent for a few
+    # hundred requests). Take the mean round trip off the span; an overloaded server's backlog still shows, since its
+    # last responses wait far longer than the mean. (That correction overstates an overloaded server's rate, so it is
+    # not used for the bracket.)
     span, latency = stats.get("client.measured_ns", 0.0), stats.get("client.latency.mean", 0.0)
     if span > latency > 0:
         answered_frames_all *= span / (span - latency)
@@ -430,7 +430,8 @@ def capacity(make_system: Callable[[float], System], *, max_loss: float = DEFAUL
     restores when that is the cheaper way to a warm store: the data set has more items than the warm-up has
     requests. The default is False: restored probes warm over the measured mix, not the whole load, and on a 2^18-item
     4-core server that measured 7% lower (6.80 against 7.31 M req/s), more than the search's resolution, so it is
-    opt-in until the two warm-ups agree. `checkpoint` is the folder to write it to (kept); by default a temporary one, removed after.
+    opt-in until the two warm-ups agree. `checkpoint` is the folder to write it to (kept); by default a temporary
+    one, removed after.
 
     `share_warmup`: restored probes (of `restore`, or probes `make_system` makes restore a checkpoint) share one
     warm-up (module doc); False warms each one itself. `runner`: a `SharedWarmup` of the caller's to run the probes

@@ -8,9 +8,9 @@ near capacity was start-up loss, not monotonic in the load): the capacity was to
 other. So after the search the window is the judge (`confirm`):
 
 1. Measure a window at the load the search found (or, after a search stopped at its saturated probe, just below
-   that probe's prediction: capacity.search(refine=False), `confirm`'s `predicted`). A window is the steady-state rule's (drivers/steady_state.py):
-   its first length is twice the probes' requests, forked from the warm-up the probes shared (drivers/
-   shared_warmup.py), so it costs no warm-up of its own.
+   that probe's prediction: capacity.search(refine=False), `confirm`'s `predicted`). A window is the steady-state
+   rule's (drivers/steady_state.py): its first length is twice the probes' requests, forked from the warm-up the
+   probes shared (drivers/shared_warmup.py), so it costs no warm-up of its own.
 2. A window that loses more than the search's bound failed; the next load is predicted from what it measured,
    as the search predicts from a failed probe (`capacity.threshold_of`: its served rate, its loss law, the cores'
    expected shares of the load under skew), just below the prediction.
@@ -52,16 +52,16 @@ is judged failed on its first window that fails, unless that window dropped no f
 window LOSS_RECHECK_FACTOR times as long, and fails only if that one fails too (session 19, results/speed/
 skew_loss_s19.md: near a skewed capacity a window's "loss" was the hot core's backlog at the window's end, no
 frame dropped, and it fell with the window's length, 2.42% to 0.17% for a window 4 times as long; the rule judged
-such a load on its first failing window and understated the 60-core Zipf capacity by at least 18%). At the confirmed load the rule then runs to its end for the point's
-throughput and p95, reusing the windows already measured (`Windows`); with repeated seeds the other seeds run the
-rule at that load too (each with its own warm-up, drivers/steady_state.py). The judge is the probes' stream (seed
-0): judging each load over every seed would warm each seed again at every load (a SharedWarmup keeps one warm-up).
-But the verdict holds for every seed: a seed whose window at the confirmed load loses more than the bound (the
-seeds are samples of one workload; the load is not sustained) judges the loads below from its own warm-up, the
-one kept, until it confirms one, and every seed runs the rule there (`_every_seed`): the capacity is a load every
-seed's window sustains, one a resolution above failed for some seed. That costs one warm-up for each other seed a
-step, not one a load; a budget spent first leaves the point not confirmed, saying which seeds lost (issue 28 (a),
-session 18).
+such a load on its first failing window and understated the 60-core Zipf capacity by at least 18%). At the
+confirmed load the rule then runs to its end for the point's throughput and p95, reusing the windows already measured
+(`Windows`); with repeated seeds the other seeds run the rule at that load too (each with its own warm-up,
+drivers/steady_state.py). The judge is the probes' stream (seed 0): judging each load over every seed would warm each
+seed again at every load (a SharedWarmup keeps one warm-up). But the verdict holds for every seed: a seed whose window
+at the confirmed load loses more than the bound (the seeds are samples of one workload; the load is not sustained)
+judges the loads below from its own warm-up, the one kept, until it confirms one, and every seed runs the rule there
+(`_every_seed`): the capacity is a load every seed's window sustains, one a resolution above failed for some seed. That
+costs one warm-up for each other seed a step, not one a load; a budget spent first leaves the point not confirmed,
+saying which seeds lost (issue 28 (a), session 18).
 
 The judge's window (options['confirm_window'], JUDGE_WINDOWS; session 22, issue 24 item 4, an option). By default
 ("short") a load is judged on the first window whose interval is within the rule's target, or on that window's
@@ -196,10 +196,11 @@ def utilization(j: Judged, service: float | None) -> float:
     return j.busiest_rate / service if service and math.isfinite(j.busiest_rate) else float("nan")
 
 
-def confirm(judge: Callable[[float, float | None], Judged], start: float, high: float, *, max_loss: float = capacity.DEFAULT_MAX_LOSS,
-            resolution: float = capacity.DEFAULT_RESOLUTION, service: float | None = None, budget: int = BUDGET,
-            saturation: float = SATURATION, report: Callable[[str], None] | None = None,
-            step: str = STEP_UTILIZATION, predicted: float | None = None) -> Confirmed:
+def confirm(judge: Callable[[float, float | None], Judged], start: float, high: float, *,
+            max_loss: float = capacity.DEFAULT_MAX_LOSS, resolution: float = capacity.DEFAULT_RESOLUTION,
+            service: float | None = None, budget: int = BUDGET, saturation: float = SATURATION,
+            report: Callable[[str], None] | None = None, step: str = STEP_UTILIZATION,
+            predicted: float | None = None) -> Confirmed:
     """The capacity windows confirm, from the search's answer `start` (module doc). `judge(load)` measures a load;
     `high` is the line rate; `service` the busiest core's service rate from the search's lowest failed probe
     (None: unknown, e.g. line-limited; a failed window's replaces it), passed to `judge` with each load.
@@ -607,15 +608,16 @@ def check_options(options: dict[str, Any]) -> None:
 
 def rule_stats(windows: Windows, load: float, service: float | None, max_loss: float, seeds: int,
                options: dict[str, Any], report: Callable[[str], None],
-               start_seed: int = 0, stop: bool = False
+               start_seed: int = 0, stop_at_failed_seed: bool = False
                ) -> tuple[dict[str, float], list[dict[str, Any]], dict[int, float]]:
     """The steady-state rule at `load`, once per seed (steady_state.replicate), from twice the probes' requests:
     steady.* statistics (the seeds' mean and interval; the loss over the seeds' last windows, sustained only if
     every seed's was; each seed's loss and how many sustained; a last window that failed with no frame dropped is
-    judged on a longer one, Windows.recheck, and steady.seeds_rechecked counts those seeds), the windows as rows, and each seed's loss.
-    `start_seed` runs first: the seed whose warm-up is the one kept (a SharedWarmup keeps one), so it is not warmed
-    again; the statistics do not depend on the order. `stop`: after the first seed whose last window loses more
-    than the bound, return ({}, [], the losses so far), its warm-up the one kept (`_every_seed`)."""
+    judged on a longer one, Windows.recheck, and steady.seeds_rechecked counts those seeds), the windows as rows,
+    and each seed's loss. `start_seed` runs first: the seed whose warm-up is the one kept (a SharedWarmup keeps
+    one), so it is not warmed again; the statistics do not depend on the order. `stop_at_failed_seed`: after the
+    first seed whose last window loses more than the bound, return ({}, [], the losses so far), its warm-up the one
+    kept (`_every_seed`)."""
     if seeds < 1:
         raise capacity.ParamError(f"steady state: seeds = {seeds}: must be at least 1")
     first = 2 * windows.make(load).client.requests
@@ -632,7 +634,7 @@ def rule_stats(windows: Windows, load: float, service: float | None, max_loss: f
 
     for seed in [start_seed] + [s for s in range(seeds) if s != start_seed]:
         runs[seed] = windows.rule(load, seed, first, service, options, report)
-        if stop and not lost(seed) < max_loss:
+        if stop_at_failed_seed and not lost(seed) < max_loss:
             return {}, [], {s: lost(s) for s in runs}
     found = ss.replicate(lambda seed: runs[seed], seeds)
     losses = {seed: lost(seed) for seed in found.seeds}
@@ -745,7 +747,7 @@ def _every_seed(windows: Windows, c: Confirmed, res: capacity.SearchResult, seed
     service, start = c.service_rate, 0
     while True:
         stats, rows, losses = rule_stats(windows, load, service, res.max_loss, seeds, options, report, start,
-                                         stop=True)
+                                         stop_at_failed_seed=True)
         failed = [seed for seed, x in losses.items() if not x < res.max_loss]
         if not failed:
             return load, stats, rows, c

@@ -63,3 +63,36 @@ def test_the_default_data_set_is_the_papers_and_is_loaded_into_a_checkpoint(monk
     with pytest.raises(Reduced):
         vx.main(["--cores", "1", "--no-target", "--items", "65536"])
     assert len(folders) == 2
+
+
+def test_the_default_run_says_its_loads_total_cost_and_refuses_a_disk_too_small_before_any_load(tmp_path, monkeypatch,
+                                                                                              capsys):
+    """`kvsim validate` at the paper's 192 Mi items: before any load starts it prints what the points' loads cost
+    together (host CPU and disk), and refuses with the need and the free space when the disk under the checkpoint
+    folder cannot hold them all (a fake free-space figure; nothing is loaded). With room, it goes on to the loads."""
+    from drivers.cli import validate_xeon as vx
+    from models.params import ParamError
+
+    class Loading(Exception):
+        pass
+
+    def load_started(*_):
+        raise Loading
+
+    monkeypatch.setattr(vx, "load_once", load_started)
+    monkeypatch.setattr(vx, "free_bytes", lambda folder: 5 * 10**9)
+    argv = ["--cores", "1,4", "--checkpoints", str(tmp_path)]
+    with pytest.raises(ParamError) as refused:
+        vx.main(argv)
+    out = capsys.readouterr().out
+    # Three points (1 and 4 cores, the 60-core target), none loaded yet: each checkpoint is gigabytes at 192 Mi.
+    cost = out[out.index("Data sets to load now: 3 (of 3 points; 0 in"):]
+    gb = float(cost.split(" GB of disk in all")[0].rsplit(" ", 1)[1])
+    assert gb > 3 * 5 and "min of host CPU" in cost and "5.0 GB free under" in cost
+    msg = str(refused.value)
+    assert f"take about {gb:.1f} GB" in msg and "5.0 GB free" in msg and "Xeon, 4 core(s)" in msg
+    assert "target, 60 cores" in msg
+    # Enough room: the check passes and the first load starts.
+    monkeypatch.setattr(vx, "free_bytes", lambda folder: 10**15)
+    with pytest.raises(Loading):
+        vx.main(argv)

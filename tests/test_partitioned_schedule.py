@@ -66,9 +66,9 @@ def test_a_partitioned_multi_socket_run_is_deterministic(engine, sockets, cores)
 @pytest.mark.parametrize("sockets, cores", [(2, 2), (4, 1)])
 def test_the_partitions_exchange_exactly_what_crosses_the_links(engine, sockets, cores):
     """Under the partitioned schedule each link's messages are listed per kind of message of the memory walk
-    (mem/socket_messages.rs, each posted to its sending socket's outbox): they add up to the link's own count, in
-    every direction; remote reads (a request one way, the line the other) and invalidations cross. The global schedule lists none, so
-    its statistics are those of the base commit."""
+    (mem/socket_messages.rs, each posted to its sending socket's outbox): they add up to the link's own count, in every
+    direction; remote reads (a request one way, the line the other) and invalidations cross. The global schedule lists
+    none, so its statistics are those of the base commit."""
     from models import stats_paths as paths
 
     s = simulate(kvs(sockets, cores, "partitioned")).stats

@@ -1,12 +1,12 @@
 """The statistics paths declared once (models/stats_paths.py) against what the engine writes, and the power model
 reading through them (power/activity.py).
 
-Short real runs of six platforms (one socket on a mesh, the Xeon's ring with private L2s, Mercury's 3D
-DRAM stack with its on-die MAC, four sockets with their links (also under the partitioned schedule), KeyVault's zero-copy NIC behind its switch,
-Iridium's flash stack with the MAC's SRAM, a TCP client, a fuzzing client), one run that writes a checkpoint and
-one FS-mode run in detail together write every declared counter; every counter they write is declared (but the
-power model's own `power.*` and the buckets of the NIC's batch-size and the fuzzer's result-code histograms). The engine's and the timing
-model's Rust sources spell no statistics path: they build each from `kvsim_params::paths`."""
+Short real runs of six platforms (one socket on a mesh, the Xeon's ring with private L2s, Mercury's 3D DRAM stack with
+its on-die MAC, four sockets with their links (also under the partitioned schedule), KeyVault's zero-copy NIC behind its
+switch, Iridium's flash stack with the MAC's SRAM, a TCP client, a fuzzing client), one run that writes a checkpoint and
+one FS-mode run in detail together write every declared counter; every counter they write is declared (but the power
+model's own `power.*` and the buckets of the NIC's batch-size and the fuzzer's result-code histograms). The engine's and
+the timing model's Rust sources spell no statistics path: they build each from `kvsim_params::paths`."""
 
 from __future__ import annotations
 

@@ -331,3 +331,34 @@ def test_the_llc_report_reads_the_shared_loads_record_from_the_store_the_sweep_r
     assert texts[0].endswith("1.50 G instructions, 42 s CPU, 50 s wall, checkpoint 2.50 GB (once per driver; not in "
                              "the points' host time)")
     assert f"no record in {tmp_path.name}/checkpoints" in texts[1]       # the compact driver's: not loaded there
+
+
+def test_figures_with_store_gives_the_llc_report_that_stores_shared_load_record(tmp_path, monkeypatch):
+    """`kvsim figures --study llc --store DIR`: the report's shared-load line cites the record in DIR's checkpoints,
+    through the command's own wiring (each table told the store it ran in), not a table set up by hand. The sweeps
+    are not run (their tables come back empty) and the report is reduced to its shared-load lines."""
+    import json
+
+    import pandas as pd
+
+    from drivers.cli import figures
+    from drivers.studies import common, llc
+    from drivers.sweep import checkpoint_dir
+
+    c = common.Conditions(items=1 << 22)
+    store = tmp_path / "store"
+    default_sweep, compact_sweep = llc.sweeps(conditions=c)
+    record = checkpoint_dir(store, default_sweep.resolve()[0].data_set).with_suffix(".json")
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"insts": 1.5e9, "cpu_seconds": 42.0, "host_seconds": 50.0, "bytes": 2.5e9}))
+    ran, texts = [], []
+    monkeypatch.setattr(figures, "run_sweep", lambda sw, *_: ran.append(sw.name) or
+                        pd.DataFrame({"status": pd.Series([], dtype=str)}))
+    monkeypatch.setattr(llc, "make", lambda tables, outdir, conditions=None, **_:
+                        texts.extend(llc.load_texts(conditions, tables)) or [])
+    assert figures.main(["--study", "llc", "--items", str(1 << 22), "--store", str(store),
+                         "--outdir", str(tmp_path / "out"), "--no-progress"]) == 0
+    assert ran == [default_sweep.name, compact_sweep.name]
+    assert texts[0].endswith("1.50 G instructions, 42 s CPU, 50 s wall, checkpoint 2.50 GB (once per driver; not in "
+                             "the points' host time)")
+    assert "no record in store/checkpoints" in texts[1]       # the compact driver's: not loaded there

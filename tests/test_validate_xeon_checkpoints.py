@@ -82,12 +82,19 @@ def test_bad_checkpoint_input_is_refused_before_any_run(tmp_path, monkeypatch):
         vx.main(["--cores", "1", "--items", "4096", "--no-target", "--unpacked-memory", "lots"])
     with pytest.raises(SystemExit, match="--cores 13"):
         vx.main(["--cores", "1,13", "--items", "4096", "--no-target"])
-    # A disk that cannot hold the checkpoint: refused before the load, nothing written.
+    # A disk that cannot hold the checkpoint: refused before the load (by the check of every point's load together,
+    # and by the load's own), nothing written.
     import shutil
 
+    from drivers.sweep import Base, load_once
+
     monkeypatch.setattr(shutil, "disk_usage", lambda path: type("U", (), {"free": 1 << 20})())
-    with pytest.raises(Exception, match=r"checkpoint takes about .* GB, the disk has 0\.0 GB free"):
+    with pytest.raises(ParamError, match=r"the data sets to load take about .* GB .*, the disk under it has 0\.0 GB"):
         vx.main(["--cores", "1", "--items", "1048576", "--no-target", "--checkpoints", str(tmp_path / "full")])
+    base = Base("drivers.cli.validate_xeon:point_system", cores=1, items=1048576, requests_per_core=10,
+                offered_mpps=1.0)
+    with pytest.raises(ParamError, match=r"checkpoint takes about .* GB, the disk has 0\.0 GB free"):
+        load_once(tmp_path / "full", base, "one core")
     assert not (tmp_path / "full" / CHECKPOINTS).exists()
 
 

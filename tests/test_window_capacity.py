@@ -483,11 +483,11 @@ def test_a_window_above_an_under_stating_prediction_steps_past_it_by_overshoot()
     assert [j.offered_mpps for j in blind.judged][2] == pytest.approx(loads[1] * 1.02)
 
 
-def test_at_most_four_runs_a_point_on_average_from_the_saturated_probe():
+def test_the_saturated_probe_takes_four_runs_a_point_on_average_each_case_as_measured():
     """The capacity search's synthetic servers (tests/test_capacity.py: even, skewed, under-stated, a knee, one
-    line-limited) at 1%, each a point of the saturated probe and windows that see what its probes see: at most 4
-    runs (probes + window loads) a point on average, 4.00 measured (today's point, the refined search then the
-    windows: 5.87), every answer within the resolution of the true threshold, as today's."""
+    line-limited) at 1%, each a point of the saturated probe and windows that see what its probes see: 4 runs
+    (probes + window loads) a point on average, each case's count asserted as measured (the refined search then the
+    windows: 5.87), every answer within the resolution of the true threshold, as the refined search's."""
     from test_capacity import SKEWED, SYNTHETIC, UNDER_STATED
 
     counts, today = [], []
@@ -502,5 +502,9 @@ def test_at_most_four_runs_a_point_on_average_from_the_saturated_probe():
             out.append(len(res.probes) + len(c.judged))
             assert c.confirmed and server(c.offered_mpps).loss < BOUND <= server(c.upper_mpps).loss
             assert c.upper_mpps <= c.offered_mpps * 1.01 * (1 + 1e-9)
-    assert sum(counts) / len(counts) <= 4, counts
-    assert sum(today) / len(today) > 5, today
+    # The runs each case takes, exactly as measured (deterministic servers: a count that moves is a change of the
+    # search, worse or better; a better one updates these lists): 124 runs over 31 points, 4.00 a point, and the
+    # refined search's 182 (5.87).
+    assert counts == [3, 3, 3, 3, 3, 3, 3, 1, 3, 7, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 6, 7, 6, 7, 6, 7, 6, 6, 3, 5]
+    assert today == [5, 5, 5, 5, 5, 5, 5, 1, 5, 9, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 8, 8, 8, 8, 8, 8, 9, 8, 5, 7]
+    assert (sum(counts), sum(today), len(counts)) == (124, 182, 31)

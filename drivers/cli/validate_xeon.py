@@ -62,6 +62,7 @@ import argparse
 import json
 import os
 import pathlib
+import shutil
 import sys
 import time
 import types
@@ -71,7 +72,7 @@ from configs import brps_target_socket, xeon_e5_2697v2_socket
 from drivers import capacity
 from drivers.cli import xeon_miss_rates
 from drivers.cli.run import apply_override
-from drivers.sweep import CHECKPOINTS, Base, load_once, packed_as_loaded
+from drivers.sweep import CHECKPOINTS, Base, data_set_need, load_once, packed_as_loaded
 from models import stats_paths
 from models.client import KVS_ITEM_HEADER
 from models.sim import RunResult, simulate, sized_warmup_requests
@@ -559,6 +560,42 @@ def check_checkpoints_folder(folder: pathlib.Path) -> None:
         raise SystemExit(f"--checkpoints {folder}: not writable by this process")
 
 
+# Host CPU of one load of the paper's 192 Mi items on this project's 2-core host: 1,272 s (the Xeon's 2-core data
+# set, session 21) to 1,990 s (the LLC study's 60-core data set, session 22); a smaller data set is taken to scale
+# with its items (assumed: the load's work is per item).
+LOAD_CPU_S_192MI = (1272.0, 1990.0)
+
+
+def free_bytes(folder: pathlib.Path) -> int:
+    """Free bytes on the disk under `folder`."""
+    return shutil.disk_usage(folder).free
+
+
+def check_loads(root: str, bases: dict[str, Base], items: int) -> None:
+    """Before any load or run: the data sets of `bases` (label -> point) that `root` (--checkpoints) does not hold
+    yet, their total cost printed (host CPU, scaled from LOAD_CPU_S_192MI, and disk, each checkpoint's size as
+    drivers/sweep data_set_need reckons it), and a ParamError when the disk under `root` has less free than they
+    need together (each load checks only its own, after the points before it ran)."""
+    from models.params import ParamError
+
+    needs: dict[str, tuple[str, int]] = {}
+    for label, base in bases.items():
+        point, need = data_set_need(root, base, label)
+        if need:
+            needs.setdefault(point.data_set, (label, need))
+    total = sum(need for _, need in needs.values())
+    free = free_bytes(pathlib.Path(root))
+    minutes = [len(needs) * s * items / PAPER_ITEMS / 60 for s in LOAD_CPU_S_192MI]
+    print(f"Data sets to load now: {len(needs)} (of {len(bases)} points; {len(bases) - len(needs)} in {root} "
+          f"already): about {minutes[0]:.0f}-{minutes[1]:.0f} min of host CPU and {total / 1e9:.1f} GB of disk in "
+          f"all before their runs; {free / 1e9:.1f} GB free under {root}", flush=True)
+    if free < total:
+        each = "; ".join(f"{label} {need / 1e9:.1f} GB" for label, need in needs.values())
+        raise ParamError(f"--checkpoints {root}: the data sets to load take about {total / 1e9:.1f} GB ({each}), the "
+                         f"disk under it has {free / 1e9:.1f} GB free: free space, name another folder "
+                         "(--checkpoints), or run fewer points (--cores, --no-target)")
+
+
 def restoring(base: Base, root: str | None, label: str):
     """offered load (M frames/s per port) -> the system `base` builds at that load; with `root` (--checkpoints)
     restored from its data set's checkpoint there, which is loaded first if it is not there (the sweeps' shared
@@ -803,8 +840,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.checkpoints is None and opts.items > CHECKPOINTED_ABOVE:
         opts.checkpoints = str(DEFAULT_CHECKPOINTS)
         print(f"Data sets of {opts.items:,} items are loaded once into {DEFAULT_CHECKPOINTS} (no --checkpoints given) "
-              "and restored by later runs: about 20-30 min of host CPU and 11-12 GB of disk a point the first time "
-              "(the 192 Mi loads of results/validation/xeon_validate_192Mi_items_1_2_3_4_cores_s22.txt)")
+              "and restored by later runs (the cost of this invocation's loads is printed before any starts)")
     if opts.checkpoints:
         check_checkpoints_folder(pathlib.Path(opts.checkpoints))
     isa = isa_ratio()
@@ -849,6 +885,10 @@ def main(argv: list[str] | None = None) -> int:
         base.build()
     if opts.checkpoints:
         print(CHECKPOINTS_NOTE.format(folder=pathlib.Path(opts.checkpoints) / CHECKPOINTS))
+        labels = {f"Xeon, {cores} core(s), {opts.items:,} items": base for cores, base in points.items()}
+        if not opts.no_target:
+            labels[f"target, {target_cores} cores, {opts.items:,} items"] = target
+        check_loads(opts.checkpoints, labels, opts.items)
     for cores, base in points.items():
         make = restoring(base, opts.checkpoints, f"Xeon, {cores} core(s), {opts.items:,} items")
         line = capacity.line_rate_mpps(make(1.0))

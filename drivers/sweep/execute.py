@@ -220,13 +220,10 @@ def _prepare_all(store: str, loaders: list[Point], jobs: int | None, scheduler: 
 CHECKPOINT_VERSION_BYTES = 4
 
 
-def load_once(store: str | pathlib.Path, base: Base, label: str) -> tuple[pathlib.Path, dict[str, Any]]:
-    """A driver's own point, outside a sweep: the data set of `base`'s configuration loaded and checkpointed into
-    the store's shared checkpoints as a sweep's would be (prepare_checkpoint: `store`/checkpoints/<data set key>/,
-    the key covering what a restore refuses to change and the binary's and engine's content), unless it is there
-    already. Refused with a ParamError before any work when the configuration loads no data set or the disk cannot
-    hold the checkpoint (its guest pages, models.client.kvs_server_memory, and the client's versions), and after
-    the load (in a worker process) when it failed. Returns the folder to restore and the load's record ('loaded': this call loaded it)."""
+def data_set_need(store: str | pathlib.Path, base: Base, label: str) -> tuple[Point, int]:
+    """The point `load_once` would load for `base`'s configuration, and the bytes of disk its checkpoint would take
+    (its guest pages, models.client.kvs_server_memory, and the client's versions): 0 when the store holds that data
+    set already. A ParamError when the configuration loads no data set. Nothing is loaded or written."""
     from models.client import kvs_server_memory
     from models.params import ParamError
 
@@ -235,10 +232,25 @@ def load_once(store: str | pathlib.Path, base: Base, label: str) -> tuple[pathli
         raise ParamError(f"checkpoints in {store} for {label}: its configuration loads no KVS data set (the client's "
                          "bulk load, no restore_from or checkpoint_to of its own)")
     point = Point(label, 0, {}, base, {}, "", {}, data_set_key(system.to_dict()))
+    there = (checkpoint_dir(store, point.data_set) / "manifest.json").is_file()
+    if there or loaded_elsewhere(store, point) is not None:
+        return point, 0
+    return point, kvs_server_memory(system.server_argv(), system.client, system.harts) + \
+        CHECKPOINT_VERSION_BYTES * system.client.items
+
+
+def load_once(store: str | pathlib.Path, base: Base, label: str) -> tuple[pathlib.Path, dict[str, Any]]:
+    """A driver's own point, outside a sweep: the data set of `base`'s configuration loaded and checkpointed into
+    the store's shared checkpoints as a sweep's would be (prepare_checkpoint: `store`/checkpoints/<data set key>/,
+    the key covering what a restore refuses to change and the binary's and engine's content), unless it is there
+    already. Refused with a ParamError before any work when the configuration loads no data set or the disk cannot
+    hold the checkpoint (its guest pages, models.client.kvs_server_memory, and the client's versions), and after
+    the load (in a worker process) when it failed. Returns the folder to restore and the load's record ('loaded': this call loaded it)."""
+    from models.params import ParamError
+
+    point, need = data_set_need(store, base, label)
     folder = checkpoint_dir(store, point.data_set)
-    if not (folder / "manifest.json").is_file() and loaded_elsewhere(store, point) is None:
-        need = kvs_server_memory(system.server_argv(), system.client, system.harts) + \
-            CHECKPOINT_VERSION_BYTES * system.client.items
+    if need:
         root = pathlib.Path(store)
         root.mkdir(parents=True, exist_ok=True)
         free = shutil.disk_usage(root).free

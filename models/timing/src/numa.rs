@@ -88,11 +88,50 @@ impl NumaMap {
             _ => self.default_socket,
         }
     }
+
+    /// The address ranges [start, end) whose socket `next` gives otherwise than this map, sorted and disjoint; None
+    /// when the two default sockets differ (then every unplaced address changes). Between two consecutive edges of
+    /// either map's ranges each map gives one socket, so comparing the maps at every edge finds every change.
+    pub fn changed_ranges(&self, next: &NumaMap) -> Option<Vec<(u64, u64)>> {
+        if self.default_socket != next.default_socket {
+            return None;
+        }
+        let mut edges: Vec<u64> = self.ranges.iter().chain(&next.ranges).flat_map(|&(s, e, _)| [s, e]).collect();
+        edges.sort_unstable();
+        edges.dedup();
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        for w in edges.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            if self.socket_of(a) == next.socket_of(a) {
+                continue;
+            }
+            match out.last_mut() {
+                Some(last) if last.1 == a => last.1 = b,
+                _ => out.push((a, b)),
+            }
+        }
+        Some(out)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_changed_ranges_are_where_two_maps_differ() {
+        let mut old = NumaMap::new(3);
+        old.place(0x1000, 0x3000, 1).unwrap(); // [0x1000, 0x4000) on 1
+        old.place(0x8000, 0x1000, 2).unwrap();
+        let mut next = old.clone();
+        next.place(0x3000, 0x2000, 2).unwrap(); // [0x3000, 0x4000) 1 -> 2, [0x4000, 0x5000) 0 -> 2
+        next.place(0x8000, 0x800, 2).unwrap(); // no change
+        next.place(0x9000, 0x1000, 0).unwrap(); // on the default socket already
+        assert_eq!(old.changed_ranges(&next), Some(vec![(0x3000, 0x5000)]));
+        assert_eq!(old.changed_ranges(&old), Some(vec![]));
+        next.set_default_socket(1).unwrap();
+        assert_eq!(old.changed_ranges(&next), None);
+    }
 
     #[test]
     fn unplaced_addresses_are_on_the_default_socket() {

@@ -160,7 +160,8 @@ impl TimingSystem {
         if next.sockets() as usize > self.mem.mem.sockets() {
             return self.mem.mem.set_map(next); // its error
         }
-        self.mem.rehome(|addr| next.socket_of(addr));
+        let changed = self.mem.mem.map().changed_ranges(&next);
+        self.mem.rehome(changed.as_deref(), |addr| next.socket_of(addr));
         self.mem.mem.set_map(next)
     }
 

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{random_request, system, CTRL_HOLD, DATA_HOLD, LINK_LAT, MEM, REGION};
-use kvsim_params::Cache;
+use kvsim_params::{Cache, CacheHierarchy};
 use kvsim_timing::mem::Mode;
 use kvsim_timing::synth::{cache_params, hierarchy_params};
 use kvsim_timing::system::TimingSystem;
@@ -18,10 +18,26 @@ const L1: Tick = 4 * CYCLE; // synth::hierarchy_params
 const LLC: Tick = 20 * CYCLE;
 const DIR: Tick = 10 * CYCLE; // the directory's (and a slice's tag) lookup
 
-fn two_sockets(remote_lines: bool) -> TimingSystem {
+/// `sockets` sockets of 2 cores (a cluster each) on free on-chip networks, remote lines on or off; `caches`
+/// changes the synthetic caches first (the LLC's inclusion, say).
+fn sockets_of_two(sockets: u16, remote_lines: bool, caches: impl FnOnce(&mut CacheHierarchy)) -> TimingSystem {
     let mut h = hierarchy_params();
     h.directory.remote_lines = remote_lines;
-    system(2, 2, 1, &h, 0)
+    caches(&mut h);
+    system(sockets, 2, 1, &h, 0)
+}
+
+fn two_sockets(remote_lines: bool) -> TimingSystem {
+    sockets_of_two(2, remote_lines, |_| {})
+}
+
+/// Each (core, address, kind) in turn, each sent 1 ns after the one before completed, from `t`: when the last
+/// completed, plus 1 ns.
+fn accesses(sys: &mut TimingSystem, mut t: Tick, steps: &[(u16, u64, AccessKind)]) -> Tick {
+    for &(core, addr, kind) in steps {
+        t = sys.mem.access(&MemReq::new(addr, kind, core, t)) + 1_000;
+    }
+    t
 }
 
 fn rd(core: u16, addr: u64, t: Tick) -> MemReq {
@@ -135,16 +151,14 @@ fn a_cached_page_that_changes_home_leaves_every_cache_first_and_is_never_served_
     let page = REGION + 0x3000;
     let (a, b, c) = (page, page + 0x40, page + 0x80);
     let mut sys = two_sockets(true);
-    let mut t = 1_000_000;
-    for (core, addr, kind) in [
+    let reads_and_writes = [
         (0, a, AccessKind::Read),
         (1, a, AccessKind::Read),
         (2, b, AccessKind::Write),
         (0, b, AccessKind::Read),
         (0, c, AccessKind::Write),
-    ] {
-        t = sys.mem.access(&MemReq::new(addr, kind, core, t)) + 1_000;
-    }
+    ];
+    let mut t = accesses(&mut sys, 1_000_000, &reads_and_writes);
     assert!(sys.mem.llc[0].contains(a >> 6) && sys.mem.llc[0].contains(b >> 6), "socket 0 holds copies");
     // The page moves to socket 0 (a placement that re-homes it): its lines leave every cache through socket 1.
     sys.numa_placed(page, 4096, 0).unwrap();
@@ -158,7 +172,7 @@ fn a_cached_page_that_changes_home_leaves_every_cache_first_and_is_never_served_
     let links = link_messages(&sys);
     t = sys.mem.access(&rd(0, a, t)) + 1_000;
     assert_eq!(link_messages(&sys), links, "socket 0's read of its own line stays on socket 0");
-    for (core, addr, kind) in [
+    let again = [
         (2, a, AccessKind::Read),
         (1, b, AccessKind::Read),
         (3, c, AccessKind::Read),
@@ -166,9 +180,8 @@ fn a_cached_page_that_changes_home_leaves_every_cache_first_and_is_never_served_
         (0, b, AccessKind::Read),
         (3, a, AccessKind::Write),
         (1, a, AccessKind::Read),
-    ] {
-        t = sys.mem.access(&MemReq::new(addr, kind, core, t)) + 1_000;
-    }
+    ];
+    accesses(&mut sys, t, &again);
     sys.mem.check_all();
     // Placing it again on its own socket changes no home: nothing leaves.
     assert!(cached_anywhere(&sys, a >> 6));
@@ -225,15 +238,11 @@ fn coherence_invariants_hold_with_remote_lines_on_two_and_four_sockets() {
 fn a_home_change_on_three_sockets_flushes_the_third_sockets_copy() {
     // A line of socket 1's memory with copies in both other sockets' LLCs (cores 0 and 4 read it, socket 0's and
     // socket 2's), and one written by core 5 (socket 2 owns it dirty, its LLC a copy).
-    let mut h = hierarchy_params();
-    h.directory.remote_lines = true;
-    let mut sys = system(3, 2, 1, &h, 0);
+    let mut sys = sockets_of_two(3, true, |_| {});
     let page = REGION + 0x5000;
     let (a, b) = (page, page + 0x40);
-    let mut t = 1_000_000;
-    for (core, addr, kind) in [(0, a, AccessKind::Read), (4, a, AccessKind::Read), (5, b, AccessKind::Write)] {
-        t = sys.mem.access(&MemReq::new(addr, kind, core, t)) + 1_000;
-    }
+    let t =
+        accesses(&mut sys, 1_000_000, &[(0, a, AccessKind::Read), (4, a, AccessKind::Read), (5, b, AccessKind::Write)]);
     assert!(sys.mem.llc[0].contains(a >> 6) && sys.mem.llc[2].contains(a >> 6), "copies on sockets 0 and 2");
     assert_eq!(sys.mem.cores[5].state_of(b >> 6), kvsim_timing::mem::LineState::Modified);
     let before = stat(&sys, "system.directory.socket_invalidations");
@@ -248,9 +257,7 @@ fn a_home_change_on_three_sockets_flushes_the_third_sockets_copy() {
     assert_eq!(stat(&sys, "system.directory.socket_invalidations"), before + 2.0, "a's two copies");
     sys.mem.check_all();
     // Socket 2 reads both again from the new home (the check mode verifies b's written data came back from memory).
-    for (core, addr, kind) in [(4, b, AccessKind::Read), (4, a, AccessKind::Read), (2, a, AccessKind::Write)] {
-        t = sys.mem.access(&MemReq::new(addr, kind, core, t)) + 1_000;
-    }
+    accesses(&mut sys, t, &[(4, b, AccessKind::Read), (4, a, AccessKind::Read), (2, a, AccessKind::Write)]);
     sys.mem.check_all();
 }
 
@@ -258,10 +265,7 @@ fn a_home_change_on_three_sockets_flushes_the_third_sockets_copy() {
 fn a_line_only_in_a_private_cache_under_a_non_inclusive_llc_leaves_through_the_directory() {
     // A non-inclusive LLC of 16 lines: core 2 (socket 1, the home's) writes `a`, then core 3 reads other lines of
     // socket 1 until the LLC has evicted `a`, which core 2 still holds modified (no back-invalidation).
-    let mut h = hierarchy_params();
-    h.directory.remote_lines = true;
-    h.llc = Cache { inclusive: false, ..cache_params(64 * 16, 4, 20, 8) };
-    let mut sys = system(2, 2, 1, &h, 0);
+    let mut sys = sockets_of_two(2, true, |h| h.llc = Cache { inclusive: false, ..cache_params(64 * 16, 4, 20, 8) });
     let page = REGION + 0x6000;
     let a = page;
     let mut t = sys.mem.access(&MemReq::new(a, AccessKind::Write, 2, 1_000_000)) + 1_000;
@@ -281,4 +285,36 @@ fn a_line_only_in_a_private_cache_under_a_non_inclusive_llc_leaves_through_the_d
     t = sys.mem.access(&rd(0, a, t)) + 1_000;
     sys.mem.access(&rd(2, a, t));
     sys.mem.check_all();
+}
+
+/// Two sockets of default caches after random traffic (the same on each call).
+fn after_random_traffic() -> TimingSystem {
+    let mut sys = two_sockets(true);
+    let (mut x, mut t) = (7u64, 0);
+    for _ in 0..3_000 {
+        let req = random_request(&mut x, &mut t, 2, 2, |_| 0);
+        sys.mem.access(&req);
+    }
+    sys
+}
+
+#[test]
+fn a_rehome_that_looks_only_at_the_changed_range_flushes_what_a_look_at_every_cached_line_does() {
+    // Socket 1's lines 4.75 to 16 of its region move to socket 0 (line 4 keeps its home: its first byte is below
+    // the range). One system looks up the range's lines, the other goes through every cached line.
+    let (start, end) = (REGION + 0x130, REGION + 0x400);
+    let new_home = |addr: u64| if (start..end).contains(&addr) { 0 } else { (addr / REGION) as u16 };
+    let (mut ranged, mut every) = (after_random_traffic(), after_random_traffic());
+    let (a, b) = (ranged.mem.rehome(Some(&[(start, end)]), new_home), every.mem.rehome(None, new_home));
+    assert!(a > 0 && a == b, "{a} and {b} lines left");
+    ranged.mem.check_all();
+    let stats = |sys: &TimingSystem| {
+        let mut out = StatSink::new();
+        sys.stats("", &mut out);
+        out.entries
+    };
+    assert_eq!(stats(&ranged), stats(&every));
+    for line in (REGION + 0x100) >> 6..end >> 6 {
+        assert_eq!(cached_anywhere(&ranged, line), cached_anywhere(&every, line), "line {line:#x}");
+    }
 }

@@ -134,9 +134,9 @@ impl ExecHook for TimingHook {
         let req = MemReq { addr, kind, non_temporal: false, requester, owner, class, time };
         self.sys.mem.access(&req) + self.offset
     }
-    fn numa_placed(&mut self, start: u64, len: u64, socket: u16) {
-        // The engine's map checked the socket first; the timing side has the same sockets.
-        let _ = self.sys.numa_placed(start, len, socket);
+    fn numa_placed(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
+        // The engine's map checked the socket first; a refusal here means the timing side's map disagrees with it.
+        self.sys.numa_placed(start, len, socket)
     }
     fn huge_mapped(&mut self, start: u64, len: u64) {
         self.sys.map_huge(start, len);
@@ -175,8 +175,8 @@ impl ExecHook for WarmHook<'_> {
     fn on_inst(&mut self, hart: usize, info: &InstInfo) {
         self.0.warm(hart, info);
     }
-    fn numa_placed(&mut self, start: u64, len: u64, socket: u16) {
-        let _ = self.0.numa_placed(start, len, socket);
+    fn numa_placed(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
+        self.0.numa_placed(start, len, socket)
     }
     fn huge_mapped(&mut self, start: u64, len: u64) {
         self.0.map_huge(start, len);
@@ -554,6 +554,7 @@ fn detailed_phase(
 mod tests {
     use super::*;
     use crate::sim::tests::{machine_with, ENTRY};
+    use kvsim_base::abi::simcall as simcall_nr;
     use kvsim_isa::asm::*;
 
     fn hook() -> TimingHook {
@@ -720,6 +721,45 @@ mod tests {
         // figures on a fixed-latency memory are in kvsim-timing's tests/multisocket.rs.
         let off = (remote - local).abs_diff(extra);
         assert!(off * 50 <= extra, "local {local} ps, remote {remote} ps: the link should add {extra} ps");
+    }
+
+    /// A placement the engine's map accepts (socket 1 of two) that the timing side's map refuses (it has one socket)
+    /// stops the run with a message naming it, through both hooks and both places the engine tells them: a
+    /// placement made before the run and one made by a system call (ALLOC_ON) during it.
+    #[test]
+    fn a_placement_the_timing_side_refuses_stops_the_run_naming_it() {
+        let nr = simcall_nr::ALLOC_ON as u32;
+        // a0 = 4096, a1 = 0, a2 = 1, a7 = ALLOC_ON, ecall; then spin.
+        let code = [lui(10, 1), li(11, 0), li(12, 1), lui(17, nr >> 12), addi(17, 17, (nr & 0xfff) as i32), ecall()];
+        let mut words = code.to_vec();
+        words.push(0x0000_006f); // j .
+        let mut cfg = EngineConfig::from_system(&two_sockets());
+        cfg.binary = "/t".into();
+        cfg.max_insts = 1000;
+        let one_socket = System { harts: 2, ..System::default() };
+        let refused = |e: SimError, what: &str| match e {
+            SimError::Config(msg) => assert!(
+                msg.contains("the timing model refused the NUMA placement of [0x")
+                    && msg.contains("on socket 1, which the engine's map accepted")
+                    && msg.contains("NUMA socket 1 does not exist"),
+                "{what}: {msg}"
+            ),
+            e => panic!("{what}: {e:?}"),
+        };
+        // Placed before the run: the timing hook hears of it as the run starts.
+        let mut m = machine_with(&bytes(&words), &cfg);
+        let base = m.os().mmap_alloc(4096, 4096).unwrap();
+        m.place_numa(base, 4096, 1).unwrap();
+        let mut hook = TimingHook::new(&one_socket, 0, timing_system(&one_socket).unwrap(), 0);
+        for hart in &mut m.harts {
+            hart.timed_ps = Some(0);
+        }
+        refused(m.run(&mut hook, None).unwrap_err(), "timing hook, placed before the run");
+        // Placed by the guest's ALLOC_ON while warming.
+        let mut m = machine_with(&bytes(&words), &cfg);
+        let mut sys = timing_system(&one_socket).unwrap();
+        let mut hook = WarmHook::new(&mut sys, &mut m.mem);
+        refused(m.run(&mut hook, None).unwrap_err(), "warming hook, ALLOC_ON");
     }
 
     #[test]

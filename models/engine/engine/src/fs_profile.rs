@@ -96,8 +96,8 @@ impl<H: ExecHook> ExecHook for Profiler<H> {
     fn io_access(&mut self, agent: usize, owner: Option<usize>, addr: u64, write: bool, t: u64) -> u64 {
         self.inner.io_access(agent, owner, addr, write, t)
     }
-    fn numa_placed(&mut self, start: u64, len: u64, socket: u16) {
-        self.inner.numa_placed(start, len, socket);
+    fn numa_placed(&mut self, start: u64, len: u64, socket: u16) -> Result<(), String> {
+        self.inner.numa_placed(start, len, socket)
     }
     fn huge_mapped(&mut self, start: u64, len: u64) {
         self.inner.huge_mapped(start, len);

@@ -4,7 +4,7 @@
 //! A period is: detailed warm-up (timed, not measured), the measured window (timed; its cycles per instruction are
 //! one sample), then functional warming (caches, TLBs and branch predictors learn from every instruction, and the
 //! memory reads and write-backs warming causes reach the memory controllers on the cores' common timeline, so their
-//! queues carry the load they would; each core's clock advances by its estimated cycles per instruction, so the NICs, the
+//! queues carry the load they would; each core's clock advances at its estimated CPI, so the NICs, the
 //! client and the scheduler keep a consistent time). The first period's warm-up is longer by a share of the period
 //! drawn from the seed. The counters functional warming touches are put back when it ends, so the run's counters
 //! describe the detailed windows.

@@ -83,6 +83,16 @@ fn config(msg: impl Into<String>) -> SimError {
     SimError::Config(msg.into())
 }
 
+/// The timing hook refused a NUMA placement the engine's map accepted: the two maps disagree (the configuration's
+/// sockets, say), and a run that went on would time those lines at their old homes.
+fn placement_refused(start: u64, len: u64, socket: u16, why: &str) -> SimError {
+    let end = start.saturating_add(len);
+    config(format!(
+        "the timing model refused the NUMA placement of [{start:#x}, {end:#x}) on socket {socket}, which the \
+         engine's map accepted: {why}"
+    ))
+}
+
 impl Machine {
     /// Check the configuration, load the image and set up every hart. The machine neither restores nor writes a
     /// checkpoint: `checkpoint::machine` builds one that does (System.restore_from, System.checkpoint_to).
@@ -336,7 +346,7 @@ impl Machine {
         self.hart_times.invalidate();
         // NUMA placements made since the last run (between phases, or by the caller) reach this hook first.
         for (start, len, socket) in self.process.numa_pending.drain(..) {
-            hook.numa_placed(start, len, socket);
+            hook.numa_placed(start, len, socket).map_err(|e| placement_refused(start, len, socket, &e))?;
         }
         for (start, end) in self.process.huge_pending.drain(..) {
             hook.huge_mapped(start, end - start);
@@ -432,7 +442,7 @@ impl Machine {
                         return Err(self.guest_error(hid, pc, 0x73, &t));
                     }
                     for (start, len, socket) in self.process.numa_pending.drain(..) {
-                        hook.numa_placed(start, len, socket);
+                        hook.numa_placed(start, len, socket).map_err(|e| placement_refused(start, len, socket, &e))?;
                     }
                     for (start, end) in self.process.huge_pending.drain(..) {
                         hook.huge_mapped(start, end - start);

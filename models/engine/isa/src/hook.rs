@@ -47,8 +47,11 @@ pub trait ExecHook {
         t
     }
     /// The engine placed guest addresses [start, start + len) on `socket`'s memory (`Machine::place_numa`): a
-    /// timing model moves those lines' home there. The socket exists (the engine's map checked it).
-    fn numa_placed(&mut self, _start: u64, _len: u64, _socket: u16) {}
+    /// timing model moves those lines' home there. The socket exists in the engine's map; an error says the
+    /// hook's own map refused the placement (the two maps disagree), and the run stops with it.
+    fn numa_placed(&mut self, _start: u64, _len: u64, _socket: u16) -> Result<(), String> {
+        Ok(())
+    }
     /// The engine mapped guest addresses [start, start + len) with 2 MB pages (a hugepage allocation): a timing
     /// model's MMU translates them with 2 MB pages.
     fn huge_mapped(&mut self, _start: u64, _len: u64) {}

@@ -27,9 +27,11 @@ use crate::{MemPort, NO_OWNER};
 
 impl<M: MemPort> MemSystem<M> {
     /// The homes are about to change to `new_home` (the socket of each address): every cached line whose home
-    /// socket changes leaves every cache, through its present home (dirty data written back). Returns how many
-    /// lines left. One socket: nothing can change home, nothing is looked at.
-    pub fn rehome(&mut self, new_home: impl Fn(u64) -> u16) -> usize {
+    /// socket changes leaves every cache, through its present home (dirty data written back). `changed`: the
+    /// address ranges whose home may change (None: any address may); only their lines are looked at, unless
+    /// looking each up costs more than going through every cached line. Either way the same lines leave, in the
+    /// same order. Returns how many lines left. One socket: nothing can change home, nothing is looked at.
+    pub fn rehome(&mut self, changed: Option<&[(u64, u64)]>, new_home: impl Fn(u64) -> u16) -> usize {
         if self.homes.as_ref().is_none_or(|h| h.ctrl.len() <= 1) {
             return 0;
         }
@@ -37,10 +39,25 @@ impl<M: MemPort> MemSystem<M> {
         let moves = |m: &Self, line: u64| m.mem.home_socket(line << shift) != new_home(line << shift);
         // Every cached line is in some LLC slice or some private cache (the directory lists the private ones;
         // with a non-inclusive LLC a private line may be in no slice).
-        let mut lines: Vec<u64> = self.dir.lines().map(|(&l, _)| l).filter(|&l| moves(self, l)).collect();
-        for slice in &self.llc {
-            lines.extend(slice.lines().filter(|&l| moves(self, l)));
-        }
+        let cached = |m: &Self, line: u64| m.dir.get(line).is_some() || m.llc.iter().any(|s| s.contains(line));
+        // The lines of each range; the first may begin before it (a line changes home with its first byte, which
+        // `moves` checks).
+        let span = |&(start, end): &(u64, u64)| (start >> shift)..=((end - 1) >> shift);
+        let looked_up =
+            changed.map_or(u64::MAX, |r| r.iter().map(|&(s, e)| ((e - 1) >> shift) - (s >> shift) + 1).sum());
+        let every_cached = self.dir.len() as u64 + self.llc.iter().map(|s| s.sets() * s.assoc() as u64).sum::<u64>();
+        let mut lines: Vec<u64> = match changed {
+            Some(ranges) if looked_up.saturating_mul(1 + self.llc.len() as u64) <= every_cached => {
+                ranges.iter().flat_map(span).filter(|&l| cached(self, l) && moves(self, l)).collect()
+            }
+            _ => {
+                let mut all: Vec<u64> = self.dir.lines().map(|(&l, _)| l).filter(|&l| moves(self, l)).collect();
+                for slice in &self.llc {
+                    all.extend(slice.lines().filter(|&l| moves(self, l)));
+                }
+                all
+            }
+        };
         lines.sort_unstable();
         lines.dedup();
         for &line in &lines {
