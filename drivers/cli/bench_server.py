@@ -4,7 +4,8 @@ quad-socket target (configs/brps_target_quad.py: 240 cores, 12 x 100 GbE) at its
 million requests; the goal is under 2 minutes of host time and under 8 GB of host memory.
 
     sim-scripts/bench_server.py [--sockets 1|2|4] [--offered MPPS] [--sim-ms 1.0] [--items N]
-                                [--schedule global|partitioned] [--host-threads N] [--seed N]
+                                [--schedule global|partitioned] [--partition-order socket|reversed]
+                                [--host-threads N] [--seed N]
                                 [--stats-json PATH]
 
 The offered load per port is `--offered`, by default the server's capacity found by the end-to-end study's search
@@ -71,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schedule", choices=("global", "partitioned"), default="global",
                         help="System.schedule: the order of the harts' turns in detailed timing")
     parser.add_argument("--host-threads", type=int, default=1, help="System.host_threads (only 1 is built)")
+    parser.add_argument("--partition-order", choices=("socket", "reversed"), default="socket",
+                        help="System.partition_order: the partitioned schedule's order of sockets in a window")
     parser.add_argument("--seed", type=int, default=0, help="System.seed (0: the config's)")
     parser.add_argument("--stats-json", default="", help="also write the run's statistics to this JSON file "
                         "(sim-scripts/partition_difference.py compares two)")
@@ -87,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     system = servers.server(opts.sockets, items=opts.items, requests_per_core=1, offered_mpps=offered)
     system.client.requests = requests
     system.schedule, system.host_threads = opts.schedule, opts.host_threads
+    system.partition_order = opts.partition_order
     if opts.seed:
         system.seed = opts.seed
     print(f"{opts.sockets}-socket target, {system.harts} cores, {ports} ports; offered {offered:.2f} M frames/s per "

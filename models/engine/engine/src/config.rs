@@ -17,6 +17,9 @@ pub struct EngineConfig {
     /// System.schedule = 'partitioned' on two or more sockets: the window (ps) the socket partitions advance in,
     /// System.socket_link.latency (None: the global schedule; on one socket both are the same).
     pub partition_window: Option<u64>,
+    /// System.partition_order = 'reversed' (the partitioned schedule's check that the partitions' order within a
+    /// window does not matter).
+    pub partition_reversed: bool,
     /// System.host_threads (only 1 is built: `Machine::new` refuses more).
     pub host_threads: u64,
     pub max_insts: u64,
@@ -51,6 +54,7 @@ impl EngineConfig {
             stack_size: s.stack_size,
             quantum: s.quantum,
             partition_window: partition_window(s),
+            partition_reversed: s.partition_order == kvsim_params::SystemPartitionOrder::Reversed,
             host_threads: s.host_threads,
             max_insts: s.max_insts,
             max_time: s.max_time,

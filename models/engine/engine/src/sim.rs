@@ -50,6 +50,11 @@ pub struct Machine {
     partitions: Vec<Vec<usize>>,
     window_end: Option<u64>,
     window_partition: usize,
+    /// System.partition_order = 'reversed': each window's partitions run from the last socket to the first.
+    partition_reversed: bool,
+    /// The time each timed step of the NICs and the client advanced them to (tests of when the schedule steps them).
+    #[cfg(test)]
+    pub(crate) net_step_times: Vec<u64>,
     max_insts: u64,
     /// Per-hart instruction cap derived from System.max_time (u64::MAX = none).
     time_cap: u64,
@@ -198,6 +203,9 @@ impl Machine {
             partitions: partitioned::partitions(&system.hart_socket, harts),
             window_end: None,
             window_partition: 0,
+            partition_reversed: system.partition_reversed,
+            #[cfg(test)]
+            net_step_times: Vec::new(),
             max_insts: system.max_insts,
             time_cap,
             max_time: system.max_time,
@@ -488,7 +496,8 @@ impl Machine {
         if self.max_insts > 0 && *total >= self.max_insts {
             return Ok(Turn::Stop(StopReason::MaxInsts));
         }
-        if self.net.is_some() {
+        // The partitioned schedule steps the NICs and the client at its windows' boundaries instead.
+        if self.net.is_some() && !(timed && self.partition_window.is_some()) {
             if let Some(stop) = self.net_step(hook, *total, hid)? {
                 return Ok(Turn::Stop(stop));
             }

@@ -62,8 +62,10 @@ pub struct System {
     pub sockets: Vec<Socket>,
     /// the links joining the sockets (QPI-like, fully connected; detailed mode with two or more sockets): lanes, rate, flits, latency, links per pair
     pub socket_link: SocketLink,
-    /// how detailed timing orders the harts' turns: 'global' (every turn goes to the hart furthest behind in simulated time, over all sockets) or 'partitioned' (each socket is a partition; simulated time is cut in windows as long as socket_link.latency, the smallest latency between sockets, and in each window the sockets run in socket order, each its own harts furthest behind first until all reach the window's end: the order a run on several host threads follows). One socket: both are the same. Functional and warming phases always take turns in hart order One of: global, partitioned.
+    /// how detailed timing orders the harts' turns: 'global' (every turn goes to the hart furthest behind in simulated time, over all sockets) or 'partitioned' (each socket is a partition; simulated time is cut in windows as long as socket_link.latency, the smallest latency between sockets, and in each window the sockets run in socket order, each its own harts furthest behind first until all reach the window's end, and the NICs and the client step once at each window's end: the order a run on several host threads follows). One socket: both are the same. Functional and warming phases always take turns in hart order One of: global, partitioned.
     pub schedule: SystemSchedule,
+    /// the order the partitions take their turns within each window of the partitioned schedule: 'socket' (socket 0 first) or 'reversed' (the last socket first). A run on several host threads has no such order, so its statistics must not depend on it: 'reversed' is the check of what still does (HOST_THREADS.md) One of: socket, reversed.
+    pub partition_order: SystemPartitionOrder,
     /// host threads one run uses (schedule = 'partitioned'); only 1 is built: the sockets share one memory system and one guest memory, so their partitions cannot yet run at once (issue 24 item 5)
     pub host_threads: u64,
     /// the NIC of a one-NIC system (simulated only when nic.enabled); the shorthand for `nics` when that list is empty
@@ -115,6 +117,7 @@ impl Default for System {
             sockets: Vec::new(),
             socket_link: SocketLink::default(),
             schedule: SystemSchedule::Global,
+            partition_order: SystemPartitionOrder::Socket,
             host_threads: 1,
             nic: Nic::default(),
             nics: Vec::new(),
@@ -248,6 +251,30 @@ impl SystemSchedule {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
     pub const ALL: &'static [Self] = &[SystemSchedule::Global, SystemSchedule::Partitioned];
+}
+
+/// The choices of System.partition_order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SystemPartitionOrder {
+    #[serde(rename = "socket")]
+    Socket,
+    #[serde(rename = "reversed")]
+    Reversed,
+}
+
+impl SystemPartitionOrder {
+    /// The spelling of the Python declaration (and of config.json).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SystemPartitionOrder::Socket => "socket",
+            SystemPartitionOrder::Reversed => "reversed",
+        }
+    }
+    /// The choice spelled `text`, if any.
+    pub fn from_name(text: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+    pub const ALL: &'static [Self] = &[SystemPartitionOrder::Socket, SystemPartitionOrder::Reversed];
 }
 
 /// The program every hart runs (SE mode: a static riscv64 ELF plus its arguments).

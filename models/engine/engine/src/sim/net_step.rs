@@ -27,6 +27,8 @@ impl Machine {
             // The harts' times as of this turn (kept turn by turn: sim/hart_times.rs).
             let (live, times) = self.hart_times.live(&self.harts, self.max_time);
             let now = live.unwrap_or_else(|| times.iter().copied().max().unwrap_or(0));
+            #[cfg(test)]
+            self.net_step_times.push(now);
             // Each queue at its hart's time (the first hart that owns it), else `now`. One pass over the harts,
             // backwards so the first owner is written last: a search per queue was O(queues x harts) per turn, the
             // largest cost of a 240-core run.

@@ -4,12 +4,14 @@
 //! each window the partitions take turns in socket order; each runs its own harts, the one furthest behind first
 //! (the lowest id among equals), until every one of them has reached the window's end, exited, or stopped waiting.
 //! A hart's turn is still `quantum` instructions, so it may end past the window's end, as in the global schedule;
-//! windows no hart starts in are skipped.
+//! windows no hart starts in are skipped. The NICs and the client step once at each window's end (the global
+//! schedule steps them after every turn), so what they deliver or take during a window does not depend on which
+//! partition ran first. System.partition_order = 'reversed' runs each window's partitions from the last socket to
+//! the first: a run on several host threads has no order among them, so its statistics must not depend on it.
 //!
-//! What this does not do yet (issue 24 item 5): the sockets' partitions still share one memory system (directory,
-//! LLC slices, links), one guest memory and the NIC and client, so a remote access takes effect when its turn
-//! runs, not at the window's end, and the partitions cannot run at once. The NIC and client step after every turn
-//! as in the global schedule.
+//! What this does not do yet (issue 24 item 5, HOST_THREADS.md): the sockets' partitions still share one memory
+//! system (directory, LLC slices, links) and one guest memory, so a remote access takes effect when its turn runs,
+//! not at the window's end, the partitions' order still moves the statistics, and they cannot run at once.
 
 use super::{Machine, Turn};
 use kvsim_base::error::{SimError, SimResult};
@@ -55,8 +57,10 @@ impl Machine {
                 },
             };
             self.window_end = Some(end);
-            while self.window_partition < self.partitions.len() {
-                while let Some(hid) = self.furthest_behind_in(self.window_partition, end) {
+            let count = self.partitions.len();
+            while self.window_partition < count {
+                let p = if self.partition_reversed { count - 1 - self.window_partition } else { self.window_partition };
+                while let Some(hid) = self.furthest_behind_in(p, end) {
                     if total >= self.pause_at {
                         return Ok(StopReason::Pause);
                     }
@@ -75,6 +79,15 @@ impl Machine {
                 self.window_partition += 1;
             }
             self.window_end = None;
+            // The window's boundary: the NICs and the client advance to the least time of the live harts (each at
+            // or past `end` now), once, whichever partition ran last (`take_turn` leaves them alone here). What they
+            // deliver is seen from the next window on. (The hart named is 0: this schedule resumes from its windows,
+            // never from a hart's turn, so nothing reads it.)
+            if self.net.is_some() {
+                if let Some(stop) = self.net_step(hook, total, 0)? {
+                    return Ok(stop);
+                }
+            }
         }
     }
 

@@ -29,8 +29,9 @@ impl ExecHook for Clocked {
 const QUANTUM: u64 = 5;
 const MAX_INSTS: u64 = 3000;
 
-fn machine(sockets: &[u16], window: Option<u64>) -> Machine {
+fn machine(sockets: &[u16], window: Option<u64>, reversed: bool) -> Machine {
     let mut cfg = EngineConfig::with_binary("/t");
+    cfg.partition_reversed = reversed;
     cfg.harts = sockets.len() as u64;
     cfg.hart_socket = sockets.to_vec();
     cfg.quantum = QUANTUM;
@@ -45,7 +46,18 @@ fn machine(sockets: &[u16], window: Option<u64>) -> Machine {
 
 /// The turns (hart, start time) of a run; `pause_every` > 0 pauses it that often (in instructions) and resumes.
 fn turns(sockets: &[u16], step: &[u64], window: Option<u64>, pause_every: u64) -> Vec<(usize, u64)> {
-    let mut m = machine(sockets, window);
+    turns_in_order(sockets, step, window, pause_every, false)
+}
+
+/// `turns`, the partitions of each window taken from the last socket to the first when `reversed`.
+fn turns_in_order(
+    sockets: &[u16],
+    step: &[u64],
+    window: Option<u64>,
+    pause_every: u64,
+    reversed: bool,
+) -> Vec<(usize, u64)> {
+    let mut m = machine(sockets, window, reversed);
     let mut hook = Clocked { step: step.to_vec(), time: vec![0; step.len()], insts: Vec::new() };
     loop {
         if pause_every > 0 {
@@ -65,12 +77,18 @@ fn turns(sockets: &[u16], step: &[u64], window: Option<u64>, pause_every: u64) -
 
 /// The partitioned schedule as the module documents it, on harts that advance `step` ps per instruction.
 fn reference(sockets: &[u16], step: &[u64], window: u64) -> Vec<(usize, u64)> {
+    reference_in_order(sockets, step, window, false)
+}
+
+/// `reference` with each window's partitions from the last to the first when `reversed`.
+fn reference_in_order(sockets: &[u16], step: &[u64], window: u64, reversed: bool) -> Vec<(usize, u64)> {
     let mut time = vec![0u64; step.len()];
     let (mut total, mut out) = (0, Vec::new());
     let partitions = *sockets.iter().max().unwrap() + 1;
     while total < MAX_INSTS {
         let end = (time.iter().min().unwrap() / window + 1) * window;
-        for p in 0..partitions {
+        for k in 0..partitions {
+            let p = if reversed { partitions - 1 - k } else { k };
             loop {
                 let next = (0..step.len()).filter(|&h| sockets[h] == p && time[h] < end).min_by_key(|&h| (time[h], h));
                 let Some(h) = next else { break };
@@ -102,6 +120,30 @@ fn sockets_run_in_order_within_each_window_their_harts_furthest_behind_first() {
 }
 
 #[test]
+fn reversed_each_window_runs_its_sockets_from_the_last_and_each_hart_sees_the_same_times() {
+    for (sockets, step) in [
+        (vec![0, 0, 1, 1], vec![400, 530, 470, 310]),
+        (vec![0, 0, 0, 1, 1, 1, 2, 2, 3, 3], vec![400, 400, 530, 470, 310, 620, 400, 290, 350, 410]),
+    ] {
+        let window = 20_000;
+        let reversed = turns_in_order(&sockets, &step, Some(window), 0, true);
+        assert_eq!(reversed, reference_in_order(&sockets, &step, window, true), "sockets {sockets:?}");
+        let forward = turns(&sockets, &step, Some(window), 0);
+        assert_ne!(reversed, forward, "sockets {sockets:?}");
+        // Harts whose times depend on nothing but their own turns (as this hook's do) take the same turns at the
+        // same times either way: only the interleaving of the partitions differs, up to the run's last window.
+        let of = |turns: &[(usize, u64)], h: usize| turns.iter().filter(|t| t.0 == h).map(|t| t.1).collect::<Vec<_>>();
+        for h in 0..sockets.len() {
+            let (r, f) = (of(&reversed, h), of(&forward, h));
+            let n = r.len().min(f.len()).saturating_sub(1);
+            assert_eq!(r[..n], f[..n], "hart {h}, sockets {sockets:?}");
+        }
+        let pause = turns_in_order(&sockets, &step, Some(window), 97, true);
+        assert_eq!(pause, reversed, "paused, sockets {sockets:?}");
+    }
+}
+
+#[test]
 fn one_partition_is_the_global_schedule() {
     let (sockets, step) = (vec![0, 0, 0], vec![400, 530, 310]);
     assert_eq!(turns(&sockets, &step, Some(20_000), 0), turns(&sockets, &step, None, 0));
@@ -127,4 +169,54 @@ fn several_host_threads_and_a_zero_window_are_refused() {
     cfg.partition_window = Some(0);
     let err = Machine::new(&cfg, &image).err().unwrap().to_string();
     assert!(err.contains("socket_link.latency > 0"), "{err}");
+}
+
+/// A run with one NIC (no client) under the partitioned schedule, or the global one without a window: the times
+/// the NIC's steps advanced it to, and the harts' turns.
+fn net_steps(sockets: &[u16], step: &[u64], window: Option<u64>) -> (Vec<u64>, Vec<(usize, u64)>) {
+    let mut cfg = EngineConfig::with_binary("/t");
+    cfg.harts = sockets.len() as u64;
+    cfg.hart_socket = sockets.to_vec();
+    cfg.quantum = QUANTUM;
+    cfg.max_insts = MAX_INSTS;
+    cfg.partition_window = window;
+    cfg.nics = vec![kvsim_params::Nic { enabled: true, ..Default::default() }];
+    let mut m = machine_with(&bytes(&[0x0000_006f]), &cfg);
+    for hart in &mut m.harts {
+        hart.timed_ps = Some(0);
+    }
+    let mut hook = Clocked { step: step.to_vec(), time: vec![0; step.len()], insts: Vec::new() };
+    assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
+    (m.net_step_times.clone(), hook.insts.chunks(QUANTUM as usize).map(|c| c[0]).collect())
+}
+
+#[test]
+fn the_nics_step_once_at_each_windows_end_to_the_least_time_of_the_harts() {
+    let (sockets, step) = (vec![0, 0, 1, 1, 2], vec![400, 530, 470, 310, 350]);
+    let window = 20_000;
+    let (got, turns) = net_steps(&sockets, &step, Some(window));
+    // The reference: after each whole window (the last one is cut by the instruction limit), the least hart time.
+    let mut time = vec![0u64; step.len()];
+    let mut want = Vec::new();
+    let mut rest = turns.as_slice();
+    while !rest.is_empty() {
+        let end = (time.iter().min().unwrap() / window + 1) * window;
+        while let Some((&(h, t), tail)) = rest.split_first() {
+            if t >= end || time[h] >= end {
+                break;
+            }
+            time[h] += QUANTUM * step[h];
+            rest = tail;
+        }
+        // (A run stopped by its limit stops before its window's step, even when that turn completed the window.)
+        if time.iter().all(|&t| t >= end) && !rest.is_empty() {
+            want.push(*time.iter().min().unwrap());
+        }
+    }
+    assert_eq!(got, want);
+    assert!(got.iter().zip(got.iter().skip(1)).all(|(a, b)| a < b), "{got:?}");
+    // The global schedule steps them after every turn (but the last, which the limit stops).
+    let (global, global_turns) = net_steps(&sockets, &step, None);
+    assert_eq!(global.len() + 1, global_turns.len());
+    assert!(got.len() < global.len() / 2, "{} steps against {}", got.len(), global.len());
 }
