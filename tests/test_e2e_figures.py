@@ -387,3 +387,18 @@ def test_the_server_benchmark_finds_the_capacity_of_the_same_data_set(tmp_path, 
     store("e2e-4s-reduced-T", 1 << 16, 80.0)
     assert bench.stored_capacity(4, 1 << 16) == 60.0 and bench.stored_capacity(2, 1 << 16) is None
     assert bench.vm_hwm_bytes() > 0
+
+
+def test_the_server_benchmarks_seed_reaches_the_clients_random_choices():
+    """`bench_server --seed N` once set System.seed only; the client's keys and operations come from client.seed, so
+    runs at seeds 2 and 3 were bit-identical (threads-s23 found it)."""
+    import argparse
+
+    bench = _script("bench_server")
+    opts = argparse.Namespace(sockets=2, items=1 << 12, schedule="global", host_threads=1,
+                              partition_order="socket", seed=7)
+    system = bench.bench_system(opts, 10.0, 1000)
+    assert system.seed == 7 and system.client.seed == 7 and system.client.requests == 1000
+    config = bench.servers.server(2, items=1 << 12, requests_per_core=1, offered_mpps=10.0)
+    default = bench.bench_system(argparse.Namespace(**{**vars(opts), "seed": 0}), 10.0, 1000)
+    assert (default.seed, default.client.seed) == (config.seed, config.client.seed) != (7, 7)

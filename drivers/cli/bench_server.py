@@ -63,6 +63,18 @@ def vm_hwm_bytes() -> int:
     return 0
 
 
+def bench_system(opts: argparse.Namespace, offered: float, requests: int):
+    """The server the benchmark runs. `--seed` sets the client's seed too: System.seed alone leaves the client's
+    keys and operations, and so every statistic of the server, as they were."""
+    system = servers.server(opts.sockets, items=opts.items, requests_per_core=1, offered_mpps=offered)
+    system.client.requests = requests
+    system.schedule, system.host_threads = opts.schedule, opts.host_threads
+    system.partition_order = opts.partition_order
+    if opts.seed:
+        system.seed = system.client.seed = opts.seed
+    return system
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sockets", type=int, default=4, choices=sorted(servers.SERVER_CONFIGS))
@@ -74,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host-threads", type=int, default=1, help="System.host_threads (only 1 is built)")
     parser.add_argument("--partition-order", choices=("socket", "reversed"), default="socket",
                         help="System.partition_order: the partitioned schedule's order of sockets in a window")
-    parser.add_argument("--seed", type=int, default=0, help="System.seed (0: the config's)")
+    parser.add_argument("--seed", type=int, default=0, help="the run's seed: System.seed and the client's "
+                        "client.seed, whose random choices (keys, operations) are what a seed varies (0: the config's)")
     parser.add_argument("--stats-json", default="", help="also write the run's statistics to this JSON file "
                         "(sim-scripts/partition_difference.py compares two)")
     opts = parser.parse_args(argv)
@@ -87,12 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     probe = servers.server(opts.sockets, items=opts.items, requests_per_core=1)
     ports = sum(n.ports for n in probe.active_nics())
     requests = int(offered * 1e6 * ports * opts.sim_ms * 1e-3)
-    system = servers.server(opts.sockets, items=opts.items, requests_per_core=1, offered_mpps=offered)
-    system.client.requests = requests
-    system.schedule, system.host_threads = opts.schedule, opts.host_threads
-    system.partition_order = opts.partition_order
-    if opts.seed:
-        system.seed = opts.seed
+    system = bench_system(opts, offered, requests)
     print(f"{opts.sockets}-socket target, {system.harts} cores, {ports} ports; offered {offered:.2f} M frames/s per "
           f"port ({source}); {requests:,} measured requests (~{opts.sim_ms:g} ms simulated); schedule "
           f"{opts.schedule}, {opts.host_threads} host thread(s)", flush=True)
