@@ -5,10 +5,15 @@ and 5,000 requests per core, so the whole table fits a shared host: about 3 CPU 
 
 For each configuration: the full detailed run's throughput, p95 latency, IPC (all cores' instructions over all their
 cycles in the measured phase) and LLC misses per 1,000 instructions beside the sampled run's, with the sampled run's
-interval at the sampling's confidence (99.7%) and whether it covers the full run's value. IPC and misses: from the
-windows (sampling.ipc_low .. ipc_high, sampling.llc_mpki +- llc_mpki_ci). Throughput and p95 cover the whole measured
-phase (the time between windows is the estimate, models/sampling.py): their intervals are the batch means of
-drivers/steady_state.py over the sampled run's phase (its run-to-run noise, not a sampling error).
+interval at the sampling's confidence (99.7%) and whether it covers the full run's value. The sampling units are
+the windows (SMARTS), so every interval carries the spread ACROSS the windows (`windows` of them, a column):
+- IPC and LLC MPKI from the windows alone (sampling.ipc_low .. ipc_high, sampling.llc_mpki +- llc_mpki_ci: the
+  normal quantile times the standard error of the windows' mean, each window one sample);
+- throughput and p95 cover the whole measured phase, whose time between windows runs at rates taken from the
+  windows (models/sampling.py): their half-width is the batch means' of drivers/steady_state.py over the sampled
+  run's phase (the run's own noise, within it) and the windows' sampling error carried to them (the estimate
+  times the windows' CPI half-width over their CPI, `sampling_share`), added in quadrature. Until session 23 the
+  batch means alone: a row whose clock was off by the windows' own sampling error missed where its run is steady.
 Both runs' host CPU seconds, and what the diagnosis of a miss needs: all the instructions the sampled run executed
 over the full run's, and both runs' idle-poll instructions per request. Printed as Markdown (and written to --out);
 exit status 1 if an interval misses. The tables of sessions 17 and 18, with their notes:
@@ -22,6 +27,7 @@ results/speed/sampling_table_s17.md, results/speed/sampling_table_s18.md.
 from __future__ import annotations
 
 import argparse
+import math
 import pathlib
 import re
 import sys
@@ -143,17 +149,29 @@ BATCH_RATES = "table.batch_rates_mrps"   # not an engine statistic: the run's th
 BATCHES = 30                             # drivers/steady_state.py's batch count
 
 
+def sampling_share(sampled: dict) -> float:
+    """The windows' sampling error as a share of the estimate: the half-width of their mean CPI at the sampling's
+    confidence (the normal quantile times the standard error across sampling.windows windows, each one sample) over
+    that CPI. The clock between windows runs at rates taken from the same windows, so a measure of the whole phase
+    (its time, hence its throughput and latencies) carries this share of error beside its own noise."""
+    cpi, half = (sampled[paths.SAMPLING.stat(n)] for n in ("cpi", "cpi_ci"))
+    return half / cpi
+
+
 def intervals(sampled: dict) -> dict[str, tuple[float, float]]:
     """The sampled run's (low, high) for throughput (M req/s), p95 (us), IPC and LLC misses per 1,000 instructions,
-    each at the sampling's confidence: IPC and misses from its windows (sampling.*), throughput and p95 by batch
-    means over the whole measured phase (drivers/steady_state.py: the same rule as the studies' windows)."""
+    each at the sampling's confidence (the module doc): IPC and misses from its windows (sampling.*); throughput and
+    p95 from the batch means over the whole measured phase (drivers/steady_state.py: the same rule as the studies'
+    windows) and the windows' sampling error (`sampling_share`), in quadrature."""
     from drivers.steady_state import interval, p95_interval
 
     conf = sampled[paths.SAMPLING.stat("confidence")]
-    mean, half = interval(sampled[BATCH_RATES], conf)
-    p95, p95_half, _ = p95_interval(sampled, conf)
+    share = sampling_share(sampled)
+    mean, batch_half = interval(sampled[BATCH_RATES], conf)
+    p95, p95_batch_half, _ = p95_interval(sampled, conf)
     mpki, mpki_half = (sampled[paths.SAMPLING.stat(n)] for n in ("llc_mpki", "llc_mpki_ci"))
     tput = sampled["client.throughput_mrps"]
+    half, p95_half = math.hypot(batch_half, share * tput), math.hypot(p95_batch_half, share * p95)
     return {"mrps": (tput - half, tput + half), "p95": ((p95 - p95_half) / 1e3, (p95 + p95_half) / 1e3),
             "ipc": tuple(sampled[paths.SAMPLING.stat(n)] for n in ("ipc_low", "ipc_high")),
             "mpki": (mpki - mpki_half, mpki + mpki_half)}
@@ -166,7 +184,7 @@ def _err(est: float, full: float) -> str:
 METRICS = (("mrps", "M req/s", 3), ("p95", "p95 us", 2), ("ipc", "IPC", 4), ("mpki", "LLC MPKI", 3))
 
 HEADER = ("| configuration | study | " + " | ".join(f"{h} full / sampled [interval] (error)" for _, h, _ in METRICS) +
-          " | windows | host CPU s full / sampled | instructions sampled / full | idle-poll instructions per request "
+          " | windows (their CPI's half-width); CPI between windows / in them | host CPU s full / sampled | instructions sampled / full | idle-poll instructions per request "
           "full / sampled |\n|" + "---|" * (2 + len(METRICS) + 4))
 
 
@@ -187,7 +205,9 @@ def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple
     cells = [f"{f[m]:.{d}f} / {s[m]:.{d}f} [{iv[m][0]:.{d}f}, {iv[m][1]:.{d}f}] ({_err(s[m], f[m])})"
              f"{'' if covered[m] else ' NO'}" for m, _, d in METRICS]
     return (f"| {name}: {what} | {study} | " + " | ".join(cells) +
-            f" | {int(sampled[paths.SAMPLING.stat('windows')])} | {cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} | "
+            f" | {int(sampled[paths.SAMPLING.stat('windows')])} (+-{100 * sampling_share(sampled):.1f}%); "
+            f"{sampled.get(paths.SAMPLING.stat('warming_cpi'), math.nan):.4f} / {sampled[paths.SAMPLING.stat('cpi')]:.4f} | "
+            f"{cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} | "
             f"{full[IDLE]:.1f} / {sampled[IDLE]:.1f} |"), covered
 
 

@@ -238,6 +238,9 @@ pub struct Sampler {
     llc_misses: u64,
     pub timed_insts: u64,
     pub warmed_insts: u64,
+    /// Cycles the cores' clocks moved while warming (`CoreRate::warm_one`): with `warmed_insts`, the clock's CPI
+    /// between windows, to set beside the windows' (`sampling.warming_cpi` against `sampling.cpi`).
+    warmed_cycles: u64,
     /// The common timeline of warming's memory traffic (`warm_time`): the hart whose turn it is, and the least time
     /// the other cores have reached (they do not move while it runs); `usize::MAX`: to be taken again.
     floor_hart: usize,
@@ -270,6 +273,7 @@ impl Sampler {
             llc_misses: 0,
             timed_insts: 0,
             warmed_insts: 0,
+            warmed_cycles: 0,
             floor_hart: usize::MAX,
             floor: 0,
         }))
@@ -286,6 +290,7 @@ impl Sampler {
             let cycles = self.rate[hart].warm_one();
             if cycles > 0 {
                 core.skip(cycles);
+                self.warmed_cycles += cycles;
             }
             self.warmed_insts += 1;
         } else {
@@ -396,7 +401,7 @@ impl Sampler {
         self.samples.clear();
         self.mpki_samples.clear();
         self.llc_misses = Self::llc_misses(sys);
-        (self.timed_insts, self.warmed_insts) = (0, 0);
+        (self.timed_insts, self.warmed_insts, self.warmed_cycles) = (0, 0, 0);
         if self.saved.is_some() {
             self.saved = Some(WarmedStats::take(sys));
         }
@@ -452,6 +457,11 @@ impl Sampler {
         push("warming_insts", self.warming as f64, "instructions (all harts) functionally warmed between windows");
         push("timed_insts", self.timed_insts as f64, "instructions timed (warm-ups and windows)");
         push("warmed_insts", self.warmed_insts as f64, "instructions functionally warmed (untimed)");
+        push(
+            "warming_cpi",
+            self.warmed_cycles as f64 / self.warmed_insts.max(1) as f64,
+            "cycles per instruction the clock ran at between windows (all cores' cycles moved while warming over              sampling.warmed_insts): an estimate from the windows' rates, not a measurement; compare sampling.cpi",
+        );
         push("confidence", self.confidence, "confidence of the intervals");
         push("cpi", cpi, "estimated cycles per instruction (per core, all cores): the windows' mean");
         push("cpi_ci", ci, "half-width of the interval of sampling.cpi");
