@@ -661,6 +661,30 @@ mod tests {
     }
 
     #[test]
+    fn the_clocks_cpi_between_windows_is_the_cycles_warming_moved_the_cores_by() {
+        use kvsim_timing::synth::{alu, core_params, dram_params, hierarchy_params};
+        let mut sys = TimingSystem::new(&[core_params(), core_params()], &hierarchy_params(), &dram_params());
+        let params = SamplingParams { enabled: true, ..Default::default() };
+        let mut sampler = Sampler::new(&params, 2, 1).unwrap();
+        (sampler.phase, sampler.left) = (Phase::Warming, u64::MAX);
+        // Core 0 works at 1.5 cycles an instruction, core 1 at 0.5 (no fit: each core's work rate).
+        (sampler.rate[0].busy_cpi, sampler.rate[1].busy_cpi) = (3 * CPI_ONE / 2, CPI_ONE / 2);
+        let before = [sys.cores[0].cycles(), sys.cores[1].cycles()];
+        for k in 0..1000u64 {
+            for hart in 0..2 {
+                sampler.on_inst(&mut sys, hart, &alu(0x1000 + 4 * (k % 16), 5, 6, 7));
+            }
+        }
+        let moved = sys.cores[0].cycles() - before[0] + sys.cores[1].cycles() - before[1];
+        assert_eq!(moved, 2000, "1,500 and 500 cycles for 1,000 instructions each");
+        let mut stats = Vec::new();
+        sampler.stats(&mut stats);
+        let stat = |name: &str| stats.iter().find(|s| s.name == format!("sampling.{name}")).unwrap().value;
+        assert_eq!(stat("warmed_insts"), 2000.0);
+        assert_eq!(stat("warming_cpi"), 1.0, "2,000 cycles over 2,000 warmed instructions");
+    }
+
+    #[test]
     fn the_normal_quantile_gives_the_known_points() {
         assert!((normal_quantile(0.975) - 1.959964).abs() < 1e-5);
         assert!((normal_quantile(0.9985) - 2.967738).abs() < 1e-5);
