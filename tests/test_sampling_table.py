@@ -105,3 +105,24 @@ def test_throughput_and_p95_intervals_carry_the_windows_sampling_error():
     assert "| 100 (+-6.0%); nan / 1.0000 |" in line
     # With the windows' CPI known exactly, only the batch means are left: 10.5 is outside 10 +- 0.06.
     assert not table.row("base", full, _stats(1.0, 10.0, 10_000.0, 4.0, sampled=True), (1.0, 1.0))[1]["mrps"]
+
+
+def test_the_table_measures_the_server_in_steady_state_unless_told_not_to(monkeypatch):
+    """After the load the measured phase writes back the load's dirty log lines and its CPI falls by a third across
+    the phase; the clock between windows, whose rates follow the windows, lags such a drift (results/speed/README.md
+    "Session 23"). The studies measure after a warm-up: so does the table, by default."""
+    steady = table.system("base", sampled=True, steady=True)
+    assert steady.client.warmup_after_load and steady.client.warmup_requests == table.ITEMS   # 262,144 < 400,000
+    assert not table.system("base", sampled=True).client.warmup_after_load
+
+    class Ran(Exception):
+        pass
+
+    def first_run(name, sampled, **scale):
+        raise Ran(scale["steady"])
+
+    monkeypatch.setattr(table, "run", first_run)
+    for argv, want in ((["--only", "base"], True), (["--only", "base", "--no-warmup"], False)):
+        with pytest.raises(Ran) as ran:
+            table.main(argv)
+        assert ran.value.args == (want,)

@@ -1,7 +1,9 @@
 """Sampling's validation table (issue 24, item 3): configurations drawn from the studies (drivers/studies/), each
 run in full detail and sampled (`System.sampling`), on the KVS server under the target's core at a REDUCED scale
 (a share of the 60-core socket with per-core resources in proportion, common.target; a data set of 256 Ki items
-and 5,000 requests per core, so the whole table fits a shared host: about 3 CPU minutes).
+and 5,000 requests per core, so the whole table fits a shared host: about 6 CPU minutes). Each run measures the
+server in steady state, after a warm-up of the measured mix (`system`'s `steady`; --no-warmup: right after the
+load, as the tables of sessions 17-22 did).
 
 For each configuration: the full detailed run's throughput, p95 latency, IPC (all cores' instructions over all their
 cycles in the measured phase) and LLC misses per 1,000 instructions beside the sampled run's, with the sampled run's
@@ -21,7 +23,7 @@ results/speed/sampling_table_s17.md, results/speed/sampling_table_s18.md.
 
     .venv/bin/python sim-scripts/sampling_table.py [--only NAME,...] [--cores 8] [--items 262144]
         [--requests-per-core 5000] [--period-insts-per-hart N] [--warmup-insts-per-hart N] [--seed 1]
-        [--client-seed 1] [--out FILE]
+        [--client-seed 1] [--no-warmup] [--out FILE]
 """
 
 from __future__ import annotations
@@ -92,11 +94,15 @@ CONFIGS: dict[str, tuple[str, str, dict, Callable[[System], None] | None]] = {
 
 def system(name: str, sampled: bool, cores: int = CORES, items: int = ITEMS,
            requests_per_core: int = REQUESTS_PER_CORE, period: int = 0, warmup: int = -1, seed: int = 1,
-           client_seed: int = 1) -> System:
+           client_seed: int = 1, steady: bool = False) -> System:
     """The configuration `name` of CONFIGS, sampled or in full detail, under the run's `seed` (System.seed: where the
     sampled run's windows fall) and the client's `client_seed` (its keys and operations); `period` > 0 and
     `warmup` >= 0 replace the sampling's period and detailed warm-up per hart (for diagnosing a miss; the table uses
-    the defaults)."""
+    the defaults). `steady`: the measured phase follows a warm-up of the measured mix after the load
+    (Client.warmup_after_load, as many requests as a restored study run warms with, sim.sized_warmup_requests), so
+    it measures the server in steady state as the studies do; without it (sessions 17-22's tables) the measured
+    phase starts right after the load and writes back the load's dirty log lines as it runs: its CPI falls by a
+    third across the phase (results/speed/README.md "Session 23")."""
     _, _, args, change = CONFIGS[name]
     s = servers.server(cores=cores, items=items, requests_per_core=requests_per_core, **args)
     if change:
@@ -108,6 +114,11 @@ def system(name: str, sampled: bool, cores: int = CORES, items: int = ITEMS,
         s.sampling.period_insts_per_hart = period
     if warmup >= 0:
         s.sampling.warmup_insts_per_hart = warmup
+    if steady:
+        from models.sim import sized_warmup_requests
+
+        s.client.warmup_after_load = True
+        s.client.warmup_requests = sized_warmup_requests(s)
     return common.fit_mem_limit(s)
 
 
@@ -245,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="System.seed: where the sampled run's windows fall (default 1)")
     ap.add_argument("--client-seed", type=int, default=1,
                     help="the client's seed: its keys and operations, in the full and sampled runs alike (default 1)")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="measure right after the load, without the warm-up of the measured mix (the tables of "
+                         "sessions 17-22; default: warm up, the server in steady state as in the studies)")
     ap.add_argument("--out", type=pathlib.Path, help="also write the table (with its conditions) here")
     a = ap.parse_args(argv)
     names = selected(a.only)
@@ -254,13 +268,16 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"sampling_table: {flag} = {value} must be at least 1")
     scale = {"cores": a.cores, "items": a.items, "requests_per_core": a.requests_per_core,
              "period": a.period_insts_per_hart, "warmup": a.warmup_insts_per_hart, "seed": a.seed,
-             "client_seed": a.client_seed}
+             "client_seed": a.client_seed, "steady": not a.no_warmup}
     for name in names:
         system(name, True, **scale).validate()   # bad settings are refused before the first run (ParamError)
     rev = provenance.source_revision()
     head = [f"Reduced: {common.scale_text(a.cores)}; {a.items:,} tiny items; {a.requests_per_core * a.cores:,} "
             f"measured requests ({a.requests_per_core:,} per core); closed loop (window 32 per queue); seed {a.seed} "
             f"(the windows' placement), client seed {a.client_seed}; "
+            + ("measured right after the load (no warm-up); " if a.no_warmup else
+               f"measured after {system(names[0], False, **scale).client.warmup_requests:,} warm-up requests of "
+               "the measured mix (steady state); ")
             + _sampling_text(system(names[0], True, **scale)),
             "", f"Command: `{' '.join(['sim-scripts/sampling_table.py', *sys.argv[1:]])}`; commit "
             f"{rev['commit']}{' (uncommitted changes)' if rev['dirty'] else ''}.", ""]
