@@ -27,13 +27,22 @@ period drawn from System.seed, so a run is deterministic given its seed and diff
 A sampled run's statistics say so (`sampling.enabled`); the cores', caches', TLBs' and directory's counters cover
 the detailed windows only (the warming in between is put back), and `sampling.cpi`, `sampling.cpi_ci`,
 `sampling.ipc` and the interval give the estimate, `sampling.llc_mpki` and `llc_mpki_ci` the LLC's misses per 1,000
-instructions. The client's throughput and latency, the NICs' and the DRAM's figures cover the whole phase, whose
-time between windows is the estimate (not a measurement). Off by default: on the validation table on the KVS server
-(results/speed/sampling_table_s21_seed1.md and _seed2_client2.md, sim-scripts/sampling_table.py; reduced, 8 cores,
-two seeds) each metric's interval covers the full run in 7 to 12 of 12 configurations, but all four in only 4 and 6;
-the sampled throughput is still low in most rows (results/speed/README.md "Session 21"). On the
-60-core target socket the interval is also wide (about +-12% from 21 windows) and the warming costs most of what
-timing does.
+instructions. The intervals are SMARTS's: the sampling units are the windows (`sampling.windows` of them), each
+one sample of the CPI (all cores' cycles over all cores' instructions in it) and of the misses; a half-width is
+the normal quantile at `confidence` times the standard error of the windows' mean (their spread across windows
+over the square root of their number). The client's throughput and latency, the NICs' and the DRAM's figures
+cover the whole phase, whose time between windows is the estimate (not a measurement): `sampling.warming_cpi` is
+the CPI that clock ran at, to set beside the windows' `sampling.cpi`. The validation table
+(drivers/cli/sampling_table.py) gives throughput and p95 an interval of their own: the run's batch means and the
+windows' sampling error carried to them (the windows' CPI half-width over their CPI, times the figure), in
+quadrature. Off by default: on the validation table on the KVS server
+(sim-scripts/sampling_table.py; reduced, 8 cores, two seeds; results/speed/sampling_table_s23_steady_seed1.md and
+_steady_seed2_client2.md, results/speed/README.md "Session 23"), measured in steady state, the throughput's
+interval covers the full run in 12 of 12 configurations on both seeds (mean error -0.5 and -0.8%, batch32 -26 and
+-20%), but all four metrics in only 7 and 8: the windows' IPC and the p95 miss in some rows. The clock between
+windows follows the windows with a memory (some 16 windows), so it lags a phase whose CPI drifts (a measured
+phase right after the load: 7.7% above its windows on one seed). On the 60-core target socket the interval is
+also wide (about +-12% from 21 windows) and the warming costs most of what timing does.
 """
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ _ALL = [
     StatGroup("roi", "system.roi", ("begin_insts", "end_insts", "insts"), "the guest's region of interest"),
     StatGroup("timing", "system.timing", ("start_ticks",), "when detailed timing started"),
     StatGroup("sampling", "sampling", ("enabled", "windows", "window_insts", "warmup_insts", "warming_insts",
-                                       "timed_insts", "warmed_insts", "confidence", "cpi", "cpi_ci", "ipc",
+                                       "timed_insts", "warmed_insts", "warming_cpi", "confidence", "cpi", "cpi_ci", "ipc",
                                        "ipc_low", "ipc_high", "llc_mpki", "llc_mpki_ci"),
               "statistical sampling of the detailed phase (System.sampling; written by sampled runs only)"),
     StatGroup("guest_files", "system.os.fs", ("opens", "bytes_read", "bytes_written"),

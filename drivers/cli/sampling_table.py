@@ -1,14 +1,21 @@
 """Sampling's validation table (issue 24, item 3): configurations drawn from the studies (drivers/studies/), each
 run in full detail and sampled (`System.sampling`), on the KVS server under the target's core at a REDUCED scale
 (a share of the 60-core socket with per-core resources in proportion, common.target; a data set of 256 Ki items
-and 5,000 requests per core, so the whole table fits a shared host: about 3 CPU minutes).
+and 5,000 requests per core, so the whole table fits a shared host: about 6 CPU minutes). Each run measures the
+server in steady state, after a warm-up of the measured mix (`system`'s `steady`; --no-warmup: right after the
+load, as the tables of sessions 17-22 did).
 
 For each configuration: the full detailed run's throughput, p95 latency, IPC (all cores' instructions over all their
 cycles in the measured phase) and LLC misses per 1,000 instructions beside the sampled run's, with the sampled run's
-interval at the sampling's confidence (99.7%) and whether it covers the full run's value. IPC and misses: from the
-windows (sampling.ipc_low .. ipc_high, sampling.llc_mpki +- llc_mpki_ci). Throughput and p95 cover the whole measured
-phase (the time between windows is the estimate, models/sampling.py): their intervals are the batch means of
-drivers/steady_state.py over the sampled run's phase (its run-to-run noise, not a sampling error).
+interval at the sampling's confidence (99.7%) and whether it covers the full run's value. The sampling units are
+the windows (SMARTS), so every interval carries the spread ACROSS the windows (`windows` of them, a column):
+- IPC and LLC MPKI from the windows alone (sampling.ipc_low .. ipc_high, sampling.llc_mpki +- llc_mpki_ci: the
+  normal quantile times the standard error of the windows' mean, each window one sample);
+- throughput and p95 cover the whole measured phase, whose time between windows runs at rates taken from the
+  windows (models/sampling.py): their half-width is the batch means' of drivers/steady_state.py over the sampled
+  run's phase (the run's own noise, within it) and the windows' sampling error carried to them (the estimate
+  times the windows' CPI half-width over their CPI, `sampling_share`), added in quadrature. Until session 23 the
+  batch means alone: a row whose clock was off by the windows' own sampling error missed where its run is steady.
 Both runs' host CPU seconds, and what the diagnosis of a miss needs: all the instructions the sampled run executed
 over the full run's, and both runs' idle-poll instructions per request. Printed as Markdown (and written to --out);
 exit status 1 if an interval misses. The tables of sessions 17 and 18, with their notes:
@@ -16,12 +23,13 @@ results/speed/sampling_table_s17.md, results/speed/sampling_table_s18.md.
 
     .venv/bin/python sim-scripts/sampling_table.py [--only NAME,...] [--cores 8] [--items 262144]
         [--requests-per-core 5000] [--period-insts-per-hart N] [--warmup-insts-per-hart N] [--seed 1]
-        [--client-seed 1] [--out FILE]
+        [--client-seed 1] [--no-warmup] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import pathlib
 import re
 import sys
@@ -86,11 +94,15 @@ CONFIGS: dict[str, tuple[str, str, dict, Callable[[System], None] | None]] = {
 
 def system(name: str, sampled: bool, cores: int = CORES, items: int = ITEMS,
            requests_per_core: int = REQUESTS_PER_CORE, period: int = 0, warmup: int = -1, seed: int = 1,
-           client_seed: int = 1) -> System:
+           client_seed: int = 1, steady: bool = False) -> System:
     """The configuration `name` of CONFIGS, sampled or in full detail, under the run's `seed` (System.seed: where the
     sampled run's windows fall) and the client's `client_seed` (its keys and operations); `period` > 0 and
     `warmup` >= 0 replace the sampling's period and detailed warm-up per hart (for diagnosing a miss; the table uses
-    the defaults)."""
+    the defaults). `steady`: the measured phase follows a warm-up of the measured mix after the load
+    (Client.warmup_after_load, as many requests as a restored study run warms with, sim.sized_warmup_requests), so
+    it measures the server in steady state as the studies do; without it (sessions 17-22's tables) the measured
+    phase starts right after the load and writes back the load's dirty log lines as it runs: its CPI falls by a
+    third across the phase (results/speed/README.md "Session 23")."""
     _, _, args, change = CONFIGS[name]
     s = servers.server(cores=cores, items=items, requests_per_core=requests_per_core, **args)
     if change:
@@ -102,6 +114,11 @@ def system(name: str, sampled: bool, cores: int = CORES, items: int = ITEMS,
         s.sampling.period_insts_per_hart = period
     if warmup >= 0:
         s.sampling.warmup_insts_per_hart = warmup
+    if steady:
+        from models.sim import sized_warmup_requests
+
+        s.client.warmup_after_load = True
+        s.client.warmup_requests = sized_warmup_requests(s)
     return common.fit_mem_limit(s)
 
 
@@ -143,17 +160,29 @@ BATCH_RATES = "table.batch_rates_mrps"   # not an engine statistic: the run's th
 BATCHES = 30                             # drivers/steady_state.py's batch count
 
 
+def sampling_share(sampled: dict) -> float:
+    """The windows' sampling error as a share of the estimate: the half-width of their mean CPI at the sampling's
+    confidence (the normal quantile times the standard error across sampling.windows windows, each one sample) over
+    that CPI. The clock between windows runs at rates taken from the same windows, so a measure of the whole phase
+    (its time, hence its throughput and latencies) carries this share of error beside its own noise."""
+    cpi, half = (sampled[paths.SAMPLING.stat(n)] for n in ("cpi", "cpi_ci"))
+    return half / cpi
+
+
 def intervals(sampled: dict) -> dict[str, tuple[float, float]]:
     """The sampled run's (low, high) for throughput (M req/s), p95 (us), IPC and LLC misses per 1,000 instructions,
-    each at the sampling's confidence: IPC and misses from its windows (sampling.*), throughput and p95 by batch
-    means over the whole measured phase (drivers/steady_state.py: the same rule as the studies' windows)."""
+    each at the sampling's confidence (the module doc): IPC and misses from its windows (sampling.*); throughput and
+    p95 from the batch means over the whole measured phase (drivers/steady_state.py: the same rule as the studies'
+    windows) and the windows' sampling error (`sampling_share`), in quadrature."""
     from drivers.steady_state import interval, p95_interval
 
     conf = sampled[paths.SAMPLING.stat("confidence")]
-    mean, half = interval(sampled[BATCH_RATES], conf)
-    p95, p95_half, _ = p95_interval(sampled, conf)
+    share = sampling_share(sampled)
+    mean, batch_half = interval(sampled[BATCH_RATES], conf)
+    p95, p95_batch_half, _ = p95_interval(sampled, conf)
     mpki, mpki_half = (sampled[paths.SAMPLING.stat(n)] for n in ("llc_mpki", "llc_mpki_ci"))
     tput = sampled["client.throughput_mrps"]
+    half, p95_half = math.hypot(batch_half, share * tput), math.hypot(p95_batch_half, share * p95)
     return {"mrps": (tput - half, tput + half), "p95": ((p95 - p95_half) / 1e3, (p95 + p95_half) / 1e3),
             "ipc": tuple(sampled[paths.SAMPLING.stat(n)] for n in ("ipc_low", "ipc_high")),
             "mpki": (mpki - mpki_half, mpki + mpki_half)}
@@ -166,7 +195,7 @@ def _err(est: float, full: float) -> str:
 METRICS = (("mrps", "M req/s", 3), ("p95", "p95 us", 2), ("ipc", "IPC", 4), ("mpki", "LLC MPKI", 3))
 
 HEADER = ("| configuration | study | " + " | ".join(f"{h} full / sampled [interval] (error)" for _, h, _ in METRICS) +
-          " | windows | host CPU s full / sampled | instructions sampled / full | idle-poll instructions per request "
+          " | windows (their CPI's half-width); CPI between windows / in them | host CPU s full / sampled | instructions sampled / full | idle-poll instructions per request "
           "full / sampled |\n|" + "---|" * (2 + len(METRICS) + 4))
 
 
@@ -187,7 +216,10 @@ def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple
     cells = [f"{f[m]:.{d}f} / {s[m]:.{d}f} [{iv[m][0]:.{d}f}, {iv[m][1]:.{d}f}] ({_err(s[m], f[m])})"
              f"{'' if covered[m] else ' NO'}" for m, _, d in METRICS]
     return (f"| {name}: {what} | {study} | " + " | ".join(cells) +
-            f" | {int(sampled[paths.SAMPLING.stat('windows')])} | {cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} | "
+            f" | {int(sampled[paths.SAMPLING.stat('windows')])} (+-{100 * sampling_share(sampled):.1f}%); "
+            f"{sampled.get(paths.SAMPLING.stat('warming_cpi'), math.nan):.4f} / "
+            f"{sampled[paths.SAMPLING.stat('cpi')]:.4f} | "
+            f"{cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} | "
             f"{full[IDLE]:.1f} / {sampled[IDLE]:.1f} |"), covered
 
 
@@ -224,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="System.seed: where the sampled run's windows fall (default 1)")
     ap.add_argument("--client-seed", type=int, default=1,
                     help="the client's seed: its keys and operations, in the full and sampled runs alike (default 1)")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="measure right after the load, without the warm-up of the measured mix (the tables of "
+                         "sessions 17-22; default: warm up, the server in steady state as in the studies)")
     ap.add_argument("--out", type=pathlib.Path, help="also write the table (with its conditions) here")
     a = ap.parse_args(argv)
     names = selected(a.only)
@@ -233,13 +268,16 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"sampling_table: {flag} = {value} must be at least 1")
     scale = {"cores": a.cores, "items": a.items, "requests_per_core": a.requests_per_core,
              "period": a.period_insts_per_hart, "warmup": a.warmup_insts_per_hart, "seed": a.seed,
-             "client_seed": a.client_seed}
+             "client_seed": a.client_seed, "steady": not a.no_warmup}
     for name in names:
         system(name, True, **scale).validate()   # bad settings are refused before the first run (ParamError)
     rev = provenance.source_revision()
     head = [f"Reduced: {common.scale_text(a.cores)}; {a.items:,} tiny items; {a.requests_per_core * a.cores:,} "
             f"measured requests ({a.requests_per_core:,} per core); closed loop (window 32 per queue); seed {a.seed} "
             f"(the windows' placement), client seed {a.client_seed}; "
+            + ("measured right after the load (no warm-up); " if a.no_warmup else
+               f"measured after {system(names[0], False, **scale).client.warmup_requests:,} warm-up requests of "
+               "the measured mix (steady state); ")
             + _sampling_text(system(names[0], True, **scale)),
             "", f"Command: `{' '.join(['sim-scripts/sampling_table.py', *sys.argv[1:]])}`; commit "
             f"{rev['commit']}{' (uncommitted changes)' if rev['dirty'] else ''}.", ""]

@@ -238,6 +238,9 @@ pub struct Sampler {
     llc_misses: u64,
     pub timed_insts: u64,
     pub warmed_insts: u64,
+    /// Cycles the cores' clocks moved while warming (`CoreRate::warm_one`): with `warmed_insts`, the clock's CPI
+    /// between windows, to set beside the windows' (`sampling.warming_cpi` against `sampling.cpi`).
+    warmed_cycles: u64,
     /// The common timeline of warming's memory traffic (`warm_time`): the hart whose turn it is, and the least time
     /// the other cores have reached (they do not move while it runs); `usize::MAX`: to be taken again.
     floor_hart: usize,
@@ -270,6 +273,7 @@ impl Sampler {
             llc_misses: 0,
             timed_insts: 0,
             warmed_insts: 0,
+            warmed_cycles: 0,
             floor_hart: usize::MAX,
             floor: 0,
         }))
@@ -286,6 +290,7 @@ impl Sampler {
             let cycles = self.rate[hart].warm_one();
             if cycles > 0 {
                 core.skip(cycles);
+                self.warmed_cycles += cycles;
             }
             self.warmed_insts += 1;
         } else {
@@ -396,7 +401,7 @@ impl Sampler {
         self.samples.clear();
         self.mpki_samples.clear();
         self.llc_misses = Self::llc_misses(sys);
-        (self.timed_insts, self.warmed_insts) = (0, 0);
+        (self.timed_insts, self.warmed_insts, self.warmed_cycles) = (0, 0, 0);
         if self.saved.is_some() {
             self.saved = Some(WarmedStats::take(sys));
         }
@@ -452,6 +457,11 @@ impl Sampler {
         push("warming_insts", self.warming as f64, "instructions (all harts) functionally warmed between windows");
         push("timed_insts", self.timed_insts as f64, "instructions timed (warm-ups and windows)");
         push("warmed_insts", self.warmed_insts as f64, "instructions functionally warmed (untimed)");
+        push(
+            "warming_cpi",
+            self.warmed_cycles as f64 / self.warmed_insts.max(1) as f64,
+            "cycles per instruction the clock ran at between windows (all cores' cycles moved while warming over              sampling.warmed_insts): an estimate from the windows' rates, not a measurement; compare sampling.cpi",
+        );
         push("confidence", self.confidence, "confidence of the intervals");
         push("cpi", cpi, "estimated cycles per instruction (per core, all cores): the windows' mean");
         push("cpi_ci", ci, "half-width of the interval of sampling.cpi");
@@ -648,6 +658,30 @@ mod tests {
         let behind = timed_miss_after_warming_with_a_core_ahead(1_000_000);
         assert!(behind < 100_000, "the timed load took {behind} cycles (with the cores together: {alone})");
         assert!(behind <= 2 * alone + 1000, "the timed load took {behind} cycles, {alone} with the cores together");
+    }
+
+    #[test]
+    fn the_clocks_cpi_between_windows_is_the_cycles_warming_moved_the_cores_by() {
+        use kvsim_timing::synth::{alu, core_params, dram_params, hierarchy_params};
+        let mut sys = TimingSystem::new(&[core_params(), core_params()], &hierarchy_params(), &dram_params());
+        let params = SamplingParams { enabled: true, ..Default::default() };
+        let mut sampler = Sampler::new(&params, 2, 1).unwrap();
+        (sampler.phase, sampler.left) = (Phase::Warming, u64::MAX);
+        // Core 0 works at 1.5 cycles an instruction, core 1 at 0.5 (no fit: each core's work rate).
+        (sampler.rate[0].busy_cpi, sampler.rate[1].busy_cpi) = (3 * CPI_ONE / 2, CPI_ONE / 2);
+        let before = [sys.cores[0].cycles(), sys.cores[1].cycles()];
+        for k in 0..1000u64 {
+            for hart in 0..2 {
+                sampler.on_inst(&mut sys, hart, &alu(0x1000 + 4 * (k % 16), 5, 6, 7));
+            }
+        }
+        let moved = sys.cores[0].cycles() - before[0] + sys.cores[1].cycles() - before[1];
+        assert_eq!(moved, 2000, "1,500 and 500 cycles for 1,000 instructions each");
+        let mut stats = Vec::new();
+        sampler.stats(&mut stats);
+        let stat = |name: &str| stats.iter().find(|s| s.name == format!("sampling.{name}")).unwrap().value;
+        assert_eq!(stat("warmed_insts"), 2000.0);
+        assert_eq!(stat("warming_cpi"), 1.0, "2,000 cycles over 2,000 warmed instructions");
     }
 
     #[test]

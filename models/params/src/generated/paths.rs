@@ -77,7 +77,7 @@ pub fn sampling() -> String {
     String::from("sampling.")
 }
 /// The counters the engine writes below `sampling`.
-pub const SAMPLING_COUNTERS: &[&str] = &["enabled", "windows", "window_insts", "warmup_insts", "warming_insts", "timed_insts", "warmed_insts", "confidence", "cpi", "cpi_ci", "ipc", "ipc_low", "ipc_high", "llc_mpki", "llc_mpki_ci"];
+pub const SAMPLING_COUNTERS: &[&str] = &["enabled", "windows", "window_insts", "warmup_insts", "warming_insts", "timed_insts", "warmed_insts", "warming_cpi", "confidence", "cpi", "cpi_ci", "ipc", "ipc_low", "ipc_high", "llc_mpki", "llc_mpki_ci"];
 
 /// `system.os.fs.`: the SE-mode guest's file tree (Workload.files, scratch): opens and bytes through its calls.
 pub fn guest_files() -> String {
