@@ -197,6 +197,18 @@ def test_only_runs_the_points_named_and_keeps_their_keys():
         figures.check_only([sweep], {"caches.llc.size": "1"})
 
 
+def test_only_with_several_values_of_one_path_runs_each_of_them():
+    """`--only P=a --only P=b` once kept only b, silently."""
+    from drivers.cli import figures
+    from drivers.studies import llc
+
+    sweep = llc.sweeps(conditions=common.Conditions(items=1 << 22, all_points=True))[0]
+    small, large = 256 * 1024 * 60, 2048 * 1024 * 60
+    only = figures.parse_only([f"caches.llc.size={small}", f"caches.llc.size={large}"])
+    assert only == {"caches.llc.size": (str(small), str(large))}
+    assert sorted(p.params["caches.llc.size"] for p in figures.only_points(sweep, only).resolve()) == [small, large]
+
+
 def test_a_bad_only_is_refused_before_any_work(tmp_path):
     from drivers.cli import figures
 

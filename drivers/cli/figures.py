@@ -122,19 +122,21 @@ def study_kwargs(study, conditions: common.Conditions, reduced: bool) -> dict:
     return {"conditions": conditions} if studies.takes_conditions(study) else {"full": not reduced}
 
 
-def parse_only(texts: list[str]) -> dict[str, str]:
-    """--only PATH=VALUE options as {path: value text}; a malformed one is an error before any work."""
-    out = {}
+def parse_only(texts: list[str]) -> dict[str, tuple[str, ...]]:
+    """--only PATH=VALUE options as {path: value texts}; several values of one path select the points with any of
+    them (each once kept only the last, silently); a malformed one is an error before any work."""
+    out: dict[str, tuple[str, ...]] = {}
     for text in texts:
         path, eq, value = text.partition("=")
         if not eq or not path or not value:
             raise ParamError(f"--only {text!r}: give PATH=VALUE (a swept parameter and one of its values)")
-        out[path] = value
+        out[path] = out.get(path, ()) + (value,)
     return out
 
 
-def only_points(sw, only: dict[str, str]):
-    """The sweep restricted to its points whose swept parameters have the values given (compared as text, so
+def only_points(sw, only: dict[str, str | tuple[str, ...]]):
+    """The sweep restricted to its points whose swept parameters have the values given, any of them where a path has
+    several (compared as text, so
     `caches.llc.size=47185920` matches 47185920), or None when it has no such point; a path the sweep does not
     vary is an error. The points keep their keys, so a later run of the whole sweep finds them stored."""
     from drivers.sweep.space import List
@@ -143,12 +145,13 @@ def only_points(sw, only: dict[str, str]):
     unknown = [p for p in only if p not in paths]
     if unknown:
         raise ParamError(f"--only {', '.join(unknown)}: sweep {sw.name!r} varies {', '.join(sorted(paths))}")
+    wanted = {path: (values,) if isinstance(values, str) else tuple(values) for path, values in only.items()}
     keep = [params for params in sw.space.points()
-            if all(str(params.get(path)) == value for path, value in only.items())]
+            if all(str(params.get(path)) in values for path, values in wanted.items())]
     return dataclasses.replace(sw, space=List(keep)) if keep else None
 
 
-def check_only(sweeps: list, only: dict[str, str]) -> None:
+def check_only(sweeps: list, only: dict[str, str | tuple[str, ...]]) -> None:
     """Before any work: every sweep varies the paths named, and at least one point of them has the values."""
     if not any(only_points(sw, only) is not None for sw in sweeps):
         raise ParamError(f"--only {only}: no point of {', '.join(sw.name for sw in sweeps)} has those values")
@@ -216,8 +219,8 @@ def main(argv: list[str] | None = None) -> int:
                         "results/figures-reduced, so the two sets stand side by side)")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--only", action="append", default=[], metavar="PATH=VALUE",
-                        help="run only the points whose swept parameter PATH has VALUE (repeatable); the draw shows "
-                        "every point stored")
+                        help="run only the points whose swept parameter PATH has VALUE (repeatable: values of one "
+                        "PATH add points, of several PATHs narrow them); the draw shows every point stored")
     parser.add_argument("--sweep", action="append", default=[], metavar="NAME",
                         help="run only the sweeps of that name (repeatable; the studies' other sweeps are drawn from "
                         "the points they have stored)")
