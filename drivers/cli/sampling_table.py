@@ -217,7 +217,7 @@ def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple
              f"{'' if covered[m] else ' NO'}" for m, _, d in METRICS]
     return (f"| {name}: {what} | {study} | " + " | ".join(cells) +
             f" | {int(sampled[paths.SAMPLING.stat('windows')])} (+-{100 * sampling_share(sampled):.1f}%); "
-            f"{sampled.get(paths.SAMPLING.stat('warming_cpi'), math.nan):.4f} / "
+            f"{sampled[paths.SAMPLING.stat('warming_cpi')]:.4f} / "
             f"{sampled[paths.SAMPLING.stat('cpi')]:.4f} | "
             f"{cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} | "
             f"{full[IDLE]:.1f} / {sampled[IDLE]:.1f} |"), covered
