@@ -195,8 +195,8 @@ def _err(est: float, full: float) -> str:
 METRICS = (("mrps", "M req/s", 3), ("p95", "p95 us", 2), ("ipc", "IPC", 4), ("mpki", "LLC MPKI", 3))
 
 HEADER = ("| configuration | study | " + " | ".join(f"{h} full / sampled [interval] (error)" for _, h, _ in METRICS) +
-          " | windows (their CPI's half-width); CPI between windows / in them | host CPU s full / sampled | instructions sampled / full | idle-poll instructions per request "
-          "full / sampled |\n|" + "---|" * (2 + len(METRICS) + 4))
+          " | windows (their CPI's half-width); CPI between windows / in them | host CPU s full / sampled | "
+          "instructions sampled / full | idle-poll instructions per request full / sampled |\n|" + "---|" * (2 + len(METRICS) + 4))
 
 
 IDLE = "client.insts_per_request_idle"   # the server's polls that found no frame, per request
