@@ -92,3 +92,9 @@ def test_a_tlb_that_reports_counters_but_not_its_walks_reads_is_an_error_even_be
         mr.rates(partial, [CORE], has_l2=True)
     # A page size the core has no TLB for (none of its counters) walks nothing.
     assert mr.rates(counters(dtlb__2m__pte_reads=None), [CORE], has_l2=True)["l1d_walk_reads_per_load"] == 4 / 100
+
+
+def test_a_run_none_of_whose_cores_report_is_an_error_not_n_a_rates():
+    # Every core path filtered out (a stats file of another platform's numbering, or none): no rate is n/a silently.
+    with pytest.raises(KeyError, match="no core of the run"):
+        mr.rates({"client.throughput_mrps": 1.0}, [CORE], has_l2=False)

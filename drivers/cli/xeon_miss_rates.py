@@ -119,6 +119,8 @@ def rates(s: Stats, cores: list[str], has_l2: bool) -> dict[str, float]:
     # The cores the run has: `cores` may name paths of both numberings (restarting on each socket, or running on);
     # a core that reports anything must report every counter a rate reads.
     cores = [c for c in cores if any(k.startswith(c + ".") for k in s)]
+    if not cores:
+        raise KeyError("no core of the run reports any counter: a missing counter is an error, not an n/a rate")
     out = {
         "l1d_miss_rate": _core_ratio(s, cores, lambda g, c: g("l1d.demand_misses"),
                                      lambda g, c: g("l1d.demand_accesses")),
