@@ -160,7 +160,8 @@ class System(SimObject):
     partition_order = Param.Enum("socket", "the order the partitions take their turns within each window of the "
                                  "partitioned schedule: 'socket' (socket 0 first) or 'reversed' (the last socket "
                                  "first). A run on several host threads has no such order, so its statistics must "
-                                 "not depend on it: 'reversed' is the check of what still does (HOST_THREADS.md)",
+                                 "not depend on it: 'reversed' is the check of what still does (HOST_THREADS.md); "
+                                 "it needs schedule = 'partitioned' on two or more sockets",
                                  choices=("socket", "reversed"))
     host_threads = Param.Count(1, "host threads one run uses (schedule = 'partitioned'); only 1 is built: the "
                                "sockets share one memory system and one guest memory, so their partitions cannot "
@@ -444,11 +445,17 @@ class System(SimObject):
                                  "64-byte lines (one BL8 burst), so caches must use 64-byte lines")
 
     def _validate_schedule(self, sockets: int) -> None:
-        """The partitioned schedule's window is the latency between sockets; several host threads are refused by
-        name until the partitions own their state."""
+        """The partitioned schedule's window is the latency between sockets; an order of the partitions needs them
+        (the partitioned schedule on several sockets); several host threads are refused by name until the partitions
+        own their state."""
         if self.schedule == "partitioned" and sockets > 1 and self.socket_link.latency <= 0:
             raise ParamError("System.schedule = 'partitioned' with several sockets needs System.socket_link.latency "
                              "> 0: the partitions' window is that latency")
+        if self.partition_order != "socket" and not (self.schedule == "partitioned" and sockets > 1):
+            # A check that is not made must not pass for one: the global schedule and one socket have no partitions.
+            raise ParamError(f"System.partition_order = {self.partition_order!r} orders the partitioned schedule's "
+                             "partitions: it needs schedule = 'partitioned' on two or more sockets (here schedule = "
+                             f"{self.schedule!r} on {sockets} socket(s))")
         if self.host_threads > 1:
             raise ParamError(f"System.host_threads = {self.host_threads}: only 1 is built. The sockets share one "
                              "memory system (directory, LLC slices, links) and one guest memory, which partitions "

@@ -123,3 +123,17 @@ def test_the_statistics_do_not_depend_on_the_partitions_order(engine, sockets, c
     """What several host threads need (issue 24 item 5): the same statistics whichever socket runs first."""
     forward = simulate(kvs_order(sockets, cores, "socket")).stats
     assert simulate(kvs_order(sockets, cores, "reversed")).stats == forward
+
+
+def test_a_partition_order_without_partitions_to_order_is_refused():
+    """'reversed' checks the partitioned schedule's order; under the global schedule, or on one socket, there are no
+    partitions to order, and a run that took it silently would pass for the check without making it (merge-s23 ran
+    such a run as a global one)."""
+    two = [Socket(cores=1), Socket(cores=1)]
+    for schedule, sockets in (("global", two), ("partitioned", [Socket(cores=2)])):
+        s = make_system("/bin/true", harts=2, mode="detailed", sockets=sockets, schedule=schedule)
+        s.partition_order = "reversed"
+        with pytest.raises(ParamError, match=r"System\.partition_order = 'reversed'.*schedule = 'partitioned' on two"):
+            s.validate()
+        s.partition_order = "socket"
+        s.validate()

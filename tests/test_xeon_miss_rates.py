@@ -82,3 +82,19 @@ def test_core_paths_the_run_does_not_have_are_left_out_but_a_core_it_has_reads_e
     with pytest.raises(KeyError, match="socket1.core0.l1d.read_misses"):
         mr.rates({**counters(), **{k.replace(CORE, other): v for k, v in counters(l1d__read_misses=None).items()}},
                  [CORE, other], has_l2=True)
+
+
+def test_a_tlb_that_reports_counters_but_not_its_walks_reads_is_an_error_even_beside_others_that_do():
+    # The 2 MB DTLB reports its lookups but not the entries its walks read: an error naming it, not a zero beside
+    # the other TLBs' reads (merge-s23 checked only that some TLB reported pte_reads).
+    partial = counters(dtlb__2m__pte_reads=None, dtlb__2m__accesses=50.0)
+    with pytest.raises(KeyError, match=r"dtlb\.2m\.pte_reads"):
+        mr.rates(partial, [CORE], has_l2=True)
+    # A page size the core has no TLB for (none of its counters) walks nothing.
+    assert mr.rates(counters(dtlb__2m__pte_reads=None), [CORE], has_l2=True)["l1d_walk_reads_per_load"] == 4 / 100
+
+
+def test_a_run_none_of_whose_cores_report_is_an_error_not_n_a_rates():
+    # Every core path filtered out (a stats file of another platform's numbering, or none): no rate is n/a silently.
+    with pytest.raises(KeyError, match="no core of the run"):
+        mr.rates({"client.throughput_mrps": 1.0}, [CORE], has_l2=False)

@@ -195,8 +195,8 @@ def _err(est: float, full: float) -> str:
 METRICS = (("mrps", "M req/s", 3), ("p95", "p95 us", 2), ("ipc", "IPC", 4), ("mpki", "LLC MPKI", 3))
 
 HEADER = ("| configuration | study | " + " | ".join(f"{h} full / sampled [interval] (error)" for _, h, _ in METRICS) +
-          " | windows (their CPI's half-width); CPI between windows / in them | host CPU s full / sampled | instructions sampled / full | idle-poll instructions per request "
-          "full / sampled |\n|" + "---|" * (2 + len(METRICS) + 4))
+          " | windows (their CPI's half-width); CPI between windows / in them | host CPU s full / sampled | "
+          "instructions sampled / full | idle-poll instructions per request full / sampled |\n|" + "---|" * (2 + len(METRICS) + 4))
 
 
 IDLE = "client.insts_per_request_idle"   # the server's polls that found no frame, per request
@@ -217,7 +217,7 @@ def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple
              f"{'' if covered[m] else ' NO'}" for m, _, d in METRICS]
     return (f"| {name}: {what} | {study} | " + " | ".join(cells) +
             f" | {int(sampled[paths.SAMPLING.stat('windows')])} (+-{100 * sampling_share(sampled):.1f}%); "
-            f"{sampled.get(paths.SAMPLING.stat('warming_cpi'), math.nan):.4f} / "
+            f"{sampled[paths.SAMPLING.stat('warming_cpi')]:.4f} / "
             f"{sampled[paths.SAMPLING.stat('cpi')]:.4f} | "
             f"{cpu[0]:.1f} / {cpu[1]:.1f} | {insts:.3f} | "
             f"{full[IDLE]:.1f} / {sampled[IDLE]:.1f} |"), covered

@@ -104,13 +104,12 @@ def retired_loads(get: Getter, _core: str = "") -> float:
 
 
 def walk_reads(s: Stats, get: Getter, core: str) -> float:
-    """The page-table entries the core's walks read through its L1D (every TLB and page size the core reports): 0
-    only for a core without TLBs (no MMU: it reports none of their counters, and walks nothing)."""
-    names = [f"{tlb}.{page}.pte_reads" for tlb in ("dtlb", "itlb") for page in ("4k", "2m")
-             if f"{core}.{tlb}.{page}.pte_reads" in s]
-    if not names and any(k.startswith((f"{core}.dtlb.", f"{core}.itlb.")) for k in s):
-        raise KeyError(f"{core!r} has TLBs but none reports 'pte_reads': a missing counter is an error, not a zero")
-    return sum(get(n) for n in names)
+    """The page-table entries the core's walks read through its L1D, over every TLB and page size the core reports:
+    a TLB that reports any counter must report its `pte_reads` (`get` refuses a missing one), and one that reports
+    none is absent (no MMU, or no TLB of that page size: nothing walked)."""
+    tlbs = [f"{tlb}.{page}" for tlb in ("dtlb", "itlb") for page in ("4k", "2m")
+            if any(k.startswith(f"{core}.{tlb}.{page}.") for k in s)]
+    return sum(get(f"{tlb}.pte_reads") for tlb in tlbs)
 
 
 def rates(s: Stats, cores: list[str], has_l2: bool) -> dict[str, float]:
@@ -120,6 +119,8 @@ def rates(s: Stats, cores: list[str], has_l2: bool) -> dict[str, float]:
     # The cores the run has: `cores` may name paths of both numberings (restarting on each socket, or running on);
     # a core that reports anything must report every counter a rate reads.
     cores = [c for c in cores if any(k.startswith(c + ".") for k in s)]
+    if not cores:
+        raise KeyError("no core of the run reports any counter: a missing counter is an error, not an n/a rate")
     out = {
         "l1d_miss_rate": _core_ratio(s, cores, lambda g, c: g("l1d.demand_misses"),
                                      lambda g, c: g("l1d.demand_accesses")),

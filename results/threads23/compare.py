@@ -20,7 +20,8 @@ def total(d, pred):
 
 ROWS = {
     "throughput M req/s": lambda d: d.get("client.throughput_mrps"),
-    "p50 / p95 / p99 us": lambda d: tuple(round(d.get(f"client.latency.{p}", 0) / 1000, 3) for p in ("p50", "p95", "p99")),
+    # A run without a latency percentile is an error (KeyError), not a 0 us row.
+    "p50 / p95 / p99 us": lambda d: tuple(round(d[f"client.latency.{p}"] / 1000, 3) for p in ("p50", "p95", "p99")),
     "instructions": lambda d: d.get("system.insts"),
     "measured ns": lambda d: d.get("client.measured_ns"),
     "link messages": lambda d: total(d, lambda k: re.fullmatch(r"system\.link\d+_\d+\.messages", k) is not None),

@@ -460,7 +460,8 @@ impl Sampler {
         push(
             "warming_cpi",
             self.warmed_cycles as f64 / self.warmed_insts.max(1) as f64,
-            "cycles per instruction the clock ran at between windows (all cores' cycles moved while warming over              sampling.warmed_insts): an estimate from the windows' rates, not a measurement; compare sampling.cpi",
+            "cycles per instruction the clock ran at between windows (all cores' cycles moved while warming over \
+             sampling.warmed_insts): an estimate from the windows' rates, not a measurement; compare sampling.cpi",
         );
         push("confidence", self.confidence, "confidence of the intervals");
         push("cpi", cpi, "estimated cycles per instruction (per core, all cores): the windows' mean");
@@ -682,6 +683,18 @@ mod tests {
         let stat = |name: &str| stats.iter().find(|s| s.name == format!("sampling.{name}")).unwrap().value;
         assert_eq!(stat("warmed_insts"), 2000.0);
         assert_eq!(stat("warming_cpi"), 1.0, "2,000 cycles over 2,000 warmed instructions");
+    }
+
+    #[test]
+    fn every_sampling_statistic_says_in_plain_words_what_it_is() {
+        // A description is one sentence of words: a line continuation without its `\` once left a run of spaces
+        // in sampling.warming_cpi's.
+        let params = SamplingParams { enabled: true, ..Default::default() };
+        let mut stats = Vec::new();
+        Sampler::new(&params, 2, 1).unwrap().stats(&mut stats);
+        for s in &stats {
+            assert!(!s.desc.is_empty() && !s.desc.contains("  ") && !s.desc.contains('\n'), "{}: {:?}", s.name, s.desc);
+        }
     }
 
     #[test]

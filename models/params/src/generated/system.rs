@@ -64,7 +64,7 @@ pub struct System {
     pub socket_link: SocketLink,
     /// how detailed timing orders the harts' turns: 'global' (every turn goes to the hart furthest behind in simulated time, over all sockets) or 'partitioned' (each socket is a partition; simulated time is cut in windows as long as socket_link.latency, the smallest latency between sockets, and in each window the sockets run in socket order, each its own harts furthest behind first until all reach the window's end, and the NICs and the client step once at each window's end: the order a run on several host threads follows). One socket: both are the same. Functional and warming phases always take turns in hart order One of: global, partitioned.
     pub schedule: SystemSchedule,
-    /// the order the partitions take their turns within each window of the partitioned schedule: 'socket' (socket 0 first) or 'reversed' (the last socket first). A run on several host threads has no such order, so its statistics must not depend on it: 'reversed' is the check of what still does (HOST_THREADS.md) One of: socket, reversed.
+    /// the order the partitions take their turns within each window of the partitioned schedule: 'socket' (socket 0 first) or 'reversed' (the last socket first). A run on several host threads has no such order, so its statistics must not depend on it: 'reversed' is the check of what still does (HOST_THREADS.md); it needs schedule = 'partitioned' on two or more sockets One of: socket, reversed.
     pub partition_order: SystemPartitionOrder,
     /// host threads one run uses (schedule = 'partitioned'); only 1 is built: the sockets share one memory system and one guest memory, so their partitions cannot yet run at once (issue 24 item 5)
     pub host_threads: u64,
