@@ -136,9 +136,9 @@ def parse_only(texts: list[str]) -> dict[str, tuple[str, ...]]:
 
 def only_points(sw, only: dict[str, str | tuple[str, ...]]):
     """The sweep restricted to its points whose swept parameters have the values given, any of them where a path has
-    several (compared as text, so
-    `caches.llc.size=47185920` matches 47185920), or None when it has no such point; a path the sweep does not
-    vary is an error. The points keep their keys, so a later run of the whole sweep finds them stored."""
+    several (compared as text, so `caches.llc.size=47185920` matches 47185920), or None when it has no such point; a
+    path the sweep does not vary is an error. The points keep their keys, so a later run of the whole sweep finds
+    them stored."""
     from drivers.sweep.space import List
 
     paths = set(sw.space.paths())
