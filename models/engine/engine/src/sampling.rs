@@ -459,9 +459,10 @@ impl Sampler {
         push("warmed_insts", self.warmed_insts as f64, "instructions functionally warmed (untimed)");
         push(
             "warming_cpi",
-            self.warmed_cycles as f64 / self.warmed_insts.max(1) as f64,
+            if self.warmed_insts == 0 { f64::NAN } else { self.warmed_cycles as f64 / self.warmed_insts as f64 },
             "cycles per instruction the clock ran at between windows (all cores' cycles moved while warming over \
-             sampling.warmed_insts): an estimate from the windows' rates, not a measurement; compare sampling.cpi",
+             sampling.warmed_insts; NaN when nothing was warmed): an estimate from the windows' rates, not a \
+             measurement; compare sampling.cpi",
         );
         push("confidence", self.confidence, "confidence of the intervals");
         push("cpi", cpi, "estimated cycles per instruction (per core, all cores): the windows' mean");
@@ -695,6 +696,10 @@ mod tests {
         for s in &stats {
             assert!(!s.desc.is_empty() && !s.desc.contains("  ") && !s.desc.contains('\n'), "{}: {:?}", s.name, s.desc);
         }
+        // Nothing warmed yet: no clock rate between windows to report, as sampling.cpi has none without windows
+        // (it once read 0 cycles an instruction).
+        let warming_cpi = stats.iter().find(|s| s.name == "sampling.warming_cpi").unwrap().value;
+        assert!(warming_cpi.is_nan(), "{warming_cpi}");
     }
 
     #[test]

@@ -945,12 +945,8 @@ impl<M: MemPort> MemSystem<M> {
         if req.class == ReqClass::Io {
             return self.io_access(req, mode);
         }
-        if req.addr >= self.uncached.0 && req.addr < self.uncached.1 {
-            // A device register (MMIO): uncached; a store (doorbell) is posted once it reaches the device, a load
-            // waits for the round trip.
-            self.io.mmio_accesses += 1;
-            let trip = if req.kind == AccessKind::Write { self.uncached_ticks } else { 2 * self.uncached_ticks };
-            return req.time + trip;
+        if self.in_uncached_range(req.addr) {
+            return self.uncached_access(req);
         }
         self.core_walk(req, mode)
     }
@@ -984,7 +980,7 @@ impl<M: MemPort> MemPort for MemSystem<M> {
 
     #[inline]
     fn uncached(&self, addr: u64) -> bool {
-        addr >= self.uncached.0 && addr < self.uncached.1
+        self.in_uncached_range(addr)
     }
 
     #[inline]

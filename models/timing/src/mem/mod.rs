@@ -35,6 +35,7 @@ pub mod report;
 pub mod sharers;
 pub mod socket_messages;
 mod socket_send;
+mod uncached;
 mod warm;
 
 pub use array::{CacheArray, CacheStats};

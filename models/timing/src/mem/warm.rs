@@ -62,7 +62,7 @@ impl<M: MemPort> MemSystem<M> {
     /// to a line without write permission. `warm_hit_equals_the_walk` (tests) holds the two to the same state.
     #[inline(always)]
     fn warm_l1_hit(&mut self, core: usize, addr: u64, kind: AccessKind) -> bool {
-        if addr >= self.uncached.0 && addr < self.uncached.1 {
+        if self.in_uncached_range(addr) {
             return false;
         }
         let line = addr >> self.line_shift;
