@@ -327,13 +327,15 @@ def test_the_xeon_validation_sums_and_averages_over_both_sockets():
              "system.socket1.core3.ipc": 1.0, "system.nic0.port0.rx_wire_gbps": 50.0,
              "system.nic3.port2.rx_wire_gbps": 55.0, "system.socket1.ddio.core_read_hits": 3.0,
              "system.socket0.ddio.core_read_misses": 1.0}
-    # the per-core counters every run reports, which the figures read (a missing one is an error)
-    for name in ("l1d.mpki", "l2.mpki", "l1d.miss_rate", "l2.miss_rate", "llc.miss_rate", "llc.mpki",
+    # the per-core counters every run reports, which the figures read (a missing one is an error), on each of the
+    # four cores (the miss rates read every core the run has)
+    for core, name in ((core, name) for core in ("socket0.core0", "socket0.core1", "socket1.core2", "socket1.core3")
+                       for name in ("l1d.mpki", "l2.mpki", "l1d.miss_rate", "l2.miss_rate", "llc.miss_rate", "llc.mpki",
                  "l1d.demand_miss_rate", "l2.demand_miss_rate", "l1d.misses", "loads", "l1d.reads", "l1d.read_misses",
                  "l2.accesses", "l2.misses", "l2.mshr_merges", "l2.demand_accesses", "l2.demand_misses",
                  "l2.hw_prefetch_accesses", "l2.hw_prefetch_misses", "l2.sw_prefetch_accesses", "l2.sw_prefetch_misses",
-                 "l1d.mshr_merges"):
-        stats[f"system.socket0.core0.{name}"] = 0.5
+                 "l1d.mshr_merges", "l1d.demand_accesses", "l1d.demand_misses", "prefetches", "atomics")):
+        stats[f"system.{core}.{name}"] = 0.5
     stats.update({"client.requests": 10.0, "client.gets": 4.0, "client.misses": 1.0, "client.latency.p95": 5e4,
                   "client.puts": 2.0, "client.insts_per_request_work": 900.0, "client.insts_per_request_idle": 100.0})
     # Where the write-backs came from, per socket: DMA-written lines (1 + 1 on socket 0) and core-only lines (2 + 4).
@@ -358,8 +360,8 @@ def test_the_xeon_validation_sums_and_averages_over_both_sockets():
     # In x86 terms: every instruction a request (900 + 100) and the IPC, scaled by the measured ratio.
     x86 = xeon.x86_figures(f, {"ratio": 0.5})
     assert x86 == {"x86_insts_per_req": 500.0, "ipc_x86": 0.75}
-    # What the L2 sees per measured request, summed over the cores that report it: 0.5 of each over 10 requests.
-    assert f["l2_demand_per_req"] == f["l2_swpf_per_req"] == f["l1d_merges_per_req"] == 0.05
+    # What the L2 sees per measured request, summed over the cores: 0.5 of each on four cores over 10 requests.
+    assert f["l2_demand_per_req"] == f["l2_swpf_per_req"] == f["l1d_merges_per_req"] == 0.2
     assert f["l2_miss_rate_l1pf"] == 1.0
     assert xeon.PUBLISHED[24]["throughput_mrps"] == 120.5 and 24 in xeon.P95_ROWS
     with pytest.raises(SystemExit, match="even count"):

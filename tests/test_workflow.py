@@ -63,7 +63,8 @@ def test_help_lists_every_command():
 def test_a_misspelled_parameter_path_suggests_the_right_one():
     out = kvsim_cmd("run", "kvs_default", "--set", "core.rob_entires=64")
     assert out.returncode == 2 and "Traceback" not in out.stdout + out.stderr
-    assert "did you mean 'core.rob_entries'" in out.stdout
+    # The console wraps a long message at a space (the Core's parameter list grew: 0a05fdc), so words are compared.
+    assert "did you mean 'core.rob_entries'" in " ".join(out.stdout.split())
     # A right leaf in the wrong place is found too.
     with pytest.raises(ParamError, match="did you mean 'core.rob_entries'"):
         names.check_path(__import__("configs").load("kvs_default").system(), "rob_entries")
