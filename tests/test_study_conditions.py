@@ -259,3 +259,14 @@ def test_the_loader_packs_only_a_store_larger_than_its_whole_pages(tmp_path):
 
     assert (loaded(common.PAPER_ITEMS), loaded(16 << 20), loaded(common.PAPER_ITEMS, 1 << 30)) == \
         (LOAD_UNPACKED, 0, 1 << 30)
+
+
+def test_the_llc_headline_of_a_store_without_the_default_drivers_points_is_not_applicable():
+    """A store holding only the compact driver's points (figures --sweep ...-compact-driver in a fresh store) gives
+    the default driver an empty frame: its headline ratios are n/a, where the report once crashed."""
+    import math
+
+    heads = llc.headline(llc.frame(pd.DataFrame()))
+    assert list(heads) == list(llc.HEADLINE_RATIOS) and all(math.isnan(v) for v in heads.values())
+    some = pd.DataFrame({"llc_per_core_kb": [256, 512], "throughput_mrps": [180.0, 198.0]})
+    assert llc.headline(some)["256 KB -> 512 KB"] == 1.1 and math.isnan(llc.headline(some)["768 KB -> 2 MB"])

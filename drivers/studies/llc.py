@@ -188,7 +188,9 @@ HEADLINE_RATIOS = {"256 KB -> 512 KB": (256, 512), "512 KB -> 768 KB": (512, 768
 
 
 def headline(df: pd.DataFrame) -> dict[str, float]:
-    t = df.set_index("llc_per_core_kb").throughput_mrps.to_dict()
+    """The headline ratios of the default driver's throughput; NaN for each where a point was not run, every one when
+    that driver has no point (a store holding only the compact driver's points once crashed the report here)."""
+    t = df.set_index("llc_per_core_kb").throughput_mrps.to_dict() if "throughput_mrps" in df else {}
 
     def ratio(a: int, b: int) -> float:          # NaN where a point was not run (the key points only)
         return t[b] / t[a] if a in t and b in t else float("nan")
