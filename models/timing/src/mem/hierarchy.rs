@@ -22,7 +22,7 @@ use super::prefetch::Prefetchers;
 use super::socket_messages::{MsgKind, SocketOutboxes};
 use super::{Agent, CohType, CoreAccess, LineState, MemResp, Mode, Origin};
 use crate::network::{Endpoint, IdealNetwork, Network, Placement, CONTROL_BYTES, DATA_BYTES};
-use crate::{AccessKind, Clock, MemPort, MemReq, ReqClass, StatSink, Tick, NO_OWNER};
+use crate::{AccessKind, Clock, MemPort, MemReq, ReqClass, Tick, NO_OWNER};
 use kvsim_params::CacheHierarchy;
 
 /// One core's private caches (one coherence agent: the directory tracks the core, not each array).
@@ -970,32 +970,4 @@ impl<M: MemPort> MemSystem<M> {
 pub(super) enum Level {
     L1,
     L2,
-}
-
-impl<M: MemPort> MemPort for MemSystem<M> {
-    #[inline]
-    fn access(&mut self, req: &MemReq) -> Tick {
-        self.access_mode(req, Mode::Timed)
-    }
-
-    #[inline]
-    fn uncached(&self, addr: u64) -> bool {
-        self.in_uncached_range(addr)
-    }
-
-    #[inline]
-    fn set_pc(&mut self, requester: u16, pc: u64) {
-        if let Some(p) = self.cores.get_mut(requester as usize) {
-            p.pc = pc;
-        }
-    }
-
-    fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
-        for i in 0..self.cores.len() {
-            self.core_stats(i, &(prefix.to_owned() + &kvsim_params::paths::core(i)), None, out);
-        }
-        self.llc_stats(prefix, None, out);
-        self.net.stats(&(prefix.to_owned() + &kvsim_params::paths::noc()), now, out);
-        self.mem.stats(&(prefix.to_owned() + &kvsim_params::paths::memory()), now, out);
-    }
 }

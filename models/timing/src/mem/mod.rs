@@ -25,6 +25,7 @@ pub mod dma;
 mod dma_lines;
 pub mod hierarchy;
 pub mod io_stats;
+mod mem_port;
 pub mod prefetch;
 mod prefetch_fill;
 pub mod prefetch_port;

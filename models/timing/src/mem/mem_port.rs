@@ -1,0 +1,34 @@
+//! The memory system as the port the cores and the engine see (`MemPort`): a timed access, the uncached-range
+//! question the core's store ordering asks, the requester's PC for the prefetchers, and the statistics.
+
+use super::hierarchy::MemSystem;
+use super::Mode;
+use crate::{MemPort, MemReq, StatSink, Tick};
+
+impl<M: MemPort> MemPort for MemSystem<M> {
+    #[inline]
+    fn access(&mut self, req: &MemReq) -> Tick {
+        self.access_mode(req, Mode::Timed)
+    }
+
+    #[inline]
+    fn uncached(&self, addr: u64) -> bool {
+        self.in_uncached_range(addr)
+    }
+
+    #[inline]
+    fn set_pc(&mut self, requester: u16, pc: u64) {
+        if let Some(p) = self.cores.get_mut(requester as usize) {
+            p.pc = pc;
+        }
+    }
+
+    fn stats(&self, prefix: &str, now: Tick, out: &mut StatSink) {
+        for i in 0..self.cores.len() {
+            self.core_stats(i, &(prefix.to_owned() + &kvsim_params::paths::core(i)), None, out);
+        }
+        self.llc_stats(prefix, None, out);
+        self.net.stats(&(prefix.to_owned() + &kvsim_params::paths::noc()), now, out);
+        self.mem.stats(&(prefix.to_owned() + &kvsim_params::paths::memory()), now, out);
+    }
+}
