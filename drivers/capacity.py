@@ -26,12 +26,14 @@ The search:
    failed probe near capacity; after two misses in a row inside a bracket it bisects (geometric midpoint), so it
    ends even where no law holds (a cliff, or a short run's loss that is not monotonic in the load).
 The answer is the highest probe that sustained: the true capacity lies in [answer, answer x (1 + resolution)).
-4. Or stop at the saturated probe (`search(refine=False)`, options['capacity_search'] = 'saturated'; session 22, an
-   option): where steady-state windows judge the load anyway (below), the probes' refinement is spent on a short
-   run's verdict that the windows then overturn (the 8-core points' probes under-stated their capacity by 20-30%,
-   and the windows took 6-8 loads from there). The windows start just below the saturated probe's prediction
-   (`SearchResult.start_mpps`) instead. A saturated probe that served nothing predicts nothing: the search then
-   refines as before (`refined` says which).
+4. Or stop at the saturated probe (`search(refine=False)`, options['capacity_search'] = 'saturated'; session 22,
+   the studies' default where windows judge the load since session 24, `refine_option`): where steady-state windows
+   judge the load anyway (below), the probes' refinement is spent on a short run's verdict that the windows then
+   overturn (the 8-core points' probes under-stated their capacity by 20-30%, and the windows took 6-8 loads from
+   there). The windows start just above the saturated probe's prediction (`SearchResult.start_mpps`) instead. A
+   saturated probe that served nothing predicts nothing: the search then refines as before (`refined` says which).
+   Under skew a simulated saturated probe's own cores' rates (each NIC queue's TX frames over the span,
+   `core_rates`) predict where the hottest core saturates (`per_core_threshold`; session 24).
 (For a short probe's server. A probe of 300 requests a core can hide an overload or show start-up loss where a
 long run sustains: where the studies measure a steady-state window, the windows judge this answer and move the load
 until one confirms it, drivers/window_capacity.py.)
@@ -100,6 +102,9 @@ class Outcome:
     # Each server core's expected share of the requests offered (`load_shares`, summing to 1); empty for even
     # shares (uniform keys) or one core.
     shares: tuple[float, ...] = ()
+    # Each server core's served rate (per port, offered-load units), for a server without statistics (a synthetic
+    # one); a simulated probe's are read from its statistics (`core_rates`).
+    core_rates: tuple[float, ...] = ()
 
 
 @dataclass
@@ -112,6 +117,7 @@ class Probe:
     result: Any = field(default=None, repr=False)
     law: str = DROP
     shares: tuple[float, ...] = field(default=(), repr=False)
+    core_rates: tuple[float, ...] = field(default=(), repr=False)
 
     def sustained(self, max_loss: float) -> bool:
         return self.loss < max_loss
@@ -133,11 +139,16 @@ class SearchResult:
     @property
     def start_mpps(self) -> float:
         """Where the steady-state windows start judging: the search's answer, or after a search that stopped at its
-        saturated probe, just below the prediction (half a resolution, as the search's own next probe), and no
-        lower than a guess that sustained."""
+        saturated probe, just above the prediction (half a resolution; session 24), below the saturated probe by a
+        resolution, and no lower than a guess that sustained. Above, not below as the refined search's next probe:
+        where the server follows its law that window fails within half a resolution of the threshold, and its
+        served rate, measured near capacity, predicts the load a resolution below it that sustains and closes the
+        bracket (3 runs, as from below); where the saturated probe under-stated the server (overload costs it work,
+        OVERSHOOT) the window sustains, and the judge steps past it at once instead of a resolution first (one run
+        fewer: 6 against 7 on BacklogServer(8, slowdown 0.05), tests/test_window_capacity.py)."""
         if self.refined or not math.isfinite(self.predicted_mpps):
             return self.offered_mpps
-        return max(min(self.predicted_mpps / (1 + self.resolution / 2), self.upper_mpps / (1 + self.resolution)),
+        return max(min(self.predicted_mpps * (1 + self.resolution / 2), self.upper_mpps / (1 + self.resolution)),
                    self.offered_mpps)
 
     @property
@@ -194,7 +205,7 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
             raise RuntimeError(f"capacity search: no bracket within {max_probes} probes; loss is not monotonic in "
                                f"the offered load? probes: {[(p.offered_mpps, p.loss) for p in probes]}")
         out = evaluate(rate)
-        p = Probe(rate, out.loss, out.answered_mpps, stage, out.stats, out.result, out.law, out.shares)
+        p = Probe(rate, out.loss, out.answered_mpps, stage, out.stats, out.result, out.law, out.shares, out.core_rates)
         probes.append(p)
         if progress:
             progress(p)
@@ -236,13 +247,16 @@ SEARCHES = ("refined", "saturated")     # options['capacity_search']: the probes
 
 
 def refine_option(options: dict[str, Any]) -> bool:
-    """`search`'s refine from a point's options: options['capacity_search'] (SEARCHES; 'refined' by default).
-    'saturated' stops at the saturated probe and needs windows to judge the load (options['steady'], and
-    options['confirm'] not False): a ParamError before any probe otherwise."""
-    kind = options.get("capacity_search", "refined")
+    """`search`'s refine from a point's options: options['capacity_search'] (SEARCHES). By default (session 24)
+    'saturated' where steady-state windows judge the load (options['steady'], and options['confirm'] not False):
+    the probes stop at the saturated one and the windows start from its prediction; 'refined' elsewhere (the probes
+    are the answer), and 'refined' given explicitly is the full probes' search before the windows (sessions 18-23's
+    default). 'saturated' given without the windows is a ParamError before any probe."""
+    windows = bool(options.get("steady") and options.get("confirm", True))
+    kind = options.get("capacity_search", "saturated" if windows else "refined")
     if kind not in SEARCHES:
         raise ParamError(f"capacity_search = {kind!r}: must be one of {', '.join(SEARCHES)}")
-    if kind == "saturated" and not (options.get("steady") and options.get("confirm", True)):
+    if kind == "saturated" and not windows:
         raise ParamError("capacity_search = 'saturated' stops the probes at the saturated one: it needs the "
                          "steady-state windows to judge the load (options['steady'] and options['confirm'])")
     return kind == "refined"
@@ -268,12 +282,42 @@ def threshold_of(p: Probe, max_loss: float) -> float:
         # overstate it: there the plain answered rate.
         served = p.answered_mpps if p.loss > 0.5 else p.offered_mpps * (1 - p.loss)
         fraction = 1 - max_loss
+        # (A simulated probe's rates come from its statistics, so a probe replayed from a journal predicts alike.)
+        rates = p.core_rates or core_rates(p.stats, p.offered_mpps)
+        if p.loss > 0.5 and len(set(p.shares)) > 1 and len(rates) == len(p.shares) and \
+                all(r > 0 for r in rates) and all(s > 0 for s in p.shares):
+            # Deeply overloaded under skew, with each core's own served rate measured: the hottest core's rate
+            # over its share is where it saturates, and past it the threshold (`per_core_threshold`). Not the
+            # equal rates below: on the reduced 8-core Zipf point the saturated probe's cores served in proportion
+            # to their shares (a core's rate over its share 10.0-11.6 M frames/s a port, the NIC's FIFO passing
+            # frames at the hot queue's pace), which the equal-rate law read as 7.2 where windows sustained 10.8
+            # (session 24, results/speed/README.md).
+            return per_core_threshold(p.shares, rates, fraction)
     if len(set(p.shares)) < 2:
         return served / fraction
     # S(x) / x = sum_c min(s_c, R / x): u = R / x at the probe, from its served fraction; then the u at which the
     # served fraction is the law's, and x = R / u.
     u_probe = _share_cap(p.shares, served / p.offered_mpps)
     return p.offered_mpps * u_probe / _share_cap(p.shares, fraction)
+
+
+def per_core_threshold(shares: tuple[float, ...], rates: tuple[float, ...], fraction: float) -> float:
+    """The offered load x at which cores with these shares of the load and these service rates (per port) serve
+    `fraction` of it, each serving min(x s_c, R_c): the served fraction, sum_c min(s_c, R_c / x), falls as x grows
+    past each core's saturation R_c / s_c (the hottest core's first). Between two saturations it is A + B / x (A the
+    shares of the cores not saturated, B the rates of those that are), so x = B / (fraction - A) on the piece where
+    that lands."""
+    order = sorted(range(len(shares)), key=lambda c: rates[c] / shares[c])
+    unsaturated, saturated = sum(shares), 0.0
+    for k, c in enumerate(order):
+        unsaturated -= shares[c]
+        saturated += rates[c]
+        if fraction > unsaturated:
+            x = saturated / (fraction - unsaturated)
+            nxt = rates[order[k + 1]] / shares[order[k + 1]] if k + 1 < len(order) else math.inf
+            if x <= nxt:
+                return x
+    return math.inf                # not reached: every core saturated serves sum(rates) / x, below any fraction
 
 
 def _share_cap(shares: tuple[float, ...], fraction: float) -> float:
@@ -368,6 +412,22 @@ def outcome_from_stats(stats: dict[str, float], offered_per_port: float, result:
     # lower one means the excess never waited in the server's queues (a client held back by its window): DROP's.
     queued = offered_per_port * (1 - loss) / (1 + loss) >= answered_per_port
     return Outcome(loss, answered_per_port, stats, result, BACKLOG if dropped <= 0 and queued else DROP)
+
+
+def core_rates(stats: dict[str, float], offered_per_port: float) -> tuple[float, ...]:
+    """Each core's served rate in offered-load units (per port, M frames/s): its NIC queue's TX frames over the
+    measured span, over the ports the load was offered on (client.offered_mpps, all ports, over the load per port).
+    The queues in global order, hart i's the i-th (models/system.py queue_ports, one queue a hart); empty without
+    the queues' counters or a span."""
+    from models import stats_paths as paths
+
+    queues = paths.NIC_QUEUE.instances(stats, "tx_frames")
+    span_s = stats.get("client.measured_ns", 0.0) * 1e-9
+    offered_all = stats.get("client.offered_mpps", 0.0)
+    if not queues or not span_s > 0 or not offered_all > 0 or not offered_per_port > 0:
+        return ()
+    ports = offered_all / offered_per_port
+    return tuple(stats[paths.NIC_QUEUE.stat(*q, "tx_frames")] / span_s / 1e6 / ports for q in queues)
 
 
 def load_shares(system: System) -> tuple[float, ...]:

@@ -79,26 +79,41 @@ class SkewedServer:
     """A server of several cores, each serving its own queue at `core_mpps` frames/s (per port of the offered
     load) and dropping what it cannot serve, offered the load in the uneven `shares` (skewed keys, each key owned
     by one core): the busiest core saturates first, and the loss rises as each core past it saturates in turn.
-    `slowdown` under-states what an overloaded core serves (a backlog beyond its caches), as BacklogServer's."""
+    `slowdown` under-states what an overloaded core serves (a backlog beyond its caches), as BacklogServer's.
+
+    `paced`: the cores' queues share one inlet that passes frames at the pace of the hottest queue (a NIC whose RX
+    FIFO holds the next frame until its queue has room): once the hottest core is past its rate, every core serves
+    its share of what passes, and the loss is 1 - X / x, X the load at which the hottest core saturates. So a
+    deeply overloaded run's cores serve in proportion to their shares, as the reduced 8-core Zipf point's saturated
+    probe did (session 24: each core's rate over its share 10.0-11.6 M frames/s a port): read as cores of equal
+    rates, its served rate predicts about 1 / (cores x the hottest share) of the threshold. Each run reports every
+    core's served rate (`Outcome.core_rates`)."""
     core_mpps: float
     shares: tuple[float, ...]
     slowdown: float = 0.0
+    paced: bool = False
 
     def __post_init__(self):
         total = sum(self.shares)
         self.shares = tuple(s / total for s in self.shares)
 
+    def _rate(self, load: float) -> float:
+        return self.core_mpps * (1 - self.slowdown * max(0.0, 1 - self.core_mpps / load))
+
+    def core_served(self, offered: float) -> tuple[float, ...]:
+        if self.paced:
+            hot = max(self.shares)
+            passed = min(offered, self._rate(offered * hot) / hot)
+            return tuple(s * passed for s in self.shares)
+        return tuple(min(offered * s, self._rate(offered * s)) for s in self.shares)
+
     def served(self, offered: float) -> float:
-        out = 0.0
-        for s in self.shares:
-            load = offered * s
-            rate = self.core_mpps * (1 - self.slowdown * max(0.0, 1 - self.core_mpps / load))
-            out += min(load, rate)
-        return out
+        return sum(self.core_served(offered))
 
     def __call__(self, offered: float) -> Outcome:
-        served = self.served(offered)
-        return Outcome(1 - served / offered, served, shares=self.shares)
+        rates = self.core_served(offered)
+        served = sum(rates)
+        return Outcome(1 - served / offered, served, shares=self.shares, core_rates=rates)
 
     def threshold(self, max_loss: float) -> float:
         """The highest offered load with loss < max_loss, by bisection (the loss is monotonic in the load)."""

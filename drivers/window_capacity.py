@@ -273,6 +273,31 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
                 # it saturates, inside the bracket.
                 rate = max(rate, min(room / (1 + resolution / 2), top))
             rate = max(rate, min(_unsaturated(fails[0], resolution), top))
+            if predicted is not None and _within_a_resolution(fails[0], lo, max_loss, resolution):
+                # From the saturated probe's prediction the first window ran half a resolution above it
+                # (capacity.SearchResult.start_mpps). A failed window within a resolution of the threshold (by its
+                # loss, or its own prediction) leaves the load a resolution below it sustained: that window closes
+                # the bracket (3 runs for a server that follows its law, as from below), where the search's rule
+                # aims half a resolution below the prediction and needs one more.
+                rate = max(rate, top)
+
+
+def _within_a_resolution(f: Judged, lo: Judged | None, max_loss: float, resolution: float) -> bool:
+    """Does the failed window `f` lie within a resolution above the threshold: its own prediction (the search's,
+    `capacity._predict`) above f / (1 + resolution), or its loss at most what its loss law gives a resolution above
+    the threshold (DROP: 1 - (1 - m) / (1 + r); BACKLOG: (x - C) / (x + C) at x = (1 + r) C (1 + m) / (1 - m))?
+    The loss reads the served rate whatever the cores' shares: a prediction under skew from a window assumes cores of
+    equal rates, which a window whose cores are paced by the hottest queue does not have (synthetic.SkewedServer,
+    `paced`), and reads its threshold low."""
+    top = f.offered_mpps / (1 + resolution)
+    if capacity._predict(_as_lossless(lo), [f.probe()], max_loss) > top:
+        return True
+    if f.law == capacity.BACKLOG:
+        x = (1 + resolution) * (1 + max_loss)
+        bound = (x - (1 - max_loss)) / (x + (1 - max_loss))
+    else:
+        bound = 1 - (1 - max_loss) / (1 + resolution)
+    return f.loss <= bound
 
 
 def _saturation_from(lo: Judged, u: float, saturation: float, step: str,

@@ -124,6 +124,39 @@ def test_a_skewed_server_is_found_from_one_saturated_run():
         assert len(even.probes) >= 6 and even.offered_mpps < truth <= even.upper_mpps
 
 
+# Zipf-like servers whose cores' queues are paced by the hottest one (synthetic.SkewedServer, paced): a deeply
+# overloaded run's cores serve in proportion to their shares, as the reduced 8-core Zipf point's saturated probe did
+# (session 24); two of them slowed by overload too.
+PACED = [SkewedServer(rate, zipf_shares(cores, alpha), slowdown=slowdown, paced=True) for cores, rate, alpha, slowdown
+         in ((8, 2.0, 0.99, 0.0), (8, 2.0, 0.99, 0.05), (60, 1.2, 0.99, 0.0), (16, 3.0, 1.2, 0.02))]
+
+
+def test_a_paced_skewed_server_is_predicted_from_its_cores_rates():
+    """The saturated probe's cores' served rates give where the hottest core saturates (capacity.
+    per_core_threshold): the prediction is the paced server's threshold (within 0.1%, without slowdown), and the
+    refined search closes in three probes; cores of equal rates (the probe's core rates dropped, 98a3949's law)
+    predict far below it."""
+    import dataclasses
+
+    for server in PACED[::2]:
+        truth = server.threshold(0.01)
+        res = capacity.search(server, LINE)
+        assert res.predicted_mpps == pytest.approx(truth, rel=1e-3) and len(res.probes) == 3, res.table()
+        assert res.offered_mpps < truth <= res.upper_mpps <= res.offered_mpps * 1.01
+        even = capacity.search(lambda rate, s=server: dataclasses.replace(s(rate), core_rates=()), LINE)
+        assert even.predicted_mpps < 0.8 * truth
+
+
+def test_the_per_core_threshold_is_where_the_served_fraction_reaches_the_bound():
+    shares, rates = (0.5, 0.3, 0.2), (1.0, 3.0, 3.0)
+    x = capacity.per_core_threshold(shares, rates, 0.99)
+    # core 0 saturates at 2.0; past it the cores serve 1.0 + 0.5 x: 0.99 x at x = 1 / 0.49
+    assert x == pytest.approx(1 / 0.49)
+    assert sum(min(x * s, r) for s, r in zip(shares, rates)) == pytest.approx(0.99 * x)
+    # every core saturated: the threshold is their total over the fraction
+    assert capacity.per_core_threshold((0.5, 0.5), (1.0, 1.0), 0.5) == pytest.approx(4.0)
+
+
 @pytest.mark.parametrize("guess", [0.5, 0.8, 1.2])
 def test_a_search_from_a_guess_that_sustains_saturates_next(guess):
     """From a guess (the multi-socket servers' start, below line rate): one that sustains is followed by a probe at
@@ -343,20 +376,23 @@ def _counting(server):
 @pytest.mark.parametrize("server", [s for s in SYNTHETIC + SKEWED + UNDER_STATED
                                     if not (isinstance(s, QueueServer) and s.capacity_mpps >= LINE)],
                          ids=lambda s: repr(s)[:60])
-def test_a_search_stopped_at_its_saturated_probe_starts_where_the_refined_search_probes_next(server):
+def test_a_search_stopped_at_its_saturated_probe_starts_half_a_resolution_above_its_prediction(server):
     """One probe, at line rate: its prediction (the threshold under its loss law and the cores' shares) is the one
-    the refined search takes its second probe from, so the windows start where that probe would have run; no
-    bracket is claimed (`best` is None, the upper end is the saturated probe's load)."""
+    the refined search takes its second probe from; the windows start half a resolution above it (session 24; the
+    refined search's next probe is half a resolution below), no higher than a resolution below the saturated
+    probe; no bracket is claimed (`best` is None, the upper end is the saturated probe's load)."""
     full = capacity.search(server, LINE)
     evaluate, calls = _counting(server)
     res = capacity.search(evaluate, LINE, refine=False)
     assert calls == [LINE] and len(res.probes) == 1 and res.probes[0].stage == "saturate"
     assert not res.refined and res.best is None and res.upper_mpps == LINE and res.offered_mpps == 0.0
     assert res.predicted_mpps == full.predicted_mpps
-    assert res.start_mpps == full.probes[1].offered_mpps
-    if _follows_its_law(server):          # then the start is within the resolution below the threshold
+    assert full.probes[1].offered_mpps == pytest.approx(res.predicted_mpps / 1.005)
+    assert res.start_mpps == pytest.approx(min(res.predicted_mpps * 1.005, LINE / 1.01))
+    if _follows_its_law(server) and res.start_mpps < LINE / 1.01:
+        # then the start fails within the resolution above the threshold, and a resolution below it sustains
         truth = server.threshold(0.01)
-        assert res.start_mpps < truth <= res.start_mpps * 1.01
+        assert res.start_mpps / 1.01 < truth <= res.start_mpps
 
 
 def _follows_its_law(server) -> bool:
@@ -373,9 +409,10 @@ def test_a_stopped_search_that_is_line_limited_or_starts_from_a_sustained_guess(
     server = QueueServer(7.0)
     res = capacity.search(server, LINE, start=3.0, refine=False)
     assert [p.offered_mpps for p in res.probes] == [3.0, LINE] and res.best.offered_mpps == 3.0
-    assert res.start_mpps == pytest.approx(capacity.search(server, LINE).probes[1].offered_mpps)
+    assert res.start_mpps == pytest.approx(capacity.search(server, LINE).probes[1].offered_mpps * 1.005 ** 2)
     res = capacity.search(QueueServer(2.9), LINE, start=3.0, refine=False)        # a guess above: it is the top
-    assert len(res.probes) == 1 and res.upper_mpps == 3.0 and res.start_mpps < QueueServer(2.9).threshold(0.01)
+    truth = QueueServer(2.9).threshold(0.01)
+    assert len(res.probes) == 1 and res.upper_mpps == 3.0 and res.start_mpps / 1.01 < truth <= res.start_mpps
 
 
 def test_a_saturated_probe_that_served_nothing_falls_back_to_the_refined_search():
@@ -408,7 +445,7 @@ def test_bad_settings_of_a_stopped_search_are_refused_before_any_probe(kwargs):
                                      {"capacity_search": "saturated"},
                                      {"capacity_search": "saturated", "steady": True, "confirm": False}])
 def test_a_sweeps_capacity_search_option_is_checked_before_any_probe(options):
-    """options['capacity_search']: 'refined' (the default) or 'saturated', which needs windows to judge the load;
+    """options['capacity_search']: 'refined' or 'saturated' (the default where windows judge the load), which needs them;
     anything else, or 'saturated' without the windows, is a ParamError before the point makes a system."""
     from drivers.sweep import evaluators
 
@@ -418,3 +455,46 @@ def test_a_sweeps_capacity_search_option_is_checked_before_any_probe(options):
         evaluators.evaluate_capacity(make_system, options, lambda text: None)
     assert capacity.refine_option({}) and capacity.refine_option({"capacity_search": "refined"})
     assert not capacity.refine_option({"capacity_search": "saturated", "steady": True})
+    # The default (session 24): the saturated search where windows judge the load, the refined one elsewhere.
+    assert not capacity.refine_option({"steady": True})
+    assert capacity.refine_option({"steady": True, "confirm": False})
+    assert capacity.refine_option({"steady": True, "capacity_search": "refined"})
+
+
+def _studys_point(monkeypatch, options):
+    """The end-to-end (and scaling) study's evaluator on a 2-core target point whose probes are a synthetic server
+    (QueueServer(7.0)) and whose windows are stubbed: the search the windows were given, and the point's stats."""
+    from configs import brps_target_socket
+    from drivers import window_capacity
+    from drivers.studies import end_to_end
+
+    server, given = QueueServer(7.0), []
+    monkeypatch.setattr(capacity, "simulated_server", lambda make, runner=None: server)
+
+    def at_capacity(make, res, seeds, options, report, runner=None, journal=None):
+        given.append(res)
+        return {"stats": {"capacity.mpps_per_port": 6.9, "capacity.upper_mpps_per_port": 6.95,
+                          "client.offered_mpps": 13.8, "client.loss": 0.0}, "run_stats": {}, "windows": []}
+    monkeypatch.setattr(window_capacity, "at_capacity", at_capacity)
+    out = end_to_end.evaluate(lambda: brps_target_socket.system(cores=2, items=4096),
+                              {"power": False, "shared_warmup": False, **options}, lambda text: None)
+    return given, out["stats"]
+
+
+def test_the_studies_capacity_points_stop_at_the_saturated_probe_by_default(monkeypatch):
+    """The end-to-end and scaling studies' evaluator: with windows to judge the load, the probes stop at the
+    saturated one by default and the windows start from its prediction (on 98a3949 the search refined to the
+    resolution first: 3 probes here); options['capacity_search'] = 'refined' keeps that search; without windows
+    the probes are the answer, refined; a bad value is refused before any run."""
+    given, st = _studys_point(monkeypatch, {"steady": True})
+    assert len(given) == 1 and not given[0].refined and len(given[0].probes) == 1 and st["capacity.probes"] == 1.0
+    assert given[0].start_mpps / 1.01 < QueueServer(7.0).threshold(0.01) <= given[0].start_mpps
+    assert st["capacity.mpps_per_port"] == 6.9 and "e2e.sustained_mrps" in st
+    given, st = _studys_point(monkeypatch, {"steady": True, "capacity_search": "refined"})
+    assert given[0].refined and len(given[0].probes) == 3 and st["capacity.probes"] == 3.0
+    given, st = _studys_point(monkeypatch, {})
+    assert given == [] and st["capacity.probes"] == 3.0
+    with pytest.raises(ParamError, match="capacity_search"):
+        _studys_point(monkeypatch, {"steady": True, "capacity_search": "bisect"})
+    with pytest.raises(ParamError, match="capacity_search"):
+        _studys_point(monkeypatch, {"capacity_search": "saturated"})

@@ -249,6 +249,9 @@ def evaluate(make_system: Callable[[], Any], options: dict[str, Any],
     probes (the best sustained one is the answer when the budget runs out: `capacity.budget_hit` = 1), and with
     options['dvfs'] the DVFS + turbo operating points set first. `journal`: the point's (drivers/sweep/journal.py):
     the DVFS planning run, the probes and the windows are journaled and replayed on a re-run of a stopped point."""
+    from .. import capacity
+
+    capacity.refine_option(options)      # options['capacity_search'], checked before any run
     make_system = windowed(make_system)
     extra: dict[str, float] = {}
     plan = None
@@ -309,12 +312,17 @@ def _search_and_window(make: Callable[[float], Any], make_system: Callable[[], A
     # load goes into that prediction under skew).
     start = start_mpps(make_system(), options["start_from"]) if options.get("start_from") else None
     budget_hit = 0.0
+    # Where windows judge the load the probes stop at the saturated one by default (session 24; options
+    # ['capacity_search'] = 'refined' searches to the resolution first): the windows start from its prediction.
+    refine = capacity.refine_option(options)
+    stopped = None                 # the search that stopped at its saturated probe (its prediction), if it did
     try:
         res = capacity.search(budgeted, line, max_loss=max_loss, resolution=resolution, progress=progress,
-                              start=start)
+                              start=start, refine=refine)
         ok = [p for p in probes if p.sustained(max_loss)]
         best = max(ok, key=lambda p: p.offered_mpps) if ok else None
         upper = res.upper_mpps
+        stopped = res if not res.refined else None
     except _Budget:
         budget_hit = 1.0
         ok = [p for p in probes if p.sustained(max_loss)]
@@ -325,25 +333,26 @@ def _search_and_window(make: Callable[[float], Any], make_system: Callable[[], A
     run_stats = best.stats if best else {}      # the run at the capacity, alone (priced)
     out: dict[str, Any] = {}
     window_upper = None
-    if options.get("steady") and best is not None:
-        # The windows judge the search's answer and move the load until one confirms it (drivers/window_capacity.py;
-        # options['confirm'] = False: the rule at the search's answer only). The point's statistics are then the
-        # confirming window's, and the capacity is its load.
+    if options.get("steady") and (best is not None or stopped is not None):
+        # The windows judge the search's answer (or the saturated probe's prediction) and move the load until one
+        # confirms it (drivers/window_capacity.py; options['confirm'] = False: the rule at the search's answer only).
+        # The point's statistics are then the confirming window's, and the capacity is its load.
         from ..window_capacity import at_capacity
 
-        found = capacity.SearchResult(best, probes, resolution, max_loss, upper)
+        found = stopped or capacity.SearchResult(best, probes, resolution, max_loss, upper)
         got = at_capacity(make, found, seeds_for(make_system(), options), options, report, runner=shared,
                           journal=journal)
         stats, run_stats = got.pop("stats"), got.pop("run_stats")
         out.update(got)
         window_upper = stats["capacity.upper_mpps_per_port"]
+    answered = best is not None or window_upper is not None     # a load some run sustained
     stats.update(extra)
     rate = stats.get("capacity.mpps_per_port", best.offered_mpps if best else 0.0)
     power_error = None
-    if best is not None and options.get("power", True):
+    if answered and options.get("power", True):
         priced, power_error = price(run_stats, make(rate))
         stats.update(priced)
-    if best is not None:
+    if answered:
         stats["e2e.sustained_mrps"] = sustained_mrps(run_stats)
     stats.update({"capacity.mpps_per_port": rate,
                   "capacity.upper_mpps_per_port": window_upper if window_upper is not None else

@@ -49,8 +49,9 @@ def evaluate_capacity(make_system: Callable[[], System], options: dict[str, Any]
 
     # Probes that restore the sweep's checkpoint share one warm-up, and the steady-state windows fork from it too
     # (drivers/shared_warmup.py: every statistic a fresh run's); options['shared_warmup'] = False warms each run.
-    # options['capacity_search'] = 'saturated' (session 22, an option): the probes stop at the saturated one and the
-    # windows start from its prediction (capacity.search(refine=False)); only where windows judge the load.
+    # options['capacity_search']: 'saturated' (the default where windows judge the load, session 24): the probes stop
+    # at the saturated one and the windows start from its prediction (capacity.search(refine=False)); 'refined' the
+    # probes' search to the resolution first (capacity.refine_option).
     refine = capacity.refine_option(options)
     from ..window_capacity import check_options
 

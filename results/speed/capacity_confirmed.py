@@ -10,8 +10,9 @@ its hottest core then gets about 300). --seeds K repeats the rule's windows for 
 seeds at the end (each seed its own warm-up). --max-windows N caps the rule's windows (steady_max_windows). --step
 batch predicts the judge's step up from the busy poll's fixed part (window_capacity.STEPS, confirm_step; session 21).
 --resolution R: the search's and the windows' relative resolution (default the studies' 2%). --search saturated
-stops the probes' search at its saturated probe and the windows start from its prediction (capacity.search's
-refine=False; session 22); refined (the default) is the full probes' search. --judge-window rule judges each load on
+(the default since session 24, as the studies' points) stops the probes' search at its saturated probe and the
+windows start from its prediction (capacity.search's refine=False; session 22); refined is the full probes' search
+(the default before session 24). --judge-window rule judges each load on
 the steady-state rule's window, not the first within its interval target (window_capacity.JUDGE_WINDOWS,
 confirm_window; session 22).
 
@@ -50,7 +51,7 @@ parser.add_argument("--json")
 parser.add_argument("--journal")
 parser.add_argument("--step", choices=window_capacity.STEPS, default=window_capacity.STEP_UTILIZATION)
 parser.add_argument("--resolution", type=float, default=common.CAPACITY_RESOLUTION)
-parser.add_argument("--search", choices=("refined", "saturated"), default="refined")
+parser.add_argument("--search", choices=("refined", "saturated"), default="saturated")
 parser.add_argument("--judge-window", choices=window_capacity.JUDGE_WINDOWS, default=window_capacity.JUDGE_SHORT)
 a = parser.parse_args()
 cores, items, zipf, confirm, seeds, max_windows, out_json = (a.cores, a.items, a.zipf, a.confirm, a.seeds,
