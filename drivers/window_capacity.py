@@ -7,8 +7,10 @@ keys at 50% GET the window at the probes' capacity lost 0.01% with its busiest c
 near capacity was start-up loss, not monotonic in the load): the capacity was too high in one case, too low in the
 other. So after the search the window is the judge (`confirm`):
 
-1. Measure a window at the load the search found (or, after a search stopped at its saturated probe, just below
-   that probe's prediction: capacity.search(refine=False), `confirm`'s `predicted`). A window is the steady-state
+1. Measure a window at the load the search found (or, after a search stopped at its saturated probe, half a
+   resolution above that probe's prediction: capacity.search(refine=False), `confirm`'s `predicted`, the studies'
+   default since session 24; where it fails within a resolution of the threshold, the window a resolution below it
+   closes the bracket, `_within_a_resolution`). A window is the steady-state
    rule's (drivers/steady_state.py): its first length is twice the probes' requests, forked from the warm-up the
    probes shared (drivers/shared_warmup.py), so it costs no warm-up of its own.
 2. A window that loses more than the search's bound failed; the next load is predicted from what it measured,
@@ -207,11 +209,12 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
     `budget`: loads judged at most; `saturation`: the busiest core's utilisation (not its load factor: module doc,
     step 3) below which a sustained window leaves room above; `step`: how the load where the busiest core
     saturates is predicted (STEPS: `_saturation_from`). `predicted`: the saturated probe's prediction when the
-    search stopped there (capacity.SearchResult.predicted_mpps, refine=False) and `start` is just below it. As in
-    the search, a window there that sustains saturated steps one resolution up, where a server that follows its law
-    fails; a window above the prediction that sustains too finds it under-stated (a deeply overloaded short run
-    serves less than its server near capacity: overload costs work, capacity.OVERSHOOT), so the next step is the
-    search's own past an under-stating prediction, OVERSHOOT (doubling), not 2, 4 ... resolutions."""
+    search stopped there (capacity.SearchResult.predicted_mpps, refine=False) and `start` is half a resolution
+    above it (session 24; before, just below it). A window above the prediction that sustains finds it under-stated
+    (a deeply overloaded short run serves less than its server near capacity: overload costs work,
+    capacity.OVERSHOOT), so the next step is the search's own past an under-stating prediction, OVERSHOOT
+    (doubling), not 1, 2, 4 ... resolutions; one that fails within a resolution of the threshold is followed by the
+    load a resolution below it, which closes the bracket when it sustains (`_within_a_resolution`)."""
     if step not in STEPS:
         raise capacity.ParamError(f"window confirmation: step = {step!r}: must be one of {', '.join(STEPS)}")
     if budget < 1:

@@ -209,7 +209,9 @@ def test_the_end_to_end_point_gives_the_same_answer_with_its_probes_sharing_a_wa
     from drivers.studies import end_to_end
 
     made = recorded(monkeypatch, end_to_end)
-    options = {"resolution": 0.05, "max_probes": 5, "power": False, "steady": True, "steady_max_windows": 2}
+    # The refined search (session 24: no longer the default where windows judge), so that its 5 probes share too.
+    options = {"resolution": 0.05, "max_probes": 5, "power": False, "steady": True, "steady_max_windows": 2,
+               "capacity_search": "refined"}
     shared = end_to_end.evaluate(lambda: restored(1.0, data_set), options, lambda _: None)
     assert [m.warmups for m in made] == [1], "the point's probes and its steady-state windows shared one warm-up"
     alone = end_to_end.evaluate(lambda: restored(1.0, data_set), {**options, "shared_warmup": False}, lambda _: None)
