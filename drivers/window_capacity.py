@@ -283,6 +283,25 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
                 # the bracket (3 runs for a server that follows its law, as from below), where the search's rule
                 # aims half a resolution below the prediction and needs one more.
                 rate = max(rate, top)
+            elif predicted is not None and lo is not None and 0 < lo.loss < max_loss < fails[0].loss:
+                # A secant on the measured losses (session 24): the sustained window lost something too, so the
+                # loss is rising between the bracket's ends; where it reaches the bound by their straight line, the
+                # window just past it on the side of the nearer end closes the bracket whichever way it goes.
+                rate = _secant_closing(lo, fails[0], max_loss, resolution)
+
+
+def _secant_closing(lo: Judged, hi: Judged, max_loss: float, resolution: float) -> float:
+    """The next load between a sustained window `lo` that lost something and a failed one `hi`: the load where
+    the straight line through their losses reaches `max_loss`, moved half a resolution toward the nearer end
+    (geometrically) and no further than the load that closes the bracket against it (a resolution from it): a
+    window there closes the bracket when it lands on the side the line says; the far side still narrows it. On the
+    reduced 8-core Zipf point (session 24) windows at 10.89 (0.76%) and 11.55 (5.49%) put the bound at 10.92, and
+    the window at 10.97 that failed closed the bracket, where bisection took three more."""
+    span = hi.offered_mpps - lo.offered_mpps
+    t = lo.offered_mpps + span * (max_loss - lo.loss) / (hi.loss - lo.loss)
+    if t * t < lo.offered_mpps * hi.offered_mpps:      # nearer the sustained end: aim just above, to fail
+        return min(t * (1 + resolution / 2), lo.offered_mpps * (1 + resolution))
+    return max(t / (1 + resolution / 2), hi.offered_mpps / (1 + resolution))
 
 
 def _within_a_resolution(f: Judged, lo: Judged | None, max_loss: float, resolution: float) -> bool:
