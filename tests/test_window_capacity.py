@@ -536,3 +536,38 @@ def test_a_zipf_like_point_is_found_from_its_cores_rates_in_the_saturated_probe(
         truth = server.threshold(BOUND)
         assert capacity.search(server, LINE, refine=False).predicted_mpps > 0.95 * truth
         assert capacity.search(blind, LINE, refine=False).predicted_mpps < 0.8 * truth
+
+
+# The reduced 8-core Zipf 0.99 point's windows at 1% (session 24, results/speed/s24_search/new_zipf_r0.01.log): the
+# loss each load's window measured, linear between them, no loss below the first (the saturated probe predicted
+# 10.52 M frames/s a port from its cores' rates).
+ZIPF_WINDOWS = ((10.57, 0.0), (10.89, 0.0076), (10.97, 0.0140), (11.05, 0.0205), (11.21, 0.0311), (11.55, 0.0549))
+
+
+def _zipf_window(x, service=None):
+    loads, losses = zip(*ZIPF_WINDOWS)
+    loss = float(np.interp(x, loads, losses, left=0.0, right=losses[-1] * x / loads[-1]))
+    return wc.Judged(x, loss, x * (1 - loss), math.nan, capacity.BACKLOG)
+
+
+def test_a_secant_on_the_measured_losses_closes_a_zipf_points_bracket():
+    """From the saturated probe's prediction: the first window sustains, OVERSHOOT's step sustains losing 0.76%, the
+    doubled step fails losing 5.49%; the line through the two losses reaches 1% at 10.92, and the window half a
+    resolution above it fails and closes the bracket against 10.89 (4 windows, as the point's windows measured).
+    Bisection from there (the branch before the secant) took three more windows: 6 (new_zipf_r0.01.log)."""
+    c = wc.confirm(_zipf_window, 10.52 * 1.005, LINE, resolution=0.01, predicted=10.52)
+    loads = [j.offered_mpps for j in c.judged]
+    assert c.confirmed and loads[:3] == pytest.approx([10.57, 10.89, 11.55], abs=0.02) and len(loads) == 4, loads
+    assert c.offered_mpps == pytest.approx(10.89, abs=0.01) and c.upper_mpps <= c.offered_mpps * 1.01
+    assert 0.0076 < _zipf_window(c.upper_mpps).loss and wc._secant_closing(
+        c.judged[1], c.judged[2], BOUND, 0.01) == pytest.approx(c.upper_mpps)
+
+
+def test_a_failed_window_within_a_resolution_is_told_by_its_loss_under_its_law():
+    """A DROP window a resolution above its threshold loses 1 - 0.99 / 1.01 (1.98%); a BACKLOG one (x - C) / (x + C)
+    there (1.50%): a failed window losing less is within a resolution of the threshold, one losing more is not
+    (unless its own prediction places the threshold above a resolution below it)."""
+    for law, bound in ((capacity.DROP, 1 - 0.99 / 1.01), (capacity.BACKLOG, 0.0301 / 2.0101)):
+        for loss, within in ((bound * 0.99, True), (bound * 1.01, False)):
+            f = wc.Judged(10.0, loss, 10.0 * (1 - loss) * 0.5, math.nan, law)   # its served rate says nothing
+            assert wc._within_a_resolution(f, None, BOUND, 0.01) == within, (law, loss)
