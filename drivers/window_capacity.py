@@ -262,6 +262,12 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
                 if predicted is not None and lo.offered_mpps > predicted:     # the prediction under-states
                     rate = lo.offered_mpps * (1 + max(resolution, capacity.OVERSHOOT * 2 ** overs))
                     overs += 1
+                    below = [k for k in judged if k.sustained(max_loss) and k.offered_mpps < lo.offered_mpps]
+                    if below:
+                        # The secant on the measured losses, extended: where the two highest sustained windows'
+                        # losses rise toward the bound, no further than just past where their line reaches it.
+                        rate = min(rate, _secant_ahead(max(below, key=lambda k: k.offered_mpps), lo, max_loss,
+                                                       resolution))
                 else:
                     rate = lo.offered_mpps * (1 + resolution * 2 ** ups)
                     ups += 1
@@ -288,6 +294,21 @@ def confirm(judge: Callable[[float, float | None], Judged], start: float, high: 
                 # loss is rising between the bracket's ends; where it reaches the bound by their straight line, the
                 # window just past it on the side of the nearer end closes the bracket whichever way it goes.
                 rate = _secant_closing(lo, fails[0], max_loss, resolution)
+
+
+def _secant_ahead(a: Judged, b: Judged, max_loss: float, resolution: float) -> float:
+    """Above the higher of two sustained windows `a` < `b` whose losses rise (a's below b's): where the straight line
+    through them reaches `max_loss` is t; at or below a resolution above `b`, the window a resolution above `b` (it
+    fails, as the line says, and closes the bracket against `b`), else half a resolution past t; inf when the losses
+    do not rise (no bound from them). On the
+    reduced 8-core Zipf point (session 24) windows at 10.57 (0.00%) and 10.89 (0.76%) put the bound at 10.99: the
+    window at 11.00 fails (1.44% at 10.98) and closes the bracket, where OVERSHOOT's doubled step (11.55) and the
+    secant back from it took two."""
+    if not a.loss < b.loss < max_loss:
+        return math.inf
+    t = b.offered_mpps + (b.offered_mpps - a.offered_mpps) * (max_loss - b.loss) / (b.loss - a.loss)
+    closing = b.offered_mpps * (1 + resolution)
+    return closing if t <= closing else t * (1 + resolution / 2)
 
 
 def _secant_closing(lo: Judged, hi: Judged, max_loss: float, resolution: float) -> float:

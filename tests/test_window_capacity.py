@@ -551,16 +551,21 @@ def _zipf_window(x, service=None):
 
 
 def test_a_secant_on_the_measured_losses_closes_a_zipf_points_bracket():
-    """From the saturated probe's prediction: the first window sustains, OVERSHOOT's step sustains losing 0.76%, the
-    doubled step fails losing 5.49%; the line through the two losses reaches 1% at 10.92, and the window half a
-    resolution above it fails and closes the bracket against 10.89 (4 windows, as the point's windows measured).
-    Bisection from there (the branch before the secant) took three more windows: 6 (new_zipf_r0.01.log)."""
+    """From the saturated probe's prediction: the first window sustains, OVERSHOOT's step sustains losing 0.76%;
+    the line through the two sustained windows' losses reaches 1% at 10.99, and the window half a resolution past it
+    (capped at a resolution above 10.89) fails and closes the bracket: 3 windows, 4 runs with the saturated probe.
+    Without that secant OVERSHOOT's doubled step goes to 11.55 (5.49%), from where the secant between the bracket's
+    ends closes it with a fourth window (final_zipf_r0.01.log), and bisection (the branch before either) with six
+    (new_zipf_r0.01.log)."""
     c = wc.confirm(_zipf_window, 10.52 * 1.005, LINE, resolution=0.01, predicted=10.52)
     loads = [j.offered_mpps for j in c.judged]
-    assert c.confirmed and loads[:3] == pytest.approx([10.57, 10.89, 11.55], abs=0.02) and len(loads) == 4, loads
-    assert c.offered_mpps == pytest.approx(10.89, abs=0.01) and c.upper_mpps <= c.offered_mpps * 1.01
-    assert 0.0076 < _zipf_window(c.upper_mpps).loss and wc._secant_closing(
-        c.judged[1], c.judged[2], BOUND, 0.01) == pytest.approx(c.upper_mpps)
+    assert c.confirmed and loads == pytest.approx([10.57, 10.89, 10.89 * 1.01], abs=0.02), loads
+    assert c.offered_mpps == pytest.approx(10.89, abs=0.01) and c.upper_mpps <= c.offered_mpps * 1.01 * (1 + 1e-9)
+    lo, hi = _zipf_window(10.89), _zipf_window(11.55)
+    assert wc._secant_closing(lo, hi, BOUND, 0.01) == pytest.approx(10.98, abs=0.01)
+    assert not _zipf_window(wc._secant_closing(lo, hi, BOUND, 0.01)).sustained(BOUND)
+    assert wc._secant_ahead(_zipf_window(10.57), lo, BOUND, 0.01) == pytest.approx(10.89 * 1.01)
+    assert math.isinf(wc._secant_ahead(lo, _zipf_window(10.57), BOUND, 0.01))     # falling losses: no bound
 
 
 def test_a_failed_window_within_a_resolution_is_told_by_its_loss_under_its_law():
