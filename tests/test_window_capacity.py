@@ -538,9 +538,9 @@ def test_a_zipf_like_point_is_found_from_its_cores_rates_in_the_saturated_probe(
         assert capacity.search(blind, LINE, refine=False).predicted_mpps < 0.8 * truth
 
 
-# The reduced 8-core Zipf 0.99 point's windows at 1% (session 24, results/speed/s24_search/new_zipf_r0.01.log): the
-# loss each load's window measured, linear between them, no loss below the first (the saturated probe predicted
-# 10.52 M frames/s a port from its cores' rates).
+# The reduced 8-core Zipf 0.99 point's windows at 1% (session 24, results/speed/s24_search/new_zipf_r0.01.log, at
+# cd162fa): the loss each load's window measured, linear between them, no loss below the first (the saturated probe
+# predicted 10.52 M frames/s a port from its cores' rates).
 ZIPF_WINDOWS = ((10.57, 0.0), (10.89, 0.0076), (10.97, 0.0140), (11.05, 0.0205), (11.21, 0.0311), (11.55, 0.0549))
 
 
@@ -555,7 +555,7 @@ def test_a_secant_on_the_measured_losses_closes_a_zipf_points_bracket():
     the line through the two sustained windows' losses reaches 1% at 10.99, and the window half a resolution past it
     (capped at a resolution above 10.89) fails and closes the bracket: 3 windows, 4 runs with the saturated probe.
     Without that secant OVERSHOOT's doubled step goes to 11.55 (5.49%), from where the secant between the bracket's
-    ends closes it with a fourth window (final_zipf_r0.01.log), and bisection (the branch before either) with six
+    ends closes it with a fourth window (at5b23a79_zipf_r0.01.log), and bisection (the branch before either) with six
     (new_zipf_r0.01.log)."""
     c = wc.confirm(_zipf_window, 10.52 * 1.005, LINE, resolution=0.01, predicted=10.52)
     loads = [j.offered_mpps for j in c.judged]
