@@ -838,7 +838,9 @@ def _every_seed(windows: Windows, c: Confirmed, res: capacity.SearchResult, seed
         c = confirm(lambda rate, s, last=last, at=load, judge=judge: last if rate == at else judge(rate, s), load,
                     capacity.line_rate_mpps(windows.make(load)), max_loss=res.max_loss, resolution=res.resolution,
                     service=service, budget=left + 1, report=lambda text, k=start: report(f"seed {k}: {text}"),
-                    step=options.get("confirm_step", STEP_UTILIZATION))
+                    step=options.get("confirm_step", STEP_UTILIZATION),
+                    # from the saturated probe: its closing rules (a failed window within a resolution, the secants)
+                    predicted=None if res.refined else res.predicted_mpps)
         out["loads"] += [{**row, "seed": start} for row in c.table(res.max_loss)[1:]]
         service = c.service_rate
         c = dataclasses.replace(c, reason=f"{why}; {c.reason}")

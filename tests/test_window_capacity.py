@@ -576,3 +576,18 @@ def test_a_failed_window_within_a_resolution_is_told_by_its_loss_under_its_law()
         for loss, within in ((bound * 0.99, True), (bound * 1.01, False)):
             f = wc.Judged(10.0, loss, 10.0 * (1 - loss) * 0.5, math.nan, law)   # its served rate says nothing
             assert wc._within_a_resolution(f, None, BOUND, 0.01) == within, (law, loss)
+
+
+def test_a_seed_that_fails_below_a_stopped_searchs_start_closes_its_bracket_with_the_same_rules(monkeypatch):
+    """From the saturated probe (the default): seed 1's window fails at the load seed 0 confirmed, and its windows
+    move the load down under the same closing rules as seed 0's (session 24: `predicted` passed down); every seed
+    sustains at the capacity, seed 1's a resolution above fails. (A regression test: it passes on 98a3949 too.)"""
+    seen = []
+    _fake_windows(monkeypatch, BY_SEED, seen)
+    res = _probe_stats(capacity.search(HIDDEN, LINE, resolution=RES, refine=False), HIDDEN)
+    got = wc.at_capacity(_system, res, 3, {}, lambda text: None)
+    st = got["stats"]
+    load, truth = st["capacity.mpps_per_port"], BY_SEED[1].threshold(BOUND, BY_SEED[1].window_frames)
+    assert st["capacity.confirmed"] == 1.0 and st["steady.seeds_sustained"] == 3
+    assert load < truth <= load * (1 + RES), (load, truth)
+    assert {r["seed"] for r in got["loads"]} == {0, 1} and st["capacity.windows"] == len(seen) == len(set(seen))
