@@ -300,10 +300,9 @@ def _secant_ahead(a: Judged, b: Judged, max_loss: float, resolution: float) -> f
     """Above the higher of two sustained windows `a` < `b` whose losses rise (a's below b's): where the straight line
     through them reaches `max_loss` is t; at or below a resolution above `b`, the window a resolution above `b` (it
     fails, as the line says, and closes the bracket against `b`), else half a resolution past t; inf when the losses
-    do not rise (no bound from them). On the
-    reduced 8-core Zipf point (session 24) windows at 10.57 (0.00%) and 10.89 (0.76%) put the bound at 10.99: the
-    window at 11.00 fails (1.44% at 10.98) and closes the bracket, where OVERSHOOT's doubled step (11.55) and the
-    secant back from it took two."""
+    do not rise (no bound from them). On the reduced 8-core Zipf point (session 24) windows at 10.57 (0.00%) and
+    10.89 (0.76%) put the bound at 10.99: the window at 11.00 failed (1.67%) and closed the bracket, where
+    OVERSHOOT's doubled step (11.55) and the secant back from it took two."""
     if not a.loss < b.loss < max_loss:
         return math.inf
     t = b.offered_mpps + (b.offered_mpps - a.offered_mpps) * (max_loss - b.loss) / (b.loss - a.loss)
@@ -317,7 +316,7 @@ def _secant_closing(lo: Judged, hi: Judged, max_loss: float, resolution: float) 
     (geometrically) and no further than the load that closes the bracket against it (a resolution from it): a
     window there closes the bracket when it lands on the side the line says; the far side still narrows it. On the
     reduced 8-core Zipf point (session 24) windows at 10.89 (0.76%) and 11.55 (5.49%) put the bound at 10.92, and
-    the window at 10.97 that failed closed the bracket, where bisection took three more."""
+    the window at 10.98 failed (1.44%) and closed the bracket, where bisection took three more."""
     span = hi.offered_mpps - lo.offered_mpps
     t = lo.offered_mpps + span * (max_loss - lo.loss) / (hi.loss - lo.loss)
     if t * t < lo.offered_mpps * hi.offered_mpps:      # nearer the sustained end: aim just above, to fail
