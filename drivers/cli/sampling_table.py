@@ -309,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1,
                     help="System.seed: where the sampled run's windows fall (default 1)")
     ap.add_argument("--client-seed", type=int, default=1,
-                    help="the client's seed: its keys and operations, in the full and sampled runs alike (default 1)")
+                    help="client.seed: the client's keys and operations, in the full and sampled runs alike (default 1)")
     ap.add_argument("--no-warmup", action="store_true",
                     help="measure right after the load, without the warm-up of the measured mix (the tables of "
                          "sessions 17-22; default: warm up, the server in steady state as in the studies)")
