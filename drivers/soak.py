@@ -426,7 +426,10 @@ def minimize(spec: dict[str, Any], outcome: str, timeout: float, log=print) -> d
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=30.0)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1,
+                        help="the soak's own generator of configurations (which parameters change and to what); "
+                             "System.seed and client.seed are drawn like any other parameter (changed in a share "
+                             "CHANGE of the configurations, else the config's)")
     parser.add_argument("--count", type=int, default=None, help="stop after this many configurations")
     parser.add_argument("--timeout", type=float, default=WATCHDOG_SECONDS, help="watchdog per configuration (s)")
     parser.add_argument("--out", default=None, help="folder for soak.jsonl and failures/")

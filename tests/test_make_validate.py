@@ -89,6 +89,10 @@ def test_the_default_run_says_its_loads_total_cost_and_refuses_a_disk_too_small_
     cost = out[out.index("Data sets to load now: 3 (of 3 points; 0 in"):]
     gb = float(cost.split(" GB of disk in all")[0].rsplit(" ", 1)[1])
     assert gb > 3 * 5 and "min of host CPU" in cost and "5.0 GB free under" in cost
+    # Each data set's size with its own index: the target keeps its config's (no item dropped), four times the
+    # MICA-sized index of the studies' 192 Mi load (session 23 compared 25.0 GB with the study's 13.03 GB).
+    assert "- target, 60 cores, 201,326,592 items: about 25.3 GB (60 partitions of a 512 MiB log and 2,097,152 " \
+        "index buckets, 16.1 GB of index, 1.6 items a bucket)" in cost
     msg = str(refused.value)
     assert f"take about {gb:.1f} GB" in msg and "5.0 GB free" in msg and "Xeon, 4 core(s)" in msg
     assert "target, 60 cores" in msg

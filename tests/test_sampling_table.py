@@ -81,8 +81,8 @@ def _stats(ipc: float, mrps: float, p95_ns: float, misses: float, sampled: bool,
 def test_a_row_says_which_intervals_cover_the_full_runs_values():
     # Sampled: throughput 10 +- ~0.04, p95 10 us +- ~0.06, IPC 1.0 within 5%, 2 misses a kilo-instruction +- 0.1.
     full = _stats(ipc=1.02, mrps=10.5, p95_ns=10_030.0, misses=4.6, sampled=False)
-    line, covered = table.row("base", full, _stats(1.0, 10.0, 10_000.0, 4.0, sampled=True), (1.0, 1.0))
-    assert covered == {"mrps": False, "p95": True, "ipc": True, "mpki": False}
+    line, verdicts = table.row("base", full, _stats(1.0, 10.0, 10_000.0, 4.0, sampled=True), (1.0, 1.0))
+    assert verdicts == {"mrps": "missed", "p95": "covered", "ipc": "covered", "mpki": "missed"}
     assert line.count(" NO") == 2 and "10.500 / 10.000" in line and "2.300 / 2.000 [1.900, 2.100]" in line
 
 
@@ -100,11 +100,11 @@ def test_throughput_and_p95_intervals_carry_the_windows_sampling_error():
     assert iv["mrps"][1] - 10.0 == pytest.approx((batch ** 2 + (0.06 * 10.0) ** 2) ** 0.5, rel=1e-9)
     assert iv["mrps"][1] - 10.0 == pytest.approx(10.0 - iv["mrps"][0], rel=1e-9)
     assert iv["p95"][1] - 10.0 == pytest.approx((p95_batch ** 2 + (0.06 * 10.0) ** 2) ** 0.5, rel=1e-9)
-    line, covered = table.row("base", full, sampled, (1.0, 1.0))
-    assert covered["mrps"] and covered["p95"], covered
+    line, verdicts = table.row("base", full, sampled, (1.0, 1.0))
+    assert verdicts["mrps"] == verdicts["p95"] == "covered", verdicts
     assert "| 100 (+-6.0%); 1.0200 / 1.0000 |" in line
     # With the windows' CPI known exactly, only the batch means are left: 10.5 is outside 10 +- 0.06.
-    assert not table.row("base", full, _stats(1.0, 10.0, 10_000.0, 4.0, sampled=True), (1.0, 1.0))[1]["mrps"]
+    assert table.row("base", full, _stats(1.0, 10.0, 10_000.0, 4.0, sampled=True), (1.0, 1.0))[1]["mrps"] == "missed"
 
 
 def test_the_table_measures_the_server_in_steady_state_unless_told_not_to(monkeypatch):
@@ -136,3 +136,43 @@ def test_a_sampled_run_without_the_clocks_cpi_between_windows_is_an_error_not_na
     del sampled["sampling.warming_cpi"]
     with pytest.raises(KeyError, match="sampling.warming_cpi"):
         table.row("base", full, sampled, (1.0, 1.0))
+
+
+def test_an_interval_wider_than_the_tables_rule_is_too_wide_not_covering():
+    """A sampled row whose windows' CPI is known to +-37% (batch32 in session 23's steady table: throughput
+    [-8.4, 56.9] M req/s) covers any full run by its width; so does a row of one window (an infinite half-width).
+    Both are reported TOO WIDE, not covered, and the totals count them (98a3949 counted both as covering)."""
+    full = _stats(ipc=0.79, mrps=32.6, p95_ns=253_650.0, misses=15.5, sampled=False)
+    wide = _stats(0.6055, 24.3, 364_200.0, 17.3, sampled=True, cpi_share=0.37)
+    line, verdicts = table.row("batch32", full, wide, (1.0, 1.0))
+    assert verdicts["mrps"] == verdicts["p95"] == "too wide", verdicts
+    assert line.count(" TOO WIDE |") == 2 and line.count(" NO |") == 2   # the fake's IPC and MPKI: narrow, missed
+    lo, hi = table.intervals(wide)["mrps"]
+    assert lo <= 32.6 <= hi and (hi - lo) / 2 > table.TOO_WIDE_SHARE * 24.3   # it would have "covered"
+    # Just inside the rule (a 24% share, the batch means adding a little): meaningful, so it covers or misses.
+    assert table.row("batch32", full, _stats(0.6055, 24.3, 364_200.0, 17.3, True, 0.24), (1, 1))[1]["mrps"] == "missed"
+
+    one = _stats(1.0, 10.0, 10_000.0, 4.0, sampled=True)
+    one.update({"sampling.windows": 1.0, "sampling.cpi_ci": float("inf"), "sampling.ipc_low": 0.0,
+                "sampling.ipc_high": float("inf"), "sampling.llc_mpki_ci": float("inf")})
+    near = _stats(ipc=1.0, mrps=10.0, p95_ns=10_000.0, misses=4.0, sampled=False)
+    assert set(table.row("base", near, one, (1.0, 1.0))[1].values()) == {"too wide"}
+    assert table.too_wide(10.0, 9.0, float("nan")) and not table.too_wide(10.0, 7.5, 12.5)
+    # The share rules throughput and p95; IPC and MPKI only when infinite (SMARTS's intervals from the windows).
+    assert table.verdict("mpki", 8.0, 5.0, 11.0, 7.0) == "covered" and table.verdict("p95", 8.0, 5.0, 11.0, 7.0) == \
+        "too wide"
+
+
+def test_the_totals_count_the_rows_too_wide_apart_from_those_covered_and_missed(monkeypatch, capsys):
+    rows = {"base": (_stats(1.0, 10.0, 10_000.0, 4.0, False), _stats(1.0, 10.0, 10_000.0, 4.0, True, 0.01)),
+            "batch4": (_stats(1.0, 12.0, 10_000.0, 4.0, False), _stats(1.0, 10.0, 10_000.0, 4.0, True, 0.01)),
+            "batch32": (_stats(1.0, 12.0, 10_000.0, 4.0, False), _stats(1.0, 10.0, 10_000.0, 4.0, True, 0.37))}
+    monkeypatch.setattr(table, "run", lambda name, sampled, **scale: (rows[name][sampled], 0.0))
+    assert table.main(["--only", "base,batch4,batch32"]) == 1
+    out = capsys.readouterr().out
+    assert "- M req/s: 1 of 2 (missed: batch4); too wide: 1 of 3 rows (batch32)." in out
+    assert "- IPC: 3 of 3; too wide: 0 of 3 rows." in out
+    assert "throughput's and p95's with a half-width at most 25% of the sampled value" in out
+    rows["batch4"] = rows["base"]
+    rows["batch32"] = rows["base"]
+    assert table.main(["--only", "base,batch4,batch32"]) == 0

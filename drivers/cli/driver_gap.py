@@ -216,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overload-report", action="store_true",
                         help="the report of the overload runs stored (every seed), then stop")
     parser.add_argument("--requests-per-core", type=int, default=0, help="with --overload: measured requests per core")
-    parser.add_argument("--seed", type=int, default=0, help="with --overload: client.measure_seed")
+    parser.add_argument("--seed", type=int, default=0, help="with --overload: client.measure_seed, the "
+                        "warm-up's and measured phase's keys and operations from their own stream (the restored load, "
+                        "System.seed and client.seed stay the study's)")
     parser.add_argument("--stats-dir", help="with --overload: write each run's statistics there (<variant>.json)")
     parser.add_argument("--draw-only", action="store_true", help="run nothing: report what is stored")
     parser.add_argument("--out", help="report path (default results/figures-reduced/llc/driver_gap_<cores>c.md)")

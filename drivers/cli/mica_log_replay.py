@@ -116,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ratio", type=float, default=1.6, help="the log over the partition's data")
     parser.add_argument("--items", type=int, default=100_000, help="items in the partition (n)")
     parser.add_argument("--get-ratio", type=float, default=0.95)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1,
+                        help="the replay's own generator (the load's order, each request's key and operation, the "
+                             "index's choices); no simulation runs, so no System.seed or client.seed")
     parser.add_argument("--items-per-bucket", type=float, default=None,
                         help="MICA's lossy index of items / this many buckets (default: no index, nothing dropped)")
     parser.add_argument("--bucket-slots", type=int, default=15, help="entries a bucket (MICA's cache mode: 15)")

@@ -579,21 +579,38 @@ def check_loads(root: str, bases: dict[str, Base], items: int) -> None:
     from models.params import ParamError
 
     needs: dict[str, tuple[str, int]] = {}
+    sizing: dict[str, str] = {}
     for label, base in bases.items():
         point, need = data_set_need(root, base, label)
         if need:
             needs.setdefault(point.data_set, (label, need))
+            sizing.setdefault(point.data_set, index_text(base.build()))
     total = sum(need for _, need in needs.values())
     free = free_bytes(pathlib.Path(root))
     minutes = [len(needs) * s * items / PAPER_ITEMS / 60 for s in LOAD_CPU_S_192MI]
     print(f"Data sets to load now: {len(needs)} (of {len(bases)} points; {len(bases) - len(needs)} in {root} "
           f"already): about {minutes[0]:.0f}-{minutes[1]:.0f} min of host CPU and {total / 1e9:.1f} GB of disk in "
           f"all before their runs; {free / 1e9:.1f} GB free under {root}", flush=True)
+    # Each checkpoint's size follows its own configuration: the 60-core target keeps its config's index, sized to
+    # drop no item (about 1.6 items a bucket), four times the MICA-sized index of the studies' 192 Mi loads.
+    for key, (label, need) in needs.items():
+        print(f"- {label}: about {need / 1e9:.1f} GB ({sizing[key]})", flush=True)
     if free < total:
         each = "; ".join(f"{label} {need / 1e9:.1f} GB" for label, need in needs.values())
         raise ParamError(f"--checkpoints {root}: the data sets to load take about {total / 1e9:.1f} GB ({each}), the "
                          f"disk under it has {free / 1e9:.1f} GB free: free space, name another folder "
                          "(--checkpoints), or run fewer points (--cores, --no-target)")
+
+
+def index_text(system: System) -> str:
+    """The server's log and index per partition as the loaded configuration gives them, and the index's share of
+    the guest memory (what sets most of a checkpoint's size)."""
+    from models.client import KVS_BUCKET_BYTES, kvs_server_capacity
+
+    log, buckets, _ = kvs_server_capacity(system.server_argv())
+    index = system.harts * buckets * KVS_BUCKET_BYTES
+    return (f"{system.harts} partitions of a {log >> 20:,} MiB log and {buckets:,} index buckets, "
+            f"{index / 1e9:.1f} GB of index, {system.client.items / system.harts / buckets:.1f} items a bucket")
 
 
 def restoring(base: Base, root: str | None, label: str):

@@ -12,7 +12,7 @@ import signal
 import time
 import traceback
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..shared_warmup import cpu_seconds
 from .checkpoints import check_existing, checkpoint_bytes, checkpoint_dir, loaded_elsewhere, prepare_checkpoint
@@ -20,6 +20,9 @@ from .data_set import data_set_key, shares_data_set
 from .journal import PointJournal, clean_journals, journal_path
 from .points import Base, Point, Sweep, _resolve_callable
 from .store import atomic_write_json, store_dir, stored_points
+
+if TYPE_CHECKING:
+    from models.client import Client
 
 
 def run_point(store: str, point: Point) -> dict[str, Any]:
@@ -215,16 +218,48 @@ def _prepare_all(store: str, loaders: list[Point], jobs: int | None, scheduler: 
 
 
 
-# Bytes a checkpoint keeps per item beside the guest's pages: the client's acknowledged version of each
-# (client_versions.bin, u32; engine checkpoint.rs).
+# A checkpoint's files (engine checkpoint.rs), each estimated from the configuration it is a load of:
+# - pages.bin: every resident guest page as one record of PAGE_RECORD_BYTES (isa memory.rs PAGE_RECORD: the page's
+#   4,096 bytes and its has_code flag, the struct 8-byte aligned): the pages the server's store touches
+#   (models.client.kvs_server_memory: its log as written, the index pages its keys fall on) and the rest of the
+#   process (program, stacks, rings, heap), PAGES_PER_HART a hart;
+# - client_versions.bin: the client's acknowledged version of every item, CHECKPOINT_VERSION_BYTES each;
+# - client_buckets.bin: the client's key count per bucket, a byte each over every partition's buckets in use, when
+#   the counts are dense (client store_model.rs StoreModel::new: at most max(4 x items, 2^24) of them; else a map in
+#   state.json, not estimated: a data set whose index is far larger than it);
+# - state.json: the machine's state, whose size follows the resident pages (their permissions and regions),
+#   STATE_BYTES_PER_PAGE each.
+# PAGES_PER_HART and STATE_BYTES_PER_PAGE are MEASURED on this engine's checkpoints (no published figure), the
+# largest seen, so the estimate errs high (a disk check that refuses): pages beyond the store's, 376-382 a hart on
+# the Xeon's loads (1-4 harts, 16 Mi and 192 Mi items, sessions 21-23) and 128 on the 60-core target socket's
+# (4 Mi items, session 24: results/mend-s24/checkpoint_need.md), so up to 1 MB a hart too many there; state.json
+# 9.2-9.9 bytes a page (the Xeon's) to 16.3 (the target's, 4 Mi items), rounded up. Checked against loads that did
+# not set them (tests/test_checkpoint_need.py: the LLC study's 60-core 192 Mi load, 13.02 GB: +0.3%).
+PAGE_RECORD_BYTES = 4104
+PAGES_PER_HART = 377
+STATE_BYTES_PER_PAGE = 17
 CHECKPOINT_VERSION_BYTES = 4
+DENSE_BUCKET_COUNTS_MIN = 1 << 24
+
+
+def checkpoint_parts(argv: list[str], client: Client, partitions: int) -> dict[str, int]:
+    """The bytes of disk a checkpoint of a bulk load takes, by file (the comment above), from what the configuration
+    loaded gives: its server's arguments `argv` (log and index), its `client` (items and their sizes) and its
+    `partitions` (one a hart)."""
+    from models.client import kvs_server_capacity, kvs_server_memory
+
+    items = client.items
+    pages = -(-kvs_server_memory(argv, client, partitions) // 4096) + PAGES_PER_HART * partitions
+    bucket_counts = partitions * kvs_server_capacity(argv)[1]
+    dense = bucket_counts <= max(4 * items, DENSE_BUCKET_COUNTS_MIN)
+    return {"pages": pages * PAGE_RECORD_BYTES, "versions": CHECKPOINT_VERSION_BYTES * items,
+            "buckets": bucket_counts if dense else 0, "state": pages * STATE_BYTES_PER_PAGE}
 
 
 def data_set_need(store: str | pathlib.Path, base: Base, label: str) -> tuple[Point, int]:
     """The point `load_once` would load for `base`'s configuration, and the bytes of disk its checkpoint would take
-    (its guest pages, models.client.kvs_server_memory, and the client's versions): 0 when the store holds that data
-    set already. A ParamError when the configuration loads no data set. Nothing is loaded or written."""
-    from models.client import kvs_server_memory
+    (checkpoint_parts of that configuration): 0 when the store holds that data set already. A ParamError when the
+    configuration loads no data set. Nothing is loaded or written."""
     from models.params import ParamError
 
     system = base.build()
@@ -235,8 +270,7 @@ def data_set_need(store: str | pathlib.Path, base: Base, label: str) -> tuple[Po
     there = (checkpoint_dir(store, point.data_set) / "manifest.json").is_file()
     if there or loaded_elsewhere(store, point) is not None:
         return point, 0
-    return point, kvs_server_memory(system.server_argv(), system.client, system.harts) + \
-        CHECKPOINT_VERSION_BYTES * system.client.items
+    return point, sum(checkpoint_parts(system.server_argv(), system.client, system.harts).values())
 
 
 def load_once(store: str | pathlib.Path, base: Base, label: str) -> tuple[pathlib.Path, dict[str, Any]]:
@@ -244,8 +278,8 @@ def load_once(store: str | pathlib.Path, base: Base, label: str) -> tuple[pathli
     the store's shared checkpoints as a sweep's would be (prepare_checkpoint: `store`/checkpoints/<data set key>/,
     the key covering what a restore refuses to change and the binary's and engine's content), unless it is there
     already. Refused with a ParamError before any work when the configuration loads no data set or the disk cannot
-    hold the checkpoint (its guest pages, models.client.kvs_server_memory, and the client's versions), and after
-    the load (in a worker process) when it failed. Returns the folder to restore and the load's record ('loaded': this call loaded it)."""
+    hold the checkpoint (checkpoint_parts), and after the load (in a worker process) when it failed. Returns the
+    folder to restore and the load's record ('loaded': this call loaded it)."""
     from models.params import ParamError
 
     point, need = data_set_need(store, base, label)

@@ -5,7 +5,9 @@
 set -e
 src=$1; out=$2; shift 2
 cd "$src"
-py=/work/wt/studies/.venv/bin/python
+# PY: an interpreter with the packages (default the checkout's own .venv; the runs recorded with it used
+# /work/wt/studies/.venv/bin/python, a worktree of that machine).
+py=${PY:-$PWD/.venv/bin/python}
 run() { name=$1; shift; nice -n 10 $py -m drivers.cli.kvsim run "$@" --outdir "$out/$name" > "$out/$name.log" 2>&1; }
 mkdir -p "$out"
 [ -n "$ONLY_CKPT" ] || run kvs_default kvs_default "$@"

@@ -4,8 +4,10 @@
 # 3,000 requests and 70 M frames/s a port; a save and a detailed restore of an 8-core target (open loop, warmed).
 set -e
 src=$1; out=$2
-py=${PY:-/work/wt/speed15/.venv/bin/python}  # PY: another interpreter with the packages
 cd "$src"
+# PY: an interpreter with the packages (default the checkout's own .venv; the runs recorded with it used
+# /work/wt/speed15/.venv/bin/python, a worktree of that machine).
+py=${PY:-$PWD/.venv/bin/python}
 run() { name=$1; shift; PYTHONPATH="$src" nice -n 10 $py -m drivers.cli.kvsim run "$@" --no-power --outdir "$out/$name" > "$out/$name.log" 2>&1; }
 mkdir -p "$out"
 run kvs_default kvs_default

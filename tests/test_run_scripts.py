@@ -1,0 +1,74 @@
+"""The run scripts kept beside the results (results/**/*.sh, tracked) run from a clone: no command names a folder
+of the machine they first ran on (session 23's `cd /work/wt/xeon-s23`, checkpoint folders under /work/wt), and the
+ones with the commands of a study run from the repository root with their folders as arguments. What was run is
+recorded in their comments."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# An absolute path in a command, other than the system's programs, devices, process files and scratch (/tmp).
+MACHINE_PATH = re.compile(r"(?<![\w.}])/(?!usr/bin/|dev/null|proc/|tmp/)[A-Za-z]")
+
+
+def _scripts() -> list[str]:
+    out = subprocess.run(["git", "ls-files", "results/*.sh", "results/**/*.sh"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.split()
+    return sorted(set(out))
+
+
+def _machine_paths(name: str) -> list[str]:
+    """The lines of script `name` whose commands (not comments) name an absolute folder (MACHINE_PATH)."""
+    found = []
+    for n, line in enumerate((ROOT / name).read_text().splitlines(), 1):
+        command = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
+        if MACHINE_PATH.search(command):
+            found.append(f"{name}:{n}: {line.strip()}")
+    return found
+
+
+def test_no_run_script_names_a_folder_of_the_machine_it_ran_on():
+    """98a3949: results/runs23/*.sh and llc_192Mi_s23's run.sh cd into worktrees of session 23's machine; two
+    standard-run scripts' default interpreter was another worktree's."""
+    scripts = _scripts()
+    assert "results/runs23/run.sh" in scripts and "results/figures/llc_192Mi_s23/run.sh" in scripts
+    found = [line for name in scripts for line in _machine_paths(name)]
+    assert not found, "commands naming this machine's folders:\n" + "\n".join(found)
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not pathlib.Path("/usr/bin/time").exists(),
+                    reason="needs git and /usr/bin/time")
+@pytest.mark.parametrize("script, args, wanted", [
+    ("results/runs23/run.sh", ["CK"], ["--checkpoints CK", "--save results/runs23/after"]),
+    ("results/runs23/range.sh", [], ["--checkpoints results/checkpoints-xeon-16Mi", "nics[0].mmio_latency=50ns"]),
+    ("results/figures/llc_192Mi_s23/run.sh", ["ST", "OUT"], ["--store ST --outdir OUT", "--sweep llc-60c-192Mi "]),
+    ("results/figures/llc_192Mi_s23/compact_driver/run.sh", [],
+     ["--store results/sweeps --outdir results/figures-llc-192Mi-compact", "--only caches.llc.size=15728640"]),
+])
+def test_a_study_run_script_runs_from_a_clone_with_its_folders_as_arguments(tmp_path, script, args, wanted):
+    """Each script copied into a fresh repository at its own path and started from elsewhere runs its commands at
+    that repository's root, with the folders given (or defaults inside the repository); the interpreter is a stub
+    that records its working folder and arguments."""
+    # Never run a script that names the machine's folders: it would cd there and run the study for real (on
+    # 98a3949 the LLC script ran the 192 Mi study in the main checkout when this test was first tried on it).
+    assert not _machine_paths(script), _machine_paths(script)
+    clone = tmp_path / "clone"
+    (clone / script).parent.mkdir(parents=True)
+    shutil.copy(ROOT / script, clone / script)
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    stub = tmp_path / "python"
+    stub.write_text(f'#!/bin/sh\necho "$PWD $*" >> {tmp_path}/calls\n')
+    stub.chmod(0o755)
+    subprocess.run(["bash", str(clone / script), *args], cwd=tmp_path, check=True, capture_output=True,
+                   env={**os.environ, "PY": str(stub)})
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls and all(c.startswith(f"{clone.resolve()} ") for c in calls), calls
+    for w in wanted:
+        assert any(w in c for c in calls), (w, calls)
