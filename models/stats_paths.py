@@ -214,7 +214,7 @@ _ALL = [
         "scheduler_stall_cycles", "serialize_commit_wait_cycles", "serialize_drain_wait_cycles",
         "sq_occupancy_avg", "store_queue_stall_cycles", "stores", "system_ops", "uop_cache_lookups",
         "uop_cache_misses"), "a core's timing model (its private caches below it)", parent="socket"),
-    StatGroup("private_cache", "system.socket{socket}.core{core}.{cache}", _CACHE,
+    StatGroup("private_cache", "system.socket{socket}.core{core}.{cache}", _CACHE + ("page_walk_misses",),
               "a core's private cache: cache is l1i, l1d or l2", names=("cache",), parent="core"),
     StatGroup("prefetcher", "system.socket{socket}.core{core}.{cache}.prefetcher",
               ("issued", "useful", "late", "useless", "dropped", "throttled"),

@@ -146,6 +146,7 @@ METRICS = [
     ("l1d_load_miss_ivb", "L1D miss rate (IVB retired-load events)"),
     ("l2_rqsts_miss_rate", "L2 miss rate (IVB L2_RQSTS events)"),
     ("l1d_walk_reads_per_load", "L1D page-walk reads / retired load"),
+    ("l1d_walk_misses_per_load", "L1D page-walk read misses / retired load"),
     ("l1d_miss_rate_all", "L1D miss rate (+ sw prefetches)"),
     ("l2_miss_rate_all", "L2 miss rate (+ all prefetches)"),
     ("l2_miss_rate_l1pf", "L2 miss rate (demand + L1D hw pf)"),
