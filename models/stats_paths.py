@@ -217,7 +217,7 @@ _ALL = [
     StatGroup("private_cache", "system.socket{socket}.core{core}.{cache}", _CACHE + ("page_walk_misses",),
               "a core's private cache: cache is l1i, l1d or l2", names=("cache",), parent="core"),
     StatGroup("prefetcher", "system.socket{socket}.core{core}.{cache}.prefetcher",
-              ("issued", "useful", "late", "useless", "dropped", "throttled"),
+              ("issued", "useful", "late", "useless", "dropped", "throttled", "held_by_fence", "held_by_stores"),
               "a private cache's hardware prefetchers (Cache.prefetch): cache is l1d or l2", names=("cache",), parent="private_cache"),
     StatGroup("tlb", "system.socket{socket}.core{core}.{tlb}.{page}",
               ("accesses", "misses", "walks", "walk_cycles", "pte_reads"),

@@ -187,7 +187,7 @@ pub fn prefetcher() -> String {
     String::from("prefetcher.")
 }
 /// The counters the engine writes below `prefetcher`.
-pub const PREFETCHER_COUNTERS: &[&str] = &["issued", "useful", "late", "useless", "dropped", "throttled"];
+pub const PREFETCHER_COUNTERS: &[&str] = &["issued", "useful", "late", "useless", "dropped", "throttled", "held_by_fence", "held_by_stores"];
 
 /// `{tlb}.{page}.`: a core's TLB for one page size (Mmu): tlb is itlb, dtlb or stlb, page 4k or 2m (the STLB has no walks of its own). Below `core`'s prefix.
 pub fn tlb(tlb: &str, page: &str) -> String {

@@ -300,6 +300,13 @@ impl<M: MemPort> MemSystem<M> {
     fn core_walk(&mut self, req: &MemReq, mode: Mode) -> Tick {
         self.origin = if req.kind == AccessKind::Prefetch { Origin::SwPrefetch } else { Origin::Demand };
         if req.kind != AccessKind::Read || self.cores[req.requester as usize].l1d_pf.is_none() {
+            // A timed store to a core with L1D prefetchers counts toward their store-stream condition.
+            if req.kind == AccessKind::Write
+                && mode == Mode::Timed
+                && self.cores[req.requester as usize].l1d_pf.is_some()
+            {
+                self.l1d_saw_store(req.requester as usize);
+            }
             return self.core_walk_demand(req, mode);
         }
         self.core_walk_prefetching(req, mode)
