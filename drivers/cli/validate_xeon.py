@@ -353,7 +353,7 @@ def print_point(title: str, fig: dict[str, float], pub: dict[str, float], note: 
         sim = fig.get(key)
         ref = pub.get(key)
         err = ""
-        if ref is not None and sim is not None and ref != 0:
+        if ref is not None and sim is not None and ref != 0 and sim == sim:     # an n/a (NaN) figure has no error
             err = f"{(sim - ref) / ref * 100:+.1f}%"
         ref_text = fmt(ref)
         if key == "p95_us" and pub.get("p95_bound"):

@@ -113,13 +113,13 @@ def walk_reads(s: Stats, get: Getter, core: str) -> float:
 
 def walk_misses(s: Stats, core: str) -> float:
     """The L1D misses of the core's page-walk reads (`l1d.page_walk_misses`): 0 only for a core that reports no TLB
-    (nothing walked); a core with TLBs whose run lacks the counter (an engine from before it) is an error."""
+    (nothing walked); NaN for a core with TLBs whose run lacks the counter (a run saved by an engine from before it:
+    the rates that need it print n/a, never the read misses as if no walk had missed)."""
     key = f"{core}.l1d.page_walk_misses"
     if key in s:
         return s[key]
     if any(k.startswith(f"{core}.{tlb}.") for k in s for tlb in ("dtlb", "itlb")):
-        raise KeyError(f"{key!r} is missing while the core has TLBs (a run from before the counter): a missing "
-                       "counter is an error, not a zero")
+        return float("nan")
     return 0.0
 
 
