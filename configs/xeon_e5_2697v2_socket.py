@@ -62,8 +62,11 @@ MISPREDICT_PENALTY = 14
 # How many stores in a row make "a continuous stream" is not published: 4, assumed (a 4-wide core's commit group of
 # stores with no load among them), a value not chosen from the rows it moves. "Not many other load misses" stays off
 # (max_misses_in_flight: no published number; session 18's sensitivity in results/validation/xeon_notes.md).
+# The same sentence: prefetching "is triggered by load operations"; the page walker's reads of page-table entries go
+# through the L1D but are no load operations, so they neither trigger nor train these two (trained_by_page_walks).
 L1D_PREFETCH_HOLD_DURING_FENCE = True
 L1D_PREFETCH_STORE_STREAM = 4
+L1D_PREFETCH_TRAINED_BY_PAGE_WALKS = False
 
 
 def core() -> Core:
@@ -99,7 +102,8 @@ def caches(cores: int) -> CacheHierarchy:
         l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=10,      # 32 KB, 8-way (spec); 10 fill buffers (spec)
                   prefetch=Prefetcher(next_line=True, ip_stride=True,   # Ivy Bridge's two L1D prefetchers, with
                                       hold_during_fence=L1D_PREFETCH_HOLD_DURING_FENCE,  # their issue conditions
-                                      hold_after_stores=L1D_PREFETCH_STORE_STREAM)),     # (above)
+                                      hold_after_stores=L1D_PREFETCH_STORE_STREAM,       # (above)
+                                      trained_by_page_walks=L1D_PREFETCH_TRAINED_BY_PAGE_WALKS)),
         l2_enabled=True,
         l2=Cache(size="256KiB", assoc=8, hit_latency=12, mshrs=16,     # 256 KB, 8-way (spec); 12 cycles, 16 MSHRs
                  prefetch=Prefetcher(streamer=True, adjacent_line=True)),  # assumed; its streamer and spatial

@@ -66,6 +66,11 @@ class Prefetcher(SimObject):
                                     "is not a continuous stream of stores' among the L1D prefetchers' issue "
                                     "conditions; how many stores make a stream is not published, so a value here "
                                     "is assumed; 0: stores hold nothing back", min=0, max=1024)
+    trained_by_page_walks = Param.Bool(True, "these prefetchers see the page walker's reads of page-table entries "
+                                       "(which read through the L1D): on, a PTE read trains and triggers them as a "
+                                       "load does; off, it is not shown to them (Intel's manual: L1D data "
+                                       "prefetching 'is triggered by load operations', and a walk's read is no load "
+                                       "operation)")
     trained_by_non_temporal = Param.Bool(False, "these prefetchers see non-temporal accesses (a software NTA "
                                          "prefetch, not allocated in the L2): off, an NTA prefetch neither trains "
                                          "the streamer nor triggers the adjacent-line prefetcher (Intel's manual: "

@@ -42,6 +42,7 @@ def test_platforms_turn_translation_and_prefetchers_on_where_they_say():
     # The L1D prefetchers' issue conditions (Intel's manual, Sandy Bridge's "Data Prefetch to L1 Data Cache"): the
     # fence as stated, the store stream at its assumed run; the L2's prefetchers are not held by either.
     assert caches.l1d.prefetch.hold_during_fence and caches.l1d.prefetch.hold_after_stores == 4
+    assert not caches.l1d.prefetch.trained_by_page_walks, "triggered by load operations: a PTE read is none"
     assert not caches.l2.prefetch.hold_during_fence and caches.l2.prefetch.hold_after_stores == 0
     assert brps_target_socket.core().mmu.enabled, "the target's TLBs: an assumption (Ivy Bridge's)"
     target = brps_target_socket.caches(2)

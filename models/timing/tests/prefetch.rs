@@ -326,3 +326,25 @@ fn the_core_says_a_load_issues_under_a_fence_only_while_the_fence_is_in_flight()
     assert!(t[2].issue > t[1].commit);
     assert_eq!(said, Vec::<bool>::new());
 }
+
+#[test]
+fn page_walk_reads_trigger_the_l1d_prefetchers_only_where_they_are_trained_by_walks() {
+    // Two PTE reads of line 11, the second at a higher offset (the next-line trigger, were they loads), then a load.
+    let walk_reads = |m: &mut MemSystem<FixedLatency>| {
+        kvsim_timing::tlb::pte_read(m, 0, PAGE + 11 * 64, 0);
+        kvsim_timing::tlb::pte_read(m, 0, PAGE + 11 * 64 + 8, APART);
+    };
+    let mut m = system(Prefetcher { next_line: true, ..Prefetcher::default() }, Prefetcher::default());
+    walk_reads(&mut m);
+    assert!(m.cores[0].l1d.contains(line(12)), "trained by walks (the default): the walk's reads fetch line 12");
+    let untrained = Prefetcher { next_line: true, trained_by_page_walks: false, ..Prefetcher::default() };
+    let mut m = system(untrained.clone(), Prefetcher::default());
+    walk_reads(&mut m);
+    assert!(!m.cores[0].l1d.contains(line(12)), "not trained by walks: PTE reads are no loads, nothing sent");
+    assert_eq!(stats(&m).get("c.l1d.prefetcher.issued"), Some(0.0));
+    // Nor do they train it: a load of line 11 after them is a first load of the line, not a second.
+    read(&mut m, PAGE + 11 * 64 + 16, 2 * APART);
+    assert!(!m.cores[0].l1d.contains(line(12)));
+    read(&mut m, PAGE + 11 * 64 + 24, 3 * APART);
+    assert!(m.cores[0].l1d.contains(line(12)), "two loads: the next line");
+}

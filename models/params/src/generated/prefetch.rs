@@ -29,6 +29,8 @@ pub struct Prefetcher {
     pub hold_during_fence: bool,
     /// these prefetchers send nothing for a load that follows at least this many of the core's stores in a row (no load between): Intel's manual lists 'there is not a continuous stream of stores' among the L1D prefetchers' issue conditions; how many stores make a stream is not published, so a value here is assumed; 0: stores hold nothing back
     pub hold_after_stores: u64,
+    /// these prefetchers see the page walker's reads of page-table entries (which read through the L1D): on, a PTE read trains and triggers them as a load does; off, it is not shown to them (Intel's manual: L1D data prefetching 'is triggered by load operations', and a walk's read is no load operation)
+    pub trained_by_page_walks: bool,
     /// these prefetchers see non-temporal accesses (a software NTA prefetch, not allocated in the L2): off, an NTA prefetch neither trains the streamer nor triggers the adjacent-line prefetcher (Intel's manual: they watch loads, stores, hardware prefetches and lines filled into the L2)
     pub trained_by_non_temporal: bool,
 }
@@ -49,6 +51,7 @@ impl Default for Prefetcher {
             max_misses_in_flight: 0,
             hold_during_fence: false,
             hold_after_stores: 0,
+            trained_by_page_walks: true,
             trained_by_non_temporal: false,
         }
     }

@@ -24,7 +24,9 @@
 //! (`hold_during_fence`: the core says when a load issues under one, `MemPort::fence_in_flight`) and the store stream
 //! (`hold_after_stores`: the core's stores since its last load, as this cache sees them) are per platform. Only timed
 //! accesses are held back: warming fills as before. The Core microarchitecture's list (the manual's earlier chapter)
-//! adds "or lock" and "the bus is not very busy"; Sandy Bridge's list has neither, so neither is modelled.
+//! adds "or lock" and "the bus is not very busy"; Sandy Bridge's list has neither, so neither is modelled. "Triggered
+//! by load operations": a page walk's PTE read (through the L1D, but no load) is shown to them only where
+//! `trained_by_page_walks` is on (`prefetch_fill.rs`).
 //!
 //! A non-temporal access (a software NTA prefetch, which the L2 does not allocate) is not shown to a cache's
 //! prefetchers unless `trained_by_non_temporal` is on (`watches`): Intel's streamer monitors loads, stores and
@@ -108,6 +110,7 @@ pub struct Prefetchers {
     last_offset: u64,
     hold_during_fence: bool,
     hold_after_stores: u32,
+    trained_by_page_walks: bool,
     /// The core's stores since its last load that these prefetchers saw (saturating).
     store_run: u32,
     /// Whether the core's latest load issued while one of its fences was in flight (`MemPort::fence_in_flight`).
@@ -158,6 +161,7 @@ impl Prefetchers {
             last_offset: 0,
             hold_during_fence: p.hold_during_fence,
             hold_after_stores: p.hold_after_stores as u32,
+            trained_by_page_walks: p.trained_by_page_walks,
             store_run: 0,
             fence_in_flight: false,
         })
@@ -186,6 +190,12 @@ impl Prefetchers {
         } else {
             None
         }
+    }
+
+    /// Whether these prefetchers see the page walker's reads (`Prefetcher.trained_by_page_walks`).
+    #[inline]
+    pub fn trained_by_page_walks(&self) -> bool {
+        self.trained_by_page_walks
     }
 
     /// Whether these prefetchers see an access (`non_temporal`: one the cache does not allocate).

@@ -19,7 +19,11 @@ impl<M: MemPort> MemSystem<M> {
         let done = self.core_walk_demand(req, mode);
         let miss = self.cores[core].l1d.stats.misses != misses;
         self.origin = Origin::HwPrefetch;
-        self.l1d_prefetch(core, req.addr, req.addr >> self.line_shift, miss, req.time, mode);
+        // A page walk's PTE read is shown to the prefetchers only if they are trained by walks (it is no load).
+        let p = &self.cores[core];
+        if !p.walking || p.l1d_pf.as_ref().is_some_and(|pf| pf.trained_by_page_walks()) {
+            self.l1d_prefetch(core, req.addr, req.addr >> self.line_shift, miss, req.time, mode);
+        }
         done
     }
 
