@@ -55,6 +55,19 @@ UOP_CACHE_WINDOW, UOP_CACHE_WINDOW_WAYS = 32, 3
 # CPUs); his "slightly more" for targets outside it has no number, so it is not added.
 MISPREDICT_PENALTY = 14
 
+# When the L1D's two prefetchers may send what they name. Intel's optimization manual, Sandy Bridge microarchitecture
+# (Ivy Bridge keeps it), "Data Prefetching" > "Data Prefetch to L1 Data Cache": prefetching "is triggered by load
+# operations when the following conditions are met: ... No fence is in progress in the pipeline. Not many other load
+# misses are in progress. There is not a continuous stream of stores." The fence (hold_during_fence) is on as stated.
+# How many stores in a row make "a continuous stream" is not published: 4, assumed (a 4-wide core's commit group of
+# stores with no load among them), a value not chosen from the rows it moves. "Not many other load misses" stays off
+# (max_misses_in_flight: no published number; session 18's sensitivity in results/validation/xeon_notes.md).
+# The same sentence: prefetching "is triggered by load operations"; the page walker's reads of page-table entries go
+# through the L1D but are no load operations, so they neither trigger nor train these two (trained_by_page_walks).
+L1D_PREFETCH_HOLD_DURING_FENCE = True
+L1D_PREFETCH_STORE_STREAM = 4
+L1D_PREFETCH_TRAINED_BY_PAGE_WALKS = False
+
 
 def core() -> Core:
     # 4-wide out of order, ROB 168, LQ 64, SQ 36 (spec: Ivy Bridge facts); the scheduler, the integer rename
@@ -87,7 +100,10 @@ def caches(cores: int) -> CacheHierarchy:
     return CacheHierarchy(
         l1i=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=4),      # 32 KB, 8-way (spec); 4 cycles, 4 MSHRs assumed
         l1d=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=10,      # 32 KB, 8-way (spec); 10 fill buffers (spec)
-                  prefetch=Prefetcher(next_line=True, ip_stride=True)),  # Ivy Bridge's two L1D prefetchers
+                  prefetch=Prefetcher(next_line=True, ip_stride=True,   # Ivy Bridge's two L1D prefetchers, with
+                                      hold_during_fence=L1D_PREFETCH_HOLD_DURING_FENCE,  # their issue conditions
+                                      hold_after_stores=L1D_PREFETCH_STORE_STREAM,       # (above)
+                                      trained_by_page_walks=L1D_PREFETCH_TRAINED_BY_PAGE_WALKS)),
         l2_enabled=True,
         l2=Cache(size="256KiB", assoc=8, hit_latency=12, mshrs=16,     # 256 KB, 8-way (spec); 12 cycles, 16 MSHRs
                  prefetch=Prefetcher(streamer=True, adjacent_line=True)),  # assumed; its streamer and spatial

@@ -56,6 +56,21 @@ class Prefetcher(SimObject):
                                        "(Intel's manual lists 'not many other load misses are in progress' among the "
                                        "L1D prefetchers' issue conditions; how many is not published: a value here "
                                        "is assumed); 0: whenever an MSHR is free", min=0, max=256)
+    hold_during_fence = Param.Bool(False, "these prefetchers send nothing for a load that issues while a fence of "
+                                   "the core is in flight (dispatched, not yet committed): Intel's manual lists "
+                                   "'no fence is in progress in the pipeline' among the L1D prefetchers' issue "
+                                   "conditions (Sandy Bridge's 'Data Prefetch to L1 Data Cache'); off: fences "
+                                   "hold nothing back")
+    hold_after_stores = Param.Count(0, "these prefetchers send nothing for a load that follows at least this many "
+                                    "of the core's stores in a row (no load between): Intel's manual lists 'there "
+                                    "is not a continuous stream of stores' among the L1D prefetchers' issue "
+                                    "conditions; how many stores make a stream is not published, so a value here "
+                                    "is assumed; 0: stores hold nothing back", min=0, max=1024)
+    trained_by_page_walks = Param.Bool(True, "these prefetchers see the page walker's reads of page-table entries "
+                                       "(which read through the L1D): on, a PTE read trains and triggers them as a "
+                                       "load does; off, it is not shown to them (Intel's manual: L1D data "
+                                       "prefetching 'is triggered by load operations', and a walk's read is no load "
+                                       "operation)")
     trained_by_non_temporal = Param.Bool(False, "these prefetchers see non-temporal accesses (a software NTA "
                                          "prefetch, not allocated in the L2): off, an NTA prefetch neither trains "
                                          "the streamer nor triggers the adjacent-line prefetcher (Intel's manual: "

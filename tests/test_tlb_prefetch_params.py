@@ -39,10 +39,16 @@ def test_platforms_turn_translation_and_prefetchers_on_where_they_say():
     assert caches.l1d.prefetch.next_line and caches.l1d.prefetch.ip_stride
     assert caches.l2.prefetch.streamer and caches.l2.prefetch.adjacent_line
     assert not caches.l2.prefetch.trained_by_non_temporal, "MICA's prefetchnta lines do not train the L2's (manual)"
+    # The L1D prefetchers' issue conditions (Intel's manual, Sandy Bridge's "Data Prefetch to L1 Data Cache"): the
+    # fence as stated, the store stream at its assumed run; the L2's prefetchers are not held by either.
+    assert caches.l1d.prefetch.hold_during_fence and caches.l1d.prefetch.hold_after_stores == 4
+    assert not caches.l1d.prefetch.trained_by_page_walks, "triggered by load operations: a PTE read is none"
+    assert not caches.l2.prefetch.hold_during_fence and caches.l2.prefetch.hold_after_stores == 0
     assert brps_target_socket.core().mmu.enabled, "the target's TLBs: an assumption (Ivy Bridge's)"
     target = brps_target_socket.caches(2)
     assert not any(getattr(c.prefetch, k) for c in (target.l1d, target.llc)
-                   for k in ("next_line", "ip_stride", "streamer", "adjacent_line")), "no prefetchers on the target"
+                   for k in ("next_line", "ip_stride", "streamer", "adjacent_line", "hold_during_fence",
+                             "hold_after_stores")), "no prefetchers (nor their conditions) on the target"
 
 
 @pytest.mark.parametrize("make, message", [
@@ -55,6 +61,8 @@ def test_platforms_turn_translation_and_prefetchers_on_where_they_say():
     (lambda: Prefetcher(streamer_degree=9), "streamer_degree"),
     (lambda: Prefetcher(ip_stride_degree=0), "ip_stride_degree"),
     (lambda: Prefetcher(streamer_distance=64), "streamer_distance"),
+    (lambda: Prefetcher(hold_after_stores=-1), "hold_after_stores"),
+    (lambda: Prefetcher(hold_after_stores=1025), "hold_after_stores"),
     (lambda: Cache(mshrs=10, prefetch=Prefetcher(next_line=True, max_misses_in_flight=11)),
      "max_misses_in_flight = 11 exceeds the cache's 10 MSHRs"),
 ])

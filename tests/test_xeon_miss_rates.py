@@ -1,5 +1,7 @@
 """The miss rates the Xeon validation compares: each stated with the events it stands for and the counters forming
 it, each the events' ratio where the counters allow, a missing counter an error, never a zero."""
+import math
+
 import pytest
 
 from drivers.cli import validate_xeon as vx
@@ -12,6 +14,7 @@ def counters(**values: float) -> dict[str, float]:
     """One core's counters (`values` replace some; a value of None removes the counter)."""
     c = {"loads": 60.0, "prefetches": 30.0, "atomics": 10.0,
          "l1d.demand_misses": 4.0, "l1d.demand_accesses": 100.0, "l1d.misses": 12.0, "l1d.read_misses": 9.0,
+         "l1d.page_walk_misses": 2.0,
          "l1d.prefetcher.issued": 8.0, "l1d.prefetcher.useful": 2.0,
          "dtlb.4k.pte_reads": 3.0, "dtlb.2m.pte_reads": 2.0, "itlb.4k.pte_reads": 1.0, "itlb.2m.pte_reads": 0.0,
          "dtlb.4k.accesses": 90.0,
@@ -31,8 +34,9 @@ def test_each_candidate_is_the_events_ratio_over_retired_load_uops():
     retired = 60 + 30 + 10              # MEM_UOPS_RETIRED.ALL_LOADS: loads, software prefetches, atomics
     assert r["l1d_miss_rate"] == 4 / 100
     assert r["l1d_fills_per_load"] == (12 + 8) / retired        # L1D.REPLACEMENT: misses and prefetcher fills
-    assert r["l1d_load_miss_ivb"] == 9 / retired
+    assert r["l1d_load_miss_ivb"] == (9 - 2) / retired          # the walker's 2 read misses are no loads'
     assert r["l1d_walk_reads_per_load"] == (3 + 2 + 1 + 0) / retired
+    assert r["l1d_walk_misses_per_load"] == 2 / retired
     assert r["l2_miss_rate"] == 3 / 12
     assert r["l2_rqsts_miss_rate"] == (10 + 2 + 8) / (40 + 8)
 
@@ -68,8 +72,9 @@ def test_every_compared_rate_is_defined_in_the_printed_note():
         assert d.key in note and d.counters in note and d.events in note
         assert (f"differs: {d.differs}" in note) if d.differs else True
         assert vx.MISS_RATES[d.key] == (0.015 if d.level == "l1d" else 0.32)
-    # The upper bounds say what the model lacks.
-    assert "missing: the L1D's walk-read misses" in note and "PF_HIT" in note
+    # The bounds say what the model lacks; the IVB rate takes the walker's misses out (no longer a bound by them).
+    assert "missing: its read part" in note and "PF_HIT" in note
+    assert "l1d.read_misses - l1d.page_walk_misses" in note and "walk-read misses" not in note
     assert "NOT established" in note
 
 
@@ -98,3 +103,15 @@ def test_a_run_none_of_whose_cores_report_is_an_error_not_n_a_rates():
     # Every core path filtered out (a stats file of another platform's numbering, or none): no rate is n/a silently.
     with pytest.raises(KeyError, match="no core of the run"):
         mr.rates({"client.throughput_mrps": 1.0}, [CORE], has_l2=False)
+
+
+def test_the_walkers_misses_are_zero_only_for_a_core_without_tlbs():
+    # A core without TLBs walks nothing: no counter, nothing taken out.
+    no_mmu = {k: v for k, v in counters().items() if ".dtlb." not in k and ".itlb." not in k
+              and not k.endswith("page_walk_misses")}
+    assert mr.rates(no_mmu, [CORE], has_l2=True)["l1d_load_miss_ivb"] == 9 / 100
+    # A core with TLBs saved by an engine before the counter: those two rows n/a (the rest of the table stands), not
+    # the read misses as if no walk had missed.
+    old = mr.rates(counters(l1d__page_walk_misses=None), [CORE], has_l2=True)
+    assert math.isnan(old["l1d_load_miss_ivb"]) and math.isnan(old["l1d_walk_misses_per_load"])
+    assert old["l1d_fills_per_load"] == (12 + 8) / 100

@@ -146,6 +146,7 @@ METRICS = [
     ("l1d_load_miss_ivb", "L1D miss rate (IVB retired-load events)"),
     ("l2_rqsts_miss_rate", "L2 miss rate (IVB L2_RQSTS events)"),
     ("l1d_walk_reads_per_load", "L1D page-walk reads / retired load"),
+    ("l1d_walk_misses_per_load", "L1D page-walk read misses / retired load"),
     ("l1d_miss_rate_all", "L1D miss rate (+ sw prefetches)"),
     ("l2_miss_rate_all", "L2 miss rate (+ all prefetches)"),
     ("l2_miss_rate_l1pf", "L2 miss rate (demand + L1D hw pf)"),
@@ -352,7 +353,7 @@ def print_point(title: str, fig: dict[str, float], pub: dict[str, float], note: 
         sim = fig.get(key)
         ref = pub.get(key)
         err = ""
-        if ref is not None and sim is not None and ref != 0:
+        if ref is not None and sim is not None and ref != 0 and sim == sim:     # an n/a (NaN) figure has no error
             err = f"{(sim - ref) / ref * 100:+.1f}%"
         ref_text = fmt(ref)
         if key == "p95_us" and pub.get("p95_bound"):

@@ -48,11 +48,10 @@ DEFINITIONS = [
              "walker reads through the L1D, as the model's)", ""),
     MissRate("l1d_load_miss_ivb", "l1d", "MEM_LOAD_UOPS_RETIRED.L1_MISS / MEM_UOPS_RETIRED.ALL_LOADS (D1H/08H over "
              "D0H/81H: retired loads that missed the L1D per retired load; a load finding its line in flight is "
-             "HIT_LFB, not a miss)", f"l1d.read_misses / ({RETIRED_LOADS})",
-             "an upper bound: l1d.read_misses also holds the L1D misses of page-walk reads, which are no retired "
-             "loads, and the model has no counter of those misses alone (missing: the L1D's walk-read misses; the "
-             "walks' reads, pte_reads, bound them: row 'L1D page-walk reads / retired load'); an atomic's miss is a "
-             "write miss in the model (missing: its read part), a LOCK_LOADS miss on Ivy Bridge"),
+             "HIT_LFB, not a miss)", f"(l1d.read_misses - l1d.page_walk_misses) / ({RETIRED_LOADS}) (the page "
+             "walker's PTE reads, which are no retired loads, taken out of the read misses)",
+             "a lower bound by the atomics' misses only: an atomic's miss is a write miss in the model (missing: its "
+             "read part), a LOCK_LOADS miss on Ivy Bridge"),
     MissRate("l2_miss_rate", "l2", "none: a simulator's demand ratio", "l2.demand_misses / l2.demand_accesses "
              "(the L1D's and L1I's demand misses and page-walk reads reaching the L2; prefetches left out)", ""),
     MissRate("l2_rqsts_miss_rate", "l2", "L2_RQSTS misses / references (24H: demand data reads incl. L1D hardware "
@@ -112,9 +111,22 @@ def walk_reads(s: Stats, get: Getter, core: str) -> float:
     return sum(get(f"{tlb}.pte_reads") for tlb in tlbs)
 
 
+def walk_misses(s: Stats, core: str) -> float:
+    """The L1D misses of the core's page-walk reads (`l1d.page_walk_misses`): 0 only for a core that reports no TLB
+    (nothing walked); NaN for a core with TLBs whose run lacks the counter (a run saved by an engine from before it:
+    the rates that need it print n/a, never the read misses as if no walk had missed)."""
+    key = f"{core}.l1d.page_walk_misses"
+    if key in s:
+        return s[key]
+    if any(k.startswith(f"{core}.{tlb}.") for k in s for tlb in ("dtlb", "itlb")):
+        return float("nan")
+    return 0.0
+
+
 def rates(s: Stats, cores: list[str], has_l2: bool) -> dict[str, float]:
-    """Every candidate of DEFINITIONS, averaged over `cores` (the L2's n/a where the cores have no L2), and the bound
-    of the retired-load rate's overcount (`l1d_walk_reads_per_load`)."""
+    """Every candidate of DEFINITIONS, averaged over `cores` (the L2's n/a where the cores have no L2), and the page
+    walker's L1D traffic per retired load beside them: its reads (`l1d_walk_reads_per_load`) and their misses, which
+    the IVB rate leaves out (`l1d_walk_misses_per_load`)."""
     nan = float("nan")
     # The cores the run has: `cores` may name paths of both numberings (restarting on each socket, or running on);
     # a core that reports anything must report every counter a rate reads.
@@ -126,8 +138,10 @@ def rates(s: Stats, cores: list[str], has_l2: bool) -> dict[str, float]:
                                      lambda g, c: g("l1d.demand_accesses")),
         "l1d_fills_per_load": _core_ratio(s, cores, lambda g, c: g("l1d.misses") + prefetcher_issued(s, c, "l1d"),
                                           retired_loads),
-        "l1d_load_miss_ivb": _core_ratio(s, cores, lambda g, c: g("l1d.read_misses"), retired_loads),
+        "l1d_load_miss_ivb": _core_ratio(s, cores, lambda g, c: g("l1d.read_misses") - walk_misses(s, c),
+                                         retired_loads),
         "l1d_walk_reads_per_load": _core_ratio(s, cores, lambda g, c: walk_reads(s, g, c), retired_loads),
+        "l1d_walk_misses_per_load": _core_ratio(s, cores, lambda g, c: walk_misses(s, c), retired_loads),
         "l2_miss_rate": nan, "l2_rqsts_miss_rate": nan,
     }
     if has_l2:

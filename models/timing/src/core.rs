@@ -231,6 +231,11 @@ pub struct Core {
     commit_slots: u32,
     last_issue: u64,
     serialize_until: u64,
+    /// The commit cycle of the youngest fence so far: a younger load issuing before it issues under the fence (the
+    /// L1D prefetchers' "no fence in progress" condition; an older load is timed before the fence is seen).
+    fence_until: u64,
+    /// What the memory system was last told of that (`MemPort::fence_in_flight`, said only on a change).
+    fence_told: bool,
     last_store_release: u64,
 
     rob: Vec<u64>,
@@ -324,6 +329,8 @@ impl Core {
             commit_slots: 0,
             last_issue: 0,
             serialize_until: 0,
+            fence_until: 0,
+            fence_told: false,
             last_store_release: 0,
             rob: vec![0; p.rob_entries as usize],
             rob_pos: 0,
@@ -823,6 +830,9 @@ impl Core {
         self.commit_slots += 1;
         if serializing {
             self.serialize_until = c;
+        }
+        if class == InstClass::Fence {
+            self.fence_until = c;
         }
         self.rob[self.rob_pos] = c;
         self.rob_pos = if self.rob_pos + 1 == self.rob.len() { 0 } else { self.rob_pos + 1 };

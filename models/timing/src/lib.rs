@@ -94,6 +94,14 @@ pub trait MemPort {
     /// nothing else needs it).
     #[inline]
     fn set_pc(&mut self, _requester: u16, _pc: u64) {}
+    /// Whether the core `requester`'s next loads issue while one of its fences is in flight (dispatched, not yet
+    /// committed): the L1D's prefetchers may hold back (`Prefetcher.hold_during_fence`). Said only on a change.
+    #[inline]
+    fn fence_in_flight(&mut self, _requester: u16, _on: bool) {}
+    /// The core `requester`'s page walker starts (`on`) or ends its read of a page-table entry: the accesses
+    /// between are that read (the caches count its misses apart, `page_walk_misses`; nothing else needs it).
+    #[inline]
+    fn page_walk(&mut self, _requester: u16, _on: bool) {}
     /// Append this model's statistics, each name prefixed with `prefix` (e.g. "system.mem.").
     /// `now` is the simulated time the run reached, for rates and bandwidths.
     fn stats(&self, _prefix: &str, _now: Tick, _out: &mut StatSink) {}

@@ -524,7 +524,11 @@ fn table_entry(table_base: u64, level: u32, va: u64) -> u64 {
 }
 
 /// A page-table read as a core's load through `mem` (the walk's reads go through the L1D, as Intel's page walker
-/// does); returns when its data arrives.
+/// does); returns when its data arrives. Marked as the walker's (`MemPort::page_walk`): a PTE read is no retired
+/// load, so the caches count its misses apart (Ivy Bridge's MEM_LOAD_UOPS_RETIRED.L1_MISS leaves them out).
 pub fn pte_read<M: MemPort + ?Sized>(mem: &mut M, core: u16, addr: u64, t: Tick) -> Tick {
-    mem.access(&MemReq::new(addr, AccessKind::Read, core, t))
+    mem.page_walk(core, true);
+    let done = mem.access(&MemReq::new(addr, AccessKind::Read, core, t));
+    mem.page_walk(core, false);
+    done
 }

@@ -216,3 +216,135 @@ fn with_too_many_misses_in_flight_the_l1d_prefetchers_send_nothing() {
     assert_eq!((s.get("c.l1d.prefetcher.throttled"), s.get("c.l1d.prefetcher.issued")), (Some(1.0), Some(1.0)));
     assert_eq!(s.get("c.l1d.prefetcher.dropped"), Some(0.0), "not counted as every MSHR busy");
 }
+
+fn write(m: &mut MemSystem<FixedLatency>, addr: u64, t: u64) -> u64 {
+    m.access(&MemReq::new(addr, AccessKind::Write, 0, t))
+}
+
+/// Two loads of line 11 (the second ascending: the next-line prefetcher names line 12) with `stores` stores to
+/// another page between them.
+fn ascending_after_stores(m: &mut MemSystem<FixedLatency>, stores: u64) {
+    read(m, PAGE + 11 * 64, 0);
+    for k in 0..stores {
+        write(m, 0x80_0000 + k * 8, (1 + k) * APART);
+    }
+    read(m, PAGE + 11 * 64 + 8, (2 + stores) * APART);
+}
+
+#[test]
+fn after_a_stream_of_stores_the_l1d_prefetchers_send_nothing() {
+    // Intel's "there is not a continuous stream of stores", as a run of 3 stores with no load between.
+    let held = Prefetcher { next_line: true, hold_after_stores: 3, ..Prefetcher::default() };
+    let mut m = system(Prefetcher { next_line: true, ..Prefetcher::default() }, Prefetcher::default());
+    ascending_after_stores(&mut m, 3);
+    assert!(m.cores[0].l1d.contains(line(12)), "the condition off: sent");
+    assert_eq!(stats(&m).get("c.l1d.prefetcher.held_by_stores"), Some(0.0), "off: nothing held, counted 0");
+    let mut m = system(held.clone(), Prefetcher::default());
+    ascending_after_stores(&mut m, 3);
+    assert!(!m.cores[0].l1d.contains(line(12)), "three stores in a row before the load: held back");
+    let s = stats(&m);
+    assert_eq!((s.get("c.l1d.prefetcher.held_by_stores"), s.get("c.l1d.prefetcher.issued")), (Some(1.0), Some(0.0)));
+    // Two stores are no stream; and a load ends a run: the stores before it do not count for the next load.
+    let mut m = system(held.clone(), Prefetcher::default());
+    ascending_after_stores(&mut m, 2);
+    assert!(m.cores[0].l1d.contains(line(12)), "two stores: sent");
+    let mut m = system(held.clone(), Prefetcher::default());
+    for k in 0..3 {
+        write(&mut m, 0x80_0000 + k * 8, k * APART);
+    }
+    ascending_after_stores(&mut m, 0);
+    assert!(m.cores[0].l1d.contains(line(12)), "the stores came before the first load of the line: sent");
+    assert_eq!(stats(&m).get("c.l1d.prefetcher.held_by_stores"), Some(0.0));
+}
+
+#[test]
+fn while_a_fence_is_in_flight_the_l1d_prefetchers_send_nothing() {
+    // Intel's "no fence is in progress in the pipeline": the core says when its loads issue under a fence.
+    let held = Prefetcher { next_line: true, hold_during_fence: true, ..Prefetcher::default() };
+    let ascending = |m: &mut MemSystem<FixedLatency>, k: u64, t: u64| {
+        read(m, PAGE + k * 64, t);
+        read(m, PAGE + k * 64 + 8, t + APART);
+    };
+    let mut m = system(Prefetcher { next_line: true, ..Prefetcher::default() }, Prefetcher::default());
+    m.fence_in_flight(0, true);
+    ascending(&mut m, 11, 0);
+    assert!(m.cores[0].l1d.contains(line(12)), "the condition off: sent under the fence");
+    let mut m = system(held.clone(), Prefetcher::default());
+    m.fence_in_flight(0, true);
+    ascending(&mut m, 11, 0);
+    assert!(!m.cores[0].l1d.contains(line(12)), "under a fence: held back");
+    m.fence_in_flight(0, false);
+    ascending(&mut m, 21, 3 * APART);
+    assert!(m.cores[0].l1d.contains(line(22)), "the fence done: sent");
+    let s = stats(&m);
+    assert_eq!((s.get("c.l1d.prefetcher.held_by_fence"), s.get("c.l1d.prefetcher.issued")), (Some(1.0), Some(1.0)));
+    assert_eq!(s.get("c.l1d.prefetcher.held_by_stores"), Some(0.0));
+}
+
+/// A memory that answers every access 40 ns after it is asked and records what the core says of its fences.
+struct FenceRecorder {
+    mem: FixedLatency,
+    said: Vec<bool>,
+}
+
+impl MemPort for FenceRecorder {
+    fn access(&mut self, req: &MemReq) -> u64 {
+        self.mem.access(req)
+    }
+    fn fence_in_flight(&mut self, _requester: u16, on: bool) {
+        self.said.push(on);
+    }
+}
+
+#[test]
+fn the_core_says_a_load_issues_under_a_fence_only_while_the_fence_is_in_flight() {
+    use kvsim_params::Core as CoreParams;
+    use kvsim_timing::core::{Core, L1Latencies};
+    use kvsim_timing::inst::{InstClass, InstInfo};
+    use kvsim_timing::synth::{core_params, load, op};
+    // A load that misses (100 cycles), a fence after it (committing after the miss), a younger independent load,
+    // then loads after the fence has committed.
+    let fence = InstInfo { tso_implied: true, ..op(0x1004, InstClass::Fence, 0, 0, 0) };
+    let prog = [load(0x1000, 5, 0, 0x9_0000), fence, load(0x1008, 6, 0, 0xA_0000)];
+    let run = |p: &CoreParams| {
+        let mut core = Core::new(0, p, L1Latencies { l1i: 4, l1d: 4 }, 64);
+        let mut mem = FenceRecorder { mem: FixedLatency::new(40_000), said: Vec::new() };
+        let t: Vec<_> = prog.iter().map(|i| core.step(i, &mut mem)).collect();
+        // Two loads, each waiting for the one before (x6, then x7): the second issues long after the fence.
+        core.step(&load(0x100c, 7, 6, 0xB_0000), &mut mem);
+        let late = core.step(&load(0x1010, 8, 7, 0xC_0000), &mut mem);
+        (t, late, mem.said)
+    };
+    // A TSO core runs the implied fence as an ALU operation: the younger load issues before the fence commits,
+    // under it; the late load issues after it: the core says so once each way.
+    let (t, late, said) = run(&CoreParams { tso_fences: true, ..core_params() });
+    assert!(t[2].issue < t[1].commit, "the younger load issues while the fence is in flight");
+    assert!(late.issue >= t[1].commit);
+    assert_eq!(said, vec![true, false], "the younger load under the fence, the late load after it");
+    // A serialising fence holds the younger load's dispatch until it commits: no load issues under it.
+    let (t, _, said) = run(&core_params());
+    assert!(t[2].issue > t[1].commit);
+    assert_eq!(said, Vec::<bool>::new());
+}
+
+#[test]
+fn page_walk_reads_trigger_the_l1d_prefetchers_only_where_they_are_trained_by_walks() {
+    // Two PTE reads of line 11, the second at a higher offset (the next-line trigger, were they loads), then a load.
+    let walk_reads = |m: &mut MemSystem<FixedLatency>| {
+        kvsim_timing::tlb::pte_read(m, 0, PAGE + 11 * 64, 0);
+        kvsim_timing::tlb::pte_read(m, 0, PAGE + 11 * 64 + 8, APART);
+    };
+    let mut m = system(Prefetcher { next_line: true, ..Prefetcher::default() }, Prefetcher::default());
+    walk_reads(&mut m);
+    assert!(m.cores[0].l1d.contains(line(12)), "trained by walks (the default): the walk's reads fetch line 12");
+    let untrained = Prefetcher { next_line: true, trained_by_page_walks: false, ..Prefetcher::default() };
+    let mut m = system(untrained.clone(), Prefetcher::default());
+    walk_reads(&mut m);
+    assert!(!m.cores[0].l1d.contains(line(12)), "not trained by walks: PTE reads are no loads, nothing sent");
+    assert_eq!(stats(&m).get("c.l1d.prefetcher.issued"), Some(0.0));
+    // Nor do they train it: a load of line 11 after them is a first load of the line, not a second.
+    read(&mut m, PAGE + 11 * 64 + 16, 2 * APART);
+    assert!(!m.cores[0].l1d.contains(line(12)));
+    read(&mut m, PAGE + 11 * 64 + 24, 3 * APART);
+    assert!(m.cores[0].l1d.contains(line(12)), "two loads: the next line");
+}

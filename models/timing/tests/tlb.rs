@@ -4,7 +4,8 @@
 
 use kvsim_params::{Mmu as MmuParams, MmuHugePages, Tlb as TlbParams};
 use kvsim_timing::synth::*;
-use kvsim_timing::tlb::{Mmu, PageMap, Side};
+use kvsim_timing::tlb::{pte_read, Mmu, PageMap, Side};
+use kvsim_timing::MemPort;
 
 const HUGE_AREA: u64 = 0x10_0000_0000;
 const STLB: u64 = 7;
@@ -148,6 +149,50 @@ fn a_loads_tlb_miss_costs_the_walks_l1d_hits_through_the_core() {
     let stats = rig.stats();
     assert_eq!(stats.get("system.core0.dtlb.4k.walks"), Some(3.0), "pages a, b, and b after the flush");
     assert_eq!(stats.get("system.core0.dtlb.4k.pte_reads"), Some(12.0));
+}
+
+/// The caches count the page walker's misses apart from the loads' (Ivy Bridge's MEM_LOAD_UOPS_RETIRED.L1_MISS
+/// counts retired loads only): a walk whose PTE reads miss the L1D counts each, one whose reads hit counts none, and a
+/// load's own miss is not one of them.
+#[test]
+fn the_l1d_counts_the_walks_pte_read_misses_apart_from_the_loads() {
+    let core = kvsim_params::Core { mmu: mmu_params(0), ..core_params() };
+    let caches = kvsim_params::CacheHierarchy { l2_enabled: true, ..hierarchy_params() };
+    let mut rig = CoreRig::new(&core, &caches, &dram_params());
+    let stat = |rig: &CoreRig, name: &str| rig.stats().get(&format!("system.core0.{name}")).expect(name);
+    let counts = |rig: &CoreRig| {
+        ["l1d.page_walk_misses", "l2.page_walk_misses", "l1d.read_misses", "l1i.page_walk_misses"].map(|n| stat(rig, n))
+    };
+    // The code's page walked first (an ALU instruction: no data access), so what follows is the data side's.
+    rig.step(&alu(0x100, 6, 0, 0));
+    let before = counts(&rig);
+    // A load in another 512 GB region: none of its walk's four PTE lines is the code walk's, so all four miss the
+    // L1D and the L2; the load's own line misses too, a read miss that is not the walker's.
+    let data = 0x400_0000_0000;
+    rig.step(&load(0x104, 5, 5, data));
+    let after = counts(&rig);
+    let diff = |a: [f64; 4], b: [f64; 4]| [0, 1, 2, 3].map(|i| a[i] - b[i]);
+    assert_eq!(diff(after, before), [4.0, 4.0, 5.0, 0.0], "walk misses in L1D and L2, read misses, L1I's");
+    // After a flush, the next page's walk reads the same PTE lines (its leaf entry is the next one in the line):
+    // four L1D hits, no walk miss; the load's new line is a read miss only.
+    rig.core.mmu_mut().expect("mmu").flush_all();
+    rig.step(&load(0x108, 5, 5, data + 0x1000));
+    assert_eq!(diff(counts(&rig), after), [0.0, 0.0, 1.0, 0.0]);
+    assert_eq!(stat(&rig, "dtlb.4k.walks"), 2.0);
+}
+
+/// One PTE read straight to the memory system: a miss counts 1, a hit on its line 0, a load's miss 0.
+#[test]
+fn a_pte_read_that_misses_the_l1d_counts_one_and_a_hit_none() {
+    let mut rig = CoreRig::default_fixture();
+    let misses = |rig: &CoreRig| rig.stats().get("system.core0.l1d.page_walk_misses").expect("counter");
+    pte_read(&mut rig.mem, 0, 0x9000_0000, 1_000);
+    assert_eq!(misses(&rig), 1.0, "a miss");
+    pte_read(&mut rig.mem, 0, 0x9000_0008, 1_000_000);
+    assert_eq!(misses(&rig), 1.0, "a hit in the same line: none");
+    rig.mem.access(&kvsim_timing::MemReq::new(0x9100_0000, kvsim_timing::AccessKind::Read, 0, 2_000_000));
+    assert_eq!(misses(&rig), 1.0, "a load's miss is not the walker's");
+    assert!(!rig.mem.cores[0].walking, "the mark ends with the read");
 }
 
 #[test]

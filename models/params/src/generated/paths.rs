@@ -180,14 +180,14 @@ pub fn private_cache(cache: &str) -> String {
     format!("{cache}.")
 }
 /// The counters the engine writes below `private_cache`.
-pub const PRIVATE_CACHE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "demand_accesses", "demand_miss_rate", "demand_misses", "evictions", "hits", "hw_prefetch_accesses", "hw_prefetch_misses", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "sw_prefetch_accesses", "sw_prefetch_misses", "upgrades", "write_misses", "writebacks", "writes"];
+pub const PRIVATE_CACHE_COUNTERS: &[&str] = &["accesses", "back_invalidations", "coherence_invalidations", "demand_accesses", "demand_miss_rate", "demand_misses", "evictions", "hits", "hw_prefetch_accesses", "hw_prefetch_misses", "miss_rate", "misses", "mpki", "mshr_full", "mshr_merges", "mshr_occupancy_avg", "mshr_wait_ticks", "prefetches", "read_misses", "reads", "sw_prefetch_accesses", "sw_prefetch_misses", "upgrades", "write_misses", "writebacks", "writes", "page_walk_misses"];
 
 /// `prefetcher.`: a private cache's hardware prefetchers (Cache.prefetch): cache is l1d or l2. Below `private_cache`'s prefix.
 pub fn prefetcher() -> String {
     String::from("prefetcher.")
 }
 /// The counters the engine writes below `prefetcher`.
-pub const PREFETCHER_COUNTERS: &[&str] = &["issued", "useful", "late", "useless", "dropped", "throttled"];
+pub const PREFETCHER_COUNTERS: &[&str] = &["issued", "useful", "late", "useless", "dropped", "throttled", "held_by_fence", "held_by_stores"];
 
 /// `{tlb}.{page}.`: a core's TLB for one page size (Mmu): tlb is itlb, dtlb or stlb, page 4k or 2m (the STLB has no walks of its own). Below `core`'s prefix.
 pub fn tlb(tlb: &str, page: &str) -> String {

@@ -25,6 +25,12 @@ pub struct Prefetcher {
     pub adjacent_line: bool,
     /// the prefetchers send a line only while fewer than this many of the cache's MSHRs (fill buffers) hold misses in flight, else it is dropped (Intel's manual lists 'not many other load misses are in progress' among the L1D prefetchers' issue conditions; how many is not published: a value here is assumed); 0: whenever an MSHR is free
     pub max_misses_in_flight: u64,
+    /// these prefetchers send nothing for a load that issues while a fence of the core is in flight (dispatched, not yet committed): Intel's manual lists 'no fence is in progress in the pipeline' among the L1D prefetchers' issue conditions (Sandy Bridge's 'Data Prefetch to L1 Data Cache'); off: fences hold nothing back
+    pub hold_during_fence: bool,
+    /// these prefetchers send nothing for a load that follows at least this many of the core's stores in a row (no load between): Intel's manual lists 'there is not a continuous stream of stores' among the L1D prefetchers' issue conditions; how many stores make a stream is not published, so a value here is assumed; 0: stores hold nothing back
+    pub hold_after_stores: u64,
+    /// these prefetchers see the page walker's reads of page-table entries (which read through the L1D): on, a PTE read trains and triggers them as a load does; off, it is not shown to them (Intel's manual: L1D data prefetching 'is triggered by load operations', and a walk's read is no load operation)
+    pub trained_by_page_walks: bool,
     /// these prefetchers see non-temporal accesses (a software NTA prefetch, not allocated in the L2): off, an NTA prefetch neither trains the streamer nor triggers the adjacent-line prefetcher (Intel's manual: they watch loads, stores, hardware prefetches and lines filled into the L2)
     pub trained_by_non_temporal: bool,
 }
@@ -43,6 +49,9 @@ impl Default for Prefetcher {
             streamer_distance: 20,
             adjacent_line: false,
             max_misses_in_flight: 0,
+            hold_during_fence: false,
+            hold_after_stores: 0,
+            trained_by_page_walks: true,
             trained_by_non_temporal: false,
         }
     }

@@ -94,6 +94,11 @@ impl Core {
                 return e.release + self.l1.l1d;
             }
         }
+        let fenced = i < self.fence_until;
+        if fenced != self.fence_told {
+            self.fence_told = fenced;
+            mem.fence_in_flight(self.id, fenced);
+        }
         mem.set_pc(self.id, inst.pc);
         let mut req = MemReq::new(pa, AccessKind::Read, self.id, self.clock.tick(i));
         req.non_temporal = inst.non_temporal;

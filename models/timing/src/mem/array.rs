@@ -55,6 +55,9 @@ pub struct CacheStats {
     pub remote_fills: u64,
     pub remote_evictions: u64,
     pub remote_invalidations: u64,
+    /// A private cache's misses of the page walker's reads of page-table entries (a part of its demand read
+    /// misses: Intel's walker reads through the L1D, and a PTE read is no retired load).
+    pub page_walk_misses: u64,
 }
 
 impl CacheStats {
@@ -111,6 +114,7 @@ impl CacheStats {
         self.remote_fills += b.remote_fills;
         self.remote_evictions += b.remote_evictions;
         self.remote_invalidations += b.remote_invalidations;
+        self.page_walk_misses += b.page_walk_misses;
     }
 }
 

@@ -36,6 +36,8 @@ pub struct PrivateCaches {
     pub l2_pf: Option<Box<Prefetchers>>,
     /// The PC of the core's latest load (for the IP-based stride prefetcher; `MemPort::set_pc`).
     pub pc: u64,
+    /// The core's page walker is reading a page-table entry (`MemPort::page_walk`): its misses are counted apart.
+    pub walking: bool,
 }
 
 impl PrivateCaches {
@@ -179,6 +181,7 @@ impl<M: MemPort> MemSystem<M> {
                     l1d_pf,
                     l2_pf,
                     pc: 0,
+                    walking: false,
                 }
             })
             .collect();
@@ -297,6 +300,13 @@ impl<M: MemPort> MemSystem<M> {
     fn core_walk(&mut self, req: &MemReq, mode: Mode) -> Tick {
         self.origin = if req.kind == AccessKind::Prefetch { Origin::SwPrefetch } else { Origin::Demand };
         if req.kind != AccessKind::Read || self.cores[req.requester as usize].l1d_pf.is_none() {
+            // A timed store to a core with L1D prefetchers counts toward their store-stream condition.
+            if req.kind == AccessKind::Write
+                && mode == Mode::Timed
+                && self.cores[req.requester as usize].l1d_pf.is_some()
+            {
+                self.l1d_saw_store(req.requester as usize);
+            }
             return self.core_walk_demand(req, mode);
         }
         self.core_walk_prefetching(req, mode)
@@ -366,11 +376,14 @@ impl<M: MemPort> MemSystem<M> {
     #[inline(never)]
     fn l1_miss(&mut self, req: &MemReq, mode: Mode, lat: Tick) -> Tick {
         let CoreAccess { timed, line, t, core, ifetch, write, origin } = self.core_access(req, mode);
+        let walking = self.cores[core].walking;
         let l1 = self.l1(core, ifetch);
         l1.stats.count_miss(origin);
         if write {
             l1.stats.write_misses += 1;
         }
+        // The page walker's own read (its prefetches' misses are the prefetcher's, counted by their origin).
+        l1.stats.page_walk_misses += (walking && origin == Origin::Demand) as u64;
         let (mshr, start) = if timed { l1.mshr_acquire(t) } else { (0, t) };
         let (resp, fresh) = self.below_l1(core, line, req.kind, req.non_temporal, start + lat, mode);
         let l1 = self.l1(core, ifetch);
@@ -429,6 +442,8 @@ impl<M: MemPort> MemSystem<M> {
         let exclusive_ok = kind != AccessKind::IFetch;
         let timed = mode == Mode::Timed;
         let origin = self.origin;
+        // The page walker's own read (not a prefetch the read set off).
+        let walk_read = origin == Origin::Demand && self.cores[core].walking;
         let Some(l2) = self.cores[core].l2.as_mut() else {
             return (self.request_ex(core, line, typ, t, mode, exclusive_ok), true);
         };
@@ -455,6 +470,7 @@ impl<M: MemPort> MemSystem<M> {
             return (MemResp { done: resp.done, state: LineState::Modified }, false);
         }
         l2.stats.count_miss(origin);
+        l2.stats.page_walk_misses += walk_read as u64;
         if non_temporal {
             // Non-temporal: the fill skips the mid-level cache.
             return (self.request_ex(core, line, typ, t + lat, mode, exclusive_ok), true);

@@ -1,5 +1,5 @@
 //! The memory system as the port the cores and the engine see (`MemPort`): a timed access, the uncached-range
-//! question the core's store ordering asks, the requester's PC for the prefetchers, and the statistics.
+//! question the core's store ordering asks, the requester's PC and fences in flight for the prefetchers, the page walker's reads marked, and the statistics.
 
 use super::hierarchy::MemSystem;
 use super::Mode;
@@ -20,6 +20,20 @@ impl<M: MemPort> MemPort for MemSystem<M> {
     fn set_pc(&mut self, requester: u16, pc: u64) {
         if let Some(p) = self.cores.get_mut(requester as usize) {
             p.pc = pc;
+        }
+    }
+
+    #[inline]
+    fn fence_in_flight(&mut self, requester: u16, on: bool) {
+        if let Some(pf) = self.cores.get_mut(requester as usize).and_then(|p| p.l1d_pf.as_mut()) {
+            pf.set_fence_in_flight(on);
+        }
+    }
+
+    #[inline]
+    fn page_walk(&mut self, requester: u16, on: bool) {
+        if let Some(p) = self.cores.get_mut(requester as usize) {
+            p.walking = on;
         }
     }
 

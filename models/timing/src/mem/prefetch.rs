@@ -15,6 +15,19 @@
 //!   it fetches the next `degree` lines not yet fetched, at most `distance` lines ahead of the access;
 //! * adjacent line (L2's spatial prefetcher): a miss fetches the other line of its 128-byte pair.
 //!
+//! When the L1D's prefetchers may send what they name (`hold`): Intel's optimization manual, Sandy Bridge
+//! microarchitecture (which Ivy Bridge keeps), "Data Prefetching" > "Data Prefetch to L1 Data Cache": "Data
+//! prefetching is triggered by load operations when the following conditions are met: Load is from writeback memory
+//! type. The prefetched data is within the same 4K byte page as the load instruction that triggered it. No fence is
+//! in progress in the pipeline. Not many other load misses are in progress. There is not a continuous stream of
+//! stores." The page rule is above; "not many load misses" is `max_misses_in_flight` (the cache's MSHRs); the fence
+//! (`hold_during_fence`: the core says when a load issues under one, `MemPort::fence_in_flight`) and the store stream
+//! (`hold_after_stores`: the core's stores since its last load, as this cache sees them) are per platform. Only timed
+//! accesses are held back: warming fills as before. The Core microarchitecture's list (the manual's earlier chapter)
+//! adds "or lock" and "the bus is not very busy"; Sandy Bridge's list has neither, so neither is modelled. "Triggered
+//! by load operations": a page walk's PTE read (through the L1D, but no load) is shown to them only where
+//! `trained_by_page_walks` is on (`prefetch_fill.rs`).
+//!
 //! A non-temporal access (a software NTA prefetch, which the L2 does not allocate) is not shown to a cache's
 //! prefetchers unless `trained_by_non_temporal` is on (`watches`): Intel's streamer monitors loads, stores and
 //! hardware prefetches, and its spatial prefetcher pairs lines fetched into the L2 (`models/prefetch.py`).
@@ -45,6 +58,19 @@ pub struct PrefetchStats {
     /// Candidates dropped because `Prefetcher.max_misses_in_flight` MSHRs or more were busy (0 where that bound
     /// is not set: a true count, the bound held nothing back).
     pub throttled: u64,
+    /// Candidates not sent because their load issued while a fence was in flight (`Prefetcher.hold_during_fence`).
+    pub held_by_fence: u64,
+    /// Candidates not sent because their load followed a stream of stores (`Prefetcher.hold_after_stores`).
+    pub held_by_stores: u64,
+}
+
+/// Why the prefetchers send nothing for one load (`Prefetchers::hold`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// A fence of the core was in flight when the load issued.
+    Fence,
+    /// The load followed `hold_after_stores` stores or more with no load between.
+    Stores,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -82,6 +108,13 @@ pub struct Prefetchers {
     lines_per_page_shift: u32,
     last_line: u64,
     last_offset: u64,
+    hold_during_fence: bool,
+    hold_after_stores: u32,
+    trained_by_page_walks: bool,
+    /// The core's stores since its last load that these prefetchers saw (saturating).
+    store_run: u32,
+    /// Whether the core's latest load issued while one of its fences was in flight (`MemPort::fence_in_flight`).
+    fence_in_flight: bool,
 }
 
 /// Candidate lines of one access (at most this many).
@@ -126,7 +159,43 @@ impl Prefetchers {
             lines_per_page_shift: (PAGE_BYTES / line_size.max(1)).trailing_zeros(),
             last_line: u64::MAX,
             last_offset: 0,
+            hold_during_fence: p.hold_during_fence,
+            hold_after_stores: p.hold_after_stores as u32,
+            trained_by_page_walks: p.trained_by_page_walks,
+            store_run: 0,
+            fence_in_flight: false,
         })
+    }
+
+    /// The core stored (a timed store this cache saw): one more in the run since its last load.
+    #[inline]
+    pub fn saw_store(&mut self) {
+        self.store_run = self.store_run.saturating_add(1);
+    }
+
+    /// Whether the core's next loads issue while one of its fences is in flight.
+    #[inline]
+    pub fn set_fence_in_flight(&mut self, on: bool) {
+        self.fence_in_flight = on;
+    }
+
+    /// A timed load was seen: whether its candidates are held back, and why (the fence first); the store run ends.
+    #[inline]
+    pub fn hold(&mut self) -> Option<Hold> {
+        let run = std::mem::take(&mut self.store_run);
+        if self.hold_during_fence && self.fence_in_flight {
+            Some(Hold::Fence)
+        } else if self.hold_after_stores != 0 && run >= self.hold_after_stores {
+            Some(Hold::Stores)
+        } else {
+            None
+        }
+    }
+
+    /// Whether these prefetchers see the page walker's reads (`Prefetcher.trained_by_page_walks`).
+    #[inline]
+    pub fn trained_by_page_walks(&self) -> bool {
+        self.trained_by_page_walks
     }
 
     /// Whether these prefetchers see an access (`non_temporal`: one the cache does not allocate).
@@ -236,6 +305,12 @@ pub fn issue(
     }
 }
 
+/// How many of `candidates` `issue` would have sent (those `core`'s cache `into` does not hold): what a hold keeps
+/// back.
+pub fn hold_back(port: &impl PrefetchPort, core: usize, into: PrefetchInto, candidates: &Candidates) -> u64 {
+    candidates.iter().filter(|&line| !port.holds(core, into, line)).count() as u64
+}
+
 /// A cache's prefetch counters under `prefix` (e.g. "system.core0.l2.prefetcher.").
 pub fn write_prefetch_stats(s: &PrefetchStats, prefix: &str, out: &mut StatSink) {
     out.add(prefix, "issued", s.issued as f64, "hardware prefetches sent (line absent, an MSHR free)");
@@ -246,4 +321,7 @@ pub fn write_prefetch_stats(s: &PrefetchStats, prefix: &str, out: &mut StatSink)
     // Written whether or not the cache bounds its prefetches (`max_misses_in_flight`): without the bound nothing is
     // held back, and 0 is that count.
     out.add(prefix, "throttled", s.throttled as f64, "prefetches not sent: too many misses in flight");
+    // Written whether or not the conditions are on (`hold_during_fence`, `hold_after_stores`): 0 where off.
+    out.add(prefix, "held_by_fence", s.held_by_fence as f64, "prefetches not sent: the load issued under a fence");
+    out.add(prefix, "held_by_stores", s.held_by_stores as f64, "prefetches not sent: the load followed a store stream");
 }

@@ -4,7 +4,7 @@
 
 use super::array::CacheArray;
 use super::hierarchy::{Level, MemSystem, PrivateCaches};
-use super::prefetch;
+use super::prefetch::{self, Hold};
 use super::prefetch_port::{PrefetchInto, PrefetchPort};
 use super::{CohType, Mode, Origin};
 use crate::{AccessKind, MemPort, MemReq, ReqClass, Tick};
@@ -19,17 +19,41 @@ impl<M: MemPort> MemSystem<M> {
         let done = self.core_walk_demand(req, mode);
         let miss = self.cores[core].l1d.stats.misses != misses;
         self.origin = Origin::HwPrefetch;
-        self.l1d_prefetch(core, req.addr, req.addr >> self.line_shift, miss, req.time, mode);
+        // A page walk's PTE read is shown to the prefetchers only if they are trained by walks (it is no load).
+        let p = &self.cores[core];
+        if !p.walking || p.l1d_pf.as_ref().is_some_and(|pf| pf.trained_by_page_walks()) {
+            self.l1d_prefetch(core, req.addr, req.addr >> self.line_shift, miss, req.time, mode);
+        }
         done
     }
 
     /// The L1D's prefetchers saw `core`'s load of byte `addr` (line `line`, a miss or not) at `t`: they fetch what
-    /// they name into the L1D through their port (`prefetch_fill.rs`).
+    /// they name into the L1D through their port (`prefetch_fill.rs`), unless an issue condition holds a timed
+    /// load's candidates back (`Prefetchers::hold`: a fence in flight, a stream of stores), which are then counted.
     fn l1d_prefetch(&mut self, core: usize, addr: u64, line: u64, miss: bool, t: Tick, mode: Mode) {
         let p = &mut self.cores[core];
         let Some(pf) = p.l1d_pf.as_mut() else { return };
         let candidates = pf.observe(addr, line, p.pc, miss);
-        prefetch::issue(self, core, PrefetchInto::L1d, &candidates, t, mode);
+        let hold = if mode == Mode::Timed { pf.hold() } else { None };
+        let Some(why) = hold else {
+            prefetch::issue(self, core, PrefetchInto::L1d, &candidates, t, mode);
+            return;
+        };
+        let held = prefetch::hold_back(self, core, PrefetchInto::L1d, &candidates);
+        let counts = &mut self.cores[core].l1d.pf;
+        match why {
+            Hold::Fence => counts.held_by_fence += held,
+            Hold::Stores => counts.held_by_stores += held,
+        }
+    }
+
+    /// A timed store of `core` reached its L1D: the L1D's prefetchers count it in the run of stores since the core's
+    /// last load (their `hold_after_stores` condition). Out of line: only cores with L1D prefetchers get here.
+    #[inline(never)]
+    pub(super) fn l1d_saw_store(&mut self, core: usize) {
+        if let Some(pf) = self.cores[core].l1d_pf.as_mut() {
+            pf.saw_store();
+        }
     }
 
     /// The L2's prefetchers saw a request for `line` from `core`'s L1s at `t` (an L2 miss or not): they fetch what

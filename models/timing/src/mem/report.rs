@@ -29,10 +29,15 @@ impl<M: MemPort> MemSystem<M> {
             prefix.to_owned() + &paths::private_cache("l1d"),
             prefix.to_owned() + &paths::private_cache("l2"),
         );
-        write_stats(&p.l1i.stats, &l1i, insts, ticks, out);
-        write_stats(&p.l1d.stats, &l1d, insts, ticks, out);
+        // A private cache's counters, and its misses of the page walker's reads (which the LLC does not tell apart).
+        let private = |s: &CacheStats, at: &str, out: &mut StatSink| {
+            write_stats(s, at, insts, ticks, out);
+            out.add(at, "page_walk_misses", s.page_walk_misses as f64, "misses of the page walker's PTE reads");
+        };
+        private(&p.l1i.stats, &l1i, out);
+        private(&p.l1d.stats, &l1d, out);
         if let Some(l2) = &p.l2 {
-            write_stats(&l2.stats, &l2p, insts, ticks, out);
+            private(&l2.stats, &l2p, out);
         }
         if p.l1d_pf.is_some() {
             let at = l1d + &paths::prefetcher();
