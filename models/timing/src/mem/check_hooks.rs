@@ -3,6 +3,7 @@
 //! about the walk itself.
 
 use super::hierarchy::MemSystem;
+use super::LineState;
 use crate::MemPort;
 
 impl<M: MemPort> MemSystem<M> {
@@ -17,8 +18,16 @@ impl<M: MemPort> MemSystem<M> {
 
     /// Check mode: check the single-writer/multiple-reader invariant and the directory's exactness for `line`.
     pub fn check_line(&mut self, line: u64) {
+        // A core whose `Put` is held for the window's end has left, though its home still lists it.
+        let mut entry = self.dir.get(line).cloned();
+        let posted: Vec<u16> = self.posted_puts_of(line).collect();
+        if let Some(e) = entry.as_mut() {
+            for c in posted.into_iter().filter(|&c| self.cores[c as usize].state_of(line) == LineState::Invalid) {
+                e.sharers.remove(c);
+            }
+        }
         let ch = self.check.as_mut().expect("check mode (MemSystem::enable_check)");
-        let (writers, owners) = ch.check_line(line, self.cores.iter().map(|p| p.state_of(line)), self.dir.get(line));
+        let (writers, owners) = ch.check_line(line, self.cores.iter().map(|p| p.state_of(line)), entry.as_ref());
         self.check_remote_copies(line, &writers, &owners);
     }
 

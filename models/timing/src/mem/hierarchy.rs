@@ -899,6 +899,9 @@ impl<M: MemPort> MemSystem<M> {
 
     /// `v` left `core`'s private caches: PUTX (dirty: data home) or PUTS (clean: keeps the sharers exact).
     fn put(&mut self, core: usize, v: u64, dirty: bool, t: Tick, mode: Mode) {
+        if !dirty && self.post_put(core, v, t, mode) {
+            return;
+        }
         let (home, ep) = (self.placement.llc_slice[self.slice_of(v)], self.placement.core[core]);
         self.msg(
             mode,

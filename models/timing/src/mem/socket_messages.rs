@@ -98,6 +98,23 @@ pub struct SocketOutboxes {
     log: Option<Vec<SocketMessage>>,
     /// Whether the statistics list the counts (the partitioned schedule's runs: what its partitions exchange).
     pub(super) report: bool,
+    /// The partitioned schedule: the posted `Put`s to another socket's home sent in the current window, delivered
+    /// at its end (`MemSystem::deliver_posted`; None: every message takes effect as its walk sends it).
+    pub(super) posted: Option<Vec<PostedPut>>,
+}
+
+/// A core's clean copy of a line homed on another socket left its private caches: the `Put` that tells the home,
+/// held until the window's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostedPut {
+    /// The sending core's socket (the delivery order's first key).
+    pub from: u16,
+    pub core: u16,
+    pub line: u64,
+    /// The core's endpoint and the home slice's, as the walk saw them when it sent.
+    pub src: Endpoint,
+    pub home: Endpoint,
+    pub sent: Tick,
 }
 
 impl SocketOutboxes {
@@ -109,6 +126,7 @@ impl SocketOutboxes {
             counts: vec![0; sockets * sockets * KINDS.len()],
             log: None,
             report: false,
+            posted: None,
         }
     }
 
