@@ -1,7 +1,8 @@
-//! The partitioned schedule's posted `Put`s (`MemSystem::post_puts_at_window_ends`, issue 24 item 5): a core's
-//! clean copy of a line homed on another socket leaves its caches at once, but the home hears of it only at the
-//! window's end (`deliver_posted`), in a fixed order (sending socket, then send time), so what the home's partition
-//! sees in a window does not depend on which partition ran first. Two sockets of two cores (cores 0 and 1 on
+//! The partitioned schedule's posted notices to a home (`MemSystem::post_puts_at_window_ends`, issue 24 item 5): a
+//! core's clean copy of a line homed on another socket leaves its caches at once, and a core that takes a line from
+//! its own socket's LLC copy (remote lines) holds it at once, but the home hears of either only at the window's end
+//! (`deliver_posted`), in a fixed order (sending socket, then send time), so what the home's partition sees in a
+//! window does not depend on which partition ran first. Two sockets of two cores (cores 0 and 1 on
 //! socket 0, 2 and 3 on socket 1), ideal on-chip networks, the check mode on.
 
 #[allow(dead_code)]
@@ -15,7 +16,13 @@ use kvsim_timing::system::TimingSystem;
 use kvsim_timing::{AccessKind, MemPort, MemReq, Tick};
 
 fn system(posted: bool) -> TimingSystem {
-    let mut sys = common::system(2, 2, 1, &hierarchy_params(), 0);
+    system_with(posted, false)
+}
+
+fn system_with(posted: bool, remote_lines: bool) -> TimingSystem {
+    let mut h = hierarchy_params();
+    h.directory.remote_lines = remote_lines;
+    let mut sys = common::system(2, 2, 1, &h, 0);
     sys.mem.keep_socket_message_log();
     if posted {
         sys.mem.post_puts_at_window_ends();
@@ -107,5 +114,48 @@ fn the_windows_puts_arrive_by_sending_socket_then_send_time_whatever_order_they_
     let log = &sys.mem.socket_messages().unwrap().log()[before..];
     let order: Vec<(u16, u16)> = log.iter().filter(|m| m.kind == MsgKind::Put).map(|m| (m.from, m.to)).collect();
     assert_eq!(order, [(0, 1), (1, 0)], "socket 0's put first, though sent later");
+    sys.mem.check_all();
+}
+
+#[test]
+fn a_core_that_takes_a_line_from_its_sockets_copy_is_listed_at_the_home_at_the_windows_end() {
+    // Socket 1's line, shared by core 2 (its socket) and core 0: core 0's read crosses and leaves a copy in socket
+    // 0's LLC; core 1's read finds that copy (no core of socket 0 owns the line, so the copy answers).
+    let a = REGION + 0x40;
+    for posted in [false, true] {
+        let mut sys = system_with(posted, true);
+        let t = share(&mut sys, 2, 0, a, 1_000_000);
+        let hits = |sys: &TimingSystem| sys.mem.llc.iter().map(|s| s.stats.remote_hits).sum::<u64>();
+        let messages = sys.mem.socket_messages().unwrap().log().len();
+        rd(&mut sys, 1, a, t);
+        assert_eq!(hits(&sys), 1, "served by socket 0's copy");
+        assert_eq!(sys.mem.socket_messages().unwrap().log().len(), messages, "nothing crossed");
+        assert_ne!(sys.mem.cores[1].state_of(a >> 6), LineState::Invalid);
+        // The global walk writes the home's sharer set at once; the partitioned one at the window's end.
+        assert_eq!(listed(&sys, 1, a), !posted);
+        sys.mem.check_all();
+        sys.mem.deliver_posted();
+        assert!(listed(&sys, 1, a));
+        sys.mem.check_all();
+    }
+}
+
+#[test]
+fn a_home_write_in_the_same_window_still_invalidates_a_copy_taken_from_the_sockets_copy() {
+    let a = REGION + 0x40;
+    let mut sys = system_with(true, true);
+    let t = share(&mut sys, 2, 0, a, 1_000_000);
+    let t = rd(&mut sys, 1, a, t);
+    assert!(!listed(&sys, 1, a));
+    // Core 2, on the home's socket, writes before the window's end: the home lists core 1 first, then invalidates
+    // it with the others (a copy the home did not know of would be left stale).
+    sys.mem.access(&MemReq::new(a, AccessKind::Write, 2, t));
+    for core in [0, 1] {
+        assert_eq!(sys.mem.cores[core].state_of(a >> 6), LineState::Invalid, "core {core}'s copy");
+        assert!(!listed(&sys, core as u16, a));
+    }
+    sys.mem.check_all();
+    sys.mem.deliver_posted();
+    assert!(!listed(&sys, 1, a), "nothing left to list");
     sys.mem.check_all();
 }

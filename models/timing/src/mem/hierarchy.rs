@@ -669,6 +669,9 @@ impl<M: MemPort> MemSystem<M> {
         let home = self.placement.llc_slice[self.slice_of(line)];
         let ep = self.placement.core[core];
         let decide = arrive + self.dir.home_ticks;
+        if typ != CohType::GetS {
+            self.settle_shares(line);
+        }
         let entry = self.dir.get(line).cloned().unwrap_or_default();
         match typ {
             CohType::GetS => {
@@ -813,6 +816,7 @@ impl<M: MemPort> MemSystem<M> {
         }
         let (mut dirty, mut owner, mut core_dirty) = (dirty, owner, false);
         if self.llc_inclusive {
+            self.settle_shares(v);
             if let Some(entry) = self.dir.take(v) {
                 let home = self.placement.llc_slice[slice];
                 for x in entry.holders() {

@@ -103,10 +103,12 @@ pub struct SocketOutboxes {
     pub(super) posted: Option<Vec<PostedPut>>,
 }
 
-/// A core's clean copy of a line homed on another socket left its private caches: the `Put` that tells the home,
-/// held until the window's end.
+/// What the home of a line on another socket hears at the window's end: a core's clean copy left its private caches
+/// (the `Put`), or (`share`) a core took a copy from its own socket's LLC copy of the line, which the home lists it
+/// for (no message of its own in the model: the socket's slice keeps its cores' copies and tells the home).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PostedPut {
+    pub share: bool,
     /// The sending core's socket (the delivery order's first key).
     pub from: u16,
     pub core: u16,
