@@ -115,9 +115,9 @@ def test_the_reversed_partition_order_runs_the_same_requests_deterministically(e
     assert simulate(kvs_order(sockets, cores, "reversed")).stats == s
 
 
-@pytest.mark.xfail(strict=True, reason="the sockets still share one memory system and one guest memory: a remote "
-                   "access takes effect when its turn runs, so the partitions' order moves the statistics "
-                   "(HOST_THREADS.md, 'What the partitions' order still moves')")
+@pytest.mark.xfail(strict=True, reason="the other sockets' reads of the shared code and page tables (homed on "
+                   "socket 0) walk the home's directory, LLC, DRAM and NoC when their turn runs, so the partitions' "
+                   "order moves the statistics from the first window on (HOST_THREADS.md, 'Found (session 24)')")
 @pytest.mark.parametrize("sockets, cores", [(2, 2), (4, 1)])
 def test_the_statistics_do_not_depend_on_the_partitions_order(engine, sockets, cores):
     """What several host threads need (issue 24 item 5): the same statistics whichever socket runs first."""

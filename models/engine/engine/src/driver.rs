@@ -96,6 +96,9 @@ impl ExecHook for TimingHook {
     fn flush_translations(&mut self, hart: usize) {
         self.sys.flush_translations(hart);
     }
+    fn window_end(&mut self) {
+        self.sys.mem.deliver_posted();
+    }
     #[inline]
     fn time_ps(&self, hart: usize) -> Option<u64> {
         Some(self.offset + self.sys.hart_time(hart))
@@ -530,6 +533,11 @@ fn drive(
     sys.reset_stats();
     for h in &mut m.harts {
         h.timed_ps = Some(offset);
+    }
+    if crate::config::partition_window(system).is_some() {
+        // The partitioned schedule (`run_partitioned` calls `window_end`): what one socket posts another takes
+        // effect at the window's end.
+        sys.mem.post_puts_at_window_ends();
     }
     let mut hook = TimingHook::new(system, 0, sys, offset);
     hook.sampler = Sampler::new(&system.sampling, system.harts, system.seed);

@@ -55,6 +55,9 @@ pub trait ExecHook {
     /// The engine mapped guest addresses [start, start + len) with 2 MB pages (a hugepage allocation): a timing
     /// model's MMU translates them with 2 MB pages.
     fn huge_mapped(&mut self, _start: u64, _len: u64) {}
+    /// The partitioned schedule reached a window's end (or stops inside one): what the partitions posted each other
+    /// during the window takes effect now, in a fixed order.
+    fn window_end(&mut self) {}
 }
 
 /// No deadline (`exec::run_until`).

@@ -3,6 +3,7 @@
 //! about the walk itself.
 
 use super::hierarchy::MemSystem;
+use super::LineState;
 use crate::MemPort;
 
 impl<M: MemPort> MemSystem<M> {
@@ -17,8 +18,25 @@ impl<M: MemPort> MemSystem<M> {
 
     /// Check mode: check the single-writer/multiple-reader invariant and the directory's exactness for `line`.
     pub fn check_line(&mut self, line: u64) {
+        // A core whose `Put` is held for the window's end has left, though its home still lists it.
+        // A core that took the line from its socket's copy in this window holds it, though the home lists it only at
+        // the window's end.
+        let mut entry = self.dir.get(line).cloned();
+        let posted: Vec<u16> = self.posted_puts_of(line).collect();
+        if let Some(e) = entry.as_mut() {
+            for c in posted.into_iter().filter(|&c| self.cores[c as usize].state_of(line) == LineState::Invalid) {
+                e.sharers.remove(c);
+            }
+        }
+        let shares: Vec<u16> = self.posted_shares_of(line).collect();
+        for c in shares.into_iter().filter(|&c| self.cores[c as usize].state_of(line) != LineState::Invalid) {
+            let e = entry.get_or_insert_with(Default::default);
+            if e.owner != Some(c) {
+                e.sharers.insert(c);
+            }
+        }
         let ch = self.check.as_mut().expect("check mode (MemSystem::enable_check)");
-        let (writers, owners) = ch.check_line(line, self.cores.iter().map(|p| p.state_of(line)), self.dir.get(line));
+        let (writers, owners) = ch.check_line(line, self.cores.iter().map(|p| p.state_of(line)), entry.as_ref());
         self.check_remote_copies(line, &writers, &owners);
     }
 

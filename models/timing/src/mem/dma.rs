@@ -38,6 +38,7 @@ impl<M: MemPort> MemSystem<M> {
                 ch.io_write(line);
             }
             let mut acks = t;
+            self.settle_shares(line);
             if let Some(entry) = self.dir.take(line) {
                 self.dir.stats.io_snoops += 1;
                 for x in entry.holders() {

@@ -685,6 +685,9 @@ impl<M: MemPort> MemSystem<M> {
         let home = self.placement.llc_slice[self.slice_of(line)];
         let ep = self.placement.core[core];
         let decide = arrive + self.dir.home_ticks;
+        if typ != CohType::GetS {
+            self.settle_shares(line);
+        }
         let entry = self.dir.get(line).cloned().unwrap_or_default();
         match typ {
             CohType::GetS => {
@@ -829,6 +832,7 @@ impl<M: MemPort> MemSystem<M> {
         }
         let (mut dirty, mut owner, mut core_dirty) = (dirty, owner, false);
         if self.llc_inclusive {
+            self.settle_shares(v);
             if let Some(entry) = self.dir.take(v) {
                 let home = self.placement.llc_slice[slice];
                 for x in entry.holders() {
@@ -915,6 +919,9 @@ impl<M: MemPort> MemSystem<M> {
 
     /// `v` left `core`'s private caches: PUTX (dirty: data home) or PUTS (clean: keeps the sharers exact).
     fn put(&mut self, core: usize, v: u64, dirty: bool, t: Tick, mode: Mode) {
+        if !dirty && self.post_put(core, v, t, mode) {
+            return;
+        }
         let (home, ep) = (self.placement.llc_slice[self.slice_of(v)], self.placement.core[core]);
         self.msg(
             mode,

@@ -77,7 +77,11 @@ impl<M: MemPort> MemSystem<M> {
                 s.touch(slot);
                 s.stats.remote_hits += 1;
                 let (lat, ready) = (s.hit_ticks, s.ready(slot));
-                let owner = self.dir.get(line).and_then(|e| e.owner);
+                // The partitioned schedule asks the socket's own cores, not the home, whether one owns the line.
+                let owner = match self.posting() {
+                    true => self.socket_owner(socket, line),
+                    false => self.dir.get(line).and_then(|e| e.owner),
+                };
                 if let Some(o) = owner.filter(|&o| o != c && self.socket_of_core(o as usize) == socket) {
                     // A core of this socket owns the line (its data may be newer than the copy): it answers.
                     let done = self.forward_read(o, ep, pe, decide, mode);
@@ -91,9 +95,11 @@ impl<M: MemPort> MemSystem<M> {
                 }
                 let ready = if mode == Mode::Timed { ready.max(arrive + lat).max(decide) } else { arrive };
                 let done = self.msg(mode, MsgKind::Data, pe, ep, DATA_BYTES, ready);
-                let e = self.dir.entry(line);
-                if e.owner != Some(c) {
-                    e.sharers.insert(c);
+                if owner != Some(c) && !self.post_share(core, line, t, mode) {
+                    let e = self.dir.entry(line);
+                    if e.owner != Some(c) {
+                        e.sharers.insert(c);
+                    }
                 }
                 return MemResp { done, state: LineState::Shared };
             }
@@ -190,6 +196,13 @@ impl<M: MemPort> MemSystem<M> {
                 }
             }
         }
+    }
+
+    /// The core of `socket` that owns `line` (its private copy is the line's owner), if one does.
+    fn socket_owner(&self, socket: usize, line: u64) -> Option<u16> {
+        let h = self.homes.as_ref()?;
+        let cores = h.core_socket.iter().enumerate().filter(|&(_, &s)| s as usize == socket);
+        cores.map(|(i, _)| i).find(|&i| self.cores[i].state_of(line).owner()).map(|i| i as u16)
     }
 
     /// Is `slice`'s copy of `line` a remote line (homed on another socket)?

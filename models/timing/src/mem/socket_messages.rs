@@ -98,6 +98,25 @@ pub struct SocketOutboxes {
     log: Option<Vec<SocketMessage>>,
     /// Whether the statistics list the counts (the partitioned schedule's runs: what its partitions exchange).
     pub(super) report: bool,
+    /// The partitioned schedule: the posted `Put`s to another socket's home sent in the current window, delivered
+    /// at its end (`MemSystem::deliver_posted`; None: every message takes effect as its walk sends it).
+    pub(super) posted: Option<Vec<PostedPut>>,
+}
+
+/// What the home of a line on another socket hears at the window's end: a core's clean copy left its private caches
+/// (the `Put`), or (`share`) a core took a copy from its own socket's LLC copy of the line, which the home lists it
+/// for (no message of its own in the model: the socket's slice keeps its cores' copies and tells the home).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostedPut {
+    pub share: bool,
+    /// The sending core's socket (the delivery order's first key).
+    pub from: u16,
+    pub core: u16,
+    pub line: u64,
+    /// The core's endpoint and the home slice's, as the walk saw them when it sent.
+    pub src: Endpoint,
+    pub home: Endpoint,
+    pub sent: Tick,
 }
 
 impl SocketOutboxes {
@@ -109,6 +128,7 @@ impl SocketOutboxes {
             counts: vec![0; sockets * sockets * KINDS.len()],
             log: None,
             report: false,
+            posted: None,
         }
     }
 

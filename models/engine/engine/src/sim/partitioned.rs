@@ -69,8 +69,10 @@ impl Machine {
                         Turn::NoBudget => break,
                         Turn::Ran => {}
                         Turn::Stop(stop) => {
+                            // A pause resumes inside the window, so what was posted in it waits for its end.
                             if stop != StopReason::Pause {
                                 self.window_end = None;
+                                hook.window_end();
                             }
                             return Ok(stop);
                         }
@@ -79,7 +81,10 @@ impl Machine {
                 self.window_partition += 1;
             }
             self.window_end = None;
-            // The window's boundary: the NICs and the client advance to the least time of the live harts (each at
+            // The window's boundary: what the partitions posted each other in it takes effect (before the NICs'
+            // DMA walks the memory system).
+            hook.window_end();
+            // The NICs and the client advance to the least time of the live harts (each at
             // or past `end` now), once, whichever partition ran last (`take_turn` leaves them alone here). What they
             // deliver is seen from the next window on. (The hart named is 0: this schedule resumes from its windows,
             // never from a hart's turn, so nothing reads it.)
