@@ -848,19 +848,27 @@ impl Core {
             let release = c.max(owned).max(self.last_store_release);
             self.last_store_release = release;
             self.sq[self.sq_pos] = SqEntry { release, done: complete, addr: inst.mem_addr, size: inst.mem_size.max(1) };
-            // Both 8-byte words the store may touch (an unaligned store spans two).
-            for word in [inst.mem_addr >> 3, (inst.mem_addr + inst.mem_size.max(1) as u64 - 1) >> 3] {
-                let h = Self::word_hash(word);
-                self.sq_filter[h] = self.sq_filter[h].max(release);
-                if self.alias_pen != 0 {
-                    let a = &mut self.alias_filter[word as usize % PAGE_WORDS];
-                    *a = (*a).max(release);
-                }
+            // Both 8-byte words the store may touch (an unaligned store spans two; most touch one, noted once).
+            let (first, last) = (inst.mem_addr >> 3, (inst.mem_addr + inst.mem_size.max(1) as u64 - 1) >> 3);
+            self.note_store_word(first, release);
+            if last != first {
+                self.note_store_word(last, release);
             }
             self.sq_pos = if self.sq_pos + 1 == self.sq.len() { 0 } else { self.sq_pos + 1 };
             self.stats.sq_occupancy_sum += release - d;
         }
         InstTiming { fetch, dispatch: d, issue, complete, commit: c }
+    }
+
+    /// A store to 8-byte word `word` leaves the store buffer at `release`: the filters loads ask first.
+    #[inline(always)]
+    fn note_store_word(&mut self, word: u64, release: u64) {
+        let h = Self::word_hash(word);
+        self.sq_filter[h] = self.sq_filter[h].max(release);
+        if self.alias_pen != 0 {
+            let a = &mut self.alias_filter[word as usize % PAGE_WORDS];
+            *a = (*a).max(release);
+        }
     }
 
     /// Whether `inst` takes an integer rename register (where the core bounds them).
