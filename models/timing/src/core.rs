@@ -536,16 +536,17 @@ impl Core {
         tables: &mut T,
     ) -> (u64, u64) {
         let Some(m) = self.mmu.as_deref_mut() else { return (cycle, va) };
-        // Checked before the walk's read closure (a copy of the clock) is set up.
+        // Checked before the walk's read closure is set up.
         if !T::GUEST && m.repeat_hit(side, va) {
             return (cycle, va);
         }
-        let (clock, id) = (self.clock, self.id);
+        // The closure borrows the clock (a field apart from the MMU's) rather than copying its 64 bytes.
+        let (clock, id) = (&self.clock, self.id);
         let read = |addr, c| clock.cycle_at_or_after(pte_read(mem, id, addr, clock.tick(c)));
-        match &mut self.mmu {
-            None => (cycle, va),
-            Some(m) if !T::GUEST => (m.translate(side, va, cycle, read), va),
-            Some(m) => m.translate_guest(side, va, cycle, tables, read),
+        if T::GUEST {
+            m.translate_guest(side, va, cycle, tables, read)
+        } else {
+            (m.translate(side, va, cycle, read), va)
         }
     }
 
