@@ -259,7 +259,8 @@ pub struct Core {
     /// 4K-aliasing search. Unused when `alias_pen` is 0.
     alias_filter: Vec<u64>,
     alias_pen: u64,
-    calendar: Vec<Slot>,
+    /// Fixed in size, so that a slot's index (the cycle masked to the size) needs no bounds check.
+    calendar: Box<[Slot; CALENDAR]>,
     div_free: Vec<u64>,
     fdiv_free: Vec<u64>,
     bp: BranchPredictor,
@@ -341,7 +342,7 @@ impl Core {
             sq_filter: [0; 64],
             alias_filter: if p.alias_4k_penalty == 0 { Vec::new() } else { vec![0; PAGE_WORDS] },
             alias_pen: p.alias_4k_penalty,
-            calendar: vec![Slot::default(); CALENDAR],
+            calendar: vec![Slot::default(); CALENDAR].into_boxed_slice().try_into().expect("CALENDAR slots"),
             div_free: vec![0; p.div_units as usize],
             fdiv_free: vec![0; p.fp_div_units as usize],
             bp: BranchPredictor::new(p),
