@@ -826,16 +826,14 @@ impl Core {
         if serializing {
             self.serialize_until = c;
         }
-        self.rob[self.rob_pos] = c;
-        self.rob_pos = if self.rob_pos + 1 == self.rob.len() { 0 } else { self.rob_pos + 1 };
+        self.rob_pos = Self::ring_put(&mut self.rob, self.rob_pos, c);
         if bounded && self.writes_int(inst) {
             self.rename[self.rename_pos] = c;
             self.rename_pos = if self.rename_pos + 1 == self.rename.len() { 0 } else { self.rename_pos + 1 };
         }
         self.stats.rob_occupancy_sum += c - d;
         if is_load {
-            self.lq[self.lq_pos] = c;
-            self.lq_pos = if self.lq_pos + 1 == self.lq.len() { 0 } else { self.lq_pos + 1 };
+            self.lq_pos = Self::ring_put(&mut self.lq, self.lq_pos, c);
             self.stats.lq_occupancy_sum += c - d;
         }
         if is_store {
@@ -860,6 +858,15 @@ impl Core {
             self.stats.sq_occupancy_sum += release - d;
         }
         InstTiming { fetch, dispatch: d, issue, complete, commit: c }
+    }
+
+    /// Write `value` at `pos` of the ring `ring` and return the next position: the ring's length read before the
+    /// write, and its position checked once.
+    #[inline(always)]
+    fn ring_put<V>(ring: &mut [V], pos: usize, value: V) -> usize {
+        let next = if pos + 1 == ring.len() { 0 } else { pos + 1 };
+        ring[pos] = value;
+        next
     }
 
     /// A store to 8-byte word `word` leaves the store buffer at `release`: the filters loads ask first.
