@@ -264,7 +264,8 @@ pub struct Core {
     /// 4K-aliasing search. Unused when `alias_pen` is 0.
     alias_filter: Vec<u64>,
     alias_pen: u64,
-    calendar: Vec<Slot>,
+    /// Fixed in size, so that a slot's index (the cycle masked to the size) needs no bounds check.
+    calendar: Box<[Slot; CALENDAR]>,
     div_free: Vec<u64>,
     fdiv_free: Vec<u64>,
     bp: BranchPredictor,
@@ -348,7 +349,7 @@ impl Core {
             sq_filter: [0; 64],
             alias_filter: if p.alias_4k_penalty == 0 { Vec::new() } else { vec![0; PAGE_WORDS] },
             alias_pen: p.alias_4k_penalty,
-            calendar: vec![Slot::default(); CALENDAR],
+            calendar: vec![Slot::default(); CALENDAR].into_boxed_slice().try_into().expect("CALENDAR slots"),
             div_free: vec![0; p.div_units as usize],
             fdiv_free: vec![0; p.fp_div_units as usize],
             bp: BranchPredictor::new(p),
@@ -543,16 +544,17 @@ impl Core {
         tables: &mut T,
     ) -> (u64, u64) {
         let Some(m) = self.mmu.as_deref_mut() else { return (cycle, va) };
-        // Checked before the walk's read closure (a copy of the clock) is set up.
+        // Checked before the walk's read closure is set up.
         if !T::GUEST && m.repeat_hit(side, va) {
             return (cycle, va);
         }
-        let (clock, id) = (self.clock, self.id);
+        // The closure borrows the clock (a field apart from the MMU's) rather than copying its 64 bytes.
+        let (clock, id) = (&self.clock, self.id);
         let read = |addr, c| clock.cycle_at_or_after(pte_read(mem, id, addr, clock.tick(c)));
-        match &mut self.mmu {
-            None => (cycle, va),
-            Some(m) if !T::GUEST => (m.translate(side, va, cycle, read), va),
-            Some(m) => m.translate_guest(side, va, cycle, tables, read),
+        if T::GUEST {
+            m.translate_guest(side, va, cycle, tables, read)
+        } else {
+            (m.translate(side, va, cycle, read), va)
         }
     }
 
@@ -834,16 +836,14 @@ impl Core {
         if class == InstClass::Fence {
             self.fence_until = c;
         }
-        self.rob[self.rob_pos] = c;
-        self.rob_pos = if self.rob_pos + 1 == self.rob.len() { 0 } else { self.rob_pos + 1 };
+        self.rob_pos = Self::ring_put(&mut self.rob, self.rob_pos, c);
         if bounded && self.writes_int(inst) {
             self.rename[self.rename_pos] = c;
             self.rename_pos = if self.rename_pos + 1 == self.rename.len() { 0 } else { self.rename_pos + 1 };
         }
         self.stats.rob_occupancy_sum += c - d;
         if is_load {
-            self.lq[self.lq_pos] = c;
-            self.lq_pos = if self.lq_pos + 1 == self.lq.len() { 0 } else { self.lq_pos + 1 };
+            self.lq_pos = Self::ring_put(&mut self.lq, self.lq_pos, c);
             self.stats.lq_occupancy_sum += c - d;
         }
         if is_store {
@@ -858,19 +858,36 @@ impl Core {
             let release = c.max(owned).max(self.last_store_release);
             self.last_store_release = release;
             self.sq[self.sq_pos] = SqEntry { release, done: complete, addr: inst.mem_addr, size: inst.mem_size.max(1) };
-            // Both 8-byte words the store may touch (an unaligned store spans two).
-            for word in [inst.mem_addr >> 3, (inst.mem_addr + inst.mem_size.max(1) as u64 - 1) >> 3] {
-                let h = Self::word_hash(word);
-                self.sq_filter[h] = self.sq_filter[h].max(release);
-                if self.alias_pen != 0 {
-                    let a = &mut self.alias_filter[word as usize % PAGE_WORDS];
-                    *a = (*a).max(release);
-                }
+            // Both 8-byte words the store may touch (an unaligned store spans two; most touch one, noted once).
+            let (first, last) = (inst.mem_addr >> 3, (inst.mem_addr + inst.mem_size.max(1) as u64 - 1) >> 3);
+            self.note_store_word(first, release);
+            if last != first {
+                self.note_store_word(last, release);
             }
             self.sq_pos = if self.sq_pos + 1 == self.sq.len() { 0 } else { self.sq_pos + 1 };
             self.stats.sq_occupancy_sum += release - d;
         }
         InstTiming { fetch, dispatch: d, issue, complete, commit: c }
+    }
+
+    /// Write `value` at `pos` of the ring `ring` and return the next position: the ring's length read before the
+    /// write, and its position checked once.
+    #[inline(always)]
+    fn ring_put<V>(ring: &mut [V], pos: usize, value: V) -> usize {
+        let next = if pos + 1 == ring.len() { 0 } else { pos + 1 };
+        ring[pos] = value;
+        next
+    }
+
+    /// A store to 8-byte word `word` leaves the store buffer at `release`: the filters loads ask first.
+    #[inline(always)]
+    fn note_store_word(&mut self, word: u64, release: u64) {
+        let h = Self::word_hash(word);
+        self.sq_filter[h] = self.sq_filter[h].max(release);
+        if self.alias_pen != 0 {
+            let a = &mut self.alias_filter[word as usize % PAGE_WORDS];
+            *a = (*a).max(release);
+        }
     }
 
     /// Whether `inst` takes an integer rename register (where the core bounds them).

@@ -505,6 +505,37 @@ fn store_forwarding_needs_the_load_inside_one_store() {
 }
 
 #[test]
+fn a_store_or_load_across_two_words_is_matched_by_either_word() {
+    // The store queue's filter is asked per 8-byte word (a store notes, a load asks, its first and, when another,
+    // its last word): a store straddling two words must be found by a load of its second word alone, and a load
+    // straddling two words by a store in its second word alone.
+    use kvsim_timing::core::{Core, L1Latencies};
+    use kvsim_timing::FixedLatency;
+    const MEM: u64 = 40_000;
+    let l1 = L1Latencies { l1i: 4, l1d: 4 };
+    let a = 0x9_0000u64; // 8-byte aligned: words a / 8 and a / 8 + 1 fall in different filter entries
+    let sized = |mut i: InstInfo, size: u8| {
+        i.mem_size = size;
+        i
+    };
+    // An 8-byte store at a + 4 (bytes a + 4 .. a + 12), then 4-byte loads of its first word's part and of its
+    // second word's part: both inside it, both forwarded.
+    let (mut core, mut mem) = (Core::new(0, &core_params(), l1, 64), FixedLatency::new(MEM));
+    let st = core.step(&store(0x1000, 5, 0, a + 4), &mut mem);
+    let second = core.step(&sized(load(0x1004, 6, 0, a + 8), 4), &mut mem);
+    let first = core.step(&sized(load(0x1008, 7, 0, a + 4), 4), &mut mem);
+    assert_eq!(second.complete, second.issue.max(st.complete) + 4);
+    assert_eq!(first.complete, first.issue.max(st.complete) + 4);
+    assert_eq!((core.stats.forwarded_loads, core.stats.forward_blocked_loads), (2, 0));
+    // A 4-byte store at a + 8 (the second word only), then an 8-byte load at a + 4 over both words: it overlaps the
+    // store only in its second word, is not contained, and waits for the store to drain.
+    let (mut core, mut mem) = (Core::new(0, &core_params(), l1, 64), FixedLatency::new(MEM));
+    core.step(&sized(store(0x1000, 5, 0, a + 8), 4), &mut mem);
+    core.step(&load(0x1004, 6, 0, a + 4), &mut mem);
+    assert_eq!((core.stats.forwarded_loads, core.stats.forward_blocked_loads), (0, 1));
+}
+
+#[test]
 fn idle_poll_cycles_count_the_cycles_of_the_polls_that_found_no_frame() {
     // Three polls: idle, busy, idle. The idle ones' cycles (from the previous poll end, or the stats reset, to
     // theirs) are counted, the busy one's not; a stats reset starts both the count and the poll afresh.

@@ -72,9 +72,10 @@ impl Core {
             i
         };
         // Search the SQ youngest first (only if the filter says a store to one of the load's words may be
-        // undrained).
+        // undrained). A load within one word (most) asks the filter once.
         let undrained = |w: u64| self.sq_filter[Self::word_hash(w)] > i;
-        let n = if undrained(start >> 3) || undrained((end - 1) >> 3) { self.sq.len() } else { 0 };
+        let (first, last) = (start >> 3, (end - 1) >> 3);
+        let n = if undrained(first) || (last != first && undrained(last)) { self.sq.len() } else { 0 };
         let mut k = self.sq_pos;
         for _ in 0..n {
             k = if k == 0 { n - 1 } else { k - 1 };
