@@ -14,8 +14,10 @@ import subprocess
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# An absolute path in a command, other than the system's programs, devices, process files and scratch (/tmp).
-MACHINE_PATH = re.compile(r"(?<![\w.}])/(?!usr/bin/|dev/null|proc/|tmp/)[A-Za-z]")
+# An absolute path in a command, other than the system's programs, devices, process files and scratch (/tmp): a
+# name after the slash that ends a path's component (at a slash, a blank, a quote, a semicolon or the line's end), so
+# that an awk pattern such as /file:function/ is not one.
+MACHINE_PATH = re.compile(r"(?<![\w.}])/(?!usr/bin/|dev/null|proc/|tmp/)[A-Za-z][\w.-]*(?=[/\s\"';)]|$)")
 
 
 def _scripts() -> list[str]:
@@ -36,11 +38,22 @@ def _machine_paths(name: str) -> list[str]:
 
 def test_no_run_script_names_a_folder_of_the_machine_it_ran_on():
     """98a3949: results/runs23/*.sh and llc_192Mi_s23's run.sh cd into worktrees of session 23's machine; two
-    standard-run scripts' default interpreter was another worktree's."""
+    standard-run scripts' default interpreter was another worktree's. (0fe3c0d: the awk pattern /file:function/ of
+    results/speed/s24/byfn.sh was read as a folder.)"""
     scripts = _scripts()
     assert "results/runs23/run.sh" in scripts and "results/figures/llc_192Mi_s23/run.sh" in scripts
     found = [line for name in scripts for line in _machine_paths(name)]
     assert not found, "commands naming this machine's folders:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("command, named", [
+    ("cd /work/wt/xeon-s23", True), ("py=/work/wt/studies/.venv/bin/python", True), ('cd "/work"', True),
+    ("--checkpoints /work/wt/ck16-xeon-s23 --save x", True), ("ls /opt;", True),
+    ("awk '/file:function/{go=1;next}'", False), ("sub(/ \\[.*$/,\"\",fn)", False), ("/usr/bin/time -v x", False),
+    ("echo > /dev/null", False), ("cat /proc/loadavg", False), ("BASE=/tmp/x", False), ("$WT/.venv/bin/python", False),
+])
+def test_a_machine_path_is_a_folders_name_not_a_pattern(command, named):
+    assert bool(MACHINE_PATH.search(command)) == named, command
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not pathlib.Path("/usr/bin/time").exists(),
