@@ -65,22 +65,32 @@ def test_a_machine_path_is_a_folders_name_not_a_pattern(command, named):
     ("results/figures/llc_192Mi_s23/compact_driver/run.sh", [],
      ["--store results/sweeps --outdir results/figures-llc-192Mi-compact", "--only caches.llc.size=15728640"]),
 ])
-def test_a_study_run_script_runs_from_a_clone_with_its_folders_as_arguments(tmp_path, script, args, wanted):
+def test_a_study_run_script_runs_from_a_clone_with_its_folders_as_arguments(tmp_path, monkeypatch, script, args,
+                                                                           wanted):
     """Each script copied into a fresh repository at its own path and started from elsewhere runs its commands at
     that repository's root, with the folders given (or defaults inside the repository); the interpreter is a stub
-    that records its working folder and arguments."""
+    that records its working folder and arguments. Run under git's variables as a hook sets them (GIT_DIR naming
+    another repository, here a decoy): the test's git and the script's find only the fresh repository, so neither
+    reinitialises nor runs in the one the variables name (on 0fe3c0d `git init` wrote the decoy and the script ran
+    in the test's working folder)."""
+    decoy = tmp_path / "decoy.git"
+    monkeypatch.setenv("GIT_DIR", str(decoy))
+    monkeypatch.setenv("GIT_WORK_TREE", str(tmp_path))
     # Never run a script that names the machine's folders: it would cd there and run the study for real (on
     # 98a3949 the LLC script ran the 192 Mi study in the main checkout when this test was first tried on it).
     assert not _machine_paths(script), _machine_paths(script)
     clone = tmp_path / "clone"
     (clone / script).parent.mkdir(parents=True)
     shutil.copy(ROOT / script, clone / script)
-    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    # Only the fresh repository: no variable of git's (a hook's GIT_DIR, GIT_WORK_TREE, ...) may point elsewhere.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    subprocess.run(["git", "init", "-q", str(clone)], check=True, env=env)
     stub = tmp_path / "python"
     stub.write_text(f'#!/bin/sh\necho "$PWD $*" >> {tmp_path}/calls\n')
     stub.chmod(0o755)
     subprocess.run(["bash", str(clone / script), *args], cwd=tmp_path, check=True, capture_output=True,
-                   env={**os.environ, "PY": str(stub)})
+                   env={**env, "PY": str(stub)})
+    assert not decoy.exists()
     calls = (tmp_path / "calls").read_text().splitlines()
     assert calls and all(c.startswith(f"{clone.resolve()} ") for c in calls), calls
     for w in wanted:
