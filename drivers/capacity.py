@@ -246,13 +246,29 @@ SEARCHES = ("refined", "saturated")     # options['capacity_search']: the probes
 #                                         stopped at its saturated probe (refine=False) for the windows to judge
 
 
+def _windows_judge(options: dict[str, Any]) -> bool:
+    """Whether steady-state windows judge the search's answer (options['steady'], options['confirm'] not False)."""
+    return bool(options.get("steady") and options.get("confirm", True))
+
+
+def search_named(options: dict[str, Any]) -> dict[str, Any]:
+    """A point's options as its sweep key names them: with the search `refine_option` takes by default written in
+    where that default is not the refined search of sessions 18-23 (where windows judge the load), so a point stored
+    before session 24 under {'steady': True} (the refined search) is not taken for one of today's default (the
+    saturated search), nor the other way round. Options naming the search, or without windows, are as given (their
+    keys as before)."""
+    if "capacity_search" in options or not _windows_judge(options):
+        return options
+    return {**options, "capacity_search": "saturated"}
+
+
 def refine_option(options: dict[str, Any]) -> bool:
     """`search`'s refine from a point's options: options['capacity_search'] (SEARCHES). By default (session 24)
     'saturated' where steady-state windows judge the load (options['steady'], and options['confirm'] not False):
     the probes stop at the saturated one and the windows start from its prediction; 'refined' elsewhere (the probes
     are the answer), and 'refined' given explicitly is the full probes' search before the windows (sessions 18-23's
     default). 'saturated' given without the windows is a ParamError before any probe."""
-    windows = bool(options.get("steady") and options.get("confirm", True))
+    windows = _windows_judge(options)
     kind = options.get("capacity_search", "saturated" if windows else "refined")
     if kind not in SEARCHES:
         raise ParamError(f"capacity_search = {kind!r}: must be one of {', '.join(SEARCHES)}")

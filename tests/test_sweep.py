@@ -178,6 +178,31 @@ def test_the_key_changes_with_every_resolved_parameter_and_nothing_else(tmp_path
     assert sw.point_key(config2, measure) != k1
 
 
+@pytest.mark.parametrize("evaluator", [sw.CAPACITY_EVALUATOR, "drivers.studies.end_to_end:evaluate",
+                                       "drivers.studies.seeds:evaluate"])
+def test_a_capacity_points_key_names_the_search_it_runs(evaluator):
+    """Session 24 made the saturated search the default where windows judge the load; a point's options need not
+    name it. The key names the search run, so a point stored under {'steady': True} by 98a3949 (the refined search)
+    is not reused as one of today's default, and a point naming the search it would run by default is the same
+    point (fails on 0fe3c0d: the key was the options as given). Options without windows keep their keys."""
+    def key(options):
+        s = Sweep("search", Base("brps_target_socket", cores=2), List([{"core.rob_entries": 64}]),
+                  evaluator=evaluator, options=options, share_checkpoint=False)
+        (point,) = s.resolve()
+        return point.key
+
+    config = Base("brps_target_socket", cores=2).build()
+    sw.set_path(config, "core.rob_entries", 64)
+    as_given = lambda options: sw.point_key(config.to_dict(), {"evaluator": evaluator, "options": options})  # noqa: E731
+    steady = {"steady": True, "resolution": 0.02}
+    assert key(steady) != as_given(steady), "stored by 98a3949 under the refined search"
+    assert key(steady) == key({**steady, "capacity_search": "saturated"})
+    assert key(steady) != key({**steady, "capacity_search": "refined"})
+    assert key({**steady, "capacity_search": "refined"}) == as_given({**steady, "capacity_search": "refined"})
+    for options in ({"resolution": 0.02}, {**steady, "confirm": False}):
+        assert key(options) == as_given(options), "no windows: the refined search, as before"
+
+
 def test_points_that_resolve_alike_are_one_point():
     s = Sweep("dup", Base("brps_target_socket", cores=2), List([{"core.rob_entries": 64}, {"core.rob_entries": 64},
                                                                 {"core.rob_entries": 32}]), evaluator=SYNTHETIC)

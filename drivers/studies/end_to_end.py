@@ -37,7 +37,7 @@ from analysis import style
 from models import stats_paths as paths
 
 from ..shared_warmup import SharedWarmup
-from ..sweep import Base, Grid, Sweep
+from ..sweep import Base, Grid, Sweep, capacity_key_options
 from . import common, servers
 
 
@@ -369,6 +369,7 @@ def _search_and_window(make: Callable[[float], Any], make_system: Callable[[], A
 
 evaluate.restores = True     # every probe runs the point's own configuration: it can restore a shared data set
 evaluate.journals = True     # run_point gives it the point's journal
+evaluate.key_options = capacity_key_options   # the key names the capacity search run
 
 
 # ---- figures ----------------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import pandas as pd
 from models import stats_paths as paths
 from models.system import System
 
-from ..sweep import evaluate_capacity, evaluate_run
+from ..sweep import capacity_key_options, evaluate_capacity, evaluate_run
 from . import common, end_to_end
 
 EVALUATOR = "drivers.studies.seeds:evaluate"
@@ -68,6 +68,7 @@ def evaluate(make_system: Callable[[], System], options: dict[str, Any],
 # Every run (probe and curve point) is make_system()'s configuration: a sweep's shared checkpoint can be restored.
 evaluate.restores = True
 evaluate.journals = True       # run_point gives it the point's journal
+evaluate.key_options = capacity_key_options   # the key names the capacity search run
 
 
 def stats_of(row: Any) -> dict[str, float]:

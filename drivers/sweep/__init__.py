@@ -63,7 +63,7 @@ from .checkpoints import (
     prepare_checkpoint,
 )
 from .data_set import data_set_key, shares_data_set
-from .evaluators import evaluate_capacity, evaluate_run
+from .evaluators import capacity_key_options, evaluate_capacity, evaluate_run
 from .execute import (
     SweepReport,
     _Progress,
@@ -82,7 +82,7 @@ from .store import DEFAULT_STORE, ROOT, atomic_write_json, engine_hash, file_has
 __all__ = [
     "CAPACITY_EVALUATOR", "CHECKPOINTS", "DEFAULT_STORE", "ROOT", "RUN_EVALUATOR", "Base", "Grid", "LatinHypercube",
     "List", "Point", "Product", "Random", "Space", "Sweep", "SweepReport", "Zip", "_Progress", "_record_of",
-    "atomic_write_json", "build_point", "check_existing", "checkpoint_bytes", "checkpoint_dir", "clean_sweep_journals",
+    "atomic_write_json", "build_point", "capacity_key_options", "check_existing", "checkpoint_bytes", "checkpoint_dir", "clean_sweep_journals",
     "data_set_key", "data_set_need", "engine_hash",
     "evaluate_capacity", "evaluate_run", "file_hash", "load_once", "load_sweep_module", "loaded_elsewhere", "loader_system",
     "packed_as_loaded", "point_key",

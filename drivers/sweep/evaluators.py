@@ -109,3 +109,13 @@ evaluate_capacity.restores = True   # every probe restores the shared checkpoint
 evaluate_capacity.journals = True   # run_point gives it the point's journal
 
 
+def capacity_key_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The options a capacity point's key names: with its search (drivers.capacity.search_named)."""
+    from .. import capacity
+
+    return capacity.search_named(options)
+
+
+evaluate_capacity.key_options = capacity_key_options   # points.Sweep.resolve: the key names the search run
+
+

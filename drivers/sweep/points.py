@@ -77,9 +77,13 @@ class Sweep:
         for tied in self.ties:
             if param_path.canonical(tied) not in varied:
                 raise ParamError(f"sweep {self.name!r}: tie on {tied!r}, which the sweep does not vary")
-        measure = {"evaluator": self.evaluator, "options": self.options}
+        evaluator = _resolve_callable(self.evaluator)
+        # An evaluator whose options have defaults that changed (the capacity search's, session 24) says what the
+        # key names (`key_options`), so a point stored under another default is not reused as this one.
+        keyed = getattr(evaluator, "key_options", None)
+        measure = {"evaluator": self.evaluator, "options": keyed(self.options) if keyed else self.options}
         # Only an evaluator that simulates the point's own configuration can restore it (not a synthetic one).
-        share = self.share_checkpoint and getattr(_resolve_callable(self.evaluator), "restores", False)
+        share = self.share_checkpoint and getattr(evaluator, "restores", False)
         points: dict[str, Point] = {}
         for params in self.space.points():
             system = build_point(self.base, params, self.ties, sweep=self.name)
