@@ -176,3 +176,15 @@ def test_the_totals_count_the_rows_too_wide_apart_from_those_covered_and_missed(
     rows["batch4"] = rows["base"]
     rows["batch32"] = rows["base"]
     assert table.main(["--only", "base,batch4,batch32"]) == 0
+
+
+def test_a_finite_interval_around_a_sampled_zero_is_judged_not_too_wide():
+    """IPC and LLC MPKI are ruled too wide only when infinite: a sampled MPKI of 0 (an LLC that missed nothing) with
+    a finite interval covers or misses (0fe3c0d called it too wide, the share's inf x 0 being NaN, and the table
+    exited 1). Throughput and p95 keep their share: a sampled 0 with any width is too wide there."""
+    assert table.verdict("mpki", 0.0, 0.0, 0.0, 0.0) == "covered"
+    assert table.verdict("mpki", 0.0, -0.01, 0.01, 0.5) == "missed"
+    assert table.verdict("ipc", 0.0, -0.1, 0.1, 0.0) == "covered"
+    assert table.verdict("mpki", 0.0, 0.0, float("inf"), 0.0) == "too wide"
+    assert table.verdict("mrps", 0.0, -0.1, 0.1, 0.0) == "too wide" and table.verdict("mrps", 0.0, 0.0, 0.0, 0.0) == \
+        "covered"

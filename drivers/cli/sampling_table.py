@@ -210,7 +210,11 @@ def too_wide(value: float, low: float, high: float, share: float = TOO_WIDE_SHAR
     """Whether the interval (low, high) around the sampled `value` is not meaningful: infinite or NaN, or a
     half-width above `share` of the value."""
     half = (high - low) / 2
-    return not (math.isfinite(half) and math.isfinite(value) and half <= share * abs(value))
+    if not (math.isfinite(half) and math.isfinite(value)):
+        return True
+    # An infinite share rules nothing finite (not `share * abs(value)`: inf x 0 is NaN, which would call a finite
+    # interval around a sampled 0, an LLC without misses, too wide).
+    return math.isfinite(share) and half > share * abs(value)
 
 
 def verdict(metric: str, value: float, low: float, high: float, full: float) -> str:
