@@ -258,6 +258,24 @@ fn after_a_stream_of_stores_the_l1d_prefetchers_send_nothing() {
 }
 
 #[test]
+fn a_warming_load_between_the_stores_ends_their_run() {
+    // Sampling warms between its windows: a warming load is a load between the stores before it and after it, so
+    // two timed stores, a warming load, then one more store are no run of three (on 0fe3c0d the warming load left
+    // the run at three and the timed load's next-line prefetch was held).
+    let held = Prefetcher { next_line: true, hold_after_stores: 3, ..Prefetcher::default() };
+    let mut m = system(held, Prefetcher::default());
+    read(&mut m, PAGE + 11 * 64 + 8, 0);
+    write(&mut m, 0x80_0000, APART);
+    write(&mut m, 0x80_0008, 2 * APART);
+    m.warm_load(0, PAGE + 11 * 64, 0, false); // lower in the line: names nothing
+    assert!(!m.cores[0].l1d.contains(line(12)));
+    write(&mut m, 0x80_0010, 3 * APART);
+    read(&mut m, PAGE + 11 * 64 + 16, 4 * APART); // ascending: names line 12
+    assert!(m.cores[0].l1d.contains(line(12)), "one store since the last load: sent");
+    assert_eq!(stats(&m).get("c.l1d.prefetcher.held_by_stores"), Some(0.0));
+}
+
+#[test]
 fn while_a_fence_is_in_flight_the_l1d_prefetchers_send_nothing() {
     // Intel's "no fence is in progress in the pipeline": the core says when its loads issue under a fence.
     let held = Prefetcher { next_line: true, hold_during_fence: true, ..Prefetcher::default() };

@@ -34,7 +34,10 @@ impl<M: MemPort> MemSystem<M> {
         let p = &mut self.cores[core];
         let Some(pf) = p.l1d_pf.as_mut() else { return };
         let candidates = pf.observe(addr, line, p.pc, miss);
-        let hold = if mode == Mode::Timed { pf.hold() } else { None };
+        // Every load ends the run of stores, a warming one too (sampling's warming between windows is loads between
+        // the stores); only a timed load's candidates are held back.
+        let hold = pf.hold();
+        let hold = if mode == Mode::Timed { hold } else { None };
         let Some(why) = hold else {
             prefetch::issue(self, core, PrefetchInto::L1d, &candidates, t, mode);
             return;
