@@ -162,12 +162,16 @@ def conditions_of(df, *, full: bool | None = None, cores: int | None = None, ext
         values = df[column].dropna()
         return (int(values.min()), int(values.max())) if len(values) else None
 
-    items, requests = span("items"), span("requests")
+    def text(bounds: tuple[int, int]) -> str:
+        return f"{bounds[0]:,}" if bounds[0] == bounds[1] else f"{bounds[0]:,} to {bounds[1]:,}"
+
+    items, requests, steady = span("items"), span("requests"), span("window_requests")
     window = None
-    if requests is not None and requests[0] != requests[1]:
-        window, requests = f"measured window {requests[0]:,} to {requests[1]:,} requests per run", None
+    if steady is not None:       # the figure's values come from the steady-state windows, the probes only searched
+        window = f"steady-state window {text(steady)} requests" + \
+            ("" if requests is None else f" (capacity probes {text(requests)} requests per run)")
     elif requests is not None:
-        window, requests = f"measured window {requests[0]:,} requests per run", None
+        window = f"measured window {text(requests)} requests per run"
     item_text = None if items is None else (items[0] if items[0] == items[1] else None)
     if items is not None and items[0] != items[1]:
         extra = "; ".join(x for x in (f"{items[0]:,} to {items[1]:,} items", extra) if x)

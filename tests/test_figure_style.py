@@ -84,3 +84,12 @@ def test_capacity_interval_is_the_first_failing_probe_in_throughput_units():
     assert style.capacity_upper(50.0, 10.0, 11.0) == pytest.approx(55.0)
     assert np.isnan(style.capacity_upper(50.0, 10.0, -1.0)), "line limited: no upper probe"
     assert style.conditions(full=True, cores=60) == "Conditions: full 60-core socket; 60 cores."
+
+
+def test_a_caption_names_the_steady_state_window_its_values_come_from():
+    """The values of a steady-state study come from its windows, not its capacity probes: the caption said
+    'measured window 30,000 requests per run' (the probes') under the 60,000-request windows (session 24)."""
+    df = pd.DataFrame({"items": [1 << 20] * 2, "requests": [30_000] * 2, "window_requests": [60_000, 120_000]})
+    text = style.conditions_of(df, full=True, cores=60)
+    assert "steady-state window 60,000 to 120,000 requests (capacity probes 30,000 requests per run)" in text
+    assert "measured window" in style.conditions_of(df.drop(columns="window_requests"))

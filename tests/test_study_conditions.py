@@ -152,6 +152,8 @@ def test_each_socket_study_draws_its_key_points_at_the_conditions_it_ran(tmp_pat
         heads = study.headline(csv)
         assert heads["tiny: issue 1 -> 3 at ROB 64"] == heads["tiny: issue 1 -> 3 at ROB 64"]      # not NaN
         assert heads["tiny: ROB 1 -> 64 at issue 1"] == heads["tiny: ROB 1 -> 64 at issue 1"]
+        report = (out / "core_weight.md").read_text()   # the data set it ran, not the study's own (session 24)
+        assert "client.items 4,194,304" in report and "32,768" not in report and "steady-state window" in report
     if name == "llc":        # the host time per full-condition point, CPU beside wall (issue 28's acceptance)
         assert csv.cpu_seconds.notna().all() and csv.host_seconds.notna().all() and "probes" in csv
         compact = pd.read_csv(out / "llc_compact_driver.csv")       # the second driver, in its own CSV

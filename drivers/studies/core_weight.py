@@ -97,7 +97,8 @@ def plot(df: pd.DataFrame, path: pathlib.Path, caption: str = "") -> None:
     plt = style.pyplot()
 
     present = [d for d in DATASETS if d in set(df.dataset)]
-    fig, axes = plt.subplots(1, len(present), figsize=(4 * len(present), 4), sharey=False, squeeze=False)
+    # + 3 inches for the legend drawn outside the last panel (one panel was squeezed to a strip)
+    fig, axes = plt.subplots(1, len(present), figsize=(4 * len(present) + 3, 4), sharey=False, squeeze=False)
     axes = axes[0]
     for ax, ds in zip(axes, present):
         sub = df[df.dataset == ds]
@@ -138,16 +139,29 @@ def make(tables: dict[str, pd.DataFrame], outdir: pathlib.Path, full: bool | Non
     heads = headline(df)
     table_md = common.markdown_table(pd.DataFrame({"ratio": list(heads), "value": list(heads.values())}))
     pivot = df.pivot_table(index=["dataset", "issue_width"], columns="rob", values="throughput_mrps")
+    with_ci = "throughput_ci_mrps" in df and bool(df.throughput_ci_mrps.notna().any())
+    if with_ci:                  # each point with its 95% interval
+        cell = df.apply(lambda r: f"{r.throughput_mrps:.3g} +- {r.throughput_ci_mrps:.2g}", axis=1)
+        pivot = df.assign(cell=cell).pivot_table(index=["dataset", "issue_width"], columns="rob", values="cell",
+                                                 aggfunc="first")
+    if c.items is None:          # the study's own data sets, probes only
+        data_line = ("client.dataset in " + ", ".join(DATASETS) + "; client.items " +
+                     ", ".join(f"{d} {n:,}" for d, n in ITEMS.items()) + " (uniform, 95% GET, EREW)")
+        search_line = (f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution, "
+                       f"{common.REQUESTS_PER_CORE} measured requests per core per probe")
+    else:                        # the conditions' data set (tiny items), then steady-state windows at the capacity
+        data_line = f"client.dataset tiny; client.items {c.items:,} (the conditions' data set; uniform, 95% GET, EREW)"
+        search_line = (f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution "
+                       f"({common.REQUESTS_PER_CORE} measured requests per core per probe), then the steady-state "
+                       "window at the capacity (throughput_ci_mrps: its 95% interval, batch means)")
     report = common.write_report(
         outdir / "core_weight.md", "Core weight: throughput vs ROB size and issue width",
         __doc__.split("\n\n")[0].replace("\n", " "),
         [f"conditions: {df['conditions'].iloc[0] if len(df) else c.text()}", f"scale: {common.scale_text(cores)}", "core.rob_entries in " + ", ".join(map(str, ROBS)),
          "core.issue_width in 1-4, with core.fetch_width, core.commit_width and core.int_alus equal to it",
-         "client.dataset in " + ", ".join(DATASETS) + "; client.items " +
-         ", ".join(f"{d} {n:,}" for d, n in ITEMS.items()) + " (uniform, 95% GET, EREW)",
-         f"throughput: capacity search to {common.CAPACITY_RESOLUTION:.0%} resolution, "
-         f"{common.REQUESTS_PER_CORE} measured requests per core per probe"],
-        "### Headline ratios\n\n" + table_md + "\n\n### Throughput (M requests/s)\n\n" + common.markdown_table(pivot),
+         data_line, search_line],
+        "### Headline ratios\n\n" + table_md + "\n\n### Throughput (M requests/s" +
+        (", +- 95%" if with_ci else "") + ")\n\n" + common.markdown_table(pivot),
         [png.name], ["The in-order single-issue core is ROB 1 / issue 1 of the out-of-order model (nothing "
                      "overlaps), not the separate 'inorder' core model.", *common.confirmation_notes(df)])
     return [csv, png, report]
