@@ -272,3 +272,16 @@ def test_the_llc_headline_of_a_store_without_the_default_drivers_points_is_not_a
     assert list(heads) == list(llc.HEADLINE_RATIOS) and all(math.isnan(v) for v in heads.values())
     some = pd.DataFrame({"llc_per_core_kb": [256, 512], "throughput_mrps": [180.0, 198.0]})
     assert llc.headline(some)["256 KB -> 512 KB"] == 1.1 and math.isnan(llc.headline(some)["768 KB -> 2 MB"])
+
+
+def test_a_report_table_carries_each_steady_points_intervals_after_what_they_bound():
+    """Session 24: the batching and prefetch reports' tables showed the steady windows' throughput and p95 without
+    their 95% intervals (only the plots drew them)."""
+    df = pd.DataFrame({"rpp": [1], "throughput_mrps": [200.0], "throughput_ci_mrps": [3.0], "p95_us": [16.0],
+                       "p95_steady_us": [16.4], "p95_steady_ci_us": [0.8], "capacity_confirmed": [1.0]})
+    cols = common.with_confirmation(df, ["rpp", "throughput_mrps", "p95_us"])
+    assert cols == ["rpp", "throughput_mrps", "throughput_ci_mrps", "p95_us", "p95_steady_us", "p95_steady_ci_us",
+                    "capacity_confirmed"]
+    probes_only = df.assign(throughput_ci_mrps=float("nan"), p95_steady_us=float("nan"), p95_steady_ci_us=float("nan"))
+    assert common.with_confirmation(probes_only, ["rpp", "throughput_mrps"]) == ["rpp", "throughput_mrps",
+                                                                                 "capacity_confirmed"]

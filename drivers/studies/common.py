@@ -331,9 +331,19 @@ def write_report(path: pathlib.Path, title: str, intro: str, config_diff: list[s
 CONFIRMATION_COLUMNS = ("capacity_confirmed", "capacity_windows", "seeds_sustained")
 
 
+# A steady-state window's intervals, each placed after the column it bounds (issue 28: every point with its interval).
+INTERVAL_COLUMNS = {"throughput_ci_mrps": "throughput_mrps", "p95_steady_us": "p95_us",
+                    "p95_steady_ci_us": "p95_steady_us"}
+
+
 def with_confirmation(df: Any, cols: list[str]) -> list[str]:
-    """A report table's columns, and the window confirmation's (figures_of) where the study's points have them."""
-    return cols + [c for c in CONFIRMATION_COLUMNS if c in df and c not in cols and df[c].notna().any()]
+    """A report table's columns with the steady-state window's intervals after what they bound, and the window
+    confirmation's (figures_of), where the study's points have them."""
+    out = list(cols)
+    for col, after in INTERVAL_COLUMNS.items():
+        if col in df and col not in out and df[col].notna().any() and after in out:
+            out.insert(out.index(after) + 1, col)
+    return out + [c for c in CONFIRMATION_COLUMNS if c in df and c not in out and df[c].notna().any()]
 
 
 def confirmation_notes(df: Any) -> list[str]:
