@@ -276,7 +276,9 @@ def test_the_sweeps_capacity_evaluator_shares_its_probes_warmup_with_its_windows
     from drivers.sweep import evaluators
 
     made = recorded(monkeypatch, shared_warmup)
-    options = {"resolution": 0.05, "steady": True, "steady_max_windows": 2}
+    # The refined search: its several probes are what must share the windows' warm-up (the default, saturated
+    # search, stops at its one saturated probe; session 24).
+    options = {"resolution": 0.05, "steady": True, "steady_max_windows": 2, "capacity_search": "refined"}
     shared = evaluators.evaluate_capacity(lambda: restored(1.0, data_set), options, lambda _: None)
     assert [m.warmups for m in made] == [1], "the probes and the windows shared one warm-up"
     alone = evaluators.evaluate_capacity(lambda: restored(1.0, data_set), {**options, "shared_warmup": False},
