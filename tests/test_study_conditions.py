@@ -183,6 +183,37 @@ def test_the_headline_table_sets_reduced_and_full_side_by_side(tmp_path):
     assert "| llc | 256 KB -> 512 KB | 1.12 | n/a |" in out
 
 
+def test_the_headline_table_sets_a_further_column_from_a_studys_own_folder(tmp_path):
+    """The key points at 192 Mi live in each study's own folder (<study>.csv there): a --column reads them beside
+    the reduced and 16 Mi runs, and a study no folder of the column holds is n/a there, never dropped."""
+    from drivers.studies import headlines
+
+    for folder, kbs, mrps, cond in (("reduced/llc", [256, 512, 768], [8, 9, 10], None),
+                                    ("full/llc", [512, 768], [90, 110], "full platform; reduced data set"),
+                                    ("llc_192Mi", [512, 768], [100, 105], "full platform")):
+        (tmp_path / folder).mkdir(parents=True)
+        df = pd.DataFrame({"llc_per_core_kb": kbs, "throughput_mrps": mrps})
+        if cond:
+            df["conditions"] = cond
+        df.to_csv(tmp_path / folder / "llc.csv", index=False)
+    columns = {"192 Mi": [tmp_path / "nothing_here", tmp_path / "llc_192Mi"], "other": [tmp_path / "nothing_here"]}
+    (tmp_path / "nothing_here").mkdir()
+    df, conditions = headlines.table(tmp_path / "reduced", tmp_path / "full", columns)
+    rows = df.set_index("ratio")
+    assert rows.loc["512 KB -> 768 KB", "192 Mi"] == pytest.approx(105 / 100)
+    assert rows.loc["512 KB -> 768 KB", "192 Mi / reduced"] == pytest.approx((105 / 100) / (10 / 9))
+    assert rows.loc["512 KB -> 768 KB", "paper's conditions"] == pytest.approx(110 / 90)
+    assert np.isnan(rows.loc["512 KB -> 768 KB", "other"]) and np.isnan(rows.loc["256 KB -> 512 KB", "192 Mi"])
+    assert conditions["llc"] == ("reduced: a 4-core share with the study's own data set (written before the "
+                                 "conditions column)", "full platform; reduced data set", "full platform", "")
+    out = tmp_path / "t.md"
+    assert headlines.main([str(tmp_path / "reduced"), str(tmp_path / "full"), str(out),
+                           "--column", f"192 Mi={tmp_path / 'llc_192Mi'}"]) == 0
+    assert "192 Mi = full platform" in out.read_text()
+    with pytest.raises(SystemExit):        # a folder that is not there: refused before anything is written
+        headlines.main([str(tmp_path / "reduced"), str(tmp_path / "full"), "--column", f"x={tmp_path / 'absent'}"])
+
+
 def test_the_end_to_end_and_scaling_studies_at_the_papers_conditions():
     from drivers.studies import end_to_end, scaling
 
