@@ -33,7 +33,10 @@ The answer is the highest probe that sustained: the true capacity lies in [answe
    there). The windows start just above the saturated probe's prediction (`SearchResult.start_mpps`) instead. A
    saturated probe that served nothing predicts nothing: the search then refines as before (`refined` says which).
    Under skew a simulated saturated probe's own cores' rates (each NIC queue's TX frames over the span,
-   `core_rates`) predict where the hottest core saturates (`per_core_threshold`; session 24).
+   `core_rates`) predict where the hottest core saturates (`per_core_threshold`; session 24). Statistics without
+   those counters are an error naming them (`MissingCounters`); where no core has a rate (a server without
+   statistics, more queues than cores, a core that served nothing) the equal-rates law predicts and says so
+   (`EqualRatesUnderSkew`); `SearchResult.predicted_by` and the probes' table record which law predicted (session 25).
 (For a short probe's server. A probe of 300 requests a core can hide an overload or show start-up loss where a
 long run sustains: where the studies measure a steady-state window, the windows judge this answer and move the load
 until one confirms it, drivers/window_capacity.py.)
