@@ -33,7 +33,10 @@ The answer is the highest probe that sustained: the true capacity lies in [answe
    there). The windows start just above the saturated probe's prediction (`SearchResult.start_mpps`) instead. A
    saturated probe that served nothing predicts nothing: the search then refines as before (`refined` says which).
    Under skew a simulated saturated probe's own cores' rates (each NIC queue's TX frames over the span,
-   `core_rates`) predict where the hottest core saturates (`per_core_threshold`; session 24).
+   `core_rates`) predict where the hottest core saturates (`per_core_threshold`; session 24). Statistics without
+   those counters are an error naming them (`MissingCounters`); where no core has a rate (a server without
+   statistics, more queues than cores, a core that served nothing) the equal-rates law predicts and says so
+   (`EqualRatesUnderSkew`); `SearchResult.predicted_by` and the probes' table record which law predicted (session 25).
 (For a short probe's server. A probe of 300 requests a core can hide an overload or show start-up loss where a
 long run sustains: where the studies measure a steady-state window, the windows judge this answer and move the load
 until one confirms it, drivers/window_capacity.py.)
@@ -62,6 +65,7 @@ import math
 import pathlib
 import shutil
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -89,6 +93,42 @@ SECANT_SPAN = 2.0
 # near capacity (7.56 against 7.72 M frames/s: a backlog that no longer fits the caches), so that the probe fails
 # near capacity and its own served rate predicts the threshold.
 OVERSHOOT = 0.03
+# Which law a threshold came from (`threshold_law`; SearchResult.predicted_by, the probes' table):
+PLAIN_LAW = "plain"                    # even shares (uniform keys, or one core): the loss law alone
+PER_CORE_RATES = "per-core rates"      # skewed keys, each core's own served rate (`per_core_threshold`)
+EQUAL_RATES = "equal rates"            # skewed keys, the cores taken to serve at one rate (the probe's served rate)
+
+
+class MissingCounters(KeyError, ValueError):
+    """A simulated probe's statistics lack the counters the skewed prediction reads (each NIC queue's tx_frames,
+    the client's measured span and offered load): names every missing one. A missing counter is never a zero nor a
+    reason to predict by another law unsaid (session 24's fourth read)."""
+
+    def __init__(self, missing: list[str]):
+        self.missing = list(missing)
+        super().__init__(", ".join(self.missing))
+
+    def __str__(self) -> str:
+        return (f"capacity: a deeply overloaded probe under skewed keys predicts from each core's served rate, but "
+                f"its statistics lack {', '.join(self.missing)} (a missing counter is never taken as zero; check the "
+                "run was detailed with the NIC's queues, and the paths in models/stats_paths.py)")
+
+
+class EqualRatesUnderSkew(UserWarning):
+    """A deeply overloaded probe under skewed keys was read as cores of equal rates, not by each core's own rate:
+    the prediction is the equal-rates law's (far below a paced server's threshold, session 24), and says why."""
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A probe's predicted threshold (M frames/s a port), the law that gave it, and, where the cores' own rates
+    were wanted (a deeply overloaded probe under skew) but the equal-rates law gave it, why."""
+    mpps: float
+    law: str
+    why: str = ""
+
+    def describe(self) -> str:
+        return f"{self.law} ({self.why})" if self.why else self.law
 
 
 @dataclass
@@ -135,6 +175,9 @@ class SearchResult:
     # refine=False stops there and leaves the bracket to the steady-state windows (drivers/window_capacity.py).
     predicted_mpps: float = math.nan
     refined: bool = True           # False: the search stopped after its saturated probe (`search(refine=False)`)
+    # The law that gave the saturated probe's prediction (`Threshold.describe`: PLAIN_LAW, PER_CORE_RATES or
+    # EQUAL_RATES, with why the cores' own rates were not used where they were wanted); "" when no probe failed.
+    predicted_by: str = ""
 
     @property
     def start_mpps(self) -> float:
@@ -161,9 +204,12 @@ class SearchResult:
         return math.isinf(self.upper_mpps)
 
     def table(self) -> list[dict[str, Any]]:
-        """The probes as rows, in the order they ran."""
+        """The probes as rows, in the order they ran; a failed probe's row names the law its threshold came from
+        (`predicted_by`, as SearchResult.predicted_by; "" for a sustained probe, which predicts nothing)."""
         return [{"probe": i, "stage": p.stage, "offered_mpps": p.offered_mpps, "loss": p.loss,
-                 "answered_mpps": p.answered_mpps, "sustained": p.sustained(self.max_loss)}
+                 "answered_mpps": p.answered_mpps, "sustained": p.sustained(self.max_loss),
+                 "predicted_by": "" if p.sustained(self.max_loss) else
+                 threshold_law(p, self.max_loss, quiet=True).describe()}
                 for i, p in enumerate(self.probes)]
 
 
@@ -221,9 +267,10 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
         return SearchResult(first, probes, resolution, max_loss, math.inf)
     floor = high * 1e-6
     predicted = _predict(None, [first], max_loss)
+    predicted_by = threshold_law(first, max_loss, quiet=True).describe()
     if not refine and math.isfinite(predicted) and predicted > floor:
         return SearchResult(lo, probes, resolution, max_loss, first.offered_mpps, predicted_mpps=predicted,
-                            refined=False)
+                            refined=False, predicted_by=predicted_by)
     # (A saturated probe that served nothing predicts nothing: the search refines as before, whatever `refine`.)
     fails = [first]                # the probes that failed, lowest offered load first: fails[0] is the bracket's top
     misses = 0                     # predictions in a row that landed on the wrong side
@@ -238,8 +285,10 @@ def search(evaluate: Callable[[float], Outcome], high: float, *, max_loss: float
             misses = misses + 1 if expect else 0
             fails = sorted(fails + [p], key=lambda f: f.offered_mpps)
             if lo is None and rate <= floor:
-                return SearchResult(None, probes, resolution, max_loss, fails[0].offered_mpps)
-    return SearchResult(lo, probes, resolution, max_loss, fails[0].offered_mpps, predicted_mpps=predicted)
+                return SearchResult(None, probes, resolution, max_loss, fails[0].offered_mpps,
+                                    predicted_by=predicted_by)
+    return SearchResult(lo, probes, resolution, max_loss, fails[0].offered_mpps, predicted_mpps=predicted,
+                        predicted_by=predicted_by)
 
 
 SEARCHES = ("refined", "saturated")     # options['capacity_search']: the probes' search to the resolution, or
@@ -279,42 +328,71 @@ def refine_option(options: dict[str, Any]) -> bool:
 
 
 def threshold_of(p: Probe, max_loss: float) -> float:
+    """The offered load at which `p`'s server would reach `max_loss` (`threshold_law`'s, without its law)."""
+    return threshold_law(p, max_loss).mpps
+
+
+def threshold_law(p: Probe, max_loss: float, *, quiet: bool = False) -> Threshold:
     """The offered load at which `p`'s server would reach `max_loss`, if it serves at the rate `p` measured, under
-    `p`'s loss law. A failed probe near capacity measures that rate well; a deeply overloaded one under-states it
-    when overload itself costs the server work (a backlog that no longer fits its caches).
+    `p`'s loss law, and which law gave it (`Threshold`). A failed probe near capacity measures that rate well; a
+    deeply overloaded one under-states it when overload itself costs the server work (a backlog that no longer fits
+    its caches).
 
     With the cores' shares of the load known and uneven (skewed keys: each core serves its own queue), the busiest
     core saturates first: at offered load x the cores serve S(x) = sum_c min(x s_c, R), R a core's rate. The
     probe's served rate gives R, and the threshold is where S(x) / x reaches the law's served fraction. With even
-    shares S(x) = min(x, n R), and this is the plain law."""
+    shares S(x) = min(x, n R), and this is the plain law.
+
+    A deeply overloaded DROP probe under skew is read by each core's own served rate (`per_core_threshold`): from
+    `p.core_rates` (a server without statistics reports them) or else from its statistics (`core_rates`: a
+    simulated probe's statistics that lack the counters are a MissingCounters error). Where neither is there (a
+    server that reports neither), the NIC has more queues than the server has cores, or a core served nothing, the
+    equal-rates law predicts, the result says why, and an EqualRatesUnderSkew warning says so (`quiet`: not)."""
+    skewed = len(set(p.shares)) > 1
     if p.law == BACKLOG:           # loss = (x - C) / (x + C)
         served = p.offered_mpps * (1 - p.loss) / (1 + p.loss)
-        if len(set(p.shares)) < 2:
-            return served * (1 + max_loss) / (1 - max_loss)
+        if not skewed:
+            return Threshold(served * (1 + max_loss) / (1 - max_loss), PLAIN_LAW)
         fraction = (1 - max_loss) / (1 + max_loss)
+        why = ""
     else:
         # DROP: loss = 1 - C / x. A probe near capacity answered what its loss says it served (the loss takes the
         # short run's one round trip off its span); a deeply overloaded one's backlog makes that correction
         # overstate it: there the plain answered rate.
         served = p.answered_mpps if p.loss > 0.5 else p.offered_mpps * (1 - p.loss)
         fraction = 1 - max_loss
-        # (A simulated probe's rates come from its statistics, so a probe replayed from a journal predicts alike.)
-        rates = p.core_rates or core_rates(p.stats, p.offered_mpps)
-        if p.loss > 0.5 and len(set(p.shares)) > 1 and len(rates) == len(p.shares) and \
-                all(r > 0 for r in rates) and all(s > 0 for s in p.shares):
-            # Deeply overloaded under skew, with each core's own served rate measured: the hottest core's rate
-            # over its share is where it saturates, and past it the threshold (`per_core_threshold`). Not the
-            # equal rates below: on the reduced 8-core Zipf point the saturated probe's cores served in proportion
-            # to their shares (a core's rate over its share 10.0-11.6 M frames/s a port, the NIC's FIFO passing
-            # frames at the hot queue's pace), which the equal-rate law read as 7.2 where windows sustained 10.8
-            # (session 24, results/speed/README.md).
-            return per_core_threshold(p.shares, rates, fraction)
-    if len(set(p.shares)) < 2:
-        return served / fraction
+        if not skewed:
+            return Threshold(served / fraction, PLAIN_LAW)
+        why = ""
+        if p.loss > 0.5:
+            # Deeply overloaded under skew: the hottest core's rate over its share is where it saturates, and past
+            # it the threshold (`per_core_threshold`). Not equal rates: on the reduced 8-core Zipf point the
+            # saturated probe's cores served in proportion to their shares (a core's rate over its share 10.0-11.6
+            # M frames/s a port, the NIC's FIFO passing frames at the hot queue's pace), which the equal-rate law
+            # read as 7.2 where windows sustained 10.8 (session 24, results/speed/README.md). A simulated probe's
+            # rates come from its statistics, so a probe replayed from a journal predicts alike.
+            rates = p.core_rates or (core_rates(p.stats, p.offered_mpps) if p.stats else ())
+            idle = [c for c, r in enumerate(rates) if not r > 0]
+            if not p.core_rates and not p.stats:
+                why = "the probe reported neither its cores' rates nor statistics"
+            elif not rates:
+                why = "the probe measured no span or no offered load"
+            elif len(rates) != len(p.shares):
+                why = f"{len(rates)} NIC queues for {len(p.shares)} cores: a queue's rate is no core's"
+            elif idle:
+                why = f"core(s) {idle} served nothing in the probe"
+            elif any(not s > 0 for s in p.shares):
+                why = "a core's expected share is zero"
+            else:
+                return Threshold(per_core_threshold(p.shares, rates, fraction), PER_CORE_RATES)
+            if not quiet:
+                warnings.warn(f"capacity: a deeply overloaded probe under skewed keys is read as cores of equal "
+                              f"rates: {why} (the equal-rates law under-states a paced server's threshold)",
+                              EqualRatesUnderSkew, stacklevel=3)
     # S(x) / x = sum_c min(s_c, R / x): u = R / x at the probe, from its served fraction; then the u at which the
     # served fraction is the law's, and x = R / u.
     u_probe = _share_cap(p.shares, served / p.offered_mpps)
-    return p.offered_mpps * u_probe / _share_cap(p.shares, fraction)
+    return Threshold(p.offered_mpps * u_probe / _share_cap(p.shares, fraction), EQUAL_RATES, why)
 
 
 def per_core_threshold(shares: tuple[float, ...], rates: tuple[float, ...], fraction: float) -> float:
@@ -433,14 +511,20 @@ def outcome_from_stats(stats: dict[str, float], offered_per_port: float, result:
 def core_rates(stats: dict[str, float], offered_per_port: float) -> tuple[float, ...]:
     """Each core's served rate in offered-load units (per port, M frames/s): its NIC queue's TX frames over the
     measured span, over the ports the load was offered on (client.offered_mpps, all ports, over the load per port).
-    The queues in global order, hart i's the i-th (models/system.py queue_ports, one queue a hart); empty without
-    the queues' counters or a span."""
+    The queues in global order, hart i's the i-th (models/system.py queue_ports, one queue a hart). Statistics
+    without the queues' tx_frames, client.measured_ns or client.offered_mpps are a MissingCounters error naming
+    them; a run that measured no span or offered nothing (zero) has no rates: empty."""
     from models import stats_paths as paths
 
     queues = paths.NIC_QUEUE.instances(stats, "tx_frames")
-    span_s = stats.get("client.measured_ns", 0.0) * 1e-9
-    offered_all = stats.get("client.offered_mpps", 0.0)
-    if not queues or not span_s > 0 or not offered_all > 0 or not offered_per_port > 0:
+    missing = [name for name, there in ((paths.NIC_QUEUE.stat("*", "*", "tx_frames"), queues),
+                                        ("client.measured_ns", "client.measured_ns" in stats),
+                                        ("client.offered_mpps", "client.offered_mpps" in stats)) if not there]
+    if missing:
+        raise MissingCounters(missing)
+    span_s = stats["client.measured_ns"] * 1e-9
+    offered_all = stats["client.offered_mpps"]
+    if not span_s > 0 or not offered_all > 0 or not offered_per_port > 0:
         return ()
     ports = offered_all / offered_per_port
     return tuple(stats[paths.NIC_QUEUE.stat(*q, "tx_frames")] / span_s / 1e6 / ports for q in queues)

@@ -100,6 +100,10 @@ MCPAT_PUBLISHED_SHORTFALL = 0.23                  # McPAT vs real chips: -11% to
 # dual-port X520 (one 82599) card on PCIe 2.0 x8 and attributes to a Mellanox white paper: a secondary source, and a
 # card's figure taken for its controller. The 82599's predecessor, the 82598, has a published estimated TDP of 6.5 W
 # (Intel 82598EB datasheet, table 8-9, pre-silicon estimate): a maximum, not a typical figure, of another part.
+# Checked again in session 25 (the docs and pages corpora): the 82599 datasheet's text is reachable only in part (its
+# feature list, not its power section) and the X520 product brief not at all; the public compilations disagree for
+# the dual-port X520-DA2 (one 82599, two SFP+ cages, the card's regulators): 4.5 W (above), "5-6 W", and "7.9 W -
+# 8.6 W" (a table whose links include Intel's X520 brief, the row's source not named). So 4.5 W stays, assumed.
 NIC_CONTROLLER_TYPICAL_W = {"82599": 4.5}
 # A PCIe switch's typical power (W), by class: PLX's PEX 8624, a 24-lane, 6-port PCIe 2.0 switch, "typical power
 # 1.9 W" (its product brief: published). The X520-QDA1's switch is not identified in the sources at hand; it joins

@@ -143,8 +143,9 @@ def test_a_paced_skewed_server_is_predicted_from_its_cores_rates():
         res = capacity.search(server, LINE)
         assert res.predicted_mpps == pytest.approx(truth, rel=1e-3) and len(res.probes) == 3, res.table()
         assert res.offered_mpps < truth <= res.upper_mpps <= res.offered_mpps * 1.01
-        even = capacity.search(lambda rate, s=server: dataclasses.replace(s(rate), core_rates=()), LINE)
-        assert even.predicted_mpps < 0.8 * truth
+        with pytest.warns(capacity.EqualRatesUnderSkew, match="neither its cores' rates nor statistics"):
+            even = capacity.search(lambda rate, s=server: dataclasses.replace(s(rate), core_rates=()), LINE)
+        assert even.predicted_mpps < 0.8 * truth and even.predicted_by.startswith(capacity.EQUAL_RATES)
 
 
 def test_the_per_core_threshold_is_where_the_served_fraction_reaches_the_bound():

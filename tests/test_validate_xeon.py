@@ -91,20 +91,22 @@ def test_the_measured_power_is_compared_on_the_24_core_row_only():
 def test_the_power_rows_say_what_they_hold():
     labels = dict(vx.METRICS)
     assert labels["nic_power_w"] == "NIC cards as built (W)"
-    assert "DRAM devices only" in labels["rest_power_w"] and "NIC cards + DRAM only" in labels["wall_power_w"]
+    assert "DRAM, board, fans, disk, PSU" in labels["rest_power_w"] and "through the PSU" in labels["wall_power_w"]
+    assert "power supply losses" in labels["psu_loss_w"]
     assert all(len(label) <= 40 for label in labels.values()), "the table's label column is 40 wide"
-    assert "no supply losses" in vx.POWER_NOTE and "nic_parts" in vx.POWER_NOTE
+    assert "power/server.py" in vx.POWER_NOTE and "nic_parts" in vx.POWER_NOTE and "assumed" in vx.POWER_NOTE
 
 
 def test_the_power_rows_price_the_nic_cards_beside_the_traffic_driven_chips(monkeypatch):
     """power_figures on a priced dual-socket run: the NIC row is the cards' parts (unmodelled.nic_cards_W) of every
-    socket, the traffic-driven chips beside it, the rest the DRAM alone and the wall CPUs + cards + DRAM."""
+    socket, the traffic-driven chips beside it, the rest the DRAM, the server's chassis and the supply's losses, and
+    the wall every part through the supply (power/server.py; before session 25: CPUs + cards + DRAM only)."""
     import types
 
     import pandas as pd
 
     import power
-    from power import report, unmodelled
+    from power import report, server, unmodelled
 
     def socket(nic_W, dram_W):
         s = pd.DataFrame({"class": ["nic", "dram"], "runtime_power_W": [nic_W, dram_W]})
@@ -121,8 +123,21 @@ def test_the_power_rows_price_the_nic_cards_beside_the_traffic_driven_chips(monk
         unmodelled.PCIE_SWITCH_TYPICAL_W[card.pcie_switch]
     per_socket = card.per_socket * (chips / unmodelled.VR_EFFICIENCY + card.qsfp_cages * unmodelled.ASSUMED_QSFP_MODULE_W)
     assert f["nic_power_w"] == pytest.approx(2 * per_socket)
-    assert f["nic_model_w"] == pytest.approx(5.0) and f["rest_power_w"] == f["dram_power_w"] == pytest.approx(21.0)
-    assert f["wall_power_w"] == pytest.approx(200.0 + 2 * per_socket + 21.0)
+    assert f["nic_model_w"] == pytest.approx(5.0) and f["dram_power_w"] == pytest.approx(21.0)
+    box = server.XEON_SERVER
+    fed = 21.0 + box.pch_W + box.bmc_W
+    dc = 200.0 + 2 * per_socket + fed / box.board_vr_efficiency + box.fans * box.fan_rated_W * \
+        box.fan_speed_share ** 3 + box.disks * box.disk_W
+    curve = server.EIGHTY_PLUS_230V_REDUNDANT[box.psu]
+    wall = dc / curve.efficiency(dc / (box.psus_sharing * box.psu_rated_W))
+    assert f["wall_power_w"] == pytest.approx(wall, rel=1e-12) and f["psu_loss_w"] == pytest.approx(wall - dc)
+    assert f["rest_power_w"] == pytest.approx(wall - 200.0 - 2 * per_socket, rel=1e-12)
+    # a platform with no chassis declared (the target) has no rest or wall figure: n/a, not a partial sum
+    for res in sockets:
+        res.model.platform.part = res.model.platform.name = "brps-target"
+    g = vx.power_figures(types.SimpleNamespace(stats={}), types.SimpleNamespace(to_dict=dict))
+    assert all(g[k] != g[k] for k in ("rest_power_w", "psu_loss_w", "wall_power_w"))
+    assert g["nic_model_w"] == pytest.approx(5.0)
 
 
 def test_a_counter_no_core_reports_is_an_error_not_a_figure():

@@ -170,8 +170,9 @@ METRICS = [
     ("cpu_power_w", "CPUs (W: model + parts it leaves out)"),
     ("nic_power_w", "NIC cards as built (W)"),
     ("nic_model_w", "NIC chips, traffic-driven (W, model)"),
-    ("rest_power_w", "rest priced (W: the DRAM devices only)"),
-    ("wall_power_w", "wall (W: CPUs + NIC cards + DRAM only)"),
+    ("rest_power_w", "rest (W: DRAM, board, fans, disk, PSU)"),
+    ("psu_loss_w", "power supply losses (W, in the rest)"),
+    ("wall_power_w", "wall (W: every part through the PSU)"),
 ]
 
 
@@ -299,11 +300,14 @@ def power_figures(r: RunResult, system) -> dict[str, float]:
     socket beside the measurement (the model's die plus turbo, supply, clock grid, DDR I/O, QPI ends and regulator
     losses), the NIC cards as built (unmodelled.nic_parts: controllers, PCIe switch, regulators, QSFP+ modules; the
     model's traffic-driven NIC chips beside, a part of the controllers' figure) and the DRAM devices. The
-    measurement's "rest" (82 W: the supply's losses, fans, board, disks and DRAM) is priced by its DRAM alone: no
-    published source gives the server's supply, fans, board or disks (its model is not named). The wall figure is
-    CPUs + NIC cards + DRAM."""
+    measurement's "rest" (82 W: the supply's losses, fans, board, disks and DRAM) is the DRAM with the server's
+    chassis (power/server.py: PCH, BMC, the board's regulators, fans, disk) and the power supply's losses on the
+    whole DC load; the wall is every part through the supply (server.wall_parts). A platform with no chassis
+    declared (server.SERVERS: the target) has no rest or wall figure (n/a), not a partial sum."""
+    import math
+
     import power
-    from power import unmodelled
+    from power import server, unmodelled
 
     priced = power.price_run(r.stats, system.to_dict())
     sockets = priced.sockets if isinstance(priced, power.report.SystemResult) else [priced]
@@ -315,8 +319,14 @@ def power_figures(r: RunResult, system) -> dict[str, float]:
 
     cards = sum(unmodelled.nic_cards_W(res) for res in sockets)
     dram = off_die("dram")
-    return {"cpu_power_w": cpu, "nic_power_w": cards, "nic_model_w": off_die("nic"), "dram_power_w": dram,
-            "rest_power_w": dram, "wall_power_w": cpu + cards + dram}
+    out = {"cpu_power_w": cpu, "nic_power_w": cards, "nic_model_w": off_die("nic"), "dram_power_w": dram}
+    platform = sockets[0].model.platform
+    chassis = server.SERVERS.get(platform.part or platform.name)
+    if chassis is None:
+        return out | {"rest_power_w": math.nan, "psu_loss_w": math.nan, "wall_power_w": math.nan}
+    parts, point = server.wall_parts(chassis, cpu, cards, dram)
+    wall = sum(p.watts for p in parts)
+    return out | {"rest_power_w": wall - cpu - cards, "psu_loss_w": point.psu_loss_W, "wall_power_w": wall}
 
 
 def save(folder: pathlib.Path, r: RunResult, system, load: dict | None = None) -> None:
@@ -764,9 +774,12 @@ def log_note(argv: list[str]) -> str:
 POWER_NOTE = ("Power rows: 'NIC cards as built' is the four X520-QDA1 cards' parts (power/unmodelled.py nic_parts: two "
               "82599s, a PCIe switch, regulators and a QSFP+ module a card; two cards a socket, whatever ports the "
               "run uses), compared with the measured four NICs; the model's traffic-driven NIC chips are a part of "
-              "the controllers' figure, printed beside. 'rest priced' is the DRAM devices alone against the "
-              "measured rest (supply losses, fans, board, disks and DRAM): the server's supply, fans, board and disks "
-              "have no published source here. 'wall' is CPUs + NIC cards + DRAM, no supply losses.")
+              "the controllers' figure, printed beside. 'rest' is the DRAM devices, the server's chassis (power/"
+              "server.py: PCH, BMC, the board's regulators, fans, one disk) and the power supply's losses on the "
+              "whole DC load, against the measured rest (supply losses, fans, board, disks and DRAM); 'wall' is every "
+              "part through the supply (a redundant pair of 750 W 80 PLUS Platinum supplies sharing the load, "
+              "assumed: the server is not named). Chassis figures are published or named as assumed, none fitted "
+              "to the measurement; a one-socket run adds the whole chassis to its socket.")
 
 
 def print_saved(folder: pathlib.Path) -> int:

@@ -229,12 +229,15 @@ def _prepare_all(store: str, loaders: list[Point], jobs: int | None, scheduler: 
 #   state.json, not estimated: a data set whose index is far larger than it);
 # - state.json: the machine's state, whose size follows the resident pages (their permissions and regions),
 #   STATE_BYTES_PER_PAGE each.
-# PAGES_PER_HART and STATE_BYTES_PER_PAGE are MEASURED on this engine's checkpoints (no published figure), the
-# largest seen, so the estimate errs high (a disk check that refuses): pages beyond the store's, 376-382 a hart on
-# the Xeon's loads (1-4 harts, 16 Mi and 192 Mi items, sessions 21-23) and 128 on the 60-core target socket's
-# (4 Mi items, session 24: results/mend-s24/checkpoint_need.md), so up to 1 MB a hart too many there; state.json
-# 9.2-9.9 bytes a page (the Xeon's) to 16.3 (the target's, 4 Mi items), rounded up. Checked against loads that did
-# not set them (tests/test_checkpoint_need.py: the LLC study's 60-core 192 Mi load, 13.02 GB: +0.3%).
+# PAGES_PER_HART and STATE_BYTES_PER_PAGE are MEASURED on this engine's checkpoints (no published figure), so that
+# the estimate errs high (a disk check that refuses): pages beyond the store's, 376-382 a hart on the Xeon's loads
+# (1-4 harts, 16 Mi and 192 Mi items, sessions 21-23) and 128 on the 60-core target socket's (4 Mi items, session
+# 24: results/mend-s24/checkpoint_need.md), so up to 1 MB a hart too many there. PAGES_PER_HART is the 1-core 192 Mi
+# load's 377, not the largest seen (382): the up to 5 pages a hart more (20 KB) of the other Xeon loads are covered by
+# the state's bytes a page, taken at the largest seen, 16.3 (the target's, 4 Mi items) rounded up, against the Xeon's
+# 9.2-9.9 (millions of pages: megabytes to spare); every Xeon load is estimated 0.16-0.17% high (checkpoint_need.md).
+# Checked against loads that did not set them (tests/test_checkpoint_need.py: the LLC study's 60-core 192 Mi load,
+# 13.02 GB: +0.3%).
 PAGE_RECORD_BYTES = 4104
 PAGES_PER_HART = 377
 STATE_BYTES_PER_PAGE = 17
