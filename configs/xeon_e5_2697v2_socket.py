@@ -191,7 +191,13 @@ def technology() -> Technology:
                       issue_queue=SCHEDULER_ENTRIES,
                       tlb_entries=64,             # 64-entry L1 DTLB (ITLB 128 is priced as 64: assumed)
                       llc_banks=4,                # assumed
-                      dram_device="micron-ddr3-4gb-x8", dram_ranks_per_channel=2,   # assumed DIMMs (64 GB/socket)
+                      # The DIMMs as priced: 128 GB per system over 2 x 4 channels of DDR3-1600 (spec) is 16 GB
+                      # a channel; assumed (the server's DIMMs are not named): one 16 GB dual-rank registered ECC
+                      # DIMM per channel, as Micron's MT36JSF2G72PZ-1G6 (16 GB, 2 ranks, ECC, registered, 36 4Gb
+                      # devices): per rank 16 x4 data devices + 2 for ECC, 4 Gb each: 2 x 16 x 4 Gb = 16 GB a
+                      # channel, 64 GB a socket, as memory() has it. The registers are priced with the server
+                      # (power/server.py); the devices' currents: models/technology.py.
+                      dram_device="micron-ddr3-4gb-x4", dram_ranks_per_channel=2, dram_devices_per_rank=18,
                       nic_buffer="512KiB", nic_queues=64, nic_clock="250MHz",      # assumed NIC chip internals
                       tdp=130.0)                  # Intel's TDP for the E5-2697 v2
 
