@@ -28,13 +28,6 @@ DRAM_DEVICES: dict[str, dict[str, float]] = {
     "micron-ddr3-4gb-x8": dict(vdd=1.5, idd0=55.0, idd2n=32.0, idd3n=38.0, idd4r=157.0, idd4w=128.0, idd5b=220.0,
                                vpp=0.0, ipp0=0.0, ipp3n=0.0, width_bits=8, density_gbit=4.0,
                                io_pj_per_bit=7.0),  # assumed: SSTL-15 DQ driver + ODT energy per bit
-    # Micron 4Gb DDR3 SDRAM x4 (MT41J1G4, the same datasheet as MT41J512M8), DDR3-1600: the devices of a 16 GB
-    # dual-rank x4 RDIMM such as Micron's MT36JSF2G72PZ-1G6 (36 of them: 2 ranks of 16 + 2 for ECC). Its currents
-    # are the x8 part's above, assumed: the x4 column of the datasheet's IDD table was not read here (a narrower
-    # part's burst currents IDD4R/IDD4W are, if anything, lower: a burst's core energy is over-stated, if at all).
-    "micron-ddr3-4gb-x4": dict(vdd=1.5, idd0=55.0, idd2n=32.0, idd3n=38.0, idd4r=157.0, idd4w=128.0, idd5b=220.0,
-                               vpp=0.0, ipp0=0.0, ipp3n=0.0, width_bits=4, density_gbit=4.0,
-                               io_pj_per_bit=7.0),  # assumed, as the x8's: SSTL-15 DQ driver + ODT energy per bit
 }
 
 
@@ -71,8 +64,9 @@ class Technology(SimObject):
                              choices=tuple(DRAM_DEVICES))
     dram_ranks_per_channel = Param.Count(2, "ranks on each channel (DIMMs' ranks, not the timing model's ranks)",
                                          min=1, max=8)
-    dram_devices_per_rank = Param.Count(8, "DRAM devices per rank, ECC devices included (x8 devices on a 64-bit "
-                                        "channel: 8, 9 with ECC; x4: 16, 18 with ECC)", min=1, max=36)
+    # ECC devices, when the DIMMs have them, are counted too (x8 with ECC: 9; power/config.py DramConfig).
+    dram_devices_per_rank = Param.Count(8, "DRAM devices per rank (x8 devices on a 64-bit channel: 8)", min=1,
+                                        max=36)
     nic_buffer = Param.Size("512KiB", "packet buffer of each NIC chip", min="4KiB", max="64MiB")
     nic_queues = Param.Count(64, "queue pairs of each NIC chip", min=1, max=4096)
     nic_clock = Param.Freq("400MHz", "clock of the NIC chips' logic", min="10MHz", max="5GHz")

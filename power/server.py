@@ -142,10 +142,10 @@ XEON_SERVER = Chassis(
     # drive's average idle power, 3.74 W in 3 Gb/s mode (Constellation ES Serial ATA Product Manual, Table 4:
     # 0.28 A at 5 V and 0.20 A at 12 V; published). The server's disks are not named.
     disks=1, disk_W=3.74,
-    # The DIMMs: 128 GB over 8 channels (spec), one 16 GB dual-rank registered ECC DIMM per channel, as the Xeon
+    # The DIMMs: 128 GB over 8 channels (spec), two 8 GB dual-rank registered ECC DIMMs per channel, as the Xeon
     # config's technology() prices their devices (assumed: the DIMMs are not named). Each DIMM's register (the
     # JEDEC DDR3 registering clock driver, SSTE32882 class) at 1 W: assumed, no register datasheet was read.
-    dimms=8, dimm_register_W=1.0,
+    dimms=16, dimm_register_W=1.0,
 )
 SERVERS = {"xeon-e5-2697v2": XEON_SERVER}
 

@@ -26,14 +26,12 @@ def test_the_priced_dram_is_the_measured_servers_128_gb():
     for p in sockets:
         dram = p.dram
         assert dram.channels == 4 and dram.capacity_bytes == 64 * GiB      # 4 channels a socket, 16 GB each
-        # One dual-rank x4 ECC DIMM a channel: 16 data devices and 2 for ECC in each of 2 ranks, of 4 Gb.
-        assert (dram.ranks_per_channel, dram.devices_per_rank, dram.device.width_bits) == (2, 18, 4)
-        assert (dram.data_devices_per_rank, dram.ecc_devices_per_rank, dram.device.density_gbit) == (16, 2, 4.0)
-    # The DIMMs' ranks are the timing model's (memory(): 2 ranks a channel); its timing is not the pricing's.
-    memory = configs.load("xeon_e5_2697v2_socket").memory()
-    assert memory.ranks == sockets[0].dram.ranks_per_channel and memory.preset == "DDR3-1600"
-    # Registered DIMMs: one register per DIMM, one DIMM per channel of the server.
-    assert XEON_SERVER.dimms == sum(p.dram.channels for p in sockets) == 8
+        # Two dual-rank x8 ECC DIMMs a channel: 8 data devices and 1 for ECC in each of 4 ranks, of 4 Gb.
+        assert (dram.ranks_per_channel, dram.devices_per_rank, dram.device.width_bits) == (4, 9, 8)
+        assert (dram.data_devices_per_rank, dram.ecc_devices_per_rank, dram.device.density_gbit) == (8, 1, 4.0)
+        assert p.dram.device.name == "micron-ddr3-4gb-x8"
+    # Registered DIMMs: one register per DIMM, two dual-rank DIMMs per channel of the server.
+    assert XEON_SERVER.dimms == sum(p.dram.channels * p.dram.ranks_per_channel // 2 for p in sockets) == 16
 
 
 def device(name: str) -> DramDevice:
@@ -42,7 +40,6 @@ def device(name: str) -> DramDevice:
 
 
 @pytest.mark.parametrize("name, per_rank, ranks, data, ecc, capacity", [
-    ("micron-ddr3-4gb-x4", 18, 2, 16, 2, 4 * 2 * 16 * 4 * GiB // 8),      # 64 GiB: 512 Gbit
     ("micron-ddr3-4gb-x8", 9, 4, 8, 1, 4 * 4 * 8 * 4 * GiB // 8),         # 64 GiB from x8 ECC ranks
     ("micron-ddr3-4gb-x8", 8, 2, 8, 0, 4 * 2 * 8 * 4 * GiB // 8),         # 32 GiB: what 5409fa2 priced a socket
     ("micron-ddr4-8gb-x8", 8, 2, 8, 0, 4 * 2 * 8 * 8 * GiB // 8),
@@ -54,8 +51,8 @@ def test_the_capacity_is_channels_ranks_data_devices_and_density(name, per_rank,
 
 def test_a_rank_narrower_than_the_data_bus_is_refused():
     config = configs.load("xeon_e5_2697v2_socket").system(cores=1).to_dict()
-    config["technology"]["dram_devices_per_rank"] = 8            # 8 x4 devices: 32 bits of a 64-bit bus
-    with pytest.raises(ConfigError, match="dram_devices_per_rank = 8 x4 devices .* at least 16"):
+    config["technology"]["dram_devices_per_rank"] = 7            # 7 x8 devices: 56 bits of a 64-bit bus
+    with pytest.raises(ConfigError, match="dram_devices_per_rank = 7 x8 devices .* at least 8"):
         platforms_from_config(config)
 
 
