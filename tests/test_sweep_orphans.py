@@ -88,6 +88,16 @@ def test_a_dead_writers_temporary_beside_a_stored_record_and_in_the_journals_is_
         "abc.json", "journal", "points"]
 
 
+def test_a_stored_points_leftover_progress_line_is_removed_and_a_running_ones_kept(tmp_path):
+    (tmp_path / "points").mkdir()
+    (tmp_path / "progress").mkdir()
+    (tmp_path / "points" / "done.json").write_text("{}")
+    for key in ("done", "running"):
+        (tmp_path / "progress" / key).write_text("probe 3 of 7")
+    assert recover_orphans(tmp_path) == {"finished": [], "removed": [tmp_path / "progress" / "done"]}
+    assert [p.name for p in (tmp_path / "progress").iterdir()] == ["running"]
+
+
 def test_a_live_writers_and_another_hosts_temporaries_are_left_alone(tmp_path):
     host = socket.gethostname()
     live = tmp_path / f".a.json.tmp-{host}-{os.getpid()}-x1"

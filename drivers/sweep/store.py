@@ -66,7 +66,9 @@ def recover_orphans(store: pathlib.Path) -> dict[str, list[pathlib.Path]]:
     sealed record, of the key its name gives, with no record stored yet, is renamed into place (the write the kill
     interrupted, finished: the work done is kept); any other (cut short, or its record stored since) is removed, as
     are the dead temporaries of sweep.json and of the journals (a journal rewritten on resume kept its old file
-    as `.damaged`; nothing a run finished is in them alone). Returns the files `finished` and `removed`."""
+    as `.damaged`; nothing a run finished is in them alone), and the progress lines (`progress/<key>`, display
+    only) of points whose record is stored: a kill between the record's rename and the line's removal leaves one,
+    which the progress bar would show for the whole of the next run. Returns the files `finished` and `removed`."""
     done: dict[str, list[pathlib.Path]] = {"finished": [], "removed": []}
     for folder in (store, store / "points", store / "journal"):
         for tmp, target in orphaned_temporaries(folder):
@@ -81,6 +83,10 @@ def recover_orphans(store: pathlib.Path) -> dict[str, list[pathlib.Path]]:
             else:
                 tmp.unlink(missing_ok=True)
                 done["removed"].append(tmp)
+    for line in sorted((store / "progress").glob("*")):
+        if (store / "points" / f"{line.name}.json").is_file():
+            line.unlink(missing_ok=True)
+            done["removed"].append(line)
     return done
 
 
