@@ -21,6 +21,9 @@ published data or named as assumed (``Chassis``; ``SERVERS``). Nothing here is f
 * **The fans**: each at its rated power times the cube of its speed's share of the rated speed (the fan affinity
   laws: flow goes as the speed, pressure as its square, power as its cube).
 * **The disks**: each at its datasheet's average idle power (the KVS serves from memory: its disk idles).
+* **The DIMMs' registers**: registered DIMMs buffer their command and address bus in a register each, priced
+  here (``Chassis.dimms``, ``dimm_register_W``); the DIMMs' DRAM devices are the power model's (their datasheet
+  currents), fed by the board's regulators with the registers.
 """
 
 from __future__ import annotations
