@@ -191,7 +191,14 @@ def technology() -> Technology:
                       issue_queue=SCHEDULER_ENTRIES,
                       tlb_entries=64,             # 64-entry L1 DTLB (ITLB 128 is priced as 64: assumed)
                       llc_banks=4,                # assumed
-                      dram_device="micron-ddr3-4gb-x8", dram_ranks_per_channel=2,   # assumed DIMMs (64 GB/socket)
+                      # The DIMMs as priced: 128 GB per system over 2 x 4 channels of DDR3-1600 (spec) is 16 GB a
+                      # channel. Assumed (the server's DIMMs are not named): two 8 GB dual-rank registered ECC DIMMs
+                      # per channel, each 2 ranks of 8 data + 1 ECC 4 Gb x8 devices (Micron MT41J512M8, whose
+                      # datasheet currents models/technology.py holds, as Micron's 8 GB x72 ECC dual-rank modules
+                      # use them): 4 ranks x 8 x 4 Gb = 16 GB a channel, 64 GB a socket. (memory() times 2 ranks
+                      # a channel, its x4 reading of the same capacity; a 4 Gb x4 current set is not in the engine's
+                      # device list, and the timing is not changed here.) The registers: power/server.py.
+                      dram_device="micron-ddr3-4gb-x8", dram_ranks_per_channel=4, dram_devices_per_rank=9,
                       nic_buffer="512KiB", nic_queues=64, nic_clock="250MHz",      # assumed NIC chip internals
                       tdp=130.0)                  # Intel's TDP for the E5-2697 v2
 

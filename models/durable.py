@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import shutil
+import socket
 import tempfile
 from typing import Any
 
@@ -20,6 +21,9 @@ from typing import Any
 CHECKSUMS = "checksums.sha256"
 # The field of a sealed JSON record that holds the SHA-256 of the rest of it.
 SEAL = "sha256"
+# A temporary's name says who wrote it: `.<name>.tmp-<host>-<pid>-<random>`, so a writer killed before its rename
+# leaves a file that a later run can prove is an orphan (its writer, on this host, is gone) and clear up.
+TEMPORARY = ".tmp-"
 # The permissions an ordinary new file gets (mkstemp's are private): read once, as os.umask can only be read by
 # setting it.
 _UMASK = os.umask(0o022)
@@ -35,7 +39,8 @@ def atomic_write(path: str | pathlib.Path, data: bytes | str) -> None:
     disk) leaves the old file and no temporary behind and raises the OSError."""
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    prefix = f".{path.name}{TEMPORARY}{socket.gethostname()}-{os.getpid()}-"
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as f:
@@ -111,6 +116,41 @@ def verify_checksums(folder: str | pathlib.Path, missing_ok: bool = False) -> No
             raise DamagedFile(f"{path} is damaged: its SHA-256 differs from the one written with it ({listing})")
 
 
+def writer_alive(pid: int) -> bool:
+    """Whether process `pid` of this host is running. A zombie (killed, not yet reaped: in a container whose
+    first process reaps nothing it stays one) is not: it writes nothing more."""
+    if pathlib.Path("/proc/self/stat").is_file():         # Linux: the process's state says it
+        try:
+            stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return False
+        return stat.rpartition(")")[2].split()[0] != "Z"
+    try:                                                     # elsewhere: ask the kernel
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass                                                 # alive, someone else's
+    return True
+
+
+def orphaned_temporaries(folder: str | pathlib.Path) -> list[tuple[pathlib.Path, pathlib.Path]]:
+    """The temporaries in `folder` that atomic_write's writers on this host were killed before renaming (their
+    process is gone), each with the file it was to become. A temporary of a live writer, of another host (its
+    process cannot be checked from here) or with a name atomic_write does not give is not listed."""
+    host = socket.gethostname()
+    out = []
+    for tmp in pathlib.Path(folder).glob(f".*{TEMPORARY}*"):
+        stem, _, owner = tmp.name.rpartition(TEMPORARY)
+        if not owner.startswith(f"{host}-"):
+            continue
+        pid, dash, _random = owner[len(host) + 1:].partition("-")
+        if not dash or not pid.isdigit() or writer_alive(int(pid)):
+            continue
+        out.append((tmp, tmp.with_name(stem[1:])))
+    return out
+
+
 def remove_dead_partials(target: str | pathlib.Path) -> list[pathlib.Path]:
     """Remove what writers killed while writing `target` left: folders `.<name>.partial-<pid>` beside it (the
     engine's checkpoint writer's temporary name) whose process is gone. Returns what was removed."""
@@ -118,15 +158,8 @@ def remove_dead_partials(target: str | pathlib.Path) -> list[pathlib.Path]:
     removed = []
     for partial in target.parent.glob(f".{target.name}.partial-*"):
         pid = partial.name.rsplit("-", 1)[-1]
-        if not pid.isdigit():
+        if not pid.isdigit() or writer_alive(int(pid)):
             continue
-        try:
-            os.kill(int(pid), 0)
-            continue                     # its writer is alive
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue                     # alive, someone else's
         shutil.rmtree(partial, ignore_errors=True)
         removed.append(partial)
     return removed

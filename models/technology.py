@@ -22,11 +22,11 @@ DRAM_DEVICES: dict[str, dict[str, float]] = {
     # Micron 8Gb DDR4 SDRAM x8 (MT40A1G8), speed grade -083E (DDR4-2400): IDD at VDD = 1.2 V, IPP at VPP = 2.5 V,
     # from the Micron datasheet's IDD table (approximate; check the revision you use).
     "micron-ddr4-8gb-x8": dict(vdd=1.2, idd0=48.0, idd2n=34.0, idd3n=43.0, idd4r=130.0, idd4w=118.0, idd5b=250.0,
-                               vpp=2.5, ipp0=3.0, ipp3n=3.0, width_bits=8,
+                               vpp=2.5, ipp0=3.0, ipp3n=3.0, width_bits=8, density_gbit=8.0,
                                io_pj_per_bit=5.0),  # assumed: DQ driver + ODT energy per bit, 2-rank RDIMM channel
     # Micron 4Gb DDR3 SDRAM x8 (MT41J512M8), speed grade -125 (DDR3-1600): IDD at VDD = 1.5 V (approximate).
     "micron-ddr3-4gb-x8": dict(vdd=1.5, idd0=55.0, idd2n=32.0, idd3n=38.0, idd4r=157.0, idd4w=128.0, idd5b=220.0,
-                               vpp=0.0, ipp0=0.0, ipp3n=0.0, width_bits=8,
+                               vpp=0.0, ipp0=0.0, ipp3n=0.0, width_bits=8, density_gbit=4.0,
                                io_pj_per_bit=7.0),  # assumed: SSTL-15 DQ driver + ODT energy per bit
 }
 
@@ -64,6 +64,7 @@ class Technology(SimObject):
                              choices=tuple(DRAM_DEVICES))
     dram_ranks_per_channel = Param.Count(2, "ranks on each channel (DIMMs' ranks, not the timing model's ranks)",
                                          min=1, max=8)
+    # ECC devices, when the DIMMs have them, are counted too (x8 with ECC: 9; power/config.py DramConfig).
     dram_devices_per_rank = Param.Count(8, "DRAM devices per rank (x8 devices on a 64-bit channel: 8)", min=1,
                                         max=36)
     nic_buffer = Param.Size("512KiB", "packet buffer of each NIC chip", min="4KiB", max="64MiB")

@@ -214,6 +214,7 @@ class DramDevice:
     ipp0: float = 0.0
     ipp3n: float = 0.0
     io_pj_per_bit: float = 5.0          # I/O and termination energy per bit transferred (assumed)
+    density_gbit: float = 0.0           # the device's capacity, Gbit (0: not given; then no capacity is priced)
 
 
 @dataclass
@@ -221,7 +222,25 @@ class DramConfig:
     device: DramDevice
     channels: int = 1
     ranks_per_channel: int = 2
-    devices_per_rank: int = 8           # x8 devices on a 64-bit channel (ECC not counted)
+    devices_per_rank: int = 8           # x8 devices on a 64-bit channel; ECC devices, when there are, counted too
+    data_bits: int = 64                 # a channel's data bus (DDR3/DDR4 DIMMs: 64 bits, ECC's 8 besides)
+
+    @property
+    def data_devices_per_rank(self) -> int:
+        """The devices of a rank that hold data: the data bus over the device's width (x8 on 64 bits: 8)."""
+        return self.data_bits // self.device.width_bits
+
+    @property
+    def ecc_devices_per_rank(self) -> int:
+        """A rank's devices beyond the data bus's (ECC: 1 x8 or 2 x4 devices on a 72-bit rank)."""
+        return self.devices_per_rank - self.data_devices_per_rank
+
+    @property
+    def capacity_bytes(self) -> int:
+        """The memory the priced devices hold for data (ECC devices hold check bits, not data), bytes: channels x
+        ranks x data devices x density. 0 when the device's density is not given."""
+        data_bits = self.channels * self.ranks_per_channel * self.data_devices_per_rank * self.device.density_gbit
+        return int(data_bits * 2**30) // 8
 
 
 @dataclass

@@ -192,6 +192,11 @@ def _platform(v: dict, index: int) -> Platform:
                         tras_ns=mem["t_ras"] * t_ck_ps / 1e3, trc_ns=(mem["t_ras"] + mem["t_rp"]) * t_ck_ps / 1e3,
                         trfc_ns=float(mem["t_rfc"]) / 1e3, trefi_ns=float(mem["t_refi"]) / 1e3, burst=burst, **cur)
     ranks = int(tech["dram_ranks_per_channel"])
+    per_rank = int(tech["dram_devices_per_rank"])
+    if per_rank * device.width_bits < 64:
+        raise ConfigError(f"config.json: technology.dram_devices_per_rank = {per_rank} x{device.width_bits} devices "
+                          f"({tech['dram_device']}): a rank needs at least {64 // device.width_bits} of them for "
+                          "its 64-bit data bus")
     numbered = _nics(v, index)
     nics = [n for _, n in numbered]
     nic = NicConfig(count=len(nics), ports=max([int(n.get("ports", 1)) for n in nics] or [1]),
@@ -213,7 +218,7 @@ def _platform(v: dict, index: int) -> Platform:
         mc=MemCtrlConfig(count=channels, channels_per_mc=1, io_clock_MHz=io_clock,
                          peak_MBps=2 * io_clock * 8, databus_bits=64, addrbus_bits=32, ranks=ranks, with_phy=True),
         dram=DramConfig(device, channels=channels, ranks_per_channel=ranks,
-                        devices_per_rank=int(tech["dram_devices_per_rank"])),
+                        devices_per_rank=per_rank),
         memory=str(mem.get("kind", "ddr")),
         nic=nic, pcie=pcie, uncore_clock_MHz=uncore if uncore != clock else None,
         tdp_W=float(tech["tdp"]) or None, die=die.published(str(tech["part"])))

@@ -401,6 +401,8 @@ def read(path_or_text: str | Path) -> tuple[Platform, Activity]:
             dev = {}
             for f in fields(DramDevice):
                 v = k.p(f"kvsim_dram_{f.name}")
+                if v is None:          # a field written after this file was (e.g. density_gbit): its default
+                    continue
                 dev[f.name] = str(v) if f.name == "name" else (int(v) if f.type in ("int", int) else float(v))
             plat.dram = DramConfig(device=DramDevice(**dev), channels=_int(k.p("kvsim_dram_channels"), 1),
                                    ranks_per_channel=_int(k.p("kvsim_dram_ranks_per_channel"), 2),

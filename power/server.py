@@ -21,6 +21,9 @@ published data or named as assumed (``Chassis``; ``SERVERS``). Nothing here is f
 * **The fans**: each at its rated power times the cube of its speed's share of the rated speed (the fan affinity
   laws: flow goes as the speed, pressure as its square, power as its cube).
 * **The disks**: each at its datasheet's average idle power (the KVS serves from memory: its disk idles).
+* **The DIMMs' registers**: registered DIMMs buffer their command and address bus in a register each, priced
+  here (``Chassis.dimms``, ``dimm_register_W``); the DIMMs' DRAM devices are the power model's (their datasheet
+  currents), fed by the board's regulators with the registers.
 """
 
 from __future__ import annotations
@@ -86,7 +89,8 @@ class Chassis:
     said). `psu`: a key of EIGHTY_PLUS_230V_REDUNDANT; `psu_rated_W` each supply's rated output; `psus_sharing` how
     many share the load; `pch_W` the platform controller hub; `bmc_W` the management controller; `board_vr_
     efficiency` the board's regulators for the DRAM, PCH and BMC; `fans` at `fan_rated_W` each at full speed, run
-    at `fan_speed_share` of it; `disks` at `disk_W` each."""
+    at `fan_speed_share` of it; `disks` at `disk_W` each; `dimms` registered DIMMs, each one's register at
+    `dimm_register_W` (its DRAM devices are the power model's)."""
     psu: str
     psu_rated_W: float
     psus_sharing: int
@@ -98,6 +102,8 @@ class Chassis:
     fan_speed_share: float
     disks: int
     disk_W: float
+    dimms: int = 0                  # registered DIMMs: each one's register (the DRAM devices are the model's)
+    dimm_register_W: float = 0.0
 
     def __post_init__(self):
         if self.psu not in EIGHTY_PLUS_230V_REDUNDANT:
@@ -109,12 +115,12 @@ class Chassis:
                              "fans' rated speed)")
         if not self.psu_rated_W > 0:
             raise ParamError(f"Chassis.psu_rated_W = {self.psu_rated_W}: must be > 0")
-        for name in ("psus_sharing", "fans", "disks"):
+        for name in ("psus_sharing", "fans", "disks", "dimms"):
             value = getattr(self, name)
             if not (value >= (1 if name == "psus_sharing" else 0) and int(value) == value):
                 raise ParamError(f"Chassis.{name} = {value}: must be a whole number, at least "
                                  f"{1 if name == 'psus_sharing' else 0}")
-        for name in ("pch_W", "bmc_W", "fan_rated_W", "disk_W"):
+        for name in ("pch_W", "bmc_W", "fan_rated_W", "disk_W", "dimm_register_W"):
             if not getattr(self, name) >= 0:
                 raise ParamError(f"Chassis.{name} = {getattr(self, name)}: must be >= 0")
 
@@ -139,6 +145,10 @@ XEON_SERVER = Chassis(
     # drive's average idle power, 3.74 W in 3 Gb/s mode (Constellation ES Serial ATA Product Manual, Table 4:
     # 0.28 A at 5 V and 0.20 A at 12 V; published). The server's disks are not named.
     disks=1, disk_W=3.74,
+    # The DIMMs: 128 GB over 8 channels (spec), two 8 GB dual-rank registered ECC DIMMs per channel, as the Xeon
+    # config's technology() prices their devices (assumed: the DIMMs are not named). Each DIMM's register (the
+    # JEDEC DDR3 registering clock driver, SSTE32882 class) at 1 W: assumed, no register datasheet was read.
+    dimms=16, dimm_register_W=1.0,
 )
 SERVERS = {"xeon-e5-2697v2": XEON_SERVER}
 
@@ -147,15 +157,19 @@ def board_parts(chassis: Chassis, dram_W: float) -> list[Part]:
     """The board's, the fans' and the disks' parts (DC, before the supply), each a Part in the total."""
     if not dram_W >= 0:
         raise ParamError(f"the DRAM's power {dram_W} W: must be >= 0")
-    fed = dram_W + chassis.pch_W + chassis.bmc_W
+    registers_W = chassis.dimms * chassis.dimm_register_W
+    fed = dram_W + registers_W + chassis.pch_W + chassis.bmc_W
     vr_W = fed / chassis.board_vr_efficiency - fed
     fan_each = chassis.fan_rated_W * chassis.fan_speed_share ** 3
-    return [
+    registers = [Part(f"{chassis.dimms} RDIMM registers at {chassis.dimm_register_W:g} W each", registers_W,
+                      "assumed: a DDR3 registering clock driver's datasheet not read", True)] if chassis.dimms else []
+    return registers + [
         Part(f"platform controller hub at {chassis.pch_W:g} W (TDP class)", chassis.pch_W,
              "assumed: Intel C600-series PCH; its datasheet's TDP not read here", True),
         Part(f"management controller (BMC) at {chassis.bmc_W:g} W", chassis.bmc_W,
              "an AST2400 BMC module's published typical, <= 4 W (secondary; the server's BMC not named)", True),
-        Part(f"the board's regulators for the DRAM, PCH and BMC at {100 * chassis.board_vr_efficiency:.0f}% "
+        Part(f"the board's regulators for the DRAM, registers, PCH and BMC at "
+             f"{100 * chassis.board_vr_efficiency:.0f}% "
              "efficiency", vr_W, "assumed: VR_EFFICIENCY, as the sockets' regulators", True),
         Part(f"{chassis.fans} fans at {100 * chassis.fan_speed_share:g}% speed, {chassis.fan_rated_W:g} W rated: "
              f"{fan_each:.2f} W each (power as the cube of the speed)", chassis.fans * fan_each,

@@ -125,7 +125,7 @@ def test_the_power_rows_price_the_nic_cards_beside_the_traffic_driven_chips(monk
     assert f["nic_power_w"] == pytest.approx(2 * per_socket)
     assert f["nic_model_w"] == pytest.approx(5.0) and f["dram_power_w"] == pytest.approx(21.0)
     box = server.XEON_SERVER
-    fed = 21.0 + box.pch_W + box.bmc_W
+    fed = 21.0 + box.dimms * box.dimm_register_W + box.pch_W + box.bmc_W     # the DIMMs' registers fed with the DRAM
     dc = 200.0 + 2 * per_socket + fed / box.board_vr_efficiency + box.fans * box.fan_rated_W * \
         box.fan_speed_share ** 3 + box.disks * box.disk_W
     curve = server.EIGHTY_PLUS_230V_REDUNDANT[box.psu]

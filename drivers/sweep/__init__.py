@@ -18,7 +18,9 @@ content), the content hashes of the guest binary and of the engine, and what is 
 
 The store (`results/sweeps/<name>/` by default) holds `sweep.json` (the description and the point keys in order)
 and `points/<key>.json`, one per finished point, written by the worker the moment the point finishes: to a
-temporary name, fsync'd, renamed. A point that raises is stored with status 'failed' and its error; the others go
+temporary name that names its host and process, fsync'd, renamed; a run finds the temporaries of writers killed
+before their rename (kill -9), puts a whole record in place and removes the rest (`recover_orphans`, with a warning
+that counts them). A point that raises is stored with status 'failed' and its error; the others go
 on. Running the sweep again skips every stored point, so a sweep stopped by Ctrl-C, kill -9 or a crash resumes
 without redoing or losing a point (`retry_failed` reruns the failed ones). Inside a point, an evaluator marked
 `journals` (evaluate_capacity, the end-to-end study's) journals each finished unit (a probe, a steady-state window)

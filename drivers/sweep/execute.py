@@ -11,6 +11,7 @@ import shutil
 import signal
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -19,7 +20,7 @@ from .checkpoints import check_existing, checkpoint_bytes, checkpoint_dir, loade
 from .data_set import data_set_key, shares_data_set
 from .journal import PointJournal, clean_journals, journal_path
 from .points import Base, Point, Sweep, _resolve_callable
-from .store import atomic_write_json, store_dir, stored_points
+from .store import atomic_write_json, recover_orphans, store_dir, stored_points
 
 if TYPE_CHECKING:
     from models.client import Client
@@ -109,6 +110,12 @@ def run(sweep: Sweep, *, store: str | pathlib.Path | None = None, jobs: int | No
     points = sweep.resolve()                      # every ParamError happens here, before anything runs
     path = store_dir(sweep.name, store)
     (path / "points").mkdir(parents=True, exist_ok=True)
+    # A run killed mid-write (kill -9) left temporaries: its finished records are put in place, the rest removed.
+    recovered = recover_orphans(path)
+    if recovered["finished"] or recovered["removed"]:
+        warnings.warn(f"{path}: a run killed mid-write left {len(recovered['finished'])} whole record(s), put in "
+                      f"place, and {len(recovered['removed'])} partial or superseded temporary file(s), removed",
+                      stacklevel=2)
     atomic_write_json(path / "sweep.json", {"name": sweep.name, "base": {"config": sweep.base.config,
                                                                          "kwargs": sweep.base.kwargs},
                                             "paths": sweep.space.paths(), "ties": sweep.ties,
