@@ -46,8 +46,8 @@ windows follows the windows with a memory (some 16 windows), so it lags a phase 
 phase right after the load: 7.7% above its windows on one seed). The windows' IPC misses (2.6-5.0% high) are
 their mix, not their warming: after each switch from warming to timing the server's cores poll empty queues for
 about twice the full run's time (a transient of the closed loop, not of the predictors or caches, which warming
-keeps), so the windows hold more of the fast idle polls; a detailed warm-up of 8,000 instructions a hart halves
-the bias and times 45% of the instructions (results/speed/README.md "Session 25"). On the 60-core target socket
+keeps), so the windows hold more of the fast idle polls; a detailed warm-up of 8,000 instructions a hart covers
+4 of the 6 misses (not zipf-crew's) and times 45% of the instructions (results/speed/README.md "Session 25"). On the 60-core target socket
 (reduced data set, 121-505 windows) sampling saves only 15-30% of the measured phase's host time: warming costs
 64-83% of what timing does an instruction.
 """
