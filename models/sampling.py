@@ -43,8 +43,13 @@ and -0.8%; batch32's, -26 and -20%, is too wide to count: the table's rule for t
 most 25% of the value, drivers/cli/sampling_table.py TOO_WIDE_SHARE), but all four metrics in only 7 and 8: the
 windows' IPC and the p95 miss in some rows. The clock between
 windows follows the windows with a memory (some 16 windows), so it lags a phase whose CPI drifts (a measured
-phase right after the load: 7.7% above its windows on one seed). On the 60-core target socket the interval is
-also wide (about +-12% from 21 windows) and the warming costs most of what timing does.
+phase right after the load: 7.7% above its windows on one seed). The windows' IPC misses (2.6-5.0% high) are
+their mix, not their warming: after each switch from warming to timing the server's cores poll empty queues for
+about twice the full run's time (a transient of the closed loop, not of the predictors or caches, which warming
+keeps), so the windows hold more of the fast idle polls; a detailed warm-up of 8,000 instructions a hart covers
+4 of the 6 misses (not zipf-crew's) and times 45% of the instructions (results/speed/README.md "Session 25"). On the 60-core target socket
+(reduced data set, 121-505 windows) sampling saves only 15-30% of the measured phase's host time: warming costs
+64-83% of what timing does an instruction.
 """
 
 from __future__ import annotations
