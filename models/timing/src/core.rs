@@ -252,6 +252,9 @@ pub struct Core {
     sched_cap: usize,
     /// Whether the core has either bound (scheduler entries, integer rename registers).
     bounded: bool,
+    /// Out of order, neither bound, no decode paths: the pipeline's copies for such a core leave out the tests of
+    /// those (`Core::step_over`).
+    plain: bool,
     /// Commit cycles of the last `Core.int_rename_registers` instructions that wrote an integer register, oldest at
     /// `rename_pos` (empty when that is 0): a writer takes the register the oldest one frees at its commit.
     rename: Vec<u64>,
@@ -289,6 +292,7 @@ impl Core {
     pub fn new(id: u16, p: &CoreParams, l1: L1Latencies, line_size: u64) -> Self {
         let in_order = p.model == kvsim_params::CoreModel::Inorder;
         let w = |n: u64| n.clamp(1, 255) as u8;
+        let fe = FrontEnd::new(p);
         Core {
             id,
             clock: Clock::new(p.clock),
@@ -343,6 +347,7 @@ impl Core {
             sched_cursor: 0,
             sched_cap: p.scheduler_entries as usize,
             bounded: p.scheduler_entries != 0 || p.int_rename_registers != 0,
+            plain: !in_order && p.scheduler_entries == 0 && p.int_rename_registers == 0 && fe.is_none(),
             rename: vec![0; p.int_rename_registers as usize],
             rename_pos: 0,
             sq: vec![SqEntry { release: 0, done: 0, addr: u64::MAX, size: 0 }; p.sq_entries as usize],
@@ -355,7 +360,7 @@ impl Core {
             fdiv_free: vec![0; p.fp_div_units as usize],
             bp: BranchPredictor::new(p),
             mmu: p.mmu.enabled.then(|| Box::new(Mmu::new(&p.mmu))),
-            fe: FrontEnd::new(p),
+            fe,
             base_cycle: 0,
             skipped_cycles: 0,
             poll_mark: 0,

@@ -67,19 +67,37 @@ impl Core {
         // A copy of the pipeline for each common class (98.5% of the target's instructions), the class a
         // constant in it: the tests of the class on its way (queue entries, serialising, the issue unit and its
         // latency, prediction, the fetch group) fold away. The other classes share one copy.
-        match inst.class {
-            InstClass::IntAlu => self.step_class(inst, InstClass::IntAlu, mem, tables),
-            InstClass::Load => self.step_class(inst, InstClass::Load, mem, tables),
-            InstClass::Store => self.step_class(inst, InstClass::Store, mem, tables),
-            InstClass::Branch => self.step_class(inst, InstClass::Branch, mem, tables),
-            InstClass::Jump => self.step_class(inst, InstClass::Jump, mem, tables),
-            class => self.step_class(inst, class, mem, tables),
+        // The core's shape, which its parameters fix, is also decided once here rather than at each of its tests
+        // on the way: a plain core (out of order, no scheduler or rename-register bound, no decode paths: the
+        // target's) runs copies with those tests folded away; any other shares copies that make them.
+        if self.plain {
+            self.step_shape::<M, T, true>(inst, mem, tables)
+        } else {
+            self.step_shape::<M, T, false>(inst, mem, tables)
         }
     }
 
-    /// `step_over` of an instruction of class `class` (`inst.class`).
+    /// `step_over` on a core that is plain (`PLAIN`, `Core::plain`) or not.
     #[inline(always)]
-    fn step_class<M: MemPort + ?Sized, T: PageTables>(
+    fn step_shape<M: MemPort + ?Sized, T: PageTables, const PLAIN: bool>(
+        &mut self,
+        inst: &InstInfo,
+        mem: &mut M,
+        tables: &mut T,
+    ) -> InstTiming {
+        match inst.class {
+            InstClass::IntAlu => self.step_class::<M, T, PLAIN>(inst, InstClass::IntAlu, mem, tables),
+            InstClass::Load => self.step_class::<M, T, PLAIN>(inst, InstClass::Load, mem, tables),
+            InstClass::Store => self.step_class::<M, T, PLAIN>(inst, InstClass::Store, mem, tables),
+            InstClass::Branch => self.step_class::<M, T, PLAIN>(inst, InstClass::Branch, mem, tables),
+            InstClass::Jump => self.step_class::<M, T, PLAIN>(inst, InstClass::Jump, mem, tables),
+            class => self.step_class::<M, T, PLAIN>(inst, class, mem, tables),
+        }
+    }
+
+    /// `step_over` of an instruction of class `class` (`inst.class`) on a core that is plain (`PLAIN`) or not.
+    #[inline(always)]
+    fn step_class<M: MemPort + ?Sized, T: PageTables, const PLAIN: bool>(
         &mut self,
         inst: &InstInfo,
         class: InstClass,
@@ -114,7 +132,7 @@ impl Core {
             }
         }
         // Its decode path may deliver it later, in a new group (one path a cycle; legacy: a predecoded block a cycle).
-        if let Some(fe) = self.fe.as_deref_mut() {
+        if let Some(fe) = self.fe.as_deref_mut().filter(|_| !PLAIN) {
             let at = fe.deliver(inst, self.fetch_cycle, self.fetch_slots == 0);
             if at > self.fetch_cycle {
                 (self.fetch_cycle, self.fetch_slots) = (at, 0);
@@ -142,7 +160,7 @@ impl Core {
         }
         // The scheduler and rename-register bounds, where the core has them (one test on cores without: the
         // target's hot path).
-        let bounded = self.bounded;
+        let bounded = !PLAIN && self.bounded;
         if bounded {
             d = self.bounds_at_dispatch(inst, d);
         }
@@ -158,17 +176,13 @@ impl Core {
         self.disp_slots += 1;
 
         // ---- issue: sources ready, unit and slot free
-        let mut ready = d + 1;
-        if inst.src1 != 0 {
-            ready = ready.max(self.reg_ready[(inst.src1 & 63) as usize]);
-        }
-        if inst.src2 != 0 {
-            ready = ready.max(self.reg_ready[(inst.src2 & 63) as usize]);
-        }
-        if inst.src3 != 0 {
-            ready = ready.max(self.reg_ready[(inst.src3 & 63) as usize]);
-        }
-        if self.in_order {
+        // Every source is read, with no test for an absent one: that is register 0, x0, whose ready cycle is never
+        // written (a write to x0 is none) and stays 0, below `ready`.
+        let mut ready = (d + 1)
+            .max(self.reg_ready[(inst.src1 & 63) as usize])
+            .max(self.reg_ready[(inst.src2 & 63) as usize])
+            .max(self.reg_ready[(inst.src3 & 63) as usize]);
+        if !PLAIN && self.in_order {
             ready = ready.max(self.last_issue);
         }
         // A fence serialises unless the core is TSO and TSO keeps its orderings anyway (`tso_fences`).
