@@ -248,7 +248,7 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
     } else if d.op == Op::Ntl {
         h.ntl_pending = true;
     }
-    info.taken = taken || info.class == InstClass::Jump;
+    info.taken = taken; // (true for a jump: jal and jalr say so)
     info.next_pc = next;
     if full_system {
         // The hook reads the guest's page tables through the memory, which holds the block: it gets a copy.
@@ -689,7 +689,7 @@ unsafe fn jal<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: 
     }
     wr(x, d, after(c, d));
     (*c).cnt.jumps += 1;
-    leave::<H, T, true>(c, d, x, pc(c, d).wrapping_add(imm(d)), false)
+    leave::<H, T, true>(c, d, x, pc(c, d).wrapping_add(imm(d)), true) // (a jump is taken)
 }
 
 unsafe fn jalr<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
@@ -699,7 +699,7 @@ unsafe fn jalr<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x:
     let target = a(x, d).wrapping_add(imm(d)) & !1;
     wr(x, d, after(c, d));
     (*c).cnt.jumps += 1;
-    leave::<H, T, false>(c, d, x, target, false)
+    leave::<H, T, false>(c, d, x, target, true)
 }
 
 unsafe fn fence_i<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x: *mut u64) {

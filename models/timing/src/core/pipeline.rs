@@ -177,11 +177,21 @@ impl Core {
 
         // ---- issue: sources ready, unit and slot free
         // Every source is read, with no test for an absent one: that is register 0, x0, whose ready cycle is never
-        // written (a write to x0 is none) and stays 0, below `ready`.
-        let mut ready = (d + 1)
-            .max(self.reg_ready[(inst.src1 & 63) as usize])
-            .max(self.reg_ready[(inst.src2 & 63) as usize])
-            .max(self.reg_ready[(inst.src3 & 63) as usize]);
+        // written (a write to x0 is none) and stays 0, below `ready`. Only a fused multiply-add has a third source
+        // (`InstInfo::src3`, 0 for any other): the common classes' copies leave it out.
+        let src3 = if matches!(
+            class,
+            InstClass::IntAlu | InstClass::Load | InstClass::Store | InstClass::Branch | InstClass::Jump
+        ) {
+            0
+        } else {
+            inst.src3
+        };
+        let mut ready =
+            (d + 1).max(self.reg_ready[(inst.src1 & 63) as usize]).max(self.reg_ready[(inst.src2 & 63) as usize]);
+        if src3 != 0 {
+            ready = ready.max(self.reg_ready[(src3 & 63) as usize]);
+        }
         if !PLAIN && self.in_order {
             ready = ready.max(self.last_issue);
         }
@@ -198,7 +208,7 @@ impl Core {
             self.stats.serialize_drain_wait_cycles += self.last_store_release.saturating_sub(committed);
             ready = committed.max(self.last_store_release);
         }
-        self.stats.src_operands += (inst.src1 != 0) as u64 + (inst.src2 != 0) as u64 + (inst.src3 != 0) as u64;
+        self.stats.src_operands += (inst.src1 != 0) as u64 + (inst.src2 != 0) as u64 + (src3 != 0) as u64;
         self.stats.dst_operands += (inst.dst != 0) as u64;
         // The cycle a store's translation is ready: its line is fetched for ownership from then.
         let (mut store_at, mut store_pa) = (0, 0);
