@@ -19,14 +19,15 @@
 //! clocks (DVFS) share one memory system. The hot path allocates nothing.
 
 use crate::bpred::BranchPredictor;
-use crate::inst::{InstClass, InstInfo, PrefetchKind};
+use crate::inst::{InstClass, InstInfo};
 use crate::tlb::{pte_read, Mmu, Side};
-use crate::tlb_guest::{PageTables, Untranslated};
-use crate::{AccessKind, Clock, MemPort, MemReq, Tick};
+use crate::tlb_guest::PageTables;
+use crate::{Clock, MemPort, Tick};
 use kvsim_params::Core as CoreParams;
 
 mod frontend;
 mod lsq;
+mod pipeline;
 mod stats;
 
 use frontend::FrontEnd;
@@ -251,6 +252,9 @@ pub struct Core {
     sched_cap: usize,
     /// Whether the core has either bound (scheduler entries, integer rename registers).
     bounded: bool,
+    /// Out of order, neither bound, no decode paths: the pipeline's copies for such a core leave out the tests of
+    /// those (`Core::step_over`).
+    plain: bool,
     /// Commit cycles of the last `Core.int_rename_registers` instructions that wrote an integer register, oldest at
     /// `rename_pos` (empty when that is 0): a writer takes the register the oldest one frees at its commit.
     rename: Vec<u64>,
@@ -288,6 +292,7 @@ impl Core {
     pub fn new(id: u16, p: &CoreParams, l1: L1Latencies, line_size: u64) -> Self {
         let in_order = p.model == kvsim_params::CoreModel::Inorder;
         let w = |n: u64| n.clamp(1, 255) as u8;
+        let fe = FrontEnd::new(p);
         Core {
             id,
             clock: Clock::new(p.clock),
@@ -342,6 +347,7 @@ impl Core {
             sched_cursor: 0,
             sched_cap: p.scheduler_entries as usize,
             bounded: p.scheduler_entries != 0 || p.int_rename_registers != 0,
+            plain: !in_order && p.scheduler_entries == 0 && p.int_rename_registers == 0 && fe.is_none(),
             rename: vec![0; p.int_rename_registers as usize],
             rename_pos: 0,
             sq: vec![SqEntry { release: 0, done: 0, addr: u64::MAX, size: 0 }; p.sq_entries as usize],
@@ -354,7 +360,7 @@ impl Core {
             fdiv_free: vec![0; p.fp_div_units as usize],
             bp: BranchPredictor::new(p),
             mmu: p.mmu.enabled.then(|| Box::new(Mmu::new(&p.mmu))),
-            fe: FrontEnd::new(p),
+            fe,
             base_cycle: 0,
             skipped_cycles: 0,
             poll_mark: 0,
@@ -479,42 +485,6 @@ impl Core {
         self.clock.set_freq(self.commit_cycle, hz);
     }
 
-    /// Take an issue slot and a unit of class `fu` at the first cycle >= `c` that has both.
-    #[inline]
-    fn take_slot(&mut self, mut c: u64, fu: usize) -> u64 {
-        loop {
-            let s = &mut self.calendar[c as usize & (CALENDAR - 1)];
-            if s.cycle != c {
-                *s = Slot { cycle: c, total: 0, fu: [0; N_FU] };
-            }
-            if s.total < self.issue_width && s.fu[fu] < self.fu_units[fu] {
-                s.total += 1;
-                s.fu[fu] += 1;
-                return c;
-            }
-            c += 1;
-        }
-    }
-
-    /// Take an issue slot and one unit each of classes `fu` and `also` at the first cycle >= `c` that has them all
-    /// (a store's data port and address unit, a branch's ALU and branch unit).
-    #[inline]
-    fn take_slot2(&mut self, mut c: u64, fu: usize, also: usize) -> u64 {
-        loop {
-            let s = &mut self.calendar[c as usize & (CALENDAR - 1)];
-            if s.cycle != c {
-                *s = Slot { cycle: c, total: 0, fu: [0; N_FU] };
-            }
-            if s.total < self.issue_width && s.fu[fu] < self.fu_units[fu] && s.fu[also] < self.fu_units[also] {
-                s.total += 1;
-                s.fu[fu] += 1;
-                s.fu[also] += 1;
-                return c;
-            }
-            c += 1;
-        }
-    }
-
     /// The decode paths' counters, where the core models them (`fetch_block_bytes` != 0).
     pub fn front_end_stats(&self) -> Option<FrontEndStats> {
         self.fe.as_ref().map(|fe| fe.stats)
@@ -561,408 +531,5 @@ impl Core {
     #[inline]
     fn mem_cycles(&self, done: Tick) -> u64 {
         self.clock.cycle_at_or_after(done)
-    }
-
-    /// Time one executed instruction. `mem` is the memory system this core's requests go to.
-    #[inline]
-    pub fn step<M: MemPort + ?Sized>(&mut self, inst: &InstInfo, mem: &mut M) -> InstTiming {
-        self.step_over(inst, mem, &mut Untranslated)
-    }
-
-    /// `step` in FS mode: addresses translated over the guest's page tables (`tlb_guest`). Always inlined: in the
-    /// executor's per-instruction hook this saves the call, its register saves and the writes of a timing nobody
-    /// reads.
-    #[inline(always)]
-    pub fn step_over<M: MemPort + ?Sized, T: PageTables>(
-        &mut self,
-        inst: &InstInfo,
-        mem: &mut M,
-        tables: &mut T,
-    ) -> InstTiming {
-        // A copy of the pipeline for each common class (98.5% of the target's instructions), the class a
-        // constant in it: the tests of the class on its way (queue entries, serialising, the issue unit and its
-        // latency, prediction, the fetch group) fold away. The other classes share one copy.
-        match inst.class {
-            InstClass::IntAlu => self.step_class(inst, InstClass::IntAlu, mem, tables),
-            InstClass::Load => self.step_class(inst, InstClass::Load, mem, tables),
-            InstClass::Store => self.step_class(inst, InstClass::Store, mem, tables),
-            InstClass::Branch => self.step_class(inst, InstClass::Branch, mem, tables),
-            InstClass::Jump => self.step_class(inst, InstClass::Jump, mem, tables),
-            class => self.step_class(inst, class, mem, tables),
-        }
-    }
-
-    /// `step_over` of an instruction of class `class` (`inst.class`).
-    #[inline(always)]
-    fn step_class<M: MemPort + ?Sized, T: PageTables>(
-        &mut self,
-        inst: &InstInfo,
-        class: InstClass,
-        mem: &mut M,
-        tables: &mut T,
-    ) -> InstTiming {
-        self.stats.insts += 1;
-        self.stats.by_class[class as usize] += 1;
-
-        // ---- fetch
-        if self.fetch_slots >= self.fetch_width {
-            self.fetch_cycle += 1;
-            self.fetch_slots = 0;
-        }
-        let line = inst.pc >> self.line_shift;
-        if line != self.last_fetch_line {
-            self.last_fetch_line = line;
-            // An ITLB miss holds fetch until the translation is ready.
-            let (translated, pc) = self.translate(Side::Inst, inst.pc, self.fetch_cycle, mem, tables);
-            if translated > self.fetch_cycle {
-                self.fetch_cycle = translated;
-                self.fetch_slots = 0;
-            }
-            let t = self.clock.tick(self.fetch_cycle);
-            let done = mem.access(&MemReq::new(pc, AccessKind::IFetch, self.id, t));
-            // A hit is pipelined; only the cycles beyond it stall fetch.
-            let avail = self.mem_cycles(done).saturating_sub(self.l1.l1i);
-            if avail > self.fetch_cycle {
-                self.stats.icache_stall_cycles += avail - self.fetch_cycle;
-                self.fetch_cycle = avail;
-                self.fetch_slots = 0;
-            }
-        }
-        // Its decode path may deliver it later, in a new group (one path a cycle; legacy: a predecoded block a cycle).
-        if let Some(fe) = self.fe.as_deref_mut() {
-            let at = fe.deliver(inst, self.fetch_cycle, self.fetch_slots == 0);
-            if at > self.fetch_cycle {
-                (self.fetch_cycle, self.fetch_slots) = (at, 0);
-            }
-        }
-        let fetch = self.fetch_cycle;
-        self.fetch_slots += 1;
-
-        // ---- dispatch (rename): in order, once its ROB / LQ / SQ entry is free
-        let is_load = matches!(class, InstClass::Load | InstClass::Atomic);
-        let is_store = class == InstClass::Store;
-        let mut d = fetch.max(self.rob[self.rob_pos]).max(self.serialize_until);
-        if is_load {
-            d = d.max(self.lq[self.lq_pos]);
-        }
-        if is_store {
-            let free = self.sq[self.sq_pos].release;
-            if free > d {
-                self.stats.store_queue_stall_cycles += free.saturating_sub(d.max(self.disp_cycle));
-                d = free;
-            }
-        }
-        if d < self.disp_cycle {
-            d = self.disp_cycle;
-        }
-        // The scheduler and rename-register bounds, where the core has them (one test on cores without: the
-        // target's hot path).
-        let bounded = self.bounded;
-        if bounded {
-            d = self.bounds_at_dispatch(inst, d);
-        }
-        if d == self.disp_cycle {
-            if self.disp_slots >= self.fetch_width {
-                d += 1;
-                self.disp_slots = 0;
-            }
-        } else {
-            self.disp_slots = 0;
-        }
-        self.disp_cycle = d;
-        self.disp_slots += 1;
-
-        // ---- issue: sources ready, unit and slot free
-        let mut ready = d + 1;
-        if inst.src1 != 0 {
-            ready = ready.max(self.reg_ready[(inst.src1 & 63) as usize]);
-        }
-        if inst.src2 != 0 {
-            ready = ready.max(self.reg_ready[(inst.src2 & 63) as usize]);
-        }
-        if inst.src3 != 0 {
-            ready = ready.max(self.reg_ready[(inst.src3 & 63) as usize]);
-        }
-        if self.in_order {
-            ready = ready.max(self.last_issue);
-        }
-        // A fence serialises unless the core is TSO and TSO keeps its orderings anyway (`tso_fences`).
-        let serializing = match class {
-            InstClass::Fence => !(self.tso_fences && inst.tso_implied),
-            InstClass::System => true,
-            _ => false,
-        };
-        if serializing {
-            // Waits for every older instruction to commit and (fence) every older store to drain.
-            let committed = ready.max(self.commit_cycle);
-            self.stats.serialize_commit_wait_cycles += committed - ready;
-            self.stats.serialize_drain_wait_cycles += self.last_store_release.saturating_sub(committed);
-            ready = committed.max(self.last_store_release);
-        }
-        self.stats.src_operands += (inst.src1 != 0) as u64 + (inst.src2 != 0) as u64 + (inst.src3 != 0) as u64;
-        self.stats.dst_operands += (inst.dst != 0) as u64;
-        // The cycle a store's translation is ready: its line is fetched for ownership from then.
-        let (mut store_at, mut store_pa) = (0, 0);
-        let (issue, complete) = match class {
-            InstClass::IntAlu | InstClass::Fence | InstClass::System => {
-                let i = self.take_slot(ready, FU_ALU);
-                (i, i + self.alu_lat)
-            }
-            InstClass::Branch | InstClass::Jump => {
-                let i = if self.fu_units[FU_BRANCH] == u8::MAX {
-                    self.take_slot(ready, FU_ALU)
-                } else {
-                    self.take_slot2(ready, FU_ALU, FU_BRANCH)
-                };
-                (i, i + self.alu_lat)
-            }
-            InstClass::Nop => (d, d),
-            InstClass::IntMul => {
-                let i = self.take_slot(ready, FU_MUL);
-                (i, i + self.mul_lat)
-            }
-            InstClass::IntDiv => {
-                // Not pipelined: the earliest-free divider, busy for the whole latency.
-                let (k, free) = self.div_free.iter().copied().enumerate().min_by_key(|&(_, f)| f).unwrap_or((0, 0));
-                let i = self.take_slot(ready.max(free), FU_DIV);
-                if let Some(f) = self.div_free.get_mut(k) {
-                    *f = i + self.div_lat;
-                }
-                (i, i + self.div_lat)
-            }
-            InstClass::FpAdd | InstClass::FpMul | InstClass::FpFma | InstClass::FpCvt => {
-                let lat = match class {
-                    InstClass::FpAdd => self.fp_add_lat,
-                    InstClass::FpMul => self.fp_mul_lat,
-                    InstClass::FpFma => self.fp_fma_lat,
-                    _ => self.fp_cvt_lat,
-                };
-                let i = self.take_slot(ready, FU_FP);
-                (i, i + lat)
-            }
-            InstClass::FpDiv | InstClass::FpSqrt => {
-                // Not pipelined, like the integer divider.
-                let lat = if class == InstClass::FpDiv { self.fp_div_lat } else { self.fp_sqrt_lat };
-                let (k, free) = self.fdiv_free.iter().copied().enumerate().min_by_key(|&(_, f)| f).unwrap_or((0, 0));
-                let i = self.take_slot(ready.max(free), FU_FDIV);
-                if let Some(f) = self.fdiv_free.get_mut(k) {
-                    *f = i + lat;
-                }
-                (i, i + lat)
-            }
-            InstClass::Load => {
-                let i = self.take_slot(ready, FU_LOAD);
-                let c = self.load(inst, i, mem, tables);
-                self.stats.load_latency_sum += c - i;
-                (i, c)
-            }
-            InstClass::Atomic => {
-                // A read-modify-write at L1D, after older stores have drained (ordered like a locked op).
-                let i = self.take_slot(ready.max(self.last_store_release), FU_LOAD);
-                let (at, pa) = self.translate(Side::Data, inst.mem_addr, i, mem, tables);
-                let mut req = MemReq::new(pa, AccessKind::Write, self.id, self.clock.tick(at));
-                req.non_temporal = inst.non_temporal;
-                let c = self.mem_cycles(mem.access(&req)).max(at + 1);
-                (i, c)
-            }
-            InstClass::Store => {
-                let i = if self.store_agu_on_load_port {
-                    self.take_slot2(ready, FU_STORE, FU_LOAD)
-                } else {
-                    self.take_slot(ready, FU_STORE)
-                };
-                (store_at, store_pa) = self.translate(Side::Data, inst.mem_addr, i, mem, tables);
-                (i, store_at + 1)
-            }
-            InstClass::Prefetch => {
-                let i = self.take_slot(ready, FU_LOAD);
-                let kind = match inst.prefetch_kind {
-                    PrefetchKind::Instruction => AccessKind::IFetch,
-                    _ => AccessKind::Prefetch,
-                };
-                let side = if kind == AccessKind::IFetch { Side::Inst } else { Side::Data };
-                let (at, pa) = self.translate(side, inst.mem_addr, i, mem, tables);
-                let mut req = MemReq::new(pa, kind, self.id, self.clock.tick(at));
-                req.non_temporal = inst.non_temporal;
-                mem.access(&req); // holds an MSHR until its fill; nobody waits for it
-                (i, i + 1)
-            }
-        };
-        if issue > self.last_issue {
-            self.last_issue = issue;
-        }
-        if bounded && self.sched_cap != 0 && class != InstClass::Nop {
-            self.sched_hold(d, issue);
-        }
-        if inst.dst != 0 {
-            self.reg_ready[(inst.dst & 63) as usize] = complete; // (register numbers are below 64: no bounds check)
-        }
-
-        // ---- branch prediction: a wrong guess redirects fetch after resolution
-        let correct = match class {
-            InstClass::Branch => self.bp.conditional(inst.pc, inst.taken),
-            InstClass::Jump => self.predict_jump(inst),
-            _ => true,
-        };
-        if !correct {
-            self.stats.mispredicts += 1;
-            let redirect = complete + self.penalty;
-            if redirect > self.fetch_cycle {
-                self.fetch_cycle = redirect;
-                self.fetch_slots = 0;
-            }
-        } else if inst.taken && matches!(class, InstClass::Branch | InstClass::Jump) {
-            self.fetch_slots = self.fetch_width; // a taken branch ends the fetch group
-        }
-        if inst.next_pc != inst.pc + inst.len as u64 && inst.next_pc != 0 {
-            self.last_fetch_line = u64::MAX; // fetch restarts at the target
-        }
-
-        // ---- commit: in order, after completion
-        let mut c = complete.max(self.commit_cycle);
-        if c == self.commit_cycle {
-            if self.commit_slots >= self.commit_width {
-                c += 1;
-                self.commit_slots = 0;
-            }
-        } else {
-            self.commit_slots = 0;
-        }
-        self.commit_cycle = c;
-        self.commit_slots += 1;
-        if serializing {
-            self.serialize_until = c;
-        }
-        if class == InstClass::Fence {
-            self.fence_until = c;
-        }
-        self.rob_pos = Self::ring_put(&mut self.rob, self.rob_pos, c);
-        if bounded && self.writes_int(inst) {
-            self.rename[self.rename_pos] = c;
-            self.rename_pos = if self.rename_pos + 1 == self.rename.len() { 0 } else { self.rename_pos + 1 };
-        }
-        self.stats.rob_occupancy_sum += c - d;
-        if is_load {
-            self.lq_pos = Self::ring_put(&mut self.lq, self.lq_pos, c);
-            self.stats.lq_occupancy_sum += c - d;
-        }
-        if is_store {
-            // Fetch the line for ownership at issue; the store leaves the store buffer, in order, after commit. An
-            // ordered uncached store (a doorbell) is not sent ahead: it goes out once committed and the oldest in
-            // the store buffer, and its register trip holds the buffer from then.
-            let send =
-                if self.ordered_uncached && mem.uncached(store_pa) { c.max(self.last_store_release) } else { store_at };
-            let mut req = MemReq::new(store_pa, AccessKind::Write, self.id, self.clock.tick(send));
-            req.non_temporal = inst.non_temporal;
-            let owned = self.mem_cycles(mem.access(&req));
-            let release = c.max(owned).max(self.last_store_release);
-            self.last_store_release = release;
-            self.sq[self.sq_pos] = SqEntry { release, done: complete, addr: inst.mem_addr, size: inst.mem_size.max(1) };
-            // Both 8-byte words the store may touch (an unaligned store spans two; most touch one, noted once).
-            let (first, last) = (inst.mem_addr >> 3, (inst.mem_addr + inst.mem_size.max(1) as u64 - 1) >> 3);
-            self.note_store_word(first, release);
-            if last != first {
-                self.note_store_word(last, release);
-            }
-            self.sq_pos = if self.sq_pos + 1 == self.sq.len() { 0 } else { self.sq_pos + 1 };
-            self.stats.sq_occupancy_sum += release - d;
-        }
-        InstTiming { fetch, dispatch: d, issue, complete, commit: c }
-    }
-
-    /// Write `value` at `pos` of the ring `ring` and return the next position: the ring's length read before the
-    /// write, and its position checked once.
-    #[inline(always)]
-    fn ring_put<V>(ring: &mut [V], pos: usize, value: V) -> usize {
-        let next = if pos + 1 == ring.len() { 0 } else { pos + 1 };
-        ring[pos] = value;
-        next
-    }
-
-    /// A store to 8-byte word `word` leaves the store buffer at `release`: the filters loads ask first.
-    #[inline(always)]
-    fn note_store_word(&mut self, word: u64, release: u64) {
-        let h = Self::word_hash(word);
-        self.sq_filter[h] = self.sq_filter[h].max(release);
-        if self.alias_pen != 0 {
-            let a = &mut self.alias_filter[word as usize % PAGE_WORDS];
-            *a = (*a).max(release);
-        }
-    }
-
-    /// Whether `inst` takes an integer rename register (where the core bounds them).
-    #[inline]
-    fn writes_int(&self, inst: &InstInfo) -> bool {
-        inst.dst != 0 && inst.dst < 32 && !self.rename.is_empty()
-    }
-
-    /// The dispatch cycle (>= `d`) once `inst` has an integer rename register (the one the writer
-    /// `int_rename_registers` writers back frees at its commit) and a scheduler entry (those whose instructions
-    /// issued by then are free; if none is, the earliest to issue).
-    #[inline(never)]
-    fn bounds_at_dispatch(&mut self, inst: &InstInfo, mut d: u64) -> u64 {
-        if self.writes_int(inst) && self.rename[self.rename_pos] > d {
-            self.stats.rename_stall_cycles += self.rename[self.rename_pos] - d;
-            d = self.rename[self.rename_pos];
-        }
-        if self.sched_cap != 0 && inst.class != InstClass::Nop {
-            d = self.sched_entry(d);
-        }
-        d
-    }
-
-    /// The dispatch cycle (>= `d`) at which a scheduler entry is free: entries whose instruction issued by then are
-    /// free (an instruction may dispatch into an entry in the cycle its holder issues); while all are held, dispatch
-    /// waits a cycle at a time, as their instructions issue. The issues are taken off only when the count (which
-    /// may still include issued ones) reaches the bound: amortised over the cycles simulated, the cursor only moves
-    /// forward, and jumps ahead when nothing is held.
-    #[inline]
-    fn sched_entry(&mut self, d: u64) -> u64 {
-        if self.sched_busy < self.sched_cap {
-            return d;
-        }
-        self.sched_wait(d)
-    }
-
-    /// `sched_entry` when every entry is held (out of line: the common case is a free entry).
-    #[inline(never)]
-    fn sched_wait(&mut self, d: u64) -> u64 {
-        self.sched_release(d);
-        let mut at = d;
-        while self.sched_busy >= self.sched_cap {
-            at += 1;
-            self.sched_release(at);
-        }
-        self.stats.scheduler_stall_cycles += at - d;
-        at
-    }
-
-    /// Free the entries of instructions that issue in cycles up to `to`.
-    #[inline]
-    fn sched_release(&mut self, to: u64) {
-        while self.sched_cursor < to {
-            if self.sched_busy == 0 {
-                self.sched_cursor = to; // every count is 0: nothing to take off on the way
-                return;
-            }
-            self.sched_cursor += 1;
-            let k = self.sched_cursor as usize & (SCHED_WINDOW - 1);
-            self.sched_busy -= self.sched_count[k] as usize;
-            self.sched_count[k] = 0;
-        }
-    }
-
-    /// Hold a scheduler entry, dispatched at `d`, until cycle `issue` (after `d`, so after the cursor). An issue
-    /// beyond the counts' window of the cursor first brings the cursor to `d`; one `SCHED_WINDOW` cycles or more
-    /// after `d` frees its entry at the window's last cycle (rare: a load waiting that long), so no count is ever
-    /// left behind the cursor.
-    #[inline]
-    fn sched_hold(&mut self, d: u64, issue: u64) {
-        if issue >= self.sched_cursor + SCHED_WINDOW as u64 {
-            self.sched_release(d);
-        }
-        let at = issue.min(self.sched_cursor + SCHED_WINDOW as u64 - 1);
-        self.sched_count[at as usize & (SCHED_WINDOW - 1)] += 1;
-        self.sched_busy += 1;
     }
 }

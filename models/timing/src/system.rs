@@ -213,6 +213,16 @@ impl TimingSystem {
         self.cores[hart].step(info, &mut self.mem)
     }
 
+    /// `on_inst` of each of `infos`, instructions that retired one after another on `hart`, oldest first: one
+    /// loop over them with the core's pipeline inlined in it (no call per instruction).
+    #[inline]
+    pub fn on_insts(&mut self, hart: usize, infos: &[InstInfo]) {
+        let core = &mut self.cores[hart];
+        for info in infos {
+            core.step_over(info, &mut self.mem, &mut crate::tlb_guest::Untranslated);
+        }
+    }
+
     /// `on_inst` in FS mode: the core translates over the guest's page tables (`tlb_guest`).
     #[inline]
     pub fn on_inst_over<T: crate::tlb_guest::PageTables>(

@@ -74,6 +74,7 @@ const NOT_ON_SOCKET: u16 = u16::MAX;
 
 impl ExecHook for TimingHook {
     const ACTIVE: bool = true;
+    const BATCHES: bool = true;
     #[inline(always)]
     fn on_inst(&mut self, hart: usize, info: &InstInfo) {
         match self.sampler.as_deref_mut() {
@@ -81,6 +82,18 @@ impl ExecHook for TimingHook {
                 self.sys.on_inst(hart, info);
             }
             Some(s) => s.on_inst(&mut self.sys, hart, info),
+        }
+    }
+    /// A block's records: the core times them in one loop (no call per instruction).
+    #[inline]
+    fn on_insts(&mut self, hart: usize, infos: &[InstInfo]) {
+        match self.sampler.as_deref_mut() {
+            None => self.sys.on_insts(hart, infos),
+            Some(s) => {
+                for info in infos {
+                    s.on_inst(&mut self.sys, hart, info);
+                }
+            }
         }
     }
     #[inline]

@@ -40,6 +40,9 @@ pub fn run_until<H: ExecHook, const TRACE: bool>(
     tracer: Option<&mut Tracer>,
 ) -> Stop {
     let generation = mem.code_generation();
+    // The hook may take a block's records together where nothing needs its time between them: no deadline, and
+    // SE mode (in FS mode a record is timed over the guest's page tables as they are when it retires).
+    let batch = H::BATCHES && deadline == NO_DEADLINE && !mem.full_system();
     let x = h.x.as_mut_ptr();
     let mut c = Ctx {
         resume: h.pc,
@@ -59,6 +62,8 @@ pub fn run_until<H: ExecHook, const TRACE: bool>(
         exit_idx: 0,
         stop: None,
         cnt: HotCounts::default(),
+        batch,
+        handed: 0,
     };
     // The block at `c.resume` when an exit's link gave it (no lookup needed), else null.
     let mut chained: *const Block = std::ptr::null();
@@ -118,6 +123,7 @@ pub fn run_until<H: ExecHook, const TRACE: bool>(
         };
         c.block = block;
         c.block_pc = block.pc;
+        c.handed = 0;
         c.chain_end = budget.min(c.n + CHAIN_INSTS);
         // SAFETY: `first` starts a run of decoded instructions ended by a marker, inside the block or `partial`;
         // the handlers reach the hart, memory and hook only through `c`, which holds this run's borrows.

@@ -167,3 +167,94 @@ fn a_functional_run_through_the_handlers_the_blocks_hold_equals_a_run_through_th
         assert_eq!(hook.0, t.cnt.insts);
     }
 }
+
+/// What a hook saw, in order: each record (PC, address, non-temporal, taken, next PC) and each poll end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seen {
+    Inst(u64, u64, bool, bool, u64),
+    PollEnd(bool),
+}
+
+/// A hook that logs what it sees; `B`: it takes a block's records together (`ExecHook::BATCHES`). Its time is 1 us
+/// an instruction it was given (rdtime: 10 ticks of the 10 MHz timebase).
+#[derive(Default)]
+struct Log<const B: bool> {
+    seen: Vec<Seen>,
+    insts: u64,
+    /// Calls that brought records (one per record without batching).
+    calls: u64,
+}
+
+impl<const B: bool> crate::exec::ExecHook for Log<B> {
+    const ACTIVE: bool = true;
+    const BATCHES: bool = B;
+    fn on_inst(&mut self, _hart: usize, i: &kvsim_timing::inst::InstInfo) {
+        self.seen.push(Seen::Inst(i.pc, i.mem_addr, i.non_temporal, i.taken, i.next_pc));
+        self.insts += 1;
+        if !B {
+            self.calls += 1;
+        }
+    }
+    fn on_insts(&mut self, hart: usize, infos: &[kvsim_timing::inst::InstInfo]) {
+        self.calls += 1;
+        for i in infos {
+            self.on_inst(hart, i);
+        }
+    }
+    fn poll_end(&mut self, _hart: usize, idle: bool) {
+        self.seen.push(Seen::PollEnd(idle));
+    }
+    fn time_ps(&self, _hart: usize) -> Option<u64> {
+        Some(1_000_000 * self.insts)
+    }
+}
+
+/// 20 rounds of: a0 += 1; a non-temporal hint and the store it marks; a poll-end hint; rdtime; a load; a call over
+/// a skipped instruction; a branch back; then ecall.
+fn loop_with_hints() -> (Hart, Memory) {
+    let (mut h, mut m) = machine(0);
+    let code = [
+        addi(10, 10, 1),
+        crate::asm::r(0, 5, 0, 0, 0, 0x33), // ntl.all (add x0, x0, x5)
+        crate::asm::sw(10, 12, 0),
+        crate::asm::i(kvsim_base::abi::POLL_END_HINT, 10, 2, 0, 0x13), // the poll-end hint on a0
+        crate::asm::i(0xc01, 0, 2, 14, 0x73),                          // rdtime a4
+        crate::asm::i(0, 12, 2, 13, 3),                                // lw a3, 0(a2)
+        jal(1, 8),
+        addi(15, 15, 1), // skipped by the jal
+        bne(10, 11, -32),
+        ecall(),
+    ];
+    for (i, w) in code.iter().enumerate() {
+        m.store::<4>(0, BASE + 4 * i as u64, *w as u64).unwrap();
+    }
+    (h.x[11], h.x[12]) = (20, BASE + 0x2000);
+    (h, m)
+}
+
+#[test]
+fn a_hook_given_a_blocks_records_together_sees_what_one_given_them_one_by_one_sees() {
+    // Budgets ending inside blocks and at their ends: the batching hook has every record, poll end and time read in
+    // the same order, with the same contents, as the hook called per instruction (a poll end after the records of
+    // the instructions before its hint, rdtime reading a time that counts them), in fewer calls.
+    for budget in [1, 3, 7, 1_000] {
+        let (mut h, mut m) = loop_with_hints();
+        let mut one = Log::<false>::default();
+        while crate::exec::run::<Log<false>, false>(&mut h, &mut m, budget, &mut one, None) == Stop::Budget {}
+        let (mut hb, mut mb) = loop_with_hints();
+        let mut batched = Log::<true>::default();
+        while crate::exec::run::<Log<true>, false>(&mut hb, &mut mb, budget, &mut batched, None) == Stop::Budget {}
+        // The last rdtime follows 19 rounds of 8 and 4 instructions; the ecall retires too.
+        assert_eq!((h.pc, h.cnt.insts, h.x[14]), (BASE + 40, 20 * 8 + 1, 10 * (19 * 8 + 4)), "budget {budget}");
+        assert_eq!((hb.pc, hb.cnt.insts, hb.x[14]), (h.pc, h.cnt.insts, h.x[14]), "budget {budget}");
+        assert_eq!(one.seen.len() as u64, h.cnt.insts + 20, "budget {budget}"); // the records and the poll ends
+        assert!(one.seen.contains(&Seen::Inst(BASE + 8, BASE + 0x2000, true, false, BASE + 12)));
+        assert_eq!(batched.seen, one.seen, "budget {budget}");
+        assert_eq!(one.calls, h.cnt.insts);
+        if budget == 1_000 {
+            // Per round: the records before the poll end, the hint's before rdtime, the rest at the jal, the bne's (the
+            // last round: with the ecall).
+            assert_eq!(batched.calls, 20 * 4, "budget {budget}");
+        }
+    }
+}

@@ -11,7 +11,7 @@
 //! path, the timing hook, the trace) are out-of-line functions that keep nothing on a handler's stack, so a
 //! handler's last call stays a jump.
 
-use kvsim_timing::inst::InstClass;
+use kvsim_timing::inst::{InstClass, InstInfo};
 
 use crate::blocks::{Block, Inst};
 use crate::decode::{Decoded, Op, FREG};
@@ -73,6 +73,10 @@ pub(crate) struct Ctx<H> {
     /// The hart's counters of the commonest operations, kept here during the run (one increment each, the hart
     /// not reached) and added to `Hart::cnt` when it returns (`exec::run_until`).
     pub cnt: HotCounts,
+    /// The hook takes the records of a block's instructions together (`ExecHook::BATCHES`, and this run allows it:
+    /// `exec::run_until`), and how many of the running block's it has had (`hand_over`).
+    pub batch: bool,
+    pub handed: u8,
 }
 
 /// Counters of `Hart::cnt` counted in the executor's context during a run (`Ctx::cnt`).
@@ -207,6 +211,7 @@ fn sext32(v: u64) -> u64 {
 unsafe fn next<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
     if H::ACTIVE && (*c).cut {
         // The deadline passed at `d`: leave the block after it (the run stops at the budget, cut to here).
+        hand_over(c, (*d).idx + 1);
         (*c).n += (*d).idx as u64 + 1;
         (*c).resume = after(c, d);
         (*c).exit = Exit::Changed;
@@ -221,22 +226,25 @@ unsafe fn next<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x:
 unsafe fn retire<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) {
     // A warming hook does nothing for most instructions (`Block::warm_quiet`): they skip the call and the record.
     if H::ACTIVE && !(H::SKIPS_WARM_QUIET && (*(*c).block).warm_quiet >> (*d).idx & 1 != 0) {
-        retire_hook(c, d, next, ea, taken);
+        if H::BATCHES && (*c).batch {
+            // The record waits in the block for the hook (`hand_over`): no call per instruction.
+            record(c, d, next, ea, taken);
+        } else {
+            retire_hook(c, d, next, ea, taken);
+        }
     }
 }
 
-/// The hook's record of an executed instruction, out of line so that a handler keeps no InstInfo on its stack. The
-/// record's static part (everything the decoded instruction decides) was computed once, when its block was built
-/// (`Block::timing`); only the dynamic part is written here, in place.
-#[inline(never)]
-unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) {
+/// Write the dynamic part of `d`'s record for the hook (its static part was computed once, when its block was
+/// built: `Block::timing`), in place, and return it.
+#[inline(always)]
+unsafe fn record<'a, H>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) -> &'a mut InstInfo {
     let d = &*d;
     let h = hart(c);
-    let full_system = mem(c).full_system();
     // SAFETY: `c.block` is the block `d` belongs to (a budget's copy of its first instructions keeps their `idx`),
     // and every instruction's idx is below `timing.len()` (Block::new). The record is written only here and read
-    // only by the hook during the call below, on this thread; no reference to the memory that holds the block is
-    // made while it is borrowed.
+    // only by the hook (`retire_hook`, `hand_over`), on this thread, while no handler writes; no reference to the
+    // memory that holds the block is made while it is borrowed.
     let block: &Block = &*(*c).block;
     let info = &mut *block.timing.get_unchecked(d.idx as usize).get();
     if info.mem_size != 0 || info.class == InstClass::Prefetch {
@@ -248,8 +256,42 @@ unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64,
     } else if d.op == Op::Ntl {
         h.ntl_pending = true;
     }
-    info.taken = taken || info.class == InstClass::Jump;
+    info.taken = taken; // (true for a jump: jal and jalr say so)
     info.next_pc = next;
+    info
+}
+
+/// In a batching run (`Ctx::batch`), give the hook the records of the running block's instructions it has not had,
+/// up to the first `count`: at the block's exit (`count` the instructions that retired in it), and before a call
+/// in the block that reads the hook's state (`count` those before the caller).
+#[inline(always)]
+unsafe fn hand_over<H: ExecHook>(c: *mut Ctx<H>, count: u8) {
+    if H::ACTIVE && H::BATCHES && (*c).batch && count > (*c).handed {
+        hand_over_records(c, count);
+    }
+}
+
+/// `hand_over`'s call of the hook, out of line.
+#[inline(never)]
+unsafe fn hand_over_records<H: ExecHook>(c: *mut Ctx<H>, count: u8) {
+    let block: &Block = &*(*c).block;
+    let from = (*c).handed as usize;
+    // SAFETY: records `from..count` are of instructions of the running block that retired since the last handover
+    // (each wrote its own, `record`); `count` is at most the block's instruction count, the records' length. An
+    // `UnsafeCell<InstInfo>` has the layout of an `InstInfo`, and no handler writes a record during the call.
+    let infos = std::slice::from_raw_parts(block.timing.as_ptr().add(from) as *const InstInfo, count as usize - from);
+    (*c).handed = count;
+    (*(*c).hook).on_insts(hart(c).id, infos);
+}
+
+/// The hook's record of an executed instruction, out of line so that a handler keeps no InstInfo on its stack. The
+/// record's static part (everything the decoded instruction decides) was computed once, when its block was built
+/// (`Block::timing`); only the dynamic part is written here, in place.
+#[inline(never)]
+unsafe fn retire_hook<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, next: u64, ea: u64, taken: bool) {
+    let full_system = mem(c).full_system();
+    let info = record(c, d, next, ea, taken);
+    let (d, h) = (&*d, hart(c));
     if full_system {
         // The hook reads the guest's page tables through the memory, which holds the block: it gets a copy.
         let info = *info;
@@ -288,6 +330,7 @@ unsafe fn leave<H: ExecHook, const T: bool, const DIRECT: bool>(
     taken: bool,
 ) {
     retire(c, d, next, 0, taken);
+    hand_over(c, (*d).idx + 1);
     (*c).n += (*d).idx as u64 + 1;
     follow::<H, T, DIRECT>(c, d, x, next)
 }
@@ -318,6 +361,7 @@ unsafe fn follow<H: ExecHook, const T: bool, const DIRECT: bool>(
     if for_next && (*c).n + (*linked).count <= (*c).chain_end {
         (*c).block = linked;
         (*c).block_pc = (*linked).pc;
+        (*c).handed = 0;
         dispatch::<H, T>(c, (*linked).insts.as_ptr() as *const Decoded, x)
     } else {
         // Written only when the chain returns (every exit that returns writes how, so a block followed here
@@ -333,6 +377,7 @@ unsafe fn follow<H: ExecHook, const T: bool, const DIRECT: bool>(
 unsafe fn leave_changed<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, ea: u64) {
     let next = after(c, d);
     retire(c, d, next, ea, false);
+    hand_over(c, (*d).idx + 1);
     (*c).n += (*d).idx as u64 + 1;
     (*c).resume = next;
     (*c).exit = Exit::Changed;
@@ -341,7 +386,8 @@ unsafe fn leave_changed<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, ea: u64)
 /// The instruction faulted (not executed: the PC stays on it). Out of line: the Trap stays off the handler's
 /// stack.
 #[inline(never)]
-unsafe fn fault<H>(c: *mut Ctx<H>, d: *const Decoded, t: Trap) {
+unsafe fn fault<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, t: Trap) {
+    hand_over(c, (*d).idx);
     (*c).resume = pc(c, d);
     (*c).n += (*d).idx as u64;
     (*c).exit = Exit::Stop;
@@ -659,7 +705,9 @@ straight! {
             h.cnt.busy_poll_insts += insts;
         }
         if H::ACTIVE {
-            let id = h.id;
+            // The hook times this poll's instructions before it hears the poll ended (the hint's own come after).
+            hand_over(c, (*d).idx);
+            let id = hart(c).id;
             (*(*c).hook).poll_end(id, idle);
         }
         0
@@ -689,7 +737,7 @@ unsafe fn jal<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: 
     }
     wr(x, d, after(c, d));
     (*c).cnt.jumps += 1;
-    leave::<H, T, true>(c, d, x, pc(c, d).wrapping_add(imm(d)), false)
+    leave::<H, T, true>(c, d, x, pc(c, d).wrapping_add(imm(d)), true) // (a jump is taken)
 }
 
 unsafe fn jalr<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
@@ -699,7 +747,7 @@ unsafe fn jalr<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x:
     let target = a(x, d).wrapping_add(imm(d)) & !1;
     wr(x, d, after(c, d));
     (*c).cnt.jumps += 1;
-    leave::<H, T, false>(c, d, x, target, false)
+    leave::<H, T, false>(c, d, x, target, true)
 }
 
 unsafe fn fence_i<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x: *mut u64) {
@@ -717,6 +765,7 @@ unsafe fn ecall<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _
     }
     let next = after(c, d);
     retire(c, d, next, 0, false);
+    hand_over(c, (*d).idx + 1);
     (*c).resume = next;
     (*c).n += (*d).idx as u64 + 1;
     (*c).exit = Exit::Stop;
@@ -739,6 +788,7 @@ unsafe fn trap<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, _x
 /// The block's end marker (no instruction): it ran to its end (or to the budget) without a control transfer; go on
 /// after its last instruction.
 unsafe fn end_marker<H: ExecHook, const T: bool>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) {
+    hand_over(c, (*d).idx);
     (*c).n += (*d).idx as u64;
     follow::<H, T, false>(c, d, x, pc(c, d))
 }

@@ -16,6 +16,19 @@ pub trait ExecHook {
     /// warming does nothing for, known when its block is built (`Block::warm_quiet`). Most instructions are such.
     const SKIPS_WARM_QUIET: bool = false;
     fn on_inst(&mut self, hart: usize, info: &InstInfo);
+    /// The hook takes the records of a block's instructions together (`on_insts`), after they ran, where nothing
+    /// between them needs the hook: an SE-mode run with no deadline (`exec::run_until`). The executor then
+    /// hands them over at the block's exit, and before any call that reads the hook's state in the block (a
+    /// poll-end hint, rdtime). Functional execution never reads the timing, so each instruction is timed as if
+    /// its record had come alone, in the same order.
+    const BATCHES: bool = false;
+    /// Records of instructions that retired one after another on `hart`, oldest first: `on_inst` of each.
+    #[inline(always)]
+    fn on_insts(&mut self, hart: usize, infos: &[InstInfo]) {
+        for info in infos {
+            self.on_inst(hart, info);
+        }
+    }
     /// FS mode: `on_inst` with the guest's memory, whose page tables a timing model translates over (its TLBs
     /// and walks, `kvsim_timing::tlb_guest`); without one, `on_inst`.
     #[inline(always)]

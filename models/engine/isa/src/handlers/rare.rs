@@ -5,7 +5,7 @@ use super::*;
 
 /// sc.w/sc.d: false after recording a fault.
 #[inline(never)]
-pub(super) unsafe fn store_conditional<H>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) -> bool {
+pub(super) unsafe fn store_conditional<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) -> bool {
     let hid = hart(c).id;
     let ea = a(x, d);
     let size = if (*d).op == Op::ScW { 4u8 } else { 8 };
@@ -33,7 +33,7 @@ pub(super) unsafe fn store_conditional<H>(c: *mut Ctx<H>, d: *const Decoded, x: 
 
 /// The AMOs: false after recording a fault.
 #[inline(never)]
-pub(super) unsafe fn atomic_rmw<H>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) -> bool {
+pub(super) unsafe fn atomic_rmw<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) -> bool {
     use Op::*;
     let hid = hart(c).id;
     let ea = a(x, d);
@@ -88,6 +88,10 @@ pub(super) unsafe fn atomic_rmw<H>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u6
 /// rdcycle/rdinstret (the retired count) or rdtime.
 #[inline(never)]
 pub(super) unsafe fn read_counter<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded) -> u64 {
+    if (*d).imm == 0xc01 {
+        // rdtime reads the hook's time: it has the instructions before this one first.
+        super::hand_over(c, (*d).idx);
+    }
     let h = hart(c);
     let retired = h.cnt.insts + (*c).n + (*d).idx as u64;
     match (*d).imm {
@@ -101,7 +105,7 @@ pub(super) unsafe fn read_counter<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded
 
 /// A computational F/D instruction (`Op::is_fp_compute`): false after recording its fault.
 #[inline(never)]
-pub(super) unsafe fn fp_compute<H>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) -> bool {
+pub(super) unsafe fn fp_compute<H: ExecHook>(c: *mut Ctx<H>, d: *const Decoded, x: *mut u64) -> bool {
     let dd = &*d;
     debug_assert!(dd.op.is_fp_compute());
     // rs3 (FMAs only) is not in the decoded record: read it from the word.
