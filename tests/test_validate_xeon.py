@@ -95,6 +95,7 @@ def test_the_power_rows_say_what_they_hold():
     assert "power supply losses" in labels["psu_loss_w"]
     assert all(len(label) <= 40 for label in labels.values()), "the table's label column is 40 wide"
     assert "power/server.py" in vx.POWER_NOTE and "nic_parts" in vx.POWER_NOTE and "assumed" in vx.POWER_NOTE
+    assert "registers" in vx.POWER_NOTE and "128 GB" in vx.POWER_NOTE     # the DRAM as priced (session 25)
 
 
 def test_the_power_rows_price_the_nic_cards_beside_the_traffic_driven_chips(monkeypatch):
