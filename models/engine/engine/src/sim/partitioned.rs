@@ -23,9 +23,9 @@ use kvsim_base::output::StopReason;
 use kvsim_isa::exec::{ExecHook, Tracer};
 
 /// The time a timing hook reports for a hart whose instruction is parked until the window's end (a remote miss,
-/// `kvsim_timing::parked`): past every window's end and below `NO_DEADLINE`, so the turn ends after the parked
-/// instruction (the executor's deadline) and the hart takes no other turn in the window.
-pub(crate) const PARKED_PS: u64 = u64::MAX - 1;
+/// `kvsim_timing::parked`): past every window's end, so the turn ends after the parked instruction (the executor's
+/// deadline) and the hart takes no other turn in the window.
+pub(crate) use kvsim_isa::exec::PARKED_PS;
 
 /// Each partition's harts in id order: partition k holds socket k's harts (a hart past the listed sockets, which the
 /// configuration refuses first, stays on socket 0).
