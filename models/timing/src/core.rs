@@ -27,6 +27,7 @@ use kvsim_params::Core as CoreParams;
 
 mod frontend;
 mod lsq;
+mod park;
 mod pipeline;
 mod stats;
 

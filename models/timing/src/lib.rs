@@ -22,6 +22,7 @@ pub mod mem;
 pub mod network;
 pub mod noc;
 pub mod numa;
+pub mod parked;
 pub mod sampling;
 pub mod socket_memory;
 pub mod stacked;

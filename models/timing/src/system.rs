@@ -47,6 +47,9 @@ pub struct TimingSystem {
     /// fetches from, as the timed core's fetch does (`Core::line_shift`). One for every hart: the system has one
     /// cache hierarchy, and its levels one line size.
     warm_fetch_shift: u32,
+    /// The partitioned schedule: each hart's instruction parked until the window's end (`crate::parked`; None:
+    /// nothing is parked, the global schedule and one socket).
+    pub(crate) parked: Option<Box<crate::parked::Parked>>,
     /// The mask of a line's address out of a PC for that line (an `and` takes it from memory in one instruction
     /// where a shift by a variable needs two more: this is on warming's hottest path).
     warm_fetch_mask: u64,
@@ -196,6 +199,7 @@ impl TimingSystem {
             stats_base: 0,
             warm_fetch_line: vec![u64::MAX; cores.len()],
             warm_fetch_shift: caches.l1i.line_size.trailing_zeros(),
+            parked: None,
             warm_fetch_mask: !((1u64 << caches.l1i.line_size.trailing_zeros()) - 1),
         }
     }

@@ -88,6 +88,15 @@ impl TlbArray {
         self.find(page, asid).map(|w| self.frames[w])
     }
 
+    /// Does it hold `page` of `asid`? (No replacement state changes: a probe.)
+    pub fn holds(&self, page: u64, asid: u16) -> bool {
+        if self.sets == 0 {
+            return false;
+        }
+        let (key, base) = (page << 16 | asid as u64, self.set_base(page));
+        self.keys[base..base + self.assoc].contains(&key)
+    }
+
     #[inline]
     fn find(&mut self, page: u64, asid: u16) -> Option<usize> {
         if self.sets == 0 {
@@ -218,6 +227,9 @@ impl Psc {
             return true;
         }
         false
+    }
+    fn holds(&self, key: u64) -> bool {
+        self.keys.contains(&key)
     }
     fn insert(&mut self, key: u64) {
         if self.keys.is_empty() || self.lookup(key) {
@@ -374,6 +386,31 @@ impl Mmu {
         }
         self.l1(side)[size].stats.accesses += 1;
         true
+    }
+
+    /// The page-table entries translating `va` for `side` now may read (none on a TLB hit; the levels below the
+    /// deepest one a PSC holds otherwise), each given to `entry`. Changes nothing (the partitioned schedule's probe
+    /// of an instruction before it is timed, `Core::may_leave_socket`).
+    pub fn walk_reads(&self, side: Side, va: u64, mut entry: impl FnMut(u64)) {
+        let va = va & VA_MASK;
+        let l1 = match side {
+            Side::Inst => &self.itlb,
+            Side::Data => &self.dtlb,
+        };
+        let asid = self.asid;
+        if (0..2).any(|k| l1[k].holds(va >> PAGE_SHIFTS[k], asid)) {
+            return;
+        }
+        let size = self.pages.size_of(va);
+        if self.stlb[size].holds(va >> PAGE_SHIFTS[size], asid) {
+            return;
+        }
+        let (leaf, top) = (1 + size as u32, self.levels);
+        let key = |level: u32| (va >> (12 + 9 * (level - 1))) << 16 | asid as u64;
+        let start = (leaf + 1..=top).find(|&l| self.psc[l as usize - 2].holds(key(l))).map_or(top, |l| l - 1);
+        for level in (leaf..=start).rev() {
+            entry(table_entry(self.table_base, level, va));
+        }
     }
 
     pub(crate) fn l1(&mut self, side: Side) -> &mut [TlbArray; 2] {

@@ -78,6 +78,10 @@ impl ExecHook for TimingHook {
     #[inline(always)]
     fn on_inst(&mut self, hart: usize, info: &InstInfo) {
         match self.sampler.as_deref_mut() {
+            None if self.sys.parks() => {
+                // The partitioned schedule: a remote miss waits for the window's end (`kvsim_timing::parked`).
+                self.sys.on_inst_or_park(hart, info);
+            }
             None => {
                 self.sys.on_inst(hart, info);
             }
@@ -88,6 +92,13 @@ impl ExecHook for TimingHook {
     #[inline]
     fn on_insts(&mut self, hart: usize, infos: &[InstInfo]) {
         match self.sampler.as_deref_mut() {
+            // The partitioned schedule's turns have deadlines, so blocks are not batched there; should one be, each
+            // record still takes the parking path (merge of speed-s25 and threads-s25).
+            None if self.sys.parks() => {
+                for info in infos {
+                    self.sys.on_inst_or_park(hart, info);
+                }
+            }
             None => self.sys.on_insts(hart, infos),
             Some(s) => {
                 for info in infos {
@@ -110,10 +121,17 @@ impl ExecHook for TimingHook {
         self.sys.flush_translations(hart);
     }
     fn window_end(&mut self) {
+        // The parked instructions first (in hart order), then the posted notices (theirs with the others').
+        self.sys.resume_parked();
         self.sys.mem.deliver_posted();
     }
     #[inline]
     fn time_ps(&self, hart: usize) -> Option<u64> {
+        if self.sys.is_parked(hart) {
+            // Past every window's end: the executor's deadline ends the turn, and the schedule gives the hart no
+            // other turn in the window (`run_partitioned`).
+            return Some(crate::sim::PARKED_PS);
+        }
         Some(self.offset + self.sys.hart_time(hart))
     }
     fn sleep_until(&mut self, hart: usize, t: u64) {
@@ -551,6 +569,7 @@ fn drive(
         // The partitioned schedule (`run_partitioned` calls `window_end`): what one socket posts another takes
         // effect at the window's end.
         sys.mem.post_puts_at_window_ends();
+        sys.park_remote_misses();
     }
     let mut hook = TimingHook::new(system, 0, sys, offset);
     hook.sampler = Sampler::new(&system.sampling, system.harts, system.seed);

@@ -6,6 +6,7 @@ mod checkpoint_hooks;
 mod hart_times;
 mod net_step;
 mod partitioned;
+pub(crate) use partitioned::PARKED_PS;
 
 pub use crate::config::{system_nics, EngineConfig};
 pub use checkpoint_hooks::CheckpointWriter;
@@ -429,9 +430,11 @@ impl Machine {
         while budget > 0 {
             let before = self.harts[hid].cnt.insts;
             let hart = &mut self.harts[hid];
+            // The partitioned schedule: a turn ends after an instruction parked until the window's end.
+            let deadline = if timed && self.partition_window.is_some() { PARKED_PS } else { exec::NO_DEADLINE };
             let stop = match (hid, tracer.as_deref_mut()) {
-                (0, Some(t)) => exec::run::<H, true>(hart, &mut self.mem, budget, hook, Some(t)),
-                _ => exec::run::<H, false>(hart, &mut self.mem, budget, hook, None),
+                (0, Some(t)) => exec::run_until::<H, true>(hart, &mut self.mem, budget, deadline, hook, Some(t)),
+                _ => exec::run_until::<H, false>(hart, &mut self.mem, budget, deadline, hook, None),
             };
             let done = self.harts[hid].cnt.insts - before;
             budget -= done;

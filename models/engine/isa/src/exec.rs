@@ -5,7 +5,7 @@
 //! A block runs as a chain of handlers, one per operation, each jumping to the next instruction's (`handlers`);
 //! this loop goes from block to block, checks the budget once per block and follows the blocks' links.
 
-pub use crate::hook::{ExecHook, NoHook, Stop, Tracer, NO_DEADLINE};
+pub use crate::hook::{ExecHook, NoHook, Stop, Tracer, NO_DEADLINE, PARKED_PS};
 pub use crate::inst_timing::{mem_size, op_class};
 
 use crate::blocks::{Block, Inst, Link, MAX_INSTS};

@@ -177,7 +177,8 @@ mod register_file {
     }
 }
 
-/// The simulated time of a machine (ps): the furthest any of its harts has got.
+/// The simulated time of a machine (ps): the furthest any of its harts has got (a hart whose instruction is parked
+/// until the window's end, `hook::PARKED_PS`, has not got past it: left out).
 pub fn sim_ticks(harts: &[Hart]) -> u64 {
-    harts.iter().map(|h| h.time_ps()).max().unwrap_or(0)
+    harts.iter().map(|h| h.time_ps()).filter(|&t| t != crate::hook::PARKED_PS).max().unwrap_or(0)
 }

@@ -396,6 +396,12 @@ impl CacheArray {
         self.stats.mshr_busy_ticks += fill.saturating_sub(start);
     }
 
+    /// The lines held in `line`'s set, with their states: the victims an insertion of `line` may pick (a probe).
+    pub fn set_lines(&self, line: u64) -> impl Iterator<Item = (u64, LineState)> + '_ {
+        let base = self.set_of(line) * self.assoc;
+        (base..base + self.assoc).filter(move |&s| self.tags[s] != INVALID).map(move |s| (self.tags[s], self.state[s]))
+    }
+
     /// Is the line present (its data may still be on the way)?
     pub fn contains(&self, line: u64) -> bool {
         self.find(line).is_some()

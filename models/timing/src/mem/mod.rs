@@ -11,6 +11,7 @@
 //! * [`hierarchy::MemSystem`]: the socket's private caches, the sliced LLC, the directory and the network; ONE
 //!   walk serves timed core accesses, cache warming (no time) and I/O agents' DMA.
 //! * [`remote`]: remote lines, a socket's LLC copies of lines homed on other sockets (several sockets only).
+//! * `leave_socket.rs`: the partitioned schedule's probe of whether an access may step outside its core's socket.
 //! * `rehome.rs`: a range that changes home socket while cached leaves the caches first (several sockets only).
 //! * [`prefetch::Prefetchers`]: a cache's hardware prefetchers; they reach the hierarchy only through
 //!   [`prefetch_port::PrefetchPort`], which the hierarchy implements (`prefetch_fill.rs`).
@@ -25,6 +26,7 @@ pub mod dma;
 mod dma_lines;
 pub mod hierarchy;
 pub mod io_stats;
+mod leave_socket;
 mod mem_port;
 pub mod prefetch;
 mod prefetch_fill;

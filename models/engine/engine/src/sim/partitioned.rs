@@ -9,14 +9,23 @@
 //! partition ran first. System.partition_order = 'reversed' runs each window's partitions from the last socket to
 //! the first: a run on several host threads has no order among them, so its statistics must not depend on it.
 //!
+//! An instruction whose timing may step outside its socket (a remote miss) is parked until the window's end
+//! (`kvsim_timing::parked`): the hook reports the hart's time as `PARKED_PS`, which ends its turn (the executor's
+//! deadline) and keeps it out of the window's other turns; at the window's end the hook times it, and the hart's
+//! time is read again (`resume_times`).
+//!
 //! What this does not do yet (issue 24 item 5, HOST_THREADS.md): the sockets' partitions still share one memory
-//! system (directory, LLC slices, links) and one guest memory, so a remote access takes effect when its turn runs,
-//! not at the window's end, the partitions' order still moves the statistics, and they cannot run at once.
+//! system (directory, LLC slices, links) and one guest memory, and they cannot run at once.
 
 use super::{Machine, Turn};
 use kvsim_base::error::{SimError, SimResult};
 use kvsim_base::output::StopReason;
 use kvsim_isa::exec::{ExecHook, Tracer};
+
+/// The time a timing hook reports for a hart whose instruction is parked until the window's end (a remote miss,
+/// `kvsim_timing::parked`): past every window's end, so the turn ends after the parked instruction (the executor's
+/// deadline) and the hart takes no other turn in the window.
+pub(crate) use kvsim_isa::exec::PARKED_PS;
 
 /// Each partition's harts in id order: partition k holds socket k's harts (a hart past the listed sockets, which the
 /// configuration refuses first, stays on socket 0).
@@ -73,6 +82,7 @@ impl Machine {
                             if stop != StopReason::Pause {
                                 self.window_end = None;
                                 hook.window_end();
+                                self.resume_times(hook);
                             }
                             return Ok(stop);
                         }
@@ -84,6 +94,7 @@ impl Machine {
             // The window's boundary: what the partitions posted each other in it takes effect (before the NICs'
             // DMA walks the memory system).
             hook.window_end();
+            self.resume_times(hook);
             // The NICs and the client advance to the least time of the live harts (each at
             // or past `end` now), once, whichever partition ran last (`take_turn` leaves them alone here). What they
             // deliver is seen from the next window on. (The hart named is 0: this schedule resumes from its windows,
@@ -93,6 +104,20 @@ impl Machine {
                     return Ok(stop);
                 }
             }
+        }
+    }
+
+    /// After a window's end: the harts whose instructions were parked in it (`PARKED_PS`) have their times again.
+    fn resume_times<H: ExecHook>(&mut self, hook: &H) {
+        let mut moved = false;
+        for (h, hart) in self.harts.iter_mut().enumerate() {
+            if hart.timed_ps == Some(PARKED_PS) {
+                hart.timed_ps = hook.time_ps(h);
+                moved = true;
+            }
+        }
+        if moved {
+            self.hart_times.invalidate();
         }
     }
 

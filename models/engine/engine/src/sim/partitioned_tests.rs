@@ -220,3 +220,59 @@ fn the_nics_step_once_at_each_windows_end_to_the_least_time_of_the_harts() {
     assert_eq!(global.len() + 1, global_turns.len());
     assert!(got.len() < global.len() / 2, "{} steps against {}", got.len(), global.len());
 }
+
+/// `Clocked`, whose hart 1 parks its instruction number `park_at` (from 1) until the window's end, as the timing hook
+/// does for a remote miss: its time reads `PARKED_PS` until `window_end` times the instruction.
+struct Parking {
+    clocked: Clocked,
+    park_at: usize,
+    parked: bool,
+    /// The instructions recorded when each window ended.
+    ends: Vec<usize>,
+}
+
+impl ExecHook for Parking {
+    const ACTIVE: bool = true;
+    fn on_inst(&mut self, hart: usize, info: &InstInfo) {
+        let of_hart_1 = self.clocked.insts.iter().filter(|&&(h, _)| h == 1).count();
+        if hart == 1 && of_hart_1 + 1 == self.park_at {
+            self.clocked.insts.push((1, self.clocked.time[1]));
+            self.parked = true;
+            return;
+        }
+        self.clocked.on_inst(hart, info);
+    }
+    fn time_ps(&self, hart: usize) -> Option<u64> {
+        if hart == 1 && self.parked {
+            return Some(super::PARKED_PS);
+        }
+        self.clocked.time_ps(hart)
+    }
+    fn window_end(&mut self) {
+        if std::mem::take(&mut self.parked) {
+            self.clocked.time[1] += self.clocked.step[1];
+        }
+        self.ends.push(self.clocked.insts.len());
+    }
+}
+
+#[test]
+fn a_parked_instruction_ends_its_harts_turn_and_window_and_the_hart_resumes_after_the_windows_end() {
+    // Hart 1 (socket 1) would take several 5-instruction turns in the first 20 ns window (400 ps an instruction).
+    let mut m = machine(&[0, 1], Some(20_000), false);
+    let clocked = Clocked { step: vec![400, 400], time: vec![0, 0], insts: Vec::new() };
+    let mut hook = Parking { clocked, park_at: 3, parked: false, ends: Vec::new() };
+    assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
+    let insts = &hook.clocked.insts;
+    let hart_1: Vec<usize> = (0..insts.len()).filter(|&i| insts[i].0 == 1).collect();
+    let parked = hart_1[2];
+    // Its turn and its window's turns end with the parked instruction: the window ends right after it.
+    assert_eq!(insts[parked], (1, 800));
+    assert!(hook.ends.contains(&(parked + 1)), "the window ends after the parked instruction: {:?}", hook.ends);
+    // Then the hart goes on from the parked instruction's end, in the next window.
+    assert_eq!(insts[hart_1[3]], (1, 1_200));
+    assert!(hook.ends.iter().any(|&e| e > parked && e <= hart_1[3]));
+    // Unparked, the same hart runs its quantum and more turns in the first window.
+    let again = turns(&[0, 1], &[400, 400], Some(20_000), 0);
+    assert!(again.iter().filter(|&&(h, t)| h == 1 && t < 20_000).count() > 1);
+}

@@ -1,0 +1,81 @@
+//! Remote misses wait for the window's end (the partitioned schedule on several sockets, issue 24 item 5,
+//! HOST_THREADS.md). Before a hart's instruction is timed, the probe (`Core::may_leave_socket`, asking
+//! `MemSystem::may_leave_socket` about each access) says whether timing it may step outside the hart's socket:
+//! mostly a remote miss, the first read of a line homed on another socket (the shared code's fetches, the upper
+//! page tables' walks). Such an instruction is not timed in its partition's turn: it is parked, the hart's turn
+//! ends after it (the engine reads `is_parked`), and the hart takes no other turn in the window. At the window's end
+//! (`resume_parked`) every parked instruction is timed, in hart order, with the memory system as every partition
+//! left it: the home answers with its state then, whichever partition ran first. The request leaves at the time
+//! the core sends it, so it reaches another socket no sooner than the link's latency later, the window's length:
+//! the home could not have seen it before the window's end anyway.
+//!
+//! The timing of the parked instruction is that of a core that waits for its reply: nothing of the core moves
+//! until then (its next instruction is timed after it, in the next window), and the instruction is timed from the
+//! times it was ready at, as if it had not waited. Only the order of the memory system's bookings changes.
+
+use crate::inst::InstInfo;
+use crate::system::TimingSystem;
+
+/// Each hart's parked instruction, if it has one.
+#[derive(Debug, Clone, Default)]
+pub struct Parked {
+    insts: Vec<Option<InstInfo>>,
+    /// Instructions parked so far.
+    pub count: u64,
+}
+
+impl TimingSystem {
+    /// The partitioned schedule on several sockets: from now on an instruction whose timing may step outside its
+    /// socket waits for the window's end (`on_inst_or_park`). Nothing on one socket.
+    pub fn park_remote_misses(&mut self) {
+        if self.sockets() > 1 {
+            self.parked = Some(Box::new(Parked { insts: vec![None; self.cores.len()], count: 0 }));
+        }
+    }
+
+    /// Whether instructions are probed and parked (`park_remote_misses`).
+    #[inline(always)]
+    pub fn parks(&self) -> bool {
+        self.parked.is_some()
+    }
+
+    /// Time `info` on `hart` now, or park it until the window's end when its timing may step outside the hart's
+    /// socket (true: parked; the hart's turn must end after it).
+    pub fn on_inst_or_park(&mut self, hart: usize, info: &InstInfo) -> bool {
+        let mem = &self.mem;
+        if self.cores[hart].may_leave_socket(info, |addr, kind| mem.may_leave_socket(hart, addr, kind)) {
+            if let Some(p) = self.parked.as_deref_mut() {
+                debug_assert!(p.insts[hart].is_none(), "hart {hart} has an instruction parked already");
+                p.insts[hart] = Some(*info);
+                p.count += 1;
+                return true;
+            }
+        }
+        self.on_inst(hart, info);
+        false
+    }
+
+    /// Has `hart` an instruction waiting for the window's end?
+    #[inline]
+    pub fn is_parked(&self, hart: usize) -> bool {
+        self.parked.as_deref().is_some_and(|p| p.insts[hart].is_some())
+    }
+
+    /// The window's end: every parked instruction is timed, in hart order.
+    pub fn resume_parked(&mut self) {
+        let Some(p) = self.parked.as_deref_mut() else { return };
+        if p.insts.iter().all(Option::is_none) {
+            return;
+        }
+        let parked: Vec<(usize, InstInfo)> =
+            p.insts.iter_mut().enumerate().filter_map(|(h, i)| i.take().map(|i| (h, i))).collect();
+        for (hart, info) in parked {
+            self.on_inst(hart, &info);
+        }
+    }
+
+    /// Instructions parked so far (0 when nothing is parked).
+    pub fn parked_count(&self) -> u64 {
+        self.parked.as_deref().map_or(0, |p| p.count)
+    }
+}

@@ -1,0 +1,115 @@
+//! The partitioned schedule's parked remote misses (`kvsim_timing::parked`, issue 24 item 5): an instruction whose
+//! timing may step outside its core's socket waits for the window's end, where it is timed with the memory system as
+//! every partition left it. Two sockets of two cores (cores 0 and 1 on socket 0, 2 and 3 on socket 1), ideal on-chip
+//! networks, the check mode on; socket 0's memory holds [0, REGION), socket 1's [REGION, 2 x REGION).
+
+#[allow(dead_code)]
+mod common;
+
+use common::REGION;
+use kvsim_timing::mem::socket_messages::MsgKind;
+use kvsim_timing::synth::{alu, hierarchy_params, load};
+use kvsim_timing::system::TimingSystem;
+use kvsim_timing::StatSink;
+
+/// The two sockets, the partitioned schedule's posting and parking on (`parked`) or off (the global walk).
+fn system(parked: bool, remote_lines: bool) -> TimingSystem {
+    let mut h = hierarchy_params();
+    h.directory.remote_lines = remote_lines;
+    let mut sys = common::system(2, 2, 1, &h, 0);
+    sys.mem.keep_socket_message_log();
+    if parked {
+        sys.mem.post_puts_at_window_ends();
+        sys.park_remote_misses();
+    }
+    sys
+}
+
+fn requests(sys: &TimingSystem, from: usize, to: usize) -> u64 {
+    sys.mem.socket_messages().unwrap().count(from, to, MsgKind::Request)
+}
+
+/// Core `core` runs code at `pc` (homed on its own socket) up to a load of `addr`: the ALU instruction first, so that
+/// the load's fetch hits the line the ALU instruction brought in. Returns whether the load was parked.
+fn run_to_load(sys: &mut TimingSystem, core: usize, pc: u64, addr: u64) -> bool {
+    assert!(!sys.on_inst_or_park(core, &alu(pc, 5, 0, 0)), "core {core}'s own code is no remote miss");
+    sys.on_inst_or_park(core, &load(pc + 4, 6, 5, addr))
+}
+
+/// Every statistic of the system.
+fn stats(sys: &TimingSystem) -> Vec<(String, f64)> {
+    let mut sink = StatSink::new();
+    sys.stats("system", &mut sink);
+    sink.entries.into_iter().map(|(name, value, _)| (name, value)).collect()
+}
+
+#[test]
+fn a_remote_miss_waits_for_the_windows_end_and_crosses_nothing_before() {
+    let line0 = 0x4000; // homed on socket 0
+    for remote_lines in [false, true] {
+        let mut sys = system(true, remote_lines);
+        assert!(run_to_load(&mut sys, 2, REGION + 0x1000, line0), "socket 1's first read of socket 0's line waits");
+        assert!(sys.is_parked(2));
+        let before = sys.hart_time(2);
+        // Nothing crossed, and the core has not moved: the load is not timed yet.
+        assert_eq!(requests(&sys, 1, 0), 0);
+        assert_eq!(sys.cores[2].stats.insts, 1);
+        sys.resume_parked();
+        assert!(!sys.is_parked(2));
+        assert_eq!((requests(&sys, 1, 0), sys.cores[2].stats.insts), (1, 2));
+        assert!(sys.hart_time(2) >= before);
+        // The same core's own line, and socket 0's core's read of its own line, are timed at once.
+        assert!(!run_to_load(&mut sys, 3, REGION + 0x2000, REGION + 0x8000));
+        assert!(!run_to_load(&mut sys, 0, 0x1000, line0 + 0x40));
+        // With remote lines, socket 1's copy serves core 3 on the socket: no wait. Without, core 3 goes home.
+        assert_eq!(sys.on_inst_or_park(3, &load(REGION + 0x2008, 7, 5, line0)), !remote_lines);
+        sys.resume_parked();
+        sys.mem.check_all();
+        assert_eq!(sys.parked_count(), if remote_lines { 1 } else { 2 });
+    }
+}
+
+#[test]
+fn a_parked_load_is_timed_as_the_global_walk_times_it_when_nothing_else_ran() {
+    // Alone in the window, the parked load's timing (every statistic) equals the global walk's.
+    let (mut global, mut parked) = (system(false, true), system(true, true));
+    for sys in [&mut global, &mut parked] {
+        run_to_load(sys, 2, REGION + 0x1000, 0x4000);
+        sys.resume_parked();
+        sys.on_inst_or_park(2, &alu(REGION + 0x1008, 8, 6, 0));
+    }
+    assert_eq!(parked.parked_count(), 1);
+    assert_eq!(stats(&global), stats(&parked));
+}
+
+#[test]
+fn the_homes_answer_does_not_depend_on_which_partition_ran_first() {
+    // In one window socket 0's core 0 reads its own line at an earlier time than socket 1's core 2 reads it. In
+    // socket order core 0 misses to memory first; reversed, core 2's read would reach the home first (the global
+    // walk: core 0 then finds the line on its way from memory). Parked, core 2's read waits for the window's end.
+    let x = 0x9000;
+    let run = |parked: bool, reversed: bool| {
+        let mut sys = system(parked, true);
+        let socket0 = |sys: &mut TimingSystem| run_to_load(sys, 0, 0x1000, x);
+        let socket1 = |sys: &mut TimingSystem| {
+            // Core 2 is later: it starts behind a long ALU chain.
+            for k in 0..40 {
+                sys.on_inst_or_park(2, &alu(REGION + 0x1000 + 4 * (k % 8), 5, 5, 0));
+            }
+            run_to_load(sys, 2, REGION + 0x1000, x)
+        };
+        if reversed {
+            socket1(&mut sys);
+            socket0(&mut sys);
+        } else {
+            socket0(&mut sys);
+            socket1(&mut sys);
+        }
+        sys.resume_parked();
+        sys.mem.deliver_posted();
+        sys.mem.check_all();
+        stats(&sys)
+    };
+    assert_ne!(run(false, false), run(false, true), "the global walk's answer depends on the order");
+    assert_eq!(run(true, false), run(true, true), "parked, it does not");
+}
