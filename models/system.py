@@ -456,6 +456,13 @@ class System(SimObject):
             raise ParamError(f"System.partition_order = {self.partition_order!r} orders the partitioned schedule's "
                              "partitions: it needs schedule = 'partitioned' on two or more sockets (here schedule = "
                              f"{self.schedule!r} on {sockets} socket(s))")
+        if self.sampling.enabled and self.schedule == "partitioned" and sockets > 1:
+            # The sampler times and warms each instruction in its turn (engine driver.rs, TimingHook::on_inst): a
+            # remote miss is not parked until the window's end (kvsim_timing::parked), so the partitions' order
+            # would move the statistics again, unsaid.
+            raise ParamError("System.sampling.enabled with System.schedule = 'partitioned' on several sockets: the "
+                             "sampler does not park remote misses until the window's end, so the partitions' order "
+                             "would move the statistics (HOST_THREADS.md); sample under the global schedule")
         if self.host_threads > 1:
             raise ParamError(f"System.host_threads = {self.host_threads}: only 1 is built. The sockets share one "
                              "memory system (directory, LLC slices, links) and one guest memory, which partitions "
