@@ -122,3 +122,15 @@ def test_a_killed_writer_not_yet_reaped_counts_as_gone():
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_killed_writers_temporary_that_holds_json_but_no_record_is_removed_not_a_crash(tmp_path):
+    """A dead writer's point temporary holding JSON that is not an object (a number, null) is not a record: it is
+    removed like a cut-short one, and the run goes on (a membership test of the seal's name on it raised
+    TypeError)."""
+    points = tmp_path / "points"
+    points.mkdir()
+    left = [killed_while_writing(points / f"{key}.json", value) for key, value in (("a" * 24, None), ("b" * 24, 5))]
+    done = recover_orphans(tmp_path)
+    assert done["finished"] == [] and sorted(done["removed"]) == sorted(left)
+    assert list(points.iterdir()) == []

@@ -93,7 +93,8 @@ def recover_orphans(store: pathlib.Path) -> dict[str, list[pathlib.Path]]:
 def _whole_record_of(path: pathlib.Path, key: str) -> bool:
     """Whether `path` holds a sealed point record of `key`, whole and unchanged."""
     try:
-        if SEAL not in json.loads(path.read_bytes()):
+        record = json.loads(path.read_bytes())
+        if not isinstance(record, dict) or SEAL not in record:   # (`in` on a number or null raises TypeError)
             return False
         return read_sealed_json(path).get("key") == key
     except (OSError, ValueError, AttributeError):       # DamagedFile and JSONDecodeError are ValueErrors
