@@ -45,7 +45,10 @@ impl TimingSystem {
         let mem = &self.mem;
         if self.cores[hart].may_leave_socket(info, |addr, kind| mem.may_leave_socket(hart, addr, kind)) {
             if let Some(p) = self.parked.as_deref_mut() {
-                debug_assert!(p.insts[hart].is_none(), "hart {hart} has an instruction parked already");
+                // A second would overwrite the first, which would then never be timed: the schedule gives a parked
+                // hart no turn until the window's end, and a lost instruction must not pass unsaid (one test per
+                // parked instruction, a rare event).
+                assert!(p.insts[hart].is_none(), "hart {hart} has an instruction parked already");
                 p.insts[hart] = Some(*info);
                 p.count += 1;
                 return true;

@@ -113,3 +113,13 @@ fn the_homes_answer_does_not_depend_on_which_partition_ran_first() {
     assert_ne!(run(false, false), run(false, true), "the global walk's answer depends on the order");
     assert_eq!(run(true, false), run(true, true), "parked, it does not");
 }
+
+#[test]
+#[should_panic(expected = "hart 2 has an instruction parked already")]
+fn a_second_remote_miss_of_a_parked_hart_before_the_windows_end_is_refused_not_lost() {
+    // The schedule gives a parked hart no turn until the window's end; were it given one, its second parked
+    // instruction must not overwrite (lose) the first.
+    let mut sys = system(true, true);
+    assert!(run_to_load(&mut sys, 2, REGION + 0x1000, 0x4000));
+    sys.on_inst_or_park(2, &load(REGION + 0x1008, 7, 5, 0x8000));
+}
