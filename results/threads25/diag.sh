@@ -1,4 +1,5 @@
-cd /work/wt/threads-s25
+#!/bin/bash
+cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"   # the checkout it is kept in
 R=results/threads25
 for shape in 2x2 4x1; do
   KVSIM_PART_TRACE=$R/d25_${shape}_socket.turns.txt KVSIM_PART_TRACE2=$R/d25_${shape}_socket.conflicts.txt \
