@@ -14,15 +14,7 @@
 //! times it was ready at, as if it had not waited. Only the order of the memory system's bookings changes.
 
 use crate::inst::InstInfo;
-use crate::system::TimingSystem;
-
-/// Each hart's parked instruction, if it has one.
-#[derive(Debug, Clone, Default)]
-pub struct Parked {
-    insts: Vec<Option<InstInfo>>,
-    /// Instructions parked so far.
-    pub count: u64,
-}
+use crate::system::{Parked, TimingSystem};
 
 impl TimingSystem {
     /// The partitioned schedule on several sockets: from now on an instruction whose timing may step outside its

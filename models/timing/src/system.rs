@@ -49,7 +49,7 @@ pub struct TimingSystem {
     warm_fetch_shift: u32,
     /// The partitioned schedule: each hart's instruction parked until the window's end (`crate::parked`; None:
     /// nothing is parked, the global schedule and one socket).
-    pub(crate) parked: Option<Box<crate::parked::Parked>>,
+    pub(crate) parked: Option<Box<Parked>>,
     /// The mask of a line's address out of a PC for that line (an `and` takes it from memory in one instruction
     /// where a shift by a variable needs two more: this is on warming's hottest path).
     warm_fetch_mask: u64,
@@ -423,4 +423,13 @@ impl TimingSystem {
             o.stats(&paths::system(), out);
         }
     }
+}
+
+/// The partitioned schedule's parked instructions, one slot a hart, and how many were parked (`crate::parked`
+/// times them at the window's end; the slots live here so that the system does not depend on that module).
+#[derive(Debug, Clone, Default)]
+pub struct Parked {
+    pub(crate) insts: Vec<Option<InstInfo>>,
+    /// Instructions parked so far.
+    pub count: u64,
 }

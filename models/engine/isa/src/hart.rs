@@ -177,8 +177,13 @@ mod register_file {
     }
 }
 
+/// The time a timing hook reports for a hart whose instruction waits for the partitioned schedule's window's end (a
+/// remote miss, `kvsim_timing::parked`): past every window's end and below `NO_DEADLINE`, so that a run with this
+/// deadline ends the hart's turn after that instruction. Not a time the hart has reached (`sim_ticks`).
+pub const PARKED_PS: u64 = u64::MAX - 1;
+
 /// The simulated time of a machine (ps): the furthest any of its harts has got (a hart whose instruction is parked
-/// until the window's end, `hook::PARKED_PS`, has not got past it: left out).
+/// until the window's end, `PARKED_PS`, has not got past it: left out).
 pub fn sim_ticks(harts: &[Hart]) -> u64 {
-    harts.iter().map(|h| h.time_ps()).filter(|&t| t != crate::hook::PARKED_PS).max().unwrap_or(0)
+    harts.iter().map(|h| h.time_ps()).filter(|&t| t != PARKED_PS).max().unwrap_or(0)
 }

@@ -76,10 +76,7 @@ pub trait ExecHook {
 /// No deadline (`exec::run_until`).
 pub const NO_DEADLINE: u64 = u64::MAX;
 
-/// The time a timing hook reports for a hart whose instruction waits for the partitioned schedule's window's end (a
-/// remote miss, `kvsim_timing::parked`): past every window's end and below `NO_DEADLINE`, so that a run with this
-/// deadline ends the hart's turn after that instruction. Not a time the hart has reached (`hart::sim_ticks`).
-pub const PARKED_PS: u64 = u64::MAX - 1;
+pub use crate::hart::PARKED_PS;
 
 /// Functional mode: no timing model.
 pub struct NoHook;
