@@ -6,9 +6,13 @@ use super::Mode;
 use crate::{MemPort, MemReq, StatSink, Tick};
 
 impl<M: MemPort> MemPort for MemSystem<M> {
+    /// An L1 hit is taken here, inline in the caller (`l1_hit`); anything else walks, out of line.
     #[inline]
     fn access(&mut self, req: &MemReq) -> Tick {
-        self.access_mode(req, Mode::Timed)
+        if let Some(done) = self.l1_hit(req) {
+            return done;
+        }
+        self.timed_walk(req)
     }
 
     #[inline]
@@ -44,5 +48,12 @@ impl<M: MemPort> MemPort for MemSystem<M> {
         self.llc_stats(prefix, None, out);
         self.net.stats(&(prefix.to_owned() + &kvsim_params::paths::noc()), now, out);
         self.mem.stats(&(prefix.to_owned() + &kvsim_params::paths::memory()), now, out);
+    }
+}
+
+impl<M: MemPort> MemSystem<M> {
+    #[inline(never)]
+    fn timed_walk(&mut self, req: &MemReq) -> Tick {
+        self.access_mode(req, Mode::Timed)
     }
 }

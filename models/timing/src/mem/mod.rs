@@ -26,6 +26,7 @@ pub mod dma;
 mod dma_lines;
 pub mod hierarchy;
 pub mod io_stats;
+mod l1_hit;
 mod leave_socket;
 mod mem_port;
 pub mod prefetch;
