@@ -9,22 +9,21 @@ use crate::{AccessKind, MemPort, MemReq, ReqClass, Tick};
 impl<M: MemPort> MemSystem<M> {
     /// A core's timed read, write or instruction fetch that finds its line in its L1, its data there by `req.time`
     /// (a write: a copy it may write), with nothing else to do: no prefetcher watching the L1D (a read trains it,
-    /// a store counts toward its store streams), no check mode, not a device register. Counted, touched and
-    /// marked as the walk's hit path does (`core_walk_demand`: an access and a hit by a demand, a write, the
-    /// line most recently used, a write's copy modified), and done after the L1's hit latency. None, having
+    /// a store counts toward its store streams), not a device register. Counted, touched and marked as the
+    /// walk's hit path does (`core_walk_demand`: an access and a hit by a demand, a write, the line most recently
+    /// used, a write's copy modified, the check mode's record), and done after the L1's hit latency. None, having
     /// changed nothing, for any other access; the walk then takes it as before.
     #[inline(always)]
     pub(super) fn l1_hit(&mut self, req: &MemReq) -> Option<Tick> {
         let (ifetch, write) = (req.kind == AccessKind::IFetch, req.kind == AccessKind::Write);
         if !(ifetch || write || req.kind == AccessKind::Read)
             || req.class != ReqClass::Core
-            || self.check.is_some()
             || self.in_uncached_range(req.addr)
         {
             return None;
         }
-        let line = req.addr >> self.line_shift;
-        let p = self.cores.get_mut(req.requester as usize)?;
+        let (line, core) = (req.addr >> self.line_shift, req.requester as usize);
+        let p = self.cores.get_mut(core)?;
         let l1 = if ifetch {
             &mut p.l1i
         } else if p.l1d_pf.is_none() {
@@ -48,6 +47,7 @@ impl<M: MemPort> MemSystem<M> {
         let done = req.time + l1.hit_ticks;
         // As the walk leaves it (`core_walk`): what started the latest walk.
         self.origin = Origin::Demand;
+        self.checked(core, line, write, false);
         Some(done)
     }
 }

@@ -1,0 +1,101 @@
+//! A core's timed L1 hit taken in `MemPort::access` itself (`mem/l1_hit.rs`) against the walk it stands for
+//! (`access_mode` in `Mode::Timed`): after the same random timed traffic of every kind, on two cores sharing lines,
+//! with accesses that arrive before their line's fill (MSHR merges), the two return the same completion ticks and
+//! hold the same contents, states, replacement order, directory, prefetcher training and counters.
+
+use kvsim_params::{Cache, CacheHierarchy, Prefetcher};
+use kvsim_timing::mem::{MemSystem, Mode};
+use kvsim_timing::synth::{cache_params, hierarchy_params};
+use kvsim_timing::{AccessKind, FixedLatency, MemPort, MemReq, StatSink};
+
+/// Device registers (uncached) of both systems.
+const MMIO: (u64, u64) = (0x10_0000, 0x10_1000);
+
+fn system(h: &CacheHierarchy) -> MemSystem<FixedLatency> {
+    let mut m = MemSystem::new(h, &[2_500_000_000; 2], FixedLatency::new(100_000));
+    m.uncached = MMIO;
+    m.uncached_ticks = 1_000;
+    m.enable_check();
+    m
+}
+
+/// Everything an access can change, as text: every private cache (tags, states, fill ticks, MSHRs, replacement,
+/// prefetchers and their counters), the LLC, the directory and every statistic.
+fn state(m: &MemSystem<FixedLatency>) -> String {
+    let mut out = StatSink::new();
+    m.stats("", 0, &mut out);
+    format!("{:?}\n{:?}\n{:?}\n{:?}", m.cores, m.llc, m.dir, out.entries)
+}
+
+/// Small caches (hits, misses, evictions and upgrades all common), the L1D's and L2's prefetchers on or off.
+fn hierarchy(prefetch: bool) -> CacheHierarchy {
+    let mut h = hierarchy_params();
+    h.l1d = cache_params(64 * 16, 4, 4, 4);
+    h.l1i = cache_params(64 * 8, 2, 4, 4);
+    h.l2_enabled = true;
+    h.l2 = cache_params(64 * 32, 4, 8, 8);
+    h.llc = Cache { inclusive: true, ..cache_params(64 * 64, 8, 20, 8) };
+    if prefetch {
+        h.l1d.prefetch = Prefetcher { next_line: true, ip_stride: true, ..Prefetcher::default() };
+        h.l2.prefetch = Prefetcher { streamer: true, adjacent_line: true, ..Prefetcher::default() };
+    }
+    h
+}
+
+fn same_state_after_random_timed_traffic(prefetch: bool, seed: u64) {
+    let h = hierarchy(prefetch);
+    let (mut fast, mut walk) = (system(&h), system(&h));
+    let mut x = seed | 1;
+    // Each core's time: steps of 0-20 ns, so many accesses find their line's fill still on its way (100 ns away).
+    let mut now = [0u64; 2];
+    for i in 0..30_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let core = (x & 1) as usize;
+        now[core] += (x >> 56) % 21 * 1_000;
+        let kind = match (x >> 8) % 10 {
+            0..=4 => AccessKind::Read,
+            5..=7 => AccessKind::Write,
+            8 => AccessKind::IFetch,
+            _ => AccessKind::Prefetch,
+        };
+        // Half to 8 hot lines, the rest to 96 (both cores share them); now and then a device register.
+        let lines = if (x >> 20) & 1 == 0 { 8 } else { 96 };
+        let addr = if (x >> 16).is_multiple_of(50) {
+            MMIO.0 + (x >> 24) % 64 * 8
+        } else {
+            (x >> 24) % lines * 64 + (x >> 40) % 8
+        };
+        let non_temporal = (x >> 48).is_multiple_of(8);
+        // The IP-stride prefetcher keys on the PC of the load (a few PCs).
+        let pc = 0x1000 + (x >> 52) % 4 * 4;
+        fast.set_pc(core as u16, pc);
+        walk.set_pc(core as u16, pc);
+        let req = MemReq { non_temporal, ..MemReq::new(addr, kind, core as u16, now[core]) };
+        let (done_fast, done_walk) = (fast.access(&req), walk.access_mode(&req, Mode::Timed));
+        assert_eq!(done_fast, done_walk, "access {i}: {req:?}");
+        if i % 1000 == 999 {
+            assert_eq!(state(&fast), state(&walk), "after access {i}");
+        }
+    }
+    let l1 = |m: &MemSystem<FixedLatency>, f: fn(&kvsim_timing::mem::CacheStats) -> u64| {
+        (0..2).map(|c| f(&m.cores[c].l1d.stats) + f(&m.cores[c].l1i.stats)).sum::<u64>()
+    };
+    let (hits, merges, misses) = (l1(&fast, |s| s.hits), l1(&fast, |s| s.mshr_merges), l1(&fast, |s| s.misses));
+    assert!(hits > 4_000 && merges > 1_000 && misses > 4_000, "hits, merges and misses: {hits}, {merges}, {misses}");
+}
+
+#[test]
+fn timed_l1_hit_equals_the_walk() {
+    for seed in [1, 7, 12345] {
+        same_state_after_random_timed_traffic(false, seed);
+    }
+}
+
+#[test]
+fn timed_l1_hit_equals_the_walk_with_prefetchers() {
+    for seed in [3, 99] {
+        same_state_after_random_timed_traffic(true, seed);
+    }
+}
