@@ -127,6 +127,9 @@ pub struct CacheArray {
     /// Line numbers are divided by this before picking a set (the slice count for an LLC slice).
     set_div: u64,
     tags: Vec<u64>,
+    /// Per set: the way of its latest hit through `find_hinted` (a hint: a line is in at most one way of its set,
+    /// so a way whose tag matches is the answer, whatever has moved since).
+    hint: Vec<u8>,
     ready: Vec<Tick>,
     state: Vec<LineState>,
     repl: ReplacementPolicy,
@@ -160,6 +163,7 @@ impl CacheArray {
             set_mask: if sets.is_power_of_two() && set_div == 1 { Some(sets - 1) } else { None },
             set_div: set_div.max(1),
             tags: vec![INVALID; n],
+            hint: vec![0; sets as usize],
             ready: vec![0; n],
             state: vec![LineState::Invalid; n],
             repl: ReplacementPolicy::new(policy, sets as usize, assoc, seed),
@@ -207,6 +211,23 @@ impl CacheArray {
     pub fn find(&self, line: u64) -> Option<usize> {
         let base = self.set_of(line) * self.assoc;
         self.tags[base..base + self.assoc].iter().position(|&t| t == line).map(|w| base + w)
+    }
+
+    /// `find`, for a core's L1 hit path (`l1_hit.rs`): the way of the set's latest hit is tried first, then the
+    /// set is searched and the way found noted. The same answer as `find` (the hint is only an order of search).
+    #[inline(always)]
+    pub fn find_hinted(&mut self, line: u64) -> Option<usize> {
+        let set = self.set_of(line);
+        let base = set * self.assoc;
+        let hinted = base + self.hint.get(set).copied().unwrap_or(0) as usize;
+        if self.tags.get(hinted) == Some(&line) {
+            return Some(hinted);
+        }
+        let way = self.tags[base..base + self.assoc].iter().position(|&t| t == line)?;
+        if let Some(h) = self.hint.get_mut(set) {
+            *h = way as u8;
+        }
+        Some(base + way)
     }
 
     /// The way of a slot.

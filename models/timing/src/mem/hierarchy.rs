@@ -337,7 +337,7 @@ impl<M: MemPort> MemSystem<M> {
             _ => {}
         }
         let lat = l1.hit_ticks;
-        if let Some(slot) = l1.find(line) {
+        if let Some(slot) = l1.find_hinted(line) {
             l1.touch(slot);
             let (state, ready) = (l1.state(slot), l1.ready(slot));
             l1.demand_use(slot, timed && ready > t);

@@ -31,7 +31,7 @@ impl<M: MemPort> MemSystem<M> {
         } else {
             return None;
         };
-        let slot = l1.find(line)?;
+        let slot = l1.find_hinted(line)?;
         if l1.ready(slot) > req.time || (write && !l1.state(slot).writable()) {
             return None;
         }

@@ -74,7 +74,7 @@ impl<M: MemPort> MemSystem<M> {
             AccessKind::Prefetch => (&mut p.l1d, false),
             AccessKind::Write => (&mut p.l1d, true),
         };
-        let Some(slot) = l1.find(line) else { return false };
+        let Some(slot) = l1.find_hinted(line) else { return false };
         if write && !l1.state(slot).writable() {
             return false;
         }
