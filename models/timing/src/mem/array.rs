@@ -261,7 +261,7 @@ impl CacheArray {
     }
 
     /// Mark a slot most recently used.
-    #[inline]
+    #[inline(always)]
     pub fn touch(&mut self, slot: usize) {
         self.repl.touch(slot);
     }

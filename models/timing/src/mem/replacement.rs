@@ -49,31 +49,35 @@ impl ReplacementPolicy {
     }
 
     /// Mark a slot (set * assoc + way) most recently used.
-    #[inline]
+    /// Inline in its caller for LRU (the default: a stamp), the tree's walk out of line: every L1 hit touches.
+    #[inline(always)]
     pub fn touch(&mut self, slot: usize) {
         match self.policy {
             Replacement::Lru => {
                 self.counter += 1;
                 self.stamp[slot] = self.counter;
             }
-            Replacement::Plru => {
-                let (set, way) = (slot / self.assoc, slot % self.assoc);
-                // Walk from the root; at each node point the bit away from the side holding `way`.
-                let (mut node, mut lo, mut span) = (1usize, 0usize, self.assoc);
-                let bits = &mut self.plru[set];
-                while span > 1 {
-                    span /= 2;
-                    if way >= lo + span {
-                        *bits &= !(1u64 << node); // next victim search goes left
-                        lo += span;
-                        node = 2 * node + 1;
-                    } else {
-                        *bits |= 1u64 << node; // next victim search goes right
-                        node *= 2;
-                    }
-                }
-            }
+            Replacement::Plru => self.touch_plru(slot),
             Replacement::Random => {}
+        }
+    }
+
+    #[inline(never)]
+    fn touch_plru(&mut self, slot: usize) {
+        let (set, way) = (slot / self.assoc, slot % self.assoc);
+        // Walk from the root; at each node point the bit away from the side holding `way`.
+        let (mut node, mut lo, mut span) = (1usize, 0usize, self.assoc);
+        let bits = &mut self.plru[set];
+        while span > 1 {
+            span /= 2;
+            if way >= lo + span {
+                *bits &= !(1u64 << node); // next victim search goes left
+                lo += span;
+                node = 2 * node + 1;
+            } else {
+                *bits |= 1u64 << node; // next victim search goes right
+                node *= 2;
+            }
         }
     }
 
