@@ -6,8 +6,9 @@ use super::Mode;
 use crate::{MemPort, MemReq, StatSink, Tick};
 
 impl<M: MemPort> MemPort for MemSystem<M> {
-    /// An L1 hit is taken here, inline in the caller (`l1_hit`); anything else walks, out of line.
-    #[inline]
+    /// An L1 hit is taken here, inline in the caller (`l1_hit`: the load, the store, the fetch, the page walker's
+    /// read), with no call; anything else walks, out of line.
+    #[inline(always)]
     fn access(&mut self, req: &MemReq) -> Tick {
         if let Some(done) = self.l1_hit(req) {
             return done;
