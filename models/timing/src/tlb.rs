@@ -20,7 +20,7 @@ use kvsim_params::{Mmu as MmuParams, MmuHugePages, Tlb as TlbParams};
 /// Page sizes: index 0 is 4 KB, 1 is 2 MB.
 pub const PAGE_SHIFTS: [u32; 2] = [12, 21];
 const SIZE_NAMES: [&str; 2] = ["4k", "2m"];
-const EMPTY: u64 = u64::MAX;
+pub(crate) const EMPTY: u64 = u64::MAX;
 /// Each level's table pages get a region of this size below `table_base` (the leaf level's tables for a 48-bit
 /// address space take 2^39 bytes).
 const LEVEL_REGION: u64 = 1 << 40;
@@ -278,6 +278,11 @@ pub struct Mmu {
     pub(crate) asid: u16,
     /// The 4 KB page (with the ASID) and the size index of the last L1 hit per side: a repeat costs no lookup.
     pub(crate) last: [(u64, usize); 2],
+    /// Per side, the L1 hit before `last`, kept when it is in the other array (the stack's 4 KB pages and the heap's
+    /// 2 MB ones taken in turn): a repeat of it costs no lookup either. Its entry is still the most recently used
+    /// of its set, as `last`'s is: only `last`'s page, in the other array, was looked up since, and no miss has
+    /// filled an array since (a miss, a flush or a new ASID forgets it).
+    pub(crate) prev: [(u64, usize); 2],
     /// FS mode: the physical 4 KB page of `last` per side (`tlb_guest`).
     pub(crate) last_frame: [u64; 2],
     /// [side][size]
@@ -300,6 +305,7 @@ impl Mmu {
             pages: PageMap::from_params(p),
             asid: 0,
             last: [(EMPTY, 0); 2],
+            prev: [(EMPTY, 0); 2],
             last_frame: [0; 2],
             walks: Default::default(),
             psc_hits: 0,
@@ -310,6 +316,7 @@ impl Mmu {
     pub fn set_asid(&mut self, asid: u16) {
         self.asid = asid;
         self.last = [(EMPTY, 0); 2];
+        self.prev = [(EMPTY, 0); 2];
     }
 
     /// The address of the level-`level` entry (1 = leaf of a 4 KB page) that maps `va`.
@@ -361,6 +368,7 @@ impl Mmu {
             }
         }
         self.last = [(EMPTY, 0); 2];
+        self.prev = [(EMPTY, 0); 2];
     }
 
     /// Translate `va` for `side`, looked up at cycle `cycle`: the cycle the translation is ready (`cycle` on an L1
@@ -375,14 +383,22 @@ impl Mmu {
         self.translate_slow(side, va, memo, cycle, read)
     }
 
-    /// An L1 TLB hit on the page `side` translated last (most lookups): counts the access, as `translate` does,
-    /// and returns true; false if `va` needs `translate`. A caller checks it before setting up a walk's reads.
+    /// An L1 TLB hit on the page `side` translated last (most lookups), or on the one before it in the other
+    /// array (`prev`): counts the access, as `translate` does, and returns true; false if `va` needs `translate`.
+    /// A caller checks it before setting up a walk's reads. The lookup it stands for would only make the entry
+    /// the most recently used of its set, which it is.
     #[inline]
     pub fn repeat_hit(&mut self, side: Side, va: u64) -> bool {
         let memo = ((va & VA_MASK) >> 12) << 16 | self.asid as u64;
-        let (last, size) = self.last[side as usize];
+        let s = side as usize;
+        let (last, mut size) = self.last[s];
         if last != memo {
-            return false;
+            let prev = self.prev[s];
+            if prev.0 != memo {
+                return false;
+            }
+            // The two swap: `last`'s entry, in the other array, stays its set's most recently used.
+            (self.prev[s], self.last[s], size) = (self.last[s], prev, prev.1);
         }
         self.l1(side)[size].stats.accesses += 1;
         true
@@ -429,12 +445,19 @@ impl Mmu {
         let size = match hit {
             Some(k) => {
                 l1[k].stats.accesses += 1;
-                self.last[side as usize] = (memo, k);
+                // This lookup touched array k alone (a miss in array 0 changes nothing): the page before stays a
+                // repeat if it is in the other one.
+                let s = side as usize;
+                let before = self.last[s];
+                self.prev[s] = if before.0 != EMPTY && before.1 != k { before } else { (EMPTY, 0) };
+                self.last[s] = (memo, k);
                 return cycle;
             }
             None => self.pages.size_of(va),
         };
         let page = va >> PAGE_SHIFTS[size];
+        // A miss fills arrays (and may evict the page before `last`).
+        self.prev[side as usize] = (EMPTY, 0);
         let l1 = self.l1(side);
         l1[size].stats.accesses += 1;
         l1[size].stats.misses += 1;

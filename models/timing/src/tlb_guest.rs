@@ -10,7 +10,7 @@
 //! (this MMU's TLBs have 4 KB and 2 MB arrays). Entries are tagged with satp's ASID, global mappings included
 //! (assumed: a global kernel mapping is looked up per address space; kvsim's guests run one process).
 
-use crate::tlb::{Mmu, Side, PAGE_SHIFTS};
+use crate::tlb::{Mmu, Side, EMPTY, PAGE_SHIFTS};
 
 /// The guest's translation as the timing model needs it.
 pub trait PageTables {
@@ -79,6 +79,8 @@ impl Mmu {
         read: impl FnMut(u64, u64) -> u64,
     ) -> (u64, u64) {
         let (asid, s) = (self.asid, side as usize);
+        // FS mode's lookups keep no `prev` (`translate`'s second memo): after one, it might not be its set's latest.
+        self.prev[s] = (EMPTY, 0);
         // The physical 4 KB page of `va` in a page of size index `size` whose frame is `frame`.
         let page4k = |size: usize, frame: u64| {
             let within = (1u64 << PAGE_SHIFTS[size]) - 1;
