@@ -592,3 +592,64 @@ pub fn pte_read<M: MemPort + ?Sized>(mem: &mut M, core: u16, addr: u64, t: Tick)
     mem.page_walk(core, false);
     done
 }
+
+#[cfg(test)]
+mod repeat_memo_tests {
+    use super::*;
+    use kvsim_params::MmuHugePages;
+
+    /// Small L1 TLBs (evictions and set conflicts common), [1 GiB, 2 GiB) in 2 MB pages.
+    fn mmu() -> Mmu {
+        Mmu::new(&MmuParams {
+            enabled: true,
+            huge_pages: MmuHugePages::Area,
+            huge_start: 1 << 30,
+            huge_end: 2 << 30,
+            dtlb_4k: TlbParams { entries: 8, assoc: 2 },
+            dtlb_2m: TlbParams { entries: 4, assoc: 2 },
+            itlb_4k: TlbParams { entries: 4, assoc: 2 },
+            ..MmuParams::default()
+        })
+    }
+
+    fn counters(m: &Mmu) -> Vec<(String, f64, String)> {
+        let mut out = StatSink::new();
+        m.stats("", &mut out);
+        out.entries
+    }
+
+    /// `translate` with its repeat memos (`last`, `prev`) against the same MMU made to search every time (both
+    /// memos forgotten before each translation): after random translations of 4 KB and 2 MB pages on both sides,
+    /// taken in turn and at random, the same ready cycles, counters and contents.
+    #[test]
+    fn the_repeat_memos_answer_as_the_search_does() {
+        let (mut fast, mut slow) = (mmu(), mmu());
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let read = |_addr: u64, c: u64| c + 30;
+        for i in 0..50_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // 12 4 KB pages (sets conflict) and 6 2 MB pages; a run of alternation between one of each now and then.
+            let small = (x >> 8) % 12 * 4096 + (x >> 20) % 4096;
+            let huge = (1 << 30) + (x >> 32) % 6 * (2 << 20) + (x >> 40) % 4096;
+            let va = match (x >> 4) % 4 {
+                0 => small,
+                1 => huge,
+                _ if i % 2 == 0 => 5 * 4096 + (x >> 50) % 64,
+                _ => (1 << 30) + 3 * (2 << 20) + (x >> 50) % 64,
+            };
+            let side = if (x >> 60) % 4 == 0 { Side::Inst } else { Side::Data };
+            slow.last = [(EMPTY, 0); 2];
+            slow.prev = [(EMPTY, 0); 2];
+            let (a, b) = (fast.translate(side, va, i, read), slow.translate(side, va, i, read));
+            assert_eq!(a, b, "translation {i}: {va:#x}");
+            if i % 500 == 499 {
+                assert_eq!(counters(&fast), counters(&slow), "after translation {i}");
+            }
+        }
+        let hits: f64 = counters(&fast).iter().filter(|(k, _, _)| k.ends_with("accesses")).map(|(_, v, _)| v).sum();
+        let misses: f64 = counters(&fast).iter().filter(|(k, _, _)| k.ends_with("misses")).map(|(_, v, _)| v).sum();
+        assert!(misses > 5_000.0 && hits > 50_000.0, "lookups {hits}, misses {misses}");
+    }
+}
