@@ -1,7 +1,7 @@
 //! The core's memory ordering for loads: store-to-load forwarding from the store queue, loads blocked by a
 //! partly overlapping store, and false dependences on stores a 4 KB multiple away (4K aliasing).
 
-use super::{Core, PAGE_WORDS};
+use super::{Core, PAGE_WORDS, SQ_FILTER};
 use crate::inst::InstInfo;
 use crate::tlb::Side;
 use crate::tlb_guest::PageTables;
@@ -42,9 +42,10 @@ impl Core {
         false
     }
 
+    /// The SQ filter's bucket of 8-byte word `word`: nearby words (a stack frame, a record) in different buckets.
     #[inline]
     pub(super) fn word_hash(word: u64) -> usize {
-        ((word ^ (word >> 6) ^ (word >> 12)) & 63) as usize
+        ((word ^ (word >> 10) ^ (word >> 20)) as usize) & (SQ_FILTER - 1)
     }
 
     /// A load issued at cycle `i`: forwarded from an older store still in the store queue, else from memory.
