@@ -59,9 +59,8 @@ const SCHED_WINDOW: usize = 1 << 14;
 const PAGE_WORDS: usize = 512;
 
 /// Buckets of the store-queue filter (a power of two). A load whose word's bucket holds an undrained store searches
-/// the SQ; with tens of stores in flight, 64 buckets sent about a third of all loads on a search that found nothing
-/// (a bucket's store was to another word). The filter only decides whether to search, never the answer: its size
-/// changes no result.
+/// the SQ; with tens of stores in flight, 64 buckets often held one to another word, and the search found nothing.
+/// The filter only decides whether to search, never the answer: its size changes no result.
 const SQ_FILTER: usize = 1 << 10;
 
 #[derive(Debug, Clone, Copy, Default)]
