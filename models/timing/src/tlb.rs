@@ -639,7 +639,7 @@ mod repeat_memo_tests {
                 _ if i % 2 == 0 => 5 * 4096 + (x >> 50) % 64,
                 _ => (1 << 30) + 3 * (2 << 20) + (x >> 50) % 64,
             };
-            let side = if (x >> 60) % 4 == 0 { Side::Inst } else { Side::Data };
+            let side = if (x >> 60).is_multiple_of(4) { Side::Inst } else { Side::Data };
             slow.last = [(EMPTY, 0); 2];
             slow.prev = [(EMPTY, 0); 2];
             let (a, b) = (fast.translate(side, va, i, read), slow.translate(side, va, i, read));
