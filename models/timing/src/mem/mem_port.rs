@@ -53,6 +53,8 @@ impl<M: MemPort> MemPort for MemSystem<M> {
 }
 
 impl<M: MemPort> MemSystem<M> {
+    /// A timed access the L1 alone does not answer: the walk, out of line (the callers that inline `access` keep
+    /// only the hit's code).
     #[inline(never)]
     fn timed_walk(&mut self, req: &MemReq) -> Tick {
         self.access_mode(req, Mode::Timed)

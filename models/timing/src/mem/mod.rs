@@ -11,6 +11,8 @@
 //! * [`hierarchy::MemSystem`]: the socket's private caches, the sliced LLC, the directory and the network; ONE
 //!   walk serves timed core accesses, cache warming (no time) and I/O agents' DMA.
 //! * [`remote`]: remote lines, a socket's LLC copies of lines homed on other sockets (several sockets only).
+//! * `l1_hit.rs`: a core's timed L1 hit done in place, as the walk's hit path does it (`MemPort::access` tries it
+//!   first, inline in the caller; anything else walks).
 //! * `leave_socket.rs`: the partitioned schedule's probe of whether an access may step outside its core's socket.
 //! * `rehome.rs`: a range that changes home socket while cached leaves the caches first (several sockets only).
 //! * [`prefetch::Prefetchers`]: a cache's hardware prefetchers; they reach the hierarchy only through
