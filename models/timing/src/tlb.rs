@@ -104,14 +104,11 @@ impl TlbArray {
         }
         let key = page << 16 | asid as u64;
         let base = self.set_base(page);
-        for w in base..base + self.assoc {
-            if self.keys[w] == key {
-                self.clock += 1;
-                self.stamps[w] = self.clock;
-                return Some(w);
-            }
-        }
-        None
+        // The set's keys as one slice: one bounds check for the set, none a way.
+        let w = base + self.keys[base..base + self.assoc].iter().position(|&k| k == key)?;
+        self.clock += 1;
+        self.stamps[w] = self.clock;
+        Some(w)
     }
 
     /// Install `page` of `asid`, mapping `frame`, in its set's least recently used (or empty) way.
