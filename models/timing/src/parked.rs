@@ -21,7 +21,7 @@ impl TimingSystem {
     /// socket waits for the window's end (`on_inst_or_park`). Nothing on one socket.
     pub fn park_remote_misses(&mut self) {
         if self.sockets() > 1 {
-            self.parked = Some(Box::new(Parked { insts: vec![None; self.cores.len()], count: 0 }));
+            self.parked = Some(Box::new(Parked { insts: vec![None; self.cores.len()], count: 0, per_hart: vec![0; self.cores.len()] }));
         }
     }
 
@@ -43,6 +43,7 @@ impl TimingSystem {
                 assert!(p.insts[hart].is_none(), "hart {hart} has an instruction parked already");
                 p.insts[hart] = Some(*info);
                 p.count += 1;
+                p.per_hart[hart] += 1;
                 return true;
             }
         }
