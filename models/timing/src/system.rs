@@ -286,7 +286,7 @@ impl TimingSystem {
         }
         self.mem.reset_stats();
         if let Some(p) = self.parked.as_deref_mut() {
-            p.per_hart.iter_mut().for_each(|n| *n = 0);
+            p.per_hart.iter_mut().chain(p.crossed.iter_mut()).for_each(|n| *n = 0);
         }
         let now = self.now();
         self.mem.mem.reset_port_stats(now);
@@ -417,6 +417,10 @@ impl TimingSystem {
                     // of another run gets a missing counter, not a zero.
                     let n = parked.per_hart[first + i] as f64;
                     out.add(&p, "parked_insts", n, "instructions parked until their window's end (remote misses)");
+                    let missed = parked.crossed[first + i] as f64;
+                    let what = "instructions timed in their turn that sent a message to another socket (missed by the \
+                                park probe: nonzero lets the partitions' order move statistics)";
+                    out.add(&p, "unparked_crossings", missed, what);
                 }
                 self.mem.core_stats_over(first + i, &p, Some(c.stats.insts), Some(ticks), out);
                 insts += c.stats.insts;
@@ -443,4 +447,7 @@ pub struct Parked {
     pub count: u64,
     /// Instructions each hart's core parked since the last stats reset (its `parked_insts` statistic).
     pub(crate) per_hart: Vec<u64>,
+    /// Instructions of each hart timed in their turn that sent a message to another socket since the last stats
+    /// reset (`unparked_crossings`: the probe missed them).
+    pub(crate) crossed: Vec<u64>,
 }
