@@ -496,7 +496,11 @@ impl Machine {
                 return Ok(Turn::Stop(stop));
             }
         }
-        self.checkpoint_after_turn(hid, *total)?;
+        // A checkpoint holds no system call waiting for its window's end (it would be lost): it is then written at
+        // the window's end, after the calls (`perform_waiting_ecalls`).
+        if self.partition_window.is_none() || !self.ecall_waiting.contains(&true) {
+            self.checkpoint_after_turn(hid, *total)?;
+        }
         Ok(Turn::Ran)
     }
 

@@ -132,16 +132,18 @@ impl Machine {
     /// does not move for the wait (an SE-mode call takes no simulated time); it takes no other turn in the window.
     /// Some(Exit) when the calls ended the run, Some(Pause) when one asked for a pause.
     fn perform_waiting_ecalls<H: ExecHook>(&mut self, hook: &mut H, total: u64) -> SimResult<Option<StopReason>> {
-        let mut pause = false;
+        let (mut pause, mut last) = (false, None);
         for hid in 0..self.harts.len() {
             if !std::mem::take(&mut self.ecall_waiting[hid]) {
                 continue;
             }
             debug_assert_ne!(self.harts[hid].timed_ps, Some(PARKED_PS), "hart {hid} is still parked");
             pause |= matches!(self.perform_ecall(hid, hook)?, AfterEcall::Pause);
-            if self.checkpoint_pending {
-                self.checkpoint_after_turn(hid, total)?;
-            }
+            last = Some(hid);
+        }
+        // A checkpoint the calls asked for (CHECKPOINT), or that a turn of the window left for them to make.
+        if let Some(hid) = last {
+            self.checkpoint_after_turn(hid, total)?;
         }
         if self.process.group_exit.is_some() || self.harts.iter().all(|h| h.exited()) {
             return Ok(Some(StopReason::Exit));
