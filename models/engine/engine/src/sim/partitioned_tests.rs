@@ -431,3 +431,29 @@ fn numa_placements_in_a_window_do_not_depend_on_the_partitions_order() {
     // Performed in hart order at the window's end: hart 0's (socket 0) page is the upper one.
     assert!(blocks[0] > blocks[1], "{blocks:?}");
 }
+
+/// Records, at each checkpoint, hart 1's a0 and whether any hart's system call still waited for its window's end.
+struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<(u64, bool)>>>);
+
+impl crate::sim::CheckpointWriter for Recorder {
+    fn write(&mut self, m: &Machine) -> Result<(String, u64), String> {
+        self.0.lock().unwrap().push((m.harts[1].x[10], m.ecall_waiting.contains(&true)));
+        Ok(("recorded".into(), 0))
+    }
+}
+
+#[test]
+fn a_checkpoint_is_not_written_while_a_system_call_waits_for_its_windows_end() {
+    // Reversed: hart 1 reaches its HART_ID call (its 17th instruction) first and waits; System.checkpoint_at_insts
+    // (20) is reached in hart 0's next turn. Written then, the checkpoint would hold hart 1 past its `ecall` with the
+    // call never made (a0 still 0): it is written at the window's end, after the calls.
+    let code = calling(12, 0, simcall::HART_ID);
+    let mut m = calling_machine(&code, &[0, 1], true);
+    m.checkpoint_at = 20;
+    let written = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    m.checkpoint_writer = Some(Box::new(Recorder(written.clone())));
+    let mut hook = Clocked { step: vec![400, 400], time: vec![0, 0], insts: Vec::new() };
+    assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
+    assert_eq!(*written.lock().unwrap(), [(1, false)]);
+    assert_eq!((m.harts[0].x[10], m.harts[1].x[10]), (0, 1));
+}
