@@ -8,6 +8,7 @@ loading as good.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ import pathlib
 import shutil
 import socket
 import tempfile
+import time
 from typing import Any
 
 # A run folder's checksums, in sha256sum's format (`sha256sum -c checksums.sha256` checks them by hand too).
@@ -22,8 +24,15 @@ CHECKSUMS = "checksums.sha256"
 # The field of a sealed JSON record that holds the SHA-256 of the rest of it.
 SEAL = "sha256"
 # A temporary's name says who wrote it: `.<name>.tmp-<host>-<pid>-<random>`, so a writer killed before its rename
-# leaves a file that a later run can prove is an orphan (its writer, on this host, is gone) and clear up.
+# leaves a file that a later run can prove is an orphan (its writer, on this host, is gone) and clear up. The writer
+# also holds an exclusive flock on the temporary from its creation to its rename: the kernel drops it when the
+# writer dies, and another process sees it whatever its PID namespace (a container's writer, whose pid means
+# another process here or none, on a store shared through a volume).
 TEMPORARY = ".tmp-"
+# A temporary whose lock is free and that nothing has written for this long is an orphan whatever its pid says
+# here (that pid may be another namespace's, or reused). Younger, its pid decides: a writer takes its lock right
+# after creating the file, and a checker must not take that instant for a death.
+ORPHAN_AFTER_S = 10.0
 # The permissions an ordinary new file gets (mkstemp's are private): read once, as os.umask can only be read by
 # setting it.
 _UMASK = os.umask(0o022)
@@ -42,12 +51,14 @@ def atomic_write(path: str | pathlib.Path, data: bytes | str) -> None:
     prefix = f".{path.name}{TEMPORARY}{socket.gethostname()}-{os.getpid()}-"
     fd, tmp = tempfile.mkstemp(prefix=prefix, dir=path.parent)
     try:
+        _lock(fd)
         os.fchmod(fd, 0o666 & ~_UMASK)
+        # Held open (and locked) until the rename: a free lock then means a dead writer.
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)
     except OSError as err:            # a full disk: say which file could not be written
         pathlib.Path(tmp).unlink(missing_ok=True)
         raise OSError(err.errno, f"{err.strerror or err}: cannot write {path}", str(path)) from None
@@ -116,15 +127,59 @@ def verify_checksums(folder: str | pathlib.Path, missing_ok: bool = False) -> No
             raise DamagedFile(f"{path} is damaged: its SHA-256 differs from the one written with it ({listing})")
 
 
-def writer_alive(pid: int) -> bool:
+def _lock(fd: int) -> None:
+    """Take the writer's exclusive lock on its temporary (see TEMPORARY). A file system without flock (some network
+    ones) leaves the file unlocked: its pid alone then says whether its writer lives."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        pass
+
+
+def writer_locked(path: str | pathlib.Path) -> bool | None:
+    """Whether a live process holds `path`'s writer lock (True), none does (False), or this file system cannot say
+    (None: no flock, or the file is gone)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)                                          # (drops the lock if it was taken)
+    return False
+
+
+def _started_at(stat: str) -> float | None:
+    """When the process whose /proc/<pid>/stat is `stat` started (seconds since the epoch), or None."""
+    try:
+        ticks = int(stat.rpartition(")")[2].split()[19])    # field 22, starttime: clock ticks after boot
+        btime = next(int(line.split()[1]) for line in pathlib.Path("/proc/stat").read_text().splitlines()
+                     if line.startswith("btime "))
+        return btime + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def writer_alive(pid: int, wrote_at: float | None = None) -> bool:
     """Whether process `pid` of this host is running. A zombie (killed, not yet reaped: in a container whose
-    first process reaps nothing it stays one) is not: it writes nothing more."""
+    first process reaps nothing it stays one) is not: it writes nothing more. With `wrote_at` (when the writer last
+    wrote, seconds since the epoch), a process `pid` that started after it is another one (the pid was reused, after
+    a reboot or a wrap): not the writer."""
     if pathlib.Path("/proc/self/stat").is_file():         # Linux: the process's state says it
         try:
             stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
         except FileNotFoundError:
             return False
-        return stat.rpartition(")")[2].split()[0] != "Z"
+        if stat.rpartition(")")[2].split()[0] == "Z":
+            return False
+        started = _started_at(stat) if wrote_at is not None else None
+        # (btime is whole seconds, and boot-time adjustments move it by a little: a margin of 2 s.)
+        return started is None or started <= wrote_at + 2.0
     try:                                                     # elsewhere: ask the kernel
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -135,9 +190,12 @@ def writer_alive(pid: int) -> bool:
 
 
 def orphaned_temporaries(folder: str | pathlib.Path) -> list[tuple[pathlib.Path, pathlib.Path]]:
-    """The temporaries in `folder` that atomic_write's writers on this host were killed before renaming (their
-    process is gone), each with the file it was to become. A temporary of a live writer, of another host (its
-    process cannot be checked from here) or with a name atomic_write does not give is not listed."""
+    """The temporaries in `folder` that atomic_write's writers on this host were killed before renaming, each with
+    the file it was to become. A writer is alive while it holds its temporary's lock (whatever PID namespace it runs
+    in); a temporary whose lock is free is an orphan once nothing has written it for ORPHAN_AFTER_S, and before
+    that (or where the file system has no locks) when its pid is not running here or is a process started after
+    the temporary was written. A temporary of another host (its process cannot be checked from here) or with a
+    name atomic_write does not give is not listed."""
     host = socket.gethostname()
     out = []
     for tmp in pathlib.Path(folder).glob(f".*{TEMPORARY}*"):
@@ -145,7 +203,17 @@ def orphaned_temporaries(folder: str | pathlib.Path) -> list[tuple[pathlib.Path,
         if not owner.startswith(f"{host}-"):
             continue
         pid, dash, _random = owner[len(host) + 1:].partition("-")
-        if not dash or not pid.isdigit() or writer_alive(int(pid)):
+        if not dash or not pid.isdigit():
+            continue
+        locked = writer_locked(tmp)
+        if locked:
+            continue
+        try:
+            wrote_at = tmp.stat().st_mtime
+        except FileNotFoundError:                           # renamed or removed since the listing
+            continue
+        quiet = locked is False and time.time() - wrote_at >= ORPHAN_AFTER_S
+        if not quiet and writer_alive(int(pid), wrote_at):
             continue
         out.append((tmp, tmp.with_name(stem[1:])))
     return out

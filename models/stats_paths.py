@@ -209,11 +209,16 @@ _ALL = [
         "fetch_group_breaks", "fp_rename_reads", "fp_rename_writes", "fp_rf_reads", "fp_rf_writes",
         "icache_stall_cycles", "idle_poll_cycles", "int_ops", "legacy_decode_insts",
         "int_rf_reads", "int_rf_writes", "ipc", "iq_reads", "iq_wakeups", "iq_writes", "jumps", "load_latency_avg",
-        "loads", "lq_occupancy_avg", "mispredict_rate", "mul_ops", "nops", "prefetches", "rename_reads",
+        "loads", "lq_occupancy_avg", "mispredict_rate", "mul_ops", "nops",
+        # Instructions parked until their window's end (timing/src/parked.rs): schedule = 'partitioned' on
+        # several sockets only.
+        "parked_insts", "prefetches", "rename_reads",
         "rename_stall_cycles", "rename_writes", "rob_occupancy_avg", "rob_reads", "rob_writes",
         "scheduler_stall_cycles", "serialize_commit_wait_cycles", "serialize_drain_wait_cycles",
-        "sq_occupancy_avg", "store_queue_stall_cycles", "stores", "system_ops", "uop_cache_lookups",
-        "uop_cache_misses"), "a core's timing model (its private caches below it)", parent="socket"),
+        "sq_occupancy_avg", "store_queue_stall_cycles", "stores", "system_ops",
+        # Instructions timed in their turn that sent a message to another socket (the park probe missed them):
+        # schedule = 'partitioned' only.
+        "unparked_crossings", "uop_cache_lookups", "uop_cache_misses"), "a core's timing model (its private caches below it)", parent="socket"),
     StatGroup("private_cache", "system.socket{socket}.core{core}.{cache}", _CACHE + ("page_walk_misses",),
               "a core's private cache: cache is l1i, l1d or l2", names=("cache",), parent="core"),
     StatGroup("prefetcher", "system.socket{socket}.core{core}.{cache}.prefetcher",

@@ -134,3 +134,68 @@ def test_a_killed_writers_temporary_that_holds_json_but_no_record_is_removed_not
     done = recover_orphans(tmp_path)
     assert done["finished"] == [] and sorted(done["removed"]) == sorted(left)
     assert list(points.iterdir()) == []
+
+
+# A process that writes `sys.argv[2]` to `sys.argv[1]` with the store's writer and stops between the temporary's fsync
+# and its rename, alive, saying so on its standard output: a live writer, as another PID namespace's would be.
+STOPPED_WRITER = """
+import json, os, sys, time
+from drivers.sweep.store import atomic_write_json
+def stop(*_):
+    print("written", flush=True)
+    time.sleep(600)
+os.replace = stop
+atomic_write_json(sys.argv[1], json.loads(sys.argv[2]))
+"""
+
+
+def test_a_live_writer_whose_pid_means_nothing_here_is_seen_by_its_lock(tmp_path):
+    """Another PID namespace's writer (a container's, on a store shared through a volume) names its temporary with
+    its own pid, which here is no process or another one. Its lock says it lives: its temporary is left alone, and
+    once it dies (the kernel drops the lock) it is an orphan. Session 25's pid check alone took the live writer's
+    temporary for an orphan (mend-s26)."""
+    target = tmp_path / "points" / "abc.json"
+    target.parent.mkdir()
+    writer = subprocess.Popen([sys.executable, "-c", STOPPED_WRITER, str(target), json.dumps({"key": "abc"})],
+                              cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline() == "written\n"
+        (tmp,) = target.parent.iterdir()
+        # Its name as another namespace's writer gives it: a pid no process has here.
+        seen = tmp.with_name(tmp.name.replace(f"-{writer.pid}-", "-999999999-"))
+        tmp.rename(seen)
+        assert orphaned_temporaries(target.parent) == []
+        assert recover_orphans(tmp_path) == {"finished": [], "removed": []}
+        assert seen.exists()
+    finally:
+        writer.kill()
+        writer.wait()
+    assert orphaned_temporaries(target.parent) == [(seen, target)]
+
+
+def test_an_unlocked_temporary_quiet_for_long_is_an_orphan_whatever_its_pid_names(tmp_path):
+    """A dead writer's pid may be a live process here (another namespace's numbering, or a reused pid): a temporary
+    whose lock is free and that nothing has written for ORPHAN_AFTER_S is an orphan all the same. Session 25 kept it
+    forever while the pid was taken (mend-s26)."""
+    from models.durable import ORPHAN_AFTER_S
+
+    host = socket.gethostname()
+    old = tmp_path / f".a.json.tmp-{host}-{os.getpid()}-x1"        # a pid that runs here: this test's
+    fresh = tmp_path / f".b.json.tmp-{host}-{os.getpid()}-x2"
+    for path in (old, fresh):
+        path.write_text("{")
+    quiet_since = old.stat().st_mtime - ORPHAN_AFTER_S - 1
+    os.utime(old, (quiet_since, quiet_since))
+    # The fresh one may be a writer between creating its file and locking it: its live pid keeps it.
+    assert orphaned_temporaries(tmp_path) == [(old, tmp_path / "a.json")]
+
+
+def test_a_pid_started_after_the_temporary_was_written_is_not_its_writer():
+    """A pid reused (after a reboot, or a wrap) names a process that started after its temporary was last written:
+    not its writer (mend-s26)."""
+    import time
+
+    me = os.getpid()
+    assert writer_alive(me) and writer_alive(me, wrote_at=time.time())
+    # Written ten days ago: this test's process (started since) did not write it.
+    assert not writer_alive(me, wrote_at=time.time() - 10 * 86400)

@@ -25,43 +25,14 @@ over 64-byte lines (derived, not published as such).
 
 from __future__ import annotations
 
-import argparse
-import json
 import pathlib
-import re
 import sys
 
-from drivers.cli.validate_xeon import LINE_BYTES, PUBLISHED
+from drivers.cli import xeon_lines
+from drivers.cli.validate_xeon import LINE_BYTES
+from drivers.cli.xeon_lines import CORE, SOCKET, channel_sum, counter_sum, ddio
 
 PACKET_PREFETCH_LINES = 2   # the server prefetches a request packet's first two lines (workloads/kvs kvs_server.c)
-
-CORE = re.compile(r"^system\.socket\d+\.core\d+\.")
-SOCKET = re.compile(r"^system\.socket\d+\.")
-
-
-def _sum(s: dict[str, float], pattern: re.Pattern, suffix: str, *, required: bool = True) -> float:
-    """The counter `suffix` summed over every key `pattern` matches at its start (a core's or a socket's own, not a
-    sub-object's: nothing between the match and the suffix)."""
-    vals = [v for k, v in s.items() if k.endswith("." + suffix) and (m := pattern.match(k))
-            and k[m.end():] == suffix]
-    if required and not vals:
-        raise KeyError(f"no core or socket of the run reports {suffix!r}: a missing counter is an error, not a zero")
-    return sum(vals)
-
-
-def channel_reads(s: dict[str, float]) -> float:
-    """Lines the memory channels read, every socket."""
-    vals = [v for k, v in s.items() if re.match(r"^system\.socket\d+\.mem\.channel\d+\.reads$", k)]
-    if not vals:
-        raise KeyError("no memory channel of the run reports 'reads'")
-    return sum(vals)
-
-
-def ddio(s: dict[str, float], name: str) -> float:
-    """A DDIO counter of every socket, or of the system where the sockets share one memory system."""
-    if any(re.match(rf"^system\.socket\d+\.ddio\.{name}$", k) for k in s):
-        return _sum(s, SOCKET, f"ddio.{name}")
-    return s[f"system.ddio.{name}"]
 
 
 def read_lines(s: dict[str, float]) -> dict[str, float]:
@@ -71,14 +42,14 @@ def read_lines(s: dict[str, float]) -> dict[str, float]:
         raise ValueError("the run answered no request: nothing to divide by")
 
     def core(name: str) -> float:
-        return _sum(s, CORE, name) / r
+        return counter_sum(s, CORE, name) / r
 
     def sock(name: str) -> float:
-        return _sum(s, SOCKET, name) / r
+        return counter_sum(s, SOCKET, name) / r
 
     swpf_l1d = core("l1d.sw_prefetch_accesses")
     out = {
-        "dram_reads": channel_reads(s) / r,
+        "dram_reads": channel_sum(s, "reads") / r,
         "llc_read_misses": sock("llc.read_misses"),
         "llc_swpf_misses": sock("llc.sw_prefetch_misses"),
         "llc_hwpf_misses": sock("llc.hw_prefetch_misses"),
@@ -107,10 +78,7 @@ def read_lines(s: dict[str, float]) -> dict[str, float]:
 
 def published_lines(cores: int) -> float | None:
     """The published memory read a request in lines (validate_xeon.py's figures), where one is published."""
-    pub = PUBLISHED.get(cores, {})
-    if "mem_read_gbs" not in pub:
-        return None
-    return pub["mem_read_gbs"] * 1e9 / (pub["throughput_mrps"] * 1e6) / LINE_BYTES
+    return xeon_lines.published_lines(cores, "mem_read_gbs")
 
 
 ROWS = [
@@ -141,16 +109,10 @@ ROWS = [
 
 
 def report(folder: pathlib.Path) -> str:
-    stats_file = folder / "stats.json"
-    if not stats_file.is_file():
-        raise SystemExit(f"{folder}: no stats.json in it (a point validate_xeon.py --save kept)")
-    s = json.loads(stats_file.read_text())
+    s, _config = xeon_lines.load_point(folder)
     fig = read_lines(s)
-    cores = len({m.group(0) for k in s if (m := CORE.match(k))})
-    pub = published_lines(cores)
-    lines = [f"== {folder}: {cores} core(s), {int(s['client.items']):,} items, {int(s['client.requests']):,} "
-             f"measured requests, {s['client.throughput_mrps']:.3f} M req/s",
-             f"   {'per measured request':<48}{'lines':>9}{'bytes':>9}"]
+    pub = published_lines(xeon_lines.cores(s))
+    lines = xeon_lines.header(folder, s)
     for key, label in ROWS:
         lines.append(f"   {label:<48}{fig[key]:9.3f}{fig[key] * LINE_BYTES:9.1f}")
     if pub is not None:
@@ -160,12 +122,7 @@ def report(folder: pathlib.Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folders", nargs="+", metavar="DIR", help="saved points (validate_xeon.py --save DIR/<cores>)")
-    opts = parser.parse_args(argv)
-    for folder in opts.folders:
-        print(report(pathlib.Path(folder)))
-    return 0
+    return xeon_lines.main(report, __doc__, argv)
 
 
 if __name__ == "__main__":

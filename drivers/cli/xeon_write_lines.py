@@ -30,45 +30,15 @@ not published as such).
 
 from __future__ import annotations
 
-import argparse
-import json
 import pathlib
 import re
 import sys
 
-from drivers.cli.validate_xeon import LINE_BYTES, PUBLISHED
+from drivers.cli import xeon_lines
+from drivers.cli.validate_xeon import LINE_BYTES
+from drivers.cli.xeon_lines import SOCKET, channel_sum, counter_sum, ddio, sockets
 
-SOCKET = re.compile(r"^system\.socket(\d+)\.")
 QUEUE_LINES = re.compile(r"^system\.nic\d+\.queue\d+\.io_lines$")
-
-
-def _socket_sum(s: dict[str, float], suffix: str) -> float:
-    """The counter `suffix` of every socket (system.socketN.<suffix>), summed; a counter no socket reports is an
-    error, not a zero."""
-    vals = [v for k, v in s.items() if (m := SOCKET.match(k)) and k[m.end():] == suffix]
-    if not vals:
-        raise KeyError(f"no socket of the run reports {suffix!r}: a missing counter is an error, not a zero")
-    return sum(vals)
-
-
-def channel_writes(s: dict[str, float]) -> float:
-    """Lines the memory channels wrote, every socket."""
-    vals = [v for k, v in s.items() if re.match(r"^system\.socket\d+\.mem\.channel\d+\.writes$", k)]
-    if not vals:
-        raise KeyError("no memory channel of the run reports 'writes'")
-    return sum(vals)
-
-
-def ddio(s: dict[str, float], name: str) -> float:
-    """A DDIO counter of every socket, or of the system where the sockets share one memory system."""
-    if any(re.match(rf"^system\.socket\d+\.ddio\.{name}$", k) for k in s):
-        return _socket_sum(s, f"ddio.{name}")
-    return s[f"system.ddio.{name}"]
-
-
-def sockets(s: dict[str, float]) -> int:
-    """How many sockets the run's statistics describe."""
-    return len({m.group(1) for k in s if (m := SOCKET.match(k))})
 
 
 def write_lines(s: dict[str, float], config: dict | None = None) -> dict[str, float]:
@@ -80,9 +50,9 @@ def write_lines(s: dict[str, float], config: dict | None = None) -> dict[str, fl
     puts = s["client.puts"]
     dirty = {name: ddio(s, name) for name in ("writebacks_core_lines", "writebacks_core_data_in_dma_lines",
                                                "writebacks_dma_data")}
-    llc_victims = _socket_sum(s, "llc.writebacks")
+    llc_victims = counter_sum(s, SOCKET, "llc.writebacks")
     out = {
-        "dram_writes": channel_writes(s) / r,
+        "dram_writes": channel_sum(s, "writes") / r,
         "core_lines": dirty["writebacks_core_lines"] / r,
         "core_data_in_dma_lines": dirty["writebacks_core_data_in_dma_lines"] / r,
         "dma_data": dirty["writebacks_dma_data"] / r,
@@ -94,7 +64,7 @@ def write_lines(s: dict[str, float], config: dict | None = None) -> dict[str, fl
         "dma_write_allocs": ddio(s, "write_allocs") / r,
         "dma_lines_displaced": (ddio(s, "dma_lines_displaced_by_cores") + ddio(s, "dma_lines_displaced_by_dma")) / r,
         "sets_per_request": puts / r,
-        "dram_writes_per_set": channel_writes(s) / puts if puts else float("nan"),
+        "dram_writes_per_set": channel_sum(s, "writes") / puts if puts else float("nan"),
     }
     queues = [v for k, v in s.items() if QUEUE_LINES.match(k)]
     out["io_lines_per_queue"] = sum(queues) / len(queues) if queues else float("nan")
@@ -127,10 +97,7 @@ def _bytes(size: str | int) -> float:
 
 def published_lines(cores: int) -> float | None:
     """The published memory write a request in lines (validate_xeon.py's figures), where one is published."""
-    pub = PUBLISHED.get(cores, {})
-    if "mem_write_gbs" not in pub:
-        return None
-    return pub["mem_write_gbs"] * 1e9 / (pub["throughput_mrps"] * 1e6) / LINE_BYTES
+    return xeon_lines.published_lines(cores, "mem_write_gbs")
 
 
 ROWS = [
@@ -150,18 +117,10 @@ ROWS = [
 
 
 def report(folder: pathlib.Path) -> str:
-    stats_file = folder / "stats.json"
-    if not stats_file.is_file():
-        raise SystemExit(f"{folder}: no stats.json in it (a point validate_xeon.py --save kept)")
-    s = json.loads(stats_file.read_text())
-    config_file = folder / "config.json"
-    config = json.loads(config_file.read_text()) if config_file.is_file() else None
+    s, config = xeon_lines.load_point(folder)
     fig = write_lines(s, config)
-    cores = len({m.group(0) for k in s if (m := re.match(r"^system\.socket\d+\.core\d+\.", k))})
-    pub = published_lines(cores)
-    lines = [f"== {folder}: {cores} core(s), {int(s['client.items']):,} items, {int(s['client.requests']):,} "
-             f"measured requests, {s['client.throughput_mrps']:.3f} M req/s",
-             f"   {'per measured request':<48}{'lines':>9}{'bytes':>9}"]
+    pub = published_lines(xeon_lines.cores(s))
+    lines = xeon_lines.header(folder, s)
     for key, label in ROWS:
         lines.append(f"   {label:<48}{fig[key]:9.4f}{fig[key] * LINE_BYTES:9.2f}")
     lines.append(f"   {'DRAM writes a SET (lines)':<48}{fig['dram_writes_per_set']:9.3f}")
@@ -178,12 +137,7 @@ def report(folder: pathlib.Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folders", nargs="+", metavar="DIR", help="saved points (validate_xeon.py --save DIR/<cores>)")
-    opts = parser.parse_args(argv)
-    for folder in opts.folders:
-        print(report(pathlib.Path(folder)))
-    return 0
+    return xeon_lines.main(report, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ impl TimingSystem {
     /// socket waits for the window's end (`on_inst_or_park`). Nothing on one socket.
     pub fn park_remote_misses(&mut self) {
         if self.sockets() > 1 {
-            self.parked = Some(Box::new(Parked { insts: vec![None; self.cores.len()], count: 0 }));
+            let n = self.cores.len();
+            self.parked =
+                Some(Box::new(Parked { insts: vec![None; n], count: 0, per_hart: vec![0; n], crossed: vec![0; n] }));
         }
     }
 
@@ -43,11 +45,31 @@ impl TimingSystem {
                 assert!(p.insts[hart].is_none(), "hart {hart} has an instruction parked already");
                 p.insts[hart] = Some(*info);
                 p.count += 1;
+                p.per_hart[hart] += 1;
                 return true;
             }
         }
-        self.on_inst(hart, info);
+        let crossed = self.on_inst_in_turn(hart, info);
+        // The probe is meant to be a superset of what leaves (`MemSystem::may_leave_socket`): a miss would make the
+        // statistics depend on the partitions' order again. Release builds count it (`unparked_crossings`).
+        debug_assert!(!crossed, "hart {hart}'s instruction at {:#x}, said to stay on its socket, left it", info.pc);
         false
+    }
+
+    /// Time `info` on `hart` in its partition's turn (the probe said it stays on its socket): true, and counted in
+    /// the core's `unparked_crossings`, when its walk sent a message to another socket after all (the probe missed
+    /// it). Any such message crosses inside a turn, where which partitions have run decides what it finds.
+    pub fn on_inst_in_turn(&mut self, hart: usize, info: &InstInfo) -> bool {
+        let across = |sys: &TimingSystem| sys.mem.socket_messages().map_or(0, |o| o.sent_across());
+        let before = across(self);
+        self.on_inst(hart, info);
+        let crossed = across(self) != before;
+        if crossed {
+            if let Some(p) = self.parked.as_deref_mut() {
+                p.crossed[hart] += 1;
+            }
+        }
+        crossed
     }
 
     /// Has `hart` an instruction waiting for the window's end?

@@ -285,6 +285,9 @@ impl TimingSystem {
             c.reset_stats();
         }
         self.mem.reset_stats();
+        if let Some(p) = self.parked.as_deref_mut() {
+            p.per_hart.iter_mut().chain(p.crossed.iter_mut()).for_each(|n| *n = 0);
+        }
         let now = self.now();
         self.mem.mem.reset_port_stats(now);
         self.stats_base = now;
@@ -409,6 +412,16 @@ impl TimingSystem {
             for (i, c) in self.cores[first..first + n].iter().enumerate() {
                 let p = prefix.clone() + &paths::core(i);
                 c.stats(&p, out);
+                if let Some(parked) = self.parked.as_deref() {
+                    // Written only where instructions are parked (the partitioned schedule): a reader asking for it
+                    // of another run gets a missing counter, not a zero.
+                    let n = parked.per_hart[first + i] as f64;
+                    out.add(&p, "parked_insts", n, "instructions parked until their window's end (remote misses)");
+                    let missed = parked.crossed[first + i] as f64;
+                    let what = "instructions timed in their turn that sent a message to another socket (missed by the \
+                                park probe: nonzero lets the partitions' order move statistics)";
+                    out.add(&p, "unparked_crossings", missed, what);
+                }
                 self.mem.core_stats_over(first + i, &p, Some(c.stats.insts), Some(ticks), out);
                 insts += c.stats.insts;
             }
@@ -432,4 +445,9 @@ pub struct Parked {
     pub(crate) insts: Vec<Option<InstInfo>>,
     /// Instructions parked so far.
     pub count: u64,
+    /// Instructions each hart's core parked since the last stats reset (its `parked_insts` statistic).
+    pub(crate) per_hart: Vec<u64>,
+    /// Instructions of each hart timed in their turn that sent a message to another socket since the last stats
+    /// reset (`unparked_crossings`: the probe missed them).
+    pub(crate) crossed: Vec<u64>,
 }

@@ -30,6 +30,16 @@ pub(crate) enum Turn {
     Stop(StopReason),
 }
 
+/// What follows a system call (`Machine::perform_ecall`).
+pub(crate) enum AfterEcall {
+    /// The hart's turn goes on.
+    Continue,
+    /// The hart's turn ends (it exited or waits, or a checkpoint is due).
+    EndTurn,
+    /// The run pauses (the first ROI_BEGIN with `pause_on_roi`).
+    Pause,
+}
+
 pub struct Machine {
     pub mem: Memory,
     pub harts: Vec<Hart>,
@@ -51,6 +61,8 @@ pub struct Machine {
     partitions: Vec<Vec<usize>>,
     window_end: Option<u64>,
     window_partition: usize,
+    /// The partitioned schedule: the harts whose `ecall` waits for the window's end (`perform_waiting_ecalls`).
+    ecall_waiting: Vec<bool>,
     /// System.partition_order = 'reversed': each window's partitions run from the last socket to the first.
     partition_reversed: bool,
     /// The time each timed step of the NICs and the client advanced them to (tests of when the schedule steps them).
@@ -204,6 +216,7 @@ impl Machine {
             partitions: partitioned::partitions(&system.hart_socket, harts),
             window_end: None,
             window_partition: 0,
+            ecall_waiting: vec![false; harts],
             partition_reversed: system.partition_reversed,
             #[cfg(test)]
             net_step_times: Vec::new(),
@@ -444,38 +457,16 @@ impl Machine {
             }
             match stop {
                 Stop::Budget => break,
-                Stop::Ecall => {
-                    // A system call may change any hart (futexes, exits, clones).
-                    self.hart_times.invalidate();
-                    let (resets, dumps) = (self.stats_resets, self.stat_dumps.len());
-                    if let Err(t) = self.syscall(hid) {
-                        let pc = self.harts[hid].pc.wrapping_sub(4);
-                        return Err(self.guest_error(hid, pc, 0x73, &t));
-                    }
-                    for (start, len, socket) in self.process.numa_pending.drain(..) {
-                        hook.numa_placed(start, len, socket).map_err(|e| placement_refused(start, len, socket, &e))?;
-                    }
-                    for (start, end) in self.process.huge_pending.drain(..) {
-                        hook.huge_mapped(start, end - start);
-                    }
-                    if H::ACTIVE {
-                        if self.stat_dumps.len() > dumps {
-                            if let Some((_, snapshot)) = self.stat_dumps.last_mut() {
-                                hook.append_stats(snapshot);
-                            }
-                        }
-                        if self.stats_resets > resets {
-                            hook.reset_stats();
-                        }
-                    }
-                    if self.pause_on_roi && self.roi_begin.is_some() {
-                        self.next_turn = hid;
-                        return Ok(Turn::Stop(StopReason::Pause));
-                    }
-                    if !self.harts[hid].runnable() || self.checkpoint_pending {
-                        break;
-                    }
+                Stop::Ecall if timed && self.partition_window.is_some() => {
+                    // The partitioned schedule performs it at the window's end (`perform_waiting_ecalls`).
+                    self.ecall_waiting[hid] = true;
+                    break;
                 }
+                Stop::Ecall => match self.perform_ecall(hid, hook)? {
+                    AfterEcall::Continue => {}
+                    AfterEcall::EndTurn => break,
+                    AfterEcall::Pause => return Ok(Turn::Stop(StopReason::Pause)),
+                },
                 Stop::Fault(t) => {
                     let pc = self.harts[hid].pc;
                     let insn = match t {
@@ -505,8 +496,48 @@ impl Machine {
                 return Ok(Turn::Stop(stop));
             }
         }
-        self.checkpoint_after_turn(hid, *total)?;
+        // A checkpoint holds no system call waiting for its window's end (it would be lost): it is then written at
+        // the window's end, after the calls (`perform_waiting_ecalls`).
+        if self.partition_window.is_none() || !self.ecall_waiting.contains(&true) {
+            self.checkpoint_after_turn(hid, *total)?;
+        }
         Ok(Turn::Ran)
+    }
+
+    /// Perform the system call hart `hid` stopped at (`Stop::Ecall`, its PC past the `ecall`), then tell `hook`
+    /// what it changed: NUMA placements, hugepage mappings, a statistics dump or reset.
+    fn perform_ecall<H: ExecHook>(&mut self, hid: usize, hook: &mut H) -> SimResult<AfterEcall> {
+        // A system call may change any hart (futexes, exits, clones).
+        self.hart_times.invalidate();
+        let (resets, dumps) = (self.stats_resets, self.stat_dumps.len());
+        if let Err(t) = self.syscall(hid) {
+            let pc = self.harts[hid].pc.wrapping_sub(4);
+            return Err(self.guest_error(hid, pc, 0x73, &t));
+        }
+        for (start, len, socket) in self.process.numa_pending.drain(..) {
+            hook.numa_placed(start, len, socket).map_err(|e| placement_refused(start, len, socket, &e))?;
+        }
+        for (start, end) in self.process.huge_pending.drain(..) {
+            hook.huge_mapped(start, end - start);
+        }
+        if H::ACTIVE {
+            if self.stat_dumps.len() > dumps {
+                if let Some((_, snapshot)) = self.stat_dumps.last_mut() {
+                    hook.append_stats(snapshot);
+                }
+            }
+            if self.stats_resets > resets {
+                hook.reset_stats();
+            }
+        }
+        if self.pause_on_roi && self.roi_begin.is_some() {
+            self.next_turn = hid;
+            return Ok(AfterEcall::Pause);
+        }
+        if !self.harts[hid].runnable() || self.checkpoint_pending {
+            return Ok(AfterEcall::EndTurn);
+        }
+        Ok(AfterEcall::Continue)
     }
 
     /// The statistics, in a stable order, each with a one-line description.
@@ -521,6 +552,9 @@ impl Machine {
             for (name, value, desc) in c.named() {
                 push(paths::hart(h.id) + name, value, desc);
             }
+            // Never `PARKED_PS`: the partitioned schedule takes a dump at a window's end, when no instruction is
+            // parked (`perform_waiting_ecalls`), and so does the end of a run (`resume_times`).
+            debug_assert_ne!(h.timed_ps, Some(PARKED_PS), "hart {} is parked: its time is not known yet", h.id);
             push(paths::hart(h.id) + "sim_ticks", h.time_ps(), "simulated time of this hart (ps)");
             sum.insts += c.insts;
             sum.idle_poll_insts += c.idle_poll_insts;

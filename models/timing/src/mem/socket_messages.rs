@@ -101,6 +101,8 @@ pub struct SocketOutboxes {
     /// The partitioned schedule: the posted `Put`s to another socket's home sent in the current window, delivered
     /// at its end (`MemSystem::deliver_posted`; None: every message takes effect as its walk sends it).
     pub(super) posted: Option<Vec<PostedPut>>,
+    /// Messages that crossed sockets since the start (`sent_across`).
+    sent_across: u64,
 }
 
 /// What the home of a line on another socket hears at the window's end: a core's clean copy left its private caches
@@ -129,7 +131,15 @@ impl SocketOutboxes {
             log: None,
             report: false,
             posted: None,
+            sent_across: 0,
         }
+    }
+
+    /// Every message that crossed sockets since the start, never reset: the partitioned schedule's check that an
+    /// instruction timed in its partition's turn sent none (`TimingSystem::on_inst_in_turn`).
+    #[inline]
+    pub fn sent_across(&self) -> u64 {
+        self.sent_across
     }
 
     /// A message of the walk left `src` at `sent` and reached `dst` at `arrives`: posted if it crossed sockets.
@@ -140,6 +150,7 @@ impl SocketOutboxes {
             return;
         }
         self.counts[(from as usize * self.sockets + to as usize) * KINDS.len() + kind as usize] += 1;
+        self.sent_across += 1;
         if let Some(log) = &mut self.log {
             log.push(SocketMessage { kind, from, to, bytes, sent, arrives });
         }

@@ -14,10 +14,14 @@
 //! deadline) and keeps it out of the window's other turns; at the window's end the hook times it, and the hart's
 //! time is read again (`resume_times`).
 //!
+//! A system call (`ecall`) ends its hart's turn and is performed at the window's end, after the parked instructions
+//! are timed, in hart order (`perform_waiting_ecalls`): what it does to the machine and reads of it then depends on
+//! no partition's order.
+//!
 //! What this does not do yet (issue 24 item 5, HOST_THREADS.md): the sockets' partitions still share one memory
 //! system (directory, LLC slices, links) and one guest memory, and they cannot run at once.
 
-use super::{Machine, Turn};
+use super::{AfterEcall, Machine, Turn};
 use kvsim_base::error::{SimError, SimResult};
 use kvsim_base::output::StopReason;
 use kvsim_isa::exec::{ExecHook, Tracer};
@@ -83,6 +87,9 @@ impl Machine {
                                 self.window_end = None;
                                 hook.window_end();
                                 self.resume_times(hook);
+                                // The run ends here: what its harts called is still done (the stop stays the
+                                // one the turn gave).
+                                self.perform_waiting_ecalls(hook, total)?;
                             }
                             return Ok(stop);
                         }
@@ -95,6 +102,11 @@ impl Machine {
             // DMA walks the memory system).
             hook.window_end();
             self.resume_times(hook);
+            // Then the system calls of the window, in hart order, with every hart's time the window gave it.
+            let after = self.perform_waiting_ecalls(hook, total)?;
+            if after == Some(StopReason::Exit) {
+                return Ok(StopReason::Exit);
+            }
             // The NICs and the client advance to the least time of the live harts (each at
             // or past `end` now), once, whichever partition ran last (`take_turn` leaves them alone here). What they
             // deliver is seen from the next window on. (The hart named is 0: this schedule resumes from its windows,
@@ -104,7 +116,39 @@ impl Machine {
                     return Ok(stop);
                 }
             }
+            if after == Some(StopReason::Pause) {
+                return Ok(StopReason::Pause);
+            }
         }
+    }
+
+    /// The window's end, after its parked instructions are timed (`resume_times`): the system calls its harts
+    /// stopped at (`take_turn` leaves them waiting), in hart order. A call's effects on the machine (statistics
+    /// dumps and resets, NUMA placements, memory maps, futexes, output) and what it reads (the harts' times and
+    /// counters, the allocators) would otherwise depend on which partitions had run their turns of the window when
+    /// it was made, and a call whose `ecall` is parked would read its hart's time as `PARKED_PS`. Here every
+    /// partition has run its turns and no instruction is parked: a dump shows each hart's time at the window's end
+    /// and every instruction of the window, parked or not, counts before a reset made in it. The hart's own time
+    /// does not move for the wait (an SE-mode call takes no simulated time); it takes no other turn in the window.
+    /// Some(Exit) when the calls ended the run, Some(Pause) when one asked for a pause.
+    fn perform_waiting_ecalls<H: ExecHook>(&mut self, hook: &mut H, total: u64) -> SimResult<Option<StopReason>> {
+        let (mut pause, mut last) = (false, None);
+        for hid in 0..self.harts.len() {
+            if !std::mem::take(&mut self.ecall_waiting[hid]) {
+                continue;
+            }
+            debug_assert_ne!(self.harts[hid].timed_ps, Some(PARKED_PS), "hart {hid} is still parked");
+            pause |= matches!(self.perform_ecall(hid, hook)?, AfterEcall::Pause);
+            last = Some(hid);
+        }
+        // A checkpoint the calls asked for (CHECKPOINT), or that a turn of the window left for them to make.
+        if let Some(hid) = last {
+            self.checkpoint_after_turn(hid, total)?;
+        }
+        if self.process.group_exit.is_some() || self.harts.iter().all(|h| h.exited()) {
+            return Ok(Some(StopReason::Exit));
+        }
+        Ok(pause.then_some(StopReason::Pause))
     }
 
     /// After a window's end: the harts whose instructions were parked in it (`PARKED_PS`) have their times again.
@@ -132,12 +176,13 @@ impl Machine {
         (0..self.harts.len()).filter(|&h| self.eligible(h)).map(|h| self.harts[h].time_ps()).min()
     }
 
-    /// Partition `p`'s eligible hart furthest behind among those before `end` (the lowest id among equals).
+    /// Partition `p`'s eligible hart furthest behind among those before `end` (the lowest id among equals); a hart
+    /// whose system call waits for the window's end takes no other turn in it.
     fn furthest_behind_in(&self, p: usize, end: u64) -> Option<usize> {
         let mut best: Option<(u64, usize)> = None;
         for &h in &self.partitions[p] {
             let t = self.harts[h].time_ps();
-            if t < end && self.eligible(h) && best.is_none_or(|(bt, _)| t < bt) {
+            if t < end && self.eligible(h) && !self.ecall_waiting[h] && best.is_none_or(|(bt, _)| t < bt) {
                 best = Some((t, h));
             }
         }

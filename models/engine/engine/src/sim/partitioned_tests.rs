@@ -229,6 +229,8 @@ struct Parking {
     parked: bool,
     /// The instructions recorded when each window ended.
     ends: Vec<usize>,
+    /// For each statistics reset the hook was told of: whether an instruction was parked then (not timed yet).
+    resets: Vec<bool>,
 }
 
 impl ExecHook for Parking {
@@ -254,6 +256,9 @@ impl ExecHook for Parking {
         }
         self.ends.push(self.clocked.insts.len());
     }
+    fn reset_stats(&mut self) {
+        self.resets.push(self.parked);
+    }
 }
 
 #[test]
@@ -261,7 +266,7 @@ fn a_parked_instruction_ends_its_harts_turn_and_window_and_the_hart_resumes_afte
     // Hart 1 (socket 1) would take several 5-instruction turns in the first 20 ns window (400 ps an instruction).
     let mut m = machine(&[0, 1], Some(20_000), false);
     let clocked = Clocked { step: vec![400, 400], time: vec![0, 0], insts: Vec::new() };
-    let mut hook = Parking { clocked, park_at: 3, parked: false, ends: Vec::new() };
+    let mut hook = Parking { clocked, park_at: 3, parked: false, ends: Vec::new(), resets: Vec::new() };
     assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
     let insts = &hook.clocked.insts;
     let hart_1: Vec<usize> = (0..insts.len()).filter(|&i| insts[i].0 == 1).collect();
@@ -275,4 +280,180 @@ fn a_parked_instruction_ends_its_harts_turn_and_window_and_the_hart_resumes_afte
     // Unparked, the same hart runs its quantum and more turns in the first window.
     let again = turns(&[0, 1], &[400, 400], Some(20_000), 0);
     assert!(again.iter().filter(|&&(h, t)| h == 1 && t < 20_000).count() > 1);
+}
+
+// ---- system calls under the partitioned schedule (performed at the window's end: `perform_waiting_ecalls`) ----
+
+use kvsim_base::abi::simcall;
+use kvsim_isa::asm::{addi, ecall, lui, nop};
+
+const LOOP: u32 = 0x0000_006f; // j .
+
+/// Every hart runs `nops` no-ops, sets a0 = `a0`, a1 = 0, calls simulator call `nr` (its `ecall` is instruction
+/// `nops` + 5) and loops.
+fn calling(nops: usize, a0: u32, nr: u64) -> Vec<u8> {
+    let mut code = vec![nop(); nops];
+    code.extend([lui(10, a0 >> 12), addi(11, 0, 0), lui(17, (nr >> 12) as u32), addi(17, 17, (nr & 0xfff) as i32)]);
+    code.extend([ecall(), LOOP]);
+    bytes(&code)
+}
+
+/// A machine of `sockets.len()` harts (hart h on socket `sockets[h]`) running `code` under the partitioned schedule
+/// (20 ns windows) in the given order, its harts timed from 0.
+fn calling_machine(code: &[u8], sockets: &[u16], reversed: bool) -> Machine {
+    let mut cfg = EngineConfig::with_binary("/t");
+    cfg.partition_reversed = reversed;
+    cfg.harts = sockets.len() as u64;
+    cfg.hart_socket = sockets.to_vec();
+    cfg.quantum = QUANTUM;
+    cfg.max_insts = 400;
+    cfg.partition_window = Some(20_000);
+    let mut m = machine_with(code, &cfg);
+    for hart in &mut m.harts {
+        hart.timed_ps = Some(0);
+    }
+    m
+}
+
+/// The snapshots a run's STATS_DUMP calls took, as (time, [(name, value)]).
+fn dumps(m: &Machine) -> Vec<(u64, Vec<(String, f64)>)> {
+    m.stat_dumps.iter().map(|(t, s)| (*t, s.iter().map(|x| (x.name.clone(), x.value)).collect())).collect()
+}
+
+fn value(dump: &[(String, f64)], name: &str) -> f64 {
+    dump.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no {name} in the dump")).1
+}
+
+#[test]
+fn a_dump_in_a_window_is_taken_at_its_end_whatever_the_partitions_order() {
+    // Both harts dump at their 17th instruction, inside the first window. Taken when called (session 25), socket 1's
+    // dump saw socket 0's hart at the window's end in socket order and at its start reversed.
+    let code = calling(12, 0, simcall::STATS_DUMP);
+    let run = |reversed: bool| {
+        let mut m = calling_machine(&code, &[0, 1], reversed);
+        let clocked = Clocked { step: vec![400, 530], time: vec![0, 0], insts: Vec::new() };
+        let mut hook = clocked;
+        assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
+        dumps(&m)
+    };
+    let forward = run(false);
+    assert_eq!(forward.len(), 2);
+    assert_eq!(forward, run(true), "the dumps depend on the partitions' order");
+    // Taken at the window's end: each hart stopped at its call (17 instructions), no further.
+    for (_, dump) in &forward {
+        assert_eq!(value(dump, "system.hart0.insts"), 17.0);
+        assert_eq!(value(dump, "system.hart1.insts"), 17.0);
+        assert_eq!(value(dump, "system.hart1.sim_ticks"), 17.0 * 530.0);
+    }
+}
+
+#[test]
+fn a_dump_shows_a_parked_harts_own_time_never_the_parked_sentinel() {
+    // Reversed: socket 1's hart parks its 3rd instruction first; then socket 0's hart dumps inside the window. Taken
+    // when called (session 25), the dump printed hart 1's time as PARKED_PS (~1.8e19 ps).
+    let code = calling(12, 0, simcall::STATS_DUMP);
+    let mut m = calling_machine(&code, &[0, 1], true);
+    let clocked = Clocked { step: vec![400, 400], time: vec![0, 0], insts: Vec::new() };
+    let mut hook = Parking { clocked, park_at: 3, parked: false, ends: Vec::new(), resets: Vec::new() };
+    assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
+    let all = dumps(&m);
+    let (ticks, first) = &all[0];
+    // Hart 1's three instructions are timed (the parked one at the window's end): 1,200 ps.
+    assert_eq!(value(first, "system.hart1.sim_ticks"), 1_200.0);
+    assert_eq!(value(first, "system.hart0.sim_ticks"), 17.0 * 400.0);
+    assert_eq!(*ticks, 17 * 400);
+    for (_, dump) in &all {
+        assert!(dump.iter().all(|(n, v)| !n.ends_with("sim_ticks") || *v < 1e15), "{dump:?}");
+    }
+}
+
+#[test]
+fn a_parked_ecalls_call_reads_its_harts_time_after_the_instruction_is_timed() {
+    // Hart 1's `ecall` (its 17th instruction) is itself parked (its fetch would leave the socket): the dump it asks
+    // for is taken once the window's end has timed it. Performed at once (session 25), it read PARKED_PS.
+    let code = calling(12, 0, simcall::STATS_DUMP);
+    for reversed in [false, true] {
+        let mut m = calling_machine(&code, &[0, 1], reversed);
+        let clocked = Clocked { step: vec![400, 400], time: vec![0, 0], insts: Vec::new() };
+        let mut hook = Parking { clocked, park_at: 17, parked: false, ends: Vec::new(), resets: Vec::new() };
+        assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
+        let all = dumps(&m);
+        assert_eq!(all.len(), 2);
+        for (_, dump) in &all {
+            assert_eq!(value(dump, "system.hart1.sim_ticks"), 17.0 * 400.0, "reversed {reversed}");
+        }
+    }
+}
+
+#[test]
+fn a_reset_in_a_window_takes_effect_at_its_end_after_the_parked_instructions() {
+    // Reversed: hart 1 parks its 3rd instruction, then hart 0 resets the statistics inside the window. The parked
+    // instruction ran before the reset (the engine counted it there), so its timing belongs before it too: the reset
+    // reaches the timing hook at the window's end, after the parked instruction is timed, and every instruction of
+    // the window (each hart's, in either order) counts before it. Session 25 reset at once: the parked instruction
+    // was timed after the reset, in the next epoch, and the harts' bases depended on the order.
+    let code = calling(12, 0, simcall::STATS_RESET);
+    let run = |reversed: bool| {
+        let mut m = calling_machine(&code, &[0, 1], reversed);
+        let clocked = Clocked { step: vec![400, 400], time: vec![0, 0], insts: Vec::new() };
+        let mut hook = Parking { clocked, park_at: 3, parked: false, ends: Vec::new(), resets: Vec::new() };
+        m.max_insts = 80; // two windows' calls and a little more
+        assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
+        (hook.resets.clone(), m.harts.iter().map(|h| h.base.insts).collect::<Vec<_>>(), m.stats_resets)
+    };
+    let (resets, bases, count) = run(true);
+    assert_eq!(resets, [false, false], "a reset reached the hook with an instruction parked");
+    assert_eq!(count, 2);
+    // Hart 0 resets at its 17th instruction in the first window, hart 1 (stopped at its parked 3rd there) at its 17th
+    // in the second, through which hart 0 runs (its last 5-instruction turn starts before the window's 20 ns end and
+    // ends past it: 52 instructions): the bases are the harts' counts at the end of the second window.
+    assert_eq!(bases, [52, 17]);
+    assert_eq!(run(false), (resets, bases, count));
+}
+
+#[test]
+fn numa_placements_in_a_window_do_not_depend_on_the_partitions_order() {
+    // Each hart allocates 4 KB of its socket's memory inside the first window: each socket's first block takes a
+    // new 2 MB page below the last mapping. Made when called (session 25), socket 0's page was the upper one in
+    // socket order and socket 1's reversed: the blocks' addresses and the NUMA map depended on the order.
+    let code = calling(12, 4096, simcall::ALLOC_LOCAL);
+    let run = |reversed: bool| {
+        let mut m = calling_machine(&code, &[0, 1, 0, 1], reversed);
+        let clocked = Clocked { step: vec![400, 530, 470, 310], time: vec![0; 4], insts: Vec::new() };
+        let mut hook = clocked;
+        assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
+        let blocks: Vec<u64> = m.harts.iter().map(|h| h.x[10]).collect();
+        (blocks, m.process.numa.ranges().to_vec())
+    };
+    let (blocks, ranges) = run(false);
+    assert!(blocks.iter().all(|&b| b != 0), "{blocks:?}");
+    assert_eq!(run(true), (blocks.clone(), ranges));
+    // Performed in hart order at the window's end: hart 0's (socket 0) page is the upper one.
+    assert!(blocks[0] > blocks[1], "{blocks:?}");
+}
+
+/// Records, at each checkpoint, hart 1's a0 and whether any hart's system call still waited for its window's end.
+struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<(u64, bool)>>>);
+
+impl crate::sim::CheckpointWriter for Recorder {
+    fn write(&mut self, m: &Machine) -> Result<(String, u64), String> {
+        self.0.lock().unwrap().push((m.harts[1].x[10], m.ecall_waiting.contains(&true)));
+        Ok(("recorded".into(), 0))
+    }
+}
+
+#[test]
+fn a_checkpoint_is_not_written_while_a_system_call_waits_for_its_windows_end() {
+    // Reversed: hart 1 reaches its HART_ID call (its 17th instruction) first and waits; System.checkpoint_at_insts
+    // (20) is reached in hart 0's next turn. Written then, the checkpoint would hold hart 1 past its `ecall` with the
+    // call never made (a0 still 0): it is written at the window's end, after the calls.
+    let code = calling(12, 0, simcall::HART_ID);
+    let mut m = calling_machine(&code, &[0, 1], true);
+    m.checkpoint_at = 20;
+    let written = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    m.checkpoint_writer = Some(Box::new(Recorder(written.clone())));
+    let mut hook = Clocked { step: vec![400, 400], time: vec![0, 0], insts: Vec::new() };
+    assert_eq!(m.run(&mut hook, None).unwrap(), StopReason::MaxInsts);
+    assert_eq!(*written.lock().unwrap(), [(1, false)]);
+    assert_eq!((m.harts[0].x[10], m.harts[1].x[10]), (0, 1));
 }
