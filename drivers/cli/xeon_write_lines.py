@@ -96,6 +96,11 @@ def write_lines(s: dict[str, float], config: dict | None = None) -> dict[str, fl
         "sets_per_request": puts / r,
         "dram_writes_per_set": channel_writes(s) / puts if puts else float("nan"),
     }
+    # The check that the split is whole: channel writes no source counter claims (a private write-back that found no
+    # LLC copy, a remote socket's copy written home: paths with no counter of their own). 0 means every DRAM write
+    # the run made is one of the sources above, so a missing writer is not hidden in the model's own accounting.
+    out["unattributed"] = out["dram_writes"] - (out["core_lines"] + out["core_data_in_dma_lines"] + out["dma_data"]
+                                                + out["dma_to_memory"])
     queues = [v for k, v in s.items() if QUEUE_LINES.match(k)]
     out["io_lines_per_queue"] = sum(queues) / len(queues) if queues else float("nan")
     out["io_lines_per_socket"] = sum(queues) / max(sockets(s), 1) if queues else float("nan")
@@ -139,6 +144,7 @@ ROWS = [
     ("core_data_in_dma_lines", "  core data in DMA-written lines (responses)"),
     ("dma_data", "  the NIC's data (DDIO lines evicted dirty)"),
     ("dma_to_memory", "  DMA writes sent to memory (DDIO off)"),
+    ("unattributed", "  none of these (the split's check: 0)"),
     ("llc_dirty_victims", "of which the LLC's own dirty victims"),
     ("inclusion_victims", "of which dirty L1/L2 copies back-invalidated"),
     ("leaky_evictions", "DMA-written lines evicted before a core read"),
