@@ -96,6 +96,10 @@ def mmu() -> Mmu:
     return Mmu(enabled=True, levels=4, huge_pages="alloc")
 
 
+# Ivy Bridge's L3 replacement (caches() below).
+LLC_REPLACEMENT = "dip"
+
+
 def caches(cores: int) -> CacheHierarchy:
     return CacheHierarchy(
         l1i=Cache(size="32KiB", assoc=8, hit_latency=4, mshrs=4),      # 32 KB, 8-way (spec); 4 cycles, 4 MSHRs assumed
@@ -115,7 +119,11 @@ def caches(cores: int) -> CacheHierarchy:
         # 30 MB per socket, shared, inclusive (spec), 20-way (assumed); 2.5 MB per core slice on the ring: a run
         # with fewer cores keeps the whole socket's LLC. A slice's own lookup: 24 cycles, assumed (about 30 cycles
         # load-to-use once the ring's average trip, about 3 hops each way, is added by the network).
-        llc=Cache(size="30MiB", assoc=20, hit_latency=24, mshrs=64, inclusive=True),
+        # Replacement: Ivy Bridge's L3 adapts between two insertion policies by set dueling, where Sandy Bridge's
+        # was pseudo-LRU (Henry Wong, "Intel Ivy Bridge Cache Replacement Policy", 2013: measured, "resembling"
+        # DIP and RRIP); modelled as DIP (Qureshi et al., ISCA 2007) with that paper's parameters, assumed here
+        # (models/timing/src/mem/replacement.rs). The Sandy Bridge-EP seeds build their own L3 (LRU).
+        llc=Cache(size="30MiB", assoc=20, hit_latency=24, mshrs=64, inclusive=True, replacement=LLC_REPLACEMENT),
         llc_slices=CORES_PER_SOCKET,                                   # one slice per core, at its ring stop
         uncore_clock=CLOCK,                                            # assumed: the ring runs at the core clock
     )

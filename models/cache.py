@@ -42,8 +42,10 @@ class Cache(SimObject):
     hit_latency = Param.Count(4, "cycles of this cache's clock to look it up; a miss adds the next level's, so "
                               "load-to-use at a level is the sum down to it (assumed 4 for the L1D)",
                               min=1, max=1000)
-    replacement = Param.Enum("lru", "replacement policy: 'lru', 'plru' (tree pseudo-LRU, power-of-two ways) or "
-                             "'random' (seeded, deterministic)", choices=("lru", "plru", "random"))
+    replacement = Param.Enum("lru", "replacement policy: 'lru', 'plru' (tree pseudo-LRU, power-of-two ways), "
+                             "'random' (seeded, deterministic) or 'dip' (LRU eviction with dynamic insertion: "
+                             "Qureshi et al., ISCA 2007; set dueling between MRU and bimodal insertion, as Ivy "
+                             "Bridge's L3 adapts)", choices=("lru", "plru", "random", "dip"))
     mshrs = Param.Count(10, "miss-status holding registers: outstanding misses (and prefetches) to distinct lines; "
                         "for the L1D they bound the core's memory-level parallelism (Ivy Bridge: 10 fill buffers)",
                         min=1, max=1024)

@@ -47,6 +47,16 @@ def test_writes_are_split_by_whose_data_they_carry_per_request_over_every_socket
     assert f["sets_per_request"] == 0.2 and f["dram_writes_per_set"] == pytest.approx(4.5)
 
 
+def test_channel_writes_no_source_counter_claims_are_reported_not_hidden():
+    # The fixture's channels write exactly what the sources claim: nothing left over.
+    assert xw.write_lines(_stats(), CONFIG)["unattributed"] == pytest.approx(0.0)
+    # A write-back with no counter of its own (a private line past the LLC, a remote copy written home) shows up.
+    s = _stats()
+    s["system.socket1.mem.channel1.writes"] += 1.0
+    f = xw.write_lines(s, CONFIG)
+    assert f["dram_writes"] == pytest.approx(1.0) and f["unattributed"] == pytest.approx(0.1)
+
+
 def test_the_io_footprint_is_a_queues_distinct_lines_against_one_sockets_ddio_ways():
     f = xw.write_lines(_stats(), CONFIG)
     assert f["io_lines_per_queue"] == 1250.0 and f["io_lines_per_socket"] == 1250.0

@@ -14,7 +14,7 @@ pub struct Cache {
     pub line_size: u64,
     /// cycles of this cache's clock to look it up; a miss adds the next level's, so load-to-use at a level is the sum down to it (assumed 4 for the L1D)
     pub hit_latency: u64,
-    /// replacement policy: 'lru', 'plru' (tree pseudo-LRU, power-of-two ways) or 'random' (seeded, deterministic) One of: lru, plru, random.
+    /// replacement policy: 'lru', 'plru' (tree pseudo-LRU, power-of-two ways), 'random' (seeded, deterministic) or 'dip' (LRU eviction with dynamic insertion: Qureshi et al., ISCA 2007; set dueling between MRU and bimodal insertion, as Ivy Bridge's L3 adapts) One of: lru, plru, random, dip.
     pub replacement: CacheReplacement,
     /// miss-status holding registers: outstanding misses (and prefetches) to distinct lines; for the L1D they bound the core's memory-level parallelism (Ivy Bridge: 10 fill buffers)
     pub mshrs: u64,
@@ -49,6 +49,8 @@ pub enum CacheReplacement {
     Plru,
     #[serde(rename = "random")]
     Random,
+    #[serde(rename = "dip")]
+    Dip,
 }
 
 impl CacheReplacement {
@@ -58,13 +60,14 @@ impl CacheReplacement {
             CacheReplacement::Lru => "lru",
             CacheReplacement::Plru => "plru",
             CacheReplacement::Random => "random",
+            CacheReplacement::Dip => "dip",
         }
     }
     /// The choice spelled `text`, if any.
     pub fn from_name(text: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
-    pub const ALL: &'static [Self] = &[CacheReplacement::Lru, CacheReplacement::Plru, CacheReplacement::Random];
+    pub const ALL: &'static [Self] = &[CacheReplacement::Lru, CacheReplacement::Plru, CacheReplacement::Random, CacheReplacement::Dip];
 }
 
 /// The caches of one socket: private L1I/L1D (+ optional L2) per core and a sliced, shared LLC.
