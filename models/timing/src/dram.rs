@@ -475,6 +475,13 @@ impl Dram {
         let c = &mut self.channels[a.channel];
         // From the column command to the earliest PRE after it: tRTP after a read; a write's data, then tWR.
         let after_cas = if q.write { tt.cwl + tt.burst + tt.wr } else { tt.rtp };
+        if c.banks[bi].only_after(q.arrival, t) {
+            // In arrival order (the common case): after every reservation, which always takes it.
+            let gap = c.banks[bi].last_gap(a.row, t, &tt);
+            let (first, act, cas) = Self::place(c, &tt, &a, q.write, &gap);
+            let pre_min = act.map_or(0, |x| x + tt.ras).max(cas + after_cas);
+            return Self::reserve(c, &tt, q, bi, &gap, first, act, cas, pre_min);
+        }
         let mut gaps = [Gap { pos: 0, kind: GapKind::Hit { cas: 0 }, pre_limit: 0 }; MAX_GAPS];
         let n = c.banks[bi].gaps(a.row, q.arrival, t, after_cas, &tt, &mut gaps);
         for (i, gap) in gaps[..n].iter().enumerate() {
@@ -571,7 +578,7 @@ impl Dram {
             c.stats.reads += 1;
             c.stats.read_queue_sum += first.saturating_sub(q.arrival);
             c.stats.read_latency_sum += data_end - q.arrival;
-            c.stats.reversed_reads += (bank.latest_arrival_before(gap) > q.arrival) as u64;
+            c.stats.reversed_reads += bank.placed_after_later_arrival(gap, q.arrival) as u64;
         }
         c.stats.own_precharges += bank.reserve(gap, a.row, act, pre_min, q.arrival) as u64;
         let outcome = match gap.kind {

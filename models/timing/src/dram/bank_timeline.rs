@@ -83,11 +83,18 @@ pub(super) struct BankTimeline {
     closed_since: Tick,
     /// Latest arrival among requests no longer kept (dropped episodes, or before the last refresh).
     floor_arrival: Tick,
+    /// Latest arrival of every request reserved so far (kept or not).
+    max_arrival: Tick,
 }
 
 impl BankTimeline {
     pub fn new() -> Self {
-        BankTimeline { episodes: Vec::with_capacity(BANK_EPISODES + 1), closed_since: 0, floor_arrival: 0 }
+        BankTimeline {
+            episodes: Vec::with_capacity(BANK_EPISODES + 1),
+            closed_since: 0,
+            floor_arrival: 0,
+            max_arrival: 0,
+        }
     }
 
     /// The row open after every reservation (what FR-FCFS asks of a waiting request), or None.
@@ -113,6 +120,27 @@ impl BankTimeline {
         self.closed_since = end;
     }
 
+    /// Whether a request that arrived at `arrival`, placed no earlier than `t`, can only go after every reservation
+    /// (the common case, in arrival order): then `last_gap` is its place and `gaps` need not be searched.
+    #[inline]
+    pub fn only_after(&self, arrival: Tick, t: Tick) -> bool {
+        self.episodes.last().is_none_or(|last| t >= last.open_pre.unwrap_or(last.act) || arrival >= last.min_arrival)
+    }
+
+    /// The gap after every reservation: a row hit in the last episode, a conflict after it, or a miss on a
+    /// precharged bank.
+    #[inline]
+    pub fn last_gap(&self, row: u64, t: Tick, tt: &Ticks) -> Gap {
+        let n = self.episodes.len();
+        match self.episodes.last() {
+            None => Gap { pos: 0, kind: GapKind::Miss { act: t.max(self.closed_since) }, pre_limit: Tick::MAX },
+            Some(last) if last.row == row => {
+                Gap { pos: n - 1, kind: GapKind::Hit { cas: t.max(last.act + tt.rcd) }, pre_limit: Tick::MAX }
+            }
+            Some(last) => Gap { pos: n, kind: GapKind::Conflict { pre: t.max(last.pre_min) }, pre_limit: Tick::MAX },
+        }
+    }
+
     /// The gaps, earliest first, where a request for `row` that arrived at `arrival` may go no earlier than `t`;
     /// the last is always after every reservation (`pre_limit` MAX), so a request always finds a place. A gap is
     /// offered only before requests that arrived after it (served by arrival: it never passes an older request).
@@ -129,14 +157,8 @@ impl BankTimeline {
     ) -> usize {
         let eps = &self.episodes;
         let n = eps.len();
-        let Some(last) = eps.last() else {
-            out[0] = Gap { pos: 0, kind: GapKind::Miss { act: t.max(self.closed_since) }, pre_limit: Tick::MAX };
-            return 1;
-        };
         let mut k = 0;
-        // In arrival order (the common case): no gap before the last episode's start can take it.
-        let last_start = last.open_pre.unwrap_or(last.act);
-        if t < last_start && arrival < last.min_arrival {
+        if !self.only_after(arrival, t) {
             // The first episode from which on every request arrived after this one: no gap before it is offered.
             let mut from = n - 1;
             while from > 0 && eps[from - 1].min_arrival > arrival {
@@ -176,27 +198,28 @@ impl BankTimeline {
                 }
             }
         }
-        out[k] = if last.row == row {
-            Gap { pos: n - 1, kind: GapKind::Hit { cas: t.max(last.act + tt.rcd) }, pre_limit: Tick::MAX }
-        } else {
-            Gap { pos: n, kind: GapKind::Conflict { pre: t.max(last.pre_min) }, pre_limit: Tick::MAX }
-        };
+        out[k] = self.last_gap(row, t, tt);
         k + 1
     }
 
-    /// The latest arrival among the requests served before a request placed in `gap`: those of earlier episodes
-    /// (and of episodes no longer kept), and for a row hit the one that opened its row.
-    pub fn latest_arrival_before(&self, gap: &Gap) -> Tick {
+    /// Whether a request that arrived at `arrival`, placed in `gap`, is served after a request that arrived later:
+    /// one of an earlier episode (or of one no longer kept), or for a row hit the one that opened its row.
+    pub fn placed_after_later_arrival(&self, gap: &Gap, arrival: Tick) -> bool {
+        if arrival >= self.max_arrival {
+            return false; // nothing reserved arrived later (the common case): no search
+        }
         let before = self.episodes[..gap.pos].iter().map(|e| e.max_arrival).fold(self.floor_arrival, Tick::max);
-        match gap.kind {
+        let before = match gap.kind {
             GapKind::Hit { .. } => before.max(self.episodes[gap.pos].opener_arrival),
             _ => before,
-        }
+        };
+        before > arrival
     }
 
     /// Reserve a request in `gap`: its ACT at `act` (None for a hit), its column command at `cas`, its episode closable
     /// from `pre_min`. Returns whether a PRE of its own was added (before a precharged bank's later ACT).
     pub fn reserve(&mut self, gap: &Gap, row: u64, act: Option<Tick>, pre_min: Tick, arrival: Tick) -> bool {
+        self.max_arrival = self.max_arrival.max(arrival);
         let Some(act) = act else {
             let e = &mut self.episodes[gap.pos];
             e.pre_min = e.pre_min.max(pre_min);
