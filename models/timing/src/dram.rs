@@ -8,9 +8,16 @@
 //! runs the FR-FCFS scheduler over any set of queued requests (tests, and agents that can wait for a batch).
 //! Rank- and channel-wide resources (ACT spacing, tFAW, tCCD_L, the data bus with its turnarounds) keep a short
 //! timeline of recent commands, and a new command may take any gap that respects its neighbours: a request held up
-//! by its busy bank does not hold up requests to other banks. Within one bank, requests are served in call order.
+//! by its busy bank does not hold up requests to other banks. Each bank keeps a short timeline of its row episodes
+//! ([`bank_timeline`]): requests come in call order, which is not arrival order (cores run in quanta; a software
+//! prefetch may be dated ahead), and a request that arrives before reservations already made on its bank takes an
+//! earlier gap there when it fits without moving them, as a controller that sees requests by arrival would have
+//! served it; when it does not fit it goes after them and is counted (`reversed_reads`).
+
+mod bank_timeline;
 
 use crate::{ratio, AccessKind, MemPort, MemReq, StatSink, Tick};
+use bank_timeline::{BankTimeline, Gap, GapKind, MAX_GAPS};
 use kvsim_params::{DramPreset, MemoryController, DRAM_PRESETS, DRAM_PRESET_DDR3_1600, DRAM_PRESET_DDR4_2400};
 
 /// JEDEC timings of one speed grade. Cycle counts are in nCK (DRAM clocks); `t_rfc`/`t_refi` in ps.
@@ -145,17 +152,6 @@ impl Ticks {
     }
 }
 
-const NO_ROW: u64 = u64::MAX;
-
-#[derive(Debug, Clone, Copy)]
-struct Bank {
-    open_row: u64,
-    next_act: Tick,
-    next_pre: Tick,
-    /// Earliest column command (ACT + tRCD).
-    next_cas: Tick,
-}
-
 #[derive(Debug, Clone)]
 struct Rank {
     /// Recent ACTs (tick, bank group), sorted by tick: for tRRD_S/L and tFAW.
@@ -190,6 +186,9 @@ impl Timeline {
         // Items are sorted; one pass moves t past every conflict (a later item can only push t further).
         let first = self.items.partition_point(|&(x, _)| x + max_gap <= t);
         for &(x, xt) in &self.items[first..] {
+            if x >= t + max_gap {
+                break; // it and every later item are far enough after t
+            }
             // Either it is earlier (keep its spacing after it), or later but too close: go after it.
             if x <= t || t + gap(tag, xt) > x {
                 t = t.max(x + gap(xt, tag));
@@ -298,11 +297,15 @@ struct ChannelStats {
     write_drains: u64,
     forwarded_reads: u64,
     refresh_precharges: u64,
+    /// PREs a request put before a precharged bank's later ACT closed its own row with.
+    own_precharges: u64,
+    /// Reads placed after a request of a later arrival on their bank (no earlier gap took them).
+    reversed_reads: u64,
 }
 
 #[derive(Debug, Clone)]
 struct Channel {
-    banks: Vec<Bank>,
+    banks: Vec<BankTimeline>,
     ranks: Vec<Rank>,
     /// Data bursts: (first data tick, bank group | 0x80 if a write).
     bus: Timeline,
@@ -370,7 +373,7 @@ impl Dram {
         }
         let rank = Rank { acts: Timeline::default(), next_refresh: t.refi, cas_bg: vec![Timeline::default(); n_bg] };
         let channel = Channel {
-            banks: vec![Bank { open_row: NO_ROW, next_act: 0, next_pre: 0, next_cas: 0 }; n_ranks * n_bg * n_banks],
+            banks: vec![BankTimeline::new(); n_ranks * n_bg * n_banks],
             ranks: vec![rank; n_ranks],
             bus: Timeline::default(),
             write_queue: Vec::with_capacity(p.write_queue as usize),
@@ -448,69 +451,79 @@ impl Dram {
             let mut start = due;
             let mut any_open = false;
             for b in banks.iter() {
-                start = start.max(b.next_act);
-                if b.open_row != NO_ROW {
-                    start = start.max(b.next_pre + tt.rp);
-                    any_open = true;
-                }
+                let (ready, open) = b.refresh_ready(tt.rp);
+                start = start.max(ready);
+                any_open |= open;
             }
             c.stats.refresh_precharges += any_open as u64;
             let end = start + tt.rfc;
             for b in banks.iter_mut() {
-                b.open_row = NO_ROW;
-                b.next_act = end;
-                b.next_pre = end;
+                b.refreshed(end);
             }
             c.ranks[rank].next_refresh = due + tt.refi;
             c.stats.refreshes += 1;
         }
     }
 
-    /// Place one request's commands no earlier than `t`; returns (first command tick, end of its data burst).
+    /// Place one request's commands no earlier than `t`, in the earliest gap of its bank that takes it
+    /// ([`bank_timeline`]); returns (first command tick, end of its data burst, how it found its row).
     fn issue(&mut self, q: &Queued, t: Tick) -> (Tick, Tick, RowOutcome) {
         let a = q.at;
         self.catch_up_refresh(a.channel, a.rank, t);
         let bi = self.bank_index(&a);
         let tt = self.t;
-        let bg = a.bankgroup as u8;
         let c = &mut self.channels[a.channel];
-        let mut b = c.banks[bi];
-        let outcome;
-        let mut first: Option<Tick> = None;
-        let cas_earliest;
-        if b.open_row == a.row {
-            outcome = RowOutcome::Hit;
-            cas_earliest = t.max(b.next_cas);
-        } else {
-            let mut act = t.max(b.next_act);
-            if b.open_row != NO_ROW {
-                outcome = RowOutcome::Conflict;
-                let pre = t.max(b.next_pre);
-                first = Some(pre);
-                act = act.max(pre + tt.rp);
-            } else {
-                outcome = RowOutcome::Miss;
-            }
-            // tRRD_S/L from every neighbouring ACT of the rank, and tFAW.
-            let r = &mut c.ranks[a.rank];
-            let rrd = |x: u8, y: u8| if x == y { tt.rrd_l } else { tt.rrd_s };
-            loop {
-                act = r.acts.fit(act, bg, tt.rrd_s.max(tt.rrd_l), rrd);
-                match r.acts.faw_violation(act, tt.faw) {
-                    Some(next) => act = next,
-                    None => break,
-                }
-            }
-            r.acts.insert(act, bg);
-            b.open_row = a.row;
-            b.next_pre = act + tt.ras;
-            cas_earliest = act + tt.rcd;
-            first.get_or_insert(act);
+        // From the column command to the earliest PRE after it: tRTP after a read; a write's data, then tWR.
+        let after_cas = if q.write { tt.cwl + tt.burst + tt.wr } else { tt.rtp };
+        if c.banks[bi].only_after(q.arrival, t) {
+            // In arrival order (the common case): after every reservation, which always takes it.
+            let gap = c.banks[bi].last_gap(a.row, t, &tt);
+            let (first, act, cas) = Self::place(c, &tt, &a, q.write, &gap);
+            let pre_min = act.map_or(0, |x| x + tt.ras).max(cas + after_cas);
+            return Self::reserve(c, &tt, q, bi, &gap, first, act, cas, pre_min);
         }
+        let mut gaps = [Gap { pos: 0, kind: GapKind::Hit { cas: 0 }, pre_limit: 0 }; MAX_GAPS];
+        let n = c.banks[bi].gaps(a.row, q.arrival, t, after_cas, &tt, &mut gaps);
+        for (i, gap) in gaps[..n].iter().enumerate() {
+            let (first, act, cas) = Self::place(c, &tt, &a, q.write, gap);
+            let pre_min = act.map_or(0, |x| x + tt.ras).max(cas + after_cas);
+            if pre_min > gap.pre_limit {
+                debug_assert!(i + 1 < n, "the last gap has no limit");
+                continue;
+            }
+            return Self::reserve(c, &tt, q, bi, gap, first, act, cas, pre_min);
+        }
+        unreachable!("the last gap always takes the request")
+    }
+
+    /// Where `gap` puts a request's commands, given the rank's ACT spacing, tCCD_L and the data bus: (first command,
+    /// ACT if any, column command). Nothing is reserved.
+    fn place(c: &Channel, tt: &Ticks, a: &DramAddr, write: bool, gap: &Gap) -> (Tick, Option<Tick>, Tick) {
+        let bg = a.bankgroup as u8;
+        let r = &c.ranks[a.rank];
+        // tRRD_S/L from every neighbouring ACT of the rank, and tFAW.
+        let fit_act = |mut act: Tick| loop {
+            act = r.acts.fit(act, bg, tt.rrd_s.max(tt.rrd_l), |x, y| if x == y { tt.rrd_l } else { tt.rrd_s });
+            match r.acts.faw_violation(act, tt.faw) {
+                Some(next) => act = next,
+                None => break act,
+            }
+        };
+        let (first, act, cas_earliest) = match gap.kind {
+            GapKind::Hit { cas } => (None, None, cas),
+            GapKind::Miss { act } => {
+                let act = fit_act(act);
+                (Some(act), Some(act), act + tt.rcd)
+            }
+            GapKind::Conflict { pre } => {
+                let act = fit_act(pre + tt.rp);
+                (Some(pre), Some(act), act + tt.rcd)
+            }
+        };
         // The column command: tCCD_L within its bank group, and a free slot on the data bus that keeps the
         // read/write turnarounds with the neighbouring bursts (tCCD_S is implied: a BL8 burst lasts tCCD_S).
-        let lat = if q.write { tt.cwl } else { tt.cl };
-        let my_tag = bg | if q.write { 0x80 } else { 0 };
+        let lat = if write { tt.cwl } else { tt.cl };
+        let my_tag = bg | if write { 0x80 } else { 0 };
         let bus_gap = |x: u8, y: u8| -> Tick {
             let (xw, yw) = (x & 0x80 != 0, y & 0x80 != 0);
             tt.burst.max(tt.ccd_s)
@@ -522,7 +535,6 @@ impl Dram {
                     _ => 0,
                 }
         };
-        let r = &mut c.ranks[a.rank];
         let mut cas = cas_earliest;
         for _ in 0..64 {
             cas = r.cas_bg[a.bankgroup].fit(cas, 0, tt.ccd_l, |_, _| tt.ccd_l);
@@ -532,24 +544,48 @@ impl Dram {
             }
             cas = data - lat;
         }
+        (first.unwrap_or(cas), act, cas)
+    }
+
+    /// Reserve a request placed by `place` in `gap` (its episode closable from `pre_min`) and count it.
+    #[allow(clippy::too_many_arguments)]
+    fn reserve(
+        c: &mut Channel,
+        tt: &Ticks,
+        q: &Queued,
+        bi: usize,
+        gap: &Gap,
+        first: Tick,
+        act: Option<Tick>,
+        cas: Tick,
+        pre_min: Tick,
+    ) -> (Tick, Tick, RowOutcome) {
+        let a = q.at;
+        let r = &mut c.ranks[a.rank];
+        if let Some(act) = act {
+            r.acts.insert(act, a.bankgroup as u8);
+        }
         r.cas_bg[a.bankgroup].insert(cas, 0);
-        c.bus.insert(cas + lat, my_tag);
-        let first = first.unwrap_or(cas);
+        let lat = if q.write { tt.cwl } else { tt.cl };
+        c.bus.insert(cas + lat, a.bankgroup as u8 | if q.write { 0x80 } else { 0 });
         let data_end = cas + lat + tt.burst;
         c.stats.bus_busy += tt.burst;
-        b.next_cas = b.next_cas.max(cas);
+        let bank = &mut c.banks[bi];
         if q.write {
-            b.next_pre = b.next_pre.max(data_end + tt.wr);
             c.stats.writes += 1;
             c.stats.write_queue_sum += first.saturating_sub(q.arrival);
         } else {
-            b.next_pre = b.next_pre.max(cas + tt.rtp);
             c.stats.reads += 1;
             c.stats.read_queue_sum += first.saturating_sub(q.arrival);
             c.stats.read_latency_sum += data_end - q.arrival;
+            c.stats.reversed_reads += bank.placed_after_later_arrival(gap, q.arrival) as u64;
         }
-        b.next_act = b.next_act.max(b.next_pre); // a new ACT needs a PRE first, which needs next_pre
-        c.banks[bi] = b;
+        c.stats.own_precharges += bank.reserve(gap, a.row, act, pre_min, q.arrival) as u64;
+        let outcome = match gap.kind {
+            GapKind::Hit { .. } => RowOutcome::Hit,
+            GapKind::Miss { .. } => RowOutcome::Miss,
+            GapKind::Conflict { .. } => RowOutcome::Conflict,
+        };
         match outcome {
             RowOutcome::Hit => c.stats.row_hits += 1,
             RowOutcome::Miss => c.stats.row_misses += 1,
@@ -560,7 +596,7 @@ impl Dram {
 
     /// Would this request hit its bank's open row now?
     fn is_row_hit(&self, q: &Queued) -> bool {
-        self.channels[q.at.channel].banks[self.bank_index(&q.at)].open_row == q.at.row
+        self.channels[q.at.channel].banks[self.bank_index(&q.at)].open_row() == Some(q.at.row)
     }
 
     /// FR-FCFS over `pending` (sorted by arrival, all of one channel): repeatedly, when the data bus is about to
@@ -733,8 +769,9 @@ impl MemPort for Dram {
             out.add(
                 &p,
                 "precharges",
-                (s.row_conflicts + s.refresh_precharges) as f64,
-                "PRE commands (row conflicts, and precharge-all before refresh when a bank was open)",
+                (s.row_conflicts + s.refresh_precharges + s.own_precharges) as f64,
+                "PRE commands (row conflicts, precharge-all before refresh when a bank was open, and a row put \
+                 before a precharged bank's later ACT closing itself)",
             );
             out.add(
                 &p,
@@ -757,6 +794,12 @@ impl MemPort for Dram {
             out.add(&p, "refreshes", s.refreshes as f64, "refresh commands (all ranks)");
             out.add(&p, "write_drains", s.write_drains as f64, "times the write queue drained past its watermark");
             out.add(&p, "forwarded_reads", s.forwarded_reads as f64, "reads served from the write queue");
+            out.add(
+                &p,
+                "reversed_reads",
+                s.reversed_reads as f64,
+                "reads placed on their bank after a request that arrived later (no earlier gap on the bank took them)",
+            );
         }
         out.add(prefix, "read_bw", ratio(total_rd, secs), "read bandwidth of all channels, bytes/s");
         out.add(prefix, "write_bw", ratio(total_wr, secs), "write bandwidth of all channels, bytes/s");

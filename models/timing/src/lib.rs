@@ -91,6 +91,14 @@ impl MemReq {
 /// Writebacks of dirty lines are posted: `access` with `Write` to a memory returns when the write is accepted.
 pub trait MemPort {
     fn access(&mut self, req: &MemReq) -> Tick;
+    /// A core's software prefetch: performed as `access` does, returning instead the tick it leaves the core, when
+    /// its miss is sent (its L1 grants it an MSHR: later than `req.time` when every one is busy). A real core holds
+    /// the prefetch in its load buffer until a fill buffer takes it. A memory without MSHRs takes it at once.
+    #[inline]
+    fn prefetch(&mut self, req: &MemReq) -> Tick {
+        self.access(req);
+        req.time
+    }
     /// The core `requester` is about to issue a load of the instruction at `pc` (an IP-based prefetcher keys on it;
     /// nothing else needs it).
     #[inline]

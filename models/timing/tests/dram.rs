@@ -273,3 +273,90 @@ fn six_channels_stream_as_efficiently_as_eight() {
     assert!((eff6 - eff8).abs() < 0.01, "6 channels {eff6} vs 8 channels {eff8}");
     assert!((eff3 - eff8).abs() < 0.01, "3 channels {eff3} vs 8 channels {eff8}");
 }
+
+// ---- Serving a bank by arrival: requests come in call order, and an earlier arrival may take an earlier gap.
+
+/// Row `row` of bank 0, bank group 0 (column `col`).
+fn bank0(row: u64, col: u64) -> u64 {
+    row * ROW_STRIDE + col * 4 * 64
+}
+
+fn stat(d: &Dram, name: &str) -> f64 {
+    let mut s = StatSink::new();
+    d.stats("dram.", 10_000_000, &mut s);
+    s.get(&format!("dram.channel0.{name}")).unwrap()
+}
+
+#[test]
+fn an_earlier_read_takes_the_gap_before_a_later_dated_read_to_another_row_of_its_bank() {
+    let t = DDR4_2400;
+    let mut d = Dram::new(&dram_params()); // 15 ns of controller latency, half each way
+    let ctrl = 15_000;
+    d.access(&rd(bank0(0, 0), 0)); // opens row 0
+                                   // Dated 1 us ahead (a prefetch): PRE row 0, ACT row 1, RD.
+    let late_at = 1_000_000;
+    let late = d.access(&rd(bank0(1, 0), late_at));
+    assert_eq!(late, late_at + ctrl + (t.rp + t.rcd + t.cl) * TCK + BURST);
+    // Called after it but arrived at 200 ns, to a third row: PRE, ACT, RD in the gap, as if it came first.
+    let early_at = 200_000;
+    assert_eq!(d.access(&rd(bank0(2, 0), early_at)), early_at + ctrl + (t.rp + t.rcd + t.cl) * TCK + BURST);
+    assert_eq!(stat(&d, "row_conflicts"), 2.0);
+    assert_eq!(stat(&d, "reversed_reads"), 0.0);
+    // The later reservation is unchanged: row 1 is open from its ACT on, so a row hit dated with it follows its
+    // column command by tCCD_L.
+    assert_eq!(d.access(&rd(bank0(1, 1), late_at)), late + t.ccd_l * TCK);
+    assert_eq!(stat(&d, "row_hits"), 1.0);
+}
+
+#[test]
+fn an_earlier_read_goes_after_a_later_reservation_when_the_gap_is_too_short() {
+    let t = DDR4_2400;
+    let mut d = ddr4();
+    d.access(&rd(bank0(0, 0), 0)); // opens row 0 (ACT at 0)
+    let late_at = 230_000;
+    let late = d.access(&rd(bank0(1, 0), late_at)); // PRE at 230 ns
+    assert_eq!(late, late_at + (t.rp + t.rcd + t.cl) * TCK + BURST);
+    // At 200 ns a read to row 2 needs PRE, tRP, ACT and tRAS before row 1's PRE may follow: 200 + 14.2 + 32.5 ns
+    // passes 230 ns, so it goes after row 1's episode: PRE at row 1's ACT + tRAS, then tRP, tRCD, CL, burst.
+    let late_act = late_at + t.rp * TCK;
+    assert_eq!(d.access(&rd(bank0(2, 0), 200_000)), late_act + (t.ras + t.rp + t.rcd + t.cl) * TCK + BURST);
+    assert_eq!(stat(&d, "reversed_reads"), 1.0);
+}
+
+#[test]
+fn an_earlier_row_hit_slips_between_the_open_row_and_a_later_conflict() {
+    let t = DDR4_2400;
+    let mut d = ddr4();
+    d.access(&rd(bank0(0, 0), 0)); // opens row 0
+    let late_at = 1_000_000;
+    let late = d.access(&rd(bank0(1, 0), late_at)); // closes row 0 at 1 us, opens row 1
+                                                    // Row 0 is still open at 200 ns: a row hit, RD, CL, burst.
+    let hit_at = 200_000;
+    assert_eq!(d.access(&rd(bank0(0, 1), hit_at)), hit_at + t.cl * TCK + BURST);
+    assert_eq!(stat(&d, "row_hits"), 1.0);
+    assert_eq!(stat(&d, "row_conflicts"), 1.0);
+    // Row 1's reservation did not move: a hit to it dated with it follows its column command by tCCD_L.
+    assert_eq!(d.access(&rd(bank0(1, 1), late_at)), late + t.ccd_l * TCK);
+    // A read of row 0 too close to the PRE (its tRTP would pass it) goes after, and finds row 1 open: a conflict,
+    // its PRE tRAS after row 1's ACT.
+    let mut d = ddr4();
+    d.access(&rd(bank0(0, 0), 0));
+    d.access(&rd(bank0(1, 0), late_at));
+    let late_act = late_at + t.rp * TCK;
+    assert_eq!(d.access(&rd(bank0(0, 1), late_at - 1)), late_act + (t.ras + t.rp + t.rcd + t.cl) * TCK + BURST);
+    assert_eq!(stat(&d, "reversed_reads"), 1.0);
+}
+
+#[test]
+fn a_later_arrival_never_passes_an_earlier_one_on_its_bank() {
+    let t = DDR4_2400;
+    let mut d = ddr4();
+    d.access(&rd(bank0(0, 0), 0)); // opens row 0
+                                   // Row 1 arrives at 1 us; row 2 arrives after it, at 1.001 us, but is called later: it goes after row 1, in
+                                   // arrival order, even though the bank is idle long before 1 us.
+    let first = d.access(&rd(bank0(1, 0), 1_000_000));
+    let act1 = 1_000_000 + t.rp * TCK;
+    assert_eq!(first, act1 + (t.rcd + t.cl) * TCK + BURST);
+    assert_eq!(d.access(&rd(bank0(2, 0), 1_001_000)), act1 + (t.ras + t.rp + t.rcd + t.cl) * TCK + BURST);
+    assert_eq!(stat(&d, "reversed_reads"), 0.0);
+}

@@ -293,8 +293,17 @@ impl Core {
                 let (at, pa) = self.translate(side, inst.mem_addr, i, mem, tables);
                 let mut req = MemReq::new(pa, kind, self.id, self.clock.tick(at));
                 req.non_temporal = inst.non_temporal;
-                mem.access(&req); // holds an MSHR until its fill; nobody waits for it
-                (i, i + 1)
+                if kind == AccessKind::IFetch {
+                    mem.access(&req); // holds an MSHR until its fill; nobody waits for it
+                    (i, i + 1)
+                } else {
+                    // It holds an MSHR until its fill and nobody waits for its data, but with every L1D MSHR (fill
+                    // buffer) busy it waits in the load buffer until one is granted, as on a real core: a burst of
+                    // prefetches backs up the core instead of being sent dated ahead. (A free MSHR: done at issue + 1
+                    // as before, its translation included.)
+                    let sent = mem.prefetch(&req);
+                    (i, if sent > req.time { self.mem_cycles(sent).max(i + 1) } else { i + 1 })
+                }
             }
         };
         if issue > self.last_issue {

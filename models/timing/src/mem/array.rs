@@ -404,6 +404,13 @@ impl CacheArray {
         (best, free_at)
     }
 
+    /// The tick `mshr_acquire(t)` would send a miss at, without taking the MSHR: `t` if one is free, else when
+    /// the earliest busy one frees.
+    #[inline]
+    pub fn mshr_grant(&self, t: Tick) -> Tick {
+        self.mshr.iter().copied().min().map_or(t, |free| free.max(t))
+    }
+
     /// The miss held by MSHR `i` is filled at `fill`.
     #[inline]
     pub fn mshr_hold(&mut self, i: usize, fill: Tick) {

@@ -3,7 +3,7 @@
 
 use super::hierarchy::MemSystem;
 use super::Mode;
-use crate::{MemPort, MemReq, StatSink, Tick};
+use crate::{AccessKind, MemPort, MemReq, ReqClass, StatSink, Tick};
 
 impl<M: MemPort> MemPort for MemSystem<M> {
     /// An L1 hit is taken here, inline in the caller (`l1_hit`: the load, the store, the fetch, the page walker's
@@ -14,6 +14,23 @@ impl<M: MemPort> MemPort for MemSystem<M> {
             return done;
         }
         self.timed_walk(req)
+    }
+
+    /// The prefetch's miss is sent when its L1 grants it an MSHR: at once on a hit (or a merge with a miss in
+    /// flight), else `mshr_acquire`'s tick, which the access below takes at the same `req.time` with the MSHRs as
+    /// they are now.
+    #[inline]
+    fn prefetch(&mut self, req: &MemReq) -> Tick {
+        let mut sent = req.time;
+        if req.class == ReqClass::Core && !self.in_uncached_range(req.addr) {
+            let p = &self.cores[req.requester as usize];
+            let l1 = if req.kind == AccessKind::IFetch { &p.l1i } else { &p.l1d };
+            if l1.find(req.addr >> self.line_shift).is_none() {
+                sent = l1.mshr_grant(req.time);
+            }
+        }
+        self.access_mode(req, Mode::Timed);
+        sent
     }
 
     #[inline]
