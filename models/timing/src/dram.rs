@@ -798,7 +798,9 @@ impl MemPort for Dram {
                 &p,
                 "reversed_reads",
                 s.reversed_reads as f64,
-                "reads placed on their bank after a request that arrived later (no earlier gap on the bank took them)",
+                "reads their bank serves after a request that arrived later: one in an earlier row episode, in one \
+                 no longer kept (dropped or before a refresh), or the one that opened their row (a lower bound: \
+                 order within an episode is not tracked; in a batch, FR-FCFS's row-hit-first picks count too)",
             );
         }
         out.add(prefix, "read_bw", ratio(total_rd, secs), "read bandwidth of all channels, bytes/s");
