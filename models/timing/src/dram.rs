@@ -15,6 +15,8 @@
 //! served it; when it does not fit it goes after them and is counted (`reversed_reads`).
 
 mod bank_timeline;
+#[cfg(test)]
+mod command_check;
 
 use crate::{ratio, AccessKind, MemPort, MemReq, StatSink, Tick};
 use bank_timeline::{BankTimeline, Gap, GapKind, MAX_GAPS};
@@ -311,6 +313,9 @@ struct Channel {
     bus: Timeline,
     write_queue: Vec<Queued>,
     stats: ChannelStats,
+    /// Every command placed and every refresh, for the unit tests' checker only (`command_check`).
+    #[cfg(test)]
+    log: command_check::CommandLog,
 }
 
 /// One memory controller with its channels.
@@ -378,6 +383,8 @@ impl Dram {
             bus: Timeline::default(),
             write_queue: Vec::with_capacity(p.write_queue as usize),
             stats: ChannelStats::default(),
+            #[cfg(test)]
+            log: Default::default(),
         };
         let front = p.ctrl_latency / 2;
         Dram {
@@ -460,6 +467,8 @@ impl Dram {
             for b in banks.iter_mut() {
                 b.refreshed(end);
             }
+            #[cfg(test)]
+            c.log.refreshes.push((rank, start, end));
             c.ranks[rank].next_refresh = due + tt.refi;
             c.stats.refreshes += 1;
         }
@@ -580,7 +589,10 @@ impl Dram {
             c.stats.read_latency_sum += data_end - q.arrival;
             c.stats.reversed_reads += bank.placed_after_later_arrival(gap, q.arrival) as u64;
         }
-        c.stats.own_precharges += bank.reserve(gap, a.row, act, pre_min, q.arrival) as u64;
+        let own_pre = bank.reserve(gap, a.row, act, pre_min, q.arrival);
+        c.stats.own_precharges += own_pre as u64;
+        #[cfg(test)]
+        c.log.record(&a, bi, gap, act, cas, q.write, own_pre.then_some(pre_min));
         let outcome = match gap.kind {
             GapKind::Hit { .. } => RowOutcome::Hit,
             GapKind::Miss { .. } => RowOutcome::Miss,
@@ -798,7 +810,9 @@ impl MemPort for Dram {
                 &p,
                 "reversed_reads",
                 s.reversed_reads as f64,
-                "reads placed on their bank after a request that arrived later (no earlier gap on the bank took them)",
+                "reads their bank serves after a request that arrived later: one in an earlier row episode, in one \
+                 no longer kept (dropped or before a refresh), or the one that opened their row (a lower bound: \
+                 order within an episode is not tracked; in a batch, FR-FCFS's row-hit-first picks count too)",
             );
         }
         out.add(prefix, "read_bw", ratio(total_rd, secs), "read bandwidth of all channels, bytes/s");

@@ -351,12 +351,82 @@ fn an_earlier_row_hit_slips_between_the_open_row_and_a_later_conflict() {
 fn a_later_arrival_never_passes_an_earlier_one_on_its_bank() {
     let t = DDR4_2400;
     let mut d = ddr4();
-    d.access(&rd(bank0(0, 0), 0)); // opens row 0
-                                   // Row 1 arrives at 1 us; row 2 arrives after it, at 1.001 us, but is called later: it goes after row 1, in
-                                   // arrival order, even though the bank is idle long before 1 us.
+    // Row 0 is open from 0. Row 1 arrives at 1 us; row 2 arrives after it, at 1.001 us, but is called later: it
+    // goes after row 1, in arrival order, even though the bank is idle long before 1 us (the in-order path).
+    d.access(&rd(bank0(0, 0), 0));
     let first = d.access(&rd(bank0(1, 0), 1_000_000));
     let act1 = 1_000_000 + t.rp * TCK;
     assert_eq!(first, act1 + (t.rcd + t.cl) * TCK + BURST);
     assert_eq!(d.access(&rd(bank0(2, 0), 1_001_000)), act1 + (t.ras + t.rp + t.rcd + t.cl) * TCK + BURST);
     assert_eq!(stat(&d, "reversed_reads"), 0.0);
+
+    // The gap search's arrival rule: a request must not take a gap before an episode holding a request that
+    // arrived before it. Row 0 is open from 0; row 1's read arrives at 1 us (PRE at 1 us); a second read of row 1
+    // that arrived at 300 ns joins row 1's episode (a row hit after the first's column command, by tCCD_L:
+    // reversed, since row 1's opener arrived later). Row 3 arrives at 3 us. Then row 4 arrives at 500 ns: the gap
+    // between rows 0 and 1 is long enough for it, but the row-1 read that arrived at 300 ns, before it, is served
+    // in row 1's episode, so row 4 must go after that episode.
+    let mut d = ddr4();
+    d.access(&rd(bank0(0, 0), 0));
+    d.access(&rd(bank0(1, 0), 1_000_000));
+    let act1 = 1_000_000 + t.rp * TCK;
+    assert_eq!(d.access(&rd(bank0(1, 1), 300_000)), act1 + (t.rcd + t.ccd_l + t.cl) * TCK + BURST);
+    assert_eq!(stat(&d, "reversed_reads"), 1.0);
+    d.access(&rd(bank0(3, 0), 3_000_000));
+    // Row 4's PRE closes row 1 at its earliest (its ACT + tRAS, which is after the hit's tRTP), before row 3's
+    // PRE at 3 us. Taking the gap before row 1 instead would give 500 ns + (tRP + tRCD + CL) + burst.
+    assert!(t.ras > t.rcd + t.ccd_l + t.rtp);
+    let act4 = act1 + (t.ras + t.rp) * TCK;
+    assert_eq!(d.access(&rd(bank0(4, 0), 500_000)), act4 + (t.rcd + t.cl) * TCK + BURST);
+    assert_eq!(stat(&d, "reversed_reads"), 2.0); // after row 1's opener, which arrived at 1 us
+    assert_eq!(stat(&d, "row_conflicts"), 3.0);
+}
+
+fn wr(addr: u64, t: u64) -> MemReq {
+    MemReq::new(addr, AccessKind::Write, 0, t)
+}
+
+#[test]
+fn a_first_act_in_the_gap_before_a_precharged_banks_act_keeps_trp_before_it() {
+    let t = DDR4_2400;
+    // The bank is precharged until row 1's ACT at 1 us. A read of row 2 before it needs ACT, tRAS, then a PRE of
+    // its own tRP before row 1's ACT: it fits when it arrives (tRAS + tRP) before 1 us, and not a tick later.
+    let late_at = 1_000_000;
+    let fits_at = late_at - (t.ras + t.rp) * TCK;
+    let mut d = ddr4();
+    d.access(&rd(bank0(1, 0), late_at));
+    assert_eq!(d.access(&rd(bank0(2, 0), fits_at)), fits_at + (t.rcd + t.cl) * TCK + BURST);
+    // Its own PRE is the bank's one PRE; both ACTs found the bank precharged.
+    assert_eq!((stat(&d, "precharges"), stat(&d, "row_misses"), stat(&d, "reversed_reads")), (1.0, 2.0, 0.0));
+    // One tick later its PRE would fall inside tRP before row 1's ACT: it goes after row 1 (PRE at row 1's ACT +
+    // tRAS), a conflict.
+    let mut d = ddr4();
+    d.access(&rd(bank0(1, 0), late_at));
+    let after = late_at + (t.ras + t.rp + t.rcd + t.cl) * TCK + BURST;
+    assert_eq!(d.access(&rd(bank0(2, 0), fits_at + 1)), after);
+    assert_eq!((stat(&d, "row_misses"), stat(&d, "row_conflicts"), stat(&d, "reversed_reads")), (1.0, 1.0, 1.0));
+}
+
+#[test]
+fn a_write_in_an_earlier_gap_keeps_twr_before_the_next_pre() {
+    let t = DDR4_2400;
+    // Row 0 open from 0; row 1's read arrives at 1 us and closes it then. A posted write to row 0 that arrived
+    // earlier is a row hit before that PRE only if its data (CWL + burst) and tWR end by 1 us (tRTP, a read's
+    // margin, is shorter).
+    let late_at = 1_000_000;
+    let fits_at = late_at - (t.cwl + t.wr) * TCK - BURST;
+    let run = |write_at: u64| {
+        let mut d = ddr4();
+        d.access(&rd(bank0(0, 0), 0));
+        d.access(&rd(bank0(1, 0), late_at));
+        d.access(&wr(bank0(0, 1), write_at));
+        d.flush(0);
+        let q = stat(&d, "write_queue_latency_avg");
+        (stat(&d, "row_hits"), stat(&d, "row_conflicts"), q)
+    };
+    // At the margin: a row hit, its column command at its arrival.
+    assert_eq!(run(fits_at), (1.0, 1.0, 0.0));
+    // A tick later: it goes after row 1, a conflict, its PRE at row 1's ACT + tRAS.
+    let pre = late_at + (t.rp + t.ras) * TCK;
+    assert_eq!(run(fits_at + 1), (0.0, 2.0, (pre - fits_at - 1) as f64));
 }

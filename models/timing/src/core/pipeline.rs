@@ -300,7 +300,7 @@ impl Core {
                     // It holds an MSHR until its fill and nobody waits for its data, but with every L1D MSHR (fill
                     // buffer) busy it waits in the load buffer until one is granted, as on a real core: a burst of
                     // prefetches backs up the core instead of being sent dated ahead. (A free MSHR: done at issue + 1
-                    // as before, its translation included.)
+                    // as before, whatever its translation takes: that is not modelled.)
                     let sent = mem.prefetch(&req);
                     (i, if sent > req.time { self.mem_cycles(sent).max(i + 1) } else { i + 1 })
                 }

@@ -186,6 +186,8 @@ impl ReplacementPolicy {
     }
 
     /// The way to replace in `set`, among the ways set in `allowed`; `empty(w)` says whether way w is invalid.
+    /// Contract (DIP): the caller fills the chosen slot and `touch`es it before it asks for another victim; that
+    /// `touch` is taken as the insertion (LRU or BIP position). `CacheArray::insert_state` is the only caller.
     pub fn victim(&mut self, set: usize, allowed: u64, empty: impl Fn(usize) -> bool) -> usize {
         let base = set * self.assoc;
         // An invalid allowed way first. (LRU finds it in its own scan: an invalid way's stamp is 0.)
@@ -198,6 +200,7 @@ impl ReplacementPolicy {
         }
         match self.policy {
             Replacement::Dip => {
+                debug_assert_eq!(self.dip.pending, usize::MAX, "DIP: the previous victim was never touched (filled)");
                 // A miss in a leader set is a vote against its policy (the array asks for a victim only to fill).
                 match dip_set(set) {
                     DipSet::LruLeader => self.dip.selector = (self.dip.selector + 1).min(DIP_SELECTOR_MAX),

@@ -17,12 +17,13 @@ pub fn system(h: &CacheHierarchy) -> MemSystem<FixedLatency> {
     m
 }
 
-/// Everything an access (timed or warming) can change, as text: every private cache (tags, states, fill ticks, MSHRs, replacement,
-/// prefetchers and their counters), the LLC, the directory and every statistic.
+/// Everything an access (timed or warming) can change, as text: every private cache (tags, states, fill ticks,
+/// MSHRs, replacement, prefetchers and their counters), the LLC, the directory, the check mode's records (each
+/// line's version and the version each copy received) and every statistic.
 pub fn state(m: &MemSystem<FixedLatency>) -> String {
     let mut out = StatSink::new();
     m.stats("", 0, &mut out);
-    format!("{:?}\n{:?}\n{:?}\n{:?}", m.cores, m.llc, m.dir, out.entries)
+    format!("{:?}\n{:?}\n{:?}\n{:?}\n{:?}", m.cores, m.llc, m.dir, m.check, out.entries)
 }
 
 /// Small caches (hits, misses, evictions and upgrades all common), the L1D's and L2's prefetchers on or off.

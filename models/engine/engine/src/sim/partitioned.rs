@@ -107,9 +107,11 @@ impl Machine {
             if after == Some(StopReason::Exit) {
                 return Ok(StopReason::Exit);
             }
-            // The NICs and the client advance to the least time of the live harts (each at
-            // or past `end` now), once, whichever partition ran last (`take_turn` leaves them alone here). What they
-            // deliver is seen from the next window on. (The hart named is 0: this schedule resumes from its windows,
+            // The NICs and the client advance to the least time of the live harts, once, whichever partition ran
+            // last (`take_turn` leaves them alone here). Each live hart is at or past `end` now, except one whose
+            // system call waited: it stays at its call's time T < `end` (the wait takes no time), so the NICs step
+            // only to T and the next window has the same `end` and runs that hart on to it (one more window end,
+            // `window_end` hook and NIC step per such call). What they deliver is seen from the next window on. (The hart named is 0: this schedule resumes from its windows,
             // never from a hart's turn, so nothing reads it.)
             if self.net.is_some() {
                 if let Some(stop) = self.net_step(hook, total, 0)? {
@@ -128,8 +130,12 @@ impl Machine {
     /// counters, the allocators) would otherwise depend on which partitions had run their turns of the window when
     /// it was made, and a call whose `ecall` is parked would read its hart's time as `PARKED_PS`. Here every
     /// partition has run its turns and no instruction is parked: a dump shows each hart's time at the window's end
-    /// and every instruction of the window, parked or not, counts before a reset made in it. The hart's own time
-    /// does not move for the wait (an SE-mode call takes no simulated time); it takes no other turn in the window.
+    /// and every other hart's instructions of the window, parked or not, count before a reset made in it. The
+    /// calling hart's own time does not move for the wait (an SE-mode call takes no simulated time) and it takes no
+    /// other turn in the window: its instructions from its call's time T to the window's end run in the next
+    /// window, after the reset, while the reset's time base is the latest hart time (at or past the window's end).
+    /// So a reset (or dump) made in a window lands at the window's end: each hart's region of interest is skewed by
+    /// up to one window, and the caller's work in (T, end] counts in statistics whose time base excludes it.
     /// Some(Exit) when the calls ended the run, Some(Pause) when one asked for a pause.
     fn perform_waiting_ecalls<H: ExecHook>(&mut self, hook: &mut H, total: u64) -> SimResult<Option<StopReason>> {
         let (mut pause, mut last) = (false, None);
