@@ -4,11 +4,11 @@
 //! hold the same contents, states, replacement order, directory, prefetcher training and counters.
 
 use kvsim_timing::mem::{MemSystem, Mode};
-use kvsim_timing::{AccessKind, FixedLatency, MemPort, MemReq};
+use kvsim_timing::{FixedLatency, MemPort, MemReq};
 
 #[path = "common/two_cores.rs"]
 mod two_cores;
-use two_cores::{hierarchy, state, system, MMIO};
+use two_cores::{hierarchy, random_access, state, system, Access};
 
 fn same_state_after_random_timed_traffic(prefetch: bool, seed: u64) {
     let h = hierarchy(prefetch);
@@ -17,27 +17,8 @@ fn same_state_after_random_timed_traffic(prefetch: bool, seed: u64) {
     // Each core's time: steps of 0-20 ns, so many accesses find their line's fill still on its way (100 ns away).
     let mut now = [0u64; 2];
     for i in 0..30_000u64 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let core = (x & 1) as usize;
-        now[core] += (x >> 56) % 21 * 1_000;
-        let kind = match (x >> 8) % 10 {
-            0..=4 => AccessKind::Read,
-            5..=7 => AccessKind::Write,
-            8 => AccessKind::IFetch,
-            _ => AccessKind::Prefetch,
-        };
-        // Half to 8 hot lines, the rest to 96 (both cores share them); now and then a device register.
-        let lines = if (x >> 20) & 1 == 0 { 8 } else { 96 };
-        let addr = if (x >> 16).is_multiple_of(50) {
-            MMIO.0 + (x >> 24) % 64 * 8
-        } else {
-            (x >> 24) % lines * 64 + (x >> 40) % 8
-        };
-        let non_temporal = (x >> 48).is_multiple_of(8);
-        // The IP-stride prefetcher keys on the PC of the load (a few PCs).
-        let pc = 0x1000 + (x >> 52) % 4 * 4;
+        let Access { core, kind, addr, non_temporal, pc, step } = random_access(&mut x);
+        now[core] += step;
         fast.set_pc(core as u16, pc);
         walk.set_pc(core as u16, pc);
         let req = MemReq { non_temporal, ..MemReq::new(addr, kind, core as u16, now[core]) };

@@ -6,37 +6,18 @@ use kvsim_params::Prefetcher;
 use kvsim_timing::mem::Mode;
 use kvsim_timing::synth::{cache_params, core_params, dram_params, hierarchy_params, load, store};
 use kvsim_timing::system::TimingSystem;
-use kvsim_timing::{AccessKind, MemPort, MemReq, StatSink};
+use kvsim_timing::{MemPort, MemReq, StatSink};
 
 #[path = "common/two_cores.rs"]
 mod two_cores;
-use two_cores::{hierarchy, state, system, MMIO};
+use two_cores::{hierarchy, random_access, state, system, Access};
 
 fn same_state_after_random_warming(prefetch: bool, seed: u64) {
     let h = hierarchy(prefetch);
     let (mut fast, mut walk) = (system(&h), system(&h));
     let mut x = seed | 1;
     for i in 0..30_000u64 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let core = (x & 1) as usize;
-        let kind = match (x >> 8) % 10 {
-            0..=4 => AccessKind::Read,
-            5..=7 => AccessKind::Write,
-            8 => AccessKind::IFetch,
-            _ => AccessKind::Prefetch,
-        };
-        // Half to 8 hot lines, the rest to 96 (both cores share them); now and then a device register.
-        let lines = if (x >> 20) & 1 == 0 { 8 } else { 96 };
-        let addr = if (x >> 16).is_multiple_of(50) {
-            MMIO.0 + (x >> 24) % 64 * 8
-        } else {
-            (x >> 24) % lines * 64 + (x >> 40) % 8
-        };
-        let non_temporal = (x >> 48).is_multiple_of(8);
-        // The IP-stride prefetcher keys on the PC of the load (a few PCs).
-        let pc = 0x1000 + (x >> 52) % 4 * 4;
+        let Access { core, kind, addr, non_temporal, pc, .. } = random_access(&mut x);
         fast.set_pc(core as u16, pc);
         walk.set_pc(core as u16, pc);
         fast.warm_access(core, addr, kind, non_temporal);

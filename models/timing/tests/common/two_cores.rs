@@ -4,7 +4,7 @@
 use kvsim_params::{Cache, CacheHierarchy, Prefetcher};
 use kvsim_timing::mem::MemSystem;
 use kvsim_timing::synth::{cache_params, hierarchy_params};
-use kvsim_timing::{FixedLatency, MemPort, StatSink};
+use kvsim_timing::{AccessKind, FixedLatency, MemPort, StatSink};
 
 /// Device registers (uncached) of both systems.
 pub const MMIO: (u64, u64) = (0x10_0000, 0x10_1000);
@@ -39,4 +39,43 @@ pub fn hierarchy(prefetch: bool) -> CacheHierarchy {
         h.l2.prefetch = Prefetcher { streamer: true, adjacent_line: true, ..Prefetcher::default() };
     }
     h
+}
+
+/// One access of the random traffic both tests replay on two systems.
+pub struct Access {
+    pub core: usize,
+    pub kind: AccessKind,
+    pub addr: u64,
+    pub non_temporal: bool,
+    /// The IP-stride prefetcher keys on the PC of the load (a few PCs).
+    pub pc: u64,
+    /// How far the core's clock moves before it (timed traffic: warming has no clock): 0-20 ns.
+    #[allow(dead_code)]
+    pub step: u64,
+}
+
+/// The next access of a xorshift stream `x`: reads, writes, fetches and software prefetches, half to 8 hot lines and
+/// the rest to 96 (both cores share them), now and then a device register.
+pub fn random_access(x: &mut u64) -> Access {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    let x = *x;
+    let kind = match (x >> 8) % 10 {
+        0..=4 => AccessKind::Read,
+        5..=7 => AccessKind::Write,
+        8 => AccessKind::IFetch,
+        _ => AccessKind::Prefetch,
+    };
+    let lines = if (x >> 20) & 1 == 0 { 8 } else { 96 };
+    let addr =
+        if (x >> 16).is_multiple_of(50) { MMIO.0 + (x >> 24) % 64 * 8 } else { (x >> 24) % lines * 64 + (x >> 40) % 8 };
+    Access {
+        core: (x & 1) as usize,
+        kind,
+        addr,
+        non_temporal: (x >> 48).is_multiple_of(8),
+        pc: 0x1000 + (x >> 52) % 4 * 4,
+        step: (x >> 56) % 21 * 1_000,
+    }
 }
