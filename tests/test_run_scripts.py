@@ -64,6 +64,10 @@ def test_a_machine_path_is_a_folders_name_not_a_pattern(command, named):
     ("results/figures/llc_192Mi_s23/run.sh", ["ST", "OUT"], ["--store ST --outdir OUT", "--sweep llc-60c-192Mi "]),
     ("results/figures/llc_192Mi_s23/compact_driver/run.sh", [],
      ["--store results/sweeps --outdir results/figures-llc-192Mi-compact", "--only caches.llc.size=15728640"]),
+    ("results/figures/key_points.sh", ["llc", "llc-60c-192Mi-key", "ST", "OUT"],
+     ["--study llc --sweep llc-60c-192Mi-key --jobs 1 --no-progress --store ST --outdir OUT"]),
+    ("results/figures/key_points.sh", ["batching", "batching-60c-192Mi-key", "ST", "OUT", "."],
+     ["--study batching --sweep batching-60c-192Mi-key --checkpoint . --jobs 1 --no-progress --store ST"]),
 ])
 def test_a_study_run_script_runs_from_a_clone_with_its_folders_as_arguments(tmp_path, monkeypatch, script, args,
                                                                            wanted):
