@@ -51,6 +51,22 @@ def test_the_llc_study_at_the_papers_conditions_runs_its_design_point_and_neighb
     assert studies.takes_conditions(llc) and studies.takes_conditions(studies.get("dvfs"))
 
 
+def test_the_llc_study_at_the_papers_data_set_shares_the_other_studies_load():
+    """Session 27: at 192 Mi items the study's 8-items-a-bucket index dropped ~826 items a partition (ServerEvicts)
+    and made a data set of its own; there it takes the config's sized index, so its default driver's points restore
+    the load the core-weight and batching studies' points restore; its own data sets keep the study's rule."""
+    from drivers.studies import core_weight
+
+    paper = common.Conditions()
+    sweep, compact = llc.sweeps(conditions=paper)
+    other = core_weight.sweeps(conditions=paper)[0].resolve()[0]
+    assert {p.data_set for p in sweep.resolve()} == {other.data_set}
+    assert compact.resolve()[0].data_set != other.data_set           # the compact driver's arguments differ
+    assert not any(a.startswith("buckets=") and a != "buckets=2097152" for a in sweep.resolve()[0].system().workload.argv)
+    small = llc.sweeps(conditions=common.Conditions(items=1 << 22))[0].resolve()[0].system().workload.argv
+    assert "buckets=16384" in small
+
+
 def test_the_llc_study_runs_the_compact_driver_beside_the_servers_dpdk_footprint():
     sweep, compact = llc.sweeps(conditions=common.Conditions(items=1 << 22))
     assert (sweep.name, compact.name) == ("llc-60c-4Mi-key", "llc-60c-4Mi-key-compact-driver")
