@@ -221,10 +221,7 @@ impl TimingSystem {
     /// loop over them with the core's pipeline inlined in it (no call per instruction).
     #[inline]
     pub fn on_insts(&mut self, hart: usize, infos: &[InstInfo]) {
-        let core = &mut self.cores[hart];
-        for info in infos {
-            core.step_over(info, &mut self.mem, &mut crate::tlb_guest::Untranslated);
-        }
+        self.cores[hart].step_block(infos, &mut self.mem);
     }
 
     /// `on_inst` in FS mode: the core translates over the guest's page tables (`tlb_guest`).

@@ -580,3 +580,25 @@ fn idle_poll_cycles_count_the_cycles_of_the_polls_that_found_no_frame() {
     let after = poll(&mut m, 400, true);
     assert_eq!(m.core.stats.idle_poll_cycles, after);
 }
+
+/// `Core::step_block` (the engine's loop over a block's records: SE mode's `on_insts`) times a block as `step` does
+/// each of its instructions, on a plain core (the target's shape: out of order, no scheduler or rename bound, no
+/// decode paths) and on cores that are not plain (in order; a bounded scheduler), whose pipeline copies differ.
+#[test]
+fn step_block_times_a_block_as_step_does_each_instruction() {
+    let in_order = CoreParams { model: kvsim_params::CoreModel::Inorder, ..core_params() };
+    let bounded = CoreParams { scheduler_entries: 16, int_rename_registers: 48, ..core_params() };
+    let stream: Vec<InstInfo> = MixedStream::new(60_000, 5).collect();
+    for p in [core_params(), in_order, bounded] {
+        let (mut one, mut block) = (rig(&p), rig(&p));
+        run(&mut one, stream.iter().copied());
+        for b in stream.chunks(7) {
+            block.core.step_block(b, &mut block.mem);
+        }
+        assert_eq!((one.core.cycles(), one.stats()), (block.core.cycles(), block.stats()), "{:?}", p.model);
+    }
+}
+
+fn rig(p: &CoreParams) -> CoreRig {
+    CoreRig::new(p, &hierarchy_params(), &dram_params())
+}

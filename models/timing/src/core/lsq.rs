@@ -55,7 +55,9 @@ impl Core {
     /// L1D, then reads it there (Intel's optimization manual, "Store Forwarding": Sandy Bridge and its successors
     /// forward only to a load fully contained in one store; a blocked load waits for the store to be written to
     /// the cache).
-    #[inline]
+    /// Inlined into the pipeline's load copy (issue 24): it was a call a load, whose frame (the registers it saved
+    /// and restored) cost about 19 host instructions of the target's 208 a load.
+    #[inline(always)]
     pub(super) fn load<M: MemPort + ?Sized, T: PageTables>(
         &mut self,
         inst: &InstInfo,

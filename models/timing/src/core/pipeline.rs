@@ -77,6 +77,22 @@ impl Core {
         }
     }
 
+    /// Time a block's executed instructions in order (SE mode), as `step` does each: the core's shape (`plain`) is
+    /// decided once for the block rather than once an instruction (the test and its branch were 3 of the target's
+    /// host instructions a guest instruction).
+    #[inline(always)]
+    pub fn step_block<M: MemPort + ?Sized>(&mut self, infos: &[InstInfo], mem: &mut M) {
+        if self.plain {
+            for inst in infos {
+                self.step_shape::<M, Untranslated, true>(inst, mem, &mut Untranslated);
+            }
+        } else {
+            for inst in infos {
+                self.step_shape::<M, Untranslated, false>(inst, mem, &mut Untranslated);
+            }
+        }
+    }
+
     /// `step_over` on a core that is plain (`PLAIN`, `Core::plain`) or not.
     #[inline(always)]
     fn step_shape<M: MemPort + ?Sized, T: PageTables, const PLAIN: bool>(

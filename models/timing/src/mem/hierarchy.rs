@@ -328,6 +328,13 @@ impl<M: MemPort> MemSystem<M> {
 
     #[inline(never)]
     pub(super) fn core_walk_demand(&mut self, req: &MemReq, mode: Mode) -> Tick {
+        self.core_walk_l1(req, mode, None)
+    }
+
+    /// `core_walk_demand`; on an L1 miss, before it is fetched, `grant` (if given) takes the tick its L1's MSHRs
+    /// would send it at (`CacheArray::mshr_grant` at the request's time: `sw_prefetch`).
+    #[inline(always)]
+    pub(super) fn core_walk_l1(&mut self, req: &MemReq, mode: Mode, grant: Option<&mut Tick>) -> Tick {
         let CoreAccess { timed, line, t, core, ifetch, write, origin } = self.core_access(req, mode);
         let l1 = self.l1(core, ifetch);
         l1.stats.count_access(origin);
@@ -356,6 +363,9 @@ impl<M: MemPort> MemSystem<M> {
                 return done;
             }
             return self.l1_upgrade(core, line, done, mode);
+        }
+        if let Some(g) = grant {
+            *g = l1.mshr_grant(t);
         }
         self.l1_miss(req, mode, lat)
     }

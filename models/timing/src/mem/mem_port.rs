@@ -2,7 +2,7 @@
 //! question the core's store ordering asks, the requester's PC and fences in flight for the prefetchers, the page walker's reads marked, and the statistics.
 
 use super::hierarchy::MemSystem;
-use super::Mode;
+use super::{Mode, Origin};
 use crate::{AccessKind, MemPort, MemReq, ReqClass, StatSink, Tick};
 
 impl<M: MemPort> MemPort for MemSystem<M> {
@@ -18,9 +18,12 @@ impl<M: MemPort> MemPort for MemSystem<M> {
 
     /// The prefetch's miss is sent when its L1 grants it an MSHR: at once on a hit (or a merge with a miss in
     /// flight), else `mshr_acquire`'s tick, which the access below takes at the same `req.time` with the MSHRs as
-    /// they are now.
+    /// they are now. A core's data prefetch (the pipeline's) asks its walk for both (`sw_prefetch`: one L1 lookup).
     #[inline]
     fn prefetch(&mut self, req: &MemReq) -> Tick {
+        if req.class == ReqClass::Core && req.kind == AccessKind::Prefetch && !self.in_uncached_range(req.addr) {
+            return self.sw_prefetch(req);
+        }
         let mut sent = req.time;
         if req.class == ReqClass::Core && !self.in_uncached_range(req.addr) {
             let p = &self.cores[req.requester as usize];
@@ -75,5 +78,16 @@ impl<M: MemPort> MemSystem<M> {
     #[inline(never)]
     fn timed_walk(&mut self, req: &MemReq) -> Tick {
         self.access_mode(req, Mode::Timed)
+    }
+
+    /// A core's software prefetch (`AccessKind::Prefetch`, cached): its walk, as `core_walk` sends it
+    /// (`core_walk_demand`), and the tick its miss is sent, when its L1 grants it an MSHR (`req.time` on a hit).
+    /// The walk's one lookup answers both (the grant had a lookup of its own before the walk).
+    #[inline(never)]
+    fn sw_prefetch(&mut self, req: &MemReq) -> Tick {
+        self.origin = Origin::SwPrefetch;
+        let mut sent = req.time;
+        self.core_walk_l1(req, Mode::Timed, Some(&mut sent));
+        sent
     }
 }
