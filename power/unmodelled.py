@@ -182,14 +182,21 @@ def _other_parts(r) -> list[tuple[str, float]]:
 
 def _cores_scaled(r, model, vdd, mhz, uncore_vdd: float | None = None, temperature_K: float | None = None) -> float:
     """The die's runtime power with every core at ``vdd`` and its counted work scaled to ``mhz`` (busy cores), the
-    uncore at ``uncore_vdd`` (default: the node's nominal supply)."""
+    uncore at ``uncore_vdd`` (default: the node's nominal supply).
+
+    Only the counted events' energy scales with the clock ratio: ``evaluate`` already prices each structure's
+    clocking (``clock_W``) at ``mhz``, so scaling it again counted the ratio twice. No structure is capped at its
+    peak: the peak is McPAT's thermal-design access rate, not a maximum, and ``evaluate`` prices the run's counts
+    without that cap as McPAT does (f7aaf40); the cap left here (75efc0f, from before f7aaf40) cut the turbo figure
+    of every core structure whose counted power exceeds its peak (session 27, issue 23)."""
     base_mhz = np.asarray(r.core_MHz, dtype=float)
     e = model.evaluate(core_vdd=vdd, core_MHz=mhz, uncore_vdd=uncore_vdd, temperature_K=temperature_K)
     s = e.structures
     core = np.array([x.domain == "core" for x in model.structs])
     scale = float(np.mean(np.asarray(mhz, dtype=float) / base_mhz))
     dyn = s.runtime_dynamic_W.to_numpy()
-    dyn = np.where(core, np.minimum(dyn * scale, s.peak_dynamic_W.to_numpy()), dyn)
+    clock = s.clock_W.to_numpy()
+    dyn = np.where(core, clock + (dyn - clock) * scale, dyn)
     on = s.on_die.to_numpy()
     return float((dyn + s.leakage_W.to_numpy())[on].sum())
 
