@@ -314,3 +314,23 @@ def test_turbo_scales_counted_power_above_a_structure_s_peak_uncapped(xeon_resul
     assert r.structures.runtime_dynamic_W.iloc[k] > 2.9 * peak
     expected = _turbo_level(r, 3000.0 / 2700.0) - unmodelled._die_W(r)
     assert _part(unmodelled.parts(r), "all-core turbo").watts == pytest.approx(expected, rel=1e-9)
+
+
+def test_thermal_headroom_is_where_the_turbo_bin_loses_its_steady_junction(xeon_result):
+    """The watts before the loop that the all-core turbo bin takes before it has no steady junction (session 27: the
+    24-core Xeon row sat 1.88 W a socket below its fold): just below the headroom the 3.0 GHz bin holds, just above
+    it the bin drops."""
+    head, total = unmodelled.thermal_headroom(xeon_result, tol_W=0.01)
+    assert head > 1.0
+    below = unmodelled.parts(xeon_result, probe_W=head - 0.02)
+    above = unmodelled.parts(xeon_result, probe_W=head + 0.02)
+    assert "3000 MHz" in _part(below, "all-core turbo").name
+    assert not any(p.name.startswith("all-core turbo 3000") for p in above)
+    assert total == pytest.approx(sum(p.watts for p in unmodelled.parts(xeon_result, probe_W=head) if p.in_total))
+    probe = _part(below, "probe")
+    assert probe.watts == pytest.approx(head - 0.02) and probe.in_total
+
+
+def test_no_thermal_headroom_without_a_thermal_profile(xeon_result, monkeypatch):
+    monkeypatch.setattr(unmodelled, "THERMAL_PROFILE", {})
+    assert unmodelled.thermal_headroom(xeon_result) is None
