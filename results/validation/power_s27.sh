@@ -1,8 +1,8 @@
 #!/bin/bash
 # Issue 23, session 27 (power-s27): the Xeon's 24-core CPU power (-14% against the published 255 W) decomposed against
 # McPAT 1.3. The 24-core point at 16 Mi items (REDUCED; loaded in the run, no checkpoint), then the pricing, McPAT on
-# each socket's XML export, the component table and the thermal fold. As run in session 27 (commit 28cd9aa's tree
-# for the analysis; the run itself started on 30406ac's engine, which 28cd9aa does not change):
+# each socket's XML export, the component table and the thermal fold. As run in session 27 (the component table on 28cd9aa's tree,
+# the fold on deed36e; the run itself on 30406ac's engine, which neither changes):
 #   bash results/validation/power_s27.sh /tmp/power-s27 ../shared/tools/mcpat/mcpat
 set -e
 cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
