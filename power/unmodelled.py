@@ -182,14 +182,21 @@ def _other_parts(r) -> list[tuple[str, float]]:
 
 def _cores_scaled(r, model, vdd, mhz, uncore_vdd: float | None = None, temperature_K: float | None = None) -> float:
     """The die's runtime power with every core at ``vdd`` and its counted work scaled to ``mhz`` (busy cores), the
-    uncore at ``uncore_vdd`` (default: the node's nominal supply)."""
+    uncore at ``uncore_vdd`` (default: the node's nominal supply).
+
+    Only the counted events' energy scales with the clock ratio: ``evaluate`` already prices each structure's
+    clocking (``clock_W``) at ``mhz``, so scaling it again counted the ratio twice. No structure is capped at its
+    peak: the peak is McPAT's thermal-design access rate, not a maximum, and ``evaluate`` prices the run's counts
+    without that cap as McPAT does (f7aaf40); the cap left here (75efc0f, from before f7aaf40) cut the turbo figure
+    of every core structure whose counted power exceeds its peak (session 27, issue 23)."""
     base_mhz = np.asarray(r.core_MHz, dtype=float)
     e = model.evaluate(core_vdd=vdd, core_MHz=mhz, uncore_vdd=uncore_vdd, temperature_K=temperature_K)
     s = e.structures
     core = np.array([x.domain == "core" for x in model.structs])
     scale = float(np.mean(np.asarray(mhz, dtype=float) / base_mhz))
     dyn = s.runtime_dynamic_W.to_numpy()
-    dyn = np.where(core, np.minimum(dyn * scale, s.peak_dynamic_W.to_numpy()), dyn)
+    clock = s.clock_W.to_numpy()
+    dyn = np.where(core, clock + (dyn - clock) * scale, dyn)
     on = s.on_die.to_numpy()
     return float((dyn + s.leakage_W.to_numpy())[on].sum())
 
@@ -216,7 +223,7 @@ class Junction:
     power_W: float    # the socket's power there
 
 
-def parts(result, vdd: float | None = None) -> list[Part]:
+def parts(result, vdd: float | None = None, probe_W: float = 0.0) -> list[Part]:
     """The missing parts of one priced socket (``power.price_run`` of a one-socket run), each in watts over the
     previous figure, starting from the model's die runtime power; parts beside the total have ``in_total`` False.
     ``vdd``: the operating supply of the cores and the uncore (default: the node's V-f law at the cores' clock;
@@ -228,14 +235,14 @@ def parts(result, vdd: float | None = None) -> list[Part]:
     part = p.part or p.name
     turbo = ALL_CORE_TURBO_MHZ.get(part)
     if not turbo or not THERMAL_PROFILE.get(part):
-        return _parts_at(result, turbo, None, vdd)
+        return _parts_at(result, turbo, None, vdd, probe_W=probe_W)
     base = float(np.max(result.core_MHz))
     bins = [turbo - k * TURBO_BIN_MHZ for k in range(max(0, int(round((turbo - base) / TURBO_BIN_MHZ))) + 1)]
     failed: list[str] = []
     for mhz in bins:
         try:
             at = mhz if mhz > base or len(bins) == 1 else None        # the last bin: the run's own clocks
-            return _parts_at(result, at, (turbo, failed) if failed else None, vdd)
+            return _parts_at(result, at, (turbo, failed) if failed else None, vdd, probe_W=probe_W)
         except ThermalRunaway as e:
             failed.append(f"{mhz:.0f} MHz: {e}")
     raise ThermalRunaway(f"{part}: no turbo bin down to the base clock ({base:.0f} MHz) has a steady junction; "
@@ -252,6 +259,39 @@ def demand(result, vdd: float | None = None) -> list[Part]:
     return _parts_at(result, ALL_CORE_TURBO_MHZ.get(p.part or p.name), None, vdd, at_max=True)
 
 
+def thermal_headroom(result, vdd: float | None = None, tol_W: float = 0.01) -> tuple[float, float] | None:
+    """How far the socket sits below its thermal fold at the bin ``parts`` prices: the watts that, added before the
+    clock share and the thermal loop (where the DDR I/O enters), leave that bin still with a steady junction, to
+    ``tol_W``, and the socket's total (``parts``, in the total) there. Past it Turbo Boost's limits lower the bin
+    and the socket's figure falls. None for a part with no thermal profile. Session 27 (issue 23): the 24-core
+    Xeon row sat 1.87 W a socket below its fold at 3.0 GHz, which bounds it at ~250 W against the measured 255 W."""
+    p = result.model.platform
+    if not THERMAL_PROFILE.get(p.part or p.name):
+        return None
+
+    def bin_and_total(extra: float) -> tuple[str, float] | None:
+        try:
+            ps = parts(result, vdd, probe_W=extra)
+        except ThermalRunaway:
+            return None
+        turbo = [q.name.split(" at ")[0] for q in ps if q.name.startswith(("all-core turbo", "no turbo"))]
+        return (turbo[0] if turbo else "base"), sum(q.watts for q in ps if q.in_total)
+
+    start = bin_and_total(0.0)
+    if start is None:
+        return None
+    lo, hi = 0.0, 1.0
+    while (now := bin_and_total(hi)) is not None and now[0] == start[0]:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e4:
+            raise ValueError("no thermal fold found below 10 kW")
+    while hi - lo > tol_W:
+        mid = 0.5 * (lo + hi)
+        now = bin_and_total(mid)
+        lo, hi = (mid, hi) if now is not None and now[0] == start[0] else (lo, mid)
+    return lo, bin_and_total(lo)[1]
+
+
 def package_limit_W(platform) -> float | None:
     """The package power the thermal profile removes at its maximum temperature (the TDP on the 1U profile)."""
     profile = THERMAL_PROFILE.get(platform.part or platform.name)
@@ -259,7 +299,7 @@ def package_limit_W(platform) -> float | None:
 
 
 def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | None, vdd: float | None = None,
-              at_max: bool = False) -> list[Part]:
+              at_max: bool = False, probe_W: float = 0.0) -> list[Part]:
     """``parts`` with every core at ``turbo`` MHz (None: the run's clocks) and the rails at ``vdd``; ``limited`` (the
     all-core turbo bin and why the bins above were refused) names a bin lowered by the package's limits;
     ``at_max``: the junction at the thermal profile's maximum instead of solved (``demand``)."""
@@ -309,6 +349,10 @@ def _parts_at(result, turbo: float | None, limited: tuple[float, list[str]] | No
     out.append(Part("the processor's DDR I/O (drivers and termination) at the run's memory traffic", io,
                     "the DRAM's I/O energy per bit (DramDevice.io_pj_per_bit), assumed symmetric", True))
     level += io
+    if probe_W:
+        out.append(Part("probe: watts added before the clock share and the thermal loop", probe_W,
+                        "thermal_headroom's probe, not a part of the socket", False))
+        level += probe_W
     clock = level * CLOCK_SHARE / (1.0 - CLOCK_SHARE)
     out.append(Part(f"global clock distribution ({100 * CLOCK_SHARE:.0f}% of the chip)", clock,
                     "Montecito, ISSCC 2005: < 25 W of 104 W (share assumed to carry over)", True))

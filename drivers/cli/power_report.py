@@ -130,6 +130,13 @@ def run_report(console: Console, run_dir: str) -> None:
     console.print(f"CPUs, model + the parts above: {total:.1f} W against the measured {measured:.1f} W "
                   f"({100 * (total / measured - 1):+.1f}%); throughput {mrps:.1f} against "
                   f"{MEASURED_MRPS_PER_SOCKET * n:.2f} M requests/s")
+    if not runaway:
+        heads = [unmodelled.thermal_headroom(s) for s in sockets]
+        if all(h is not None for h in heads):
+            console.print("thermal headroom: " + "; ".join(
+                f"socket {k} {h[0]:.2f} W before the loop to its fold ({h[1]:.1f} W there)"
+                for k, h in enumerate(heads)) + f"; the sockets at their folds: {sum(h[1] for h in heads):.1f} W "
+                "(past it the turbo bin has no steady junction and drops: the model's bound at this bin)")
     # the parts beside the total overlap (McPAT's shortfall covers some of the tiles' area) or are sensitivities:
     # each is shown alone with the total, through the regulators, never summed
     for i, name in enumerate(names):

@@ -1,5 +1,6 @@
 """The parts a McPAT-class model leaves out of a measured socket (power.unmodelled): each sized from its cause."""
 
+import dataclasses
 import math
 import warnings
 
@@ -7,6 +8,7 @@ import pytest
 
 import power
 from power import links, mcpat_xml, platforms, unmodelled
+from power.model import Model
 
 
 @pytest.fixture(scope="module")
@@ -270,3 +272,65 @@ def test_the_run_report_shows_a_runaway_socket_s_demand_and_names_the_runaway(xe
     assert "junction held at the profile's maximum" in text and "package limit: the thermal profile removes 130.0 W" in text
     assert "sensitivity (a report, not the model)" in text and "1.000" in text and "the node's V-f law" in text
     assert "held at the package limit W" in text
+
+
+def _turbo_level(result, turbo_counted):
+    """The die's power at the all-core turbo bin (3.0 GHz at the node's V-f law), each core structure's counted
+    events' power (runtime less clocking) taken ``turbo_counted`` times, everything else as evaluated there."""
+    from power.dvfs import vf_curve
+    m = result.model
+    v = vf_curve(m.tech).voltage(3000.0)
+    s = m.evaluate(core_vdd=v, core_MHz=3000.0).structures
+    core = [x.domain == "core" for x in m.structs]
+    dyn = [c + (r - c) * turbo_counted if k else r for k, r, c in zip(core, s.runtime_dynamic_W, s.clock_W)]
+    return sum(d + leak for d, leak, on in zip(dyn, s.leakage_W, s.on_die) if on)
+
+
+def test_turbo_prices_the_clocking_once_at_the_turbo_clock(xeon_result):
+    """With no counted events (the XML's zero counts) the turbo part is the die evaluated at the turbo bin less the
+    die at the base clock, exactly: its clocking is already at 3.0 GHz in the evaluation. Until session 27 it was
+    scaled by the clock ratio again (3.0 / 2.7), counting the ratio twice (+0.13 W a socket here)."""
+    parts = unmodelled.parts(xeon_result)
+    assert sum(xeon_result.structures.clock_W) > 0
+    expected = _turbo_level(xeon_result, 0.0) - unmodelled._die_W(xeon_result)
+    assert _part(parts, "all-core turbo").watts == pytest.approx(expected, rel=1e-9)
+
+
+def test_turbo_scales_counted_power_above_a_structure_s_peak_uncapped(xeon_result):
+    """A core structure whose counted power is above its peak (McPAT's thermal-design access rate, not a maximum:
+    power.model prices counts uncapped, as McPAT does) keeps it at turbo, scaled by the clock ratio. Until session
+    27 the turbo part capped every core structure at its peak there, left from before the cap was taken out of the
+    model's own pricing (f7aaf40); on the 24-core Xeon run it cut the CPUs' figure (issue 23)."""
+    m = xeon_result.model
+    k = next(i for i, x in enumerate(m.structs) if x.path == "core.ifu.icache")
+    peak = float(xeon_result.structures.peak_dynamic_W.iloc[k])
+    structs = list(m.structs)
+    v = float(xeon_result.core_vdd[0])
+    # counted events worth 3x the structure's peak over the interval, on every core
+    joules_per_core = 3.0 * peak * m.activity.seconds / m.platform.cores
+    structs[k] = dataclasses.replace(structs[k], runtime_c=[joules_per_core / v ** 2] * m.platform.cores)
+    model = Model(m.platform, m.activity, m.tech, structs)
+    r = model.evaluate(core_vdd=xeon_result.core_vdd, core_MHz=xeon_result.core_MHz)
+    assert r.structures.runtime_dynamic_W.iloc[k] > 2.9 * peak
+    expected = _turbo_level(r, 3000.0 / 2700.0) - unmodelled._die_W(r)
+    assert _part(unmodelled.parts(r), "all-core turbo").watts == pytest.approx(expected, rel=1e-9)
+
+
+def test_thermal_headroom_is_where_the_turbo_bin_loses_its_steady_junction(xeon_result):
+    """The watts before the loop that the all-core turbo bin takes before it has no steady junction (session 27: the
+    24-core Xeon row sat 1.88 W a socket below its fold): just below the headroom the 3.0 GHz bin holds, just above
+    it the bin drops."""
+    head, total = unmodelled.thermal_headroom(xeon_result, tol_W=0.01)
+    assert head > 1.0
+    below = unmodelled.parts(xeon_result, probe_W=head - 0.02)
+    above = unmodelled.parts(xeon_result, probe_W=head + 0.02)
+    assert "3000 MHz" in _part(below, "all-core turbo").name
+    assert not any(p.name.startswith("all-core turbo 3000") for p in above)
+    assert total == pytest.approx(sum(p.watts for p in unmodelled.parts(xeon_result, probe_W=head) if p.in_total))
+    probe = _part(below, "probe")
+    assert probe.watts == pytest.approx(head - 0.02) and probe.in_total
+
+
+def test_no_thermal_headroom_without_a_thermal_profile(xeon_result, monkeypatch):
+    monkeypatch.setattr(unmodelled, "THERMAL_PROFILE", {})
+    assert unmodelled.thermal_headroom(xeon_result) is None
