@@ -21,8 +21,12 @@ sampling.rs, measured in results/speed/sampling_table_s18.md): one rate from the
 noise set a core's speed for the whole stretch, and one rate for both classes let a core's idling speed up its work.
 SMARTS's figures (1,000 measured and 2,000 warming instructions per sample) are the per-hart defaults; the period is
 assumed (20,000 per hart: 556 windows in the kvmix test's 11 M instructions on one core, 21 in a 20,000-request
-target-socket run of 23 M instructions on 60 cores). The first window starts after a random share of the first
-period drawn from System.seed, so a run is deterministic given its seed and different seeds draw different samples.
+target-socket run of 23 M instructions on 60 cores). The first window starts after a whole period timed in full
+detail and a random share of the next drawn from System.seed, so a run is deterministic given its seed and different
+seeds draw different samples. The whole period: the detailed phase starts cold (the fast-forward before it warms the
+caches, not the branch predictors; the pipeline and queues start empty), a transient that warming never leaves
+behind; a window in it lent its rate to the clock of the stretches after it (engine sampling.rs `first_timed`;
+results/speed/s27_sampling/README.md: a placement whose first windows measured it ran its clock 13% slow).
 
 A sampled run's statistics say so (`sampling.enabled`); the cores', caches', TLBs' and directory's counters cover
 the detailed windows only (the warming in between is put back), and `sampling.cpi`, `sampling.cpi_ci`,

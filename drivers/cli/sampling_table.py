@@ -236,7 +236,10 @@ HEADER = ("| configuration | study | " + " | ".join(f"{h} full / sampled [interv
           "instructions sampled / full | idle-poll instructions per request full / sampled |\n|" + "---|" * (2 + len(METRICS) + 4))
 
 
-IDLE = "client.insts_per_request_idle"   # the server's polls that found no frame, per request
+# The server's polls that found no frame, per request: a diagnosis column, without an interval. It is a small residual
+# of the closed loop (about 3% of the cores' time at tests/test_sampling.py's 4-core point), so noisy in the full run
+# itself: 30.7 to 47.1 across six client seeds there, while the throughput varied 0.9% (results/speed/s27_sampling).
+IDLE = "client.insts_per_request_idle"
 
 
 def row(name: str, full: dict, sampled: dict, cpu: tuple[float, float]) -> tuple[str, dict[str, str]]:
