@@ -1,11 +1,8 @@
 //! A unit-test checker of the DRAM commands `Dram` places (review s26 D3): random traffic, called out of its arrival
 //! order through the public `MemPort` interface, and every command checked against the bank rules (row state,
-//! tRCD, tRP, tRAS, tRTP, tWR, refresh), the rank's ACT spacing (tRRD_S/L, tFAW) and tCCD_L. The log is compiled
-//! only into the unit tests (`#[cfg(test)]`), never into the model's hot path.
-//!
-//! The data bus's read/write turnarounds (tWTR, read-to-write) are NOT checked: the bus timeline's floor can lose
-//! tWTR_L by 2 nCK (review s26 D1, a known defect older than this session, left unfixed so the statistics stay as
-//! measured). Only that bursts do not overlap is checked on the bus.
+//! tRCD, tRP, tRAS, tRTP, tWR, refresh), the rank's ACT spacing (tRRD_S/L, tFAW), tCCD_L and the data bus (bursts
+//! apart, tWTR_S/L and read-to-write between every pair, review s26 D1). The log is compiled only into the unit
+//! tests (`#[cfg(test)]`), never into the model's hot path.
 
 use super::bank_timeline::{Gap, GapKind};
 use super::{DramAddr, Ticks};
@@ -153,20 +150,45 @@ impl CommandLog {
                 }
             }
         }
-        // The data bus: bursts do not overlap (turnarounds not checked: D1, see the module comment).
-        let mut bursts: Vec<Tick> = cmds
+        // The data bus, every pair of column commands close enough to matter (not only neighbours: a turnaround
+        // binds a write and a read with other bursts between them, JEDEC JESD79-4 tWTR_S/L and read-to-write):
+        // - bursts do not overlap (tCCD_S is one BL8 burst);
+        // - write then read: the read command tWTR after the end of the write's data, tWTR_L when both are in one
+        //   bank group of one rank, else tWTR_S (the model applies tWTR_S across ranks, stricter than JEDEC's
+        //   rank-to-rank turnaround);
+        // - read then write: the write command RL + BL/2 + 2 nCK - WL after the read's (`rd_to_wr`).
+        let mut cols: Vec<(Tick, Tick, bool, usize, usize)> = cmds
             .iter()
-            .map(|c| match c.1 {
-                Kind::Read => c.0 + tt.cl,
-                Kind::Write => c.0 + tt.cwl,
-                _ => Tick::MAX,
+            .filter(|c| matches!(c.1, Kind::Read | Kind::Write))
+            .map(|c| {
+                let write = c.1 == Kind::Write;
+                (c.0 + if write { tt.cwl } else { tt.cl }, c.0, write, c.3, c.4)
             })
-            .filter(|&t| t != Tick::MAX)
             .collect();
-        bursts.sort();
-        for w in bursts.windows(2) {
-            if w[1] < w[0] + tt.burst {
-                bad.push(format!("bus: bursts at {} and {} overlap", w[0], w[1]));
+        cols.sort();
+        for (i, &(data_b, cmd_b, wb, rank_b, bg_b)) in cols.iter().enumerate() {
+            for &(data_a, cmd_a, wa, rank_a, bg_a) in cols[..i].iter().rev() {
+                if data_a + tt.bus_gap_max <= data_b {
+                    break; // sorted by data tick: every earlier burst is further away still
+                }
+                if data_b < data_a + tt.burst {
+                    bad.push(format!("bus: bursts at {data_a} and {data_b} overlap"));
+                }
+                match (wa, wb) {
+                    (true, false) => {
+                        let wtr = if (rank_a, bg_a) == (rank_b, bg_b) { tt.wtr_l } else { tt.wtr_s };
+                        if cmd_b < data_a + tt.burst + wtr {
+                            bad.push(format!(
+                                "bus: read at {cmd_b} breaks tWTR ({wtr}) after the write data ending {}",
+                                data_a + tt.burst
+                            ));
+                        }
+                    }
+                    (false, true) if cmd_b < cmd_a + tt.rd_to_wr => {
+                        bad.push(format!("bus: write at {cmd_b} breaks read-to-write after the read at {cmd_a}"));
+                    }
+                    _ => {}
+                }
             }
         }
         bad
