@@ -239,6 +239,32 @@ mod tests {
         (c.log.violations(&d.t), c.log.cmds.len() as u64, c.stats.own_precharges)
     }
 
+    /// Review s26 D4: the column search alternates tCCD_L and the data bus until they agree; it used to stop after 64
+    /// rounds and return a column command the last fit had not checked. A pathological pair of timelines (built
+    /// directly: `Timeline::insert` keeps 48 commands, with which the search needs at most 50 rounds, so the cap
+    /// could not bind in the model) where every round advances one 12 nCK period: bursts of bank group 1 at 12k nCK
+    /// leave a 4 nCK data window each, and a column command of bank group 0 5 nCK into each window's column
+    /// ticks pushes the request past it (tCCD_L 6 nCK), into the next burst.
+    #[test]
+    fn the_column_search_runs_until_the_bus_and_tccd_l_agree() {
+        use super::super::{column_slot, Ticks, Timeline, DDR4_2400};
+        let tt = Ticks::new(&DDR4_2400);
+        let nck = DDR4_2400.t_ck;
+        let (cl, base, periods) = (DDR4_2400.cl, 1000, 100u64);
+        assert_eq!((tt.burst, tt.ccd_l), (4 * nck, 6 * nck), "the pattern is drawn for DDR4's BL8 and tCCD_L");
+        let bus = Timeline { items: (0..periods).map(|k| ((base + 12 * k) * nck, 1u8)).collect(), floor: None };
+        let cas_bg =
+            Timeline { items: (0..periods).map(|k| ((base + 12 * k + 4 + 5 - cl) * nck, 0u8)).collect(), floor: None };
+        let (cas, rounds) = column_slot::<true>(&cas_bg, &bus, &tt, 0, false, (base + 4 - cl) * nck);
+        // After the last period: the last column command + tCCD_L, its data clear of the last burst.
+        assert_eq!(cas, (base + 12 * (periods - 1) + 4 + 5 - cl) * nck + tt.ccd_l);
+        assert!(rounds > 64 && rounds <= bus.items.len() + 2, "{rounds} rounds");
+        // The answer keeps both timelines.
+        assert_eq!(cas_bg.fit::<true>(cas, 0, tt.ccd_l, |_, _| tt.ccd_l), cas);
+        let data = cas + tt.cl;
+        assert_eq!(bus.fit::<true>(data, 0, tt.bus_gap_max, |x, y| super::super::bus_gap(&tt, x, y)), data);
+    }
+
     #[test]
     fn random_out_of_order_traffic_keeps_every_bank_rank_and_bank_group_rule() {
         // Own PREs exist only where a request went before a precharged bank's later ACT: out of order.
