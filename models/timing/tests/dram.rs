@@ -495,3 +495,33 @@ fn a_drained_write_does_not_block_a_read_that_arrived_before_the_drain() {
     // it (FR-FCFS takes the first posted when neither is a row hit).
     assert_eq!(stat(&d, "write_queue_latency_avg"), (10_000_000 + t.rrd_s * TCK) as f64 / 2.0);
 }
+
+/// A line of bank group `bg`, bank `bank`, row `row` (the default map).
+fn line_at(bg: u64, bank: u64, row: u64) -> u64 {
+    (bg + 4 * 128 * (bank + 4 * row)) * 64
+}
+
+#[test]
+fn a_reversed_read_is_counted_by_why_its_earlier_gap_was_refused() {
+    // Bank 0 of group 0 holds a later-arriving read (row 1, ACT at `late_at`); a read of row 2 that arrived at
+    // 500 ns, called last, has the precharged gap before it on its bank. `others` reads to the other 15 banks,
+    // arriving at `busy_at`, fill the rank's ACT timeline (tRRD, tFAW) from there. The early read's ACT cannot go
+    // inside that dense stretch, which passes `late_at`, so it goes after the late read: reversed either way.
+    let run = |others: u64, busy_at: u64, late_at: u64| {
+        let mut d = ddr4();
+        d.access(&rd(line_at(0, 0, 1), late_at));
+        for k in 0..others {
+            let bank = 1 + k % 15;
+            d.access(&rd(line_at(bank % 4, bank / 4, 10 + k / 15), busy_at));
+        }
+        d.access(&rd(line_at(0, 0, 2), 500_000));
+        ["reversed_reads", "reversed_short", "reversed_history", "reversed_other"].map(|s| stat(&d, s))
+    };
+    // 30 ACTs from 450 ns: the rank's timeline keeps every one, and they refuse the gap (the channel busy).
+    assert_eq!(run(30, 450_000, 600_000), [1.0, 0.0, 0.0, 1.0]);
+    // 60 ACTs from 1 us: the timeline drops the first 13; its floor (the last dropped, at ~1.05 us) pushes the ACT
+    // past the late read's, though nothing kept stands at 500 ns: history no longer kept.
+    assert_eq!(run(60, 1_000_000, 1_100_000), [1.0, 0.0, 1.0, 0.0]);
+    // Without the busy stretch the gap takes it: not reversed.
+    assert_eq!(run(0, 1_000_000, 1_100_000), [0.0; 4]);
+}
