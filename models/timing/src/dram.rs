@@ -21,8 +21,8 @@ mod reversal;
 
 use crate::{ratio, AccessKind, MemPort, MemReq, StatSink, Tick};
 use bank_timeline::{BankTimeline, Gap, GapKind, MAX_GAPS};
-use reversal::Reversal;
 use kvsim_params::{DramPreset, MemoryController, DRAM_PRESETS, DRAM_PRESET_DDR3_1600, DRAM_PRESET_DDR4_2400};
+use reversal::Reversal;
 
 /// JEDEC timings of one speed grade. Cycle counts are in nCK (DRAM clocks); `t_rfc`/`t_refi` in ps.
 #[derive(Debug, Clone, Copy, PartialEq)]
