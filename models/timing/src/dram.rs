@@ -882,9 +882,9 @@ impl MemPort for Dram {
                 &p,
                 "reversed_reads",
                 s.reversed_reads as f64,
-                "reads their bank serves after a request that arrived later: one in an earlier row episode, in one \
-                 no longer kept (dropped or before a refresh), or the one that opened their row (a lower bound: \
-                 order within an episode is not tracked; in a batch, FR-FCFS's row-hit-first picks count too)",
+                "reads their bank serves after a request that arrived later: one in an earlier row episode or one no \
+                 longer kept, a refresh that fell due after they arrived, or the one that opened their row (a lower \
+                 bound: order within an episode is not tracked; in a batch, FR-FCFS's row-hit-first picks count too)",
             );
             out.add(
                 &p,
