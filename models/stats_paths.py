@@ -246,8 +246,9 @@ _ALL = [
         "the socket's memory (DDR channels or a 3D stack)", parent="socket"),
     StatGroup("channel", "system.socket{socket}.mem.channel{channel}", (
         "activates", "bus_utilization", "forwarded_reads", "precharges", "read_bw", "read_bytes", "read_latency_avg",
-        "read_queue_latency_avg", "reads", "refreshes", "reversed_reads", "row_conflicts", "row_hit_rate", "row_hits",
-        "row_misses", "write_bw", "write_bytes", "write_drains", "write_queue_latency_avg", "writes"), "one DDR channel",
+        "read_queue_latency_avg", "reads", "refreshes", "reversed_history", "reversed_other", "reversed_reads",
+        "reversed_short", "row_conflicts", "row_hit_rate", "row_hits", "row_misses", "write_bw", "write_bytes",
+        "write_drains", "write_queue_latency_avg", "writes"), "one DDR channel",
         parent="memory"),
     StatGroup("stack_port", "system.socket{socket}.mem.port{port}", ("reads", "writes"),
               "one port of a 3D-stacked DRAM", parent="memory"),

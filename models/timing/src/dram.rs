@@ -17,10 +17,12 @@
 mod bank_timeline;
 #[cfg(test)]
 mod command_check;
+mod reversal;
 
 use crate::{ratio, AccessKind, MemPort, MemReq, StatSink, Tick};
 use bank_timeline::{BankTimeline, Gap, GapKind, MAX_GAPS};
 use kvsim_params::{DramPreset, MemoryController, DRAM_PRESETS, DRAM_PRESET_DDR3_1600, DRAM_PRESET_DDR4_2400};
+use reversal::Reversal;
 
 /// JEDEC timings of one speed grade. Cycle counts are in nCK (DRAM clocks); `t_rfc`/`t_refi` in ps.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -179,11 +181,16 @@ const TIMELINE_LEN: usize = 48;
 impl Timeline {
     /// The earliest tick >= `t` at which a command tagged `tag` keeps `gap(earlier_tag, later_tag)` ticks from
     /// every neighbour (measured start to start). `max_gap` bounds every gap: items that end their spacing by
-    /// `t` cannot matter, so the scan starts after them.
+    /// `t` cannot matter, so the scan starts after them. `FLOOR` false ignores the history no longer kept (only the
+    /// reversed reads' diagnosis asks that).
     #[inline]
-    fn fit(&self, mut t: Tick, tag: u8, max_gap: Tick, gap: impl Fn(u8, u8) -> Tick) -> Tick {
-        if let Some((x, xt)) = self.floor {
-            t = t.max(x + gap(xt, tag));
+    fn fit<const FLOOR: bool>(&self, mut t: Tick, tag: u8, max_gap: Tick, gap: impl Fn(u8, u8) -> Tick) -> Tick {
+        if let (true, Some((x, _))) = (FLOOR, self.floor) {
+            // Every dropped command is at or before the floor, but the spacing from one of them may exceed the
+            // floor's own (the data bus: a write, then a read of another bank group, then a read of the write's
+            // group needs tWTR_L from the write, 2 nCK more than the two steps' tWTR_S + burst). So keep the
+            // largest spacing from the floor, which keeps every one (review s26 D1).
+            t = t.max(x + max_gap);
         }
         // Items are sorted; one pass moves t past every conflict (a later item can only push t further).
         let first = self.items.partition_point(|&(x, _)| x + max_gap <= t);
@@ -210,9 +217,9 @@ impl Timeline {
 
     /// tFAW: would an ACT at `t` make five ACTs within `faw`? If so, the first tick after `t` worth trying.
     #[inline]
-    fn faw_violation(&self, t: Tick, faw: Tick) -> Option<Tick> {
+    fn faw_violation<const FLOOR: bool>(&self, t: Tick, faw: Tick) -> Option<Tick> {
         let lo = t.saturating_sub(faw - 1);
-        if let Some((x, _)) = self.floor {
+        if let (true, Some((x, _))) = (FLOOR, self.floor) {
             if x >= lo {
                 return Some(x + faw); // too close to history we no longer keep: be conservative
             }
@@ -254,6 +261,54 @@ impl Timeline {
     }
 }
 
+/// The data bus spacing from a burst tagged `x` to a later one tagged `y` (tags: bank group | 0x80 for a write),
+/// first data tick to first data tick.
+#[inline]
+fn bus_gap(tt: &Ticks, x: u8, y: u8) -> Tick {
+    let (xw, yw) = (x & 0x80 != 0, y & 0x80 != 0);
+    tt.burst.max(tt.ccd_s)
+        + match (xw, yw) {
+            // End of write data, tWTR, then the read's CL before its data.
+            (true, false) => (if x & 0x7f == y & 0x7f { tt.wtr_l } else { tt.wtr_s }) + tt.cl,
+            // Read to write: RL + BL/2 + 2 - WL between commands = 2 nCK of bus turnaround.
+            (false, true) => tt.rd_to_wr + tt.cwl - tt.cl - tt.burst,
+            _ => 0,
+        }
+}
+
+/// The earliest column command >= `cas` of bank group `bg` that keeps tCCD_L in its group (`cas_bg`) and finds a
+/// data bus slot keeping the turnarounds with the neighbouring bursts (`bus`; tCCD_S is implied: a BL8 burst lasts
+/// tCCD_S). Returns it and the rounds taken.
+///
+/// It alternates the two fits until the bus slot matches the column command. It always ends (review s26 D4): a
+/// round that does not end moved the bus fit past a burst (or the floor) that keeps the slot from then on, since
+/// every tick only grows, so there are at most `bus.items.len() + 2` rounds (50 for 48 kept bursts). The former
+/// cap of 64 rounds, which would have returned a column command the bus fit had not checked, could therefore never
+/// bind; the loop now has no cap, only that bound asserted.
+#[inline]
+fn column_slot<const FLOOR: bool>(
+    cas_bg: &Timeline,
+    bus: &Timeline,
+    tt: &Ticks,
+    bg: u8,
+    write: bool,
+    mut cas: Tick,
+) -> (Tick, usize) {
+    let lat = if write { tt.cwl } else { tt.cl };
+    let tag = bg | if write { 0x80 } else { 0 };
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        debug_assert!(rounds <= bus.items.len() + 2, "the column search passed its bound");
+        cas = cas_bg.fit::<FLOOR>(cas, 0, tt.ccd_l, |_, _| tt.ccd_l);
+        let data = bus.fit::<FLOOR>(cas + lat, tag, tt.bus_gap_max, |x, y| bus_gap(tt, x, y));
+        if data == cas + lat {
+            return (cas, rounds);
+        }
+        cas = data - lat;
+    }
+}
+
 /// Where a line lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DramAddr {
@@ -280,7 +335,12 @@ struct Queued {
     id: usize,
     line: u64,
     at: DramAddr,
+    /// When the controller may serve it, the order its bank serves requests by: a read's arrival; a posted
+    /// write's is the drain that sends it (review s26 D3: its posting time would put it before reads that arrived
+    /// before the drain, which a controller serves first).
     arrival: Tick,
+    /// When it reached the controller (for the queueing statistics).
+    posted: Tick,
     write: bool,
 }
 
@@ -303,6 +363,10 @@ struct ChannelStats {
     own_precharges: u64,
     /// Reads placed after a request of a later arrival on their bank (no earlier gap took them).
     reversed_reads: u64,
+    /// Of them, by cause ([`Reversal`]): no earlier gap on the bank; history no longer kept; the channel busy.
+    reversed_short: u64,
+    reversed_history: u64,
+    reversed_other: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -465,7 +529,7 @@ impl Dram {
             c.stats.refresh_precharges += any_open as u64;
             let end = start + tt.rfc;
             for b in banks.iter_mut() {
-                b.refreshed(end);
+                b.refresh(due, start, end, tt.rp);
             }
             #[cfg(test)]
             c.log.refreshes.push((rank, start, end));
@@ -487,33 +551,51 @@ impl Dram {
         if c.banks[bi].only_after(q.arrival, t) {
             // In arrival order (the common case): after every reservation, which always takes it.
             let gap = c.banks[bi].last_gap(a.row, t, &tt);
-            let (first, act, cas) = Self::place(c, &tt, &a, q.write, &gap);
+            let (first, act, cas) = Self::place::<true>(c, &tt, &a, q.write, &gap);
             let pre_min = act.map_or(0, |x| x + tt.ras).max(cas + after_cas);
-            return Self::reserve(c, &tt, q, bi, &gap, first, act, cas, pre_min);
+            let why = Self::reversed(c, &tt, q, bi, &gap, &[]);
+            return Self::reserve(c, &tt, q, bi, &gap, first, act, cas, pre_min, why);
         }
         let mut gaps = [Gap { pos: 0, kind: GapKind::Hit { cas: 0 }, pre_limit: 0 }; MAX_GAPS];
         let n = c.banks[bi].gaps(a.row, q.arrival, t, after_cas, &tt, &mut gaps);
         for (i, gap) in gaps[..n].iter().enumerate() {
-            let (first, act, cas) = Self::place(c, &tt, &a, q.write, gap);
+            let (first, act, cas) = Self::place::<true>(c, &tt, &a, q.write, gap);
             let pre_min = act.map_or(0, |x| x + tt.ras).max(cas + after_cas);
             if pre_min > gap.pre_limit {
                 debug_assert!(i + 1 < n, "the last gap has no limit");
                 continue;
             }
-            return Self::reserve(c, &tt, q, bi, gap, first, act, cas, pre_min);
+            let why = Self::reversed(c, &tt, q, bi, gap, &gaps[..i]);
+            return Self::reserve(c, &tt, q, bi, gap, first, act, cas, pre_min, why);
         }
         unreachable!("the last gap always takes the request")
     }
 
+    /// For a read placed in `gap` after a request that arrived later on its bank, why (`refused`: the earlier
+    /// gaps its bank offered); None for a write or a read in arrival order.
+    #[inline]
+    fn reversed(c: &Channel, tt: &Ticks, q: &Queued, bi: usize, gap: &Gap, refused: &[Gap]) -> Option<Reversal> {
+        let bank = &c.banks[bi];
+        (!q.write && bank.placed_after_later_arrival(gap, q.arrival))
+            .then(|| Self::reversal(c, tt, &q.at, bank, gap, q.arrival, refused))
+    }
+
     /// Where `gap` puts a request's commands, given the rank's ACT spacing, tCCD_L and the data bus: (first command,
-    /// ACT if any, column command). Nothing is reserved.
-    fn place(c: &Channel, tt: &Ticks, a: &DramAddr, write: bool, gap: &Gap) -> (Tick, Option<Tick>, Tick) {
+    /// ACT if any, column command). Nothing is reserved. `FLOOR` false ignores the commands the rank's and the
+    /// bus's timelines no longer keep (the reversed reads' diagnosis only).
+    fn place<const FLOOR: bool>(
+        c: &Channel,
+        tt: &Ticks,
+        a: &DramAddr,
+        write: bool,
+        gap: &Gap,
+    ) -> (Tick, Option<Tick>, Tick) {
         let bg = a.bankgroup as u8;
         let r = &c.ranks[a.rank];
         // tRRD_S/L from every neighbouring ACT of the rank, and tFAW.
         let fit_act = |mut act: Tick| loop {
-            act = r.acts.fit(act, bg, tt.rrd_s.max(tt.rrd_l), |x, y| if x == y { tt.rrd_l } else { tt.rrd_s });
-            match r.acts.faw_violation(act, tt.faw) {
+            act = r.acts.fit::<FLOOR>(act, bg, tt.rrd_s.max(tt.rrd_l), |x, y| if x == y { tt.rrd_l } else { tt.rrd_s });
+            match r.acts.faw_violation::<FLOOR>(act, tt.faw) {
                 Some(next) => act = next,
                 None => break act,
             }
@@ -529,30 +611,7 @@ impl Dram {
                 (Some(pre), Some(act), act + tt.rcd)
             }
         };
-        // The column command: tCCD_L within its bank group, and a free slot on the data bus that keeps the
-        // read/write turnarounds with the neighbouring bursts (tCCD_S is implied: a BL8 burst lasts tCCD_S).
-        let lat = if write { tt.cwl } else { tt.cl };
-        let my_tag = bg | if write { 0x80 } else { 0 };
-        let bus_gap = |x: u8, y: u8| -> Tick {
-            let (xw, yw) = (x & 0x80 != 0, y & 0x80 != 0);
-            tt.burst.max(tt.ccd_s)
-                + match (xw, yw) {
-                    // End of write data, tWTR, then the read's CL before its data.
-                    (true, false) => (if x & 0x7f == y & 0x7f { tt.wtr_l } else { tt.wtr_s }) + tt.cl,
-                    // Read to write: RL + BL/2 + 2 - WL between commands = 2 nCK of bus turnaround.
-                    (false, true) => tt.rd_to_wr + tt.cwl - tt.cl - tt.burst,
-                    _ => 0,
-                }
-        };
-        let mut cas = cas_earliest;
-        for _ in 0..64 {
-            cas = r.cas_bg[a.bankgroup].fit(cas, 0, tt.ccd_l, |_, _| tt.ccd_l);
-            let data = c.bus.fit(cas + lat, my_tag, tt.bus_gap_max, bus_gap);
-            if data == cas + lat {
-                break;
-            }
-            cas = data - lat;
-        }
+        let (cas, _) = column_slot::<FLOOR>(&r.cas_bg[a.bankgroup], &c.bus, tt, bg, write, cas_earliest);
         (first.unwrap_or(cas), act, cas)
     }
 
@@ -568,6 +627,7 @@ impl Dram {
         act: Option<Tick>,
         cas: Tick,
         pre_min: Tick,
+        reversed: Option<Reversal>,
     ) -> (Tick, Tick, RowOutcome) {
         let a = q.at;
         let r = &mut c.ranks[a.rank];
@@ -582,12 +642,19 @@ impl Dram {
         let bank = &mut c.banks[bi];
         if q.write {
             c.stats.writes += 1;
-            c.stats.write_queue_sum += first.saturating_sub(q.arrival);
+            c.stats.write_queue_sum += first.saturating_sub(q.posted);
         } else {
             c.stats.reads += 1;
             c.stats.read_queue_sum += first.saturating_sub(q.arrival);
             c.stats.read_latency_sum += data_end - q.arrival;
-            c.stats.reversed_reads += bank.placed_after_later_arrival(gap, q.arrival) as u64;
+            if let Some(why) = reversed {
+                c.stats.reversed_reads += 1;
+                *match why {
+                    Reversal::Short => &mut c.stats.reversed_short,
+                    Reversal::History => &mut c.stats.reversed_history,
+                    Reversal::Other => &mut c.stats.reversed_other,
+                } += 1;
+            }
         }
         let own_pre = bank.reserve(gap, a.row, act, pre_min, q.arrival);
         c.stats.own_precharges += own_pre as u64;
@@ -656,6 +723,7 @@ impl Dram {
                     line: addr >> self.line_shift,
                     at: self.decode(addr),
                     arrival,
+                    posted: arrival,
                     write,
                 })
                 .filter(|q| q.at.channel == ch)
@@ -678,6 +746,10 @@ impl Dram {
         }
         let mut pending: Vec<Queued> = wq;
         let rest = pending.split_off(n);
+        // The drained writes are served from the drain on: their banks order them as arriving then.
+        for q in &mut pending {
+            q.arrival = q.arrival.max(now);
+        }
         self.channels[ch].stats.write_drains += 1;
         self.fr_fcfs(pending, now);
         let c = &mut self.channels[ch];
@@ -722,7 +794,7 @@ impl MemPort for Dram {
         let arrival = req.time + self.front;
         let at = self.decode(req.addr);
         let line = req.addr >> self.line_shift;
-        let q = Queued { id: 0, line, at, arrival, write: req.kind == AccessKind::Write };
+        let q = Queued { id: 0, line, at, arrival, posted: arrival, write: req.kind == AccessKind::Write };
         if q.write {
             let c = &mut self.channels[at.channel];
             if !c.write_queue.iter().any(|w| w.line == line) {
@@ -810,9 +882,30 @@ impl MemPort for Dram {
                 &p,
                 "reversed_reads",
                 s.reversed_reads as f64,
-                "reads their bank serves after a request that arrived later: one in an earlier row episode, in one \
-                 no longer kept (dropped or before a refresh), or the one that opened their row (a lower bound: \
-                 order within an episode is not tracked; in a batch, FR-FCFS's row-hit-first picks count too)",
+                "reads their bank serves after a request that arrived later: one in an earlier row episode or one no \
+                 longer kept, a refresh that fell due after they arrived, or the one that opened their row (a lower \
+                 bound: order within an episode is not tracked; in a batch, FR-FCFS's row-hit-first picks count too)",
+            );
+            out.add(
+                &p,
+                "reversed_short",
+                s.reversed_short as f64,
+                "reversed reads (diagnostic) whose bank offered no earlier gap: each too short for the read's \
+                 commands, before its arrival, or before a request that arrived before it",
+            );
+            out.add(
+                &p,
+                "reversed_history",
+                s.reversed_history as f64,
+                "reversed reads (diagnostic) that follow only requests the bank no longer keeps, or whose earlier gap \
+                 only commands the rank's or bus's timelines no longer keep refused",
+            );
+            out.add(
+                &p,
+                "reversed_other",
+                s.reversed_other as f64,
+                "reversed reads (diagnostic) whose earlier gaps the rank's ACT spacing, tCCD_L or the data bus refused \
+                 with commands still kept",
             );
         }
         out.add(prefix, "read_bw", ratio(total_rd, secs), "read bandwidth of all channels, bytes/s");

@@ -430,3 +430,98 @@ fn a_write_in_an_earlier_gap_keeps_twr_before_the_next_pre() {
     let pre = late_at + (t.rp + t.ras) * TCK;
     assert_eq!(run(fits_at + 1), (0.0, 2.0, (pre - fits_at - 1) as f64));
 }
+
+#[test]
+fn a_read_that_arrived_before_a_refresh_fell_due_is_served_before_it_when_it_fits() {
+    // Review s26 D2. A read dated after tREFI (a prefetch dated ahead) triggers the refresh due at tREFI: the
+    // bank is blocked from tREFI to tREFI + tRFC. A read of the same bank that arrived earlier, called after,
+    // fits before the refresh when its row can close tRP before it starts: ACT at its arrival, tRAS, its own PRE,
+    // tRP. Before the fix the refresh wiped the bank's timeline and every such read waited for its end.
+    let t = DDR4_2400;
+    let refi = t.t_refi;
+    let fits_at = refi - (t.ras + t.rp) * TCK;
+    let run = |early_at: u64| {
+        let mut d = ddr4();
+        let late = d.access(&rd(bank0(1, 0), refi + 1));
+        assert_eq!(late, refi + t.t_rfc + (t.rcd + t.cl) * TCK + BURST); // after the refresh, a miss
+        let early = d.access(&rd(bank0(2, 0), early_at));
+        (early, stat(&d, "precharges"), stat(&d, "reversed_reads"))
+    };
+    assert_eq!(run(fits_at), (fits_at + (t.rcd + t.cl) * TCK + BURST, 1.0, 0.0));
+    // A tick later its PRE would fall inside tRP before the refresh: it goes after the refresh and the later read's
+    // episode (a conflict: PRE at that ACT + tRAS), and counts as reversed, for lack of an earlier gap.
+    let after_act = refi + t.t_rfc;
+    let (early, _, reversed) = run(fits_at + 1);
+    assert_eq!((early, reversed), (after_act + (t.ras + t.rp + t.rcd + t.cl) * TCK + BURST, 1.0));
+    let mut d = ddr4();
+    d.access(&rd(bank0(1, 0), refi + 1));
+    d.access(&rd(bank0(2, 0), fits_at + 1));
+    assert_eq!(stat(&d, "reversed_short"), 1.0);
+    assert_eq!(stat(&d, "reversed_history") + stat(&d, "reversed_other"), 0.0);
+}
+
+#[test]
+fn a_row_hit_that_arrived_before_a_refresh_keeps_its_open_row_until_trp_before_it() {
+    // Review s26 D2: the open row stays open up to the refresh's precharge-all, and a read of it that arrived before
+    // the refresh fell due is a row hit there (its tRTP ends by tRP before the refresh starts).
+    let t = DDR4_2400;
+    let refi = t.t_refi;
+    let mut d = ddr4();
+    d.access(&rd(bank0(0, 0), 0)); // row 0 open from 0
+    d.access(&rd(bank0(1, 0), refi + 1)); // triggers the refresh at tREFI
+    let hit_at = refi - (t.rp + t.rtp) * TCK;
+    assert_eq!(d.access(&rd(bank0(0, 1), hit_at)), hit_at + t.cl * TCK + BURST);
+    assert_eq!((stat(&d, "row_hits"), stat(&d, "reversed_reads")), (1.0, 0.0));
+}
+
+#[test]
+fn a_drained_write_does_not_block_a_read_that_arrived_before_the_drain() {
+    // Review s26 D3. A write to bank 0 posted at 0 waits in the write queue; a second write dated 10 us (another
+    // bank) fills it and drains both from 10 us. A read of bank 0 that arrived at 5 us, called after, finds the
+    // bank idle then: the write is ordered by the drain, not by its posting, so the read goes first (before the fix
+    // it went after the write, past 10 us).
+    let t = DDR4_2400;
+    let mut p = dram_params();
+    p.ctrl_latency = 0;
+    (p.write_queue, p.write_high_watermark, p.write_low_watermark) = (2, 2, 0);
+    let mut d = Dram::new(&p);
+    d.access(&wr(bank0(1, 0), 0));
+    d.access(&wr(bank0(0, 0) + 64, 10_000_000)); // bank group 1: another bank
+    assert_eq!(stat(&d, "write_drains"), 1.0);
+    let read_at = 5_000_000;
+    assert_eq!(d.access(&rd(bank0(2, 0), read_at)), read_at + (t.rcd + t.cl) * TCK + BURST);
+    assert_eq!(stat(&d, "reversed_reads"), 0.0);
+    // The write's queueing time still counts from its posting: its ACT at 10 us; the other's ACT waits tRRD_S after
+    // it (FR-FCFS takes the first posted when neither is a row hit).
+    assert_eq!(stat(&d, "write_queue_latency_avg"), (10_000_000 + t.rrd_s * TCK) as f64 / 2.0);
+}
+
+/// A line of bank group `bg`, bank `bank`, row `row` (the default map).
+fn line_at(bg: u64, bank: u64, row: u64) -> u64 {
+    (bg + 4 * 128 * (bank + 4 * row)) * 64
+}
+
+#[test]
+fn a_reversed_read_is_counted_by_why_its_earlier_gap_was_refused() {
+    // Bank 0 of group 0 holds a later-arriving read (row 1, ACT at `late_at`); a read of row 2 that arrived at
+    // 500 ns, called last, has the precharged gap before it on its bank. `others` reads to the other 15 banks,
+    // arriving at `busy_at`, fill the rank's ACT timeline (tRRD, tFAW) from there. The early read's ACT cannot go
+    // inside that dense stretch, which passes `late_at`, so it goes after the late read: reversed either way.
+    let run = |others: u64, busy_at: u64, late_at: u64| {
+        let mut d = ddr4();
+        d.access(&rd(line_at(0, 0, 1), late_at));
+        for k in 0..others {
+            let bank = 1 + k % 15;
+            d.access(&rd(line_at(bank % 4, bank / 4, 10 + k / 15), busy_at));
+        }
+        d.access(&rd(line_at(0, 0, 2), 500_000));
+        ["reversed_reads", "reversed_short", "reversed_history", "reversed_other"].map(|s| stat(&d, s))
+    };
+    // 30 ACTs from 450 ns: the rank's timeline keeps every one, and they refuse the gap (the channel busy).
+    assert_eq!(run(30, 450_000, 600_000), [1.0, 0.0, 0.0, 1.0]);
+    // 60 ACTs from 1 us: the timeline drops the first 13; its floor (the last dropped, at ~1.05 us) pushes the ACT
+    // past the late read's, though nothing kept stands at 500 ns: history no longer kept.
+    assert_eq!(run(60, 1_000_000, 1_100_000), [1.0, 0.0, 1.0, 0.0]);
+    // Without the busy stretch the gap takes it: not reversed.
+    assert_eq!(run(0, 1_000_000, 1_100_000), [0.0; 4]);
+}

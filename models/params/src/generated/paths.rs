@@ -264,7 +264,7 @@ pub fn channel(channel: usize) -> String {
     format!("channel{channel}.")
 }
 /// The counters the engine writes below `channel`.
-pub const CHANNEL_COUNTERS: &[&str] = &["activates", "bus_utilization", "forwarded_reads", "precharges", "read_bw", "read_bytes", "read_latency_avg", "read_queue_latency_avg", "reads", "refreshes", "reversed_reads", "row_conflicts", "row_hit_rate", "row_hits", "row_misses", "write_bw", "write_bytes", "write_drains", "write_queue_latency_avg", "writes"];
+pub const CHANNEL_COUNTERS: &[&str] = &["activates", "bus_utilization", "forwarded_reads", "precharges", "read_bw", "read_bytes", "read_latency_avg", "read_queue_latency_avg", "reads", "refreshes", "reversed_history", "reversed_other", "reversed_reads", "reversed_short", "row_conflicts", "row_hit_rate", "row_hits", "row_misses", "write_bw", "write_bytes", "write_drains", "write_queue_latency_avg", "writes"];
 
 /// `port{port}.`: one port of a 3D-stacked DRAM. Below `memory`'s prefix.
 pub fn stack_port(port: usize) -> String {

@@ -22,8 +22,13 @@
 //!   the first episode, if the bank was precharged there, the new episode is closed by a PRE of its own tRP before
 //!   the later ACT (the later request still finds the bank precharged).
 //!
+//! A refresh is an entry of the timeline too (review s26 D2): the bank precharged from tRP before its start to its
+//! end, ordered as a request arriving when it fell due. A request that arrived before it, called after a later one
+//! triggered it, may still take a gap before it (ending its row tRP before the refresh starts); a refresh no
+//! longer wipes the bank's history.
+//!
 //! The rank's ACT spacing (tRRD, tFAW), tCCD_L and the data bus are checked by the channel's own timelines, which
-//! already take gaps. Only `BANK_EPISODES` episodes are kept; nothing may go before the oldest kept one.
+//! already take gaps. Only `BANK_EPISODES` entries are kept; nothing may go before the oldest kept one.
 
 use super::Ticks;
 use crate::Tick;
@@ -32,7 +37,12 @@ use crate::Tick;
 /// socket's load; twice that, rounded up, keeps the search short).
 pub(super) const BANK_EPISODES: usize = 16;
 
-/// One activation of a row: from the PRE that closed the row before it (if any) to the PRE that closes it.
+/// The `row` of a refresh entry (no row address reaches it: rows are line numbers shifted right).
+const REFRESH: u64 = u64::MAX;
+
+/// One activation of a row: from the PRE that closed the row before it (if any) to the PRE that closes it. Or a
+/// refresh (`row` REFRESH): `open_pre` tRP before it starts (the latest the row before it may close), `act` its
+/// start, `pre_min` its end (the bank precharged and free from then), every arrival its due tick.
 #[derive(Debug, Clone, Copy)]
 struct RowEpisode {
     row: u64,
@@ -78,9 +88,9 @@ pub(super) const MAX_GAPS: usize = BANK_EPISODES + 2;
 pub(super) struct BankTimeline {
     /// Sorted by time; at most `BANK_EPISODES`.
     episodes: Vec<RowEpisode>,
-    /// The bank is precharged from this tick until the first episode's ACT, when that has no `open_pre` (a refresh
-    /// end, or 0).
-    closed_since: Tick,
+    /// The bank is precharged from this tick until the first entry (0, or a dropped refresh's end); None when a
+    /// dropped episode left a row open there.
+    closed_since: Option<Tick>,
     /// Latest arrival among requests no longer kept (dropped episodes, or before the last refresh).
     floor_arrival: Tick,
     /// Latest arrival of every request reserved so far (kept or not).
@@ -91,7 +101,7 @@ impl BankTimeline {
     pub fn new() -> Self {
         BankTimeline {
             episodes: Vec::with_capacity(BANK_EPISODES + 1),
-            closed_since: 0,
+            closed_since: Some(0),
             floor_arrival: 0,
             max_arrival: 0,
         }
@@ -100,24 +110,43 @@ impl BankTimeline {
     /// The row open after every reservation (what FR-FCFS asks of a waiting request), or None.
     #[inline]
     pub fn open_row(&self) -> Option<u64> {
-        self.episodes.last().map(|e| e.row)
+        self.episodes.last().map(|e| e.row).filter(|&r| r != REFRESH)
     }
 
     /// The earliest tick a refresh may start on this bank: every reservation done and, if a row is open, precharged
     /// (tRP after its earliest PRE). Returns (that tick, whether a row is open).
     pub fn refresh_ready(&self, rp: Tick) -> (Tick, bool) {
         match self.episodes.last() {
+            Some(e) if e.row == REFRESH => (e.pre_min, false),
             Some(e) => (e.pre_min + rp, true),
-            None => (self.closed_since, false),
+            None => (self.closed_since.unwrap_or(0), false),
         }
     }
 
-    /// A refresh ends at `end`: every row is closed and nothing may go before it.
-    pub fn refreshed(&mut self, end: Tick) {
-        for e in self.episodes.drain(..) {
-            self.floor_arrival = self.floor_arrival.max(e.max_arrival);
+    /// A refresh that fell due at `due` runs from `start` to `end` (after every reservation: `refresh_ready`).
+    pub fn refresh(&mut self, due: Tick, start: Tick, end: Tick, rp: Tick) {
+        self.max_arrival = self.max_arrival.max(due);
+        let r = RowEpisode {
+            row: REFRESH,
+            open_pre: Some(start.saturating_sub(rp)),
+            act: start,
+            pre_min: end,
+            opener_arrival: due,
+            max_arrival: due,
+            min_arrival: due,
+        };
+        self.episodes.push(r);
+        self.drop_oldest();
+    }
+
+    /// Keep at most `BANK_EPISODES` entries: drop the oldest, remembering what it leaves behind.
+    fn drop_oldest(&mut self) {
+        if self.episodes.len() > BANK_EPISODES {
+            let dropped = self.episodes.remove(0);
+            self.floor_arrival = self.floor_arrival.max(dropped.max_arrival);
+            // After a refresh the bank is precharged until the next entry; after an episode its row is open.
+            self.closed_since = (dropped.row == REFRESH).then_some(dropped.pre_min);
         }
-        self.closed_since = end;
     }
 
     /// Whether a request that arrived at `arrival`, placed no earlier than `t`, can only go after every reservation
@@ -133,7 +162,12 @@ impl BankTimeline {
     pub fn last_gap(&self, row: u64, t: Tick, tt: &Ticks) -> Gap {
         let n = self.episodes.len();
         match self.episodes.last() {
-            None => Gap { pos: 0, kind: GapKind::Miss { act: t.max(self.closed_since) }, pre_limit: Tick::MAX },
+            None => {
+                Gap { pos: 0, kind: GapKind::Miss { act: t.max(self.closed_since.unwrap_or(0)) }, pre_limit: Tick::MAX }
+            }
+            Some(last) if last.row == REFRESH => {
+                Gap { pos: n, kind: GapKind::Miss { act: t.max(last.pre_min) }, pre_limit: Tick::MAX }
+            }
             Some(last) if last.row == row => {
                 Gap { pos: n - 1, kind: GapKind::Hit { cas: t.max(last.act + tt.rcd) }, pre_limit: Tick::MAX }
             }
@@ -164,26 +198,44 @@ impl BankTimeline {
             while from > 0 && eps[from - 1].min_arrival > arrival {
                 from -= 1;
             }
+            // The latest tick an episode put before `next` may close its row (and still keep tRP before it): the
+            // PRE `next` begins with (a refresh's open_pre is tRP before it), or, before a precharged bank's ACT,
+            // tRP before that ACT (the new episode then closes with a PRE of its own).
+            let limit_before = |next: &RowEpisode| next.open_pre.unwrap_or(next.act.saturating_sub(tt.rp));
+            // Before the first entry, where the bank was precharged: ACT, column command, then a PRE of its own (or
+            // the refresh's).
             let first = &eps[0];
-            // Before the first episode, where the bank was precharged: ACT, column command, then a PRE of its own.
-            if from == 0 && first.open_pre.is_none() && first.row != row {
-                let act = t.max(self.closed_since);
-                let limit = first.act.saturating_sub(tt.rp);
-                if act + tt.ras.max(tt.rcd + after_cas) <= limit {
-                    out[k] = Gap { pos: 0, kind: GapKind::Miss { act }, pre_limit: limit };
-                    k += 1;
+            if let (0, Some(since)) = (from, self.closed_since) {
+                if first.row != row && (first.open_pre.is_none() || first.row == REFRESH) {
+                    let act = t.max(since);
+                    let limit = limit_before(first);
+                    if act + tt.ras.max(tt.rcd + after_cas) <= limit {
+                        out[k] = Gap { pos: 0, kind: GapKind::Miss { act }, pre_limit: limit };
+                        k += 1;
+                    }
                 }
             }
             // A row hit in episode i passes the requests of the episodes after it; a new episode after i too.
             for i in from.saturating_sub(1)..n - 1 {
                 let (e, next) = (&eps[i], &eps[i + 1]);
-                // Every episode after the first begins with a PRE (refresh clears them; an episode put before a
-                // precharged first one gives that one a PRE).
-                let end = next.open_pre.unwrap_or(next.act);
+                // Every episode after the first begins with a PRE, unless a refresh is before it (an episode put
+                // before a precharged one gives that one a PRE).
+                let end = limit_before(next);
                 if end <= t {
                     continue;
                 }
-                if e.row == row {
+                // A new episode is never put just before one of its own row (it joins that one as a hit instead).
+                if e.row == REFRESH {
+                    if next.row == row {
+                        continue;
+                    }
+                    // The bank is precharged from the refresh's end to the next entry.
+                    let act = t.max(e.pre_min);
+                    if act + tt.ras.max(tt.rcd + after_cas) <= end {
+                        out[k] = Gap { pos: i + 1, kind: GapKind::Miss { act }, pre_limit: end };
+                        k += 1;
+                    }
+                } else if e.row == row {
                     let cas = t.max(e.act + tt.rcd);
                     if cas + after_cas <= end {
                         out[k] = Gap { pos: i, kind: GapKind::Hit { cas }, pre_limit: end };
@@ -216,6 +268,17 @@ impl BankTimeline {
         before > arrival
     }
 
+    /// Whether every later arrival a request placed in `gap` follows (`placed_after_later_arrival`) is in an entry
+    /// no longer kept.
+    pub fn follows_only_dropped(&self, gap: &Gap, arrival: Tick) -> bool {
+        let kept = self.episodes[..gap.pos].iter().map(|e| e.max_arrival).fold(0, Tick::max);
+        let kept = match gap.kind {
+            GapKind::Hit { .. } => kept.max(self.episodes[gap.pos].opener_arrival),
+            _ => kept,
+        };
+        kept <= arrival && self.floor_arrival > arrival
+    }
+
     /// Reserve a request in `gap`: its ACT at `act` (None for a hit), its column command at `cas`, its episode closable
     /// from `pre_min`. Returns whether a PRE of its own was added (before a precharged bank's later ACT).
     pub fn reserve(&mut self, gap: &Gap, row: u64, act: Option<Tick>, pre_min: Tick, arrival: Tick) -> bool {
@@ -241,21 +304,18 @@ impl BankTimeline {
             min_arrival: arrival,
         };
         self.episodes.insert(gap.pos, e);
-        let own_pre = if let Some(next) = self.episodes.get_mut(gap.pos + 1) {
-            if next.open_pre.is_none() {
+        let own_pre = match self.episodes.get_mut(gap.pos + 1) {
+            Some(next) if next.open_pre.is_none() => {
                 // Put before a precharged bank's ACT: this row is closed at its earliest, tRP before that ACT.
                 next.open_pre = Some(pre_min);
                 true
-            } else {
-                false
             }
-        } else {
-            false
+            // Put on a precharged bank before a refresh: a PRE of its own closes it (tRP before the refresh, the
+            // gap's limit). After an open row, the refresh's precharge-all closes it instead of that row.
+            Some(next) => next.row == REFRESH && open_pre.is_none(),
+            None => false,
         };
-        if self.episodes.len() > BANK_EPISODES {
-            let dropped = self.episodes.remove(0);
-            self.floor_arrival = self.floor_arrival.max(dropped.max_arrival);
-        }
+        self.drop_oldest();
         own_pre
     }
 }

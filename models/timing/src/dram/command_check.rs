@@ -1,11 +1,8 @@
 //! A unit-test checker of the DRAM commands `Dram` places (review s26 D3): random traffic, called out of its arrival
 //! order through the public `MemPort` interface, and every command checked against the bank rules (row state,
-//! tRCD, tRP, tRAS, tRTP, tWR, refresh), the rank's ACT spacing (tRRD_S/L, tFAW) and tCCD_L. The log is compiled
-//! only into the unit tests (`#[cfg(test)]`), never into the model's hot path.
-//!
-//! The data bus's read/write turnarounds (tWTR, read-to-write) are NOT checked: the bus timeline's floor can lose
-//! tWTR_L by 2 nCK (review s26 D1, a known defect older than this session, left unfixed so the statistics stay as
-//! measured). Only that bursts do not overlap is checked on the bus.
+//! tRCD, tRP, tRAS, tRTP, tWR, refresh), the rank's ACT spacing (tRRD_S/L, tFAW), tCCD_L and the data bus (bursts
+//! apart, tWTR_S/L and read-to-write between every pair, review s26 D1). The log is compiled only into the unit
+//! tests (`#[cfg(test)]`), never into the model's hot path.
 
 use super::bank_timeline::{Gap, GapKind};
 use super::{DramAddr, Ticks};
@@ -153,20 +150,45 @@ impl CommandLog {
                 }
             }
         }
-        // The data bus: bursts do not overlap (turnarounds not checked: D1, see the module comment).
-        let mut bursts: Vec<Tick> = cmds
+        // The data bus, every pair of column commands close enough to matter (not only neighbours: a turnaround
+        // binds a write and a read with other bursts between them, JEDEC JESD79-4 tWTR_S/L and read-to-write):
+        // - bursts do not overlap (tCCD_S is one BL8 burst);
+        // - write then read: the read command tWTR after the end of the write's data, tWTR_L when both are in one
+        //   bank group of one rank, else tWTR_S (the model applies tWTR_S across ranks, stricter than JEDEC's
+        //   rank-to-rank turnaround);
+        // - read then write: the write command RL + BL/2 + 2 nCK - WL after the read's (`rd_to_wr`).
+        let mut cols: Vec<(Tick, Tick, bool, usize, usize)> = cmds
             .iter()
-            .map(|c| match c.1 {
-                Kind::Read => c.0 + tt.cl,
-                Kind::Write => c.0 + tt.cwl,
-                _ => Tick::MAX,
+            .filter(|c| matches!(c.1, Kind::Read | Kind::Write))
+            .map(|c| {
+                let write = c.1 == Kind::Write;
+                (c.0 + if write { tt.cwl } else { tt.cl }, c.0, write, c.3, c.4)
             })
-            .filter(|&t| t != Tick::MAX)
             .collect();
-        bursts.sort();
-        for w in bursts.windows(2) {
-            if w[1] < w[0] + tt.burst {
-                bad.push(format!("bus: bursts at {} and {} overlap", w[0], w[1]));
+        cols.sort();
+        for (i, &(data_b, cmd_b, wb, rank_b, bg_b)) in cols.iter().enumerate() {
+            for &(data_a, cmd_a, wa, rank_a, bg_a) in cols[..i].iter().rev() {
+                if data_a + tt.bus_gap_max <= data_b {
+                    break; // sorted by data tick: every earlier burst is further away still
+                }
+                if data_b < data_a + tt.burst {
+                    bad.push(format!("bus: bursts at {data_a} and {data_b} overlap"));
+                }
+                match (wa, wb) {
+                    (true, false) => {
+                        let wtr = if (rank_a, bg_a) == (rank_b, bg_b) { tt.wtr_l } else { tt.wtr_s };
+                        if cmd_b < data_a + tt.burst + wtr {
+                            bad.push(format!(
+                                "bus: read at {cmd_b} breaks tWTR ({wtr}) after the write data ending {}",
+                                data_a + tt.burst
+                            ));
+                        }
+                    }
+                    (false, true) if cmd_b < cmd_a + tt.rd_to_wr => {
+                        bad.push(format!("bus: write at {cmd_b} breaks read-to-write after the read at {cmd_a}"));
+                    }
+                    _ => {}
+                }
             }
         }
         bad
@@ -215,6 +237,32 @@ mod tests {
         d.flush(now);
         let c = &d.channels[0];
         (c.log.violations(&d.t), c.log.cmds.len() as u64, c.stats.own_precharges)
+    }
+
+    /// Review s26 D4: the column search alternates tCCD_L and the data bus until they agree; it used to stop after 64
+    /// rounds and return a column command the last fit had not checked. A pathological pair of timelines (built
+    /// directly: `Timeline::insert` keeps 48 commands, with which the search needs at most 50 rounds, so the cap
+    /// could not bind in the model) where every round advances one 12 nCK period: bursts of bank group 1 at 12k nCK
+    /// leave a 4 nCK data window each, and a column command of bank group 0 5 nCK into each window's column
+    /// ticks pushes the request past it (tCCD_L 6 nCK), into the next burst.
+    #[test]
+    fn the_column_search_runs_until_the_bus_and_tccd_l_agree() {
+        use super::super::{column_slot, Ticks, Timeline, DDR4_2400};
+        let tt = Ticks::new(&DDR4_2400);
+        let nck = DDR4_2400.t_ck;
+        let (cl, base, periods) = (DDR4_2400.cl, 1000, 100u64);
+        assert_eq!((tt.burst, tt.ccd_l), (4 * nck, 6 * nck), "the pattern is drawn for DDR4's BL8 and tCCD_L");
+        let bus = Timeline { items: (0..periods).map(|k| ((base + 12 * k) * nck, 1u8)).collect(), floor: None };
+        let cas_bg =
+            Timeline { items: (0..periods).map(|k| ((base + 12 * k + 4 + 5 - cl) * nck, 0u8)).collect(), floor: None };
+        let (cas, rounds) = column_slot::<true>(&cas_bg, &bus, &tt, 0, false, (base + 4 - cl) * nck);
+        // After the last period: the last column command + tCCD_L, its data clear of the last burst.
+        assert_eq!(cas, (base + 12 * (periods - 1) + 4 + 5 - cl) * nck + tt.ccd_l);
+        assert!(rounds > 64 && rounds <= bus.items.len() + 2, "{rounds} rounds");
+        // The answer keeps both timelines.
+        assert_eq!(cas_bg.fit::<true>(cas, 0, tt.ccd_l, |_, _| tt.ccd_l), cas);
+        let data = cas + tt.cl;
+        assert_eq!(bus.fit::<true>(data, 0, tt.bus_gap_max, |x, y| super::super::bus_gap(&tt, x, y)), data);
     }
 
     #[test]
