@@ -35,23 +35,31 @@ impl TimingSystem {
 
     /// Time `info` on `hart` now, or park it until the window's end when its timing may step outside the hart's
     /// socket (true: parked; the hart's turn must end after it).
+    /// Where nothing parks (`park_remote_misses` not called, or one socket) it is timed at once, unprobed, as
+    /// `on_inst` times it: there is no turn to leave, and its crossings are the global walk's own, no probe's miss.
     pub fn on_inst_or_park(&mut self, hart: usize, info: &InstInfo) -> bool {
+        if self.parked.is_none() {
+            // Session 26 fell through to the in-turn path here whatever the probe said, so the check below took a
+            // remote miss the probe had caught (but had nowhere to park) for one it missed (issue 24, speed-s27).
+            self.on_inst(hart, info);
+            return false;
+        }
         let mem = &self.mem;
         if self.cores[hart].may_leave_socket(info, |addr, kind| mem.may_leave_socket(hart, addr, kind)) {
-            if let Some(p) = self.parked.as_deref_mut() {
-                // A second would overwrite the first, which would then never be timed: the schedule gives a parked
-                // hart no turn until the window's end, and a lost instruction must not pass unsaid (one test per
-                // parked instruction, a rare event).
-                assert!(p.insts[hart].is_none(), "hart {hart} has an instruction parked already");
-                p.insts[hart] = Some(*info);
-                p.count += 1;
-                p.per_hart[hart] += 1;
-                return true;
-            }
+            let p = self.parked.as_deref_mut().expect("parks: checked above");
+            // A second would overwrite the first, which would then never be timed: the schedule gives a parked
+            // hart no turn until the window's end, and a lost instruction must not pass unsaid (one test per
+            // parked instruction, a rare event).
+            assert!(p.insts[hart].is_none(), "hart {hart} has an instruction parked already");
+            p.insts[hart] = Some(*info);
+            p.count += 1;
+            p.per_hart[hart] += 1;
+            return true;
         }
         let crossed = self.on_inst_in_turn(hart, info);
         // The probe is meant to be a superset of what leaves (`MemSystem::may_leave_socket`): a miss would make the
-        // statistics depend on the partitions' order again. Release builds count it (`unparked_crossings`).
+        // statistics depend on the partitions' order again. Release builds count it (`unparked_crossings`, per core
+        // and since the start).
         debug_assert!(!crossed, "hart {hart}'s instruction at {:#x}, said to stay on its socket, left it", info.pc);
         false
     }
@@ -65,6 +73,7 @@ impl TimingSystem {
         self.on_inst(hart, info);
         let crossed = across(self) != before;
         if crossed {
+            self.unparked_crossings += 1;
             if let Some(p) = self.parked.as_deref_mut() {
                 p.crossed[hart] += 1;
             }
@@ -94,5 +103,12 @@ impl TimingSystem {
     /// Instructions parked so far (0 when nothing is parked).
     pub fn parked_count(&self) -> u64 {
         self.parked.as_deref().map_or(0, |p| p.count)
+    }
+
+    /// Instructions timed in their partition's turn that sent another socket a message, since the start (never
+    /// reset; per core since the last reset: `unparked_crossings` statistics). Nonzero: the probe missed a crossing
+    /// (or a caller bypassed it, `on_inst_in_turn`). Release builds' view of `on_inst_or_park`'s debug assertion.
+    pub fn unparked_crossings(&self) -> u64 {
+        self.unparked_crossings
     }
 }

@@ -50,6 +50,9 @@ pub struct TimingSystem {
     /// The partitioned schedule: each hart's instruction parked until the window's end (`crate::parked`; None:
     /// nothing is parked, the global schedule and one socket).
     pub(crate) parked: Option<Box<Parked>>,
+    /// Instructions timed in a partition's turn (`on_inst_in_turn`) that sent another socket a message, since the
+    /// start, never reset: the release builds' check that the park probe missed none (`unparked_crossings`).
+    pub(crate) unparked_crossings: u64,
     /// The mask of a line's address out of a PC for that line (an `and` takes it from memory in one instruction
     /// where a shift by a variable needs two more: this is on warming's hottest path).
     warm_fetch_mask: u64,
@@ -200,6 +203,7 @@ impl TimingSystem {
             warm_fetch_line: vec![u64::MAX; cores.len()],
             warm_fetch_shift: caches.l1i.line_size.trailing_zeros(),
             parked: None,
+            unparked_crossings: 0,
             warm_fetch_mask: !((1u64 << caches.l1i.line_size.trailing_zeros()) - 1),
         }
     }

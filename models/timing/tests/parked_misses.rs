@@ -201,3 +201,23 @@ fn an_instruction_timed_in_its_turn_that_leaves_the_socket_is_counted() {
     assert_eq!(count(&sys, 0), Some(0.0));
     assert_eq!(count(&system(false, true), 0), None, "written only where instructions are parked");
 }
+
+#[test]
+fn a_system_that_parks_nothing_times_each_instruction_at_once_without_probing_it() {
+    // Issue 24 (speed-s27): driven through `on_inst_or_park`, the global walk (nothing parks) times a remote miss at
+    // once, as `on_inst` does; it crossed in no partition's turn, so it is no probe miss. Session 26 timed it through
+    // the in-turn path, whose check (a debug assertion, here the release counter `unparked_crossings`) took the
+    // global walk's own crossing for one the probe had missed.
+    let (mut probed, mut direct) = (system(false, true), system(false, true));
+    assert!(!run_to_load(&mut probed, 2, REGION + 0x1000, 0x4000), "nothing parks");
+    direct.on_inst(2, &alu(REGION + 0x1000, 5, 0, 0));
+    direct.on_inst(2, &load(REGION + 0x1004, 6, 5, 0x4000));
+    assert_eq!((requests(&probed, 1, 0), probed.cores[2].stats.insts), (1, 2), "the remote miss crossed at once");
+    assert_eq!(probed.unparked_crossings(), 0, "the global walk's crossing is no probe miss");
+    assert!(stats(&probed) == stats(&direct), "timed as `on_inst` times it");
+    // Where instructions are parked, one timed in its turn that crosses is counted, since the start.
+    let mut sys = system(true, true);
+    assert!(sys.on_inst_in_turn(2, &load(REGION + 0x1004, 6, 5, 0x4000)), "bypassing the probe, a remote miss");
+    sys.reset_stats();
+    assert_eq!(sys.unparked_crossings(), 1, "never reset");
+}
