@@ -1,7 +1,8 @@
 #!/bin/bash
-# hashes.sh NAME: the two standard runs' stats.json sha256 on snapshot NAME (as results/speed/s24/stats_hashes.sh)
+# hashes.sh NAME: the two standard runs' stats.json sha256 on snapshot NAME (snap.sh), as
+# results/speed/s24/stats_hashes.sh runs them on the checkout (sessions 25-26 kept a copy each)
 root="$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
-d=/tmp/speed-s26/$1; out=$d/hashes; rm -rf $out; mkdir -p $out
+d="${SPEED_SCRATCH:-/tmp/speed}"/$1; out=$d/hashes; rm -rf $out; mkdir -p $out
 cd $d
 export PYTHONPATH=$d
 K="$root"/.venv/bin/kvsim

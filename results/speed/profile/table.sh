@@ -2,9 +2,10 @@
 # table.sh NAME:COMMIT ...: for each callgrind run (cg.sh NAME) the host CPU, load, total host instructions, the
 # phase's guest instructions (system.roi.insts), host instructions a guest instruction, and the own cost by
 # function (summing the files its inlined code came from) a guest instruction.
+# Sessions 25-27 kept a copy of each per session (results/speed/s2N/, scratch /tmp/speed-s2N); this is the one.
 cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
 for nc in "$@"; do
-  n=${nc%%:*}; c=${nc#*:}; d=/tmp/speed-s27/$n
+  n=${nc%%:*}; c=${nc#*:}; d="${SPEED_SCRATCH:-/tmp/speed}"/$n
   g=$(grep -o "'system.roi.insts': [0-9]*" $d/cg.log | grep -o "[0-9]*$")
   t=$(callgrind_annotate $d/callgrind.out 2>/dev/null | grep "PROGRAM TOTALS" | awk '{gsub(",","",$1); print $1}')
   echo "## $n:$c"

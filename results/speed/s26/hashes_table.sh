@@ -1,7 +1,0 @@
-#!/bin/bash
-# hashes_table.sh NAME:COMMIT ...: hashes.txt from each snapshot's two standard runs (hashes.sh)
-echo "# stats.json sha256 of kvs_default --no-power and brps_target_socket --arg cores=8 --arg requests=8000 --arg items=65536 --no-power, each commit's engine (session 26)"
-for nc in "$@"; do
-  n=${nc%%:*}; c=${nc#*:}; d=/tmp/speed-s26/$n/hashes
-  awk -v c=$c '{split($2,p,"/"); print c, $1, p[length(p)-1]}' $d/sha
-done
