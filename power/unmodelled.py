@@ -264,7 +264,7 @@ def thermal_headroom(result, vdd: float | None = None, tol_W: float = 0.01) -> t
     clock share and the thermal loop (where the DDR I/O enters), leave that bin still with a steady junction, to
     ``tol_W``, and the socket's total (``parts``, in the total) there. Past it Turbo Boost's limits lower the bin
     and the socket's figure falls. None for a part with no thermal profile. Session 27 (issue 23): the 24-core
-    Xeon row sat 1.87 W a socket below its fold at 3.0 GHz, which bounds it at ~250 W against the measured 255 W."""
+    Xeon row sat 1.88 W a socket below its fold at 3.0 GHz, which bounds it at 254.1 W against the measured 255 W."""
     p = result.model.platform
     if not THERMAL_PROFILE.get(p.part or p.name):
         return None

@@ -855,7 +855,7 @@ impl MemPort for Dram {
                 "precharges",
                 (s.row_conflicts + s.refresh_precharges + s.own_precharges) as f64,
                 "PRE commands (row conflicts, precharge-all before refresh when a bank was open, and a row put \
-                 before a precharged bank's later ACT closing itself)",
+                 before a precharged bank's later ACT or before a refresh on a precharged bank closing itself)",
             );
             out.add(
                 &p,

@@ -469,7 +469,12 @@ impl Sampler {
         );
         push("windows", self.samples.len() as f64, "measured windows (samples)");
         push("window_insts", self.window as f64, "instructions (all harts) measured per window");
-        push("warmup_insts", self.warmup as f64, "instructions (all harts) timed, not measured, before each window");
+        push(
+            "warmup_insts",
+            self.warmup as f64,
+            "instructions (all harts) timed, not measured, before each window after the first (before the first: a \
+             whole period less its window, also timed)",
+        );
         push("warming_insts", self.warming as f64, "instructions (all harts) functionally warmed between windows");
         push("timed_insts", self.timed_insts as f64, "instructions timed (warm-ups and windows)");
         push("warmed_insts", self.warmed_insts as f64, "instructions functionally warmed (untimed)");

@@ -91,7 +91,7 @@ pub(super) struct BankTimeline {
     /// The bank is precharged from this tick until the first entry (0, or a dropped refresh's end); None when a
     /// dropped episode left a row open there.
     closed_since: Option<Tick>,
-    /// Latest arrival among requests no longer kept (dropped episodes, or before the last refresh).
+    /// Latest arrival among requests no longer kept (dropped entries; a refresh keeps the timeline).
     floor_arrival: Tick,
     /// Latest arrival of every request reserved so far (kept or not).
     max_arrival: Tick,
