@@ -656,10 +656,14 @@ impl Dram {
                 } += 1;
             }
         }
+        #[cfg(test)]
+        let hit_act = matches!(gap.kind, GapKind::Hit { .. }).then(|| bank.episode_act(gap.pos));
+        #[cfg(test)]
+        let prev_act = gap.pos.checked_sub(1).map(|p| bank.episode_act(p));
         let own_pre = bank.reserve(gap, a.row, act, pre_min, q.arrival);
         c.stats.own_precharges += own_pre as u64;
         #[cfg(test)]
-        c.log.record(&a, bi, gap, act, cas, q.write, own_pre.then_some(pre_min));
+        c.log.record(&a, bi, gap, act, hit_act, prev_act, cas, pre_min, q.write, own_pre);
         let outcome = match gap.kind {
             GapKind::Hit { .. } => RowOutcome::Hit,
             GapKind::Miss { .. } => RowOutcome::Miss,

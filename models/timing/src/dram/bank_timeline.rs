@@ -279,6 +279,12 @@ impl BankTimeline {
         kept <= arrival && self.floor_arrival > arrival
     }
 
+    /// The ACT of the episode at `pos` (for the command log).
+    #[cfg(test)]
+    pub(super) fn episode_act(&self, pos: usize) -> Tick {
+        self.episodes[pos].act
+    }
+
     /// Reserve a request in `gap`: its ACT at `act` (None for a hit), its column command at `cas`, its episode closable
     /// from `pre_min`. Returns whether a PRE of its own was added (before a precharged bank's later ACT).
     pub fn reserve(&mut self, gap: &Gap, row: u64, act: Option<Tick>, pre_min: Tick, arrival: Tick) -> bool {

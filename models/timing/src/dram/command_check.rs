@@ -24,10 +24,18 @@ pub(super) struct CommandLog {
     cmds: Vec<Cmd>,
     /// (rank, start, end) of every refresh.
     pub(super) refreshes: Vec<(usize, Tick, Tick)>,
+    /// Own PREs by (bank, ACT of the episode they close): index in `cmds`. A later row hit in an episode put before a
+    /// refresh on a precharged bank extends it up to tRP before the refresh (review s27 #1), so its PRE moves.
+    own_pres: std::collections::HashMap<(usize, Tick), usize>,
+    /// Own PREs (indices in `cmds`) a conflict PRE closing the same episode later replaced: a new episode put between
+    /// a row with its own PRE and a refresh is placed as a conflict, whose PRE closes that row instead.
+    pub(super) replaced: Vec<usize>,
 }
 
 impl CommandLog {
-    /// A request placed in `gap`: its conflict PRE, ACT, column command and, if it added one, its own PRE.
+    /// A request placed in `gap`: its conflict PRE, ACT, column command and, if it added one, its own PRE. For a row
+    /// hit, `hit_act` is its episode's ACT and `pre_min` the earliest PRE after its column command: an own PRE already
+    /// logged for that episode moves to it if later.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn record(
         &mut self,
@@ -35,10 +43,19 @@ impl CommandLog {
         bi: usize,
         gap: &Gap,
         act: Option<Tick>,
+        hit_act: Option<Tick>,
+        prev_act: Option<Tick>,
         cas: Tick,
+        pre_min: Tick,
         write: bool,
-        own_pre: Option<Tick>,
+        own_pre: bool,
     ) {
+        if let Some(&i) = hit_act.and_then(|h| self.own_pres.get(&(bi, h))) {
+            self.cmds[i].0 = self.cmds[i].0.max(pre_min);
+        }
+        if let (GapKind::Conflict { .. }, Some(i)) = (gap.kind, prev_act.and_then(|p| self.own_pres.remove(&(bi, p)))) {
+            self.replaced.push(i);
+        }
         let c = |t, k| (t, k, bi, a.rank, a.bankgroup, a.row);
         if let GapKind::Conflict { pre } = gap.kind {
             self.cmds.push(c(pre, Kind::Pre));
@@ -47,15 +64,21 @@ impl CommandLog {
             self.cmds.push(c(act, Kind::Act));
         }
         self.cmds.push(c(cas, if write { Kind::Write } else { Kind::Read }));
-        if let Some(pre) = own_pre {
-            self.cmds.push(c(pre, Kind::Pre));
+        if own_pre {
+            if let Some(act) = act {
+                self.own_pres.insert((bi, act), self.cmds.len());
+            }
+            self.cmds.push(c(pre_min, Kind::Pre));
         }
     }
 
-    /// Every rule broken, as text (empty when none).
-    fn violations(&self, tt: &Ticks) -> Vec<String> {
+    /// Every rule broken, as text (empty when none), and how many refreshes found their bank closed by a PRE with
+    /// no ACT after it (an own PRE before a refresh: the case the tRP check below guards).
+    fn violations(&self, tt: &Ticks) -> (Vec<String>, u64) {
         let mut bad = Vec::new();
-        let mut cmds = self.cmds.clone();
+        let mut pre_then_refresh = 0;
+        let mut cmds: Vec<Cmd> =
+            self.cmds.iter().enumerate().filter(|(i, _)| !self.replaced.contains(i)).map(|(_, &c)| c).collect();
         cmds.sort();
         let banks = cmds.iter().map(|c| c.2).max().map_or(0, |b| b + 1);
         for bank in 0..banks {
@@ -77,6 +100,12 @@ impl CommandLog {
                 let Some((_, kind, _, _, _, row)) = cmd else {
                     if open.is_some() && t < close_min(act, rd, wr) + tt.rp {
                         bad.push(format!("bank {bank}: refresh at {t} before the open row may be precharged"));
+                    } else if let (None, Some(p)) = (open, pre) {
+                        // Review s27 #1: a row closed by its own PRE keeps tRP before the refresh too.
+                        pre_then_refresh += 1;
+                        if t < p + tt.rp {
+                            bad.push(format!("bank {bank}: refresh at {t} breaks tRP after PRE at {p}"));
+                        }
                     }
                     (open, pre) = (None, None);
                     busy_until = end;
@@ -191,7 +220,7 @@ impl CommandLog {
                 }
             }
         }
-        bad
+        (bad, pre_then_refresh)
     }
 }
 
@@ -203,8 +232,11 @@ mod tests {
 
     /// Random traffic whose call order differs from its arrival order: 1 request in 4 dated ahead (up to 60 ns,
     /// 300 ns, 2 us or 5 us), some dated back up to 300 ns; 20% writes; 6 rows over 4 banks in 2 bank groups;
-    /// requests 0-63, 0-7 or 0-3 ns apart.
-    fn run(preset: &kvsim_params::DramPreset, seed: u64, spacing: u64) -> (Vec<String>, u64, u64) {
+    /// requests 0-63, 0-7 or 0-3 ns apart. With `idle` (review s27 #1), 1 request in 64 comes after a pause of up to
+    /// 20 us and the dated-back ones go back up to 10 us: banks stay precharged across refreshes, and a request that
+    /// arrived before one, called after a later one triggered it, takes the precharged gap before it. Returns the
+    /// violations, the commands logged, own PREs, and refreshes right after a PRE with no row open.
+    fn run(preset: &kvsim_params::DramPreset, seed: u64, spacing: u64, idle: bool) -> (Vec<String>, u64, u64, u64) {
         let mut p = dram_params_with(preset);
         p.ctrl_latency = 0;
         let mut d = Dram::new(&p);
@@ -219,12 +251,16 @@ mod tests {
         for _ in 0..40_000 {
             let r = next();
             now += r % spacing * 1_000;
+            if idle && (r >> 50) % 64 == 0 {
+                now += (r >> 12) % 20_000_000;
+            }
+            let back = if idle { 10_000_000 } else { 300_000 };
             let at = match (r >> 8) % 16 {
                 0 => now + (r >> 12) % 60_000,
                 1 => now + (r >> 12) % 300_000,
                 2 => now + (r >> 12) % 2_000_000,
                 3 => now + (r >> 12) % 5_000_000,
-                4 | 5 => now.saturating_sub((r >> 12) % 300_000),
+                4 | 5 => now.saturating_sub((r >> 12) % back),
                 _ => now,
             };
             let s = next();
@@ -236,7 +272,8 @@ mod tests {
         }
         d.flush(now);
         let c = &d.channels[0];
-        (c.log.violations(&d.t), c.log.cmds.len() as u64, c.stats.own_precharges)
+        let (bad, pre_then_refresh) = c.log.violations(&d.t);
+        (bad, c.log.cmds.len() as u64, c.stats.own_precharges, pre_then_refresh)
     }
 
     /// Review s26 D4: the column search alternates tCCD_L and the data bus until they agree; it used to stop after 64
@@ -267,17 +304,18 @@ mod tests {
 
     #[test]
     fn random_out_of_order_traffic_keeps_every_bank_rank_and_bank_group_rule() {
-        // Own PREs exist only where a request went before a precharged bank's later ACT: out of order.
-        let mut own_pres = 0;
+        // Own PREs exist only where a request went before a precharged bank's later ACT or a refresh: out of order.
+        let (mut own_pres, mut before_refresh) = (0, 0);
         for (preset, name) in [(&DRAM_PRESET_DDR4_2400, "DDR4-2400"), (&DRAM_PRESET_DDR3_1600, "DDR3-1600")] {
             for seed in [1, 7, 12345] {
-                for spacing in [64, 8, 4] {
-                    let (bad, n, own) = run(preset, seed, spacing);
+                for (spacing, idle) in [(64, false), (8, false), (4, false), (64, true), (8, true)] {
+                    let (bad, n, own, pre_ref) = run(preset, seed, spacing, idle);
                     own_pres += own;
+                    before_refresh += pre_ref;
                     assert!(n > 40_000, "{name}: only {n} commands");
                     assert!(
                         bad.is_empty(),
-                        "{name} seed {seed} spacing {spacing}: {} violations: {:?}",
+                        "{name} seed {seed} spacing {spacing} idle {idle}: {} violations: {:?}",
                         bad.len(),
                         &bad[..bad.len().min(5)]
                     );
@@ -285,5 +323,7 @@ mod tests {
             }
         }
         assert!(own_pres > 0, "no request went before a precharged bank's later ACT");
+        // Review s27 #1: the traffic reaches the own PRE before a refresh, whose tRP the checker now checks.
+        assert!(before_refresh > 0, "no row closed by its own PRE before a refresh");
     }
 }
