@@ -260,23 +260,23 @@ impl BankTimeline {
         if arrival >= self.max_arrival {
             return false; // nothing reserved arrived later (the common case): no search
         }
-        let before = self.episodes[..gap.pos].iter().map(|e| e.max_arrival).fold(self.floor_arrival, Tick::max);
-        let before = match gap.kind {
+        self.kept_before(gap).max(self.floor_arrival) > arrival
+    }
+
+    /// The latest arrival among the kept requests a request placed in `gap` is served after: those of the episodes
+    /// before it and, for a row hit, the one that opened its row (0 when none).
+    fn kept_before(&self, gap: &Gap) -> Tick {
+        let before = self.episodes[..gap.pos].iter().map(|e| e.max_arrival).fold(0, Tick::max);
+        match gap.kind {
             GapKind::Hit { .. } => before.max(self.episodes[gap.pos].opener_arrival),
             _ => before,
-        };
-        before > arrival
+        }
     }
 
     /// Whether every later arrival a request placed in `gap` follows (`placed_after_later_arrival`) is in an entry
     /// no longer kept.
     pub fn follows_only_dropped(&self, gap: &Gap, arrival: Tick) -> bool {
-        let kept = self.episodes[..gap.pos].iter().map(|e| e.max_arrival).fold(0, Tick::max);
-        let kept = match gap.kind {
-            GapKind::Hit { .. } => kept.max(self.episodes[gap.pos].opener_arrival),
-            _ => kept,
-        };
-        kept <= arrival && self.floor_arrival > arrival
+        self.kept_before(gap) <= arrival && self.floor_arrival > arrival
     }
 
     /// The ACT of the episode at `pos` (for the command log).

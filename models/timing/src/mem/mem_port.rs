@@ -17,23 +17,16 @@ impl<M: MemPort> MemPort for MemSystem<M> {
     }
 
     /// The prefetch's miss is sent when its L1 grants it an MSHR: at once on a hit (or a merge with a miss in
-    /// flight), else `mshr_acquire`'s tick, which the access below takes at the same `req.time` with the MSHRs as
-    /// they are now. A core's data prefetch (the pipeline's) asks its walk for both (`sw_prefetch`: one L1 lookup).
+    /// flight), else the grant's tick. A core's data prefetch (the pipeline's only call) asks its walk for both
+    /// (`sw_prefetch`: one L1 lookup). Anything else (an uncached address: no L1, no MSHR) is sent at once. The
+    /// two-lookup form this replaced (review s27 #9) is kept as the reference in tests/sw_prefetch.rs.
     #[inline]
     fn prefetch(&mut self, req: &MemReq) -> Tick {
         if req.class == ReqClass::Core && req.kind == AccessKind::Prefetch && !self.in_uncached_range(req.addr) {
             return self.sw_prefetch(req);
         }
-        let mut sent = req.time;
-        if req.class == ReqClass::Core && !self.in_uncached_range(req.addr) {
-            let p = &self.cores[req.requester as usize];
-            let l1 = if req.kind == AccessKind::IFetch { &p.l1i } else { &p.l1d };
-            if l1.find(req.addr >> self.line_shift).is_none() {
-                sent = l1.mshr_grant(req.time);
-            }
-        }
         self.access_mode(req, Mode::Timed);
-        sent
+        req.time
     }
 
     #[inline]
