@@ -13,6 +13,7 @@
 //! * [`remote`]: remote lines, a socket's LLC copies of lines homed on other sockets (several sockets only).
 //! * `l1_hit.rs`: a core's timed L1 hit done in place, as the walk's hit path does it (`MemPort::access` tries it
 //!   first, inline in the caller; anything else walks).
+//! * `evict.rs`: the LLC's and the private levels' evictions and write-backs (the walk's, beside `hierarchy.rs`).
 //! * `leave_socket.rs`: the partitioned schedule's probe of whether an access may step outside its core's socket.
 //! * `rehome.rs`: a range that changes home socket while cached leaves the caches first (several sockets only).
 //! * [`prefetch::Prefetchers`]: a cache's hardware prefetchers; they reach the hierarchy only through
@@ -26,6 +27,7 @@ mod check_hooks;
 pub mod directory;
 pub mod dma;
 mod dma_lines;
+mod evict;
 pub mod hierarchy;
 pub mod io_stats;
 mod l1_hit;
