@@ -163,3 +163,17 @@ def test_figures_refuses_a_checkpoint_of_another_data_set_and_a_missing_binary(e
     shutil.copy(kvs_functional.KVS_SERVER, renamed)
     with pytest.raises(ParamError, match="name the file 'kvs-server'"):
         figures.with_binary(sw, str(renamed))
+
+
+def test_load_memory_packs_a_paper_scale_load_as_a_study_does_unless_told():
+    """Session 27: `load_memory.py --items 201326592` kept every guest page whole by default (22.5 GiB) and its
+    low-memory guard stopped it at 17.8 GiB RSS; by default it now packs as a study's shared load does
+    (LOAD_UNPACKED past a larger KVS store), 0 still keeps every page whole, and a small data set stays whole."""
+    from drivers.cli import load_memory
+    from drivers.studies import common
+    from drivers.sweep.checkpoints import LOAD_UNPACKED
+
+    assert load_memory._system(common.PAPER_ITEMS, common.FULL_CORES, -1, 1).unpacked_memory == LOAD_UNPACKED
+    assert load_memory._system(common.PAPER_ITEMS, common.FULL_CORES, 0, 1).unpacked_memory == 0
+    assert load_memory._system(common.PAPER_ITEMS, common.FULL_CORES, 1 << 30, 1).unpacked_memory == 1 << 30
+    assert load_memory._system(1 << 16, 4, -1, 1).unpacked_memory == 0

@@ -7,7 +7,7 @@ from the items, as every full-condition study does) the way a shared checkpoint 
 reports its peak RSS, CPU time, guest pages and checkpoint, with the host memory by owner computed from the
 engine's data structures (below). With `--restore`, also the CPU time and peak RSS of a run that restores the
 checkpoint and answers `--restore-requests` requests. `--unpacked-memory` sets System.unpacked_memory (bytes; 0:
-every guest page kept whole).
+every guest page kept whole; by default as a study's shared load keeps it).
 
     sim-scripts/load_memory.py --items 1048576 4194304 --checkpoints DIR [--unpacked-memory B] [--restore]
 
@@ -61,8 +61,15 @@ def _system(items: int, cores: int, unpacked: int, requests: int):
     system = brps_target_socket.system(cores=cores, items=items, requests=requests)
     system.mode, system.detailed_start, system.warm_caches, system.warm_start_insts = "functional", "start", False, 0
     system.max_insts, system.max_time = 0, 0
-    if unpacked:
+    if unpacked > 0:
         system.unpacked_memory = unpacked
+    elif unpacked < 0:
+        # As a study's shared load keeps it (drivers/sweep/checkpoints.packed_as_loaded): a data set whose KVS store
+        # exceeds LOAD_UNPACKED packs past it. Session 27 loaded the 192 Mi set with the old default (every page
+        # whole, 22.5 GiB) and it stopped at 17.8 GiB RSS on this 24 GiB host.
+        from drivers.sweep.checkpoints import packed_as_loaded
+
+        packed_as_loaded(system)
     # The config's 16 GiB bounds the guest's pages; the 192 Mi set touches about 22.5 GiB of them. The studies' rule
     # (32 GiB there), so that a checkpoint made here restores into a study's point of the same data set.
     from drivers.studies.common import fit_mem_limit
@@ -87,7 +94,7 @@ def one(items: int, cores: int, checkpoint: str, unpacked: int, stop_below: floa
         samples.append((insts, round(time.process_time(), 1), _rss()))
         if samples_file:
             with open(samples_file, "a") as f:
-                f.write(json.dumps({"items": items, "unpacked_memory": unpacked, "insts": insts,
+                f.write(json.dumps({"items": items, "unpacked_memory": system.unpacked_memory, "insts": insts,
                                     "cpu_s": samples[-1][1], "rss": samples[-1][2], "available": _available()}) + "\n")
         if _available() < stop_below * 2**30:
             raise LowMemory(f"stopped at {insts:,} instructions: the host's available memory fell below "
@@ -97,7 +104,8 @@ def one(items: int, cores: int, checkpoint: str, unpacked: int, stop_below: floa
     result = simulate(system, progress=progress, progress_every=50_000_000)
     cpu = time.process_time() - cpu
     s = result.stats
-    rec = {"items": items, "cores": cores, "unpacked_memory": unpacked, "restore": restore, "cpu_s": round(cpu, 1),
+    rec = {"items": items, "cores": cores, "unpacked_memory": system.unpacked_memory, "restore": restore,
+           "cpu_s": round(cpu, 1),
            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "insts": result.insts,
            "resident_pages": int(s["system.mem.resident_pages"]), "pages_touched": int(s["system.mem.pages_touched"]),
            "argv": system.workload.argv, "rss_samples": samples[::max(1, len(samples) // 20)]}
@@ -147,7 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, nargs="+", default=[], help="data-set sizes to load")
     parser.add_argument("--cores", type=int, default=60, help="cores (partitions) of the target socket")
     parser.add_argument("--checkpoints", default="", help="folder for the checkpoints (each size its own)")
-    parser.add_argument("--unpacked-memory", type=int, default=0, help="System.unpacked_memory (bytes)")
+    parser.add_argument("--unpacked-memory", type=int, default=-1,
+                        help="System.unpacked_memory (bytes; 0: every guest page kept whole; default: as a study's "
+                             "shared load keeps it, 2 GiB whole for a KVS store larger than that)")
     parser.add_argument("--restore", action="store_true", help="also restore each checkpoint and measure that run")
     parser.add_argument("--restore-requests", type=int, default=60_000, help="requests of the restored run")
     parser.add_argument("--keep", action="store_true", help="keep the checkpoints (default: removed after)")
@@ -169,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     root = pathlib.Path(opts.checkpoints)
     root.mkdir(parents=True, exist_ok=True)
     for items in opts.items:
-        ck = root / f"load-{items}-u{opts.unpacked_memory}"
+        ck = root / f"load-{items}-u{opts.unpacked_memory if opts.unpacked_memory >= 0 else 'loaded'}"
         if ck.exists():
             shutil.rmtree(ck)
         runs = [("--one", "load")] + ([("--restore-one", "restore")] if opts.restore else [])
